@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_tenancy.js';
+
+/**
+ * Every migration, in order. A static list (not a folder scan) so the same code runs under
+ * tsx, vitest and the compiled build. Add new files at the end; never edit a shipped one.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001_tenancy': m0001,
+};

@@ -1,0 +1,79 @@
+import type { Executor } from '../db/database.js';
+import type { Cursor } from '../http/pagination.js';
+
+export async function findActiveApiKeyByHash(db: Executor, keyHash: string) {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+    .select(['api_keys.id', 'api_keys.workspace_id', 'api_keys.scopes', 'workspaces.app_id'])
+    .where('api_keys.key_hash', '=', keyHash)
+    .where('api_keys.revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function touchApiKey(db: Executor, id: number, at: Date): Promise<void> {
+  await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+}
+
+export async function insertApiKey(
+  db: Executor,
+  row: { workspaceId: number; name: string; scopes: string[]; keyHash: string; keyPrefix: string },
+) {
+  return db
+    .insertInto('api_keys')
+    .values({
+      workspace_id: row.workspaceId,
+      name: row.name,
+      scopes: row.scopes,
+      key_hash: row.keyHash,
+      key_prefix: row.keyPrefix,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Active keys of a workspace, newest first, `limit + 1` rows from after `cursor`. */
+export async function listApiKeys(db: Executor, workspaceId: number, limit: number, cursor: Cursor | undefined) {
+  let q = db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('revoked_at', 'is', null);
+  if (cursor) {
+    q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
+  }
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+}
+
+export async function findActiveApiKey(db: Executor, workspaceId: number, id: number) {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** Replaces the secret of an active key in place; the old key stops working at once. */
+export async function replaceApiKeySecret(db: Executor, workspaceId: number, id: number, keyHash: string, keyPrefix: string) {
+  return db
+    .updateTable('api_keys')
+    .set({ key_hash: keyHash, key_prefix: keyPrefix, last_used_at: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function revokeApiKey(db: Executor, workspaceId: number, id: number, at: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

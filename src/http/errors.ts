@@ -1,0 +1,38 @@
+/**
+ * The one error family. Routes throw these; the error handler in app.ts turns them into
+ * `{ error: { code, message }, meta: { requestId } }` with `status`.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly code: string,
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const MALFORMED_CURSOR_MESSAGE = 'malformed cursor: pass meta.nextCursor back unchanged';
+
+/** The catalogue: every error code the service answers with. */
+export const errors = {
+  badRequest: (message: string) => new AppError('bad_request', 400, message),
+  invalidJson: (message = 'request body is not valid JSON') => new AppError('invalid_json', 400, message),
+  unauthorized: (message = 'authentication required') => new AppError('unauthorized', 401, message),
+  invalidApiKey: (message = 'invalid API key') => new AppError('invalid_api_key', 401, message),
+  forbidden: (message = 'not allowed') => new AppError('forbidden', 403, message),
+  notFound: (what = 'resource') => new AppError('not_found', 404, `${what} not found`),
+  methodNotAllowed: () => new AppError('method_not_allowed', 405, 'method not allowed'),
+  conflict: (message: string) => new AppError('conflict', 409, message),
+  payloadTooLarge: (limit: number) => new AppError('payload_too_large', 413, `request body exceeds ${limit} bytes`),
+  unsupportedMediaType: (type: string) => new AppError('unsupported_media_type', 415, `content type "${type}" is not accepted here`),
+  validation: (message: string) => new AppError('validation_failed', 422, message),
+  malformedCursor: () => new AppError('validation_failed', 422, MALFORMED_CURSOR_MESSAGE),
+  rateLimited: (retryAfterSeconds: number) =>
+    new AppError('rate_limited', 429, 'too many attempts; try again later', { 'retry-after': String(retryAfterSeconds) }),
+  internal: () => new AppError('internal_error', 500, 'internal error'),
+  malformedResponse: (message: string) => new AppError('malformed_response', 502, message),
+  unavailable: (message: string) => new AppError('unavailable', 503, message),
+};

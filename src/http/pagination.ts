@@ -1,0 +1,108 @@
+import { errors } from './errors.js';
+
+// ---- Cursor (keyset) pages: tenant-scoped lists, SPEC §8.1 ----
+
+export const CURSOR_DEFAULT_LIMIT = 25;
+export const CURSOR_MAX_LIMIT = 100;
+
+export interface Cursor {
+  /** Sort timestamp of the last item of the previous page, at millisecond precision. */
+  at: Date;
+  id: number;
+}
+
+export interface CursorQuery {
+  limit?: string;
+  cursor?: string;
+}
+
+/** Absent, non-numeric or not above 0 → 25; above 100 → 100, silently. */
+export function parseCursorLimit(raw: unknown): number {
+  const n = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : typeof raw === 'number' ? raw : NaN;
+  if (!Number.isFinite(n) || n <= 0) return CURSOR_DEFAULT_LIMIT;
+  return Math.min(Math.floor(n) || CURSOR_DEFAULT_LIMIT, CURSOR_MAX_LIMIT);
+}
+
+/** Opaque cursor: base64url of `<epochMs>:<id>`. */
+export function encodeCursor(at: Date, id: number): string {
+  return Buffer.from(`${at.getTime()}:${id}`, 'utf8').toString('base64url');
+}
+
+/** Decodes a cursor or throws `validation_failed` (422) with the malformed-cursor message. */
+export function decodeCursor(raw: string): Cursor {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(raw)) throw errors.malformedCursor();
+  const match = /^(\d{1,15}):(\d{1,15})$/.exec(Buffer.from(raw, 'base64url').toString('utf8'));
+  if (!match) throw errors.malformedCursor();
+  const ms = Number(match[1]);
+  const id = Number(match[2]);
+  if (!Number.isSafeInteger(ms) || !Number.isSafeInteger(id)) throw errors.malformedCursor();
+  return { at: new Date(ms), id };
+}
+
+export interface CursorRequest {
+  limit: number;
+  cursor: Cursor | undefined;
+}
+
+export function parseCursorQuery(query: CursorQuery): CursorRequest {
+  return {
+    limit: parseCursorLimit(query.limit),
+    cursor: query.cursor === undefined || query.cursor === '' ? undefined : decodeCursor(query.cursor),
+  };
+}
+
+/**
+ * Turns `limit + 1` fetched rows into a page. `nextCursor` is present exactly when another
+ * row exists past this page; its absence is the only end-of-list signal.
+ */
+export function cursorPage<T>(
+  rows: T[],
+  limit: number,
+  key: (row: T) => { at: Date; id: number },
+): { items: T[]; meta: { nextCursor?: string } } {
+  if (rows.length <= limit) return { items: rows, meta: {} };
+  const items = rows.slice(0, limit);
+  const last = key(items[items.length - 1] as T);
+  return { items, meta: { nextCursor: encodeCursor(last.at, last.id) } };
+}
+
+// ---- Offset pages: operator lists, SPEC §8.1 ----
+
+export const OFFSET_DEFAULT_LIMIT = 50;
+export const OFFSET_MAX_LIMIT = 200;
+export const TENANTS_MAX_LIMIT = 1000;
+
+export interface OffsetQuery {
+  page?: string;
+  limit?: string;
+}
+
+export interface OffsetRequest {
+  page: number;
+  limit: number;
+  offset: number;
+}
+
+/** `page` 1-based (absent or < 1 → 1); `limit` absent/non-numeric → 50, else clamped into [1, max]. */
+export function parseOffsetQuery(query: OffsetQuery, maxLimit = OFFSET_MAX_LIMIT): OffsetRequest {
+  const rawLimit = query.limit === undefined || query.limit.trim() === '' ? NaN : Number(query.limit);
+  const limit = Number.isFinite(rawLimit) ? Math.min(Math.max(Math.floor(rawLimit), 1), maxLimit) : OFFSET_DEFAULT_LIMIT;
+  const rawPage = query.page === undefined || query.page.trim() === '' ? NaN : Number(query.page);
+  const page = Number.isFinite(rawPage) && rawPage >= 1 ? Math.min(Math.floor(rawPage), 1_000_000) : 1;
+  return { page, limit, offset: (page - 1) * limit };
+}
+
+export function offsetMeta(request: OffsetRequest, total: number) {
+  return { page: request.page, limit: request.limit, total, hasMore: request.page * request.limit < total };
+}
+
+/** Query-string schema shared by every paged route: strings only, parsed by the helpers above. */
+export const cursorQuerySchema = {
+  type: 'object',
+  properties: { limit: { type: 'string' }, cursor: { type: 'string' } },
+} as const;
+
+export const offsetQuerySchema = {
+  type: 'object',
+  properties: { page: { type: 'string' }, limit: { type: 'string' } },
+} as const;

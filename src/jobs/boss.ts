@@ -1,0 +1,19 @@
+import { PgBoss } from 'pg-boss';
+import type { Logger } from '../logger.js';
+
+export const BOSS_SCHEMA = 'pgboss';
+
+/** Creates and starts pg-boss on `url` (it installs or upgrades its schema on start). */
+export async function startBoss(url: string, log: Logger, options: { max?: number; supervise?: boolean } = {}): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: url,
+    schema: BOSS_SCHEMA,
+    max: options.max ?? 10,
+    application_name: 'inbox-queue',
+    supervise: options.supervise ?? true,
+    schedule: false,
+  });
+  boss.on('error', (err) => log.error({ err }, 'queue error'));
+  await boss.start();
+  return boss;
+}

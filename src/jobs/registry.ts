@@ -1,0 +1,38 @@
+import type { PgBoss, Queue, WorkOptions } from 'pg-boss';
+import type { Deps } from '../deps.js';
+
+/**
+ * One queue: its name, its pg-boss options and, when a worker serves it, the handler.
+ * Handlers get the whole fetched batch (pg-boss 12 hands arrays to `work()`).
+ */
+export interface QueueDefinition<T extends object = object> {
+  name: string;
+  options: Omit<Queue, 'name'>;
+  worker?: {
+    options: WorkOptions;
+    handle: (deps: Deps, jobs: { id: string; data: T }[]) => Promise<void>;
+  };
+}
+
+/** Every queue of the service. Features add theirs here; this is the one list. */
+export const queues: QueueDefinition<any>[] = [];
+
+export async function createQueues(boss: PgBoss): Promise<void> {
+  for (const q of queues) await boss.createQueue(q.name, q.options);
+}
+
+/** Starts a worker for every queue that has one; returns the queue names it serves. */
+export async function startWorkers(deps: Deps): Promise<string[]> {
+  const started: string[] = [];
+  for (const q of queues) {
+    if (!q.worker) continue;
+    const { handle, options } = q.worker;
+    await deps.boss.work(q.name, options, (jobs) => handle(deps, jobs as { id: string; data: object }[]));
+    started.push(q.name);
+  }
+  return started;
+}
+
+export async function stopWorkers(deps: Deps): Promise<void> {
+  for (const q of queues) if (q.worker) await deps.boss.offWork(q.name, { wait: true });
+}

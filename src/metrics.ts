@@ -1,0 +1,36 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Every metric the service exports, on one registry per process (tests build many apps in
+ * one process, so nothing uses prom-client's global registry). Gauges that reflect shared
+ * state (queue depth, dead letters) are read from Postgres at scrape time by `collectors`,
+ * so every api process reports the same truth.
+ */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'inbox_' });
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'inbox_http_requests_total',
+      help: 'HTTP requests by route pattern, method and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'inbox_http_request_duration_seconds',
+      help: 'HTTP request duration by route pattern',
+      labelNames: ['method', 'route'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    queueDepth: new Gauge({
+      name: 'inbox_queue_jobs',
+      help: 'pg-boss jobs by queue and state (read from Postgres at scrape time)',
+      labelNames: ['queue', 'state'] as const,
+      registers: [registry],
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,24 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+
+/** The one Postgres channel every api process LISTENs on for tenant events. */
+export const REALTIME_CHANNEL = 'inbox_realtime';
+
+export interface RealtimeEvent {
+  /** e.g. `message.created`, `message.updated`, `thread.updated`, `session.revoked`. */
+  type: string;
+  workspaceId: number;
+  /** When set, only this user's sockets receive the event. */
+  targetUserId?: number;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Publishes a tenant event through NOTIFY. Called with a transaction, the event is sent
+ * only if and when that transaction commits, so a listener never sees a rolled-back write.
+ * Payloads must stay small (Postgres caps NOTIFY at 8000 bytes): send ids and the few
+ * fields a UI needs, not whole bodies.
+ */
+export async function publishEvent(db: Executor, event: RealtimeEvent): Promise<void> {
+  await sql`SELECT pg_notify(${REALTIME_CHANNEL}, ${JSON.stringify(event)})`.execute(db);
+}

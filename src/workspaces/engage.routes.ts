@@ -1,0 +1,81 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { issueApiKey, API_KEY_SCOPES } from '../api-keys/api-keys.service.js';
+import { requireAdminKey } from '../auth/auth.js';
+import { createConnection } from '../connections/connections.service.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
+import { findWorkspace } from './workspaces.queries.js';
+import { createUser, createWorkspace, USER_ROLES } from './workspaces.service.js';
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const WorkspaceParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+
+/** Engage admin routes (DESIGN "Route surface"): the platform operator provisions tenants. */
+export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.addHook('preHandler', requireAdminKey(deps));
+
+  app.post('/workspaces', { schema: { body: Type.Object({ name: Name }) } }, async (request, reply) => {
+    reply.code(201);
+    return envelope(request, await createWorkspace(deps.db, request.body.name));
+  });
+
+  app.post(
+    '/workspaces/:id/users',
+    {
+      schema: {
+        params: WorkspaceParams,
+        body: Type.Object({
+          name: Name,
+          email: Type.String({ format: 'email', maxLength: 320 }),
+          password: Type.String({ minLength: 8, maxLength: 1024 }),
+          roles: Type.Optional(Type.Array(Type.Union(USER_ROLES.map((r) => Type.Literal(r))), { maxItems: 10 })),
+        }),
+      },
+    },
+    async (request, reply) => {
+      const user = await createUser(deps.db, request.params.id, { ...request.body, roles: request.body.roles ?? [] });
+      reply.code(201);
+      return envelope(request, user);
+    },
+  );
+
+  app.post(
+    '/workspaces/:id/api-keys',
+    {
+      schema: {
+        params: WorkspaceParams,
+        body: Type.Object({
+          name: Name,
+          scopes: Type.Optional(Type.Array(Type.Union(API_KEY_SCOPES.map((s) => Type.Literal(s))), { maxItems: 10 })),
+        }),
+      },
+    },
+    async (request, reply) => {
+      if (!(await findWorkspace(deps.db, request.params.id))) throw errors.notFound('workspace');
+      const key = await issueApiKey(deps.db, request.params.id, request.body.name, request.body.scopes ?? []);
+      reply.code(201);
+      return envelope(request, key);
+    },
+  );
+
+  app.post(
+    '/workspaces/:id/connections',
+    {
+      schema: {
+        params: WorkspaceParams,
+        body: Type.Object({
+          integrationKey: Type.String({ minLength: 1, maxLength: 64 }),
+          externalAccountId: Type.String({ minLength: 1, maxLength: 320 }),
+          name: Name,
+        }),
+      },
+    },
+    async (request, reply) => {
+      const connection = await createConnection(deps.db, deps.config, request.params.id, request.body);
+      reply.code(201);
+      return envelope(request, connection);
+    },
+  );
+};

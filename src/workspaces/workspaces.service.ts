@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import argon2 from 'argon2';
+import type { Selectable } from 'kysely';
+import type { Executor } from '../db/database.js';
+import type { UsersTable, WorkspacesTable } from '../db/types.js';
+import { errors } from '../http/errors.js';
+import { findUserByEmail, findWorkspace, insertUser, insertWorkspace } from './workspaces.queries.js';
+
+/** Roles a user may hold: `admin` (workspace admin) and `operator` (platform staff). */
+export const USER_ROLES = ['admin', 'operator', 'agent'] as const;
+
+export function newAppId(): string {
+  return `app_${randomBytes(12).toString('hex')}`;
+}
+
+export function workspaceResource(row: Selectable<WorkspacesTable>) {
+  return { id: row.id, name: row.name, appId: row.app_id, createdAt: row.created_at.toISOString() };
+}
+
+/** UserResource of SPEC §2: snake_case `workspaces_id` as the contract names it. */
+export function userResource(row: Selectable<UsersTable>) {
+  return { id: row.id, name: row.name, email: row.email, workspaces_id: row.workspace_id, roles: row.roles };
+}
+
+export async function createWorkspace(db: Executor, name: string) {
+  return workspaceResource(await insertWorkspace(db, name, newAppId()));
+}
+
+export function hashPassword(password: string): Promise<string> {
+  return argon2.hash(password, { type: argon2.argon2id });
+}
+
+export async function createUser(
+  db: Executor,
+  workspaceId: number,
+  input: { name: string; email: string; password: string; roles: string[] },
+) {
+  if (!(await findWorkspace(db, workspaceId))) throw errors.notFound('workspace');
+  if (await findUserByEmail(db, input.email)) throw errors.conflict('a user with this e-mail already exists');
+  const passwordHash = await hashPassword(input.password);
+  const row = await insertUser(db, {
+    workspaceId,
+    name: input.name,
+    email: input.email,
+    passwordHash,
+    roles: [...new Set(input.roles)],
+  });
+  return userResource(row);
+}

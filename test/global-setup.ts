@@ -1,0 +1,42 @@
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { createDatabase } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { startBoss } from '../src/jobs/boss.js';
+import { createQueues } from '../src/jobs/registry.js';
+import { createLogger } from '../src/logger.js';
+import { acquireTestPostgres } from './helpers/postgres.js';
+import { TEMPLATE_DB, withDatabaseName } from './helpers/names.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgAdminUrl: string;
+  }
+}
+
+/**
+ * Once per run: get a Postgres, build a template database with every migration and the
+ * pg-boss schema and queues, then let each test file clone it (CREATE DATABASE … TEMPLATE).
+ */
+export default async function setup(project: TestProject) {
+  const postgres = await acquireTestPostgres();
+  const admin = new pg.Client({ connectionString: postgres.adminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DB} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${TEMPLATE_DB}`);
+  await admin.end();
+
+  const templateUrl = withDatabaseName(postgres.adminUrl, TEMPLATE_DB);
+  const database = createDatabase(templateUrl, { max: 2 });
+  await migrateToLatest(database.db);
+  await database.close();
+  const boss = await startBoss(templateUrl, createLogger('silent'), { max: 2, supervise: false });
+  await createQueues(boss);
+  await boss.stop({ graceful: false, close: true });
+
+  project.provide('pgAdminUrl', postgres.adminUrl);
+  process.stderr.write(`[test postgres] ${postgres.source}, template ${TEMPLATE_DB} ready\n`);
+  return async () => {
+    await postgres.stop();
+  };
+}

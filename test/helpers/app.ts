@@ -1,0 +1,90 @@
+import type { FastifyInstance } from 'fastify';
+import { afterAll } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createDatabase } from '../../src/db/database.js';
+import type { Deps } from '../../src/deps.js';
+import { startBoss } from '../../src/jobs/boss.js';
+import { startWorkers, stopWorkers } from '../../src/jobs/registry.js';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+
+export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
+export const JWT_SECRET = 'test-jwt-secret-0123456789abcdefghijklmnopqrstuvwxyz';
+
+export interface TestContext {
+  app: FastifyInstance;
+  deps: Deps;
+  database: TestDatabase;
+  close(): Promise<void>;
+}
+
+export interface TestContextOptions {
+  /** Environment for loadConfig, on top of the test defaults. */
+  env?: Record<string, string>;
+  /** Start the queue workers too (default false: tests that need them say so). */
+  workers?: boolean;
+  /** A clock for deterministic schedules. */
+  now?: () => Date;
+  /** Share the database of another context (two app instances on one database). */
+  database?: TestDatabase;
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({
+    INBOX_ADMIN_API_KEY: ADMIN_KEY,
+    INBOX_JWT_SECRET: JWT_SECRET,
+    INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...env,
+  });
+}
+
+/**
+ * A whole app on a database of its own: real Postgres, real pg-boss, the real Fastify app.
+ * Closing it closes the pools before the database is dropped.
+ */
+export async function startTestContext(options: TestContextOptions = {}): Promise<TestContext> {
+  const config = testConfig(options.env);
+  const database = options.database ?? (await createTestDatabase());
+  const log = createLogger(config.logLevel);
+  const { db, pool, close: closeDb } = createDatabase(database.url, { max: 5 });
+  const boss = await startBoss(database.url, log, { max: 5, supervise: false });
+  const deps: Deps = {
+    config,
+    log,
+    db,
+    pool,
+    boss,
+    metrics: createMetrics(),
+    jwtSecret: JWT_SECRET,
+    now: options.now ?? (() => new Date()),
+  };
+  const app = await buildApp(deps);
+  await app.ready();
+  if (options.workers) await startWorkers(deps);
+  return {
+    app,
+    deps,
+    database,
+    async close() {
+      await app.close();
+      if (options.workers) await stopWorkers(deps);
+      await boss.stop({ graceful: false, close: true });
+      await closeDb();
+      if (!options.database) await database.drop();
+    },
+  };
+}
+
+/** startTestContext for a whole file: started once, closed after the file's last test. */
+export async function useTestContext(options: TestContextOptions = {}): Promise<TestContext> {
+  const ctx = await startTestContext(options);
+  afterAll(() => ctx.close());
+  return ctx;
+}
+
+export function adminHeaders(): Record<string, string> {
+  return { 'x-service-admin-api-key': ADMIN_KEY };
+}
