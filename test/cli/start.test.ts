@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/db/embedded.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const BIN = path.join(ROOT, 'bin/inbox.js');
+const ADMIN = 'start-test-admin-key';
+
+interface Run {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function run(args: string[], env: Record<string, string>, input?: string): Run {
+  let output = '';
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', LOG_LEVEL: 'info', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  if (input !== undefined) child.stdin!.end(input);
+  else child.stdin!.end();
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+/** Polls until the service answers /readyz, or fails with what it printed. */
+async function waitReady(base: string, proc: Run, deadlineMs = 60_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while (Date.now() < until) {
+    if (proc.child.exitCode !== null) throw new Error(`service exited early:\n${proc.output()}`);
+    try {
+      const res = await fetch(`${base}/readyz`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`service not ready in time:\n${proc.output()}`);
+}
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe('the service entry', () => {
+  it('serves on an embedded Postgres, stops cleanly on SIGTERM and finds its data after a restart', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-start-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+    const env = { INBOX_DATA_DIR: dataDir, PORT: String(port), INBOX_ADMIN_API_KEY: ADMIN };
+    const base = `http://127.0.0.1:${port}`;
+
+    const first = run(['serve'], env);
+    await waitReady(base, first);
+    expect(first.output()).toContain('inbox is running');
+    expect(first.output()).toContain(`"url":"${base}"`);
+    expect(first.output()).not.toMatch(/postgres:\/\/postgres:[^*@]+@/); // the password is redacted
+
+    const created = await fetch(`${base}/v1/engage/workspaces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-admin-api-key': ADMIN },
+      body: JSON.stringify({ name: 'Survives restarts' }),
+    });
+    expect(created.status).toBe(201);
+    const workspace = ((await created.json()) as { data: { id: number } }).data;
+
+    // An operator's CLI beside the running service attaches to its database.
+    const cli = run(['create-api-key', '--workspace', String(workspace.id), '--name', 'from cli', '--scopes', 'admin'], { INBOX_DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+    expect(await cli.exited, cli.output()).toBe(0);
+    const key = JSON.parse(cli.output().slice(cli.output().indexOf('{'))).key as string;
+    expect((await fetch(`${base}/v1/api-keys`, { headers: { 'x-api-key': key } })).status).toBe(200);
+
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    expect(first.output()).toContain('inbox stopped');
+
+    const second = run(['serve'], env);
+    await waitReady(base, second);
+    const tenants = await fetch(`${base}/v1/operator/tenants`, { headers: { 'x-service-admin-api-key': ADMIN } });
+    expect(((await tenants.json()) as { data: unknown[] }).data).toContainEqual(expect.objectContaining({ id: workspace.id, name: 'Survives restarts' }));
+    second.child.kill('SIGINT');
+    expect(await second.exited).toBe(0);
+  }, 120_000);
+
+  it('refuses to start on bad configuration with one line naming the variable', async () => {
+    const proc = run(['serve'], { PORT: 'eighty' });
+    expect(await proc.exited).toBe(1);
+    expect(proc.output()).toContain('PORT: expected a whole number from 0 to 65535, got "eighty"');
+  });
+
+  it('prints usage for an unknown command and exits 64', async () => {
+    const proc = run(['frobnicate'], {});
+    expect(await proc.exited).toBe(64);
+    expect(proc.output()).toContain('unknown command "frobnicate"');
+    expect(proc.output()).toContain('Usage: inbox <command>');
+  });
+});

@@ -1,0 +1,80 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env, '/srv/inbox');
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({}, '/srv/inbox');
+    expect(config).toMatchObject({
+      databaseUrl: undefined,
+      dataDir: '/srv/inbox/.data',
+      port: 3000,
+      host: '127.0.0.1',
+      jwtSecret: undefined,
+      integrations: {},
+      skipWebhookVerify: false,
+      logWebhooks: false,
+      logLevel: 'info',
+      bodyLimitBytes: 1048576,
+    });
+  });
+
+  it('reads integrations keyed by integration key with the fields SPEC names', () => {
+    const config = loadConfig({
+      INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: 's', providerReportSecret: 'r', skipVerify: false }, 'social_one.native': { appSecret: 'a', webhookVerifyToken: 't' } }),
+    });
+    expect(config.integrations.whatsapp).toEqual({ webhookSecret: 's', providerReportSecret: 'r', skipVerify: false });
+    expect(config.integrations['social_one.native']).toEqual({ appSecret: 'a', webhookVerifyToken: 't' });
+  });
+
+  it('reads integrations from INBOX_INTEGRATIONS_FILE', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'inbox-config-'));
+    await writeFile(path.join(dir, 'integrations.json'), JSON.stringify({ sms: { webhookSecret: 'abc' } }));
+    expect(loadConfig({ INBOX_INTEGRATIONS_FILE: 'integrations.json' }, dir).integrations.sms).toEqual({ webhookSecret: 'abc' });
+    expect(problems({ INBOX_INTEGRATIONS_FILE: path.join(dir, 'missing.json') })).toEqual([expect.stringMatching(/^INBOX_INTEGRATIONS_FILE: cannot read/)]);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /^PORT: expected a whole number from 0 to 65535, got "abc"$/],
+    [{ PORT: '70000' }, /^PORT: /],
+    [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL: /],
+    [{ INBOX_INTEGRATIONS: '{not json' }, /^INBOX_INTEGRATIONS: not valid JSON/],
+    [{ INBOX_INTEGRATIONS: '[]' }, /^INBOX_INTEGRATIONS: expected a JSON object/],
+    [{ INBOX_INTEGRATIONS: '{"whatsap":{}}' }, /^INBOX_INTEGRATIONS: unknown integration key "whatsap"/],
+    [{ INBOX_INTEGRATIONS: '{"whatsapp":{"secret":"x"}}' }, /^INBOX_INTEGRATIONS: "whatsapp.secret" is not a known field/],
+    [{ INBOX_INTEGRATIONS: '{"whatsapp":{"skipVerify":"yes"}}' }, /^INBOX_INTEGRATIONS: "whatsapp.skipVerify" must be a boolean/],
+    [{ INBOX_INTEGRATIONS: '{"whatsapp_session":{"webhookSecret":"short"}}' }, /whatsapp_session.webhookSecret" must be 16 to 255 characters/],
+    [{ INBOX_INTEGRATIONS: JSON.stringify({ whatsapp_session: { webhookSecret: 'x'.repeat(256) } }) }, /16 to 255/],
+    [{ NODE_ENV: 'production' }, /^INBOX_JWT_SECRET: required when NODE_ENV=production/],
+    [{ INBOX_JWT_SECRET: 'too-short' }, /^INBOX_JWT_SECRET: must be at least 32 characters/],
+    [{ INBOX_SKIP_WEBHOOK_VERIFY: 'maybe' }, /^INBOX_SKIP_WEBHOOK_VERIFY: expected true or false/],
+    [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL: /],
+  ])('refuses %j naming the variable', (env, pattern) => {
+    const found = problems(env);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(pattern);
+  });
+
+  it('accepts a whatsapp_session secret of exactly 16 and 255 characters', () => {
+    for (const n of [16, 255]) {
+      const config = loadConfig({ INBOX_INTEGRATIONS: JSON.stringify({ whatsapp_session: { webhookSecret: 'x'.repeat(n) } }) });
+      expect(config.integrations.whatsapp_session?.webhookSecret).toHaveLength(n);
+    }
+  });
+
+  it('reports every problem at once', () => {
+    expect(problems({ PORT: 'x', LOG_LEVEL: 'loud', INBOX_LOG_WEBHOOKS: '2' })).toHaveLength(3);
+  });
+});

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { createDatabase } from '../../src/db/database.js';
+import { useTestContext } from '../helpers/app.js';
+import { makeTenant } from '../helpers/factories.js';
+
+const ctx = await useTestContext({ env: { INBOX_BODY_LIMIT_BYTES: '2048' } });
+
+describe('request ids', () => {
+  it('generates one per request and returns it as a header and in meta', async () => {
+    const { headers } = await makeTenant(ctx.deps);
+    const a = await ctx.app.inject({ method: 'GET', url: '/v1/connections', headers });
+    const b = await ctx.app.inject({ method: 'GET', url: '/v1/connections', headers });
+    expect(a.headers['x-request-id']).toEqual(a.json().meta.requestId);
+    expect(a.headers['x-request-id']).not.toEqual(b.headers['x-request-id']);
+  });
+
+  it('honours a well-formed incoming x-request-id and replaces a malformed one', async () => {
+    const kept = await ctx.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'trace-123.abc' } });
+    expect(kept.headers['x-request-id']).toBe('trace-123.abc');
+    const replaced = await ctx.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'bad id\twith spaces' } });
+    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('error envelope', () => {
+  it('answers an unknown route with 404 not_found', async () => {
+    const res = await ctx.app.inject({ method: 'GET', url: '/v1/nope' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: { code: 'not_found', message: expect.any(String) }, meta: { requestId: res.headers['x-request-id'] } });
+  });
+
+  it('answers malformed JSON with 400 invalid_json', async () => {
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/api-keys',
+      headers: { ...(await makeTenant(ctx.deps)).headers, 'content-type': 'application/json' },
+      payload: '{"name": ',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('invalid_json');
+  });
+
+  it('answers an oversized body with 413 payload_too_large', async () => {
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/api-keys',
+      headers: { ...(await makeTenant(ctx.deps)).headers, 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'x'.repeat(4096) }),
+    });
+    expect(res.statusCode).toBe(413);
+    expect(res.json().error.code).toBe('payload_too_large');
+  });
+
+  it('answers an unsupported content type with 415', async () => {
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/api-keys',
+      headers: { ...(await makeTenant(ctx.deps)).headers, 'content-type': 'application/xml' },
+      payload: '<name/>',
+    });
+    expect(res.statusCode).toBe(415);
+    expect(res.json().error.code).toBe('unsupported_media_type');
+  });
+
+  it('answers wrong types and missing fields with 422 validation_failed naming the field', async () => {
+    const { headers } = await makeTenant(ctx.deps);
+    const wrongType = await ctx.app.inject({ method: 'POST', url: '/v1/api-keys', headers, payload: { name: 5 } });
+    expect(wrongType.statusCode).toBe(422);
+    expect(wrongType.json().error).toEqual({ code: 'validation_failed', message: 'body.name must be string' });
+    const missing = await ctx.app.inject({ method: 'POST', url: '/v1/api-keys', headers, payload: {} });
+    expect(missing.json().error).toEqual({ code: 'validation_failed', message: 'body must have property "name"' });
+  });
+});
+
+describe('health and metrics', () => {
+  it('GET /healthz and /readyz answer when the database and queue answer', async () => {
+    expect((await ctx.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
+    const ready = await ctx.app.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ready' });
+  });
+
+  it('GET /readyz is 503 when the database is gone', async () => {
+    // The same app wiring, with a database that refuses connections (nothing listens on port 1).
+    const gone = createDatabase('postgres://inbox:inbox@127.0.0.1:1/inbox');
+    const app = await buildApp({ ...ctx.deps, db: gone.db, pool: gone.pool });
+    try {
+      const res = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(res.statusCode).toBe(503);
+      expect(res.json().error.code).toBe('unavailable');
+    } finally {
+      await app.close();
+      await gone.close();
+    }
+  });
+
+  it('GET /metrics serves Prometheus text with HTTP requests by route and status, queue depth and process figures', async () => {
+    await ctx.app.inject({ method: 'GET', url: '/healthz' });
+    const res = await ctx.app.inject({ method: 'GET', url: '/metrics' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.body).toMatch(/inbox_http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
+    expect(res.body).toContain('# TYPE inbox_queue_jobs gauge');
+    expect(res.body).toMatch(/inbox_process_resident_memory_bytes \d+/);
+  });
+});
