@@ -1,0 +1,64 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../helpers/db.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const database = await createTestDatabase();
+afterAll(() => database.drop());
+
+/** Runs `inbox <args>` against this file's database and returns its exit code and output. */
+function inbox(args: string[], input = '', env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/inbox.js'), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: database.url, LOG_LEVEL: 'warn', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.stdin.end(input);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('CLI admin commands (an operator’s first steps on a new VM)', () => {
+  it('creates a workspace, a user (password from stdin), an API key and a connection', async () => {
+    const ws = await inbox(['create-workspace', '--name', 'Acme Support']);
+    expect(ws.code, ws.stderr).toBe(0);
+    const workspace = JSON.parse(ws.stdout);
+    expect(workspace).toMatchObject({ id: expect.any(Number), name: 'Acme Support', appId: expect.stringMatching(/^app_/) });
+
+    const user = await inbox(['create-user', '--workspace', String(workspace.id), '--name', 'Ada', '--email', 'ada@acme.test', '--roles', 'admin'], 'a long password\n');
+    expect(user.code, user.stderr).toBe(0);
+    expect(JSON.parse(user.stdout)).toEqual({ id: expect.any(Number), name: 'Ada', email: 'ada@acme.test', workspaces_id: workspace.id, roles: ['admin'] });
+    expect(user.stdout).not.toContain('a long password');
+
+    const key = await inbox(['create-api-key', '--workspace', String(workspace.id), '--name', 'ops', '--scopes', 'admin']);
+    expect(key.code, key.stderr).toBe(0);
+    expect(JSON.parse(key.stdout)).toMatchObject({ scopes: ['admin'], key: expect.stringMatching(/^inbox_ak_/) });
+
+    const conn = await inbox(['create-connection', '--workspace', String(workspace.id), '--integration', 'whatsapp', '--account', '106540352242922', '--name', 'Main line']);
+    expect(conn.code, conn.stderr).toBe(0);
+    expect(JSON.parse(conn.stdout)).toMatchObject({ integrationKey: 'whatsapp', externalAccountId: '106540352242922' });
+  }, 60_000);
+
+  it('explains what is wrong and exits non-zero', async () => {
+    const missing = await inbox(['create-workspace']);
+    expect(missing.code).toBe(64);
+    expect(missing.stderr).toContain('--name is required');
+
+    const shortPassword = await inbox(['create-user', '--workspace', '1', '--name', 'A', '--email', 'a@b.test'], 'short\n');
+    expect(shortPassword.code).toBe(64);
+    expect(shortPassword.stderr).toContain('at least 8 characters');
+
+    const noWorkspace = await inbox(['create-api-key', '--workspace', '999999', '--name', 'x']);
+    expect(noWorkspace.code).toBe(64);
+    expect(noWorkspace.stderr).toContain('workspace 999999 does not exist');
+
+    const badIntegration = await inbox(['create-connection', '--workspace', '1', '--integration', 'fax', '--account', '1', '--name', 'x']);
+    expect(badIntegration.code).toBe(1);
+    expect(badIntegration.stderr).toContain('integrationKey must be one of');
+  }, 60_000);
+});
