@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_tenancy.js';
+import * as m0002 from './0002_webhooks.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -7,4 +8,5 @@ import * as m0001 from './0001_tenancy.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001_tenancy': m0001,
+  '0002_webhooks': m0002,
 };

@@ -10,6 +10,10 @@ import { AppError, errors } from './http/errors.js';
 import { validatorCompiler } from './http/validation.js';
 import { operatorRoutes } from './operator/operator.routes.js';
 import { engageRoutes } from './workspaces/engage.routes.js';
+import { webhookRoutes } from './webhooks-in/webhooks.routes.js';
+import { deadLetterRoutes } from './inbox/dead-letter.routes.js';
+import { operatorInboxRoutes } from './inbox/operator-inbox.routes.js';
+import { messagingRoutes } from './messaging/messaging.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -87,6 +91,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(apiKeyRoutes, { deps, prefix: '/v1/api-keys' });
   await app.register(connectionRoutes, { deps, prefix: '/v1/connections' });
   await app.register(operatorRoutes, { deps, prefix: '/v1/operator' });
+  await app.register(operatorInboxRoutes, { deps, prefix: '/v1/operator' });
+  await app.register(deadLetterRoutes, { deps, prefix: '/v1/admin' });
+  await app.register(messagingRoutes, { deps, prefix: '/v1' });
+  await app.register(webhookRoutes, { deps, prefix: '/webhooks' });
 
   return app;
 }

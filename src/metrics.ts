@@ -24,6 +24,34 @@ export function createMetrics() {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
+    webhookDeliveries: new Counter({
+      name: 'inbox_webhook_deliveries_total',
+      help: 'Inbound provider deliveries by integration key and outcome (accepted, rejected)',
+      labelNames: ['integration', 'outcome'] as const,
+      registers: [registry],
+    }),
+    processing: new Counter({
+      name: 'inbox_webhook_processing_total',
+      help: 'Processing outcomes of deliveries (processed, failed, dead_letter, skipped)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    retriesScheduled: new Counter({
+      name: 'inbox_webhook_retries_scheduled_total',
+      help: 'Retries scheduled after a failed processing attempt',
+      registers: [registry],
+    }),
+    batchDuration: new Histogram({
+      name: 'inbox_webhook_batch_duration_seconds',
+      help: 'Time to process one batch of deliveries',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    deadLetters: new Gauge({
+      name: 'inbox_webhook_dead_letters',
+      help: 'Deliveries in dead_letter (read from Postgres at scrape time)',
+      registers: [registry],
+    }),
     queueDepth: new Gauge({
       name: 'inbox_queue_jobs',
       help: 'pg-boss jobs by queue and state (read from Postgres at scrape time)',

@@ -45,11 +45,87 @@ export interface ConnectionsTable {
   created_at: Generated<Date>;
 }
 
+export type InboxStatus = 'received' | 'processed' | 'failed' | 'dead_letter';
+
+export interface WebhookInboxTable {
+  id: string;
+  integration_key: string;
+  app_id: string | null;
+  event: string | null;
+  raw_body: string;
+  payload_json: ColumnType<unknown, string | null, string | null>;
+  status: ColumnType<InboxStatus, InboxStatus | undefined, InboxStatus>;
+  attempt_count: Generated<number>;
+  next_retry_at: NullableTimestamp;
+  last_error: string | null;
+  processed_at: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface IdempotencyKeysTable {
+  app_id: string;
+  key: string;
+  request: string;
+  status_code: number;
+  response: ColumnType<unknown, string, string>;
+  created_at: Generated<Date>;
+}
+
+export interface ContactsTable {
+  id: Generated<number>;
+  workspace_id: number;
+  name: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ContactHandlesTable {
+  workspace_id: number;
+  integration_key: string;
+  external_id: string;
+  contact_id: number;
+}
+
+export interface ThreadsTable {
+  id: Generated<number>;
+  workspace_id: number;
+  connection_id: number;
+  contact_id: number;
+  status: Generated<'open' | 'closed'>;
+  last_message_at: Generated<Date>;
+  last_message_preview: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export type MessageStatus = 'received' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
+
+export interface MessagesTable {
+  id: Generated<number>;
+  workspace_id: number;
+  thread_id: number;
+  connection_id: number;
+  direction: 'inbound' | 'outbound';
+  external_id: string | null;
+  text: Generated<string>;
+  status: MessageStatus;
+  error: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
   api_keys: ApiKeysTable;
   connections: ConnectionsTable;
+  webhook_inbox: WebhookInboxTable;
+  idempotency_keys: IdempotencyKeysTable;
+  contacts: ContactsTable;
+  contact_handles: ContactHandlesTable;
+  threads: ThreadsTable;
+  messages: MessagesTable;
 }
 
 export type { Timestamp, NullableTimestamp };

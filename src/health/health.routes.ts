@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.js';
 import { BOSS_SCHEMA } from '../jobs/boss.js';
 import { errorBody } from '../http/envelope.js';
+import { countDeadLetters } from '../inbox/inbox.queries.js';
 
 /** Reads queue depth from Postgres so every process reports the same numbers. */
 async function refreshQueueDepth(deps: Deps): Promise<void> {
@@ -17,7 +18,10 @@ async function refreshQueueDepth(deps: Deps): Promise<void> {
 
 /** Extra scrape-time collectors that features register (dead-letter count, …). */
 export type MetricsCollector = (deps: Deps) => Promise<void>;
-export const metricsCollectors: MetricsCollector[] = [refreshQueueDepth];
+export const metricsCollectors: MetricsCollector[] = [
+  refreshQueueDepth,
+  async (deps) => deps.metrics.deadLetters.set(await countDeadLetters(deps.db)),
+];
 
 export const healthRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   app.get('/healthz', async () => ({ status: 'ok' }));

@@ -1,5 +1,6 @@
 import type { PgBoss, Queue, WorkOptions } from 'pg-boss';
 import type { Deps } from '../deps.js';
+import { webhookQueue } from '../inbox/inbox.queue.js';
 
 /**
  * One queue: its name, its pg-boss options and, when a worker serves it, the handler.
@@ -15,7 +16,7 @@ export interface QueueDefinition<T extends object = object> {
 }
 
 /** Every queue of the service. Features add theirs here; this is the one list. */
-export const queues: QueueDefinition<any>[] = [];
+export const queues: QueueDefinition<any>[] = [webhookQueue];
 
 export async function createQueues(boss: PgBoss): Promise<void> {
   for (const q of queues) await boss.createQueue(q.name, q.options);

@@ -22,3 +22,9 @@ export interface RealtimeEvent {
 export async function publishEvent(db: Executor, event: RealtimeEvent): Promise<void> {
   await sql`SELECT pg_notify(${REALTIME_CHANNEL}, ${JSON.stringify(event)})`.execute(db);
 }
+
+/** Publishes many events with one statement (the worker's batches); same commit rule. */
+export async function publishEvents(db: Executor, events: RealtimeEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await sql`SELECT pg_notify(${REALTIME_CHANNEL}, e) FROM unnest(${events.map((e) => JSON.stringify(e))}::text[]) AS e`.execute(db);
+}

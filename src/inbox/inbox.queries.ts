@@ -1,0 +1,144 @@
+import { sql, type Selectable } from 'kysely';
+import type { Executor } from '../db/database.js';
+import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
+
+export type InboxRow = Selectable<WebhookInboxTable>;
+
+export interface NewInboxRow {
+  id: string;
+  integrationKey: string;
+  event: string | null;
+  rawBody: string;
+  payloadJson: string | null;
+}
+
+/** One multi-row INSERT for a batch of accepted deliveries. */
+export async function insertInboxRows(db: Executor, rows: NewInboxRow[]): Promise<void> {
+  await db
+    .insertInto('webhook_inbox')
+    .values(
+      rows.map((r) => ({
+        id: r.id,
+        integration_key: r.integrationKey,
+        event: r.event,
+        raw_body: r.rawBody,
+        payload_json: r.payloadJson,
+      })),
+    )
+    .execute();
+}
+
+/**
+ * Locks the rows of `ids` that still need work. A row another worker is processing is
+ * skipped (SKIP LOCKED), and so are processed and dead-lettered rows: a duplicate job is a no-op.
+ */
+export async function lockPendingRows(db: Executor, ids: string[]): Promise<InboxRow[]> {
+  return db
+    .selectFrom('webhook_inbox')
+    .selectAll()
+    .where('id', 'in', ids)
+    .where('status', 'in', ['received', 'failed'])
+    .orderBy('created_at')
+    .forUpdate()
+    .skipLocked()
+    .execute();
+}
+
+export async function markProcessed(db: Executor, rows: { id: string; appId: string | null }[], at: Date): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`
+    UPDATE webhook_inbox AS w
+    SET status = 'processed', processed_at = ${at}, attempt_count = w.attempt_count + 1,
+        last_error = NULL, next_retry_at = NULL, app_id = COALESCE(v.app_id, w.app_id), updated_at = ${at}
+    FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.appId)}::text[]) AS v(id, app_id)
+    WHERE w.id = v.id`.execute(db);
+}
+
+export interface FailedUpdate {
+  id: string;
+  appId: string | null;
+  status: 'failed' | 'dead_letter';
+  attemptCount: number;
+  nextRetryAt: Date | null;
+  lastError: string;
+}
+
+export async function markFailed(db: Executor, rows: FailedUpdate[], at: Date): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`
+    UPDATE webhook_inbox AS w
+    SET status = v.status, attempt_count = v.attempt_count, next_retry_at = v.next_retry_at,
+        last_error = v.last_error, app_id = COALESCE(v.app_id, w.app_id), processed_at = NULL, updated_at = ${at}
+    FROM unnest(
+      ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.status)}::text[], ${rows.map((r) => r.attemptCount)}::int[],
+      ${rows.map((r) => r.nextRetryAt)}::timestamptz[], ${rows.map((r) => r.lastError)}::text[], ${rows.map((r) => r.appId)}::text[]
+    ) AS v(id, status, attempt_count, next_retry_at, last_error, app_id)
+    WHERE w.id = v.id`.execute(db);
+}
+
+export async function findInboxRow(db: Executor, id: string) {
+  return db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The caller's rows in one state, newest first (SPEC §4.4). */
+export async function listAppInbox(db: Executor, appId: string, status: InboxStatus, limit: number) {
+  return db
+    .selectFrom('webhook_inbox')
+    .selectAll()
+    .where('app_id', '=', appId)
+    .where('status', '=', status)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** Every app's rows, unresolved ones included, for the operator: offset page plus total. */
+export async function listAllInbox(
+  db: Executor,
+  filter: { status?: InboxStatus; integrationKey?: string; appId?: string },
+  limit: number,
+  offset: number,
+) {
+  let q = db.selectFrom('webhook_inbox');
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.integrationKey) q = q.where('integration_key', '=', filter.integrationKey);
+  if (filter.appId) q = q.where('app_id', '=', filter.appId);
+  const [rows, total] = await Promise.all([
+    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: total.n };
+}
+
+/** Locks the caller's row for a requeue; another app's row is not found. */
+export async function lockAppRow(db: Executor, appId: string, id: string) {
+  return db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).where('app_id', '=', appId).forUpdate().executeTakeFirst();
+}
+
+export async function resetForRequeue(db: Executor, id: string, at: Date): Promise<void> {
+  await db
+    .updateTable('webhook_inbox')
+    .set({ status: 'received', attempt_count: 0, last_error: null, processed_at: null, next_retry_at: null, updated_at: at })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function countDeadLetters(db: Executor): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox WHERE status = 'dead_letter'`.execute(db);
+  return rows[0]!.n;
+}
+
+export async function findIdempotentResponse(db: Executor, appId: string, key: string) {
+  return db.selectFrom('idempotency_keys').selectAll().where('app_id', '=', appId).where('key', '=', key).executeTakeFirst();
+}
+
+export async function saveIdempotentResponse(
+  db: Executor,
+  row: { appId: string; key: string; request: string; statusCode: number; response: unknown },
+): Promise<void> {
+  await db
+    .insertInto('idempotency_keys')
+    .values({ app_id: row.appId, key: row.key, request: row.request, status_code: row.statusCode, response: JSON.stringify(row.response) })
+    .execute();
+}

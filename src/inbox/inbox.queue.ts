@@ -1,0 +1,29 @@
+import type { QueueDefinition } from '../jobs/registry.js';
+import { WEBHOOK_QUEUE } from './inbox.queue-name.js';
+import { processDeliveries } from './process-deliveries.js';
+
+export { WEBHOOK_QUEUE };
+
+/**
+ * Retries of processing errors follow SPEC §8.2 and are scheduled by the worker itself (the
+ * row is the truth). pg-boss's own retry only covers a worker that died holding a job: the
+ * job expires and is fetched again, and the row, still locked to nobody, is processed then.
+ */
+export const webhookQueue: QueueDefinition<{ id: string }> = {
+  name: WEBHOOK_QUEUE,
+  options: { retryLimit: 5, retryDelay: 5, expireInSeconds: 120, deleteAfterSeconds: 7 * 24 * 3600, notify: true },
+  worker: {
+    options: { batchSize: 200, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true, localConcurrency: 2 },
+    async handle(deps, jobs) {
+      const started = performance.now();
+      const outcome = await processDeliveries(deps, jobs.map((j) => j.data.id));
+      const m = deps.metrics;
+      m.processing.inc({ outcome: 'processed' }, outcome.processed);
+      m.processing.inc({ outcome: 'failed' }, outcome.failed);
+      m.processing.inc({ outcome: 'dead_letter' }, outcome.deadLettered);
+      m.processing.inc({ outcome: 'skipped' }, outcome.skipped);
+      m.retriesScheduled.inc(outcome.failed);
+      m.batchDuration.observe((performance.now() - started) / 1000);
+    },
+  },
+};

@@ -1,0 +1,129 @@
+import { fromKysely } from 'pg-boss';
+import type { Deps } from '../deps.js';
+import type { Executor } from '../db/database.js';
+import { applyEvents, resolveConnections, type DeliveryEvents } from '../messaging/apply-events.js';
+import { publishEvents } from '../realtime/publish.js';
+import { adapterFor } from '../webhooks-in/adapters/index.js';
+import { NormaliseError } from '../webhooks-in/adapter.js';
+import { lockPendingRows, markFailed, markProcessed, type FailedUpdate, type InboxRow } from './inbox.queries.js';
+import { WEBHOOK_QUEUE } from './inbox.queue-name.js';
+import { afterFailedAttempt } from './retry-policy.js';
+
+export interface BatchOutcome {
+  processed: number;
+  failed: number;
+  deadLettered: number;
+  skipped: number;
+}
+
+/** Reads a row's events, or says why it cannot. */
+function normaliseRow(row: InboxRow): { events: DeliveryEvents } | { error: string } {
+  const adapter = adapterFor(row.integration_key);
+  if (!adapter) return { error: `unknown integration key "${row.integration_key}"` };
+  if (row.payload_json === null || row.payload_json === undefined) {
+    return { error: 'the delivery body is not valid JSON (or not in a format this integration reads), so it has no events' };
+  }
+  try {
+    return { events: { deliveryId: row.id, integrationKey: row.integration_key, events: adapter.normalise(row.payload_json) } };
+  } catch (err) {
+    const reason = err instanceof NormaliseError ? err.message : `normaliser failed: ${(err as Error).message}`;
+    return { error: `cannot read ${row.integration_key} payload: ${reason}` };
+  }
+}
+
+/** Failure bookkeeping for one row: attempt counted, next retry scheduled or dead letter. */
+function failure(row: InboxRow, appId: string | null, error: string, now: Date): FailedUpdate {
+  const attemptCount = row.attempt_count + 1;
+  const outcome = afterFailedAttempt(attemptCount, now);
+  return { id: row.id, appId, status: outcome.status, attemptCount, nextRetryAt: outcome.nextRetryAt, lastError: error.slice(0, 2000) };
+}
+
+async function scheduleRetries(deps: Deps, trx: Executor, failed: FailedUpdate[]): Promise<void> {
+  const retries = failed.filter((f) => f.status === 'failed');
+  if (retries.length === 0) return;
+  await deps.boss.insert(
+    WEBHOOK_QUEUE,
+    retries.map((f) => ({ data: { id: f.id }, startAfter: f.nextRetryAt! })),
+    { db: fromKysely(trx as Parameters<typeof fromKysely>[0]) },
+  );
+}
+
+/**
+ * Processes a batch of deliveries in one transaction: every row is normalised, resolved and
+ * applied together, set-based, and each row ends `processed` or `failed`/`dead_letter`
+ * (with its retry job) in the same commit. All events of one delivery apply together or not
+ * at all. When the batch as a whole hits an unexpected error, each row is retried alone so
+ * one bad delivery cannot hold the others back.
+ */
+export async function processDeliveries(deps: Deps, ids: string[]): Promise<BatchOutcome> {
+  try {
+    return await processTogether(deps, ids);
+  } catch (err) {
+    if (ids.length === 1) return failAlone(deps, ids[0]!, err);
+    deps.log.warn({ err, batch: ids.length }, 'batch failed; processing its deliveries one by one');
+    const total: BatchOutcome = { processed: 0, failed: 0, deadLettered: 0, skipped: 0 };
+    for (const id of ids) {
+      let outcome: BatchOutcome;
+      try {
+        outcome = await processTogether(deps, [id]);
+      } catch (inner) {
+        outcome = await failAlone(deps, id, inner);
+      }
+      total.processed += outcome.processed;
+      total.failed += outcome.failed;
+      total.deadLettered += outcome.deadLettered;
+      total.skipped += outcome.skipped;
+    }
+    return total;
+  }
+}
+
+async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome> {
+  return deps.db.transaction().execute(async (trx) => {
+    const now = deps.now();
+    const rows = await lockPendingRows(trx, [...new Set(ids)]);
+    const failed: FailedUpdate[] = [];
+    const readable: { row: InboxRow; events: DeliveryEvents }[] = [];
+    for (const row of rows) {
+      const result = normaliseRow(row);
+      if ('error' in result) failed.push(failure(row, row.app_id, result.error, now));
+      else readable.push({ row, events: result.events });
+    }
+    const { resolutions, connections, bySentMessage } = await resolveConnections(trx, readable.map((r) => r.events));
+    const applicable: DeliveryEvents[] = [];
+    const processed: { id: string; appId: string | null }[] = [];
+    for (const { row, events } of readable) {
+      const resolution = resolutions.get(row.id)!;
+      if (resolution.error) failed.push(failure(row, resolution.appId ?? row.app_id, resolution.error, now));
+      else {
+        applicable.push(events);
+        processed.push({ id: row.id, appId: resolution.appId });
+      }
+    }
+    const realtime = await applyEvents(trx, applicable, connections, bySentMessage, now);
+    await markProcessed(trx, processed, now);
+    await markFailed(trx, failed, now);
+    await scheduleRetries(deps, trx, failed);
+    await publishEvents(trx, realtime);
+    return {
+      processed: processed.length,
+      failed: failed.filter((f) => f.status === 'failed').length,
+      deadLettered: failed.filter((f) => f.status === 'dead_letter').length,
+      skipped: new Set(ids).size - rows.length,
+    };
+  });
+}
+
+/** Records an unexpected error against one row, in a transaction of its own. */
+async function failAlone(deps: Deps, id: string, err: unknown): Promise<BatchOutcome> {
+  deps.log.error({ err, deliveryId: id }, 'delivery processing failed');
+  return deps.db.transaction().execute(async (trx) => {
+    const now = deps.now();
+    const [row] = await lockPendingRows(trx, [id]);
+    if (!row) return { processed: 0, failed: 0, deadLettered: 0, skipped: 1 };
+    const f = failure(row, row.app_id, `processing error: ${(err as Error).message ?? String(err)}`, now);
+    await markFailed(trx, [f], now);
+    await scheduleRetries(deps, trx, [f]);
+    return { processed: 0, failed: f.status === 'failed' ? 1 : 0, deadLettered: f.status === 'dead_letter' ? 1 : 0, skipped: 0 };
+  });
+}

@@ -1,0 +1,222 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+import type { MessageStatus } from '../db/types.js';
+import type { Cursor } from '../http/pagination.js';
+
+export interface ConnectionRef {
+  id: number;
+  workspace_id: number;
+  integration_key: string;
+  external_account_id: string;
+  app_id: string;
+}
+
+/** Connections (with their app id) for a set of (integration key, account id) pairs. */
+export async function findConnectionsByAccount(db: Executor, keys: { integrationKey: string; externalAccountId: string }[]): Promise<ConnectionRef[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await sql<ConnectionRef>`
+    SELECT c.id, c.workspace_id, c.integration_key, c.external_account_id, w.app_id
+    FROM connections c
+    JOIN workspaces w ON w.id = c.workspace_id
+    JOIN unnest(${keys.map((k) => k.integrationKey)}::text[], ${keys.map((k) => k.externalAccountId)}::text[]) AS k(integration_key, external_account_id)
+      ON c.integration_key = k.integration_key AND c.external_account_id = k.external_account_id`.execute(db);
+  return rows;
+}
+
+/** Outbound messages sent through `integrationKey` with these provider ids, with their connection. */
+export async function findOutboundByExternalId(db: Executor, integrationKey: string, externalIds: string[]) {
+  if (externalIds.length === 0) return [];
+  const { rows } = await sql<{ external_id: string; connection_id: number; app_id: string }>`
+    SELECT m.external_id, m.connection_id, w.app_id
+    FROM messages m
+    JOIN connections c ON c.id = m.connection_id
+    JOIN workspaces w ON w.id = m.workspace_id
+    WHERE m.external_id = ANY(${externalIds}::text[]) AND m.direction = 'outbound' AND c.integration_key = ${integrationKey}`.execute(db);
+  return rows;
+}
+
+export interface HandleInput {
+  workspaceId: number;
+  integrationKey: string;
+  externalId: string;
+  name: string | null;
+}
+
+/**
+ * Finds or creates the contact of every handle, in one round of statements. Handles are
+ * locked (transaction-scoped advisory locks, taken in a fixed order) so two workers never
+ * create the same contact twice. Returns `workspace|key|externalId` → contact id.
+ */
+export async function upsertContacts(db: Executor, handles: HandleInput[], at: Date): Promise<Map<string, number>> {
+  const result = new Map<string, number>();
+  if (handles.length === 0) return result;
+  const keyOf = (h: { workspaceId: number; integrationKey: string; externalId: string }) => `${h.workspaceId}|${h.integrationKey}|${h.externalId}`;
+  const keys = [...new Set(handles.map(keyOf))].sort();
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) AS k ORDER BY k`.execute(db);
+
+  const { rows: existing } = await sql<{ workspace_id: number; integration_key: string; external_id: string; contact_id: number }>`
+    SELECT h.workspace_id, h.integration_key, h.external_id, h.contact_id
+    FROM contact_handles h
+    JOIN unnest(${handles.map((h) => h.workspaceId)}::int[], ${handles.map((h) => h.integrationKey)}::text[], ${handles.map((h) => h.externalId)}::text[])
+      AS k(workspace_id, integration_key, external_id)
+      ON h.workspace_id = k.workspace_id AND h.integration_key = k.integration_key AND h.external_id = k.external_id`.execute(db);
+  for (const r of existing) result.set(keyOf({ workspaceId: r.workspace_id, integrationKey: r.integration_key, externalId: r.external_id }), r.contact_id);
+
+  const missing = new Map<string, HandleInput>();
+  for (const h of handles) if (!result.has(keyOf(h)) && !missing.has(keyOf(h))) missing.set(keyOf(h), h);
+  const named = [...missing.values()];
+  if (named.length > 0) {
+    // Ids are drawn first so each new contact can be paired with its handle.
+    const { rows: ids } = await sql<{ id: number }>`
+      SELECT nextval(pg_get_serial_sequence('contacts', 'id')) AS id FROM generate_series(1, ${named.length})`.execute(db);
+    const contactIds = ids.map((r) => r.id);
+    await sql`
+      INSERT INTO contacts (id, workspace_id, name, created_at, updated_at) OVERRIDING SYSTEM VALUE
+      SELECT * , ${at}::timestamptz, ${at}::timestamptz FROM unnest(${contactIds}::bigint[], ${named.map((h) => h.workspaceId)}::int[], ${named.map((h) => h.name)}::text[])`.execute(db);
+    await sql`
+      INSERT INTO contact_handles (contact_id, workspace_id, integration_key, external_id)
+      SELECT * FROM unnest(${contactIds}::bigint[], ${named.map((h) => h.workspaceId)}::int[], ${named.map((h) => h.integrationKey)}::text[], ${named.map((h) => h.externalId)}::text[])`.execute(db);
+    named.forEach((h, i) => result.set(keyOf(h), contactIds[i]!));
+  }
+  // A name learned later fills in a contact that had none.
+  const withNames = handles.filter((h) => h.name);
+  if (withNames.length > 0) {
+    await sql`
+      UPDATE contacts c SET name = v.name, updated_at = ${at}
+      FROM unnest(${withNames.map((h) => result.get(keyOf(h))!)}::bigint[], ${withNames.map((h) => h.name)}::text[]) AS v(id, name)
+      WHERE c.id = v.id AND c.name IS NULL`.execute(db);
+  }
+  return result;
+}
+
+export interface ThreadInput {
+  workspaceId: number;
+  connectionId: number;
+  contactId: number;
+  lastMessageAt: Date;
+  preview: string;
+}
+
+/**
+ * Upserts the one open thread of every (connection, contact), moving `last_message_at`
+ * and the preview forward only. Returns `connectionId|contactId` → thread id.
+ */
+export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Date): Promise<Map<string, { id: number; workspaceId: number }>> {
+  const byKey = new Map<string, ThreadInput>();
+  for (const t of threads) {
+    const k = `${t.connectionId}|${t.contactId}`;
+    const seen = byKey.get(k);
+    if (!seen || seen.lastMessageAt <= t.lastMessageAt) byKey.set(k, t);
+  }
+  const list = [...byKey.values()];
+  const result = new Map<string, { id: number; workspaceId: number }>();
+  if (list.length === 0) return result;
+  const { rows } = await sql<{ id: number; connection_id: number; contact_id: number; workspace_id: number }>`
+    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, created_at, updated_at)
+    SELECT w, cn, ct, lm, p, ${at}::timestamptz, ${at}::timestamptz
+    FROM unnest(${list.map((t) => t.workspaceId)}::int[], ${list.map((t) => t.connectionId)}::bigint[], ${list.map((t) => t.contactId)}::bigint[],
+                ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[]) AS v(w, cn, ct, lm, p)
+    ORDER BY cn, ct
+    ON CONFLICT (connection_id, contact_id) WHERE status = 'open' DO UPDATE SET
+      last_message_preview = CASE WHEN excluded.last_message_at >= t.last_message_at THEN excluded.last_message_preview ELSE t.last_message_preview END,
+      last_message_at = GREATEST(t.last_message_at, excluded.last_message_at),
+      updated_at = excluded.updated_at
+    RETURNING t.id, t.connection_id, t.contact_id, t.workspace_id`.execute(db);
+  for (const r of rows) result.set(`${r.connection_id}|${r.contact_id}`, { id: r.id, workspaceId: r.workspace_id });
+  return result;
+}
+
+export interface InboundMessageInput {
+  workspaceId: number;
+  threadId: number;
+  connectionId: number;
+  externalId: string;
+  text: string;
+  createdAt: Date;
+}
+
+/** Inserts inbound messages; one already stored (same connection and provider id) is skipped. */
+export async function insertInboundMessages(db: Executor, messages: InboundMessageInput[], at: Date) {
+  if (messages.length === 0) return [];
+  const { rows } = await sql<{ id: number; thread_id: number; workspace_id: number; connection_id: number; external_id: string; created_at: Date; text: string }>`
+    INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, created_at, updated_at)
+    SELECT w, th, cn, 'inbound', e, tx, 'received', c, ${at}::timestamptz
+    FROM unnest(${messages.map((m) => m.workspaceId)}::int[], ${messages.map((m) => m.threadId)}::bigint[], ${messages.map((m) => m.connectionId)}::bigint[],
+                ${messages.map((m) => m.externalId)}::text[], ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.createdAt)}::timestamptz[])
+      AS v(w, th, cn, e, tx, c)
+    ORDER BY cn, e
+    ON CONFLICT (connection_id, external_id) DO NOTHING
+    RETURNING id, thread_id, workspace_id, connection_id, external_id, created_at, text`.execute(db);
+  return rows;
+}
+
+export interface StatusInput {
+  connectionId: number;
+  externalId: string;
+  status: Exclude<MessageStatus, 'received' | 'queued'>;
+  error: string | null;
+}
+
+/**
+ * Applies delivery receipts to outbound messages. A status never moves backwards
+ * (queued < sent < delivered < read; `read` implies delivered, so a late `delivered` changes
+ * nothing), and `failed` is taken only before delivery and keeps the provider's error.
+ */
+export async function applyStatuses(db: Executor, statuses: StatusInput[], at: Date) {
+  if (statuses.length === 0) return [];
+  const { rows } = await sql<{ id: number; thread_id: number; workspace_id: number; status: MessageStatus; error: string | null }>`
+    UPDATE messages AS m
+    SET status = v.status, error = CASE WHEN v.status = 'failed' THEN v.error ELSE m.error END, updated_at = ${at}
+    FROM unnest(${statuses.map((s) => s.connectionId)}::bigint[], ${statuses.map((s) => s.externalId)}::text[],
+                ${statuses.map((s) => s.status)}::text[], ${statuses.map((s) => s.error)}::text[]) AS v(connection_id, external_id, status, error)
+    WHERE m.connection_id = v.connection_id AND m.external_id = v.external_id AND m.direction = 'outbound'
+      AND (
+        (v.status = 'failed' AND m.status IN ('queued', 'sent'))
+        OR (v.status <> 'failed' AND m.status <> 'failed' AND
+            array_position(ARRAY['queued','sent','delivered','read'], m.status) < array_position(ARRAY['queued','sent','delivered','read'], v.status))
+      )
+    RETURNING m.id, m.thread_id, m.workspace_id, m.status, m.error`.execute(db);
+  return rows;
+}
+
+// ---- tenant lists (cursor pages) ----
+
+/** A workspace's threads, most recently active first, `limit + 1` rows from after `cursor`. */
+export async function listThreads(db: Executor, workspaceId: number, limit: number, cursor: Cursor | undefined) {
+  let q = db
+    .selectFrom('threads')
+    .innerJoin('connections', 'connections.id', 'threads.connection_id')
+    .selectAll('threads')
+    .select('connections.integration_key')
+    .where('threads.workspace_id', '=', workspaceId);
+  if (cursor) q = q.where((eb) => eb(eb.refTuple('threads.last_message_at', 'threads.id'), '<', eb.tuple(cursor.at, cursor.id)));
+  return q.orderBy('threads.last_message_at', 'desc').orderBy('threads.id', 'desc').limit(limit + 1).execute();
+}
+
+export async function findThread(db: Executor, workspaceId: number, id: number) {
+  return db
+    .selectFrom('threads')
+    .innerJoin('connections', 'connections.id', 'threads.connection_id')
+    .selectAll('threads')
+    .select('connections.integration_key')
+    .where('threads.workspace_id', '=', workspaceId)
+    .where('threads.id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function listMessages(db: Executor, threadId: number, limit: number, cursor: Cursor | undefined) {
+  let q = db.selectFrom('messages').selectAll().where('thread_id', '=', threadId);
+  if (cursor) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+}
+
+export async function listContacts(db: Executor, workspaceId: number, limit: number, cursor: Cursor | undefined) {
+  let q = db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId);
+  if (cursor) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+}
+
+export async function listHandles(db: Executor, contactIds: number[]) {
+  if (contactIds.length === 0) return [];
+  return db.selectFrom('contact_handles').selectAll().where('contact_id', 'in', contactIds).execute();
+}

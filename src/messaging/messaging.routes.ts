@@ -1,0 +1,85 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Selectable } from 'kysely';
+import { requireAuth, tenantOf } from '../auth/auth.js';
+import type { MessagesTable, ThreadsTable } from '../db/types.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
+import { cursorPage, cursorQuerySchema, parseCursorQuery, type CursorQuery } from '../http/pagination.js';
+import { findThread, listContacts, listHandles, listMessages, listThreads } from './messaging.queries.js';
+
+export function threadResource(row: Selectable<ThreadsTable> & { integration_key: string }) {
+  return {
+    id: row.id,
+    connectionId: row.connection_id,
+    integrationKey: row.integration_key,
+    contactId: row.contact_id,
+    status: row.status,
+    lastMessageAt: row.last_message_at.toISOString(),
+    lastMessagePreview: row.last_message_preview,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+export function messageResource(row: Selectable<MessagesTable>) {
+  return {
+    id: row.id,
+    threadId: row.thread_id,
+    direction: row.direction,
+    externalId: row.external_id,
+    text: row.text,
+    status: row.status,
+    error: row.error,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+const ThreadParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+
+/** Tenant lists of what the workers made: threads, their messages, contacts (cursor pages). */
+export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.addHook('preHandler', requireAuth(deps));
+
+  app.get('/threads', { schema: { querystring: cursorQuerySchema } }, async (request) => {
+    const { workspaceId } = tenantOf(request);
+    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
+    const rows = await listThreads(deps.db, workspaceId, limit, cursor);
+    const page = cursorPage(rows, limit, (r) => ({ at: r.last_message_at, id: r.id }));
+    return envelope(request, page.items.map(threadResource), page.meta);
+  });
+
+  app.get('/threads/:id', { schema: { params: ThreadParams } }, async (request) => {
+    const thread = await findThread(deps.db, tenantOf(request).workspaceId, request.params.id);
+    if (!thread) throw errors.notFound('thread');
+    return envelope(request, threadResource(thread));
+  });
+
+  app.get('/threads/:id/messages', { schema: { params: ThreadParams, querystring: cursorQuerySchema } }, async (request) => {
+    const thread = await findThread(deps.db, tenantOf(request).workspaceId, request.params.id);
+    if (!thread) throw errors.notFound('thread');
+    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
+    const rows = await listMessages(deps.db, thread.id, limit, cursor);
+    const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+    return envelope(request, page.items.map(messageResource), page.meta);
+  });
+
+  app.get('/contacts', { schema: { querystring: cursorQuerySchema } }, async (request) => {
+    const { workspaceId } = tenantOf(request);
+    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
+    const rows = await listContacts(deps.db, workspaceId, limit, cursor);
+    const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+    const handles = await listHandles(deps.db, page.items.map((c) => c.id));
+    return envelope(
+      request,
+      page.items.map((c) => ({
+        id: c.id,
+        name: c.name,
+        handles: handles.filter((h) => h.contact_id === c.id).map((h) => ({ integrationKey: h.integration_key, externalId: h.external_id })),
+        createdAt: c.created_at.toISOString(),
+      })),
+      page.meta,
+    );
+  });
+};

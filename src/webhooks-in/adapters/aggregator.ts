@@ -1,0 +1,69 @@
+import {
+  arrayOf,
+  firstHeader,
+  hmacMatches,
+  isObject,
+  NormaliseError,
+  optionalString,
+  requireObject,
+  requireString,
+  toDate,
+  type MessageStatusEvent,
+  type NormalisedEvent,
+  type WebhookAdapter,
+} from '../adapter.js';
+
+const SIGNATURE_HEADERS = ['x-aggregator-signature', 'x-hub-signature-256', 'x-signature'] as const;
+const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 'delivered', read: 'read', failed: 'failed' };
+
+/**
+ * A messaging aggregator in the format documented in docs/webhooks.md: one event, or
+ * `{ "events": [...] }`, each `{ event, accountId, data }`. Signed with HMAC-SHA256 of
+ * `webhookSecret` in the first present of `x-aggregator-signature`, `x-hub-signature-256`,
+ * `x-signature`; a `sha256=` prefix is stripped when present and tolerated when absent.
+ * No subscription handshake.
+ */
+export const aggregatorAdapter: WebhookAdapter = {
+  key: 'aggregator',
+  challenge: () => null,
+  verify: (rawBody, headers, cfg) => ({
+    ok: hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), rawBody, cfg.webhookSecret, 'optional'),
+  }),
+  eventName(payload) {
+    if (!isObject(payload)) return undefined;
+    if (Array.isArray(payload.events)) return isObject(payload.events[0]) ? optionalString(payload.events[0].event) : undefined;
+    return optionalString(payload.event);
+  },
+  normalise(payload) {
+    const body = requireObject(payload, 'payload');
+    const list = Array.isArray(body.events) ? arrayOf(body.events, 'events') : [body];
+    return list.flatMap((raw, i): NormalisedEvent[] => {
+      const where = Array.isArray(body.events) ? `events[${i}]` : 'payload';
+      const e = requireObject(raw, where);
+      const event = requireString(e.event, `${where}.event`);
+      const account = requireString(e.accountId, `${where}.accountId`);
+      const data = requireObject(e.data, `${where}.data`);
+      switch (event) {
+        case 'message.received': {
+          const from = requireObject(data.from, `${where}.data.from`);
+          return [{
+            type: 'message',
+            externalAccountId: account,
+            externalMessageId: requireString(data.id, `${where}.data.id`),
+            contact: { externalId: requireString(from.id, `${where}.data.from.id`), name: optionalString(from.name) },
+            text: optionalString(data.text) ?? '',
+            occurredAt: toDate(data.timestamp),
+          }];
+        }
+        case 'message.status': {
+          const status = STATUSES[requireString(data.status, `${where}.data.status`)];
+          if (!status) throw new NormaliseError(`${where}.data.status "${String(data.status)}" is not one of sent, delivered, read, failed`);
+          const error = isObject(data.error) ? [optionalString(data.error.code), optionalString(data.error.message)].filter(Boolean).join(': ') : undefined;
+          return [{ type: 'status', externalAccountId: account, externalMessageId: requireString(data.id, `${where}.data.id`), status, error, occurredAt: toDate(data.timestamp) }];
+        }
+        default:
+          return []; // other aggregator events carry nothing for the inbox
+      }
+    });
+  },
+};

@@ -1,0 +1,89 @@
+import {
+  header,
+  hmacMatches,
+  isObject,
+  optionalString,
+  parseJson,
+  requireObject,
+  requireString,
+  type MessageStatusEvent,
+  type NormalisedEvent,
+  type WebhookAdapter,
+} from '../adapter.js';
+
+/** Marks a report accepted without a signature (SPEC §5.2 rule 5); read by `normalise`. */
+export const UNSIGNED_MARK = '__unsigned';
+
+const STATUSES: Record<string, MessageStatusEvent | undefined> = {
+  sent: 'sent',
+  delivered: 'delivered',
+  read: 'read',
+  undelivered: 'failed',
+  failed: 'failed',
+};
+
+/** SMS callbacks arrive as JSON or as application/x-www-form-urlencoded. */
+function parseSmsBody(rawBody: string): Record<string, unknown> | undefined {
+  const trimmed = rawBody.trimStart();
+  if (trimmed.startsWith('{')) {
+    const parsed = parseJson(rawBody);
+    return isObject(parsed) ? parsed : undefined;
+  }
+  if (trimmed === '') return undefined;
+  return Object.fromEntries(new URLSearchParams(rawBody));
+}
+
+/**
+ * An SMS provider's inbound messages and delivery receipts (`MessageSid`, `MessageStatus`,
+ * `From`, `To`, `Body`, `ErrorCode`, `ErrorMessage`). `x-signature` is HMAC-SHA256 with
+ * `webhookSecret`, `sha256=` optional. Exception: a report with no signature header whose
+ * `MessageSid` names a message already sent through SMS is accepted; it is normalised with
+ * an empty account id so it can only update that message and never claim an account.
+ * The account is `To` for an inbound message and `From` (the sender number) for a receipt.
+ */
+export const smsAdapter: WebhookAdapter = {
+  key: 'sms',
+  challenge: () => null,
+  async verify(rawBody, headers, cfg, ctx) {
+    const payload = parseSmsBody(rawBody);
+    const signature = header(headers, 'x-signature');
+    if (signature !== undefined) {
+      const ok = hmacMatches(signature, rawBody, cfg.webhookSecret, 'optional');
+      return ok ? { ok: true, payload: payload ?? null } : { ok: false };
+    }
+    const sid = payload ? optionalString(payload.MessageSid) : undefined;
+    if (payload && sid !== undefined && (await ctx.isKnownOutboundMessage('sms', sid))) {
+      return { ok: true, payload: { ...payload, [UNSIGNED_MARK]: true } };
+    }
+    return { ok: false };
+  },
+  eventName: (payload) => (isObject(payload) ? optionalString(payload.MessageStatus) : undefined),
+  normalise(payload) {
+    const p = requireObject(payload, 'payload');
+    const sid = requireString(p.MessageSid, 'MessageSid');
+    const state = requireString(p.MessageStatus, 'MessageStatus').toLowerCase();
+    const unsigned = p[UNSIGNED_MARK] === true;
+    if (state === 'received') {
+      if (unsigned) return [];
+      return [{
+        type: 'message',
+        externalAccountId: requireString(p.To, 'To'),
+        externalMessageId: sid,
+        contact: { externalId: requireString(p.From, 'From') },
+        text: optionalString(p.Body) ?? '',
+      }];
+    }
+    const status = STATUSES[state];
+    if (!status) return []; // queued, sending, accepted: nothing new for the inbox
+    const event: NormalisedEvent = {
+      type: 'status',
+      externalAccountId: unsigned ? '' : requireString(p.From, 'From'),
+      externalMessageId: sid,
+      status,
+    };
+    if (status === 'failed') {
+      event.error = [optionalString(p.ErrorCode), optionalString(p.ErrorMessage)].filter(Boolean).join(': ') || state;
+    }
+    return [event];
+  },
+};

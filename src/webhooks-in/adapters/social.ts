@@ -1,0 +1,68 @@
+import type { IntegrationKey } from '../../config.js';
+import {
+  arrayOf,
+  header,
+  hmacMatches,
+  hubChallenge,
+  isObject,
+  optionalString,
+  requireObject,
+  requireString,
+  toDate,
+  type NormalisedEvent,
+  type WebhookAdapter,
+} from '../adapter.js';
+
+/**
+ * Messenger (`social_one.native`) and Instagram (`social_two.native`) messaging: one adapter
+ * configured twice. `x-hub-signature-256` must carry `sha256=` and an HMAC with `appSecret`;
+ * a correct digest without the prefix is refused (SPEC §5.2 rule 1). The account is `entry[].id`
+ * (the page or Instagram account id); the contact is `messaging[].sender.id` (PSID / IGSID).
+ */
+export function socialAdapter(key: IntegrationKey & `${string}.native`): WebhookAdapter {
+  return {
+    key,
+    challenge: (query, _headers, cfg) => hubChallenge(query, cfg.webhookVerifyToken),
+    verify: (rawBody, headers, cfg) => ({
+      ok: hmacMatches(header(headers, 'x-hub-signature-256'), rawBody, cfg.appSecret, 'required'),
+    }),
+    eventName: (payload) => (isObject(payload) ? optionalString(payload.object) : undefined),
+    normalise(payload) {
+      const body = requireObject(payload, 'payload');
+      const events: NormalisedEvent[] = [];
+      arrayOf(body.entry, 'entry').forEach((rawEntry, i) => {
+        const entry = requireObject(rawEntry, `entry[${i}]`);
+        const account = requireString(entry.id, `entry[${i}].id`);
+        arrayOf(entry.messaging, `entry[${i}].messaging`).forEach((rawItem, j) => {
+          const item = requireObject(rawItem, `entry[${i}].messaging[${j}]`);
+          const at = toDate(item.timestamp);
+          if (isObject(item.message)) {
+            // Echoes are our own outbound messages seen again; they add nothing.
+            if (item.message.is_echo === true) return;
+            const sender = requireObject(item.sender, `entry[${i}].messaging[${j}].sender`);
+            events.push({
+              type: 'message',
+              externalAccountId: account,
+              externalMessageId: requireString(item.message.mid, `entry[${i}].messaging[${j}].message.mid`),
+              contact: { externalId: requireString(sender.id, `entry[${i}].messaging[${j}].sender.id`) },
+              text: optionalString(item.message.text) ?? attachmentText(item.message.attachments),
+              occurredAt: at,
+            });
+          } else if (isObject(item.delivery)) {
+            for (const mid of arrayOf(item.delivery.mids, 'delivery.mids')) {
+              if (typeof mid === 'string') events.push({ type: 'status', externalAccountId: account, externalMessageId: mid, status: 'delivered', occurredAt: at });
+            }
+          }
+          // `read` carries only a watermark, no message ids; it is not mapped to messages.
+        });
+      });
+      return events;
+    },
+  };
+}
+
+function attachmentText(attachments: unknown): string {
+  if (!Array.isArray(attachments) || attachments.length === 0) return '';
+  const types = attachments.map((a) => (isObject(a) ? optionalString(a.type) ?? 'file' : 'file'));
+  return `[${types.join(', ')}]`;
+}

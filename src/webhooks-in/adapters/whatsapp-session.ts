@@ -1,0 +1,66 @@
+import {
+  firstHeader,
+  hmacMatches,
+  isObject,
+  NormaliseError,
+  optionalString,
+  requireObject,
+  requireString,
+  toDate,
+  type MessageStatusEvent,
+  type WebhookAdapter,
+} from '../adapter.js';
+
+const SIGNATURE_HEADERS = ['x-gatewayone-signature', 'x-webhook-signature', 'x-signature'] as const;
+
+/** Gateway ack codes: 1 server, 2 device, 3 read, 4 played, -1 error. 0 (pending) is no news. */
+const ACKS: Record<string, MessageStatusEvent> = { '1': 'sent', '2': 'delivered', '3': 'read', '4': 'read', '-1': 'failed' };
+
+/**
+ * A WhatsApp session gateway (one phone session per connection), e.g.
+ * `{ "event": "message", "session": "acme-main", "payload": { id, from, fromMe, body, timestamp } }`
+ * and `{ "event": "message.ack", "session": …, "payload": { id, ack } }`. The scheme is chosen by
+ * which header arrived, not by configuration; every header is checked against the same
+ * `webhookSecret` (16..255 characters), `sha256=` optional. Verification parses nothing, so
+ * the stored payload comes from the raw-body fallback. The account is `session`.
+ */
+export const whatsappSessionAdapter: WebhookAdapter = {
+  key: 'whatsapp_session',
+  challenge: () => null,
+  verify: (rawBody, headers, cfg) => ({
+    ok: hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), rawBody, cfg.webhookSecret, 'optional'),
+  }),
+  eventName: (payload) => (isObject(payload) ? optionalString(payload.event) : undefined),
+  normalise(payload) {
+    const body = requireObject(payload, 'payload');
+    const event = requireString(body.event, 'event');
+    const session = requireString(body.session, 'session');
+    const p = requireObject(body.payload, 'payload.payload');
+    if (event === 'message') {
+      if (p.fromMe === true) return []; // sent from the phone itself
+      const from = requireString(p.from, 'payload.from');
+      const name = isObject(p._data) ? optionalString(p._data.notifyName) : optionalString(p.notifyName);
+      return [{
+        type: 'message',
+        externalAccountId: session,
+        externalMessageId: requireString(p.id, 'payload.id'),
+        contact: { externalId: from.replace(/@c\.us$/, ''), name },
+        text: optionalString(p.body) ?? '',
+        occurredAt: toDate(p.timestamp),
+      }];
+    }
+    if (event === 'message.ack') {
+      const ack = ACKS[String(p.ack)];
+      if (p.ack === undefined) throw new NormaliseError('payload.ack is missing');
+      if (!ack) return [];
+      return [{
+        type: 'status',
+        externalAccountId: session,
+        externalMessageId: requireString(p.id, 'payload.id'),
+        status: ack,
+        error: ack === 'failed' ? optionalString(p.error) ?? 'the gateway reported an error' : undefined,
+      }];
+    }
+    return []; // session.status and other gateway events are not messages
+  },
+};

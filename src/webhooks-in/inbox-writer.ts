@@ -1,0 +1,81 @@
+import { fromKysely } from 'pg-boss';
+import type { Deps } from '../deps.js';
+import { insertInboxRows, type NewInboxRow } from '../inbox/inbox.queries.js';
+import { WEBHOOK_QUEUE } from '../inbox/inbox.queue-name.js';
+
+interface Pending {
+  row: NewInboxRow;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Persists accepted deliveries and enqueues their ids, row and job in one transaction, so an
+ * acknowledged delivery is always both stored and queued and a failed enqueue leaves no row.
+ *
+ * Group commit: while a transaction is in flight, deliveries that arrive meanwhile wait and
+ * go together in the next one (one multi-row INSERT, one batched job insert). Under no load
+ * each delivery commits alone at once; under load the cost of a commit is shared, which is
+ * what lets ingestion keep up with many concurrent provider connections. Every caller still
+ * gets its answer only after its own row and job are committed.
+ */
+export class InboxWriter {
+  private pending: Pending[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly options = { maxBatch: 500, maxConcurrent: 2 },
+  ) {}
+
+  write(row: NewInboxRow): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ row, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.options.maxConcurrent && this.pending.length > 0) {
+      const batch = this.pending.splice(0, this.options.maxBatch);
+      this.inFlight++;
+      this.commit(batch)
+        .catch(() => {})
+        .finally(() => {
+          this.inFlight--;
+          this.pump();
+        });
+    }
+  }
+
+  private async commit(batch: Pending[]): Promise<void> {
+    try {
+      await this.persist(batch.map((p) => p.row));
+      for (const p of batch) p.resolve();
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0]!.reject(err);
+        return;
+      }
+      // One row must not sink the others: retry each alone, each answering for itself.
+      await Promise.all(
+        batch.map((p) =>
+          this.persist([p.row]).then(p.resolve, (e: unknown) => {
+            p.reject(e);
+          }),
+        ),
+      );
+    }
+  }
+
+  private async persist(rows: NewInboxRow[]): Promise<void> {
+    await this.deps.db.transaction().execute(async (trx) => {
+      await insertInboxRows(trx, rows);
+      await this.deps.boss.insert(
+        WEBHOOK_QUEUE,
+        rows.map((r) => ({ data: { id: r.id } })),
+        { db: fromKysely(trx as Parameters<typeof fromKysely>[0]) },
+      );
+    });
+  }
+}

@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { IntegrationKey } from '../config.js';
+import type { Deps } from '../deps.js';
+import { errorBody } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
+import { findOutboundByExternalId } from '../messaging/messaging.queries.js';
+import { firstHeader, parseJson, type Query, type Verification, type VerifyContext } from './adapter.js';
+import { adapterFor } from './adapters/index.js';
+import { InboxWriter } from './inbox-writer.js';
+
+/** Headers INBOX_LOG_WEBHOOKS reads the signing header from, in order (SPEC §5.3). */
+const LOGGED_SIGNATURE_HEADERS = ['x-hub-signature-256', 'x-service-signature', 'x-gatewayone-signature', 'x-webhook-signature', 'x-signature'];
+/** Integrations that can never be accepted, whatever the flags say (SPEC §5.2 rule 7). */
+const NEVER_ACCEPTED = new Set(['livechat', 'ai']);
+
+interface Params {
+  integrationKey: string;
+}
+
+/**
+ * `/webhooks/*`: provider deliveries. Not under /v1 and never versioned: these URLs live in
+ * third parties' dashboards. The body is never parsed before verification; every content type
+ * is kept as the exact string it arrived as.
+ */
+export const webhookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
+  const writer = new InboxWriter(deps);
+  const ctx: VerifyContext = {
+    isKnownOutboundMessage: async (integrationKey, id) => (await findOutboundByExternalId(deps.db, integrationKey, [id])).length > 0,
+  };
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+  app.get<{ Params: Params; Querystring: Query }>('/:integrationKey', async (request, reply) => {
+    const adapter = adapterFor(request.params.integrationKey);
+    if (!adapter) throw errors.notFound('integration');
+    const cfg = deps.config.integrations[adapter.key] ?? {};
+    const value = adapter.challenge(request.query, request.headers, cfg);
+    if (value === null) {
+      // Providers compare the body byte for byte, so a refusal is a bare 404 in the usual envelope.
+      return reply.code(404).send(errorBody(request.id, 'not_found', 'challenge not accepted'));
+    }
+    return reply.type('text/plain; charset=utf-8').send(value);
+  });
+
+  const ingest = async (request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, key: string) => {
+    const adapter = adapterFor(key);
+    if (!adapter) throw errors.notFound('integration');
+    const rawBody = typeof request.body === 'string' ? request.body : '';
+    if (deps.config.logWebhooks) {
+      request.log.info(
+        { integrationKey: key, signature: firstHeader(request.headers, LOGGED_SIGNATURE_HEADERS) ?? null, rawBody },
+        'inbound webhook',
+      );
+    }
+    const verification = await verify(deps, adapter.key, rawBody, request, ctx);
+    if (!verification.ok) {
+      deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'rejected' });
+      throw errors.invalidApiKey('webhook signature or shared secret is missing or wrong');
+    }
+    // A verifier that parsed hands its payload over; otherwise the raw body is parsed here,
+    // so adapters that verify raw bytes still store a payload (SPEC §4.2).
+    const payload = verification.payload !== undefined ? verification.payload : parseJson(rawBody);
+    const payloadJson = payload === undefined || payload === null ? null : JSON.stringify(payload);
+    await writer.write({
+      id: randomUUID(),
+      integrationKey: key,
+      event: payload === undefined ? null : adapter.eventName(payload) ?? null,
+      rawBody,
+      // jsonb cannot hold \u0000; such a payload is kept only as raw text and fails in the worker.
+      payloadJson: payloadJson?.includes('\\u0000') ? null : payloadJson,
+    });
+    deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'accepted' });
+    return reply.code(200).send({ status: 'queued' });
+  };
+
+  app.post<{ Params: Params }>('/email', (request, reply) => ingest(request, reply, 'email'));
+  app.post<{ Params: Params }>('/:integrationKey', (request, reply) => ingest(request, reply, request.params.integrationKey));
+};
+
+async function verify(deps: Deps, key: IntegrationKey, rawBody: string, request: FastifyRequest, ctx: VerifyContext): Promise<Verification> {
+  const adapter = adapterFor(key)!;
+  const cfg = deps.config.integrations[key] ?? {};
+  if (NEVER_ACCEPTED.has(key)) return { ok: false };
+  // Postgres text cannot hold NUL, and no provider delivery contains one: refused like a bad signature.
+  if (rawBody.includes('\u0000')) return { ok: false };
+  if (cfg.skipVerify) return { ok: true };
+  let result: Verification;
+  try {
+    result = await adapter.verify(rawBody, request.headers, cfg, ctx);
+  } catch (err) {
+    request.log.warn({ err, integrationKey: key }, 'webhook verification error');
+    result = { ok: false };
+  }
+  if (!result.ok && deps.config.skipWebhookVerify) {
+    request.log.warn({ integrationKey: key }, `${key}: webhook signature unverified, accepted because INBOX_SKIP_WEBHOOK_VERIFY=true`);
+    return { ok: true };
+  }
+  return result;
+}

@@ -1,0 +1,248 @@
+import { describe, expect, it } from 'vitest';
+import { adapters } from '../../src/webhooks-in/adapters/index.js';
+import type { VerifyContext } from '../../src/webhooks-in/adapter.js';
+import { fixture, sign } from '../helpers/webhooks.js';
+
+const SECRET = 'whsec_0123456789abcdef';
+const knowsNothing: VerifyContext = { isKnownOutboundMessage: async () => false };
+const verify = (key: keyof typeof adapters, body: string, headers: Record<string, string>, cfg: object = { webhookSecret: SECRET, appSecret: SECRET }, ctx = knowsNothing) =>
+  adapters[key].verify(body, headers, cfg, ctx);
+
+describe('social_one.native / social_two.native (one adapter, configured twice)', () => {
+  const body = fixture('social_one.native', 'message.json');
+  for (const key of ['social_one.native', 'social_two.native'] as const) {
+    it(`${key}: requires the sha256= prefix even when the digest is right`, async () => {
+      expect(await verify(key, body, { 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` })).toEqual({ ok: true });
+      expect((await verify(key, body, { 'x-hub-signature-256': sign(SECRET, body) })).ok).toBe(false);
+    });
+    it(`${key}: fails without appSecret, without the header, or with another secret`, async () => {
+      const header = { 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` };
+      expect((await verify(key, body, header, { webhookSecret: SECRET })).ok).toBe(false);
+      expect((await verify(key, body, {})).ok).toBe(false);
+      expect((await verify(key, body, { 'x-hub-signature-256': `sha256=${sign('other', body)}` })).ok).toBe(false);
+      expect((await verify(key, body, { 'x-hub-signature-256': `sha256=${sign(SECRET, body)}00` })).ok).toBe(false);
+    });
+  }
+  it('answers the hub challenge only with mode subscribe and the configured webhookVerifyToken', () => {
+    const cfg = { webhookVerifyToken: 'verify-me' };
+    const a = adapters['social_one.native'];
+    expect(a.challenge({ 'hub.mode': 'subscribe', 'hub.verify_token': 'verify-me', 'hub.challenge': '1158201444' }, {}, cfg)).toBe('1158201444');
+    expect(a.challenge({ 'hub.mode': 'unsubscribe', 'hub.verify_token': 'verify-me', 'hub.challenge': 'x' }, {}, cfg)).toBeNull();
+    expect(a.challenge({ 'hub.mode': 'subscribe', 'hub.verify_token': 'wrong', 'hub.challenge': 'x' }, {}, cfg)).toBeNull();
+    expect(a.challenge({ 'hub.mode': 'subscribe', 'hub.verify_token': 'verify-me' }, {}, cfg)).toBeNull();
+    expect(a.challenge({ 'hub.mode': 'subscribe', 'hub.verify_token': '', 'hub.challenge': 'x' }, {}, {})).toBeNull();
+  });
+  it('normalises Messenger and Instagram messages; skips echoes; maps delivery mids', () => {
+    expect(adapters['social_one.native'].normalise(JSON.parse(body))).toEqual([
+      {
+        type: 'message',
+        externalAccountId: '1126357274156702',
+        externalMessageId: expect.stringMatching(/^m_AG5/),
+        contact: { externalId: '6774138815947562' },
+        text: 'Hi, is the store open on Sunday?',
+        occurredAt: new Date(1749416383000),
+      },
+    ]);
+    expect(adapters['social_two.native'].normalise(JSON.parse(fixture('social_two.native', 'message.json')))[0]).toMatchObject({
+      externalAccountId: '17841405793187218',
+      contact: { externalId: '1914382715439872' },
+      text: 'Love the new collection!',
+    });
+    expect(adapters['social_one.native'].normalise(JSON.parse(fixture('social_one.native', 'delivery-and-echo.json')))).toEqual([
+      { type: 'status', externalAccountId: '1126357274156702', externalMessageId: 'm_outbound_1', status: 'delivered', occurredAt: undefined },
+    ]);
+  });
+});
+
+describe('aggregator', () => {
+  const body = fixture('aggregator', 'message.json');
+  it('takes the first present of x-aggregator-signature, x-hub-signature-256, x-signature', async () => {
+    const good = sign(SECRET, body);
+    expect((await verify('aggregator', body, { 'x-aggregator-signature': good })).ok).toBe(true);
+    expect((await verify('aggregator', body, { 'x-hub-signature-256': good })).ok).toBe(true);
+    expect((await verify('aggregator', body, { 'x-signature': good })).ok).toBe(true);
+    // first present wins: a wrong first header is not rescued by a right later one
+    expect((await verify('aggregator', body, { 'x-aggregator-signature': 'bad', 'x-signature': good })).ok).toBe(false);
+    expect((await verify('aggregator', body, { 'x-hub-signature-256': 'bad', 'x-signature': good })).ok).toBe(false);
+  });
+  it('strips the sha256= prefix when present and tolerates it absent', async () => {
+    expect((await verify('aggregator', body, { 'x-signature': `sha256=${sign(SECRET, body)}` })).ok).toBe(true);
+    expect((await verify('aggregator', body, { 'x-signature': sign(SECRET, body) })).ok).toBe(true);
+    expect((await verify('aggregator', body, { 'x-signature': sign(SECRET, body) }, {})).ok).toBe(false);
+  });
+  it('has no handshake', () => {
+    expect(adapters.aggregator.challenge({ 'hub.mode': 'subscribe', 'hub.verify_token': SECRET, 'hub.challenge': 'x' }, {}, { webhookSecret: SECRET, webhookVerifyToken: SECRET })).toBeNull();
+  });
+  it('normalises single events and batches, ignoring events it has no use for', () => {
+    expect(adapters.aggregator.normalise(JSON.parse(body))).toEqual([
+      {
+        type: 'message',
+        externalAccountId: 'agg-acct-7781',
+        externalMessageId: 'agg-msg-0001',
+        contact: { externalId: '+4915112345678', name: 'Jonas' },
+        text: 'Can I change my delivery address?',
+        occurredAt: new Date('2026-11-20T09:15:00Z'),
+      },
+    ]);
+    expect(adapters.aggregator.normalise(JSON.parse(fixture('aggregator', 'batch.json')))).toEqual([
+      { type: 'status', externalAccountId: 'agg-acct-7781', externalMessageId: 'agg-out-1', status: 'delivered', error: undefined, occurredAt: new Date(1763630100000) },
+      { type: 'status', externalAccountId: 'agg-acct-7781', externalMessageId: 'agg-out-2', status: 'failed', error: '30008: Unknown error', occurredAt: undefined },
+    ]);
+  });
+});
+
+describe('whatsapp', () => {
+  const body = fixture('whatsapp', 'text-message.json');
+  const cfg = { webhookSecret: SECRET, providerReportSecret: 'report-secret' };
+  it('rejects a body that is not JSON before looking at any secret', async () => {
+    const notJson = 'hello';
+    expect((await verify('whatsapp', notJson, { 'x-hub-signature-256': `sha256=${sign(SECRET, notJson)}` }, cfg)).ok).toBe(false);
+    expect((await verify('whatsapp', notJson, { 'x-vendor-auth': 'report-secret' }, cfg)).ok).toBe(false);
+  });
+  it('accepts a delivery report by x-vendor-auth equal to providerReportSecret, returning the parsed payload', async () => {
+    const result = await verify('whatsapp', body, { 'x-vendor-auth': 'report-secret' }, cfg);
+    expect(result).toEqual({ ok: true, payload: JSON.parse(body) });
+    expect((await verify('whatsapp', body, { 'x-vendor-auth': 'report-secret' }, { webhookSecret: SECRET })).ok).toBe(false);
+  });
+  it('otherwise verifies x-hub-signature-256 with webhookSecret and a required prefix', async () => {
+    expect((await verify('whatsapp', body, { 'x-vendor-auth': 'wrong', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }, cfg)).ok).toBe(true);
+    expect((await verify('whatsapp', body, { 'x-hub-signature-256': sign(SECRET, body) }, cfg)).ok).toBe(false);
+    expect((await verify('whatsapp', body, { 'x-hub-signature-256': `sha256=${sign('x', body)}` }, cfg)).ok).toBe(false);
+  });
+  it('compares hub.verify_token with webhookSecret (no separate verify token)', () => {
+    const q = { 'hub.mode': 'subscribe', 'hub.verify_token': SECRET, 'hub.challenge': 'ch-42' };
+    expect(adapters.whatsapp.challenge(q, {}, { webhookSecret: SECRET })).toBe('ch-42');
+    expect(adapters.whatsapp.challenge(q, {}, { webhookVerifyToken: SECRET })).toBeNull();
+  });
+  it('normalises messages (text and captions), delivery receipts and failures with their error', () => {
+    expect(adapters.whatsapp.normalise(JSON.parse(body))).toEqual([
+      {
+        type: 'message',
+        externalAccountId: '106540352242922',
+        externalMessageId: 'wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=',
+        contact: { externalId: '16505551234', name: 'Sheena Nelson' },
+        text: 'Does it come in another color?',
+        occurredAt: new Date(1749416383000),
+      },
+    ]);
+    expect(adapters.whatsapp.normalise(JSON.parse(fixture('whatsapp', 'image-message.json')))[0]).toMatchObject({ text: 'This one' });
+    expect(adapters.whatsapp.normalise(JSON.parse(fixture('whatsapp', 'statuses.json'))).map((e) => e.type === 'status' && e.status)).toEqual(['delivered', 'read']);
+    expect(adapters.whatsapp.normalise(JSON.parse(fixture('whatsapp', 'status-failed.json')))[0]).toMatchObject({
+      status: 'failed',
+      error: '131047: Re-engagement message: Re-engagement message',
+    });
+    expect(adapters.whatsapp.eventName(JSON.parse(body))).toBe('messages');
+  });
+  it('says what is missing when a payload cannot be read', () => {
+    expect(() => adapters.whatsapp.normalise({ entry: [{ changes: [{ field: 'messages', value: { metadata: {} } }] }] })).toThrow(
+      'entry[0].changes[0].value.metadata.phone_number_id is missing',
+    );
+    expect(() => adapters.whatsapp.normalise('text')).toThrow('payload is not an object');
+  });
+});
+
+describe('whatsapp_session', () => {
+  const body = fixture('whatsapp_session', 'message.json');
+  const session = 's'.repeat(16);
+  it('chooses the scheme by which header arrived; every header uses the same webhookSecret; verifies without parsing', async () => {
+    for (const h of ['x-gatewayone-signature', 'x-webhook-signature', 'x-signature']) {
+      expect(await verify('whatsapp_session', body, { [h]: sign(session, body) }, { webhookSecret: session })).toEqual({ ok: true });
+      expect(await verify('whatsapp_session', body, { [h]: `sha256=${sign(session, body)}` }, { webhookSecret: session })).toEqual({ ok: true });
+    }
+    expect((await verify('whatsapp_session', body, { 'x-gatewayone-signature': 'bad', 'x-signature': sign(session, body) }, { webhookSecret: session })).ok).toBe(false);
+    expect((await verify('whatsapp_session', body, {}, { webhookSecret: session })).ok).toBe(false);
+  });
+  it('normalises gateway messages and acks', () => {
+    expect(adapters.whatsapp_session.normalise(JSON.parse(body))).toEqual([
+      {
+        type: 'message',
+        externalAccountId: 'acme-main',
+        externalMessageId: 'false_447700900123@c.us_3EB0C767D26A1D8A1B2C',
+        contact: { externalId: '447700900123', name: 'Priya' },
+        text: 'Hello, are you open today?',
+        occurredAt: new Date(1763630100000),
+      },
+    ]);
+    expect(adapters.whatsapp_session.normalise(JSON.parse(fixture('whatsapp_session', 'ack.json')))).toEqual([
+      { type: 'status', externalAccountId: 'acme-main', externalMessageId: 'true_447700900123@c.us_3EB0OUTBOUND', status: 'read', error: undefined },
+    ]);
+  });
+});
+
+describe('sms', () => {
+  it('verifies x-signature with the prefix optional and returns the parsed form or JSON payload', async () => {
+    const form = fixture('sms', 'inbound.form');
+    const ok = await verify('sms', form, { 'x-signature': sign(SECRET, form) });
+    expect(ok.ok).toBe(true);
+    expect(ok.payload).toMatchObject({ MessageSid: 'SM7c6a5d3e1f0b4a2c9d8e7f6a5b4c3d21', Body: 'Is my order shipped?', To: '+14155550100' });
+    expect((await verify('sms', form, { 'x-signature': `sha256=${sign(SECRET, form)}` })).ok).toBe(true);
+    expect((await verify('sms', form, { 'x-signature': sign('other', form) })).ok).toBe(false);
+  });
+  it('accepts an unsigned report only when its MessageSid names a message already sent', async () => {
+    const body = fixture('sms', 'delivered.json');
+    const knows: VerifyContext = { isKnownOutboundMessage: async (key, id) => key === 'sms' && id === 'SMOUTBOUND00000000000000000000001' };
+    const accepted = await verify('sms', body, {}, undefined, knows);
+    expect(accepted.ok).toBe(true);
+    expect(adapters.sms.normalise(accepted.payload)).toEqual([
+      { type: 'status', externalAccountId: '', externalMessageId: 'SMOUTBOUND00000000000000000000001', status: 'delivered' },
+    ]);
+    expect((await verify('sms', body, {}, undefined, knowsNothing)).ok).toBe(false);
+    // a present but wrong signature is not rescued by correlation
+    expect((await verify('sms', body, { 'x-signature': 'bad' }, undefined, knows)).ok).toBe(false);
+  });
+  it('normalises inbound SMS, receipts and failures (form-encoded and JSON)', async () => {
+    const form = fixture('sms', 'inbound.form');
+    const inbound = await verify('sms', form, { 'x-signature': sign(SECRET, form) });
+    expect(adapters.sms.normalise(inbound.payload)).toEqual([
+      { type: 'message', externalAccountId: '+14155550100', externalMessageId: 'SM7c6a5d3e1f0b4a2c9d8e7f6a5b4c3d21', contact: { externalId: '+14155550199' }, text: 'Is my order shipped?' },
+    ]);
+    const undelivered = fixture('sms', 'undelivered.form');
+    const report = await verify('sms', undelivered, { 'x-signature': sign(SECRET, undelivered) });
+    expect(adapters.sms.normalise(report.payload)).toEqual([
+      { type: 'status', externalAccountId: '+14155550100', externalMessageId: 'SMOUTBOUND00000000000000000000002', status: 'failed', error: '30003: Unreachable destination handset' },
+    ]);
+  });
+});
+
+describe('email', () => {
+  const body = fixture('email', 'inbound.json');
+  it('requires x-vendor-auth, else x-service-signature, to equal webhookSecret exactly', async () => {
+    expect((await verify('email', body, { 'x-vendor-auth': SECRET })).ok).toBe(true);
+    expect((await verify('email', body, { 'x-service-signature': SECRET })).ok).toBe(true);
+    expect((await verify('email', body, { 'x-vendor-auth': `${SECRET} ` })).ok).toBe(false);
+    expect((await verify('email', body, { 'x-vendor-auth': 'wrong', 'x-service-signature': SECRET })).ok).toBe(false);
+    expect((await verify('email', body, { 'x-vendor-auth': SECRET }, {})).ok).toBe(false);
+    expect((await verify('email', body, {})).ok).toBe(false);
+  });
+  it('normalises inbound mail and bounces', () => {
+    expect(adapters.email.normalise(JSON.parse(body))).toEqual([
+      {
+        type: 'message',
+        externalAccountId: 'support@acme.test',
+        externalMessageId: '<CAF=3Dx+8u1Zk2Q@mail.example.org>',
+        contact: { externalId: 'dana@example.org', name: 'Dana Whitfield' },
+        text: 'Invoice question\n\nHi, the invoice for October shows two line items for the same order.',
+        occurredAt: new Date('2026-11-20T08:00:00Z'),
+      },
+    ]);
+    expect(adapters.email.normalise(JSON.parse(fixture('email', 'bounce.json')))).toEqual([
+      {
+        type: 'status',
+        externalAccountId: 'support@acme.test',
+        externalMessageId: '<outbound-1@acme.test>',
+        status: 'failed',
+        error: 'bounce: 550 5.1.1 The email account that you tried to reach does not exist',
+        occurredAt: new Date(1763630100000),
+      },
+    ]);
+  });
+});
+
+describe('livechat and ai', () => {
+  it('always reject and normalise to nothing, by design', async () => {
+    for (const key of ['livechat', 'ai'] as const) {
+      expect(await verify(key, '{}', { 'x-signature': sign(SECRET, '{}') })).toEqual({ ok: false });
+      expect(adapters[key].normalise({ anything: true })).toEqual([]);
+    }
+  });
+});
