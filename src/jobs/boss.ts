@@ -12,6 +12,9 @@ export async function startBoss(url: string, log: Logger, options: { max?: numbe
     application_name: 'inbox-queue',
     supervise: options.supervise ?? true,
     schedule: false,
+    // Queues created with `notify` wake their workers through LISTEN/NOTIFY the moment a job
+    // commits, instead of waiting for the next poll.
+    useListenNotify: true,
   });
   boss.on('error', (err) => log.error({ err }, 'queue error'));
   await boss.start();

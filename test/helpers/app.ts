@@ -29,6 +29,8 @@ export interface TestContextOptions {
   now?: () => Date;
   /** Share the database of another context (two app instances on one database). */
   database?: TestDatabase;
+  /** Collects the service's log lines (parsed JSON) for tests that check what is logged. */
+  logLines?: Record<string, unknown>[];
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {
@@ -48,7 +50,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
 export async function startTestContext(options: TestContextOptions = {}): Promise<TestContext> {
   const config = testConfig(options.env);
   const database = options.database ?? (await createTestDatabase());
-  const log = createLogger(config.logLevel);
+  const log = options.logLines
+    ? createLogger('info', { write: (line: string) => void options.logLines!.push(JSON.parse(line)) })
+    : createLogger(config.logLevel);
   const { db, pool, close: closeDb } = createDatabase(database.url, { max: 5 });
   const boss = await startBoss(database.url, log, { max: 5, supervise: false });
   const deps: Deps = {

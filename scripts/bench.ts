@@ -1,0 +1,295 @@
+// `npm run bench [-- --json] [-- --seconds 10] [-- --connections 200]`
+//
+// Measures, in one run on one machine, side by side:
+//   1. ceiling: a no-op Fastify route that reads the raw body and checks the same HMAC;
+//   2. ingest:  POST /webhooks/whatsapp on the real service (role api), signed ~1.5 KB bodies;
+//   3. process: a worker drains everything phase 2 stored (received → processed);
+//   4. latency: role all under a steady 500 deliveries/s, median received → processed.
+// Throughput is reported as a ratio against the ceiling because shared machines drift.
+// Every number comes from this run; nothing is asserted.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { sql } from 'kysely';
+import { loadConfig } from '../src/config.js';
+import { createConnection } from '../src/connections/connections.service.js';
+import { hmacSha256Hex } from '../src/crypto/hmac.js';
+import { createDatabase, type Db } from '../src/db/database.js';
+import { freePort, startEmbeddedPostgres } from '../src/db/embedded.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { WEBHOOK_QUEUE } from '../src/inbox/inbox.queue.js';
+import { createWorkspace } from '../src/workspaces/workspaces.service.js';
+
+const { values: args } = parseArgs({
+  options: {
+    json: { type: 'boolean', default: false },
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '200' },
+    rate: { type: 'string', default: '500' },
+  },
+});
+const SECONDS = Number(args.seconds);
+const CONNECTIONS = Number(args.connections);
+const RATE = Number(args.rate);
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SECRET = randomBytes(24).toString('hex');
+const PHONE_NUMBER_ID = '106540352242922';
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+// ---------------------------------------------------------------- deliveries
+
+const FILLER = 'Hello, I would like to know where my order is. '.repeat(22);
+let sequence = 0;
+
+/** A WhatsApp Cloud API text delivery of about 1.5 KB with a unique message id. */
+function delivery(): string {
+  sequence++;
+  const from = `4477009${String(sequence % 2000).padStart(5, '0')}`;
+  return JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: '102290129340398',
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '15550783881', phone_number_id: PHONE_NUMBER_ID },
+              contacts: [{ profile: { name: `Customer ${sequence % 2000}` }, wa_id: from }],
+              messages: [
+                {
+                  from,
+                  id: `wamid.bench.${process.pid}.${sequence}.${randomBytes(6).toString('hex')}`,
+                  timestamp: String(Math.floor(Date.now() / 1000)),
+                  type: 'text',
+                  text: { body: `${sequence}: ${FILLER}` },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    ],
+  });
+}
+
+/** autocannon request whose body and signature are made fresh for every request. */
+const signedRequest = {
+  method: 'POST' as const,
+  path: '/webhooks/whatsapp',
+  setupRequest: (req: Record<string, unknown>) => {
+    const body = delivery();
+    return {
+      ...req,
+      body,
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmacSha256Hex(SECRET, body)}` },
+    };
+  },
+};
+
+// ---------------------------------------------------------------- processes
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  peakRssMb: () => number;
+  stop(): Promise<void>;
+}
+
+function rssMb(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function startProcess(args: string[], env: Record<string, string>, readyUrl: string | undefined, readyLine?: string): Promise<Server> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(child.pid!))), 200);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`process exited early:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`process not ready:\n${output}`);
+    if (readyLine !== undefined && output.includes(readyLine)) break;
+    if (readyUrl !== undefined) {
+      const ok = await fetch(`${readyUrl}/readyz`).then((r) => r.ok, () => false);
+      if (ok) break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    url: readyUrl ?? '',
+    peakRssMb: () => Math.max(peak, rssMb(child.pid!)),
+    async stop() {
+      clearInterval(sampler);
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+function serve(role: 'api' | 'worker' | 'all', databaseUrl: string, port: number) {
+  return startProcess(
+    [path.join(ROOT, 'bin/inbox.js'), 'serve', '--role', role],
+    {
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET } }),
+    },
+    role === 'worker' ? undefined : `http://127.0.0.1:${port}`,
+    role === 'worker' ? 'inbox is running' : undefined,
+  );
+}
+
+async function load(url: string, options: Partial<autocannon.Options> = {}) {
+  return autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    requests: [signedRequest as unknown as autocannon.Request],
+    ...options,
+  });
+}
+
+// ---------------------------------------------------------------- database
+
+async function count(db: Db, where: ReturnType<typeof sql>): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox WHERE ${where}`.execute(db);
+  return rows[0]!.n;
+}
+
+async function jobCount(db: Db): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(db);
+  return rows[0]!.n;
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('timed out waiting for the queue to drain');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+// ---------------------------------------------------------------- run
+
+async function main() {
+  let stopPostgres = async () => {};
+  let databaseUrl = process.env.DATABASE_URL;
+  if (databaseUrl === undefined) {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'inbox-bench-'));
+    const pg = await startEmbeddedPostgres(dir); // default durability: fsync and synchronous commit on
+    databaseUrl = pg.url;
+    stopPostgres = async () => {
+      await pg.stop();
+      await rm(dir, { recursive: true, force: true });
+    };
+  }
+  const database = createDatabase(databaseUrl, { max: 2 });
+  const servers: Server[] = [];
+  try {
+    await migrateToLatest(database.db);
+    const workspace = await createWorkspace(database.db, 'Bench');
+    const config = loadConfig({ INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET } }) });
+    await createConnection(database.db, config, workspace.id, { integrationKey: 'whatsapp', externalAccountId: PHONE_NUMBER_ID, name: 'Bench line' });
+
+    say(`1/4 ceiling: no-op route, ${CONNECTIONS} connections, ${SECONDS} s`);
+    const ceilingPort = await freePort();
+    const ceilingServer = await startProcess(['--import', 'tsx', path.join(ROOT, 'scripts/bench-ceiling.ts')], { PORT: String(ceilingPort), BENCH_SECRET: SECRET }, undefined, 'ceiling listening');
+    servers.push(ceilingServer);
+    const ceiling = await load(`http://127.0.0.1:${ceilingPort}`);
+    await ceilingServer.stop();
+
+    say(`2/4 ingest: POST /webhooks/whatsapp (role api), ${CONNECTIONS} connections, ${SECONDS} s`);
+    const apiPort = await freePort();
+    const api = await serve('api', databaseUrl, apiPort);
+    servers.push(api);
+    const ingest = await load(api.url);
+    const acknowledged = ingest['2xx'];
+    const rows = await count(database.db, sql`true`);
+    const jobs = await jobCount(database.db);
+    const ingestRss = api.peakRssMb();
+    await api.stop();
+
+    say(`3/4 process: one worker drains ${rows} deliveries`);
+    const t0 = performance.now();
+    const worker = await serve('worker', databaseUrl, await freePort());
+    servers.push(worker);
+    await waitFor(async () => (await count(database.db, sql`status <> 'received'`)) >= rows, 300_000);
+    const drainSeconds = (performance.now() - t0) / 1000;
+    const processed = await count(database.db, sql`status = 'processed'`);
+    const workerRss = worker.peakRssMb();
+    await worker.stop();
+
+    say(`4/4 latency: role all at ${RATE} deliveries/s for ${SECONDS} s`);
+    const allPort = await freePort();
+    const all = await serve('all', databaseUrl, allPort);
+    servers.push(all);
+    const since = new Date();
+    const paced = await load(all.url, { connections: 50, overallRate: RATE });
+    await waitFor(async () => (await count(database.db, sql`created_at >= ${since} AND status = 'received'`)) === 0, 120_000);
+    const { rows: lat } = await sql<{ p50: number; p99: number }>`
+      SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at) * 1000) AS p50,
+             percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at) * 1000) AS p99
+      FROM webhook_inbox WHERE created_at >= ${since} AND processed_at IS NOT NULL`.execute(database.db);
+    const allRss = all.peakRssMb();
+    await all.stop();
+
+    const result = {
+      ceiling: { rps: Math.round(ceiling.requests.average) },
+      ingest: {
+        rps: Math.round(ingest.requests.average),
+        p99Ms: ingest.latency.p99,
+        non2xx: ingest.non2xx + ingest.errors + ingest.timeouts,
+        acknowledged,
+        rows,
+        jobs,
+      },
+      ratio: Number((ingest.requests.average / ceiling.requests.average).toFixed(3)),
+      process: {
+        deliveriesPerSec: Math.round(processed / drainSeconds),
+        drained: processed,
+        seconds: Number(drainSeconds.toFixed(2)),
+        p50LatencyMs: Math.round(lat[0]!.p50),
+        p99LatencyMs: Math.round(lat[0]!.p99),
+        pacedRps: Math.round(paced.requests.average),
+      },
+      rssMb: Math.round(Math.max(ingestRss, workerRss, allRss)),
+    };
+
+    const table = [
+      ['ceiling (no-op route + HMAC)', `${result.ceiling.rps} req/s`],
+      ['ingest POST /webhooks/whatsapp', `${result.ingest.rps} req/s, p99 ${result.ingest.p99Ms} ms, non-2xx ${result.ingest.non2xx}`],
+      ['ingest / ceiling', `${(result.ratio * 100).toFixed(1)} %`],
+      ['durable', `${acknowledged} acknowledged, ${rows} rows, ${jobs} jobs`],
+      ['processing (1 worker)', `${result.process.deliveriesPerSec} deliveries/s (${processed} in ${result.process.seconds} s)`],
+      [`latency at ${RATE}/s`, `p50 ${result.process.p50LatencyMs} ms, p99 ${result.process.p99LatencyMs} ms received → processed`],
+      ['peak server RSS', `${result.rssMb} MB`],
+    ];
+    const width = Math.max(...table.map(([k]) => k!.length));
+    for (const [k, v] of table) process.stdout.write(`${k!.padEnd(width)}  ${v}\n`);
+    if (args.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    for (const s of servers) await s.stop().catch(() => {});
+    await database.close();
+    await stopPostgres();
+  }
+}
+
+await main();
+process.exit(0);

@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import type { InboxStatus } from '../../src/db/types.js';
+import { WEBHOOK_QUEUE } from '../../src/inbox/inbox.queue.js';
+import { adminHeaders, useTestContext } from '../helpers/app.js';
+import { makeTenant } from '../helpers/factories.js';
+
+const ctx = await useTestContext();
+const mine = await makeTenant(ctx.deps);
+const theirs = await makeTenant(ctx.deps);
+
+async function inboxRow(appId: string | null, status: InboxStatus, extra: { lastError?: string; attempts?: number; key?: string } = {}) {
+  const id = randomUUID();
+  await ctx.deps.db
+    .insertInto('webhook_inbox')
+    .values({ id, integration_key: extra.key ?? 'whatsapp', app_id: appId, raw_body: '{}', payload_json: '{}', event: null, status, last_error: extra.lastError ?? null, attempt_count: extra.attempts ?? 0, processed_at: status === 'processed' ? new Date() : null })
+    .execute();
+  return id;
+}
+
+const list = (headers: Record<string, string>, query = '') => ctx.app.inject({ method: 'GET', url: `/v1/admin/webhook-inbox${query}`, headers });
+const requeue = (headers: Record<string, string>, id: string, extra: Record<string, string> = {}) =>
+  ctx.app.inject({ method: 'POST', url: `/v1/admin/webhook-inbox/${id}/requeue`, headers: { ...headers, ...extra } });
+
+describe('GET /v1/admin/webhook-inbox', () => {
+  it("lists the caller's dead letters by default, never another app's", async () => {
+    const dead = await inboxRow(mine.workspace.appId, 'dead_letter', { lastError: 'no connection', attempts: 8 });
+    const foreign = await inboxRow(theirs.workspace.appId, 'dead_letter');
+    await inboxRow(mine.workspace.appId, 'failed');
+    const body = (await list(mine.headers)).json();
+    const ids = body.data.map((r: { id: string }) => r.id);
+    expect(ids).toContain(dead);
+    expect(ids).not.toContain(foreign);
+    expect(body.data.every((r: { status: string }) => r.status === 'dead_letter')).toBe(true);
+    expect(body.data.find((r: { id: string }) => r.id === dead)).toMatchObject({ id: dead, integrationKey: 'whatsapp', lastError: 'no connection', attemptCount: 8, appId: mine.workspace.appId });
+  });
+
+  it('lists rows still in flight with status=failed and status=received', async () => {
+    const failed = await inboxRow(mine.workspace.appId, 'failed');
+    const received = await inboxRow(mine.workspace.appId, 'received');
+    expect((await list(mine.headers, '?status=failed')).json().data.map((r: { id: string }) => r.id)).toContain(failed);
+    expect((await list(mine.headers, '?status=received')).json().data.map((r: { id: string }) => r.id)).toContain(received);
+    expect((await list(mine.headers, '?status=bogus')).statusCode).toBe(422);
+  });
+
+  it('returns at most 100 rows by default and honours limit', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    for (let i = 0; i < 105; i++) await inboxRow(tenant.workspace.appId, 'dead_letter');
+    expect((await list(tenant.headers)).json().data).toHaveLength(100);
+    expect((await list(tenant.headers, '?limit=7')).json().data).toHaveLength(7);
+  });
+
+  it('requires the admin scope', async () => {
+    const reader = await makeTenant(ctx.deps, { scopes: ['read'] });
+    expect((await list(reader.headers)).statusCode).toBe(403);
+    expect((await list({})).statusCode).toBe(401);
+  });
+});
+
+describe('POST /v1/admin/webhook-inbox/:id/requeue', () => {
+  it('resets a dead letter to received, clears its error, enqueues it and answers with the status before', async () => {
+    const id = await inboxRow(mine.workspace.appId, 'dead_letter', { lastError: 'boom', attempts: 8 });
+    const res = await requeue(mine.headers, id);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toEqual({ id, status: 'dead_letter' });
+    const row = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'received', attempt_count: 0, last_error: null, processed_at: null, next_retry_at: null });
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->>'id' = ${id}`.execute(ctx.deps.db);
+    expect(rows[0]!.n).toBe(1);
+  });
+
+  it('requeues a failed row too', async () => {
+    const id = await inboxRow(mine.workspace.appId, 'failed', { lastError: 'x', attempts: 2 });
+    expect((await requeue(mine.headers, id)).json().data).toEqual({ id, status: 'failed' });
+  });
+
+  it("answers not_found (not 403) for another app's row, an unknown id and a malformed id", async () => {
+    const foreign = await inboxRow(theirs.workspace.appId, 'dead_letter');
+    for (const id of [foreign, randomUUID(), 'not-a-uuid']) {
+      const res = await requeue(mine.headers, id);
+      expect(res.statusCode, id).toBe(404);
+      expect(res.json().error.code).toBe('not_found');
+    }
+    const row = await ctx.deps.db.selectFrom('webhook_inbox').select('status').where('id', '=', foreign).executeTakeFirstOrThrow();
+    expect(row.status).toBe('dead_letter');
+  });
+
+  it('refuses rows that are not failed or dead_letter with 409', async () => {
+    for (const status of ['processed', 'received'] as const) {
+      const id = await inboxRow(mine.workspace.appId, status);
+      const res = await requeue(mine.headers, id);
+      expect(res.statusCode).toBe(409);
+      expect(res.json().error.code).toBe('conflict');
+    }
+  });
+
+  it('replays the first answer for a repeated idempotency-key without requeueing again', async () => {
+    const id = await inboxRow(mine.workspace.appId, 'dead_letter');
+    const key = { 'idempotency-key': `req-${randomUUID()}` };
+    const first = await requeue(mine.headers, id, key);
+    const second = await requeue(mine.headers, id, key);
+    expect(second.statusCode).toBe(200);
+    expect(second.json().data).toEqual(first.json().data);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->>'id' = ${id}`.execute(ctx.deps.db);
+    expect(rows[0]!.n).toBe(1);
+    const other = await inboxRow(mine.workspace.appId, 'dead_letter');
+    expect((await requeue(mine.headers, other, key)).statusCode).toBe(409);
+  });
+});
+
+describe('GET /v1/operator/webhook-inbox', () => {
+  it('lists every app, unresolved rows included, in offset pages with filters', async () => {
+    const unresolved = await inboxRow(null, 'failed', { key: 'sms' });
+    const all = (await ctx.app.inject({ method: 'GET', url: '/v1/operator/webhook-inbox?limit=500', headers: adminHeaders() })).json();
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox`.execute(ctx.deps.db);
+    expect(all.meta).toMatchObject({ page: 1, limit: 200, total: rows[0]!.n, hasMore: rows[0]!.n > 200 });
+    const filtered = (await ctx.app.inject({ method: 'GET', url: '/v1/operator/webhook-inbox?status=failed&integrationKey=sms', headers: adminHeaders() })).json();
+    expect(filtered.data.map((r: { id: string }) => r.id)).toEqual([unresolved]);
+    expect(filtered.meta.total).toBe(1);
+    expect(filtered.data[0]).toMatchObject({ appId: null, rawBody: '{}', payloadJson: {}, status: 'failed' });
+    const byApp = (await ctx.app.inject({ method: 'GET', url: `/v1/operator/webhook-inbox?appId=${theirs.workspace.appId}`, headers: adminHeaders() })).json();
+    expect(byApp.data.every((r: { appId: string }) => r.appId === theirs.workspace.appId)).toBe(true);
+    expect((await ctx.app.inject({ method: 'GET', url: '/v1/operator/webhook-inbox', headers: mine.headers })).statusCode).toBe(403);
+  });
+});
