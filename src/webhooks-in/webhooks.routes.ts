@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { uuid7 } from '../crypto/uuid7.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { IntegrationKey } from '../config.js';
 import type { Deps } from '../deps.js';
@@ -64,7 +64,7 @@ export const webhookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { d
     const payload = verification.payload !== undefined ? verification.payload : parseJson(rawBody);
     const payloadJson = payload === undefined || payload === null ? null : JSON.stringify(payload);
     await writer.write({
-      id: randomUUID(),
+      id: uuid7(),
       integrationKey: key,
       event: payload === undefined ? null : adapter.eventName(payload) ?? null,
       rawBody,
