@@ -22,8 +22,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz(3) NOT NULL DEFAULT now(),
       updated_at timestamptz(3) NOT NULL DEFAULT now()
     );
-    CREATE INDEX webhook_inbox_app_status_idx ON webhook_inbox (app_id, status, created_at DESC);
-    CREATE INDEX webhook_inbox_status_idx ON webhook_inbox (status, created_at DESC);
+    -- Both indexes are partial so that accepting a delivery (app_id still NULL, status
+    -- 'received') writes only the primary key: ingestion is the hot path.
+    CREATE INDEX webhook_inbox_app_status_idx ON webhook_inbox (app_id, status, created_at DESC) WHERE app_id IS NOT NULL;
+    CREATE INDEX webhook_inbox_trouble_idx ON webhook_inbox (status, created_at DESC) WHERE status IN ('failed', 'dead_letter');
 
     CREATE TABLE idempotency_keys (
       app_id text NOT NULL,

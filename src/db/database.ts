@@ -9,6 +9,25 @@ export type Db = Kysely<DB>;
 /** What every query function takes: the database or a transaction on it. */
 export type Executor = Kysely<DB> | Transaction<DB>;
 
+/**
+ * Runs `fn` in a transaction on one raw pool client. For the few hot paths where Kysely's
+ * per-call query building is measurable (ingestion); everything else uses `db.transaction()`.
+ */
+export async function withClientTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
 export interface Database {
   pool: pg.Pool;
   db: Db;

@@ -1,4 +1,5 @@
 import { sql, type Selectable } from 'kysely';
+import type pg from 'pg';
 import type { Executor } from '../db/database.js';
 import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
 
@@ -12,20 +13,31 @@ export interface NewInboxRow {
   payloadJson: string | null;
 }
 
-/** One multi-row INSERT for a batch of accepted deliveries. */
-export async function insertInboxRows(db: Executor, rows: NewInboxRow[]): Promise<void> {
-  await db
-    .insertInto('webhook_inbox')
-    .values(
-      rows.map((r) => ({
-        id: r.id,
-        integration_key: r.integrationKey,
-        event: r.event,
-        raw_body: r.rawBody,
-        payload_json: r.payloadJson,
-      })),
-    )
-    .execute();
+const insertTexts = new Map<number, string>();
+
+/** `INSERT … VALUES ($1..$5), ($6..$10), …` for `n` rows, built once per size. */
+function insertText(n: number): string {
+  let text = insertTexts.get(n);
+  if (!text) {
+    const tuples = Array.from({ length: n }, (_, i) => {
+      const p = i * 5;
+      return `($${p + 1}::uuid, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}::jsonb)`;
+    });
+    text = `INSERT INTO webhook_inbox (id, integration_key, event, raw_body, payload_json) VALUES ${tuples.join(', ')}`;
+    insertTexts.set(n, text);
+  }
+  return text;
+}
+
+/**
+ * One multi-row INSERT for a batch of accepted deliveries, on a raw client inside the
+ * caller's transaction. This is the ingestion hot path: the statement text is built once per
+ * batch size and prepared once per connection, so a batch costs one Bind and Execute.
+ */
+export async function insertInboxRows(client: pg.ClientBase, rows: NewInboxRow[]): Promise<void> {
+  const values: unknown[] = [];
+  for (const r of rows) values.push(r.id, r.integrationKey, r.event, r.rawBody, r.payloadJson);
+  await client.query({ name: `inbox_insert_${rows.length}`, text: insertText(rows.length), values });
 }
 
 /**

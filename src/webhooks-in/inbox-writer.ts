@@ -1,4 +1,4 @@
-import { fromKysely } from 'pg-boss';
+import { withClientTransaction } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { insertInboxRows, type NewInboxRow } from '../inbox/inbox.queries.js';
 import { WEBHOOK_QUEUE } from '../inbox/inbox.queue-name.js';
@@ -69,12 +69,13 @@ export class InboxWriter {
   }
 
   private async persist(rows: NewInboxRow[]): Promise<void> {
-    await this.deps.db.transaction().execute(async (trx) => {
-      await insertInboxRows(trx, rows);
+    await withClientTransaction(this.deps.pool, async (client) => {
+      await insertInboxRows(client, rows);
+      // pg-boss joins this transaction through its IDatabase interface.
       await this.deps.boss.insert(
         WEBHOOK_QUEUE,
         rows.map((r) => ({ data: { id: r.id } })),
-        { db: fromKysely(trx as Parameters<typeof fromKysely>[0]) },
+        { db: { executeSql: (text, values) => client.query(text, values as unknown[]) } },
       );
     });
   }
