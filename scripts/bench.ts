@@ -292,7 +292,7 @@ async function main() {
       ['durable', `${acknowledged} acknowledged, ${rows} rows, ${jobs} jobs`],
       ['processing (1 worker)', `${result.process.deliveriesPerSec} deliveries/s (${processed} in ${result.process.seconds} s)`],
       [`latency at ${RATE}/s`, `p50 ${result.process.p50LatencyMs} ms, p99 ${result.process.p99LatencyMs} ms received → processed`],
-      ['peak server RSS', `${result.rssMb} MB`],
+      ['peak server RSS', `${result.rssMb} MB (api ${Math.round(ingestRss)}, worker ${Math.round(workerRss)}, all ${Math.round(allRss)})`],
     ];
     const width = Math.max(...table.map(([k]) => k!.length));
     for (const [k, v] of table) process.stdout.write(`${k!.padEnd(width)}  ${v}\n`);

@@ -13,7 +13,7 @@ export const webhookQueue: QueueDefinition<{ id: string }> = {
   name: WEBHOOK_QUEUE,
   options: { retryLimit: 5, retryDelay: 5, expireInSeconds: 120, deleteAfterSeconds: 7 * 24 * 3600, notify: true },
   worker: {
-    options: { batchSize: 200, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true, localConcurrency: 2 },
+    options: { batchSize: 250, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true, localConcurrency: 3 },
     async handle(deps, jobs) {
       const started = performance.now();
       const outcome = await processDeliveries(deps, jobs.map((j) => j.data.id));
