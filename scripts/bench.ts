@@ -8,7 +8,7 @@
 //   4. latency: role all under a steady 500 deliveries/s, median received → processed.
 // Throughput is reported as a ratio against the ceiling because shared machines drift.
 // Every number comes from this run; nothing is asserted.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -149,9 +149,12 @@ async function startProcess(args: string[], env: Record<string, string>, readyUr
 /** Extra node flags for the service processes, e.g. BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
+/** The service as it ships: compiled by `npm run build`, as `npm start` and the Docker image run it. */
+const ENTRY = path.join(ROOT, 'dist/src/cli.js');
+
 function serve(role: 'api' | 'worker' | 'all', databaseUrl: string, port: number) {
   return startProcess(
-    [...NODE_FLAGS, path.join(ROOT, 'bin/inbox.js'), 'serve', '--role', role],
+    [...NODE_FLAGS, ENTRY, 'serve', '--role', role],
     {
       DATABASE_URL: databaseUrl,
       PORT: String(port),
@@ -197,6 +200,8 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promis
 // ---------------------------------------------------------------- run
 
 async function main() {
+  say('building the service (npm run build)');
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   let stopPostgres = async () => {};
   let databaseUrl = process.env.DATABASE_URL;
   if (databaseUrl === undefined) {
