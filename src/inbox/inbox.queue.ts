@@ -6,12 +6,14 @@ export { WEBHOOK_QUEUE };
 
 /**
  * Retries of processing errors follow SPEC §8.2 and are scheduled by the worker itself (the
- * row is the truth). pg-boss's own retry only covers a worker that died holding a job: the
- * job expires and is fetched again, and the row, still locked to nobody, is processed then.
+ * row is the truth). pg-boss's own retry covers what the worker cannot record: a worker that
+ * died holding a job (the job expires and is fetched again) or a database that was away when
+ * the batch ran. It backs off from 5 s to 5 min over 20 tries, riding out an outage of an hour
+ * or more before a job is given up.
  */
 export const webhookQueue: QueueDefinition<{ id: string }> = {
   name: WEBHOOK_QUEUE,
-  options: { retryLimit: 5, retryDelay: 5, expireInSeconds: 120, deleteAfterSeconds: 7 * 24 * 3600, notify: true },
+  options: { retryLimit: 20, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, deleteAfterSeconds: 7 * 24 * 3600, notify: true },
   worker: {
     options: { batchSize: 250, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true, localConcurrency: 3 },
     async handle(deps, jobs) {
