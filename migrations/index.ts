@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_tenancy.js';
 import * as m0002 from './0002_webhooks.js';
+import * as m0003 from './0003_sessions.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -9,4 +10,5 @@ import * as m0002 from './0002_webhooks.js';
 export const migrations: Record<string, Migration> = {
   '0001_tenancy': m0001,
   '0002_webhooks': m0002,
+  '0003_sessions': m0003,
 };

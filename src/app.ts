@@ -14,6 +14,12 @@ import { webhookRoutes } from './webhooks-in/webhooks.routes.js';
 import { deadLetterRoutes } from './inbox/dead-letter.routes.js';
 import { operatorInboxRoutes } from './inbox/operator-inbox.routes.js';
 import { messagingRoutes } from './messaging/messaging.routes.js';
+import fastifyJwt from '@fastify/jwt';
+import fastifyWebsocket from '@fastify/websocket';
+import { accountsRoutes } from './accounts/accounts.routes.js';
+import { personalAccessTokenRoutes } from './auth/personal-access-tokens.routes.js';
+import { userRoutes } from './auth/user.routes.js';
+import { realtimeRoutes } from './realtime/realtime.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -56,7 +62,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: deps.config.bodyLimitBytes,
-    trustProxy: true,
+    trustProxy: deps.config.trustProxy,
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
@@ -86,7 +92,15 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     reply.code(404).send(errorBody(request.id, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`));
   });
 
+  // HS256 only: a token naming any other algorithm (or none) is refused.
+  await app.register(fastifyJwt, { secret: deps.jwtSecret, sign: { algorithm: 'HS256' }, verify: { algorithms: ['HS256'] } });
+  await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 } });
+
   await app.register(healthRoutes, { deps });
+  await app.register(userRoutes, { deps, prefix: '/api/user' });
+  await app.register(personalAccessTokenRoutes, { deps, prefix: '/v1/personal-access-tokens' });
+  await app.register(accountsRoutes, { deps, prefix: '/v1/accounts' });
+  await app.register(realtimeRoutes, { deps, prefix: '/v1' });
   await app.register(engageRoutes, { deps, prefix: '/v1/engage' });
   await app.register(apiKeyRoutes, { deps, prefix: '/v1/api-keys' });
   await app.register(connectionRoutes, { deps, prefix: '/v1/connections' });

@@ -17,8 +17,13 @@ export const REDACT_PATHS = [
   '*.password',
 ];
 
+/** Requests as logged: no headers, and a `token` query parameter (the socket's) redacted. */
+function serializeRequest(req: { method?: string; url?: string; ip?: string; host?: string }) {
+  return { method: req.method, url: req.url?.replace(/([?&]token=)[^&]*/g, '$1[redacted]'), host: req.host, remoteAddress: req.ip };
+}
+
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);
+  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, serializers: { req: serializeRequest } }, destination);
 }
 
 export type { Logger };

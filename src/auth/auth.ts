@@ -1,8 +1,10 @@
+import type {} from '@fastify/jwt';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual, sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { findActiveApiKeyByHash, touchApiKey } from '../api-keys/api-keys.queries.js';
+import { findActivePat, findLiveSession, touchPat } from './sessions.queries.js';
 
 /** Who the caller is; set on `request.auth` by the guards below, the one place that decides. */
 export interface Auth {
@@ -56,26 +58,59 @@ async function resolveApiKey(deps: Deps, key: string): Promise<Auth> {
   };
 }
 
+export const PAT_PREFIX = 'inbox_pat_';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface ResolveOptions {
+  /** Personal-access tokens are accepted only where a route says so (SPEC §5: a few routes). */
+  allowPat?: boolean;
+}
+
 /**
- * Resolves a bearer token (JWT or personal-access token) to a caller, or null when the
- * token is not one the service accepts. The session feature supplies the implementation.
+ * A bearer token is a JWT whose `jti` names a live server-side session (so a logged-out,
+ * refreshed-away or revoked token is refused before it expires), or, where allowed, a
+ * personal-access token. Null when it is neither.
  */
-export type BearerResolver = (deps: Deps, token: string) => Promise<Auth | null>;
-let bearerResolver: BearerResolver = async () => null;
-export function setBearerResolver(resolver: BearerResolver): void {
-  bearerResolver = resolver;
+async function resolveBearer(deps: Deps, request: FastifyRequest, token: string, options: ResolveOptions): Promise<Auth | null> {
+  const now = deps.now();
+  if (token.startsWith(PAT_PREFIX)) {
+    if (!options.allowPat) return null;
+    const pat = await findActivePat(deps.db, sha256Hex(token));
+    if (!pat) return null;
+    touchPat(deps.db, pat.id, now).catch((err) => deps.log.warn({ err }, 'could not record token use'));
+    return { kind: 'pat', workspaceId: pat.workspace_id, appId: pat.app_id, userId: pat.user_id, sessionId: null, apiKeyId: null, scopes: [], roles: pat.roles };
+  }
+  let claims: { sub?: unknown; jti?: unknown };
+  try {
+    claims = request.server.jwt.verify(token);
+  } catch {
+    return null; // bad signature, wrong algorithm, expired, malformed
+  }
+  if (typeof claims.jti !== 'string' || !UUID.test(claims.jti)) return null;
+  const session = await findLiveSession(deps.db, claims.jti, now);
+  if (!session || String(session.user_id) !== String(claims.sub)) return null;
+  return {
+    kind: 'user',
+    workspaceId: session.workspace_id,
+    appId: session.app_id,
+    userId: session.user_id,
+    sessionId: session.session_id,
+    apiKeyId: null,
+    scopes: [],
+    roles: session.roles,
+  };
 }
 
 /**
  * Resolves the caller from the request's credentials: `X-API-KEY` first, then a bearer
  * token. Returns null when no credential is present; throws 401 when one is present but bad.
  */
-export async function resolveAuth(deps: Deps, request: FastifyRequest): Promise<Auth | null> {
+export async function resolveAuth(deps: Deps, request: FastifyRequest, options: ResolveOptions = {}): Promise<Auth | null> {
   const apiKey = headerValue(request, 'x-api-key');
   if (apiKey !== undefined) return resolveApiKey(deps, apiKey);
   const token = bearerToken(request);
   if (token !== undefined) {
-    const auth = await bearerResolver(deps, token);
+    const auth = await resolveBearer(deps, request, token, options);
     if (!auth) throw errors.unauthorized('invalid or expired token');
     return auth;
   }
@@ -83,24 +118,33 @@ export async function resolveAuth(deps: Deps, request: FastifyRequest): Promise<
   return null;
 }
 
+/** Resolves a bare token (the realtime socket's `?token=`): a JWT or a personal-access token. */
+export async function resolveToken(deps: Deps, request: FastifyRequest, token: string): Promise<Auth | null> {
+  return resolveBearer(deps, request, token, { allowPat: true });
+}
+
 function hasScope(auth: Auth, scope: Scope): boolean {
   return auth.scopes.includes(scope) || (auth.kind === 'user' && auth.roles.includes(scope));
 }
 
-/** preHandler: a tenant caller (user, PAT or API key) is required; with `scope`, it must hold it. */
-export function requireAuth(deps: Deps, options: { scope?: Scope } = {}) {
+/** preHandler: a tenant caller (user, API key; PAT where allowed) is required; with `scope`, it must hold it. */
+export function requireAuth(deps: Deps, options: { scope?: Scope; allowPat?: boolean; kinds?: Auth['kind'][] } = {}) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
-    const auth = await resolveAuth(deps, request);
+    const auth = await resolveAuth(deps, request, options);
     if (!auth || auth.workspaceId === null) throw errors.unauthorized();
+    if (options.kinds && !options.kinds.includes(auth.kind)) throw errors.forbidden(`requires a ${options.kinds.join(' or ')} credential`);
     if (options.scope && !hasScope(auth, options.scope)) throw errors.forbidden(`requires the ${options.scope} scope`);
     request.auth = auth;
   };
 }
 
-/** preHandler: credentials are optional; a valid one resolves the caller, none leaves it anonymous. */
-export function optionalAuth(deps: Deps) {
+/**
+ * preHandler: credentials are optional. Anonymous requests pass; a valid credential resolves
+ * the caller; a credential that is present but bad is refused (401), never silently ignored.
+ */
+export function optionalAuth(deps: Deps, options: ResolveOptions = {}) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
-    request.auth = await resolveAuth(deps, request);
+    request.auth = await resolveAuth(deps, request, options);
   };
 }
 
@@ -150,7 +194,7 @@ export function requireOperator(deps: Deps) {
       request.auth = ADMIN_AUTH;
       return;
     }
-    const auth = await resolveAuth(deps, request);
+    const auth = await resolveAuth(deps, request, { allowPat: true });
     if (!auth) throw errors.unauthorized();
     if (!(auth.kind === 'user' || auth.kind === 'pat') || !auth.roles.includes('operator')) {
       throw errors.forbidden('requires the operator role');

@@ -115,6 +115,42 @@ export interface MessagesTable {
   updated_at: Generated<Date>;
 }
 
+export interface SessionsTable {
+  id: string;
+  user_id: number;
+  remember: boolean;
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface AuthCodesTable {
+  code_hash: string;
+  user_id: number;
+  remember: boolean;
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+  used_at: NullableTimestamp;
+}
+
+export interface PersonalAccessTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  token_hash: string;
+  token_prefix: string;
+  created_at: Generated<Date>;
+  last_used_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface LoginAttemptsTable {
+  id: Generated<number>;
+  email: string;
+  ip: string;
+  created_at: Generated<Date>;
+}
+
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -126,6 +162,10 @@ export interface DB {
   contact_handles: ContactHandlesTable;
   threads: ThreadsTable;
   messages: MessagesTable;
+  sessions: SessionsTable;
+  auth_codes: AuthCodesTable;
+  personal_access_tokens: PersonalAccessTokensTable;
+  login_attempts: LoginAttemptsTable;
 }
 
 export type { Timestamp, NullableTimestamp };

@@ -1,0 +1,68 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { findUser, revokeSessions } from '../auth/sessions.queries.js';
+import { hmacSha256Hex, safeEqual } from '../crypto/hmac.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { AppError } from '../http/errors.js';
+import { publishEvent } from '../realtime/publish.js';
+
+const DIGEST = /^[0-9a-f]{64}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The signature rule of SPEC §4.5: optional `sha256=`, 64 lowercase hex, constant-time compare. */
+export function accountsSignatureValid(secret: string, rawBody: string, header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const digest = header.startsWith('sha256=') ? header.slice('sha256='.length) : header;
+  return DIGEST.test(digest) && safeEqual(digest, hmacSha256Hex(secret, rawBody));
+}
+
+function parse(rawBody: string): unknown {
+  try {
+    return JSON.parse(rawBody);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `POST /v1/accounts/webhook`: the accounts system tells the service that a user's sessions
+ * must end. Body: `{ "type": "session.revoked", "data": { "userId": 7, "sessionId"?: "<jti>" } }`.
+ * Other event types, unknown users and (without a secret) unparseable bodies are accepted and
+ * dropped.
+ */
+export const accountsRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+  app.post('/webhook', async (request) => {
+    const rawBody = typeof request.body === 'string' ? request.body : '';
+    const secret = deps.config.accountsWebhookSecret;
+    if (secret !== undefined) {
+      const header = request.headers['x-webhook-signature'];
+      if (!accountsSignatureValid(secret, rawBody, typeof header === 'string' ? header : undefined)) {
+        throw new AppError('unauthorized', 401, 'invalid accounts webhook signature');
+      }
+    }
+    const event = parse(rawBody) as { type?: unknown; data?: { userId?: unknown; sessionId?: unknown } } | undefined;
+    if (typeof event !== 'object' || event === null || event.type !== 'session.revoked') return envelope(request, { received: true, acted: false });
+    const userId = event.data?.userId;
+    const sessionId = event.data?.sessionId;
+    if (!Number.isSafeInteger(userId) || (userId as number) < 1) return envelope(request, { received: true, acted: false });
+    if (sessionId !== undefined && (typeof sessionId !== 'string' || !UUID.test(sessionId))) return envelope(request, { received: true, acted: false });
+    const user = await findUser(deps.db, userId as number);
+    if (!user) return envelope(request, { received: true, acted: false });
+
+    const ended = await deps.db.transaction().execute(async (trx) => {
+      const ids = await revokeSessions(trx, { userId: user.id, sessionId: sessionId as string | undefined }, deps.now());
+      // Republished on the tenant's bus for that user's sockets only (SPEC §4.5 rule 4).
+      await publishEvent(trx, {
+        type: 'session.revoked',
+        workspaceId: user.workspace_id,
+        targetUserId: user.id,
+        data: { userId: user.id, sessionIds: sessionId !== undefined ? [sessionId as string] : ids, reason: 'revoked' },
+      });
+      return ids;
+    });
+    return envelope(request, { received: true, acted: true, sessionsEnded: ended.length });
+  });
+};

@@ -1,0 +1,109 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+import type { Cursor } from '../http/pagination.js';
+
+export async function insertSession(db: Executor, row: { id: string; userId: number; remember: boolean; expiresAt: Date }) {
+  await db.insertInto('sessions').values({ id: row.id, user_id: row.userId, remember: row.remember, expires_at: row.expiresAt }).execute();
+}
+
+/** A live session (not revoked, not expired at `now`) with its user and the user's app. */
+export async function findLiveSession(db: Executor, id: string, now: Date) {
+  return db
+    .selectFrom('sessions')
+    .innerJoin('users', 'users.id', 'sessions.user_id')
+    .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
+    .select(['sessions.id as session_id', 'sessions.remember', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
+    .where('sessions.id', '=', id)
+    .where('sessions.revoked_at', 'is', null)
+    .where('sessions.expires_at', '>', now)
+    .executeTakeFirst();
+}
+
+/** Ends one session, or every live session of a user; returns the sessions it ended. */
+export async function revokeSessions(db: Executor, filter: { userId: number; sessionId?: string }, at: Date): Promise<string[]> {
+  let q = db.updateTable('sessions').set({ revoked_at: at }).where('user_id', '=', filter.userId).where('revoked_at', 'is', null);
+  if (filter.sessionId !== undefined) q = q.where('id', '=', filter.sessionId);
+  const rows = await q.returning('id').execute();
+  return rows.map((r) => r.id);
+}
+
+export async function insertAuthCode(db: Executor, row: { codeHash: string; userId: number; remember: boolean; expiresAt: Date }) {
+  await db.insertInto('auth_codes').values({ code_hash: row.codeHash, user_id: row.userId, remember: row.remember, expires_at: row.expiresAt }).execute();
+}
+
+/** Spends an auth code: only once, only before it expires. */
+export async function consumeAuthCode(db: Executor, codeHash: string, now: Date) {
+  return db
+    .updateTable('auth_codes')
+    .set({ used_at: now })
+    .where('code_hash', '=', codeHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning(['user_id', 'remember'])
+    .executeTakeFirst();
+}
+
+export async function findUser(db: Executor, id: number) {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+// ---- personal-access tokens ----
+
+export async function insertPat(db: Executor, row: { userId: number; name: string; tokenHash: string; tokenPrefix: string }) {
+  return db
+    .insertInto('personal_access_tokens')
+    .values({ user_id: row.userId, name: row.name, token_hash: row.tokenHash, token_prefix: row.tokenPrefix })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findActivePat(db: Executor, tokenHash: string) {
+  return db
+    .selectFrom('personal_access_tokens')
+    .innerJoin('users', 'users.id', 'personal_access_tokens.user_id')
+    .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
+    .select(['personal_access_tokens.id', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
+    .where('personal_access_tokens.token_hash', '=', tokenHash)
+    .where('personal_access_tokens.revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function touchPat(db: Executor, id: number, at: Date): Promise<void> {
+  await db.updateTable('personal_access_tokens').set({ last_used_at: at }).where('id', '=', id).execute();
+}
+
+export async function listPats(db: Executor, userId: number, limit: number, cursor: Cursor | undefined) {
+  let q = db.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', userId).where('revoked_at', 'is', null);
+  if (cursor) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+}
+
+export async function revokePat(db: Executor, userId: number, id: number, at: Date): Promise<boolean> {
+  const r = await db
+    .updateTable('personal_access_tokens')
+    .set({ revoked_at: at })
+    .where('user_id', '=', userId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return r.numUpdatedRows > 0n;
+}
+
+// ---- failed logins ----
+
+export async function recordFailedLogin(db: Executor, email: string, ip: string, at: Date): Promise<void> {
+  await db.insertInto('login_attempts').values({ email, ip, created_at: at }).execute();
+}
+
+/** Failed attempts since `since` for this e-mail and for this address, with the oldest of each. */
+export async function countFailedLogins(db: Executor, email: string, ip: string, since: Date) {
+  const { rows } = await sql<{ by_email: number; oldest_email: Date | null; by_ip: number; oldest_ip: Date | null }>`
+    SELECT
+      count(*) FILTER (WHERE email = ${email})::int AS by_email,
+      min(created_at) FILTER (WHERE email = ${email}) AS oldest_email,
+      count(*) FILTER (WHERE ip = ${ip})::int AS by_ip,
+      min(created_at) FILTER (WHERE ip = ${ip}) AS oldest_ip
+    FROM login_attempts
+    WHERE created_at > ${since} AND (email = ${email} OR ip = ${ip})`.execute(db);
+  return rows[0]!;
+}

@@ -1,0 +1,91 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { JWT } from '@fastify/jwt';
+import argon2 from 'argon2';
+import type { Selectable } from 'kysely';
+import { sha256Hex } from '../crypto/hmac.js';
+import type { Executor } from '../db/database.js';
+import type { UsersTable } from '../db/types.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
+import { publishEvent } from '../realtime/publish.js';
+import { userResource } from '../workspaces/workspaces.service.js';
+import { countFailedLogins, insertAuthCode, insertSession, recordFailedLogin, revokeSessions } from './sessions.queries.js';
+
+/** Token lifetimes: a normal login lasts 12 hours, `remember: true` 30 days. */
+export const SESSION_SECONDS = { normal: 12 * 3600, remember: 30 * 24 * 3600 } as const;
+/** Auth codes live 60 seconds and work once. */
+export const AUTH_CODE_SECONDS = 60;
+/** Failed logins counted over 15 minutes: 5 per e-mail, 50 per client address. */
+export const LOGIN_WINDOW_SECONDS = 15 * 60;
+export const LOGIN_LIMIT_PER_EMAIL = 5;
+export const LOGIN_LIMIT_PER_IP = 50;
+
+type User = Selectable<UsersTable>;
+
+/** Creates a one-time auth code for a user; only its SHA-256 is stored. */
+export async function issueAuthCode(db: Executor, userId: number, remember: boolean, now: Date): Promise<string> {
+  const code = randomBytes(24).toString('base64url');
+  await insertAuthCode(db, { codeHash: sha256Hex(code), userId, remember, expiresAt: new Date(now.getTime() + AUTH_CODE_SECONDS * 1000) });
+  return code;
+}
+
+/**
+ * Starts a server-side session and answers with the login response of SPEC §2:
+ * `{ data: UserResource, access_token, token_expiry, auth_code }`. The JWT's `jti` is the
+ * session id, so ending the session ends the token.
+ */
+export async function startSession(deps: Deps, jwt: JWT, user: User, remember: boolean) {
+  const now = deps.now();
+  const seconds = remember ? SESSION_SECONDS.remember : SESSION_SECONDS.normal;
+  const expiresAt = new Date(now.getTime() + seconds * 1000);
+  const sessionId = randomUUID();
+  const authCode = await deps.db.transaction().execute(async (trx) => {
+    await insertSession(trx, { id: sessionId, userId: user.id, remember, expiresAt });
+    return issueAuthCode(trx, user.id, remember, now);
+  });
+  const tokenExpiry = Math.floor(expiresAt.getTime() / 1000);
+  const accessToken = jwt.sign({ sub: String(user.id), jti: sessionId, wid: user.workspace_id, iat: Math.floor(now.getTime() / 1000), exp: tokenExpiry });
+  return { data: userResource(user), access_token: accessToken, token_expiry: tokenExpiry, auth_code: authCode };
+}
+
+/**
+ * Ends sessions and tells the user's sockets, in the same transaction: every api process
+ * closes the sockets of the ended sessions when the event arrives.
+ */
+export async function endSessions(deps: Deps, db: Executor, user: { id: number; workspaceId: number }, sessionId?: string, reason = 'logout') {
+  const ended = await revokeSessions(db, { userId: user.id, sessionId }, deps.now());
+  if (ended.length > 0) {
+    await publishEvent(db, {
+      type: 'session.revoked',
+      workspaceId: user.workspaceId,
+      targetUserId: user.id,
+      data: { userId: user.id, sessionIds: ended, reason },
+    });
+  }
+  return ended;
+}
+
+let dummyHash: Promise<string> | undefined;
+/** Verifies a password; for an unknown e-mail, against a throwaway hash, so both take as long. */
+export async function verifyPassword(user: User | undefined, password: string): Promise<boolean> {
+  if (!user) {
+    dummyHash ??= argon2.hash(randomBytes(16).toString('hex'), { type: argon2.argon2id });
+    await argon2.verify(await dummyHash, password).catch(() => false);
+    return false;
+  }
+  return argon2.verify(user.password_hash, password).catch(() => false);
+}
+
+/** Refuses the attempt (429) when the e-mail or the client address has failed too often. */
+export async function checkLoginRate(deps: Deps, email: string, ip: string): Promise<void> {
+  const now = deps.now();
+  const windowMs = LOGIN_WINDOW_SECONDS * 1000;
+  const counts = await countFailedLogins(deps.db, email, ip, new Date(now.getTime() - windowMs));
+  const retryAfter = (oldest: Date | null) => Math.max(1, Math.ceil(((oldest?.getTime() ?? now.getTime()) + windowMs - now.getTime()) / 1000));
+  if (counts.by_email >= LOGIN_LIMIT_PER_EMAIL) throw errors.rateLimited(retryAfter(counts.oldest_email));
+  if (counts.by_ip >= LOGIN_LIMIT_PER_IP) throw errors.rateLimited(retryAfter(counts.oldest_ip));
+}
+
+export function recordLoginFailure(deps: Deps, email: string, ip: string): Promise<void> {
+  return recordFailedLogin(deps.db, email, ip, deps.now());
+}

@@ -1,0 +1,92 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
+import { findUserByEmail } from '../workspaces/workspaces.queries.js';
+import { userResource } from '../workspaces/workspaces.service.js';
+import { optionalAuth, requireAuth } from './auth.js';
+import { consumeAuthCode, findLiveSession, findUser } from './sessions.queries.js';
+import { sha256Hex } from '../crypto/hmac.js';
+import {
+  AUTH_CODE_SECONDS,
+  checkLoginRate,
+  endSessions,
+  issueAuthCode,
+  recordLoginFailure,
+  startSession,
+  verifyPassword,
+} from './sessions.service.js';
+
+/** `/api/user/*`: login and sessions (SPEC §4.1). Field names keep SPEC's snake_case. */
+export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const withMeta = <T extends object>(request: { id: string }, body: T) => ({ ...body, meta: { requestId: request.id } });
+
+  app.post(
+    '/login',
+    {
+      schema: {
+        body: Type.Object({
+          email: Type.String({ minLength: 1, maxLength: 320 }),
+          password: Type.String({ minLength: 1, maxLength: 1024 }),
+          remember: Type.Optional(Type.Boolean()),
+        }),
+      },
+    },
+    async (request) => {
+      const email = request.body.email.trim().toLowerCase();
+      await checkLoginRate(deps, email, request.ip);
+      const user = await findUserByEmail(deps.db, email);
+      // The same answer, after the same work, whether or not the e-mail exists.
+      if (!(await verifyPassword(user, request.body.password)) || !user) {
+        await recordLoginFailure(deps, email, request.ip);
+        throw errors.unauthorized('invalid e-mail or password');
+      }
+      return withMeta(request, await startSession(deps, app.jwt, user, request.body.remember ?? false));
+    },
+  );
+
+  app.get('/user', { preHandler: requireAuth(deps, { allowPat: true, kinds: ['user', 'pat'] }) }, async (request) => {
+    const user = await findUser(deps.db, request.auth!.userId!);
+    if (!user) throw errors.unauthorized();
+    return envelope(request, userResource(user));
+  });
+
+  app.post('/refresh', { preHandler: requireAuth(deps, { kinds: ['user'] }) }, async (request) => {
+    const auth = request.auth!;
+    const session = await findLiveSession(deps.db, auth.sessionId!, deps.now());
+    const user = await findUser(deps.db, auth.userId!);
+    if (!session || !user) throw errors.unauthorized('invalid or expired token');
+    // The replaced token stops working: its session ends before the new one is handed out.
+    await deps.db.transaction().execute((trx) => endSessions(deps, trx, { id: user.id, workspaceId: user.workspace_id }, session.session_id, 'refresh'));
+    return withMeta(request, await startSession(deps, app.jwt, user, session.remember));
+  });
+
+  app.post('/logout', { preHandler: requireAuth(deps, { kinds: ['user'] }) }, async (request, reply) => {
+    const auth = request.auth!;
+    await deps.db.transaction().execute((trx) => endSessions(deps, trx, { id: auth.userId!, workspaceId: auth.workspaceId! }, auth.sessionId!, 'logout'));
+    reply.code(204);
+  });
+
+  app.post('/generate-code', { preHandler: optionalAuth(deps, { allowPat: true }) }, async (request) => {
+    const auth = request.auth;
+    if (!auth || (auth.kind !== 'user' && auth.kind !== 'pat')) throw errors.unauthorized('a signed-in user is required to generate a code');
+    const code = await issueAuthCode(deps.db, auth.userId!, false, deps.now());
+    return envelope(request, { auth_code: code, expires_in: AUTH_CODE_SECONDS });
+  });
+
+  app.post(
+    '/generate-token',
+    {
+      preHandler: optionalAuth(deps, { allowPat: true }),
+      schema: { body: Type.Object({ auth_code: Type.String({ minLength: 1, maxLength: 200 }) }) },
+    },
+    async (request) => {
+      const spent = await consumeAuthCode(deps.db, sha256Hex(request.body.auth_code), deps.now());
+      if (!spent) throw errors.unauthorized('invalid, used or expired auth code');
+      const user = await findUser(deps.db, spent.user_id);
+      if (!user) throw errors.unauthorized('invalid, used or expired auth code');
+      return withMeta(request, await startSession(deps, app.jwt, user, spent.remember));
+    },
+  );
+};

@@ -1,0 +1,36 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { bearerToken, resolveToken } from '../auth/auth.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
+import { RealtimeHub } from './hub.js';
+
+/**
+ * `GET /v1/realtime`: the tenant bus over a websocket. Authenticated by a JWT or a
+ * personal-access token, as `Authorization: Bearer …` or, for browsers (which cannot set
+ * headers on a websocket), `?token=…`.
+ */
+export const realtimeRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
+  const hub = new RealtimeHub(deps);
+  app.addHook('onReady', () => hub.start());
+  app.addHook('onClose', () => hub.close());
+
+  app.get(
+    '/realtime',
+    {
+      websocket: true,
+      preValidation: async (request) => {
+        const query = request.query as { token?: string };
+        const token = bearerToken(request) ?? (typeof query.token === 'string' && query.token !== '' ? query.token : undefined);
+        if (!token) throw errors.unauthorized('a bearer token or ?token= is required');
+        const auth = await resolveToken(deps, request, token);
+        if (!auth || auth.userId === null || auth.workspaceId === null) throw errors.unauthorized('invalid or expired token');
+        request.auth = auth;
+      },
+    },
+    (socket, request) => {
+      const auth = request.auth!;
+      hub.add({ socket, workspaceId: auth.workspaceId!, userId: auth.userId!, sessionId: auth.sessionId });
+      socket.send(JSON.stringify({ type: 'ready', data: { userId: auth.userId, workspaceId: auth.workspaceId } }));
+    },
+  );
+};
