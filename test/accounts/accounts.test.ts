@@ -1,0 +1,83 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { startTestContext, useTestContext } from '../helpers/app.js';
+import { makeTenant, makeUser } from '../helpers/factories.js';
+
+const SECRET = 'accounts-webhook-secret';
+const ctx = await useTestContext({ env: { INBOX_ACCOUNTS_WEBHOOK_SECRET: SECRET } });
+const tenant = await makeTenant(ctx.deps);
+
+const hmac = (body: string, secret = SECRET) => createHmac('sha256', secret).update(body).digest('hex');
+const post = (body: string, signature?: string, app = ctx.app) =>
+  app.inject({ method: 'POST', url: '/v1/accounts/webhook', headers: { 'content-type': 'application/json', ...(signature !== undefined ? { 'x-webhook-signature': signature } : {}) }, payload: body });
+
+async function signedIn(email: string) {
+  const { user, password } = await makeUser(ctx.deps, tenant.workspace.id, { email });
+  const login = async () => (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email, password } })).json();
+  return { user, login };
+}
+const me = (token: string) => ctx.app.inject({ method: 'GET', url: '/api/user/user', headers: { authorization: `Bearer ${token}` } });
+
+describe('POST /v1/accounts/webhook with a secret', () => {
+  it('session.revoked with a valid signature (prefix optional) ends all the user’s sessions', async () => {
+    const { user, login } = await signedIn('revoke-all@acme.test');
+    for (const prefix of ['', 'sha256=']) {
+      const a = (await login()).access_token;
+      const b = (await login()).access_token;
+      const body = JSON.stringify({ type: 'session.revoked', data: { userId: user.id } });
+      const res = await post(body, `${prefix}${hmac(body)}`);
+      expect(res.statusCode).toBe(200);
+      expect(res.json().data).toMatchObject({ received: true, acted: true, sessionsEnded: 2 });
+      expect((await me(a)).statusCode).toBe(401);
+      expect((await me(b)).statusCode).toBe(401);
+    }
+  });
+
+  it('with data.sessionId ends only that session', async () => {
+    const { user, login } = await signedIn('revoke-one@acme.test');
+    const a = (await login()).access_token;
+    const b = (await login()).access_token;
+    const jti = JSON.parse(Buffer.from(a.split('.')[1]!, 'base64url').toString()).jti;
+    const body = JSON.stringify({ type: 'session.revoked', data: { userId: user.id, sessionId: jti } });
+    expect((await post(body, hmac(body))).statusCode).toBe(200);
+    expect((await me(a)).statusCode).toBe(401);
+    expect((await me(b)).statusCode).toBe(200);
+  });
+
+  it('refuses a missing, wrong, uppercase or malformed digest with 401 and acts on nothing', async () => {
+    const { user, login } = await signedIn('kept@acme.test');
+    const t = (await login()).access_token;
+    const body = JSON.stringify({ type: 'session.revoked', data: { userId: user.id } });
+    for (const sig of [undefined, hmac(body, 'wrong'), hmac(body).toUpperCase(), `sha256=${hmac(body).toUpperCase()}`, hmac(body).slice(0, 63), `${hmac(body)}0`, 'sha256:' + hmac(body), 'z'.repeat(64)]) {
+      const res = await post(body, sig);
+      expect(res.statusCode, String(sig)).toBe(401);
+      expect(res.json().error.code).toBe('unauthorized');
+    }
+    expect((await me(t)).statusCode).toBe(200);
+  });
+
+  it('parses and drops other event types', async () => {
+    const body = JSON.stringify({ type: 'user.updated', data: { userId: 1 } });
+    const res = await post(body, hmac(body));
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toEqual({ received: true, acted: false });
+  });
+});
+
+describe('POST /v1/accounts/webhook without a secret (development)', () => {
+  it('accepts unsigned events and ignores what does not parse', async () => {
+    const dev = await startTestContext({ database: ctx.database });
+    try {
+      const garbage = await post('{not json', undefined, dev.app);
+      expect(garbage.statusCode).toBe(200);
+      expect(garbage.json().data.acted).toBe(false);
+      const { user, login } = await signedIn('dev@acme.test');
+      const t = (await login()).access_token;
+      const body = JSON.stringify({ type: 'session.revoked', data: { userId: user.id } });
+      expect((await post(body, undefined, dev.app)).json().data.acted).toBe(true);
+      expect((await me(t)).statusCode).toBe(401);
+    } finally {
+      await dev.close();
+    }
+  });
+});
