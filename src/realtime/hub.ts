@@ -3,6 +3,9 @@ import type { WebSocket } from 'ws';
 import type { Deps } from '../deps.js';
 import { REALTIME_CHANNEL, type RealtimeEvent } from './publish.js';
 
+/** How often sockets are pinged; one that has not answered the previous ping is dropped. */
+export const HEARTBEAT_MS = 30_000;
+
 export interface RealtimeClient {
   socket: WebSocket;
   workspaceId: number;
@@ -23,12 +26,33 @@ export class RealtimeHub {
   private closed = false;
   private retryMs = 250;
   private timer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private readonly alive = new WeakMap<RealtimeClient, boolean>();
 
   constructor(private readonly deps: Deps) {}
 
   /** Connects the listener; when the database is away, keeps retrying in the background. */
   async start(): Promise<void> {
+    this.heartbeatTimer = setInterval(() => this.heartbeat(), HEARTBEAT_MS);
+    this.heartbeatTimer.unref();
     await this.tryConnect();
+  }
+
+  /**
+   * Drops sockets whose peer vanished without a close (a laptop lid, a dead NAT mapping):
+   * each beat terminates those that did not answer the previous ping and pings the rest.
+   */
+  heartbeat(): void {
+    for (const set of this.clients.values()) {
+      for (const client of set) {
+        if (this.alive.get(client) === false) {
+          client.socket.terminate();
+          continue;
+        }
+        this.alive.set(client, false);
+        client.socket.ping();
+      }
+    }
   }
 
   private async tryConnect(): Promise<void> {
@@ -81,6 +105,8 @@ export class RealtimeHub {
     let set = this.clients.get(client.workspaceId);
     if (!set) this.clients.set(client.workspaceId, (set = new Set()));
     set.add(client);
+    this.alive.set(client, true);
+    client.socket.on('pong', () => this.alive.set(client, true));
     client.socket.on('close', () => {
       set.delete(client);
       if (set.size === 0) this.clients.delete(client.workspaceId);
@@ -107,6 +133,7 @@ export class RealtimeHub {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    clearInterval(this.heartbeatTimer);
     for (const set of this.clients.values()) for (const c of set) c.socket.close(1001, 'server shutting down');
     await this.listener?.end().catch(() => {});
   }
