@@ -79,10 +79,10 @@ export interface Infrastructure {
 }
 
 /** What `serve` needs: the migrated database, a started pg-boss with every queue, the deps. */
-export async function openInfrastructure(config: Config, log: Logger): Promise<Infrastructure> {
+export async function openInfrastructure(config: Config, log: Logger, options: { schedule?: boolean } = {}): Promise<Infrastructure> {
   const opened = await openDatabase(config, log);
   try {
-    const boss = await startBoss(opened.url, log);
+    const boss = await startBoss(opened.url, log, { schedule: options.schedule });
     await createQueues(boss);
     const deps: Deps = {
       config,
@@ -120,7 +120,7 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
   const role = options.role ?? 'all';
   const config = loadConfig(options.env ?? process.env);
   const log = createLogger(config.logLevel);
-  const infra = await openInfrastructure(config, log);
+  const infra = await openInfrastructure(config, log, { schedule: role !== 'api' });
   const { deps } = infra;
   let app: FastifyInstance | undefined;
   let url: string | undefined;

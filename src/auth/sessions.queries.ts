@@ -91,12 +91,19 @@ export async function revokePat(db: Executor, userId: number, id: number, at: Da
 
 // ---- failed logins ----
 
-export async function recordFailedLogin(db: Executor, email: string, ip: string, at: Date): Promise<void> {
-  await db.insertInto('login_attempts').values({ email, ip, created_at: at }).execute();
+/** Records an attempt before its password is checked; returns its id. */
+export async function recordLoginAttempt(db: Executor, email: string, ip: string, at: Date): Promise<number> {
+  const row = await db.insertInto('login_attempts').values({ email, ip, created_at: at }).returning('id').executeTakeFirstOrThrow();
+  return row.id;
 }
 
-/** Failed attempts since `since` for this e-mail and for this address, with the oldest of each. */
-export async function countFailedLogins(db: Executor, email: string, ip: string, since: Date) {
+/** Forgets an attempt that must not count: a success, or one refused by the limit itself. */
+export async function forgetLoginAttempt(db: Executor, id: number): Promise<void> {
+  await db.deleteFrom('login_attempts').where('id', '=', id).execute();
+}
+
+/** Attempts before `beforeId` since `since`, for this e-mail and for this address, with the oldest of each. */
+export async function countFailedLogins(db: Executor, email: string, ip: string, since: Date, beforeId: number) {
   const { rows } = await sql<{ by_email: number; oldest_email: Date | null; by_ip: number; oldest_ip: Date | null }>`
     SELECT
       count(*) FILTER (WHERE email = ${email})::int AS by_email,
@@ -104,6 +111,6 @@ export async function countFailedLogins(db: Executor, email: string, ip: string,
       count(*) FILTER (WHERE ip = ${ip})::int AS by_ip,
       min(created_at) FILTER (WHERE ip = ${ip}) AS oldest_ip
     FROM login_attempts
-    WHERE created_at > ${since} AND (email = ${email} OR ip = ${ip})`.execute(db);
+    WHERE created_at > ${since} AND id < ${beforeId} AND (email = ${email} OR ip = ${ip})`.execute(db);
   return rows[0]!;
 }

@@ -9,7 +9,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { publishEvent } from '../realtime/publish.js';
 import { userResource } from '../workspaces/workspaces.service.js';
-import { countFailedLogins, insertAuthCode, insertSession, recordFailedLogin, revokeSessions } from './sessions.queries.js';
+import { countFailedLogins, forgetLoginAttempt, insertAuthCode, insertSession, recordLoginAttempt, revokeSessions } from './sessions.queries.js';
 
 /** Token lifetimes: a normal login lasts 12 hours, `remember: true` 30 days. */
 export const SESSION_SECONDS = { normal: 12 * 3600, remember: 30 * 24 * 3600 } as const;
@@ -76,16 +76,26 @@ export async function verifyPassword(user: User | undefined, password: string): 
   return argon2.verify(user.password_hash, password).catch(() => false);
 }
 
-/** Refuses the attempt (429) when the e-mail or the client address has failed too often. */
-export async function checkLoginRate(deps: Deps, email: string, ip: string): Promise<void> {
+/**
+ * Login rate limit. The attempt is recorded before its password is checked and compared with
+ * the attempts recorded before it, so a burst of parallel guesses cannot all slip in under
+ * the limit. A refused attempt and a successful one are forgotten: only failures count.
+ * Returns the attempt's id, to forget on success; throws 429 when over the limit.
+ */
+export async function admitLoginAttempt(deps: Deps, email: string, ip: string): Promise<number> {
   const now = deps.now();
   const windowMs = LOGIN_WINDOW_SECONDS * 1000;
-  const counts = await countFailedLogins(deps.db, email, ip, new Date(now.getTime() - windowMs));
+  const id = await recordLoginAttempt(deps.db, email, ip, now);
+  const counts = await countFailedLogins(deps.db, email, ip, new Date(now.getTime() - windowMs), id);
   const retryAfter = (oldest: Date | null) => Math.max(1, Math.ceil(((oldest?.getTime() ?? now.getTime()) + windowMs - now.getTime()) / 1000));
-  if (counts.by_email >= LOGIN_LIMIT_PER_EMAIL) throw errors.rateLimited(retryAfter(counts.oldest_email));
-  if (counts.by_ip >= LOGIN_LIMIT_PER_IP) throw errors.rateLimited(retryAfter(counts.oldest_ip));
+  const over = counts.by_email >= LOGIN_LIMIT_PER_EMAIL ? counts.oldest_email : counts.by_ip >= LOGIN_LIMIT_PER_IP ? counts.oldest_ip : undefined;
+  if (over !== undefined) {
+    await forgetLoginAttempt(deps.db, id);
+    throw errors.rateLimited(retryAfter(over));
+  }
+  return id;
 }
 
-export function recordLoginFailure(deps: Deps, email: string, ip: string): Promise<void> {
-  return recordFailedLogin(deps.db, email, ip, deps.now());
+export function forgetSuccessfulLogin(deps: Deps, attemptId: number): Promise<void> {
+  return forgetLoginAttempt(deps.db, attemptId);
 }

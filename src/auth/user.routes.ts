@@ -10,10 +10,10 @@ import { consumeAuthCode, findLiveSession, findUser } from './sessions.queries.j
 import { sha256Hex } from '../crypto/hmac.js';
 import {
   AUTH_CODE_SECONDS,
-  checkLoginRate,
+  admitLoginAttempt,
   endSessions,
+  forgetSuccessfulLogin,
   issueAuthCode,
-  recordLoginFailure,
   startSession,
   verifyPassword,
 } from './sessions.service.js';
@@ -35,13 +35,11 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     },
     async (request) => {
       const email = request.body.email.trim().toLowerCase();
-      await checkLoginRate(deps, email, request.ip);
+      const attempt = await admitLoginAttempt(deps, email, request.ip);
       const user = await findUserByEmail(deps.db, email);
       // The same answer, after the same work, whether or not the e-mail exists.
-      if (!(await verifyPassword(user, request.body.password)) || !user) {
-        await recordLoginFailure(deps, email, request.ip);
-        throw errors.unauthorized('invalid e-mail or password');
-      }
+      if (!(await verifyPassword(user, request.body.password)) || !user) throw errors.unauthorized('invalid e-mail or password');
+      await forgetSuccessfulLogin(deps, attempt);
       return withMeta(request, await startSession(deps, app.jwt, user, request.body.remember ?? false));
     },
   );

@@ -4,14 +4,19 @@ import type { Logger } from '../logger.js';
 export const BOSS_SCHEMA = 'pgboss';
 
 /** Creates and starts pg-boss on `url` (it installs or upgrades its schema on start). */
-export async function startBoss(url: string, log: Logger, options: { max?: number; supervise?: boolean } = {}): Promise<PgBoss> {
+export async function startBoss(
+  url: string,
+  log: Logger,
+  options: { max?: number; supervise?: boolean; schedule?: boolean } = {},
+): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString: url,
     schema: BOSS_SCHEMA,
     max: options.max ?? 10,
     application_name: 'inbox-queue',
     supervise: options.supervise ?? true,
-    schedule: false,
+    // Cron schedules fire only in processes that run workers.
+    schedule: options.schedule ?? false,
     // Queues created with `notify` wake their workers through LISTEN/NOTIFY the moment a job
     // commits, instead of waiting for the next poll.
     useListenNotify: true,

@@ -1,6 +1,7 @@
 import type { PgBoss, Queue, WorkOptions } from 'pg-boss';
 import type { Deps } from '../deps.js';
 import { webhookQueue } from '../inbox/inbox.queue.js';
+import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 
 /**
  * One queue: its name, its pg-boss options and, when a worker serves it, the handler.
@@ -9,6 +10,8 @@ import { webhookQueue } from '../inbox/inbox.queue.js';
 export interface QueueDefinition<T extends object = object> {
   name: string;
   options: Omit<Queue, 'name'>;
+  /** A cron expression: workers send one job per slot (pg-boss's scheduler). */
+  schedule?: string;
   worker?: {
     options: WorkOptions;
     handle: (deps: Deps, jobs: { id: string; data: T }[]) => Promise<void>;
@@ -16,7 +19,7 @@ export interface QueueDefinition<T extends object = object> {
 }
 
 /** Every queue of the service. Features add theirs here; this is the one list. */
-export const queues: QueueDefinition<any>[] = [webhookQueue];
+export const queues: QueueDefinition<any>[] = [webhookQueue, maintenanceQueue];
 
 export async function createQueues(boss: PgBoss): Promise<void> {
   for (const q of queues) await boss.createQueue(q.name, q.options);
@@ -29,6 +32,7 @@ export async function startWorkers(deps: Deps): Promise<string[]> {
     if (!q.worker) continue;
     const { handle, options } = q.worker;
     await deps.boss.work(q.name, options, (jobs) => handle(deps, jobs as { id: string; data: object }[]));
+    if (q.schedule) await deps.boss.schedule(q.name, q.schedule);
     started.push(q.name);
   }
   return started;

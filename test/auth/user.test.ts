@@ -144,6 +144,14 @@ describe('login rate limit', () => {
     expect((await login({ email: 'limited@acme.test', password: pw })).statusCode).toBe(200);
   });
 
+  it('lets no more than 5 guesses of a parallel burst reach the password check', async () => {
+    await makeUser(ctx.deps, tenant.workspace.id, { email: 'burst@acme.test' });
+    const results = await Promise.all(Array.from({ length: 20 }, () => login({ email: 'burst@acme.test', password: 'guess' })));
+    const codes = results.map((r) => r.statusCode);
+    expect(codes.filter((c) => c === 401).length).toBeLessThanOrEqual(5);
+    expect(codes.filter((c) => c === 429).length).toBeGreaterThanOrEqual(15);
+  });
+
   it('does not count successful logins', async () => {
     const { password: pw } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'often@acme.test' });
     for (let i = 0; i < 7; i++) expect((await login({ email: 'often@acme.test', password: pw })).statusCode).toBe(200);

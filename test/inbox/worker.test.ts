@@ -116,6 +116,13 @@ describe('worker: received → processed', () => {
   });
 });
 
+describe('worker start', () => {
+  it('schedules maintenance every ten minutes', async () => {
+    const { rows } = await sql<{ name: string; cron: string }>`SELECT name, cron FROM pgboss.schedule`.execute(ctx.deps.db);
+    expect(rows).toContainEqual({ name: 'maintenance', cron: '*/10 * * * *' });
+  });
+});
+
 describe('worker: failures', () => {
   it('fails a delivery for an unknown account with a lastError, keeps the app of what resolved, and schedules a retry in 60 s', async () => {
     const payload = JSON.parse(whatsappText('wamid.mixed-1', '447700900002', 'known account'));
