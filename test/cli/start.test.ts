@@ -36,8 +36,9 @@ async function waitReady(base: string, proc: Run, deadlineMs = 60_000): Promise<
   while (Date.now() < until) {
     if (proc.child.exitCode !== null) throw new Error(`service exited early:\n${proc.output()}`);
     try {
+      // Ready means both: the HTTP side answers and the process has finished starting its workers.
       const res = await fetch(`${base}/readyz`);
-      if (res.status === 200) return;
+      if (res.status === 200 && proc.output().includes('inbox is running')) return;
     } catch {
       // not listening yet
     }
