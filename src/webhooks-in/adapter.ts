@@ -103,12 +103,29 @@ export function hubChallenge(query: Query, expectedToken: string | undefined): s
   return challenge;
 }
 
+/** Parsed payloads → the exact text they were parsed from. */
+const parsedFrom = new WeakMap<object, string>();
+
+/** JSON.parse that returns undefined for invalid JSON and remembers an object's source text. */
 export function parseJson(rawBody: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(rawBody);
+    value = JSON.parse(rawBody);
   } catch {
     return undefined;
   }
+  if (typeof value === 'object' && value !== null) parsedFrom.set(value, rawBody);
+  return value;
+}
+
+/**
+ * The payload as JSON text for storage. A payload parsed straight from the raw body is stored
+ * from that text (Postgres parses it into jsonb either way), which spares serialising it again
+ * on the ingestion hot path.
+ */
+export function payloadText(payload: unknown): string | null {
+  if (payload === undefined || payload === null) return null;
+  return (typeof payload === 'object' ? parsedFrom.get(payload) : undefined) ?? JSON.stringify(payload);
 }
 
 // ---- small readers for normalisers: they say what is missing instead of crashing ----

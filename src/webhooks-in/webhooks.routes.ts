@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { errorBody } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { findOutboundByExternalId } from '../messaging/messaging.queries.js';
-import { firstHeader, parseJson, type Query, type Verification, type VerifyContext } from './adapter.js';
+import { firstHeader, parseJson, payloadText, type Query, type Verification, type VerifyContext } from './adapter.js';
 import { adapterFor } from './adapters/index.js';
 import { InboxWriter } from './inbox-writer.js';
 
@@ -62,7 +62,7 @@ export const webhookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { d
     // A verifier that parsed hands its payload over; otherwise the raw body is parsed here,
     // so adapters that verify raw bytes still store a payload (SPEC §4.2).
     const payload = verification.payload !== undefined ? verification.payload : parseJson(rawBody);
-    const payloadJson = payload === undefined || payload === null ? null : JSON.stringify(payload);
+    const payloadJson = payloadText(payload);
     await writer.write({
       id: uuid7(),
       integrationKey: key,
