@@ -5,9 +5,9 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { AppError } from '../http/errors.js';
 import { publishEvent } from '../realtime/publish.js';
+import { isUuid } from '../http/ids.js';
 
 const DIGEST = /^[0-9a-f]{64}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The signature rule of SPEC §4.5: optional `sha256=`, 64 lowercase hex, constant-time compare. */
 export function accountsSignatureValid(secret: string, rawBody: string, header: string | undefined): boolean {
@@ -48,7 +48,7 @@ export const accountsRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
     const userId = event.data?.userId;
     const sessionId = event.data?.sessionId;
     if (!Number.isSafeInteger(userId) || (userId as number) < 1) return envelope(request, { received: true, acted: false });
-    if (sessionId !== undefined && (typeof sessionId !== 'string' || !UUID.test(sessionId))) return envelope(request, { received: true, acted: false });
+    if (sessionId !== undefined && !isUuid(sessionId)) return envelope(request, { received: true, acted: false });
     const user = await findUser(deps.db, userId as number);
     if (!user) return envelope(request, { received: true, acted: false });
 

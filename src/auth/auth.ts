@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { findActiveApiKeyByHash, touchApiKey } from '../api-keys/api-keys.queries.js';
 import { findActivePat, findLiveSession, touchPat } from './sessions.queries.js';
+import { isUuid } from '../http/ids.js';
 
 /** Who the caller is; set on `request.auth` by the guards below, the one place that decides. */
 export interface Auth {
@@ -59,7 +60,6 @@ async function resolveApiKey(deps: Deps, key: string): Promise<Auth> {
 }
 
 export const PAT_PREFIX = 'inbox_pat_';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface ResolveOptions {
   /** Personal-access tokens are accepted only where a route says so (SPEC §5: a few routes). */
@@ -86,7 +86,7 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
   } catch {
     return null; // bad signature, wrong algorithm, expired, malformed
   }
-  if (typeof claims.jti !== 'string' || !UUID.test(claims.jti)) return null;
+  if (typeof claims.jti !== 'string' || !isUuid(claims.jti)) return null;
   const session = await findLiveSession(deps.db, claims.jti, now);
   if (!session || String(session.user_id) !== String(claims.sub)) return null;
   return {

@@ -14,10 +14,10 @@ import {
 } from './inbox.queries.js';
 import { WEBHOOK_QUEUE } from './inbox.queue-name.js';
 import { INBOX_STATUSES, inboxResource } from './inbox.resource.js';
+import { isUuid } from '../http/ids.js';
 
 export const DEAD_LETTER_DEFAULT_LIMIT = 100;
 export const DEAD_LETTER_MAX_LIMIT = 500;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `/v1/admin/webhook-inbox`: a workspace admin inspects and requeues its own deliveries. */
 export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -50,7 +50,7 @@ export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       const { id } = request.params;
       const idempotencyKey = request.headers['idempotency-key'];
       const requestLine = `requeue ${id}`;
-      if (!UUID.test(id)) throw errors.notFound('webhook inbox row');
+      if (!isUuid(id)) throw errors.notFound('webhook inbox row');
       const result = await deps.db.transaction().execute(async (trx) => {
         if (idempotencyKey !== undefined) {
           const seen = await findIdempotentResponse(trx, appId, idempotencyKey);
