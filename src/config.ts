@@ -39,7 +39,6 @@ export interface Config {
   accountsWebhookSecret: string | undefined;
   skipWebhookVerify: boolean;
   logWebhooks: boolean;
-  allowPrivateWebhookUrls: boolean;
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (login rate limits). */
   trustProxy: boolean;
   logLevel: string;
@@ -127,7 +126,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     accountsWebhookSecret: str('INBOX_ACCOUNTS_WEBHOOK_SECRET'),
     skipWebhookVerify: bool('INBOX_SKIP_WEBHOOK_VERIFY'),
     logWebhooks: bool('INBOX_LOG_WEBHOOKS'),
-    allowPrivateWebhookUrls: bool('INBOX_ALLOW_PRIVATE_WEBHOOK_URLS'),
     trustProxy: bool('INBOX_TRUST_PROXY'),
     logLevel,
     bodyLimitBytes: int('INBOX_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),

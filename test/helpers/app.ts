@@ -37,7 +37,6 @@ export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
     INBOX_ADMIN_API_KEY: ADMIN_KEY,
     INBOX_JWT_SECRET: JWT_SECRET,
-    INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...env,
   });
