@@ -5,7 +5,10 @@ import { listAllConnections } from '../connections/connections.queries.js';
 import { connectionResource } from '../connections/connections.service.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
-import { offsetMeta, parseOffsetQuery, TENANTS_MAX_LIMIT } from '../http/pagination.js';
+import { errors } from '../http/errors.js';
+import { cursorPage, cursorQuerySchema, offsetMeta, parseCursorQuery, parseOffsetQuery, TENANTS_MAX_LIMIT, type CursorQuery } from '../http/pagination.js';
+import { findThread, listMessages } from '../messaging/messaging.queries.js';
+import { messageResource } from '../messaging/messaging.routes.js';
 import { listWorkspaces } from '../workspaces/workspaces.queries.js';
 import { workspaceResource } from '../workspaces/workspaces.service.js';
 
@@ -42,6 +45,25 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         rows.map((r) => ({ ...connectionResource(r), workspaceId: r.workspace_id })),
         offsetMeta(page, total),
       );
+    },
+  );
+
+  // A thread's transcript, for support staff: cursor pages, as in the tenant's own list.
+  app.get(
+    '/tenants/:id/threads/:threadId/messages',
+    {
+      schema: {
+        params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }), threadId: Type.Integer({ minimum: 1 }) }),
+        querystring: cursorQuerySchema,
+      },
+    },
+    async (request) => {
+      const thread = await findThread(deps.db, request.params.id, request.params.threadId);
+      if (!thread) throw errors.notFound('thread');
+      const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
+      const rows = await listMessages(deps.db, thread.id, limit, cursor);
+      const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+      return envelope(request, page.items.map(messageResource), page.meta);
     },
   );
 };
