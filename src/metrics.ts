@@ -47,6 +47,12 @@ export function createMetrics() {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
+    processingLatency: new Histogram({
+      name: 'inbox_webhook_processing_latency_seconds',
+      help: 'Time from a delivery being received to its being processed',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 300],
+      registers: [registry],
+    }),
     deadLetters: new Gauge({
       name: 'inbox_webhook_dead_letters',
       help: 'Deliveries in dead_letter (read from Postgres at scrape time)',

@@ -26,6 +26,8 @@ export const webhookQueue: QueueDefinition<{ id: string }> = {
       m.processing.inc({ outcome: 'skipped' }, outcome.skipped);
       m.retriesScheduled.inc(outcome.failed);
       m.batchDuration.observe((performance.now() - started) / 1000);
+      const now = Date.now();
+      for (const at of outcome.receivedAt) m.processingLatency.observe((now - at.getTime()) / 1000);
     },
   },
 };

@@ -11,6 +11,8 @@ import { afterFailedAttempt } from './retry-policy.js';
 
 export interface BatchOutcome {
   processed: number;
+  /** When each processed delivery was received, for the received → processed latency. */
+  receivedAt: Date[];
   failed: number;
   deadLettered: number;
   skipped: number;
@@ -61,7 +63,7 @@ export async function processDeliveries(deps: Deps, ids: string[]): Promise<Batc
   } catch (err) {
     if (ids.length === 1) return failAlone(deps, ids[0]!, err);
     deps.log.warn({ err, batch: ids.length }, 'batch failed; processing its deliveries one by one');
-    const total: BatchOutcome = { processed: 0, failed: 0, deadLettered: 0, skipped: 0 };
+    const total: BatchOutcome = { processed: 0, receivedAt: [], failed: 0, deadLettered: 0, skipped: 0 };
     for (const id of ids) {
       let outcome: BatchOutcome;
       try {
@@ -70,6 +72,7 @@ export async function processDeliveries(deps: Deps, ids: string[]): Promise<Batc
         outcome = await failAlone(deps, id, inner);
       }
       total.processed += outcome.processed;
+      total.receivedAt.push(...outcome.receivedAt);
       total.failed += outcome.failed;
       total.deadLettered += outcome.deadLettered;
       total.skipped += outcome.skipped;
@@ -92,12 +95,14 @@ async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome>
     const { resolutions, connections, bySentMessage } = await resolveConnections(trx, readable.map((r) => r.events));
     const applicable: DeliveryEvents[] = [];
     const processed: { id: string; appId: string | null }[] = [];
+    const receivedAt: Date[] = [];
     for (const { row, events } of readable) {
       const resolution = resolutions.get(row.id)!;
       if (resolution.error) failed.push(failure(row, resolution.appId ?? row.app_id, resolution.error, now));
       else {
         applicable.push(events);
         processed.push({ id: row.id, appId: resolution.appId });
+        receivedAt.push(row.created_at);
       }
     }
     const realtime = await applyEvents(trx, applicable, connections, bySentMessage, now);
@@ -107,6 +112,7 @@ async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome>
     await publishEvents(trx, realtime);
     return {
       processed: processed.length,
+      receivedAt,
       failed: failed.filter((f) => f.status === 'failed').length,
       deadLettered: failed.filter((f) => f.status === 'dead_letter').length,
       skipped: new Set(ids).size - rows.length,
@@ -120,10 +126,10 @@ async function failAlone(deps: Deps, id: string, err: unknown): Promise<BatchOut
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.now();
     const [row] = await lockPendingRows(trx, [id]);
-    if (!row) return { processed: 0, failed: 0, deadLettered: 0, skipped: 1 };
+    if (!row) return { processed: 0, receivedAt: [], failed: 0, deadLettered: 0, skipped: 1 };
     const f = failure(row, row.app_id, `processing error: ${(err as Error).message ?? String(err)}`, now);
     await markFailed(trx, [f], now);
     await scheduleRetries(deps, trx, [f]);
-    return { processed: 0, failed: f.status === 'failed' ? 1 : 0, deadLettered: f.status === 'dead_letter' ? 1 : 0, skipped: 0 };
+    return { processed: 0, receivedAt: [], failed: f.status === 'failed' ? 1 : 0, deadLettered: f.status === 'dead_letter' ? 1 : 0, skipped: 0 };
   });
 }

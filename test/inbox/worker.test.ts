@@ -148,3 +148,19 @@ describe('worker: failures', () => {
     expect(row.last_error).toBe('cannot read whatsapp payload: entry[0].changes[0].value.metadata.phone_number_id is missing');
   });
 });
+
+describe('metrics', () => {
+  it('counts deliveries accepted and rejected per integration, processing outcomes, latency and dead letters', async () => {
+    await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': 'sha256=bad' }, payload: '{}' });
+    await sql`INSERT INTO webhook_inbox (id, integration_key, raw_body, status) VALUES (gen_random_uuid(), 'sms', '{}', 'dead_letter')`.execute(ctx.deps.db);
+    const text = (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? NaN);
+    expect(value(/inbox_webhook_deliveries_total\{integration="whatsapp",outcome="accepted"\} (\d+)/)).toBeGreaterThan(5);
+    expect(value(/inbox_webhook_deliveries_total\{integration="whatsapp",outcome="rejected"\} (\d+)/)).toBe(1);
+    expect(value(/inbox_webhook_processing_total\{outcome="processed"\} (\d+)/)).toBeGreaterThan(5);
+    expect(value(/inbox_webhook_processing_total\{outcome="failed"\} (\d+)/)).toBeGreaterThanOrEqual(2);
+    expect(value(/inbox_webhook_retries_scheduled_total (\d+)/)).toBeGreaterThanOrEqual(2);
+    expect(value(/inbox_webhook_processing_latency_seconds_count (\d+)/)).toBeGreaterThan(5);
+    expect(value(/inbox_webhook_dead_letters (\d+)/)).toBe(1);
+  });
+});
