@@ -1,11 +1,10 @@
 import { uuid7 } from '../crypto/uuid7.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { IntegrationKey } from '../config.js';
 import type { Deps } from '../deps.js';
 import { errorBody } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { findOutboundByExternalId } from '../messaging/messaging.queries.js';
-import { firstHeader, parseJson, payloadText, type Query, type Verification, type VerifyContext } from './adapter.js';
+import { firstHeader, parseJson, payloadText, type Query, type Verification, type VerifyContext, type WebhookAdapter } from './adapter.js';
 import { adapterFor } from './adapters/index.js';
 import { InboxWriter } from './inbox-writer.js';
 
@@ -54,7 +53,7 @@ export const webhookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { d
         'inbound webhook',
       );
     }
-    const verification = await verify(deps, adapter.key, rawBody, request, ctx);
+    const verification = await verify(deps, adapter, rawBody, request, ctx);
     if (!verification.ok) {
       deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'rejected' });
       throw errors.invalidApiKey('webhook signature or shared secret is missing or wrong');
@@ -79,8 +78,8 @@ export const webhookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { d
   app.post<{ Params: Params }>('/:integrationKey', (request, reply) => ingest(request, reply, request.params.integrationKey));
 };
 
-async function verify(deps: Deps, key: IntegrationKey, rawBody: string, request: FastifyRequest, ctx: VerifyContext): Promise<Verification> {
-  const adapter = adapterFor(key)!;
+async function verify(deps: Deps, adapter: WebhookAdapter, rawBody: string, request: FastifyRequest, ctx: VerifyContext): Promise<Verification> {
+  const key = adapter.key;
   const cfg = deps.config.integrations[key] ?? {};
   if (NEVER_ACCEPTED.has(key)) return { ok: false };
   // Postgres text cannot hold NUL, and no provider delivery contains one: refused like a bad signature.
