@@ -74,13 +74,17 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('auth', null);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks: they run on every request, webhook ingestion included, and
+  // Fastify runs these without the promise an async hook costs.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
     deps.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    done();
   });
 
   app.setErrorHandler((err: FastifyError, request, reply) => {

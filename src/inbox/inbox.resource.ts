@@ -1,3 +1,4 @@
+import { deliveryPayload } from './delivery-payload.js';
 import type { InboxRow } from './inbox.queries.js';
 
 /** WebhookInbox (SPEC §2) as the API shows it: camelCase, ISO timestamps. */
@@ -8,7 +9,7 @@ export function inboxResource(row: InboxRow) {
     appId: row.app_id,
     event: row.event,
     rawBody: row.raw_body,
-    payloadJson: row.payload_json ?? null,
+    payloadJson: deliveryPayload(row) ?? null,
     status: row.status,
     attemptCount: row.attempt_count,
     nextRetryAt: row.next_retry_at?.toISOString() ?? null,

@@ -5,6 +5,7 @@ import { applyEvents, resolveConnections, type DeliveryEvents } from '../messagi
 import { publishEvents } from '../realtime/publish.js';
 import { adapterFor } from '../webhooks-in/adapters/index.js';
 import { NormaliseError } from '../webhooks-in/adapter.js';
+import { deliveryPayload } from './delivery-payload.js';
 import { lockPendingRows, markFailed, markProcessed, type FailedUpdate, type InboxRow } from './inbox.queries.js';
 import { WEBHOOK_QUEUE } from './inbox.queue-name.js';
 import { afterFailedAttempt } from './retry-policy.js';
@@ -22,11 +23,12 @@ export interface BatchOutcome {
 function normaliseRow(row: InboxRow): { events: DeliveryEvents } | { error: string } {
   const adapter = adapterFor(row.integration_key);
   if (!adapter) return { error: `unknown integration key "${row.integration_key}"` };
-  if (row.payload_json === null || row.payload_json === undefined) {
+  const payload = deliveryPayload(row);
+  if (payload === null || payload === undefined) {
     return { error: 'the delivery body is not valid JSON (or not in a format this integration reads), so it has no events' };
   }
   try {
-    return { events: { deliveryId: row.id, integrationKey: row.integration_key, events: adapter.normalise(row.payload_json) } };
+    return { events: { deliveryId: row.id, integrationKey: row.integration_key, events: adapter.normalise(payload) } };
   } catch (err) {
     const reason = err instanceof NormaliseError ? err.message : `normaliser failed: ${(err as Error).message}`;
     return { error: `cannot read ${row.integration_key} payload: ${reason}` };

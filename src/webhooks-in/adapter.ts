@@ -45,6 +45,12 @@ export interface WebhookAdapter {
   challenge(query: Query, headers: IncomingHttpHeaders, cfg: IntegrationConfig): string | null;
   /** Verification over the raw body string and the headers (SPEC §5.2). */
   verify(rawBody: string, headers: IncomingHttpHeaders, cfg: IntegrationConfig, ctx: VerifyContext): Verification | Promise<Verification>;
+  /**
+   * The body as this integration reads it when verification did not parse it already;
+   * JSON when absent. Must be deterministic: a stored row's payload is derived again from
+   * its raw body with it (see `storedPayloadText`).
+   */
+  parse?(rawBody: string): unknown;
   /** The payload's event name for WebhookInbox.event, when it has one. */
   eventName(payload: unknown): string | undefined;
   /** Provider payload → events. Throws NormaliseError when the payload cannot be read. */
@@ -103,29 +109,53 @@ export function hubChallenge(query: Query, expectedToken: string | undefined): s
   return challenge;
 }
 
-/** Parsed payloads → the exact text they were parsed from. */
+/** Payloads an adapter's parse produced → the exact raw body they were parsed from. */
 const parsedFrom = new WeakMap<object, string>();
 
-/** JSON.parse that returns undefined for invalid JSON and remembers an object's source text. */
-export function parseJson(rawBody: string): unknown {
-  let value: unknown;
-  try {
-    value = JSON.parse(rawBody);
-  } catch {
-    return undefined;
-  }
+/** Records that `value` is what parsing `rawBody` gives, so it need not be stored twice. */
+export function rememberParsed<T>(value: T, rawBody: string): T {
   if (typeof value === 'object' && value !== null) parsedFrom.set(value, rawBody);
   return value;
 }
 
+/** JSON.parse that returns undefined for invalid JSON and remembers an object's source text. */
+export function parseJson(rawBody: string): unknown {
+  try {
+    return rememberParsed(JSON.parse(rawBody) as unknown, rawBody);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * The payload as JSON text for storage. A payload parsed straight from the raw body is stored
- * from that text (Postgres parses it into jsonb either way), which spares serialising it again
- * on the ingestion hot path.
+ * The raw body as `adapter` reads it (SPEC §4.2's fallback parse). NUL characters, which
+ * Postgres text and jsonb cannot hold, come out as U+FFFD so the delivery can still be stored.
  */
-export function payloadText(payload: unknown): string | null {
+export function parseBody(adapter: WebhookAdapter, rawBody: string): unknown {
+  const payload = adapter.parse ? adapter.parse(rawBody) : parseJson(rawBody);
+  return rawBody.includes('\\u0000') || rawBody.includes('%00') ? rememberParsed(withoutNul(payload), rawBody) : payload;
+}
+
+function withoutNul(value: unknown): unknown {
+  if (typeof value === 'string') return value.replaceAll('\0', '\uFFFD');
+  if (Array.isArray(value)) return value.map(withoutNul);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll('\0', '\uFFFD'), withoutNul(v)]));
+  }
+  return value;
+}
+
+/**
+ * What goes into the payload_json column for a delivery's payload. A payload that is simply
+ * the raw body as the adapter parses it is not stored a second time: NULL is stored and
+ * readers derive it from raw_body with `parseBody`, which gives the same value. Storing one
+ * copy instead of two halves what accepting a delivery writes. Only a payload verification
+ * changed (an unsigned SMS report's mark, for one) is stored, as JSON text.
+ */
+export function storedPayloadText(payload: unknown, rawBody: string): string | null {
   if (payload === undefined || payload === null) return null;
-  return (typeof payload === 'object' ? parsedFrom.get(payload) : undefined) ?? JSON.stringify(payload);
+  if (typeof payload === 'object' && parsedFrom.get(payload) === rawBody) return null;
+  return JSON.stringify(withoutNul(payload));
 }
 
 // ---- small readers for normalisers: they say what is missing instead of crashing ----

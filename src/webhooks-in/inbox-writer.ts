@@ -1,3 +1,4 @@
+import { sha256Hex } from '../crypto/hmac.js';
 import { withClientTransaction } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { insertInboxRows, type NewInboxRow } from '../inbox/inbox.queries.js';
@@ -21,6 +22,7 @@ interface Pending {
  */
 export class InboxWriter {
   private pending: Pending[] = [];
+  private readonly statementNames = new Map<string, string>();
   private inFlight = 0;
 
   constructor(
@@ -68,14 +70,25 @@ export class InboxWriter {
     }
   }
 
+  private statementName(text: string): string {
+    let name = this.statementNames.get(text);
+    if (name === undefined) {
+      name = `inbox_enqueue_${sha256Hex(text).slice(0, 16)}`;
+      this.statementNames.set(text, name);
+    }
+    return name;
+  }
+
   private async persist(rows: NewInboxRow[]): Promise<void> {
     await withClientTransaction(this.deps.pool, async (client) => {
       await insertInboxRows(client, rows);
-      // pg-boss joins this transaction through its IDatabase interface.
+      // pg-boss joins this transaction through its IDatabase interface. Its insert statement
+      // is the same text every time, so it is run as a named prepared statement: parsed and
+      // planned once per connection instead of once per batch.
       await this.deps.boss.insert(
         WEBHOOK_QUEUE,
         rows.map((r) => ({ data: { id: r.id } })),
-        { db: { executeSql: (text, values) => client.query(text, values as unknown[]) } },
+        { db: { executeSql: (text, values) => client.query({ name: this.statementName(text), text, values: values as unknown[] }) } },
       );
     });
   }

@@ -4,7 +4,7 @@ import type { Deps } from '../deps.js';
 import { errorBody } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { findOutboundByExternalId } from '../messaging/messaging.queries.js';
-import { firstHeader, parseJson, payloadText, type Query, type Verification, type VerifyContext, type WebhookAdapter } from './adapter.js';
+import { firstHeader, parseBody, storedPayloadText, type Query, type Verification, type VerifyContext, type WebhookAdapter } from './adapter.js';
 import { adapterFor } from './adapters/index.js';
 import { InboxWriter } from './inbox-writer.js';
 
@@ -59,16 +59,16 @@ export const webhookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { d
       throw errors.invalidApiKey('webhook signature or shared secret is missing or wrong');
     }
     // A verifier that parsed hands its payload over; otherwise the raw body is parsed here,
-    // so adapters that verify raw bytes still store a payload (SPEC §4.2).
-    const payload = verification.payload !== undefined ? verification.payload : parseJson(rawBody);
-    const payloadJson = payloadText(payload);
+    // so adapters that verify raw bytes still get a payload (SPEC §4.2). It is stored only
+    // when it is more than the raw body parsed again (see storedPayloadText).
+    const payload = verification.payload !== undefined ? verification.payload : parseBody(adapter, rawBody);
+    const event = payload === undefined || payload === null ? undefined : adapter.eventName(payload);
     await writer.write({
       id: uuid7(),
       integrationKey: key,
-      event: payload === undefined ? null : adapter.eventName(payload) ?? null,
+      event: event === undefined ? null : event.replaceAll('\0', '\uFFFD'),
       rawBody,
-      // jsonb cannot hold \u0000; such a payload is kept only as raw text and fails in the worker.
-      payloadJson: payloadJson?.includes('\\u0000') ? null : payloadJson,
+      payloadJson: storedPayloadText(payload, rawBody),
     });
     deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'accepted' });
     return reply.code(200).send({ status: 'queued' });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { adapters } from '../../src/webhooks-in/adapters/index.js';
-import type { VerifyContext } from '../../src/webhooks-in/adapter.js';
+import { parseBody, storedPayloadText, type VerifyContext } from '../../src/webhooks-in/adapter.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 
 const SECRET = 'whsec_0123456789abcdef';
@@ -244,5 +244,39 @@ describe('livechat and ai', () => {
       expect(await verify(key, '{}', { 'x-signature': sign(SECRET, '{}') })).toEqual({ ok: false });
       expect(adapters[key].normalise({ anything: true })).toEqual([]);
     }
+  });
+});
+
+describe('payload storage (raw body stored once)', () => {
+  it('stores nothing extra for a payload that is the raw body parsed, and gives it back from the raw body', async () => {
+    const body = fixture('whatsapp', 'text-message.json');
+    const verification = await verify('whatsapp', body, { 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` });
+    expect(verification.ok).toBe(true);
+    expect(storedPayloadText(verification.payload, body)).toBeNull();
+    expect(parseBody(adapters.whatsapp, body)).toEqual(verification.payload);
+    const form = fixture('sms', 'inbound.form');
+    const sms = await verify('sms', form, { 'x-signature': sign(SECRET, form) });
+    expect(storedPayloadText(sms.payload, form)).toBeNull();
+    expect(parseBody(adapters.sms, form)).toEqual(sms.payload);
+  });
+
+  it('stores a payload verification changed, since the raw body alone cannot give it back', async () => {
+    const report = fixture('sms', 'delivered.json');
+    const knowsIt: VerifyContext = { isKnownOutboundMessage: async () => true };
+    const unsigned = await verify('sms', report, {}, { webhookSecret: SECRET }, knowsIt);
+    expect(unsigned.ok).toBe(true);
+    const stored = storedPayloadText(unsigned.payload, report);
+    expect(stored).not.toBeNull();
+    expect(JSON.parse(stored!)).toEqual(unsigned.payload);
+    expect(JSON.parse(stored!)).not.toEqual(parseBody(adapters.sms, report));
+    // the same object counts as derivable only for the exact body it was parsed from
+    const parsed = parseBody(adapters.whatsapp, '{"a":1}');
+    expect(storedPayloadText(parsed, '{"a": 1}')).toBe('{"a":1}');
+  });
+
+  it('turns NUL, which Postgres text cannot hold, into U+FFFD in JSON and form bodies', () => {
+    expect(parseBody(adapters.whatsapp, '{"text":"a\\u0000b","k\\u0000":["\\u0000"]}')).toEqual({ text: 'a\uFFFDb', 'k\uFFFD': ['\uFFFD'] });
+    expect(parseBody(adapters.sms, 'Body=a%00b')).toEqual({ Body: 'a\uFFFDb' });
+    expect(storedPayloadText({ text: 'x\u0000' }, '{}')).toBe('{"text":"x\uFFFD"}');
   });
 });

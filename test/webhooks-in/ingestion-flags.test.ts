@@ -1,12 +1,16 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { deliveryPayload } from '../../src/inbox/delivery-payload.js';
 import { useTestContext } from '../helpers/app.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 
 const logLines: Record<string, unknown>[] = [];
 const ctx = await useTestContext({
   logLines,
-  env: { INBOX_SKIP_WEBHOOK_VERIFY: 'true', INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: 'secret' } }) },
+  env: {
+    INBOX_SKIP_WEBHOOK_VERIFY: 'true',
+    INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: 'secret' }, sms: { webhookSecret: 'secret', skipVerify: true } }),
+  },
 });
 
 describe('INBOX_SKIP_WEBHOOK_VERIFY', () => {
@@ -18,6 +22,15 @@ describe('INBOX_SKIP_WEBHOOK_VERIFY', () => {
     expect(warning?.msg).toMatch(/^whatsapp: webhook signature unverified, accepted because INBOX_SKIP_WEBHOOK_VERIFY/);
     const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox`.execute(ctx.deps.db);
     expect(rows[0]!.n).toBe(1);
+  });
+
+  it('reads a form-encoded SMS body as a form when verification was skipped', async () => {
+    const form = fixture('sms', 'inbound.form');
+    const res = await ctx.app.inject({ method: 'POST', url: '/webhooks/sms', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: form });
+    expect(res.statusCode).toBe(200);
+    const row = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('raw_body', '=', form).executeTakeFirstOrThrow();
+    expect(row.event).toBe('received');
+    expect(deliveryPayload(row)).toMatchObject({ MessageSid: 'SM7c6a5d3e1f0b4a2c9d8e7f6a5b4c3d21', Body: 'Is my order shipped?' });
   });
 
   it('still refuses livechat, and never logs raw bodies without INBOX_LOG_WEBHOOKS', async () => {

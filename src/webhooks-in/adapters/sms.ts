@@ -4,6 +4,7 @@ import {
   isObject,
   optionalString,
   parseJson,
+  rememberParsed,
   requireObject,
   requireString,
   type MessageStatusEvent,
@@ -30,7 +31,7 @@ function parseSmsBody(rawBody: string): Record<string, unknown> | undefined {
     return isObject(parsed) ? parsed : undefined;
   }
   if (trimmed === '') return undefined;
-  return Object.fromEntries(new URLSearchParams(rawBody));
+  return rememberParsed(Object.fromEntries(new URLSearchParams(rawBody)), rawBody);
 }
 
 /**
@@ -44,6 +45,7 @@ function parseSmsBody(rawBody: string): Record<string, unknown> | undefined {
 export const smsAdapter: WebhookAdapter = {
   key: 'sms',
   challenge: () => null,
+  parse: parseSmsBody,
   async verify(rawBody, headers, cfg, ctx) {
     const payload = parseSmsBody(rawBody);
     const signature = header(headers, 'x-signature');

@@ -1,0 +1,14 @@
+import { adapterFor } from '../webhooks-in/adapters/index.js';
+import { parseBody } from '../webhooks-in/adapter.js';
+import type { InboxRow } from './inbox.queries.js';
+
+/**
+ * A stored delivery's payloadJson (SPEC §2): the payload_json column when verification
+ * stored one, otherwise the raw body as its adapter parses it, which is what ingestion
+ * would have stored (see storedPayloadText). Undefined when the body does not parse.
+ */
+export function deliveryPayload(row: Pick<InboxRow, 'integration_key' | 'raw_body' | 'payload_json'>): unknown {
+  if (row.payload_json !== null && row.payload_json !== undefined) return row.payload_json;
+  const adapter = adapterFor(row.integration_key);
+  return adapter ? parseBody(adapter, row.raw_body) : undefined;
+}
