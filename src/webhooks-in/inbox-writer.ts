@@ -1,4 +1,5 @@
 import { sha256Hex } from '../crypto/hmac.js';
+import { uuid7 } from '../crypto/uuid7.js';
 import { withClientTransaction } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { insertInboxRows, type NewInboxRow } from '../inbox/inbox.queries.js';
@@ -84,10 +85,12 @@ export class InboxWriter {
       await insertInboxRows(client, rows);
       // pg-boss joins this transaction through its IDatabase interface. Its insert statement
       // is the same text every time, so it is run as a named prepared statement: parsed and
-      // planned once per connection instead of once per batch.
+      // planned once per connection instead of once per batch. Job ids are time-ordered
+      // (UUIDv7) rather than pg-boss's random default, so the job table's primary key grows
+      // at its right edge instead of touching a random index page per job.
       await this.deps.boss.insert(
         WEBHOOK_QUEUE,
-        rows.map((r) => ({ data: { id: r.id } })),
+        rows.map((r) => ({ id: uuid7(), data: { id: r.id } })),
         { db: { executeSql: (text, values) => client.query({ name: this.statementName(text), text, values: values as unknown[] }) } },
       );
     });
