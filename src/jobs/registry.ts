@@ -2,6 +2,7 @@ import type { PgBoss, Queue, WorkOptions } from 'pg-boss';
 import type { Deps } from '../deps.js';
 import { webhookQueue } from '../inbox/inbox.queue.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
+import { PlannerStats } from './planner-stats.js';
 
 /**
  * One queue: its name, its pg-boss options and, when a worker serves it, the handler.
@@ -25,13 +26,25 @@ export async function createQueues(boss: PgBoss): Promise<void> {
   for (const q of queues) await boss.createQueue(q.name, q.options);
 }
 
-/** Starts a worker for every queue that has one; returns the queue names it serves. */
+const plannerStats = new WeakMap<Deps, PlannerStats>();
+
+/**
+ * Starts a worker for every queue that has one; returns the queue names it serves. A fetch
+ * that comes back full means a backlog, and has the queue's job table analyzed if its
+ * statistics are stale (see PlannerStats).
+ */
 export async function startWorkers(deps: Deps): Promise<string[]> {
   const started: string[] = [];
+  const stats = new PlannerStats(deps);
+  plannerStats.set(deps, stats);
   for (const q of queues) {
     if (!q.worker) continue;
     const { handle, options } = q.worker;
-    await deps.boss.work(q.name, options, (jobs) => handle(deps, jobs as { id: string; data: object }[]));
+    const full = options.batchSize ?? 1;
+    await deps.boss.work(q.name, options, (jobs) => {
+      if (jobs.length >= full && full > 1) stats.refreshSoon(q.name);
+      return handle(deps, jobs as { id: string; data: object }[]);
+    });
     if (q.schedule) await deps.boss.schedule(q.name, q.schedule);
     started.push(q.name);
   }
@@ -40,4 +53,5 @@ export async function startWorkers(deps: Deps): Promise<string[]> {
 
 export async function stopWorkers(deps: Deps): Promise<void> {
   for (const q of queues) if (q.worker) await deps.boss.offWork(q.name, { wait: true });
+  await plannerStats.get(deps)?.settled();
 }
