@@ -1,10 +1,10 @@
-// `npm run bench [-- --json] [--seconds 5] [--rounds 3] [--connections 200] [--rate 500] [--ingest-only]`
+// `npm run bench [-- --json] [--seconds 5] [--rounds 3] [--connections 200] [--rate 500] [--workers 1] [--ingest-only]`
 //
 // Measures, in one run on one machine, side by side:
 //   1. ceiling: a no-op Fastify route that reads the raw body and checks the same HMAC;
 //   2. ingest:  POST /webhooks/whatsapp on the real service (role api), signed ~1.5 KB bodies;
 //      1 and 2 alternate for --rounds rounds and the median of the per-round ratios is reported;
-//   3. process: a worker drains everything phase 2 stored (received → processed);
+//   3. process: --workers worker processes (one by default) drain everything phase 2 stored;
 //   4. latency: role all under a steady 500 deliveries/s, median received → processed.
 // Throughput is reported as a ratio against the ceiling because shared machines drift.
 // Every number comes from this run; nothing is asserted.
@@ -33,6 +33,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '200' },
     rate: { type: 'string', default: '500' },
+    workers: { type: 'string', default: '1' },
     'ingest-only': { type: 'boolean', default: false },
   },
 });
@@ -40,6 +41,7 @@ const SECONDS = Number(args.seconds);
 const CONNECTIONS = Number(args.connections);
 const RATE = Number(args.rate);
 const ROUNDS = Number(args.rounds);
+const WORKERS = Number(args.workers);
 const WARMUP_SECONDS = 2;
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SECRET = randomBytes(24).toString('hex');
@@ -211,13 +213,14 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promis
 }
 
 /**
- * When the last delivery was processed, by the database's clock (the same machine's). A batch
- * stamps processed_at as it starts, so the last batch's own few tens of milliseconds are not
- * counted: under 1 % of a drain of several seconds.
+ * Seconds from the first processed batch to the last, by the database's clock. A batch stamps
+ * processed_at as it starts, so worker start-up is not counted, and neither is the last
+ * batch's own few tens of milliseconds (under 1 % of a drain of several seconds).
  */
-async function lastProcessedAt(db: Db): Promise<number> {
-  const { rows } = await sql<{ at: Date }>`SELECT max(processed_at) AS at FROM webhook_inbox`.execute(db);
-  return rows[0]!.at.getTime();
+async function drainSecondsOf(db: Db): Promise<number> {
+  const { rows } = await sql<{ seconds: number }>`
+    SELECT extract(epoch FROM max(processed_at) - min(processed_at))::float8 AS seconds FROM webhook_inbox`.execute(db);
+  return Math.max(rows[0]!.seconds, 0.001);
 }
 
 // ---------------------------------------------------------------- run
@@ -283,15 +286,14 @@ async function main() {
       say(`ceiling ${Math.round(ceilingRps)} req/s, ingest ${Math.round(ingestRps)} req/s, p99 ${ingestP99} ms, ratio ${(ratio * 100).toFixed(1)} %, rounds ${rounds.map((r) => (r.ingest.requests.average / r.ceiling.requests.average).toFixed(3)).join(' ')}, non-2xx ${non2xx}, rows ${rows}, jobs ${jobs}, api RSS ${Math.round(ingestRss)} MB`);
       return;
     }
-    say(`3/4 process: one worker drains ${rows} deliveries`);
-    const worker = await serve('worker', databaseUrl, await freePort());
-    const t0 = Date.now();
-    servers.push(worker);
+    say(`3/4 process: ${WORKERS} worker process(es) drain ${rows} deliveries`);
+    const workers = await Promise.all(Array.from({ length: WORKERS }, async () => serve('worker', databaseUrl, await freePort())));
+    servers.push(...workers);
     await waitFor(async () => (await pendingJobs(database.db)) === 0, 300_000);
-    const drainSeconds = (Math.max(await lastProcessedAt(database.db), t0 + 1) - t0) / 1000;
+    const drainSeconds = await drainSecondsOf(database.db);
     const processed = await count(database.db, sql`status = 'processed'`);
-    const workerRss = worker.peakRssMb();
-    await worker.stop();
+    const workerRss = Math.max(...workers.map((w) => w.peakRssMb()));
+    for (const w of workers) await w.stop();
 
     say(`4/4 latency: role all at ${RATE} deliveries/s for ${SECONDS} s`);
     const allPort = await freePort();
@@ -313,6 +315,7 @@ async function main() {
       ratio: Number(ratio.toFixed(3)),
       rounds: rounds.map((r) => Number((r.ingest.requests.average / r.ceiling.requests.average).toFixed(3))),
       process: {
+        workers: WORKERS,
         deliveriesPerSec: Math.round(processed / drainSeconds),
         drained: processed,
         seconds: Number(drainSeconds.toFixed(2)),
@@ -328,7 +331,7 @@ async function main() {
       ['ingest POST /webhooks/whatsapp', `${result.ingest.rps} req/s, p99 ${result.ingest.p99Ms} ms, non-2xx ${result.ingest.non2xx}`],
       ['ingest / ceiling', `${(result.ratio * 100).toFixed(1)} % (median of rounds: ${result.rounds.map((r) => `${(r * 100).toFixed(0)} %`).join(', ')})`],
       ['durable', `${acknowledged} acknowledged, ${rows} rows, ${jobs} jobs`],
-      ['processing (1 worker)', `${result.process.deliveriesPerSec} deliveries/s (${processed} in ${result.process.seconds} s)`],
+      [`processing (${WORKERS} worker${WORKERS === 1 ? '' : 's'})`, `${result.process.deliveriesPerSec} deliveries/s (${processed} in ${result.process.seconds} s)`],
       [`latency at ${RATE}/s`, `p50 ${result.process.p50LatencyMs} ms, p99 ${result.process.p99LatencyMs} ms received → processed`],
       ['peak server RSS', `${result.rssMb} MB (api ${Math.round(ingestRss)}, worker ${Math.round(workerRss)}, all ${Math.round(allRss)})`],
     ];
