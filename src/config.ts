@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 /** Integration keys the service knows (SPEC §5.2). */
@@ -39,10 +40,20 @@ export interface Config {
   accountsWebhookSecret: string | undefined;
   skipWebhookVerify: boolean;
   logWebhooks: boolean;
-  /** Behind a reverse proxy: take the client address from X-Forwarded-For (login rate limits). */
-  trustProxy: boolean;
+  /**
+   * Proxies whose X-Forwarded-For is believed (login rate limits count the client behind
+   * them): false, or addresses/CIDRs (and proxy-addr's `loopback`, `linklocal`, `uniquelocal`).
+   * Never "every hop": that would let any client name its own address.
+   */
+  trustProxy: false | string[];
   logLevel: string;
   bodyLimitBytes: number;
+  /** Deliveries the ingestion writer may hold before new ones get 503 (overload). */
+  ingestMaxPending: number;
+  /** Processed inbox rows (and outbound attempts) older than this many days are deleted. */
+  retentionDays: number;
+  /** Dead letters older than this many days are deleted. */
+  deadLetterRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -51,6 +62,10 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/** The engage admin key is a bearer credential for the whole platform: no short ones. */
+export const ADMIN_KEY_MIN = 32;
+const PROXY_PRESETS = ['loopback', 'linklocal', 'uniquelocal'];
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const INTEGRATION_FIELDS: Record<keyof IntegrationConfig, 'string' | 'boolean'> = {
@@ -109,9 +124,24 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   } else if (jwtSecret !== undefined && jwtSecret.length < 32) {
     problems.push('INBOX_JWT_SECRET: must be at least 32 characters');
   }
+  const adminApiKey = str('INBOX_ADMIN_API_KEY');
+  if (adminApiKey !== undefined && adminApiKey.length < ADMIN_KEY_MIN) {
+    problems.push(`INBOX_ADMIN_API_KEY: must be at least ${ADMIN_KEY_MIN} characters`);
+  }
   const logLevel = str('LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) {
     problems.push(`LOG_LEVEL: expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+
+  const integrations = readIntegrations(env, str, cwd, problems);
+  const skipWebhookVerify = bool('INBOX_SKIP_WEBHOOK_VERIFY');
+  if (production) {
+    // In production an unverified delivery lets anyone who knows a webhook URL write into
+    // any workspace: these development switches stop the start instead.
+    if (skipWebhookVerify) problems.push('INBOX_SKIP_WEBHOOK_VERIFY: must not be true when NODE_ENV=production');
+    for (const [key, cfg] of Object.entries(integrations)) {
+      if (cfg.skipVerify) problems.push(`INBOX_INTEGRATIONS: "${key}.skipVerify" must not be true when NODE_ENV=production`);
+    }
   }
 
   const config: Config = {
@@ -121,17 +151,46 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     port: int('PORT', 3000, 0, 65535),
     host: str('HOST') ?? '127.0.0.1',
     jwtSecret,
-    adminApiKey: str('INBOX_ADMIN_API_KEY'),
-    integrations: readIntegrations(env, str, cwd, problems),
+    adminApiKey,
+    integrations,
     accountsWebhookSecret: str('INBOX_ACCOUNTS_WEBHOOK_SECRET'),
-    skipWebhookVerify: bool('INBOX_SKIP_WEBHOOK_VERIFY'),
+    skipWebhookVerify,
     logWebhooks: bool('INBOX_LOG_WEBHOOKS'),
-    trustProxy: bool('INBOX_TRUST_PROXY'),
+    trustProxy: readTrustProxy(str('INBOX_TRUST_PROXY'), problems),
     logLevel,
     bodyLimitBytes: int('INBOX_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    ingestMaxPending: int('INBOX_INGEST_MAX_PENDING', 5000, 1, 1_000_000),
+    retentionDays: int('INBOX_RETENTION_DAYS', 30, 1, 36500),
+    deadLetterRetentionDays: int('INBOX_DEAD_LETTER_RETENTION_DAYS', 90, 1, 36500),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * INBOX_TRUST_PROXY: `false`/unset, `true` (loopback only: a proxy on the same machine), or a
+ * comma-separated list of proxy addresses and CIDRs.
+ */
+function readTrustProxy(value: string | undefined, problems: string[]): false | string[] {
+  if (value === undefined || ['false', '0', 'no'].includes(value.toLowerCase())) return false;
+  if (['true', '1', 'yes'].includes(value.toLowerCase())) return ['loopback'];
+  const entries = value.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const bad = entries.filter((e) => !isProxyAddress(e));
+  if (entries.length === 0 || bad.length > 0) {
+    problems.push(`INBOX_TRUST_PROXY: expected false, true (loopback) or a comma-separated list of addresses/CIDRs, got "${bad[0] ?? value}"`);
+    return false;
+  }
+  return entries;
+}
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_PRESETS.includes(entry)) return true;
+  const [address, bits, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  if (!/^\d{1,3}$/.test(bits)) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
 function readIntegrations(

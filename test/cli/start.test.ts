@@ -7,7 +7,7 @@ import { freePort } from '../../src/db/embedded.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin/inbox.js');
-const ADMIN = 'start-test-admin-key';
+const ADMIN = 'start-test-admin-key-0123456789abcdef';
 
 interface Run {
   child: ChildProcess;

@@ -28,7 +28,27 @@ describe('loadConfig', () => {
       logWebhooks: false,
       logLevel: 'info',
       bodyLimitBytes: 1048576,
+      trustProxy: false,
+      ingestMaxPending: 5000,
+      retentionDays: 30,
+      deadLetterRetentionDays: 90,
     });
+  });
+
+  it('trusts only the proxies INBOX_TRUST_PROXY names; true means loopback, never every hop', () => {
+    expect(loadConfig({ INBOX_TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ INBOX_TRUST_PROXY: 'true' }).trustProxy).toEqual(['loopback']);
+    expect(loadConfig({ INBOX_TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,::1,fd00::/8' }).trustProxy).toEqual(['10.0.0.1', '192.168.0.0/16', '::1', 'fd00::/8']);
+  });
+
+  it('refuses development switches when NODE_ENV=production', () => {
+    const base = { NODE_ENV: 'production', INBOX_JWT_SECRET: 'x'.repeat(32) };
+    expect(() => loadConfig(base)).not.toThrow();
+    expect(problems({ ...base, INBOX_SKIP_WEBHOOK_VERIFY: 'true' })).toEqual([expect.stringMatching(/^INBOX_SKIP_WEBHOOK_VERIFY: must not be true when NODE_ENV=production/)]);
+    expect(problems({ ...base, INBOX_INTEGRATIONS: JSON.stringify({ sms: { webhookSecret: 's', skipVerify: true } }) }))
+      .toEqual([expect.stringMatching(/^INBOX_INTEGRATIONS: "sms.skipVerify" must not be true when NODE_ENV=production/)]);
+    // Outside production both remain available for development.
+    expect(loadConfig({ INBOX_SKIP_WEBHOOK_VERIFY: 'true', INBOX_INTEGRATIONS: JSON.stringify({ sms: { skipVerify: true } }) }).skipWebhookVerify).toBe(true);
   });
 
   it('reads integrations keyed by integration key with the fields SPEC names', () => {
@@ -61,6 +81,13 @@ describe('loadConfig', () => {
     [{ INBOX_JWT_SECRET: 'too-short' }, /^INBOX_JWT_SECRET: must be at least 32 characters/],
     [{ INBOX_SKIP_WEBHOOK_VERIFY: 'maybe' }, /^INBOX_SKIP_WEBHOOK_VERIFY: expected true or false/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL: /],
+    [{ INBOX_ADMIN_API_KEY: 'x'.repeat(31) }, /^INBOX_ADMIN_API_KEY: must be at least 32 characters/],
+    [{ INBOX_TRUST_PROXY: 'everyone' }, /^INBOX_TRUST_PROXY: expected false, true \(loopback\) or a comma-separated list/],
+    [{ INBOX_TRUST_PROXY: '10.0.0.0/33' }, /^INBOX_TRUST_PROXY: /],
+    [{ INBOX_TRUST_PROXY: '10.0.0.1,nope' }, /^INBOX_TRUST_PROXY: .*"nope"/],
+    [{ INBOX_INGEST_MAX_PENDING: '0' }, /^INBOX_INGEST_MAX_PENDING: /],
+    [{ INBOX_RETENTION_DAYS: 'forever' }, /^INBOX_RETENTION_DAYS: /],
+    [{ INBOX_DEAD_LETTER_RETENTION_DAYS: '-1' }, /^INBOX_DEAD_LETTER_RETENTION_DAYS: /],
   ])('refuses %j naming the variable', (env, pattern) => {
     const found = problems(env);
     expect(found).toHaveLength(1);

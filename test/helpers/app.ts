@@ -10,7 +10,7 @@ import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
-export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
+export const ADMIN_KEY = 'test-admin-key-0123456789abcdef-0123456789';
 export const JWT_SECRET = 'test-jwt-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 
 export interface TestContext {
