@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
+import { BigId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
@@ -8,7 +9,7 @@ import { cursorPage, cursorQuerySchema, parseCursorQuery, type CursorQuery } fro
 import { listApiKeys, replaceApiKeySecret, revokeApiKey } from './api-keys.queries.js';
 import { API_KEY_SCOPES, apiKeyResource, issueApiKey, newApiKeySecret } from './api-keys.service.js';
 
-const KeyParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+const KeyParams = Type.Object({ id: BigId });
 
 /** API keys of the caller's workspace (JWT admin or an `admin`-scoped key). */
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {

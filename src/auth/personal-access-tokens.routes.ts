@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Selectable } from 'kysely';
 import { randomToken, sha256Hex } from '../crypto/hmac.js';
 import type { PersonalAccessTokensTable } from '../db/types.js';
+import { BigId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
@@ -38,7 +39,7 @@ export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }
     return envelope(request, { ...patResource(row), token });
   });
 
-  app.delete('/:id', { schema: { params: Type.Object({ id: Type.Integer({ minimum: 1 }) }) } }, async (request, reply) => {
+  app.delete('/:id', { schema: { params: Type.Object({ id: BigId }) } }, async (request, reply) => {
     if (!(await revokePat(deps.db, request.auth!.userId!, request.params.id, deps.now()))) throw errors.notFound('personal-access token');
     reply.code(204);
   });

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Selectable } from 'kysely';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { MessagesTable, ThreadsTable } from '../db/types.js';
+import { BigId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
@@ -36,7 +37,7 @@ export function messageResource(row: Selectable<MessagesTable>) {
   };
 }
 
-const ThreadParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+const ThreadParams = Type.Object({ id: BigId });
 
 /** Tenant lists of what the workers made: threads, their messages, contacts (cursor pages). */
 export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireOperator } from '../auth/auth.js';
 import { listAllConnections } from '../connections/connections.queries.js';
 import { connectionResource } from '../connections/connections.service.js';
+import { BigId, IntId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
@@ -31,7 +32,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         querystring: Type.Object({
           page: Type.Optional(Type.String()),
           limit: Type.Optional(Type.String()),
-          workspaceId: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
+          workspaceId: Type.Optional(IntId),
           integrationKey: Type.Optional(Type.String({ maxLength: 64 })),
         }),
       },
@@ -53,7 +54,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     '/tenants/:id/threads/:threadId/messages',
     {
       schema: {
-        params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }), threadId: Type.Integer({ minimum: 1 }) }),
+        params: Type.Object({ id: IntId, threadId: BigId }),
         querystring: cursorQuerySchema,
       },
     },

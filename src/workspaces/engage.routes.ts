@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { issueApiKey, API_KEY_SCOPES } from '../api-keys/api-keys.service.js';
 import { requireAdminKey } from '../auth/auth.js';
 import { createConnection } from '../connections/connections.service.js';
+import { IntId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
@@ -10,7 +11,7 @@ import { findWorkspace } from './workspaces.queries.js';
 import { createUser, createWorkspace, USER_ROLES } from './workspaces.service.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-const WorkspaceParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+const WorkspaceParams = Type.Object({ id: IntId });
 
 /** Engage admin routes (DESIGN "Route surface"): the platform operator provisions tenants. */
 export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {

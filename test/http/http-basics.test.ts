@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createDatabase } from '../../src/db/database.js';
-import { useTestContext } from '../helpers/app.js';
+import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 
 const ctx = await useTestContext({ env: { INBOX_BODY_LIMIT_BYTES: '2048' } });
@@ -103,5 +103,29 @@ describe('health and metrics', () => {
     expect(res.body).toMatch(/inbox_http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
     expect(res.body).toContain('# TYPE inbox_queue_jobs gauge');
     expect(res.body).toMatch(/inbox_process_resident_memory_bytes \d+/);
+  });
+});
+
+describe('ids beyond a column’s range', () => {
+  it('answer 404 or 422, never a database error', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const admin = { 'x-service-admin-api-key': ADMIN_KEY, 'content-type': 'application/json' };
+    // int4 columns end at 2^31-1, bigint ones (as JS numbers) at 2^53-1; 1e20 fits neither.
+    for (const id of ['2147483648', '9007199254740993', '100000000000000000000', '1e30']) {
+      const calls = [
+        { method: 'GET' as const, url: `/v1/threads/${id}`, headers: tenant.headers },
+        { method: 'GET' as const, url: `/v1/threads/${id}/messages`, headers: tenant.headers },
+        { method: 'POST' as const, url: `/v1/api-keys/${id}/rotate`, headers: tenant.headers },
+        { method: 'DELETE' as const, url: `/v1/api-keys/${id}`, headers: tenant.headers },
+        { method: 'GET' as const, url: `/v1/operator/tenants/${id}/threads/1/messages`, headers: admin },
+        { method: 'GET' as const, url: `/v1/operator/tenants/1/threads/${id}/messages`, headers: admin },
+        { method: 'GET' as const, url: `/v1/operator/connections?workspaceId=${id}`, headers: admin },
+        { method: 'POST' as const, url: `/v1/engage/workspaces/${id}/connections`, headers: admin, payload: { integrationKey: 'sms', externalAccountId: 'x', name: 'x' } },
+      ];
+      for (const call of calls) {
+        const res = await ctx.app.inject(call);
+        expect([404, 422], `${call.method} ${call.url} → ${res.statusCode} ${res.body}`).toContain(res.statusCode);
+      }
+    }
   });
 });
