@@ -1,4 +1,4 @@
-import type { QueueDefinition } from '../jobs/registry.js';
+import type { QueueDefinition } from '../jobs/queue.js';
 import { pruneExpired } from './maintenance.queries.js';
 
 export const MAINTENANCE_QUEUE = 'maintenance';
