@@ -6,9 +6,7 @@ import { createConnection } from '../connections/connections.service.js';
 import { IntId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
-import { errors } from '../http/errors.js';
-import { findWorkspace } from './workspaces.queries.js';
-import { createUser, createWorkspace, USER_ROLES } from './workspaces.service.js';
+import { createUser, createWorkspace, requireWorkspace, USER_ROLES } from './workspaces.service.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const WorkspaceParams = Type.Object({ id: IntId });
@@ -54,7 +52,7 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       },
     },
     async (request, reply) => {
-      if (!(await findWorkspace(deps.db, request.params.id))) throw errors.notFound('workspace');
+      await requireWorkspace(deps.db, request.params.id);
       const key = await issueApiKey(deps.db, request.params.id, request.body.name, request.body.scopes ?? []);
       reply.code(201);
       return envelope(request, key);

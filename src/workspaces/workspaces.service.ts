@@ -22,6 +22,13 @@ export function userResource(row: Selectable<UsersTable>) {
   return { id: row.id, name: row.name, email: row.email, workspaces_id: row.workspace_id, roles: row.roles };
 }
 
+/** The workspace, or `not_found`: the one existence check before writing into a workspace. */
+export async function requireWorkspace(db: Executor, workspaceId: number) {
+  const workspace = await findWorkspace(db, workspaceId);
+  if (!workspace) throw errors.notFound(`workspace ${workspaceId}`);
+  return workspace;
+}
+
 export async function createWorkspace(db: Executor, name: string) {
   return workspaceResource(await insertWorkspace(db, name, newAppId()));
 }
@@ -35,7 +42,7 @@ export async function createUser(
   workspaceId: number,
   input: { name: string; email: string; password: string; roles: string[] },
 ) {
-  if (!(await findWorkspace(db, workspaceId))) throw errors.notFound('workspace');
+  await requireWorkspace(db, workspaceId);
   if (await findUserByEmail(db, input.email)) throw errors.conflict('a user with this e-mail already exists');
   const passwordHash = await hashPassword(input.password);
   const row = await insertUser(db, {
