@@ -5,7 +5,7 @@ import { BigId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
-import { cursorPage, cursorQuerySchema, parseCursorQuery, type CursorQuery } from '../http/pagination.js';
+import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { listApiKeys, replaceApiKeySecret, revokeApiKey } from './api-keys.queries.js';
 import { API_KEY_SCOPES, apiKeyResource, issueApiKey, newApiKeySecret } from './api-keys.service.js';
 
@@ -15,11 +15,8 @@ const KeyParams = Type.Object({ id: BigId });
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAuth(deps, { scope: 'admin' }));
 
-  app.get('/', { schema: { querystring: cursorQuerySchema } }, async (request) => {
-    const { workspaceId } = tenantOf(request);
-    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
-    const rows = await listApiKeys(deps.db, workspaceId, limit, cursor);
-    const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+  app.get('/', { schema: { querystring: CursorQuery } }, async (request) => {
+    const page = await listApiKeys(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
     return envelope(request, page.items.map(apiKeyResource), page.meta);
   });
 

@@ -7,7 +7,7 @@ import { BigId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
-import { cursorPage, cursorQuerySchema, parseCursorQuery, type CursorQuery } from '../http/pagination.js';
+import { cursorPage, CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { PAT_PREFIX, requireAuth } from './auth.js';
 import { insertPat, listPats, revokePat } from './sessions.queries.js';
 
@@ -25,8 +25,8 @@ function patResource(row: Selectable<PersonalAccessTokensTable>) {
 export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAuth(deps, { kinds: ['user'] }));
 
-  app.get('/', { schema: { querystring: cursorQuerySchema } }, async (request) => {
-    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
+  app.get('/', { schema: { querystring: CursorQuery } }, async (request) => {
+    const { limit, cursor } = parseCursorQuery(request.query);
     const rows = await listPats(deps.db, request.auth!.userId!, limit, cursor);
     const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
     return envelope(request, page.items.map(patResource), page.meta);

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { MessageStatus } from '../db/types.js';
-import type { Cursor } from '../http/pagination.js';
+import { BY_CREATED, keysetPage, type SortKey } from '../db/pages.js';
+import type { CursorRequest } from '../http/pagination.js';
 
 export interface ConnectionRef {
   id: number;
@@ -181,16 +182,17 @@ export async function applyStatuses(db: Executor, statuses: StatusInput[], at: D
 
 // ---- tenant lists (cursor pages) ----
 
-/** A workspace's threads, most recently active first, `limit + 1` rows from after `cursor`. */
-export async function listThreads(db: Executor, workspaceId: number, limit: number, cursor: Cursor | undefined) {
-  let q = db
+const BY_LAST_MESSAGE: SortKey = { at: 'threads.last_message_at', id: 'threads.id' };
+
+/** A workspace's threads, most recently active first, one cursor page. */
+export async function listThreads(db: Executor, workspaceId: number, page: CursorRequest) {
+  const q = db
     .selectFrom('threads')
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
     .selectAll('threads')
     .select('connections.integration_key')
     .where('threads.workspace_id', '=', workspaceId);
-  if (cursor) q = q.where((eb) => eb(eb.refTuple('threads.last_message_at', 'threads.id'), '<', eb.tuple(cursor.at, cursor.id)));
-  return q.orderBy('threads.last_message_at', 'desc').orderBy('threads.id', 'desc').limit(limit + 1).execute();
+  return keysetPage(q, BY_LAST_MESSAGE, page);
 }
 
 export async function findThread(db: Executor, workspaceId: number, id: number) {
@@ -204,16 +206,13 @@ export async function findThread(db: Executor, workspaceId: number, id: number) 
     .executeTakeFirst();
 }
 
-export async function listMessages(db: Executor, threadId: number, limit: number, cursor: Cursor | undefined) {
-  let q = db.selectFrom('messages').selectAll().where('thread_id', '=', threadId);
-  if (cursor) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+/** A thread's messages, newest first, one cursor page. */
+export async function listMessages(db: Executor, threadId: number, page: CursorRequest) {
+  return keysetPage(db.selectFrom('messages').selectAll().where('thread_id', '=', threadId), BY_CREATED, page);
 }
 
-export async function listContacts(db: Executor, workspaceId: number, limit: number, cursor: Cursor | undefined) {
-  let q = db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId);
-  if (cursor) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+export async function listContacts(db: Executor, workspaceId: number, page: CursorRequest) {
+  return keysetPage(db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId), BY_CREATED, page);
 }
 
 export async function listHandles(db: Executor, contactIds: number[]) {

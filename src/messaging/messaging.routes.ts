@@ -7,7 +7,8 @@ import { BigId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
-import { cursorPage, cursorQuerySchema, parseCursorQuery, type CursorQuery } from '../http/pagination.js';
+import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
+import type { Executor } from '../db/database.js';
 import { findThread, listContacts, listHandles, listMessages, listThreads } from './messaging.queries.js';
 
 export function threadResource(row: Selectable<ThreadsTable> & { integration_key: string }) {
@@ -39,15 +40,23 @@ export function messageResource(row: Selectable<MessagesTable>) {
 
 const ThreadParams = Type.Object({ id: BigId });
 
+/**
+ * A thread's messages, one cursor page, or `not_found` when the workspace has no such thread:
+ * the tenant's own list and the operator's transcript are the same read.
+ */
+export async function transcriptPage(db: Executor, workspaceId: number, threadId: number, query: CursorQuery) {
+  const thread = await findThread(db, workspaceId, threadId);
+  if (!thread) throw errors.notFound('thread');
+  const page = await listMessages(db, thread.id, parseCursorQuery(query));
+  return { items: page.items.map(messageResource), meta: page.meta };
+}
+
 /** Tenant lists of what the workers made: threads, their messages, contacts (cursor pages). */
 export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAuth(deps));
 
-  app.get('/threads', { schema: { querystring: cursorQuerySchema } }, async (request) => {
-    const { workspaceId } = tenantOf(request);
-    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
-    const rows = await listThreads(deps.db, workspaceId, limit, cursor);
-    const page = cursorPage(rows, limit, (r) => ({ at: r.last_message_at, id: r.id }));
+  app.get('/threads', { schema: { querystring: CursorQuery } }, async (request) => {
+    const page = await listThreads(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
     return envelope(request, page.items.map(threadResource), page.meta);
   });
 
@@ -57,20 +66,13 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     return envelope(request, threadResource(thread));
   });
 
-  app.get('/threads/:id/messages', { schema: { params: ThreadParams, querystring: cursorQuerySchema } }, async (request) => {
-    const thread = await findThread(deps.db, tenantOf(request).workspaceId, request.params.id);
-    if (!thread) throw errors.notFound('thread');
-    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
-    const rows = await listMessages(deps.db, thread.id, limit, cursor);
-    const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
-    return envelope(request, page.items.map(messageResource), page.meta);
+  app.get('/threads/:id/messages', { schema: { params: ThreadParams, querystring: CursorQuery } }, async (request) => {
+    const page = await transcriptPage(deps.db, tenantOf(request).workspaceId, request.params.id, request.query);
+    return envelope(request, page.items, page.meta);
   });
 
-  app.get('/contacts', { schema: { querystring: cursorQuerySchema } }, async (request) => {
-    const { workspaceId } = tenantOf(request);
-    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
-    const rows = await listContacts(deps.db, workspaceId, limit, cursor);
-    const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+  app.get('/contacts', { schema: { querystring: CursorQuery } }, async (request) => {
+    const page = await listContacts(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
     const handles = await listHandles(deps.db, page.items.map((c) => c.id));
     return envelope(
       request,
