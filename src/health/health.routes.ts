@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.js';
 import { BOSS_SCHEMA } from '../jobs/boss.js';
-import { errorBody } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
 import { countDeadLetters } from '../inbox/inbox.queries.js';
 
 /** Reads queue depth from Postgres so every process reports the same numbers. */
@@ -26,7 +26,7 @@ export const metricsCollectors: MetricsCollector[] = [
 export const healthRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   app.get('/healthz', async () => ({ status: 'ok' }));
 
-  app.get('/readyz', async (request, reply) => {
+  app.get('/readyz', async (request) => {
     try {
       await sql`SELECT 1`.execute(deps.db);
       // The queue answers when its schema is reachable through its own pool.
@@ -34,8 +34,7 @@ export const healthRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { de
       return { status: 'ready' };
     } catch (err) {
       request.log.warn({ err }, 'readiness check failed');
-      reply.code(503);
-      return errorBody(request.id, 'unavailable', 'database or queue is not answering');
+      throw errors.unavailable('database or queue is not answering');
     }
   });
 
