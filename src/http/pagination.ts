@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from 'typebox';
 import { errors } from './errors.js';
 
 // ---- Cursor (keyset) pages: tenant-scoped lists, SPEC §8.1 ----

@@ -1,21 +1,25 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireOperator } from '../auth/auth.js';
 import { listAllConnections } from '../connections/connections.queries.js';
-import { connectionResource } from '../connections/connections.service.js';
+import { ConnectionResource, connectionResource } from '../connections/connections.service.js';
+import { CursorPage, OffsetPage } from '../http/schemas.js';
+import { MessageResource } from '../messaging/messaging.resources.js';
 import { BigId, IntId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { CursorQuery, OffsetQuery, parseOffsetQuery, TENANTS_MAX_LIMIT } from '../http/pagination.js';
-import { transcriptPage } from '../messaging/messaging.routes.js';
+import { transcriptPage } from '../messaging/messaging.service.js';
 import { listWorkspaces } from '../workspaces/workspaces.queries.js';
-import { workspaceResource } from '../workspaces/workspaces.service.js';
+import { WorkspaceResource, workspaceResource } from '../workspaces/workspaces.service.js';
+
+const OperatorConnection = Type.Object({ ...ConnectionResource.properties, workspaceId: Type.Integer() }, { title: 'OperatorConnection' });
 
 /** `/v1/operator/*`: platform-wide lists in offset pages (SPEC §8.1). */
 export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireOperator(deps));
 
-  app.get('/tenants', { schema: { querystring: OffsetQuery } }, async (request) => {
+  app.get('/tenants', { schema: { querystring: OffsetQuery, response: { 200: OffsetPage(WorkspaceResource) } } }, async (request) => {
     const page = await listWorkspaces(deps.db, parseOffsetQuery(request.query, TENANTS_MAX_LIMIT));
     return envelope(request, page.items.map(workspaceResource), page.meta);
   });
@@ -30,6 +34,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
           workspaceId: Type.Optional(IntId),
           integrationKey: Type.Optional(Type.String({ maxLength: 64 })),
         }),
+        response: { 200: OffsetPage(OperatorConnection) },
       },
     },
     async (request) => {
@@ -46,6 +51,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       schema: {
         params: Type.Object({ id: IntId, threadId: BigId }),
         querystring: CursorQuery,
+        response: { 200: CursorPage(MessageResource) },
       },
     },
     async (request) => {

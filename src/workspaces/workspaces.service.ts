@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { Type, type Static } from 'typebox';
 import argon2 from 'argon2';
 import type { Selectable } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { UsersTable, WorkspacesTable } from '../db/types.js';
 import { errors } from '../http/errors.js';
+import { Timestamp } from '../http/schemas.js';
 import { findUserByEmail, findWorkspace, insertUser, insertWorkspace } from './workspaces.queries.js';
 
 /** Roles a user may hold: `admin` (workspace admin) and `operator` (platform staff). */
@@ -13,12 +15,23 @@ export function newAppId(): string {
   return `app_${randomBytes(12).toString('hex')}`;
 }
 
-export function workspaceResource(row: Selectable<WorkspacesTable>) {
+export const WorkspaceResource = Type.Object(
+  { id: Type.Integer(), name: Type.String(), appId: Type.String(), createdAt: Timestamp },
+  { title: 'Workspace' },
+);
+
+/** SPEC §2 UserResource. */
+export const UserResource = Type.Object(
+  { id: Type.Integer(), name: Type.String(), email: Type.String(), workspaces_id: Type.Integer(), roles: Type.Array(Type.String()) },
+  { title: 'UserResource' },
+);
+
+export function workspaceResource(row: Selectable<WorkspacesTable>): Static<typeof WorkspaceResource> {
   return { id: row.id, name: row.name, appId: row.app_id, createdAt: row.created_at.toISOString() };
 }
 
 /** UserResource of SPEC §2: snake_case `workspaces_id` as the contract names it. */
-export function userResource(row: Selectable<UsersTable>) {
+export function userResource(row: Selectable<UsersTable>): Static<typeof UserResource> {
   return { id: row.id, name: row.name, email: row.email, workspaces_id: row.workspace_id, roles: row.roles };
 }
 
