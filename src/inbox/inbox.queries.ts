@@ -88,15 +88,29 @@ export async function markFailed(db: Executor, rows: FailedUpdate[], at: Date): 
     WHERE w.id = v.id`.execute(db);
 }
 
-export async function findInboxRow(db: Executor, id: string) {
-  return db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).executeTakeFirst();
+/** One row with its body: of `appId` only, or any row when `appId` is null (the operator). */
+export async function findInboxRow(db: Executor, id: string, appId: string | null) {
+  let q = db.selectFrom('webhook_inbox').selectAll().where('id', '=', id);
+  if (appId !== null) q = q.where('app_id', '=', appId);
+  return q.executeTakeFirst();
 }
+
+/**
+ * What lists select: every column but the body. Lists never show bodies (a row may hold
+ * customer content of several tenants), and not reading them keeps a page of large
+ * deliveries cheap: no TOASTed text fetched, no JSON parsed.
+ */
+const SUMMARY_COLUMNS = [
+  'id', 'integration_key', 'app_id', 'event', 'status', 'attempt_count',
+  'next_retry_at', 'last_error', 'processed_at', 'created_at', 'updated_at',
+] as const;
+export type InboxSummaryRow = Omit<InboxRow, 'raw_body' | 'payload_json'>;
 
 /** The caller's rows in one state, newest first (SPEC §4.4). */
 export async function listAppInbox(db: Executor, appId: string, status: InboxStatus, limit: number) {
   return db
     .selectFrom('webhook_inbox')
-    .selectAll()
+    .select(SUMMARY_COLUMNS)
     .where('app_id', '=', appId)
     .where('status', '=', status)
     .orderBy('created_at', 'desc')
@@ -117,15 +131,20 @@ export async function listAllInbox(
   if (filter.integrationKey) q = q.where('integration_key', '=', filter.integrationKey);
   if (filter.appId) q = q.where('app_id', '=', filter.appId);
   const [rows, total] = await Promise.all([
-    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    q.select(SUMMARY_COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
     q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.n };
 }
 
-/** Locks the caller's row for a requeue; another app's row is not found. */
-export async function lockAppRow(db: Executor, appId: string, id: string) {
-  return db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).where('app_id', '=', appId).forUpdate().executeTakeFirst();
+/**
+ * Locks a row for a requeue: the row of `appId` only, or any row when `appId` is null (the
+ * operator). Another app's row is not found.
+ */
+export async function lockRowForRequeue(db: Executor, id: string, appId: string | null) {
+  let q = db.selectFrom('webhook_inbox').select(['id', 'status']).where('id', '=', id);
+  if (appId !== null) q = q.where('app_id', '=', appId);
+  return q.forUpdate().executeTakeFirst();
 }
 
 export async function resetForRequeue(db: Executor, id: string, at: Date): Promise<void> {
