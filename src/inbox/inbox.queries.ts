@@ -56,18 +56,24 @@ export async function lockPendingRows(db: Executor, ids: string[]): Promise<Inbo
     .execute();
 }
 
+/**
+ * `appId` is the row's attribution as of this attempt and replaces whatever was stored: a row
+ * once attributed to one app (under an older rule, or before another account in its body was
+ * connected) must lose that attribution when it turns out to span several apps.
+ */
 export async function markProcessed(db: Executor, rows: { id: string; appId: string | null }[], at: Date): Promise<void> {
   if (rows.length === 0) return;
   await sql`
     UPDATE webhook_inbox AS w
     SET status = 'processed', processed_at = ${at}, attempt_count = w.attempt_count + 1,
-        last_error = NULL, next_retry_at = NULL, app_id = COALESCE(v.app_id, w.app_id), updated_at = ${at}
+        last_error = NULL, next_retry_at = NULL, app_id = v.app_id, updated_at = ${at}
     FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.appId)}::text[]) AS v(id, app_id)
     WHERE w.id = v.id`.execute(db);
 }
 
 export interface FailedUpdate {
   id: string;
+  /** The row's attribution, stored as given (see markProcessed); pass the row's own when unknown. */
   appId: string | null;
   status: 'failed' | 'dead_letter';
   attemptCount: number;
@@ -80,7 +86,7 @@ export async function markFailed(db: Executor, rows: FailedUpdate[], at: Date): 
   await sql`
     UPDATE webhook_inbox AS w
     SET status = v.status, attempt_count = v.attempt_count, next_retry_at = v.next_retry_at,
-        last_error = v.last_error, app_id = COALESCE(v.app_id, w.app_id), processed_at = NULL, updated_at = ${at}
+        last_error = v.last_error, app_id = v.app_id, processed_at = NULL, updated_at = ${at}
     FROM unnest(
       ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.status)}::text[], ${rows.map((r) => r.attemptCount)}::int[],
       ${rows.map((r) => r.nextRetryAt)}::timestamptz[], ${rows.map((r) => r.lastError)}::text[], ${rows.map((r) => r.appId)}::text[]

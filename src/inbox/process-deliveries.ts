@@ -100,7 +100,7 @@ async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome>
     const receivedAt: Date[] = [];
     for (const { row, events } of readable) {
       const resolution = resolutions.get(row.id)!;
-      if (resolution.error) failed.push(failure(row, resolution.appId ?? row.app_id, resolution.error, now));
+      if (resolution.error) failed.push(failure(row, resolution.appId, resolution.error, now));
       else {
         applicable.push(events);
         processed.push({ id: row.id, appId: resolution.appId });

@@ -20,7 +20,12 @@ export interface DeliveryEvents {
 }
 
 export interface DeliveryResolution {
-  /** The app of the first connection the delivery resolved to (set even if it then fails). */
+  /**
+   * The app the delivery belongs to: set only when every one of its events resolved to one and
+   * the same app (set even if the delivery then fails). A body naming accounts of several apps,
+   * or an account no app has connected, belongs to no app: its row (raw body and all) is shown
+   * to the operator only, never to a tenant whose events happen to be in it.
+   */
   appId: string | null;
   /** Why the delivery cannot be applied, when it cannot. */
   error?: string;
@@ -52,16 +57,21 @@ export async function resolveConnections(db: Executor, deliveries: DeliveryEvent
   const resolutions = new Map<string, DeliveryResolution>();
   for (const d of deliveries) {
     const resolution: DeliveryResolution = { appId: null };
+    // undefined: no event seen yet; null: some event resolved to no app or to another app.
+    let owner: string | null | undefined;
     for (const e of d.events) {
+      let app: string | undefined;
       if (e.externalAccountId === '') {
-        const sent = bySentMessage.get(e.externalMessageId);
-        if (sent) resolution.appId ??= sent.appId;
-        continue;
+        // An unsigned SMS report belongs to the app of the message it names.
+        app = bySentMessage.get(e.externalMessageId)?.appId;
+      } else {
+        const c = connections.get(`${d.integrationKey}|${e.externalAccountId}`);
+        if (c) app = c.app_id;
+        else resolution.error ??= `no connection for ${d.integrationKey} account "${e.externalAccountId}": connect it, then requeue`;
       }
-      const c = connections.get(`${d.integrationKey}|${e.externalAccountId}`);
-      if (c) resolution.appId ??= c.app_id;
-      else resolution.error ??= `no connection for ${d.integrationKey} account "${e.externalAccountId}": connect it, then requeue`;
+      owner = app !== undefined && (owner === undefined || owner === app) ? app : null;
     }
+    resolution.appId = owner ?? null;
     resolutions.set(d.deliveryId, resolution);
   }
   return { resolutions, connections, bySentMessage };
