@@ -2,6 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import type pg from 'pg';
 import type { Executor } from '../db/database.js';
 import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
+import { truncate } from '../text/truncate.js';
 
 export type InboxRow = Selectable<WebhookInboxTable>;
 
@@ -81,6 +82,9 @@ export interface FailedUpdate {
   lastError: string;
 }
 
+/** The longest `lastError` kept; every failure path writes through markFailed, which cuts it. */
+export const LAST_ERROR_MAX_LENGTH = 2000;
+
 export async function markFailed(db: Executor, rows: FailedUpdate[], at: Date): Promise<void> {
   if (rows.length === 0) return;
   await sql`
@@ -89,7 +93,7 @@ export async function markFailed(db: Executor, rows: FailedUpdate[], at: Date): 
         last_error = v.last_error, app_id = v.app_id, processed_at = NULL, updated_at = ${at}
     FROM unnest(
       ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.status)}::text[], ${rows.map((r) => r.attemptCount)}::int[],
-      ${rows.map((r) => r.nextRetryAt)}::timestamptz[], ${rows.map((r) => r.lastError)}::text[], ${rows.map((r) => r.appId)}::text[]
+      ${rows.map((r) => r.nextRetryAt)}::timestamptz[], ${rows.map((r) => truncate(r.lastError, LAST_ERROR_MAX_LENGTH))}::text[], ${rows.map((r) => r.appId)}::text[]
     ) AS v(id, status, attempt_count, next_retry_at, last_error, app_id)
     WHERE w.id = v.id`.execute(db);
 }

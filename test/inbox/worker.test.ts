@@ -101,6 +101,22 @@ describe('worker: received → processed', () => {
     expect((await statusOf('wamid.out-b')).status).toBe('failed');
   });
 
+  it("keeps at most 1,000 characters of a provider's error, so a long one neither bloats the row nor breaks the realtime event", async () => {
+    await makeOutboundMessage(ctx.deps, whatsapp, 'wamid.out-long', 'sent');
+    await makeOutboundMessage(ctx.deps, whatsapp, 'wamid.out-huge', 'sent');
+    const long = await settled(await deliverWhatsapp(whatsappStatus('wamid.out-long', 'failed', [{ code: 1, title: 'T', message: 'e'.repeat(5000) }])));
+    expect(long.status).toBe('processed');
+    const message = await ctx.deps.db.selectFrom('messages').select(['status', 'error']).where('external_id', '=', 'wamid.out-long').executeTakeFirstOrThrow();
+    expect(message.status).toBe('failed');
+    expect(message.error).toBe(`1: T: ${'e'.repeat(994)}`);
+    expect(message.error).toHaveLength(1000);
+    // 9,000 characters would not fit in the message.updated NOTIFY (8000 bytes) uncut.
+    const huge = await settled(await deliverWhatsapp(whatsappStatus('wamid.out-huge', 'failed', [{ code: 2, title: 'T', message: 'h'.repeat(9000) }])));
+    expect(huge).toMatchObject({ status: 'processed', last_error: null });
+    const hugeMessage = await ctx.deps.db.selectFrom('messages').select('error').where('external_id', '=', 'wamid.out-huge').executeTakeFirstOrThrow();
+    expect(hugeMessage.error).toHaveLength(1000);
+  });
+
   it('processes a status for an unknown message as nothing to do', async () => {
     const row = await settled(await deliverWhatsapp(whatsappStatus('wamid.never-sent', 'delivered')));
     expect(row.status).toBe('processed');
