@@ -1,15 +1,14 @@
+import { Type } from 'typebox';
 import { deliveryPayload } from './delivery-payload.js';
-import type { InboxRow } from './inbox.queries.js';
+import type { InboxRow, InboxSummaryRow } from './inbox.queries.js';
 
-/** WebhookInbox (SPEC §2) as the API shows it: camelCase, ISO timestamps. */
-export function inboxResource(row: InboxRow) {
+/** A WebhookInbox row in a list: every field but `rawBody` and `payloadJson`. */
+export function inboxSummary(row: InboxSummaryRow) {
   return {
     id: row.id,
     integrationKey: row.integration_key,
     appId: row.app_id,
     event: row.event,
-    rawBody: row.raw_body,
-    payloadJson: deliveryPayload(row) ?? null,
     status: row.status,
     attemptCount: row.attempt_count,
     nextRetryAt: row.next_retry_at?.toISOString() ?? null,
@@ -20,4 +19,13 @@ export function inboxResource(row: InboxRow) {
   };
 }
 
+/** WebhookInbox (SPEC §2) as the API shows one row: camelCase, ISO timestamps, the body too. */
+export function inboxResource(row: InboxRow) {
+  return { ...inboxSummary(row), rawBody: row.raw_body, payloadJson: deliveryPayload(row) ?? null };
+}
+
 export const INBOX_STATUSES = ['received', 'processed', 'failed', 'dead_letter'] as const;
+
+/** Path id of a row: a string; anything but a uuid is simply not found (never a 422). */
+export const InboxRowParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export const RequeueHeaders = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) });

@@ -3,11 +3,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireOperator } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
+import { isUuid } from '../http/ids.js';
 import { offsetMeta, parseOffsetQuery } from '../http/pagination.js';
-import { listAllInbox } from './inbox.queries.js';
-import { INBOX_STATUSES, inboxResource } from './inbox.resource.js';
+import { findInboxRow, listAllInbox } from './inbox.queries.js';
+import { INBOX_STATUSES, InboxRowParams, RequeueHeaders, inboxResource, inboxSummary } from './inbox.resource.js';
+import { requeueDelivery } from './requeue.js';
 
-/** `GET /v1/operator/webhook-inbox`: every app's deliveries, unresolved ones included. */
+/**
+ * `/v1/operator/webhook-inbox`: every app's deliveries, unresolved ones included, and those
+ * spanning several apps, which belong to no tenant and so only the operator can requeue.
+ */
 export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/webhook-inbox',
@@ -27,7 +33,22 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
       const page = parseOffsetQuery(request.query);
       const { status, integrationKey, appId } = request.query;
       const { rows, total } = await listAllInbox(deps.db, { status, integrationKey, appId }, page.limit, page.offset);
-      return envelope(request, rows.map(inboxResource), offsetMeta(page, total));
+      return envelope(request, rows.map(inboxSummary), offsetMeta(page, total));
+    },
+  );
+
+  app.get('/webhook-inbox/:id', { preHandler: requireOperator(deps), schema: { params: InboxRowParams } }, async (request) => {
+    const row = isUuid(request.params.id) ? await findInboxRow(deps.db, request.params.id, null) : undefined;
+    if (!row) throw errors.notFound('webhook inbox row');
+    return envelope(request, inboxResource(row));
+  });
+
+  app.post(
+    '/webhook-inbox/:id/requeue',
+    { preHandler: requireOperator(deps), schema: { params: InboxRowParams, headers: RequeueHeaders } },
+    async (request, reply) => {
+      const result = await requeueDelivery(deps, { operator: true }, request.params.id, request.headers['idempotency-key']);
+      return reply.code(200).send(envelope(request, result));
     },
   );
 };

@@ -3,6 +3,7 @@ import type { Executor } from '../db/database.js';
 import type { MessageStatus } from '../db/types.js';
 import { BY_CREATED, keysetPage, type SortKey } from '../db/pages.js';
 import type { CursorRequest } from '../http/pagination.js';
+import { truncate } from '../text/truncate.js';
 
 export interface ConnectionRef {
   id: number;
@@ -163,13 +164,19 @@ export interface StatusInput {
  * (queued < sent < delivered < read; `read` implies delivered, so a late `delivered` changes
  * nothing), and `failed` is taken only before delivery and keeps the provider's error.
  */
+/**
+ * The longest provider error text a message keeps (DESIGN "Replies"). Besides bounding the
+ * column, it keeps the `message.updated` event that carries it far below NOTIFY's 8000 bytes.
+ */
+export const PROVIDER_ERROR_MAX_LENGTH = 1000;
+
 export async function applyStatuses(db: Executor, statuses: StatusInput[], at: Date) {
   if (statuses.length === 0) return [];
   const { rows } = await sql<{ id: number; thread_id: number; workspace_id: number; status: MessageStatus; error: string | null }>`
     UPDATE messages AS m
     SET status = v.status, error = CASE WHEN v.status = 'failed' THEN v.error ELSE m.error END, updated_at = ${at}
     FROM unnest(${statuses.map((s) => s.connectionId)}::bigint[], ${statuses.map((s) => s.externalId)}::text[],
-                ${statuses.map((s) => s.status)}::text[], ${statuses.map((s) => s.error)}::text[]) AS v(connection_id, external_id, status, error)
+                ${statuses.map((s) => s.status)}::text[], ${statuses.map((s) => (s.error === null ? null : truncate(s.error, PROVIDER_ERROR_MAX_LENGTH)))}::text[]) AS v(connection_id, external_id, status, error)
     WHERE m.connection_id = v.connection_id AND m.external_id = v.external_id AND m.direction = 'outbound'
       AND (
         (v.status = 'failed' AND m.status IN ('queued', 'sent'))
