@@ -32,5 +32,5 @@ export async function listAllConnections(
   let q = db.selectFrom('connections');
   if (filter.workspaceId !== undefined) q = q.where('workspace_id', '=', filter.workspaceId);
   if (filter.integrationKey !== undefined) q = q.where('integration_key', '=', filter.integrationKey);
-  return offsetPage(q, page, (b) => b.selectAll(), 'id');
+  return offsetPage(q, page, (b) => b.selectAll().orderBy('id'));
 }

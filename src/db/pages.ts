@@ -36,17 +36,16 @@ export async function keysetPage<O>(
 }
 
 /**
- * One offset page (SPEC §8.1) of a filtered base query: the rows `select` picks, ordered by
- * `orderBy`, and `total` counted over the same filtered set.
+ * One offset page (SPEC §8.1) of a filtered base query: the rows `select` picks and orders,
+ * and `total` counted over the same filtered set.
  */
 export async function offsetPage<B extends SelectQueryBuilder<any, any, object>, O>(
   base: B,
   page: OffsetRequest,
   select: (q: B) => SelectQueryBuilder<any, any, O>,
-  orderBy: string,
 ) {
   const [items, total] = await Promise.all([
-    select(base).orderBy(orderBy).limit(page.limit).offset(page.offset).execute(),
+    select(base).limit(page.limit).offset(page.offset).execute(),
     base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow() as Promise<{ n: number }>,
   ]);
   return { items, meta: offsetMeta(page, total.n) };

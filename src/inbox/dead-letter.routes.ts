@@ -6,7 +6,8 @@ import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
 import { findInboxRow, listAppInbox } from './inbox.queries.js';
-import { INBOX_STATUSES, InboxRowParams, RequeueHeaders, inboxResource, inboxSummary } from './inbox.resource.js';
+import { INBOX_STATUSES, InboxResource, inboxResource, InboxRowParams, InboxSummary, inboxSummary, RequeueHeaders, RequeueResult } from './inbox.resource.js';
+import { Envelope, StringEnum } from '../http/schemas.js';
 import { requeueDelivery } from './requeue.js';
 
 export const DEAD_LETTER_DEFAULT_LIMIT = 100;
@@ -21,9 +22,10 @@ export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       schema: {
         querystring: Type.Object({
-          status: Type.Optional(Type.Union(INBOX_STATUSES.map((s) => Type.Literal(s)))),
+          status: Type.Optional(StringEnum(INBOX_STATUSES)),
           limit: Type.Optional(Type.String()),
         }),
+        response: { 200: Envelope(Type.Array(InboxSummary)) },
       },
     },
     async (request) => {
@@ -35,14 +37,14 @@ export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     },
   );
 
-  app.get('/webhook-inbox/:id', { schema: { params: InboxRowParams } }, async (request) => {
+  app.get('/webhook-inbox/:id', { schema: { params: InboxRowParams, response: { 200: Envelope(InboxResource) } } }, async (request) => {
     const { appId } = tenantOf(request);
     const row = isUuid(request.params.id) ? await findInboxRow(deps.db, request.params.id, appId) : undefined;
     if (!row) throw errors.notFound('webhook inbox row');
     return envelope(request, inboxResource(row));
   });
 
-  app.post('/webhook-inbox/:id/requeue', { schema: { params: InboxRowParams, headers: RequeueHeaders } }, async (request, reply) => {
+  app.post('/webhook-inbox/:id/requeue', { schema: { params: InboxRowParams, headers: RequeueHeaders, response: { 200: Envelope(RequeueResult) } } }, async (request, reply) => {
     const { appId } = tenantOf(request);
     const result = await requeueDelivery(deps, { appId }, request.params.id, request.headers['idempotency-key']);
     return reply.code(200).send(envelope(request, result));

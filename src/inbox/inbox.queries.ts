@@ -1,6 +1,8 @@
 import { sql, type Selectable } from 'kysely';
 import type pg from 'pg';
 import type { Executor } from '../db/database.js';
+import { offsetPage } from '../db/pages.js';
+import type { OffsetRequest } from '../http/pagination.js';
 import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
 import { truncate } from '../text/truncate.js';
 
@@ -133,18 +135,13 @@ export async function listAppInbox(db: Executor, appId: string, status: InboxSta
 export async function listAllInbox(
   db: Executor,
   filter: { status?: InboxStatus; integrationKey?: string; appId?: string },
-  limit: number,
-  offset: number,
+  page: OffsetRequest,
 ) {
   let q = db.selectFrom('webhook_inbox');
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.integrationKey) q = q.where('integration_key', '=', filter.integrationKey);
   if (filter.appId) q = q.where('app_id', '=', filter.appId);
-  const [rows, total] = await Promise.all([
-    q.select(SUMMARY_COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: total.n };
+  return offsetPage(q, page, (b) => b.select(SUMMARY_COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc'));
 }
 
 /**

@@ -1,9 +1,38 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { deliveryPayload } from './delivery-payload.js';
 import type { InboxRow, InboxSummaryRow } from './inbox.queries.js';
 
-/** A WebhookInbox row in a list: every field but `rawBody` and `payloadJson`. */
-export function inboxSummary(row: InboxSummaryRow) {
+export const INBOX_STATUSES = ['received', 'processed', 'failed', 'dead_letter'] as const;
+
+/** A WebhookInbox row (SPEC §2) in a list: every field but `rawBody` and `payloadJson`. */
+export const InboxSummary = Type.Object(
+  {
+    id: Type.String(),
+    integrationKey: Type.String(),
+    appId: Nullable(Type.String({ description: 'null until the delivery resolves to one app, and when it spans several' })),
+    event: Nullable(Type.String()),
+    status: StringEnum(INBOX_STATUSES),
+    attemptCount: Type.Integer(),
+    nextRetryAt: Nullable(Timestamp),
+    lastError: Nullable(Type.String()),
+    processedAt: Nullable(Timestamp),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { title: 'WebhookInboxSummary' },
+);
+
+/** One WebhookInbox row with its body: the raw body verbatim and the parsed payload. */
+export const InboxResource = Type.Object(
+  { ...InboxSummary.properties, rawBody: Type.String(), payloadJson: Type.Unknown({ description: 'the parsed body; null when it does not parse' }) },
+  { title: 'WebhookInbox' },
+);
+
+/** A requeue's answer: the row's status before the enqueue (SPEC §3 rule 2). */
+export const RequeueResult = Type.Object({ id: Type.String(), status: StringEnum(INBOX_STATUSES) }, { title: 'RequeueResult' });
+
+export function inboxSummary(row: InboxSummaryRow): Static<typeof InboxSummary> {
   return {
     id: row.id,
     integrationKey: row.integration_key,
@@ -20,11 +49,10 @@ export function inboxSummary(row: InboxSummaryRow) {
 }
 
 /** WebhookInbox (SPEC §2) as the API shows one row: camelCase, ISO timestamps, the body too. */
-export function inboxResource(row: InboxRow) {
+export function inboxResource(row: InboxRow): Static<typeof InboxResource> {
   return { ...inboxSummary(row), rawBody: row.raw_body, payloadJson: deliveryPayload(row) ?? null };
 }
 
-export const INBOX_STATUSES = ['received', 'processed', 'failed', 'dead_letter'] as const;
 
 /** Path id of a row: a string; anything but a uuid is simply not found (never a 422). */
 export const InboxRowParams = Type.Object({ id: Type.String({ maxLength: 64 }) });

@@ -5,9 +5,10 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
-import { offsetMeta, parseOffsetQuery } from '../http/pagination.js';
+import { parseOffsetQuery } from '../http/pagination.js';
+import { Envelope, OffsetPage, StringEnum } from '../http/schemas.js';
 import { findInboxRow, listAllInbox } from './inbox.queries.js';
-import { INBOX_STATUSES, InboxRowParams, RequeueHeaders, inboxResource, inboxSummary } from './inbox.resource.js';
+import { INBOX_STATUSES, InboxResource, inboxResource, InboxRowParams, InboxSummary, inboxSummary, RequeueHeaders, RequeueResult } from './inbox.resource.js';
 import { requeueDelivery } from './requeue.js';
 
 /**
@@ -23,21 +24,21 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
         querystring: Type.Object({
           page: Type.Optional(Type.String()),
           limit: Type.Optional(Type.String()),
-          status: Type.Optional(Type.Union(INBOX_STATUSES.map((s) => Type.Literal(s)))),
+          status: Type.Optional(StringEnum(INBOX_STATUSES)),
           integrationKey: Type.Optional(Type.String({ maxLength: 64 })),
           appId: Type.Optional(Type.String({ maxLength: 64 })),
         }),
+        response: { 200: OffsetPage(InboxSummary) },
       },
     },
     async (request) => {
-      const page = parseOffsetQuery(request.query);
       const { status, integrationKey, appId } = request.query;
-      const { rows, total } = await listAllInbox(deps.db, { status, integrationKey, appId }, page.limit, page.offset);
-      return envelope(request, rows.map(inboxSummary), offsetMeta(page, total));
+      const page = await listAllInbox(deps.db, { status, integrationKey, appId }, parseOffsetQuery(request.query));
+      return envelope(request, page.items.map(inboxSummary), page.meta);
     },
   );
 
-  app.get('/webhook-inbox/:id', { preHandler: requireOperator(deps), schema: { params: InboxRowParams } }, async (request) => {
+  app.get('/webhook-inbox/:id', { preHandler: requireOperator(deps), schema: { params: InboxRowParams, response: { 200: Envelope(InboxResource) } } }, async (request) => {
     const row = isUuid(request.params.id) ? await findInboxRow(deps.db, request.params.id, null) : undefined;
     if (!row) throw errors.notFound('webhook inbox row');
     return envelope(request, inboxResource(row));
@@ -45,7 +46,7 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
 
   app.post(
     '/webhook-inbox/:id/requeue',
-    { preHandler: requireOperator(deps), schema: { params: InboxRowParams, headers: RequeueHeaders } },
+    { preHandler: requireOperator(deps), schema: { params: InboxRowParams, headers: RequeueHeaders, response: { 200: Envelope(RequeueResult) } } },
     async (request, reply) => {
       const result = await requeueDelivery(deps, { operator: true }, request.params.id, request.headers['idempotency-key']);
       return reply.code(200).send(envelope(request, result));

@@ -1,4 +1,5 @@
 import { fromKysely } from 'pg-boss';
+import type { InboxStatus } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
@@ -27,7 +28,7 @@ export async function requeueDelivery(
   scope: RequeueScope,
   id: string,
   idempotencyKey: string | undefined,
-): Promise<{ id: string; status: string }> {
+): Promise<{ id: string; status: InboxStatus }> {
   if (!isUuid(id)) throw errors.notFound('webhook inbox row');
   const appId = 'appId' in scope ? scope.appId : null;
   const keySpace = appId ?? OPERATOR_IDEMPOTENCY_SPACE;
@@ -37,7 +38,7 @@ export async function requeueDelivery(
       const seen = await findIdempotentResponse(trx, keySpace, idempotencyKey);
       if (seen) {
         if (seen.request !== requestLine) throw errors.conflict('this idempotency-key was used for another request');
-        return seen.response as { id: string; status: string };
+        return seen.response as { id: string; status: InboxStatus };
       }
     }
     // Another app's row is not found, never forbidden: its existence is not revealed.

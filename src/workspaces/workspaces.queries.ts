@@ -13,7 +13,7 @@ export async function findWorkspace(db: Executor, id: number) {
 
 /** Offset page of workspaces for the operator, oldest first, with the total of the same set. */
 export async function listWorkspaces(db: Executor, page: OffsetRequest) {
-  return offsetPage(db.selectFrom('workspaces'), page, (q) => q.selectAll(), 'id');
+  return offsetPage(db.selectFrom('workspaces'), page, (q) => q.selectAll().orderBy('id'));
 }
 
 export async function insertUser(
