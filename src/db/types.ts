@@ -1,8 +1,8 @@
 import type { ColumnType, Generated } from 'kysely';
 
 /**
- * Hand-kept row types, one interface per table. API shapes live in each feature's
- * schemas and are never these types.
+ * Hand-kept row types, one interface per table, kept in step with migrations/. API shapes are
+ * the TypeBox schemas beside each feature's resource mappers, never these types.
  */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;

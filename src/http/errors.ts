@@ -24,7 +24,6 @@ export const errors = {
   invalidApiKey: (message = 'invalid API key') => new AppError('invalid_api_key', 401, message),
   forbidden: (message = 'not allowed') => new AppError('forbidden', 403, message),
   notFound: (what = 'resource') => new AppError('not_found', 404, `${what} not found`),
-  methodNotAllowed: () => new AppError('method_not_allowed', 405, 'method not allowed'),
   conflict: (message: string) => new AppError('conflict', 409, message),
   payloadTooLarge: (limit: number) => new AppError('payload_too_large', 413, `request body exceeds ${limit} bytes`),
   unsupportedMediaType: (type: string) => new AppError('unsupported_media_type', 415, `content type "${type}" is not accepted here`),
@@ -33,6 +32,5 @@ export const errors = {
   rateLimited: (retryAfterSeconds: number) =>
     new AppError('rate_limited', 429, 'too many attempts; try again later', { 'retry-after': String(retryAfterSeconds) }),
   internal: () => new AppError('internal_error', 500, 'internal error'),
-  malformedResponse: (message: string) => new AppError('malformed_response', 502, message),
   unavailable: (message: string) => new AppError('unavailable', 503, message),
 };
