@@ -1,8 +1,24 @@
+import type { Static } from 'typebox';
+import type { ApiKeyResource } from '../api-keys/api-keys.service.js';
+import type { ConnectionResource } from '../connections/connections.service.js';
+import type { InboxSummary } from '../inbox/inbox.resource.js';
+import type { ContactResource, MessageResource, ThreadResource } from '../messaging/messaging.resources.js';
+import type { WorkspaceResource } from '../workspaces/workspaces.service.js';
+
 /**
  * A small typed client for the service's JSON API, for programs and for proxies in front of
- * it. It walks both pagination shapes of SPEC §8.1 the way the contract says they must be
- * walked, and passes `meta` through untouched.
+ * it (`import { tenantClient } from 'inbox/client'`). It walks both pagination shapes of
+ * SPEC §8.1 the way the contract says they must be walked, and passes `meta` through
+ * untouched. Its item types are the server's own response schemas, so they cannot drift.
  */
+
+export type Thread = Static<typeof ThreadResource>;
+export type Message = Static<typeof MessageResource>;
+export type Contact = Static<typeof ContactResource>;
+export type Connection = Static<typeof ConnectionResource>;
+export type ApiKey = Static<typeof ApiKeyResource>;
+export type Workspace = Static<typeof WorkspaceResource>;
+export type WebhookInboxRow = Static<typeof InboxSummary>;
 
 export class InboxClientError extends Error {
   constructor(
@@ -81,7 +97,17 @@ export function tenantClient(options: ClientOptions) {
         cursor = page.meta.nextCursor;
       } while (cursor);
     },
+    threads: (query: { limit?: number } = {}) => walk<Thread>(options, '/v1/threads', query),
+    messages: (threadId: number, query: { limit?: number } = {}) => walk<Message>(options, `/v1/threads/${threadId}/messages`, query),
+    contacts: (query: { limit?: number } = {}) => walk<Contact>(options, '/v1/contacts', query),
+    connections: (query: { limit?: number } = {}) => walk<Connection>(options, '/v1/connections', query),
+    apiKeys: (query: { limit?: number } = {}) => walk<ApiKey>(options, '/v1/api-keys', query),
   };
+}
+
+/** Every item of a tenant list, page after page, as an async iterator. */
+function walk<T>(options: ClientOptions, path: string, query: { limit?: number }): AsyncGenerator<T> {
+  return tenantClient(options).all<T>(path, query);
 }
 
 function isOffsetMeta(meta: unknown): meta is OffsetPage<unknown>['meta'] {
@@ -121,6 +147,18 @@ export function operatorClient(options: ClientOptions) {
         const next = (body.meta as { nextCursor?: unknown }).nextCursor;
         cursor = typeof next === 'string' ? next : undefined;
       } while (cursor);
+    },
+    tenants(query: { limit?: number } = {}): AsyncGenerator<Workspace> {
+      return this.all<Workspace>('/v1/operator/tenants', query);
+    },
+    connections(query: { limit?: number; workspaceId?: number; integrationKey?: string } = {}): AsyncGenerator<Connection & { workspaceId: number }> {
+      return this.all('/v1/operator/connections', query);
+    },
+    webhookInbox(query: { limit?: number; status?: WebhookInboxRow['status']; integrationKey?: string; appId?: string } = {}): AsyncGenerator<WebhookInboxRow> {
+      return this.all<WebhookInboxRow>('/v1/operator/webhook-inbox', query);
+    },
+    threadTranscript(tenantId: number, threadId: number, query: { limit?: number } = {}): AsyncGenerator<Message> {
+      return this.transcript<Message>(`/v1/operator/tenants/${tenantId}/threads/${threadId}/messages`, query);
     },
   };
 }

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InboxClientError, operatorClient, tenantClient } from '../../src/client/client.js';
+import { InboxClientError, operatorClient, tenantClient } from 'inbox/client';
 import { processDeliveries } from '../../src/inbox/process-deliveries.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
