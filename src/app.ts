@@ -62,6 +62,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: deps.config.bodyLimitBytes,
+    // false or a list of proxy addresses/CIDRs (INBOX_TRUST_PROXY=true is ['loopback']), never
+    // Fastify's `true`, which believes every hop and lets any client name the address the
+    // per-address login limit counts.
     trustProxy: deps.config.trustProxy,
     requestIdHeader: false,
     genReqId: (req) => {
