@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { adapters } from '../../src/webhooks-in/adapters/index.js';
-import { parseBody, storedPayloadText, type VerifyContext } from '../../src/webhooks-in/adapter.js';
+import { parseBody, rawBodyOf, storedPayloadText, type VerifyContext } from '../../src/webhooks-in/adapter.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 
 const SECRET = 'whsec_0123456789abcdef';
 const knowsNothing: VerifyContext = { isKnownOutboundMessage: async () => false };
 const verify = (key: keyof typeof adapters, body: string, headers: Record<string, string>, cfg: object = { webhookSecret: SECRET, appSecret: SECRET }, ctx = knowsNothing) =>
-  adapters[key].verify(body, headers, cfg, ctx);
+  adapters[key].verify(rawBodyOf(body), headers, cfg, ctx);
 
 describe('social_one.native / social_two.native (one adapter, configured twice)', () => {
   const body = fixture('social_one.native', 'message.json');

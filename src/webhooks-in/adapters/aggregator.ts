@@ -26,8 +26,8 @@ const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 
 export const aggregatorAdapter: WebhookAdapter = {
   key: 'aggregator',
   challenge: () => null,
-  verify: (rawBody, headers, cfg) => ({
-    ok: hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), rawBody, cfg.webhookSecret, 'optional'),
+  verify: (body, headers, cfg) => ({
+    ok: hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), body, cfg.webhookSecret, 'optional'),
   }),
   eventName(payload) {
     if (!isObject(payload)) return undefined;

@@ -46,11 +46,11 @@ export const smsAdapter: WebhookAdapter = {
   key: 'sms',
   challenge: () => null,
   parse: parseSmsBody,
-  async verify(rawBody, headers, cfg, ctx) {
-    const payload = parseSmsBody(rawBody);
+  async verify(body, headers, cfg, ctx) {
+    const payload = parseSmsBody(body.text);
     const signature = header(headers, 'x-signature');
     if (signature !== undefined) {
-      const ok = hmacMatches(signature, rawBody, cfg.webhookSecret, 'optional');
+      const ok = hmacMatches(signature, body, cfg.webhookSecret, 'optional');
       return ok ? { ok: true, payload: payload ?? null } : { ok: false };
     }
     const sid = payload ? optionalString(payload.MessageSid) : undefined;

@@ -27,8 +27,8 @@ const ACKS: Record<string, MessageStatusEvent> = { '1': 'sent', '2': 'delivered'
 export const whatsappSessionAdapter: WebhookAdapter = {
   key: 'whatsapp_session',
   challenge: () => null,
-  verify: (rawBody, headers, cfg) => ({
-    ok: hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), rawBody, cfg.webhookSecret, 'optional'),
+  verify: (body, headers, cfg) => ({
+    ok: hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), body, cfg.webhookSecret, 'optional'),
   }),
   eventName: (payload) => (isObject(payload) ? optionalString(payload.event) : undefined),
   normalise(payload) {

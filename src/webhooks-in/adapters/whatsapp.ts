@@ -28,14 +28,14 @@ const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 
 export const whatsappAdapter: WebhookAdapter = {
   key: 'whatsapp',
   challenge: (query, _headers, cfg) => hubChallenge(query, cfg.webhookSecret),
-  verify(rawBody, headers, cfg) {
-    const payload = parseJson(rawBody);
+  verify(body, headers, cfg) {
+    const payload = parseJson(body.text);
     if (payload === undefined) return { ok: false };
     const reportAuth = header(headers, 'x-vendor-auth');
     if (cfg.providerReportSecret && reportAuth !== undefined && safeEqual(reportAuth, cfg.providerReportSecret)) {
       return { ok: true, payload };
     }
-    const ok = hmacMatches(header(headers, 'x-hub-signature-256'), rawBody, cfg.webhookSecret, 'required');
+    const ok = hmacMatches(header(headers, 'x-hub-signature-256'), body, cfg.webhookSecret, 'required');
     return ok ? { ok: true, payload } : { ok: false };
   },
   eventName(payload) {
