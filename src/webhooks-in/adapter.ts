@@ -177,6 +177,15 @@ export function storedPayloadText(payload: unknown, rawBody: string): string | n
 
 // ---- small readers for normalisers: they say what is missing instead of crashing ----
 
+/**
+ * `table[key]` for the table's own entries only. A provider's status is data: looked up
+ * plainly, `constructor`, `__proto__` or `toString` would find Object.prototype's members
+ * and pass for a status.
+ */
+export function lookup<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

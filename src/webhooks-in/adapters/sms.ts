@@ -2,6 +2,7 @@ import {
   header,
   hmacMatches,
   isObject,
+  lookup,
   optionalString,
   parseJson,
   rememberParsed,
@@ -75,7 +76,7 @@ export const smsAdapter: WebhookAdapter = {
         text: optionalString(p.Body) ?? '',
       }];
     }
-    const status = STATUSES[state];
+    const status = lookup(STATUSES, state);
     if (!status) return []; // queued, sending, accepted: nothing new for the inbox
     const event: NormalisedEvent = {
       type: 'status',

@@ -2,6 +2,7 @@ import {
   firstHeader,
   hmacMatches,
   isObject,
+  lookup,
   NormaliseError,
   optionalString,
   requireObject,
@@ -50,7 +51,7 @@ export const whatsappSessionAdapter: WebhookAdapter = {
       }];
     }
     if (event === 'message.ack') {
-      const ack = ACKS[String(p.ack)];
+      const ack = lookup(ACKS, String(p.ack));
       if (p.ack === undefined) throw new NormaliseError('payload.ack is missing');
       if (!ack) return [];
       return [{

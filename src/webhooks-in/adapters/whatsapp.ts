@@ -5,6 +5,7 @@ import {
   hmacMatches,
   hubChallenge,
   isObject,
+  lookup,
   NormaliseError,
   optionalString,
   parseJson,
@@ -76,7 +77,7 @@ export const whatsappAdapter: WebhookAdapter = {
         });
         arrayOf(value.statuses, `${where}.value.statuses`).forEach((rawStatus, k) => {
           const s = requireObject(rawStatus, `${where}.value.statuses[${k}]`);
-          const status = STATUSES[requireString(s.status, `${where}.value.statuses[${k}].status`)];
+          const status = lookup(STATUSES, requireString(s.status, `${where}.value.statuses[${k}].status`));
           if (!status) throw new NormaliseError(`${where}.value.statuses[${k}].status "${String(s.status)}" is not a known status`);
           events.push({
             type: 'status',
