@@ -10,6 +10,18 @@ import { InboxWriter } from './inbox-writer.js';
 
 /** Headers INBOX_LOG_WEBHOOKS reads the signing header from, in order (SPEC §5.3). */
 const LOGGED_SIGNATURE_HEADERS = ['x-hub-signature-256', 'x-service-signature', 'x-gatewayone-signature', 'x-webhook-signature', 'x-signature'];
+/**
+ * Integrations whose "signature" header is the shared secret itself (the e-mail adapter's
+ * `x-vendor-auth`/`x-service-signature`): logging it would hand out the credential, so only
+ * its first 4 characters are logged, enough to tell which secret a sender used.
+ */
+const BEARER_SECRET_HEADERS = new Set(['email']);
+
+function loggedSignature(key: string, headers: FastifyRequest['headers']): string | null {
+  const value = firstHeader(headers, LOGGED_SIGNATURE_HEADERS);
+  if (value === undefined) return null;
+  return BEARER_SECRET_HEADERS.has(key) ? `${value.slice(0, 4)}…` : value;
+}
 /** Integrations that can never be accepted, whatever the flags say (SPEC §5.2 rule 7). */
 const NEVER_ACCEPTED = new Set(['livechat', 'ai']);
 
@@ -51,7 +63,7 @@ export const webhookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { d
     const rawBody = body.text;
     if (deps.config.logWebhooks) {
       request.log.info(
-        { integrationKey: key, signature: firstHeader(request.headers, LOGGED_SIGNATURE_HEADERS) ?? null, rawBody },
+        { integrationKey: key, signature: loggedSignature(key, request.headers), rawBody },
         'inbound webhook',
       );
     }
