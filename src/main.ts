@@ -62,13 +62,18 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
     await database.close().catch(() => {});
     await embedded?.stop();
   };
+  // Migrations may rewrite large tables: they run on a connection of their own without the
+  // statement and query timeouts that bound requests.
+  const migrator = createDatabase(url, { max: 1, statementTimeoutMillis: 0, queryTimeoutMillis: 0, applicationName: 'inbox-migrate' });
   try {
-    const applied = await migrateToLatest(database.db);
+    const applied = await migrateToLatest(migrator.db);
     if (applied.length > 0) log.info({ migrations: applied }, 'database migrated');
   } catch (err) {
+    await migrator.close().catch(() => {});
     await close().catch(() => {});
     throw err;
   }
+  await migrator.close();
   return { url, database, close };
 }
 

@@ -34,5 +34,6 @@ export const errors = {
     new AppError('rate_limited', 429, 'too many attempts; try again later', { 'retry-after': String(retryAfterSeconds) }),
   internal: () => new AppError('internal_error', 500, 'internal error'),
   malformedResponse: (message: string) => new AppError('malformed_response', 502, message),
-  unavailable: (message: string) => new AppError('unavailable', 503, message),
+  unavailable: (message: string, retryAfterSeconds?: number) =>
+    new AppError('unavailable', 503, message, retryAfterSeconds === undefined ? {} : { 'retry-after': String(retryAfterSeconds) }),
 };

@@ -6,7 +6,7 @@ import { errors } from '../http/errors.js';
 import { findOutboundByExternalId } from '../messaging/messaging.queries.js';
 import { firstHeader, parseBody, rawBodyOf, storedPayloadText, type Query, type RawBody, type Verification, type VerifyContext, type WebhookAdapter } from './adapter.js';
 import { adapterFor } from './adapters/index.js';
-import { InboxWriter } from './inbox-writer.js';
+import type { InboxWriter } from './inbox-writer.js';
 
 /** Headers INBOX_LOG_WEBHOOKS reads the signing header from, in order (SPEC §5.3). */
 const LOGGED_SIGNATURE_HEADERS = ['x-hub-signature-256', 'x-service-signature', 'x-gatewayone-signature', 'x-webhook-signature', 'x-signature'];
@@ -35,8 +35,7 @@ interface Params {
  * bytes, signatures are checked over those bytes, and every content type is stored as the
  * UTF-8 text of them.
  */
-export const webhookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
-  const writer = new InboxWriter(deps);
+export const webhookRoutes: FastifyPluginAsync<{ deps: Deps; writer: InboxWriter }> = async (app, { deps, writer }) => {
   const ctx: VerifyContext = {
     isKnownOutboundMessage: async (integrationKey, id) => (await findOutboundByExternalId(deps.db, integrationKey, [id])).length > 0,
   };
