@@ -12,6 +12,8 @@ import { validatorCompiler } from './http/validation.js';
 import { operatorRoutes } from './operator/operator.routes.js';
 import { engageRoutes } from './workspaces/engage.routes.js';
 import { webhookRoutes } from './webhooks-in/webhooks.routes.js';
+import { InboxWriter } from './webhooks-in/inbox-writer.js';
+import { isDatabaseUnavailable } from './db/database.js';
 import { deadLetterRoutes } from './inbox/dead-letter.routes.js';
 import { operatorInboxRoutes } from './inbox/operator-inbox.routes.js';
 import { messagingRoutes } from './messaging/messaging.routes.js';
@@ -48,6 +50,8 @@ function toAppError(err: FastifyError & { code?: string }, bodyLimit: number): A
     case '23505': // unique_violation
       return errors.conflict('a resource with the same unique value already exists');
   }
+  // The database did not answer within its timeouts: a 503 the client may retry, not a 500.
+  if (isDatabaseUnavailable(err)) return errors.unavailable('the database is not answering in time; retry shortly', 1);
   if (err instanceof SyntaxError && err.statusCode === 400) return errors.invalidJson();
   if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
     return new AppError('bad_request', err.statusCode, err.message);
@@ -56,13 +60,30 @@ function toAppError(err: FastifyError & { code?: string }, bodyLimit: number): A
 }
 
 /**
+ * Slow clients cannot hold the server: a request must arrive whole within
+ * `requestTimeoutMs`, and a connection on which nothing moves for `connectionTimeoutMs` is
+ * closed. Upgraded (WebSocket) connections are not subject to either; the realtime hub pings them.
+ */
+export const HTTP_TIMEOUTS = { requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000 } as const;
+
+export interface AppOptions {
+  /** The ingestion writer (tests pass one to watch it); one is made from deps otherwise. */
+  inboxWriter?: InboxWriter;
+}
+
+/**
  * Builds the HTTP app on already-created infrastructure. No listening, no process hooks:
  * the process entry (main.ts) and the tests own those.
  */
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
+    requestTimeout: HTTP_TIMEOUTS.requestTimeoutMs,
+    connectionTimeout: HTTP_TIMEOUTS.connectionTimeoutMs,
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: deps.config.bodyLimitBytes,
+    // false or a list of proxy addresses/CIDRs (INBOX_TRUST_PROXY=true is ['loopback']), never
+    // Fastify's `true`, which believes every hop and lets any client name the address the
+    // per-address login limit counts.
     trustProxy: deps.config.trustProxy,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -114,7 +135,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(operatorInboxRoutes, { deps, prefix: '/v1/operator' });
   await app.register(deadLetterRoutes, { deps, prefix: '/v1/admin' });
   await app.register(messagingRoutes, { deps, prefix: '/v1' });
-  await app.register(webhookRoutes, { deps, prefix: '/webhooks' });
+  await app.register(webhookRoutes, { deps, writer: options.inboxWriter ?? new InboxWriter(deps), prefix: '/webhooks' });
 
   return app;
 }

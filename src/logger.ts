@@ -1,25 +1,92 @@
 import pino, { type Logger } from 'pino';
 
-/** Headers and fields whose values never reach a log line. */
-export const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'req.headers["x-service-admin-api-key"]',
-  'req.headers["x-hub-signature-256"]',
-  'req.headers["x-vendor-auth"]',
-  'req.headers["x-service-signature"]',
-  'req.headers["x-webhook-signature"]',
-  'req.headers["x-gatewayone-signature"]',
-  'req.headers["x-aggregator-signature"]',
-  'req.headers["x-signature"]',
-  'req.headers.cookie',
+/** Credential headers, wherever a logged object carries a `headers` map. */
+const SECRET_HEADERS = [
+  'authorization',
+  'cookie',
+  '["set-cookie"]',
+  '["x-api-key"]',
+  '["x-service-admin-api-key"]',
+  '["x-hub-signature-256"]',
+  '["x-vendor-auth"]',
+  '["x-service-signature"]',
+  '["x-webhook-signature"]',
+  '["x-gatewayone-signature"]',
+  '["x-aggregator-signature"]',
+  '["x-signature"]',
+];
+/** Field names that hold a credential whatever object they sit in. */
+const SECRET_FIELDS = [
   'password',
-  '*.password',
+  'token',
+  'accessToken',
+  'secret',
+  'jwtSecret',
+  'appSecret',
+  'webhookSecret',
+  'webhookVerifyToken',
+  'providerReportSecret',
+  'adminApiKey',
+  'accountsWebhookSecret',
+  'connectionString',
 ];
 
-/** Requests as logged: no headers, and a `token` query parameter (the socket's) redacted. */
+/**
+ * Paths censored in every log line. Pino applies them to what the serializers produced, so
+ * they name what is really written: the request serializer emits no headers (its URL is
+ * cleaned in `serializeRequest`), but an `err` may carry the request it failed on (an HTTP
+ * client's `config`/`request`/`headers`), and a logged object may carry a secret field.
+ */
+export const REDACT_PATHS = [
+  ...SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`]),
+  ...SECRET_HEADERS.map((h) => (h.startsWith('[') ? h : `.${h}`)).flatMap((h) => [`headers${h}`, `*.headers${h}`]),
+  'err.config',
+  'err.request',
+  'err.response.config',
+  'err.response.request',
+  'err.response.headers',
+  'config.integrations.*.appSecret',
+  'config.integrations.*.webhookSecret',
+  'config.integrations.*.webhookVerifyToken',
+  'config.integrations.*.providerReportSecret',
+  'config.integrations.*.accessToken',
+];
+
+/** Query parameters whose values are credentials (a socket's token, a widget visitor's token). */
+const SECRET_QUERY_PARAMS = new Set(['token', 'visitortoken', 'hub.verify_token']);
+
+/**
+ * A request URL as it may be logged. `/webhooks/*` loses its whole query: the `hub.*` challenge
+ * carries the verify token (for whatsapp, the signing secret itself), and no provider query
+ * is worth a leaked secret. Elsewhere the values of credential parameters are replaced.
+ */
+export function loggableUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const path = url.slice(0, q);
+  if (/^\/+webhooks(\/|$)/i.test(safeDecode(path))) return path;
+  const params = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const name = safeDecode(eq === -1 ? pair : pair.slice(0, eq)).toLowerCase();
+      return SECRET_QUERY_PARAMS.has(name) ? `${pair.slice(0, eq === -1 ? pair.length : eq)}=[redacted]` : pair;
+    });
+  return `${path}?${params.join('&')}`;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s.replaceAll('+', ' '));
+  } catch {
+    return s;
+  }
+}
+
+/** Requests as logged: no headers, no body, and a URL without credentials (`loggableUrl`). */
 function serializeRequest(req: { method?: string; url?: string; ip?: string; host?: string }) {
-  return { method: req.method, url: req.url?.replace(/([?&]token=)[^&]*/g, '$1[redacted]'), host: req.host, remoteAddress: req.ip };
+  return { method: req.method, url: req.url === undefined ? undefined : loggableUrl(req.url), host: req.host, remoteAddress: req.ip };
 }
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { createDatabase, type Database } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -28,14 +27,40 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** A generated secret file must hold at least this many characters, like INBOX_JWT_SECRET. */
+export const SECRET_FILE_MIN = 32;
+
 /** INBOX_JWT_SECRET, or one generated on first start and kept in the data dir. */
-async function resolveJwtSecret(config: Config): Promise<string> {
+export async function resolveJwtSecret(config: Config): Promise<string> {
   if (config.jwtSecret) return config.jwtSecret;
-  const file = path.join(config.dataDir, 'jwt-secret');
-  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
-  await mkdir(config.dataDir, { recursive: true });
-  const secret = randomBytes(48).toString('base64url');
-  await writeFile(file, secret, { mode: 0o600 });
+  return readOrCreateSecretFile(path.join(config.dataDir, 'jwt-secret'));
+}
+
+/**
+ * The secret kept in `file`, generated into it if the file does not exist yet. Several
+ * processes may start at once on one data dir (api and worker roles): the file is published
+ * only complete and only if absent — written exclusively (`wx`) under a private name, then
+ * hard-linked to `file`, which fails if another process got there first — so every process
+ * ends up with the one secret that won, never half a file. A file too short to be a secret
+ * (truncated, hand-edited) stops the start: tokens signed with it could be forged.
+ */
+export async function readOrCreateSecretFile(file: string): Promise<string> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writeFile(draft, randomBytes(48).toString('base64url'), { mode: 0o600, flag: 'wx' });
+    await link(draft, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    await unlink(draft).catch(() => {});
+  }
+  const secret = (await readFile(file, 'utf8')).trim();
+  if (secret.length < SECRET_FILE_MIN) {
+    throw new ConfigError([
+      `${file}: holds ${secret.length} characters, a secret needs at least ${SECRET_FILE_MIN} (remove the file to have a new one generated, or set INBOX_JWT_SECRET)`,
+    ]);
+  }
   return secret;
 }
 
@@ -62,13 +87,18 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
     await database.close().catch(() => {});
     await embedded?.stop();
   };
+  // Migrations may rewrite large tables: they run on a connection of their own without the
+  // statement and query timeouts that bound requests.
+  const migrator = createDatabase(url, { max: 1, statementTimeoutMillis: 0, queryTimeoutMillis: 0, applicationName: 'inbox-migrate' });
   try {
-    const applied = await migrateToLatest(database.db);
+    const applied = await migrateToLatest(migrator.db);
     if (applied.length > 0) log.info({ migrations: applied }, 'database migrated');
   } catch (err) {
+    await migrator.close().catch(() => {});
     await close().catch(() => {});
     throw err;
   }
+  await migrator.close();
   return { url, database, close };
 }
 
@@ -80,6 +110,8 @@ export interface Infrastructure {
 
 /** What `serve` needs: the migrated database, a started pg-boss with every queue, the deps. */
 export async function openInfrastructure(config: Config, log: Logger, options: { schedule?: boolean } = {}): Promise<Infrastructure> {
+  // First, so a bad secret file stops the start before a database is started for nothing.
+  const jwtSecret = await resolveJwtSecret(config);
   const opened = await openDatabase(config, log);
   try {
     const boss = await startBoss(opened.url, log, { schedule: options.schedule });
@@ -91,7 +123,7 @@ export async function openInfrastructure(config: Config, log: Logger, options: {
       pool: opened.database.pool,
       boss,
       metrics: createMetrics(),
-      jwtSecret: await resolveJwtSecret(config),
+      jwtSecret,
       now: () => new Date(),
     };
     return {

@@ -15,17 +15,68 @@ export type Executor = Kysely<DB> | Transaction<DB>;
  */
 export async function withClientTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
+    // After a client-side query timeout the server may still be running the statement on
+    // this connection: a ROLLBACK would only queue behind it. Dropping the connection ends
+    // the transaction instead, and keeps a busy client out of the pool.
+    if (isQueryReadTimeout(err)) broken = err as Error;
+    else await client.query('ROLLBACK').catch(() => {});
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
+}
+
+/** How long the pool may wait for a connection, and how long one statement may run. */
+export interface DatabaseOptions {
+  max?: number;
+  applicationName?: string;
+  /** Waiting for a pool connection (or a new one to open). Default 5 s. */
+  connectionTimeoutMillis?: number;
+  /** Postgres `statement_timeout` for every statement of the pool; 0 = none. Default 15 s. */
+  statementTimeoutMillis?: number;
+  /**
+   * Client-side limit on waiting for a query's answer (a server or network that went silent,
+   * which statement_timeout cannot catch); 0 = none. Default: the statement timeout + 5 s.
+   */
+  queryTimeoutMillis?: number;
+}
+
+export const DATABASE_DEFAULTS = { connectionTimeoutMillis: 5_000, statementTimeoutMillis: 15_000 } as const;
+
+/**
+ * Errors that mean "the database did not answer in time or cannot take work now", not "this
+ * request is wrong": a pool that gave no connection in time, a statement cancelled by
+ * statement_timeout or a lock timeout, a silent server, a database that refuses or shuts
+ * down connections. Callers answer them 503 so a client (a provider) retries.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+  return isQueryReadTimeout(err) || err.message === 'timeout exceeded when trying to connect' || err.message === 'Connection terminated due to connection timeout';
+}
+
+const UNAVAILABLE_CODES = new Set([
+  '57014', // query_canceled (statement_timeout)
+  '55P03', // lock_not_available (lock_timeout)
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+]);
+
+function isQueryReadTimeout(err: unknown): boolean {
+  return err instanceof Error && err.message === 'Query read timeout';
 }
 
 export interface Database {
@@ -34,11 +85,21 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export function createDatabase(url: string, options: { max?: number; applicationName?: string } = {}): Database {
+/**
+ * The pool and Kysely on it. Every request is bounded: a connection is waited for at most
+ * `connectionTimeoutMillis`, a statement runs at most `statementTimeoutMillis`, and an answer
+ * that never comes is given up after `queryTimeoutMillis`.
+ */
+export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
+  const statementTimeout = options.statementTimeoutMillis ?? DATABASE_DEFAULTS.statementTimeoutMillis;
+  const queryTimeout = options.queryTimeoutMillis ?? (statementTimeout > 0 ? statementTimeout + 5_000 : 0);
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'inbox',
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? DATABASE_DEFAULTS.connectionTimeoutMillis,
+    ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
+    ...(queryTimeout > 0 ? { query_timeout: queryTimeout } : {}),
   });
   // An idle client that loses its server (restart, failover) must not crash the process.
   pool.on('error', () => {});

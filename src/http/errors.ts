@@ -32,5 +32,6 @@ export const errors = {
   rateLimited: (retryAfterSeconds: number) =>
     new AppError('rate_limited', 429, 'too many attempts; try again later', { 'retry-after': String(retryAfterSeconds) }),
   internal: () => new AppError('internal_error', 500, 'internal error'),
-  unavailable: (message: string) => new AppError('unavailable', 503, message),
+  unavailable: (message: string, retryAfterSeconds?: number) =>
+    new AppError('unavailable', 503, message, retryAfterSeconds === undefined ? {} : { 'retry-after': String(retryAfterSeconds) }),
 };

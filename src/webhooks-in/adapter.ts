@@ -39,12 +39,27 @@ export interface VerifyContext {
 
 export type Query = Record<string, string | string[] | undefined>;
 
+/**
+ * A delivery's body as it arrived. Signatures are over `bytes`, exactly as sent: a body that
+ * is not valid UTF-8 decodes to U+FFFD in `text`, and an HMAC over that text would never
+ * match. `text` (the UTF-8 decoding) is what parsers read and what raw_body stores.
+ */
+export interface RawBody {
+  text: string;
+  bytes: Buffer;
+}
+
+/** A RawBody from the bytes received, or from a string sent as UTF-8. */
+export function rawBodyOf(body: Buffer | string): RawBody {
+  return typeof body === 'string' ? { text: body, bytes: Buffer.from(body, 'utf8') } : { text: body.toString('utf8'), bytes: body };
+}
+
 export interface WebhookAdapter {
   key: IntegrationKey;
   /** Subscription handshake: the value to echo as text/plain, or null (→ 404). */
   challenge(query: Query, headers: IncomingHttpHeaders, cfg: IntegrationConfig): string | null;
-  /** Verification over the raw body string and the headers (SPEC §5.2). */
-  verify(rawBody: string, headers: IncomingHttpHeaders, cfg: IntegrationConfig, ctx: VerifyContext): Verification | Promise<Verification>;
+  /** Verification over the raw body (HMACs over its bytes) and the headers (SPEC §5.2). */
+  verify(body: RawBody, headers: IncomingHttpHeaders, cfg: IntegrationConfig, ctx: VerifyContext): Verification | Promise<Verification>;
   /**
    * The body as this integration reads it when verification did not parse it already;
    * JSON when absent. Must be deterministic: a stored row's payload is derived again from
@@ -80,11 +95,13 @@ export function firstHeader(headers: IncomingHttpHeaders, names: readonly string
 
 /**
  * Checks `sha256=<hex>` (or bare `<hex>` when the prefix is optional) against
- * HMAC-SHA256(secret, rawBody). The compare is the project's one constant-time helper.
+ * HMAC-SHA256(secret, the body's exact bytes). Hex is compared case-insensitively: an
+ * uppercase digest of the right HMAC is the same digest. The compare is the project's one
+ * constant-time helper.
  */
 export function hmacMatches(
   signature: string | undefined,
-  rawBody: string,
+  body: RawBody,
   secret: string | undefined,
   prefix: 'required' | 'optional',
 ): boolean {
@@ -92,7 +109,7 @@ export function hmacMatches(
   let digest = signature;
   if (digest.startsWith('sha256=')) digest = digest.slice('sha256='.length);
   else if (prefix === 'required') return false;
-  return safeEqual(digest, hmacSha256Hex(secret, rawBody));
+  return safeEqual(digest.toLowerCase(), hmacSha256Hex(secret, body.bytes));
 }
 
 /** The `hub.*` subscription protocol (Meta): echo hub.challenge when mode and token match. */
@@ -159,6 +176,15 @@ export function storedPayloadText(payload: unknown, rawBody: string): string | n
 }
 
 // ---- small readers for normalisers: they say what is missing instead of crashing ----
+
+/**
+ * `table[key]` for the table's own entries only. A provider's status is data: looked up
+ * plainly, `constructor`, `__proto__` or `toString` would find Object.prototype's members
+ * and pass for a status.
+ */
+export function lookup<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}
 
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

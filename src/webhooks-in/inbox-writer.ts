@@ -1,7 +1,8 @@
 import { sha256Hex } from '../crypto/hmac.js';
 import { uuid7 } from '../crypto/uuid7.js';
-import { withClientTransaction } from '../db/database.js';
+import { isDatabaseUnavailable, withClientTransaction } from '../db/database.js';
 import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
 import { insertInboxRows, type NewInboxRow } from '../inbox/inbox.queries.js';
 import { WEBHOOK_QUEUE } from '../inbox/inbox.queue-name.js';
 
@@ -20,20 +21,53 @@ interface Pending {
  * each delivery commits alone at once; under load the cost of a commit is shared, which is
  * what lets ingestion keep up with many concurrent provider connections. Every caller still
  * gets its answer only after its own row and job are committed.
+ *
+ * Overload: the writer holds at most `config.ingestMaxPending` deliveries (waiting or being
+ * committed). When the database is slower than the arrivals, that many requests wait and
+ * the next ones are refused at once with 503 and `retry-after: 1` (every provider retries)
+ * instead of piling up in memory without bound. Nothing is ever answered 200 uncommitted.
  */
 export class InboxWriter {
   private pending: Pending[] = [];
   private readonly statementNames = new Map<string, string>();
   private inFlight = 0;
+  private holding = 0;
+  private peakHolding = 0;
 
   constructor(
     private readonly deps: Deps,
     private readonly options = { maxBatch: 500, maxConcurrent: 2 },
   ) {}
 
+  /** Deliveries accepted and not yet answered (waiting or in a commit). */
+  get held(): number {
+    return this.holding;
+  }
+
+  /** The most deliveries ever held at once; never above `config.ingestMaxPending`. */
+  get peakHeld(): number {
+    return this.peakHolding;
+  }
+
   write(row: NewInboxRow): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ row, resolve, reject });
+    if (this.holding >= this.deps.config.ingestMaxPending) {
+      return Promise.reject(errors.unavailable('too many deliveries are waiting to be stored; retry shortly', 1));
+    }
+    this.holding++;
+    if (this.holding > this.peakHolding) this.peakHolding = this.holding;
+    return new Promise<void>((resolve, reject) => {
+      const done = () => this.holding--;
+      this.pending.push({
+        row,
+        resolve: () => {
+          done();
+          resolve();
+        },
+        reject: (err) => {
+          done();
+          reject(err);
+        },
+      });
       this.pump();
     });
   }
@@ -56,8 +90,10 @@ export class InboxWriter {
       await this.persist(batch.map((p) => p.row));
       for (const p of batch) p.resolve();
     } catch (err) {
-      if (batch.length === 1) {
-        batch[0]!.reject(err);
+      // A database that did not answer in time would not answer row by row either: retrying
+      // each alone would only hold every request another timeout.
+      if (batch.length === 1 || isDatabaseUnavailable(err)) {
+        for (const p of batch) p.reject(err);
         return;
       }
       // One row must not sink the others: retry each alone, each answering for itself.

@@ -4,12 +4,24 @@ import type { Deps } from '../deps.js';
 import { errorBody } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { findOutboundByExternalId } from '../messaging/messaging.queries.js';
-import { firstHeader, parseBody, storedPayloadText, type Query, type Verification, type VerifyContext, type WebhookAdapter } from './adapter.js';
+import { firstHeader, parseBody, rawBodyOf, storedPayloadText, type Query, type RawBody, type Verification, type VerifyContext, type WebhookAdapter } from './adapter.js';
 import { adapterFor } from './adapters/index.js';
-import { InboxWriter } from './inbox-writer.js';
+import type { InboxWriter } from './inbox-writer.js';
 
 /** Headers INBOX_LOG_WEBHOOKS reads the signing header from, in order (SPEC §5.3). */
 const LOGGED_SIGNATURE_HEADERS = ['x-hub-signature-256', 'x-service-signature', 'x-gatewayone-signature', 'x-webhook-signature', 'x-signature'];
+/**
+ * Integrations whose "signature" header is the shared secret itself (the e-mail adapter's
+ * `x-vendor-auth`/`x-service-signature`): logging it would hand out the credential, so only
+ * its first 4 characters are logged, enough to tell which secret a sender used.
+ */
+const BEARER_SECRET_HEADERS = new Set(['email']);
+
+function loggedSignature(key: string, headers: FastifyRequest['headers']): string | null {
+  const value = firstHeader(headers, LOGGED_SIGNATURE_HEADERS);
+  if (value === undefined) return null;
+  return BEARER_SECRET_HEADERS.has(key) ? `${value.slice(0, 4)}…` : value;
+}
 /** Integrations that can never be accepted, whatever the flags say (SPEC §5.2 rule 7). */
 const NEVER_ACCEPTED = new Set(['livechat', 'ai']);
 
@@ -19,17 +31,17 @@ interface Params {
 
 /**
  * `/webhooks/*`: provider deliveries. Not under /v1 and never versioned: these URLs live in
- * third parties' dashboards. The body is never parsed before verification; every content type
- * is kept as the exact string it arrived as.
+ * third parties' dashboards. The body is never parsed before verification; it arrives as
+ * bytes, signatures are checked over those bytes, and every content type is stored as the
+ * UTF-8 text of them.
  */
-export const webhookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
-  const writer = new InboxWriter(deps);
+export const webhookRoutes: FastifyPluginAsync<{ deps: Deps; writer: InboxWriter }> = async (app, { deps, writer }) => {
   const ctx: VerifyContext = {
     isKnownOutboundMessage: async (integrationKey, id) => (await findOutboundByExternalId(deps.db, integrationKey, [id])).length > 0,
   };
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   app.get<{ Params: Params; Querystring: Query }>('/:integrationKey', async (request, reply) => {
     const adapter = adapterFor(request.params.integrationKey);
@@ -46,14 +58,15 @@ export const webhookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { d
   const ingest = async (request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, key: string) => {
     const adapter = adapterFor(key);
     if (!adapter) throw errors.notFound('integration');
-    const rawBody = typeof request.body === 'string' ? request.body : '';
+    const body = rawBodyOf(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0));
+    const rawBody = body.text;
     if (deps.config.logWebhooks) {
       request.log.info(
-        { integrationKey: key, signature: firstHeader(request.headers, LOGGED_SIGNATURE_HEADERS) ?? null, rawBody },
+        { integrationKey: key, signature: loggedSignature(key, request.headers), rawBody },
         'inbound webhook',
       );
     }
-    const verification = await verify(deps, adapter, rawBody, request, ctx);
+    const verification = await verify(deps, adapter, body, request, ctx);
     if (!verification.ok) {
       deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'rejected' });
       throw errors.invalidApiKey('webhook signature or shared secret is missing or wrong');
@@ -78,16 +91,16 @@ export const webhookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { d
   app.post<{ Params: Params }>('/:integrationKey', (request, reply) => ingest(request, reply, request.params.integrationKey));
 };
 
-async function verify(deps: Deps, adapter: WebhookAdapter, rawBody: string, request: FastifyRequest, ctx: VerifyContext): Promise<Verification> {
+async function verify(deps: Deps, adapter: WebhookAdapter, body: RawBody, request: FastifyRequest, ctx: VerifyContext): Promise<Verification> {
   const key = adapter.key;
   const cfg = deps.config.integrations[key] ?? {};
   if (NEVER_ACCEPTED.has(key)) return { ok: false };
   // Postgres text cannot hold NUL, and no provider delivery contains one: refused like a bad signature.
-  if (rawBody.includes('\u0000')) return { ok: false };
+  if (body.text.includes('\u0000')) return { ok: false };
   if (cfg.skipVerify) return { ok: true };
   let result: Verification;
   try {
-    result = await adapter.verify(rawBody, request.headers, cfg, ctx);
+    result = await adapter.verify(body, request.headers, cfg, ctx);
   } catch (err) {
     request.log.warn({ err, integrationKey: key }, 'webhook verification error');
     result = { ok: false };

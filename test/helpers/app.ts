@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createDatabase } from '../../src/db/database.js';
+import { createDatabase, type DatabaseOptions } from '../../src/db/database.js';
 import type { Deps } from '../../src/deps.js';
 import { startBoss } from '../../src/jobs/boss.js';
 import { startWorkers, stopWorkers } from '../../src/jobs/registry.js';
@@ -31,6 +31,8 @@ export interface TestContextOptions {
   database?: TestDatabase;
   /** Collects the service's log lines (parsed JSON) for tests that check what is logged. */
   logLines?: Record<string, unknown>[];
+  /** Pool options for the app's database (e.g. short timeouts for a stalled-database test). */
+  databaseOptions?: DatabaseOptions;
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {
@@ -52,7 +54,7 @@ export async function startTestContext(options: TestContextOptions = {}): Promis
   const log = options.logLines
     ? createLogger('info', { write: (line: string) => void options.logLines!.push(JSON.parse(line)) })
     : createLogger(config.logLevel);
-  const { db, pool, close: closeDb } = createDatabase(database.url, { max: 5 });
+  const { db, pool, close: closeDb } = createDatabase(database.url, { max: 5, ...options.databaseOptions });
   const boss = await startBoss(database.url, log, { max: 5, supervise: false });
   const deps: Deps = {
     config,

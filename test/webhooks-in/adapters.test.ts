@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { adapters } from '../../src/webhooks-in/adapters/index.js';
-import { parseBody, storedPayloadText, type VerifyContext } from '../../src/webhooks-in/adapter.js';
+import { NormaliseError, parseBody, rawBodyOf, storedPayloadText, type VerifyContext } from '../../src/webhooks-in/adapter.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 
 const SECRET = 'whsec_0123456789abcdef';
 const knowsNothing: VerifyContext = { isKnownOutboundMessage: async () => false };
 const verify = (key: keyof typeof adapters, body: string, headers: Record<string, string>, cfg: object = { webhookSecret: SECRET, appSecret: SECRET }, ctx = knowsNothing) =>
-  adapters[key].verify(body, headers, cfg, ctx);
+  adapters[key].verify(rawBodyOf(body), headers, cfg, ctx);
 
 describe('social_one.native / social_two.native (one adapter, configured twice)', () => {
   const body = fixture('social_one.native', 'message.json');
@@ -279,4 +279,35 @@ describe('payload storage (raw body stored once)', () => {
     expect(parseBody(adapters.sms, 'Body=a%00b')).toEqual({ Body: 'a\uFFFDb' });
     expect(storedPayloadText({ text: 'x\u0000' }, '{}')).toBe('{"text":"x\uFFFD"}');
   });
+});
+
+describe('statuses named like Object.prototype members', () => {
+  /** Each adapter's status delivery with its status (or ack) replaced. */
+  const withStatus: Record<string, (status: string) => unknown> = {
+    whatsapp: (s) => {
+      const p = JSON.parse(fixture('whatsapp', 'statuses.json'));
+      p.entry[0].changes[0].value.statuses = [{ id: 'wamid.X', status: s }];
+      return p;
+    },
+    aggregator: (s) => ({ event: 'message.status', accountId: 'agg-acct-7781', data: { id: 'agg-out-1', status: s } }),
+    sms: (s) => ({ ...JSON.parse(fixture('sms', 'delivered.json')), MessageStatus: s }),
+    whatsapp_session: (s) => ({ ...JSON.parse(fixture('whatsapp_session', 'ack.json')), payload: { id: 'x', ack: s } }),
+  };
+  const outcome = (key: string, status: string): string => {
+    try {
+      const events = adapters[key as keyof typeof adapters].normalise(withStatus[key]!(status));
+      return events.length === 0 ? 'ignored' : `events ${JSON.stringify(events)}`;
+    } catch (err) {
+      return err instanceof NormaliseError ? 'NormaliseError' : `crash ${String(err)}`;
+    }
+  };
+  for (const key of Object.keys(withStatus)) {
+    it(`${key}: constructor, __proto__, toString are unknown statuses, not found on Object.prototype`, () => {
+      const unknown = outcome(key, 'no-such-status');
+      expect(['NormaliseError', 'ignored']).toContain(unknown);
+      for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+        expect(outcome(key, name), `${key} ${name}`).toBe(unknown);
+      }
+    });
+  }
 });

@@ -164,6 +164,16 @@ describe('POST /webhooks/:integrationKey', () => {
     await post('whatsapp_session', body, { 'x-gatewayone-signature': signature });
     expect(logLines).toContainEqual(expect.objectContaining({ msg: 'inbound webhook', integrationKey: 'whatsapp_session', signature, rawBody: body }));
   });
+
+  it('logs only the first 4 characters of the e-mail secret, which is its own signing header', async () => {
+    const body = fixture('email', 'bounce.json');
+    const from = logLines.length;
+    expect((await post('email', body, { 'x-service-signature': 'mail-shared-secret' })).statusCode).toBe(200);
+    expect((await post('email', body, { 'x-vendor-auth': 'mail-shared-secret' })).statusCode).toBe(200);
+    const lines = logLines.slice(from);
+    expect(lines.map((l) => JSON.stringify(l)).join('\n')).not.toContain('shared-secret');
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'inbound webhook', integrationKey: 'email', signature: 'mail…', rawBody: body }));
+  });
 });
 
 describe('GET /webhooks/:integrationKey (challenge)', () => {

@@ -3,6 +3,7 @@ import {
   firstHeader,
   hmacMatches,
   isObject,
+  lookup,
   NormaliseError,
   optionalString,
   requireObject,
@@ -26,8 +27,8 @@ const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 
 export const aggregatorAdapter: WebhookAdapter = {
   key: 'aggregator',
   challenge: () => null,
-  verify: (rawBody, headers, cfg) => ({
-    ok: hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), rawBody, cfg.webhookSecret, 'optional'),
+  verify: (body, headers, cfg) => ({
+    ok: hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), body, cfg.webhookSecret, 'optional'),
   }),
   eventName(payload) {
     if (!isObject(payload)) return undefined;
@@ -56,7 +57,7 @@ export const aggregatorAdapter: WebhookAdapter = {
           }];
         }
         case 'message.status': {
-          const status = STATUSES[requireString(data.status, `${where}.data.status`)];
+          const status = lookup(STATUSES, requireString(data.status, `${where}.data.status`));
           if (!status) throw new NormaliseError(`${where}.data.status "${String(data.status)}" is not one of sent, delivered, read, failed`);
           const error = isObject(data.error) ? [optionalString(data.error.code), optionalString(data.error.message)].filter(Boolean).join(': ') : undefined;
           return [{ type: 'status', externalAccountId: account, externalMessageId: requireString(data.id, `${where}.data.id`), status, error, occurredAt: toDate(data.timestamp) }];

@@ -23,7 +23,7 @@ import {
 export const emailAdapter: WebhookAdapter = {
   key: 'email',
   challenge: () => null,
-  verify(_rawBody, headers, cfg) {
+  verify(_body, headers, cfg) {
     const presented = firstHeader(headers, ['x-vendor-auth', 'x-service-signature']);
     return { ok: !!cfg.webhookSecret && presented !== undefined && safeEqual(presented, cfg.webhookSecret) };
   },

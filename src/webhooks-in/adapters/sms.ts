@@ -2,6 +2,7 @@ import {
   header,
   hmacMatches,
   isObject,
+  lookup,
   optionalString,
   parseJson,
   rememberParsed,
@@ -46,11 +47,11 @@ export const smsAdapter: WebhookAdapter = {
   key: 'sms',
   challenge: () => null,
   parse: parseSmsBody,
-  async verify(rawBody, headers, cfg, ctx) {
-    const payload = parseSmsBody(rawBody);
+  async verify(body, headers, cfg, ctx) {
+    const payload = parseSmsBody(body.text);
     const signature = header(headers, 'x-signature');
     if (signature !== undefined) {
-      const ok = hmacMatches(signature, rawBody, cfg.webhookSecret, 'optional');
+      const ok = hmacMatches(signature, body, cfg.webhookSecret, 'optional');
       return ok ? { ok: true, payload: payload ?? null } : { ok: false };
     }
     const sid = payload ? optionalString(payload.MessageSid) : undefined;
@@ -75,7 +76,7 @@ export const smsAdapter: WebhookAdapter = {
         text: optionalString(p.Body) ?? '',
       }];
     }
-    const status = STATUSES[state];
+    const status = lookup(STATUSES, state);
     if (!status) return []; // queued, sending, accepted: nothing new for the inbox
     const event: NormalisedEvent = {
       type: 'status',

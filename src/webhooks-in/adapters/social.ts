@@ -23,8 +23,8 @@ export function socialAdapter(key: IntegrationKey & `${string}.native`): Webhook
   return {
     key,
     challenge: (query, _headers, cfg) => hubChallenge(query, cfg.webhookVerifyToken),
-    verify: (rawBody, headers, cfg) => ({
-      ok: hmacMatches(header(headers, 'x-hub-signature-256'), rawBody, cfg.appSecret, 'required'),
+    verify: (body, headers, cfg) => ({
+      ok: hmacMatches(header(headers, 'x-hub-signature-256'), body, cfg.appSecret, 'required'),
     }),
     eventName: (payload) => (isObject(payload) ? optionalString(payload.object) : undefined),
     normalise(payload) {

@@ -2,6 +2,7 @@ import {
   firstHeader,
   hmacMatches,
   isObject,
+  lookup,
   NormaliseError,
   optionalString,
   requireObject,
@@ -27,8 +28,8 @@ const ACKS: Record<string, MessageStatusEvent> = { '1': 'sent', '2': 'delivered'
 export const whatsappSessionAdapter: WebhookAdapter = {
   key: 'whatsapp_session',
   challenge: () => null,
-  verify: (rawBody, headers, cfg) => ({
-    ok: hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), rawBody, cfg.webhookSecret, 'optional'),
+  verify: (body, headers, cfg) => ({
+    ok: hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), body, cfg.webhookSecret, 'optional'),
   }),
   eventName: (payload) => (isObject(payload) ? optionalString(payload.event) : undefined),
   normalise(payload) {
@@ -50,7 +51,7 @@ export const whatsappSessionAdapter: WebhookAdapter = {
       }];
     }
     if (event === 'message.ack') {
-      const ack = ACKS[String(p.ack)];
+      const ack = lookup(ACKS, String(p.ack));
       if (p.ack === undefined) throw new NormaliseError('payload.ack is missing');
       if (!ack) return [];
       return [{

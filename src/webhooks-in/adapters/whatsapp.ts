@@ -5,6 +5,7 @@ import {
   hmacMatches,
   hubChallenge,
   isObject,
+  lookup,
   NormaliseError,
   optionalString,
   parseJson,
@@ -28,14 +29,14 @@ const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 
 export const whatsappAdapter: WebhookAdapter = {
   key: 'whatsapp',
   challenge: (query, _headers, cfg) => hubChallenge(query, cfg.webhookSecret),
-  verify(rawBody, headers, cfg) {
-    const payload = parseJson(rawBody);
+  verify(body, headers, cfg) {
+    const payload = parseJson(body.text);
     if (payload === undefined) return { ok: false };
     const reportAuth = header(headers, 'x-vendor-auth');
     if (cfg.providerReportSecret && reportAuth !== undefined && safeEqual(reportAuth, cfg.providerReportSecret)) {
       return { ok: true, payload };
     }
-    const ok = hmacMatches(header(headers, 'x-hub-signature-256'), rawBody, cfg.webhookSecret, 'required');
+    const ok = hmacMatches(header(headers, 'x-hub-signature-256'), body, cfg.webhookSecret, 'required');
     return ok ? { ok: true, payload } : { ok: false };
   },
   eventName(payload) {
@@ -76,7 +77,7 @@ export const whatsappAdapter: WebhookAdapter = {
         });
         arrayOf(value.statuses, `${where}.value.statuses`).forEach((rawStatus, k) => {
           const s = requireObject(rawStatus, `${where}.value.statuses[${k}]`);
-          const status = STATUSES[requireString(s.status, `${where}.value.statuses[${k}].status`)];
+          const status = lookup(STATUSES, requireString(s.status, `${where}.value.statuses[${k}].status`));
           if (!status) throw new NormaliseError(`${where}.value.statuses[${k}].status "${String(s.status)}" is not a known status`);
           events.push({
             type: 'status',

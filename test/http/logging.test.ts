@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { useTestContext } from '../helpers/app.js';
+
+const WA_SECRET = 'wa-signing-secret-never-logged';
+const VERIFY_TOKEN = 'social-verify-token-never-logged';
+const logLines: Record<string, unknown>[] = [];
+const ctx = await useTestContext({
+  logLines,
+  env: {
+    INBOX_INTEGRATIONS: JSON.stringify({
+      whatsapp: { webhookSecret: WA_SECRET },
+      'social_one.native': { appSecret: 'app-secret-x', webhookVerifyToken: VERIFY_TOKEN },
+    }),
+  },
+});
+
+/** Everything a set of log lines holds, as one searchable string. */
+const written = (lines: unknown[]) => lines.map((l) => JSON.stringify(l)).join('\n');
+
+describe('request logs', () => {
+  it('never carry the query of a /webhooks/* challenge, right token or wrong', async () => {
+    const urls = [
+      `/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=${WA_SECRET}&hub.challenge=42`,
+      `/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=${WA_SECRET}x&hub.challenge=42`,
+      `/webhooks/social_one.native?hub.mode=subscribe&hub.verify_token=${VERIFY_TOKEN}&hub.challenge=43`,
+      `/webhooks/social_one.native?hub.verify_token=${VERIFY_TOKEN}-wrong&hub.mode=subscribe&hub.challenge=43`,
+    ];
+    const statuses = [];
+    for (const url of urls) statuses.push((await ctx.app.inject({ method: 'GET', url })).statusCode);
+    expect(statuses).toEqual([200, 404, 200, 404]);
+    const text = written(logLines);
+    expect(text).toContain('incoming request'); // requests are logged at info…
+    expect(text).not.toContain(WA_SECRET); // …but not the secret,
+    expect(text).not.toContain(VERIFY_TOKEN); // nor the verify token,
+    expect(text).not.toContain('hub.challenge'); // nor any of the query
+    const logged = logLines.map((l) => (l.req as { url?: string } | undefined)?.url).filter(Boolean);
+    expect(logged).toContain('/webhooks/whatsapp');
+  });
+
+  it('redact token= and visitorToken= values on any other route', async () => {
+    await ctx.app.inject({ method: 'GET', url: '/v1/realtime?x=1&token=socket-token-abc&visitorToken=visitor-token-def' });
+    await ctx.app.inject({ method: 'GET', url: '/healthz?visitortoken=visitor-token-ghi' });
+    const text = written(logLines);
+    for (const secret of ['socket-token-abc', 'visitor-token-def', 'visitor-token-ghi']) expect(text).not.toContain(secret);
+    const logged = logLines.map((l) => (l.req as { url?: string } | undefined)?.url);
+    expect(logged).toContain('/v1/realtime?x=1&token=[redacted]&visitorToken=[redacted]');
+  });
+});
+
+describe('createLogger redaction', () => {
+  it('censors what is really written: error objects carrying requests, secret fields at any of three levels', () => {
+    const lines: unknown[] = [];
+    const log = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const clientError = Object.assign(new Error('request to provider failed'), {
+      config: { url: 'https://graph.example/x', headers: { authorization: 'Bearer err-config-bearer' } },
+      request: { headers: { 'x-api-key': 'err-request-key' } },
+      response: { status: 401, headers: { 'set-cookie': 'sid=err-response-cookie' }, config: { auth: 'err-response-config' } },
+      headers: { 'x-vendor-auth': 'err-vendor-auth', authorization: 'Bearer err-headers-bearer' },
+    });
+    log.error({ err: clientError }, 'outbound failed');
+    log.info({ password: 'top-password', user: { password: 'nested-password' }, body: { credentials: { password: 'deep-password' } } }, 'fields');
+    log.info({ headers: { 'x-hub-signature-256': 'sha256=hubsigvalue', 'x-service-signature': 'svcsigvalue', cookie: 'c=cookie-val' } }, 'headers');
+    log.info({ connection: { accessToken: 'conn-access-token', webhookSecret: 'conn-webhook-secret' }, token: 'bare-token' }, 'connection');
+    log.info({ config: { jwtSecret: 'cfg-jwt', integrations: { email: { webhookSecret: 'cfg-email-secret', appSecret: 'cfg-app' } } } }, 'config');
+    log.info({ req: { method: 'GET', url: '/webhooks/whatsapp?hub.verify_token=req-serializer-token', ip: '10.0.0.1' } }, 'req');
+    const text = written(lines);
+    for (const secret of [
+      'err-config-bearer', 'err-request-key', 'err-response-cookie', 'err-response-config', 'err-vendor-auth', 'err-headers-bearer',
+      'top-password', 'nested-password', 'deep-password', 'hubsigvalue', 'svcsigvalue', 'cookie-val',
+      'conn-access-token', 'conn-webhook-secret', 'bare-token', 'cfg-jwt', 'cfg-email-secret', 'cfg-app', 'req-serializer-token',
+    ]) {
+      expect(text, secret).not.toContain(secret);
+    }
+    // what is not a secret still gets through
+    expect(text).toContain('request to provider failed');
+    expect(text).toContain('"status":401');
+    expect(text).toContain('"url":"/webhooks/whatsapp"');
+    expect(text).toContain('10.0.0.1');
+  });
+});
