@@ -23,7 +23,7 @@ import { hmacSha256Hex } from '../src/crypto/hmac.js';
 import { createDatabase, type Db } from '../src/db/database.js';
 import { freePort, startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { WEBHOOK_QUEUE } from '../src/inbox/inbox.queue.js';
+import { WEBHOOK_QUEUE } from '../src/webhooks-in/inbox.queue.js';
 import { createWorkspace } from '../src/workspaces/workspaces.service.js';
 
 const { values: args } = parseArgs({

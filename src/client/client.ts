@@ -1,7 +1,7 @@
 import type { Static } from 'typebox';
 import type { ApiKeyResource } from '../api-keys/api-keys.service.js';
 import type { ConnectionResource } from '../connections/connections.service.js';
-import type { InboxSummary } from '../inbox/inbox.resource.js';
+import type { InboxSummary } from '../webhooks-in/inbox.resource.js';
 import type { ContactResource, MessageResource, ThreadResource } from '../messaging/messaging.resources.js';
 import type { WorkspaceResource } from '../workspaces/workspaces.service.js';
 

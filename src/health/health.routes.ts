@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { BOSS_SCHEMA } from '../jobs/boss.js';
 import { errors } from '../http/errors.js';
-import { countDeadLetters } from '../inbox/inbox.queries.js';
+import { countDeadLetters } from '../webhooks-in/inbox.queries.js';
 
 /** Reads queue depth from Postgres so every process reports the same numbers. */
 async function refreshQueueDepth(deps: Deps): Promise<void> {

@@ -24,6 +24,8 @@ export const errors = {
   invalidApiKey: (message = 'invalid API key') => new AppError('invalid_api_key', 401, message),
   forbidden: (message = 'not allowed') => new AppError('forbidden', 403, message),
   notFound: (what = 'resource') => new AppError('not_found', 404, `${what} not found`),
+  /** A provider's subscription challenge that does not match (SPEC §4.2: a bare 404). */
+  challengeRefused: () => new AppError('not_found', 404, 'challenge not accepted'),
   conflict: (message: string) => new AppError('conflict', 409, message),
   payloadTooLarge: (limit: number) => new AppError('payload_too_large', 413, `request body exceeds ${limit} bytes`),
   unsupportedMediaType: (type: string) => new AppError('unsupported_media_type', 415, `content type "${type}" is not accepted here`),

@@ -1,6 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import type { Deps } from '../deps.js';
-import { webhookQueue } from '../inbox/inbox.queue.js';
+import { webhookQueue } from '../webhooks-in/inbox.queue.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { PlannerStats } from './planner-stats.js';
 import type { QueueDefinition } from './queue.js';

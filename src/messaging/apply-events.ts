@@ -1,6 +1,6 @@
 import type { Executor } from '../db/database.js';
 import type { RealtimeEvent } from '../realtime/publish.js';
-import type { NormalisedEvent } from '../webhooks-in/adapter.js';
+import type { NormalisedEvent } from './events.js';
 import {
   applyStatuses,
   findConnectionsByAccount,

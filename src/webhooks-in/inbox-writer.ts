@@ -1,10 +1,8 @@
-import { sha256Hex } from '../crypto/hmac.js';
-import { uuid7 } from '../crypto/uuid7.js';
 import { isDatabaseUnavailable, withClientTransaction } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
-import { insertInboxRows, type NewInboxRow } from '../inbox/inbox.queries.js';
-import { WEBHOOK_QUEUE } from '../inbox/inbox.queue-name.js';
+import { insertInboxRows, type NewInboxRow } from './inbox.queries.js';
+import { enqueueDeliveries } from './inbox.enqueue.js';
 
 interface Pending {
   row: NewInboxRow;
@@ -29,7 +27,6 @@ interface Pending {
  */
 export class InboxWriter {
   private pending: Pending[] = [];
-  private readonly statementNames = new Map<string, string>();
   private inFlight = 0;
   private holding = 0;
   private peakHolding = 0;
@@ -107,28 +104,10 @@ export class InboxWriter {
     }
   }
 
-  private statementName(text: string): string {
-    let name = this.statementNames.get(text);
-    if (name === undefined) {
-      name = `inbox_enqueue_${sha256Hex(text).slice(0, 16)}`;
-      this.statementNames.set(text, name);
-    }
-    return name;
-  }
-
   private async persist(rows: NewInboxRow[]): Promise<void> {
     await withClientTransaction(this.deps.pool, async (client) => {
       await insertInboxRows(client, rows);
-      // pg-boss joins this transaction through its IDatabase interface. Its insert statement
-      // is the same text every time, so it is run as a named prepared statement: parsed and
-      // planned once per connection instead of once per batch. Job ids are time-ordered
-      // (UUIDv7) rather than pg-boss's random default, so the job table's primary key grows
-      // at its right edge instead of touching a random index page per job.
-      await this.deps.boss.insert(
-        WEBHOOK_QUEUE,
-        rows.map((r) => ({ id: uuid7(), data: { id: r.id } })),
-        { db: { executeSql: (text, values) => client.query({ name: this.statementName(text), text, values: values as unknown[] }) } },
-      );
+      await enqueueDeliveries(this.deps.boss, { client }, rows);
     });
   }
 }

@@ -1,11 +1,12 @@
 import { uuid7 } from '../crypto/uuid7.js';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { errorBody } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { findOutboundByExternalId } from '../messaging/messaging.queries.js';
-import { firstHeader, parseBody, rawBodyOf, storedPayloadText, type Query, type RawBody, type Verification, type VerifyContext, type WebhookAdapter } from './adapter.js';
-import { adapterFor } from './adapters/index.js';
+import { firstHeader, parseBody, rawBodyOf, type Query, type RawBody, type Verification, type VerifyContext, type WebhookAdapter } from '../channels/channel.js';
+import { adapterFor } from '../channels/index.js';
 import type { InboxWriter } from './inbox-writer.js';
 
 /** Headers INBOX_LOG_WEBHOOKS reads the signing header from, in order (SPEC §5.3). */
@@ -25,9 +26,13 @@ function loggedSignature(key: string, headers: FastifyRequest['headers']): strin
 /** Integrations that can never be accepted, whatever the flags say (SPEC §5.2 rule 7). */
 const NEVER_ACCEPTED = new Set(['livechat', 'ai']);
 
-interface Params {
-  integrationKey: string;
-}
+const Params = Type.Object({ integrationKey: Type.String() });
+const Queued = Type.Object({ status: Type.Literal('queued') }, { title: 'Queued', description: 'stored and queued; the provider may forget it' });
+const ingestSchema = {
+  params: Params,
+  description: 'A provider delivery, verified over its raw bytes (any content type), stored, queued and answered at once.',
+  response: { 200: Queued },
+};
 
 /**
  * `/webhooks/*`: provider deliveries. Not under /v1 and never versioned: these URLs live in
@@ -35,7 +40,7 @@ interface Params {
  * bytes, signatures are checked over those bytes, and every content type is stored as the
  * UTF-8 text of them.
  */
-export const webhookRoutes: FastifyPluginAsync<{ deps: Deps; writer: InboxWriter }> = async (app, { deps, writer }) => {
+export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: InboxWriter }> = async (app, { deps, writer }) => {
   const ctx: VerifyContext = {
     isKnownOutboundMessage: async (integrationKey, id) => (await findOutboundByExternalId(deps.db, integrationKey, [id])).length > 0,
   };
@@ -43,19 +48,26 @@ export const webhookRoutes: FastifyPluginAsync<{ deps: Deps; writer: InboxWriter
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
-  app.get<{ Params: Params; Querystring: Query }>('/:integrationKey', async (request, reply) => {
-    const adapter = adapterFor(request.params.integrationKey);
-    if (!adapter) throw errors.notFound('integration');
-    const cfg = deps.config.integrations[adapter.key] ?? {};
-    const value = adapter.challenge(request.query, request.headers, cfg);
-    if (value === null) {
-      // Providers compare the body byte for byte, so a refusal is a bare 404 in the usual envelope.
-      return reply.code(404).send(errorBody(request.id, 'not_found', 'challenge not accepted'));
-    }
-    return reply.type('text/plain; charset=utf-8').send(value);
-  });
+  app.get(
+    '/:integrationKey',
+    {
+      schema: {
+        params: Params,
+        description: 'Subscription challenge: the echoed value as text/plain (compared byte for byte), or 404.',
+        response: { 200: { content: { 'text/plain': { schema: Type.String() } } } },
+      },
+    },
+    async (request, reply) => {
+      const adapter = adapterFor(request.params.integrationKey);
+      if (!adapter) throw errors.notFound('integration');
+      const cfg = deps.config.integrations[adapter.key] ?? {};
+      const value = adapter.challenge(request.query as Query, request.headers, cfg);
+      if (value === null) throw errors.challengeRefused();
+      return reply.type('text/plain; charset=utf-8').send(value);
+    },
+  );
 
-  const ingest = async (request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, key: string) => {
+  const ingest = async (request: FastifyRequest, reply: FastifyReply, key: string) => {
     const adapter = adapterFor(key);
     if (!adapter) throw errors.notFound('integration');
     const body = rawBodyOf(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0));
@@ -72,8 +84,8 @@ export const webhookRoutes: FastifyPluginAsync<{ deps: Deps; writer: InboxWriter
       throw errors.invalidApiKey('webhook signature or shared secret is missing or wrong');
     }
     // A verifier that parsed hands its payload over; otherwise the raw body is parsed here,
-    // so adapters that verify raw bytes still get a payload (SPEC §4.2). It is stored only
-    // when it is more than the raw body parsed again (see storedPayloadText).
+    // so adapters that verify raw bytes still get a payload (SPEC §4.2). Either way it is the
+    // raw body as the adapter parses it, so it is not stored again: readers derive it.
     const payload = verification.payload !== undefined ? verification.payload : parseBody(adapter, rawBody);
     const event = payload === undefined || payload === null ? undefined : adapter.eventName(payload);
     await writer.write({
@@ -81,14 +93,16 @@ export const webhookRoutes: FastifyPluginAsync<{ deps: Deps; writer: InboxWriter
       integrationKey: key,
       event: event === undefined ? null : event.replaceAll('\0', '\uFFFD'),
       rawBody,
-      payloadJson: storedPayloadText(payload, rawBody),
+      verification: verification.via,
     });
     deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'accepted' });
     return reply.code(200).send({ status: 'queued' });
   };
 
-  app.post<{ Params: Params }>('/email', (request, reply) => ingest(request, reply, 'email'));
-  app.post<{ Params: Params }>('/:integrationKey', (request, reply) => ingest(request, reply, request.params.integrationKey));
+  app.post('/email', { schema: { response: ingestSchema.response, description: 'Alias of POST /webhooks/email as an integration key (SPEC §4.2).' } }, (request, reply) =>
+    ingest(request, reply, 'email'),
+  );
+  app.post('/:integrationKey', { schema: ingestSchema }, (request, reply) => ingest(request, reply, request.params.integrationKey));
 };
 
 async function verify(deps: Deps, adapter: WebhookAdapter, body: RawBody, request: FastifyRequest, ctx: VerifyContext): Promise<Verification> {
@@ -97,7 +111,7 @@ async function verify(deps: Deps, adapter: WebhookAdapter, body: RawBody, reques
   if (NEVER_ACCEPTED.has(key)) return { ok: false };
   // Postgres text cannot hold NUL, and no provider delivery contains one: refused like a bad signature.
   if (body.text.includes('\u0000')) return { ok: false };
-  if (cfg.skipVerify) return { ok: true };
+  if (cfg.skipVerify) return { ok: true, via: 'skipped' };
   let result: Verification;
   try {
     result = await adapter.verify(body, request.headers, cfg, ctx);
@@ -107,7 +121,7 @@ async function verify(deps: Deps, adapter: WebhookAdapter, body: RawBody, reques
   }
   if (!result.ok && deps.config.skipWebhookVerify) {
     request.log.warn({ integrationKey: key }, `${key}: webhook signature unverified, accepted because INBOX_SKIP_WEBHOOK_VERIFY=true`);
-    return { ok: true };
+    return { ok: true, via: 'skipped' };
   }
   return result;
 }

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InboxClientError, operatorClient, tenantClient } from 'inbox/client';
-import { processDeliveries } from '../../src/inbox/process-deliveries.js';
+import { processDeliveries } from '../../src/webhooks-in/process-deliveries.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';

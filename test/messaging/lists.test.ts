@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { MALFORMED_CURSOR_MESSAGE } from '../../src/http/errors.js';
-import { processDeliveries } from '../../src/inbox/process-deliveries.js';
+import { processDeliveries } from '../../src/webhooks-in/process-deliveries.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { fixture, sign } from '../helpers/webhooks.js';

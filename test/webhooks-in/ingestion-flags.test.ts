@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { deliveryPayload } from '../../src/inbox/delivery-payload.js';
+import { deliveryPayload } from '../../src/webhooks-in/delivery-payload.js';
 import { useTestContext } from '../helpers/app.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { deliveryPayload } from '../../src/inbox/delivery-payload.js';
-import { WEBHOOK_QUEUE } from '../../src/inbox/inbox.queue.js';
+import { deliveryPayload } from '../../src/webhooks-in/delivery-payload.js';
+import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 
@@ -50,6 +50,7 @@ describe('POST /webhooks/:integrationKey', () => {
       raw_body: body,
       // the payload is the raw body parsed: stored once, as raw_body, and derived on read
       payload_json: null,
+      verification: 'signed',
       status: 'received',
       attempt_count: 0,
       next_retry_at: null,

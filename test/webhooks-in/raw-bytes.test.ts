@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { adapters } from '../../src/webhooks-in/adapters/index.js';
-import { rawBodyOf, type VerifyContext } from '../../src/webhooks-in/adapter.js';
+import { adapters } from '../../src/channels/index.js';
+import { rawBodyOf, type VerifyContext } from '../../src/channels/channel.js';
 import { useTestContext } from '../helpers/app.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 

@@ -5,16 +5,12 @@ import {
   lookup,
   optionalString,
   parseJson,
-  rememberParsed,
   requireObject,
   requireString,
-  type MessageStatusEvent,
-  type NormalisedEvent,
+  signed,
   type WebhookAdapter,
-} from '../adapter.js';
-
-/** Marks a report accepted without a signature (SPEC §5.2 rule 5); read by `normalise`. */
-export const UNSIGNED_MARK = '__unsigned';
+} from './channel.js';
+import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
 
 const STATUSES: Record<string, MessageStatusEvent | undefined> = {
   sent: 'sent',
@@ -32,7 +28,7 @@ function parseSmsBody(rawBody: string): Record<string, unknown> | undefined {
     return isObject(parsed) ? parsed : undefined;
   }
   if (trimmed === '') return undefined;
-  return rememberParsed(Object.fromEntries(new URLSearchParams(rawBody)), rawBody);
+  return Object.fromEntries(new URLSearchParams(rawBody));
 }
 
 /**
@@ -51,21 +47,22 @@ export const smsAdapter: WebhookAdapter = {
     const payload = parseSmsBody(body.text);
     const signature = header(headers, 'x-signature');
     if (signature !== undefined) {
-      const ok = hmacMatches(signature, body, cfg.webhookSecret, 'optional');
-      return ok ? { ok: true, payload: payload ?? null } : { ok: false };
+      return signed(hmacMatches(signature, body, cfg.webhookSecret, 'optional'), payload);
     }
     const sid = payload ? optionalString(payload.MessageSid) : undefined;
     if (payload && sid !== undefined && (await ctx.isKnownOutboundMessage('sms', sid))) {
-      return { ok: true, payload: { ...payload, [UNSIGNED_MARK]: true } };
+      return { ok: true, via: 'correlated', payload };
     }
     return { ok: false };
   },
   eventName: (payload) => (isObject(payload) ? optionalString(payload.MessageStatus) : undefined),
-  normalise(payload) {
+  normalise(payload, delivery) {
     const p = requireObject(payload, 'payload');
     const sid = requireString(p.MessageSid, 'MessageSid');
     const state = requireString(p.MessageStatus, 'MessageStatus').toLowerCase();
-    const unsigned = p[UNSIGNED_MARK] === true;
+    // Accepted without a signature because it named a message already sent: it may update
+    // that message and nothing else (SPEC §5.2 rule 5).
+    const unsigned = delivery.verification === 'correlated';
     if (state === 'received') {
       if (unsigned) return [];
       return [{

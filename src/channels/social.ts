@@ -1,4 +1,4 @@
-import type { IntegrationKey } from '../../config.js';
+import type { IntegrationKey } from '../config.js';
 import {
   arrayOf,
   header,
@@ -9,9 +9,10 @@ import {
   requireObject,
   requireString,
   toDate,
-  type NormalisedEvent,
+  signed,
   type WebhookAdapter,
-} from '../adapter.js';
+} from './channel.js';
+import type { NormalisedEvent } from '../messaging/events.js';
 
 /**
  * Messenger (`social_one.native`) and Instagram (`social_two.native`) messaging: one adapter
@@ -23,9 +24,7 @@ export function socialAdapter(key: IntegrationKey & `${string}.native`): Webhook
   return {
     key,
     challenge: (query, _headers, cfg) => hubChallenge(query, cfg.webhookVerifyToken),
-    verify: (body, headers, cfg) => ({
-      ok: hmacMatches(header(headers, 'x-hub-signature-256'), body, cfg.appSecret, 'required'),
-    }),
+    verify: (body, headers, cfg) => signed(hmacMatches(header(headers, 'x-hub-signature-256'), body, cfg.appSecret, 'required')),
     eventName: (payload) => (isObject(payload) ? optionalString(payload.object) : undefined),
     normalise(payload) {
       const body = requireObject(payload, 'payload');

@@ -1,5 +1,5 @@
 import type { QueueDefinition } from '../jobs/queue.js';
-import { WEBHOOK_QUEUE } from './inbox.queue-name.js';
+import { WEBHOOK_QUEUE } from './inbox.enqueue.js';
 import { processDeliveries } from './process-deliveries.js';
 
 export { WEBHOOK_QUEUE };

@@ -1,4 +1,4 @@
-import { safeEqual } from '../../crypto/hmac.js';
+import { safeEqual } from '../crypto/hmac.js';
 import {
   arrayOf,
   firstHeader,
@@ -8,9 +8,10 @@ import {
   requireObject,
   requireString,
   toDate,
-  type NormalisedEvent,
+  signed,
   type WebhookAdapter,
-} from '../adapter.js';
+} from './channel.js';
+import type { NormalisedEvent } from '../messaging/events.js';
 
 /**
  * Inbound e-mail and delivery events from the mail provider, in the format documented in
@@ -25,7 +26,7 @@ export const emailAdapter: WebhookAdapter = {
   challenge: () => null,
   verify(_body, headers, cfg) {
     const presented = firstHeader(headers, ['x-vendor-auth', 'x-service-signature']);
-    return { ok: !!cfg.webhookSecret && presented !== undefined && safeEqual(presented, cfg.webhookSecret) };
+    return signed(!!cfg.webhookSecret && presented !== undefined && safeEqual(presented, cfg.webhookSecret));
   },
   eventName(payload) {
     const first = Array.isArray(payload) ? payload[0] : isObject(payload) && Array.isArray(payload.events) ? payload.events[0] : payload;

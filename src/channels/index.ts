@@ -1,5 +1,5 @@
-import type { IntegrationKey } from '../../config.js';
-import type { WebhookAdapter } from '../adapter.js';
+import type { IntegrationKey } from '../config.js';
+import type { WebhookAdapter } from './channel.js';
 import { aggregatorAdapter } from './aggregator.js';
 import { emailAdapter } from './email.js';
 import { rejectingAdapter } from './rejecting.js';

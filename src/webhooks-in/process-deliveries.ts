@@ -1,13 +1,12 @@
-import { fromKysely } from 'pg-boss';
 import type { Deps } from '../deps.js';
 import type { Executor } from '../db/database.js';
 import { applyEvents, resolveConnections, type DeliveryEvents } from '../messaging/apply-events.js';
 import { publishEvents } from '../realtime/publish.js';
-import { adapterFor } from '../webhooks-in/adapters/index.js';
-import { NormaliseError } from '../webhooks-in/adapter.js';
+import { adapterFor } from '../channels/index.js';
+import { NormaliseError } from '../channels/channel.js';
 import { deliveryPayload } from './delivery-payload.js';
 import { lockPendingRows, markFailed, markProcessed, type FailedUpdate, type InboxRow } from './inbox.queries.js';
-import { WEBHOOK_QUEUE } from './inbox.queue-name.js';
+import { enqueueDeliveries } from './inbox.enqueue.js';
 import { afterFailedAttempt } from './retry-policy.js';
 
 export interface BatchOutcome {
@@ -28,7 +27,7 @@ function normaliseRow(row: InboxRow): { events: DeliveryEvents } | { error: stri
     return { error: 'the delivery body is not valid JSON (or not in a format this integration reads), so it has no events' };
   }
   try {
-    return { events: { deliveryId: row.id, integrationKey: row.integration_key, events: adapter.normalise(payload) } };
+    return { events: { deliveryId: row.id, integrationKey: row.integration_key, events: adapter.normalise(payload, { verification: row.verification }) } };
   } catch (err) {
     const reason = err instanceof NormaliseError ? err.message : `normaliser failed: ${(err as Error).message}`;
     return { error: `cannot read ${row.integration_key} payload: ${reason}` };
@@ -44,12 +43,7 @@ function failure(row: InboxRow, appId: string | null, error: string, now: Date):
 
 async function scheduleRetries(deps: Deps, trx: Executor, failed: FailedUpdate[]): Promise<void> {
   const retries = failed.filter((f) => f.status === 'failed');
-  if (retries.length === 0) return;
-  await deps.boss.insert(
-    WEBHOOK_QUEUE,
-    retries.map((f) => ({ data: { id: f.id }, startAfter: f.nextRetryAt! })),
-    { db: fromKysely(trx as Parameters<typeof fromKysely>[0]) },
-  );
+  await enqueueDeliveries(deps.boss, { trx }, retries.map((f) => ({ id: f.id, startAfter: f.nextRetryAt! })));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { safeEqual } from '../../crypto/hmac.js';
+import { safeEqual } from '../crypto/hmac.js';
 import {
   arrayOf,
   header,
@@ -12,10 +12,10 @@ import {
   requireObject,
   requireString,
   toDate,
-  type MessageStatusEvent,
-  type NormalisedEvent,
+  signed,
   type WebhookAdapter,
-} from '../adapter.js';
+} from './channel.js';
+import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
 
 const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 'delivered', read: 'read', failed: 'failed' };
 
@@ -34,10 +34,9 @@ export const whatsappAdapter: WebhookAdapter = {
     if (payload === undefined) return { ok: false };
     const reportAuth = header(headers, 'x-vendor-auth');
     if (cfg.providerReportSecret && reportAuth !== undefined && safeEqual(reportAuth, cfg.providerReportSecret)) {
-      return { ok: true, payload };
+      return { ok: true, via: 'report_secret', payload };
     }
-    const ok = hmacMatches(header(headers, 'x-hub-signature-256'), body, cfg.webhookSecret, 'required');
-    return ok ? { ok: true, payload } : { ok: false };
+    return signed(hmacMatches(header(headers, 'x-hub-signature-256'), body, cfg.webhookSecret, 'required'), payload);
   },
   eventName(payload) {
     if (!isObject(payload) || !Array.isArray(payload.entry)) return undefined;

@@ -8,9 +8,10 @@ import {
   requireObject,
   requireString,
   toDate,
-  type MessageStatusEvent,
+  signed,
   type WebhookAdapter,
-} from '../adapter.js';
+} from './channel.js';
+import type { MessageStatusEvent } from '../messaging/events.js';
 
 const SIGNATURE_HEADERS = ['x-gatewayone-signature', 'x-webhook-signature', 'x-signature'] as const;
 
@@ -28,9 +29,7 @@ const ACKS: Record<string, MessageStatusEvent> = { '1': 'sent', '2': 'delivered'
 export const whatsappSessionAdapter: WebhookAdapter = {
   key: 'whatsapp_session',
   challenge: () => null,
-  verify: (body, headers, cfg) => ({
-    ok: hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), body, cfg.webhookSecret, 'optional'),
-  }),
+  verify: (body, headers, cfg) => signed(hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), body, cfg.webhookSecret, 'optional')),
   eventName: (payload) => (isObject(payload) ? optionalString(payload.event) : undefined),
   normalise(payload) {
     const body = requireObject(payload, 'payload');

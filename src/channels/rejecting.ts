@@ -1,5 +1,5 @@
-import type { IntegrationKey } from '../../config.js';
-import type { WebhookAdapter } from '../adapter.js';
+import type { IntegrationKey } from '../config.js';
+import type { WebhookAdapter } from './channel.js';
 
 /**
  * `livechat` and `ai` are not provider webhooks: live chat has its own route and the AI

@@ -1,35 +1,34 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { IntegrationConfig, IntegrationKey } from '../config.js';
 import { hmacSha256Hex, safeEqual } from '../crypto/hmac.js';
+import type { NormalisedEvent } from '../messaging/events.js';
 
-/** SPEC §2 WebhookVerification: `payload` only when verification already had to parse. */
-export interface Verification {
-  ok: boolean;
-  payload?: unknown;
+/**
+ * How a delivery was accepted. Stored with the row (webhook_inbox.verification) and handed
+ * to `normalise`, which may trust a delivery less for it: an SMS report accepted because it
+ * named a message already sent (`correlated`) may update that message and nothing else.
+ */
+export const VERIFICATION_KINDS = ['signed', 'report_secret', 'correlated', 'skipped'] as const;
+export type VerificationKind = (typeof VERIFICATION_KINDS)[number];
+
+/**
+ * SPEC §2 WebhookVerification. `payload` only when verification already had to parse the
+ * body, and then it is exactly what the adapter's `parse` gives for that body: a stored row's
+ * payload is always derived again from its raw body, so nothing verification says about a
+ * delivery may hide in its payload (that is what `via` is for).
+ */
+export type Verification = { ok: false } | { ok: true; via: VerificationKind; payload?: unknown };
+
+/** The answer of a signature (or shared-secret) check: accepted as `signed`, or refused. */
+export function signed(ok: boolean, payload?: unknown): Verification {
+  if (!ok) return { ok: false };
+  return payload === undefined ? { ok: true, via: 'signed' } : { ok: true, via: 'signed', payload };
 }
 
-export type MessageStatusEvent = 'sent' | 'delivered' | 'read' | 'failed';
-
-/** What a provider delivery means, independent of the provider. */
-export type NormalisedEvent =
-  | {
-      type: 'message';
-      /** The provider's id of the receiving account (phone-number id, page id, …). */
-      externalAccountId: string;
-      externalMessageId: string;
-      contact: { externalId: string; name?: string };
-      text: string;
-      occurredAt?: Date;
-    }
-  | {
-      type: 'status';
-      /** '' for an unsigned SMS report: it may only update a message whose id is known. */
-      externalAccountId: string;
-      externalMessageId: string;
-      status: MessageStatusEvent;
-      error?: string;
-      occurredAt?: Date;
-    };
+/** What `normalise` may know about a delivery besides its payload. */
+export interface DeliveryFacts {
+  verification: VerificationKind;
+}
 
 /** Lookups a verifier may need; kept narrow so adapters stay free of SQL. */
 export interface VerifyContext {
@@ -61,15 +60,14 @@ export interface WebhookAdapter {
   /** Verification over the raw body (HMACs over its bytes) and the headers (SPEC §5.2). */
   verify(body: RawBody, headers: IncomingHttpHeaders, cfg: IntegrationConfig, ctx: VerifyContext): Verification | Promise<Verification>;
   /**
-   * The body as this integration reads it when verification did not parse it already;
-   * JSON when absent. Must be deterministic: a stored row's payload is derived again from
-   * its raw body with it (see `storedPayloadText`).
+   * The body as this integration reads it; JSON when absent. Must be deterministic: a stored
+   * row's payload is derived again from its raw body with it.
    */
   parse?(rawBody: string): unknown;
   /** The payload's event name for WebhookInbox.event, when it has one. */
   eventName(payload: unknown): string | undefined;
   /** Provider payload → events. Throws NormaliseError when the payload cannot be read. */
-  normalise(payload: unknown): NormalisedEvent[];
+  normalise(payload: unknown, delivery: DeliveryFacts): NormalisedEvent[];
 }
 
 /** A payload the normaliser cannot read; its message becomes the row's lastError. */
@@ -126,19 +124,10 @@ export function hubChallenge(query: Query, expectedToken: string | undefined): s
   return challenge;
 }
 
-/** Payloads an adapter's parse produced → the exact raw body they were parsed from. */
-const parsedFrom = new WeakMap<object, string>();
-
-/** Records that `value` is what parsing `rawBody` gives, so it need not be stored twice. */
-export function rememberParsed<T>(value: T, rawBody: string): T {
-  if (typeof value === 'object' && value !== null) parsedFrom.set(value, rawBody);
-  return value;
-}
-
-/** JSON.parse that returns undefined for invalid JSON and remembers an object's source text. */
+/** JSON.parse that returns undefined for invalid JSON. */
 export function parseJson(rawBody: string): unknown {
   try {
-    return rememberParsed(JSON.parse(rawBody) as unknown, rawBody);
+    return JSON.parse(rawBody) as unknown;
   } catch {
     return undefined;
   }
@@ -150,7 +139,7 @@ export function parseJson(rawBody: string): unknown {
  */
 export function parseBody(adapter: WebhookAdapter, rawBody: string): unknown {
   const payload = adapter.parse ? adapter.parse(rawBody) : parseJson(rawBody);
-  return rawBody.includes('\\u0000') || rawBody.includes('%00') ? rememberParsed(withoutNul(payload), rawBody) : payload;
+  return rawBody.includes('\\u0000') || rawBody.includes('%00') ? withoutNul(payload) : payload;
 }
 
 function withoutNul(value: unknown): unknown {
@@ -162,18 +151,6 @@ function withoutNul(value: unknown): unknown {
   return value;
 }
 
-/**
- * What goes into the payload_json column for a delivery's payload. A payload that is simply
- * the raw body as the adapter parses it is not stored a second time: NULL is stored and
- * readers derive it from raw_body with `parseBody`, which gives the same value. Storing one
- * copy instead of two halves what accepting a delivery writes. Only a payload verification
- * changed (an unsigned SMS report's mark, for one) is stored, as JSON text.
- */
-export function storedPayloadText(payload: unknown, rawBody: string): string | null {
-  if (payload === undefined || payload === null) return null;
-  if (typeof payload === 'object' && parsedFrom.get(payload) === rawBody) return null;
-  return JSON.stringify(withoutNul(payload));
-}
 
 // ---- small readers for normalisers: they say what is missing instead of crashing ----
 

@@ -1,18 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { adapters } from '../../src/webhooks-in/adapters/index.js';
-import { NormaliseError, parseBody, rawBodyOf, storedPayloadText, type VerifyContext } from '../../src/webhooks-in/adapter.js';
+import { adapters } from '../../src/channels/index.js';
+import { NormaliseError, parseBody, rawBodyOf, type Verification, type VerificationKind, type VerifyContext } from '../../src/channels/channel.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 
 const SECRET = 'whsec_0123456789abcdef';
 const knowsNothing: VerifyContext = { isKnownOutboundMessage: async () => false };
 const verify = (key: keyof typeof adapters, body: string, headers: Record<string, string>, cfg: object = { webhookSecret: SECRET, appSecret: SECRET }, ctx = knowsNothing) =>
   adapters[key].verify(rawBodyOf(body), headers, cfg, ctx);
+/** The payload of an accepted verification. */
+const payloadOf = (v: Verification) => (v.ok ? v.payload : undefined);
+/** Normalises as the worker does for a delivery accepted `via` (signed unless said). */
+const normalise = (key: keyof typeof adapters, payload: unknown, via: VerificationKind = 'signed') => adapters[key].normalise(payload, { verification: via });
 
 describe('social_one.native / social_two.native (one adapter, configured twice)', () => {
   const body = fixture('social_one.native', 'message.json');
   for (const key of ['social_one.native', 'social_two.native'] as const) {
     it(`${key}: requires the sha256= prefix even when the digest is right`, async () => {
-      expect(await verify(key, body, { 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` })).toEqual({ ok: true });
+      expect(await verify(key, body, { 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` })).toEqual({ ok: true, via: 'signed' });
       expect((await verify(key, body, { 'x-hub-signature-256': sign(SECRET, body) })).ok).toBe(false);
     });
     it(`${key}: fails without appSecret, without the header, or with another secret`, async () => {
@@ -33,7 +37,7 @@ describe('social_one.native / social_two.native (one adapter, configured twice)'
     expect(a.challenge({ 'hub.mode': 'subscribe', 'hub.verify_token': '', 'hub.challenge': 'x' }, {}, {})).toBeNull();
   });
   it('normalises Messenger and Instagram messages; skips echoes; maps delivery mids', () => {
-    expect(adapters['social_one.native'].normalise(JSON.parse(body))).toEqual([
+    expect(normalise('social_one.native', JSON.parse(body))).toEqual([
       {
         type: 'message',
         externalAccountId: '1126357274156702',
@@ -43,12 +47,12 @@ describe('social_one.native / social_two.native (one adapter, configured twice)'
         occurredAt: new Date(1749416383000),
       },
     ]);
-    expect(adapters['social_two.native'].normalise(JSON.parse(fixture('social_two.native', 'message.json')))[0]).toMatchObject({
+    expect(normalise('social_two.native', JSON.parse(fixture('social_two.native', 'message.json')))[0]).toMatchObject({
       externalAccountId: '17841405793187218',
       contact: { externalId: '1914382715439872' },
       text: 'Love the new collection!',
     });
-    expect(adapters['social_one.native'].normalise(JSON.parse(fixture('social_one.native', 'delivery-and-echo.json')))).toEqual([
+    expect(normalise('social_one.native', JSON.parse(fixture('social_one.native', 'delivery-and-echo.json')))).toEqual([
       { type: 'status', externalAccountId: '1126357274156702', externalMessageId: 'm_outbound_1', status: 'delivered', occurredAt: undefined },
     ]);
   });
@@ -74,7 +78,7 @@ describe('aggregator', () => {
     expect(adapters.aggregator.challenge({ 'hub.mode': 'subscribe', 'hub.verify_token': SECRET, 'hub.challenge': 'x' }, {}, { webhookSecret: SECRET, webhookVerifyToken: SECRET })).toBeNull();
   });
   it('normalises single events and batches, ignoring events it has no use for', () => {
-    expect(adapters.aggregator.normalise(JSON.parse(body))).toEqual([
+    expect(normalise('aggregator', JSON.parse(body))).toEqual([
       {
         type: 'message',
         externalAccountId: 'agg-acct-7781',
@@ -84,7 +88,7 @@ describe('aggregator', () => {
         occurredAt: new Date('2026-11-20T09:15:00Z'),
       },
     ]);
-    expect(adapters.aggregator.normalise(JSON.parse(fixture('aggregator', 'batch.json')))).toEqual([
+    expect(normalise('aggregator', JSON.parse(fixture('aggregator', 'batch.json')))).toEqual([
       { type: 'status', externalAccountId: 'agg-acct-7781', externalMessageId: 'agg-out-1', status: 'delivered', error: undefined, occurredAt: new Date(1763630100000) },
       { type: 'status', externalAccountId: 'agg-acct-7781', externalMessageId: 'agg-out-2', status: 'failed', error: '30008: Unknown error', occurredAt: undefined },
     ]);
@@ -101,7 +105,7 @@ describe('whatsapp', () => {
   });
   it('accepts a delivery report by x-vendor-auth equal to providerReportSecret, returning the parsed payload', async () => {
     const result = await verify('whatsapp', body, { 'x-vendor-auth': 'report-secret' }, cfg);
-    expect(result).toEqual({ ok: true, payload: JSON.parse(body) });
+    expect(result).toEqual({ ok: true, via: 'report_secret', payload: JSON.parse(body) });
     expect((await verify('whatsapp', body, { 'x-vendor-auth': 'report-secret' }, { webhookSecret: SECRET })).ok).toBe(false);
   });
   it('otherwise verifies x-hub-signature-256 with webhookSecret and a required prefix', async () => {
@@ -115,7 +119,7 @@ describe('whatsapp', () => {
     expect(adapters.whatsapp.challenge(q, {}, { webhookVerifyToken: SECRET })).toBeNull();
   });
   it('normalises messages (text and captions), delivery receipts and failures with their error', () => {
-    expect(adapters.whatsapp.normalise(JSON.parse(body))).toEqual([
+    expect(normalise('whatsapp', JSON.parse(body))).toEqual([
       {
         type: 'message',
         externalAccountId: '106540352242922',
@@ -125,19 +129,19 @@ describe('whatsapp', () => {
         occurredAt: new Date(1749416383000),
       },
     ]);
-    expect(adapters.whatsapp.normalise(JSON.parse(fixture('whatsapp', 'image-message.json')))[0]).toMatchObject({ text: 'This one' });
-    expect(adapters.whatsapp.normalise(JSON.parse(fixture('whatsapp', 'statuses.json'))).map((e) => e.type === 'status' && e.status)).toEqual(['delivered', 'read']);
-    expect(adapters.whatsapp.normalise(JSON.parse(fixture('whatsapp', 'status-failed.json')))[0]).toMatchObject({
+    expect(normalise('whatsapp', JSON.parse(fixture('whatsapp', 'image-message.json')))[0]).toMatchObject({ text: 'This one' });
+    expect(normalise('whatsapp', JSON.parse(fixture('whatsapp', 'statuses.json'))).map((e) => e.type === 'status' && e.status)).toEqual(['delivered', 'read']);
+    expect(normalise('whatsapp', JSON.parse(fixture('whatsapp', 'status-failed.json')))[0]).toMatchObject({
       status: 'failed',
       error: '131047: Re-engagement message: Re-engagement message',
     });
     expect(adapters.whatsapp.eventName(JSON.parse(body))).toBe('messages');
   });
   it('says what is missing when a payload cannot be read', () => {
-    expect(() => adapters.whatsapp.normalise({ entry: [{ changes: [{ field: 'messages', value: { metadata: {} } }] }] })).toThrow(
+    expect(() => normalise('whatsapp', { entry: [{ changes: [{ field: 'messages', value: { metadata: {} } }] }] })).toThrow(
       'entry[0].changes[0].value.metadata.phone_number_id is missing',
     );
-    expect(() => adapters.whatsapp.normalise('text')).toThrow('payload is not an object');
+    expect(() => normalise('whatsapp', 'text')).toThrow('payload is not an object');
   });
 });
 
@@ -146,14 +150,14 @@ describe('whatsapp_session', () => {
   const session = 's'.repeat(16);
   it('chooses the scheme by which header arrived; every header uses the same webhookSecret; verifies without parsing', async () => {
     for (const h of ['x-gatewayone-signature', 'x-webhook-signature', 'x-signature']) {
-      expect(await verify('whatsapp_session', body, { [h]: sign(session, body) }, { webhookSecret: session })).toEqual({ ok: true });
-      expect(await verify('whatsapp_session', body, { [h]: `sha256=${sign(session, body)}` }, { webhookSecret: session })).toEqual({ ok: true });
+      expect(await verify('whatsapp_session', body, { [h]: sign(session, body) }, { webhookSecret: session })).toEqual({ ok: true, via: 'signed' });
+      expect(await verify('whatsapp_session', body, { [h]: `sha256=${sign(session, body)}` }, { webhookSecret: session })).toEqual({ ok: true, via: 'signed' });
     }
     expect((await verify('whatsapp_session', body, { 'x-gatewayone-signature': 'bad', 'x-signature': sign(session, body) }, { webhookSecret: session })).ok).toBe(false);
     expect((await verify('whatsapp_session', body, {}, { webhookSecret: session })).ok).toBe(false);
   });
   it('normalises gateway messages and acks', () => {
-    expect(adapters.whatsapp_session.normalise(JSON.parse(body))).toEqual([
+    expect(normalise('whatsapp_session', JSON.parse(body))).toEqual([
       {
         type: 'message',
         externalAccountId: 'acme-main',
@@ -163,7 +167,7 @@ describe('whatsapp_session', () => {
         occurredAt: new Date(1763630100000),
       },
     ]);
-    expect(adapters.whatsapp_session.normalise(JSON.parse(fixture('whatsapp_session', 'ack.json')))).toEqual([
+    expect(normalise('whatsapp_session', JSON.parse(fixture('whatsapp_session', 'ack.json')))).toEqual([
       { type: 'status', externalAccountId: 'acme-main', externalMessageId: 'true_447700900123@c.us_3EB0OUTBOUND', status: 'read', error: undefined },
     ]);
   });
@@ -174,7 +178,7 @@ describe('sms', () => {
     const form = fixture('sms', 'inbound.form');
     const ok = await verify('sms', form, { 'x-signature': sign(SECRET, form) });
     expect(ok.ok).toBe(true);
-    expect(ok.payload).toMatchObject({ MessageSid: 'SM7c6a5d3e1f0b4a2c9d8e7f6a5b4c3d21', Body: 'Is my order shipped?', To: '+14155550100' });
+    expect(payloadOf(ok)).toMatchObject({ MessageSid: 'SM7c6a5d3e1f0b4a2c9d8e7f6a5b4c3d21', Body: 'Is my order shipped?', To: '+14155550100' });
     expect((await verify('sms', form, { 'x-signature': `sha256=${sign(SECRET, form)}` })).ok).toBe(true);
     expect((await verify('sms', form, { 'x-signature': sign('other', form) })).ok).toBe(false);
   });
@@ -182,10 +186,13 @@ describe('sms', () => {
     const body = fixture('sms', 'delivered.json');
     const knows: VerifyContext = { isKnownOutboundMessage: async (key, id) => key === 'sms' && id === 'SMOUTBOUND00000000000000000000001' };
     const accepted = await verify('sms', body, {}, undefined, knows);
-    expect(accepted.ok).toBe(true);
-    expect(adapters.sms.normalise(accepted.payload)).toEqual([
+    expect(accepted).toMatchObject({ ok: true, via: 'correlated' });
+    // Accepted as correlated, it can only update the message it names: no account is claimed.
+    expect(normalise('sms', payloadOf(accepted), 'correlated')).toEqual([
       { type: 'status', externalAccountId: '', externalMessageId: 'SMOUTBOUND00000000000000000000001', status: 'delivered' },
     ]);
+    // The same report signed claims its sender's account.
+    expect(normalise('sms', payloadOf(accepted), 'signed')[0]).toMatchObject({ externalAccountId: '+14155550100' });
     expect((await verify('sms', body, {}, undefined, knowsNothing)).ok).toBe(false);
     // a present but wrong signature is not rescued by correlation
     expect((await verify('sms', body, { 'x-signature': 'bad' }, undefined, knows)).ok).toBe(false);
@@ -193,12 +200,12 @@ describe('sms', () => {
   it('normalises inbound SMS, receipts and failures (form-encoded and JSON)', async () => {
     const form = fixture('sms', 'inbound.form');
     const inbound = await verify('sms', form, { 'x-signature': sign(SECRET, form) });
-    expect(adapters.sms.normalise(inbound.payload)).toEqual([
+    expect(normalise('sms', payloadOf(inbound))).toEqual([
       { type: 'message', externalAccountId: '+14155550100', externalMessageId: 'SM7c6a5d3e1f0b4a2c9d8e7f6a5b4c3d21', contact: { externalId: '+14155550199' }, text: 'Is my order shipped?' },
     ]);
     const undelivered = fixture('sms', 'undelivered.form');
     const report = await verify('sms', undelivered, { 'x-signature': sign(SECRET, undelivered) });
-    expect(adapters.sms.normalise(report.payload)).toEqual([
+    expect(normalise('sms', payloadOf(report))).toEqual([
       { type: 'status', externalAccountId: '+14155550100', externalMessageId: 'SMOUTBOUND00000000000000000000002', status: 'failed', error: '30003: Unreachable destination handset' },
     ]);
   });
@@ -215,7 +222,7 @@ describe('email', () => {
     expect((await verify('email', body, {})).ok).toBe(false);
   });
   it('normalises inbound mail and bounces', () => {
-    expect(adapters.email.normalise(JSON.parse(body))).toEqual([
+    expect(normalise('email', JSON.parse(body))).toEqual([
       {
         type: 'message',
         externalAccountId: 'support@acme.test',
@@ -225,7 +232,7 @@ describe('email', () => {
         occurredAt: new Date('2026-11-20T08:00:00Z'),
       },
     ]);
-    expect(adapters.email.normalise(JSON.parse(fixture('email', 'bounce.json')))).toEqual([
+    expect(normalise('email', JSON.parse(fixture('email', 'bounce.json')))).toEqual([
       {
         type: 'status',
         externalAccountId: 'support@acme.test',
@@ -242,42 +249,30 @@ describe('livechat and ai', () => {
   it('always reject and normalise to nothing, by design', async () => {
     for (const key of ['livechat', 'ai'] as const) {
       expect(await verify(key, '{}', { 'x-signature': sign(SECRET, '{}') })).toEqual({ ok: false });
-      expect(adapters[key].normalise({ anything: true })).toEqual([]);
+      expect(normalise(key, { anything: true })).toEqual([]);
     }
   });
 });
 
-describe('payload storage (raw body stored once)', () => {
-  it('stores nothing extra for a payload that is the raw body parsed, and gives it back from the raw body', async () => {
+describe('payloads are the raw body as the adapter parses it', () => {
+  it('a payload verification parsed is exactly what parsing the raw body gives, so it is derived, never stored', async () => {
     const body = fixture('whatsapp', 'text-message.json');
     const verification = await verify('whatsapp', body, { 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` });
     expect(verification.ok).toBe(true);
-    expect(storedPayloadText(verification.payload, body)).toBeNull();
-    expect(parseBody(adapters.whatsapp, body)).toEqual(verification.payload);
+    expect(parseBody(adapters.whatsapp, body)).toEqual(payloadOf(verification));
     const form = fixture('sms', 'inbound.form');
     const sms = await verify('sms', form, { 'x-signature': sign(SECRET, form) });
-    expect(storedPayloadText(sms.payload, form)).toBeNull();
-    expect(parseBody(adapters.sms, form)).toEqual(sms.payload);
-  });
-
-  it('stores a payload verification changed, since the raw body alone cannot give it back', async () => {
+    expect(parseBody(adapters.sms, form)).toEqual(payloadOf(sms));
+    // an unsigned report's acceptance is in `via`, not in its payload
     const report = fixture('sms', 'delivered.json');
-    const knowsIt: VerifyContext = { isKnownOutboundMessage: async () => true };
-    const unsigned = await verify('sms', report, {}, { webhookSecret: SECRET }, knowsIt);
-    expect(unsigned.ok).toBe(true);
-    const stored = storedPayloadText(unsigned.payload, report);
-    expect(stored).not.toBeNull();
-    expect(JSON.parse(stored!)).toEqual(unsigned.payload);
-    expect(JSON.parse(stored!)).not.toEqual(parseBody(adapters.sms, report));
-    // the same object counts as derivable only for the exact body it was parsed from
-    const parsed = parseBody(adapters.whatsapp, '{"a":1}');
-    expect(storedPayloadText(parsed, '{"a": 1}')).toBe('{"a":1}');
+    const unsigned = await verify('sms', report, {}, { webhookSecret: SECRET }, { isKnownOutboundMessage: async () => true });
+    expect(unsigned).toMatchObject({ ok: true, via: 'correlated' });
+    expect(payloadOf(unsigned)).toEqual(parseBody(adapters.sms, report));
   });
 
   it('turns NUL, which Postgres text cannot hold, into U+FFFD in JSON and form bodies', () => {
     expect(parseBody(adapters.whatsapp, '{"text":"a\\u0000b","k\\u0000":["\\u0000"]}')).toEqual({ text: 'a\uFFFDb', 'k\uFFFD': ['\uFFFD'] });
     expect(parseBody(adapters.sms, 'Body=a%00b')).toEqual({ Body: 'a\uFFFDb' });
-    expect(storedPayloadText({ text: 'x\u0000' }, '{}')).toBe('{"text":"x\uFFFD"}');
   });
 });
 
@@ -295,7 +290,7 @@ describe('statuses named like Object.prototype members', () => {
   };
   const outcome = (key: string, status: string): string => {
     try {
-      const events = adapters[key as keyof typeof adapters].normalise(withStatus[key]!(status));
+      const events = adapters[key as keyof typeof adapters].normalise(withStatus[key]!(status), { verification: 'signed' });
       return events.length === 0 ? 'ignored' : `events ${JSON.stringify(events)}`;
     } catch (err) {
       return err instanceof NormaliseError ? 'NormaliseError' : `crash ${String(err)}`;

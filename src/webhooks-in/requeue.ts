@@ -1,10 +1,9 @@
-import { fromKysely } from 'pg-boss';
 import type { InboxStatus } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
 import { findIdempotentResponse, lockRowForRequeue, resetForRequeue, saveIdempotentResponse } from './inbox.queries.js';
-import { WEBHOOK_QUEUE } from './inbox.queue-name.js';
+import { enqueueDeliveries } from './inbox.enqueue.js';
 
 /**
  * Idempotency keys are stored per `app_id` (NOT NULL, part of the key). The operator acts for
@@ -51,7 +50,7 @@ export async function requeueDelivery(
     // move the row on before this request returns (SPEC §3 rule 2).
     const before = { id: row.id, status: row.status };
     await resetForRequeue(trx, row.id, deps.now());
-    await deps.boss.send(WEBHOOK_QUEUE, { id: row.id }, { db: fromKysely(trx as Parameters<typeof fromKysely>[0]) });
+    await enqueueDeliveries(deps.boss, { trx }, [{ id: row.id }]);
     if (idempotencyKey !== undefined) {
       await saveIdempotentResponse(trx, { appId: keySpace, key: idempotencyKey, request: requestLine, statusCode: 200, response: before });
     }

@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type pg from 'pg';
+import type { VerificationKind } from '../channels/channel.js';
 import type { Executor } from '../db/database.js';
 import { offsetPage } from '../db/pages.js';
 import type { OffsetRequest } from '../http/pagination.js';
@@ -13,7 +14,7 @@ export interface NewInboxRow {
   integrationKey: string;
   event: string | null;
   rawBody: string;
-  payloadJson: string | null;
+  verification: VerificationKind;
 }
 
 const insertTexts = new Map<number, string>();
@@ -24,9 +25,9 @@ function insertText(n: number): string {
   if (!text) {
     const tuples = Array.from({ length: n }, (_, i) => {
       const p = i * 5;
-      return `($${p + 1}::uuid, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}::jsonb)`;
+      return `($${p + 1}::uuid, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5})`;
     });
-    text = `INSERT INTO webhook_inbox (id, integration_key, event, raw_body, payload_json) VALUES ${tuples.join(', ')}`;
+    text = `INSERT INTO webhook_inbox (id, integration_key, event, raw_body, verification) VALUES ${tuples.join(', ')}`;
     insertTexts.set(n, text);
   }
   return text;
@@ -39,7 +40,7 @@ function insertText(n: number): string {
  */
 export async function insertInboxRows(client: pg.ClientBase, rows: NewInboxRow[]): Promise<void> {
   const values: unknown[] = [];
-  for (const r of rows) values.push(r.id, r.integrationKey, r.event, r.rawBody, r.payloadJson);
+  for (const r of rows) values.push(r.id, r.integrationKey, r.event, r.rawBody, r.verification);
   await client.query({ name: `inbox_insert_${rows.length}`, text: insertText(rows.length), values });
 }
 
@@ -114,7 +115,7 @@ export async function findInboxRow(db: Executor, id: string, appId: string | nul
  */
 const SUMMARY_COLUMNS = [
   'id', 'integration_key', 'app_id', 'event', 'status', 'attempt_count',
-  'next_retry_at', 'last_error', 'processed_at', 'created_at', 'updated_at',
+  'next_retry_at', 'last_error', 'processed_at', 'created_at', 'updated_at', 'verification',
 ] as const;
 export type InboxSummaryRow = Omit<InboxRow, 'raw_body' | 'payload_json'>;
 

@@ -9,10 +9,10 @@ import {
   requireObject,
   requireString,
   toDate,
-  type MessageStatusEvent,
-  type NormalisedEvent,
+  signed,
   type WebhookAdapter,
-} from '../adapter.js';
+} from './channel.js';
+import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
 
 const SIGNATURE_HEADERS = ['x-aggregator-signature', 'x-hub-signature-256', 'x-signature'] as const;
 const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 'delivered', read: 'read', failed: 'failed' };
@@ -27,9 +27,7 @@ const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 
 export const aggregatorAdapter: WebhookAdapter = {
   key: 'aggregator',
   challenge: () => null,
-  verify: (body, headers, cfg) => ({
-    ok: hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), body, cfg.webhookSecret, 'optional'),
-  }),
+  verify: (body, headers, cfg) => signed(hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), body, cfg.webhookSecret, 'optional')),
   eventName(payload) {
     if (!isObject(payload)) return undefined;
     if (Array.isArray(payload.events)) return isObject(payload.events[0]) ? optionalString(payload.events[0].event) : undefined;

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { VERIFICATION_KINDS } from '../channels/channel.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { deliveryPayload } from './delivery-payload.js';
 import type { InboxRow, InboxSummaryRow } from './inbox.queries.js';
@@ -13,6 +14,7 @@ export const InboxSummary = Type.Object(
     appId: Nullable(Type.String({ description: 'null until the delivery resolves to one app, and when it spans several' })),
     event: Nullable(Type.String()),
     status: StringEnum(INBOX_STATUSES),
+    verification: StringEnum(VERIFICATION_KINDS, { description: 'how the delivery was accepted: signed, by the report secret, correlated with a sent message, or with verification skipped' }),
     attemptCount: Type.Integer(),
     nextRetryAt: Nullable(Timestamp),
     lastError: Nullable(Type.String()),
@@ -39,6 +41,7 @@ export function inboxSummary(row: InboxSummaryRow): Static<typeof InboxSummary> 
     appId: row.app_id,
     event: row.event,
     status: row.status,
+    verification: row.verification,
     attemptCount: row.attempt_count,
     nextRetryAt: row.next_retry_at?.toISOString() ?? null,
     lastError: row.last_error,

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { WEBHOOK_QUEUE } from '../../src/inbox/inbox.queue.js';
-import { processDeliveries } from '../../src/inbox/process-deliveries.js';
-import { MAX_ATTEMPTS } from '../../src/inbox/retry-policy.js';
+import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.queue.js';
+import { processDeliveries } from '../../src/webhooks-in/process-deliveries.js';
+import { MAX_ATTEMPTS } from '../../src/webhooks-in/retry-policy.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { fixture, sign } from '../helpers/webhooks.js';

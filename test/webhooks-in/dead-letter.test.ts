@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { InboxStatus } from '../../src/db/types.js';
-import { WEBHOOK_QUEUE } from '../../src/inbox/inbox.queue.js';
+import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.queue.js';
 import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 
@@ -47,7 +47,7 @@ describe('GET /v1/admin/webhook-inbox', () => {
       for (const row of res.json().data) {
         expect(row).not.toHaveProperty('rawBody');
         expect(row).not.toHaveProperty('payloadJson');
-        expect(Object.keys(row).sort()).toEqual(['appId', 'attemptCount', 'createdAt', 'event', 'id', 'integrationKey', 'lastError', 'nextRetryAt', 'processedAt', 'status', 'updatedAt']);
+        expect(Object.keys(row).sort()).toEqual(['appId', 'attemptCount', 'createdAt', 'event', 'id', 'integrationKey', 'lastError', 'nextRetryAt', 'processedAt', 'status', 'updatedAt', 'verification']);
       }
     }
   });
@@ -76,7 +76,7 @@ describe('GET /v1/admin/webhook-inbox', () => {
 
 describe('GET /v1/admin/webhook-inbox/:id and GET /v1/operator/webhook-inbox/:id', () => {
   const getOne = (prefix: string, id: string, headers: Record<string, string>) => ctx.app.inject({ method: 'GET', url: `/v1/${prefix}/webhook-inbox/${id}`, headers });
-  const fields = ['appId', 'attemptCount', 'createdAt', 'event', 'id', 'integrationKey', 'lastError', 'nextRetryAt', 'payloadJson', 'processedAt', 'rawBody', 'status', 'updatedAt'];
+  const fields = ['appId', 'attemptCount', 'createdAt', 'event', 'id', 'integrationKey', 'lastError', 'nextRetryAt', 'payloadJson', 'processedAt', 'rawBody', 'status', 'updatedAt', 'verification'];
 
   it("answers the admin's own row with every field, its body included", async () => {
     const id = await inboxRow(mine.workspace.appId, 'dead_letter', { lastError: 'boom', attempts: 8 });

@@ -1,5 +1,5 @@
-import { adapterFor } from '../webhooks-in/adapters/index.js';
-import { parseBody } from '../webhooks-in/adapter.js';
+import { adapterFor } from '../channels/index.js';
+import { parseBody } from '../channels/channel.js';
 import type { InboxRow } from './inbox.queries.js';
 
 /**

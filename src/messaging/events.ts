@@ -1,0 +1,26 @@
+/**
+ * The event contract between the channels and messaging: what a provider delivery means,
+ * independent of the provider. Channel adapters produce these; messaging applies them.
+ */
+
+export type MessageStatusEvent = 'sent' | 'delivered' | 'read' | 'failed';
+
+export type NormalisedEvent =
+  | {
+      type: 'message';
+      /** The provider's id of the receiving account (phone-number id, page id, …). */
+      externalAccountId: string;
+      externalMessageId: string;
+      contact: { externalId: string; name?: string };
+      text: string;
+      occurredAt?: Date;
+    }
+  | {
+      type: 'status';
+      /** '' for an unsigned SMS report: it may only update a message whose id is known. */
+      externalAccountId: string;
+      externalMessageId: string;
+      status: MessageStatusEvent;
+      error?: string;
+      occurredAt?: Date;
+    };
