@@ -15,6 +15,10 @@ export interface Auth {
   userId: number | null;
   /** The JWT's `jti` (a server-side session row), for user tokens. */
   sessionId: string | null;
+  /** The personal-access token's id, for `pat` callers. */
+  patId: number | null;
+  /** When the credential stops working (a JWT's `exp`, a token's expiry); null for keys. */
+  expiresAt: Date | null;
   apiKeyId: number | null;
   scopes: string[];
   roles: string[];
@@ -53,6 +57,8 @@ async function resolveApiKey(deps: Deps, key: string): Promise<Auth> {
     appId: row.app_id,
     userId: null,
     sessionId: null,
+    patId: null,
+    expiresAt: null,
     apiKeyId: row.id,
     scopes: row.scopes,
     roles: [],
@@ -75,12 +81,23 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
   const now = deps.now();
   if (token.startsWith(PAT_PREFIX)) {
     if (!options.allowPat) return null;
-    const pat = await findActivePat(deps.db, sha256Hex(token));
+    const pat = await findActivePat(deps.db, sha256Hex(token), now);
     if (!pat) return null;
     touchPat(deps.db, pat.id, now).catch((err) => deps.log.warn({ err }, 'could not record token use'));
-    return { kind: 'pat', workspaceId: pat.workspace_id, appId: pat.app_id, userId: pat.user_id, sessionId: null, apiKeyId: null, scopes: [], roles: pat.roles };
+    return {
+      kind: 'pat',
+      workspaceId: pat.workspace_id,
+      appId: pat.app_id,
+      userId: pat.user_id,
+      sessionId: null,
+      patId: pat.id,
+      expiresAt: pat.expires_at,
+      apiKeyId: null,
+      scopes: [],
+      roles: pat.roles,
+    };
   }
-  let claims: { sub?: unknown; jti?: unknown };
+  let claims: { sub?: unknown; jti?: unknown; exp?: unknown };
   try {
     claims = request.server.jwt.verify(token);
   } catch {
@@ -89,12 +106,15 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
   if (typeof claims.jti !== 'string' || !isUuid(claims.jti)) return null;
   const session = await findLiveSession(deps.db, claims.jti, now);
   if (!session || String(session.user_id) !== String(claims.sub)) return null;
+  const exp = typeof claims.exp === 'number' ? new Date(claims.exp * 1000) : session.expires_at;
   return {
     kind: 'user',
     workspaceId: session.workspace_id,
     appId: session.app_id,
     userId: session.user_id,
     sessionId: session.session_id,
+    patId: null,
+    expiresAt: exp < session.expires_at ? exp : session.expires_at,
     apiKeyId: null,
     scopes: [],
     roles: session.roles,
@@ -154,6 +174,8 @@ const ADMIN_AUTH: Auth = {
   appId: null,
   userId: null,
   sessionId: null,
+  patId: null,
+  expiresAt: null,
   apiKeyId: null,
   scopes: [],
   roles: [],

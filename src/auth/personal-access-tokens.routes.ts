@@ -17,9 +17,19 @@ function patResource(row: Selectable<PersonalAccessTokensTable>) {
     name: row.name,
     prefix: row.token_prefix,
     createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at.toISOString(),
     lastUsedAt: row.last_used_at?.toISOString() ?? null,
   };
 }
+
+/** A token lives 90 days unless its creator asks for 1 to 365. */
+export const PAT_DEFAULT_DAYS = 90;
+export const PAT_MAX_DAYS = 365;
+
+const CreateBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: PAT_MAX_DAYS })),
+});
 
 /** `/v1/personal-access-tokens`: a signed-in user's tokens for the socket and `GET /api/user/user`. */
 export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -32,9 +42,18 @@ export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }
     return envelope(request, page.items.map(patResource), page.meta);
   });
 
-  app.post('/', { schema: { body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }) } }, async (request, reply) => {
+  app.post('/', { schema: { body: CreateBody } }, async (request, reply) => {
     const token = randomToken(PAT_PREFIX, 24);
-    const row = await insertPat(deps.db, { userId: request.auth!.userId!, name: request.body.name, tokenHash: sha256Hex(token), tokenPrefix: token.slice(0, 15) });
+    const now = deps.now();
+    const expiresAt = new Date(now.getTime() + (request.body.expiresInDays ?? PAT_DEFAULT_DAYS) * 86_400_000);
+    const row = await insertPat(deps.db, {
+      userId: request.auth!.userId!,
+      name: request.body.name,
+      tokenHash: sha256Hex(token),
+      tokenPrefix: token.slice(0, 15),
+      createdAt: now,
+      expiresAt,
+    });
     reply.code(201);
     return envelope(request, { ...patResource(row), token });
   });

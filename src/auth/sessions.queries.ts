@@ -12,7 +12,7 @@ export async function findLiveSession(db: Executor, id: string, now: Date) {
     .selectFrom('sessions')
     .innerJoin('users', 'users.id', 'sessions.user_id')
     .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
-    .select(['sessions.id as session_id', 'sessions.remember', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
+    .select(['sessions.id as session_id', 'sessions.remember', 'sessions.expires_at', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
     .where('sessions.id', '=', id)
     .where('sessions.revoked_at', 'is', null)
     .where('sessions.expires_at', '>', now)
@@ -49,22 +49,24 @@ export async function findUser(db: Executor, id: number) {
 
 // ---- personal-access tokens ----
 
-export async function insertPat(db: Executor, row: { userId: number; name: string; tokenHash: string; tokenPrefix: string }) {
+export async function insertPat(db: Executor, row: { userId: number; name: string; tokenHash: string; tokenPrefix: string; createdAt: Date; expiresAt: Date }) {
   return db
     .insertInto('personal_access_tokens')
-    .values({ user_id: row.userId, name: row.name, token_hash: row.tokenHash, token_prefix: row.tokenPrefix })
+    .values({ user_id: row.userId, name: row.name, token_hash: row.tokenHash, token_prefix: row.tokenPrefix, created_at: row.createdAt, expires_at: row.expiresAt })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
-export async function findActivePat(db: Executor, tokenHash: string) {
+/** A live token (not revoked, not expired at `now`) with its user and the user's app. */
+export async function findActivePat(db: Executor, tokenHash: string, now: Date) {
   return db
     .selectFrom('personal_access_tokens')
     .innerJoin('users', 'users.id', 'personal_access_tokens.user_id')
     .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
-    .select(['personal_access_tokens.id', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
+    .select(['personal_access_tokens.id', 'personal_access_tokens.expires_at', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
     .where('personal_access_tokens.token_hash', '=', tokenHash)
     .where('personal_access_tokens.revoked_at', 'is', null)
+    .where('personal_access_tokens.expires_at', '>', now)
     .executeTakeFirst();
 }
 
