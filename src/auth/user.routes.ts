@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
@@ -66,9 +67,16 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     reply.code(204);
   });
 
-  app.post('/generate-code', { preHandler: optionalAuth(deps, { allowPat: true }) }, async (request) => {
+  // A personal-access token must never turn into a full session: an auth code is exchanged
+  // for a JWT, which would outlive the token's revocation and reach every route. Both code
+  // routes refuse one outright rather than ignore it.
+  const refusePat = async (request: FastifyRequest) => {
+    if (request.auth?.kind === 'pat') throw errors.forbidden('a personal-access token cannot start a session; use a signed-in session (JWT)');
+  };
+
+  app.post('/generate-code', { preHandler: [optionalAuth(deps, { allowPat: true }), refusePat] }, async (request) => {
     const auth = request.auth;
-    if (!auth || (auth.kind !== 'user' && auth.kind !== 'pat')) throw errors.unauthorized('a signed-in user is required to generate a code');
+    if (!auth || auth.kind !== 'user') throw errors.unauthorized('a signed-in user is required to generate a code');
     const code = await issueAuthCode(deps.db, auth.userId!, false, deps.now());
     return envelope(request, { auth_code: code, expires_in: AUTH_CODE_SECONDS });
   });
@@ -76,7 +84,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
   app.post(
     '/generate-token',
     {
-      preHandler: optionalAuth(deps, { allowPat: true }),
+      preHandler: [optionalAuth(deps, { allowPat: true }), refusePat],
       schema: { body: Type.Object({ auth_code: Type.String({ minLength: 1, maxLength: 200 }) }) },
     },
     async (request) => {

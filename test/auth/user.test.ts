@@ -130,6 +130,19 @@ describe('auth codes', () => {
     expect((await ctx.app.inject({ method: 'POST', url: '/api/user/generate-code', headers: tenant.headers })).statusCode).toBe(401);
     expect((await ctx.app.inject({ method: 'POST', url: '/api/user/generate-token', payload: {} })).statusCode).toBe(422);
   });
+
+  it('a personal-access token cannot mint a session: generate-code and generate-token refuse it with 403', async () => {
+    const t = (await token()).access_token;
+    const pat = (await ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: { authorization: `Bearer ${t}` }, payload: { name: 'script' } })).json().data.token as string;
+    const viaPat = await ctx.app.inject({ method: 'POST', url: '/api/user/generate-code', headers: { authorization: `Bearer ${pat}` } });
+    expect(viaPat.statusCode).toBe(403);
+    expect(viaPat.json().error).toMatchObject({ code: 'forbidden', message: expect.stringContaining('personal-access token') });
+    // a JWT session still works, and its code cannot be spent by a PAT holder either
+    const code = (await ctx.app.inject({ method: 'POST', url: '/api/user/generate-code', headers: { authorization: `Bearer ${t}` } })).json().data.auth_code as string;
+    const exchange = (headers: Record<string, string>) => ctx.app.inject({ method: 'POST', url: '/api/user/generate-token', headers, payload: { auth_code: code } });
+    expect((await exchange({ authorization: `Bearer ${pat}` })).statusCode).toBe(403);
+    expect((await exchange({})).statusCode).toBe(200); // the code was not spent by the refused call
+  });
 });
 
 describe('login rate limit', () => {
