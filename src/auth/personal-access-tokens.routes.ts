@@ -9,7 +9,8 @@ import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { cursorPage, cursorQuerySchema, parseCursorQuery, type CursorQuery } from '../http/pagination.js';
 import { PAT_PREFIX, requireAuth } from './auth.js';
-import { insertPat, listPats, revokePat } from './sessions.queries.js';
+import { insertPat, listPats } from './sessions.queries.js';
+import { deletePat } from './sessions.service.js';
 
 function patResource(row: Selectable<PersonalAccessTokensTable>) {
   return {
@@ -59,7 +60,8 @@ export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }
   });
 
   app.delete('/:id', { schema: { params: Type.Object({ id: BigId }) } }, async (request, reply) => {
-    if (!(await revokePat(deps.db, request.auth!.userId!, request.params.id, deps.now()))) throw errors.notFound('personal-access token');
+    const auth = request.auth!;
+    if (!(await deletePat(deps, { id: auth.userId!, workspaceId: auth.workspaceId! }, request.params.id))) throw errors.notFound('personal-access token');
     reply.code(204);
   });
 };

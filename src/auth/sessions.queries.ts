@@ -80,15 +80,29 @@ export async function listPats(db: Executor, userId: number, limit: number, curs
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
 }
 
-export async function revokePat(db: Executor, userId: number, id: number, at: Date): Promise<boolean> {
-  const r = await db
-    .updateTable('personal_access_tokens')
-    .set({ revoked_at: at })
-    .where('user_id', '=', userId)
-    .where('id', '=', id)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return r.numUpdatedRows > 0n;
+/** Ends one token, or every live token of a user; returns the tokens it ended. */
+export async function revokePats(db: Executor, filter: { userId: number; id?: number }, at: Date): Promise<number[]> {
+  let q = db.updateTable('personal_access_tokens').set({ revoked_at: at }).where('user_id', '=', filter.userId).where('revoked_at', 'is', null);
+  if (filter.id !== undefined) q = q.where('id', '=', filter.id);
+  const rows = await q.returning('id').execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Which of these sessions and tokens are still live at `now`: one statement for every
+ * credential a realtime process holds sockets for, however many there are.
+ */
+export async function findLiveCredentials(db: Executor, sessionIds: string[], patIds: number[], now: Date) {
+  const { rows } = await sql<{ kind: 'session' | 'pat'; id: string }>`
+    SELECT 'session' AS kind, id::text AS id FROM sessions
+      WHERE id = ANY(${sessionIds}::uuid[]) AND revoked_at IS NULL AND expires_at > ${now}
+    UNION ALL
+    SELECT 'pat', id::text FROM personal_access_tokens
+      WHERE id = ANY(${patIds}::bigint[]) AND revoked_at IS NULL AND expires_at > ${now}`.execute(db);
+  return {
+    sessionIds: new Set(rows.filter((r) => r.kind === 'session').map((r) => r.id)),
+    patIds: new Set(rows.filter((r) => r.kind === 'pat').map((r) => Number(r.id))),
+  };
 }
 
 // ---- failed logins ----

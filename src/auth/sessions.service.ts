@@ -9,7 +9,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { publishEvent } from '../realtime/publish.js';
 import { userResource } from '../workspaces/workspaces.service.js';
-import { countFailedLogins, forgetLoginAttempt, insertAuthCode, insertSession, recordLoginAttempt, revokeSessions } from './sessions.queries.js';
+import { countFailedLogins, forgetLoginAttempt, insertAuthCode, insertSession, recordLoginAttempt, revokePats, revokeSessions } from './sessions.queries.js';
 
 /** Token lifetimes: a normal login lasts 12 hours, `remember: true` 30 days. */
 export const SESSION_SECONDS = { normal: 12 * 3600, remember: 30 * 24 * 3600 } as const;
@@ -48,21 +48,48 @@ export async function startSession(deps: Deps, jwt: JWT, user: User, remember: b
   return { data: userResource(user), access_token: accessToken, token_expiry: tokenExpiry, auth_code: authCode };
 }
 
+/** What a revocation ended: sessions (JWTs) and personal-access tokens. */
+export interface Ended {
+  sessionIds: string[];
+  patIds: number[];
+}
+
 /**
- * Ends sessions and tells the user's sockets, in the same transaction: every api process
- * closes the sockets of the ended sessions when the event arrives.
+ * Ends one session or, with no `sessionId`, everything the user is signed in with: every
+ * session and every personal-access token. The user's sockets are told in the same
+ * transaction, so every api process closes the sockets of what ended once it commits.
+ * A user-wide revocation is always announced (`userWide: true`): a process may hold a
+ * socket whose credential ended earlier and whose event it missed.
  */
-export async function endSessions(deps: Deps, db: Executor, user: { id: number; workspaceId: number }, sessionId?: string, reason = 'logout') {
-  const ended = await revokeSessions(db, { userId: user.id, sessionId }, deps.now());
-  if (ended.length > 0) {
+export async function endSessions(deps: Deps, db: Executor, user: { id: number; workspaceId: number }, sessionId?: string, reason = 'logout'): Promise<Ended> {
+  const now = deps.now();
+  const sessionIds = await revokeSessions(db, { userId: user.id, sessionId }, now);
+  const userWide = sessionId === undefined;
+  const patIds = userWide ? await revokePats(db, { userId: user.id }, now) : [];
+  if (userWide || sessionIds.length > 0) {
     await publishEvent(db, {
       type: 'session.revoked',
       workspaceId: user.workspaceId,
       targetUserId: user.id,
-      data: { userId: user.id, sessionIds: ended, reason },
+      data: { userId: user.id, sessionIds, patIds, userWide, reason },
     });
   }
-  return ended;
+  return { sessionIds, patIds };
+}
+
+/** Deletes one of the user's personal-access tokens and closes the sockets opened with it. */
+export async function deletePat(deps: Deps, user: { id: number; workspaceId: number }, id: number): Promise<boolean> {
+  return deps.db.transaction().execute(async (trx) => {
+    const patIds = await revokePats(trx, { userId: user.id, id }, deps.now());
+    if (patIds.length === 0) return false;
+    await publishEvent(trx, {
+      type: 'token.revoked',
+      workspaceId: user.workspaceId,
+      targetUserId: user.id,
+      data: { userId: user.id, patIds, reason: 'deleted' },
+    });
+    return true;
+  });
 }
 
 let dummyHash: Promise<string> | undefined;

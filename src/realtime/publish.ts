@@ -11,6 +11,8 @@ export interface RealtimeEvent {
   /** When set, only this user's sockets receive the event. */
   targetUserId?: number;
   data: Record<string, unknown>;
+  /** Set when the event was cut down to fit a NOTIFY: `data` then holds only ids. */
+  truncated?: true;
 }
 
 /**
