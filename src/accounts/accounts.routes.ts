@@ -4,7 +4,7 @@ import { endSessions } from '../auth/sessions.service.js';
 import { hmacSha256Hex, safeEqual } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
-import { AppError } from '../http/errors.js';
+import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
 
 const DIGEST = /^[0-9a-f]{64}$/;
@@ -37,10 +37,15 @@ export const accountsRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
   app.post('/webhook', async (request) => {
     const rawBody = typeof request.body === 'string' ? request.body : '';
     const secret = deps.config.accountsWebhookSecret;
+    // Unsigned bodies are a development convenience (SPEC §4.5 rule 2). In production a
+    // missing secret must not let anyone on the network end any user's sessions.
+    if (secret === undefined && deps.config.production) {
+      throw errors.unauthorized('the accounts webhook is disabled: INBOX_ACCOUNTS_WEBHOOK_SECRET is not configured');
+    }
     if (secret !== undefined) {
       const header = request.headers['x-webhook-signature'];
       if (!accountsSignatureValid(secret, rawBody, typeof header === 'string' ? header : undefined)) {
-        throw new AppError('unauthorized', 401, 'invalid accounts webhook signature');
+        throw errors.unauthorized('invalid accounts webhook signature');
       }
     }
     const event = parse(rawBody) as { type?: unknown; data?: { userId?: unknown; sessionId?: unknown } } | undefined;
