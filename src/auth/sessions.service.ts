@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { JWT } from '@fastify/jwt';
 import argon2 from 'argon2';
-import type { Selectable } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import { sha256Hex } from '../crypto/hmac.js';
 import type { Executor } from '../db/database.js';
-import type { UsersTable } from '../db/types.js';
+import type { DB, UsersTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { publishEvent } from '../realtime/publish.js';
@@ -32,20 +32,36 @@ export async function issueAuthCode(db: Executor, userId: number, remember: bool
 /**
  * Starts a server-side session and answers with the login response of SPEC §2:
  * `{ data: UserResource, access_token, token_expiry, auth_code }`. The JWT's `jti` is the
- * session id, so ending the session ends the token.
+ * session id, so ending the session ends the token. Given a transaction, the session starts
+ * in it (a refresh makes it depend on the old session's end); otherwise in one of its own.
  */
-export async function startSession(deps: Deps, jwt: JWT, user: User, remember: boolean) {
+export async function startSession(deps: Deps, jwt: JWT, user: User, remember: boolean, trx?: Transaction<DB>) {
   const now = deps.now();
   const seconds = remember ? SESSION_SECONDS.remember : SESSION_SECONDS.normal;
   const expiresAt = new Date(now.getTime() + seconds * 1000);
   const sessionId = randomUUID();
-  const authCode = await deps.db.transaction().execute(async (trx) => {
-    await insertSession(trx, { id: sessionId, userId: user.id, remember, expiresAt });
-    return issueAuthCode(trx, user.id, remember, now);
-  });
+  const insert = async (db: Executor) => {
+    await insertSession(db, { id: sessionId, userId: user.id, remember, expiresAt });
+    return issueAuthCode(db, user.id, remember, now);
+  };
+  const authCode = trx ? await insert(trx) : await deps.db.transaction().execute(insert);
   const tokenExpiry = Math.floor(expiresAt.getTime() / 1000);
   const accessToken = jwt.sign({ sub: String(user.id), jti: sessionId, wid: user.workspace_id, iat: Math.floor(now.getTime() / 1000), exp: tokenExpiry });
   return { data: userResource(user), access_token: accessToken, token_expiry: tokenExpiry, auth_code: authCode };
+}
+
+/**
+ * Replaces a session by a new one, in one transaction. The old session is ended by a
+ * conditional update (only while it is still live); the row lock makes a concurrent refresh
+ * of the same token wait and then find it ended, so it gets null (a 401) and no session:
+ * one token never turns into two.
+ */
+export async function refreshSession(deps: Deps, jwt: JWT, user: User, sessionId: string, remember: boolean) {
+  return deps.db.transaction().execute(async (trx) => {
+    const ended = await endSessions(deps, trx, { id: user.id, workspaceId: user.workspace_id }, sessionId, 'refresh');
+    if (ended.sessionIds.length === 0) return null;
+    return startSession(deps, jwt, user, remember, trx);
+  });
 }
 
 /** What a revocation ended: sessions (JWTs) and personal-access tokens. */

@@ -15,6 +15,7 @@ import {
   endSessions,
   forgetSuccessfulLogin,
   issueAuthCode,
+  refreshSession,
   startSession,
   verifyPassword,
 } from './sessions.service.js';
@@ -56,9 +57,10 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     const session = await findLiveSession(deps.db, auth.sessionId!, deps.now());
     const user = await findUser(deps.db, auth.userId!);
     if (!session || !user) throw errors.unauthorized('invalid or expired token');
-    // The replaced token stops working: its session ends before the new one is handed out.
-    await deps.db.transaction().execute((trx) => endSessions(deps, trx, { id: user.id, workspaceId: user.workspace_id }, session.session_id, 'refresh'));
-    return withMeta(request, await startSession(deps, app.jwt, user, session.remember));
+    // The replaced token stops working: its session ends in the transaction that starts the new one.
+    const refreshed = await refreshSession(deps, app.jwt, user, session.session_id, session.remember);
+    if (!refreshed) throw errors.unauthorized('invalid or expired token');
+    return withMeta(request, refreshed);
   });
 
   app.post('/logout', { preHandler: requireAuth(deps, { kinds: ['user'] }) }, async (request, reply) => {
