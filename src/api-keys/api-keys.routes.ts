@@ -13,7 +13,7 @@ const KeyParams = Type.Object({ id: BigId });
 
 /** API keys of the caller's workspace (JWT admin or an `admin`-scoped key). */
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.addHook('preHandler', requireAuth(deps, { scope: 'admin' }));
+  app.addHook('preValidation', requireAuth(deps, { scope: 'admin' }));
 
   app.get('/', { schema: { querystring: cursorQuerySchema } }, async (request) => {
     const { workspaceId } = tenantOf(request);

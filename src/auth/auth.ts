@@ -30,7 +30,18 @@ declare module 'fastify' {
   }
 }
 
-export type Scope = 'admin';
+/**
+ * Scopes, each including the one before: `read` (GET/HEAD of tenant routes), `write` (every
+ * other method), `admin` (routes that say so: API keys, dead letters). An API key holds what
+ * it was created with; a workspace user (JWT, or a PAT where one is accepted) holds `read`
+ * and `write`, plus `admin` with role `admin`.
+ */
+export type Scope = 'read' | 'write' | 'admin';
+const SCOPE_RANK: Record<Scope, number> = { read: 1, write: 2, admin: 3 };
+
+function userScopes(roles: string[]): Scope[] {
+  return roles.includes('admin') ? ['read', 'write', 'admin'] : ['read', 'write'];
+}
 
 /** Reads `X-API-KEY` (Node lowercases header names, so any casing the client sends matches). */
 function headerValue(request: FastifyRequest, name: string): string | undefined {
@@ -93,7 +104,7 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
       patId: pat.id,
       expiresAt: pat.expires_at,
       apiKeyId: null,
-      scopes: [],
+      scopes: userScopes(pat.roles),
       roles: pat.roles,
     };
   }
@@ -116,7 +127,7 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
     patId: null,
     expiresAt: exp < session.expires_at ? exp : session.expires_at,
     apiKeyId: null,
-    scopes: [],
+    scopes: userScopes(session.roles),
     roles: session.roles,
   };
 }
@@ -144,16 +155,22 @@ export async function resolveToken(deps: Deps, request: FastifyRequest, token: s
 }
 
 function hasScope(auth: Auth, scope: Scope): boolean {
-  return auth.scopes.includes(scope) || (auth.kind === 'user' && auth.roles.includes(scope));
+  return auth.scopes.some((s) => (SCOPE_RANK[s as Scope] ?? 0) >= SCOPE_RANK[scope]);
 }
 
-/** preHandler: a tenant caller (user, API key; PAT where allowed) is required; with `scope`, it must hold it. */
+/**
+ * A tenant caller (user, API key; PAT where allowed) is required and must hold the route's
+ * scope: `scope` when given (admin routes), else `read` for GET/HEAD and `write` for any
+ * other method. Use it as a preValidation hook so a caller without the scope learns
+ * nothing from the body's validation.
+ */
 export function requireAuth(deps: Deps, options: { scope?: Scope; allowPat?: boolean; kinds?: Auth['kind'][] } = {}) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
     const auth = await resolveAuth(deps, request, options);
     if (!auth || auth.workspaceId === null) throw errors.unauthorized();
     if (options.kinds && !options.kinds.includes(auth.kind)) throw errors.forbidden(`requires a ${options.kinds.join(' or ')} credential`);
-    if (options.scope && !hasScope(auth, options.scope)) throw errors.forbidden(`requires the ${options.scope} scope`);
+    const scope = options.scope ?? (request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write');
+    if (!hasScope(auth, scope)) throw errors.forbidden(`requires the ${scope} scope`);
     request.auth = auth;
   };
 }

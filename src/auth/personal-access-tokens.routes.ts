@@ -34,7 +34,7 @@ const CreateBody = Type.Object({
 
 /** `/v1/personal-access-tokens`: a signed-in user's tokens for the socket and `GET /api/user/user`. */
 export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.addHook('preHandler', requireAuth(deps, { kinds: ['user'] }));
+  app.addHook('preValidation', requireAuth(deps, { kinds: ['user'] }));
 
   app.get('/', { schema: { querystring: cursorQuerySchema } }, async (request) => {
     const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
