@@ -198,7 +198,7 @@ export class RealtimeHub {
     if (revocation && event.truncated) void this.closeEnded();
     const set = this.clients.get(event.workspaceId);
     if (!set) return;
-    const message = JSON.stringify({ type: event.type, data: event.data });
+    const message = JSON.stringify({ type: event.type, data: event.data, ...(event.truncated ? { truncated: true } : {}) });
     for (const client of [...set]) {
       if (event.targetUserId !== undefined && client.userId !== event.targetUserId) continue;
       client.socket.send(message);

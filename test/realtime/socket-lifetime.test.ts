@@ -30,7 +30,7 @@ async function newPat(jwt: string) {
 
 interface Socket {
   ws: WebSocket;
-  events: { type: string }[];
+  events: { type: string; truncated?: boolean }[];
   closed: Promise<number>;
   ready: Promise<void>;
 }
@@ -112,6 +112,23 @@ describe('a socket lives no longer than its credential', () => {
     expect(res.json().data).toMatchObject({ acted: true, sessionsEnded: 1, tokensEnded: 1 });
     expect(await viaPat.closed).toBe(CLOSE_CREDENTIAL_ENDED);
     expect((await ctx.app.inject({ method: 'GET', url: '/api/user/user', headers: bearer(pat.token) })).statusCode).toBe(401);
+  });
+
+  it('a revocation too large for NOTIFY (cut to ids) still closes the sockets it ended', async () => {
+    const { user, jwt } = await signIn();
+    // 250 more sessions: their ids alone are over NOTIFY's 8000 bytes
+    await sql`INSERT INTO sessions (id, user_id, expires_at) SELECT gen_random_uuid(), ${user.id}, now() + interval '1 hour' FROM generate_series(1, 250)`.execute(ctx.deps.db);
+    const socket = open(jwt);
+    await socket.ready;
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/accounts/webhook',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ type: 'session.revoked', data: { userId: user.id } }),
+    });
+    expect(res.json().data).toMatchObject({ acted: true, sessionsEnded: 251 });
+    expect(await socket.closed).toBe(CLOSE_CREDENTIAL_ENDED);
+    expect(socket.events.find((e) => e.type === 'session.revoked')).toEqual({ type: 'session.revoked', data: { userId: user.id }, truncated: true });
   });
 
   it(`refuses a user’s socket beyond ${MAX_SOCKETS_PER_USER} on one process with 4008`, async () => {
