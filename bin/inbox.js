@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// In a source checkout, runs the TypeScript CLI through tsx, so `npm start` and `npx inbox`
-// always run the code as it is. The Docker image ships only the compiled dist/ (no src/).
+// `npx inbox …` in a source checkout runs the TypeScript CLI through tsx, so admin commands
+// need no build step. `npm start` and the Docker image run the compiled dist/ instead.
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 

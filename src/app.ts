@@ -7,6 +7,7 @@ import type { Deps } from './deps.js';
 import { healthRoutes } from './health/health.routes.js';
 import { errorBody } from './http/envelope.js';
 import { AppError, errors } from './http/errors.js';
+import { registerOpenApi } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
 import { operatorRoutes } from './operator/operator.routes.js';
 import { engageRoutes } from './workspaces/engage.routes.js';
@@ -100,6 +101,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(fastifyJwt, { secret: deps.jwtSecret, sign: { algorithm: 'HS256' }, verify: { algorithms: ['HS256'] } });
   await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 } });
 
+  await registerOpenApi(app);
   await app.register(healthRoutes, { deps });
   await app.register(userRoutes, { deps, prefix: '/api/user' });
   await app.register(personalAccessTokenRoutes, { deps, prefix: '/v1/personal-access-tokens' });

@@ -1,13 +1,12 @@
 import { parseArgs } from 'node:util';
 import { issueApiKey, API_KEY_SCOPES } from './api-keys/api-keys.service.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadCliSettings, loadConfig, type Config } from './config.js';
 import type { Db } from './db/database.js';
 import { createConnection } from './connections/connections.service.js';
 import { AppError } from './http/errors.js';
 import { createLogger } from './logger.js';
 import { openDatabase, ROLES, startService, type Role } from './main.js';
-import { findWorkspace } from './workspaces/workspaces.queries.js';
-import { createUser, createWorkspace, USER_ROLES } from './workspaces/workspaces.service.js';
+import { createUser, createWorkspace, requireWorkspace, USER_ROLES } from './workspaces/workspaces.service.js';
 
 const USAGE = `Usage: inbox <command> [options]
 
@@ -45,7 +44,7 @@ function workspaceId(values: Record<string, unknown>): number {
 class UsageError extends Error {}
 
 async function readPassword(): Promise<string> {
-  const fromEnv = process.env.INBOX_NEW_PASSWORD;
+  const fromEnv = loadCliSettings().newPassword;
   if (fromEnv) return fromEnv;
   if (process.stdin.isTTY) process.stderr.write('Password: ');
   const chunks: Buffer[] = [];
@@ -72,7 +71,7 @@ async function serve(role: Role): Promise<void> {
 /** Runs one admin command against the migrated database and prints its JSON result. */
 async function withDatabase(run: (db: Db, config: Config) => Promise<unknown>) {
   const config = loadConfig();
-  const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
+  const log = createLogger(loadCliSettings().logLevel);
   const opened = await openDatabase(config, log);
   try {
     const result = await run(opened.database.db, config);
@@ -124,7 +123,7 @@ export async function main(argv: string[]): Promise<void> {
       const id = workspaceId(values);
       const name = need(values, 'name');
       return withDatabase(async (db) => {
-        if (!(await findWorkspace(db, id))) throw new UsageError(`workspace ${id} does not exist`);
+        await requireWorkspace(db, id);
         return issueApiKey(db, id, name, scopes);
       });
     }

@@ -167,6 +167,18 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   return config;
 }
 
+/** What the one-shot CLI commands read from the environment besides the service's config. */
+export interface CliSettings {
+  /** `create-user`'s password, so scripts need not pipe it in. */
+  newPassword: string | undefined;
+  /** One-shot commands print JSON on stdout: they log only warnings unless told otherwise. */
+  logLevel: string;
+}
+
+export function loadCliSettings(env: Env = process.env): CliSettings {
+  return { newPassword: env.INBOX_NEW_PASSWORD || undefined, logLevel: env.LOG_LEVEL?.trim() || 'warn' };
+}
+
 /**
  * INBOX_TRUST_PROXY: `false`/unset, `true` (loopback only: a proxy on the same machine), or a
  * comma-separated list of proxy addresses and CIDRs.

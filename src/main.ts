@@ -118,7 +118,7 @@ export interface RunningService {
 /** `inbox serve`: the api (HTTP) and/or the worker (queue consumers), per `role`. */
 export async function startService(options: { role?: Role; env?: NodeJS.ProcessEnv } = {}): Promise<RunningService> {
   const role = options.role ?? 'all';
-  const config = loadConfig(options.env ?? process.env);
+  const config = loadConfig(options.env);
   const log = createLogger(config.logLevel);
   const infra = await openInfrastructure(config, log, { schedule: role !== 'api' });
   const { deps } = infra;

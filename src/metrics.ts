@@ -53,6 +53,12 @@ export function createMetrics() {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 300],
       registers: [registry],
     }),
+    inboxRowsDeleted: new Counter({
+      name: 'inbox_rows_deleted_total',
+      help: 'Inbox rows deleted by retention (processed, dead_letter)',
+      labelNames: ['status'] as const,
+      registers: [registry],
+    }),
     deadLetters: new Gauge({
       name: 'inbox_webhook_dead_letters',
       help: 'Deliveries in dead_letter (read from Postgres at scrape time)',

@@ -1,5 +1,6 @@
 import type { Executor } from '../db/database.js';
-import type { Cursor } from '../http/pagination.js';
+import { BY_CREATED, keysetPage } from '../db/pages.js';
+import type { CursorRequest } from '../http/pagination.js';
 
 export async function findActiveApiKeyByHash(db: Executor, keyHash: string) {
   return db
@@ -32,17 +33,9 @@ export async function insertApiKey(
     .executeTakeFirstOrThrow();
 }
 
-/** Active keys of a workspace, newest first, `limit + 1` rows from after `cursor`. */
-export async function listApiKeys(db: Executor, workspaceId: number, limit: number, cursor: Cursor | undefined) {
-  let q = db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('revoked_at', 'is', null);
-  if (cursor) {
-    q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
-  }
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+/** Active keys of a workspace, newest first, one cursor page. */
+export async function listApiKeys(db: Executor, workspaceId: number, page: CursorRequest) {
+  return keysetPage(db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).where('revoked_at', 'is', null), BY_CREATED, page);
 }
 
 export async function findActiveApiKey(db: Executor, workspaceId: number, id: number) {

@@ -1,13 +1,14 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import { BigId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
+import { CursorPage, Envelope, NoContent, StringEnum } from '../http/schemas.js';
 import { errors } from '../http/errors.js';
-import { cursorPage, cursorQuerySchema, parseCursorQuery, type CursorQuery } from '../http/pagination.js';
+import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { listApiKeys, replaceApiKeySecret, revokeApiKey } from './api-keys.queries.js';
-import { API_KEY_SCOPES, apiKeyResource, issueApiKey, newApiKeySecret } from './api-keys.service.js';
+import { API_KEY_SCOPES, ApiKeyResource, IssuedApiKey, apiKeyResource, issueApiKey, newApiKeySecret } from './api-keys.service.js';
 
 const KeyParams = Type.Object({ id: BigId });
 
@@ -15,11 +16,8 @@ const KeyParams = Type.Object({ id: BigId });
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps, { scope: 'admin' }));
 
-  app.get('/', { schema: { querystring: cursorQuerySchema } }, async (request) => {
-    const { workspaceId } = tenantOf(request);
-    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
-    const rows = await listApiKeys(deps.db, workspaceId, limit, cursor);
-    const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+  app.get('/', { schema: { querystring: CursorQuery, response: { 200: CursorPage(ApiKeyResource) } } }, async (request) => {
+    const page = await listApiKeys(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
     return envelope(request, page.items.map(apiKeyResource), page.meta);
   });
 
@@ -29,8 +27,9 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       schema: {
         body: Type.Object({
           name: Type.String({ minLength: 1, maxLength: 200 }),
-          scopes: Type.Optional(Type.Array(Type.Union(API_KEY_SCOPES.map((s) => Type.Literal(s))), { maxItems: 10 })),
+          scopes: Type.Optional(Type.Array(StringEnum(API_KEY_SCOPES), { maxItems: 10 })),
         }),
+        response: { 201: Envelope(IssuedApiKey) },
       },
     },
     async (request, reply) => {
@@ -40,7 +39,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     },
   );
 
-  app.post('/:id/rotate', { schema: { params: KeyParams } }, async (request) => {
+  app.post('/:id/rotate', { schema: { params: KeyParams, response: { 200: Envelope(IssuedApiKey) } } }, async (request) => {
     const { workspaceId } = tenantOf(request);
     const secret = newApiKeySecret();
     const row = await replaceApiKeySecret(deps.db, workspaceId, request.params.id, secret.keyHash, secret.keyPrefix);
@@ -48,7 +47,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     return envelope(request, { ...apiKeyResource(row), key: secret.key });
   });
 
-  app.delete('/:id', { schema: { params: KeyParams } }, async (request, reply) => {
+  app.delete('/:id', { schema: { params: KeyParams, response: { 204: NoContent } } }, async (request, reply) => {
     const { workspaceId } = tenantOf(request);
     if (!(await revokeApiKey(deps.db, workspaceId, request.params.id, deps.now()))) throw errors.notFound('api key');
     reply.code(204);

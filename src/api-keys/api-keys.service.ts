@@ -1,7 +1,9 @@
+import { Type, type Static } from 'typebox';
 import type { Selectable } from 'kysely';
 import { randomToken, sha256Hex } from '../crypto/hmac.js';
 import type { Executor } from '../db/database.js';
 import type { ApiKeysTable } from '../db/types.js';
+import { Nullable, Timestamp } from '../http/schemas.js';
 import { insertApiKey } from './api-keys.queries.js';
 
 /**
@@ -18,7 +20,21 @@ export function newApiKeySecret(): { key: string; keyHash: string; keyPrefix: st
   return { key, keyHash: sha256Hex(key), keyPrefix: key.slice(0, 14) };
 }
 
-export function apiKeyResource(row: Selectable<ApiKeysTable>) {
+export const ApiKeyResource = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    scopes: Type.Array(Type.String()),
+    prefix: Type.String({ description: 'the first characters of the key, to recognise it' }),
+    createdAt: Timestamp,
+    lastUsedAt: Nullable(Timestamp),
+  },
+  { title: 'ApiKey' },
+);
+/** A key as created or rotated: the plain `key`, shown in this answer only. */
+export const IssuedApiKey = Type.Object({ ...ApiKeyResource.properties, key: Type.String() }, { title: 'IssuedApiKey' });
+
+export function apiKeyResource(row: Selectable<ApiKeysTable>): Static<typeof ApiKeyResource> {
   return {
     id: row.id,
     name: row.name,

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Selectable } from 'kysely';
 import { randomToken, sha256Hex } from '../crypto/hmac.js';
@@ -7,7 +7,7 @@ import { BigId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
-import { cursorPage, cursorQuerySchema, parseCursorQuery, type CursorQuery } from '../http/pagination.js';
+import { cursorPage, CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { PAT_PREFIX, requireAuth } from './auth.js';
 import { insertPat, listPats } from './sessions.queries.js';
 import { deletePat } from './sessions.service.js';
@@ -36,8 +36,8 @@ const CreateBody = Type.Object({
 export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps, { kinds: ['user'] }));
 
-  app.get('/', { schema: { querystring: cursorQuerySchema } }, async (request) => {
-    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
+  app.get('/', { schema: { querystring: CursorQuery } }, async (request) => {
+    const { limit, cursor } = parseCursorQuery(request.query);
     const rows = await listPats(deps.db, request.auth!.userId!, limit, cursor);
     const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
     return envelope(request, page.items.map(patResource), page.meta);

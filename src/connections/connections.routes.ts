@@ -2,17 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
-import { cursorPage, cursorQuerySchema, parseCursorQuery, type CursorQuery } from '../http/pagination.js';
+import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { listConnections } from './connections.queries.js';
-import { connectionResource } from './connections.service.js';
+import { ConnectionResource, connectionResource } from './connections.service.js';
+import { CursorPage } from '../http/schemas.js';
 
 /** `GET /v1/connections`: the caller's channel accounts, cursor pages. */
 export const connectionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.get('/', { preHandler: requireAuth(deps), schema: { querystring: cursorQuerySchema } }, async (request) => {
-    const { workspaceId } = tenantOf(request);
-    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
-    const rows = await listConnections(deps.db, workspaceId, limit, cursor);
-    const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+  app.get('/', { preHandler: requireAuth(deps), schema: { querystring: CursorQuery, response: { 200: CursorPage(ConnectionResource) } } }, async (request) => {
+    const page = await listConnections(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
     return envelope(request, page.items.map(connectionResource), page.meta);
   });
 };

@@ -1,12 +1,19 @@
+import { Type, type Static } from 'typebox';
 import type { Selectable } from 'kysely';
 import { INTEGRATION_KEYS, type Config } from '../config.js';
 import type { Executor } from '../db/database.js';
 import type { ConnectionsTable } from '../db/types.js';
 import { errors } from '../http/errors.js';
-import { findWorkspace } from '../workspaces/workspaces.queries.js';
+import { Timestamp } from '../http/schemas.js';
+import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { insertConnection } from './connections.queries.js';
 
-export function connectionResource(row: Selectable<ConnectionsTable>) {
+export const ConnectionResource = Type.Object(
+  { id: Type.Integer(), integrationKey: Type.String(), externalAccountId: Type.String(), name: Type.String(), createdAt: Timestamp },
+  { title: 'Connection' },
+);
+
+export function connectionResource(row: Selectable<ConnectionsTable>): Static<typeof ConnectionResource> {
   return {
     id: row.id,
     integrationKey: row.integration_key,
@@ -35,6 +42,6 @@ export async function createConnection(
       'connecting a whatsapp_session requires a webhook signing secret of 16 to 255 characters: set whatsapp_session.webhookSecret in INBOX_INTEGRATIONS',
     );
   }
-  if (!(await findWorkspace(db, workspaceId))) throw errors.notFound('workspace');
+  await requireWorkspace(db, workspaceId);
   return connectionResource(await insertConnection(db, { workspaceId, ...input }));
 }

@@ -12,3 +12,13 @@ export function uuid7(now = Date.now()): string {
   const ms = now.toString(16).padStart(12, '0').slice(-12);
   return `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7${random.slice(15, 18)}-${random.slice(19)}`;
 }
+
+/**
+ * The smallest UUIDv7 of millisecond `ms`: every uuid7 made before `ms` sorts below it. A row
+ * keyed by uuid7 and created before `ms` therefore lies in `id < uuid7Floor(ms)`, a primary-key
+ * range: old rows are found without an index on their timestamps.
+ */
+export function uuid7Floor(ms: number): string {
+  const hex = ms.toString(16).padStart(12, '0').slice(-12);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { BOSS_SCHEMA } from '../jobs/boss.js';
-import { errorBody } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
 import { countDeadLetters } from '../inbox/inbox.queries.js';
 
 /** Reads queue depth from Postgres so every process reports the same numbers. */
@@ -23,26 +24,31 @@ export const metricsCollectors: MetricsCollector[] = [
   async (deps) => deps.metrics.deadLetters.set(await countDeadLetters(deps.db)),
 ];
 
-export const healthRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+const Status = <S extends string>(status: S) => Type.Object({ status: Type.Literal(status) });
 
-  app.get('/readyz', async (request, reply) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.get('/healthz', { schema: { description: 'the process answers', response: { 200: Status('ok') } } }, async () => ({ status: 'ok' as const }));
+
+  app.get('/readyz', { schema: { description: 'the database and the queue answer', response: { 200: Status('ready') } } }, async (request) => {
     try {
       await sql`SELECT 1`.execute(deps.db);
       // The queue answers when its schema is reachable through its own pool.
       if (!(await deps.boss.isInstalled())) throw new Error('queue schema is not installed');
-      return { status: 'ready' };
+      return { status: 'ready' as const };
     } catch (err) {
       request.log.warn({ err }, 'readiness check failed');
-      reply.code(503);
-      return errorBody(request.id, 'unavailable', 'database or queue is not answering');
+      throw errors.unavailable('database or queue is not answering');
     }
   });
 
-  app.get('/metrics', async (request, reply) => {
-    const results = await Promise.allSettled(metricsCollectors.map((collect) => collect(deps)));
-    for (const r of results) if (r.status === 'rejected') request.log.warn({ err: r.reason }, 'metrics collector failed');
-    reply.type(deps.metrics.registry.contentType);
-    return deps.metrics.registry.metrics();
-  });
+  app.get(
+    '/metrics',
+    { schema: { description: 'Prometheus text exposition', response: { 200: { content: { 'text/plain': { schema: Type.String() } } } } } },
+    async (request, reply) => {
+      const results = await Promise.allSettled(metricsCollectors.map((collect) => collect(deps)));
+      for (const r of results) if (r.status === 'rejected') request.log.warn({ err: r.reason }, 'metrics collector failed');
+      reply.type(deps.metrics.registry.contentType);
+      return deps.metrics.registry.metrics();
+    },
+  );
 };

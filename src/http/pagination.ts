@@ -1,3 +1,4 @@
+import { Type, type Static } from 'typebox';
 import { errors } from './errors.js';
 
 // ---- Cursor (keyset) pages: tenant-scoped lists, SPEC §8.1 ----
@@ -11,10 +12,9 @@ export interface Cursor {
   id: number;
 }
 
-export interface CursorQuery {
-  limit?: string;
-  cursor?: string;
-}
+/** Query string of every cursor-paged route: strings only, read by parseCursorQuery. */
+export const CursorQuery = Type.Object({ limit: Type.Optional(Type.String()), cursor: Type.Optional(Type.String()) });
+export type CursorQuery = Static<typeof CursorQuery>;
 
 /** Absent, non-numeric or not above 0 → 25; above 100 → 100, silently. */
 export function parseCursorLimit(raw: unknown): number {
@@ -72,10 +72,9 @@ export const OFFSET_DEFAULT_LIMIT = 50;
 export const OFFSET_MAX_LIMIT = 200;
 export const TENANTS_MAX_LIMIT = 1000;
 
-export interface OffsetQuery {
-  page?: string;
-  limit?: string;
-}
+/** Query string of every offset-paged route: strings only, read by parseOffsetQuery. */
+export const OffsetQuery = Type.Object({ page: Type.Optional(Type.String()), limit: Type.Optional(Type.String()) });
+export type OffsetQuery = Static<typeof OffsetQuery>;
 
 export interface OffsetRequest {
   page: number;
@@ -95,14 +94,3 @@ export function parseOffsetQuery(query: OffsetQuery, maxLimit = OFFSET_MAX_LIMIT
 export function offsetMeta(request: OffsetRequest, total: number) {
   return { page: request.page, limit: request.limit, total, hasMore: request.page * request.limit < total };
 }
-
-/** Query-string schema shared by every paged route: strings only, parsed by the helpers above. */
-export const cursorQuerySchema = {
-  type: 'object',
-  properties: { limit: { type: 'string' }, cursor: { type: 'string' } },
-} as const;
-
-export const offsetQuerySchema = {
-  type: 'object',
-  properties: { page: { type: 'string' }, limit: { type: 'string' } },
-} as const;

@@ -1,7 +1,10 @@
 import { sql, type Selectable } from 'kysely';
 import type pg from 'pg';
 import type { Executor } from '../db/database.js';
+import { offsetPage } from '../db/pages.js';
+import type { OffsetRequest } from '../http/pagination.js';
 import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
+import { truncate } from '../text/truncate.js';
 
 export type InboxRow = Selectable<WebhookInboxTable>;
 
@@ -56,18 +59,24 @@ export async function lockPendingRows(db: Executor, ids: string[]): Promise<Inbo
     .execute();
 }
 
+/**
+ * `appId` is the row's attribution as of this attempt and replaces whatever was stored: a row
+ * once attributed to one app (under an older rule, or before another account in its body was
+ * connected) must lose that attribution when it turns out to span several apps.
+ */
 export async function markProcessed(db: Executor, rows: { id: string; appId: string | null }[], at: Date): Promise<void> {
   if (rows.length === 0) return;
   await sql`
     UPDATE webhook_inbox AS w
     SET status = 'processed', processed_at = ${at}, attempt_count = w.attempt_count + 1,
-        last_error = NULL, next_retry_at = NULL, app_id = COALESCE(v.app_id, w.app_id), updated_at = ${at}
+        last_error = NULL, next_retry_at = NULL, app_id = v.app_id, updated_at = ${at}
     FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.appId)}::text[]) AS v(id, app_id)
     WHERE w.id = v.id`.execute(db);
 }
 
 export interface FailedUpdate {
   id: string;
+  /** The row's attribution, stored as given (see markProcessed); pass the row's own when unknown. */
   appId: string | null;
   status: 'failed' | 'dead_letter';
   attemptCount: number;
@@ -75,28 +84,45 @@ export interface FailedUpdate {
   lastError: string;
 }
 
+/** The longest `lastError` kept; every failure path writes through markFailed, which cuts it. */
+export const LAST_ERROR_MAX_LENGTH = 2000;
+
 export async function markFailed(db: Executor, rows: FailedUpdate[], at: Date): Promise<void> {
   if (rows.length === 0) return;
   await sql`
     UPDATE webhook_inbox AS w
     SET status = v.status, attempt_count = v.attempt_count, next_retry_at = v.next_retry_at,
-        last_error = v.last_error, app_id = COALESCE(v.app_id, w.app_id), processed_at = NULL, updated_at = ${at}
+        last_error = v.last_error, app_id = v.app_id, processed_at = NULL, updated_at = ${at}
     FROM unnest(
       ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.status)}::text[], ${rows.map((r) => r.attemptCount)}::int[],
-      ${rows.map((r) => r.nextRetryAt)}::timestamptz[], ${rows.map((r) => r.lastError)}::text[], ${rows.map((r) => r.appId)}::text[]
+      ${rows.map((r) => r.nextRetryAt)}::timestamptz[], ${rows.map((r) => truncate(r.lastError, LAST_ERROR_MAX_LENGTH))}::text[], ${rows.map((r) => r.appId)}::text[]
     ) AS v(id, status, attempt_count, next_retry_at, last_error, app_id)
     WHERE w.id = v.id`.execute(db);
 }
 
-export async function findInboxRow(db: Executor, id: string) {
-  return db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).executeTakeFirst();
+/** One row with its body: of `appId` only, or any row when `appId` is null (the operator). */
+export async function findInboxRow(db: Executor, id: string, appId: string | null) {
+  let q = db.selectFrom('webhook_inbox').selectAll().where('id', '=', id);
+  if (appId !== null) q = q.where('app_id', '=', appId);
+  return q.executeTakeFirst();
 }
+
+/**
+ * What lists select: every column but the body. Lists never show bodies (a row may hold
+ * customer content of several tenants), and not reading them keeps a page of large
+ * deliveries cheap: no TOASTed text fetched, no JSON parsed.
+ */
+const SUMMARY_COLUMNS = [
+  'id', 'integration_key', 'app_id', 'event', 'status', 'attempt_count',
+  'next_retry_at', 'last_error', 'processed_at', 'created_at', 'updated_at',
+] as const;
+export type InboxSummaryRow = Omit<InboxRow, 'raw_body' | 'payload_json'>;
 
 /** The caller's rows in one state, newest first (SPEC §4.4). */
 export async function listAppInbox(db: Executor, appId: string, status: InboxStatus, limit: number) {
   return db
     .selectFrom('webhook_inbox')
-    .selectAll()
+    .select(SUMMARY_COLUMNS)
     .where('app_id', '=', appId)
     .where('status', '=', status)
     .orderBy('created_at', 'desc')
@@ -109,23 +135,23 @@ export async function listAppInbox(db: Executor, appId: string, status: InboxSta
 export async function listAllInbox(
   db: Executor,
   filter: { status?: InboxStatus; integrationKey?: string; appId?: string },
-  limit: number,
-  offset: number,
+  page: OffsetRequest,
 ) {
   let q = db.selectFrom('webhook_inbox');
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.integrationKey) q = q.where('integration_key', '=', filter.integrationKey);
   if (filter.appId) q = q.where('app_id', '=', filter.appId);
-  const [rows, total] = await Promise.all([
-    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: total.n };
+  return offsetPage(q, page, (b) => b.select(SUMMARY_COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc'));
 }
 
-/** Locks the caller's row for a requeue; another app's row is not found. */
-export async function lockAppRow(db: Executor, appId: string, id: string) {
-  return db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).where('app_id', '=', appId).forUpdate().executeTakeFirst();
+/**
+ * Locks a row for a requeue: the row of `appId` only, or any row when `appId` is null (the
+ * operator). Another app's row is not found.
+ */
+export async function lockRowForRequeue(db: Executor, id: string, appId: string | null) {
+  let q = db.selectFrom('webhook_inbox').select(['id', 'status']).where('id', '=', id);
+  if (appId !== null) q = q.where('app_id', '=', appId);
+  return q.forUpdate().executeTakeFirst();
 }
 
 export async function resetForRequeue(db: Executor, id: string, at: Date): Promise<void> {

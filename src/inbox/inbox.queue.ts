@@ -1,4 +1,4 @@
-import type { QueueDefinition } from '../jobs/registry.js';
+import type { QueueDefinition } from '../jobs/queue.js';
 import { WEBHOOK_QUEUE } from './inbox.queue-name.js';
 import { processDeliveries } from './process-deliveries.js';
 

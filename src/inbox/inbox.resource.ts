@@ -1,15 +1,43 @@
+import { Type, type Static } from 'typebox';
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { deliveryPayload } from './delivery-payload.js';
-import type { InboxRow } from './inbox.queries.js';
+import type { InboxRow, InboxSummaryRow } from './inbox.queries.js';
 
-/** WebhookInbox (SPEC §2) as the API shows it: camelCase, ISO timestamps. */
-export function inboxResource(row: InboxRow) {
+export const INBOX_STATUSES = ['received', 'processed', 'failed', 'dead_letter'] as const;
+
+/** A WebhookInbox row (SPEC §2) in a list: every field but `rawBody` and `payloadJson`. */
+export const InboxSummary = Type.Object(
+  {
+    id: Type.String(),
+    integrationKey: Type.String(),
+    appId: Nullable(Type.String({ description: 'null until the delivery resolves to one app, and when it spans several' })),
+    event: Nullable(Type.String()),
+    status: StringEnum(INBOX_STATUSES),
+    attemptCount: Type.Integer(),
+    nextRetryAt: Nullable(Timestamp),
+    lastError: Nullable(Type.String()),
+    processedAt: Nullable(Timestamp),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { title: 'WebhookInboxSummary' },
+);
+
+/** One WebhookInbox row with its body: the raw body verbatim and the parsed payload. */
+export const InboxResource = Type.Object(
+  { ...InboxSummary.properties, rawBody: Type.String(), payloadJson: Type.Unknown({ description: 'the parsed body; null when it does not parse' }) },
+  { title: 'WebhookInbox' },
+);
+
+/** A requeue's answer: the row's status before the enqueue (SPEC §3 rule 2). */
+export const RequeueResult = Type.Object({ id: Type.String(), status: StringEnum(INBOX_STATUSES) }, { title: 'RequeueResult' });
+
+export function inboxSummary(row: InboxSummaryRow): Static<typeof InboxSummary> {
   return {
     id: row.id,
     integrationKey: row.integration_key,
     appId: row.app_id,
     event: row.event,
-    rawBody: row.raw_body,
-    payloadJson: deliveryPayload(row) ?? null,
     status: row.status,
     attemptCount: row.attempt_count,
     nextRetryAt: row.next_retry_at?.toISOString() ?? null,
@@ -20,4 +48,12 @@ export function inboxResource(row: InboxRow) {
   };
 }
 
-export const INBOX_STATUSES = ['received', 'processed', 'failed', 'dead_letter'] as const;
+/** WebhookInbox (SPEC §2) as the API shows one row: camelCase, ISO timestamps, the body too. */
+export function inboxResource(row: InboxRow): Static<typeof InboxResource> {
+  return { ...inboxSummary(row), rawBody: row.raw_body, payloadJson: deliveryPayload(row) ?? null };
+}
+
+
+/** Path id of a row: a string; anything but a uuid is simply not found (never a 422). */
+export const InboxRowParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export const RequeueHeaders = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) });

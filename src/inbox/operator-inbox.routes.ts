@@ -1,13 +1,20 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireOperator } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
-import { offsetMeta, parseOffsetQuery } from '../http/pagination.js';
-import { listAllInbox } from './inbox.queries.js';
-import { INBOX_STATUSES, inboxResource } from './inbox.resource.js';
+import { errors } from '../http/errors.js';
+import { isUuid } from '../http/ids.js';
+import { parseOffsetQuery } from '../http/pagination.js';
+import { Envelope, OffsetPage, StringEnum } from '../http/schemas.js';
+import { findInboxRow, listAllInbox } from './inbox.queries.js';
+import { INBOX_STATUSES, InboxResource, inboxResource, InboxRowParams, InboxSummary, inboxSummary, RequeueHeaders, RequeueResult } from './inbox.resource.js';
+import { requeueDelivery } from './requeue.js';
 
-/** `GET /v1/operator/webhook-inbox`: every app's deliveries, unresolved ones included. */
+/**
+ * `/v1/operator/webhook-inbox`: every app's deliveries, unresolved ones included, and those
+ * spanning several apps, which belong to no tenant and so only the operator can requeue.
+ */
 export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/webhook-inbox',
@@ -17,17 +24,32 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
         querystring: Type.Object({
           page: Type.Optional(Type.String()),
           limit: Type.Optional(Type.String()),
-          status: Type.Optional(Type.Union(INBOX_STATUSES.map((s) => Type.Literal(s)))),
+          status: Type.Optional(StringEnum(INBOX_STATUSES)),
           integrationKey: Type.Optional(Type.String({ maxLength: 64 })),
           appId: Type.Optional(Type.String({ maxLength: 64 })),
         }),
+        response: { 200: OffsetPage(InboxSummary) },
       },
     },
     async (request) => {
-      const page = parseOffsetQuery(request.query);
       const { status, integrationKey, appId } = request.query;
-      const { rows, total } = await listAllInbox(deps.db, { status, integrationKey, appId }, page.limit, page.offset);
-      return envelope(request, rows.map(inboxResource), offsetMeta(page, total));
+      const page = await listAllInbox(deps.db, { status, integrationKey, appId }, parseOffsetQuery(request.query));
+      return envelope(request, page.items.map(inboxSummary), page.meta);
+    },
+  );
+
+  app.get('/webhook-inbox/:id', { preHandler: requireOperator(deps), schema: { params: InboxRowParams, response: { 200: Envelope(InboxResource) } } }, async (request) => {
+    const row = isUuid(request.params.id) ? await findInboxRow(deps.db, request.params.id, null) : undefined;
+    if (!row) throw errors.notFound('webhook inbox row');
+    return envelope(request, inboxResource(row));
+  });
+
+  app.post(
+    '/webhook-inbox/:id/requeue',
+    { preHandler: requireOperator(deps), schema: { params: InboxRowParams, headers: RequeueHeaders, response: { 200: Envelope(RequeueResult) } } },
+    async (request, reply) => {
+      const result = await requeueDelivery(deps, { operator: true }, request.params.id, request.headers['idempotency-key']);
+      return reply.code(200).send(envelope(request, result));
     },
   );
 };

@@ -39,7 +39,7 @@ function normaliseRow(row: InboxRow): { events: DeliveryEvents } | { error: stri
 function failure(row: InboxRow, appId: string | null, error: string, now: Date): FailedUpdate {
   const attemptCount = row.attempt_count + 1;
   const outcome = afterFailedAttempt(attemptCount, now);
-  return { id: row.id, appId, status: outcome.status, attemptCount, nextRetryAt: outcome.nextRetryAt, lastError: error.slice(0, 2000) };
+  return { id: row.id, appId, status: outcome.status, attemptCount, nextRetryAt: outcome.nextRetryAt, lastError: error };
 }
 
 async function scheduleRetries(deps: Deps, trx: Executor, failed: FailedUpdate[]): Promise<void> {
@@ -100,7 +100,7 @@ async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome>
     const receivedAt: Date[] = [];
     for (const { row, events } of readable) {
       const resolution = resolutions.get(row.id)!;
-      if (resolution.error) failed.push(failure(row, resolution.appId ?? row.app_id, resolution.error, now));
+      if (resolution.error) failed.push(failure(row, resolution.appId, resolution.error, now));
       else {
         applicable.push(events);
         processed.push({ id: row.id, appId: resolution.appId });

@@ -1,23 +1,9 @@
-import type { PgBoss, Queue, WorkOptions } from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import type { Deps } from '../deps.js';
 import { webhookQueue } from '../inbox/inbox.queue.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { PlannerStats } from './planner-stats.js';
-
-/**
- * One queue: its name, its pg-boss options and, when a worker serves it, the handler.
- * Handlers get the whole fetched batch (pg-boss 12 hands arrays to `work()`).
- */
-export interface QueueDefinition<T extends object = object> {
-  name: string;
-  options: Omit<Queue, 'name'>;
-  /** A cron expression: workers send one job per slot (pg-boss's scheduler). */
-  schedule?: string;
-  worker?: {
-    options: WorkOptions;
-    handle: (deps: Deps, jobs: { id: string; data: T }[]) => Promise<void>;
-  };
-}
+import type { QueueDefinition } from './queue.js';
 
 /** Every queue of the service. Features add theirs here; this is the one list. */
 export const queues: QueueDefinition<any>[] = [webhookQueue, maintenanceQueue];

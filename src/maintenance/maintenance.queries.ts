@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { uuid7Floor } from '../crypto/uuid7.js';
 import type { Executor } from '../db/database.js';
 
 /** How long spent or expired credentials and bookkeeping rows are kept before deletion. */
@@ -33,4 +34,29 @@ export async function pruneExpired(db: Executor, now: Date): Promise<Pruned> {
       WHERE COALESCE(revoked_at, expires_at) < ${now}::timestamptz - ${RETENTION.personalAccessTokensAfterEnd}::interval`),
     idempotencyKeys: await count(sql`DELETE FROM idempotency_keys WHERE created_at < ${now}::timestamptz - ${RETENTION.idempotencyKeys}::interval`),
   };
+}
+
+/**
+ * Deletes at most `limit` inbox rows in `status` that became so before `before`: `processed`
+ * rows by processed_at, `dead_letter` rows by updated_at (when they died). Returns how many went.
+ *
+ * Inbox ids are UUIDv7, and a row is created before it is processed or dead-lettered, so every
+ * such row lies in `id < uuid7Floor(before)`: the primary key bounds the scan and no index on
+ * processed_at is needed, which would cost every accepted and processed delivery an index
+ * entry. (A row whose id came from a clock running ahead of the worker's by a few seconds goes
+ * on a later run.) Rows being worked on are skipped, not waited for.
+ */
+export async function deleteInboxBatch(db: Executor, status: 'processed' | 'dead_letter', before: Date, limit: number): Promise<number> {
+  const since = status === 'processed' ? sql.ref('processed_at') : sql.ref('updated_at');
+  const result = await sql`
+    DELETE FROM webhook_inbox AS w
+    USING (
+      SELECT id FROM webhook_inbox
+      WHERE id < ${uuid7Floor(before.getTime())}::uuid AND status = ${status} AND ${since} < ${before}
+      ORDER BY id
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ) AS old
+    WHERE w.id = old.id`.execute(db);
+  return Number(result.numAffectedRows ?? 0n);
 }

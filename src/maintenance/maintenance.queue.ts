@@ -1,11 +1,16 @@
-import type { QueueDefinition } from '../jobs/registry.js';
+import type { QueueDefinition } from '../jobs/queue.js';
+import { pruneInbox } from './inbox-retention.js';
 import { pruneExpired } from './maintenance.queries.js';
 
 export const MAINTENANCE_QUEUE = 'maintenance';
 /** Every ten minutes; pg-boss's scheduler sends one job per slot however many workers run. */
 export const MAINTENANCE_CRON = '*/10 * * * *';
 
-/** Housekeeping: expired auth codes, old login attempts, ended sessions and tokens, old idempotency keys. */
+/**
+ * Housekeeping: expired auth codes, old login attempts, ended sessions and personal-access
+ * tokens, old idempotency keys, and inbox rows past their retention (processed ones and dead
+ * letters).
+ */
 export const maintenanceQueue: QueueDefinition = {
   name: MAINTENANCE_QUEUE,
   options: { retryLimit: 2, expireInSeconds: 300, deleteAfterSeconds: 24 * 3600 },
@@ -13,8 +18,16 @@ export const maintenanceQueue: QueueDefinition = {
   worker: {
     options: { batchSize: 1, pollingIntervalSeconds: 30 },
     async handle(deps) {
-      const pruned = await pruneExpired(deps.db, deps.now());
+      const now = deps.now();
+      const pruned = await pruneExpired(deps.db, now);
       deps.log.info({ pruned }, 'maintenance: expired rows pruned');
+      const inbox = await pruneInbox(deps.db, now, deps.config);
+      deps.metrics.inboxRowsDeleted.inc({ status: 'processed' }, inbox.processed);
+      deps.metrics.inboxRowsDeleted.inc({ status: 'dead_letter' }, inbox.deadLetter);
+      deps.log.info(
+        { inboxRowsDeleted: { processed: inbox.processed, deadLetter: inbox.deadLetter }, more: inbox.more },
+        inbox.more ? 'maintenance: old inbox rows deleted; more are left for the next run' : 'maintenance: old inbox rows deleted',
+      );
     },
   },
 };

@@ -20,7 +20,12 @@ export interface DeliveryEvents {
 }
 
 export interface DeliveryResolution {
-  /** The app of the first connection the delivery resolved to (set even if it then fails). */
+  /**
+   * The app the delivery belongs to: the one app its resolved events belong to, set even if the
+   * delivery then fails (so that app's admin can see and requeue it, DESIGN). A body whose
+   * events resolve to connections of several apps belongs to none: its row (raw body and all)
+   * is shown to the operator only, never to a tenant whose events happen to be in it.
+   */
   appId: string | null;
   /** Why the delivery cannot be applied, when it cannot. */
   error?: string;
@@ -52,16 +57,20 @@ export async function resolveConnections(db: Executor, deliveries: DeliveryEvent
   const resolutions = new Map<string, DeliveryResolution>();
   for (const d of deliveries) {
     const resolution: DeliveryResolution = { appId: null };
+    const apps = new Set<string>();
     for (const e of d.events) {
+      let app: string | undefined;
       if (e.externalAccountId === '') {
-        const sent = bySentMessage.get(e.externalMessageId);
-        if (sent) resolution.appId ??= sent.appId;
-        continue;
+        // An unsigned SMS report belongs to the app of the message it names.
+        app = bySentMessage.get(e.externalMessageId)?.appId;
+      } else {
+        const c = connections.get(`${d.integrationKey}|${e.externalAccountId}`);
+        if (c) app = c.app_id;
+        else resolution.error ??= `no connection for ${d.integrationKey} account "${e.externalAccountId}": connect it, then requeue`;
       }
-      const c = connections.get(`${d.integrationKey}|${e.externalAccountId}`);
-      if (c) resolution.appId ??= c.app_id;
-      else resolution.error ??= `no connection for ${d.integrationKey} account "${e.externalAccountId}": connect it, then requeue`;
+      if (app !== undefined) apps.add(app);
     }
+    resolution.appId = apps.size === 1 ? [...apps][0]! : null;
     resolutions.set(d.deliveryId, resolution);
   }
   return { resolutions, connections, bySentMessage };

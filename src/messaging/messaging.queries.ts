@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { MessageStatus } from '../db/types.js';
-import type { Cursor } from '../http/pagination.js';
+import { BY_CREATED, keysetPage, type SortKey } from '../db/pages.js';
+import type { CursorRequest } from '../http/pagination.js';
+import { truncate } from '../text/truncate.js';
 
 export interface ConnectionRef {
   id: number;
@@ -162,13 +164,19 @@ export interface StatusInput {
  * (queued < sent < delivered < read; `read` implies delivered, so a late `delivered` changes
  * nothing), and `failed` is taken only before delivery and keeps the provider's error.
  */
+/**
+ * The longest provider error text a message keeps (DESIGN "Replies"). Besides bounding the
+ * column, it keeps the `message.updated` event that carries it far below NOTIFY's 8000 bytes.
+ */
+export const PROVIDER_ERROR_MAX_LENGTH = 1000;
+
 export async function applyStatuses(db: Executor, statuses: StatusInput[], at: Date) {
   if (statuses.length === 0) return [];
   const { rows } = await sql<{ id: number; thread_id: number; workspace_id: number; status: MessageStatus; error: string | null }>`
     UPDATE messages AS m
     SET status = v.status, error = CASE WHEN v.status = 'failed' THEN v.error ELSE m.error END, updated_at = ${at}
     FROM unnest(${statuses.map((s) => s.connectionId)}::bigint[], ${statuses.map((s) => s.externalId)}::text[],
-                ${statuses.map((s) => s.status)}::text[], ${statuses.map((s) => s.error)}::text[]) AS v(connection_id, external_id, status, error)
+                ${statuses.map((s) => s.status)}::text[], ${statuses.map((s) => (s.error === null ? null : truncate(s.error, PROVIDER_ERROR_MAX_LENGTH)))}::text[]) AS v(connection_id, external_id, status, error)
     WHERE m.connection_id = v.connection_id AND m.external_id = v.external_id AND m.direction = 'outbound'
       AND (
         (v.status = 'failed' AND m.status IN ('queued', 'sent'))
@@ -181,16 +189,17 @@ export async function applyStatuses(db: Executor, statuses: StatusInput[], at: D
 
 // ---- tenant lists (cursor pages) ----
 
-/** A workspace's threads, most recently active first, `limit + 1` rows from after `cursor`. */
-export async function listThreads(db: Executor, workspaceId: number, limit: number, cursor: Cursor | undefined) {
-  let q = db
+const BY_LAST_MESSAGE: SortKey = { at: 'threads.last_message_at', id: 'threads.id' };
+
+/** A workspace's threads, most recently active first, one cursor page. */
+export async function listThreads(db: Executor, workspaceId: number, page: CursorRequest) {
+  const q = db
     .selectFrom('threads')
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
     .selectAll('threads')
     .select('connections.integration_key')
     .where('threads.workspace_id', '=', workspaceId);
-  if (cursor) q = q.where((eb) => eb(eb.refTuple('threads.last_message_at', 'threads.id'), '<', eb.tuple(cursor.at, cursor.id)));
-  return q.orderBy('threads.last_message_at', 'desc').orderBy('threads.id', 'desc').limit(limit + 1).execute();
+  return keysetPage(q, BY_LAST_MESSAGE, page);
 }
 
 export async function findThread(db: Executor, workspaceId: number, id: number) {
@@ -204,16 +213,13 @@ export async function findThread(db: Executor, workspaceId: number, id: number) 
     .executeTakeFirst();
 }
 
-export async function listMessages(db: Executor, threadId: number, limit: number, cursor: Cursor | undefined) {
-  let q = db.selectFrom('messages').selectAll().where('thread_id', '=', threadId);
-  if (cursor) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+/** A thread's messages, newest first, one cursor page. */
+export async function listMessages(db: Executor, threadId: number, page: CursorRequest) {
+  return keysetPage(db.selectFrom('messages').selectAll().where('thread_id', '=', threadId), BY_CREATED, page);
 }
 
-export async function listContacts(db: Executor, workspaceId: number, limit: number, cursor: Cursor | undefined) {
-  let q = db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId);
-  if (cursor) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+export async function listContacts(db: Executor, workspaceId: number, page: CursorRequest) {
+  return keysetPage(db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId), BY_CREATED, page);
 }
 
 export async function listHandles(db: Executor, contactIds: number[]) {

@@ -1,41 +1,15 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Selectable } from 'kysely';
 import { requireAuth, tenantOf } from '../auth/auth.js';
-import type { MessagesTable, ThreadsTable } from '../db/types.js';
-import { BigId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
-import { cursorPage, cursorQuerySchema, parseCursorQuery, type CursorQuery } from '../http/pagination.js';
-import { findThread, listContacts, listHandles, listMessages, listThreads } from './messaging.queries.js';
-
-export function threadResource(row: Selectable<ThreadsTable> & { integration_key: string }) {
-  return {
-    id: row.id,
-    connectionId: row.connection_id,
-    integrationKey: row.integration_key,
-    contactId: row.contact_id,
-    status: row.status,
-    lastMessageAt: row.last_message_at.toISOString(),
-    lastMessagePreview: row.last_message_preview,
-    createdAt: row.created_at.toISOString(),
-  };
-}
-
-export function messageResource(row: Selectable<MessagesTable>) {
-  return {
-    id: row.id,
-    threadId: row.thread_id,
-    direction: row.direction,
-    externalId: row.external_id,
-    text: row.text,
-    status: row.status,
-    error: row.error,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
+import { BigId } from '../http/ids.js';
+import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
+import { CursorPage, Envelope } from '../http/schemas.js';
+import { findThread, listContacts, listHandles, listThreads } from './messaging.queries.js';
+import { ContactResource, contactResource, MessageResource, ThreadResource, threadResource } from './messaging.resources.js';
+import { transcriptPage } from './messaging.service.js';
 
 const ThreadParams = Type.Object({ id: BigId });
 
@@ -43,44 +17,29 @@ const ThreadParams = Type.Object({ id: BigId });
 export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAuth(deps));
 
-  app.get('/threads', { schema: { querystring: cursorQuerySchema } }, async (request) => {
-    const { workspaceId } = tenantOf(request);
-    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
-    const rows = await listThreads(deps.db, workspaceId, limit, cursor);
-    const page = cursorPage(rows, limit, (r) => ({ at: r.last_message_at, id: r.id }));
+  app.get('/threads', { schema: { querystring: CursorQuery, response: { 200: CursorPage(ThreadResource) } } }, async (request) => {
+    const page = await listThreads(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
     return envelope(request, page.items.map(threadResource), page.meta);
   });
 
-  app.get('/threads/:id', { schema: { params: ThreadParams } }, async (request) => {
+  app.get('/threads/:id', { schema: { params: ThreadParams, response: { 200: Envelope(ThreadResource) } } }, async (request) => {
     const thread = await findThread(deps.db, tenantOf(request).workspaceId, request.params.id);
     if (!thread) throw errors.notFound('thread');
     return envelope(request, threadResource(thread));
   });
 
-  app.get('/threads/:id/messages', { schema: { params: ThreadParams, querystring: cursorQuerySchema } }, async (request) => {
-    const thread = await findThread(deps.db, tenantOf(request).workspaceId, request.params.id);
-    if (!thread) throw errors.notFound('thread');
-    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
-    const rows = await listMessages(deps.db, thread.id, limit, cursor);
-    const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
-    return envelope(request, page.items.map(messageResource), page.meta);
-  });
+  app.get(
+    '/threads/:id/messages',
+    { schema: { params: ThreadParams, querystring: CursorQuery, response: { 200: CursorPage(MessageResource) } } },
+    async (request) => {
+      const page = await transcriptPage(deps.db, tenantOf(request).workspaceId, request.params.id, request.query);
+      return envelope(request, page.items, page.meta);
+    },
+  );
 
-  app.get('/contacts', { schema: { querystring: cursorQuerySchema } }, async (request) => {
-    const { workspaceId } = tenantOf(request);
-    const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
-    const rows = await listContacts(deps.db, workspaceId, limit, cursor);
-    const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+  app.get('/contacts', { schema: { querystring: CursorQuery, response: { 200: CursorPage(ContactResource) } } }, async (request) => {
+    const page = await listContacts(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
     const handles = await listHandles(deps.db, page.items.map((c) => c.id));
-    return envelope(
-      request,
-      page.items.map((c) => ({
-        id: c.id,
-        name: c.name,
-        handles: handles.filter((h) => h.contact_id === c.id).map((h) => ({ integrationKey: h.integration_key, externalId: h.external_id })),
-        createdAt: c.created_at.toISOString(),
-      })),
-      page.meta,
-    );
+    return envelope(request, page.items.map((c) => contactResource(c, handles)), page.meta);
   });
 };

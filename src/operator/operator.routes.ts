@@ -1,28 +1,27 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireOperator } from '../auth/auth.js';
 import { listAllConnections } from '../connections/connections.queries.js';
-import { connectionResource } from '../connections/connections.service.js';
+import { ConnectionResource, connectionResource } from '../connections/connections.service.js';
+import { CursorPage, OffsetPage } from '../http/schemas.js';
+import { MessageResource } from '../messaging/messaging.resources.js';
 import { BigId, IntId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
-import { errors } from '../http/errors.js';
-import { cursorPage, cursorQuerySchema, offsetMeta, parseCursorQuery, parseOffsetQuery, TENANTS_MAX_LIMIT, type CursorQuery } from '../http/pagination.js';
-import { findThread, listMessages } from '../messaging/messaging.queries.js';
-import { messageResource } from '../messaging/messaging.routes.js';
+import { CursorQuery, OffsetQuery, parseOffsetQuery, TENANTS_MAX_LIMIT } from '../http/pagination.js';
+import { transcriptPage } from '../messaging/messaging.service.js';
 import { listWorkspaces } from '../workspaces/workspaces.queries.js';
-import { workspaceResource } from '../workspaces/workspaces.service.js';
+import { WorkspaceResource, workspaceResource } from '../workspaces/workspaces.service.js';
 
-const OffsetQuery = Type.Object({ page: Type.Optional(Type.String()), limit: Type.Optional(Type.String()) });
+const OperatorConnection = Type.Object({ ...ConnectionResource.properties, workspaceId: Type.Integer() }, { title: 'OperatorConnection' });
 
 /** `/v1/operator/*`: platform-wide lists in offset pages (SPEC §8.1). */
 export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireOperator(deps));
 
-  app.get('/tenants', { schema: { querystring: OffsetQuery } }, async (request) => {
-    const page = parseOffsetQuery(request.query, TENANTS_MAX_LIMIT);
-    const { rows, total } = await listWorkspaces(deps.db, page.limit, page.offset);
-    return envelope(request, rows.map(workspaceResource), offsetMeta(page, total));
+  app.get('/tenants', { schema: { querystring: OffsetQuery, response: { 200: OffsetPage(WorkspaceResource) } } }, async (request) => {
+    const page = await listWorkspaces(deps.db, parseOffsetQuery(request.query, TENANTS_MAX_LIMIT));
+    return envelope(request, page.items.map(workspaceResource), page.meta);
   });
 
   app.get(
@@ -35,17 +34,13 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
           workspaceId: Type.Optional(IntId),
           integrationKey: Type.Optional(Type.String({ maxLength: 64 })),
         }),
+        response: { 200: OffsetPage(OperatorConnection) },
       },
     },
     async (request) => {
-      const page = parseOffsetQuery(request.query);
       const { workspaceId, integrationKey } = request.query;
-      const { rows, total } = await listAllConnections(deps.db, { workspaceId, integrationKey }, page.limit, page.offset);
-      return envelope(
-        request,
-        rows.map((r) => ({ ...connectionResource(r), workspaceId: r.workspace_id })),
-        offsetMeta(page, total),
-      );
+      const page = await listAllConnections(deps.db, { workspaceId, integrationKey }, parseOffsetQuery(request.query));
+      return envelope(request, page.items.map((r) => ({ ...connectionResource(r), workspaceId: r.workspace_id })), page.meta);
     },
   );
 
@@ -55,16 +50,13 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       schema: {
         params: Type.Object({ id: IntId, threadId: BigId }),
-        querystring: cursorQuerySchema,
+        querystring: CursorQuery,
+        response: { 200: CursorPage(MessageResource) },
       },
     },
     async (request) => {
-      const thread = await findThread(deps.db, request.params.id, request.params.threadId);
-      if (!thread) throw errors.notFound('thread');
-      const { limit, cursor } = parseCursorQuery(request.query as CursorQuery);
-      const rows = await listMessages(deps.db, thread.id, limit, cursor);
-      const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
-      return envelope(request, page.items.map(messageResource), page.meta);
+      const page = await transcriptPage(deps.db, request.params.id, request.params.threadId, request.query);
+      return envelope(request, page.items, page.meta);
     },
   );
 };

@@ -1,14 +1,13 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { issueApiKey, API_KEY_SCOPES } from '../api-keys/api-keys.service.js';
+import { API_KEY_SCOPES, IssuedApiKey, issueApiKey } from '../api-keys/api-keys.service.js';
 import { requireAdminKey } from '../auth/auth.js';
-import { createConnection } from '../connections/connections.service.js';
+import { ConnectionResource, createConnection } from '../connections/connections.service.js';
 import { IntId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
-import { errors } from '../http/errors.js';
-import { findWorkspace } from './workspaces.queries.js';
-import { createUser, createWorkspace, USER_ROLES } from './workspaces.service.js';
+import { Envelope, StringEnum } from '../http/schemas.js';
+import { createUser, createWorkspace, requireWorkspace, USER_ROLES, UserResource, WorkspaceResource } from './workspaces.service.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const WorkspaceParams = Type.Object({ id: IntId });
@@ -17,7 +16,7 @@ const WorkspaceParams = Type.Object({ id: IntId });
 export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAdminKey(deps));
 
-  app.post('/workspaces', { schema: { body: Type.Object({ name: Name }) } }, async (request, reply) => {
+  app.post('/workspaces', { schema: { body: Type.Object({ name: Name }), response: { 201: Envelope(WorkspaceResource) } } }, async (request, reply) => {
     reply.code(201);
     return envelope(request, await createWorkspace(deps.db, request.body.name));
   });
@@ -31,8 +30,9 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
           name: Name,
           email: Type.String({ format: 'email', maxLength: 320 }),
           password: Type.String({ minLength: 8, maxLength: 1024 }),
-          roles: Type.Optional(Type.Array(Type.Union(USER_ROLES.map((r) => Type.Literal(r))), { maxItems: 10 })),
+          roles: Type.Optional(Type.Array(StringEnum(USER_ROLES), { maxItems: 10 })),
         }),
+        response: { 201: Envelope(UserResource) },
       },
     },
     async (request, reply) => {
@@ -49,12 +49,13 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
         params: WorkspaceParams,
         body: Type.Object({
           name: Name,
-          scopes: Type.Optional(Type.Array(Type.Union(API_KEY_SCOPES.map((s) => Type.Literal(s))), { maxItems: 10 })),
+          scopes: Type.Optional(Type.Array(StringEnum(API_KEY_SCOPES), { maxItems: 10 })),
         }),
+        response: { 201: Envelope(IssuedApiKey) },
       },
     },
     async (request, reply) => {
-      if (!(await findWorkspace(deps.db, request.params.id))) throw errors.notFound('workspace');
+      await requireWorkspace(deps.db, request.params.id);
       const key = await issueApiKey(deps.db, request.params.id, request.body.name, request.body.scopes ?? []);
       reply.code(201);
       return envelope(request, key);
@@ -71,6 +72,7 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
           externalAccountId: Type.String({ minLength: 1, maxLength: 320 }),
           name: Name,
         }),
+        response: { 201: Envelope(ConnectionResource) },
       },
     },
     async (request, reply) => {

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { offsetPage } from '../db/pages.js';
+import type { OffsetRequest } from '../http/pagination.js';
 
 export async function insertWorkspace(db: Executor, name: string, appId: string) {
   return db.insertInto('workspaces').values({ name, app_id: appId }).returningAll().executeTakeFirstOrThrow();
@@ -10,12 +12,8 @@ export async function findWorkspace(db: Executor, id: number) {
 }
 
 /** Offset page of workspaces for the operator, oldest first, with the total of the same set. */
-export async function listWorkspaces(db: Executor, limit: number, offset: number) {
-  const [rows, total] = await Promise.all([
-    db.selectFrom('workspaces').selectAll().orderBy('id').limit(limit).offset(offset).execute(),
-    db.selectFrom('workspaces').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: total.n };
+export async function listWorkspaces(db: Executor, page: OffsetRequest) {
+  return offsetPage(db.selectFrom('workspaces'), page, (q) => q.selectAll().orderBy('id'));
 }
 
 export async function insertUser(

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { Type, type Static } from 'typebox';
 import argon2 from 'argon2';
 import type { Selectable } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { UsersTable, WorkspacesTable } from '../db/types.js';
 import { errors } from '../http/errors.js';
+import { Timestamp } from '../http/schemas.js';
 import { findUserByEmail, findWorkspace, insertUser, insertWorkspace } from './workspaces.queries.js';
 
 /** Roles a user may hold: `admin` (workspace admin) and `operator` (platform staff). */
@@ -13,13 +15,31 @@ export function newAppId(): string {
   return `app_${randomBytes(12).toString('hex')}`;
 }
 
-export function workspaceResource(row: Selectable<WorkspacesTable>) {
+export const WorkspaceResource = Type.Object(
+  { id: Type.Integer(), name: Type.String(), appId: Type.String(), createdAt: Timestamp },
+  { title: 'Workspace' },
+);
+
+/** SPEC §2 UserResource. */
+export const UserResource = Type.Object(
+  { id: Type.Integer(), name: Type.String(), email: Type.String(), workspaces_id: Type.Integer(), roles: Type.Array(Type.String()) },
+  { title: 'UserResource' },
+);
+
+export function workspaceResource(row: Selectable<WorkspacesTable>): Static<typeof WorkspaceResource> {
   return { id: row.id, name: row.name, appId: row.app_id, createdAt: row.created_at.toISOString() };
 }
 
 /** UserResource of SPEC §2: snake_case `workspaces_id` as the contract names it. */
-export function userResource(row: Selectable<UsersTable>) {
+export function userResource(row: Selectable<UsersTable>): Static<typeof UserResource> {
   return { id: row.id, name: row.name, email: row.email, workspaces_id: row.workspace_id, roles: row.roles };
+}
+
+/** The workspace, or `not_found`: the one existence check before writing into a workspace. */
+export async function requireWorkspace(db: Executor, workspaceId: number) {
+  const workspace = await findWorkspace(db, workspaceId);
+  if (!workspace) throw errors.notFound(`workspace ${workspaceId}`);
+  return workspace;
 }
 
 export async function createWorkspace(db: Executor, name: string) {
@@ -35,7 +55,7 @@ export async function createUser(
   workspaceId: number,
   input: { name: string; email: string; password: string; roles: string[] },
 ) {
-  if (!(await findWorkspace(db, workspaceId))) throw errors.notFound('workspace');
+  await requireWorkspace(db, workspaceId);
   if (await findUserByEmail(db, input.email)) throw errors.conflict('a user with this e-mail already exists');
   const passwordHash = await hashPassword(input.password);
   const row = await insertUser(db, {

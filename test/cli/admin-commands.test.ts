@@ -54,8 +54,8 @@ describe('CLI admin commands (an operator’s first steps on a new VM)', () => {
     expect(shortPassword.stderr).toContain('at least 8 characters');
 
     const noWorkspace = await inbox(['create-api-key', '--workspace', '999999', '--name', 'x']);
-    expect(noWorkspace.code).toBe(64);
-    expect(noWorkspace.stderr).toContain('workspace 999999 does not exist');
+    expect(noWorkspace.code).toBe(1);
+    expect(noWorkspace.stderr).toContain('workspace 999999 not found');
 
     const badIntegration = await inbox(['create-connection', '--workspace', '1', '--integration', 'fax', '--account', '1', '--name', 'x']);
     expect(badIntegration.code).toBe(1);

@@ -36,6 +36,22 @@ describe('GET /v1/admin/webhook-inbox', () => {
     expect(body.data.find((r: { id: string }) => r.id === dead)).toMatchObject({ id: dead, integrationKey: 'whatsapp', lastError: 'no connection', attemptCount: 8, appId: mine.workspace.appId });
   });
 
+  it('returns no bodies: rawBody and payloadJson only come one row at a time', async () => {
+    await inboxRow(mine.workspace.appId, 'dead_letter');
+    const lists = [
+      await list(mine.headers),
+      await ctx.app.inject({ method: 'GET', url: '/v1/operator/webhook-inbox', headers: adminHeaders() }),
+    ];
+    for (const res of lists) {
+      expect(res.json().data.length).toBeGreaterThan(0);
+      for (const row of res.json().data) {
+        expect(row).not.toHaveProperty('rawBody');
+        expect(row).not.toHaveProperty('payloadJson');
+        expect(Object.keys(row).sort()).toEqual(['appId', 'attemptCount', 'createdAt', 'event', 'id', 'integrationKey', 'lastError', 'nextRetryAt', 'processedAt', 'status', 'updatedAt']);
+      }
+    }
+  });
+
   it('lists rows still in flight with status=failed and status=received', async () => {
     const failed = await inboxRow(mine.workspace.appId, 'failed');
     const received = await inboxRow(mine.workspace.appId, 'received');
@@ -55,6 +71,95 @@ describe('GET /v1/admin/webhook-inbox', () => {
     const reader = await makeTenant(ctx.deps, { scopes: ['read'] });
     expect((await list(reader.headers)).statusCode).toBe(403);
     expect((await list({})).statusCode).toBe(401);
+  });
+});
+
+describe('GET /v1/admin/webhook-inbox/:id and GET /v1/operator/webhook-inbox/:id', () => {
+  const getOne = (prefix: string, id: string, headers: Record<string, string>) => ctx.app.inject({ method: 'GET', url: `/v1/${prefix}/webhook-inbox/${id}`, headers });
+  const fields = ['appId', 'attemptCount', 'createdAt', 'event', 'id', 'integrationKey', 'lastError', 'nextRetryAt', 'payloadJson', 'processedAt', 'rawBody', 'status', 'updatedAt'];
+
+  it("answers the admin's own row with every field, its body included", async () => {
+    const id = await inboxRow(mine.workspace.appId, 'dead_letter', { lastError: 'boom', attempts: 8 });
+    const res = await getOne('admin', id, mine.headers);
+    expect(res.statusCode).toBe(200);
+    expect(Object.keys(res.json().data).sort()).toEqual(fields);
+    expect(res.json().data).toMatchObject({ id, appId: mine.workspace.appId, rawBody: '{}', payloadJson: {}, status: 'dead_letter', lastError: 'boom', attemptCount: 8 });
+  });
+
+  it("answers not_found for another app's row, an unresolved row, an unknown id and a malformed id", async () => {
+    const foreign = await inboxRow(theirs.workspace.appId, 'dead_letter');
+    const unresolved = await inboxRow(null, 'failed');
+    for (const id of [foreign, unresolved, randomUUID(), 'not-a-uuid']) {
+      const res = await getOne('admin', id, mine.headers);
+      expect(res.statusCode, id).toBe(404);
+      expect(res.json().error.code).toBe('not_found');
+    }
+    const reader = await makeTenant(ctx.deps, { scopes: ['read'] });
+    expect((await getOne('admin', foreign, reader.headers)).statusCode).toBe(403);
+  });
+
+  it('answers the operator any row, unresolved ones included, and not_found for what does not exist', async () => {
+    const foreign = await inboxRow(theirs.workspace.appId, 'processed');
+    const unresolved = await inboxRow(null, 'failed');
+    for (const id of [foreign, unresolved]) {
+      const res = await getOne('operator', id, adminHeaders());
+      expect(res.statusCode).toBe(200);
+      expect(Object.keys(res.json().data).sort()).toEqual(fields);
+      expect(res.json().data).toMatchObject({ id, rawBody: '{}', payloadJson: {} });
+    }
+    for (const id of [randomUUID(), 'not-a-uuid']) expect((await getOne('operator', id, adminHeaders())).json().error.code).toBe('not_found');
+    expect((await getOne('operator', foreign, mine.headers)).statusCode).toBe(403);
+  });
+});
+
+describe('POST /v1/operator/webhook-inbox/:id/requeue', () => {
+  const opRequeue = (id: string, extra: Record<string, string> = {}) =>
+    ctx.app.inject({ method: 'POST', url: `/v1/operator/webhook-inbox/${id}/requeue`, headers: { ...adminHeaders(), ...extra } });
+  const jobs = async (id: string) =>
+    (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->>'id' = ${id}`.execute(ctx.deps.db)).rows[0]!.n;
+
+  it("requeues any app's row and an unresolved one, answering the status before", async () => {
+    for (const [appId, status] of [[theirs.workspace.appId, 'dead_letter'], [null, 'failed']] as const) {
+      const id = await inboxRow(appId, status, { lastError: 'boom', attempts: 3 });
+      const res = await opRequeue(id);
+      expect(res.statusCode).toBe(200);
+      expect(res.json().data).toEqual({ id, status });
+      const row = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ status: 'received', attempt_count: 0, last_error: null, processed_at: null, next_retry_at: null, app_id: appId });
+      expect(await jobs(id)).toBe(1);
+    }
+  });
+
+  it('answers not_found for an unknown or malformed id, 409 unless failed or dead_letter, and refuses tenants', async () => {
+    for (const id of [randomUUID(), 'not-a-uuid']) {
+      const res = await opRequeue(id);
+      expect(res.statusCode, id).toBe(404);
+      expect(res.json().error.code).toBe('not_found');
+    }
+    for (const status of ['processed', 'received'] as const) {
+      const res = await opRequeue(await inboxRow(null, status));
+      expect(res.statusCode).toBe(409);
+      expect(res.json().error.code).toBe('conflict');
+    }
+    const id = await inboxRow(mine.workspace.appId, 'dead_letter');
+    expect((await ctx.app.inject({ method: 'POST', url: `/v1/operator/webhook-inbox/${id}/requeue`, headers: mine.headers })).statusCode).toBe(403);
+  });
+
+  it('replays an idempotency-key in a key space of its own, apart from every app', async () => {
+    const id = await inboxRow(null, 'dead_letter');
+    const key = { 'idempotency-key': `op-${randomUUID()}` };
+    const first = await opRequeue(id, key);
+    const second = await opRequeue(id, key);
+    expect(second.statusCode).toBe(200);
+    expect(second.json().data).toEqual({ id, status: 'dead_letter' });
+    expect(second.json().data).toEqual(first.json().data);
+    expect(await jobs(id)).toBe(1);
+    expect((await opRequeue(await inboxRow(null, 'dead_letter'), key)).statusCode).toBe(409);
+    // The same key from a tenant is that tenant's own: neither answer is replayed to the other.
+    const own = await inboxRow(mine.workspace.appId, 'failed');
+    const tenantAnswer = await requeue(mine.headers, own, key);
+    expect(tenantAnswer.statusCode).toBe(200);
+    expect(tenantAnswer.json().data).toEqual({ id: own, status: 'failed' });
   });
 });
 
@@ -118,7 +223,7 @@ describe('GET /v1/operator/webhook-inbox', () => {
     const filtered = (await ctx.app.inject({ method: 'GET', url: '/v1/operator/webhook-inbox?status=failed&integrationKey=sms', headers: adminHeaders() })).json();
     expect(filtered.data.map((r: { id: string }) => r.id)).toEqual([unresolved]);
     expect(filtered.meta.total).toBe(1);
-    expect(filtered.data[0]).toMatchObject({ appId: null, rawBody: '{}', payloadJson: {}, status: 'failed' });
+    expect(filtered.data[0]).toMatchObject({ appId: null, status: 'failed' });
     const byApp = (await ctx.app.inject({ method: 'GET', url: `/v1/operator/webhook-inbox?appId=${theirs.workspace.appId}`, headers: adminHeaders() })).json();
     expect(byApp.data.every((r: { appId: string }) => r.appId === theirs.workspace.appId)).toBe(true);
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/operator/webhook-inbox', headers: mine.headers })).statusCode).toBe(403);

@@ -34,6 +34,34 @@ function textFor(account: string, messageId: string, from = '16505551234') {
   return JSON.stringify(payload);
 }
 
+describe('lastError', () => {
+  it('keeps at most 2,000 characters of an error, on the normal failure path', async () => {
+    const account = '9'.repeat(5000);
+    const id = await deliver(textFor(account, 'wamid.long-account'));
+    await processDeliveries(ctx.deps, [id]);
+    const r = await row(id);
+    expect(r.status).toBe('failed');
+    expect(r.last_error).toHaveLength(2000);
+    expect(r.last_error).toBe(`no connection for whatsapp account "${account}`.slice(0, 2000));
+  });
+
+  it('keeps at most 2,000 characters of an unexpected error recorded against the row alone', async () => {
+    const id = await deliver(textFor('555000009', 'wamid.long-error'));
+    // The batch's transaction meets an unexpected error with a long message on its first
+    // step; the row is then failed alone, in a transaction of its own.
+    let calls = 0;
+    const failingOnce = () => {
+      if (calls++ === 0) throw new Error('z'.repeat(5000));
+      return clock;
+    };
+    const outcome = await processDeliveries({ ...ctx.deps, now: failingOnce }, [id]);
+    expect(outcome).toMatchObject({ failed: 1, processed: 0 });
+    const r = await row(id);
+    expect(r.status).toBe('failed');
+    expect(r.last_error).toBe(`processing error: ${'z'.repeat(5000)}`.slice(0, 2000));
+  });
+});
+
 describe('retry policy (SPEC §8.2)', () => {
   it('retries after 60 s, 5, 15, 30 min, then hourly, and dead-letters after the 8th attempt', async () => {
     const id = await deliver(textFor('555000001', 'wamid.retry-1'));

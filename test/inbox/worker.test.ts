@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { uuid7 } from '../../src/crypto/uuid7.js';
 import { WEBHOOK_QUEUE } from '../../src/inbox/inbox.queue.js';
-import { useTestContext } from '../helpers/app.js';
+import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';
 
@@ -20,6 +21,10 @@ async function deliver(key: string, body: string, headers: Record<string, string
   const rows = await ctx.deps.db.selectFrom('webhook_inbox').select('id').execute();
   return rows.map((r) => r.id).find((id) => !before.has(id))!;
 }
+
+const other = await makeTenant(ctx.deps);
+const otherWhatsapp = await makeConnection(ctx.deps, other.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '207000000002' });
+const secondLine = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '106540352242923' });
 
 const deliverWhatsapp = (body: string) => deliver('whatsapp', body, { 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` });
 
@@ -96,6 +101,22 @@ describe('worker: received → processed', () => {
     expect((await statusOf('wamid.out-b')).status).toBe('failed');
   });
 
+  it("keeps at most 1,000 characters of a provider's error, so a long one neither bloats the row nor breaks the realtime event", async () => {
+    await makeOutboundMessage(ctx.deps, whatsapp, 'wamid.out-long', 'sent');
+    await makeOutboundMessage(ctx.deps, whatsapp, 'wamid.out-huge', 'sent');
+    const long = await settled(await deliverWhatsapp(whatsappStatus('wamid.out-long', 'failed', [{ code: 1, title: 'T', message: 'e'.repeat(5000) }])));
+    expect(long.status).toBe('processed');
+    const message = await ctx.deps.db.selectFrom('messages').select(['status', 'error']).where('external_id', '=', 'wamid.out-long').executeTakeFirstOrThrow();
+    expect(message.status).toBe('failed');
+    expect(message.error).toBe(`1: T: ${'e'.repeat(994)}`);
+    expect(message.error).toHaveLength(1000);
+    // 9,000 characters would not fit in the message.updated NOTIFY (8000 bytes) uncut.
+    const huge = await settled(await deliverWhatsapp(whatsappStatus('wamid.out-huge', 'failed', [{ code: 2, title: 'T', message: 'h'.repeat(9000) }])));
+    expect(huge).toMatchObject({ status: 'processed', last_error: null });
+    const hugeMessage = await ctx.deps.db.selectFrom('messages').select('error').where('external_id', '=', 'wamid.out-huge').executeTakeFirstOrThrow();
+    expect(hugeMessage.error).toHaveLength(1000);
+  });
+
   it('processes a status for an unknown message as nothing to do', async () => {
     const row = await settled(await deliverWhatsapp(whatsappStatus('wamid.never-sent', 'delivered')));
     expect(row.status).toBe('processed');
@@ -116,6 +137,84 @@ describe('worker: received → processed', () => {
   });
 });
 
+describe('worker: a delivery naming accounts of several workspaces', () => {
+
+  /** One WhatsApp body whose entries name each of `accounts`, one message each. */
+  function spanning(prefix: string, accounts: string[]) {
+    const payload = JSON.parse(whatsappText(`${prefix}-0`, '447700900010', 'to 0', accounts[0]));
+    accounts.slice(1).forEach((account, i) => payload.entry.push(JSON.parse(whatsappText(`${prefix}-${i + 1}`, '447700900010', `to ${i + 1}`, account)).entry[0]));
+    return JSON.stringify(payload);
+  }
+  const get = (url: string, headers: Record<string, string>) => ctx.app.inject({ method: 'GET', url, headers });
+  const requeue = (id: string, headers: Record<string, string>) => ctx.app.inject({ method: 'POST', url: `/v1/admin/webhook-inbox/${id}/requeue`, headers });
+  const operatorRequeue = (id: string) => ctx.app.inject({ method: 'POST', url: `/v1/operator/webhook-inbox/${id}/requeue`, headers: adminHeaders() });
+  const ids = (res: { json(): { data: { id: string }[] } }) => res.json().data.map((r) => r.id);
+
+  it("applies each workspace's events, attributes the row to no app, and shows it to the operator only", async () => {
+    const id = await deliverWhatsapp(spanning('wamid.span', ['106540352242922', '207000000002']));
+    const row = await settled(id);
+    expect(row).toMatchObject({ status: 'processed', app_id: null });
+    const messages = await ctx.deps.db.selectFrom('messages').select(['external_id', 'workspace_id', 'connection_id']).where('external_id', 'like', 'wamid.span-%').orderBy('external_id').execute();
+    expect(messages).toEqual([
+      { external_id: 'wamid.span-0', workspace_id: tenant.workspace.id, connection_id: whatsapp.id },
+      { external_id: 'wamid.span-1', workspace_id: other.workspace.id, connection_id: otherWhatsapp.id },
+    ]);
+    for (const t of [tenant, other]) {
+      expect(ids(await get('/v1/admin/webhook-inbox?status=processed&limit=500', t.headers))).not.toContain(id);
+      expect((await get(`/v1/admin/webhook-inbox/${id}`, t.headers)).statusCode).toBe(404);
+    }
+    expect(ids(await get('/v1/operator/webhook-inbox?status=processed&limit=200', adminHeaders()))).toContain(id);
+    expect((await get(`/v1/operator/webhook-inbox/${id}`, adminHeaders())).json().data).toMatchObject({ id, appId: null, rawBody: expect.stringContaining('wamid.span-1') });
+  });
+
+  it('lets only the operator requeue such a row once it failed, and then applies it', async () => {
+    const id = await deliverWhatsapp(spanning('wamid.spanfail', ['106540352242922', '207000000002', '207000000003']));
+    expect(await settled(id)).toMatchObject({ status: 'failed', app_id: null });
+    for (const t of [tenant, other]) {
+      expect(ids(await get('/v1/admin/webhook-inbox?status=failed&limit=500', t.headers))).not.toContain(id);
+      const res = await requeue(id, t.headers);
+      expect(res.statusCode).toBe(404);
+      expect(res.json().error.code).toBe('not_found');
+    }
+    expect(ids(await get('/v1/operator/webhook-inbox?status=failed&limit=200', adminHeaders()))).toContain(id);
+    await makeConnection(ctx.deps, other.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '207000000003' });
+    const res = await operatorRequeue(id);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toEqual({ id, status: 'failed' });
+    const row = await waitFor(async () => {
+      const r = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      return r.status === 'processed' ? r : undefined;
+    }, 'the requeued delivery to be processed');
+    expect(row.app_id).toBeNull();
+    const applied = await ctx.deps.db.selectFrom('messages').select('workspace_id').where('external_id', 'like', 'wamid.spanfail-%').execute();
+    expect(applied.map((m) => m.workspace_id).sort()).toEqual([tenant.workspace.id, other.workspace.id, other.workspace.id].sort());
+  });
+
+  it('takes away an attribution stored before the delivery was known to span several apps', async () => {
+    // A row an older rule gave to the first app that resolved.
+    const id = uuid7();
+    await ctx.deps.db
+      .insertInto('webhook_inbox')
+      .values({ id, integration_key: 'whatsapp', app_id: tenant.workspace.appId, event: null, raw_body: spanning('wamid.legacy', ['106540352242922', '207000000002']), payload_json: null, status: 'failed', attempt_count: 1 })
+      .execute();
+    expect((await operatorRequeue(id)).statusCode).toBe(200);
+    const row = await waitFor(async () => {
+      const r = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      return r.status === 'processed' ? r : undefined;
+    }, 'the legacy row to be processed');
+    expect(row.app_id).toBeNull();
+    expect((await get(`/v1/admin/webhook-inbox/${id}`, tenant.headers)).statusCode).toBe(404);
+  });
+
+  it('still attributes a body whose accounts all belong to one app to that app', async () => {
+    const id = await deliverWhatsapp(spanning('wamid.oneapp', ['106540352242922', '106540352242923']));
+    expect(await settled(id)).toMatchObject({ status: 'processed', app_id: tenant.workspace.appId });
+    const messages = await ctx.deps.db.selectFrom('messages').select('connection_id').where('external_id', 'like', 'wamid.oneapp-%').orderBy('external_id').execute();
+    expect(messages.map((m) => m.connection_id)).toEqual([whatsapp.id, secondLine.id]);
+    expect(ids(await get('/v1/admin/webhook-inbox?status=processed&limit=500', tenant.headers))).toContain(id);
+  });
+});
+
 describe('worker start', () => {
   it('schedules maintenance every ten minutes', async () => {
     const { rows } = await sql<{ name: string; cron: string }>`SELECT name, cron FROM pgboss.schedule`.execute(ctx.deps.db);
@@ -130,6 +229,8 @@ describe('worker: failures', () => {
     payload.entry.push(second.entry[0]);
     const id = await deliverWhatsapp(JSON.stringify(payload));
     const row = await settled(id);
+    // The one app that resolved keeps it (DESIGN: set as soon as its connection resolves), so
+    // its admin can requeue it once the other account is connected.
     expect(row).toMatchObject({ status: 'failed', attempt_count: 1, app_id: tenant.workspace.appId, processed_at: null });
     expect(row.last_error).toBe('no connection for whatsapp account "999000999": connect it, then requeue');
     expect(row.next_retry_at!.getTime() - row.updated_at.getTime()).toBe(60_000);

@@ -1,0 +1,19 @@
+import type { Queue, WorkOptions } from 'pg-boss';
+import type { Deps } from '../deps.js';
+
+/**
+ * One queue: its name, its pg-boss options and, when a worker serves it, the handler.
+ * Handlers get the whole fetched batch (pg-boss 12 hands arrays to `work()`). A leaf module:
+ * features define their queues with it and jobs/registry.ts lists them, so no feature ever
+ * imports the registry.
+ */
+export interface QueueDefinition<T extends object = object> {
+  name: string;
+  options: Omit<Queue, 'name'>;
+  /** A cron expression: workers send one job per slot (pg-boss's scheduler). */
+  schedule?: string;
+  worker?: {
+    options: WorkOptions;
+    handle: (deps: Deps, jobs: { id: string; data: T }[]) => Promise<void>;
+  };
+}

@@ -1,0 +1,83 @@
+import { Type, type Static } from 'typebox';
+import type { Selectable } from 'kysely';
+import type { ContactHandlesTable, ContactsTable, MessagesTable, ThreadsTable } from '../db/types.js';
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
+
+/** The API's shapes of what the workers make (DESIGN "Resource shapes"), and their mappers. */
+
+export const MESSAGE_STATUSES = ['received', 'queued', 'sent', 'delivered', 'read', 'failed'] as const;
+
+export const ThreadResource = Type.Object(
+  {
+    id: Type.Integer(),
+    connectionId: Type.Integer(),
+    integrationKey: Type.String(),
+    contactId: Type.Integer(),
+    status: StringEnum(['open', 'closed']),
+    lastMessageAt: Timestamp,
+    lastMessagePreview: Nullable(Type.String()),
+    createdAt: Timestamp,
+  },
+  { title: 'Thread' },
+);
+
+export const MessageResource = Type.Object(
+  {
+    id: Type.Integer(),
+    threadId: Type.Integer(),
+    direction: StringEnum(['inbound', 'outbound']),
+    externalId: Nullable(Type.String({ description: "the provider's message id" })),
+    text: Type.String(),
+    status: StringEnum(MESSAGE_STATUSES),
+    error: Nullable(Type.String()),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { title: 'Message' },
+);
+
+export const ContactResource = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Nullable(Type.String()),
+    handles: Type.Array(Type.Object({ integrationKey: Type.String(), externalId: Type.String() })),
+    createdAt: Timestamp,
+  },
+  { title: 'Contact' },
+);
+
+export function threadResource(row: Selectable<ThreadsTable> & { integration_key: string }): Static<typeof ThreadResource> {
+  return {
+    id: row.id,
+    connectionId: row.connection_id,
+    integrationKey: row.integration_key,
+    contactId: row.contact_id,
+    status: row.status,
+    lastMessageAt: row.last_message_at.toISOString(),
+    lastMessagePreview: row.last_message_preview,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+export function messageResource(row: Selectable<MessagesTable>): Static<typeof MessageResource> {
+  return {
+    id: row.id,
+    threadId: row.thread_id,
+    direction: row.direction,
+    externalId: row.external_id,
+    text: row.text,
+    status: row.status,
+    error: row.error,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export function contactResource(row: Selectable<ContactsTable>, handles: Selectable<ContactHandlesTable>[]): Static<typeof ContactResource> {
+  return {
+    id: row.id,
+    name: row.name,
+    handles: handles.filter((h) => h.contact_id === row.id).map((h) => ({ integrationKey: h.integration_key, externalId: h.external_id })),
+    createdAt: row.created_at.toISOString(),
+  };
+}

@@ -1,0 +1,16 @@
+import type { Executor } from '../db/database.js';
+import { errors } from '../http/errors.js';
+import { parseCursorQuery, type CursorQuery } from '../http/pagination.js';
+import { messageResource } from './messaging.resources.js';
+import { findThread, listMessages } from './messaging.queries.js';
+
+/**
+ * A thread's messages, one cursor page, or `not_found` when the workspace has no such thread:
+ * the tenant's own list and the operator's transcript are the same read.
+ */
+export async function transcriptPage(db: Executor, workspaceId: number, threadId: number, query: CursorQuery) {
+  const thread = await findThread(db, workspaceId, threadId);
+  if (!thread) throw errors.notFound('thread');
+  const page = await listMessages(db, thread.id, parseCursorQuery(query));
+  return { items: page.items.map(messageResource), meta: page.meta };
+}
