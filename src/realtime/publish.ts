@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { truncate } from '../text/truncate.js';
 
 /** The one Postgres channel every api process LISTENs on for tenant events. */
 export const REALTIME_CHANNEL = 'inbox_realtime';
@@ -25,7 +26,7 @@ export const EVENT_STRING_MAX_CHARS = 500;
 
 function truncateStrings(value: unknown): { value: unknown; cut: boolean } {
   if (typeof value === 'string') {
-    return value.length > EVENT_STRING_MAX_CHARS ? { value: `${value.slice(0, EVENT_STRING_MAX_CHARS - 1)}…`, cut: true } : { value, cut: false };
+    return value.length > EVENT_STRING_MAX_CHARS ? { value: `${truncate(value, EVENT_STRING_MAX_CHARS - 1)}…`, cut: true } : { value, cut: false };
   }
   if (Array.isArray(value)) {
     const items = value.map(truncateStrings);
