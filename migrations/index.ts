@@ -4,6 +4,7 @@ import * as m0002 from './0002_webhooks.js';
 import * as m0003 from './0003_sessions.js';
 import * as m0004 from './0004_payload_stored_once.js';
 import * as m0005 from './0005_outbound_external_index.js';
+import * as m0006 from './0006_pat_expiry.js';
 import * as m0007 from './0007_delivery_verification.js';
 
 /**
@@ -16,5 +17,6 @@ export const migrations: Record<string, Migration> = {
   '0003_sessions': m0003,
   '0004_payload_stored_once': m0004,
   '0005_outbound_external_index': m0005,
+  '0006_pat_expiry': m0006,
   '0007_delivery_verification': m0007,
 };

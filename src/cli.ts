@@ -17,8 +17,10 @@ Commands:
   create-user --workspace ID --name NAME --email EMAIL [--roles admin,operator]
                                      create a user; the password is read from INBOX_NEW_PASSWORD
                                      or, if unset, from standard input
-  create-api-key --workspace ID --name NAME [--scopes admin]
-                                     create an API key; the key is printed once
+  create-api-key --workspace ID --name NAME [--scopes read|write|admin]
+                                     create an API key; the key is printed once. read: GET
+                                     routes; write: read + every other tenant route; admin:
+                                     write + key management and dead letters (default: read)
   create-connection --workspace ID --integration KEY --account ID --name NAME
                                      connect a channel account (e.g. a WhatsApp phone-number id)
 

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { findUser, revokeSessions } from '../auth/sessions.queries.js';
+import { findUser } from '../auth/sessions.queries.js';
+import { endSessions } from '../auth/sessions.service.js';
 import { hmacSha256Hex, safeEqual } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
-import { AppError } from '../http/errors.js';
-import { publishEvent } from '../realtime/publish.js';
+import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
 
 const DIGEST = /^[0-9a-f]{64}$/;
@@ -37,10 +37,15 @@ export const accountsRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
   app.post('/webhook', async (request) => {
     const rawBody = typeof request.body === 'string' ? request.body : '';
     const secret = deps.config.accountsWebhookSecret;
+    // Unsigned bodies are a development convenience (SPEC §4.5 rule 2). In production a
+    // missing secret must not let anyone on the network end any user's sessions.
+    if (secret === undefined && deps.config.production) {
+      throw errors.unauthorized('the accounts webhook is disabled: INBOX_ACCOUNTS_WEBHOOK_SECRET is not configured');
+    }
     if (secret !== undefined) {
       const header = request.headers['x-webhook-signature'];
       if (!accountsSignatureValid(secret, rawBody, typeof header === 'string' ? header : undefined)) {
-        throw new AppError('unauthorized', 401, 'invalid accounts webhook signature');
+        throw errors.unauthorized('invalid accounts webhook signature');
       }
     }
     const event = parse(rawBody) as { type?: unknown; data?: { userId?: unknown; sessionId?: unknown } } | undefined;
@@ -52,17 +57,11 @@ export const accountsRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
     const user = await findUser(deps.db, userId as number);
     if (!user) return envelope(request, { received: true, acted: false });
 
-    const ended = await deps.db.transaction().execute(async (trx) => {
-      const ids = await revokeSessions(trx, { userId: user.id, sessionId: sessionId as string | undefined }, deps.now());
-      // Republished on the tenant's bus for that user's sockets only (SPEC §4.5 rule 4).
-      await publishEvent(trx, {
-        type: 'session.revoked',
-        workspaceId: user.workspace_id,
-        targetUserId: user.id,
-        data: { userId: user.id, sessionIds: sessionId !== undefined ? [sessionId as string] : ids, reason: 'revoked' },
-      });
-      return ids;
-    });
-    return envelope(request, { received: true, acted: true, sessionsEnded: ended.length });
+    // Republished on the tenant's bus for that user's sockets only (SPEC §4.5 rule 4). Without
+    // a sessionId the user's personal-access tokens end too: they are sign-ins like any other.
+    const ended = await deps.db.transaction().execute((trx) =>
+      endSessions(deps, trx, { id: user.id, workspaceId: user.workspace_id }, sessionId as string | undefined, 'revoked'),
+    );
+    return envelope(request, { received: true, acted: true, sessionsEnded: ended.sessionIds.length, tokensEnded: ended.patIds.length });
   });
 };

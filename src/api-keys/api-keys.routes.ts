@@ -14,7 +14,7 @@ const KeyParams = Type.Object({ id: BigId });
 
 /** API keys of the caller's workspace (JWT admin or an `admin`-scoped key). */
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.addHook('preHandler', requireAuth(deps, { scope: 'admin' }));
+  app.addHook('preValidation', requireAuth(deps, { scope: 'admin' }));
 
   app.get('/', { schema: { querystring: CursorQuery, response: { 200: CursorPage(ApiKeyResource) } } }, async (request) => {
     const page = await listApiKeys(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));

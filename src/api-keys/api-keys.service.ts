@@ -6,8 +6,13 @@ import type { ApiKeysTable } from '../db/types.js';
 import { Nullable, Timestamp } from '../http/schemas.js';
 import { insertApiKey } from './api-keys.queries.js';
 
-/** Scopes an API key may carry. `admin` opens the dead-letter and key-management routes. */
+/**
+ * Scopes an API key may carry, each including the one before it: `read` (GET routes),
+ * `write` (every other tenant route), `admin` (dead letters, key management).
+ */
 export const API_KEY_SCOPES = ['admin', 'read', 'write'] as const;
+/** What a key created without scopes gets: the least, never nothing and never more. */
+export const DEFAULT_API_KEY_SCOPES = ['read'];
 
 /** A new plain key and what is stored of it: only its SHA-256 and a display prefix. */
 export function newApiKeySecret(): { key: string; keyHash: string; keyPrefix: string } {
@@ -40,9 +45,9 @@ export function apiKeyResource(row: Selectable<ApiKeysTable>): Static<typeof Api
   };
 }
 
-/** Creates a key; the plain `key` is in this answer only and never stored. */
+/** Creates a key (no scopes → `read`); the plain `key` is in this answer only and never stored. */
 export async function issueApiKey(db: Executor, workspaceId: number, name: string, scopes: string[]) {
   const secret = newApiKeySecret();
-  const row = await insertApiKey(db, { workspaceId, name, scopes: [...new Set(scopes)], ...secret });
+  const row = await insertApiKey(db, { workspaceId, name, scopes: scopes.length > 0 ? [...new Set(scopes)] : DEFAULT_API_KEY_SCOPES, ...secret });
   return { ...apiKeyResource(row), key: secret.key };
 }

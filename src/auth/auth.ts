@@ -15,6 +15,10 @@ export interface Auth {
   userId: number | null;
   /** The JWT's `jti` (a server-side session row), for user tokens. */
   sessionId: string | null;
+  /** The personal-access token's id, for `pat` callers. */
+  patId: number | null;
+  /** When the credential stops working (a JWT's `exp`, a token's expiry); null for keys. */
+  expiresAt: Date | null;
   apiKeyId: number | null;
   scopes: string[];
   roles: string[];
@@ -26,7 +30,18 @@ declare module 'fastify' {
   }
 }
 
-export type Scope = 'admin';
+/**
+ * Scopes, each including the one before: `read` (GET/HEAD of tenant routes), `write` (every
+ * other method), `admin` (routes that say so: API keys, dead letters). An API key holds what
+ * it was created with; a workspace user (JWT, or a PAT where one is accepted) holds `read`
+ * and `write`, plus `admin` with role `admin`.
+ */
+export type Scope = 'read' | 'write' | 'admin';
+const SCOPE_RANK: Record<Scope, number> = { read: 1, write: 2, admin: 3 };
+
+function userScopes(roles: string[]): Scope[] {
+  return roles.includes('admin') ? ['read', 'write', 'admin'] : ['read', 'write'];
+}
 
 /** Reads `X-API-KEY` (Node lowercases header names, so any casing the client sends matches). */
 function headerValue(request: FastifyRequest, name: string): string | undefined {
@@ -53,6 +68,8 @@ async function resolveApiKey(deps: Deps, key: string): Promise<Auth> {
     appId: row.app_id,
     userId: null,
     sessionId: null,
+    patId: null,
+    expiresAt: null,
     apiKeyId: row.id,
     scopes: row.scopes,
     roles: [],
@@ -75,12 +92,23 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
   const now = deps.now();
   if (token.startsWith(PAT_PREFIX)) {
     if (!options.allowPat) return null;
-    const pat = await findActivePat(deps.db, sha256Hex(token));
+    const pat = await findActivePat(deps.db, sha256Hex(token), now);
     if (!pat) return null;
     touchPat(deps.db, pat.id, now).catch((err) => deps.log.warn({ err }, 'could not record token use'));
-    return { kind: 'pat', workspaceId: pat.workspace_id, appId: pat.app_id, userId: pat.user_id, sessionId: null, apiKeyId: null, scopes: [], roles: pat.roles };
+    return {
+      kind: 'pat',
+      workspaceId: pat.workspace_id,
+      appId: pat.app_id,
+      userId: pat.user_id,
+      sessionId: null,
+      patId: pat.id,
+      expiresAt: pat.expires_at,
+      apiKeyId: null,
+      scopes: userScopes(pat.roles),
+      roles: pat.roles,
+    };
   }
-  let claims: { sub?: unknown; jti?: unknown };
+  let claims: { sub?: unknown; jti?: unknown; exp?: unknown };
   try {
     claims = request.server.jwt.verify(token);
   } catch {
@@ -89,14 +117,17 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
   if (typeof claims.jti !== 'string' || !isUuid(claims.jti)) return null;
   const session = await findLiveSession(deps.db, claims.jti, now);
   if (!session || String(session.user_id) !== String(claims.sub)) return null;
+  const exp = typeof claims.exp === 'number' ? new Date(claims.exp * 1000) : session.expires_at;
   return {
     kind: 'user',
     workspaceId: session.workspace_id,
     appId: session.app_id,
     userId: session.user_id,
     sessionId: session.session_id,
+    patId: null,
+    expiresAt: exp < session.expires_at ? exp : session.expires_at,
     apiKeyId: null,
-    scopes: [],
+    scopes: userScopes(session.roles),
     roles: session.roles,
   };
 }
@@ -124,16 +155,22 @@ export async function resolveToken(deps: Deps, request: FastifyRequest, token: s
 }
 
 function hasScope(auth: Auth, scope: Scope): boolean {
-  return auth.scopes.includes(scope) || (auth.kind === 'user' && auth.roles.includes(scope));
+  return auth.scopes.some((s) => (SCOPE_RANK[s as Scope] ?? 0) >= SCOPE_RANK[scope]);
 }
 
-/** preHandler: a tenant caller (user, API key; PAT where allowed) is required; with `scope`, it must hold it. */
+/**
+ * A tenant caller (user, API key; PAT where allowed) is required and must hold the route's
+ * scope: `scope` when given (admin routes), else `read` for GET/HEAD and `write` for any
+ * other method. Use it as a preValidation hook so a caller without the scope learns
+ * nothing from the body's validation.
+ */
 export function requireAuth(deps: Deps, options: { scope?: Scope; allowPat?: boolean; kinds?: Auth['kind'][] } = {}) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
     const auth = await resolveAuth(deps, request, options);
     if (!auth || auth.workspaceId === null) throw errors.unauthorized();
     if (options.kinds && !options.kinds.includes(auth.kind)) throw errors.forbidden(`requires a ${options.kinds.join(' or ')} credential`);
-    if (options.scope && !hasScope(auth, options.scope)) throw errors.forbidden(`requires the ${options.scope} scope`);
+    const scope = options.scope ?? (request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write');
+    if (!hasScope(auth, scope)) throw errors.forbidden(`requires the ${scope} scope`);
     request.auth = auth;
   };
 }
@@ -154,6 +191,8 @@ const ADMIN_AUTH: Auth = {
   appId: null,
   userId: null,
   sessionId: null,
+  patId: null,
+  expiresAt: null,
   apiKeyId: null,
   scopes: [],
   roles: [],

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Selectable } from 'kysely';
 import { randomToken, sha256Hex } from '../crypto/hmac.js';
@@ -6,41 +6,77 @@ import type { PersonalAccessTokensTable } from '../db/types.js';
 import { BigId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
+import { CursorPage, Envelope, NoContent, Nullable, Timestamp } from '../http/schemas.js';
 import { errors } from '../http/errors.js';
 import { cursorPage, CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { PAT_PREFIX, requireAuth } from './auth.js';
-import { insertPat, listPats, revokePat } from './sessions.queries.js';
+import { insertPat, listPats } from './sessions.queries.js';
+import { deletePat } from './sessions.service.js';
 
-function patResource(row: Selectable<PersonalAccessTokensTable>) {
+const PatResource = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    prefix: Type.String({ description: 'the first characters of the token, to recognise it' }),
+    createdAt: Timestamp,
+    expiresAt: Timestamp,
+    lastUsedAt: Nullable(Timestamp),
+  },
+  { title: 'PersonalAccessToken' },
+);
+/** A token as created: the plain `token`, shown in this answer only. */
+const IssuedPat = Type.Object({ ...PatResource.properties, token: Type.String() }, { title: 'IssuedPersonalAccessToken' });
+
+function patResource(row: Selectable<PersonalAccessTokensTable>): Static<typeof PatResource> {
   return {
     id: row.id,
     name: row.name,
     prefix: row.token_prefix,
     createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at.toISOString(),
     lastUsedAt: row.last_used_at?.toISOString() ?? null,
   };
 }
 
+/** A token lives 90 days unless its creator asks for 1 to 365. */
+export const PAT_DEFAULT_DAYS = 90;
+export const PAT_MAX_DAYS = 365;
+
+const CreateBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: PAT_MAX_DAYS })),
+});
+
 /** `/v1/personal-access-tokens`: a signed-in user's tokens for the socket and `GET /api/user/user`. */
 export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.addHook('preHandler', requireAuth(deps, { kinds: ['user'] }));
+  app.addHook('preValidation', requireAuth(deps, { kinds: ['user'] }));
 
-  app.get('/', { schema: { querystring: CursorQuery } }, async (request) => {
+  app.get('/', { schema: { querystring: CursorQuery, response: { 200: CursorPage(PatResource) } } }, async (request) => {
     const { limit, cursor } = parseCursorQuery(request.query);
     const rows = await listPats(deps.db, request.auth!.userId!, limit, cursor);
     const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
     return envelope(request, page.items.map(patResource), page.meta);
   });
 
-  app.post('/', { schema: { body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }) } }, async (request, reply) => {
+  app.post('/', { schema: { body: CreateBody, response: { 201: Envelope(IssuedPat) } } }, async (request, reply) => {
     const token = randomToken(PAT_PREFIX, 24);
-    const row = await insertPat(deps.db, { userId: request.auth!.userId!, name: request.body.name, tokenHash: sha256Hex(token), tokenPrefix: token.slice(0, 15) });
+    const now = deps.now();
+    const expiresAt = new Date(now.getTime() + (request.body.expiresInDays ?? PAT_DEFAULT_DAYS) * 86_400_000);
+    const row = await insertPat(deps.db, {
+      userId: request.auth!.userId!,
+      name: request.body.name,
+      tokenHash: sha256Hex(token),
+      tokenPrefix: token.slice(0, 15),
+      createdAt: now,
+      expiresAt,
+    });
     reply.code(201);
     return envelope(request, { ...patResource(row), token });
   });
 
-  app.delete('/:id', { schema: { params: Type.Object({ id: BigId }) } }, async (request, reply) => {
-    if (!(await revokePat(deps.db, request.auth!.userId!, request.params.id, deps.now()))) throw errors.notFound('personal-access token');
+  app.delete('/:id', { schema: { params: Type.Object({ id: BigId }), response: { 204: NoContent } } }, async (request, reply) => {
+    const auth = request.auth!;
+    if (!(await deletePat(deps, { id: auth.userId!, workspaceId: auth.workspaceId! }, request.params.id))) throw errors.notFound('personal-access token');
     reply.code(204);
   });
 };

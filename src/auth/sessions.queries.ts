@@ -12,7 +12,7 @@ export async function findLiveSession(db: Executor, id: string, now: Date) {
     .selectFrom('sessions')
     .innerJoin('users', 'users.id', 'sessions.user_id')
     .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
-    .select(['sessions.id as session_id', 'sessions.remember', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
+    .select(['sessions.id as session_id', 'sessions.remember', 'sessions.expires_at', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
     .where('sessions.id', '=', id)
     .where('sessions.revoked_at', 'is', null)
     .where('sessions.expires_at', '>', now)
@@ -49,22 +49,24 @@ export async function findUser(db: Executor, id: number) {
 
 // ---- personal-access tokens ----
 
-export async function insertPat(db: Executor, row: { userId: number; name: string; tokenHash: string; tokenPrefix: string }) {
+export async function insertPat(db: Executor, row: { userId: number; name: string; tokenHash: string; tokenPrefix: string; createdAt: Date; expiresAt: Date }) {
   return db
     .insertInto('personal_access_tokens')
-    .values({ user_id: row.userId, name: row.name, token_hash: row.tokenHash, token_prefix: row.tokenPrefix })
+    .values({ user_id: row.userId, name: row.name, token_hash: row.tokenHash, token_prefix: row.tokenPrefix, created_at: row.createdAt, expires_at: row.expiresAt })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
-export async function findActivePat(db: Executor, tokenHash: string) {
+/** A live token (not revoked, not expired at `now`) with its user and the user's app. */
+export async function findActivePat(db: Executor, tokenHash: string, now: Date) {
   return db
     .selectFrom('personal_access_tokens')
     .innerJoin('users', 'users.id', 'personal_access_tokens.user_id')
     .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
-    .select(['personal_access_tokens.id', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
+    .select(['personal_access_tokens.id', 'personal_access_tokens.expires_at', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
     .where('personal_access_tokens.token_hash', '=', tokenHash)
     .where('personal_access_tokens.revoked_at', 'is', null)
+    .where('personal_access_tokens.expires_at', '>', now)
     .executeTakeFirst();
 }
 
@@ -78,15 +80,29 @@ export async function listPats(db: Executor, userId: number, limit: number, curs
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
 }
 
-export async function revokePat(db: Executor, userId: number, id: number, at: Date): Promise<boolean> {
-  const r = await db
-    .updateTable('personal_access_tokens')
-    .set({ revoked_at: at })
-    .where('user_id', '=', userId)
-    .where('id', '=', id)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return r.numUpdatedRows > 0n;
+/** Ends one token, or every live token of a user; returns the tokens it ended. */
+export async function revokePats(db: Executor, filter: { userId: number; id?: number }, at: Date): Promise<number[]> {
+  let q = db.updateTable('personal_access_tokens').set({ revoked_at: at }).where('user_id', '=', filter.userId).where('revoked_at', 'is', null);
+  if (filter.id !== undefined) q = q.where('id', '=', filter.id);
+  const rows = await q.returning('id').execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Which of these sessions and tokens are still live at `now`: one statement for every
+ * credential a realtime process holds sockets for, however many there are.
+ */
+export async function findLiveCredentials(db: Executor, sessionIds: string[], patIds: number[], now: Date) {
+  const { rows } = await sql<{ kind: 'session' | 'pat'; id: string }>`
+    SELECT 'session' AS kind, id::text AS id FROM sessions
+      WHERE id = ANY(${sessionIds}::uuid[]) AND revoked_at IS NULL AND expires_at > ${now}
+    UNION ALL
+    SELECT 'pat', id::text FROM personal_access_tokens
+      WHERE id = ANY(${patIds}::bigint[]) AND revoked_at IS NULL AND expires_at > ${now}`.execute(db);
+  return {
+    sessionIds: new Set(rows.filter((r) => r.kind === 'session').map((r) => r.id)),
+    patIds: new Set(rows.filter((r) => r.kind === 'pat').map((r) => Number(r.id))),
+  };
 }
 
 // ---- failed logins ----

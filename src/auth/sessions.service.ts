@@ -1,15 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { JWT } from '@fastify/jwt';
 import argon2 from 'argon2';
-import type { Selectable } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import { sha256Hex } from '../crypto/hmac.js';
 import type { Executor } from '../db/database.js';
-import type { UsersTable } from '../db/types.js';
+import type { DB, UsersTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { publishEvent } from '../realtime/publish.js';
 import { userResource } from '../workspaces/workspaces.service.js';
-import { countFailedLogins, forgetLoginAttempt, insertAuthCode, insertSession, recordLoginAttempt, revokeSessions } from './sessions.queries.js';
+import { countFailedLogins, forgetLoginAttempt, insertAuthCode, insertSession, recordLoginAttempt, revokePats, revokeSessions } from './sessions.queries.js';
 
 /** Token lifetimes: a normal login lasts 12 hours, `remember: true` 30 days. */
 export const SESSION_SECONDS = { normal: 12 * 3600, remember: 30 * 24 * 3600 } as const;
@@ -32,37 +32,80 @@ export async function issueAuthCode(db: Executor, userId: number, remember: bool
 /**
  * Starts a server-side session and answers with the login response of SPEC §2:
  * `{ data: UserResource, access_token, token_expiry, auth_code }`. The JWT's `jti` is the
- * session id, so ending the session ends the token.
+ * session id, so ending the session ends the token. Given a transaction, the session starts
+ * in it (a refresh makes it depend on the old session's end); otherwise in one of its own.
  */
-export async function startSession(deps: Deps, jwt: JWT, user: User, remember: boolean) {
+export async function startSession(deps: Deps, jwt: JWT, user: User, remember: boolean, trx?: Transaction<DB>) {
   const now = deps.now();
   const seconds = remember ? SESSION_SECONDS.remember : SESSION_SECONDS.normal;
   const expiresAt = new Date(now.getTime() + seconds * 1000);
   const sessionId = randomUUID();
-  const authCode = await deps.db.transaction().execute(async (trx) => {
-    await insertSession(trx, { id: sessionId, userId: user.id, remember, expiresAt });
-    return issueAuthCode(trx, user.id, remember, now);
-  });
+  const insert = async (db: Executor) => {
+    await insertSession(db, { id: sessionId, userId: user.id, remember, expiresAt });
+    return issueAuthCode(db, user.id, remember, now);
+  };
+  const authCode = trx ? await insert(trx) : await deps.db.transaction().execute(insert);
   const tokenExpiry = Math.floor(expiresAt.getTime() / 1000);
   const accessToken = jwt.sign({ sub: String(user.id), jti: sessionId, wid: user.workspace_id, iat: Math.floor(now.getTime() / 1000), exp: tokenExpiry });
   return { data: userResource(user), access_token: accessToken, token_expiry: tokenExpiry, auth_code: authCode };
 }
 
 /**
- * Ends sessions and tells the user's sockets, in the same transaction: every api process
- * closes the sockets of the ended sessions when the event arrives.
+ * Replaces a session by a new one, in one transaction. The old session is ended by a
+ * conditional update (only while it is still live); the row lock makes a concurrent refresh
+ * of the same token wait and then find it ended, so it gets null (a 401) and no session:
+ * one token never turns into two.
  */
-export async function endSessions(deps: Deps, db: Executor, user: { id: number; workspaceId: number }, sessionId?: string, reason = 'logout') {
-  const ended = await revokeSessions(db, { userId: user.id, sessionId }, deps.now());
-  if (ended.length > 0) {
+export async function refreshSession(deps: Deps, jwt: JWT, user: User, sessionId: string, remember: boolean) {
+  return deps.db.transaction().execute(async (trx) => {
+    const ended = await endSessions(deps, trx, { id: user.id, workspaceId: user.workspace_id }, sessionId, 'refresh');
+    if (ended.sessionIds.length === 0) return null;
+    return startSession(deps, jwt, user, remember, trx);
+  });
+}
+
+/** What a revocation ended: sessions (JWTs) and personal-access tokens. */
+export interface Ended {
+  sessionIds: string[];
+  patIds: number[];
+}
+
+/**
+ * Ends one session or, with no `sessionId`, everything the user is signed in with: every
+ * session and every personal-access token. The user's sockets are told in the same
+ * transaction, so every api process closes the sockets of what ended once it commits.
+ * A user-wide revocation is always announced (`userWide: true`): a process may hold a
+ * socket whose credential ended earlier and whose event it missed.
+ */
+export async function endSessions(deps: Deps, db: Executor, user: { id: number; workspaceId: number }, sessionId?: string, reason = 'logout'): Promise<Ended> {
+  const now = deps.now();
+  const sessionIds = await revokeSessions(db, { userId: user.id, sessionId }, now);
+  const userWide = sessionId === undefined;
+  const patIds = userWide ? await revokePats(db, { userId: user.id }, now) : [];
+  if (userWide || sessionIds.length > 0) {
     await publishEvent(db, {
       type: 'session.revoked',
       workspaceId: user.workspaceId,
       targetUserId: user.id,
-      data: { userId: user.id, sessionIds: ended, reason },
+      data: { userId: user.id, sessionIds, patIds, userWide, reason },
     });
   }
-  return ended;
+  return { sessionIds, patIds };
+}
+
+/** Deletes one of the user's personal-access tokens and closes the sockets opened with it. */
+export async function deletePat(deps: Deps, user: { id: number; workspaceId: number }, id: number): Promise<boolean> {
+  return deps.db.transaction().execute(async (trx) => {
+    const patIds = await revokePats(trx, { userId: user.id, id }, deps.now());
+    if (patIds.length === 0) return false;
+    await publishEvent(trx, {
+      type: 'token.revoked',
+      workspaceId: user.workspaceId,
+      targetUserId: user.id,
+      data: { userId: user.id, patIds, reason: 'deleted' },
+    });
+    return true;
+  });
 }
 
 let dummyHash: Promise<string> | undefined;

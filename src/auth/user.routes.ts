@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
@@ -14,6 +15,7 @@ import {
   endSessions,
   forgetSuccessfulLogin,
   issueAuthCode,
+  refreshSession,
   startSession,
   verifyPassword,
 } from './sessions.service.js';
@@ -55,9 +57,10 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     const session = await findLiveSession(deps.db, auth.sessionId!, deps.now());
     const user = await findUser(deps.db, auth.userId!);
     if (!session || !user) throw errors.unauthorized('invalid or expired token');
-    // The replaced token stops working: its session ends before the new one is handed out.
-    await deps.db.transaction().execute((trx) => endSessions(deps, trx, { id: user.id, workspaceId: user.workspace_id }, session.session_id, 'refresh'));
-    return withMeta(request, await startSession(deps, app.jwt, user, session.remember));
+    // The replaced token stops working: its session ends in the transaction that starts the new one.
+    const refreshed = await refreshSession(deps, app.jwt, user, session.session_id, session.remember);
+    if (!refreshed) throw errors.unauthorized('invalid or expired token');
+    return withMeta(request, refreshed);
   });
 
   app.post('/logout', { preHandler: requireAuth(deps, { kinds: ['user'] }) }, async (request, reply) => {
@@ -66,9 +69,16 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     reply.code(204);
   });
 
-  app.post('/generate-code', { preHandler: optionalAuth(deps, { allowPat: true }) }, async (request) => {
+  // A personal-access token must never turn into a full session: an auth code is exchanged
+  // for a JWT, which would outlive the token's revocation and reach every route. Both code
+  // routes refuse one outright rather than ignore it.
+  const refusePat = async (request: FastifyRequest) => {
+    if (request.auth?.kind === 'pat') throw errors.forbidden('a personal-access token cannot start a session; use a signed-in session (JWT)');
+  };
+
+  app.post('/generate-code', { preHandler: [optionalAuth(deps, { allowPat: true }), refusePat] }, async (request) => {
     const auth = request.auth;
-    if (!auth || (auth.kind !== 'user' && auth.kind !== 'pat')) throw errors.unauthorized('a signed-in user is required to generate a code');
+    if (!auth || auth.kind !== 'user') throw errors.unauthorized('a signed-in user is required to generate a code');
     const code = await issueAuthCode(deps.db, auth.userId!, false, deps.now());
     return envelope(request, { auth_code: code, expires_in: AUTH_CODE_SECONDS });
   });
@@ -76,7 +86,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
   app.post(
     '/generate-token',
     {
-      preHandler: optionalAuth(deps, { allowPat: true }),
+      preHandler: [optionalAuth(deps, { allowPat: true }), refusePat],
       schema: { body: Type.Object({ auth_code: Type.String({ minLength: 1, maxLength: 200 }) }) },
     },
     async (request) => {

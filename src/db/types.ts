@@ -141,6 +141,7 @@ export interface PersonalAccessTokensTable {
   token_hash: string;
   token_prefix: string;
   created_at: Generated<Date>;
+  expires_at: Timestamp;
   last_used_at: NullableTimestamp;
   revoked_at: NullableTimestamp;
 }

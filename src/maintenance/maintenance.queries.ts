@@ -7,6 +7,8 @@ export const RETENTION = {
   authCodesAfterExpiry: '1 hour',
   loginAttempts: '1 day',
   sessionsAfterEnd: '7 days',
+  /** Long enough for a user to see in the list that a token expired. */
+  personalAccessTokensAfterEnd: '30 days',
   idempotencyKeys: '1 day',
 } as const;
 
@@ -14,6 +16,7 @@ export interface Pruned {
   authCodes: number;
   loginAttempts: number;
   sessions: number;
+  personalAccessTokens: number;
   idempotencyKeys: number;
 }
 
@@ -26,6 +29,9 @@ export async function pruneExpired(db: Executor, now: Date): Promise<Pruned> {
     sessions: await count(sql`
       DELETE FROM sessions
       WHERE COALESCE(revoked_at, expires_at) < ${now}::timestamptz - ${RETENTION.sessionsAfterEnd}::interval`),
+    personalAccessTokens: await count(sql`
+      DELETE FROM personal_access_tokens
+      WHERE COALESCE(revoked_at, expires_at) < ${now}::timestamptz - ${RETENTION.personalAccessTokensAfterEnd}::interval`),
     idempotencyKeys: await count(sql`DELETE FROM idempotency_keys WHERE created_at < ${now}::timestamptz - ${RETENTION.idempotencyKeys}::interval`),
   };
 }

@@ -7,8 +7,9 @@ export const MAINTENANCE_QUEUE = 'maintenance';
 export const MAINTENANCE_CRON = '*/10 * * * *';
 
 /**
- * Housekeeping: expired auth codes, old login attempts, ended sessions, old idempotency keys,
- * and inbox rows past their retention (processed ones and dead letters).
+ * Housekeeping: expired auth codes, old login attempts, ended sessions and personal-access
+ * tokens, old idempotency keys, and inbox rows past their retention (processed ones and dead
+ * letters).
  */
 export const maintenanceQueue: QueueDefinition = {
   name: MAINTENANCE_QUEUE,

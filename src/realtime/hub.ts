@@ -1,10 +1,19 @@
 import pg from 'pg';
 import type { WebSocket } from 'ws';
+import { findLiveCredentials } from '../auth/sessions.queries.js';
 import type { Deps } from '../deps.js';
 import { REALTIME_CHANNEL, type RealtimeEvent } from './publish.js';
 
 /** How often sockets are pinged; one that has not answered the previous ping is dropped. */
 export const HEARTBEAT_MS = 30_000;
+/** Sockets one user may hold on one api process; the next one is closed with 4008. */
+export const MAX_SOCKETS_PER_USER = 20;
+/** Close code: the socket's credential ended (logout, refresh, revocation, expiry, deletion). */
+export const CLOSE_CREDENTIAL_ENDED = 4001;
+/** Close code: the user already holds MAX_SOCKETS_PER_USER sockets on this process. */
+export const CLOSE_TOO_MANY_SOCKETS = 4008;
+/** setTimeout's ceiling (about 24.8 days); a longer-lived credential re-arms its timer. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface RealtimeClient {
   socket: WebSocket;
@@ -12,6 +21,10 @@ export interface RealtimeClient {
   userId: number;
   /** The JWT session behind the socket; null for a personal-access token. */
   sessionId: string | null;
+  /** The personal-access token behind the socket; null for a JWT. */
+  patId: number | null;
+  /** When the credential stops working (the JWT's `exp`, the token's expiry). */
+  expiresAt: Date | null;
 }
 
 /**
@@ -19,9 +32,15 @@ export interface RealtimeClient {
  * every process publishes to, and each event goes to this process's sockets of its
  * workspace (only the target user's when `targetUserId` is set). Any number of api
  * processes can run; each delivers to the sockets it holds.
+ *
+ * A socket lives no longer than its credential: it is closed at the credential's expiry,
+ * on a revocation event, and, for events this process missed (its listener was down, or a
+ * row was changed without a NOTIFY), by the liveness check run on every heartbeat and
+ * after every (re)connection of the listener.
  */
 export class RealtimeHub {
   private readonly clients = new Map<number, Set<RealtimeClient>>();
+  private readonly byUser = new Map<number, Set<RealtimeClient>>();
   private listener: pg.Client | undefined;
   private closed = false;
   private retryMs = 250;
@@ -33,7 +52,7 @@ export class RealtimeHub {
 
   /** Connects the listener; when the database is away, keeps retrying in the background. */
   async start(): Promise<void> {
-    this.heartbeatTimer = setInterval(() => this.heartbeat(), HEARTBEAT_MS);
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), HEARTBEAT_MS);
     this.heartbeatTimer.unref();
     await this.tryConnect();
   }
@@ -41,8 +60,10 @@ export class RealtimeHub {
   /**
    * Drops sockets whose peer vanished without a close (a laptop lid, a dead NAT mapping):
    * each beat terminates those that did not answer the previous ping and pings the rest.
+   * Then closes the sockets whose credential is no longer live; the promise settles when
+   * that check has run.
    */
-  heartbeat(): void {
+  heartbeat(): Promise<void> {
     for (const set of this.clients.values()) {
       for (const client of set) {
         if (this.alive.get(client) === false) {
@@ -52,6 +73,28 @@ export class RealtimeHub {
         this.alive.set(client, false);
         client.socket.ping();
       }
+    }
+    return this.closeEnded();
+  }
+
+  /**
+   * Asks Postgres, in one statement, which of the sessions and tokens behind this process's
+   * sockets are still live, and closes the sockets of the others. Never throws: a failed
+   * check is logged and the next beat tries again.
+   */
+  async closeEnded(): Promise<void> {
+    const held = [...this.byUser.values()].flatMap((set) => [...set]);
+    const sessionIds = [...new Set(held.flatMap((c) => (c.sessionId !== null ? [c.sessionId] : [])))];
+    const patIds = [...new Set(held.flatMap((c) => (c.patId !== null ? [c.patId] : [])))];
+    if (sessionIds.length === 0 && patIds.length === 0) return;
+    try {
+      const live = await findLiveCredentials(this.deps.db, sessionIds, patIds, this.deps.now());
+      for (const client of held) {
+        const ended = client.sessionId !== null ? !live.sessionIds.has(client.sessionId) : client.patId !== null && !live.patIds.has(client.patId);
+        if (ended) client.socket.close(CLOSE_CREDENTIAL_ENDED, 'session ended');
+      }
+    } catch (err) {
+      this.deps.log.warn({ err }, 'realtime could not check the liveness of its sockets’ sessions');
     }
   }
 
@@ -86,6 +129,9 @@ export class RealtimeHub {
     }
     this.listener = client;
     this.retryMs = 250;
+    // Events published while the listener was down are lost; a revocation among them must
+    // not leave its sockets open. Listening again first, then checking, misses nothing.
+    await this.closeEnded();
   }
 
   private lost(client: pg.Client): void {
@@ -101,16 +147,43 @@ export class RealtimeHub {
     this.retryMs = Math.min(this.retryMs * 2, 10_000);
   }
 
-  add(client: RealtimeClient): void {
+  /**
+   * Holds a socket; refuses it (closes it with 4008, returning false) when its user already
+   * holds MAX_SOCKETS_PER_USER on this process.
+   */
+  add(client: RealtimeClient): boolean {
+    let mine = this.byUser.get(client.userId);
+    if (mine && mine.size >= MAX_SOCKETS_PER_USER) {
+      client.socket.close(CLOSE_TOO_MANY_SOCKETS, `at most ${MAX_SOCKETS_PER_USER} sockets per user`);
+      return false;
+    }
+    if (!mine) this.byUser.set(client.userId, (mine = new Set()));
+    mine.add(client);
     let set = this.clients.get(client.workspaceId);
     if (!set) this.clients.set(client.workspaceId, (set = new Set()));
     set.add(client);
     this.alive.set(client, true);
+    let expiry: NodeJS.Timeout | undefined;
+    const armExpiry = () => {
+      if (client.expiresAt === null) return;
+      const ms = client.expiresAt.getTime() - this.deps.now().getTime();
+      if (ms <= 0) {
+        client.socket.close(CLOSE_CREDENTIAL_ENDED, 'credential expired');
+        return;
+      }
+      expiry = setTimeout(armExpiry, Math.min(ms, MAX_TIMER_MS));
+      expiry.unref();
+    };
+    armExpiry();
     client.socket.on('pong', () => this.alive.set(client, true));
     client.socket.on('close', () => {
+      clearTimeout(expiry);
       set.delete(client);
       if (set.size === 0) this.clients.delete(client.workspaceId);
+      mine.delete(client);
+      if (mine.size === 0) this.byUser.delete(client.userId);
     });
+    return true;
   }
 
   private dispatch(payload: string | undefined): void {
@@ -120,13 +193,16 @@ export class RealtimeHub {
     } catch {
       return;
     }
+    const revocation = event.type === 'session.revoked' || event.type === 'token.revoked';
+    // A revocation too large for NOTIFY arrives without its ids: ask the database instead.
+    if (revocation && event.truncated) void this.closeEnded();
     const set = this.clients.get(event.workspaceId);
     if (!set) return;
-    const message = JSON.stringify({ type: event.type, data: event.data });
+    const message = JSON.stringify({ type: event.type, data: event.data, ...(event.truncated ? { truncated: true } : {}) });
     for (const client of [...set]) {
       if (event.targetUserId !== undefined && client.userId !== event.targetUserId) continue;
       client.socket.send(message);
-      if (event.type === 'session.revoked' && endsSession(event, client)) client.socket.close(4001, 'session ended');
+      if (revocation && endsCredential(event, client)) client.socket.close(CLOSE_CREDENTIAL_ENDED, 'session ended');
     }
   }
 
@@ -139,9 +215,10 @@ export class RealtimeHub {
   }
 }
 
-/** A revocation naming sessions closes their sockets; one naming none ends every session of the user. */
-function endsSession(event: RealtimeEvent, client: RealtimeClient): boolean {
-  const ids = event.data.sessionIds;
-  if (Array.isArray(ids) && ids.length > 0) return client.sessionId !== null && ids.includes(client.sessionId);
-  return client.sessionId !== null;
+/** A user-wide revocation closes every socket of the user; otherwise those of the named sessions and tokens. */
+function endsCredential(event: RealtimeEvent, client: RealtimeClient): boolean {
+  if (event.data.userWide === true) return true;
+  const sessionIds = Array.isArray(event.data.sessionIds) ? (event.data.sessionIds as unknown[]) : [];
+  const patIds = Array.isArray(event.data.patIds) ? (event.data.patIds as unknown[]) : [];
+  return (client.sessionId !== null && sessionIds.includes(client.sessionId)) || (client.patId !== null && patIds.includes(client.patId));
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { truncate } from '../text/truncate.js';
 
 /** The one Postgres channel every api process LISTENs on for tenant events. */
 export const REALTIME_CHANNEL = 'inbox_realtime';
@@ -11,20 +12,67 @@ export interface RealtimeEvent {
   /** When set, only this user's sockets receive the event. */
   targetUserId?: number;
   data: Record<string, unknown>;
+  /** Set when the event was cut down to fit a NOTIFY: `data` then holds only ids. */
+  truncated?: true;
+}
+
+/**
+ * Postgres refuses a NOTIFY payload of 8000 bytes or more, and the refusal fails the whole
+ * transaction (a worker's batch, a user's write). Payloads are kept under this, with room.
+ */
+export const NOTIFY_MAX_BYTES = 7_900;
+/** Longer strings in `data` (a preview, a provider's error text) are cut to this many characters. */
+export const EVENT_STRING_MAX_CHARS = 500;
+
+function truncateStrings(value: unknown): { value: unknown; cut: boolean } {
+  if (typeof value === 'string') {
+    return value.length > EVENT_STRING_MAX_CHARS ? { value: `${truncate(value, EVENT_STRING_MAX_CHARS - 1)}…`, cut: true } : { value, cut: false };
+  }
+  if (Array.isArray(value)) {
+    const items = value.map(truncateStrings);
+    return { value: items.map((i) => i.value), cut: items.some((i) => i.cut) };
+  }
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value).map(([k, v]) => [k, truncateStrings(v)] as const);
+    return { value: Object.fromEntries(entries.map(([k, v]) => [k, v.value])), cut: entries.some(([, v]) => v.cut) };
+  }
+  return { value, cut: false };
+}
+
+/** `id` and `…Id` fields that are numbers or short strings: what a client needs to refetch. */
+function idsOnly(data: Record<string, unknown>): Record<string, unknown> {
+  const isId = (v: unknown) => typeof v === 'number' || (typeof v === 'string' && v.length <= 64);
+  return Object.fromEntries(Object.entries(data).filter(([k, v]) => (k === 'id' || k.endsWith('Id')) && isId(v)));
+}
+
+/**
+ * The JSON payload of an event, never over NOTIFY_MAX_BYTES: long strings are cut first;
+ * an event still too large goes out in a minimal form (type, workspace, target, ids only),
+ * both marked `truncated: true` so a client knows to refetch.
+ */
+export function notifyPayload(event: RealtimeEvent): string {
+  const json = JSON.stringify(event);
+  if (Buffer.byteLength(json) <= NOTIFY_MAX_BYTES) return json;
+  const { value: data, cut } = truncateStrings(event.data);
+  const shortened = JSON.stringify({ ...event, data, ...(cut ? { truncated: true } : {}) });
+  if (cut && Buffer.byteLength(shortened) <= NOTIFY_MAX_BYTES) return shortened;
+  const minimal: RealtimeEvent = { type: event.type.slice(0, 100), workspaceId: event.workspaceId, data: idsOnly(event.data), truncated: true };
+  if (event.targetUserId !== undefined) minimal.targetUserId = event.targetUserId;
+  return JSON.stringify(minimal);
 }
 
 /**
  * Publishes a tenant event through NOTIFY. Called with a transaction, the event is sent
  * only if and when that transaction commits, so a listener never sees a rolled-back write.
- * Payloads must stay small (Postgres caps NOTIFY at 8000 bytes): send ids and the few
- * fields a UI needs, not whole bodies.
+ * Send ids and the few fields a UI needs, not whole bodies; anything larger is cut down
+ * (see notifyPayload) rather than failing the transaction.
  */
 export async function publishEvent(db: Executor, event: RealtimeEvent): Promise<void> {
-  await sql`SELECT pg_notify(${REALTIME_CHANNEL}, ${JSON.stringify(event)})`.execute(db);
+  await sql`SELECT pg_notify(${REALTIME_CHANNEL}, ${notifyPayload(event)})`.execute(db);
 }
 
 /** Publishes many events with one statement (the worker's batches); same commit rule. */
 export async function publishEvents(db: Executor, events: RealtimeEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await sql`SELECT pg_notify(${REALTIME_CHANNEL}, e) FROM unnest(${events.map((e) => JSON.stringify(e))}::text[]) AS e`.execute(db);
+  await sql`SELECT pg_notify(${REALTIME_CHANNEL}, e) FROM unnest(${events.map(notifyPayload)}::text[]) AS e`.execute(db);
 }

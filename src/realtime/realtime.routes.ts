@@ -29,7 +29,8 @@ export const realtimeRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
     },
     (socket, request) => {
       const auth = request.auth!;
-      hub.add({ socket, workspaceId: auth.workspaceId!, userId: auth.userId!, sessionId: auth.sessionId });
+      const held = hub.add({ socket, workspaceId: auth.workspaceId!, userId: auth.userId!, sessionId: auth.sessionId, patId: auth.patId, expiresAt: auth.expiresAt });
+      if (!held) return; // over the per-user cap: already closed with 4008
       socket.send(JSON.stringify({ type: 'ready', data: { userId: auth.userId, workspaceId: auth.workspaceId } }));
     },
   );

@@ -81,3 +81,23 @@ describe('POST /v1/accounts/webhook without a secret (development)', () => {
     }
   });
 });
+
+describe('POST /v1/accounts/webhook in production without a secret', () => {
+  it('acts on nothing and answers 401 unauthorized, signed or not', async () => {
+    const prod = await startTestContext({ database: ctx.database, env: { NODE_ENV: 'production' } });
+    try {
+      expect(prod.deps.config.production).toBe(true);
+      const { user, login } = await signedIn('prod@acme.test');
+      const t = (await login()).access_token;
+      const body = JSON.stringify({ type: 'session.revoked', data: { userId: user.id } });
+      for (const sig of [undefined, hmac(body)]) {
+        const res = await post(body, sig, prod.app);
+        expect(res.statusCode, String(sig)).toBe(401);
+        expect(res.json().error.code).toBe('unauthorized');
+      }
+      expect((await me(t)).statusCode).toBe(200);
+    } finally {
+      await prod.close();
+    }
+  });
+});

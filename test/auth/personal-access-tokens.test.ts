@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 
-const ctx = await useTestContext();
+// A clock the tests can move forward; JWTs are checked against it too (session expiry).
+let offsetMs = 0;
+const ctx = await useTestContext({ now: () => new Date(Date.now() + offsetMs) });
 const tenant = await makeTenant(ctx.deps);
 const { password } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'pat@acme.test', roles: ['admin'] });
 const jwt = (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: 'pat@acme.test', password } })).json().access_token as string;
@@ -32,5 +34,34 @@ describe('personal-access tokens', () => {
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/threads', headers: bearer(token) })).statusCode).toBe(401);
     expect((await ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: bearer(token), payload: { name: 'x' } })).statusCode).toBe(401);
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/personal-access-tokens', headers: tenant.headers })).statusCode).toBe(403);
+  });
+
+  it('expire: 90 days by default, 1..365 on request, refused once expired like a revoked one', async () => {
+    const create = (payload: object) => ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: bearer(jwt), payload });
+    const before = Date.now();
+    const byDefault = (await create({ name: 'default' })).json().data;
+    const days = (iso: string) => (Date.parse(iso) - before) / 86_400_000;
+    expect(days(byDefault.expiresAt)).toBeGreaterThanOrEqual(90);
+    expect(days(byDefault.expiresAt)).toBeLessThan(90.01);
+    for (const bad of [0, 366, 1.5, '30']) {
+      const res = await create({ name: 'bad', expiresInDays: bad });
+      expect(res.statusCode, String(bad)).toBe(422);
+      expect(res.json().error.code).toBe('validation_failed');
+    }
+    expect((await create({ name: 'max', expiresInDays: 365 })).statusCode).toBe(201);
+    const short = (await create({ name: 'short', expiresInDays: 1 })).json().data;
+    expect(days(short.expiresAt)).toBeLessThan(1.01);
+    const listed = (await ctx.app.inject({ method: 'GET', url: '/v1/personal-access-tokens', headers: bearer(jwt) })).json().data;
+    expect(listed).toContainEqual(expect.objectContaining({ id: short.id, expiresAt: short.expiresAt }));
+
+    expect((await ctx.app.inject({ method: 'GET', url: '/api/user/user', headers: bearer(short.token) })).statusCode).toBe(200);
+    offsetMs = 86_400_000 + 1000; // a day and a second later
+    try {
+      const expired = await ctx.app.inject({ method: 'GET', url: '/api/user/user', headers: bearer(short.token) });
+      expect(expired.statusCode).toBe(401);
+      expect((await ctx.app.inject({ method: 'GET', url: '/api/user/user', headers: bearer(byDefault.token) })).statusCode).toBe(200);
+    } finally {
+      offsetMs = 0;
+    }
   });
 });

@@ -97,6 +97,19 @@ describe('refresh and logout', () => {
     expect((await me(fresh.access_token)).statusCode).toBe(200);
   });
 
+  it('two concurrent refreshes of one token: one 200, one 401, and one new live session', async () => {
+    // A few rounds, each on a user of its own, so the two requests really overlap at least once.
+    for (let round = 0; round < 4; round++) {
+      const { user, password: pw } = await makeUser(ctx.deps, tenant.workspace.id);
+      const t = (await login({ email: user.email, password: pw })).json().access_token as string;
+      const refresh = () => ctx.app.inject({ method: 'POST', url: '/api/user/refresh', headers: { authorization: `Bearer ${t}` } });
+      const statuses = (await Promise.all([refresh(), refresh()])).map((r) => r.statusCode).sort();
+      expect(statuses, `round ${round}`).toEqual([200, 401]);
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM sessions WHERE user_id = ${user.id} AND revoked_at IS NULL`.execute(ctx.deps.db);
+      expect(rows[0]!.n, `round ${round}`).toBe(1);
+    }
+  });
+
   it('logout ends the session: 204, then the token is refused', async () => {
     const t = (await token()).access_token;
     const other = (await token()).access_token;
@@ -129,6 +142,19 @@ describe('auth codes', () => {
     expect((await ctx.app.inject({ method: 'POST', url: '/api/user/generate-code' })).statusCode).toBe(401);
     expect((await ctx.app.inject({ method: 'POST', url: '/api/user/generate-code', headers: tenant.headers })).statusCode).toBe(401);
     expect((await ctx.app.inject({ method: 'POST', url: '/api/user/generate-token', payload: {} })).statusCode).toBe(422);
+  });
+
+  it('a personal-access token cannot mint a session: generate-code and generate-token refuse it with 403', async () => {
+    const t = (await token()).access_token;
+    const pat = (await ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: { authorization: `Bearer ${t}` }, payload: { name: 'script' } })).json().data.token as string;
+    const viaPat = await ctx.app.inject({ method: 'POST', url: '/api/user/generate-code', headers: { authorization: `Bearer ${pat}` } });
+    expect(viaPat.statusCode).toBe(403);
+    expect(viaPat.json().error).toMatchObject({ code: 'forbidden', message: expect.stringContaining('personal-access token') });
+    // a JWT session still works, and its code cannot be spent by a PAT holder either
+    const code = (await ctx.app.inject({ method: 'POST', url: '/api/user/generate-code', headers: { authorization: `Bearer ${t}` } })).json().data.auth_code as string;
+    const exchange = (headers: Record<string, string>) => ctx.app.inject({ method: 'POST', url: '/api/user/generate-token', headers, payload: { auth_code: code } });
+    expect((await exchange({ authorization: `Bearer ${pat}` })).statusCode).toBe(403);
+    expect((await exchange({})).statusCode).toBe(200); // the code was not spent by the refused call
   });
 });
 

@@ -23,8 +23,8 @@ describe('realtime heartbeat', () => {
     const hub = new RealtimeHub(ctx.deps);
     const silent = await pair(false);
     const lively = await pair(true);
-    hub.add({ socket: silent.serverSide, workspaceId: 1, userId: 1, sessionId: null });
-    hub.add({ socket: lively.serverSide, workspaceId: 1, userId: 2, sessionId: null });
+    hub.add({ socket: silent.serverSide, workspaceId: 1, userId: 1, sessionId: null, patId: null, expiresAt: null });
+    hub.add({ socket: lively.serverSide, workspaceId: 1, userId: 2, sessionId: null, patId: null, expiresAt: null });
     const silentClosed = once(silent.serverSide, 'close');
     hub.heartbeat(); // pings both
     await once(lively.serverSide, 'pong');
