@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { findUser } from '../auth/sessions.queries.js';
 import { endSessions } from '../auth/sessions.service.js';
 import { hmacSha256Hex, safeEqual } from '../crypto/hmac.js';
@@ -6,23 +7,30 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
+import { acceptRawBodies, parseJson, rawBodyFrom } from '../http/raw-body.js';
+import { Envelope } from '../http/schemas.js';
 
 const DIGEST = /^[0-9a-f]{64}$/;
 
-/** The signature rule of SPEC §4.5: optional `sha256=`, 64 lowercase hex, constant-time compare. */
-export function accountsSignatureValid(secret: string, rawBody: string, header: string | undefined): boolean {
+/**
+ * The signature rule of SPEC §4.5: optional `sha256=`, 64 lowercase hex, constant-time
+ * compare, over the body's exact bytes.
+ */
+export function accountsSignatureValid(secret: string, rawBody: Buffer | string, header: string | undefined): boolean {
   if (header === undefined) return false;
   const digest = header.startsWith('sha256=') ? header.slice('sha256='.length) : header;
   return DIGEST.test(digest) && safeEqual(digest, hmacSha256Hex(secret, rawBody));
 }
 
-function parse(rawBody: string): unknown {
-  try {
-    return JSON.parse(rawBody);
-  } catch {
-    return undefined;
-  }
-}
+const Outcome = Type.Object(
+  {
+    received: Type.Literal(true),
+    acted: Type.Boolean({ description: 'false for other event types, unknown users and unreadable bodies, which are dropped' }),
+    sessionsEnded: Type.Optional(Type.Integer()),
+    tokensEnded: Type.Optional(Type.Integer()),
+  },
+  { title: 'AccountsWebhookOutcome' },
+);
 
 /**
  * `POST /v1/accounts/webhook`: the accounts system tells the service that a user's sessions
@@ -30,12 +38,11 @@ function parse(rawBody: string): unknown {
  * Other event types, unknown users and (without a secret) unparseable bodies are accepted and
  * dropped.
  */
-export const accountsRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+export const accountsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  acceptRawBodies(app);
 
-  app.post('/webhook', async (request) => {
-    const rawBody = typeof request.body === 'string' ? request.body : '';
+  app.post('/webhook', { schema: { response: { 200: Envelope(Outcome) } } }, async (request) => {
+    const body = rawBodyFrom(request);
     const secret = deps.config.accountsWebhookSecret;
     // Unsigned bodies are a development convenience (SPEC §4.5 rule 2). In production a
     // missing secret must not let anyone on the network end any user's sessions.
@@ -44,24 +51,24 @@ export const accountsRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
     }
     if (secret !== undefined) {
       const header = request.headers['x-webhook-signature'];
-      if (!accountsSignatureValid(secret, rawBody, typeof header === 'string' ? header : undefined)) {
+      if (!accountsSignatureValid(secret, body.bytes, typeof header === 'string' ? header : undefined)) {
         throw errors.unauthorized('invalid accounts webhook signature');
       }
     }
-    const event = parse(rawBody) as { type?: unknown; data?: { userId?: unknown; sessionId?: unknown } } | undefined;
-    if (typeof event !== 'object' || event === null || event.type !== 'session.revoked') return envelope(request, { received: true, acted: false });
+    const event = parseJson(body.text) as { type?: unknown; data?: { userId?: unknown; sessionId?: unknown } } | undefined;
+    if (typeof event !== 'object' || event === null || event.type !== 'session.revoked') return envelope(request, { received: true as const, acted: false });
     const userId = event.data?.userId;
     const sessionId = event.data?.sessionId;
-    if (!Number.isSafeInteger(userId) || (userId as number) < 1) return envelope(request, { received: true, acted: false });
-    if (sessionId !== undefined && !isUuid(sessionId)) return envelope(request, { received: true, acted: false });
+    if (!Number.isSafeInteger(userId) || (userId as number) < 1) return envelope(request, { received: true as const, acted: false });
+    if (sessionId !== undefined && !isUuid(sessionId)) return envelope(request, { received: true as const, acted: false });
     const user = await findUser(deps.db, userId as number);
-    if (!user) return envelope(request, { received: true, acted: false });
+    if (!user) return envelope(request, { received: true as const, acted: false });
 
     // Republished on the tenant's bus for that user's sockets only (SPEC §4.5 rule 4). Without
     // a sessionId the user's personal-access tokens end too: they are sign-ins like any other.
     const ended = await deps.db.transaction().execute((trx) =>
       endSessions(deps, trx, { id: user.id, workspaceId: user.workspace_id }, sessionId as string | undefined, 'revoked'),
     );
-    return envelope(request, { received: true, acted: true, sessionsEnded: ended.sessionIds.length, tokensEnded: ended.patIds.length });
+    return envelope(request, { received: true as const, acted: true, sessionsEnded: ended.sessionIds.length, tokensEnded: ended.patIds.length });
   });
 };

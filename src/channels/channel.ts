@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { IntegrationConfig, IntegrationKey } from '../config.js';
 import { hmacSha256Hex, safeEqual } from '../crypto/hmac.js';
+import { parseJson, type RawBody } from '../http/raw-body.js';
 import type { NormalisedEvent } from '../messaging/events.js';
 
 /**
@@ -37,21 +38,6 @@ export interface VerifyContext {
 }
 
 export type Query = Record<string, string | string[] | undefined>;
-
-/**
- * A delivery's body as it arrived. Signatures are over `bytes`, exactly as sent: a body that
- * is not valid UTF-8 decodes to U+FFFD in `text`, and an HMAC over that text would never
- * match. `text` (the UTF-8 decoding) is what parsers read and what raw_body stores.
- */
-export interface RawBody {
-  text: string;
-  bytes: Buffer;
-}
-
-/** A RawBody from the bytes received, or from a string sent as UTF-8. */
-export function rawBodyOf(body: Buffer | string): RawBody {
-  return typeof body === 'string' ? { text: body, bytes: Buffer.from(body, 'utf8') } : { text: body.toString('utf8'), bytes: body };
-}
 
 export interface WebhookAdapter {
   key: IntegrationKey;
@@ -122,15 +108,6 @@ export function hubChallenge(query: Query, expectedToken: string | undefined): s
   if (mode === undefined || token === undefined || challenge === undefined) return null;
   if (mode !== 'subscribe' || !expectedToken || !safeEqual(token, expectedToken)) return null;
   return challenge;
-}
-
-/** JSON.parse that returns undefined for invalid JSON. */
-export function parseJson(rawBody: string): unknown {
-  try {
-    return JSON.parse(rawBody) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

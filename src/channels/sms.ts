@@ -4,12 +4,12 @@ import {
   isObject,
   lookup,
   optionalString,
-  parseJson,
   requireObject,
   requireString,
   signed,
   type WebhookAdapter,
 } from './channel.js';
+import { parseJson } from '../http/raw-body.js';
 import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
 
 const STATUSES: Record<string, MessageStatusEvent | undefined> = {

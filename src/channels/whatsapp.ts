@@ -8,13 +8,13 @@ import {
   lookup,
   NormaliseError,
   optionalString,
-  parseJson,
   requireObject,
   requireString,
   toDate,
   signed,
   type WebhookAdapter,
 } from './channel.js';
+import { parseJson } from '../http/raw-body.js';
 import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
 
 const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 'delivered', read: 'read', failed: 'failed' };

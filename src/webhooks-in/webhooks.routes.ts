@@ -4,8 +4,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
+import { acceptRawBodies, rawBodyFrom, type RawBody } from '../http/raw-body.js';
 import { findOutboundByExternalId } from '../messaging/messaging.queries.js';
-import { firstHeader, parseBody, rawBodyOf, type Query, type RawBody, type Verification, type VerifyContext, type WebhookAdapter } from '../channels/channel.js';
+import { firstHeader, parseBody, type Query, type Verification, type VerifyContext, type WebhookAdapter } from '../channels/channel.js';
 import { adapterFor } from '../channels/index.js';
 import type { InboxWriter } from './inbox-writer.js';
 
@@ -45,8 +46,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
     isKnownOutboundMessage: async (integrationKey, id) => (await findOutboundByExternalId(deps.db, integrationKey, [id])).length > 0,
   };
 
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  acceptRawBodies(app);
 
   app.get(
     '/:integrationKey',
@@ -70,7 +70,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
   const ingest = async (request: FastifyRequest, reply: FastifyReply, key: string) => {
     const adapter = adapterFor(key);
     if (!adapter) throw errors.notFound('integration');
-    const body = rawBodyOf(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0));
+    const body = rawBodyFrom(request);
     const rawBody = body.text;
     if (deps.config.logWebhooks) {
       request.log.info(

@@ -33,6 +33,21 @@ describe('POST /v1/accounts/webhook with a secret', () => {
     }
   });
 
+  it('checks the signature over the exact bytes, so a body that is not valid UTF-8 still verifies', async () => {
+    const { user, login } = await signedIn('revoke-bytes@acme.test');
+    const token = (await login()).access_token;
+    // A stray Latin-1 byte in a field nobody reads: the sender signed these bytes, not U+FFFD.
+    const bytes = Buffer.concat([Buffer.from(`{"type":"session.revoked","data":{"userId":${user.id}},"note":"caf`), Buffer.from([0xe9]), Buffer.from('"}')]);
+    const signature = createHmac('sha256', SECRET).update(bytes).digest('hex');
+    const res = await ctx.app.inject({ method: 'POST', url: '/v1/accounts/webhook', headers: { 'content-type': 'application/json', 'x-webhook-signature': signature }, payload: bytes });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toMatchObject({ acted: true, sessionsEnded: 1 });
+    expect((await me(token)).statusCode).toBe(401);
+    // the same digest over the text as decoded (U+FFFD for the byte) is not the signature
+    const decoded = createHmac('sha256', SECRET).update(bytes.toString('utf8')).digest('hex');
+    expect((await ctx.app.inject({ method: 'POST', url: '/v1/accounts/webhook', headers: { 'content-type': 'application/json', 'x-webhook-signature': decoded }, payload: bytes })).statusCode).toBe(401);
+  });
+
   it('with data.sessionId ends only that session', async () => {
     const { user, login } = await signedIn('revoke-one@acme.test');
     const a = (await login()).access_token;

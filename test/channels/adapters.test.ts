@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { adapters } from '../../src/channels/index.js';
-import { NormaliseError, parseBody, rawBodyOf, type Verification, type VerificationKind, type VerifyContext } from '../../src/channels/channel.js';
+import { NormaliseError, parseBody, type Verification, type VerificationKind, type VerifyContext } from '../../src/channels/channel.js';
+import { rawBodyOf } from '../../src/http/raw-body.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 
 const SECRET = 'whsec_0123456789abcdef';

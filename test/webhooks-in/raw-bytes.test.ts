@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { adapters } from '../../src/channels/index.js';
-import { rawBodyOf, type VerifyContext } from '../../src/channels/channel.js';
+import { type VerifyContext } from '../../src/channels/channel.js';
+import { rawBodyOf } from '../../src/http/raw-body.js';
 import { useTestContext } from '../helpers/app.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 

@@ -1,0 +1,40 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+/**
+ * A request body as it arrived. Signatures are over `bytes`, exactly as sent: a body that
+ * is not valid UTF-8 decodes to U+FFFD in `text`, and an HMAC over that text would never
+ * match. `text` (the UTF-8 decoding) is what parsers read and what is stored.
+ */
+export interface RawBody {
+  text: string;
+  bytes: Buffer;
+}
+
+/** A RawBody from the bytes received, or from a string sent as UTF-8. */
+export function rawBodyOf(body: Buffer | string): RawBody {
+  return typeof body === 'string' ? { text: body, bytes: Buffer.from(body, 'utf8') } : { text: body.toString('utf8'), bytes: body };
+}
+
+/**
+ * For the routes of one plugin that verify signatures (provider webhooks, the accounts
+ * webhook): every content type arrives unparsed, as the exact bytes sent. Nothing is parsed
+ * before its signature is checked.
+ */
+export function acceptRawBodies(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+}
+
+/** The raw body of a request on a route that `acceptRawBodies`; empty when none was sent. */
+export function rawBodyFrom(request: FastifyRequest): RawBody {
+  return rawBodyOf(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0));
+}
+
+/** JSON.parse that answers undefined for text that is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
