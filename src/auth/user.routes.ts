@@ -5,7 +5,8 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { findUserByEmail } from '../workspaces/workspaces.queries.js';
-import { userResource } from '../workspaces/workspaces.service.js';
+import { userResource, UserResource } from '../workspaces/workspaces.service.js';
+import { Envelope, Meta, NoContent } from '../http/schemas.js';
 import { optionalAuth, requireAuth } from './auth.js';
 import { consumeAuthCode, findLiveSession, findUser } from './sessions.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
@@ -20,6 +21,19 @@ import {
   verifyPassword,
 } from './sessions.service.js';
 
+/** SPEC §2 Login response: the user, the bearer token, its expiry and a one-time auth code. */
+const LoginResponse = Type.Object(
+  {
+    data: UserResource,
+    access_token: Type.String({ description: 'JWT bearer token' }),
+    token_expiry: Type.Integer({ description: 'unix seconds' }),
+    auth_code: Type.String({ description: 'one-time code native apps exchange through generate-token' }),
+    meta: Meta,
+  },
+  { title: 'LoginResponse' },
+);
+const AuthCode = Type.Object({ auth_code: Type.String(), expires_in: Type.Integer({ description: 'seconds' }) }, { title: 'AuthCode' });
+
 /** `/api/user/*`: login and sessions (SPEC §4.1). Field names keep SPEC's snake_case. */
 export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const withMeta = <T extends object>(request: { id: string }, body: T) => ({ ...body, meta: { requestId: request.id } });
@@ -33,6 +47,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
           password: Type.String({ minLength: 1, maxLength: 1024 }),
           remember: Type.Optional(Type.Boolean()),
         }),
+        response: { 200: LoginResponse },
       },
     },
     async (request) => {
@@ -46,13 +61,13 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     },
   );
 
-  app.get('/user', { preHandler: requireAuth(deps, { allowPat: true, kinds: ['user', 'pat'] }) }, async (request) => {
+  app.get('/user', { preHandler: requireAuth(deps, { allowPat: true, kinds: ['user', 'pat'] }), schema: { response: { 200: Envelope(UserResource) } } }, async (request) => {
     const user = await findUser(deps.db, request.auth!.userId!);
     if (!user) throw errors.unauthorized();
     return envelope(request, userResource(user));
   });
 
-  app.post('/refresh', { preHandler: requireAuth(deps, { kinds: ['user'] }) }, async (request) => {
+  app.post('/refresh', { preHandler: requireAuth(deps, { kinds: ['user'] }), schema: { response: { 200: LoginResponse } } }, async (request) => {
     const auth = request.auth!;
     const session = await findLiveSession(deps.db, auth.sessionId!, deps.now());
     const user = await findUser(deps.db, auth.userId!);
@@ -63,7 +78,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     return withMeta(request, refreshed);
   });
 
-  app.post('/logout', { preHandler: requireAuth(deps, { kinds: ['user'] }) }, async (request, reply) => {
+  app.post('/logout', { preHandler: requireAuth(deps, { kinds: ['user'] }), schema: { response: { 204: NoContent } } }, async (request, reply) => {
     const auth = request.auth!;
     await deps.db.transaction().execute((trx) => endSessions(deps, trx, { id: auth.userId!, workspaceId: auth.workspaceId! }, auth.sessionId!, 'logout'));
     reply.code(204);
@@ -76,7 +91,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     if (request.auth?.kind === 'pat') throw errors.forbidden('a personal-access token cannot start a session; use a signed-in session (JWT)');
   };
 
-  app.post('/generate-code', { preHandler: [optionalAuth(deps, { allowPat: true }), refusePat] }, async (request) => {
+  app.post('/generate-code', { preHandler: [optionalAuth(deps, { allowPat: true }), refusePat], schema: { response: { 200: Envelope(AuthCode) } } }, async (request) => {
     const auth = request.auth;
     if (!auth || auth.kind !== 'user') throw errors.unauthorized('a signed-in user is required to generate a code');
     const code = await issueAuthCode(deps.db, auth.userId!, false, deps.now());
@@ -87,7 +102,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     '/generate-token',
     {
       preHandler: [optionalAuth(deps, { allowPat: true }), refusePat],
-      schema: { body: Type.Object({ auth_code: Type.String({ minLength: 1, maxLength: 200 }) }) },
+      schema: { body: Type.Object({ auth_code: Type.String({ minLength: 1, maxLength: 200 }) }), response: { 200: LoginResponse } },
     },
     async (request) => {
       const spent = await consumeAuthCode(deps.db, sha256Hex(request.body.auth_code), deps.now());

@@ -23,6 +23,21 @@ describe('OpenAPI document', () => {
     expect(result.valid).toBe(true);
   });
 
+  it('declares a success response schema for every route, and the error body for its errors', async () => {
+    const doc = await document();
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, op })));
+    expect(operations.length).toBeGreaterThan(30);
+    const missing = operations.filter(({ op }) => {
+      const success = Object.entries(op.responses ?? {}).filter(([code]) => /^2\d\d$/.test(code));
+      // A declared 204 has nothing to describe; every other success must carry its schema.
+      return success.length === 0 || success.some(([code, r]) => code !== '204' && !r.content);
+    });
+    expect(missing.map((m) => m.route)).toEqual([]);
+    for (const { route, op } of operations) {
+      expect(op.responses?.['4XX']?.content?.['application/json']?.schema, route).toEqual({ $ref: '#/components/schemas/ErrorBody' });
+    }
+  });
+
   it('serves a reference page at /docs', async () => {
     const res = await ctx.app.inject({ method: 'GET', url: '/docs/' });
     expect(res.statusCode).toBe(200);
