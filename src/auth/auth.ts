@@ -7,22 +7,48 @@ import { findActiveApiKeyByHash, touchApiKey } from '../api-keys/api-keys.querie
 import { findActivePat, findLiveSession, touchPat } from './sessions.queries.js';
 import { isUuid } from '../http/ids.js';
 
-/** Who the caller is; set on `request.auth` by the guards below, the one place that decides. */
-export interface Auth {
-  kind: 'user' | 'pat' | 'api_key' | 'admin_key';
-  workspaceId: number | null;
-  appId: string | null;
-  userId: number | null;
-  /** The JWT's `jti` (a server-side session row), for user tokens. */
-  sessionId: string | null;
-  /** The personal-access token's id, for `pat` callers. */
-  patId: number | null;
-  /** When the credential stops working (a JWT's `exp`, a token's expiry); null for keys. */
-  expiresAt: Date | null;
-  apiKeyId: number | null;
+/** A caller of one workspace. */
+interface TenantBase {
+  workspaceId: number;
+  appId: string;
   scopes: string[];
-  roles: string[];
 }
+
+/** A signed-in user: a JWT whose `jti` names a live server-side session. */
+export interface UserAuth extends TenantBase {
+  kind: 'user';
+  userId: number;
+  sessionId: string;
+  roles: string[];
+  /** When the token stops working: the JWT's `exp` or its session's end, whichever is first. */
+  expiresAt: Date;
+}
+
+/** A user's personal-access token, accepted only where a route allows one. */
+export interface PatAuth extends TenantBase {
+  kind: 'pat';
+  userId: number;
+  patId: number;
+  roles: string[];
+  expiresAt: Date;
+}
+
+/** A workspace's API key. */
+export interface ApiKeyAuth extends TenantBase {
+  kind: 'api_key';
+  apiKeyId: number;
+}
+
+/** The engage admin key: the platform operator, of no workspace. */
+export interface AdminKeyAuth {
+  kind: 'admin_key';
+}
+
+/** Who the caller is; set on `request.auth` by the guards below, the one place that decides. */
+export type Auth = UserAuth | PatAuth | ApiKeyAuth | AdminKeyAuth;
+export type TenantAuth = UserAuth | PatAuth | ApiKeyAuth;
+/** A person: a user signed in with a JWT or a personal-access token. */
+export type PersonAuth = UserAuth | PatAuth;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -57,23 +83,12 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-async function resolveApiKey(deps: Deps, key: string): Promise<Auth> {
+async function resolveApiKey(deps: Deps, key: string): Promise<ApiKeyAuth> {
   const row = await findActiveApiKeyByHash(deps.db, sha256Hex(key));
   if (!row) throw errors.invalidApiKey();
   // Best effort, never on the caller's time: last-used is informational.
   touchApiKey(deps.db, row.id, deps.now()).catch((err) => deps.log.warn({ err }, 'could not record API key use'));
-  return {
-    kind: 'api_key',
-    workspaceId: row.workspace_id,
-    appId: row.app_id,
-    userId: null,
-    sessionId: null,
-    patId: null,
-    expiresAt: null,
-    apiKeyId: row.id,
-    scopes: row.scopes,
-    roles: [],
-  };
+  return { kind: 'api_key', workspaceId: row.workspace_id, appId: row.app_id, apiKeyId: row.id, scopes: row.scopes };
 }
 
 export const PAT_PREFIX = 'inbox_pat_';
@@ -88,7 +103,7 @@ export interface ResolveOptions {
  * refreshed-away or revoked token is refused before it expires), or, where allowed, a
  * personal-access token. Null when it is neither.
  */
-async function resolveBearer(deps: Deps, request: FastifyRequest, token: string, options: ResolveOptions): Promise<Auth | null> {
+async function resolveBearer(deps: Deps, request: FastifyRequest, token: string, options: ResolveOptions): Promise<PersonAuth | null> {
   const now = deps.now();
   if (token.startsWith(PAT_PREFIX)) {
     if (!options.allowPat) return null;
@@ -100,10 +115,8 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
       workspaceId: pat.workspace_id,
       appId: pat.app_id,
       userId: pat.user_id,
-      sessionId: null,
       patId: pat.id,
       expiresAt: pat.expires_at,
-      apiKeyId: null,
       scopes: userScopes(pat.roles),
       roles: pat.roles,
     };
@@ -124,9 +137,7 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
     appId: session.app_id,
     userId: session.user_id,
     sessionId: session.session_id,
-    patId: null,
     expiresAt: exp < session.expires_at ? exp : session.expires_at,
-    apiKeyId: null,
     scopes: userScopes(session.roles),
     roles: session.roles,
   };
@@ -136,7 +147,7 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
  * Resolves the caller from the request's credentials: `X-API-KEY` first, then a bearer
  * token. Returns null when no credential is present; throws 401 when one is present but bad.
  */
-export async function resolveAuth(deps: Deps, request: FastifyRequest, options: ResolveOptions = {}): Promise<Auth | null> {
+export async function resolveAuth(deps: Deps, request: FastifyRequest, options: ResolveOptions = {}): Promise<TenantAuth | null> {
   const apiKey = headerValue(request, 'x-api-key');
   if (apiKey !== undefined) return resolveApiKey(deps, apiKey);
   const token = bearerToken(request);
@@ -150,11 +161,11 @@ export async function resolveAuth(deps: Deps, request: FastifyRequest, options: 
 }
 
 /** Resolves a bare token (the realtime socket's `?token=`): a JWT or a personal-access token. */
-export async function resolveToken(deps: Deps, request: FastifyRequest, token: string): Promise<Auth | null> {
+export async function resolveToken(deps: Deps, request: FastifyRequest, token: string): Promise<PersonAuth | null> {
   return resolveBearer(deps, request, token, { allowPat: true });
 }
 
-function hasScope(auth: Auth, scope: Scope): boolean {
+function hasScope(auth: TenantAuth, scope: Scope): boolean {
   return auth.scopes.some((s) => (SCOPE_RANK[s as Scope] ?? 0) >= SCOPE_RANK[scope]);
 }
 
@@ -164,10 +175,10 @@ function hasScope(auth: Auth, scope: Scope): boolean {
  * other method. Use it as a preValidation hook so a caller without the scope learns
  * nothing from the body's validation.
  */
-export function requireAuth(deps: Deps, options: { scope?: Scope; allowPat?: boolean; kinds?: Auth['kind'][] } = {}) {
+export function requireAuth(deps: Deps, options: { scope?: Scope; allowPat?: boolean; kinds?: TenantAuth['kind'][] } = {}) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
     const auth = await resolveAuth(deps, request, options);
-    if (!auth || auth.workspaceId === null) throw errors.unauthorized();
+    if (!auth) throw errors.unauthorized();
     if (options.kinds && !options.kinds.includes(auth.kind)) throw errors.forbidden(`requires a ${options.kinds.join(' or ')} credential`);
     const scope = options.scope ?? (request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write');
     if (!hasScope(auth, scope)) throw errors.forbidden(`requires the ${scope} scope`);
@@ -185,18 +196,7 @@ export function optionalAuth(deps: Deps, options: ResolveOptions = {}) {
   };
 }
 
-const ADMIN_AUTH: Auth = {
-  kind: 'admin_key',
-  workspaceId: null,
-  appId: null,
-  userId: null,
-  sessionId: null,
-  patId: null,
-  expiresAt: null,
-  apiKeyId: null,
-  scopes: [],
-  roles: [],
-};
+const ADMIN_AUTH: AdminKeyAuth = { kind: 'admin_key' };
 
 /**
  * The engage admin key (SPEC §5): `X-Service-Admin-API-Key`, falling back to `X-API-KEY`,
@@ -243,8 +243,22 @@ export function requireOperator(deps: Deps) {
 }
 
 /** The tenant caller of a route guarded by `requireAuth`. */
-export function tenantOf(request: FastifyRequest): Auth & { workspaceId: number; appId: string } {
+export function tenantOf(request: FastifyRequest): TenantAuth {
   const auth = request.auth;
-  if (!auth || auth.workspaceId === null || auth.appId === null) throw errors.unauthorized();
-  return auth as Auth & { workspaceId: number; appId: string };
+  if (!auth || auth.kind === 'admin_key') throw errors.unauthorized();
+  return auth;
+}
+
+/** The person (JWT or personal-access token) behind a route that accepts only people. */
+export function personOf(request: FastifyRequest): PersonAuth {
+  const auth = request.auth;
+  if (!auth || (auth.kind !== 'user' && auth.kind !== 'pat')) throw errors.unauthorized();
+  return auth;
+}
+
+/** The signed-in session behind a route that accepts only a JWT. */
+export function userOf(request: FastifyRequest): UserAuth {
+  const auth = request.auth;
+  if (!auth || auth.kind !== 'user') throw errors.unauthorized();
+  return auth;
 }

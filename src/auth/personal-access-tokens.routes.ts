@@ -9,7 +9,7 @@ import { envelope } from '../http/envelope.js';
 import { CursorPage, Envelope, NoContent, Nullable, Timestamp } from '../http/schemas.js';
 import { errors } from '../http/errors.js';
 import { cursorPage, CursorQuery, parseCursorQuery } from '../http/pagination.js';
-import { PAT_PREFIX, requireAuth } from './auth.js';
+import { PAT_PREFIX, requireAuth, userOf } from './auth.js';
 import { insertPat, listPats } from './sessions.queries.js';
 import { deletePat } from './sessions.service.js';
 
@@ -53,7 +53,7 @@ export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }
 
   app.get('/', { schema: { querystring: CursorQuery, response: { 200: CursorPage(PatResource) } } }, async (request) => {
     const { limit, cursor } = parseCursorQuery(request.query);
-    const rows = await listPats(deps.db, request.auth!.userId!, limit, cursor);
+    const rows = await listPats(deps.db, userOf(request).userId, limit, cursor);
     const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
     return envelope(request, page.items.map(patResource), page.meta);
   });
@@ -63,7 +63,7 @@ export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }
     const now = deps.now();
     const expiresAt = new Date(now.getTime() + (request.body.expiresInDays ?? PAT_DEFAULT_DAYS) * 86_400_000);
     const row = await insertPat(deps.db, {
-      userId: request.auth!.userId!,
+      userId: userOf(request).userId,
       name: request.body.name,
       tokenHash: sha256Hex(token),
       tokenPrefix: token.slice(0, 15),
@@ -75,8 +75,8 @@ export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }
   });
 
   app.delete('/:id', { schema: { params: Type.Object({ id: BigId }), response: { 204: NoContent } } }, async (request, reply) => {
-    const auth = request.auth!;
-    if (!(await deletePat(deps, { id: auth.userId!, workspaceId: auth.workspaceId! }, request.params.id))) throw errors.notFound('personal-access token');
+    const auth = userOf(request);
+    if (!(await deletePat(deps, { id: auth.userId, workspaceId: auth.workspaceId }, request.params.id))) throw errors.notFound('personal-access token');
     reply.code(204);
   });
 };

@@ -7,7 +7,7 @@ import { errors } from '../http/errors.js';
 import { findUserByEmail } from '../workspaces/workspaces.queries.js';
 import { userResource, UserResource } from '../workspaces/workspaces.service.js';
 import { Envelope, Meta, NoContent } from '../http/schemas.js';
-import { optionalAuth, requireAuth } from './auth.js';
+import { optionalAuth, personOf, requireAuth, userOf } from './auth.js';
 import { consumeAuthCode, findLiveSession, findUser } from './sessions.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import {
@@ -62,15 +62,15 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
   );
 
   app.get('/user', { preHandler: requireAuth(deps, { allowPat: true, kinds: ['user', 'pat'] }), schema: { response: { 200: Envelope(UserResource) } } }, async (request) => {
-    const user = await findUser(deps.db, request.auth!.userId!);
+    const user = await findUser(deps.db, personOf(request).userId);
     if (!user) throw errors.unauthorized();
     return envelope(request, userResource(user));
   });
 
   app.post('/refresh', { preHandler: requireAuth(deps, { kinds: ['user'] }), schema: { response: { 200: LoginResponse } } }, async (request) => {
-    const auth = request.auth!;
-    const session = await findLiveSession(deps.db, auth.sessionId!, deps.now());
-    const user = await findUser(deps.db, auth.userId!);
+    const auth = userOf(request);
+    const session = await findLiveSession(deps.db, auth.sessionId, deps.now());
+    const user = await findUser(deps.db, auth.userId);
     if (!session || !user) throw errors.unauthorized('invalid or expired token');
     // The replaced token stops working: its session ends in the transaction that starts the new one.
     const refreshed = await refreshSession(deps, app.jwt, user, session.session_id, session.remember);
@@ -79,8 +79,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
   });
 
   app.post('/logout', { preHandler: requireAuth(deps, { kinds: ['user'] }), schema: { response: { 204: NoContent } } }, async (request, reply) => {
-    const auth = request.auth!;
-    await deps.db.transaction().execute((trx) => endSessions(deps, trx, { id: auth.userId!, workspaceId: auth.workspaceId! }, auth.sessionId!, 'logout'));
+    const auth = userOf(request);
+    await deps.db.transaction().execute((trx) => endSessions(deps, trx, { id: auth.userId, workspaceId: auth.workspaceId }, auth.sessionId, 'logout'));
     reply.code(204);
   });
 
@@ -94,7 +94,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
   app.post('/generate-code', { preHandler: [optionalAuth(deps, { allowPat: true }), refusePat], schema: { response: { 200: Envelope(AuthCode) } } }, async (request) => {
     const auth = request.auth;
     if (!auth || auth.kind !== 'user') throw errors.unauthorized('a signed-in user is required to generate a code');
-    const code = await issueAuthCode(deps.db, auth.userId!, false, deps.now());
+    const code = await issueAuthCode(deps.db, auth.userId, false, deps.now());
     return envelope(request, { auth_code: code, expires_in: AUTH_CODE_SECONDS });
   });
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { bearerToken, resolveToken } from '../auth/auth.js';
+import { bearerToken, personOf, resolveToken } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { RealtimeHub } from './hub.js';
@@ -23,13 +23,20 @@ export const realtimeRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
         const token = bearerToken(request) ?? (typeof query.token === 'string' && query.token !== '' ? query.token : undefined);
         if (!token) throw errors.unauthorized('a bearer token or ?token= is required');
         const auth = await resolveToken(deps, request, token);
-        if (!auth || auth.userId === null || auth.workspaceId === null) throw errors.unauthorized('invalid or expired token');
+        if (!auth) throw errors.unauthorized('invalid or expired token');
         request.auth = auth;
       },
     },
     (socket, request) => {
-      const auth = request.auth!;
-      const held = hub.add({ socket, workspaceId: auth.workspaceId!, userId: auth.userId!, sessionId: auth.sessionId, patId: auth.patId, expiresAt: auth.expiresAt });
+      const auth = personOf(request);
+      const held = hub.add({
+        socket,
+        workspaceId: auth.workspaceId,
+        userId: auth.userId,
+        sessionId: auth.kind === 'user' ? auth.sessionId : null,
+        patId: auth.kind === 'pat' ? auth.patId : null,
+        expiresAt: auth.expiresAt,
+      });
       if (!held) return; // over the per-user cap: already closed with 4008
       socket.send(JSON.stringify({ type: 'ready', data: { userId: auth.userId, workspaceId: auth.workspaceId } }));
     },
