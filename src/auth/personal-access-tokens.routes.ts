@@ -8,7 +8,7 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { CursorPage, Envelope, NoContent, Nullable, Timestamp } from '../http/schemas.js';
 import { errors } from '../http/errors.js';
-import { cursorPage, CursorQuery, parseCursorQuery } from '../http/pagination.js';
+import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { PAT_PREFIX, requireAuth, userOf } from './auth.js';
 import { insertPat, listPats } from './sessions.queries.js';
 import { deletePat } from './sessions.service.js';
@@ -52,9 +52,7 @@ export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }
   app.addHook('preValidation', requireAuth(deps, { kinds: ['user'] }));
 
   app.get('/', { schema: { querystring: CursorQuery, response: { 200: CursorPage(PatResource) } } }, async (request) => {
-    const { limit, cursor } = parseCursorQuery(request.query);
-    const rows = await listPats(deps.db, userOf(request).userId, limit, cursor);
-    const page = cursorPage(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+    const page = await listPats(deps.db, userOf(request).userId, parseCursorQuery(request.query));
     return envelope(request, page.items.map(patResource), page.meta);
   });
 

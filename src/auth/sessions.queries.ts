@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
-import type { Cursor } from '../http/pagination.js';
+import { BY_CREATED, keysetPage } from '../db/pages.js';
+import type { CursorRequest } from '../http/pagination.js';
 
 export async function insertSession(db: Executor, row: { id: string; userId: number; remember: boolean; expiresAt: Date }) {
   await db.insertInto('sessions').values({ id: row.id, user_id: row.userId, remember: row.remember, expires_at: row.expiresAt }).execute();
@@ -74,10 +75,9 @@ export async function touchPat(db: Executor, id: number, at: Date): Promise<void
   await db.updateTable('personal_access_tokens').set({ last_used_at: at }).where('id', '=', id).execute();
 }
 
-export async function listPats(db: Executor, userId: number, limit: number, cursor: Cursor | undefined) {
-  let q = db.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', userId).where('revoked_at', 'is', null);
-  if (cursor) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+/** A user's live tokens (expired ones included, so they can be seen and deleted), newest first. */
+export async function listPats(db: Executor, userId: number, page: CursorRequest) {
+  return keysetPage(db.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', userId).where('revoked_at', 'is', null), BY_CREATED, page);
 }
 
 /** Ends one token, or every live token of a user; returns the tokens it ended. */
