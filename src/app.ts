@@ -54,7 +54,7 @@ function toAppError(err: FastifyError & { code?: string }, bodyLimit: number): A
   if (isDatabaseUnavailable(err)) return errors.unavailable('the database is not answering in time; retry shortly', 1);
   if (err instanceof SyntaxError && err.statusCode === 400) return errors.invalidJson();
   if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
-    return new AppError('bad_request', err.statusCode, err.message);
+    return errors.clientError(err.statusCode, err.message);
   }
   return errors.internal();
 }
@@ -115,7 +115,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     reply.code(appError.status).headers(appError.headers).send(errorBody(request.id, appError.code, appError.message));
   });
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send(errorBody(request.id, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`));
+    const e = errors.noRoute(request.method, request.url.split('?')[0]!);
+    reply.code(e.status).send(errorBody(request.id, e.code, e.message));
   });
 
   // HS256 only: a token naming any other algorithm (or none) is refused.

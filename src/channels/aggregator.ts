@@ -1,17 +1,4 @@
-import {
-  arrayOf,
-  firstHeader,
-  hmacMatches,
-  isObject,
-  lookup,
-  NormaliseError,
-  optionalString,
-  requireObject,
-  requireString,
-  toDate,
-  signed,
-  type WebhookAdapter,
-} from './channel.js';
+import { arrayOf, firstHeader, hmacMatches, isObject, lookup, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
 import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
 
 const SIGNATURE_HEADERS = ['x-aggregator-signature', 'x-hub-signature-256', 'x-signature'] as const;

@@ -1,16 +1,5 @@
 import { safeEqual } from '../crypto/hmac.js';
-import {
-  arrayOf,
-  firstHeader,
-  isObject,
-  NormaliseError,
-  optionalString,
-  requireObject,
-  requireString,
-  toDate,
-  signed,
-  type WebhookAdapter,
-} from './channel.js';
+import { arrayOf, firstHeader, isObject, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
 import type { NormalisedEvent } from '../messaging/events.js';
 
 /**

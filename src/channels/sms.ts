@@ -1,14 +1,4 @@
-import {
-  header,
-  hmacMatches,
-  isObject,
-  lookup,
-  optionalString,
-  requireObject,
-  requireString,
-  signed,
-  type WebhookAdapter,
-} from './channel.js';
+import { header, hmacMatches, isObject, lookup, optionalString, requireObject, requireString, signed, type WebhookAdapter } from './channel.js';
 import { parseJson } from '../http/raw-body.js';
 import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
 

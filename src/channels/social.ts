@@ -1,17 +1,5 @@
 import type { IntegrationKey } from '../config.js';
-import {
-  arrayOf,
-  header,
-  hmacMatches,
-  hubChallenge,
-  isObject,
-  optionalString,
-  requireObject,
-  requireString,
-  toDate,
-  signed,
-  type WebhookAdapter,
-} from './channel.js';
+import { arrayOf, header, hmacMatches, hubChallenge, isObject, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
 import type { NormalisedEvent } from '../messaging/events.js';
 
 /**

@@ -1,16 +1,4 @@
-import {
-  firstHeader,
-  hmacMatches,
-  isObject,
-  lookup,
-  NormaliseError,
-  optionalString,
-  requireObject,
-  requireString,
-  toDate,
-  signed,
-  type WebhookAdapter,
-} from './channel.js';
+import { firstHeader, hmacMatches, isObject, lookup, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
 import type { MessageStatusEvent } from '../messaging/events.js';
 
 const SIGNATURE_HEADERS = ['x-gatewayone-signature', 'x-webhook-signature', 'x-signature'] as const;

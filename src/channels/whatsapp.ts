@@ -1,19 +1,5 @@
 import { safeEqual } from '../crypto/hmac.js';
-import {
-  arrayOf,
-  header,
-  hmacMatches,
-  hubChallenge,
-  isObject,
-  lookup,
-  NormaliseError,
-  optionalString,
-  requireObject,
-  requireString,
-  toDate,
-  signed,
-  type WebhookAdapter,
-} from './channel.js';
+import { arrayOf, header, hmacMatches, hubChallenge, isObject, lookup, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
 import { parseJson } from '../http/raw-body.js';
 import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
 

@@ -19,11 +19,14 @@ export const MALFORMED_CURSOR_MESSAGE = 'malformed cursor: pass meta.nextCursor 
 /** The catalogue: every error code the service answers with. */
 export const errors = {
   badRequest: (message: string) => new AppError('bad_request', 400, message),
+  /** Another 4xx that Fastify itself raised (e.g. a malformed header), with its own status. */
+  clientError: (status: number, message: string) => new AppError('bad_request', status, message),
   invalidJson: (message = 'request body is not valid JSON') => new AppError('invalid_json', 400, message),
   unauthorized: (message = 'authentication required') => new AppError('unauthorized', 401, message),
   invalidApiKey: (message = 'invalid API key') => new AppError('invalid_api_key', 401, message),
   forbidden: (message = 'not allowed') => new AppError('forbidden', 403, message),
   notFound: (what = 'resource') => new AppError('not_found', 404, `${what} not found`),
+  noRoute: (method: string, path: string) => new AppError('not_found', 404, `no route for ${method} ${path}`),
   /** A provider's subscription challenge that does not match (SPEC §4.2: a bare 404). */
   challengeRefused: () => new AppError('not_found', 404, 'challenge not accepted'),
   conflict: (message: string) => new AppError('conflict', 409, message),
