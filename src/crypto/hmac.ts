@@ -3,8 +3,8 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 /**
  * Constant-time string equality. The length check comes first because
  * `timingSafeEqual` throws on buffers of different lengths; the length of a secret is not
- * what we protect. The one compare helper of the project: adapters, the accounts webhook,
- * the admin key and outbound signing all use it.
+ * what we protect. The one compare helper of the project: the channel adapters, the accounts
+ * webhook and the admin key use it; so will outbound webhook signing.
  */
 export function safeEqual(a: string, b: string): boolean {
   const left = Buffer.from(a, 'utf8');
