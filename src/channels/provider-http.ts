@@ -45,15 +45,17 @@ export async function postToProvider(req: ProviderRequest): Promise<SendOutcome>
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return failed(`${req.key}: apiBaseUrl must be an http(s) URL`);
 
-  const isJson = 'json' in req.body;
+  const [contentType, payload] = 'json' in req.body
+    ? ['application/json', JSON.stringify(req.body.json)]
+    : ['application/x-www-form-urlencoded', new URLSearchParams(req.body.form).toString()];
   let status: number;
   let headers: Headers;
   let text: string;
   try {
     const res = await fetch(url, {
       method: 'POST',
-      headers: { ...req.headers, accept: 'application/json', 'content-type': isJson ? 'application/json' : 'application/x-www-form-urlencoded' },
-      body: 'json' in req.body ? JSON.stringify(req.body.json) : new URLSearchParams(req.body.form).toString(),
+      headers: { ...req.headers, accept: 'application/json', 'content-type': contentType },
+      body: payload,
       redirect: 'manual',
       // One deadline for the whole attempt: connecting, waiting and reading the answer.
       signal: AbortSignal.timeout(req.timeoutMs),
