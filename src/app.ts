@@ -34,7 +34,10 @@ function toAppError(err: FastifyError & { code?: string }, bodyLimit: number): A
     const first = err.validation[0];
     const where = err.validationContext ?? 'request';
     const path = first?.instancePath ? `${where}${first.instancePath.replace(/\//g, '.')}` : where;
-    const detail = first?.keyword === 'required' ? `must have property "${String(first.params.missingProperty)}"` : first?.message ?? 'is invalid';
+    const detail =
+      first?.keyword === 'required' ? `must have property "${String(first.params.missingProperty)}"`
+      : first?.keyword === 'additionalProperties' ? `must not have property "${String(first.params.additionalProperty)}"`
+      : first?.message ?? 'is invalid';
     return errors.validation(`${path} ${detail}`);
   }
   switch (err.code) {

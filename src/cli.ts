@@ -5,7 +5,7 @@ import type { Db } from './db/database.js';
 import { createConnection } from './connections/connections.service.js';
 import { AppError } from './http/errors.js';
 import { createLogger } from './logger.js';
-import { openDatabase, ROLES, startService, type Role } from './main.js';
+import { openDatabase, resolveSecretKey, ROLES, startService, type Role } from './main.js';
 import { createUser, createWorkspace, requireWorkspace, USER_ROLES } from './workspaces/workspaces.service.js';
 
 const USAGE = `Usage: inbox <command> [options]
@@ -130,7 +130,7 @@ export async function main(argv: string[]): Promise<void> {
     case 'create-connection': {
       const id = workspaceId(values);
       const input = { integrationKey: need(values, 'integration'), externalAccountId: need(values, 'account'), name: need(values, 'name') };
-      return withDatabase((db, config) => createConnection(db, config, id, input));
+      return withDatabase(async (db, config) => createConnection({ db, config, secretKey: await resolveSecretKey(config) }, id, input));
     }
     case undefined:
     case 'help':

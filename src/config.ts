@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { parseSecretKey } from './crypto/secret-box.js';
 
 /** Integration keys the service knows (SPEC §5.2). */
 export const INTEGRATION_KEYS = [
@@ -35,6 +36,11 @@ export interface Config {
   host: string;
   /** Absent means "generate once and keep in the data dir" (refused in production). */
   jwtSecret: string | undefined;
+  /**
+   * The 32-byte key that seals connection credentials at rest (INBOX_SECRET_KEY). Absent means
+   * "generate once and keep in the data dir" (refused in production).
+   */
+  secretKey: Buffer | undefined;
   adminApiKey: string | undefined;
   integrations: Partial<Record<IntegrationKey, IntegrationConfig>>;
   accountsWebhookSecret: string | undefined;
@@ -77,6 +83,9 @@ const INTEGRATION_FIELDS: Record<keyof IntegrationConfig, 'string' | 'boolean'> 
   apiBaseUrl: 'string',
   accessToken: 'string',
 };
+
+/** How INBOX_SECRET_KEY is written, for the messages that ask for one. */
+export const SECRET_KEY_FORMAT = 'a 32-byte key as 64 hex characters or 44 base64 characters, e.g. from `openssl rand -hex 32`';
 
 /** The whatsapp_session signing secret must be 16..255 characters (SPEC §5.2 rule 4). */
 export const SESSION_SECRET_MIN = 16;
@@ -124,6 +133,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   } else if (jwtSecret !== undefined && jwtSecret.length < 32) {
     problems.push('INBOX_JWT_SECRET: must be at least 32 characters');
   }
+  const secretKeyText = str('INBOX_SECRET_KEY');
+  const secretKey = secretKeyText === undefined ? undefined : parseSecretKey(secretKeyText);
+  if (secretKeyText === undefined && production) {
+    problems.push(`INBOX_SECRET_KEY: required when NODE_ENV=production (${SECRET_KEY_FORMAT})`);
+  } else if (secretKeyText !== undefined && secretKey === undefined) {
+    problems.push(`INBOX_SECRET_KEY: expected ${SECRET_KEY_FORMAT}, got ${secretKeyText.length} characters`);
+  }
   const adminApiKey = str('INBOX_ADMIN_API_KEY');
   if (adminApiKey !== undefined && adminApiKey.length < ADMIN_KEY_MIN) {
     problems.push(`INBOX_ADMIN_API_KEY: must be at least ${ADMIN_KEY_MIN} characters`);
@@ -151,6 +167,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     port: int('PORT', 3000, 0, 65535),
     host: str('HOST') ?? '127.0.0.1',
     jwtSecret,
+    secretKey,
     adminApiKey,
     integrations,
     accountsWebhookSecret: str('INBOX_ACCOUNTS_WEBHOOK_SECRET'),

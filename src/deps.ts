@@ -18,6 +18,8 @@ export interface Deps {
   metrics: Metrics;
   /** Secret for signing JWTs: INBOX_JWT_SECRET, or the one generated into the data dir. */
   jwtSecret: string;
+  /** Seals connection credentials at rest: INBOX_SECRET_KEY, or the one generated into the data dir. */
+  secretKey: Buffer;
   /** The clock; tests inject a fixed one to check schedules without waiting. */
   now: () => Date;
 }

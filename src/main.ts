@@ -3,7 +3,8 @@ import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, SECRET_KEY_FORMAT, type Config } from './config.js';
+import { parseSecretKey, SECRET_KEY_BYTES } from './crypto/secret-box.js';
 import { createDatabase, type Database } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -30,10 +31,51 @@ export function redactUrl(url: string): string {
 /** A generated secret file must hold at least this many characters, like INBOX_JWT_SECRET. */
 export const SECRET_FILE_MIN = 32;
 
+/** A secret the service generates into the data dir when its variable is unset. */
+export interface SecretFile<T> {
+  /** The file's name inside the data dir. */
+  name: string;
+  /** The variable that, when set, replaces the file (named in the error). */
+  variable: string;
+  /** A fresh secret as the file holds it. */
+  generate(): string;
+  /** The secret from the file's trimmed text, or why that text is not one. */
+  parse(text: string): { ok: true; value: T } | { ok: false; problem: string };
+}
+
+export const JWT_SECRET_FILE: SecretFile<string> = {
+  name: 'jwt-secret',
+  variable: 'INBOX_JWT_SECRET',
+  generate: () => randomBytes(48).toString('base64url'),
+  parse: (text) =>
+    text.length >= SECRET_FILE_MIN
+      ? { ok: true, value: text }
+      : { ok: false, problem: `holds ${text.length} characters, a secret needs at least ${SECRET_FILE_MIN}` },
+};
+
+export const SECRET_KEY_FILE: SecretFile<Buffer> = {
+  name: 'secret-key',
+  variable: 'INBOX_SECRET_KEY',
+  generate: () => randomBytes(SECRET_KEY_BYTES).toString('hex'),
+  parse: (text) => {
+    const key = parseSecretKey(text);
+    return key ? { ok: true, value: key } : { ok: false, problem: `holds ${text.length} characters, expected ${SECRET_KEY_FORMAT}` };
+  },
+};
+
 /** INBOX_JWT_SECRET, or one generated on first start and kept in the data dir. */
 export async function resolveJwtSecret(config: Config): Promise<string> {
   if (config.jwtSecret) return config.jwtSecret;
-  return readOrCreateSecretFile(path.join(config.dataDir, 'jwt-secret'));
+  return readOrCreateSecretFile(path.join(config.dataDir, JWT_SECRET_FILE.name), JWT_SECRET_FILE);
+}
+
+/**
+ * INBOX_SECRET_KEY, or one generated on first start and kept in the data dir. Losing that file
+ * loses every connection's credentials (they are sealed under it): back it up with the data.
+ */
+export async function resolveSecretKey(config: Config): Promise<Buffer> {
+  if (config.secretKey) return config.secretKey;
+  return readOrCreateSecretFile(path.join(config.dataDir, SECRET_KEY_FILE.name), SECRET_KEY_FILE);
 }
 
 /**
@@ -41,27 +83,26 @@ export async function resolveJwtSecret(config: Config): Promise<string> {
  * processes may start at once on one data dir (api and worker roles): the file is published
  * only complete and only if absent — written exclusively (`wx`) under a private name, then
  * hard-linked to `file`, which fails if another process got there first — so every process
- * ends up with the one secret that won, never half a file. A file too short to be a secret
- * (truncated, hand-edited) stops the start: tokens signed with it could be forged.
+ * ends up with the one secret that won, never half a file. A file that does not hold a valid
+ * secret (truncated, hand-edited) stops the start: tokens signed with a short secret could be
+ * forged, and a wrong key would only fail later, on the first credential it cannot open.
  */
-export async function readOrCreateSecretFile(file: string): Promise<string> {
+export async function readOrCreateSecretFile<T>(file: string, kind: SecretFile<T>): Promise<T> {
   await mkdir(path.dirname(file), { recursive: true });
   const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    await writeFile(draft, randomBytes(48).toString('base64url'), { mode: 0o600, flag: 'wx' });
+    await writeFile(draft, kind.generate(), { mode: 0o600, flag: 'wx' });
     await link(draft, file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   } finally {
     await unlink(draft).catch(() => {});
   }
-  const secret = (await readFile(file, 'utf8')).trim();
-  if (secret.length < SECRET_FILE_MIN) {
-    throw new ConfigError([
-      `${file}: holds ${secret.length} characters, a secret needs at least ${SECRET_FILE_MIN} (remove the file to have a new one generated, or set INBOX_JWT_SECRET)`,
-    ]);
+  const parsed = kind.parse((await readFile(file, 'utf8')).trim());
+  if (!parsed.ok) {
+    throw new ConfigError([`${file}: ${parsed.problem} (remove the file to have a new one generated, or set ${kind.variable})`]);
   }
-  return secret;
+  return parsed.value;
 }
 
 export interface OpenDatabase {
@@ -112,6 +153,7 @@ export interface Infrastructure {
 export async function openInfrastructure(config: Config, log: Logger, options: { schedule?: boolean } = {}): Promise<Infrastructure> {
   // First, so a bad secret file stops the start before a database is started for nothing.
   const jwtSecret = await resolveJwtSecret(config);
+  const secretKey = await resolveSecretKey(config);
   const opened = await openDatabase(config, log);
   try {
     const boss = await startBoss(opened.url, log, { schedule: options.schedule });
@@ -124,6 +166,7 @@ export async function openInfrastructure(config: Config, log: Logger, options: {
       boss,
       metrics: createMetrics(),
       jwtSecret,
+      secretKey,
       now: () => new Date(),
     };
     return {

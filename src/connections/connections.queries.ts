@@ -1,10 +1,18 @@
+import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { BY_CREATED, keysetPage, offsetPage } from '../db/pages.js';
 import type { CursorRequest, OffsetRequest } from '../http/pagination.js';
 
+/**
+ * What a connection answer is built from: every column but the sealed credentials, which only
+ * `findSealedCredentials` reads, plus whether there are any.
+ */
+const COLUMNS = ['id', 'workspace_id', 'integration_key', 'external_account_id', 'name', 'created_at'] as const;
+const hasCredentials = sql<boolean>`credentials_sealed IS NOT NULL`.as('has_credentials');
+
 export async function insertConnection(
   db: Executor,
-  row: { workspaceId: number; integrationKey: string; externalAccountId: string; name: string},
+  row: { workspaceId: number; integrationKey: string; externalAccountId: string; name: string },
 ) {
   return db
     .insertInto('connections')
@@ -14,13 +22,45 @@ export async function insertConnection(
       external_account_id: row.externalAccountId,
       name: row.name,
     })
-    .returningAll()
+    .returning([...COLUMNS, hasCredentials])
     .executeTakeFirstOrThrow();
+}
+
+export type ConnectionRow = Awaited<ReturnType<typeof insertConnection>>;
+
+/** One of a workspace's connections; undefined when it is another workspace's or none. */
+export async function findConnection(db: Executor, workspaceId: number, id: number): Promise<ConnectionRow | undefined> {
+  return db.selectFrom('connections').select([...COLUMNS, hasCredentials]).where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
+/**
+ * Changes a workspace's connection; `credentialsSealed: null` removes its credentials.
+ * Undefined when the connection is not the workspace's.
+ */
+export async function updateConnection(
+  db: Executor,
+  workspaceId: number,
+  id: number,
+  patch: { name?: string; credentialsSealed?: Buffer | null },
+): Promise<ConnectionRow | undefined> {
+  return db
+    .updateTable('connections')
+    .set({ name: patch.name, credentials_sealed: patch.credentialsSealed })
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .returning([...COLUMNS, hasCredentials])
+    .executeTakeFirst();
+}
+
+/** The sealed credentials of a connection, for connectionCredentials() alone. */
+export async function findSealedCredentials(db: Executor, id: number): Promise<Buffer | null> {
+  const row = await db.selectFrom('connections').select('credentials_sealed').where('id', '=', id).executeTakeFirst();
+  return row?.credentials_sealed ?? null;
 }
 
 /** A workspace's connections, newest first, one cursor page. */
 export async function listConnections(db: Executor, workspaceId: number, page: CursorRequest) {
-  return keysetPage(db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId), BY_CREATED, page);
+  return keysetPage(db.selectFrom('connections').select([...COLUMNS, hasCredentials]).where('workspace_id', '=', workspaceId), BY_CREATED, page);
 }
 
 /** Every connection with its workspace's app id, for the operator: offset page plus total. */
@@ -32,5 +72,5 @@ export async function listAllConnections(
   let q = db.selectFrom('connections');
   if (filter.workspaceId !== undefined) q = q.where('workspace_id', '=', filter.workspaceId);
   if (filter.integrationKey !== undefined) q = q.where('integration_key', '=', filter.integrationKey);
-  return offsetPage(q, page, (b) => b.selectAll().orderBy('id'));
+  return offsetPage(q, page, (b) => b.select([...COLUMNS, hasCredentials]).orderBy('id'));
 }

@@ -1,16 +1,29 @@
+import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
+import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
+import { CursorPage, Envelope } from '../http/schemas.js';
 import { listConnections } from './connections.queries.js';
-import { ConnectionResource, connectionResource } from './connections.service.js';
-import { CursorPage } from '../http/schemas.js';
+import { changeConnection, ConnectionPatch, ConnectionResource, connectionResource } from './connections.service.js';
 
-/** `GET /v1/connections`: the caller's channel accounts, cursor pages. */
+/** `GET /v1/connections`: the caller's channel accounts, cursor pages; `PATCH …/:id` (admins). */
 export const connectionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get('/', { preHandler: requireAuth(deps), schema: { querystring: CursorQuery, response: { 200: CursorPage(ConnectionResource) } } }, async (request) => {
     const page = await listConnections(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
     return envelope(request, page.items.map(connectionResource), page.meta);
   });
+
+  // Credentials let their holder speak as the workspace on a provider: workspace admins only
+  // (a JWT admin or an `admin` API key), checked before the body is looked at.
+  app.patch(
+    '/:id',
+    {
+      preValidation: requireAuth(deps, { scope: 'admin' }),
+      schema: { params: Type.Object({ id: BigId }), body: ConnectionPatch, response: { 200: Envelope(ConnectionResource) } },
+    },
+    async (request) => envelope(request, await changeConnection(deps, tenantOf(request).workspaceId, request.params.id, request.body)),
+  );
 };

@@ -1,27 +1,45 @@
 import { Type, type Static } from 'typebox';
-import type { Selectable } from 'kysely';
-import { INTEGRATION_KEYS, type Config } from '../config.js';
-import type { Executor } from '../db/database.js';
-import type { ConnectionsTable } from '../db/types.js';
+import { INTEGRATION_KEYS } from '../config.js';
+import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
-import { Timestamp } from '../http/schemas.js';
+import { Nullable, Timestamp } from '../http/schemas.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
-import { insertConnection } from './connections.queries.js';
+import { checkCredentials, ConnectionCredentials, sealCredentials } from './connection-credentials.js';
+import { findConnection, insertConnection, updateConnection, type ConnectionRow } from './connections.queries.js';
+
+export const ConnectionName = Type.String({ minLength: 1, maxLength: 200 });
 
 export const ConnectionResource = Type.Object(
-  { id: Type.Integer(), integrationKey: Type.String(), externalAccountId: Type.String(), name: Type.String(), createdAt: Timestamp },
+  {
+    id: Type.Integer(),
+    integrationKey: Type.String(),
+    externalAccountId: Type.String(),
+    name: Type.String(),
+    hasCredentials: Type.Boolean({ description: 'whether credentials are set; their values are never returned' }),
+    createdAt: Timestamp,
+  },
   { title: 'Connection' },
 );
 
-export function connectionResource(row: Selectable<ConnectionsTable>): Static<typeof ConnectionResource> {
+/** `PATCH /v1/connections/:id`: `credentials` replace the previous ones whole; null removes them. */
+export const ConnectionPatch = Type.Object(
+  { name: Type.Optional(ConnectionName), credentials: Type.Optional(Nullable(ConnectionCredentials)) },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export function connectionResource(row: ConnectionRow): Static<typeof ConnectionResource> {
   return {
     id: row.id,
     integrationKey: row.integration_key,
     externalAccountId: row.external_account_id,
     name: row.name,
+    hasCredentials: row.has_credentials,
     createdAt: row.created_at.toISOString(),
   };
 }
+
+/** What creating or changing a connection needs: credentials are sealed under `secretKey`. */
+export type ConnectionDeps = Pick<Deps, 'db' | 'config' | 'secretKey'>;
 
 /**
  * Connects a channel account to a workspace. A `whatsapp_session` connection is refused
@@ -29,19 +47,50 @@ export function connectionResource(row: Selectable<ConnectionsTable>): Static<ty
  * configured, because its deliveries could not be verified otherwise (SPEC §5.2 rule 4).
  */
 export async function createConnection(
-  db: Executor,
-  config: Config,
+  deps: ConnectionDeps,
   workspaceId: number,
-  input: { integrationKey: string; externalAccountId: string; name: string },
+  input: { integrationKey: string; externalAccountId: string; name: string; credentials?: ConnectionCredentials },
 ) {
-  if (!(INTEGRATION_KEYS as readonly string[]).includes(input.integrationKey)) {
+  const { credentials, ...fields } = input;
+  if (!(INTEGRATION_KEYS as readonly string[]).includes(fields.integrationKey)) {
     throw errors.validation(`integrationKey must be one of ${INTEGRATION_KEYS.join(', ')}`);
   }
-  if (input.integrationKey === 'whatsapp_session' && !config.integrations.whatsapp_session?.webhookSecret) {
+  if (fields.integrationKey === 'whatsapp_session' && !deps.config.integrations.whatsapp_session?.webhookSecret) {
     throw errors.validation(
       'connecting a whatsapp_session requires a webhook signing secret of 16 to 255 characters: set whatsapp_session.webhookSecret in INBOX_INTEGRATIONS',
     );
   }
-  await requireWorkspace(db, workspaceId);
-  return connectionResource(await insertConnection(db, { workspaceId, ...input }));
+  if (credentials !== undefined) checkCredentials(fields.integrationKey, credentials);
+  await requireWorkspace(deps.db, workspaceId);
+  if (credentials === undefined) return connectionResource(await insertConnection(deps.db, { workspaceId, ...fields }));
+  // The sealed value names its row (AAD), so the row must exist first: one transaction.
+  const row = await deps.db.transaction().execute(async (trx) => {
+    const inserted = await insertConnection(trx, { workspaceId, ...fields });
+    const sealed = sealCredentials(deps.secretKey, inserted.id, credentials);
+    const updated = await updateConnection(trx, workspaceId, inserted.id, { credentialsSealed: sealed });
+    if (!updated) throw errors.internal(); // the row this transaction just inserted
+    return updated;
+  });
+  return connectionResource(row);
+}
+
+/** Renames a workspace's connection and/or sets (`credentials`) or removes (`null`) its credentials. */
+export async function changeConnection(
+  deps: ConnectionDeps,
+  workspaceId: number,
+  id: number,
+  patch: Static<typeof ConnectionPatch>,
+) {
+  const current = await findConnection(deps.db, workspaceId, id);
+  if (!current) throw errors.notFound('connection');
+  let credentialsSealed: Buffer | null | undefined;
+  if (patch.credentials === null) credentialsSealed = null;
+  else if (patch.credentials !== undefined) {
+    checkCredentials(current.integration_key, patch.credentials);
+    credentialsSealed = sealCredentials(deps.secretKey, id, patch.credentials);
+  }
+  if (patch.name === undefined && credentialsSealed === undefined) return connectionResource(current);
+  const row = await updateConnection(deps.db, workspaceId, id, { name: patch.name, credentialsSealed });
+  if (!row) throw errors.notFound('connection'); // deleted meanwhile
+  return connectionResource(row);
 }

@@ -43,6 +43,8 @@ export interface ConnectionsTable {
   external_account_id: string;
   name: string;
   created_at: Generated<Date>;
+  /** Sealed credentials (src/connections/connection-credentials.ts); never read elsewhere. */
+  credentials_sealed: Buffer | null;
 }
 
 export type InboxStatus = 'received' | 'processed' | 'failed' | 'dead_letter';

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { API_KEY_SCOPES, IssuedApiKey, issueApiKey } from '../api-keys/api-keys.service.js';
 import { requireAdminKey } from '../auth/auth.js';
+import { ConnectionCredentials } from '../connections/connection-credentials.js';
 import { ConnectionResource, createConnection } from '../connections/connections.service.js';
 import { IntId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
@@ -71,12 +72,13 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
           integrationKey: Type.String({ minLength: 1, maxLength: 64 }),
           externalAccountId: Type.String({ minLength: 1, maxLength: 320 }),
           name: Name,
+          credentials: Type.Optional(ConnectionCredentials),
         }),
         response: { 201: Envelope(ConnectionResource) },
       },
     },
     async (request, reply) => {
-      const connection = await createConnection(deps.db, deps.config, request.params.id, request.body);
+      const connection = await createConnection(deps, request.params.id, request.body);
       reply.code(201);
       return envelope(request, connection);
     },

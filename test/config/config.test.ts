@@ -42,7 +42,7 @@ describe('loadConfig', () => {
   });
 
   it('refuses development switches when NODE_ENV=production', () => {
-    const base = { NODE_ENV: 'production', INBOX_JWT_SECRET: 'x'.repeat(32) };
+    const base = { NODE_ENV: 'production', INBOX_JWT_SECRET: 'x'.repeat(32), INBOX_SECRET_KEY: 'ab'.repeat(32) };
     expect(() => loadConfig(base)).not.toThrow();
     expect(problems({ ...base, INBOX_SKIP_WEBHOOK_VERIFY: 'true' })).toEqual([expect.stringMatching(/^INBOX_SKIP_WEBHOOK_VERIFY: must not be true when NODE_ENV=production/)]);
     expect(problems({ ...base, INBOX_INTEGRATIONS: JSON.stringify({ sms: { webhookSecret: 's', skipVerify: true } }) }))
@@ -77,7 +77,11 @@ describe('loadConfig', () => {
     [{ INBOX_INTEGRATIONS: '{"whatsapp":{"skipVerify":"yes"}}' }, /^INBOX_INTEGRATIONS: "whatsapp.skipVerify" must be a boolean/],
     [{ INBOX_INTEGRATIONS: '{"whatsapp_session":{"webhookSecret":"short"}}' }, /whatsapp_session.webhookSecret" must be 16 to 255 characters/],
     [{ INBOX_INTEGRATIONS: JSON.stringify({ whatsapp_session: { webhookSecret: 'x'.repeat(256) } }) }, /16 to 255/],
-    [{ NODE_ENV: 'production' }, /^INBOX_JWT_SECRET: required when NODE_ENV=production/],
+    [{ NODE_ENV: 'production', INBOX_SECRET_KEY: 'ab'.repeat(32) }, /^INBOX_JWT_SECRET: required when NODE_ENV=production/],
+    [{ NODE_ENV: 'production', INBOX_JWT_SECRET: 'x'.repeat(32) }, /^INBOX_SECRET_KEY: required when NODE_ENV=production \(a 32-byte key/],
+    [{ INBOX_SECRET_KEY: 'ab'.repeat(31) }, /^INBOX_SECRET_KEY: expected a 32-byte key as 64 hex characters or 44 base64 characters.*, got 62 characters$/],
+    [{ INBOX_SECRET_KEY: Buffer.alloc(32, 7).toString('base64').slice(0, 43) }, /^INBOX_SECRET_KEY: expected .*, got 43 characters$/],
+    [{ INBOX_SECRET_KEY: 'g'.repeat(64) }, /^INBOX_SECRET_KEY: /],
     [{ INBOX_JWT_SECRET: 'too-short' }, /^INBOX_JWT_SECRET: must be at least 32 characters/],
     [{ INBOX_SKIP_WEBHOOK_VERIFY: 'maybe' }, /^INBOX_SKIP_WEBHOOK_VERIFY: expected true or false/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL: /],
@@ -92,6 +96,13 @@ describe('loadConfig', () => {
     const found = problems(env);
     expect(found).toHaveLength(1);
     expect(found[0]).toMatch(pattern);
+  });
+
+  it('reads INBOX_SECRET_KEY as 64 hex or 44 base64 characters (32 bytes); unset outside production', () => {
+    const key = Buffer.alloc(32, 0xa5);
+    expect(loadConfig({ INBOX_SECRET_KEY: key.toString('hex') }).secretKey?.equals(key)).toBe(true);
+    expect(loadConfig({ INBOX_SECRET_KEY: key.toString('base64') }).secretKey?.equals(key)).toBe(true);
+    expect(loadConfig({}).secretKey).toBeUndefined();
   });
 
   it('accepts a whatsapp_session secret of exactly 16 and 255 characters', () => {

@@ -12,6 +12,8 @@ import { createTestDatabase, type TestDatabase } from './db.js';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef-0123456789';
 export const JWT_SECRET = 'test-jwt-secret-0123456789abcdefghijklmnopqrstuvwxyz';
+/** INBOX_SECRET_KEY of every test context (64 hex characters: 32 bytes). */
+export const SECRET_KEY_HEX = '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f';
 
 export interface TestContext {
   app: FastifyInstance;
@@ -39,6 +41,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
     INBOX_ADMIN_API_KEY: ADMIN_KEY,
     INBOX_JWT_SECRET: JWT_SECRET,
+    INBOX_SECRET_KEY: SECRET_KEY_HEX,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...env,
   });
@@ -64,6 +67,7 @@ export async function startTestContext(options: TestContextOptions = {}): Promis
     boss,
     metrics: createMetrics(),
     jwtSecret: JWT_SECRET,
+    secretKey: Buffer.from(SECRET_KEY_HEX, 'hex'),
     now: options.now ?? (() => new Date()),
   };
   const app = await buildApp(deps);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
+import type { ConnectionCredentials } from '../../src/connections/connection-credentials.js';
 import { createConnection } from '../../src/connections/connections.service.js';
 import type { Deps } from '../../src/deps.js';
 import { createUser, createWorkspace } from '../../src/workspaces/workspaces.service.js';
@@ -31,12 +32,13 @@ export async function makeUser(
 export async function makeConnection(
   deps: Deps,
   workspaceId: number,
-  options: { integrationKey?: string; externalAccountId?: string; name?: string } = {},
+  options: { integrationKey?: string; externalAccountId?: string; name?: string; credentials?: ConnectionCredentials } = {},
 ) {
-  return createConnection(deps.db, deps.config, workspaceId, {
+  return createConnection(deps, workspaceId, {
     integrationKey: options.integrationKey ?? 'whatsapp',
     externalAccountId: options.externalAccountId ?? `acct-${unique()}`,
     name: options.name ?? 'Test connection',
+    credentials: options.credentials,
   });
 }
 

@@ -62,13 +62,16 @@ describe('createLogger redaction', () => {
     log.info({ password: 'top-password', user: { password: 'nested-password' }, body: { credentials: { password: 'deep-password' } } }, 'fields');
     log.info({ headers: { 'x-hub-signature-256': 'sha256=hubsigvalue', 'x-service-signature': 'svcsigvalue', cookie: 'c=cookie-val' } }, 'headers');
     log.info({ connection: { accessToken: 'conn-access-token', webhookSecret: 'conn-webhook-secret' }, token: 'bare-token' }, 'connection');
+    log.info({ body: { name: 'x', credentials: { accessToken: 'body-cred-token', accountSid: 'body-cred-sid' } }, smtpUrl: 'smtp://u:smtp-pass@h' }, 'credentials');
+    log.info({ config: { secretKey: 'cfg-secret-key' } }, 'config key');
     log.info({ config: { jwtSecret: 'cfg-jwt', integrations: { email: { webhookSecret: 'cfg-email-secret', appSecret: 'cfg-app' } } } }, 'config');
     log.info({ req: { method: 'GET', url: '/webhooks/whatsapp?hub.verify_token=req-serializer-token', ip: '10.0.0.1' } }, 'req');
     const text = written(lines);
     for (const secret of [
       'err-config-bearer', 'err-request-key', 'err-response-cookie', 'err-response-config', 'err-vendor-auth', 'err-headers-bearer',
       'top-password', 'nested-password', 'deep-password', 'hubsigvalue', 'svcsigvalue', 'cookie-val',
-      'conn-access-token', 'conn-webhook-secret', 'bare-token', 'cfg-jwt', 'cfg-email-secret', 'cfg-app', 'req-serializer-token',
+      'conn-access-token', 'conn-webhook-secret', 'bare-token', 'cfg-jwt', 'cfg-email-secret', 'body-cred-token', 'body-cred-sid', 'smtp-pass',
+      'cfg-secret-key', 'cfg-app', 'req-serializer-token',
     ]) {
       expect(text, secret).not.toContain(secret);
     }

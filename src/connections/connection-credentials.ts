@@ -1,0 +1,94 @@
+import { Type, type Static } from 'typebox';
+import type { IntegrationKey } from '../config.js';
+import { open, seal } from '../crypto/secret-box.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
+import { findSealedCredentials } from './connections.queries.js';
+
+/**
+ * A connection's provider credentials: what its `send` needs to reply through the provider's
+ * API as that account (DESIGN "Replies"). Write-only over HTTP: answers say `hasCredentials`.
+ */
+export const ConnectionCredentials = Type.Object(
+  {
+    accessToken: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'bearer token / API key of the account' })),
+    accountSid: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'sms: the account SID (basic-auth user)' })),
+    smtpUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'email: smtp:// or smtps:// URL, with user and password' })),
+    apiBaseUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: "overrides the provider's API host (http or https)" })),
+  },
+  {
+    additionalProperties: false,
+    title: 'ConnectionCredentials',
+    description: 'write-only: never returned; fields by integration (docs/connections.md)',
+  },
+);
+export type ConnectionCredentials = Static<typeof ConnectionCredentials>;
+
+/**
+ * The fields each integration requires; `apiBaseUrl` is optional for all of them. Integrations
+ * missing here (`livechat`, `ai`) send nothing through a provider and take no credentials.
+ */
+export const REQUIRED_CREDENTIALS: Partial<Record<IntegrationKey, readonly (keyof ConnectionCredentials)[]>> = {
+  whatsapp: ['accessToken'],
+  'social_one.native': ['accessToken'],
+  'social_two.native': ['accessToken'],
+  aggregator: ['accessToken'],
+  whatsapp_session: ['accessToken'],
+  sms: ['accountSid', 'accessToken'],
+  email: ['smtpUrl'],
+};
+
+function hasProtocol(value: string, protocols: string[]): boolean {
+  try {
+    return protocols.includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * 422 unless `credentials` are exactly what `integrationKey` uses. Messages name fields, never
+ * values: a value is a secret even when it is malformed.
+ */
+export function checkCredentials(integrationKey: string, credentials: ConnectionCredentials): void {
+  const required = REQUIRED_CREDENTIALS[integrationKey as IntegrationKey];
+  if (!required) throw errors.validation(`${integrationKey} connections take no credentials: they do not send through a provider's API`);
+  const allowed: string[] = [...required, 'apiBaseUrl'];
+  for (const field of Object.keys(credentials)) {
+    if (!allowed.includes(field)) {
+      throw errors.validation(`credentials.${field} is not used by ${integrationKey} connections (fields: ${allowed.join(', ')})`);
+    }
+  }
+  const missing = required.filter((f) => credentials[f] === undefined);
+  if (missing.length > 0) throw errors.validation(`${integrationKey} credentials need ${required.join(' and ')} (missing: ${missing.join(', ')})`);
+  if (credentials.smtpUrl !== undefined && !hasProtocol(credentials.smtpUrl, ['smtp:', 'smtps:'])) {
+    throw errors.validation('credentials.smtpUrl must be an smtp:// or smtps:// URL');
+  }
+  if (credentials.apiBaseUrl !== undefined && !hasProtocol(credentials.apiBaseUrl, ['http:', 'https:'])) {
+    throw errors.validation('credentials.apiBaseUrl must be an http:// or https:// URL');
+  }
+}
+
+/** The associated data that binds sealed credentials to their connection's row. */
+const aad = (connectionId: number) => `connection:${connectionId}`;
+
+export function sealCredentials(key: Buffer, connectionId: number, credentials: ConnectionCredentials): Buffer {
+  return seal(key, JSON.stringify(credentials), aad(connectionId));
+}
+
+/**
+ * The credentials set on a connection, opened; null when it has none (or does not exist).
+ * For the reply sender: the connection's values come first, and
+ * `INBOX_INTEGRATIONS.<key>.apiBaseUrl`/`accessToken` (and the provider's default host) stay the
+ * fallback for whatever a connection leaves unset — the merge is the sender's, not done here.
+ * Throws (a SecretBoxError) when the stored value does not open: INBOX_SECRET_KEY changed, or the
+ * row was altered or copied from another connection.
+ */
+export async function connectionCredentials(
+  deps: Pick<Deps, 'db' | 'secretKey'>,
+  connectionId: number,
+): Promise<Record<string, string> | null> {
+  const sealed = await findSealedCredentials(deps.db, connectionId);
+  if (!sealed) return null;
+  return JSON.parse(open(deps.secretKey, sealed, aad(connectionId)).toString('utf8')) as Record<string, string>;
+}
