@@ -1,5 +1,7 @@
 import { arrayOf, firstHeader, hmacMatches, isObject, lookup, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
 import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
+import { apiUrl, postToProvider } from './provider-http.js';
+import { noCredentials } from './send-outcome.js';
 
 const SIGNATURE_HEADERS = ['x-aggregator-signature', 'x-hub-signature-256', 'x-signature'] as const;
 const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 'delivered', read: 'read', failed: 'failed' };
@@ -9,7 +11,9 @@ const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 
  * `{ "events": [...] }`, each `{ event, accountId, data }`. Signed with HMAC-SHA256 of
  * `webhookSecret` in the first present of `x-aggregator-signature`, `x-hub-signature-256`,
  * `x-signature`; a `sha256=` prefix is stripped when present and tolerated when absent.
- * No subscription handshake.
+ * No subscription handshake. Replies: `POST {apiBaseUrl}/messages` with the access token as
+ * Bearer, `{accountId, to, text}`; the id is `id`. There is no default host: each aggregator
+ * deployment names its own.
  */
 export const aggregatorAdapter: WebhookAdapter = {
   key: 'aggregator',
@@ -50,6 +54,20 @@ export const aggregatorAdapter: WebhookAdapter = {
         default:
           return []; // other aggregator events carry nothing for the inbox
       }
+    });
+  },
+  async send(target, credentials, { timeoutMs }) {
+    const { apiBaseUrl, accessToken } = credentials;
+    if (!apiBaseUrl || !accessToken) return noCredentials('aggregator', { apiBaseUrl, accessToken });
+    return postToProvider({
+      key: 'aggregator',
+      url: apiUrl(apiBaseUrl, '/messages'),
+      headers: { authorization: `Bearer ${accessToken}` },
+      body: { json: { accountId: target.accountId, to: target.to, text: target.text } },
+      timeoutMs,
+      secrets: [accessToken],
+      idField: 'id',
+      readId: (body) => (isObject(body) ? optionalString(body.id) : undefined),
     });
   },
 };

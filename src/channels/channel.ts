@@ -39,6 +39,40 @@ export interface VerifyContext {
 
 export type Query = Record<string, string | string[] | undefined>;
 
+/** Where a reply goes: the connection's account and the contact's handle on this channel. */
+export interface SendTarget {
+  /** connection.external_account_id (phone-number id, page id, session, sender number, address) */
+  accountId: string;
+  /** The contact's handle (wa_id, PSID/IGSID, aggregator contact id, phone number, e-mail address). */
+  to: string;
+  text: string;
+  /** E-mail threading: subject and Message-ID of the last inbound message, when known. */
+  replyTo?: { subject?: string; messageId?: string };
+}
+
+/** Connection credentials merged over INBOX_INTEGRATIONS.<key> (apiBaseUrl, accessToken) by the caller. */
+export interface SendCredentials {
+  apiBaseUrl?: string;
+  accessToken?: string;
+  accountSid?: string;
+  smtpUrl?: string;
+}
+
+/**
+ * What became of one send. `failed` is permanent and never retried; `retry` is a network
+ * error, a timeout, 408, 429 or 5xx. Error texts are at most 1,000 characters and never carry
+ * a credential.
+ */
+export type SendOutcome =
+  | { outcome: 'sent'; externalId: string }
+  | { outcome: 'failed'; error: string }
+  | { outcome: 'retry'; error: string; retryAfterSeconds?: number };
+
+export interface SendOptions {
+  /** The whole attempt's deadline, connecting and reading the answer included. */
+  timeoutMs: number;
+}
+
 export interface WebhookAdapter {
   key: IntegrationKey;
   /** Subscription handshake: the value to echo as text/plain, or null (→ 404). */
@@ -54,6 +88,8 @@ export interface WebhookAdapter {
   eventName(payload: unknown): string | undefined;
   /** Provider payload → events. Throws NormaliseError when the payload cannot be read. */
   normalise(payload: unknown, delivery: DeliveryFacts): NormalisedEvent[];
+  /** Sends a reply through the provider's API (DESIGN "Replies"); absent when the channel cannot send. */
+  send?(target: SendTarget, credentials: SendCredentials, options: SendOptions): Promise<SendOutcome>;
 }
 
 /** A payload the normaliser cannot read; its message becomes the row's lastError. */

@@ -1,6 +1,8 @@
+import nodemailer, { type NodemailerError } from 'nodemailer';
 import { safeEqual } from '../crypto/hmac.js';
-import { arrayOf, firstHeader, isObject, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
+import { arrayOf, firstHeader, isObject, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type SendOutcome, type SendTarget, type WebhookAdapter } from './channel.js';
 import type { NormalisedEvent } from '../messaging/events.js';
+import { noCredentials, outcomes } from './send-outcome.js';
 
 /**
  * Inbound e-mail and delivery events from the mail provider, in the format documented in
@@ -9,6 +11,8 @@ import type { NormalisedEvent } from '../messaging/events.js';
  * Nothing ties the secret to the body, so it is a bearer credential (SPEC §5.2 rule 6).
  * The account is the receiving address (`to`) of inbound mail and the sending address
  * (`account`) of delivery events.
+ * Replies go out over SMTP (nodemailer) to the connection's `smtpUrl`, from its address, in
+ * the thread of the last inbound mail; the id is the Message-ID sent, which bounces name.
  */
 export const emailAdapter: WebhookAdapter = {
   key: 'email',
@@ -72,4 +76,67 @@ export const emailAdapter: WebhookAdapter = {
       }
     });
   },
+  async send(target, credentials, { timeoutMs }) {
+    if (!credentials.smtpUrl) return noCredentials('email', { smtpUrl: credentials.smtpUrl });
+    return sendMail(target, credentials.smtpUrl, timeoutMs);
+  },
 };
+
+/** Failures without an SMTP reply that another attempt would meet again. */
+const PERMANENT_CODES = new Set(['ECONFIG', 'EENVELOPE', 'EMESSAGE', 'EAUTH', 'ENOAUTH', 'EMAXRECIPIENTS', 'EREQUIRETLS']);
+
+async function sendMail(target: SendTarget, smtpUrl: string, timeoutMs: number): Promise<SendOutcome> {
+  let url: URL | undefined;
+  try {
+    url = new URL(smtpUrl);
+  } catch {
+    // Not echoed: the text may hold a password.
+  }
+  const password = url?.password ?? '';
+  const { failed, retry } = outcomes([smtpUrl, password, safeDecode(password)]);
+  if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:')) return failed('email: smtpUrl must be an smtp:// or smtps:// URL');
+
+  const transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs, dnsTimeout: timeoutMs });
+  const inReplyTo = target.replyTo?.messageId;
+  try {
+    const info = await transport.sendMail({
+      from: target.accountId,
+      to: target.to,
+      subject: replySubject(target.replyTo?.subject),
+      text: target.text,
+      ...(inReplyTo ? { inReplyTo, references: inReplyTo } : {}),
+      // The socket timeouts bound each wait; this bounds the whole attempt.
+      signal: AbortSignal.timeout(timeoutMs),
+      disableFileAccess: true,
+      disableUrlAccess: true,
+    });
+    return info.messageId ? { outcome: 'sent', externalId: info.messageId } : failed('email: the SMTP transport gave no Message-ID');
+  } catch (err) {
+    const e = err as NodemailerError;
+    if (e.code === 'EABORT') return retry(`email: no answer within ${timeoutMs} ms`);
+    const text = `email: ${e.message}`;
+    if (e.responseCode !== undefined) {
+      // 5xx is a permanent refusal, 4xx a transient one (RFC 5321); nodemailer also counts 503
+      // (bad sequence) as transient.
+      const permanent = e.permanent ?? (e.responseCode >= 500 && e.responseCode !== 503);
+      return permanent ? failed(text) : retry(text);
+    }
+    return PERMANENT_CODES.has(e.code ?? '') ? failed(text) : retry(text);
+  } finally {
+    transport.close();
+  }
+}
+
+/** `Re: <subject>`, without a second `Re:` when the subject already has one; none when unknown. */
+function replySubject(subject: string | undefined): string | undefined {
+  if (subject === undefined || subject.trim() === '') return undefined;
+  return /^\s*re\s*:/i.test(subject) ? subject : `Re: ${subject}`;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

@@ -1,6 +1,11 @@
 import { header, hmacMatches, isObject, lookup, optionalString, requireObject, requireString, signed, type WebhookAdapter } from './channel.js';
 import { parseJson } from '../http/raw-body.js';
 import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
+import { apiUrl, postToProvider } from './provider-http.js';
+import { noCredentials } from './send-outcome.js';
+
+/** Twilio's REST API; its field names are the ones the inbound side reads. */
+const SMS_API = 'https://api.twilio.com';
 
 const STATUSES: Record<string, MessageStatusEvent | undefined> = {
   sent: 'sent',
@@ -28,6 +33,8 @@ function parseSmsBody(rawBody: string): Record<string, unknown> | undefined {
  * `MessageSid` names a message already sent through SMS is accepted; it is normalised with
  * an empty account id so it can only update that message and never claim an account.
  * The account is `To` for an inbound message and `From` (the sender number) for a receipt.
+ * Replies: `POST {apiBaseUrl}/2010-04-01/Accounts/{accountSid}/Messages.json`, form `To`,
+ * `From` (the connection's number), `Body`, basic auth `accountSid:accessToken`; the id is `sid`.
  */
 export const smsAdapter: WebhookAdapter = {
   key: 'sms',
@@ -75,5 +82,20 @@ export const smsAdapter: WebhookAdapter = {
       event.error = [optionalString(p.ErrorCode), optionalString(p.ErrorMessage)].filter(Boolean).join(': ') || state;
     }
     return [event];
+  },
+  async send(target, credentials, { timeoutMs }) {
+    const { accountSid, accessToken } = credentials;
+    if (!accountSid || !accessToken) return noCredentials('sms', { accountSid, accessToken });
+    const basic = Buffer.from(`${accountSid}:${accessToken}`).toString('base64');
+    return postToProvider({
+      key: 'sms',
+      url: apiUrl(credentials.apiBaseUrl ?? SMS_API, `/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`),
+      headers: { authorization: `Basic ${basic}` },
+      body: { form: { To: target.to, From: target.accountId, Body: target.text } },
+      timeoutMs,
+      secrets: [accessToken, basic],
+      idField: 'sid',
+      readId: (body) => (isObject(body) ? optionalString(body.sid) : undefined),
+    });
   },
 };

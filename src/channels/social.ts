@@ -1,12 +1,16 @@
 import type { IntegrationKey } from '../config.js';
 import { arrayOf, header, hmacMatches, hubChallenge, isObject, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
 import type { NormalisedEvent } from '../messaging/events.js';
+import { apiUrl, META_GRAPH_API, postToProvider } from './provider-http.js';
+import { noCredentials } from './send-outcome.js';
 
 /**
  * Messenger (`social_one.native`) and Instagram (`social_two.native`) messaging: one adapter
  * configured twice. `x-hub-signature-256` must carry `sha256=` and an HMAC with `appSecret`;
  * a correct digest without the prefix is refused (SPEC §5.2 rule 1). The account is `entry[].id`
  * (the page or Instagram account id); the contact is `messaging[].sender.id` (PSID / IGSID).
+ * Replies: `POST {apiBaseUrl}/me/messages` with the page access token as Bearer (the token
+ * names the page, so the account id is not in the request); the id is `message_id`.
  */
 export function socialAdapter(key: IntegrationKey & `${string}.native`): WebhookAdapter {
   return {
@@ -44,6 +48,20 @@ export function socialAdapter(key: IntegrationKey & `${string}.native`): Webhook
         });
       });
       return events;
+    },
+    async send(target, credentials, { timeoutMs }) {
+      if (!credentials.accessToken) return noCredentials(key, { accessToken: credentials.accessToken });
+      return postToProvider({
+        key,
+        url: apiUrl(credentials.apiBaseUrl ?? META_GRAPH_API, '/me/messages'),
+        headers: { authorization: `Bearer ${credentials.accessToken}` },
+        // RESPONSE: a reply to a message the person sent, inside the 24-hour window.
+        body: { json: { recipient: { id: target.to }, messaging_type: 'RESPONSE', message: { text: target.text } } },
+        timeoutMs,
+        secrets: [credentials.accessToken],
+        idField: 'message_id',
+        readId: (body) => (isObject(body) ? optionalString(body.message_id) : undefined),
+      });
     },
   };
 }

@@ -1,5 +1,7 @@
 import { firstHeader, hmacMatches, isObject, lookup, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
 import type { MessageStatusEvent } from '../messaging/events.js';
+import { apiUrl, postToProvider } from './provider-http.js';
+import { noCredentials } from './send-outcome.js';
 
 const SIGNATURE_HEADERS = ['x-gatewayone-signature', 'x-webhook-signature', 'x-signature'] as const;
 
@@ -13,6 +15,9 @@ const ACKS: Record<string, MessageStatusEvent> = { '1': 'sent', '2': 'delivered'
  * which header arrived, not by configuration; every header is checked against the same
  * `webhookSecret` (16..255 characters), `sha256=` optional. Verification parses nothing, so
  * the stored payload comes from the raw-body fallback. The account is `session`.
+ * Replies (WAHA): `POST {apiBaseUrl}/api/sendText` with `X-Api-Key`, `{session, chatId, text}`;
+ * the id is `id` (a string) or `id._serialized`. The gateway is self-hosted, so there is no
+ * default host; a gateway run without an API key is allowed, so the token is optional.
  */
 export const whatsappSessionAdapter: WebhookAdapter = {
   key: 'whatsapp_session',
@@ -50,5 +55,23 @@ export const whatsappSessionAdapter: WebhookAdapter = {
       }];
     }
     return []; // session.status and other gateway events are not messages
+  },
+  async send(target, credentials, { timeoutMs }) {
+    if (!credentials.apiBaseUrl) return noCredentials('whatsapp_session', { apiBaseUrl: credentials.apiBaseUrl });
+    return postToProvider({
+      key: 'whatsapp_session',
+      url: apiUrl(credentials.apiBaseUrl, '/api/sendText'),
+      headers: credentials.accessToken ? { 'x-api-key': credentials.accessToken } : {},
+      // Contacts are stored without the gateway's suffix (normalise strips `@c.us`); a handle
+      // that already names a chat (`…@g.us`, `…@c.us`) is used as it is.
+      body: { json: { session: target.accountId, chatId: target.to.includes('@') ? target.to : `${target.to}@c.us`, text: target.text } },
+      timeoutMs,
+      secrets: [credentials.accessToken],
+      idField: 'id or id._serialized',
+      readId: (body) => {
+        if (!isObject(body)) return undefined;
+        return isObject(body.id) ? optionalString(body.id._serialized) : optionalString(body.id);
+      },
+    });
   },
 };

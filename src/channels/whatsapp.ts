@@ -1,6 +1,8 @@
 import { safeEqual } from '../crypto/hmac.js';
 import { arrayOf, header, hmacMatches, hubChallenge, isObject, lookup, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
 import { parseJson } from '../http/raw-body.js';
+import { apiUrl, META_GRAPH_API, postToProvider } from './provider-http.js';
+import { noCredentials } from './send-outcome.js';
 import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
 
 const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 'delivered', read: 'read', failed: 'failed' };
@@ -11,6 +13,8 @@ const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 
  * report; else (b) `x-hub-signature-256` must be `sha256=` + HMAC with `webhookSecret`.
  * The challenge compares `hub.verify_token` with `webhookSecret`. The account is
  * `entry[].changes[].value.metadata.phone_number_id`.
+ * Replies: `POST {apiBaseUrl}/{phone_number_id}/messages` with the access token as Bearer; the
+ * id is `messages[0].id` (the `wamid` that later `statuses` name).
  */
 export const whatsappAdapter: WebhookAdapter = {
   key: 'whatsapp',
@@ -76,6 +80,19 @@ export const whatsappAdapter: WebhookAdapter = {
       });
     });
     return events;
+  },
+  async send(target, credentials, { timeoutMs }) {
+    if (!credentials.accessToken) return noCredentials('whatsapp', { accessToken: credentials.accessToken });
+    return postToProvider({
+      key: 'whatsapp',
+      url: apiUrl(credentials.apiBaseUrl ?? META_GRAPH_API, `/${encodeURIComponent(target.accountId)}/messages`),
+      headers: { authorization: `Bearer ${credentials.accessToken}` },
+      body: { json: { messaging_product: 'whatsapp', recipient_type: 'individual', to: target.to, type: 'text', text: { body: target.text } } },
+      timeoutMs,
+      secrets: [credentials.accessToken],
+      idField: 'messages[0].id',
+      readId: (body) => (isObject(body) && Array.isArray(body.messages) && isObject(body.messages[0]) ? optionalString(body.messages[0].id) : undefined),
+    });
   },
 };
 

@@ -1,0 +1,197 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * One HTTP server that answers every provider's send endpoint the way its public docs show.
+ * Each provider lives under its own prefix, so one port serves them all:
+ *
+ *   whatsapp, social_*  {url}/graph/v23.0   (/{phone_number_id}/messages, /me/messages)
+ *   aggregator          {url}/aggregator     (/messages)
+ *   whatsapp_session    {url}/waha           (/api/sendText)
+ *   sms                 {url}/twilio         (/2010-04-01/Accounts/{sid}/Messages.json)
+ *
+ * Every request is recorded; `behave(path, …)` makes one path answer otherwise.
+ */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The body parsed as JSON, or as a form when it was form-encoded. */
+  parsed: unknown;
+  provider: Provider | undefined;
+  /** What the fake answered; absent while it hangs. */
+  response?: { status: number; body: unknown };
+}
+
+export type Provider = 'whatsapp' | 'social' | 'aggregator' | 'whatsapp_session' | 'sms';
+
+export type Behaviour =
+  | 'ok'
+  /** 400 with the provider's own error body. */
+  | 'bad-request'
+  /** 429 with `retry-after: 7`, or with the value given (seconds or an HTTP-date). */
+  | 'rate-limited'
+  | { rateLimited: string }
+  | 'server-error'
+  /** Never answers (until the server closes). */
+  | 'hang'
+  /** Exactly this answer. */
+  | { status: number; body?: unknown; headers?: Record<string, string> };
+
+export interface FakeProviders {
+  url: string;
+  baseUrls: Record<Provider, string>;
+  requests: RecordedRequest[];
+  behave(path: string, behaviour: Behaviour): void;
+  /** Forgets requests and behaviours. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export const GRAPH_PREFIX = '/graph/v23.0';
+
+export async function startFakeProviders(options: { port?: number; host?: string; onRequest?: (r: RecordedRequest) => void } = {}): Promise<FakeProviders> {
+  const requests: RecordedRequest[] = [];
+  const behaviours = new Map<string, Behaviour>();
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const path = new URL(req.url ?? '/', 'http://fake').pathname;
+      const recorded: RecordedRequest = {
+        method: req.method ?? '',
+        path,
+        headers: req.headers,
+        body,
+        parsed: parseBody(body, req.headers['content-type']),
+        provider: providerOf(path),
+      };
+      requests.push(recorded);
+      options.onRequest?.(recorded);
+      const answered = answer(recorded, behaviours.get(path) ?? 'ok');
+      if (answered === undefined) return; // hanging: closed with the server
+      recorded.response = { status: answered.status, body: answered.body };
+      const text = answered.body === undefined ? '' : typeof answered.body === 'string' ? answered.body : JSON.stringify(answered.body);
+      res.writeHead(answered.status, { 'content-type': typeof answered.body === 'string' ? 'text/plain' : 'application/json', ...answered.headers });
+      res.end(text);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${options.host ?? '127.0.0.1'}:${port}`;
+  return {
+    url,
+    baseUrls: {
+      whatsapp: `${url}${GRAPH_PREFIX}`,
+      social: `${url}${GRAPH_PREFIX}`,
+      aggregator: `${url}/aggregator`,
+      whatsapp_session: `${url}/waha`,
+      sms: `${url}/twilio`,
+    },
+    requests,
+    behave: (path, behaviour) => void behaviours.set(path, behaviour),
+    reset() {
+      requests.length = 0;
+      behaviours.clear();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections(); // hanging requests included
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function providerOf(path: string): Provider | undefined {
+  if (path === `${GRAPH_PREFIX}/me/messages`) return 'social';
+  if (new RegExp(`^${GRAPH_PREFIX.replaceAll('.', '\\.')}/[^/]+/messages$`).test(path)) return 'whatsapp';
+  if (path === '/aggregator/messages') return 'aggregator';
+  if (path === '/waha/api/sendText') return 'whatsapp_session';
+  if (/^\/twilio\/2010-04-01\/Accounts\/[^/]+\/Messages\.json$/.test(path)) return 'sms';
+  return undefined;
+}
+
+interface Answer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+function answer(req: RecordedRequest, behaviour: Behaviour): Answer | undefined {
+  if (behaviour === 'hang') return undefined;
+  if (typeof behaviour === 'object' && 'status' in behaviour) return behaviour;
+  if (req.method !== 'POST' || req.provider === undefined) return { status: 404, body: { error: { message: `no such endpoint: ${req.method} ${req.path}` } } };
+  if (behaviour === 'rate-limited' || typeof behaviour === 'object') {
+    const retryAfter = typeof behaviour === 'object' ? behaviour.rateLimited : '7';
+    return { status: 429, body: errorBody(req.provider, 429, 'Too many requests'), headers: { 'retry-after': retryAfter } };
+  }
+  if (behaviour === 'server-error') return { status: 500, body: errorBody(req.provider, 500, 'Internal server error') };
+  if (behaviour === 'bad-request') return { status: 400, body: errorBody(req.provider, 400, invalidRecipient(req.provider)) };
+  const [status, body] = success(req.provider, req.parsed, req.path);
+  return { status, body };
+}
+
+/** Success bodies as the providers document them. */
+function success(provider: Provider, parsed: unknown, path: string): [number, unknown] {
+  const p = (parsed ?? {}) as Record<string, unknown>;
+  switch (provider) {
+    case 'whatsapp':
+      return [200, { messaging_product: 'whatsapp', contacts: [{ input: p.to, wa_id: p.to }], messages: [{ id: `wamid.${randomBytes(24).toString('base64url')}` }] }];
+    case 'social':
+      return [200, { recipient_id: (p.recipient as Record<string, unknown> | undefined)?.id, message_id: `m_${randomBytes(30).toString('base64url')}` }];
+    case 'aggregator':
+      return [201, { id: `agg-out-${randomUUID()}`, status: 'queued' }];
+    case 'whatsapp_session': {
+      const id = randomBytes(10).toString('hex').toUpperCase();
+      return [201, { id: { fromMe: true, remote: p.chatId, id, _serialized: `true_${String(p.chatId)}_${id}` }, body: p.text, fromMe: true, ack: 0 }];
+    }
+    case 'sms': {
+      const accountSid = path.split('/')[4];
+      return [201, {
+        sid: `SM${randomBytes(16).toString('hex')}`, account_sid: accountSid, to: p.To, from: p.From, body: p.Body,
+        status: 'queued', direction: 'outbound-api', num_segments: '1', api_version: '2010-04-01',
+      }];
+    }
+  }
+}
+
+function invalidRecipient(provider: Provider): string {
+  switch (provider) {
+    case 'whatsapp': return '(#131030) Recipient phone number not in allowed list';
+    case 'social': return '(#100) No matching user found';
+    case 'aggregator': return 'Recipient is not reachable on this account';
+    case 'whatsapp_session': return 'chatId must be a valid WhatsApp id';
+    case 'sms': return "The 'To' number is not a valid phone number.";
+  }
+}
+
+/** Error bodies in each provider's own shape. */
+function errorBody(provider: Provider, status: number, message: string): unknown {
+  switch (provider) {
+    case 'whatsapp':
+    case 'social':
+      return { error: { message, type: 'OAuthException', code: status === 400 ? 100 : 2, fbtrace_id: 'AbCdEf123' } };
+    case 'aggregator':
+      return { error: { code: status === 400 ? 'invalid_recipient' : 'unavailable', message } };
+    case 'whatsapp_session':
+      return { statusCode: status, message: status === 400 ? [message] : message, error: status === 400 ? 'Bad Request' : 'Error' };
+    case 'sms':
+      return { code: status === 400 ? 21211 : 20500, message, more_info: 'https://www.twilio.com/docs/errors/21211', status };
+  }
+}
+
+function parseBody(body: string, contentType: string | undefined): unknown {
+  if (contentType?.startsWith('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(body));
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+}
