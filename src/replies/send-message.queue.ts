@@ -1,7 +1,7 @@
 import { fromKysely, type PgBoss } from 'pg-boss';
 import { adapterFor } from '../channels/index.js';
 import type { SendCredentials, SendOutcome } from '../channels/channel.js';
-import { connectionCredentials } from '../connections/connections.service.js';
+import { connectionCredentials } from '../connections/connection-credentials.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import type { QueueDefinition } from '../jobs/queue.js';
@@ -52,8 +52,8 @@ async function sendOne(deps: Deps, job: SendJob): Promise<void> {
     const integration = deps.config.integrations[adapter.key] ?? {};
     const own = (await connectionCredentials(deps, ctx.connection_id)) ?? {};
     // The connection's own credentials first; the integration's settings are the fallback of
-    // a deployment with one provider account.
-    const credentials: SendCredentials = { apiBaseUrl: integration.apiBaseUrl, accessToken: integration.accessToken, ...own };
+    // a deployment with one provider account. The host is always the operator's.
+    const credentials: SendCredentials = { accessToken: integration.accessToken, accountSid: integration.accountSid, ...own, apiBaseUrl: integration.apiBaseUrl };
     outcome = await adapter
       .send({ accountId: ctx.external_account_id, to: ctx.to, text: ctx.text, replyTo: { subject: subjectOf(ctx.last_inbound_text), messageId: ctx.last_inbound_external_id ?? undefined } }, credentials, { timeoutMs: SEND_TIMEOUT_MS })
       .catch((err: unknown): SendOutcome => ({ outcome: 'retry', error: `send failed: ${(err as Error).message}` }));
