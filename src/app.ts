@@ -23,6 +23,7 @@ import { accountsRoutes } from './accounts/accounts.routes.js';
 import { personalAccessTokenRoutes } from './auth/personal-access-tokens.routes.js';
 import { userRoutes } from './auth/user.routes.js';
 import { realtimeRoutes } from './realtime/realtime.routes.js';
+import { replyRoutes } from './replies/replies.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -139,6 +140,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(operatorInboxRoutes, { deps, prefix: '/v1/operator' });
   await app.register(deadLetterRoutes, { deps, prefix: '/v1/admin' });
   await app.register(messagingRoutes, { deps, prefix: '/v1' });
+  await app.register(replyRoutes, { deps, prefix: '/v1' });
   await app.register(webhookRoutes, { deps, writer: options.inboxWriter ?? new InboxWriter(deps), prefix: '/webhooks' });
 
   return app;

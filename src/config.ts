@@ -26,6 +26,8 @@ export interface IntegrationConfig {
   skipVerify?: boolean;
   apiBaseUrl?: string;
   accessToken?: string;
+  /** sms: the provider account the Messages API is called for, when a connection sets none. */
+  accountSid?: string;
 }
 
 export interface Config {
@@ -82,6 +84,7 @@ const INTEGRATION_FIELDS: Record<keyof IntegrationConfig, 'string' | 'boolean'> 
   skipVerify: 'boolean',
   apiBaseUrl: 'string',
   accessToken: 'string',
+  accountSid: 'string',
 };
 
 /** How INBOX_SECRET_KEY is written, for the messages that ask for one. */

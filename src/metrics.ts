@@ -59,6 +59,19 @@ export function createMetrics() {
       labelNames: ['status'] as const,
       registers: [registry],
     }),
+    sends: new Counter({
+      name: 'inbox_reply_sends_total',
+      help: 'Reply send attempts by integration and outcome (sent, failed, retry)',
+      labelNames: ['integration', 'outcome'] as const,
+      registers: [registry],
+    }),
+    sendDuration: new Histogram({
+      name: 'inbox_reply_send_duration_seconds',
+      help: "Time a provider took to answer a reply's send",
+      labelNames: ['integration'] as const,
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
     deadLetters: new Gauge({
       name: 'inbox_webhook_dead_letters',
       help: 'Deliveries in dead_letter (read from Postgres at scrape time)',

@@ -14,7 +14,6 @@ export const ConnectionCredentials = Type.Object(
     accessToken: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'bearer token / API key of the account' })),
     accountSid: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'sms: the account SID (basic-auth user)' })),
     smtpUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'email: smtp:// or smtps:// URL, with user and password' })),
-    apiBaseUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: "overrides the provider's API host (http or https)" })),
   },
   {
     additionalProperties: false,
@@ -25,8 +24,11 @@ export const ConnectionCredentials = Type.Object(
 export type ConnectionCredentials = Static<typeof ConnectionCredentials>;
 
 /**
- * The fields each integration requires; `apiBaseUrl` is optional for all of them. Integrations
- * missing here (`livechat`, `ai`) send nothing through a provider and take no credentials.
+ * The fields each integration requires. Integrations missing here (`livechat`, `ai`) send
+ * nothing through a provider and take no credentials. A connection cannot choose the host its
+ * replies go to: a workspace admin could point it at an address inside the deployment's network
+ * and read the answers back as errors. `apiBaseUrl` is the operator's, in INBOX_INTEGRATIONS,
+ * until outbound requests get the private-address guard of the outbound webhooks.
  */
 export const REQUIRED_CREDENTIALS: Partial<Record<IntegrationKey, readonly (keyof ConnectionCredentials)[]>> = {
   whatsapp: ['accessToken'],
@@ -53,7 +55,7 @@ function hasProtocol(value: string, protocols: string[]): boolean {
 export function checkCredentials(integrationKey: string, credentials: ConnectionCredentials): void {
   const required = REQUIRED_CREDENTIALS[integrationKey as IntegrationKey];
   if (!required) throw errors.validation(`${integrationKey} connections take no credentials: they do not send through a provider's API`);
-  const allowed: string[] = [...required, 'apiBaseUrl'];
+  const allowed: string[] = [...required];
   for (const field of Object.keys(credentials)) {
     if (!allowed.includes(field)) {
       throw errors.validation(`credentials.${field} is not used by ${integrationKey} connections (fields: ${allowed.join(', ')})`);
@@ -63,9 +65,6 @@ export function checkCredentials(integrationKey: string, credentials: Connection
   if (missing.length > 0) throw errors.validation(`${integrationKey} credentials need ${required.join(' and ')} (missing: ${missing.join(', ')})`);
   if (credentials.smtpUrl !== undefined && !hasProtocol(credentials.smtpUrl, ['smtp:', 'smtps:'])) {
     throw errors.validation('credentials.smtpUrl must be an smtp:// or smtps:// URL');
-  }
-  if (credentials.apiBaseUrl !== undefined && !hasProtocol(credentials.apiBaseUrl, ['http:', 'https:'])) {
-    throw errors.validation('credentials.apiBaseUrl must be an http:// or https:// URL');
   }
 }
 

@@ -2,11 +2,12 @@ import type { PgBoss } from 'pg-boss';
 import type { Deps } from '../deps.js';
 import { webhookQueue } from '../webhooks-in/inbox.queue.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
+import { sendQueue } from '../replies/send-message.queue.js';
 import { PlannerStats } from './planner-stats.js';
 import type { QueueDefinition } from './queue.js';
 
 /** Every queue of the service. Features add theirs here; this is the one list. */
-export const queues: QueueDefinition<any>[] = [webhookQueue, maintenanceQueue];
+export const queues: QueueDefinition<any>[] = [webhookQueue, sendQueue, maintenanceQueue];
 
 export async function createQueues(boss: PgBoss): Promise<void> {
   for (const q of queues) await boss.createQueue(q.name, q.options);

@@ -167,17 +167,3 @@ export async function countDeadLetters(db: Executor): Promise<number> {
   const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox WHERE status = 'dead_letter'`.execute(db);
   return rows[0]!.n;
 }
-
-export async function findIdempotentResponse(db: Executor, appId: string, key: string) {
-  return db.selectFrom('idempotency_keys').selectAll().where('app_id', '=', appId).where('key', '=', key).executeTakeFirst();
-}
-
-export async function saveIdempotentResponse(
-  db: Executor,
-  row: { appId: string; key: string; request: string; statusCode: number; response: unknown },
-): Promise<void> {
-  await db
-    .insertInto('idempotency_keys')
-    .values({ app_id: row.appId, key: row.key, request: row.request, status_code: row.statusCode, response: JSON.stringify(row.response) })
-    .execute();
-}

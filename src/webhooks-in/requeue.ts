@@ -2,7 +2,8 @@ import type { InboxStatus } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
-import { findIdempotentResponse, lockRowForRequeue, resetForRequeue, saveIdempotentResponse } from './inbox.queries.js';
+import { findIdempotentResponse, saveIdempotentResponse } from '../idempotency/idempotency.queries.js';
+import { lockRowForRequeue, resetForRequeue } from './inbox.queries.js';
 import { enqueueDeliveries } from './inbox.enqueue.js';
 
 /**
@@ -52,7 +53,7 @@ export async function requeueDelivery(
     await resetForRequeue(trx, row.id, deps.now());
     await enqueueDeliveries(deps.boss, { trx }, [{ id: row.id }]);
     if (idempotencyKey !== undefined) {
-      await saveIdempotentResponse(trx, { appId: keySpace, key: idempotencyKey, request: requestLine, statusCode: 200, response: before });
+      await saveIdempotentResponse(trx, { space: keySpace, key: idempotencyKey, request: requestLine, statusCode: 200, response: before });
     }
     return before;
   });

@@ -36,7 +36,7 @@ async function sealedOf(id: number) {
 describe('credentials on create (engage)', () => {
   it('stores them sealed and answers hasCredentials, never the values', async () => {
     const token = `EAAG-create-${unique()}`;
-    const res = await engageCreate(tenant.workspace.id, { integrationKey: 'whatsapp', credentials: { accessToken: token, apiBaseUrl: 'http://127.0.0.1:9/graph' } });
+    const res = await engageCreate(tenant.workspace.id, { integrationKey: 'whatsapp', credentials: { accessToken: token } });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json().data).toEqual({
       id: expect.any(Number), integrationKey: 'whatsapp', externalAccountId: expect.any(String), name: 'Line', hasCredentials: true, createdAt: expect.any(String),
@@ -46,7 +46,7 @@ describe('credentials on create (engage)', () => {
     const sealed = await sealedOf(id);
     expect(sealed).toBeInstanceOf(Buffer);
     expect(sealed!.includes(Buffer.from(token))).toBe(false);
-    expect(await connectionCredentials(ctx.deps, id)).toEqual({ accessToken: token, apiBaseUrl: 'http://127.0.0.1:9/graph' });
+    expect(await connectionCredentials(ctx.deps, id)).toEqual({ accessToken: token });
   });
 
   it('without credentials: hasCredentials false, connectionCredentials null', async () => {
@@ -88,9 +88,9 @@ describe('PATCH /v1/connections/:id', () => {
     expect(res.json().data).toMatchObject({ name: 'Renamed', hasCredentials: true });
     expect(await connectionCredentials(ctx.deps, conn.id)).toEqual({ accountSid: 'AC123', accessToken: 'sms-token-1' });
 
-    // A new set replaces the old one whole (apiBaseUrl is not kept from before, nor merged).
-    res = await patch(conn.id, { credentials: { accountSid: 'AC456', accessToken: 'sms-token-2', apiBaseUrl: 'https://api.example.test' } });
-    expect(await connectionCredentials(ctx.deps, conn.id)).toEqual({ accountSid: 'AC456', accessToken: 'sms-token-2', apiBaseUrl: 'https://api.example.test' });
+    // A new set replaces the old one whole.
+    res = await patch(conn.id, { credentials: { accountSid: 'AC456', accessToken: 'sms-token-2' } });
+    expect(await connectionCredentials(ctx.deps, conn.id)).toEqual({ accountSid: 'AC456', accessToken: 'sms-token-2' });
     res = await patch(conn.id, { credentials: { accountSid: 'AC456', accessToken: 'sms-token-3' } });
     expect(await connectionCredentials(ctx.deps, conn.id)).toEqual({ accountSid: 'AC456', accessToken: 'sms-token-3' });
 
@@ -105,9 +105,9 @@ describe('PATCH /v1/connections/:id', () => {
     for (const [integrationKey, credentials] of [
       ['whatsapp', { accessToken: 'a' }],
       ['social_one.native', { accessToken: 'a' }],
-      ['social_two.native', { accessToken: 'a', apiBaseUrl: 'https://graph.example.test/v19.0' }],
+      ['social_two.native', { accessToken: 'a' }],
       ['aggregator', { accessToken: 'a' }],
-      ['whatsapp_session', { accessToken: 'a', apiBaseUrl: 'http://waha.local:3000' }],
+      ['whatsapp_session', { accessToken: 'a' }],
       ['sms', { accountSid: 'AC1', accessToken: 'a' }],
       ['email', { smtpUrl: 'smtps://user:pass@smtp.example.test:465' }],
       ['email', { smtpUrl: 'smtp://127.0.0.1:2525' }],
@@ -121,7 +121,7 @@ describe('PATCH /v1/connections/:id', () => {
 
   it.each([
     ['an unknown field', 'whatsapp', { credentials: { accessToken: 'a', token: 'b' } }, 'body.credentials must not have property "token"'],
-    ['a field another integration uses', 'whatsapp', { credentials: { accessToken: 'a', accountSid: 'AC1' } }, 'credentials.accountSid is not used by whatsapp connections (fields: accessToken, apiBaseUrl)'],
+    ['a field another integration uses', 'whatsapp', { credentials: { accessToken: 'a', accountSid: 'AC1' } }, 'credentials.accountSid is not used by whatsapp connections (fields: accessToken)'],
     ['a missing field', 'sms', { credentials: { accessToken: 'a' } }, 'sms credentials need accountSid and accessToken (missing: accountSid)'],
     ['an empty object', 'whatsapp', { credentials: {} }, 'whatsapp credentials need accessToken (missing: accessToken)'],
     ['a wrong type', 'whatsapp', { credentials: { accessToken: 42 } }, 'body.credentials.accessToken must be string'],
@@ -129,8 +129,7 @@ describe('PATCH /v1/connections/:id', () => {
     ['an over-long value', 'whatsapp', { credentials: { accessToken: 'x'.repeat(4097) } }, 'body.credentials.accessToken must NOT have more than 4096 characters'],
     ['an empty value', 'whatsapp', { credentials: { accessToken: '' } }, 'body.credentials.accessToken must NOT have fewer than 1 characters'],
     ['an smtpUrl that is not smtp(s)', 'email', { credentials: { smtpUrl: 'http://smtp.example.test' } }, 'credentials.smtpUrl must be an smtp:// or smtps:// URL'],
-    ['an apiBaseUrl that is not http(s)', 'aggregator', { credentials: { accessToken: 'a', apiBaseUrl: 'ftp://x.test' } }, 'credentials.apiBaseUrl must be an http:// or https:// URL'],
-    ['an apiBaseUrl that is no URL', 'aggregator', { credentials: { accessToken: 'a', apiBaseUrl: 'api.example.test' } }, 'credentials.apiBaseUrl must be an http:// or https:// URL'],
+    ['a host of its own (apiBaseUrl is the operator\'s)', 'aggregator', { credentials: { accessToken: 'a', apiBaseUrl: 'http://169.254.169.254/latest' } }, 'body.credentials must not have property "apiBaseUrl"'],
     ['credentials for ai', 'ai', { credentials: { accessToken: 'a' } }, "ai connections take no credentials: they do not send through a provider's API"],
     ['credentials for livechat', 'livechat', { credentials: { accessToken: 'a' } }, "livechat connections take no credentials: they do not send through a provider's API"],
     ['an unknown top-level field', 'whatsapp', { name: 'x', credential: { accessToken: 'a' } }, 'body must not have property "credential"'],

@@ -1,0 +1,27 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+
+/**
+ * Idempotency keys: the first answer to a request that carried `Idempotency-Key`, kept a day
+ * (maintenance prunes them) and replayed for a retry of the same request. Keys live in a key
+ * space (an app id, or a reserved space) so two tenants never share one.
+ */
+
+/** Serialises requests with the same key in one space until the caller's transaction ends. */
+export async function lockIdempotencyKey(db: Executor, space: string, key: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`idem:${space}:${key}`}, 0))`.execute(db);
+}
+
+export async function findIdempotentResponse(db: Executor, space: string, key: string) {
+  return db.selectFrom('idempotency_keys').selectAll().where('app_id', '=', space).where('key', '=', key).executeTakeFirst();
+}
+
+export async function saveIdempotentResponse(
+  db: Executor,
+  row: { space: string; key: string; request: string; statusCode: number; response: unknown },
+): Promise<void> {
+  await db
+    .insertInto('idempotency_keys')
+    .values({ app_id: row.space, key: row.key, request: row.request, status_code: row.statusCode, response: JSON.stringify(row.response) })
+    .execute();
+}

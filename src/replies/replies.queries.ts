@@ -1,0 +1,98 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+
+/** A thread a reply can go to, with what sending needs: its connection and contact handle. */
+export async function findReplyThread(db: Executor, workspaceId: number, threadId: number) {
+  return db
+    .selectFrom('threads')
+    .innerJoin('connections', 'connections.id', 'threads.connection_id')
+    .select(['threads.id', 'threads.workspace_id', 'threads.connection_id', 'threads.contact_id', 'connections.integration_key'])
+    .where('threads.workspace_id', '=', workspaceId)
+    .where('threads.id', '=', threadId)
+    .executeTakeFirst();
+}
+
+/** The outbound message, `queued`, and the thread's preview moved to it. */
+export async function insertReply(db: Executor, row: { workspaceId: number; threadId: number; connectionId: number; text: string; preview: string }, at: Date) {
+  const message = await db
+    .insertInto('messages')
+    .values({
+      workspace_id: row.workspaceId,
+      thread_id: row.threadId,
+      connection_id: row.connectionId,
+      direction: 'outbound',
+      external_id: null,
+      text: row.text,
+      status: 'queued',
+      created_at: at,
+      updated_at: at,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await db
+    .updateTable('threads')
+    .set({ last_message_at: at, last_message_preview: row.preview, updated_at: at })
+    .where('id', '=', row.threadId)
+    .execute();
+  return message;
+}
+
+/**
+ * Everything a send needs, for the messages of `ids` still `queued` (a message that moved on
+ * is not sent again: a duplicate job is a no-op). The contact's handle is the one on the
+ * connection's channel; for e-mail, the last inbound message of the thread gives the
+ * subject and Message-ID to answer in.
+ */
+export async function findSendContexts(db: Executor, ids: number[]) {
+  if (ids.length === 0) return [];
+  const { rows } = await sql<{
+    id: number;
+    workspace_id: number;
+    thread_id: number;
+    connection_id: number;
+    text: string;
+    integration_key: string;
+    external_account_id: string;
+    to: string | null;
+    last_inbound_external_id: string | null;
+    last_inbound_text: string | null;
+  }>`
+    SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, c.integration_key, c.external_account_id,
+           h.external_id AS to, li.external_id AS last_inbound_external_id, li.text AS last_inbound_text
+    FROM messages m
+    JOIN threads t ON t.id = m.thread_id
+    JOIN connections c ON c.id = m.connection_id
+    LEFT JOIN LATERAL (
+      SELECT external_id FROM contact_handles
+      WHERE contact_id = t.contact_id AND integration_key = c.integration_key
+      LIMIT 1
+    ) h ON true
+    LEFT JOIN LATERAL (
+      SELECT external_id, text FROM messages
+      WHERE thread_id = m.thread_id AND direction = 'inbound'
+      ORDER BY created_at DESC, id DESC
+      LIMIT 1
+    ) li ON true
+    WHERE m.id = ANY(${ids}::bigint[]) AND m.direction = 'outbound' AND m.status = 'queued'`.execute(db);
+  return rows;
+}
+
+/**
+ * Records a send's outcome on a message still `queued`: `sent` with the provider's id, or
+ * `failed` with its error. Returns the updated row, or nothing when the message had already
+ * moved on (a receipt raced ahead, or another attempt recorded it first).
+ */
+export async function recordSendOutcome(
+  db: Executor,
+  id: number,
+  outcome: { status: 'sent'; externalId: string } | { status: 'failed'; error: string },
+  at: Date,
+) {
+  return db
+    .updateTable('messages')
+    .set(outcome.status === 'sent' ? { status: 'sent', external_id: outcome.externalId, updated_at: at } : { status: 'failed', error: outcome.error, updated_at: at })
+    .where('id', '=', id)
+    .where('status', '=', 'queued')
+    .returningAll()
+    .executeTakeFirst();
+}

@@ -1,0 +1,193 @@
+import { sql } from 'kysely';
+import pg from 'pg';
+import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { sendQueue, SEND_QUEUE } from '../../src/replies/send-message.queue.js';
+import { useTestContext } from '../helpers/app.js';
+import { makeConnection, makeTenant } from '../helpers/factories.js';
+import { startFakeProviders } from '../helpers/fake-providers.js';
+import { fixture, sign, waitFor } from '../helpers/webhooks.js';
+
+const SECRET = 'replies-webhook-secret';
+const TOKEN = 'EAAG-replies-page-token-0123456789';
+const fake = await startFakeProviders();
+afterAll(() => fake.close());
+const logLines: Record<string, unknown>[] = [];
+const ctx = await useTestContext({
+  workers: true,
+  logLines,
+  env: { INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET, apiBaseUrl: fake.baseUrls.whatsapp } }) },
+});
+const tenant = await makeTenant(ctx.deps);
+const whatsapp = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '106540352242922', credentials: { accessToken: TOKEN } });
+const SEND_PATH = '/graph/v23.0/106540352242922/messages';
+
+beforeEach(() => fake.reset());
+
+/** A contact writes in on WhatsApp; answers the thread the worker made. */
+async function inboundThread(from: string) {
+  const payload = JSON.parse(fixture('whatsapp', 'text-message.json'));
+  const value = payload.entry[0].changes[0].value;
+  value.contacts[0].wa_id = from;
+  value.messages[0].from = from;
+  value.messages[0].id = `wamid.in-${from}`;
+  const body = JSON.stringify(payload);
+  const res = await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }, payload: body });
+  expect(res.statusCode).toBe(200);
+  return waitFor(
+    () => ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', `wamid.in-${from}`).executeTakeFirst(),
+    'the inbound message',
+  ).then((m) => m.thread_id);
+}
+
+const reply = (threadId: number, text: string, headers: Record<string, string> = {}) =>
+  ctx.app.inject({ method: 'POST', url: `/v1/threads/${threadId}/messages`, headers: { ...tenant.headers, 'content-type': 'application/json', ...headers }, payload: { text } });
+
+const messageRow = (id: number) => ctx.deps.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const settled = (id: number) => waitFor(async () => {
+  const m = await messageRow(id);
+  return m.status !== 'queued' ? m : undefined;
+}, `message ${id} to leave queued`);
+
+function statusWebhook(externalId: string, status: string) {
+  const payload = JSON.parse(fixture('whatsapp', 'statuses.json'));
+  payload.entry[0].changes[0].value.statuses = [{ id: externalId, status, timestamp: '1750263773', recipient_id: '16505551234' }];
+  const body = JSON.stringify(payload);
+  return ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }, payload: body });
+}
+
+describe('POST /v1/threads/:id/messages', () => {
+  it('answers 202 with the queued message, sends it through the provider, and the receipts move it to read', async () => {
+    const threadId = await inboundThread('16505550001');
+    const res = await reply(threadId, 'Yes, we are open until 6 pm.');
+    expect(res.statusCode, res.body).toBe(202);
+    const data = res.json().data;
+    expect(data).toMatchObject({ threadId, direction: 'outbound', status: 'queued', externalId: null, text: 'Yes, we are open until 6 pm.', error: null });
+    const sent = await settled(data.id);
+    expect(sent.status).toBe('sent');
+    expect(fake.requests).toHaveLength(1);
+    const request = fake.requests[0]!;
+    expect(request.path).toBe(SEND_PATH);
+    expect(request.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(request.parsed).toMatchObject({ messaging_product: 'whatsapp', to: '16505550001', type: 'text', text: { body: 'Yes, we are open until 6 pm.' } });
+    expect(sent.external_id).toBe((request.response!.body as { messages: { id: string }[] }).messages[0]!.id);
+    // The provider's own status webhooks reconcile on the id it gave.
+    for (const status of ['delivered', 'read', 'delivered']) {
+      expect((await statusWebhook(sent.external_id!, status)).statusCode).toBe(200);
+    }
+    await waitFor(async () => (await messageRow(data.id)).status === 'read', 'the reply to be read');
+    // The thread shows the reply as its latest message.
+    const thread = (await ctx.app.inject({ method: 'GET', url: `/v1/threads/${threadId}`, headers: tenant.headers })).json().data;
+    expect(thread.lastMessagePreview).toBe('Yes, we are open until 6 pm.');
+  });
+
+  it("a permanent provider error ends failed with the provider's text", async () => {
+    const threadId = await inboundThread('16505550002');
+    fake.behave(SEND_PATH, 'bad-request');
+    const res = await reply(threadId, 'hello');
+    const failed = await settled(res.json().data.id);
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toEqual(expect.any(String));
+    expect(failed.error!.length).toBeGreaterThan(0);
+    expect(failed.error).not.toContain(TOKEN);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('a 500 schedules the next attempt 60 s later, and the second attempt sends it once', async () => {
+    const threadId = await inboundThread('16505550003');
+    fake.behave(SEND_PATH, 'server-error');
+    const { id } = (await reply(threadId, 'are you there?')).json().data;
+    const retry = await waitFor(async () => {
+      const { rows } = await sql<{ data: { messageId: number; attempt: number }; start_after: Date; created_on: Date }>`
+        SELECT data, start_after, created_on FROM pgboss.job WHERE name = ${SEND_QUEUE} AND (data->>'messageId')::bigint = ${id} AND (data->>'attempt')::int = 2`.execute(ctx.deps.db);
+      return rows[0];
+    }, 'the retry job');
+    expect((retry.start_after.getTime() - retry.created_on.getTime()) / 1000).toBeGreaterThanOrEqual(59);
+    expect((await messageRow(id)).status).toBe('queued');
+    // The provider recovers; the second attempt (run now instead of in a minute) sends it.
+    fake.behave(SEND_PATH, 'ok');
+    await sendQueue.worker!.handle(ctx.deps, [{ id: 'retry', data: retry.data }]);
+    expect((await messageRow(id)).status).toBe('sent');
+    expect(fake.requests.filter((r) => r.path === SEND_PATH)).toHaveLength(2);
+    // A duplicate of the job finds the message sent and sends nothing.
+    await sendQueue.worker!.handle(ctx.deps, [{ id: 'dup', data: retry.data }]);
+    expect(fake.requests.filter((r) => r.path === SEND_PATH)).toHaveLength(2);
+  });
+
+  it('gives up after the last retry with failed', async () => {
+    const threadId = await inboundThread('16505550004');
+    fake.behave(SEND_PATH, 'server-error');
+    const { id } = (await reply(threadId, 'last try')).json().data;
+    await waitFor(async () => fake.requests.length === 1, 'the first attempt');
+    await sendQueue.worker!.handle(ctx.deps, [{ id: 'last', data: { messageId: id, attempt: 4 } }]);
+    const row = await messageRow(id);
+    expect(row.status).toBe('failed');
+    expect(row.error).toMatch(/^gave up after 4 attempts: HTTP 500/);
+  });
+
+  it('a replayed Idempotency-Key answers the first answer and sends once', async () => {
+    const threadId = await inboundThread('16505550005');
+    const first = await reply(threadId, 'only once', { 'idempotency-key': 'reply-7f3a' });
+    const again = await reply(threadId, 'only once', { 'idempotency-key': 'reply-7f3a' });
+    expect(again.statusCode).toBe(202);
+    expect(again.json().data).toEqual(first.json().data);
+    await settled(first.json().data.id);
+    const rows = await ctx.deps.db.selectFrom('messages').select('id').where('thread_id', '=', threadId).where('direction', '=', 'outbound').execute();
+    expect(rows).toHaveLength(1);
+    expect(fake.requests).toHaveLength(1);
+    const other = await reply(threadId, 'something else', { 'idempotency-key': 'reply-7f3a' });
+    expect(other.statusCode).toBe(409);
+  });
+
+  it('refuses read keys (403), unknown threads (404), empty or long text (422)', async () => {
+    const threadId = await inboundThread('16505550006');
+    const readKey = await makeTenant(ctx.deps, { scopes: ['read'] });
+    expect((await ctx.app.inject({ method: 'POST', url: `/v1/threads/${threadId}/messages`, headers: { ...readKey.headers, 'content-type': 'application/json' }, payload: { text: 'x' } })).statusCode).toBe(403);
+    expect((await reply(999_999, 'x')).statusCode).toBe(404);
+    expect((await reply(threadId, '')).statusCode).toBe(422);
+    expect((await reply(threadId, 'x'.repeat(4097))).statusCode).toBe(422);
+    // Another workspace's thread is not found.
+    const other = await makeTenant(ctx.deps);
+    expect((await ctx.app.inject({ method: 'POST', url: `/v1/threads/${threadId}/messages`, headers: { ...other.headers, 'content-type': 'application/json' }, payload: { text: 'x' } })).statusCode).toBe(404);
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('publishes message.created and message.updated on the realtime bus', async () => {
+    const threadId = await inboundThread('16505550008');
+    const listener = new pg.Client({ connectionString: ctx.database.url });
+    await listener.connect();
+    const events: { type: string; data: Record<string, unknown> }[] = [];
+    listener.on('notification', (n) => events.push(JSON.parse(n.payload!)));
+    await listener.query(`LISTEN ${REALTIME_CHANNEL}`);
+    try {
+      const { id } = (await reply(threadId, 'live')).json().data;
+      await waitFor(async () => events.some((e) => e.type === 'message.updated' && e.data.id === id), 'message.updated');
+      expect(events.filter((e) => e.data.id === id).map((e) => [e.type, e.data.status])).toEqual([
+        ['message.created', 'queued'],
+        ['message.updated', 'sent'],
+      ]);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('refuses a channel that cannot send with 422', async () => {
+    const ai = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'ai', externalAccountId: 'assistant-1' });
+    const contact = await ctx.deps.db.insertInto('contacts').values({ workspace_id: tenant.workspace.id, name: 'Bot user' }).returning('id').executeTakeFirstOrThrow();
+    const thread = await ctx.deps.db.insertInto('threads').values({ workspace_id: tenant.workspace.id, connection_id: ai.id, contact_id: contact.id }).returning('id').executeTakeFirstOrThrow();
+    const res = await reply(thread.id, 'hi');
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error).toEqual({ code: 'validation_failed', message: 'this channel cannot send' });
+  });
+
+  it('never shows the credential in an answer or a log line', async () => {
+    const threadId = await inboundThread('16505550007');
+    const res = await reply(threadId, 'secret-free');
+    await settled(res.json().data.id);
+    const connections = await ctx.app.inject({ method: 'GET', url: '/v1/connections', headers: tenant.headers });
+    expect(connections.json().data.find((c: { id: number }) => c.id === whatsapp.id)).toMatchObject({ hasCredentials: true });
+    for (const body of [res.body, connections.body]) expect(body).not.toContain(TOKEN);
+    expect(logLines.length).toBeGreaterThan(0);
+    for (const line of logLines) expect(JSON.stringify(line)).not.toContain(TOKEN);
+  });
+});
