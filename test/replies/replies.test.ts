@@ -6,17 +6,20 @@ import { sendQueue, SEND_QUEUE } from '../../src/replies/send-message.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { startFakeProviders } from '../helpers/fake-providers.js';
+import { startSmtpServer } from '../helpers/smtp.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';
 
 const SECRET = 'replies-webhook-secret';
 const TOKEN = 'EAAG-replies-page-token-0123456789';
 const fake = await startFakeProviders();
-afterAll(() => fake.close());
+const smtp = await startSmtpServer();
+afterAll(() => Promise.all([fake.close(), smtp.close()]));
+const EMAIL_SECRET = 'replies-email-bearer-secret';
 const logLines: Record<string, unknown>[] = [];
 const ctx = await useTestContext({
   workers: true,
   logLines,
-  env: { INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET, apiBaseUrl: fake.baseUrls.whatsapp } }) },
+  env: { INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET, apiBaseUrl: fake.baseUrls.whatsapp }, email: { webhookSecret: EMAIL_SECRET } }) },
 });
 const tenant = await makeTenant(ctx.deps);
 const whatsapp = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '106540352242922', credentials: { accessToken: TOKEN } });
@@ -178,6 +181,27 @@ describe('POST /v1/threads/:id/messages', () => {
     const res = await reply(thread.id, 'hi');
     expect(res.statusCode).toBe(422);
     expect(res.json().error).toEqual({ code: 'validation_failed', message: 'this channel cannot send' });
+  });
+
+  it('answers an e-mail in its thread: Re: subject, In-Reply-To and References of the last inbound mail', async () => {
+    await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'email', externalAccountId: 'support@acme.test', credentials: { smtpUrl: smtp.url } });
+    const body = fixture('email', 'inbound.json');
+    expect((await ctx.app.inject({ method: 'POST', url: '/webhooks/email', headers: { 'content-type': 'application/json', 'x-vendor-auth': EMAIL_SECRET }, payload: body })).statusCode).toBe(200);
+    const inbound = await waitFor(
+      () => ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', '<CAF=3Dx+8u1Zk2Q@mail.example.org>').executeTakeFirst(),
+      'the inbound mail',
+    );
+    const { id } = (await reply(inbound.thread_id, 'Thanks Dana, we have removed the duplicate.')).json().data;
+    const sent = await settled(id);
+    expect(sent.status, sent.error ?? '').toBe('sent');
+    expect(smtp.mails).toHaveLength(1);
+    const mail = smtp.mails[0]!;
+    expect(mail.to).toEqual(['dana@example.org']);
+    expect(mail.mail.subject).toBe('Re: Invoice question');
+    expect(mail.mail.inReplyTo).toBe('<CAF=3Dx+8u1Zk2Q@mail.example.org>');
+    expect(mail.mail.text?.trim()).toBe('Thanks Dana, we have removed the duplicate.');
+    // The Message-ID sent is the id a bounce reconciles on.
+    expect(sent.external_id).toBe(mail.mail.messageId);
   });
 
   it('never shows the credential in an answer or a log line', async () => {
