@@ -1,11 +1,13 @@
-// `npm run bench [-- --json] [--seconds 5] [--rounds 3] [--connections 200] [--rate 500] [--workers 1] [--ingest-only]`
+// `npm run bench [-- --json] [--seconds 5] [--rounds 3] [--connections 200] [--rate 500] [--workers 1] [--sends 5000] [--ingest-only]`
 //
 // Measures, in one run on one machine, side by side:
 //   1. ceiling: a no-op Fastify route that reads the raw body and checks the same HMAC;
 //   2. ingest:  POST /webhooks/whatsapp on the real service (role api), signed ~1.5 KB bodies;
 //      1 and 2 alternate for --rounds rounds and the median of the per-round ratios is reported;
 //   3. process: --workers worker processes (one by default) drain everything phase 2 stored;
-//   4. latency: role all under a steady 500 deliveries/s, median received → processed.
+//   4. latency: role all under a steady 500 deliveries/s, median received → processed;
+//   5. send:    --sends replies POSTed to the threads phase 3 made, sent by one role-all process
+//      through a loopback fake WhatsApp Cloud API, timed from the first sent to the last.
 // Throughput is reported as a ratio against the ceiling because shared machines drift.
 // Every number comes from this run; nothing is asserted.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -20,9 +22,15 @@ import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { createConnection } from '../src/connections/connections.service.js';
 import { hmacSha256Hex } from '../src/crypto/hmac.js';
+import { issueApiKey } from '../src/api-keys/api-keys.service.js';
 import { createDatabase, type Db } from '../src/db/database.js';
+import { startFakeProviders } from '../test/helpers/fake-providers.js';
 import { freePort, startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { fromKysely } from 'pg-boss';
+import { startBoss } from '../src/jobs/boss.js';
+import { createLogger } from '../src/logger.js';
+import { SEND_QUEUE } from '../src/replies/send-message.queue.js';
 import { WEBHOOK_QUEUE } from '../src/webhooks-in/inbox.queue.js';
 import { createWorkspace } from '../src/workspaces/workspaces.service.js';
 
@@ -34,6 +42,7 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '200' },
     rate: { type: 'string', default: '500' },
     workers: { type: 'string', default: '1' },
+    sends: { type: 'string', default: '5000' },
     'ingest-only': { type: 'boolean', default: false },
   },
 });
@@ -42,6 +51,7 @@ const CONNECTIONS = Number(args.connections);
 const RATE = Number(args.rate);
 const ROUNDS = Number(args.rounds);
 const WORKERS = Number(args.workers);
+const SENDS = Number(args.sends);
 const WARMUP_SECONDS = 2;
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SECRET = randomBytes(24).toString('hex');
@@ -156,13 +166,13 @@ const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolea
 /** The service as it ships: compiled by `npm run build`, as `npm start` and the Docker image run it. */
 const ENTRY = path.join(ROOT, 'dist/src/cli.js');
 
-function serve(role: 'api' | 'worker' | 'all', databaseUrl: string, port: number) {
+function serve(role: 'api' | 'worker' | 'all', databaseUrl: string, port: number, whatsapp: Record<string, string> = {}) {
   return startProcess(
     [...NODE_FLAGS, ENTRY, 'serve', '--role', role],
     {
       DATABASE_URL: databaseUrl,
       PORT: String(port),
-      INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET } }),
+      INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET, ...whatsapp } }),
       // The worker announces readiness in its start line; it serves no requests to log.
       ...(role === 'worker' ? { LOG_LEVEL: 'info' } : {}),
     },
@@ -310,6 +320,57 @@ async function main() {
     const allRss = all.peakRssMb();
     await all.stop();
 
+    say(`5/5 send: ${SENDS} replies through a loopback fake WhatsApp Cloud API, one role-all process`);
+    const fake = await startFakeProviders();
+    const key = await issueApiKey(database.db, workspace.id, 'bench', ['write']);
+    const threadIds = (await sql<{ id: number }>`SELECT id FROM threads ORDER BY id LIMIT 500`.execute(database.db)).rows.map((r) => r.id);
+    const sendPort = await freePort();
+    const sender = await serve('all', databaseUrl, sendPort, { apiBaseUrl: fake.baseUrls.whatsapp, accessToken: 'bench-token' });
+    servers.push(sender);
+    const queuedLeft = async () =>
+      (await sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE direction = 'outbound' AND status = 'queued'`.execute(database.db)).rows[0]!.n;
+    // a. The route: agents' POSTs, each its own durable commit.
+    let next = 0;
+    const posted = await autocannon({
+      url: sender.url,
+      connections: 20,
+      amount: Math.min(SENDS, 1000),
+      requests: [
+        {
+          method: 'POST',
+          setupRequest: (req: Record<string, unknown>) => ({
+            ...req,
+            path: `/v1/threads/${threadIds[next++ % threadIds.length]}/messages`,
+            body: JSON.stringify({ text: `Reply ${next}: thanks, your order is on its way.` }),
+            headers: { 'content-type': 'application/json', 'x-api-key': key.key },
+          }),
+        } as unknown as autocannon.Request,
+      ],
+    });
+    await waitFor(async () => (await queuedLeft()) === 0, 300_000);
+    // b. The sender: a backlog of queued replies (written in one transaction, as a burst of
+    // agents would leave it) drained by the worker, first sent to last sent.
+    const { rows: marker } = await sql<{ id: number }>`SELECT coalesce(max(id), 0)::bigint AS id FROM messages`.execute(database.db);
+    const boss = await startBoss(databaseUrl, createLogger('warn'), { max: 2, supervise: false });
+    await database.db.transaction().execute(async (trx) => {
+      const { rows: queued } = await sql<{ id: number }>`
+        INSERT INTO messages (workspace_id, thread_id, connection_id, direction, text, status)
+        SELECT t.workspace_id, t.id, t.connection_id, 'outbound', 'Reply ' || g || ': thanks, your order is on its way.', 'queued'
+        FROM generate_series(1, ${SENDS}) g JOIN (SELECT *, row_number() OVER (ORDER BY id) - 1 AS n FROM threads) t ON t.n = g % ${threadIds.length}
+        RETURNING id`.execute(trx);
+      await boss.insert(SEND_QUEUE, queued.map((m) => ({ data: { messageId: m.id, attempt: 1 } })), { db: fromKysely(trx as Parameters<typeof fromKysely>[0]) });
+    });
+    await boss.stop({ graceful: false, close: true });
+    await waitFor(async () => (await queuedLeft()) === 0, 300_000);
+    const { rows: sendRows } = await sql<{ sent: number; seconds: number }>`
+      SELECT count(*)::int AS sent, extract(epoch FROM max(updated_at) - min(updated_at))::float8 AS seconds
+      FROM messages WHERE id > ${marker[0]!.id} AND direction = 'outbound' AND status = 'sent'`.execute(database.db);
+    const senderRss = sender.peakRssMb();
+    await sender.stop();
+    await fake.close();
+    const sent = sendRows[0]!.sent;
+    const sendSeconds = Math.max(sendRows[0]!.seconds, 0.001);
+
     const result = {
       ceiling: { rps: Math.round(ceilingRps) },
       ingest: { rps: Math.round(ingestRps), p99Ms: ingestP99, non2xx, acknowledged, rows, jobs },
@@ -324,7 +385,8 @@ async function main() {
         p99LatencyMs: Math.round(lat[0]!.p99),
         pacedRps: Math.round(paced.requests.average),
       },
-      rssMb: Math.round(Math.max(ingestRss, workerRss, allRss)),
+      send: { posted: posted['2xx'], postNon2xx: posted.non2xx, postRps: Math.round(posted.requests.average), postP99Ms: posted.latency.p99, sent, seconds: Number(sendSeconds.toFixed(2)), sendsPerSec: Math.round(sent / sendSeconds), providerRequests: fake.requests.length },
+      rssMb: Math.round(Math.max(ingestRss, workerRss, allRss, senderRss)),
     };
 
     const table = [
@@ -334,7 +396,9 @@ async function main() {
       ['durable', `${acknowledged} acknowledged, ${rows} rows, ${jobs} jobs`],
       [`processing (${WORKERS} worker${WORKERS === 1 ? '' : 's'})`, `${result.process.deliveriesPerSec} deliveries/s (${processed} in ${result.process.seconds} s)`],
       [`latency at ${RATE}/s`, `p50 ${result.process.p50LatencyMs} ms, p99 ${result.process.p99LatencyMs} ms received → processed`],
-      ['peak server RSS', `${result.rssMb} MB (api ${Math.round(ingestRss)}, worker ${Math.round(workerRss)}, all ${Math.round(allRss)})`],
+      ['reply POSTs (20 connections)', `${result.send.postRps} req/s, p99 ${result.send.postP99Ms} ms (${result.send.posted} answered 202, ${result.send.postNon2xx} not)`],
+      ['sending (1 process)', `${result.send.sendsPerSec} replies/s (${sent} queued replies sent in ${result.send.seconds} s)`],
+      ['peak server RSS', `${result.rssMb} MB (api ${Math.round(ingestRss)}, worker ${Math.round(workerRss)}, all ${Math.round(allRss)}, send ${Math.round(senderRss)})`],
     ];
     const width = Math.max(...table.map(([k]) => k!.length));
     for (const [k, v] of table) process.stdout.write(`${k!.padEnd(width)}  ${v}\n`);

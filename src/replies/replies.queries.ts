@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import type { MessageStatus } from '../db/types.js';
 
 /** A thread a reply can go to, with what sending needs: its connection and contact handle. */
 export async function findReplyThread(db: Executor, workspaceId: number, threadId: number) {
@@ -77,22 +78,22 @@ export async function findSendContexts(db: Executor, ids: number[]) {
   return rows;
 }
 
+export type SendResult = { id: number; status: 'sent'; externalId: string } | { id: number; status: 'failed'; error: string };
+
 /**
- * Records a send's outcome on a message still `queued`: `sent` with the provider's id, or
- * `failed` with its error. Returns the updated row, or nothing when the message had already
- * moved on (a receipt raced ahead, or another attempt recorded it first).
+ * Records sends' outcomes, one statement for a batch, on messages still `queued`: `sent` with
+ * the provider's id, or `failed` with its error. Returns the rows it changed; a message that
+ * had already moved on (a receipt raced ahead, another attempt recorded it) is left alone.
  */
-export async function recordSendOutcome(
-  db: Executor,
-  id: number,
-  outcome: { status: 'sent'; externalId: string } | { status: 'failed'; error: string },
-  at: Date,
-) {
-  return db
-    .updateTable('messages')
-    .set(outcome.status === 'sent' ? { status: 'sent', external_id: outcome.externalId, updated_at: at } : { status: 'failed', error: outcome.error, updated_at: at })
-    .where('id', '=', id)
-    .where('status', '=', 'queued')
-    .returningAll()
-    .executeTakeFirst();
+export async function recordSendOutcomes(db: Executor, results: SendResult[], at: Date) {
+  if (results.length === 0) return [];
+  const { rows } = await sql<{ id: number; workspace_id: number; thread_id: number; status: MessageStatus; error: string | null }>`
+    UPDATE messages AS m
+    SET status = v.status, external_id = COALESCE(v.external_id, m.external_id), error = v.error, updated_at = ${at}
+    FROM unnest(${results.map((r) => r.id)}::bigint[], ${results.map((r) => r.status)}::text[],
+                ${results.map((r) => (r.status === 'sent' ? r.externalId : null))}::text[], ${results.map((r) => (r.status === 'failed' ? r.error : null))}::text[])
+      AS v(id, status, external_id, error)
+    WHERE m.id = v.id AND m.status = 'queued'
+    RETURNING m.id, m.workspace_id, m.thread_id, m.status, m.error`.execute(db);
+  return rows;
 }

@@ -5,8 +5,8 @@ import { connectionCredentials } from '../connections/connection-credentials.js'
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import type { QueueDefinition } from '../jobs/queue.js';
-import { publishEvent } from '../realtime/publish.js';
-import { findSendContexts, recordSendOutcome } from './replies.queries.js';
+import { publishEvents, type RealtimeEvent } from '../realtime/publish.js';
+import { findSendContexts, recordSendOutcomes, type SendResult } from './replies.queries.js';
 import { nextSendAttempt, SEND_RETRY_DELAYS_SECONDS } from './send-policy.js';
 
 export const SEND_QUEUE = 'send-message';
@@ -31,16 +31,10 @@ function subjectOf(text: string | null): string | undefined {
   return cut > 0 ? text.slice(0, cut) : undefined;
 }
 
-/**
- * Sends one reply and records what came of it. The provider is called outside any
- * transaction (a slow provider must not hold a database connection); its outcome is then
- * written only if the message is still `queued`. A process that dies after the provider
- * answered and before that commit sends the reply again when the job is retried: the one
- * window where a reply can go out twice.
- */
-async function sendOne(deps: Deps, job: SendJob): Promise<void> {
-  const [ctx] = await findSendContexts(deps.db, [job.messageId]);
-  if (!ctx) return; // already sent, failed, or gone: a duplicate job is a no-op
+type SendContext = Awaited<ReturnType<typeof findSendContexts>>[number];
+
+/** Calls the provider for one reply; never throws (an unexpected error is a retryable outcome). */
+async function sendOne(deps: Deps, ctx: SendContext, credentialsOf: (connectionId: number) => Promise<Record<string, string> | null>): Promise<SendOutcome> {
   const adapter = adapterFor(ctx.integration_key);
   const started = performance.now();
   let outcome: SendOutcome;
@@ -50,41 +44,68 @@ async function sendOne(deps: Deps, job: SendJob): Promise<void> {
     outcome = { outcome: 'failed', error: `the contact has no ${ctx.integration_key} handle to reply to` };
   } else {
     const integration = deps.config.integrations[adapter.key] ?? {};
-    const own = (await connectionCredentials(deps, ctx.connection_id)) ?? {};
     // The connection's own credentials first; the integration's settings are the fallback of
     // a deployment with one provider account. The host is always the operator's.
-    const credentials: SendCredentials = { accessToken: integration.accessToken, accountSid: integration.accountSid, ...own, apiBaseUrl: integration.apiBaseUrl };
-    outcome = await adapter
-      .send({ accountId: ctx.external_account_id, to: ctx.to, text: ctx.text, replyTo: { subject: subjectOf(ctx.last_inbound_text), messageId: ctx.last_inbound_external_id ?? undefined } }, credentials, { timeoutMs: SEND_TIMEOUT_MS })
+    outcome = await credentialsOf(ctx.connection_id)
+      .then((own) => {
+        const credentials: SendCredentials = { accessToken: integration.accessToken, accountSid: integration.accountSid, ...own, apiBaseUrl: integration.apiBaseUrl };
+        const replyTo = { subject: subjectOf(ctx.last_inbound_text), messageId: ctx.last_inbound_external_id ?? undefined };
+        return adapter.send!({ accountId: ctx.external_account_id, to: ctx.to!, text: ctx.text, replyTo }, credentials, { timeoutMs: SEND_TIMEOUT_MS });
+      })
       .catch((err: unknown): SendOutcome => ({ outcome: 'retry', error: `send failed: ${(err as Error).message}` }));
   }
   deps.metrics.sends.inc({ integration: ctx.integration_key, outcome: outcome.outcome });
   deps.metrics.sendDuration.observe({ integration: ctx.integration_key }, (performance.now() - started) / 1000);
+  return outcome;
+}
+
+/**
+ * Sends a batch of replies at once (a provider that hangs holds its batch's commit until the
+ * 10 s timeout; the worker's other batches go on), then records every outcome in one
+ * transaction: `sent` with the provider's id, `failed` with its
+ * error, or the next attempt scheduled. One commit per batch instead of one per reply keeps
+ * the database out of the way of a busy sender (each commit that notifies the realtime bus
+ * waits for the one before it). An outcome is written only on a message still `queued`. A
+ * process that dies after a provider answered and before that commit sends the reply again
+ * when the job is retried: the one window in which a reply can go out twice.
+ */
+async function sendBatch(deps: Deps, jobs: SendJob[]): Promise<void> {
+  // One read for the whole batch; a message no longer queued (sent, failed, gone) has no
+  // context, so a duplicate job is a no-op, and two jobs of one message send it once.
+  const contexts = new Map((await findSendContexts(deps.db, jobs.map((j) => j.messageId))).map((c) => [c.id, c]));
+  const unique = [...new Map(jobs.filter((j) => contexts.has(j.messageId)).map((j) => [j.messageId, j])).values()];
+  if (unique.length === 0) return;
+  // A connection's credentials are opened once per batch, whatever the number of its replies.
+  const opened = new Map<number, Promise<Record<string, string> | null>>();
+  const credentialsOf = (id: number) => {
+    let p = opened.get(id);
+    if (!p) opened.set(id, (p = connectionCredentials(deps, id)));
+    return p;
+  };
+  const outcomes = await Promise.all(unique.map(async (job) => ({ job, outcome: await sendOne(deps, contexts.get(job.messageId)!, credentialsOf) })));
 
   await deps.db.transaction().execute(async (trx) => {
     const now = deps.now();
-    if (outcome.outcome === 'retry') {
-      const at = nextSendAttempt(job.attempt, now, outcome.retryAfterSeconds);
-      if (at) {
-        await enqueueSend(deps.boss, trx, { messageId: job.messageId, attempt: job.attempt + 1 }, at);
-        return;
+    const results: SendResult[] = [];
+    for (const { job, outcome } of outcomes) {
+      if (outcome.outcome === 'sent') {
+        results.push({ id: job.messageId, status: 'sent', externalId: outcome.externalId });
+        continue;
+      }
+      const at = outcome.outcome === 'retry' ? nextSendAttempt(job.attempt, now, outcome.retryAfterSeconds) : null;
+      if (at) await enqueueSend(deps.boss, trx, { messageId: job.messageId, attempt: job.attempt + 1 }, at);
+      else {
+        const error = outcome.outcome === 'retry' ? `gave up after ${SEND_RETRY_DELAYS_SECONDS.length + 1} attempts: ${outcome.error}` : outcome.error;
+        results.push({ id: job.messageId, status: 'failed', error });
       }
     }
-    const row = await recordSendOutcome(
-      trx,
-      job.messageId,
-      outcome.outcome === 'sent'
-        ? { status: 'sent', externalId: outcome.externalId }
-        : { status: 'failed', error: outcome.outcome === 'retry' ? `gave up after ${SEND_RETRY_DELAYS_SECONDS.length + 1} attempts: ${outcome.error}` : outcome.error },
-      now,
-    );
-    if (row) {
-      await publishEvent(trx, {
-        type: 'message.updated',
-        workspaceId: row.workspace_id,
-        data: { id: row.id, threadId: row.thread_id, status: row.status, error: row.error },
-      });
-    }
+    const changed = await recordSendOutcomes(trx, results, now);
+    const events: RealtimeEvent[] = changed.map((row) => ({
+      type: 'message.updated',
+      workspaceId: row.workspace_id,
+      data: { id: row.id, threadId: row.thread_id, status: row.status, error: row.error },
+    }));
+    await publishEvents(trx, events);
   });
 }
 
@@ -97,15 +118,13 @@ export const sendQueue: QueueDefinition<SendJob> = {
   name: SEND_QUEUE,
   options: { retryLimit: 10, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, deleteAfterSeconds: 7 * 24 * 3600, notify: true },
   worker: {
-    // Sends are I/O: many at once per worker, each on its own (one slow provider holds only
-    // its own job), fetched as soon as they are queued.
-    options: { batchSize: 20, pollingIntervalSeconds: 0.5, localConcurrency: 4 },
+    // Sends are I/O: batches of 50 sent at once, four batches in flight per worker, fetched
+    // as soon as they are queued.
+    options: { batchSize: 50, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true, localConcurrency: 4 },
     async handle(deps, jobs) {
-      const results = await Promise.allSettled(jobs.map((job) => sendOne(deps, job.data)));
-      const failed = results.find((r) => r.status === 'rejected');
-      // A database error: fail the batch so pg-boss retries it; sends already recorded are
-      // no-ops on the retry (their messages are no longer queued).
-      if (failed) throw (failed as PromiseRejectedResult).reason;
+      // A database error fails the batch so pg-boss retries it; replies whose outcome was
+      // recorded are no longer queued and are not sent again.
+      await sendBatch(deps, jobs.map((j) => j.data));
     },
   },
 };
