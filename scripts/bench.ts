@@ -43,6 +43,9 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '500' },
     workers: { type: 'string', default: '1' },
     sends: { type: 'string', default: '5000' },
+    // The service's own default (info), as `npm start` runs it; `--log-level warn` for the
+    // figures of earlier runs.
+    'log-level': { type: 'string', default: 'info' },
     'ingest-only': { type: 'boolean', default: false },
   },
 });
@@ -52,6 +55,7 @@ const RATE = Number(args.rate);
 const ROUNDS = Number(args.rounds);
 const WORKERS = Number(args.workers);
 const SENDS = Number(args.sends);
+const LOG_LEVEL_OF_SERVICE = args['log-level'];
 const WARMUP_SECONDS = 2;
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SECRET = randomBytes(24).toString('hex');
@@ -129,10 +133,13 @@ function rssMb(pid: number): number {
 }
 
 async function startProcess(args: string[], env: Record<string, string>, readyUrl: string | undefined, readyLine?: string): Promise<Server> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: LOG_LEVEL_OF_SERVICE, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Only the tail is kept (for the error when a process fails to start): at info the service
+  // writes a line per request, and the bench must not grow with them.
   let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
+  const keep = (d: Buffer) => (output = (output + d).slice(-65_536));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(child.pid!))), 200);
   const deadline = Date.now() + 60_000;

@@ -84,6 +84,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     requestTimeout: HTTP_TIMEOUTS.requestTimeoutMs,
     connectionTimeout: HTTP_TIMEOUTS.connectionTimeoutMs,
     loggerInstance: deps.log as FastifyBaseLogger,
+    // One line per request, written in onResponse below, instead of Fastify's two.
+    disableRequestLogging: true,
     bodyLimit: deps.config.bodyLimitBytes,
     // false or a list of proxy addresses/CIDRs (INBOX_TRUST_PROXY=true is ['loopback']), never
     // Fastify's `true`, which believes every hop and lets any client name the address the
@@ -110,6 +112,12 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
     deps.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    // An accepted provider delivery is counted (inbox_webhook_deliveries_total), not logged:
+    // at thousands a second its line would cost more than storing it. Everything else, a
+    // refused delivery included, gets one compact line.
+    if (!(reply.statusCode < 400 && request.method === 'POST' && route.startsWith('/webhooks/'))) {
+      request.log.info({ req: request, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
+    }
     done();
   });
 

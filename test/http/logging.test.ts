@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { useTestContext } from '../helpers/app.js';
+import { fixture, sign } from '../helpers/webhooks.js';
 
 const WA_SECRET = 'wa-signing-secret-never-logged';
 const VERIFY_TOKEN = 'social-verify-token-never-logged';
@@ -30,7 +31,7 @@ describe('request logs', () => {
     for (const url of urls) statuses.push((await ctx.app.inject({ method: 'GET', url })).statusCode);
     expect(statuses).toEqual([200, 404, 200, 404]);
     const text = written(logLines);
-    expect(text).toContain('incoming request'); // requests are logged at info…
+    expect(text).toContain('request completed'); // requests are logged at info…
     expect(text).not.toContain(WA_SECRET); // …but not the secret,
     expect(text).not.toContain(VERIFY_TOKEN); // nor the verify token,
     expect(text).not.toContain('hub.challenge'); // nor any of the query
@@ -45,6 +46,28 @@ describe('request logs', () => {
     for (const secret of ['socket-token-abc', 'visitor-token-def', 'visitor-token-ghi']) expect(text).not.toContain(secret);
     const logged = logLines.map((l) => (l.req as { url?: string } | undefined)?.url);
     expect(logged).toContain('/v1/realtime?x=1&token=[redacted]&visitorToken=[redacted]');
+  });
+});
+
+describe('one line per request', () => {
+  const linesOf = (requestId: string) => logLines.filter((l) => l.reqId === requestId);
+
+  it('writes one compact line for an API request, none for an accepted delivery, one for a refused one', async () => {
+    const api = await ctx.app.inject({ method: 'GET', url: '/healthz' });
+    const apiLines = linesOf(api.headers['x-request-id'] as string);
+    expect(apiLines).toHaveLength(1);
+    expect(apiLines[0]).toMatchObject({ msg: 'request completed', status: 200, req: { method: 'GET', url: '/healthz' } });
+    expect(apiLines[0]!.ms).toEqual(expect.any(Number));
+
+    const body = fixture('whatsapp', 'text-message.json');
+    const accepted = await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(WA_SECRET, body)}` }, payload: body });
+    expect(accepted.statusCode).toBe(200);
+    // counted in /metrics instead (inbox_webhook_deliveries_total{outcome="accepted"})
+    expect(linesOf(accepted.headers['x-request-id'] as string)).toEqual([]);
+
+    const refused = await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': 'sha256=00' }, payload: body });
+    expect(refused.statusCode).toBe(401);
+    expect(linesOf(refused.headers['x-request-id'] as string)).toEqual([expect.objectContaining({ msg: 'request completed', status: 401 })]);
   });
 });
 
