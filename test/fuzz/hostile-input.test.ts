@@ -1,0 +1,184 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { NormaliseError, parseBody } from '../../src/channels/channel.js';
+import { adapters } from '../../src/channels/index.js';
+import { rawBodyOf } from '../../src/http/raw-body.js';
+import { useTestContext } from '../helpers/app.js';
+import { makeTenant } from '../helpers/factories.js';
+import { fixture } from '../helpers/webhooks.js';
+
+/**
+ * Hostile input, property-based (fast-check, seeded so a failure reproduces): whatever a
+ * sender makes up, adapters refuse or read it without crashing, and the HTTP surface answers
+ * a 4xx, never a 5xx, and stores nothing it refused.
+ */
+const SEED = 20261123;
+const SECRET = 'fuzz-webhook-secret-0123456789';
+const keys = Object.keys(adapters) as (keyof typeof adapters)[];
+
+/** JSON shaped like provider payloads: the right keys with wrong, missing or nested values. */
+const providerish = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.double(),
+    fc.string(),
+    fc.constantFrom('constructor', '__proto__', 'toString', 'sent', 'delivered', 'read', 'failed', 'received', 'message', 'message.ack', 'inbound', 'bounce', '-1', '1', '3'),
+    fc.array(tie('value'), { maxLength: 4 }),
+    fc.dictionary(
+      fc.constantFrom('entry', 'changes', 'value', 'messages', 'statuses', 'metadata', 'phone_number_id', 'id', 'from', 'status', 'messaging', 'message', 'mid', 'sender', 'delivery', 'mids', 'events', 'event', 'accountId', 'data', 'session', 'payload', 'ack', 'MessageSid', 'MessageStatus', 'To', 'From', 'type', 'messageId', 'to', 'account', 'text', 'body', 'errors', '__proto__', 'constructor'),
+      tie('value'),
+      { maxKeys: 5 },
+    ),
+  ),
+})).value;
+
+/** Each adapter's real payloads: hostile values are planted into them, so they reach deep. */
+const FIXTURES: [keyof typeof adapters, string][] = [
+  ['whatsapp', 'text-message.json'], ['whatsapp', 'statuses.json'], ['whatsapp', 'status-failed.json'], ['whatsapp', 'image-message.json'],
+  ['social_one.native', 'message.json'], ['social_one.native', 'delivery-and-echo.json'], ['social_two.native', 'message.json'],
+  ['aggregator', 'message.json'], ['aggregator', 'batch.json'], ['whatsapp_session', 'message.json'], ['whatsapp_session', 'ack.json'],
+  ['sms', 'delivered.json'], ['sms', 'inbound.form'], ['sms', 'undelivered.form'], ['email', 'inbound.json'], ['email', 'bounce.json'],
+];
+
+/** Every path to a value in `v` (objects and arrays walked), root first. */
+function pathsOf(v: unknown, at: (string | number)[] = []): (string | number)[][] {
+  const here = [at];
+  if (Array.isArray(v)) return here.concat(...v.map((x, i) => pathsOf(x, [...at, i])));
+  if (typeof v === 'object' && v !== null) return here.concat(...Object.entries(v).map(([k, x]) => pathsOf(x, [...at, k])));
+  return here;
+}
+
+/** `v` with the value at `path` replaced (or, for `undefined`, the key removed). */
+function plant(v: unknown, path: (string | number)[], value: unknown): unknown {
+  if (path.length === 0) return value;
+  const [head, ...rest] = path;
+  const copy: any = Array.isArray(v) ? [...v] : { ...(v as object) };
+  if (value === undefined && rest.length === 0) delete copy[head!];
+  else copy[head!] = plant(copy[head!], rest, value);
+  return copy;
+}
+
+const mutated = fc.constantFrom(...FIXTURES).chain(([key, name]) => {
+  const base = parseBody(adapters[key], fixture(key, name));
+  const paths = pathsOf(base);
+  return fc
+    .array(fc.tuple(fc.constantFrom(...paths), fc.oneof(providerish, fc.constant(undefined))), { minLength: 1, maxLength: 3 })
+    .map((plants) => ({ key, payload: plants.reduce<unknown>((p, [path, value]) => plant(p, path, value), base) }));
+});
+
+describe('adapters under hostile payloads', () => {
+  it('normalise reads a real payload with hostile values planted in it, or throws NormaliseError', () => {
+    fc.assert(
+      fc.property(mutated, fc.constantFrom('signed', 'correlated'), ({ key, payload }, verification) => {
+        try {
+          const events = adapters[key].normalise(payload, { verification: verification as 'signed' });
+          for (const e of events) {
+            expect(typeof e.externalMessageId).toBe('string');
+            expect(typeof e.externalAccountId).toBe('string');
+            if (e.type === 'status') expect(['sent', 'delivered', 'read', 'failed']).toContain(e.status);
+            if (e.type === 'message') expect(typeof e.text).toBe('string');
+          }
+        } catch (err) {
+          if (!(err instanceof NormaliseError)) throw err;
+        }
+      }),
+      { seed: SEED, numRuns: 5000 },
+    );
+  });
+
+  it('normalise either reads a payload or throws NormaliseError, for every adapter and any verification', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...keys), providerish, fc.constantFrom('signed', 'report_secret', 'correlated', 'skipped'), (key, payload, verification) => {
+        try {
+          const events = adapters[key].normalise(payload, { verification: verification as 'signed' });
+          for (const e of events) {
+            expect(typeof e.externalMessageId).toBe('string');
+            expect(typeof e.externalAccountId).toBe('string');
+            if (e.type === 'status') expect(['sent', 'delivered', 'read', 'failed']).toContain(e.status);
+          }
+        } catch (err) {
+          if (!(err instanceof NormaliseError)) throw err;
+        }
+      }),
+      { seed: SEED, numRuns: 3000 },
+    );
+  });
+
+  it('verify and parse never throw, whatever the bytes and headers', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...keys),
+        fc.uint8Array({ maxLength: 200 }),
+        fc.dictionary(fc.constantFrom('x-hub-signature-256', 'x-signature', 'x-aggregator-signature', 'x-vendor-auth', 'x-service-signature', 'x-webhook-signature', 'x-gatewayone-signature'), fc.string({ maxLength: 80 })),
+        async (key, bytes, headers) => {
+          const body = rawBodyOf(Buffer.from(bytes));
+          const result = await adapters[key].verify(body, headers, { webhookSecret: SECRET, appSecret: SECRET, providerReportSecret: SECRET }, { isKnownOutboundMessage: async () => false });
+          expect(typeof result.ok).toBe('boolean');
+          parseBody(adapters[key], body.text);
+          adapters[key].eventName(parseBody(adapters[key], body.text));
+        },
+      ),
+      { seed: SEED, numRuns: 2000 },
+    );
+  });
+});
+
+const ctx = await useTestContext({
+  env: { INBOX_INTEGRATIONS: JSON.stringify(Object.fromEntries(keys.map((k) => [k, { webhookSecret: SECRET, appSecret: SECRET, webhookVerifyToken: SECRET }]))) },
+});
+const tenant = await makeTenant(ctx.deps);
+
+describe('the HTTP surface under hostile input', () => {
+  it('answers unsigned deliveries of any content with 4xx and stores none of them', async () => {
+    const before = await ctx.deps.db.selectFrom('webhook_inbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...keys, 'unknown', 'email'),
+        fc.oneof(fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)), providerish.map((v) => Buffer.from(JSON.stringify(v) ?? 'null'))),
+        fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain', 'application/octet-stream'),
+        fc.option(fc.string({ maxLength: 70 }), { nil: undefined }),
+        async (key, payload, contentType, signature) => {
+          const headers: Record<string, string> = { 'content-type': contentType };
+          if (signature !== undefined) headers['x-hub-signature-256'] = signature;
+          const res = await ctx.app.inject({ method: 'POST', url: `/webhooks/${encodeURIComponent(key)}`, headers, payload });
+          expect(res.statusCode, res.body).toBeGreaterThanOrEqual(400);
+          expect(res.statusCode, res.body).toBeLessThan(500);
+        },
+      ),
+      { seed: SEED, numRuns: 400 },
+    );
+    const after = await ctx.deps.db.selectFrom('webhook_inbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+  });
+
+  it('never answers 5xx to made-up cursors, limits, ids and bodies on /v1', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('/v1/threads', '/v1/contacts', '/v1/connections', '/v1/api-keys', '/v1/threads/1/messages', '/v1/admin/webhook-inbox', '/v1/personal-access-tokens'),
+        fc.string({ maxLength: 40 }),
+        fc.string({ maxLength: 40 }),
+        async (path, cursor, limit) => {
+          const url = `${path}?cursor=${encodeURIComponent(cursor)}&limit=${encodeURIComponent(limit)}`;
+          const res = await ctx.app.inject({ method: 'GET', url, headers: tenant.headers });
+          expect(res.statusCode, `${url} ${res.body}`).toBeLessThan(500);
+        },
+      ),
+      { seed: SEED, numRuns: 300 },
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('/v1/api-keys', '/v1/threads/1/messages', '/v1/connections/1', '/api/user/login', '/v1/personal-access-tokens'),
+        fc.oneof(fc.json({ maxDepth: 4 }), fc.string({ maxLength: 200 })),
+        fc.constantFrom('POST', 'PATCH'),
+        async (path, body, method) => {
+          const res = await ctx.app.inject({ method: method as 'POST', url: path, headers: { ...tenant.headers, 'content-type': 'application/json' }, payload: body });
+          expect(res.statusCode, `${method} ${path} ${body} → ${res.body}`).toBeLessThan(500);
+        },
+      ),
+      { seed: SEED, numRuns: 300 },
+    );
+  });
+});
