@@ -27,11 +27,11 @@ import { createDatabase, type Db } from '../src/db/database.js';
 import { startFakeProviders } from '../test/helpers/fake-providers.js';
 import { freePort, startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { fromKysely } from 'pg-boss';
 import { startBoss } from '../src/jobs/boss.js';
+import { jobsIn } from '../src/jobs/queue.js';
 import { createLogger } from '../src/logger.js';
 import { SEND_QUEUE } from '../src/replies/send-message.queue.js';
-import { WEBHOOK_QUEUE } from '../src/webhooks-in/inbox.queue.js';
+import { WEBHOOK_QUEUE } from '../src/webhooks-in/inbox.enqueue.js';
 import { createWorkspace } from '../src/workspaces/workspaces.service.js';
 
 const { values: args } = parseArgs({
@@ -365,7 +365,7 @@ async function main() {
         SELECT t.workspace_id, t.id, t.connection_id, 'outbound', 'Reply ' || g || ': thanks, your order is on its way.', 'queued'
         FROM generate_series(1, ${SENDS}) g JOIN (SELECT *, row_number() OVER (ORDER BY id) - 1 AS n FROM threads) t ON t.n = g % ${threadIds.length}
         RETURNING id`.execute(trx);
-      await boss.insert(SEND_QUEUE, queued.map((m) => ({ data: { messageId: m.id, attempt: 1 } })), { db: fromKysely(trx as Parameters<typeof fromKysely>[0]) });
+      await boss.insert(SEND_QUEUE, queued.map((m) => ({ data: { messageId: m.id, attempt: 1 } })), { db: jobsIn(trx) });
     });
     await boss.stop({ graceful: false, close: true });
     await waitFor(async () => (await queuedLeft()) === 0, 300_000);

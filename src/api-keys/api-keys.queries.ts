@@ -38,16 +38,6 @@ export async function listApiKeys(db: Executor, workspaceId: number, page: Curso
   return keysetPage(db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).where('revoked_at', 'is', null), BY_CREATED, page);
 }
 
-export async function findActiveApiKey(db: Executor, workspaceId: number, id: number) {
-  return db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-}
-
 /** Replaces the secret of an active key in place; the old key stops working at once. */
 export async function replaceApiKeySecret(db: Executor, workspaceId: number, id: number, keyHash: string, keyPrefix: string) {
   return db

@@ -1,4 +1,5 @@
-import type { Queue, WorkOptions } from 'pg-boss';
+import { fromKysely, type Queue, type WorkOptions } from 'pg-boss';
+import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 
 /**
@@ -16,4 +17,9 @@ export interface QueueDefinition<T extends object = object> {
     options: WorkOptions;
     handle: (deps: Deps, jobs: { id: string; data: T }[]) => Promise<void>;
   };
+}
+
+/** pg-boss's view of a Kysely transaction, so a job joins the caller's commit. */
+export function jobsIn(trx: Executor) {
+  return fromKysely(trx as Parameters<typeof fromKysely>[0]);
 }

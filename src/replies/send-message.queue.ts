@@ -1,10 +1,10 @@
-import { fromKysely, type PgBoss } from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import { adapterFor } from '../channels/index.js';
 import type { SendCredentials, SendOutcome } from '../channels/channel.js';
 import { connectionCredentials } from '../connections/connection-credentials.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
-import type { QueueDefinition } from '../jobs/queue.js';
+import { jobsIn, type QueueDefinition } from '../jobs/queue.js';
 import { publishEvents, type RealtimeEvent } from '../realtime/publish.js';
 import { findSendContexts, recordSendOutcomes, type SendResult } from './replies.queries.js';
 import { nextSendAttempt, SEND_RETRY_DELAYS_SECONDS } from './send-policy.js';
@@ -21,7 +21,7 @@ export interface SendJob {
 
 /** The one way a reply is queued: by the route (with its message row) and for a retry. */
 export async function enqueueSend(boss: PgBoss, trx: Executor, job: SendJob, startAfter?: Date): Promise<void> {
-  await boss.send(SEND_QUEUE, job, { db: fromKysely(trx as Parameters<typeof fromKysely>[0]), ...(startAfter ? { startAfter } : {}) });
+  await boss.send(SEND_QUEUE, job, { db: jobsIn(trx), ...(startAfter ? { startAfter } : {}) });
 }
 
 /** The first line of an inbound e-mail's text is its subject (see the e-mail channel's normaliser). */

@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { fromKysely, type PgBoss } from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
+import { jobsIn } from '../jobs/queue.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import { uuid7 } from '../crypto/uuid7.js';
 import type { Executor } from '../db/database.js';
@@ -37,7 +38,7 @@ export async function enqueueDeliveries(
   const db =
     'client' in target
       ? { executeSql: (text: string, values?: unknown[]) => target.client.query({ name: statementName(text), text, values }) }
-      : fromKysely(target.trx as Parameters<typeof fromKysely>[0]);
+      : jobsIn(target.trx);
   await boss.insert(
     WEBHOOK_QUEUE,
     items.map((item) => (item.startAfter ? { id: uuid7(), data: { id: item.id }, startAfter: item.startAfter } : { id: uuid7(), data: { id: item.id } })),

@@ -2,8 +2,6 @@ import type { QueueDefinition } from '../jobs/queue.js';
 import { WEBHOOK_QUEUE } from './inbox.enqueue.js';
 import { processDeliveries } from './process-deliveries.js';
 
-export { WEBHOOK_QUEUE };
-
 /**
  * Retries of processing errors follow SPEC §8.2 and are scheduled by the worker itself (the
  * row is the truth). pg-boss's own retry covers what the worker cannot record: a worker that

@@ -58,9 +58,8 @@ describe('generated secret files', () => {
     ]);
   });
 
-  it('`inbox serve` on a data dir with a short jwt-secret exits 1 with that line, before starting a database', async () => {
-    const dataDir = await tempDir();
-    await writeFile(path.join(dataDir, 'jwt-secret'), '');
+  /** Runs `inbox serve` on `dataDir` until it exits; its exit code and everything it printed. */
+  async function serveOn(dataDir: string) {
     const child = spawn(process.execPath, [path.join(ROOT, 'bin/inbox.js'), 'serve'], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', LOG_LEVEL: 'info', INBOX_DATA_DIR: dataDir, PORT: '0' },
@@ -70,6 +69,13 @@ describe('generated secret files', () => {
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    return { code, output };
+  }
+
+  it('`inbox serve` on a data dir with a short jwt-secret exits 1 with that line, before starting a database', async () => {
+    const dataDir = await tempDir();
+    await writeFile(path.join(dataDir, 'jwt-secret'), '');
+    const { code, output } = await serveOn(dataDir);
     expect(code, output).toBe(1);
     expect(output).toContain(`${path.join(dataDir, 'jwt-secret')}: holds 0 characters, a secret needs at least 32`);
     expect(output).not.toContain('starting embedded PostgreSQL');
@@ -78,15 +84,7 @@ describe('generated secret files', () => {
   it('`inbox serve` on a data dir with a bad secret-key exits 1 with that line, before starting a database', async () => {
     const dataDir = await tempDir();
     await writeFile(path.join(dataDir, 'secret-key'), 'not-a-key');
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin/inbox.js'), 'serve'], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', LOG_LEVEL: 'info', INBOX_DATA_DIR: dataDir, PORT: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const { code, output } = await serveOn(dataDir);
     expect(code, output).toBe(1);
     expect(output).toContain(`${path.join(dataDir, 'secret-key')}: holds 9 characters, expected a 32-byte key`);
     expect(output).not.toContain('starting embedded PostgreSQL');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { InboxStatus } from '../../src/db/types.js';
-import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.queue.js';
+import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
 import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { deliveryPayload } from '../../src/webhooks-in/delivery-payload.js';
-import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.queue.js';
+import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
 import { useTestContext } from '../helpers/app.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.queue.js';
+import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
 import { useTestContext } from '../helpers/app.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 

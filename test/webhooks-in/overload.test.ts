@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp, HTTP_TIMEOUTS } from '../../src/app.js';
 import { createDatabase } from '../../src/db/database.js';
-import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.queue.js';
+import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
 import { InboxWriter } from '../../src/webhooks-in/inbox-writer.js';
 import { useTestContext } from '../helpers/app.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { uuid7 } from '../../src/crypto/uuid7.js';
-import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.queue.js';
+import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
 import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';
