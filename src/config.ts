@@ -48,6 +48,8 @@ export interface Config {
   accountsWebhookSecret: string | undefined;
   skipWebhookVerify: boolean;
   logWebhooks: boolean;
+  /** Outbound webhooks may reach loopback and private addresses (tests, on-premise receivers). */
+  allowPrivateWebhookUrls: boolean;
   /**
    * Proxies whose X-Forwarded-For is believed (login rate limits count the client behind
    * them): false, or addresses/CIDRs (and proxy-addr's `loopback`, `linklocal`, `uniquelocal`).
@@ -176,6 +178,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     accountsWebhookSecret: str('INBOX_ACCOUNTS_WEBHOOK_SECRET'),
     skipWebhookVerify,
     logWebhooks: bool('INBOX_LOG_WEBHOOKS'),
+    allowPrivateWebhookUrls: bool('INBOX_ALLOW_PRIVATE_WEBHOOK_URLS'),
     trustProxy: readTrustProxy(str('INBOX_TRUST_PROXY'), problems),
     logLevel,
     bodyLimitBytes: int('INBOX_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),

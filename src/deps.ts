@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
+import type { ResolveHost } from './webhooks-out/address-guard.js';
 
 /**
  * What the process entry builds once and hands to the app, the workers and the CLI.
@@ -22,4 +23,6 @@ export interface Deps {
   secretKey: Buffer;
   /** The clock; tests inject a fixed one to check schedules without waiting. */
   now: () => Date;
+  /** How outbound webhooks resolve host names; the system resolver when absent (tests name their own). */
+  resolveHost?: ResolveHost;
 }

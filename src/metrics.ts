@@ -59,6 +59,24 @@ export function createMetrics() {
       labelNames: ['status'] as const,
       registers: [registry],
     }),
+    outboundDeliveries: new Counter({
+      name: 'inbox_outbound_webhook_deliveries_total',
+      help: 'Outbound webhook attempts by outcome (succeeded, retry, failed: dead or not sent)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    outboundAttemptDuration: new Histogram({
+      name: 'inbox_outbound_webhook_attempt_duration_seconds',
+      help: 'Duration of outbound webhook attempts, from request to answer or failure',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    endpointsDisabled: new Counter({
+      name: 'inbox_outbound_webhook_endpoints_disabled_total',
+      help: 'Outbound webhook endpoints disabled by the service, by reason (gone: a 410; failing: 5 days without success)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     sends: new Counter({
       name: 'inbox_reply_sends_total',
       help: 'Reply send attempts by integration and outcome (sent, failed, retry)',

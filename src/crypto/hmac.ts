@@ -13,9 +13,14 @@ export function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(left, right);
 }
 
+/** HMAC-SHA256 of `data` under `key` (a string key is its UTF-8 bytes). */
+export function hmacSha256(key: string | Buffer, data: string | Buffer): Buffer {
+  return createHmac('sha256', key).update(data).digest();
+}
+
 /** Lowercase hex HMAC-SHA256 of `data` under `secret`. */
 export function hmacSha256Hex(secret: string, data: string | Buffer): string {
-  return createHmac('sha256', secret).update(data).digest('hex');
+  return hmacSha256(secret, data).toString('hex');
 }
 
 /** SHA-256 hex of a high-entropy token (API keys, PATs, auth codes); never for passwords. */

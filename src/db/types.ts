@@ -155,6 +155,56 @@ export interface LoginAttemptsTable {
   created_at: Generated<Date>;
 }
 
+export type EndpointScheme = 'service' | 'standard';
+export type OutboundDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookEndpointsTable {
+  id: Generated<number>;
+  workspace_id: number;
+  url: string;
+  description: string;
+  events: string[];
+  enabled: boolean;
+  signature_scheme: EndpointScheme;
+  /** Sealed signing secrets (src/webhooks-out/endpoint-secrets.ts); never read elsewhere. */
+  secret_sealed: Buffer;
+  previous_secret_sealed: Buffer | null;
+  previous_secret_expires_at: NullableTimestamp;
+  disabled_reason: string | null;
+  failing_since: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  workspace_id: number;
+  type: string;
+  body: string;
+  created_at: Timestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  endpoint_id: number;
+  event_id: string;
+  status: OutboundDeliveryStatus;
+  attempt_count: number;
+  job_id: string | null;
+  next_attempt_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  delivery_id: number;
+  attempted_at: Timestamp;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -170,6 +220,10 @@ export interface DB {
   auth_codes: AuthCodesTable;
   personal_access_tokens: PersonalAccessTokensTable;
   login_attempts: LoginAttemptsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type { Timestamp, NullableTimestamp };

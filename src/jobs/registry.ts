@@ -3,17 +3,20 @@ import type { Deps } from '../deps.js';
 import { webhookQueue } from '../webhooks-in/inbox.queue.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { sendQueue } from '../replies/send-message.queue.js';
+import { Dispatcher } from '../webhooks-out/dispatcher.js';
+import { outboundQueue } from '../webhooks-out/outbound.queue.js';
 import { PlannerStats } from './planner-stats.js';
 import type { QueueDefinition } from './queue.js';
 
 /** Every queue of the service. Features add theirs here; this is the one list. */
-export const queues: QueueDefinition<any>[] = [webhookQueue, sendQueue, maintenanceQueue];
+export const queues: QueueDefinition<any>[] = [webhookQueue, sendQueue, outboundQueue, maintenanceQueue];
 
 export async function createQueues(boss: PgBoss): Promise<void> {
   for (const q of queues) await boss.createQueue(q.name, q.options);
 }
 
 const plannerStats = new WeakMap<Deps, PlannerStats>();
+const dispatchers = new WeakMap<Deps, Dispatcher>();
 
 /**
  * Starts a worker for every queue that has one; returns the queue names it serves. A fetch
@@ -35,10 +38,16 @@ export async function startWorkers(deps: Deps): Promise<string[]> {
     if (q.schedule) await deps.boss.schedule(q.name, q.schedule);
     started.push(q.name);
   }
+  // Outbound webhooks are sent job by job rather than in work() batches (see Dispatcher).
+  const dispatcher = new Dispatcher(deps);
+  dispatcher.start();
+  dispatchers.set(deps, dispatcher);
+  started.push(outboundQueue.name);
   return started;
 }
 
 export async function stopWorkers(deps: Deps): Promise<void> {
   for (const q of queues) if (q.worker) await deps.boss.offWork(q.name, { wait: true });
+  await dispatchers.get(deps)?.stop();
   await plannerStats.get(deps)?.settled();
 }

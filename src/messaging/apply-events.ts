@@ -1,6 +1,7 @@
 import type { Executor } from '../db/database.js';
 import type { RealtimeEvent } from '../realtime/publish.js';
-import type { NormalisedEvent } from './events.js';
+import type { NormalisedEvent, OutboundEvent } from './events.js';
+import { messageResource, threadResource } from './messaging.resources.js';
 import {
   applyStatuses,
   findConnectionsByAccount,
@@ -76,10 +77,18 @@ export async function resolveConnections(db: Executor, deliveries: DeliveryEvent
   return { resolutions, connections, bySentMessage };
 }
 
+/** What applying events changed, to announce in the same transaction. */
+export interface Applied {
+  /** For agents' sockets: small, ids and the few fields a UI needs. */
+  realtime: RealtimeEvent[];
+  /** For customers' webhook endpoints: whole resources. */
+  outbound: OutboundEvent[];
+}
+
 /**
  * Applies the events of deliveries that resolved, set-based: one statement each for
  * contacts, threads, messages and receipts however many deliveries the batch holds.
- * Returns the realtime events to publish in the same transaction.
+ * Returns the realtime and outbound events to publish in the same transaction.
  */
 export async function applyEvents(
   db: Executor,
@@ -87,7 +96,7 @@ export async function applyEvents(
   connections: Map<string, ConnectionRef>,
   bySentMessage: Map<string, { connectionId: number; appId: string }>,
   now: Date,
-): Promise<RealtimeEvent[]> {
+): Promise<Applied> {
   const inbound: { connection: ConnectionRef; event: Extract<NormalisedEvent, { type: 'message' }> }[] = [];
   const statuses = new Map<string, StatusInput>();
   for (const d of deliveries) {
@@ -106,8 +115,9 @@ export async function applyEvents(
   }
 
   const realtime: RealtimeEvent[] = [];
+  const outbound: OutboundEvent[] = [];
   if (inbound.length > 0) {
-    const contactIds = await upsertContacts(
+    const contacts = await upsertContacts(
       db,
       inbound.map(({ connection, event }) => ({
         workspaceId: connection.workspace_id,
@@ -117,7 +127,14 @@ export async function applyEvents(
       })),
       now,
     );
-    const contactOf = (c: ConnectionRef, externalId: string) => contactIds.get(`${c.workspace_id}|${c.integration_key}|${externalId}`)!;
+    for (const c of contacts.created) {
+      outbound.push({
+        type: 'contact.created',
+        workspaceId: c.workspaceId,
+        data: { id: c.id, name: c.name, handles: [{ integrationKey: c.integrationKey, externalId: c.externalId }], createdAt: now.toISOString() },
+      });
+    }
+    const contactOf = (c: ConnectionRef, externalId: string) => contacts.ids.get(`${c.workspace_id}|${c.integration_key}|${externalId}`)!;
     const at = (e: { occurredAt?: Date }) => e.occurredAt ?? now;
     const threads = await upsertThreads(
       db,
@@ -130,6 +147,10 @@ export async function applyEvents(
       })),
       now,
     );
+    const integrationOf = new Map(inbound.map(({ connection }) => [connection.id, connection.integration_key]));
+    for (const t of threads.values()) {
+      if (t.created) outbound.push({ type: 'thread.created', workspaceId: t.workspace_id, data: threadResource({ ...t, integration_key: integrationOf.get(t.connection_id)! }) });
+    }
     // The same provider message twice in one batch (a provider's retry) is inserted once.
     const unique = new Map<string, (typeof inbound)[number]>();
     for (const item of inbound) unique.set(`${item.connection.id}|${item.event.externalMessageId}`, item);
@@ -160,8 +181,9 @@ export async function applyEvents(
   }
   for (const m of await applyStatuses(db, [...statuses.values()], now)) {
     realtime.push({ type: 'message.updated', workspaceId: m.workspace_id, data: { id: m.id, threadId: m.thread_id, status: m.status, error: m.error } });
+    outbound.push({ type: 'message.updated', workspaceId: m.workspace_id, data: messageResource(m) });
   }
-  return realtime;
+  return { realtime, outbound };
 }
 
 /** Of two receipts for one message in one batch, the one that moves it furthest. */

@@ -24,3 +24,26 @@ export type NormalisedEvent =
       error?: string;
       occurredAt?: Date;
     };
+
+/**
+ * The events customers receive on their webhook endpoints (DESIGN "Outbound webhooks"). The
+ * body sent is `{ id, type, createdAt, workspaceId, data }`; `data` is the API's own resource
+ * (Message, Thread, Contact, the inbox row without its body), so a receiver reads the same
+ * shapes as the /v1 lists.
+ */
+export const SUBSCRIBABLE_EVENT_TYPES = [
+  'message.created',
+  'message.updated',
+  'thread.created',
+  'contact.created',
+  'webhook_inbox.dead_lettered',
+] as const;
+
+/** `ping` is sent only by an endpoint's `test` route, whatever its event filter. */
+export type OutboundEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number] | 'ping';
+
+export interface OutboundEvent {
+  type: OutboundEventType;
+  workspaceId: number;
+  data: object;
+}

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Executor } from '../db/database.js';
-import type { MessageStatus } from '../db/types.js';
+import type { MessagesTable, MessageStatus, ThreadsTable } from '../db/types.js';
 import { BY_CREATED, keysetPage, type SortKey } from '../db/pages.js';
 import type { CursorRequest } from '../http/pagination.js';
 import { truncate } from '../text/truncate.js';
@@ -47,11 +47,13 @@ export interface HandleInput {
 /**
  * Finds or creates the contact of every handle, in one round of statements. Handles are
  * locked (transaction-scoped advisory locks, taken in a fixed order) so two workers never
- * create the same contact twice. Returns `workspace|key|externalId` → contact id.
+ * create the same contact twice. Returns `workspace|key|externalId` → contact id, and the
+ * contacts this call created.
  */
-export async function upsertContacts(db: Executor, handles: HandleInput[], at: Date): Promise<Map<string, number>> {
+export async function upsertContacts(db: Executor, handles: HandleInput[], at: Date): Promise<{ ids: Map<string, number>; created: (HandleInput & { id: number })[] }> {
   const result = new Map<string, number>();
-  if (handles.length === 0) return result;
+  const created: (HandleInput & { id: number })[] = [];
+  if (handles.length === 0) return { ids: result, created };
   const keyOf = (h: { workspaceId: number; integrationKey: string; externalId: string }) => `${h.workspaceId}|${h.integrationKey}|${h.externalId}`;
   const keys = [...new Set(handles.map(keyOf))].sort();
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) AS k ORDER BY k`.execute(db);
@@ -78,7 +80,10 @@ export async function upsertContacts(db: Executor, handles: HandleInput[], at: D
     await sql`
       INSERT INTO contact_handles (contact_id, workspace_id, integration_key, external_id)
       SELECT * FROM unnest(${contactIds}::bigint[], ${named.map((h) => h.workspaceId)}::int[], ${named.map((h) => h.integrationKey)}::text[], ${named.map((h) => h.externalId)}::text[])`.execute(db);
-    named.forEach((h, i) => result.set(keyOf(h), contactIds[i]!));
+    named.forEach((h, i) => {
+      result.set(keyOf(h), contactIds[i]!);
+      created.push({ ...h, id: contactIds[i]! });
+    });
   }
   // A name learned later fills in a contact that had none.
   const withNames = handles.filter((h) => h.name);
@@ -88,7 +93,7 @@ export async function upsertContacts(db: Executor, handles: HandleInput[], at: D
       FROM unnest(${withNames.map((h) => result.get(keyOf(h))!)}::bigint[], ${withNames.map((h) => h.name)}::text[]) AS v(id, name)
       WHERE c.id = v.id AND c.name IS NULL`.execute(db);
   }
-  return result;
+  return { ids: result, created };
 }
 
 export interface ThreadInput {
@@ -99,11 +104,14 @@ export interface ThreadInput {
   preview: string;
 }
 
+export type ThreadRow = Selectable<ThreadsTable> & { created: boolean };
+
 /**
  * Upserts the one open thread of every (connection, contact), moving `last_message_at`
- * and the preview forward only. Returns `connectionId|contactId` → thread id.
+ * and the preview forward only. Returns `connectionId|contactId` → the thread, `created`
+ * when this call inserted it.
  */
-export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Date): Promise<Map<string, { id: number; workspaceId: number }>> {
+export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Date): Promise<Map<string, ThreadRow>> {
   const byKey = new Map<string, ThreadInput>();
   for (const t of threads) {
     const k = `${t.connectionId}|${t.contactId}`;
@@ -111,9 +119,10 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
     if (!seen || seen.lastMessageAt <= t.lastMessageAt) byKey.set(k, t);
   }
   const list = [...byKey.values()];
-  const result = new Map<string, { id: number; workspaceId: number }>();
+  const result = new Map<string, ThreadRow>();
   if (list.length === 0) return result;
-  const { rows } = await sql<{ id: number; connection_id: number; contact_id: number; workspace_id: number }>`
+  // xmax is 0 on a row version this statement inserted, and set on one it updated.
+  const { rows } = await sql<ThreadRow>`
     INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, created_at, updated_at)
     SELECT w, cn, ct, lm, p, ${at}::timestamptz, ${at}::timestamptz
     FROM unnest(${list.map((t) => t.workspaceId)}::int[], ${list.map((t) => t.connectionId)}::bigint[], ${list.map((t) => t.contactId)}::bigint[],
@@ -123,8 +132,8 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
       last_message_preview = CASE WHEN excluded.last_message_at >= t.last_message_at THEN excluded.last_message_preview ELSE t.last_message_preview END,
       last_message_at = GREATEST(t.last_message_at, excluded.last_message_at),
       updated_at = excluded.updated_at
-    RETURNING t.id, t.connection_id, t.contact_id, t.workspace_id`.execute(db);
-  for (const r of rows) result.set(`${r.connection_id}|${r.contact_id}`, { id: r.id, workspaceId: r.workspace_id });
+    RETURNING t.*, (t.xmax = 0) AS created`.execute(db);
+  for (const r of rows) result.set(`${r.connection_id}|${r.contact_id}`, r);
   return result;
 }
 
@@ -140,7 +149,7 @@ export interface InboundMessageInput {
 /** Inserts inbound messages; one already stored (same connection and provider id) is skipped. */
 export async function insertInboundMessages(db: Executor, messages: InboundMessageInput[], at: Date) {
   if (messages.length === 0) return [];
-  const { rows } = await sql<{ id: number; thread_id: number; workspace_id: number; connection_id: number; external_id: string; created_at: Date; text: string }>`
+  const { rows } = await sql<Selectable<MessagesTable>>`
     INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, created_at, updated_at)
     SELECT w, th, cn, 'inbound', e, tx, 'received', c, ${at}::timestamptz
     FROM unnest(${messages.map((m) => m.workspaceId)}::int[], ${messages.map((m) => m.threadId)}::bigint[], ${messages.map((m) => m.connectionId)}::bigint[],
@@ -148,7 +157,7 @@ export async function insertInboundMessages(db: Executor, messages: InboundMessa
       AS v(w, th, cn, e, tx, c)
     ORDER BY cn, e
     ON CONFLICT (connection_id, external_id) DO NOTHING
-    RETURNING id, thread_id, workspace_id, connection_id, external_id, created_at, text`.execute(db);
+    RETURNING *`.execute(db);
   return rows;
 }
 
@@ -172,7 +181,7 @@ export const PROVIDER_ERROR_MAX_LENGTH = 1000;
 
 export async function applyStatuses(db: Executor, statuses: StatusInput[], at: Date) {
   if (statuses.length === 0) return [];
-  const { rows } = await sql<{ id: number; thread_id: number; workspace_id: number; status: MessageStatus; error: string | null }>`
+  const { rows } = await sql<Selectable<MessagesTable>>`
     UPDATE messages AS m
     SET status = v.status, error = CASE WHEN v.status = 'failed' THEN v.error ELSE m.error END, updated_at = ${at}
     FROM unnest(${statuses.map((s) => s.connectionId)}::bigint[], ${statuses.map((s) => s.externalId)}::text[],
@@ -183,7 +192,7 @@ export async function applyStatuses(db: Executor, statuses: StatusInput[], at: D
         OR (v.status <> 'failed' AND m.status <> 'failed' AND
             array_position(ARRAY['queued','sent','delivered','read'], m.status) < array_position(ARRAY['queued','sent','delivered','read'], v.status))
       )
-    RETURNING m.id, m.thread_id, m.workspace_id, m.status, m.error`.execute(db);
+    RETURNING m.*`.execute(db);
   return rows;
 }
 

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Executor } from '../db/database.js';
-import type { MessageStatus } from '../db/types.js';
+import type { MessagesTable } from '../db/types.js';
 
 /** A thread a reply can go to, with what sending needs: its connection and contact handle. */
 export async function findReplyThread(db: Executor, workspaceId: number, threadId: number) {
@@ -87,13 +87,13 @@ export type SendResult = { id: number; status: 'sent'; externalId: string } | { 
  */
 export async function recordSendOutcomes(db: Executor, results: SendResult[], at: Date) {
   if (results.length === 0) return [];
-  const { rows } = await sql<{ id: number; workspace_id: number; thread_id: number; status: MessageStatus; error: string | null }>`
+  const { rows } = await sql<Selectable<MessagesTable>>`
     UPDATE messages AS m
     SET status = v.status, external_id = COALESCE(v.external_id, m.external_id), error = v.error, updated_at = ${at}
     FROM unnest(${results.map((r) => r.id)}::bigint[], ${results.map((r) => r.status)}::text[],
                 ${results.map((r) => (r.status === 'sent' ? r.externalId : null))}::text[], ${results.map((r) => (r.status === 'failed' ? r.error : null))}::text[])
       AS v(id, status, external_id, error)
     WHERE m.id = v.id AND m.status = 'queued'
-    RETURNING m.id, m.workspace_id, m.thread_id, m.status, m.error`.execute(db);
+    RETURNING m.*`.execute(db);
   return rows;
 }

@@ -10,6 +10,7 @@ import { Envelope } from '../http/schemas.js';
 import { findIdempotentResponse, lockIdempotencyKey, saveIdempotentResponse } from '../idempotency/idempotency.queries.js';
 import { MessageResource, messageResource } from '../messaging/messaging.resources.js';
 import { publishEvent } from '../realtime/publish.js';
+import { writeOutbox } from '../webhooks-out/outbox.js';
 import { findReplyThread, insertReply } from './replies.queries.js';
 import { enqueueSend } from './send-message.queue.js';
 
@@ -65,6 +66,7 @@ export const replyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
           data: { id: row.id, threadId: row.thread_id, direction: 'outbound', status: row.status, preview: row.text.slice(0, PREVIEW_LENGTH) },
         });
         const answer = messageResource(row);
+        await writeOutbox(deps.boss, trx, [{ type: 'message.created', workspaceId: row.workspace_id, data: answer }], now);
         if (key !== undefined) await saveIdempotentResponse(trx, { space: auth.appId, key, request: requestLine, statusCode: 202, response: answer });
         return answer;
       });

@@ -5,7 +5,9 @@ import { connectionCredentials } from '../connections/connection-credentials.js'
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { jobsIn, type QueueDefinition } from '../jobs/queue.js';
+import { messageResource } from '../messaging/messaging.resources.js';
 import { publishEvents, type RealtimeEvent } from '../realtime/publish.js';
+import { writeOutbox } from '../webhooks-out/outbox.js';
 import { findSendContexts, recordSendOutcomes, type SendResult } from './replies.queries.js';
 import { nextSendAttempt, SEND_RETRY_DELAYS_SECONDS } from './send-policy.js';
 
@@ -106,6 +108,7 @@ async function sendBatch(deps: Deps, jobs: SendJob[]): Promise<void> {
       data: { id: row.id, threadId: row.thread_id, status: row.status, error: row.error },
     }));
     await publishEvents(trx, events);
+    await writeOutbox(deps.boss, trx, changed.map((row) => ({ type: 'message.updated' as const, workspaceId: row.workspace_id, data: messageResource(row) })), now);
   });
 }
 

@@ -88,9 +88,9 @@ export interface FailedUpdate {
 /** The longest `lastError` kept; every failure path writes through markFailed, which cuts it. */
 export const LAST_ERROR_MAX_LENGTH = 2000;
 
-export async function markFailed(db: Executor, rows: FailedUpdate[], at: Date): Promise<void> {
-  if (rows.length === 0) return;
-  await sql`
+export async function markFailed(db: Executor, rows: FailedUpdate[], at: Date): Promise<DeadLettered[]> {
+  if (rows.length === 0) return [];
+  const { rows: dead } = await sql<DeadLettered>`
     UPDATE webhook_inbox AS w
     SET status = v.status, attempt_count = v.attempt_count, next_retry_at = v.next_retry_at,
         last_error = v.last_error, app_id = v.app_id, processed_at = NULL, updated_at = ${at}
@@ -98,8 +98,14 @@ export async function markFailed(db: Executor, rows: FailedUpdate[], at: Date): 
       ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.status)}::text[], ${rows.map((r) => r.attemptCount)}::int[],
       ${rows.map((r) => r.nextRetryAt)}::timestamptz[], ${rows.map((r) => truncate(r.lastError, LAST_ERROR_MAX_LENGTH))}::text[], ${rows.map((r) => r.appId)}::text[]
     ) AS v(id, status, attempt_count, next_retry_at, last_error, app_id)
-    WHERE w.id = v.id`.execute(db);
+    LEFT JOIN workspaces ws ON ws.app_id = v.app_id
+    WHERE w.id = v.id
+    RETURNING ${sql.join(SUMMARY_COLUMNS.map((c) => sql.ref(`w.${c}`)))}, ws.id AS workspace_id`.execute(db);
+  return dead.filter((r) => r.status === 'dead_letter');
 }
+
+/** A row that has just been dead-lettered, without its body, and its app's workspace (null: none). */
+export type DeadLettered = InboxSummaryRow & { workspace_id: number | null };
 
 /** One row with its body: of `appId` only, or any row when `appId` is null (the operator). */
 export async function findInboxRow(db: Executor, id: string, appId: string | null) {

@@ -5,9 +5,12 @@ import { publishEvents } from '../realtime/publish.js';
 import { adapterFor } from '../channels/index.js';
 import { NormaliseError } from '../channels/channel.js';
 import { deliveryPayload } from './delivery-payload.js';
-import { lockPendingRows, markFailed, markProcessed, type FailedUpdate, type InboxRow } from './inbox.queries.js';
+import type { OutboundEvent } from '../messaging/events.js';
+import { writeOutbox } from '../webhooks-out/outbox.js';
+import { inboxSummary } from './inbox.resource.js';
+import { lockPendingRows, markFailed, markProcessed, type DeadLettered, type FailedUpdate, type InboxRow } from './inbox.queries.js';
 import { enqueueDeliveries } from './inbox.enqueue.js';
-import { afterFailedAttempt } from './retry-policy.js';
+import { afterFailedAttempt } from '../jobs/retry-policy.js';
 
 export interface BatchOutcome {
   processed: number;
@@ -39,6 +42,11 @@ function failure(row: InboxRow, appId: string | null, error: string, now: Date):
   const attemptCount = row.attempt_count + 1;
   const outcome = afterFailedAttempt(attemptCount, now);
   return { id: row.id, appId, status: outcome.status, attemptCount, nextRetryAt: outcome.nextRetryAt, lastError: error };
+}
+
+/** `webhook_inbox.dead_lettered` for rows of a known app: the customer learns of a delivery given up on. */
+function deadLetterEvents(rows: DeadLettered[]): OutboundEvent[] {
+  return rows.flatMap((r) => (r.workspace_id === null ? [] : [{ type: 'webhook_inbox.dead_lettered' as const, workspaceId: r.workspace_id, data: inboxSummary(r) }]));
 }
 
 async function scheduleRetries(deps: Deps, trx: Executor, failed: FailedUpdate[]): Promise<void> {
@@ -101,11 +109,12 @@ async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome>
         receivedAt.push(row.created_at);
       }
     }
-    const realtime = await applyEvents(trx, applicable, connections, bySentMessage, now);
+    const applied = await applyEvents(trx, applicable, connections, bySentMessage, now);
     await markProcessed(trx, processed, now);
-    await markFailed(trx, failed, now);
+    const dead = await markFailed(trx, failed, now);
     await scheduleRetries(deps, trx, failed);
-    await publishEvents(trx, realtime);
+    await publishEvents(trx, applied.realtime);
+    await writeOutbox(deps.boss, trx, [...applied.outbound, ...deadLetterEvents(dead)], now);
     return {
       processed: processed.length,
       receivedAt,
@@ -124,8 +133,9 @@ async function failAlone(deps: Deps, id: string, err: unknown): Promise<BatchOut
     const [row] = await lockPendingRows(trx, [id]);
     if (!row) return { processed: 0, receivedAt: [], failed: 0, deadLettered: 0, skipped: 1 };
     const f = failure(row, row.app_id, `processing error: ${(err as Error).message ?? String(err)}`, now);
-    await markFailed(trx, [f], now);
+    const dead = await markFailed(trx, [f], now);
     await scheduleRetries(deps, trx, [f]);
+    await writeOutbox(deps.boss, trx, deadLetterEvents(dead), now);
     return { processed: 0, receivedAt: [], failed: f.status === 'failed' ? 1 : 0, deadLettered: f.status === 'dead_letter' ? 1 : 0, skipped: 0 };
   });
 }

@@ -33,6 +33,8 @@ export interface TestContextOptions {
   database?: TestDatabase;
   /** Collects the service's log lines (parsed JSON) for tests that check what is logged. */
   logLines?: Record<string, unknown>[];
+  /** How outbound webhooks resolve host names (DNS rebinding tests); the system resolver by default. */
+  resolveHost?: Deps['resolveHost'];
   /** Pool options for the app's database (e.g. short timeouts for a stalled-database test). */
   databaseOptions?: DatabaseOptions;
 }
@@ -69,6 +71,7 @@ export async function startTestContext(options: TestContextOptions = {}): Promis
     jwtSecret: JWT_SECRET,
     secretKey: Buffer.from(SECRET_KEY_HEX, 'hex'),
     now: options.now ?? (() => new Date()),
+    ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
   };
   const app = await buildApp(deps);
   await app.ready();

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
 import { processDeliveries } from '../../src/webhooks-in/process-deliveries.js';
-import { MAX_ATTEMPTS } from '../../src/webhooks-in/retry-policy.js';
+import { MAX_ATTEMPTS } from '../../src/jobs/retry-policy.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { fixture, sign } from '../helpers/webhooks.js';

@@ -1,4 +1,7 @@
-/** Delays before attempts 2, 3, 4, 5 and every later one (SPEC §8.2). */
+/**
+ * SPEC §8.2's schedule, shared by inbound processing and outbound webhooks: delays before
+ * attempts 2, 3, 4, 5 and every later one.
+ */
 export const RETRY_DELAYS_SECONDS = [60, 5 * 60, 15 * 60, 30 * 60, 60 * 60] as const;
 
 /** A delivery that has failed this many attempts is dead-lettered and never retried. */

@@ -1,0 +1,160 @@
+import { sql, type Selectable } from 'kysely';
+import type { Executor } from '../db/database.js';
+import { keysetPage, type SortKey } from '../db/pages.js';
+import type { OutboundDeliveryStatus, WebhookAttemptsTable } from '../db/types.js';
+import type { CursorRequest } from '../http/pagination.js';
+
+export interface NewEvent {
+  id: string;
+  workspaceId: number;
+  type: string;
+  body: string;
+}
+
+export async function insertEvents(db: Executor, events: NewEvent[], at: Date): Promise<void> {
+  if (events.length === 0) return;
+  await sql`
+    INSERT INTO webhook_events (id, workspace_id, type, body, created_at)
+    SELECT *, ${at}::timestamptz FROM unnest(${events.map((e) => e.id)}::uuid[], ${events.map((e) => e.workspaceId)}::int[],
+                                            ${events.map((e) => e.type)}::text[], ${events.map((e) => e.body)}::text[])`.execute(db);
+}
+
+/** One pending delivery per (event, endpoint), each with the id of the job that makes its first attempt. */
+export async function insertDeliveries(db: Executor, rows: { endpointId: number; eventId: string; jobId: string }[], at: Date) {
+  if (rows.length === 0) return [];
+  const { rows: inserted } = await sql<{ id: number; endpoint_id: number; job_id: string }>`
+    INSERT INTO webhook_deliveries (endpoint_id, event_id, job_id, next_attempt_at, created_at, updated_at)
+    SELECT e, ev, j, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+    FROM unnest(${rows.map((r) => r.endpointId)}::bigint[], ${rows.map((r) => r.eventId)}::uuid[], ${rows.map((r) => r.jobId)}::uuid[]) AS v(e, ev, j)
+    RETURNING id, endpoint_id, job_id`.execute(db);
+  return inserted;
+}
+
+const DELIVERY_COLUMNS = [
+  'webhook_deliveries.id',
+  'webhook_deliveries.endpoint_id',
+  'webhook_deliveries.event_id',
+  'webhook_deliveries.status',
+  'webhook_deliveries.attempt_count',
+  'webhook_deliveries.next_attempt_at',
+  'webhook_deliveries.created_at',
+  'webhook_deliveries.updated_at',
+  'webhook_events.type as event_type',
+] as const;
+
+const BY_DELIVERY_CREATED: SortKey = { at: 'webhook_deliveries.created_at', id: 'webhook_deliveries.id' };
+
+/** An endpoint's deliveries, newest first, one cursor page; `status` narrows it. */
+export async function listDeliveries(db: Executor, endpointId: number, page: CursorRequest, status?: OutboundDeliveryStatus) {
+  let q = db
+    .selectFrom('webhook_deliveries')
+    .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
+    .select(DELIVERY_COLUMNS)
+    .where('webhook_deliveries.endpoint_id', '=', endpointId);
+  if (status) q = q.where('webhook_deliveries.status', '=', status);
+  return keysetPage(q, BY_DELIVERY_CREATED, page);
+}
+
+export type DeliveryRow = Awaited<ReturnType<typeof listDeliveries>>['items'][number];
+
+/** A delivery of one of the workspace's endpoints, with its endpoint's state. */
+export async function findDelivery(db: Executor, workspaceId: number, id: number) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
+    .innerJoin('webhook_endpoints', 'webhook_endpoints.id', 'webhook_deliveries.endpoint_id')
+    .select(DELIVERY_COLUMNS)
+    .select(['webhook_endpoints.enabled as endpoint_enabled'])
+    .where('webhook_endpoints.workspace_id', '=', workspaceId)
+    .where('webhook_deliveries.id', '=', id)
+    .executeTakeFirst();
+}
+
+/** Every attempt of these deliveries, oldest first. */
+export async function listAttempts(db: Executor, deliveryIds: number[]): Promise<Selectable<WebhookAttemptsTable>[]> {
+  if (deliveryIds.length === 0) return [];
+  return db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', deliveryIds).orderBy('delivery_id').orderBy('id').execute();
+}
+
+/**
+ * A delivery made pending again with a new job (redelivery): its attempt count starts over,
+ * its attempts so far are kept, and any job queued before is stale from now on.
+ */
+export async function restartDelivery(db: Executor, id: number, jobId: string, at: Date): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', attempt_count: 0, job_id: jobId, next_attempt_at: at, updated_at: at })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** What an attempt needs, for the deliveries of a fetched batch: the body, the endpoint and its secrets. */
+export async function findDispatchContexts(db: Executor, deliveryIds: number[]) {
+  if (deliveryIds.length === 0) return [];
+  const { rows } = await sql<{
+    id: number;
+    status: OutboundDeliveryStatus;
+    job_id: string | null;
+    attempt_count: number;
+    event_type: string;
+    body: string;
+    endpoint_id: number;
+    url: string;
+    enabled: boolean;
+    disabled_reason: string | null;
+    signature_scheme: 'service' | 'standard';
+    secret_sealed: Buffer;
+    previous_secret_sealed: Buffer | null;
+    previous_secret_expires_at: Date | null;
+  }>`
+    SELECT d.id, d.status, d.job_id, d.attempt_count, ev.type AS event_type, ev.body,
+           ep.id AS endpoint_id, ep.url, ep.enabled, ep.disabled_reason, ep.signature_scheme,
+           ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_expires_at
+    FROM webhook_deliveries d
+    JOIN webhook_events ev ON ev.id = d.event_id
+    JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
+    WHERE d.id = ANY(${deliveryIds}::bigint[])`.execute(db);
+  return rows;
+}
+
+export interface AttemptRecord {
+  deliveryId: number;
+  attemptedAt: Date;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+export async function insertAttempts(db: Executor, attempts: AttemptRecord[]): Promise<void> {
+  if (attempts.length === 0) return;
+  await sql`
+    INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error)
+    SELECT * FROM unnest(${attempts.map((a) => a.deliveryId)}::bigint[], ${attempts.map((a) => a.attemptedAt)}::timestamptz[],
+                         ${attempts.map((a) => a.statusCode)}::int[], ${attempts.map((a) => a.durationMs)}::int[], ${attempts.map((a) => a.error)}::text[])`.execute(db);
+}
+
+export interface DeliverySettlement {
+  id: number;
+  /** The job that made the attempt: a delivery redelivered meanwhile has another, and is left alone. */
+  jobId: string;
+  status: OutboundDeliveryStatus;
+  /** Attempts counted in this round after this one. */
+  attemptCount: number;
+  /** With `pending`: the job of the next attempt and when it runs. */
+  nextJobId: string | null;
+  nextAttemptAt: Date | null;
+}
+
+/** Records where each delivery stands after an attempt. Returns the rows it changed. */
+export async function settleDeliveries(db: Executor, rows: DeliverySettlement[], at: Date) {
+  if (rows.length === 0) return [];
+  const { rows: changed } = await sql<{ id: number; endpoint_id: number; status: OutboundDeliveryStatus; job_id: string | null; next_attempt_at: Date | null }>`
+    UPDATE webhook_deliveries AS d
+    SET status = v.status, attempt_count = v.attempt_count, job_id = v.next_job_id, next_attempt_at = v.next_attempt_at, updated_at = ${at}
+    FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.jobId)}::uuid[], ${rows.map((r) => r.status)}::text[],
+                ${rows.map((r) => r.attemptCount)}::int[], ${rows.map((r) => r.nextJobId)}::uuid[], ${rows.map((r) => r.nextAttemptAt)}::timestamptz[])
+      AS v(id, job_id, status, attempt_count, next_job_id, next_attempt_at)
+    WHERE d.id = v.id AND d.job_id = v.job_id AND d.status = 'pending'
+    RETURNING d.id, d.endpoint_id, d.status, d.job_id, d.next_attempt_at`.execute(db);
+  return changed;
+}

@@ -1,0 +1,241 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Job } from 'pg-boss';
+import { ChannelListener } from '../db/listener.js';
+import type { Deps } from '../deps.js';
+import { jobsIn } from '../jobs/queue.js';
+import { afterFailedAttempt } from '../jobs/retry-policy.js';
+import { packageVersion } from '../version.js';
+import { systemResolve } from './address-guard.js';
+import { WebhookSender, type AttemptResult } from './attempt.js';
+import { findDispatchContexts, insertAttempts, settleDeliveries, type AttemptRecord, type DeliverySettlement } from './deliveries.queries.js';
+import { signingSecrets } from './endpoint-secrets.js';
+import { clearFailureStreaks, disableEndpoints, startFailureStreaks } from './endpoints.queries.js';
+import { enqueueAttempts, OUTBOUND_CHANNEL, OUTBOUND_QUEUE, type AttemptJob } from './outbound.queue.js';
+import { webhookHeaders } from './signing.js';
+
+/** At most this many deliveries of one endpoint are in flight, across every worker process (DESIGN). */
+export const ENDPOINT_IN_FLIGHT = 10;
+/** An endpoint with no successful attempt for this long is disabled (DESIGN). */
+export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 3600 * 1000;
+export const GONE_REASON = 'the endpoint answered 410 Gone';
+export const FAILING_REASON = 'no successful delivery for 5 days';
+
+/** Deliveries one process has in flight at most, all endpoints together. */
+const PROCESS_IN_FLIGHT = 200;
+/** When nothing wakes it, the dispatcher looks for due retries this often. */
+const POLL_MS = 1_000;
+
+type Context = Awaited<ReturnType<typeof findDispatchContexts>>[number];
+type Fetched = Job<AttemptJob>;
+
+type Result =
+  /** The job's delivery is gone, settled or owned by a newer job: nothing to send. */
+  | { kind: 'stale'; job: Fetched }
+  | { kind: 'attempted'; job: Fetched; ctx: Context; at: Date; attempt: AttemptResult }
+  /** The endpoint is disabled: the delivery ends without an HTTP attempt. */
+  | { kind: 'disabled'; job: Fetched; ctx: Context; at: Date };
+
+/**
+ * Sends outbound webhooks. Every job is one attempt of one delivery and is sent on its own:
+ * pg-boss hands out at most ENDPOINT_IN_FLIGHT active jobs per endpoint (its group), so a slow
+ * or hanging receiver holds its own slots and no one else's. Outcomes are recorded in one
+ * transaction for whatever finished meanwhile (attempt rows, delivery state, retry jobs,
+ * endpoint health, job completion), and that commit frees the endpoint's slots.
+ *
+ * A delivery is at least once: a process that dies after a receiver answered and before the
+ * outcome committed leaves the job active; it expires, comes back and is sent again, with the
+ * same delivery id, which is what the receiver dedupes on. The outcome commit does not wait
+ * for its WAL flush for the same reason: a database crash in that instant can only repeat a
+ * delivery, never lose one.
+ */
+export class Dispatcher {
+  private readonly sender: WebhookSender;
+  private readonly listener: ChannelListener;
+  private inFlight = 0;
+  private stopping = false;
+  private woken = false;
+  private wake: (() => void) | undefined;
+  private loopDone: Promise<void> | undefined;
+  private readonly running = new Set<Promise<void>>();
+  private pending: Result[] = [];
+  private flushing: Promise<void> | undefined;
+
+  constructor(private readonly deps: Deps) {
+    this.sender = new WebhookSender({
+      allowPrivate: deps.config.allowPrivateWebhookUrls,
+      resolve: deps.resolveHost ?? systemResolve,
+      userAgent: `inbox-webhooks/${packageVersion()}`,
+    });
+    this.listener = new ChannelListener({
+      connectionString: deps.pool.options.connectionString,
+      channel: OUTBOUND_CHANNEL,
+      applicationName: 'inbox-webhooks-out',
+      log: deps.log,
+      onNotify: () => this.poke(),
+    });
+  }
+
+  start(): void {
+    this.listener.start();
+    this.loopDone = this.loop();
+  }
+
+  /** Stops fetching, lets attempts in flight finish (each within its timeout) and records them. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.poke();
+    await this.loopDone;
+    await Promise.all(this.running);
+    await this.flushing;
+    await this.listener.close();
+    await this.sender.close();
+  }
+
+  private poke(): void {
+    this.woken = true;
+    this.wake?.();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      this.woken = false;
+      const free = PROCESS_IN_FLIGHT - this.inFlight;
+      if (free > 0) {
+        let jobs: Fetched[] = [];
+        try {
+          jobs = await this.deps.boss.fetch<AttemptJob>(OUTBOUND_QUEUE, { batchSize: free, groupConcurrency: ENDPOINT_IN_FLIGHT });
+        } catch (err) {
+          if (this.stopping) break;
+          this.deps.log.warn({ err }, 'outbound webhooks: fetching jobs failed; retrying');
+        }
+        if (jobs.length > 0) {
+          this.inFlight += jobs.length;
+          const run = this.run(jobs).finally(() => this.running.delete(run));
+          this.running.add(run);
+          continue;
+        }
+      }
+      if (this.woken || this.stopping) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, POLL_MS);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  private async run(jobs: Fetched[]): Promise<void> {
+    let contexts: Map<number, Context>;
+    try {
+      contexts = new Map((await findDispatchContexts(this.deps.db, jobs.map((j) => j.data.deliveryId))).map((c) => [c.id, c]));
+    } catch (err) {
+      // The jobs stay active and come back when they expire.
+      this.deps.log.warn({ err }, 'outbound webhooks: reading deliveries failed');
+      this.inFlight -= jobs.length;
+      return;
+    }
+    const secrets = new Map<number, string[]>();
+    await Promise.all(
+      jobs.map(async (job) => {
+        const ctx = contexts.get(job.data.deliveryId);
+        const at = this.deps.now();
+        if (!ctx || ctx.status !== 'pending' || ctx.job_id !== job.id) return this.record({ kind: 'stale', job });
+        if (!ctx.enabled && ctx.event_type !== 'ping') return this.record({ kind: 'disabled', job, ctx, at });
+        let keys = secrets.get(ctx.endpoint_id);
+        if (!keys) secrets.set(ctx.endpoint_id, (keys = signingSecrets(this.deps.secretKey, { ...ctx, id: ctx.endpoint_id }, at)));
+        const headers = webhookHeaders(
+          { scheme: ctx.signature_scheme, secrets: keys, deliveryId: ctx.id, eventType: ctx.event_type, timestamp: Math.floor(at.getTime() / 1000), body: ctx.body },
+          `inbox-webhooks/${packageVersion()}`,
+        );
+        const attempt = await this.sender.post(ctx.url, headers, ctx.body);
+        this.deps.metrics.outboundAttemptDuration.observe(attempt.durationMs / 1000);
+        this.record({ kind: 'attempted', job, ctx, at, attempt });
+      }),
+    );
+  }
+
+  /** Queues an outcome for the next commit; one commit runs at a time and takes all that waits. */
+  private record(result: Result): void {
+    this.pending.push(result);
+    this.flushing ??= this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      try {
+        await this.commit(batch);
+        this.inFlight -= batch.length;
+        this.poke();
+      } catch (err) {
+        this.deps.log.error({ err, outcomes: batch.length }, 'outbound webhooks: recording outcomes failed; retrying');
+        this.pending.unshift(...batch);
+        await new Promise((r) => setTimeout(r, 1_000));
+        // Jobs left uncommitted expire and are attempted again: the delivery repeats, never vanishes.
+        if (this.stopping) break;
+      }
+    }
+    this.flushing = undefined;
+  }
+
+  private async commit(batch: Result[]): Promise<void> {
+    const now = this.deps.now();
+    const attempts: AttemptRecord[] = [];
+    const settlements: DeliverySettlement[] = [];
+    const succeeded = new Set<number>();
+    const failing = new Set<number>();
+    const gone = new Set<number>();
+    const outcomes: string[] = [];
+    for (const r of batch) {
+      if (r.kind === 'stale') continue;
+      const { ctx } = r;
+      if (r.kind === 'disabled') {
+        attempts.push({ deliveryId: ctx.id, attemptedAt: r.at, statusCode: null, durationMs: 0, error: `not sent: the endpoint is disabled${ctx.disabled_reason ? ` (${ctx.disabled_reason})` : ''}` });
+        settlements.push({ id: ctx.id, jobId: r.job.id, status: 'failed', attemptCount: ctx.attempt_count, nextJobId: null, nextAttemptAt: null });
+        outcomes.push('failed');
+        continue;
+      }
+      const { attempt } = r;
+      attempts.push({ deliveryId: ctx.id, attemptedAt: r.at, statusCode: attempt.statusCode, durationMs: attempt.durationMs, error: attempt.error });
+      const count = ctx.attempt_count + 1;
+      if (attempt.outcome === 'succeeded') {
+        succeeded.add(ctx.endpoint_id);
+        settlements.push({ id: ctx.id, jobId: r.job.id, status: 'succeeded', attemptCount: count, nextJobId: null, nextAttemptAt: null });
+        outcomes.push('succeeded');
+        continue;
+      }
+      failing.add(ctx.endpoint_id);
+      if (attempt.outcome === 'gone') gone.add(ctx.endpoint_id);
+      const next = attempt.outcome === 'gone' ? null : afterFailedAttempt(count, now).nextRetryAt;
+      settlements.push({ id: ctx.id, jobId: r.job.id, status: next ? 'pending' : 'failed', attemptCount: count, nextJobId: next ? randomUUID() : null, nextAttemptAt: next });
+      outcomes.push(next ? 'retry' : 'failed');
+    }
+
+    const disabled = await this.deps.db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL synchronous_commit = off`.execute(trx);
+      await insertAttempts(trx, attempts);
+      const changed = await settleDeliveries(trx, settlements, now);
+      await enqueueAttempts(
+        this.deps.boss,
+        trx,
+        changed.filter((d) => d.status === 'pending').map((d) => ({ deliveryId: d.id, endpointId: d.endpoint_id, jobId: d.job_id!, startAfter: d.next_attempt_at! })),
+      );
+      await startFailureStreaks(trx, [...failing].filter((id) => !succeeded.has(id)), now);
+      await clearFailureStreaks(trx, [...succeeded]);
+      const off = await disableEndpoints(trx, [...gone], GONE_REASON, [...failing], new Date(now.getTime() - DISABLE_AFTER_FAILING_MS), FAILING_REASON, now);
+      // Fenced by the attempt fetched: a job that expired and was claimed again is not ours to complete.
+      await this.deps.boss.complete(OUTBOUND_QUEUE, batch.map((r) => ({ id: r.job.id, retryCount: r.job.retryCount })), null, { db: jobsIn(trx) });
+      return off;
+    });
+    for (const o of outcomes) this.deps.metrics.outboundDeliveries.inc({ outcome: o });
+    for (const e of disabled) {
+      this.deps.metrics.endpointsDisabled.inc({ reason: e.disabled_reason === GONE_REASON ? 'gone' : 'failing' });
+      this.deps.log.warn({ endpointId: e.id, workspaceId: e.workspace_id, reason: e.disabled_reason }, 'outbound webhook endpoint disabled');
+    }
+  }
+}

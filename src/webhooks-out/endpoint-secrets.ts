@@ -1,0 +1,28 @@
+import { open, seal } from '../crypto/secret-box.js';
+
+/**
+ * Endpoint signing secrets at rest: sealed under INBOX_SECRET_KEY like connection
+ * credentials, bound to their row (`webhook-endpoint:<id>`), so a sealed value copied into
+ * another endpoint does not open there.
+ */
+const aad = (endpointId: number) => `webhook-endpoint:${endpointId}`;
+
+export function sealSecret(key: Buffer, endpointId: number, secret: string): Buffer {
+  return seal(key, secret, aad(endpointId));
+}
+
+export interface SealedSecrets {
+  id: number;
+  secret_sealed: Buffer;
+  previous_secret_sealed: Buffer | null;
+  previous_secret_expires_at: Date | null;
+}
+
+/** The secrets an attempt at `now` signs with: the current one, then the previous one while its grace lasts. */
+export function signingSecrets(key: Buffer, row: SealedSecrets, now: Date): string[] {
+  const secrets = [open(key, row.secret_sealed, aad(row.id)).toString('utf8')];
+  if (row.previous_secret_sealed && row.previous_secret_expires_at && row.previous_secret_expires_at > now) {
+    secrets.push(open(key, row.previous_secret_sealed, aad(row.id)).toString('utf8'));
+  }
+  return secrets;
+}

@@ -1,0 +1,131 @@
+import { sql, type Selectable } from 'kysely';
+import type { Executor } from '../db/database.js';
+import { BY_CREATED, keysetPage } from '../db/pages.js';
+import type { EndpointScheme, WebhookEndpointsTable } from '../db/types.js';
+import type { CursorRequest } from '../http/pagination.js';
+
+export type EndpointRow = Selectable<WebhookEndpointsTable>;
+
+/** An endpoint's id drawn before its row, so its secret can be sealed for that id. */
+export async function nextEndpointId(db: Executor): Promise<number> {
+  const { rows } = await sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('webhook_endpoints', 'id')) AS id`.execute(db);
+  return rows[0]!.id;
+}
+
+export interface NewEndpoint {
+  id: number;
+  workspaceId: number;
+  url: string;
+  description: string;
+  events: string[];
+  enabled: boolean;
+  scheme: EndpointScheme;
+  secretSealed: Buffer;
+}
+
+export async function insertEndpoint(db: Executor, e: NewEndpoint, at: Date): Promise<EndpointRow> {
+  const { rows } = await sql<EndpointRow>`
+    INSERT INTO webhook_endpoints (id, workspace_id, url, description, events, enabled, signature_scheme, secret_sealed, created_at, updated_at)
+    OVERRIDING SYSTEM VALUE
+    VALUES (${e.id}, ${e.workspaceId}, ${e.url}, ${e.description}, ${e.events}::text[], ${e.enabled}, ${e.scheme}, ${e.secretSealed}, ${at}, ${at})
+    RETURNING *`.execute(db);
+  return rows[0]!;
+}
+
+export async function listEndpoints(db: Executor, workspaceId: number, page: CursorRequest) {
+  return keysetPage(db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId), BY_CREATED, page);
+}
+
+/** One of the workspace's endpoints; `lock` holds it until the transaction ends (a rotation). */
+export async function findEndpoint(db: Executor, workspaceId: number, id: number, lock = false): Promise<EndpointRow | undefined> {
+  const q = db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id);
+  return (lock ? q.forUpdate() : q).executeTakeFirst();
+}
+
+export interface EndpointPatch {
+  url?: string;
+  description?: string;
+  events?: string[];
+  scheme?: EndpointScheme;
+  enabled?: boolean;
+}
+
+/**
+ * Changes an endpoint. Enabling it clears why it was disabled and its failure streak, so the
+ * 5-day rule counts afresh; disabling it by hand leaves no reason.
+ */
+export async function updateEndpoint(db: Executor, workspaceId: number, id: number, patch: EndpointPatch, at: Date): Promise<EndpointRow | undefined> {
+  let q = db.updateTable('webhook_endpoints').set({ updated_at: at }).where('workspace_id', '=', workspaceId).where('id', '=', id);
+  if (patch.url !== undefined) q = q.set({ url: patch.url });
+  if (patch.description !== undefined) q = q.set({ description: patch.description });
+  if (patch.events !== undefined) q = q.set({ events: patch.events });
+  if (patch.scheme !== undefined) q = q.set({ signature_scheme: patch.scheme });
+  if (patch.enabled !== undefined) q = q.set({ enabled: patch.enabled, disabled_reason: null, failing_since: null });
+  return q.returningAll().executeTakeFirst();
+}
+
+export async function deleteEndpoint(db: Executor, workspaceId: number, id: number): Promise<boolean> {
+  const r = await db.deleteFrom('webhook_endpoints').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}
+
+/** A new secret; the old one stays valid (signed alongside) until `previousExpiresAt`, or not at all when null. */
+export async function replaceSecret(
+  db: Executor,
+  id: number,
+  secrets: { sealed: Buffer; previousSealed: Buffer | null; previousExpiresAt: Date | null },
+  at: Date,
+): Promise<EndpointRow> {
+  return db
+    .updateTable('webhook_endpoints')
+    .set({ secret_sealed: secrets.sealed, previous_secret_sealed: secrets.previousSealed, previous_secret_expires_at: secrets.previousExpiresAt, updated_at: at })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Enabled endpoints of these workspaces with what they subscribe to: who gets an event. */
+export async function findSubscribedEndpoints(db: Executor, workspaceIds: number[]) {
+  if (workspaceIds.length === 0) return [];
+  return db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'workspace_id', 'events'])
+    .where('workspace_id', 'in', workspaceIds)
+    .where('enabled', '=', true)
+    .execute();
+}
+
+/** An endpoint has succeeded: its failure streak ends. Written only when there is one. */
+export async function clearFailureStreaks(db: Executor, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY(${ids}::bigint[]) AND failing_since IS NOT NULL`.execute(db);
+}
+
+/** Endpoints that failed at `at`: their streak starts unless one is already running. */
+export async function startFailureStreaks(db: Executor, ids: number[], at: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`UPDATE webhook_endpoints SET failing_since = ${at} WHERE id = ANY(${ids}::bigint[]) AND failing_since IS NULL`.execute(db);
+}
+
+/**
+ * Disables endpoints still enabled: the given ones with their reason, and among `failingIds`
+ * those whose streak began before `staleBefore`. Returns each endpoint it disabled, once.
+ */
+export async function disableEndpoints(
+  db: Executor,
+  gone: number[],
+  goneReason: string,
+  failingIds: number[],
+  staleBefore: Date,
+  staleReason: string,
+  at: Date,
+) {
+  if (gone.length === 0 && failingIds.length === 0) return [];
+  const { rows } = await sql<{ id: number; workspace_id: number; disabled_reason: string }>`
+    UPDATE webhook_endpoints
+    SET enabled = false, updated_at = ${at},
+        disabled_reason = CASE WHEN id = ANY(${gone}::bigint[]) THEN ${goneReason} ELSE ${staleReason} END
+    WHERE enabled AND (id = ANY(${gone}::bigint[]) OR (id = ANY(${failingIds}::bigint[]) AND failing_since <= ${staleBefore}))
+    RETURNING id, workspace_id, disabled_reason`.execute(db);
+  return rows;
+}

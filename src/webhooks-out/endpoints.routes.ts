@@ -1,0 +1,100 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireAuth, tenantOf } from '../auth/auth.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
+import { BigId } from '../http/ids.js';
+import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
+import { CursorPage, Envelope, NoContent, StringEnum } from '../http/schemas.js';
+import { listAttempts, listDeliveries } from './deliveries.queries.js';
+import {
+  DELIVERY_STATUSES,
+  DeliveryResource,
+  deliveryResource,
+  EndpointCreate,
+  EndpointPatch,
+  EndpointResource,
+  endpointResource,
+  EndpointWithSecret,
+} from './endpoint.resources.js';
+import { deleteEndpoint, findEndpoint, listEndpoints, updateEndpoint } from './endpoints.queries.js';
+import { checkPatch, createEndpoint, DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS, redeliver, rotateSecret, sendTest } from './endpoints.service.js';
+
+const Params = Type.Object({ id: BigId });
+
+/**
+ * `/v1/webhook-endpoints`: the workspace's outbound webhook endpoints, their delivery log and
+ * redelivery (DESIGN "Outbound webhooks"). Workspace admins only — a JWT admin or an `admin`
+ * API key — reads included: the log shows what the workspace's receivers answered.
+ */
+export const endpointRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.addHook('preValidation', requireAuth(deps, { scope: 'admin' }));
+
+  app.get('/', { schema: { querystring: CursorQuery, response: { 200: CursorPage(EndpointResource) } } }, async (request) => {
+    const page = await listEndpoints(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
+    return envelope(request, page.items.map(endpointResource), page.meta);
+  });
+
+  app.post('/', { schema: { body: EndpointCreate, response: { 201: Envelope(EndpointWithSecret) } } }, async (request, reply) => {
+    const endpoint = await createEndpoint(deps, tenantOf(request).workspaceId, request.body);
+    return reply.code(201).send(envelope(request, endpoint));
+  });
+
+  app.get('/:id', { schema: { params: Params, response: { 200: Envelope(EndpointResource) } } }, async (request) => {
+    const row = await findEndpoint(deps.db, tenantOf(request).workspaceId, request.params.id);
+    if (!row) throw errors.notFound('webhook endpoint');
+    return envelope(request, endpointResource(row));
+  });
+
+  app.patch('/:id', { schema: { params: Params, body: EndpointPatch, response: { 200: Envelope(EndpointResource) } } }, async (request) => {
+    const { signatureScheme, ...rest } = request.body;
+    const patch = checkPatch(deps, { ...rest, scheme: signatureScheme });
+    const row = await updateEndpoint(deps.db, tenantOf(request).workspaceId, request.params.id, patch, deps.now());
+    if (!row) throw errors.notFound('webhook endpoint');
+    return envelope(request, endpointResource(row));
+  });
+
+  app.delete('/:id', { schema: { params: Params, response: { 204: NoContent } } }, async (request, reply) => {
+    if (!(await deleteEndpoint(deps.db, tenantOf(request).workspaceId, request.params.id))) throw errors.notFound('webhook endpoint');
+    reply.code(204);
+  });
+
+  app.post(
+    '/:id/rotate-secret',
+    {
+      schema: {
+        params: Params,
+        querystring: Type.Object({ graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_GRACE_SECONDS, description: 'how long the old secret still signs (default 86400)' })) }),
+        response: { 200: Envelope(EndpointWithSecret) },
+      },
+    },
+    async (request) => envelope(request, await rotateSecret(deps, tenantOf(request).workspaceId, request.params.id, request.query.graceSeconds ?? DEFAULT_GRACE_SECONDS)),
+  );
+
+  app.post('/:id/test', { schema: { params: Params, response: { 202: Envelope(DeliveryResource) } } }, async (request, reply) => {
+    return reply.code(202).send(envelope(request, await sendTest(deps, tenantOf(request).workspaceId, request.params.id)));
+  });
+
+  app.get(
+    '/:id/deliveries',
+    {
+      schema: {
+        params: Params,
+        querystring: Type.Object({ ...CursorQuery.properties, status: Type.Optional(StringEnum(DELIVERY_STATUSES)) }),
+        response: { 200: CursorPage(DeliveryResource) },
+      },
+    },
+    async (request) => {
+      const workspaceId = tenantOf(request).workspaceId;
+      if (!(await findEndpoint(deps.db, workspaceId, request.params.id))) throw errors.notFound('webhook endpoint');
+      const page = await listDeliveries(deps.db, request.params.id, parseCursorQuery(request.query), request.query.status);
+      const attempts = await listAttempts(deps.db, page.items.map((d) => d.id));
+      return envelope(request, page.items.map((d) => deliveryResource(d, attempts)), page.meta);
+    },
+  );
+
+  app.post('/deliveries/:id/redeliver', { schema: { params: Params, response: { 202: Envelope(DeliveryResource) } } }, async (request, reply) => {
+    return reply.code(202).send(envelope(request, await redeliver(deps, tenantOf(request).workspaceId, request.params.id)));
+  });
+};

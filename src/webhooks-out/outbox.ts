@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import type { PgBoss } from 'pg-boss';
+import { uuid7 } from '../crypto/uuid7.js';
+import type { Executor } from '../db/database.js';
+import type { OutboundEvent } from '../messaging/events.js';
+import { insertDeliveries, insertEvents, type NewEvent } from './deliveries.queries.js';
+import { findSubscribedEndpoints } from './endpoints.queries.js';
+import { enqueueAttempts } from './outbound.queue.js';
+
+/** The public id of an event: `evt_` and its UUIDv7 without dashes. */
+export function publicEventId(id: string): string {
+  return `evt_${id.replaceAll('-', '')}`;
+}
+
+/** The exact body every attempt of an event's deliveries sends. */
+export function eventBody(id: string, event: OutboundEvent, at: Date): string {
+  return JSON.stringify({ id: publicEventId(id), type: event.type, createdAt: at.toISOString(), workspaceId: event.workspaceId, data: event.data });
+}
+
+/**
+ * Writes outbound events into the caller's transaction (the outbox): for each event, one
+ * delivery per enabled endpoint of its workspace subscribed to its type (or to `*`), and the
+ * job of each first attempt. The change that caused an event and its deliveries commit
+ * together: none is lost, none is sent for a rolled-back change. An event no endpoint wants
+ * writes nothing.
+ */
+export async function writeOutbox(boss: PgBoss, trx: Executor, events: OutboundEvent[], at: Date): Promise<void> {
+  if (events.length === 0) return;
+  const endpoints = await findSubscribedEndpoints(trx, [...new Set(events.map((e) => e.workspaceId))]);
+  if (endpoints.length === 0) return;
+  const targets = events.map((e) => ({
+    event: e,
+    endpointIds: endpoints.filter((ep) => ep.workspace_id === e.workspaceId && (ep.events.includes('*') || ep.events.includes(e.type))).map((ep) => ep.id),
+  }));
+  await deliverEvents(boss, trx, targets, at);
+}
+
+/** Writes events with the endpoints each goes to (the outbox's second half; a ping names its endpoint). */
+export async function deliverEvents(boss: PgBoss, trx: Executor, targets: { event: OutboundEvent; endpointIds: number[] }[], at: Date) {
+  const rows: NewEvent[] = [];
+  const deliveries: { endpointId: number; eventId: string; jobId: string }[] = [];
+  for (const { event, endpointIds } of targets) {
+    if (endpointIds.length === 0) continue;
+    const id = uuid7(at.getTime());
+    rows.push({ id, workspaceId: event.workspaceId, type: event.type, body: eventBody(id, event, at) });
+    for (const endpointId of endpointIds) deliveries.push({ endpointId, eventId: id, jobId: randomUUID() });
+  }
+  if (rows.length === 0) return [];
+  await insertEvents(trx, rows, at);
+  const inserted = await insertDeliveries(trx, deliveries, at);
+  await enqueueAttempts(boss, trx, inserted.map((d) => ({ deliveryId: d.id, endpointId: d.endpoint_id, jobId: d.job_id })));
+  return inserted;
+}

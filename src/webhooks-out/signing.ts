@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import { hmacSha256 } from '../crypto/hmac.js';
+import type { EndpointScheme } from '../db/types.js';
+
+/**
+ * Signatures of outbound webhooks (SPEC §5.4, DESIGN "Outbound webhooks"). Secrets are
+ * `whsec_` + base64 of 32 random bytes, so one secret serves both schemes: the `service`
+ * scheme keys its HMAC with the secret string as it is shown, the Standard Webhooks scheme
+ * with the bytes after the prefix, as that specification says.
+ */
+
+const SECRET_PREFIX = 'whsec_';
+const SECRET_PATTERN = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
+
+export function generateSecret(): string {
+  return SECRET_PREFIX + randomBytes(32).toString('base64');
+}
+
+/** A secret a customer brings (e.g. moving from another sender): `whsec_` + base64 of 24–64 bytes. */
+export function isValidSecret(secret: string): boolean {
+  if (!SECRET_PATTERN.test(secret)) return false;
+  const bytes = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64').length;
+  return bytes >= 24 && bytes <= 64;
+}
+
+export interface SignedRequest {
+  scheme: EndpointScheme;
+  /** The current secret first, then a previous one still in its grace period. */
+  secrets: string[];
+  deliveryId: number;
+  eventType: string;
+  /** Unix seconds, fresh for every attempt. */
+  timestamp: number;
+  body: string;
+}
+
+/** Every header of one attempt: signature, timestamp, ids, content type, user agent. */
+export function webhookHeaders(req: SignedRequest, userAgent: string): Record<string, string> {
+  const common = { 'content-type': 'application/json', 'user-agent': userAgent };
+  if (req.scheme === 'standard') {
+    const id = String(req.deliveryId);
+    const signed = `${id}.${req.timestamp}.${req.body}`;
+    return {
+      ...common,
+      'webhook-id': id,
+      'webhook-timestamp': String(req.timestamp),
+      'webhook-signature': req.secrets
+        .map((s) => `v1,${hmacSha256(Buffer.from(s.slice(SECRET_PREFIX.length), 'base64'), signed).toString('base64')}`)
+        .join(' '),
+    };
+  }
+  const signed = `${req.timestamp}.${req.body}`;
+  return {
+    ...common,
+    'x-service-signature': req.secrets.map((s) => `sha256=${hmacSha256(s, signed).toString('hex')}`).join(' '),
+    'x-service-timestamp': String(req.timestamp),
+    'x-service-event': req.eventType,
+    'x-service-delivery': String(req.deliveryId),
+  };
+}
