@@ -173,6 +173,7 @@ export async function applyEvents(
         workspaceId: m.workspace_id,
         data: { id: m.id, threadId: m.thread_id, direction: 'inbound', status: 'received', preview: m.text.slice(0, PREVIEW_LENGTH) },
       });
+      outbound.push({ type: 'message.created', workspaceId: m.workspace_id, data: messageResource(m) });
       if (!touched.has(m.thread_id)) {
         touched.add(m.thread_id);
         realtime.push({ type: 'thread.updated', workspaceId: m.workspace_id, data: { id: m.thread_id } });
