@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Executor } from '../db/database.js';
-import { deleteInboxBatch } from './maintenance.queries.js';
+import { deleteInboxBatch, deleteOutboundEventsBatch } from './maintenance.queries.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -37,17 +37,29 @@ export async function pruneInbox(
   config: Pick<Config, 'retentionDays' | 'deadLetterRetentionDays'>,
   limits: RetentionLimits = RETENTION_LIMITS,
 ): Promise<InboxPruned> {
-  const drain = async (status: 'processed' | 'dead_letter', days: number) => {
-    const before = new Date(now.getTime() - days * DAY_MS);
-    let deleted = 0;
-    for (let batch = 0; batch < limits.maxBatches; batch++) {
-      const n = await deleteInboxBatch(db, status, before, limits.batchSize);
-      deleted += n;
-      if (n < limits.batchSize) return { deleted, more: false };
-    }
-    return { deleted, more: true };
-  };
-  const processed = await drain('processed', config.retentionDays);
-  const deadLetter = await drain('dead_letter', config.deadLetterRetentionDays);
+  const processed = await drain((n) => deleteInboxBatch(db, 'processed', daysBefore(now, config.retentionDays), n), limits);
+  const deadLetter = await drain((n) => deleteInboxBatch(db, 'dead_letter', daysBefore(now, config.deadLetterRetentionDays), n), limits);
   return { processed: processed.deleted, deadLetter: deadLetter.deleted, more: processed.more || deadLetter.more };
+}
+
+/**
+ * Deletes outbound webhook events older than `retentionDays` with their deliveries and every
+ * attempt (DESIGN "Retention"), the delivery log's history; an event with a delivery still
+ * pending stays.
+ */
+export async function pruneOutboundEvents(db: Executor, now: Date, config: Pick<Config, 'retentionDays'>, limits: RetentionLimits = RETENTION_LIMITS) {
+  return drain((n) => deleteOutboundEventsBatch(db, daysBefore(now, config.retentionDays), n), limits);
+}
+
+const daysBefore = (now: Date, days: number) => new Date(now.getTime() - days * DAY_MS);
+
+/** Deletes batch after batch until one comes back short or maxBatches ran. */
+async function drain(deleteBatch: (limit: number) => Promise<number>, limits: RetentionLimits) {
+  let deleted = 0;
+  for (let batch = 0; batch < limits.maxBatches; batch++) {
+    const n = await deleteBatch(limits.batchSize);
+    deleted += n;
+    if (n < limits.batchSize) return { deleted, more: false };
+  }
+  return { deleted, more: true };
 }

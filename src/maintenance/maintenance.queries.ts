@@ -60,3 +60,23 @@ export async function deleteInboxBatch(db: Executor, status: 'processed' | 'dead
     WHERE w.id = old.id`.execute(db);
   return Number(result.numAffectedRows ?? 0n);
 }
+
+/**
+ * Deletes at most `limit` outbound webhook events created before `before` (their deliveries
+ * and attempts go with them), skipping an event that still has a pending delivery. Event ids
+ * are UUIDv7 like the inbox's, so the primary key bounds the scan.
+ */
+export async function deleteOutboundEventsBatch(db: Executor, before: Date, limit: number): Promise<number> {
+  const result = await sql`
+    DELETE FROM webhook_events AS e
+    USING (
+      SELECT id FROM webhook_events ev
+      WHERE id < ${uuid7Floor(before.getTime())}::uuid AND created_at < ${before}
+        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id AND d.status = 'pending')
+      ORDER BY id
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ) AS old
+    WHERE e.id = old.id`.execute(db);
+  return Number(result.numAffectedRows ?? 0n);
+}

@@ -1,5 +1,5 @@
 import type { QueueDefinition } from '../jobs/queue.js';
-import { pruneInbox } from './inbox-retention.js';
+import { pruneInbox, pruneOutboundEvents } from './inbox-retention.js';
 import { pruneExpired } from './maintenance.queries.js';
 
 export const MAINTENANCE_QUEUE = 'maintenance';
@@ -8,8 +8,8 @@ export const MAINTENANCE_CRON = '*/10 * * * *';
 
 /**
  * Housekeeping: expired auth codes, old login attempts, ended sessions and personal-access
- * tokens, old idempotency keys, and inbox rows past their retention (processed ones and dead
- * letters).
+ * tokens, old idempotency keys, inbox rows past their retention (processed ones and dead
+ * letters), and outbound webhook events past it with their deliveries and attempts.
  */
 export const maintenanceQueue: QueueDefinition = {
   name: MAINTENANCE_QUEUE,
@@ -28,6 +28,9 @@ export const maintenanceQueue: QueueDefinition = {
         { inboxRowsDeleted: { processed: inbox.processed, deadLetter: inbox.deadLetter }, more: inbox.more },
         inbox.more ? 'maintenance: old inbox rows deleted; more are left for the next run' : 'maintenance: old inbox rows deleted',
       );
+      const outbound = await pruneOutboundEvents(deps.db, now, deps.config);
+      deps.metrics.outboundEventsDeleted.inc(outbound.deleted);
+      deps.log.info({ outboundEventsDeleted: outbound.deleted, more: outbound.more }, 'maintenance: old outbound webhook events deleted');
     },
   },
 };

@@ -2,7 +2,9 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { uuid7, uuid7Floor } from '../../src/crypto/uuid7.js';
 import type { InboxStatus } from '../../src/db/types.js';
-import { pruneInbox } from '../../src/maintenance/inbox-retention.js';
+import { pruneInbox, pruneOutboundEvents } from '../../src/maintenance/inbox-retention.js';
+import { deliverEvents } from '../../src/webhooks-out/outbox.js';
+import { makeTenant } from '../helpers/factories.js';
 import { maintenanceQueue } from '../../src/maintenance/maintenance.queue.js';
 import { useTestContext } from '../helpers/app.js';
 
@@ -99,5 +101,24 @@ describe('inbox retention', () => {
     expect(text).toMatch(/inbox_rows_deleted_total\{status="processed"\} 4\n/);
     expect(text).toMatch(/inbox_rows_deleted_total\{status="dead_letter"\} 3\n/);
     expect(logLines).toContainEqual(expect.objectContaining({ inboxRowsDeleted: { processed: 4, deadLetter: 3 }, more: false }));
+  });
+
+  it('deletes outbound webhook events past INBOX_RETENTION_DAYS with their deliveries and attempts, but none still pending', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const endpoint = await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: tenant.headers, payload: { url: 'https://hooks.example.com/' } });
+    const endpointId = endpoint.json().data.id as number;
+    const write = (days: number) =>
+      ctx.deps.db.transaction().execute((trx) => deliverEvents(ctx.deps.boss, trx, [{ event: { type: 'ping', workspaceId: tenant.workspace.id, data: {} }, endpointIds: [endpointId] }], daysAgo(days)));
+    const [old] = (await write(31))!;
+    const [oldPending] = (await write(31))!;
+    const [recent] = (await write(29))!;
+    await ctx.deps.db.updateTable('webhook_deliveries').set({ status: 'succeeded' }).where('id', 'in', [old!.id, recent!.id]).execute();
+    await ctx.deps.db.insertInto('webhook_attempts').values([old!, recent!].map((d) => ({ delivery_id: d.id, attempted_at: daysAgo(31), status_code: 200, duration_ms: 3, error: null }))).execute();
+
+    expect(await pruneOutboundEvents(ctx.deps.db, NOW, ctx.deps.config)).toEqual({ deleted: 1, more: false });
+    const deliveries = await ctx.deps.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpointId).execute();
+    expect(deliveries.map((d) => d.id).sort()).toEqual([oldPending!.id, recent!.id].sort());
+    const attempts = await ctx.deps.db.selectFrom('webhook_attempts').select('delivery_id').where('delivery_id', 'in', [old!.id, recent!.id]).execute();
+    expect(attempts.map((a) => a.delivery_id)).toEqual([recent!.id]);
   });
 });

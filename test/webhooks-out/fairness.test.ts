@@ -58,7 +58,7 @@ describe('one slow receiver', () => {
     if (!timedOut) throw new Error('the delivery is not in its endpoint’s log');
     expect(timedOut.status).toBe('pending');
     expect(timedOut.attempts[0]).toMatchObject({ statusCode: null, error: 'no answer within 10 s' });
-    expect(timedOut.attempts[0].durationMs).toBeGreaterThanOrEqual(9_900);
+    expect(timedOut.attempts[0]!.durationMs).toBeGreaterThanOrEqual(9_900);
     expect(timedOut.nextAttemptAt).not.toBeNull();
     // The next ten go out as the first ten settle; never more than ten at once.
     await waitFor(async () => slow.received.length >= 2 * ENDPOINT_IN_FLIGHT, 'the next ten', 30_000);
