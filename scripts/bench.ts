@@ -1,4 +1,4 @@
-// `npm run bench [-- --json] [--seconds 5] [--rounds 3] [--connections 200] [--rate 500] [--workers 1] [--sends 5000] [--ingest-only]`
+// `npm run bench [-- --json] [--seconds 5] [--rounds 3] [--connections 200] [--rate 500] [--workers 1] [--sends 5000] [--outbound 5000] [--ingest-only]`
 //
 // Measures, in one run on one machine, side by side:
 //   1. ceiling: a no-op Fastify route that reads the raw body and checks the same HMAC;
@@ -7,7 +7,10 @@
 //   3. process: --workers worker processes (one by default) drain everything phase 2 stored;
 //   4. latency: role all under a steady 500 deliveries/s, median received → processed;
 //   5. send:    --sends replies POSTed to the threads phase 3 made, sent by one role-all process
-//      through a loopback fake WhatsApp Cloud API, timed from the first sent to the last.
+//      through a loopback fake WhatsApp Cloud API, timed from the first sent to the last;
+//   6. outbound: --outbound webhook deliveries queued at once (one endpoint, then four), sent by
+//      one role-all process to a loopback receiver, first received to last; then events written
+//      one by one at 200/s, each timed from its createdAt to its arrival at the receiver.
 // Throughput is reported as a ratio against the ceiling because shared machines drift.
 // Every number comes from this run; nothing is asserted.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -33,6 +36,8 @@ import { createLogger } from '../src/logger.js';
 import { SEND_QUEUE } from '../src/replies/send-message.queue.js';
 import { WEBHOOK_QUEUE } from '../src/webhooks-in/inbox.enqueue.js';
 import { createWorkspace } from '../src/workspaces/workspaces.service.js';
+import { createEndpoint } from '../src/webhooks-out/endpoints.service.js';
+import { deliverEvents } from '../src/webhooks-out/outbox.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -43,6 +48,7 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '500' },
     workers: { type: 'string', default: '1' },
     sends: { type: 'string', default: '5000' },
+    outbound: { type: 'string', default: '5000' },
     // The service's own default (info), as `npm start` runs it; `--log-level warn` for the
     // figures of earlier runs.
     'log-level': { type: 'string', default: 'info' },
@@ -55,6 +61,7 @@ const RATE = Number(args.rate);
 const ROUNDS = Number(args.rounds);
 const WORKERS = Number(args.workers);
 const SENDS = Number(args.sends);
+const OUTBOUND = Number(args.outbound);
 const LOG_LEVEL_OF_SERVICE = args['log-level'];
 const WARMUP_SECONDS = 2;
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -173,10 +180,11 @@ const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolea
 /** The service as it ships: compiled by `npm run build`, as `npm start` and the Docker image run it. */
 const ENTRY = path.join(ROOT, 'dist/src/cli.js');
 
-function serve(role: 'api' | 'worker' | 'all', databaseUrl: string, port: number, whatsapp: Record<string, string> = {}) {
+function serve(role: 'api' | 'worker' | 'all', databaseUrl: string, port: number, whatsapp: Record<string, string> = {}, env: Record<string, string> = {}) {
   return startProcess(
     [...NODE_FLAGS, ENTRY, 'serve', '--role', role],
     {
+      ...env,
       DATABASE_URL: databaseUrl,
       PORT: String(port),
       INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET, ...whatsapp } }),
@@ -378,6 +386,9 @@ async function main() {
     const sent = sendRows[0]!.sent;
     const sendSeconds = Math.max(sendRows[0]!.seconds, 0.001);
 
+    say(`6/6 outbound: ${OUTBOUND} webhook deliveries to one endpoint, then to four, then 200 events/s, one role-all process`);
+    const outbound = await measureOutbound(databaseUrl, database.db, workspace.id);
+
     const result = {
       ceiling: { rps: Math.round(ceilingRps) },
       ingest: { rps: Math.round(ingestRps), p99Ms: ingestP99, non2xx, acknowledged, rows, jobs },
@@ -393,7 +404,8 @@ async function main() {
         pacedRps: Math.round(paced.requests.average),
       },
       send: { posted: posted['2xx'], postNon2xx: posted.non2xx, postRps: Math.round(posted.requests.average), postP99Ms: posted.latency.p99, sent, seconds: Number(sendSeconds.toFixed(2)), sendsPerSec: Math.round(sent / sendSeconds), providerRequests: fake.requests.length },
-      rssMb: Math.round(Math.max(ingestRss, workerRss, allRss, senderRss)),
+      outbound: outbound.result,
+      rssMb: Math.round(Math.max(ingestRss, workerRss, allRss, senderRss, outbound.rssMb)),
     };
 
     const table = [
@@ -405,7 +417,10 @@ async function main() {
       [`latency at ${RATE}/s`, `p50 ${result.process.p50LatencyMs} ms, p99 ${result.process.p99LatencyMs} ms received → processed`],
       ['reply POSTs (20 connections)', `${result.send.postRps} req/s, p99 ${result.send.postP99Ms} ms (${result.send.posted} answered 202, ${result.send.postNon2xx} not)`],
       ['sending (1 process)', `${result.send.sendsPerSec} replies/s (${sent} queued replies sent in ${result.send.seconds} s)`],
-      ['peak server RSS', `${result.rssMb} MB (api ${Math.round(ingestRss)}, worker ${Math.round(workerRss)}, all ${Math.round(allRss)}, send ${Math.round(senderRss)})`],
+      ['outbound webhooks, 1 endpoint', `${outbound.result.oneEndpoint.deliveriesPerSec} deliveries/s (${outbound.result.oneEndpoint.delivered} in ${outbound.result.oneEndpoint.seconds} s, at most 10 in flight)`],
+      ['outbound webhooks, 4 endpoints', `${outbound.result.fourEndpoints.deliveriesPerSec} deliveries/s (${outbound.result.fourEndpoints.delivered} in ${outbound.result.fourEndpoints.seconds} s)`],
+      ['event → receiver at 200/s', `p50 ${outbound.result.latency.p50Ms} ms, p99 ${outbound.result.latency.p99Ms} ms (${outbound.result.latency.events} events)`],
+      ['peak server RSS', `${result.rssMb} MB (api ${Math.round(ingestRss)}, worker ${Math.round(workerRss)}, all ${Math.round(allRss)}, send ${Math.round(senderRss)}, outbound ${Math.round(outbound.rssMb)})`],
     ];
     const width = Math.max(...table.map(([k]) => k!.length));
     for (const [k, v] of table) process.stdout.write(`${k!.padEnd(width)}  ${v}\n`);
@@ -414,6 +429,64 @@ async function main() {
     for (const s of servers) await s.stop().catch(() => {});
     await database.close();
     await stopPostgres();
+  }
+}
+
+/**
+ * Phase 6. A loopback receiver answers 204 at once and notes when each delivery arrived. A
+ * backlog is written in one transaction (what a burst of changes leaves) and timed from the
+ * first arrival to the last; then single events are written at a steady rate, each in its own
+ * transaction as a change would write it, and timed from their createdAt to their arrival.
+ */
+async function measureOutbound(databaseUrl: string, db: Db, workspaceId: number) {
+  const { createServer } = await import('node:http');
+  const arrivals: { at: number; createdAt: number; path: string }[] = [];
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c)).on('end', () => {
+      arrivals.push({ at: Date.now(), createdAt: Date.parse(JSON.parse(Buffer.concat(chunks).toString()).createdAt), path: req.url ?? '' });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
+  const config = loadConfig({ INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' });
+  const secretKey = randomBytes(32);
+  const port = await freePort();
+  const server = await serve('all', databaseUrl, port, {}, { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true', INBOX_SECRET_KEY: secretKey.toString('hex') });
+  const boss = await startBoss(databaseUrl, createLogger('warn'), { max: 2, supervise: false });
+  const endpointIds: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const e = await createEndpoint({ db, config, secretKey, now: () => new Date() } as Parameters<typeof createEndpoint>[0], workspaceId, { url: `${receiverUrl}/e${i}`, events: ['message.created'] });
+    endpointIds.push(e.id);
+  }
+  const event = (n: number) => ({ type: 'ping' as const, workspaceId, data: { n, text: 'Hello, I would like to know where my order is.' } });
+  const backlog = async (endpoints: number[]) => {
+    arrivals.length = 0;
+    await db.transaction().execute((trx) => deliverEvents(boss, trx, Array.from({ length: OUTBOUND }, (_, n) => ({ event: event(n), endpointIds: [endpoints[n % endpoints.length]!] })), new Date()));
+    await waitFor(async () => arrivals.length >= OUTBOUND, 600_000);
+    const seconds = Math.max((arrivals.at(-1)!.at - arrivals[0]!.at) / 1000, 0.001);
+    return { delivered: arrivals.length, seconds: Number(seconds.toFixed(2)), deliveriesPerSec: Math.round(arrivals.length / seconds) };
+  };
+  try {
+    const oneEndpoint = await backlog(endpointIds.slice(0, 1));
+    const fourEndpoints = await backlog(endpointIds);
+    arrivals.length = 0;
+    const paced = 200 * SECONDS;
+    const started = Date.now();
+    for (let n = 0; n < paced; n++) {
+      const due = started + (n * 1000) / 200;
+      if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+      await db.transaction().execute((trx) => deliverEvents(boss, trx, [{ event: event(n), endpointIds: [endpointIds[n % 4]!] }], new Date()));
+    }
+    await waitFor(async () => arrivals.length >= paced, 120_000);
+    const latencies = arrivals.map((a) => a.at - a.createdAt).sort((a, b) => a - b);
+    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
+    return { result: { oneEndpoint, fourEndpoints, latency: { events: latencies.length, p50Ms: pct(0.5), p99Ms: pct(0.99) } }, rssMb: server.peakRssMb() };
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+    await server.stop();
+    await new Promise((r) => receiver.close(r));
   }
 }
 
