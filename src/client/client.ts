@@ -3,6 +3,7 @@ import type { ApiKeyResource } from '../api-keys/api-keys.service.js';
 import type { ConnectionResource } from '../connections/connections.service.js';
 import type { InboxSummary } from '../webhooks-in/inbox.resource.js';
 import type { ContactResource, MessageResource, ThreadResource } from '../messaging/messaging.resources.js';
+import type { DeliveryResource, EndpointResource } from '../webhooks-out/endpoint.resources.js';
 import type { WorkspaceResource } from '../workspaces/workspaces.service.js';
 
 /**
@@ -19,6 +20,8 @@ export type Connection = Static<typeof ConnectionResource>;
 export type ApiKey = Static<typeof ApiKeyResource>;
 export type Workspace = Static<typeof WorkspaceResource>;
 export type WebhookInboxRow = Static<typeof InboxSummary>;
+export type WebhookEndpoint = Static<typeof EndpointResource>;
+export type WebhookDelivery = Static<typeof DeliveryResource>;
 
 export class InboxClientError extends Error {
   constructor(
@@ -102,6 +105,8 @@ export function tenantClient(options: ClientOptions) {
     contacts: (query: { limit?: number } = {}) => walk<Contact>(options, '/v1/contacts', query),
     connections: (query: { limit?: number } = {}) => walk<Connection>(options, '/v1/connections', query),
     apiKeys: (query: { limit?: number } = {}) => walk<ApiKey>(options, '/v1/api-keys', query),
+    webhookEndpoints: (query: { limit?: number } = {}) => walk<WebhookEndpoint>(options, '/v1/webhook-endpoints', query),
+    webhookDeliveries: (endpointId: number, query: { limit?: number } = {}) => walk<WebhookDelivery>(options, `/v1/webhook-endpoints/${endpointId}/deliveries`, query),
   };
 }
 

@@ -48,6 +48,18 @@ describe('tenant client (cursor pages)', () => {
     expect(messages.map((m) => m.externalId)).toEqual(Array.from({ length: 12 }, (_, i) => `wamid.client-${11 - i}`));
   });
 
+  it('walks webhook endpoints and a delivery log with typed iterators', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: tenant.headers, payload: { url: `https://hooks${i}.example.com/` } });
+      if (i === 0) for (let t = 0; t < 3; t++) await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${res.json().data.id}/test`, headers: tenant.headers });
+    }
+    const client = tenantClient({ baseUrl, apiKey: tenant.apiKey });
+    const endpoints = await collect(client.webhookEndpoints({ limit: 2 }));
+    expect(endpoints.map((e) => e.url)).toEqual(['https://hooks2.example.com/', 'https://hooks1.example.com/', 'https://hooks0.example.com/']);
+    const log = await collect(client.webhookDeliveries(endpoints[2]!.id, { limit: 2 }));
+    expect(log.map((d) => d.eventType)).toEqual(['ping', 'ping', 'ping']);
+  });
+
   it('treats a missing meta as the end of the list, not an error', async () => {
     const items = await collect(tenantClient({ baseUrl: bareUrl }).all<{ id: number }>('/v1/threads'));
     expect(items).toEqual([{ id: 1 }]);

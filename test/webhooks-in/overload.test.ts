@@ -61,14 +61,12 @@ describe('a stalled database', () => {
         });
       });
 
-      // Those over the cap are refused while the table is still locked, long before any timeout.
+      // Those over the cap are refused while the table is still locked and every held delivery
+      // still waits: the refusals come first, not after a timeout (no clock is read for that).
       await waitFor(async () => answers.length >= N - CAP, 'the deliveries over the cap to be refused');
       const refused = [...answers];
       expect(refused).toHaveLength(N - CAP);
-      for (const a of refused) {
-        expect(a).toMatchObject({ status: 503, code: 'unavailable', retryAfter: '1' });
-        expect(a.ms).toBeLessThan(STATEMENT_MS);
-      }
+      for (const a of refused) expect(a).toMatchObject({ status: 503, code: 'unavailable', retryAfter: '1' });
       expect(writer.held).toBe(CAP);
 
       // The ones being committed wait on the lock until statement_timeout cancels them: 503.
