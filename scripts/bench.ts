@@ -1,4 +1,4 @@
-// `npm run bench [-- --json] [--seconds 5] [--rounds 3] [--connections 200] [--rate 500] [--workers 1] [--sends 5000] [--outbound 5000] [--ingest-only]`
+// `npm run bench [-- --json] [--seconds 5] [--rounds 3] [--connections 200] [--rate 500] [--workers 1] [--sends 5000] [--outbound 5000] [--ingest-only | --outbound-only]`
 //
 // Measures, in one run on one machine, side by side:
 //   1. ceiling: a no-op Fastify route that reads the raw body and checks the same HMAC;
@@ -53,6 +53,7 @@ const { values: args } = parseArgs({
     // figures of earlier runs.
     'log-level': { type: 'string', default: 'info' },
     'ingest-only': { type: 'boolean', default: false },
+    'outbound-only': { type: 'boolean', default: false },
   },
 });
 const SECONDS = Number(args.seconds);
@@ -272,6 +273,13 @@ async function main() {
     const config = loadConfig({ INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET } }) });
     // No credentials are set, so the key seals nothing.
     await createConnection({ db: database.db, config, secretKey: randomBytes(32) }, workspace.id, { integrationKey: 'whatsapp', externalAccountId: PHONE_NUMBER_ID, name: 'Bench line' });
+
+    if (args['outbound-only']) {
+      const outbound = await measureOutbound(databaseUrl, database.db, workspace.id);
+      say(`outbound webhooks: 1 endpoint ${outbound.result.oneEndpoint.deliveriesPerSec}/s, 4 endpoints ${outbound.result.fourEndpoints.deliveriesPerSec}/s, event → receiver at 200/s p50 ${outbound.result.latency.p50Ms} ms p99 ${outbound.result.latency.p99Ms} ms, RSS ${Math.round(outbound.rssMb)} MB`);
+      if (args.json) process.stdout.write(`${JSON.stringify({ outbound: outbound.result, rssMb: Math.round(outbound.rssMb) })}\n`);
+      return;
+    }
 
     // Ceiling and ingest run in alternating rounds against servers started once, so both
     // see the same machine: drift between rounds cancels out of each round's ratio.

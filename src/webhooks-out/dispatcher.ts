@@ -11,7 +11,7 @@ import { WebhookSender, type AttemptResult } from './attempt.js';
 import { findDispatchContexts, insertAttempts, settleDeliveries, type AttemptRecord, type DeliverySettlement } from './deliveries.queries.js';
 import { signingSecrets } from './endpoint-secrets.js';
 import { clearFailureStreaks, disableEndpoints, startFailureStreaks } from './endpoints.queries.js';
-import { enqueueAttempts, OUTBOUND_CHANNEL, OUTBOUND_QUEUE, type AttemptJob } from './outbound.queue.js';
+import { enqueueAttempts, JOB_DELIVERIES, OUTBOUND_CHANNEL, OUTBOUND_QUEUE, type AttemptJob } from './outbound.queue.js';
 import { webhookHeaders } from './signing.js';
 
 /** At most this many deliveries of one endpoint are in flight, across every worker process (DESIGN). */
@@ -21,38 +21,47 @@ export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 3600 * 1000;
 export const GONE_REASON = 'the endpoint answered 410 Gone';
 export const FAILING_REASON = 'no successful delivery for 5 days';
 
-/** Deliveries one process has in flight at most, all endpoints together. */
-const PROCESS_IN_FLIGHT = 200;
+/** Jobs (endpoints) one process works on at once: at most 20 × 10 deliveries in flight. */
+const PROCESS_JOBS = 20;
 /** When nothing wakes it, the dispatcher looks for due retries this often. */
 const POLL_MS = 1_000;
 
 type Context = Awaited<ReturnType<typeof findDispatchContexts>>[number];
 type Fetched = Job<AttemptJob>;
 
+/** A job being worked: its outcomes commit as they come; the last one's commit completes it. */
+interface Held {
+  job: Fetched;
+  total: number;
+  committed: number;
+}
+
 type Result =
-  /** The job's delivery is gone, settled or owned by a newer job: nothing to send. */
-  | { kind: 'stale'; job: Fetched }
-  | { kind: 'attempted'; job: Fetched; ctx: Context; at: Date; attempt: AttemptResult }
+  /** The delivery is gone, settled or owned by a newer job: nothing to send. */
+  | { kind: 'stale'; held: Held }
+  | { kind: 'attempted'; held: Held; ctx: Context; at: Date; attempt: AttemptResult }
   /** The endpoint is disabled: the delivery ends without an HTTP attempt. */
-  | { kind: 'disabled'; job: Fetched; ctx: Context; at: Date };
+  | { kind: 'disabled'; held: Held; ctx: Context; at: Date };
 
 /**
- * Sends outbound webhooks. Every job is one attempt of one delivery and is sent on its own:
- * pg-boss hands out at most ENDPOINT_IN_FLIGHT active jobs per endpoint (its group), so a slow
- * or hanging receiver holds its own slots and no one else's. Outcomes are recorded in one
- * transaction for whatever finished meanwhile (attempt rows, delivery state, retry jobs,
- * endpoint health, job completion), and that commit frees the endpoint's slots.
+ * Sends outbound webhooks. A job holds up to 50 deliveries of one endpoint and pg-boss lets
+ * one job per endpoint be active at a time (its group), across every worker process; the job
+ * sends its deliveries ten at a time (ENDPOINT_IN_FLIGHT). So a slow or hanging receiver holds
+ * only its own ten, and every other endpoint's job goes on at once. Outcomes are recorded in
+ * one transaction for whatever finished meanwhile (attempt rows, delivery state, retry jobs,
+ * endpoint health), and the commit of a job's last outcome completes the job.
  *
  * A delivery is at least once: a process that dies after a receiver answered and before the
- * outcome committed leaves the job active; it expires, comes back and is sent again, with the
- * same delivery id, which is what the receiver dedupes on. The outcome commit does not wait
- * for its WAL flush for the same reason: a database crash in that instant can only repeat a
- * delivery, never lose one.
+ * outcome committed leaves the job active; it expires, comes back and its unrecorded deliveries
+ * are sent again, with the same delivery id, which is what the receiver dedupes on. The outcome
+ * commit does not wait for its WAL flush for the same reason: a database crash in that instant
+ * can only repeat a delivery, never lose one.
  */
 export class Dispatcher {
   private readonly sender: WebhookSender;
   private readonly listener: ChannelListener;
-  private inFlight = 0;
+  private readonly userAgent = `inbox-webhooks/${packageVersion()}`;
+  private activeJobs = 0;
   private stopping = false;
   private woken = false;
   private wake: (() => void) | undefined;
@@ -65,7 +74,7 @@ export class Dispatcher {
     this.sender = new WebhookSender({
       allowPrivate: deps.config.allowPrivateWebhookUrls,
       resolve: deps.resolveHost ?? systemResolve,
-      userAgent: `inbox-webhooks/${packageVersion()}`,
+      userAgent: this.userAgent,
     });
     this.listener = new ChannelListener({
       connectionString: deps.pool.options.connectionString,
@@ -100,19 +109,21 @@ export class Dispatcher {
   private async loop(): Promise<void> {
     while (!this.stopping) {
       this.woken = false;
-      const free = PROCESS_IN_FLIGHT - this.inFlight;
+      const free = PROCESS_JOBS - this.activeJobs;
       if (free > 0) {
         let jobs: Fetched[] = [];
         try {
-          jobs = await this.deps.boss.fetch<AttemptJob>(OUTBOUND_QUEUE, { batchSize: free, groupConcurrency: ENDPOINT_IN_FLIGHT });
+          jobs = await this.deps.boss.fetch<AttemptJob>(OUTBOUND_QUEUE, { batchSize: free, groupConcurrency: 1 });
         } catch (err) {
           if (this.stopping) break;
           this.deps.log.warn({ err }, 'outbound webhooks: fetching jobs failed; retrying');
         }
         if (jobs.length > 0) {
-          this.inFlight += jobs.length;
-          const run = this.run(jobs).finally(() => this.running.delete(run));
-          this.running.add(run);
+          this.activeJobs += jobs.length;
+          for (const job of jobs) {
+            const run = this.runJob(job).finally(() => this.running.delete(run));
+            this.running.add(run);
+          }
           continue;
         }
       }
@@ -128,34 +139,45 @@ export class Dispatcher {
     }
   }
 
-  private async run(jobs: Fetched[]): Promise<void> {
+  private async runJob(job: Fetched): Promise<void> {
+    const ids = job.data.deliveryIds ?? [];
+    const held: Held = { job, total: Math.max(ids.length, 1), committed: 0 };
     let contexts: Map<number, Context>;
     try {
-      contexts = new Map((await findDispatchContexts(this.deps.db, jobs.map((j) => j.data.deliveryId))).map((c) => [c.id, c]));
+      contexts = new Map((await findDispatchContexts(this.deps.db, ids)).map((c) => [c.id, c]));
     } catch (err) {
-      // The jobs stay active and come back when they expire.
+      // The job stays active and comes back when it expires.
       this.deps.log.warn({ err }, 'outbound webhooks: reading deliveries failed');
-      this.inFlight -= jobs.length;
+      this.activeJobs--;
       return;
     }
-    const secrets = new Map<number, string[]>();
-    await Promise.all(
-      jobs.map(async (job) => {
-        const ctx = contexts.get(job.data.deliveryId);
+    if (ids.length === 0) return this.record({ kind: 'stale', held });
+    let secrets: string[] | undefined;
+    let next = 0;
+    // Ten lanes pull the job's deliveries in order: ten in flight to this endpoint at most.
+    const lane = async () => {
+      while (next < ids.length) {
+        const ctx = contexts.get(ids[next++]!);
         const at = this.deps.now();
-        if (!ctx || ctx.status !== 'pending' || ctx.job_id !== job.id) return this.record({ kind: 'stale', job });
-        if (!ctx.enabled && ctx.event_type !== 'ping') return this.record({ kind: 'disabled', job, ctx, at });
-        let keys = secrets.get(ctx.endpoint_id);
-        if (!keys) secrets.set(ctx.endpoint_id, (keys = signingSecrets(this.deps.secretKey, { ...ctx, id: ctx.endpoint_id }, at)));
+        if (!ctx || ctx.status !== 'pending' || ctx.job_id !== job.id) {
+          this.record({ kind: 'stale', held });
+          continue;
+        }
+        if (!ctx.enabled && ctx.event_type !== 'ping') {
+          this.record({ kind: 'disabled', held, ctx, at });
+          continue;
+        }
+        secrets ??= signingSecrets(this.deps.secretKey, { ...ctx, id: ctx.endpoint_id }, at);
         const headers = webhookHeaders(
-          { scheme: ctx.signature_scheme, secrets: keys, deliveryId: ctx.id, eventType: ctx.event_type, timestamp: Math.floor(at.getTime() / 1000), body: ctx.body },
-          `inbox-webhooks/${packageVersion()}`,
+          { scheme: ctx.signature_scheme, secrets, deliveryId: ctx.id, eventType: ctx.event_type, timestamp: Math.floor(at.getTime() / 1000), body: ctx.body },
+          this.userAgent,
         );
         const attempt = await this.sender.post(ctx.url, headers, ctx.body);
         this.deps.metrics.outboundAttemptDuration.observe(attempt.durationMs / 1000);
-        this.record({ kind: 'attempted', job, ctx, at, attempt });
-      }),
-    );
+        this.record({ kind: 'attempted', held, ctx, at, attempt });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(ENDPOINT_IN_FLIGHT, ids.length) }, lane));
   }
 
   /** Queues an outcome for the next commit; one commit runs at a time and takes all that waits. */
@@ -169,9 +191,9 @@ export class Dispatcher {
       const batch = this.pending;
       this.pending = [];
       try {
-        await this.commit(batch);
-        this.inFlight -= batch.length;
-        this.poke();
+        const finished = await this.commit(batch);
+        this.activeJobs -= finished;
+        if (finished > 0) this.poke();
       } catch (err) {
         this.deps.log.error({ err, outcomes: batch.length }, 'outbound webhooks: recording outcomes failed; retrying');
         this.pending.unshift(...batch);
@@ -183,8 +205,21 @@ export class Dispatcher {
     this.flushing = undefined;
   }
 
-  private async commit(batch: Result[]): Promise<void> {
+  /** Records a batch of outcomes in one transaction; returns how many jobs it completed. */
+  private async commit(batch: Result[]): Promise<number> {
     const now = this.deps.now();
+    const counts = new Map<Held, number>();
+    for (const r of batch) counts.set(r.held, (counts.get(r.held) ?? 0) + 1);
+    const done = [...counts].filter(([h, n]) => h.committed + n === h.total).map(([h]) => h);
+    // Retries of one endpoint due at one time share a job (of up to JOB_DELIVERIES).
+    const retryJobs = new Map<string, { id: string; size: number }>();
+    const retryJobId = (endpointId: number, at: Date) => {
+      const key = `${endpointId}|${at.getTime()}`;
+      let job = retryJobs.get(key);
+      if (!job || job.size >= JOB_DELIVERIES) retryJobs.set(key, (job = { id: randomUUID(), size: 0 }));
+      job.size++;
+      return job.id;
+    };
     const attempts: AttemptRecord[] = [];
     const settlements: DeliverySettlement[] = [];
     const succeeded = new Set<number>();
@@ -196,7 +231,7 @@ export class Dispatcher {
       const { ctx } = r;
       if (r.kind === 'disabled') {
         attempts.push({ deliveryId: ctx.id, attemptedAt: r.at, statusCode: null, durationMs: 0, error: `not sent: the endpoint is disabled${ctx.disabled_reason ? ` (${ctx.disabled_reason})` : ''}` });
-        settlements.push({ id: ctx.id, jobId: r.job.id, status: 'failed', attemptCount: ctx.attempt_count, nextJobId: null, nextAttemptAt: null });
+        settlements.push({ id: ctx.id, jobId: r.held.job.id, status: 'failed', attemptCount: ctx.attempt_count, nextJobId: null, nextAttemptAt: null });
         outcomes.push('failed');
         continue;
       }
@@ -205,14 +240,14 @@ export class Dispatcher {
       const count = ctx.attempt_count + 1;
       if (attempt.outcome === 'succeeded') {
         succeeded.add(ctx.endpoint_id);
-        settlements.push({ id: ctx.id, jobId: r.job.id, status: 'succeeded', attemptCount: count, nextJobId: null, nextAttemptAt: null });
+        settlements.push({ id: ctx.id, jobId: r.held.job.id, status: 'succeeded', attemptCount: count, nextJobId: null, nextAttemptAt: null });
         outcomes.push('succeeded');
         continue;
       }
       failing.add(ctx.endpoint_id);
       if (attempt.outcome === 'gone') gone.add(ctx.endpoint_id);
       const next = attempt.outcome === 'gone' ? null : afterFailedAttempt(count, now).nextRetryAt;
-      settlements.push({ id: ctx.id, jobId: r.job.id, status: next ? 'pending' : 'failed', attemptCount: count, nextJobId: next ? randomUUID() : null, nextAttemptAt: next });
+      settlements.push({ id: ctx.id, jobId: r.held.job.id, status: next ? 'pending' : 'failed', attemptCount: count, nextJobId: next ? retryJobId(ctx.endpoint_id, next) : null, nextAttemptAt: next });
       outcomes.push(next ? 'retry' : 'failed');
     }
 
@@ -229,13 +264,15 @@ export class Dispatcher {
       await clearFailureStreaks(trx, [...succeeded]);
       const off = await disableEndpoints(trx, [...gone], GONE_REASON, [...failing], new Date(now.getTime() - DISABLE_AFTER_FAILING_MS), FAILING_REASON, now);
       // Fenced by the attempt fetched: a job that expired and was claimed again is not ours to complete.
-      await this.deps.boss.complete(OUTBOUND_QUEUE, batch.map((r) => ({ id: r.job.id, retryCount: r.job.retryCount })), null, { db: jobsIn(trx) });
+      if (done.length > 0) await this.deps.boss.complete(OUTBOUND_QUEUE, done.map((h) => ({ id: h.job.id, retryCount: h.job.retryCount })), null, { db: jobsIn(trx) });
       return off;
     });
+    for (const [h, n] of counts) h.committed += n;
     for (const o of outcomes) this.deps.metrics.outboundDeliveries.inc({ outcome: o });
     for (const e of disabled) {
       this.deps.metrics.endpointsDisabled.inc({ reason: e.disabled_reason === GONE_REASON ? 'gone' : 'failing' });
       this.deps.log.warn({ endpointId: e.id, workspaceId: e.workspace_id, reason: e.disabled_reason }, 'outbound webhook endpoint disabled');
     }
+    return done.length;
   }
 }

@@ -1,21 +1,34 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { PgBoss } from 'pg-boss';
 import type { Executor } from '../db/database.js';
 import { jobsIn, type QueueDefinition } from '../jobs/queue.js';
 
-/** One job per attempt of an outbound delivery, grouped by endpoint (its in-flight limit). */
+/**
+ * Attempts of outbound deliveries: one job carries up to JOB_DELIVERIES deliveries of one
+ * endpoint, and its group is that endpoint, so one job per endpoint is active at a time.
+ */
 export const OUTBOUND_QUEUE = 'outbound-webhook';
+/**
+ * Deliveries per job. A job of a receiver that never answers takes JOB_DELIVERIES / 10 × 10 s
+ * (ten in flight, each timing out), well inside the queue's expiry; a larger job costs a busy
+ * endpoint fewer fetches.
+ */
+export const JOB_DELIVERIES = 50;
 /** NOTIFY channel that wakes the dispatchers when attempts are due now. */
 export const OUTBOUND_CHANNEL = 'inbox_webhooks_out';
 
 export interface AttemptJob {
-  deliveryId: number;
+  deliveryIds: number[];
 }
 
 export interface AttemptItem {
   deliveryId: number;
   endpointId: number;
-  /** The job's id, recorded on the delivery: a job whose id the delivery no longer names is stale. */
+  /**
+   * The job's id, recorded on the delivery: a job whose id a delivery no longer names skips it.
+   * Items with one job id form one job (same endpoint, same start).
+   */
   jobId: string;
   startAfter?: Date;
 }
@@ -27,13 +40,19 @@ export interface AttemptItem {
  */
 export async function enqueueAttempts(boss: PgBoss, trx: Executor, items: AttemptItem[]): Promise<void> {
   if (items.length === 0) return;
+  const jobs = new Map<string, AttemptItem[]>();
+  for (const i of items) {
+    const job = jobs.get(i.jobId);
+    if (job) job.push(i);
+    else jobs.set(i.jobId, [i]);
+  }
   await boss.insert(
     OUTBOUND_QUEUE,
-    items.map((i) => ({
-      id: i.jobId,
-      data: { deliveryId: i.deliveryId } satisfies AttemptJob,
-      group: { id: String(i.endpointId) },
-      ...(i.startAfter ? { startAfter: i.startAfter } : {}),
+    [...jobs.entries()].map(([id, [first, ...rest]]) => ({
+      id,
+      data: { deliveryIds: [first!.deliveryId, ...rest.map((i) => i.deliveryId)] } satisfies AttemptJob,
+      group: { id: String(first!.endpointId) },
+      ...(first!.startAfter ? { startAfter: first!.startAfter } : {}),
     })),
     { db: jobsIn(trx) },
   );
@@ -41,12 +60,24 @@ export async function enqueueAttempts(boss: PgBoss, trx: Executor, items: Attemp
   if (items.some((i) => !i.startAfter)) await sql`SELECT pg_notify(${OUTBOUND_CHANNEL}, '')`.execute(trx);
 }
 
+/** Job ids for `count` deliveries of one endpoint due together: a new one every JOB_DELIVERIES. */
+export function jobIdsFor(count: number): string[] {
+  const ids: string[] = [];
+  let id = '';
+  for (let n = 0; n < count; n++) {
+    if (n % JOB_DELIVERIES === 0) id = randomUUID();
+    ids.push(id);
+  }
+  return ids;
+}
+
 /**
- * Served by the dispatcher (dispatcher.ts), not by `work()`: every job is sent on its own, so a
- * slow receiver holds only its own endpoint's slots. pg-boss's retry covers a process that died
- * holding a job (the job expires and comes back); the schedule of failed attempts is new jobs.
+ * Served by the dispatcher (dispatcher.ts), not by `work()`: a job's deliveries go out ten at a
+ * time and each outcome is recorded as it comes, so a slow receiver holds only its own
+ * endpoint. pg-boss's retry covers a process that died holding a job (it expires and comes
+ * back); the schedule of failed attempts is new jobs.
  */
 export const outboundQueue: QueueDefinition<AttemptJob> = {
   name: OUTBOUND_QUEUE,
-  options: { retryLimit: 10, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 60, deleteAfterSeconds: 7 * 24 * 3600 },
+  options: { retryLimit: 10, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, deleteAfterSeconds: 7 * 24 * 3600 },
 };

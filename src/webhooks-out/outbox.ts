@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import { uuid7 } from '../crypto/uuid7.js';
 import type { Executor } from '../db/database.js';
 import type { OutboundEvent } from '../messaging/events.js';
 import { insertDeliveries, insertEvents, type NewEvent } from './deliveries.queries.js';
 import { findSubscribedEndpoints } from './endpoints.queries.js';
-import { enqueueAttempts } from './outbound.queue.js';
+import { enqueueAttempts, jobIdsFor } from './outbound.queue.js';
 
 /** The public id of an event: `evt_` and its UUIDv7 without dashes. */
 export function publicEventId(id: string): string {
@@ -38,14 +37,23 @@ export async function writeOutbox(boss: PgBoss, trx: Executor, events: OutboundE
 /** Writes events with the endpoints each goes to (the outbox's second half; a ping names its endpoint). */
 export async function deliverEvents(boss: PgBoss, trx: Executor, targets: { event: OutboundEvent; endpointIds: number[] }[], at: Date) {
   const rows: NewEvent[] = [];
-  const deliveries: { endpointId: number; eventId: string; jobId: string }[] = [];
+  const byEndpoint = new Map<number, string[]>();
   for (const { event, endpointIds } of targets) {
     if (endpointIds.length === 0) continue;
     const id = uuid7(at.getTime());
     rows.push({ id, workspaceId: event.workspaceId, type: event.type, body: eventBody(id, event, at) });
-    for (const endpointId of endpointIds) deliveries.push({ endpointId, eventId: id, jobId: randomUUID() });
+    for (const endpointId of endpointIds) {
+      const ids = byEndpoint.get(endpointId);
+      if (ids) ids.push(id);
+      else byEndpoint.set(endpointId, [id]);
+    }
   }
   if (rows.length === 0) return [];
+  // Each endpoint's deliveries in jobs of up to JOB_DELIVERIES, in the order of their events.
+  const deliveries = [...byEndpoint.entries()].flatMap(([endpointId, eventIds]) => {
+    const jobIds = jobIdsFor(eventIds.length);
+    return eventIds.map((eventId, n) => ({ endpointId, eventId, jobId: jobIds[n]! }));
+  });
   await insertEvents(trx, rows, at);
   const inserted = await insertDeliveries(trx, deliveries, at);
   await enqueueAttempts(boss, trx, inserted.map((d) => ({ deliveryId: d.id, endpointId: d.endpoint_id, jobId: d.job_id })));

@@ -201,7 +201,7 @@ describe('outbound webhooks', () => {
 
     await down.start();
     // The next attempt is due in a minute; the test moves its job to now instead of waiting.
-    await sql`UPDATE pgboss.job SET start_after = now() WHERE name = ${OUTBOUND_QUEUE} AND state = 'created' AND data->>'deliveryId' = ${String(failed!.id)}`.execute(ctx.deps.db);
+    await sql`UPDATE pgboss.job SET start_after = now() WHERE name = ${OUTBOUND_QUEUE} AND state = 'created' AND data->'deliveryIds' @> ${JSON.stringify([failed!.id])}::jsonb`.execute(ctx.deps.db);
     const [done] = await waitFor(async () => ((await deliveries(w))[0]?.status === 'succeeded' ? deliveries(w) : undefined), 'the retry to succeed');
     expect(done!.attempts.map((a) => a.statusCode)).toEqual([null, 200]);
     expect(down.received).toHaveLength(1);
