@@ -103,12 +103,13 @@ export async function findDispatchContexts(db: Executor, deliveryIds: number[]) 
     enabled: boolean;
     disabled_reason: string | null;
     signature_scheme: 'service' | 'standard';
+    failing_since: Date | null;
     secret_sealed: Buffer;
     previous_secret_sealed: Buffer | null;
     previous_secret_expires_at: Date | null;
   }>`
     SELECT d.id, d.status, d.job_id, d.attempt_count, ev.type AS event_type, ev.body,
-           ep.id AS endpoint_id, ep.url, ep.enabled, ep.disabled_reason, ep.signature_scheme,
+           ep.id AS endpoint_id, ep.url, ep.enabled, ep.disabled_reason, ep.signature_scheme, ep.failing_since,
            ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_expires_at
     FROM webhook_deliveries d
     JOIN webhook_events ev ON ev.id = d.event_id
@@ -125,14 +126,6 @@ export interface AttemptRecord {
   error: string | null;
 }
 
-export async function insertAttempts(db: Executor, attempts: AttemptRecord[]): Promise<void> {
-  if (attempts.length === 0) return;
-  await sql`
-    INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error)
-    SELECT * FROM unnest(${attempts.map((a) => a.deliveryId)}::bigint[], ${attempts.map((a) => a.attemptedAt)}::timestamptz[],
-                         ${attempts.map((a) => a.statusCode)}::int[], ${attempts.map((a) => a.durationMs)}::int[], ${attempts.map((a) => a.error)}::text[])`.execute(db);
-}
-
 export interface DeliverySettlement {
   id: number;
   /** The job that made the attempt: a delivery redelivered meanwhile has another, and is left alone. */
@@ -145,10 +138,18 @@ export interface DeliverySettlement {
   nextAttemptAt: Date | null;
 }
 
-/** Records where each delivery stands after an attempt. Returns the rows it changed. */
-export async function settleDeliveries(db: Executor, rows: DeliverySettlement[], at: Date) {
-  if (rows.length === 0) return [];
+/**
+ * Records attempts and where each delivery stands after them, in one statement. Returns the
+ * deliveries it changed.
+ */
+export async function recordAttempts(db: Executor, attempts: AttemptRecord[], rows: DeliverySettlement[], at: Date) {
+  if (rows.length === 0 && attempts.length === 0) return [];
   const { rows: changed } = await sql<{ id: number; endpoint_id: number; status: OutboundDeliveryStatus; job_id: string | null; next_attempt_at: Date | null }>`
+    WITH attempts AS (
+      INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error)
+      SELECT * FROM unnest(${attempts.map((a) => a.deliveryId)}::bigint[], ${attempts.map((a) => a.attemptedAt)}::timestamptz[],
+                           ${attempts.map((a) => a.statusCode)}::int[], ${attempts.map((a) => a.durationMs)}::int[], ${attempts.map((a) => a.error)}::text[])
+    )
     UPDATE webhook_deliveries AS d
     SET status = v.status, attempt_count = v.attempt_count, job_id = v.next_job_id, next_attempt_at = v.next_attempt_at, updated_at = ${at}
     FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.jobId)}::uuid[], ${rows.map((r) => r.status)}::text[],

@@ -8,7 +8,7 @@ import { afterFailedAttempt } from '../jobs/retry-policy.js';
 import { packageVersion } from '../version.js';
 import { systemResolve } from './address-guard.js';
 import { WebhookSender, type AttemptResult } from './attempt.js';
-import { findDispatchContexts, insertAttempts, settleDeliveries, type AttemptRecord, type DeliverySettlement } from './deliveries.queries.js';
+import { findDispatchContexts, recordAttempts, type AttemptRecord, type DeliverySettlement } from './deliveries.queries.js';
 import { signingSecrets } from './endpoint-secrets.js';
 import { clearFailureStreaks, disableEndpoints, startFailureStreaks } from './endpoints.queries.js';
 import { enqueueAttempts, JOB_DELIVERIES, OUTBOUND_CHANNEL, OUTBOUND_QUEUE, type AttemptJob } from './outbound.queue.js';
@@ -69,6 +69,12 @@ export class Dispatcher {
   private readonly running = new Set<Promise<void>>();
   private pending: Result[] = [];
   private flushing: Promise<void> | undefined;
+  /**
+   * Whether each endpoint being worked has a failure streak, as its job read it and as this
+   * process's commits changed it since: a commit touches an endpoint row only to start or end
+   * a streak, never on every success.
+   */
+  private readonly streaking = new Map<number, boolean>();
 
   constructor(private readonly deps: Deps) {
     this.sender = new WebhookSender({
@@ -152,6 +158,7 @@ export class Dispatcher {
       return;
     }
     if (ids.length === 0) return this.record({ kind: 'stale', held });
+    for (const c of contexts.values()) this.streaking.set(c.endpoint_id, c.failing_since !== null);
     let secrets: string[] | undefined;
     let next = 0;
     // Ten lanes pull the job's deliveries in order: ten in flight to this endpoint at most.
@@ -226,7 +233,9 @@ export class Dispatcher {
     const failing = new Set<number>();
     const gone = new Set<number>();
     const outcomes: string[] = [];
+    const streakStart = new Map<number, Date | null>();
     for (const r of batch) {
+      if (r.kind !== 'stale') streakStart.set(r.ctx.endpoint_id, r.ctx.failing_since);
       if (r.kind === 'stale') continue;
       const { ctx } = r;
       if (r.kind === 'disabled') {
@@ -251,23 +260,31 @@ export class Dispatcher {
       outcomes.push(next ? 'retry' : 'failed');
     }
 
+    const starting = [...failing].filter((id) => !succeeded.has(id) && !this.streaking.get(id));
+    const ending = [...succeeded].filter((id) => this.streaking.get(id) !== false);
+    const staleBefore = new Date(now.getTime() - DISABLE_AFTER_FAILING_MS);
+    const stale = [...failing].filter((id) => {
+      const since = streakStart.get(id);
+      return since !== undefined && since !== null && since <= staleBefore;
+    });
     const disabled = await this.deps.db.transaction().execute(async (trx) => {
       await sql`SET LOCAL synchronous_commit = off`.execute(trx);
-      await insertAttempts(trx, attempts);
-      const changed = await settleDeliveries(trx, settlements, now);
+      const changed = await recordAttempts(trx, attempts, settlements, now);
       await enqueueAttempts(
         this.deps.boss,
         trx,
         changed.filter((d) => d.status === 'pending').map((d) => ({ deliveryId: d.id, endpointId: d.endpoint_id, jobId: d.job_id!, startAfter: d.next_attempt_at! })),
       );
-      await startFailureStreaks(trx, [...failing].filter((id) => !succeeded.has(id)), now);
-      await clearFailureStreaks(trx, [...succeeded]);
-      const off = await disableEndpoints(trx, [...gone], GONE_REASON, [...failing], new Date(now.getTime() - DISABLE_AFTER_FAILING_MS), FAILING_REASON, now);
+      await startFailureStreaks(trx, starting, now);
+      await clearFailureStreaks(trx, ending);
+      const off = gone.size > 0 || stale.length > 0 ? await disableEndpoints(trx, [...gone], GONE_REASON, stale, staleBefore, FAILING_REASON, now) : [];
       // Fenced by the attempt fetched: a job that expired and was claimed again is not ours to complete.
       if (done.length > 0) await this.deps.boss.complete(OUTBOUND_QUEUE, done.map((h) => ({ id: h.job.id, retryCount: h.job.retryCount })), null, { db: jobsIn(trx) });
       return off;
     });
     for (const [h, n] of counts) h.committed += n;
+    for (const id of starting) this.streaking.set(id, true);
+    for (const id of ending) this.streaking.set(id, false);
     for (const o of outcomes) this.deps.metrics.outboundDeliveries.inc({ outcome: o });
     for (const e of disabled) {
       this.deps.metrics.endpointsDisabled.inc({ reason: e.disabled_reason === GONE_REASON ? 'gone' : 'failing' });
