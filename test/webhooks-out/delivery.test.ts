@@ -221,6 +221,7 @@ describe('outbound webhooks', () => {
     const metrics = (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/inbox_outbound_webhook_endpoints_disabled_total\{reason="gone"\} [1-9]/);
     expect(metrics).toMatch(/inbox_outbound_webhook_deliveries_total\{outcome="failed"\} [1-9]/);
+    expect(metrics).toMatch(/inbox_outbound_webhook_attempt_duration_seconds_count [1-9]/);
 
     await inbound(w, '15550009', 'wamid.after-410');
     await waitFor(() => ctx.deps.db.selectFrom('messages').select('id').where('external_id', '=', 'wamid.after-410').executeTakeFirst(), 'the message');
