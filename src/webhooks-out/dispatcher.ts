@@ -25,6 +25,8 @@ export const FAILING_REASON = 'no successful delivery for 5 days';
 const PROCESS_JOBS = 20;
 /** When nothing wakes it, the dispatcher looks for due retries this often. */
 const POLL_MS = 1_000;
+/** Held jobs' heartbeats are sent this often; the queue's heartbeatSeconds is twice this. */
+const HEARTBEAT_MS = 5_000;
 
 type Context = Awaited<ReturnType<typeof findDispatchContexts>>[number];
 type Fetched = Job<AttemptJob>;
@@ -67,6 +69,8 @@ export class Dispatcher {
   private wake: (() => void) | undefined;
   private loopDone: Promise<void> | undefined;
   private readonly running = new Set<Promise<void>>();
+  private readonly held = new Set<Held>();
+  private heartbeat: NodeJS.Timeout | undefined;
   private pending: Result[] = [];
   private flushing: Promise<void> | undefined;
   /**
@@ -94,6 +98,12 @@ export class Dispatcher {
   start(): void {
     this.listener.start();
     this.loopDone = this.loop();
+    // A job whose heartbeat stops (its process died) goes back to the queue within seconds.
+    this.heartbeat = setInterval(() => {
+      const jobs = [...this.held].map((h) => ({ id: h.job.id, retryCount: h.job.retryCount }));
+      if (jobs.length > 0) this.deps.boss.touch(OUTBOUND_QUEUE, jobs).catch((err: unknown) => this.deps.log.warn({ err }, 'outbound webhooks: heartbeat failed'));
+    }, HEARTBEAT_MS);
+    this.heartbeat.unref();
   }
 
   /** Stops fetching, lets attempts in flight finish (each within its timeout) and records them. */
@@ -103,6 +113,7 @@ export class Dispatcher {
     await this.loopDone;
     await Promise.all(this.running);
     await this.flushing;
+    clearInterval(this.heartbeat);
     await this.listener.close();
     await this.sender.close();
   }
@@ -148,6 +159,7 @@ export class Dispatcher {
   private async runJob(job: Fetched): Promise<void> {
     const ids = job.data.deliveryIds ?? [];
     const held: Held = { job, total: Math.max(ids.length, 1), committed: 0 };
+    this.held.add(held);
     let contexts: Map<number, Context>;
     try {
       contexts = new Map((await findDispatchContexts(this.deps.db, ids)).map((c) => [c.id, c]));
@@ -155,6 +167,7 @@ export class Dispatcher {
       // The job stays active and comes back when it expires.
       this.deps.log.warn({ err }, 'outbound webhooks: reading deliveries failed');
       this.activeJobs--;
+      this.held.delete(held);
       return;
     }
     if (ids.length === 0) return this.record({ kind: 'stale', held });
@@ -283,6 +296,7 @@ export class Dispatcher {
       return off;
     });
     for (const [h, n] of counts) h.committed += n;
+    for (const h of done) this.held.delete(h);
     for (const id of starting) this.streaking.set(id, true);
     for (const id of ending) this.streaking.set(id, false);
     for (const o of outcomes) this.deps.metrics.outboundDeliveries.inc({ outcome: o });

@@ -79,5 +79,5 @@ export function jobIdsFor(count: number): string[] {
  */
 export const outboundQueue: QueueDefinition<AttemptJob> = {
   name: OUTBOUND_QUEUE,
-  options: { retryLimit: 10, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, deleteAfterSeconds: 7 * 24 * 3600 },
+  options: { retryLimit: 10, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, heartbeatSeconds: 10, deleteAfterSeconds: 7 * 24 * 3600 },
 };
