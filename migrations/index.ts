@@ -7,6 +7,7 @@ import * as m0005 from './0005_outbound_external_index.js';
 import * as m0006 from './0006_pat_expiry.js';
 import * as m0007 from './0007_delivery_verification.js';
 import * as m0008 from './0008_connection_credentials.js';
+import * as m0010 from './0010_livechat.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -21,4 +22,6 @@ export const migrations: Record<string, Migration> = {
   '0006_pat_expiry': m0006,
   '0007_delivery_verification': m0007,
   '0008_connection_credentials': m0008,
+  // 0009 is taken by the outbound webhooks' migration.
+  '0010_livechat': m0010,
 };
