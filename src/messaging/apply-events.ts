@@ -45,7 +45,7 @@ export async function resolveConnections(db: Executor, deliveries: DeliveryEvent
   const unsignedIds: string[] = [];
   for (const d of deliveries) {
     for (const e of d.events) {
-      if (e.externalAccountId === '') unsignedIds.push(e.externalMessageId);
+      if (e.externalAccountId === '' && e.type === 'status') unsignedIds.push(e.externalMessageId);
       else wanted.set(`${d.integrationKey}|${e.externalAccountId}`, { integrationKey: d.integrationKey, externalAccountId: e.externalAccountId });
     }
   }
@@ -60,7 +60,7 @@ export async function resolveConnections(db: Executor, deliveries: DeliveryEvent
     const apps = new Set<string>();
     for (const e of d.events) {
       let app: string | undefined;
-      if (e.externalAccountId === '') {
+      if (e.externalAccountId === '' && e.type === 'status') {
         // An unsigned SMS report belongs to the app of the message it names.
         app = bySentMessage.get(e.externalMessageId)?.appId;
       } else {
@@ -89,11 +89,16 @@ export async function applyEvents(
   now: Date,
 ): Promise<RealtimeEvent[]> {
   const inbound: { connection: ConnectionRef; event: Extract<NormalisedEvent, { type: 'message' }> }[] = [];
+  const opened: { connection: ConnectionRef; event: Extract<NormalisedEvent, { type: 'conversation' }> }[] = [];
   const statuses = new Map<string, StatusInput>();
   for (const d of deliveries) {
     for (const e of d.events) {
       if (e.type === 'message') {
         inbound.push({ connection: connections.get(`${d.integrationKey}|${e.externalAccountId}`)!, event: e });
+        continue;
+      }
+      if (e.type === 'conversation') {
+        opened.push({ connection: connections.get(`${d.integrationKey}|${e.externalAccountId}`)!, event: e });
         continue;
       }
       const connectionId = e.externalAccountId === ''
@@ -106,10 +111,10 @@ export async function applyEvents(
   }
 
   const realtime: RealtimeEvent[] = [];
-  if (inbound.length > 0) {
+  if (inbound.length > 0 || opened.length > 0) {
     const contactIds = await upsertContacts(
       db,
-      inbound.map(({ connection, event }) => ({
+      [...inbound, ...opened].map(({ connection, event }) => ({
         workspaceId: connection.workspace_id,
         integrationKey: connection.integration_key,
         externalId: event.contact.externalId,
@@ -121,12 +126,12 @@ export async function applyEvents(
     const at = (e: { occurredAt?: Date }) => e.occurredAt ?? now;
     const threads = await upsertThreads(
       db,
-      inbound.map(({ connection, event }) => ({
+      [...inbound, ...opened].map(({ connection, event }) => ({
         workspaceId: connection.workspace_id,
         connectionId: connection.id,
         contactId: contactOf(connection, event.contact.externalId),
         lastMessageAt: at(event),
-        preview: event.text.slice(0, PREVIEW_LENGTH),
+        preview: event.type === 'message' ? event.text.slice(0, PREVIEW_LENGTH) : null,
       })),
       now,
     );
@@ -146,6 +151,13 @@ export async function applyEvents(
       now,
     );
     const touched = new Set<number>();
+    for (const { connection, event } of opened) {
+      const thread = threads.get(`${connection.id}|${contactOf(connection, event.contact.externalId)}`)!;
+      if (!touched.has(thread.id)) {
+        touched.add(thread.id);
+        realtime.push({ type: 'thread.updated', workspaceId: thread.workspaceId, data: { id: thread.id } });
+      }
+    }
     for (const m of inserted) {
       realtime.push({
         type: 'message.created',
