@@ -16,6 +16,7 @@ const TAGS: [prefix: string, tag: string][] = [
   ['/v1/accounts', 'accounts webhook'],
   ['/v1/realtime', 'realtime'],
   ['/v1/livechat', 'live chat'],
+  ['/livechat', 'live chat'],
   ['/webhooks', 'provider webhooks'],
   ['/v1', 'inbox'],
   ['/', 'health'],
