@@ -8,7 +8,7 @@ export const MAINTENANCE_CRON = '*/10 * * * *';
 
 /**
  * Housekeeping: expired auth codes, old login attempts, ended sessions and personal-access
- * tokens, old idempotency keys, and inbox rows past their retention (processed ones and dead
+ * tokens, old idempotency keys, live chat visitors whose token ended, and inbox rows past their retention (processed ones and dead
  * letters).
  */
 export const maintenanceQueue: QueueDefinition = {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { pruneExpired } from '../../src/maintenance/maintenance.queries.js';
 import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 import { makeWidget, openSocket, startVisitor, visitorSays } from '../helpers/livechat.js';
@@ -305,5 +306,21 @@ describe('logs', () => {
     await ctx.app.inject({ method: 'GET', url: url(`/socket?visitorToken=${v.token}`) });
     expect(logLines.length).toBeGreaterThan(0);
     expect(JSON.stringify(logLines)).not.toContain(v.token);
+  });
+});
+
+describe('maintenance', () => {
+  it('deletes a visitor (token hash, address) a day after its token ended, and keeps its conversation', async () => {
+    const ended = await startVisitor(ctx.app, widget.key);
+    const live = await startVisitor(ctx.app, widget.key);
+    expect((await visitorSays(ctx.app, widget.key, ended.token, 'an old chat')).statusCode).toBe(201);
+    const now = new Date(Date.now() + 31 * 24 * 3600 * 1000);
+    await ctx.deps.db.updateTable('livechat_visitors').set({ expires_at: new Date(now.getTime() + 3600_000) }).where('thread_id', '=', live.threadId).execute();
+    const pruned = await pruneExpired(ctx.deps.db, now);
+    expect(pruned.livechatVisitors).toBeGreaterThanOrEqual(1);
+    const left = await ctx.deps.db.selectFrom('livechat_visitors').select('thread_id').where('thread_id', 'in', [ended.threadId, live.threadId]).execute();
+    expect(left.map((r) => r.thread_id)).toEqual([live.threadId]);
+    const transcript = await agentGet(`/v1/threads/${ended.threadId}/messages`);
+    expect(transcript.json().data.map((m: { text: string }) => m.text)).toEqual(['an old chat']);
   });
 });
