@@ -15,8 +15,14 @@ export async function makeWidget(deps: Deps, workspaceId: number, options: { all
   return { connection, key: connection.externalAccountId };
 }
 
-/** A visitor who opened a conversation on `key`: its token, its thread, its auth header. */
-export async function startVisitor(app: FastifyInstance, key: string, body: Record<string, unknown> = {}, remoteAddress = '198.51.100.10') {
+let visitors = 0;
+
+/**
+ * A visitor who opened a conversation on `key`: its token, its thread, its auth header. Each
+ * comes from an address of its own (TEST-NET-2) unless one is given, so only a test about the
+ * per-address limit meets it.
+ */
+export async function startVisitor(app: FastifyInstance, key: string, body: Record<string, unknown> = {}, remoteAddress = `198.51.100.${(visitors++ % 254) + 1}`) {
   const res = await app.inject({ method: 'POST', url: `/v1/livechat/${key}/conversations`, payload: body, remoteAddress });
   if (res.statusCode !== 201) throw new Error(`conversation not started: ${res.statusCode} ${res.body}`);
   const { visitorToken, threadId } = res.json().data as { visitorToken: string; threadId: number };
