@@ -8,7 +8,8 @@ import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope, NoContent } from '../http/schemas.js';
-import { MessageResource, messageResource } from '../messaging/messaging.resources.js';
+import { MessageResource } from '../messaging/messaging.resources.js';
+import { visitorMessage } from './visitor-message.js';
 import { originAllowed } from './cors.js';
 import { findVisitor, findWidget, listVisitorMessages, type Visitor, type Widget } from './livechat.queries.js';
 import { hashVisitorToken, postVisitorMessage, startConversation } from './livechat.service.js';
@@ -123,7 +124,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     async (request, reply) => {
       const message = await postVisitorMessage(deps, widgetOf(request), visitorOf(request), request.body.text);
       reply.code(201);
-      return envelope(request, messageResource(message));
+      return envelope(request, visitorMessage(message));
     },
   );
 
@@ -140,7 +141,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
     async (request) => {
       const page = await listVisitorMessages(deps.db, visitorOf(request), parseCursorQuery(request.query));
-      return envelope(request, page.items.map(messageResource), page.meta);
+      return envelope(request, page.items.map(visitorMessage), page.meta);
     },
   );
 

@@ -1,10 +1,10 @@
 import type { WebSocket } from 'ws';
 import type { Deps } from '../deps.js';
-import { messageResource } from '../messaging/messaging.resources.js';
 import { PgListener } from '../realtime/listener.js';
 import { publishEvents } from '../realtime/publish.js';
 import { HEARTBEAT_MS } from '../realtime/hub.js';
 import { findVisitorMessage, markDelivered, type Visitor } from './livechat.queries.js';
+import { visitorMessage } from './visitor-message.js';
 import { publishVisitorEvents, VISITOR_CHANNEL, type VisitorEvent } from './visitor-events.js';
 
 /** Sockets one visitor may hold on one api process (tabs); the next is closed with 4008. */
@@ -109,7 +109,7 @@ export class VisitorHub {
     if (held.length === 0) return;
     const message = await findVisitorMessage(this.deps.db, held[0]!.visitor, event.messageId);
     if (!message) return;
-    const frame = JSON.stringify({ type: event.type, data: messageResource(message) });
+    const frame = JSON.stringify({ type: event.type, data: visitorMessage(message) });
     const taken = await Promise.all(held.map((c) => sendFrame(c.socket, frame)));
     if (event.type !== 'message.created' || message.direction !== 'outbound' || !taken.includes(true)) return;
     // A socket took the reply: it is delivered. Only the process whose update changed the row

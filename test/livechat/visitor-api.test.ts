@@ -156,6 +156,17 @@ describe('POST and GET /v1/livechat/:widgetKey/messages', () => {
     expect(badCursor.statusCode).toBe(422);
   });
 
+  it('never shows the visitor the sender’s error text of a failed reply', async () => {
+    const v = await startVisitor(ctx.app, widget.key);
+    await ctx.deps.db
+      .insertInto('messages')
+      .values({ workspace_id: tenant.workspace.id, thread_id: v.threadId, connection_id: widget.connection.id, direction: 'outbound', text: 'lost', status: 'failed', error: 'send failed: connection to 10.0.0.5 refused' })
+      .execute();
+    const read = await ctx.app.inject({ method: 'GET', url: url('/messages'), headers: v.headers });
+    expect(read.json().data).toEqual([expect.objectContaining({ text: 'lost', status: 'failed', error: null })]);
+    expect(read.body).not.toContain('10.0.0.5');
+  });
+
   it('refuses empty and over-long text (422)', async () => {
     const v = await startVisitor(ctx.app, widget.key);
     expect((await visitorSays(ctx.app, widget.key, v.token, '')).statusCode).toBe(422);
