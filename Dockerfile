@@ -15,6 +15,8 @@ ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 INBOX_DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The live chat widget is plain JavaScript, served as it is from src/ (not compiled).
+COPY --from=build /app/src/livechat/widget ./src/livechat/widget
 COPY package.json ./
 COPY bin ./bin
 RUN mkdir -p /data && chown node:node /data

@@ -25,6 +25,8 @@ import { userRoutes } from './auth/user.routes.js';
 import { realtimeRoutes } from './realtime/realtime.routes.js';
 import { replyRoutes } from './replies/replies.routes.js';
 import { endpointRoutes } from './webhooks-out/endpoints.routes.js';
+import { livechatRoutes } from './livechat/livechat.routes.js';
+import { widgetRoutes } from './livechat/widget.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -151,6 +153,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(messagingRoutes, { deps, prefix: '/v1' });
   await app.register(replyRoutes, { deps, prefix: '/v1' });
   await app.register(endpointRoutes, { deps, prefix: '/v1/webhook-endpoints' });
+  await app.register(livechatRoutes, { deps, prefix: '/v1/livechat' });
+  await app.register(widgetRoutes, { deps, prefix: '/livechat' });
   await app.register(webhookRoutes, { deps, writer: options.inboxWriter ?? new InboxWriter(deps), prefix: '/webhooks' });
 
   return app;

@@ -23,6 +23,8 @@ Commands:
                                      write + key management and dead letters (default: read)
   create-connection --workspace ID --integration KEY --account ID --name NAME
                                      connect a channel account (e.g. a WhatsApp phone-number id)
+                                     livechat: --account is the widget key (generated when
+                                     absent); --allowed-origins https://a.example,https://b.example
 
 Configuration comes from the environment; see .env.example.`;
 
@@ -94,6 +96,7 @@ export async function main(argv: string[]): Promise<void> {
       workspace: { type: 'string' },
       integration: { type: 'string' },
       account: { type: 'string' },
+      'allowed-origins': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -129,7 +132,14 @@ export async function main(argv: string[]): Promise<void> {
     }
     case 'create-connection': {
       const id = workspaceId(values);
-      const input = { integrationKey: need(values, 'integration'), externalAccountId: need(values, 'account'), name: need(values, 'name') };
+      const integrationKey = need(values, 'integration');
+      const input = {
+        integrationKey,
+        // A live chat widget's key is generated when none is given.
+        externalAccountId: integrationKey === 'livechat' ? values.account || undefined : need(values, 'account'),
+        name: need(values, 'name'),
+        allowedOrigins: values['allowed-origins'] === undefined ? undefined : list(values['allowed-origins']),
+      };
       return withDatabase(async (db, config) => createConnection({ db, config, secretKey: await resolveSecretKey(config) }, id, input));
     }
     case undefined:

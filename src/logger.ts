@@ -19,6 +19,7 @@ const SECRET_HEADERS = [
 const SECRET_FIELDS = [
   'password',
   'token',
+  'visitorToken',
   'accessToken',
   'secret',
   'jwtSecret',

@@ -46,6 +46,8 @@ export interface SendTarget {
   /** The contact's handle (wa_id, PSID/IGSID, aggregator contact id, phone number, e-mail address). */
   to: string;
   text: string;
+  /** The reply's own message id (live chat uses it as the provider id). */
+  messageId: number;
   /** E-mail threading: subject and Message-ID of the last inbound message, when known. */
   replyTo?: { subject?: string; messageId?: string };
 }
@@ -71,6 +73,16 @@ export type SendOutcome =
 export interface SendOptions {
   /** The whole attempt's deadline, connecting and reading the answer included. */
   timeoutMs: number;
+  /** Live chat's "provider": the api processes holding visitors' sockets. */
+  visitors?: VisitorBus;
+}
+
+/**
+ * Hands a live chat reply to whichever api process holds a socket of its visitor (a NOTIFY, so
+ * the sending worker need not be that process). Kept narrow so the adapter stays free of SQL.
+ */
+export interface VisitorBus {
+  offer(reply: { visitor: string; messageId: number }): Promise<void>;
 }
 
 export interface WebhookAdapter {

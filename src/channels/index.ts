@@ -2,6 +2,7 @@ import type { IntegrationKey } from '../config.js';
 import type { WebhookAdapter } from './channel.js';
 import { aggregatorAdapter } from './aggregator.js';
 import { emailAdapter } from './email.js';
+import { livechatAdapter } from './livechat.js';
 import { rejectingAdapter } from './rejecting.js';
 import { smsAdapter } from './sms.js';
 import { socialAdapter } from './social.js';
@@ -17,7 +18,7 @@ export const adapters: Record<IntegrationKey, WebhookAdapter> = {
   whatsapp_session: whatsappSessionAdapter,
   sms: smsAdapter,
   email: emailAdapter,
-  livechat: rejectingAdapter('livechat'),
+  livechat: livechatAdapter,
   ai: rejectingAdapter('ai'),
 };
 

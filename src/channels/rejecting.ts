@@ -2,9 +2,9 @@ import type { IntegrationKey } from '../config.js';
 import type { WebhookAdapter } from './channel.js';
 
 /**
- * `livechat` and `ai` are not provider webhooks: live chat has its own route and the AI
- * integration never receives. Their deliveries are always refused and normalise to nothing,
- * by design (SPEC §5.2 rule 7); a 401 on `/webhooks/livechat` is expected.
+ * `livechat` and `ai` are not provider webhooks: live chat has its own routes (src/livechat/)
+ * and the AI integration never receives. Their deliveries are always refused and normalise to
+ * nothing, by design (SPEC §5.2 rule 7); a 401 on `/webhooks/livechat` is expected.
  */
 export function rejectingAdapter(key: Extract<IntegrationKey, 'livechat' | 'ai'>): WebhookAdapter {
   return {

@@ -7,12 +7,12 @@ import type { CursorRequest, OffsetRequest } from '../http/pagination.js';
  * What a connection answer is built from: every column but the sealed credentials, which only
  * `findSealedCredentials` reads, plus whether there are any.
  */
-const COLUMNS = ['id', 'workspace_id', 'integration_key', 'external_account_id', 'name', 'created_at'] as const;
+const COLUMNS = ['id', 'workspace_id', 'integration_key', 'external_account_id', 'name', 'allowed_origins', 'created_at'] as const;
 const hasCredentials = sql<boolean>`credentials_sealed IS NOT NULL`.as('has_credentials');
 
 export async function insertConnection(
   db: Executor,
-  row: { workspaceId: number; integrationKey: string; externalAccountId: string; name: string },
+  row: { workspaceId: number; integrationKey: string; externalAccountId: string; name: string; allowedOrigins?: string[] },
 ) {
   return db
     .insertInto('connections')
@@ -21,6 +21,7 @@ export async function insertConnection(
       integration_key: row.integrationKey,
       external_account_id: row.externalAccountId,
       name: row.name,
+      allowed_origins: row.allowedOrigins ?? [],
     })
     .returning([...COLUMNS, hasCredentials])
     .executeTakeFirstOrThrow();
@@ -41,11 +42,11 @@ export async function updateConnection(
   db: Executor,
   workspaceId: number,
   id: number,
-  patch: { name?: string; credentialsSealed?: Buffer | null },
+  patch: { name?: string; credentialsSealed?: Buffer | null; allowedOrigins?: string[] },
 ): Promise<ConnectionRow | undefined> {
   return db
     .updateTable('connections')
-    .set({ name: patch.name, credentials_sealed: patch.credentialsSealed })
+    .set({ name: patch.name, credentials_sealed: patch.credentialsSealed, allowed_origins: patch.allowedOrigins })
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)
     .returning([...COLUMNS, hasCredentials])

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { Nullable, Timestamp } from '../http/schemas.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
+import { AllowedOrigins, checkAllowedOrigins, newWidgetKey, WIDGET_KEY } from './allowed-origins.js';
 import { checkCredentials, ConnectionCredentials, sealCredentials } from './connection-credentials.js';
 import { findConnection, insertConnection, updateConnection, type ConnectionRow } from './connections.queries.js';
 
@@ -16,14 +17,18 @@ export const ConnectionResource = Type.Object(
     externalAccountId: Type.String(),
     name: Type.String(),
     hasCredentials: Type.Boolean({ description: 'whether credentials are set; their values are never returned' }),
+    allowedOrigins: Type.Optional(Type.Array(Type.String(), { description: 'livechat connections only: origins allowed to call the visitor routes; empty = any' })),
     createdAt: Timestamp,
   },
   { title: 'Connection' },
 );
 
-/** `PATCH /v1/connections/:id`: `credentials` replace the previous ones whole; null removes them. */
+/**
+ * `PATCH /v1/connections/:id`: `credentials` replace the previous ones whole; null removes them.
+ * `allowedOrigins` (livechat) replace the previous list whole.
+ */
 export const ConnectionPatch = Type.Object(
-  { name: Type.Optional(ConnectionName), credentials: Type.Optional(Nullable(ConnectionCredentials)) },
+  { name: Type.Optional(ConnectionName), credentials: Type.Optional(Nullable(ConnectionCredentials)), allowedOrigins: Type.Optional(AllowedOrigins) },
   { additionalProperties: false, minProperties: 1 },
 );
 
@@ -34,6 +39,7 @@ export function connectionResource(row: ConnectionRow): Static<typeof Connection
     externalAccountId: row.external_account_id,
     name: row.name,
     hasCredentials: row.has_credentials,
+    ...(row.integration_key === 'livechat' ? { allowedOrigins: row.allowed_origins } : {}),
     createdAt: row.created_at.toISOString(),
   };
 }
@@ -42,19 +48,36 @@ export function connectionResource(row: ConnectionRow): Static<typeof Connection
 export type ConnectionDeps = Pick<Deps, 'db' | 'config' | 'secretKey'>;
 
 /**
+ * The account id and origins a new connection gets. A livechat connection's account id is its
+ * public widget key, random unless one is given; only livechat connections have origins.
+ */
+function accountOf(input: { integrationKey: string; externalAccountId?: string; allowedOrigins?: string[] }) {
+  if (input.integrationKey === 'livechat') {
+    const key = input.externalAccountId ?? newWidgetKey();
+    if (!WIDGET_KEY.test(key)) throw errors.validation('a livechat externalAccountId is its widget key: 1 to 128 letters, digits, "_" or "-"');
+    return { externalAccountId: key, allowedOrigins: checkAllowedOrigins(input.allowedOrigins ?? []) };
+  }
+  if (input.allowedOrigins !== undefined) throw errors.validation('allowedOrigins applies to livechat connections only');
+  if (input.externalAccountId === undefined) throw errors.validation('body must have property "externalAccountId"');
+  return { externalAccountId: input.externalAccountId, allowedOrigins: [] };
+}
+
+/**
  * Connects a channel account to a workspace. A `whatsapp_session` connection is refused
  * unless the gateway's webhook signing secret (16..255 characters, checked at start) is
  * configured, because its deliveries could not be verified otherwise (SPEC §5.2 rule 4).
+ * A livechat connection without an account id gets a random widget key (`wk_…`).
  */
 export async function createConnection(
   deps: ConnectionDeps,
   workspaceId: number,
-  input: { integrationKey: string; externalAccountId: string; name: string; credentials?: ConnectionCredentials },
+  input: { integrationKey: string; externalAccountId?: string; name: string; credentials?: ConnectionCredentials; allowedOrigins?: string[] },
 ) {
-  const { credentials, ...fields } = input;
-  if (!(INTEGRATION_KEYS as readonly string[]).includes(fields.integrationKey)) {
+  const { credentials, allowedOrigins: _origins, ...given } = input;
+  if (!(INTEGRATION_KEYS as readonly string[]).includes(given.integrationKey)) {
     throw errors.validation(`integrationKey must be one of ${INTEGRATION_KEYS.join(', ')}`);
   }
+  const fields = { ...given, ...accountOf(input) };
   if (fields.integrationKey === 'whatsapp_session' && !deps.config.integrations.whatsapp_session?.webhookSecret) {
     throw errors.validation(
       'connecting a whatsapp_session requires a webhook signing secret of 16 to 255 characters: set whatsapp_session.webhookSecret in INBOX_INTEGRATIONS',
@@ -89,8 +112,13 @@ export async function changeConnection(
     checkCredentials(current.integration_key, patch.credentials);
     credentialsSealed = sealCredentials(deps.secretKey, id, patch.credentials);
   }
-  if (patch.name === undefined && credentialsSealed === undefined) return connectionResource(current);
-  const row = await updateConnection(deps.db, workspaceId, id, { name: patch.name, credentialsSealed });
+  let allowedOrigins: string[] | undefined;
+  if (patch.allowedOrigins !== undefined) {
+    if (current.integration_key !== 'livechat') throw errors.validation('allowedOrigins applies to livechat connections only');
+    allowedOrigins = checkAllowedOrigins(patch.allowedOrigins);
+  }
+  if (patch.name === undefined && credentialsSealed === undefined && allowedOrigins === undefined) return connectionResource(current);
+  const row = await updateConnection(deps.db, workspaceId, id, { name: patch.name, credentialsSealed, allowedOrigins });
   if (!row) throw errors.notFound('connection'); // deleted meanwhile
   return connectionResource(row);
 }

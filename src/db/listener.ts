@@ -1,39 +1,67 @@
 import pg from 'pg';
-import type { Logger } from '../logger.js';
+import type { Deps } from '../deps.js';
+
+export interface ListenerHandlers {
+  /** A NOTIFY's payload on the channel. */
+  notification(payload: string | undefined): void;
+  /**
+   * The listener is (again) listening. Whatever was published while it was down is lost:
+   * this is where a hub catches up (asks the database, or has its sockets reconnect).
+   * `first` is true for the first connection of this listener.
+   */
+  connected(first: boolean): Promise<void> | void;
+}
 
 /**
- * A dedicated connection LISTENing on one channel, reconnecting with backoff when the database
- * goes away. A notification is a hint to look now; callers also poll, so one missed while the
- * connection was down costs latency, never work.
+ * One dedicated Postgres connection LISTENing on one channel, reconnected with a backoff
+ * (250 ms doubling to 10 s) whenever it is lost, for as long as the listener is open. Each
+ * hub of an api process (the tenant bus, the live chat visitors) owns one; any number of
+ * api processes can listen to the same channel.
  */
-export class ChannelListener {
+export class PgListener {
   private client: pg.Client | undefined;
   private closed = false;
+  private connectedOnce = false;
   private retryMs = 250;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly options: { connectionString: string | undefined; channel: string; applicationName: string; log: Logger; onNotify: () => void },
+    private readonly deps: Pick<Deps, 'pool' | 'log'>,
+    private readonly channel: string,
+    /** Names the connection in pg_stat_activity (and in log lines). */
+    private readonly applicationName: string,
+    private readonly handlers: ListenerHandlers,
   ) {}
 
-  start(): void {
-    void this.connect();
+  /** Connects; when the database is away, keeps retrying in the background. */
+  start(): Promise<void> {
+    return this.tryConnect();
+  }
+
+  private async tryConnect(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.connect();
+    } catch (err) {
+      this.deps.log.warn({ err, listener: this.applicationName }, 'listener could not connect; retrying');
+      this.schedule();
+    }
   }
 
   private async connect(): Promise<void> {
-    if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.options.connectionString, application_name: this.options.applicationName });
-    client.on('notification', () => this.options.onNotify());
-    client.on('error', () => this.lost(client));
+    const client = new pg.Client({ connectionString: this.deps.pool.options.connectionString, application_name: this.applicationName });
+    client.on('notification', (msg) => this.handlers.notification(msg.payload));
+    client.on('error', (err) => {
+      this.deps.log.warn({ err, listener: this.applicationName }, 'listener lost its connection');
+      this.lost(client);
+    });
     client.on('end', () => this.lost(client));
     try {
       await client.connect();
-      await client.query(`LISTEN ${this.options.channel}`);
+      await client.query(`LISTEN ${this.channel}`);
     } catch (err) {
-      this.options.log.warn({ err, channel: this.options.channel }, 'listener could not connect; retrying');
       await client.end().catch(() => {});
-      this.retry();
-      return;
+      throw err;
     }
     if (this.closed) {
       await client.end().catch(() => {});
@@ -41,32 +69,28 @@ export class ChannelListener {
     }
     this.client = client;
     this.retryMs = 250;
-    // Whatever was notified while no one listened is looked for now.
-    this.options.onNotify();
+    const first = !this.connectedOnce;
+    this.connectedOnce = true;
+    // Listening again first, then catching up, misses nothing.
+    await this.handlers.connected(first);
   }
 
   private lost(client: pg.Client): void {
     if (this.client !== client) return;
     this.client = undefined;
-    void client.end().catch(() => {});
-    this.retry();
+    client.end().catch(() => {});
+    this.schedule();
   }
 
-  private retry(): void {
-    if (this.closed || this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.connect();
-    }, this.retryMs);
-    this.timer.unref();
-    this.retryMs = Math.min(this.retryMs * 2, 5_000);
+  private schedule(): void {
+    if (this.closed) return;
+    this.timer = setTimeout(() => void this.tryConnect(), this.retryMs);
+    this.retryMs = Math.min(this.retryMs * 2, 10_000);
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    const client = this.client;
-    this.client = undefined;
-    await client?.end().catch(() => {});
+    clearTimeout(this.timer);
+    await this.client?.end().catch(() => {});
   }
 }

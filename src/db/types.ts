@@ -45,6 +45,8 @@ export interface ConnectionsTable {
   created_at: Generated<Date>;
   /** Sealed credentials (src/connections/connection-credentials.ts); never read elsewhere. */
   credentials_sealed: Buffer | null;
+  /** Live chat: the web origins allowed to call the visitor routes; empty = any. */
+  allowed_origins: Generated<string[]>;
 }
 
 export type InboxStatus = 'received' | 'processed' | 'failed' | 'dead_letter';
@@ -205,6 +207,21 @@ export interface WebhookAttemptsTable {
   error: string | null;
 }
 
+export interface LivechatVisitorsTable {
+  id: Generated<number>;
+  workspace_id: number;
+  connection_id: number;
+  contact_id: number;
+  thread_id: number;
+  /** The contact's handle (external id) on the livechat channel. */
+  handle: string;
+  token_hash: string;
+  email: string | null;
+  ip: string;
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+}
+
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -224,6 +241,7 @@ export interface DB {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  livechat_visitors: LivechatVisitorsTable;
 }
 
 export type { Timestamp, NullableTimestamp };

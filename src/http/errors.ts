@@ -34,8 +34,8 @@ export const errors = {
   unsupportedMediaType: (type: string) => new AppError('unsupported_media_type', 415, `content type "${type}" is not accepted here`),
   validation: (message: string) => new AppError('validation_failed', 422, message),
   malformedCursor: () => new AppError('validation_failed', 422, MALFORMED_CURSOR_MESSAGE),
-  rateLimited: (retryAfterSeconds: number) =>
-    new AppError('rate_limited', 429, 'too many attempts; try again later', { 'retry-after': String(retryAfterSeconds) }),
+  rateLimited: (retryAfterSeconds: number, message = 'too many attempts; try again later') =>
+    new AppError('rate_limited', 429, message, { 'retry-after': String(retryAfterSeconds) }),
   internal: () => new AppError('internal_error', 500, 'internal error'),
   unavailable: (message: string, retryAfterSeconds?: number) =>
     new AppError('unavailable', 503, message, retryAfterSeconds === undefined ? {} : { 'retry-after': String(retryAfterSeconds) }),

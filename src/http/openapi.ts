@@ -15,6 +15,8 @@ const TAGS: [prefix: string, tag: string][] = [
   ['/v1/api-keys', 'api keys'],
   ['/v1/accounts', 'accounts webhook'],
   ['/v1/realtime', 'realtime'],
+  ['/v1/livechat', 'live chat'],
+  ['/livechat', 'live chat'],
   ['/webhooks', 'provider webhooks'],
   ['/v1', 'inbox'],
   ['/', 'health'],

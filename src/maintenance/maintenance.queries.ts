@@ -10,6 +10,8 @@ export const RETENTION = {
   /** Long enough for a user to see in the list that a token expired. */
   personalAccessTokensAfterEnd: '30 days',
   idempotencyKeys: '1 day',
+  /** A live chat visitor's row (its token's hash, the address it started from) once the token ended. */
+  livechatVisitorsAfterExpiry: '1 day',
 } as const;
 
 export interface Pruned {
@@ -18,6 +20,7 @@ export interface Pruned {
   sessions: number;
   personalAccessTokens: number;
   idempotencyKeys: number;
+  livechatVisitors: number;
 }
 
 /** Deletes what no request can use any more; returns how many rows of each went. */
@@ -33,6 +36,8 @@ export async function pruneExpired(db: Executor, now: Date): Promise<Pruned> {
       DELETE FROM personal_access_tokens
       WHERE COALESCE(revoked_at, expires_at) < ${now}::timestamptz - ${RETENTION.personalAccessTokensAfterEnd}::interval`),
     idempotencyKeys: await count(sql`DELETE FROM idempotency_keys WHERE created_at < ${now}::timestamptz - ${RETENTION.idempotencyKeys}::interval`),
+    // The visitor's contact, thread and messages stay: they are the workspace's conversation.
+    livechatVisitors: await count(sql`DELETE FROM livechat_visitors WHERE expires_at < ${now}::timestamptz - ${RETENTION.livechatVisitorsAfterExpiry}::interval`),
   };
 }
 

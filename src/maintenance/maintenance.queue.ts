@@ -8,8 +8,9 @@ export const MAINTENANCE_CRON = '*/10 * * * *';
 
 /**
  * Housekeeping: expired auth codes, old login attempts, ended sessions and personal-access
- * tokens, old idempotency keys, inbox rows past their retention (processed ones and dead
- * letters), and outbound webhook events past it with their deliveries and attempts.
+ * tokens, old idempotency keys, live chat visitors whose token ended, inbox rows past their
+ * retention (processed ones and dead letters), and outbound webhook events past it with their
+ * deliveries and attempts.
  */
 export const maintenanceQueue: QueueDefinition = {
   name: MAINTENANCE_QUEUE,

@@ -46,7 +46,7 @@ export async function resolveConnections(db: Executor, deliveries: DeliveryEvent
   const unsignedIds: string[] = [];
   for (const d of deliveries) {
     for (const e of d.events) {
-      if (e.externalAccountId === '') unsignedIds.push(e.externalMessageId);
+      if (e.externalAccountId === '' && e.type === 'status') unsignedIds.push(e.externalMessageId);
       else wanted.set(`${d.integrationKey}|${e.externalAccountId}`, { integrationKey: d.integrationKey, externalAccountId: e.externalAccountId });
     }
   }
@@ -61,7 +61,7 @@ export async function resolveConnections(db: Executor, deliveries: DeliveryEvent
     const apps = new Set<string>();
     for (const e of d.events) {
       let app: string | undefined;
-      if (e.externalAccountId === '') {
+      if (e.externalAccountId === '' && e.type === 'status') {
         // An unsigned SMS report belongs to the app of the message it names.
         app = bySentMessage.get(e.externalMessageId)?.appId;
       } else {
@@ -98,11 +98,16 @@ export async function applyEvents(
   now: Date,
 ): Promise<Applied> {
   const inbound: { connection: ConnectionRef; event: Extract<NormalisedEvent, { type: 'message' }> }[] = [];
+  const opened: { connection: ConnectionRef; event: Extract<NormalisedEvent, { type: 'conversation' }> }[] = [];
   const statuses = new Map<string, StatusInput>();
   for (const d of deliveries) {
     for (const e of d.events) {
       if (e.type === 'message') {
         inbound.push({ connection: connections.get(`${d.integrationKey}|${e.externalAccountId}`)!, event: e });
+        continue;
+      }
+      if (e.type === 'conversation') {
+        opened.push({ connection: connections.get(`${d.integrationKey}|${e.externalAccountId}`)!, event: e });
         continue;
       }
       const connectionId = e.externalAccountId === ''
@@ -116,10 +121,10 @@ export async function applyEvents(
 
   const realtime: RealtimeEvent[] = [];
   const outbound: OutboundEvent[] = [];
-  if (inbound.length > 0) {
+  if (inbound.length > 0 || opened.length > 0) {
     const contacts = await upsertContacts(
       db,
-      inbound.map(({ connection, event }) => ({
+      [...inbound, ...opened].map(({ connection, event }) => ({
         workspaceId: connection.workspace_id,
         integrationKey: connection.integration_key,
         externalId: event.contact.externalId,
@@ -138,16 +143,16 @@ export async function applyEvents(
     const at = (e: { occurredAt?: Date }) => e.occurredAt ?? now;
     const threads = await upsertThreads(
       db,
-      inbound.map(({ connection, event }) => ({
+      [...inbound, ...opened].map(({ connection, event }) => ({
         workspaceId: connection.workspace_id,
         connectionId: connection.id,
         contactId: contactOf(connection, event.contact.externalId),
         lastMessageAt: at(event),
-        preview: event.text.slice(0, PREVIEW_LENGTH),
+        preview: event.type === 'message' ? event.text.slice(0, PREVIEW_LENGTH) : null,
       })),
       now,
     );
-    const integrationOf = new Map(inbound.map(({ connection }) => [connection.id, connection.integration_key]));
+    const integrationOf = new Map([...inbound, ...opened].map(({ connection }) => [connection.id, connection.integration_key]));
     for (const t of threads.values()) {
       if (t.created) outbound.push({ type: 'thread.created', workspaceId: t.workspace_id, data: threadResource({ ...t, integration_key: integrationOf.get(t.connection_id)! }) });
     }
@@ -167,6 +172,13 @@ export async function applyEvents(
       now,
     );
     const touched = new Set<number>();
+    for (const { connection, event } of opened) {
+      const thread = threads.get(`${connection.id}|${contactOf(connection, event.contact.externalId)}`)!;
+      if (!touched.has(thread.id)) {
+        touched.add(thread.id);
+        realtime.push({ type: 'thread.updated', workspaceId: thread.workspace_id, data: { id: thread.id } });
+      }
+    }
     for (const m of inserted) {
       realtime.push({
         type: 'message.created',

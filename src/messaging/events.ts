@@ -16,6 +16,16 @@ export type NormalisedEvent =
       occurredAt?: Date;
     }
   | {
+      /**
+       * A contact opened a conversation before writing anything (a live chat visitor): its
+       * contact and open thread exist from now on, so the thread can be named at once.
+       */
+      type: 'conversation';
+      externalAccountId: string;
+      contact: { externalId: string; name?: string };
+      occurredAt?: Date;
+    }
+  | {
       type: 'status';
       /** '' for an unsigned SMS report: it may only update a message whose id is known. */
       externalAccountId: string;

@@ -101,7 +101,8 @@ export interface ThreadInput {
   connectionId: number;
   contactId: number;
   lastMessageAt: Date;
-  preview: string;
+  /** null: a conversation opened without a message, which leaves the preview as it is. */
+  preview: string | null;
 }
 
 export type ThreadRow = Selectable<ThreadsTable> & { created: boolean };
@@ -129,7 +130,7 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
                 ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[]) AS v(w, cn, ct, lm, p)
     ORDER BY cn, ct
     ON CONFLICT (connection_id, contact_id) WHERE status = 'open' DO UPDATE SET
-      last_message_preview = CASE WHEN excluded.last_message_at >= t.last_message_at THEN excluded.last_message_preview ELSE t.last_message_preview END,
+      last_message_preview = CASE WHEN excluded.last_message_at >= t.last_message_at THEN COALESCE(excluded.last_message_preview, t.last_message_preview) ELSE t.last_message_preview END,
       last_message_at = GREATEST(t.last_message_at, excluded.last_message_at),
       updated_at = excluded.updated_at
     RETURNING t.*, (t.xmax = 0) AS created`.execute(db);

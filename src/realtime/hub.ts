@@ -1,7 +1,7 @@
-import pg from 'pg';
 import type { WebSocket } from 'ws';
 import { findLiveCredentials } from '../auth/sessions.queries.js';
 import type { Deps } from '../deps.js';
+import { PgListener } from '../db/listener.js';
 import { REALTIME_CHANNEL, type RealtimeEvent } from './publish.js';
 
 /** How often sockets are pinged; one that has not answered the previous ping is dropped. */
@@ -41,20 +41,24 @@ export interface RealtimeClient {
 export class RealtimeHub {
   private readonly clients = new Map<number, Set<RealtimeClient>>();
   private readonly byUser = new Map<number, Set<RealtimeClient>>();
-  private listener: pg.Client | undefined;
-  private closed = false;
-  private retryMs = 250;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly listener: PgListener;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly alive = new WeakMap<RealtimeClient, boolean>();
 
-  constructor(private readonly deps: Deps) {}
+  constructor(private readonly deps: Deps) {
+    this.listener = new PgListener(deps, REALTIME_CHANNEL, 'inbox-realtime', {
+      notification: (payload) => this.dispatch(payload),
+      // Events published while the listener was down are lost; a revocation among them must
+      // not leave its sockets open.
+      connected: () => this.closeEnded(),
+    });
+  }
 
   /** Connects the listener; when the database is away, keeps retrying in the background. */
   async start(): Promise<void> {
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), HEARTBEAT_MS);
     this.heartbeatTimer.unref();
-    await this.tryConnect();
+    await this.listener.start();
   }
 
   /**
@@ -96,55 +100,6 @@ export class RealtimeHub {
     } catch (err) {
       this.deps.log.warn({ err }, 'realtime could not check the liveness of its sockets’ sessions');
     }
-  }
-
-  private async tryConnect(): Promise<void> {
-    if (this.closed) return;
-    try {
-      await this.connect();
-    } catch (err) {
-      this.deps.log.warn({ err }, 'realtime listener could not connect; retrying');
-      this.schedule();
-    }
-  }
-
-  private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.deps.pool.options.connectionString, application_name: 'inbox-realtime' });
-    client.on('notification', (msg) => this.dispatch(msg.payload));
-    client.on('error', (err) => {
-      this.deps.log.warn({ err }, 'realtime listener lost its connection');
-      this.lost(client);
-    });
-    client.on('end', () => this.lost(client));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${REALTIME_CHANNEL}`);
-    } catch (err) {
-      await client.end().catch(() => {});
-      throw err;
-    }
-    if (this.closed) {
-      await client.end().catch(() => {});
-      return;
-    }
-    this.listener = client;
-    this.retryMs = 250;
-    // Events published while the listener was down are lost; a revocation among them must
-    // not leave its sockets open. Listening again first, then checking, misses nothing.
-    await this.closeEnded();
-  }
-
-  private lost(client: pg.Client): void {
-    if (this.listener !== client) return;
-    this.listener = undefined;
-    client.end().catch(() => {});
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.closed) return;
-    this.timer = setTimeout(() => void this.tryConnect(), this.retryMs);
-    this.retryMs = Math.min(this.retryMs * 2, 10_000);
   }
 
   /**
@@ -207,11 +162,9 @@ export class RealtimeHub {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.timer);
     clearInterval(this.heartbeatTimer);
     for (const set of this.clients.values()) for (const c of set) c.socket.close(1001, 'server shutting down');
-    await this.listener?.end().catch(() => {});
+    await this.listener.close();
   }
 }
 

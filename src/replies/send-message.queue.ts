@@ -1,11 +1,12 @@
 import type { PgBoss } from 'pg-boss';
 import { adapterFor } from '../channels/index.js';
-import type { SendCredentials, SendOutcome } from '../channels/channel.js';
+import type { SendCredentials, SendOutcome, VisitorBus } from '../channels/channel.js';
 import { connectionCredentials } from '../connections/connection-credentials.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { jobsIn, type QueueDefinition } from '../jobs/queue.js';
 import { messageResource } from '../messaging/messaging.resources.js';
+import { publishVisitorEvents } from '../livechat/visitor-events.js';
 import { publishEvents, type RealtimeEvent } from '../realtime/publish.js';
 import { writeOutbox } from '../webhooks-out/outbox.js';
 import { findSendContexts, recordSendOutcomes, type SendResult } from './replies.queries.js';
@@ -35,9 +36,20 @@ function subjectOf(text: string | null): string | undefined {
 
 type SendContext = Awaited<ReturnType<typeof findSendContexts>>[number];
 
+/**
+ * Live chat's bus: the reply is announced at once, before its outcome commits, so whichever
+ * api process holds the visitor's socket takes it now. That process reads the message and
+ * marks it `delivered` (from `queued` or `sent`, whichever it finds); this worker's `sent`
+ * is then written only if it is still `queued`, so the two orders end the same.
+ */
+function visitorBus(deps: Deps): VisitorBus {
+  return { offer: ({ visitor, messageId }) => publishVisitorEvents(deps.db, [{ type: 'message.created', visitor, messageId }]) };
+}
+
 /** Calls the provider for one reply; never throws (an unexpected error is a retryable outcome). */
 async function sendOne(deps: Deps, ctx: SendContext, credentialsOf: (connectionId: number) => Promise<Record<string, string> | null>): Promise<SendOutcome> {
   const adapter = adapterFor(ctx.integration_key);
+  const visitors = visitorBus(deps);
   const started = performance.now();
   let outcome: SendOutcome;
   if (!adapter?.send) {
@@ -52,7 +64,11 @@ async function sendOne(deps: Deps, ctx: SendContext, credentialsOf: (connectionI
       .then((own) => {
         const credentials: SendCredentials = { accessToken: integration.accessToken, accountSid: integration.accountSid, ...own, apiBaseUrl: integration.apiBaseUrl };
         const replyTo = { subject: subjectOf(ctx.last_inbound_text), messageId: ctx.last_inbound_external_id ?? undefined };
-        return adapter.send!({ accountId: ctx.external_account_id, to: ctx.to!, text: ctx.text, replyTo }, credentials, { timeoutMs: SEND_TIMEOUT_MS });
+        return adapter.send!(
+          { accountId: ctx.external_account_id, to: ctx.to!, text: ctx.text, messageId: ctx.id, replyTo },
+          credentials,
+          { timeoutMs: SEND_TIMEOUT_MS, visitors },
+        );
       })
       .catch((err: unknown): SendOutcome => ({ outcome: 'retry', error: `send failed: ${(err as Error).message}` }));
   }

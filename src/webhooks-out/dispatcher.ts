@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Job } from 'pg-boss';
-import { ChannelListener } from '../db/listener.js';
+import { PgListener } from '../db/listener.js';
 import type { Deps } from '../deps.js';
 import { jobsIn } from '../jobs/queue.js';
 import { afterFailedAttempt } from '../jobs/retry-policy.js';
@@ -61,7 +61,7 @@ type Result =
  */
 export class Dispatcher {
   private readonly sender: WebhookSender;
-  private readonly listener: ChannelListener;
+  private readonly listener: PgListener;
   private readonly userAgent = `inbox-webhooks/${packageVersion()}`;
   private activeJobs = 0;
   private stopping = false;
@@ -86,17 +86,12 @@ export class Dispatcher {
       resolve: deps.resolveHost ?? systemResolve,
       userAgent: this.userAgent,
     });
-    this.listener = new ChannelListener({
-      connectionString: deps.pool.options.connectionString,
-      channel: OUTBOUND_CHANNEL,
-      applicationName: 'inbox-webhooks-out',
-      log: deps.log,
-      onNotify: () => this.poke(),
-    });
+    // Whatever was notified while the listener was down is looked for when it is back.
+    this.listener = new PgListener(deps, OUTBOUND_CHANNEL, 'inbox-webhooks-out', { notification: () => this.poke(), connected: () => this.poke() });
   }
 
   start(): void {
-    this.listener.start();
+    void this.listener.start();
     this.loopDone = this.loop();
     // A job whose heartbeat stops (its process died) goes back to the queue within seconds.
     this.heartbeat = setInterval(() => {

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { API_KEY_SCOPES, IssuedApiKey, issueApiKey } from '../api-keys/api-keys.service.js';
 import { requireAdminKey } from '../auth/auth.js';
+import { AllowedOrigins } from '../connections/allowed-origins.js';
 import { ConnectionCredentials } from '../connections/connection-credentials.js';
 import { ConnectionResource, createConnection } from '../connections/connections.service.js';
 import { IntId } from '../http/ids.js';
@@ -70,9 +71,12 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
         params: WorkspaceParams,
         body: Type.Object({
           integrationKey: Type.String({ minLength: 1, maxLength: 64 }),
-          externalAccountId: Type.String({ minLength: 1, maxLength: 320 }),
+          externalAccountId: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 320, description: 'required, except for livechat: its widget key, generated (wk_…) when absent' }),
+          ),
           name: Name,
           credentials: Type.Optional(ConnectionCredentials),
+          allowedOrigins: Type.Optional(AllowedOrigins),
         }),
         response: { 201: Envelope(ConnectionResource) },
       },

@@ -19,6 +19,7 @@ describe('email send (SMTP)', () => {
     accountId: 'support@acme.test',
     to: 'dana@example.org',
     text: 'The invoice is attached to your account page.',
+    messageId: 1,
     replyTo: { subject: 'Invoice question', messageId: '<abc@mail.example.org>' },
   };
   async function sendMail(t: SendTarget = target, credentials: SendCredentials = { smtpUrl: smtp.url }, options = OPTIONS): Promise<SendOutcome> {

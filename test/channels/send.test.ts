@@ -39,7 +39,7 @@ const cases: Case[] = [
   {
     key: 'whatsapp',
     provider: 'whatsapp',
-    target: { accountId: '106540352242922', to: '4915112345678', text: 'Your order has shipped.' },
+    target: { accountId: '106540352242922', to: '4915112345678', text: 'Your order has shipped.', messageId: 1 },
     credentials: () => ({ apiBaseUrl: fake.baseUrls.whatsapp, accessToken: TOKEN }),
     incomplete: { apiBaseUrl: 'http://127.0.0.1:9' },
     missing: 'accessToken',
@@ -52,7 +52,7 @@ const cases: Case[] = [
   ...(['social_one.native', 'social_two.native'] as const).map((key): Case => ({
     key,
     provider: 'social',
-    target: { accountId: '1126357274156702', to: '6774138815947562', text: 'Yes, 10 to 4.' },
+    target: { accountId: '1126357274156702', to: '6774138815947562', text: 'Yes, 10 to 4.', messageId: 1 },
     credentials: () => ({ apiBaseUrl: fake.baseUrls.social, accessToken: TOKEN }),
     incomplete: {},
     missing: 'accessToken',
@@ -65,7 +65,7 @@ const cases: Case[] = [
   {
     key: 'aggregator',
     provider: 'aggregator',
-    target: { accountId: 'agg-acct-7781', to: '+4915112345678', text: 'Thanks, Jonas!' },
+    target: { accountId: 'agg-acct-7781', to: '+4915112345678', text: 'Thanks, Jonas!', messageId: 1 },
     credentials: () => ({ apiBaseUrl: fake.baseUrls.aggregator, accessToken: TOKEN }),
     incomplete: { accessToken: TOKEN },
     missing: 'apiBaseUrl',
@@ -78,7 +78,7 @@ const cases: Case[] = [
   {
     key: 'whatsapp_session',
     provider: 'whatsapp_session',
-    target: { accountId: 'acme-main', to: '4915112345678', text: 'On my way' },
+    target: { accountId: 'acme-main', to: '4915112345678', text: 'On my way', messageId: 1 },
     credentials: () => ({ apiBaseUrl: fake.baseUrls.whatsapp_session, accessToken: TOKEN }),
     incomplete: { accessToken: TOKEN },
     missing: 'apiBaseUrl',
@@ -91,7 +91,7 @@ const cases: Case[] = [
   {
     key: 'sms',
     provider: 'sms',
-    target: { accountId: '+15005550006', to: '+4915112345678', text: 'Your code is 1234' },
+    target: { accountId: '+15005550006', to: '+4915112345678', text: 'Your code is 1234', messageId: 1 },
     credentials: () => ({ apiBaseUrl: fake.baseUrls.sms, accessToken: TOKEN, accountSid: SID }),
     incomplete: { accessToken: TOKEN },
     missing: 'accountSid',
@@ -254,8 +254,21 @@ describe('whatsapp_session ids and chats', () => {
 });
 
 describe('channels that do not send', () => {
-  it('ai has no send (the route answers 422) and livechat has none yet', () => {
+  it('ai has no send (the route answers 422)', () => {
     expect(adapters.ai.send).toBeUndefined();
-    expect(adapters.livechat.send).toBeUndefined();
+  });
+});
+
+describe('livechat', () => {
+  const target = { accountId: 'wk_shop', to: 'visitor-handle', text: 'Hello!', messageId: 42 };
+  it('hands the reply to the visitor bus; its provider id is its own message id', async () => {
+    const offered: unknown[] = [];
+    const outcome = await adapters.livechat.send!(target, {}, { timeoutMs: 1000, visitors: { offer: async (r) => void offered.push(r) } });
+    expect(outcome).toEqual({ outcome: 'sent', externalId: '42' });
+    expect(offered).toEqual([{ visitor: 'visitor-handle', messageId: 42 }]);
+  });
+
+  it('fails without a bus to hand it to', async () => {
+    expect((await adapters.livechat.send!(target, {}, { timeoutMs: 1000 })).outcome).toBe('failed');
   });
 });

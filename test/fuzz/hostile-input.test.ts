@@ -40,6 +40,8 @@ function readsOrRefuses(key: keyof typeof adapters, payload: unknown, verificati
   try {
     const events = adapters[key].normalise(payload, { verification: verification as 'signed' });
     for (const e of events) {
+      // A provider delivery is messages and receipts; only live chat opens conversations.
+      if (e.type === 'conversation') throw new Error('a provider adapter produced a conversation event');
       expect(typeof e.externalMessageId).toBe('string');
       expect(typeof e.externalAccountId).toBe('string');
       if (e.type === 'status') expect(['sent', 'delivered', 'read', 'failed']).toContain(e.status);

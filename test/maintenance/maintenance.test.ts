@@ -27,8 +27,8 @@ describe('maintenance', () => {
       (${tenant.workspace.appId}, 'old', 'r', 200, '{}', ${now}::timestamptz - interval '2 days'),
       (${tenant.workspace.appId}, 'new', 'r', 200, '{}', ${now}::timestamptz)`.execute(ctx.deps.db);
 
-    expect(await pruneExpired(ctx.deps.db, now)).toEqual({ authCodes: 1, loginAttempts: 1, sessions: 2, personalAccessTokens: 2, idempotencyKeys: 1 });
-    expect(await pruneExpired(ctx.deps.db, now)).toEqual({ authCodes: 0, loginAttempts: 0, sessions: 0, personalAccessTokens: 0, idempotencyKeys: 0 });
+    expect(await pruneExpired(ctx.deps.db, now)).toEqual({ authCodes: 1, loginAttempts: 1, sessions: 2, personalAccessTokens: 2, idempotencyKeys: 1, livechatVisitors: 0 });
+    expect(await pruneExpired(ctx.deps.db, now)).toEqual({ authCodes: 0, loginAttempts: 0, sessions: 0, personalAccessTokens: 0, idempotencyKeys: 0, livechatVisitors: 0 });
     const left = await sql<{ t: string; n: number }>`
       SELECT 'codes' AS t, count(*)::int AS n FROM auth_codes UNION ALL SELECT 'attempts', count(*)::int FROM login_attempts
       UNION ALL SELECT 'sessions', count(*)::int FROM sessions UNION ALL SELECT 'keys', count(*)::int FROM idempotency_keys

@@ -1,0 +1,159 @@
+import { Type } from 'typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { bearerToken } from '../auth/auth.js';
+import { WIDGET_KEY } from '../connections/allowed-origins.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
+import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
+import { CursorPage, Envelope, NoContent } from '../http/schemas.js';
+import { MessageResource } from '../messaging/messaging.resources.js';
+import { visitorMessage } from './visitor-message.js';
+import { originAllowed } from './cors.js';
+import { findVisitor, findWidget, listVisitorMessages, type Visitor, type Widget } from './livechat.queries.js';
+import { hashVisitorToken, postVisitorMessage, startConversation } from './livechat.service.js';
+import { VisitorHub } from './visitor-hub.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Live chat: the widget the path names (set by the visitor routes' first hook). */
+    widget: Widget | null;
+    /** Live chat: the visitor whose token the request carries. */
+    visitor: Visitor | null;
+  }
+}
+
+const WidgetParams = Type.Object({ widgetKey: Type.String({ minLength: 1, maxLength: 128, description: "the widget key: the livechat connection's externalAccountId" }) });
+const VisitorToken = Type.Object(
+  { visitorToken: Type.String(), threadId: Type.Integer() },
+  { title: 'LivechatConversation', description: 'visitorToken is shown in this answer only; send it as Authorization: Bearer <visitorToken>' },
+);
+const ConversationBody = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
+});
+const PREFLIGHT = {
+  'access-control-allow-methods': 'GET, POST, OPTIONS',
+  'access-control-allow-headers': 'authorization, content-type, x-request-id',
+  'access-control-max-age': '600',
+};
+
+const widgetOf = (request: FastifyRequest) => request.widget!;
+const visitorOf = (request: FastifyRequest) => request.visitor!;
+
+/**
+ * Live chat's visitor routes (DESIGN "Live chat"), `/v1/livechat/:widgetKey/*`. No credential
+ * but the public widget key and, once a conversation is open, the visitor's token. In order:
+ * an unknown widget key is 404 whatever else the request carries; a browser origin the widget
+ * does not allow is 403 (and gets no CORS headers); then a missing or bad token is 401.
+ */
+export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const hub = new VisitorHub(deps);
+  app.addHook('onReady', () => hub.start());
+  app.addHook('onClose', () => hub.close());
+  app.decorateRequest('widget', null);
+  app.decorateRequest('visitor', null);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('vary', 'Origin');
+    const { widgetKey } = request.params as { widgetKey?: unknown };
+    const widget = typeof widgetKey === 'string' && WIDGET_KEY.test(widgetKey) ? await findWidget(deps.db, widgetKey) : undefined;
+    if (!widget) throw errors.notFound('widget');
+    const origin = request.headers.origin;
+    if (origin !== undefined) {
+      if (!originAllowed(widget.allowed_origins, origin, request.host)) throw errors.forbidden('this origin may not use this widget: it is not among its allowedOrigins');
+      reply.header('access-control-allow-origin', origin);
+      reply.header('access-control-expose-headers', 'retry-after, x-request-id');
+    }
+    request.widget = widget;
+  });
+
+  /** The visitor of the token in `Authorization: Bearer` (or, for the socket, `?visitorToken=`). */
+  const requireVisitor = (options: { query?: boolean } = {}) => async (request: FastifyRequest, _reply: FastifyReply) => {
+    const fromQuery = options.query ? (request.query as { visitorToken?: unknown }).visitorToken : undefined;
+    const token = bearerToken(request) ?? (typeof fromQuery === 'string' && fromQuery !== '' ? fromQuery : undefined);
+    if (token === undefined) throw errors.unauthorized('a visitor token is required: Authorization: Bearer <visitorToken>');
+    const visitor = await findVisitor(deps.db, widgetOf(request).id, hashVisitorToken(token), deps.now());
+    if (!visitor) throw errors.unauthorized('invalid or expired visitor token');
+    request.visitor = visitor;
+  };
+
+  for (const path of ['/:widgetKey/conversations', '/:widgetKey/messages']) {
+    app.options(
+      path,
+      { schema: { description: 'CORS preflight: answered for the origins the widget allows', params: WidgetParams, response: { 204: NoContent } } },
+      async (_request, reply) => {
+        reply.code(204).headers(PREFLIGHT);
+      },
+    );
+  }
+
+  app.post(
+    '/:widgetKey/conversations',
+    {
+      // The body is optional: a visitor may start without a name.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: {
+        description: 'A visitor opens a conversation: its thread and a visitor token (30 days). Limited per client address (429).',
+        params: WidgetParams,
+        body: ConversationBody,
+        response: { 201: Envelope(VisitorToken) },
+      },
+    },
+    async (request, reply) => {
+      const opened = await startConversation(deps, widgetOf(request), { ...request.body, ip: request.ip });
+      reply.code(201);
+      return envelope(request, opened);
+    },
+  );
+
+  app.post(
+    '/:widgetKey/messages',
+    {
+      preValidation: requireVisitor(),
+      schema: {
+        description: 'The visitor writes in its thread (Authorization: Bearer <visitorToken>). Limited per visitor (429).',
+        params: WidgetParams,
+        body: Type.Object({ text: Type.String({ minLength: 1, maxLength: 4096 }) }),
+        response: { 201: Envelope(MessageResource) },
+      },
+    },
+    async (request, reply) => {
+      const message = await postVisitorMessage(deps, widgetOf(request), visitorOf(request), request.body.text);
+      reply.code(201);
+      return envelope(request, visitorMessage(message));
+    },
+  );
+
+  app.get(
+    '/:widgetKey/messages',
+    {
+      preValidation: requireVisitor(),
+      schema: {
+        description: "The visitor's own thread, both directions, newest first (cursor pages).",
+        params: WidgetParams,
+        querystring: CursorQuery,
+        response: { 200: CursorPage(MessageResource) },
+      },
+    },
+    async (request) => {
+      const page = await listVisitorMessages(deps.db, visitorOf(request), parseCursorQuery(request.query));
+      return envelope(request, page.items.map(visitorMessage), page.meta);
+    },
+  );
+
+  app.get(
+    '/:widgetKey/socket',
+    {
+      websocket: true,
+      preValidation: requireVisitor({ query: true }),
+      schema: { params: WidgetParams, querystring: Type.Object({ visitorToken: Type.Optional(Type.String()) }) },
+    },
+    (socket, request) => {
+      hub.add({ socket, visitor: visitorOf(request) });
+    },
+  );
+};

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { randomToken, sha256Hex } from '../crypto/hmac.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
+import { applyEvents, resolveConnections, type DeliveryEvents } from '../messaging/apply-events.js';
+import type { NormalisedEvent } from '../messaging/events.js';
+import { publishEvents } from '../realtime/publish.js';
+import { writeOutbox } from '../webhooks-out/outbox.js';
+import type { Executor } from '../db/database.js';
+import {
+  countRecentConversations,
+  countRecentVisitorMessages,
+  findHandleThread,
+  findMessageByExternalId,
+  insertVisitor,
+  type Visitor,
+  type Widget,
+} from './livechat.queries.js';
+
+/** DESIGN "Live chat": limits, per minute. */
+export const LIVECHAT_LIMITS = {
+  messagesPerVisitorPerMinute: 20,
+  conversationsPerAddressPerMinute: 30,
+} as const;
+/** A visitor token works this long after its conversation started. */
+export const VISITOR_TOKEN_DAYS = 30;
+export const VISITOR_TOKEN_PREFIX = 'inbox_vt_';
+
+const MINUTE_MS = 60_000;
+
+/** Seconds until the oldest counted event leaves the one-minute window (at least 1). */
+function retryAfter(oldest: Date | null, now: Date): number {
+  return Math.max(1, Math.ceil(((oldest?.getTime() ?? now.getTime()) + MINUTE_MS - now.getTime()) / 1000));
+}
+
+export function hashVisitorToken(token: string): string {
+  return sha256Hex(token);
+}
+
+/**
+ * Applies a visitor's events through messaging, exactly as the webhook worker applies a
+ * provider's (contact, thread, message, realtime events and whatever else messaging does for
+ * every channel), in the caller's transaction. There is no inbox row: no provider retries.
+ */
+async function applyVisitorEvents(deps: Deps, trx: Executor, events: NormalisedEvent[], now: Date): Promise<void> {
+  const delivery: DeliveryEvents = { deliveryId: 'livechat', integrationKey: 'livechat', events };
+  const { resolutions, connections, bySentMessage } = await resolveConnections(trx, [delivery]);
+  const error = resolutions.get(delivery.deliveryId)?.error;
+  if (error) throw errors.notFound('widget'); // the connection went away since the request began
+  const applied = await applyEvents(trx, [delivery], connections, bySentMessage, now);
+  await publishEvents(trx, applied.realtime);
+  await writeOutbox(deps.boss, trx, applied.outbound, now);
+}
+
+/**
+ * A visitor opens a conversation: its contact (named as the visitor says; an e-mail alone
+ * names it too) and its open thread are made through messaging, and it gets a token, shown
+ * this once and stored as a hash. At most LIVECHAT_LIMITS.conversationsPerAddressPerMinute
+ * from one client address; the next gets 429 with retry-after.
+ */
+export async function startConversation(deps: Deps, widget: Widget, input: { name?: string; email?: string; ip: string }) {
+  const token = randomToken(VISITOR_TOKEN_PREFIX, 32);
+  const handle = randomUUID();
+  const now = deps.now();
+  const threadId = await deps.db.transaction().execute(async (trx) => {
+    const recent = await countRecentConversations(trx, input.ip, new Date(now.getTime() - MINUTE_MS));
+    if (recent.n >= LIVECHAT_LIMITS.conversationsPerAddressPerMinute) {
+      throw errors.rateLimited(retryAfter(recent.oldest, now), `at most ${LIVECHAT_LIMITS.conversationsPerAddressPerMinute} new conversations a minute from one address`);
+    }
+    const name = input.name ?? input.email;
+    await applyVisitorEvents(
+      deps,
+      trx,
+      [{ type: 'conversation', externalAccountId: widget.external_account_id, contact: { externalId: handle, ...(name ? { name } : {}) } }],
+      now,
+    );
+    const opened = await findHandleThread(trx, widget.id, widget.workspace_id, handle);
+    if (!opened) throw new Error('the conversation just opened has no thread');
+    await insertVisitor(trx, {
+      workspaceId: widget.workspace_id,
+      connectionId: widget.id,
+      contactId: opened.contact_id,
+      threadId: opened.thread_id,
+      handle,
+      tokenHash: hashVisitorToken(token),
+      email: input.email ?? null,
+      ip: input.ip,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + VISITOR_TOKEN_DAYS * 24 * 3600 * 1000),
+    });
+    return opened.thread_id;
+  });
+  return { visitorToken: token, threadId };
+}
+
+/**
+ * A visitor writes: a `message` event on the widget's account from the visitor's handle,
+ * applied through messaging like a provider delivery, so agents see it in /v1/threads, on
+ * /v1/realtime and in outbound webhooks. At most LIVECHAT_LIMITS.messagesPerVisitorPerMinute
+ * per visitor; the next gets 429 with retry-after.
+ */
+export async function postVisitorMessage(deps: Deps, widget: Widget, visitor: Visitor, text: string) {
+  const now = deps.now();
+  // The visitor's own id for the message; `lc-` keeps it apart from replies' ids (their numbers).
+  const externalId = `lc-${randomUUID()}`;
+  return deps.db.transaction().execute(async (trx) => {
+    const recent = await countRecentVisitorMessages(trx, visitor, new Date(now.getTime() - MINUTE_MS));
+    if (recent.n >= LIVECHAT_LIMITS.messagesPerVisitorPerMinute) {
+      throw errors.rateLimited(retryAfter(recent.oldest, now), `at most ${LIVECHAT_LIMITS.messagesPerVisitorPerMinute} messages a minute`);
+    }
+    await applyVisitorEvents(
+      deps,
+      trx,
+      [{ type: 'message', externalAccountId: widget.external_account_id, externalMessageId: externalId, contact: { externalId: visitor.handle }, text, occurredAt: now }],
+      now,
+    );
+    const message = await findMessageByExternalId(trx, widget.id, externalId);
+    if (!message) throw new Error('the message just written is not there');
+    return message;
+  });
+}

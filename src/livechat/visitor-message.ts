@@ -1,0 +1,12 @@
+import type { Selectable } from 'kysely';
+import type { Static } from 'typebox';
+import type { MessagesTable } from '../db/types.js';
+import { messageResource, type MessageResource } from '../messaging/messaging.resources.js';
+
+/**
+ * A message as a visitor sees it: the Message shape of every route, without `error`, which
+ * holds the sender's side of a failure (a database's or a worker's words), not the visitor's.
+ */
+export function visitorMessage(row: Selectable<MessagesTable>): Static<typeof MessageResource> {
+  return { ...messageResource(row), error: null };
+}
