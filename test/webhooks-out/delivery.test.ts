@@ -7,6 +7,7 @@ import { OUTBOUND_QUEUE } from '../../src/webhooks-out/outbound.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { startFakeProviders } from '../helpers/fake-providers.js';
+import { makeWidget, startVisitor, visitorSays } from '../helpers/livechat.js';
 import { startReceiver, type Received } from '../helpers/receiver.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';
 
@@ -120,6 +121,18 @@ describe('outbound webhooks', () => {
     await ping(w);
     await waitFor(async () => at(w.path).some((r) => r.json.type === 'ping'), 'the ping after the retry');
     expect(at(w.path).filter((r) => r.json.type === 'message.created')).toHaveLength(2);
+  });
+
+  it('sends a live chat visitor’s conversation and messages like any channel’s', async () => {
+    const w = await workspace();
+    const widget = await makeWidget(ctx.deps, w.tenant.workspace.id);
+    const visitor = await startVisitor(ctx.app, widget.key, { name: 'Ada' });
+    expect((await visitorSays(ctx.app, widget.key, visitor.token, 'is anyone there?')).statusCode).toBe(201);
+    await waitFor(async () => at(w.path).some((r) => r.json.type === 'message.created'), 'the visitor’s message');
+    const types = at(w.path).map((r) => r.json.type);
+    expect(types).toEqual(expect.arrayContaining(['contact.created', 'thread.created', 'message.created']));
+    expect(at(w.path).find((r) => r.json.type === 'thread.created')!.json.data).toMatchObject({ id: visitor.threadId, integrationKey: 'livechat' });
+    expect(at(w.path).find((r) => r.json.type === 'message.created')!.json.data).toMatchObject({ threadId: visitor.threadId, direction: 'inbound', text: 'is anyone there?' });
   });
 
   it('sends only the events an endpoint subscribes to', async () => {
