@@ -1,0 +1,2 @@
+import type { FaultPart } from './part.js';
+export const hostilePart: FaultPart = { key: 'hostile', title: 'hostile', async run() {} };
