@@ -49,9 +49,11 @@ export const killPart: FaultPart = {
 
       for (const [i, k] of kills.entries()) {
         const last = await waitUntil(`the work open at kill #${i + 1} to be settled`, () => lastSettled(db, k.rows, k.replies), 300_000, 500);
-        const afterRestart = Math.max(0, (last - k.ready) / 1000);
-        report.figure(`kill #${i + 1}: work held at the kill settled after the restart`, `${afterRestart.toFixed(1)} s (${((last - k.at) / 1000).toFixed(1)} s after the kill)`);
-        report.check(`kill #${i + 1}: processing resumed within ${options.resumeBoundSeconds} s of the restart`, afterRestart <= options.resumeBoundSeconds, `${afterRestart.toFixed(1)} s`);
+        // The restart is spawned the moment the old process is gone, so this counts the start
+        // (slow under a storm of reconnecting senders) and the wait for the held jobs.
+        const afterKill = (last - k.at) / 1000;
+        report.figure(`kill #${i + 1}: work held at the kill settled`, `${afterKill.toFixed(1)} s after the kill (the new process was ready after ${((k.ready - k.at) / 1000).toFixed(1)} s)`);
+        report.check(`kill #${i + 1}: processing resumed within ${options.resumeBoundSeconds} s of the kill and restart`, afterKill <= options.resumeBoundSeconds, `${afterKill.toFixed(1)} s`);
       }
       await drained(db, 300_000);
       await checkExactlyOnce(report, db, load.acknowledged);
