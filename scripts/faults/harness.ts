@@ -3,7 +3,7 @@
 // tenant every part provisions through the engage admin API.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +19,9 @@ const JWT_SECRET = randomBytes(32).toString('hex');
 const SECRET_KEY = randomBytes(32).toString('hex');
 
 export const say = (line: string) => process.stdout.write(`${line}\n`);
+
+/** Every service process writes its whole log here, one file per process. */
+export const LOG_DIR = path.join(os.tmpdir(), `inbox-faults-${new Date().toISOString().replace(/[:.]/g, '-')}`);
 
 /** Resolves after `ms`. Only for pacing load and polling, never as a wait for an outcome. */
 export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -87,6 +90,8 @@ export type Role = 'all' | 'api' | 'worker';
 export interface Service {
   role: Role;
   url: string;
+  /** The whole log of the process. */
+  logFile: string;
   child: ChildProcess;
   exited: Promise<number | null>;
   output(): string;
@@ -138,11 +143,20 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const keep = (d: Buffer) => (output = (output + d).slice(-200_000));
+  mkdirSync(LOG_DIR, { recursive: true });
+  const logFile = path.join(LOG_DIR, `${options.role}-${port}-${child.pid}.log`);
+  const log = createWriteStream(logFile);
+  const keep = (d: Buffer) => {
+    log.write(d);
+    output = (output + d).slice(-200_000);
+  };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  void exited.then(() => rm(dataDir, { recursive: true, force: true }));
+  void exited.then(() => {
+    log.end();
+    return rm(dataDir, { recursive: true, force: true });
+  });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -157,6 +171,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   return {
     role: options.role,
     url,
+    logFile,
     child,
     exited,
     output: () => output,

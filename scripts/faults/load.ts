@@ -53,10 +53,16 @@ export interface IngestLoad {
  * autocannon per URL), until stopped or `seconds` pass. With `rate`, paced to that many
  * requests per second in all.
  */
-export function ingestLoad(urls: string[], options: { connections: number; seconds?: number; rate?: number }): IngestLoad {
+export function ingestLoad(
+  urls: string[],
+  options: { connections: number; seconds?: number; rate?: number; onAnswer?: (status: number | 'error', at: number) => void },
+): IngestLoad {
   const acknowledged = new Set<string>();
   const statuses = new Map<number | 'error', number>();
-  const bump = (k: number | 'error') => statuses.set(k, (statuses.get(k) ?? 0) + 1);
+  const bump = (k: number | 'error') => {
+    statuses.set(k, (statuses.get(k) ?? 0) + 1);
+    options.onAnswer?.(k, Date.now());
+  };
   // Without a callback autocannon answers a promise that is also its instance (stop, events).
   type Instance = Promise<autocannon.Result> & autocannon.Instance;
   const instances = urls.map((url) =>
@@ -198,5 +204,76 @@ export async function listen(url: string, token: string): Promise<Listener> {
       return state.events;
     },
     close: () => ws.close(),
+  };
+}
+
+export interface Prober {
+  /** Every answer of `path`: when, and the status (or 'error' when nothing answered in 3 s). */
+  answers: { at: number; status: number | 'error' }[];
+  stop(): void;
+}
+
+/** GETs `path` every `everyMs`, recording each answer. */
+export function probe(url: string, path: string, everyMs = 200): Prober {
+  const answers: Prober['answers'] = [];
+  let running = true;
+  void (async () => {
+    while (running) {
+      const at = Date.now();
+      const status = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(3000) }).then(
+        async (r) => {
+          await r.body?.cancel();
+          return r.status;
+        },
+        () => 'error' as const,
+      );
+      answers.push({ at, status });
+      await pause(everyMs);
+    }
+  })();
+  return { answers, stop: () => void (running = false) };
+}
+
+export interface TrackedSenders {
+  /** Provider message ids answered 200. */
+  acknowledged: Set<string>;
+  /** Each request: when it was sent, how long it took, and its status ('error' when cut, 'hung' after 60 s). */
+  requests: { at: number; ms: number; status: number | 'error' | 'hung' }[];
+  stop(): Promise<void>;
+}
+
+/**
+ * `concurrency` senders posting signed deliveries one after another with fetch, each request
+ * timed: unlike autocannon's aggregate, this says how long the slowest requests took and how
+ * they ended.
+ */
+export function trackedSenders(url: string, concurrency: number): TrackedSenders {
+  const acknowledged = new Set<string>();
+  const requests: TrackedSenders['requests'] = [];
+  let running = true;
+  const sender = async () => {
+    while (running) {
+      const d = signedDelivery();
+      const at = Date.now();
+      const status = await fetch(`${url}/webhooks/whatsapp`, { method: 'POST', headers: d.headers, body: d.body, signal: AbortSignal.timeout(60_000) }).then(
+        async (r) => {
+          await r.body?.cancel();
+          return r.status;
+        },
+        (err: Error) => (err.name === 'TimeoutError' ? ('hung' as const) : ('error' as const)),
+      );
+      requests.push({ at, ms: Date.now() - at, status });
+      if (status === 200) acknowledged.add(d.id);
+      else await pause(50);
+    }
+  };
+  const senders = Array.from({ length: concurrency }, sender);
+  return {
+    acknowledged,
+    requests,
+    async stop() {
+      running = false;
+      await Promise.all(senders);
+    },
   };
 }
