@@ -10,8 +10,8 @@ export interface SuiteOptions {
   soakMinutes: number;
   /** Resumption after a crash must take at most this many seconds. */
   resumeBoundSeconds: number;
-  /** fast-check runs per property in the hostile-input part. */
-  fuzzRuns: number;
+  /** Multiplies the fuzz cases of `npm test` in the hostile-input part. */
+  fuzzScale: number;
 }
 
 export interface PartContext {

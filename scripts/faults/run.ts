@@ -1,5 +1,5 @@
 // `npm run faults [-- --parts kill,postgres,scale,hostile,soak] [--seconds 24] [--connections 200]
-//                   [--soak-minutes 2] [--fuzz-runs 2000] [--resume-bound 30]`
+//                   [--soak-minutes 2] [--fuzz-scale 10] [--resume-bound 30]`
 //
 // The fault suite: real service processes (the compiled CLI), a real PostgreSQL of its own,
 // real load on 127.0.0.1. Each part prints what it did and what it checked; the run exits 1
@@ -25,7 +25,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '24' },
     connections: { type: 'string', default: '200' },
     'soak-minutes': { type: 'string', default: '2' },
-    'fuzz-runs': { type: 'string', default: '2000' },
+    'fuzz-scale': { type: 'string', default: '10' },
     'resume-bound': { type: 'string', default: '30' },
   },
 });
@@ -33,7 +33,7 @@ const options: SuiteOptions = {
   seconds: Number(values.seconds),
   connections: Number(values.connections),
   soakMinutes: Number(values['soak-minutes']),
-  fuzzRuns: Number(values['fuzz-runs']),
+  fuzzScale: Number(values['fuzz-scale']),
   resumeBoundSeconds: Number(values['resume-bound']),
 };
 const chosen = values.parts!.split(',').map((k) => k.trim());
