@@ -12,7 +12,8 @@ import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '../../sr
 import { startFakeProviders, type FakeProviders } from '../../test/helpers/fake-providers.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
-const ENTRY = path.join(ROOT, 'dist/src/cli.js');
+/** The compiled CLI, as `npm start` runs it; `bin/inbox.js` runs the TypeScript source (tests). */
+const ENTRIES = { dist: path.join(ROOT, 'dist/src/cli.js'), source: path.join(ROOT, 'bin/inbox.js') };
 export const ADMIN_KEY = `faults-admin-${randomBytes(16).toString('hex')}`;
 export const WEBHOOK_SECRET = randomBytes(24).toString('hex');
 const JWT_SECRET = randomBytes(32).toString('hex');
@@ -109,6 +110,8 @@ export interface ServiceOptions {
   /** Where replies go (the fake provider's WhatsApp base URL). */
   whatsappApiBaseUrl?: string;
   env?: Record<string, string>;
+  /** Default dist (run `npm run build` first). */
+  entry?: keyof typeof ENTRIES;
 }
 
 export function rssMbOf(pid: number | undefined): number {
@@ -125,7 +128,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const port = options.port ?? (await freePort());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-faults-svc-'));
   const whatsapp = { webhookSecret: WEBHOOK_SECRET, accessToken: 'faults-token', ...(options.whatsappApiBaseUrl ? { apiBaseUrl: options.whatsappApiBaseUrl } : {}) };
-  const child = spawn(process.execPath, [ENTRY, 'serve', '--role', options.role], {
+  const child = spawn(process.execPath, [ENTRIES[options.entry ?? 'dist'], 'serve', '--role', options.role], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
