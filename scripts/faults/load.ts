@@ -10,6 +10,7 @@ import { PHONE_NUMBER_ID, WEBHOOK_SECRET, pause, type Tenant } from './harness.j
 const FILLER = 'Hello, I would like to know where my order is. '.repeat(8);
 const RUN = randomBytes(4).toString('hex');
 let sequence = 0;
+let replySequence = 0;
 
 /** A signed WhatsApp Cloud text delivery with a unique message id, from one of `senders` contacts. */
 export function signedDelivery(senders = 500): { id: string; body: string; headers: Record<string, string> } {
@@ -138,10 +139,10 @@ export function replyTraffic(urls: string[], tenant: Tenant, threadIds: number[]
   const accepted = new Map<string, number>();
   let refused = 0;
   let running = true;
-  let n = 0;
   const agent = async (a: number) => {
     while (running) {
-      const i = n++;
+      // Numbered across the whole run: the fake provider counts sends by text, for every part.
+      const i = replySequence++;
       const text = `faults reply ${RUN}-${i}`;
       const url = urls[(a + i) % urls.length];
       try {
