@@ -60,8 +60,23 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-  return isQueryReadTimeout(err) || err.message === 'timeout exceeded when trying to connect' || err.message === 'Connection terminated due to connection timeout';
+  return isQueryReadTimeout(err) || CONNECTION_LOST.has(err.message);
 }
+
+/**
+ * node-postgres's own errors (no code) for a connection that could not be made in time or was
+ * cut: a server shutting down closes sockets mid-handshake ("terminated unexpectedly"), and a
+ * client whose connection died refuses the next statement. Seen as 500s while PostgreSQL
+ * stopped under load (npm run faults, part 2) until they were listed here.
+ */
+const CONNECTION_LOST = new Set([
+  'timeout exceeded when trying to connect',
+  'Connection terminated due to connection timeout',
+  'Connection terminated unexpectedly',
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+]);
 
 const UNAVAILABLE_CODES = new Set([
   '57014', // query_canceled (statement_timeout)
@@ -101,8 +116,14 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
     ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
     ...(queryTimeout > 0 ? { query_timeout: queryTimeout } : {}),
   });
-  // An idle client that loses its server (restart, failover) must not crash the process.
+  // An idle client that loses its server (restart, failover) must not crash the process, and
+  // neither may one that is checked out: pg-pool listens for errors only on idle clients, so
+  // the server's FATAL on shutdown, arriving between two statements of a transaction (a worker
+  // between its reads and writes), was an unhandled 'error' event that killed the process. The
+  // next statement on that client fails with the connection's error instead, and the pool
+  // drops the client when it is released.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return {
     pool,

@@ -118,7 +118,7 @@ function embeddedBinariesDir(): string | undefined {
 
 export async function startEmbeddedPostgres(
   dir: string,
-  options: { flags?: string[]; onLog?: (line: string) => void } = {},
+  options: { flags?: string[]; onLog?: (line: string) => void; port?: number } = {},
 ): Promise<EmbeddedDatabase> {
   await mkdir(dir, { recursive: true });
   // As root, Postgres runs as the `postgres` OS user, which must be able to reach the cluster.
@@ -140,7 +140,9 @@ export async function startEmbeddedPostgres(
   }
   const running = fresh ? undefined : await attachToRunning(clusterDir, password);
   if (running) return running;
-  const port = await freePort();
+  // A fixed port lets a fault driver stop the cluster under a running service and bring it
+  // back where the service's DATABASE_URL points.
+  const port = options.port ?? (await freePort());
   const onLog = options.onLog ?? (() => {});
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({

@@ -3,6 +3,14 @@ import type { Logger } from '../logger.js';
 
 export const BOSS_SCHEMA = 'pgboss';
 
+/**
+ * How often the supervisor looks for jobs whose worker went silent (heartbeat) or overran
+ * (expiry), in seconds. pg-boss's default is a minute, which, on top of a lapse, kept the jobs of
+ * a killed worker away for up to two and a half minutes. A pass claims each queue for one
+ * process at a time and its aggregate counts only unfinished jobs, so every 5 s costs little.
+ */
+export const SUPERVISE_INTERVAL_SECONDS = 5;
+
 /** Creates and starts pg-boss on `url` (it installs or upgrades its schema on start). */
 export async function startBoss(
   url: string,
@@ -15,6 +23,8 @@ export async function startBoss(
     max: options.max ?? 10,
     application_name: 'inbox-queue',
     supervise: options.supervise ?? true,
+    superviseIntervalSeconds: SUPERVISE_INTERVAL_SECONDS,
+    monitorIntervalSeconds: SUPERVISE_INTERVAL_SECONDS,
     // Cron schedules fire only in processes that run workers.
     schedule: options.schedule ?? false,
     // Queues created with `notify` wake their workers through LISTEN/NOTIFY the moment a job

@@ -19,6 +19,17 @@ export interface QueueDefinition<T extends object = object> {
   };
 }
 
+/**
+ * A worker that holds a job refreshes its heartbeat every half of this many seconds; once the
+ * database has not seen it for this long, the supervisor hands the job to another attempt
+ * (pg-boss's retry). That is how the jobs of a worker that died (kill -9, a lost machine) come
+ * back within seconds instead of after `expireInSeconds`, whether or not it restarts, and
+ * without guessing from another process which workers are alive. A worker that is alive but
+ * cannot reach the database for this long loses its jobs too; what a second attempt may do
+ * twice is bounded by each handler's own guard (a row's status, a message still `queued`).
+ */
+export const HEARTBEAT_SECONDS = 10;
+
 /** pg-boss's view of a Kysely transaction, so a job joins the caller's commit. */
 export function jobsIn(trx: Executor) {
   return fromKysely(trx as Parameters<typeof fromKysely>[0]);

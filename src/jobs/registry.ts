@@ -11,8 +11,17 @@ import type { QueueDefinition } from './queue.js';
 /** Every queue of the service. Features add theirs here; this is the one list. */
 export const queues: QueueDefinition<any>[] = [webhookQueue, sendQueue, outboundQueue, maintenanceQueue];
 
+/**
+ * Creates every queue, and brings the options of one that exists already to what its
+ * definition says: pg-boss's createQueue leaves an existing queue as it was, so a database
+ * made by an older version would otherwise keep, say, no heartbeat.
+ */
 export async function createQueues(boss: PgBoss): Promise<void> {
-  for (const q of queues) await boss.createQueue(q.name, q.options);
+  for (const q of queues) {
+    await boss.createQueue(q.name, q.options);
+    const { policy: _policy, partition: _partition, ...updatable } = q.options;
+    await boss.updateQueue(q.name, updatable);
+  }
 }
 
 const plannerStats = new WeakMap<Deps, PlannerStats>();

@@ -4,7 +4,7 @@ import type { SendCredentials, SendOutcome, VisitorBus } from '../channels/chann
 import { connectionCredentials } from '../connections/connection-credentials.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
-import { jobsIn, type QueueDefinition } from '../jobs/queue.js';
+import { HEARTBEAT_SECONDS, jobsIn, type QueueDefinition } from '../jobs/queue.js';
 import { messageResource } from '../messaging/messaging.resources.js';
 import { publishVisitorEvents } from '../livechat/visitor-events.js';
 import { publishEvents, type RealtimeEvent } from '../realtime/publish.js';
@@ -131,15 +131,17 @@ async function sendBatch(deps: Deps, jobs: SendJob[]): Promise<void> {
 /**
  * `send-message`: one job per reply attempt. Retries of a provider's answer follow DESIGN's
  * schedule and are new jobs written by the handler; pg-boss's own retry only covers a worker
- * that died holding a job or a database that was away.
+ * that died holding a job (its heartbeat stops) or a database that was away: from 1 s, so a
+ * dead worker's replies go out again at once, to 5 min, over 12 tries (about 25 minutes).
  */
 export const sendQueue: QueueDefinition<SendJob> = {
   name: SEND_QUEUE,
-  options: { retryLimit: 10, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, deleteAfterSeconds: 7 * 24 * 3600, notify: true },
+  options: { retryLimit: 12, retryDelay: 1, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, heartbeatSeconds: HEARTBEAT_SECONDS, deleteAfterSeconds: 7 * 24 * 3600, notify: true },
   worker: {
     // Sends are I/O: batches of 50 sent at once, four batches in flight per worker, fetched
-    // as soon as they are queued.
-    options: { batchSize: 50, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true, localConcurrency: 4 },
+    // as soon as they are queued; retries and the jobs of a worker that died, which no NOTIFY
+    // announces, within 2 s of becoming due.
+    options: { batchSize: 50, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 2, burstWhenBatchFull: true, localConcurrency: 4 },
     async handle(deps, jobs) {
       // A database error fails the batch so pg-boss retries it; replies whose outcome was
       // recorded are no longer queued and are not sent again.

@@ -47,6 +47,7 @@ export async function insertInboxRows(client: pg.ClientBase, rows: NewInboxRow[]
 /**
  * Locks the rows of `ids` that still need work. A row another worker is processing is
  * skipped (SKIP LOCKED), and so are processed and dead-lettered rows: a duplicate job is a no-op.
+ * Which of the skipped rows were only locked, findStillPending tells.
  */
 export async function lockPendingRows(db: Executor, ids: string[]): Promise<InboxRow[]> {
   return db
@@ -58,6 +59,16 @@ export async function lockPendingRows(db: Executor, ids: string[]): Promise<Inbo
     .forUpdate()
     .skipLocked()
     .execute();
+}
+
+/**
+ * Of `ids`, the rows that still need work as last committed, read without waiting for locks:
+ * after lockPendingRows skipped them, these are the ones another transaction holds right now.
+ */
+export async function findStillPending(db: Executor, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('webhook_inbox').select('id').where('id', 'in', ids).where('status', 'in', ['received', 'failed']).execute();
+  return rows.map((r) => r.id);
 }
 
 /**

@@ -1,19 +1,24 @@
-import type { QueueDefinition } from '../jobs/queue.js';
+import { HEARTBEAT_SECONDS, type QueueDefinition } from '../jobs/queue.js';
 import { WEBHOOK_QUEUE } from './inbox.enqueue.js';
 import { processDeliveries } from './process-deliveries.js';
 
 /**
  * Retries of processing errors follow SPEC §8.2 and are scheduled by the worker itself (the
  * row is the truth). pg-boss's own retry covers what the worker cannot record: a worker that
- * died holding a job (the job expires and is fetched again) or a database that was away when
- * the batch ran. It backs off from 5 s to 5 min over 20 tries, riding out an outage of an hour
- * or more before a job is given up.
+ * died holding a job (its heartbeat stops and, 10 s later, the job is handed to another
+ * attempt) or a database that was away when the batch ran. A second attempt never applies a
+ * delivery twice: it takes only rows still `received` or `failed`, locked (see
+ * processDeliveries). It backs off from 1 s (so a dead worker's jobs are taken up again at
+ * once) to 5 min over 20 tries, riding out an outage of an hour or more before a job is given up.
  */
 export const webhookQueue: QueueDefinition<{ id: string }> = {
   name: WEBHOOK_QUEUE,
-  options: { retryLimit: 20, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, deleteAfterSeconds: 7 * 24 * 3600, notify: true },
+  options: { retryLimit: 20, retryDelay: 1, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, heartbeatSeconds: HEARTBEAT_SECONDS, deleteAfterSeconds: 7 * 24 * 3600, notify: true },
   worker: {
-    options: { batchSize: 250, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true, localConcurrency: 3 },
+    // NOTIFY wakes the worker for new jobs only; retries, rechecks and the jobs of a worker
+    // that died become due silently, and are found by the poll (pg-boss's default with NOTIFY
+    // is every 30 s, which held a killed worker's jobs half a minute longer than needed).
+    options: { batchSize: 250, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 2, burstWhenBatchFull: true, localConcurrency: 3 },
     async handle(deps, jobs) {
       const started = performance.now();
       const outcome = await processDeliveries(deps, jobs.map((j) => j.data.id));

@@ -8,7 +8,7 @@ import { deliveryPayload } from './delivery-payload.js';
 import type { OutboundEvent } from '../messaging/events.js';
 import { writeOutbox } from '../webhooks-out/outbox.js';
 import { inboxSummary } from './inbox.resource.js';
-import { lockPendingRows, markFailed, markProcessed, type DeadLettered, type FailedUpdate, type InboxRow } from './inbox.queries.js';
+import { findStillPending, lockPendingRows, markFailed, markProcessed, type DeadLettered, type FailedUpdate, type InboxRow } from './inbox.queries.js';
 import { enqueueDeliveries } from './inbox.enqueue.js';
 import { afterFailedAttempt } from '../jobs/retry-policy.js';
 
@@ -47,6 +47,26 @@ function failure(row: InboxRow, appId: string | null, error: string, now: Date):
 /** `webhook_inbox.dead_lettered` for rows of a known app: the customer learns of a delivery given up on. */
 function deadLetterEvents(rows: DeadLettered[]): OutboundEvent[] {
   return rows.flatMap((r) => (r.workspace_id === null ? [] : [{ type: 'webhook_inbox.dead_lettered' as const, workspaceId: r.workspace_id, data: inboxSummary(r) }]));
+}
+
+/** When a row another attempt holds is looked at again. */
+export const RECHECK_LOCKED_SECONDS = 15;
+
+/**
+ * Two attempts of one delivery can overlap: a worker whose heartbeat lapsed (the database out
+ * of its reach, or its process frozen) may still be applying a batch when the supervisor hands
+ * its jobs to another attempt. That attempt skips the rows the first one holds and its job
+ * completes; if the first one then rolls back, nothing would ever process those rows. So the
+ * rows skipped while still pending get a job of their own to look at them again later: by
+ * then they are processed (a no-op) or free again (processed now), and never applied twice.
+ */
+async function recheckLocked(deps: Deps, trx: Executor, wanted: string[], locked: InboxRow[]): Promise<void> {
+  const taken = new Set(locked.map((r) => r.id));
+  const held = await findStillPending(trx, wanted.filter((id) => !taken.has(id)));
+  if (held.length === 0) return;
+  deps.log.info({ deliveries: held.length }, 'deliveries held by another attempt; looking at them again later');
+  const at = new Date(deps.now().getTime() + RECHECK_LOCKED_SECONDS * 1000);
+  await enqueueDeliveries(deps.boss, { trx }, held.map((id) => ({ id, startAfter: at })));
 }
 
 async function scheduleRetries(deps: Deps, trx: Executor, failed: FailedUpdate[]): Promise<void> {
@@ -88,7 +108,9 @@ export async function processDeliveries(deps: Deps, ids: string[]): Promise<Batc
 async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome> {
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.now();
-    const rows = await lockPendingRows(trx, [...new Set(ids)]);
+    const wanted = [...new Set(ids)];
+    const rows = await lockPendingRows(trx, wanted);
+    if (rows.length < wanted.length) await recheckLocked(deps, trx, wanted, rows);
     const failed: FailedUpdate[] = [];
     const readable: { row: InboxRow; events: DeliveryEvents }[] = [];
     for (const row of rows) {
@@ -131,7 +153,10 @@ async function failAlone(deps: Deps, id: string, err: unknown): Promise<BatchOut
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.now();
     const [row] = await lockPendingRows(trx, [id]);
-    if (!row) return { processed: 0, receivedAt: [], failed: 0, deadLettered: 0, skipped: 1 };
+    if (!row) {
+      await recheckLocked(deps, trx, [id], []);
+      return { processed: 0, receivedAt: [], failed: 0, deadLettered: 0, skipped: 1 };
+    }
     const f = failure(row, row.app_id, `processing error: ${(err as Error).message ?? String(err)}`, now);
     const dead = await markFailed(trx, [f], now);
     await scheduleRetries(deps, trx, [f]);

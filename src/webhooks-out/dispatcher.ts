@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Job } from 'pg-boss';
 import { PgListener } from '../db/listener.js';
 import type { Deps } from '../deps.js';
-import { jobsIn } from '../jobs/queue.js';
+import { HEARTBEAT_SECONDS, jobsIn } from '../jobs/queue.js';
 import { afterFailedAttempt } from '../jobs/retry-policy.js';
 import { packageVersion } from '../version.js';
 import { systemResolve } from './address-guard.js';
@@ -25,8 +25,8 @@ export const FAILING_REASON = 'no successful delivery for 5 days';
 const PROCESS_JOBS = 20;
 /** When nothing wakes it, the dispatcher looks for due retries this often. */
 const POLL_MS = 1_000;
-/** Held jobs' heartbeats are sent this often; the queue's heartbeatSeconds is twice this. */
-const HEARTBEAT_MS = 5_000;
+/** Held jobs' heartbeats are sent at half the queue's heartbeatSeconds. */
+const HEARTBEAT_MS = (HEARTBEAT_SECONDS * 1000) / 2;
 
 type Context = Awaited<ReturnType<typeof findDispatchContexts>>[number];
 type Fetched = Job<AttemptJob>;

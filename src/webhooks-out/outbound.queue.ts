@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { PgBoss } from 'pg-boss';
 import type { Executor } from '../db/database.js';
-import { jobsIn, type QueueDefinition } from '../jobs/queue.js';
+import { HEARTBEAT_SECONDS, jobsIn, type QueueDefinition } from '../jobs/queue.js';
 
 /**
  * Attempts of outbound deliveries: one job carries up to JOB_DELIVERIES deliveries of one
@@ -79,5 +79,5 @@ export function jobIdsFor(count: number): string[] {
  */
 export const outboundQueue: QueueDefinition<AttemptJob> = {
   name: OUTBOUND_QUEUE,
-  options: { retryLimit: 10, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, heartbeatSeconds: 10, deleteAfterSeconds: 7 * 24 * 3600 },
+  options: { retryLimit: 12, retryDelay: 1, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, heartbeatSeconds: HEARTBEAT_SECONDS, deleteAfterSeconds: 7 * 24 * 3600 },
 };
