@@ -103,6 +103,9 @@ export const outboundPart: FaultPart = {
       const inFlight = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'outbound-webhook' AND state = 'active'`);
       const killedAt = Date.now();
       await svc.kill9();
+      // The old process may still answer and be answered until it is gone: that instant, not
+      // the signal's, divides the two lives.
+      const diedAt = Date.now();
       svc = await start();
       const restartedAt = Date.now();
       report.did(`SIGKILL with ${inFlight.rows[0]!.n} outbound jobs active; restarted, ready in ${((restartedAt - killedAt) / 1000).toFixed(1)} s`);
@@ -136,6 +139,7 @@ export const outboundPart: FaultPart = {
       report.check('every event reached the receiver and was answered 2xx', failedDeliveries.length === 0 && deliveries.every((d) => (receiver.byDelivery.get(String(d.id)) ?? []).some((r) => r.answered === 204)), `${deliveries.length - failedDeliveries.length} of ${deliveries.length} succeeded`);
       let sameBytes = true;
       let unexplained = 0;
+      const why: string[] = [];
       let repeats = 0;
       let retried = 0;
       const known = new Set(deliveries.map((d) => String(d.id)));
@@ -146,15 +150,19 @@ export const outboundPart: FaultPart = {
         const accepted = receipts.filter((r) => r.answered === 204);
         if (accepted.length > 1) {
           repeats += accepted.length - 1;
-          // A second 2xx is explained only by the kill: accepted before it, sent again after it.
-          if (!(accepted[0]!.at <= killedAt && accepted.at(-1)!.at >= killedAt)) unexplained++;
+          // A second 2xx is explained only by the kill: accepted by the old process, sent again by the new one.
+          if (!(accepted[0]!.at <= diedAt && accepted.at(-1)!.at >= diedAt)) {
+            unexplained++;
+            const { rows: tried } = await db.query<{ attempted_at: Date; status_code: number | null; error: string | null }>('SELECT attempted_at, status_code, error FROM webhook_attempts WHERE delivery_id = $1 ORDER BY id', [Number(id)]);
+            why.push(`delivery ${id} accepted at ${accepted.map((r) => `${((r.at - killedAt) / 1000).toFixed(1)} s`).join(', ')} from the kill; attempts recorded: ${tried.map((t) => `${((t.attempted_at.getTime() - killedAt) / 1000).toFixed(1)} s ${t.status_code ?? t.error}`).join('; ')}`);
+          }
         }
         const event = JSON.parse(receipts[0]!.body) as { type: string; data: { id: number } };
         if (event.type !== 'message.created' || !messageIds.has(event.data.id)) unexplained++;
       }
       report.figure('receiver', `${receiver.byDelivery.size} delivery ids, ${retried} received more than once (failed, timed out or cut off by the kill), ${repeats} accepted twice, ${receiver.forged()} unsigned`);
       report.check('every attempt of a delivery carried the same delivery id and the same bytes', sameBytes, sameBytes ? 'identical bodies per delivery id' : 'a delivery id arrived with different bodies');
-      report.check('the receiver saw nothing it cannot explain', unexplained === 0 && receiver.forged() === 0, `${unexplained} unexplained receipts (unknown delivery, foreign event, or accepted twice outside the kill), ${receiver.forged()} bad signatures`);
+      report.check('the receiver saw nothing it cannot explain', unexplained === 0 && receiver.forged() === 0, `${unexplained} unexplained receipts (unknown delivery, foreign event, or accepted twice outside the kill), ${receiver.forged()} bad signatures${why.length ? `: ${why.slice(0, 5).join(' | ')}` : ''}`);
     } finally {
       await svc.stop();
       await receiver.close();
