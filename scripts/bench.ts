@@ -1,4 +1,4 @@
-// `npm run bench [-- --json] [--seconds 5] [--rounds 3] [--connections 200] [--rate 500] [--workers 1] [--sends 5000] [--outbound 5000] [--ingest-only | --outbound-only]`
+// `npm run bench [-- --json] [--seconds 5] [--rounds 3] [--connections 200] [--rate 500] [--workers 1] [--sends 5000] [--outbound 20000] [--ingest-only | --outbound-only]`
 //
 // Measures, in one run on one machine, side by side:
 //   1. ceiling: a no-op Fastify route that reads the raw body and checks the same HMAC;
@@ -48,7 +48,7 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '500' },
     workers: { type: 'string', default: '1' },
     sends: { type: 'string', default: '5000' },
-    outbound: { type: 'string', default: '5000' },
+    outbound: { type: 'string', default: '20000' },
     // The service's own default (info), as `npm start` runs it; `--log-level warn` for the
     // figures of earlier runs.
     'log-level': { type: 'string', default: 'info' },
