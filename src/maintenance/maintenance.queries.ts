@@ -53,17 +53,7 @@ export async function pruneExpired(db: Executor, now: Date): Promise<Pruned> {
  */
 export async function deleteInboxBatch(db: Executor, status: 'processed' | 'dead_letter', before: Date, limit: number): Promise<number> {
   const since = status === 'processed' ? sql.ref('processed_at') : sql.ref('updated_at');
-  const result = await sql`
-    DELETE FROM webhook_inbox AS w
-    USING (
-      SELECT id FROM webhook_inbox
-      WHERE id < ${uuid7Floor(before.getTime())}::uuid AND status = ${status} AND ${since} < ${before}
-      ORDER BY id
-      LIMIT ${limit}
-      FOR UPDATE SKIP LOCKED
-    ) AS old
-    WHERE w.id = old.id`.execute(db);
-  return Number(result.numAffectedRows ?? 0n);
+  return deleteOldBatch(db, 'webhook_inbox', before, sql`status = ${status} AND ${since} < ${before}`, limit);
 }
 
 /**
@@ -72,16 +62,24 @@ export async function deleteInboxBatch(db: Executor, status: 'processed' | 'dead
  * are UUIDv7 like the inbox's, so the primary key bounds the scan.
  */
 export async function deleteOutboundEventsBatch(db: Executor, before: Date, limit: number): Promise<number> {
+  const notPending = sql`created_at < ${before} AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = old_rows.id AND d.status = 'pending')`;
+  return deleteOldBatch(db, 'webhook_events', before, notPending, limit);
+}
+
+/**
+ * One batch of a retention delete on a table keyed by UUIDv7: rows made before `before` (a
+ * primary-key range) that match `where`, oldest first, skipping rows being worked on.
+ */
+async function deleteOldBatch(db: Executor, table: 'webhook_inbox' | 'webhook_events', before: Date, where: ReturnType<typeof sql>, limit: number): Promise<number> {
   const result = await sql`
-    DELETE FROM webhook_events AS e
+    DELETE FROM ${sql.table(table)} AS doomed
     USING (
-      SELECT id FROM webhook_events ev
-      WHERE id < ${uuid7Floor(before.getTime())}::uuid AND created_at < ${before}
-        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id AND d.status = 'pending')
+      SELECT id FROM ${sql.table(table)} AS old_rows
+      WHERE id < ${uuid7Floor(before.getTime())}::uuid AND ${where}
       ORDER BY id
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
     ) AS old
-    WHERE e.id = old.id`.execute(db);
+    WHERE doomed.id = old.id`.execute(db);
   return Number(result.numAffectedRows ?? 0n);
 }
