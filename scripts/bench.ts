@@ -1,4 +1,4 @@
-// `npm run bench [-- --json] [--seconds 5] [--rounds 3] [--connections 200] [--rate 500] [--workers 1] [--sends 5000] [--outbound 20000] [--ingest-only | --outbound-only]`
+// `npm run bench [-- --json] [--seconds 5] [--rounds 3] [--connections 200] [--rate 500] [--workers 1] [--sends 5000] [--outbound 20000] [--ingest-only | --outbound-only | --single [--sustained 2000]]`
 //
 // Measures, in one run on one machine, side by side:
 //   1. ceiling: a no-op Fastify route that reads the raw body and checks the same HMAC;
@@ -54,6 +54,10 @@ const { values: args } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     'ingest-only': { type: 'boolean', default: false },
     'outbound-only': { type: 'boolean', default: false },
+    // `npm start` as a user runs it: one role-all process at default settings, under a burst
+    // (beside the ceiling) and then an open-loop sender at --sustained deliveries/s.
+    single: { type: 'boolean', default: false },
+    sustained: { type: 'string', default: '2000' },
   },
 });
 const SECONDS = Number(args.seconds);
@@ -273,6 +277,13 @@ async function main() {
     const config = loadConfig({ INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET } }) });
     // No credentials are set, so the key seals nothing.
     await createConnection({ db: database.db, config, secretKey: randomBytes(32) }, workspace.id, { integrationKey: 'whatsapp', externalAccountId: PHONE_NUMBER_ID, name: 'Bench line' });
+
+    if (args.single) {
+      const single = await measureSingle(databaseUrl, database.db);
+      say(`single: burst ${single.burst.rps} req/s = ${(single.burst.ratio * 100).toFixed(1)} % of the ceiling (${single.burst.ceilingRps}), p99 ${single.burst.p99Ms} ms, caught up ${single.burst.catchUpSeconds} s after; sustained ${single.sustained.achievedRps} of ${single.sustained.targetRps}/s, ack p50 ${single.sustained.ackP50Ms} p99 ${single.sustained.ackP99Ms} max ${single.sustained.ackMaxMs} ms, received → processed p50 ${single.sustained.processedP50Ms} p99 ${single.sustained.processedP99Ms} ms, backlog max ${single.sustained.backlogMax}; RSS ${single.rssMb} MB`);
+      if (args.json) process.stdout.write(`${JSON.stringify({ single })}\n`);
+      return;
+    }
 
     if (args['outbound-only']) {
       const outbound = await measureOutbound(databaseUrl, database.db, workspace.id);
@@ -495,6 +506,108 @@ async function measureOutbound(databaseUrl: string, db: Db, workspaceId: number)
     await boss.stop({ graceful: false, close: true });
     await server.stop();
     await new Promise((r) => receiver.close(r));
+  }
+}
+
+/**
+ * `--single`: one role-all process at its default settings, as `npm start` runs it. Burst:
+ * the ceiling and the process alternate for --rounds rounds of 200 connections (the process's
+ * worker drains meanwhile), then the time until the backlog is processed. Sustained: an open
+ * loop — requests sent at evenly spaced instants whatever the answers, so a stall shows up as
+ * latency instead of slowing the sender — at --sustained/s for --seconds, with ack latency per
+ * request, received → processed from the rows, and the backlog sampled every 100 ms.
+ */
+async function measureSingle(databaseUrl: string, db: Db) {
+  const { Pool } = await import('undici');
+  const ceilingPort = await freePort();
+  const ceilingServer = await startProcess(['--import', 'tsx', path.join(ROOT, 'scripts/bench-ceiling.ts')], { PORT: String(ceilingPort), BENCH_SECRET: SECRET }, undefined, 'ceiling listening');
+  const port = await freePort();
+  const all = await serve('all', databaseUrl, port);
+  try {
+    await load(`http://127.0.0.1:${ceilingPort}`, { duration: WARMUP_SECONDS });
+    await load(all.url, { duration: WARMUP_SECONDS });
+    await waitFor(async () => (await pendingJobs(db)) === 0, 300_000);
+    const rounds: { c: autocannon.Result; i: autocannon.Result }[] = [];
+    for (let r = 1; r <= ROUNDS; r++) {
+      say(`single burst round ${r}/${ROUNDS}: ceiling then the role-all process, ${CONNECTIONS} connections, ${SECONDS} s each`);
+      rounds.push({ c: await load(`http://127.0.0.1:${ceilingPort}`), i: await load(all.url) });
+    }
+    const burstEnd = Date.now();
+    await waitFor(async () => (await pendingJobs(db)) === 0, 600_000);
+    const catchUpSeconds = (Date.now() - burstEnd) / 1000;
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+    const target = Number(args.sustained);
+    say(`single sustained: open loop at ${target}/s for ${SECONDS} s`);
+    const pool = new Pool(all.url, { connections: 512, pipelining: 1 });
+    const acks: number[] = [];
+    let failed = 0;
+    const since = new Date();
+    let backlogMax = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        backlogMax = Math.max(backlogMax, await pendingJobs(db));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const inflight: Promise<void>[] = [];
+    const started = performance.now();
+    const total = target * SECONDS;
+    for (let n = 0; n < total; n++) {
+      const due = started + (n * 1000) / target;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      const body = delivery();
+      const sent = performance.now();
+      inflight.push(
+        pool
+          .request({ method: 'POST', path: '/webhooks/whatsapp', body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmacSha256Hex(SECRET, body)}` } })
+          .then(async (res) => {
+            await res.body.dump();
+            if (res.statusCode === 200) acks.push(performance.now() - sent);
+            else failed++;
+          }, () => void failed++),
+      );
+    }
+    await Promise.all(inflight);
+    const elapsed = (performance.now() - started) / 1000;
+    await pool.close();
+    await waitFor(async () => (await pendingJobs(db)) === 0, 300_000);
+    sampling = false;
+    await sampler;
+    const { rows: lat } = await sql<{ p50: number; p99: number }>`
+      SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at) * 1000) AS p50,
+             percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at) * 1000) AS p99
+      FROM webhook_inbox WHERE created_at >= ${since} AND processed_at IS NOT NULL`.execute(db);
+    acks.sort((a, b) => a - b);
+    const pct = (p: number) => Math.round(acks[Math.min(acks.length - 1, Math.floor(p * acks.length))] ?? 0);
+    return {
+      burst: {
+        ceilingRps: Math.round(median(rounds.map((r) => r.c.requests.average))),
+        rps: Math.round(median(rounds.map((r) => r.i.requests.average))),
+        ratio: Number(median(rounds.map((r) => r.i.requests.average / r.c.requests.average)).toFixed(3)),
+        p99Ms: median(rounds.map((r) => r.i.latency.p99)),
+        non2xx: rounds.reduce((n, r) => n + r.i.non2xx + r.i.errors, 0),
+        catchUpSeconds: Number(catchUpSeconds.toFixed(1)),
+      },
+      sustained: {
+        targetRps: target,
+        achievedRps: Math.round(acks.length / elapsed),
+        acknowledged: acks.length,
+        failed,
+        ackP50Ms: pct(0.5),
+        ackP99Ms: pct(0.99),
+        ackMaxMs: Math.round(acks.at(-1) ?? 0),
+        processedP50Ms: Math.round(lat[0]!.p50),
+        processedP99Ms: Math.round(lat[0]!.p99),
+        backlogMax,
+      },
+      rssMb: Math.round(all.peakRssMb()),
+    };
+  } finally {
+    await ceilingServer.stop();
+    await all.stop();
   }
 }
 
