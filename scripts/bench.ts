@@ -218,15 +218,18 @@ async function count(db: Db, where: ReturnType<typeof sql>): Promise<number> {
   return rows[0]!.n;
 }
 
-async function jobCount(db: Db): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(db);
+/** Deliveries queued: each job of the webhook queue carries a batch of ids. */
+async function queuedDeliveries(db: Db): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT coalesce(sum(jsonb_array_length(data->'ids')), 0)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(db);
   return rows[0]!.n;
 }
 
-/** Jobs of the webhook queue not yet done: an index lookup, cheap enough to poll while a worker runs. */
-async function pendingJobs(db: Db): Promise<number> {
+/** Deliveries whose job is not done: an index lookup, cheap enough to poll while a worker runs. */
+async function pendingDeliveries(db: Db): Promise<number> {
   const { rows } = await sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND state IN ('created', 'retry', 'active')`.execute(db);
+    SELECT coalesce(sum(jsonb_array_length(data->'ids')), 0)::int AS n FROM pgboss.job
+    WHERE name = ${WEBHOOK_QUEUE} AND state IN ('created', 'retry', 'active')`.execute(db);
   return rows[0]!.n;
 }
 
@@ -325,16 +328,16 @@ async function main() {
     const non2xx = ingests.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0);
     const acknowledged = ingests.reduce((n, r) => n + r['2xx'], 0);
     const rows = await count(database.db, sql`true`);
-    const jobs = await jobCount(database.db);
+    const queued = await queuedDeliveries(database.db);
 
     if (args['ingest-only']) {
-      say(`ceiling ${Math.round(ceilingRps)} req/s, ingest ${Math.round(ingestRps)} req/s, p99 ${ingestP99} ms, ratio ${(ratio * 100).toFixed(1)} %, rounds ${rounds.map((r) => (r.ingest.requests.average / r.ceiling.requests.average).toFixed(3)).join(' ')}, non-2xx ${non2xx}, rows ${rows}, jobs ${jobs}, api RSS ${Math.round(ingestRss)} MB`);
+      say(`ceiling ${Math.round(ceilingRps)} req/s, ingest ${Math.round(ingestRps)} req/s, p99 ${ingestP99} ms, ratio ${(ratio * 100).toFixed(1)} %, rounds ${rounds.map((r) => (r.ingest.requests.average / r.ceiling.requests.average).toFixed(3)).join(' ')}, non-2xx ${non2xx}, rows ${rows}, queued ${queued}, api RSS ${Math.round(ingestRss)} MB`);
       return;
     }
     say(`3/4 process: ${WORKERS} worker process(es) drain ${rows} deliveries`);
     const workers = await Promise.all(Array.from({ length: WORKERS }, async () => serve('worker', databaseUrl, await freePort())));
     servers.push(...workers);
-    await waitFor(async () => (await pendingJobs(database.db)) === 0, 300_000);
+    await waitFor(async () => (await pendingDeliveries(database.db)) === 0, 300_000);
     const drainSeconds = await drainSecondsOf(database.db);
     const processed = await count(database.db, sql`status = 'processed'`);
     const workerRss = Math.max(...workers.map((w) => w.peakRssMb()));
@@ -346,7 +349,7 @@ async function main() {
     servers.push(all);
     const since = new Date();
     const paced = await load(all.url, { connections: 50, overallRate: RATE });
-    await waitFor(async () => (await pendingJobs(database.db)) === 0, 120_000);
+    await waitFor(async () => (await pendingDeliveries(database.db)) === 0, 120_000);
     const { rows: lat } = await sql<{ p50: number; p99: number }>`
       SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at) * 1000) AS p50,
              percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at) * 1000) AS p99
@@ -410,7 +413,7 @@ async function main() {
 
     const result = {
       ceiling: { rps: Math.round(ceilingRps) },
-      ingest: { rps: Math.round(ingestRps), p99Ms: ingestP99, non2xx, acknowledged, rows, jobs },
+      ingest: { rps: Math.round(ingestRps), p99Ms: ingestP99, non2xx, acknowledged, rows, queued },
       ratio: Number(ratio.toFixed(3)),
       rounds: rounds.map((r) => Number((r.ingest.requests.average / r.ceiling.requests.average).toFixed(3))),
       process: {
@@ -431,7 +434,7 @@ async function main() {
       ['ceiling (no-op route + HMAC)', `${result.ceiling.rps} req/s (median of ${ROUNDS} rounds)`],
       ['ingest POST /webhooks/whatsapp', `${result.ingest.rps} req/s, p99 ${result.ingest.p99Ms} ms, non-2xx ${result.ingest.non2xx}`],
       ['ingest / ceiling', `${(result.ratio * 100).toFixed(1)} % (median of rounds: ${result.rounds.map((r) => `${(r * 100).toFixed(0)} %`).join(', ')})`],
-      ['durable', `${acknowledged} acknowledged, ${rows} rows, ${jobs} jobs`],
+      ['durable', `${acknowledged} acknowledged, ${rows} rows, ${queued} queued`],
       [`processing (${WORKERS} worker${WORKERS === 1 ? '' : 's'})`, `${result.process.deliveriesPerSec} deliveries/s (${processed} in ${result.process.seconds} s)`],
       [`latency at ${RATE}/s`, `p50 ${result.process.p50LatencyMs} ms, p99 ${result.process.p99LatencyMs} ms received → processed`],
       ['reply POSTs (20 connections)', `${result.send.postRps} req/s, p99 ${result.send.postP99Ms} ms (${result.send.posted} answered 202, ${result.send.postNon2xx} not)`],
@@ -526,14 +529,14 @@ async function measureSingle(databaseUrl: string, db: Db) {
   try {
     await load(`http://127.0.0.1:${ceilingPort}`, { duration: WARMUP_SECONDS });
     await load(all.url, { duration: WARMUP_SECONDS });
-    await waitFor(async () => (await pendingJobs(db)) === 0, 300_000);
+    await waitFor(async () => (await pendingDeliveries(db)) === 0, 300_000);
     const rounds: { c: autocannon.Result; i: autocannon.Result }[] = [];
     for (let r = 1; r <= ROUNDS; r++) {
       say(`single burst round ${r}/${ROUNDS}: ceiling then the role-all process, ${CONNECTIONS} connections, ${SECONDS} s each`);
       rounds.push({ c: await load(`http://127.0.0.1:${ceilingPort}`), i: await load(all.url) });
     }
     const burstEnd = Date.now();
-    await waitFor(async () => (await pendingJobs(db)) === 0, 600_000);
+    await waitFor(async () => (await pendingDeliveries(db)) === 0, 600_000);
     const catchUpSeconds = (Date.now() - burstEnd) / 1000;
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -547,7 +550,7 @@ async function measureSingle(databaseUrl: string, db: Db) {
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        backlogMax = Math.max(backlogMax, await pendingJobs(db));
+        backlogMax = Math.max(backlogMax, await pendingDeliveries(db));
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
@@ -573,7 +576,7 @@ async function measureSingle(databaseUrl: string, db: Db) {
     await Promise.all(inflight);
     const elapsed = (performance.now() - started) / 1000;
     await pool.close();
-    await waitFor(async () => (await pendingJobs(db)) === 0, 300_000);
+    await waitFor(async () => (await pendingDeliveries(db)) === 0, 300_000);
     sampling = false;
     await sampler;
     const { rows: lat } = await sql<{ p50: number; p99: number }>`

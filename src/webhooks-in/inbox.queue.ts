@@ -1,6 +1,10 @@
+import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, type QueueDefinition } from '../jobs/queue.js';
-import { WEBHOOK_QUEUE } from './inbox.enqueue.js';
-import { processDeliveries } from './process-deliveries.js';
+import { idsOf, WEBHOOK_QUEUE, type DeliveriesJob } from './inbox.enqueue.js';
+import { processDeliveries, type BatchOutcome } from './process-deliveries.js';
+
+/** Deliveries applied in one transaction. */
+export const PROCESS_BATCH = 250;
 
 /**
  * Retries of processing errors follow SPEC §8.2 and are scheduled by the worker itself (the
@@ -11,26 +15,36 @@ import { processDeliveries } from './process-deliveries.js';
  * processDeliveries). It backs off from 1 s (so a dead worker's jobs are taken up again at
  * once) to 5 min over 20 tries, riding out an outage of an hour or more before a job is given up.
  */
-export const webhookQueue: QueueDefinition<{ id: string }> = {
+export const webhookQueue: QueueDefinition<DeliveriesJob> = {
   name: WEBHOOK_QUEUE,
   options: { retryLimit: 20, retryDelay: 1, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, heartbeatSeconds: HEARTBEAT_SECONDS, deleteAfterSeconds: 7 * 24 * 3600, notify: true },
   worker: {
     // NOTIFY wakes the worker for new jobs only; retries, rechecks and the jobs of a worker
     // that died become due silently, and are found by the poll (pg-boss's default with NOTIFY
     // is every 30 s, which held a killed worker's jobs half a minute longer than needed).
-    options: { batchSize: 250, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 2, burstWhenBatchFull: true, localConcurrency: 3 },
+    // A job carries up to 500 deliveries (a group commit's worth), so 20 jobs is at most 10,000
+    // deliveries, applied PROCESS_BATCH at a time: seconds of work, well inside the heartbeat's
+    // watch and the 120 s a job may run.
+    options: { batchSize: 20, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 2, burstWhenBatchFull: true, localConcurrency: 3 },
     async handle(deps, jobs) {
-      const started = performance.now();
-      const outcome = await processDeliveries(deps, jobs.map((j) => j.data.id));
-      const m = deps.metrics;
-      m.processing.inc({ outcome: 'processed' }, outcome.processed);
-      m.processing.inc({ outcome: 'failed' }, outcome.failed);
-      m.processing.inc({ outcome: 'dead_letter' }, outcome.deadLettered);
-      m.processing.inc({ outcome: 'skipped' }, outcome.skipped);
-      m.retriesScheduled.inc(outcome.failed);
-      m.batchDuration.observe((performance.now() - started) / 1000);
-      const now = Date.now();
-      for (const at of outcome.receivedAt) m.processingLatency.observe((now - at.getTime()) / 1000);
+      const ids = [...new Set(jobs.flatMap((j) => idsOf(j.data)))];
+      for (let i = 0; i < ids.length; i += PROCESS_BATCH) {
+        const started = performance.now();
+        const outcome = await processDeliveries(deps, ids.slice(i, i + PROCESS_BATCH));
+        record(deps, outcome, started);
+      }
     },
   },
 };
+
+function record(deps: Deps, outcome: BatchOutcome, started: number): void {
+  const m = deps.metrics;
+  m.processing.inc({ outcome: 'processed' }, outcome.processed);
+  m.processing.inc({ outcome: 'failed' }, outcome.failed);
+  m.processing.inc({ outcome: 'dead_letter' }, outcome.deadLettered);
+  m.processing.inc({ outcome: 'skipped' }, outcome.skipped);
+  m.retriesScheduled.inc(outcome.failed);
+  m.batchDuration.observe((performance.now() - started) / 1000);
+  const now = Date.now();
+  for (const at of outcome.receivedAt) m.processingLatency.observe((now - at.getTime()) / 1000);
+}

@@ -116,7 +116,7 @@ describe('POST /v1/operator/webhook-inbox/:id/requeue', () => {
   const opRequeue = (id: string, extra: Record<string, string> = {}) =>
     ctx.app.inject({ method: 'POST', url: `/v1/operator/webhook-inbox/${id}/requeue`, headers: { ...adminHeaders(), ...extra } });
   const jobs = async (id: string) =>
-    (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->>'id' = ${id}`.execute(ctx.deps.db)).rows[0]!.n;
+    (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id}`.execute(ctx.deps.db)).rows[0]!.n;
 
   it("requeues any app's row and an unresolved one, answering the status before", async () => {
     for (const [appId, status] of [[theirs.workspace.appId, 'dead_letter'], [null, 'failed']] as const) {
@@ -171,7 +171,7 @@ describe('POST /v1/admin/webhook-inbox/:id/requeue', () => {
     expect(res.json().data).toEqual({ id, status: 'dead_letter' });
     const row = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: 'received', attempt_count: 0, last_error: null, processed_at: null, next_retry_at: null });
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->>'id' = ${id}`.execute(ctx.deps.db);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id}`.execute(ctx.deps.db);
     expect(rows[0]!.n).toBe(1);
   });
 
@@ -207,7 +207,7 @@ describe('POST /v1/admin/webhook-inbox/:id/requeue', () => {
     const second = await requeue(mine.headers, id, key);
     expect(second.statusCode).toBe(200);
     expect(second.json().data).toEqual(first.json().data);
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->>'id' = ${id}`.execute(ctx.deps.db);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id}`.execute(ctx.deps.db);
     expect(rows[0]!.n).toBe(1);
     const other = await inboxRow(mine.workspace.appId, 'dead_letter');
     expect((await requeue(mine.headers, other, key)).statusCode).toBe(409);

@@ -29,7 +29,7 @@ const post = (key: string, body: string, headers: Record<string, string>) =>
 
 async function rowsAndJobs() {
   const rows = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().orderBy('created_at').execute();
-  const { rows: jobs } = await sql<{ id: string; data: { id: string } }>`SELECT id, data FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(ctx.deps.db);
+  const { rows: jobs } = await sql<{ id: string; data: { ids: string[] } }>`SELECT id, data FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(ctx.deps.db);
   return { rows, jobs };
 }
 
@@ -59,7 +59,7 @@ describe('POST /webhooks/:integrationKey', () => {
     });
     expect(deliveryPayload(row)).toEqual(JSON.parse(body));
     expect(row.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(after.jobs.map((j) => j.data.id)).toContain(row.id);
+    expect(after.jobs.flatMap((j) => j.data.ids)).toContain(row.id);
   });
 
   it('keeps the raw body byte for byte (whitespace, key order, unicode) for every content type', async () => {

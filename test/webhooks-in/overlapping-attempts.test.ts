@@ -46,7 +46,7 @@ async function holdRow(rowId: string, work?: string) {
 
 async function jobsFor(rowId: string) {
   const { rows } = await sql<{ startAfter: Date }>`
-    SELECT start_after AS "startAfter" FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->>'id' = ${rowId}`.execute(ctx.deps.db);
+    SELECT start_after AS "startAfter" FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${rowId}`.execute(ctx.deps.db);
   return rows;
 }
 

@@ -90,7 +90,7 @@ describe('a stalled database', () => {
 
       // Every 200 has its row and its job; no 503 left a row.
       const rows = await ctx.deps.db.selectFrom('webhook_inbox').select(['id', 'raw_body']).execute();
-      const { rows: jobs } = await sql<{ id: string }>`SELECT data->>'id' AS id FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(ctx.deps.db);
+      const { rows: jobs } = await sql<{ id: string }>`SELECT jsonb_array_elements_text(data->'ids') AS id FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(ctx.deps.db);
       const stored = new Map(rows.map((r) => [r.raw_body, r.id]));
       const queued = new Set(jobs.map((j) => j.id));
       for (const a of ok) {

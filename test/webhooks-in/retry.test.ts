@@ -23,7 +23,7 @@ async function deliver(body: string): Promise<string> {
 
 const row = (id: string) => ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 const scheduled = async (id: string) =>
-  (await sql<{ start_after: Date }>`SELECT start_after FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->>'id' = ${id} ORDER BY created_on DESC LIMIT 1`.execute(ctx.deps.db)).rows[0]!.start_after;
+  (await sql<{ start_after: Date }>`SELECT start_after FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id} ORDER BY created_on DESC LIMIT 1`.execute(ctx.deps.db)).rows[0]!.start_after;
 
 function textFor(account: string, messageId: string, from = '16505551234') {
   const payload = JSON.parse(fixture('whatsapp', 'text-message.json'));

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { uuid7 } from '../../src/crypto/uuid7.js';
 import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
+import { PROCESS_BATCH } from '../../src/webhooks-in/inbox.queue.js';
 import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';
@@ -223,6 +224,36 @@ describe('worker start', () => {
   });
 });
 
+describe('worker: jobs', () => {
+  /** Stores received rows the way ingestion does, without queueing them. */
+  async function storeReceived(bodies: string[]): Promise<string[]> {
+    const ids = bodies.map(() => uuid7());
+    await ctx.deps.db
+      .insertInto('webhook_inbox')
+      .values(bodies.map((raw_body, i) => ({ id: ids[i]!, integration_key: 'whatsapp', event: 'messages', raw_body, verification: 'signed', status: 'received' })))
+      .execute();
+    return ids;
+  }
+
+  it('applies every delivery of a job that carries more than one transaction holds', async () => {
+    const count = PROCESS_BATCH + 7;
+    const ids = await storeReceived(Array.from({ length: count }, (_, i) => whatsappText(`wamid.batch-job-${i}`, `4477009${String(i).padStart(5, '0')}`, `batch ${i}`)));
+    await ctx.deps.boss.send(WEBHOOK_QUEUE, { ids });
+    await waitFor(async () => {
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox WHERE id = ANY(${ids}::uuid[]) AND status = 'processed'`.execute(ctx.deps.db);
+      return rows[0]!.n === count || undefined;
+    }, `${count} deliveries of one job to be processed`);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE external_id LIKE 'wamid.batch-job-%'`.execute(ctx.deps.db);
+    expect(rows[0]!.n).toBe(count);
+  });
+
+  it('still processes a job queued before jobs carried batches ({ id })', async () => {
+    const [id] = await storeReceived([whatsappText('wamid.single-shape', '447700900077', 'queued by an older version')]);
+    await ctx.deps.boss.send(WEBHOOK_QUEUE, { id });
+    expect((await settled(id!)).status).toBe('processed');
+  });
+});
+
 describe('worker: failures', () => {
   it('fails a delivery for an unknown account with a lastError, keeps the app of what resolved, and schedules a retry in 60 s', async () => {
     const payload = JSON.parse(whatsappText('wamid.mixed-1', '447700900002', 'known account'));
@@ -238,7 +269,7 @@ describe('worker: failures', () => {
     // nothing of the delivery was applied: its events apply together or not at all
     expect(await ctx.deps.db.selectFrom('messages').select('id').where('external_id', 'in', ['wamid.mixed-1', 'wamid.mixed-2']).execute()).toEqual([]);
     const { rows: jobs } = await sql<{ start_after: Date }>`
-      SELECT start_after FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->>'id' = ${id} AND state = 'created'`.execute(ctx.deps.db);
+      SELECT start_after FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id} AND state = 'created'`.execute(ctx.deps.db);
     expect(jobs).toHaveLength(1);
     expect(Math.abs(jobs[0]!.start_after.getTime() - row.next_retry_at!.getTime())).toBeLessThan(1000);
   });
