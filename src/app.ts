@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { apiKeyRoutes } from './api-keys/api-keys.routes.js';
 import { connectionRoutes } from './connections/connections.routes.js';
 import type { Deps } from './deps.js';
+import { RequestLogger, type Logger } from './logger.js';
 import { healthRoutes } from './health/health.routes.js';
 import { errorBody } from './http/envelope.js';
 import { AppError, errors } from './http/errors.js';
@@ -88,7 +89,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     connectionTimeout: HTTP_TIMEOUTS.connectionTimeoutMs,
     loggerInstance: deps.log as FastifyBaseLogger,
     // One line per request, written in onResponse below, instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
+    // A request's child logger is made only when the request writes a line (see RequestLogger).
+    childLoggerFactory: (logger, bindings, options) => new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
     bodyLimit: deps.config.bodyLimitBytes,
     // false or a list of proxy addresses/CIDRs (INBOX_TRUST_PROXY=true is ['loopback']), never
     // Fastify's `true`, which believes every hop and lets any client name the address the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
+import { createLogger, RequestLogger } from '../../src/logger.js';
 import { useTestContext } from '../helpers/app.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 
@@ -68,6 +68,31 @@ describe('one line per request', () => {
     const refused = await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': 'sha256=00' }, payload: body });
     expect(refused.statusCode).toBe(401);
     expect(linesOf(refused.headers['x-request-id'] as string)).toEqual([expect.objectContaining({ msg: 'request completed', status: 401 })]);
+  });
+});
+
+describe('RequestLogger', () => {
+  it('makes the child logger only for a line at an enabled level, with the bindings and redaction of a real child', () => {
+    const lines: Record<string, unknown>[] = [];
+    const parent = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    let children = 0;
+    const child = parent.child.bind(parent);
+    parent.child = ((...args: Parameters<typeof child>) => (children++, child(...args))) as typeof parent.child;
+
+    const quiet = new RequestLogger(parent, { reqId: 'r-1' }, {});
+    quiet.debug('not written at info');
+    expect(quiet.isLevelEnabled('debug')).toBe(false);
+    expect(children).toBe(0);
+    expect(lines).toEqual([]);
+
+    const used = new RequestLogger(parent, { reqId: 'r-2' }, {});
+    used.info({ token: 'request-token' }, 'written');
+    used.warn('again');
+    expect(children).toBe(1);
+    expect(lines).toEqual([
+      expect.objectContaining({ reqId: 'r-2', msg: 'written', token: '[redacted]' }),
+      expect.objectContaining({ reqId: 'r-2', msg: 'again' }),
+    ]);
   });
 });
 
