@@ -3,6 +3,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { insertInboxRows, type NewInboxRow } from './inbox.queries.js';
 import { enqueueDeliveries } from './inbox.enqueue.js';
+import { registerIngest } from './ingest-priority.js';
 
 interface Pending {
   row: NewInboxRow;
@@ -34,7 +35,9 @@ export class InboxWriter {
   constructor(
     private readonly deps: Deps,
     private readonly options = { maxBatch: 500, maxConcurrent: 2 },
-  ) {}
+  ) {
+    registerIngest(deps, this);
+  }
 
   /** Deliveries accepted and not yet answered (waiting or in a commit). */
   get held(): number {

@@ -2,6 +2,7 @@ import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, type QueueDefinition } from '../jobs/queue.js';
 import { idsOf, WEBHOOK_QUEUE, type DeliveriesJob } from './inbox.enqueue.js';
 import { processDeliveries, type BatchOutcome } from './process-deliveries.js';
+import { yieldToIngest } from './ingest-priority.js';
 
 /** Deliveries applied in one transaction. */
 export const PROCESS_BATCH = 250;
@@ -29,6 +30,7 @@ export const webhookQueue: QueueDefinition<DeliveriesJob> = {
     async handle(deps, jobs) {
       const ids = [...new Set(jobs.flatMap((j) => idsOf(j.data)))];
       for (let i = 0; i < ids.length; i += PROCESS_BATCH) {
+        await yieldToIngest(deps);
         const started = performance.now();
         const outcome = await processDeliveries(deps, ids.slice(i, i + PROCESS_BATCH));
         record(deps, outcome, started);

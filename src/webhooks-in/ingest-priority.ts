@@ -1,0 +1,40 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Deps } from '../deps.js';
+
+/** What the worker reads of ingestion in its own process: how many deliveries wait for their commit. */
+export interface IngestLoad {
+  readonly held: number;
+}
+
+const loads = new WeakMap<Deps, IngestLoad>();
+
+/** Ingestion announces itself to a worker sharing its process (role `all`). */
+export function registerIngest(deps: Deps, load: IngestLoad): void {
+  loads.set(deps, load);
+}
+
+/** Ingestion in the process of these deps, if it runs there. */
+export function ingestLoadOf(deps: Deps): IngestLoad | undefined {
+  return loads.get(deps);
+}
+
+/** Deliveries waiting for their commit at which ingestion counts as busy. */
+export const BUSY_HELD = 32;
+/** The longest a batch waits for ingestion to calm down; then it runs anyway. */
+export const MAX_YIELD_MS = 2000;
+const CHECK_MS = 5;
+
+/**
+ * Ingestion goes first in a process that also works the queue. A provider waits for its
+ * answer and retries (or gives up) when it is slow, while a queued delivery is already safe:
+ * so while acknowledgements queue up (BUSY_HELD or more deliveries waiting for their commit),
+ * the worker holds its next batch back, for at most MAX_YIELD_MS, and the backlog it leaves
+ * is processed once the burst is over. The one event loop and the database are then spent on
+ * answering. A worker in a process of its own (role `worker`) never waits.
+ */
+export async function yieldToIngest(deps: Deps): Promise<void> {
+  const load = loads.get(deps);
+  if (load === undefined || load.held < BUSY_HELD) return;
+  const until = performance.now() + MAX_YIELD_MS;
+  while (load.held >= BUSY_HELD && performance.now() < until) await sleep(CHECK_MS);
+}
