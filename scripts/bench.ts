@@ -283,7 +283,7 @@ async function main() {
 
     if (args.single) {
       const single = await measureSingle(databaseUrl, database.db);
-      say(`single: burst ${single.burst.rps} req/s = ${(single.burst.ratio * 100).toFixed(1)} % of the ceiling (${single.burst.ceilingRps}), p99 ${single.burst.p99Ms} ms, caught up ${single.burst.catchUpSeconds} s after; sustained ${single.sustained.achievedRps} of ${single.sustained.targetRps}/s, ack p50 ${single.sustained.ackP50Ms} p99 ${single.sustained.ackP99Ms} max ${single.sustained.ackMaxMs} ms, received → processed p50 ${single.sustained.processedP50Ms} p99 ${single.sustained.processedP99Ms} ms, backlog max ${single.sustained.backlogMax}; RSS ${single.rssMb} MB`);
+      say(`single: burst ${single.burst.rps} req/s = ${(single.burst.ratio * 100).toFixed(1)} % of the ceiling (${single.burst.ceilingRps}), p99 ${single.burst.p99Ms} ms, caught up ${single.burst.catchUpSeconds} s after; sustained ${single.sustained.achievedRps} of ${single.sustained.targetRps}/s, ack p50 ${single.sustained.ackP50Ms} p99 ${single.sustained.ackP99Ms} max ${single.sustained.ackMaxMs} ms, received → processed p50 ${single.sustained.processedP50Ms} p99 ${single.sustained.processedP99Ms} ms, backlog ${single.sustained.backlogStart} → ${single.sustained.backlogEnd} (max ${single.sustained.backlogMax}), event-loop delay p99 ${single.sustained.eventLoopLagP99Ms} max ${single.sustained.eventLoopLagMaxMs} ms; RSS ${single.rssMb} MB`);
       if (args.json) process.stdout.write(`${JSON.stringify({ single })}\n`);
       return;
     }
@@ -512,6 +512,16 @@ async function measureOutbound(databaseUrl: string, db: Db, workspaceId: number)
   }
 }
 
+/** Seconds of the sustained rate sent before measuring, so the sender's connections are open. */
+const SUSTAIN_WARMUP_SECONDS = 3;
+
+/** The service's event-loop delay since its previous scrape (prom-client restarts the histogram on each). */
+async function eventLoopLag(url: string): Promise<{ p99Ms: number; maxMs: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (name: string) => Math.round(Number(new RegExp(`^inbox_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000);
+  return { p99Ms: value('p99'), maxMs: value('max') };
+}
+
 /**
  * `--single`: one role-all process at its default settings, as `npm start` runs it. Burst:
  * the ceiling and the process alternate for --rounds rounds of 200 connections (the process's
@@ -541,26 +551,38 @@ async function measureSingle(databaseUrl: string, db: Db) {
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
     const target = Number(args.sustained);
-    say(`single sustained: open loop at ${target}/s for ${SECONDS} s`);
+    say(`single sustained: open loop at ${target}/s, ${SUSTAIN_WARMUP_SECONDS} s to open connections, then ${SECONDS} s measured`);
     const pool = new Pool(all.url, { connections: 512, pipelining: 1 });
     const acks: number[] = [];
     let failed = 0;
-    const since = new Date();
-    let backlogMax = 0;
+    let since = new Date();
+    const backlog: number[] = [];
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        backlogMax = Math.max(backlogMax, await pendingDeliveries(db));
+        backlog.push(await pendingDeliveries(db));
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
     const inflight: Promise<void>[] = [];
     const started = performance.now();
-    const total = target * SECONDS;
+    const warm = target * SUSTAIN_WARMUP_SECONDS;
+    const total = warm + target * SECONDS;
+    let measuredFrom = 0;
+    let backlogFrom = 0;
+    let lagBefore: Promise<unknown> = Promise.resolve();
     for (let n = 0; n < total; n++) {
       const due = started + (n * 1000) / target;
       const wait = due - performance.now();
       if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      if (n === warm) {
+        // The measured window starts: the service's event-loop delay histogram restarts with this scrape.
+        since = new Date();
+        measuredFrom = performance.now();
+        backlogFrom = backlog.length;
+        lagBefore = eventLoopLag(all.url);
+      }
+      const counted = n >= warm;
       const body = delivery();
       const sent = performance.now();
       inflight.push(
@@ -568,17 +590,21 @@ async function measureSingle(databaseUrl: string, db: Db) {
           .request({ method: 'POST', path: '/webhooks/whatsapp', body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmacSha256Hex(SECRET, body)}` } })
           .then(async (res) => {
             await res.body.dump();
+            if (!counted) return;
             if (res.statusCode === 200) acks.push(performance.now() - sent);
             else failed++;
-          }, () => void failed++),
+          }, () => void (counted && failed++)),
       );
     }
     await Promise.all(inflight);
-    const elapsed = (performance.now() - started) / 1000;
+    const elapsed = (performance.now() - measuredFrom) / 1000;
+    const lag = await lagBefore.then(() => eventLoopLag(all.url));
+    const backlogEnd = backlog.at(-1) ?? 0;
     await pool.close();
     await waitFor(async () => (await pendingDeliveries(db)) === 0, 300_000);
     sampling = false;
     await sampler;
+    const measuredBacklog = backlog.slice(backlogFrom);
     const { rows: lat } = await sql<{ p50: number; p99: number }>`
       SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at) * 1000) AS p50,
              percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at) * 1000) AS p99
@@ -604,7 +630,11 @@ async function measureSingle(databaseUrl: string, db: Db) {
         ackMaxMs: Math.round(acks.at(-1) ?? 0),
         processedP50Ms: Math.round(lat[0]!.p50),
         processedP99Ms: Math.round(lat[0]!.p99),
-        backlogMax,
+        backlogStart: measuredBacklog[0] ?? 0,
+        backlogEnd,
+        backlogMax: Math.max(0, ...measuredBacklog),
+        eventLoopLagP99Ms: lag.p99Ms,
+        eventLoopLagMaxMs: lag.maxMs,
       },
       rssMb: Math.round(all.peakRssMb()),
     };
