@@ -102,7 +102,7 @@ export function createMetrics() {
     }),
     queueDepth: new Gauge({
       name: 'inbox_queue_jobs',
-      help: 'pg-boss jobs by queue and state (read from Postgres at scrape time)',
+      help: 'pg-boss jobs by queue and state (read from Postgres at scrape time); a webhook-retry job carries the deliveries of one group commit, up to 500',
       labelNames: ['queue', 'state'] as const,
       registers: [registry],
     }),
