@@ -8,6 +8,12 @@ import { yieldToIngest } from './ingest-priority.js';
 export const PROCESS_BATCH = 250;
 
 /**
+ * The most one fetch's batches wait for ingestion in all (see yieldToIngest): a fetch runs
+ * well inside the 120 s its jobs may take, however long a burst lasts.
+ */
+export const MAX_YIELD_PER_FETCH_MS = 30_000;
+
+/**
  * Retries of processing errors follow SPEC §8.2 and are scheduled by the worker itself (the
  * row is the truth). pg-boss's own retry covers what the worker cannot record: a worker that
  * died holding a job (its heartbeat stops and, 10 s later, the job is handed to another
@@ -29,8 +35,9 @@ export const webhookQueue: QueueDefinition<DeliveriesJob> = {
     options: { batchSize: 20, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 2, burstWhenBatchFull: true, localConcurrency: 3 },
     async handle(deps, jobs) {
       const ids = [...new Set(jobs.flatMap((j) => idsOf(j.data)))];
+      let yielded = 0;
       for (let i = 0; i < ids.length; i += PROCESS_BATCH) {
-        await yieldToIngest(deps);
+        yielded += await yieldToIngest(deps, MAX_YIELD_PER_FETCH_MS - yielded);
         const started = performance.now();
         const outcome = await processDeliveries(deps, ids.slice(i, i + PROCESS_BATCH));
         record(deps, outcome, started);

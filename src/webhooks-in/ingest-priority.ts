@@ -30,11 +30,14 @@ const CHECK_MS = 5;
  * so while acknowledgements queue up (BUSY_HELD or more deliveries waiting for their commit),
  * the worker holds its next batch back, for at most MAX_YIELD_MS, and the backlog it leaves
  * is processed once the burst is over. The one event loop and the database are then spent on
- * answering. A worker in a process of its own (role `worker`) never waits.
+ * answering. A worker in a process of its own (role `worker`) never waits. Answers how long
+ * it waited, so a caller can keep its jobs' total wait inside their time limit (`maxMs`).
  */
-export async function yieldToIngest(deps: Deps): Promise<void> {
+export async function yieldToIngest(deps: Deps, maxMs = MAX_YIELD_MS): Promise<number> {
   const load = loads.get(deps);
-  if (load === undefined || load.held < BUSY_HELD) return;
-  const until = performance.now() + MAX_YIELD_MS;
+  if (load === undefined || maxMs <= 0 || load.held < BUSY_HELD) return 0;
+  const started = performance.now();
+  const until = started + Math.min(maxMs, MAX_YIELD_MS);
   while (load.held >= BUSY_HELD && performance.now() < until) await sleep(CHECK_MS);
+  return performance.now() - started;
 }
