@@ -182,6 +182,9 @@ async function startProcess(args: string[], env: Record<string, string>, readyUr
 /** Extra node flags for the service processes, e.g. BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
+/** The heap limit `npm start` (and the Docker image) give the service, read from package.json so the two cannot drift. */
+const START_NODE_OPTIONS = /--max-old-space-size=\d+/.exec(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start)?.[0] ?? '';
+
 /** The service as it ships: compiled by `npm run build`, as `npm start` and the Docker image run it. */
 const ENTRY = path.join(ROOT, 'dist/src/cli.js');
 
@@ -189,6 +192,7 @@ function serve(role: 'api' | 'worker' | 'all', databaseUrl: string, port: number
   return startProcess(
     [...NODE_FLAGS, ENTRY, 'serve', '--role', role],
     {
+      NODE_OPTIONS: START_NODE_OPTIONS,
       ...env,
       DATABASE_URL: databaseUrl,
       PORT: String(port),
