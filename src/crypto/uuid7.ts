@@ -22,3 +22,10 @@ export function uuid7Floor(ms: number): string {
   const hex = ms.toString(16).padStart(12, '0').slice(-12);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
 }
+
+/** The millisecond a UUIDv7 was made at; undefined for any other UUID. */
+export function uuid7Time(id: string): number | undefined {
+  if (id.length !== 36 || id[14] !== '7') return undefined;
+  const ms = Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+  return Number.isFinite(ms) ? ms : undefined;
+}

@@ -142,6 +142,9 @@ export class RealtimeHub {
   }
 
   private dispatch(payload: string | undefined): void {
+    // With no socket on this process there is no one to send to or close: every message a
+    // worker processes arrives here, so the parse is skipped rather than thrown away.
+    if (this.clients.size === 0) return;
     let event: RealtimeEvent;
     try {
       event = JSON.parse(payload ?? '') as RealtimeEvent;

@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.js';
+import { uuid7Time } from '../crypto/uuid7.js';
 import { HEARTBEAT_SECONDS, type QueueDefinition } from '../jobs/queue.js';
 import { idsOf, WEBHOOK_QUEUE, type DeliveriesJob } from './inbox.enqueue.js';
 import { processDeliveries, type BatchOutcome } from './process-deliveries.js';
@@ -37,14 +38,22 @@ export const webhookQueue: QueueDefinition<DeliveriesJob> = {
       const ids = [...new Set(jobs.flatMap((j) => idsOf(j.data)))];
       let yielded = 0;
       for (let i = 0; i < ids.length; i += PROCESS_BATCH) {
-        yielded += await yieldToIngest(deps, MAX_YIELD_PER_FETCH_MS - yielded);
+        const batch = ids.slice(i, i + PROCESS_BATCH);
+        yielded += await yieldToIngest(deps, MAX_YIELD_PER_FETCH_MS - yielded, oldestOf(batch));
         const started = performance.now();
-        const outcome = await processDeliveries(deps, ids.slice(i, i + PROCESS_BATCH));
+        const outcome = await processDeliveries(deps, batch);
         record(deps, outcome, started);
       }
     },
   },
 };
+
+/** When the oldest of these deliveries was received, read from their time-ordered ids. */
+function oldestOf(ids: string[]): number {
+  let oldest = Date.now();
+  for (const id of ids) oldest = Math.min(oldest, uuid7Time(id) ?? oldest);
+  return oldest;
+}
 
 function record(deps: Deps, outcome: BatchOutcome, started: number): void {
   const m = deps.metrics;

@@ -22,6 +22,12 @@ export function ingestLoadOf(deps: Deps): IngestLoad | undefined {
 export const BUSY_HELD = 32;
 /** The longest a batch waits for ingestion to calm down; then it runs anyway. */
 export const MAX_YIELD_MS = 2000;
+/**
+ * A batch holding a delivery received this long ago does not wait at all: ingestion's priority
+ * may delay processing by about this much, not without bound, even under a load that never
+ * lets up (and work taken over from a process that died is always older than this).
+ */
+export const MAX_PROCESSING_LAG_MS = 10_000;
 const CHECK_MS = 5;
 
 /**
@@ -30,12 +36,14 @@ const CHECK_MS = 5;
  * so while acknowledgements queue up (BUSY_HELD or more deliveries waiting for their commit),
  * the worker holds its next batch back, for at most MAX_YIELD_MS, and the backlog it leaves
  * is processed once the burst is over. The one event loop and the database are then spent on
- * answering. A worker in a process of its own (role `worker`) never waits. Answers how long
- * it waited, so a caller can keep its jobs' total wait inside their time limit (`maxMs`).
+ * answering, while a batch whose oldest delivery (`oldestReceivedAt`, ms) has waited
+ * MAX_PROCESSING_LAG_MS goes at once. A worker in a process of its own (role `worker`) never
+ * waits. Answers how long it waited, so a caller can keep its jobs' total wait inside their
+ * time limit (`maxMs`).
  */
-export async function yieldToIngest(deps: Deps, maxMs = MAX_YIELD_MS): Promise<number> {
+export async function yieldToIngest(deps: Deps, maxMs = MAX_YIELD_MS, oldestReceivedAt = Date.now()): Promise<number> {
   const load = loads.get(deps);
-  if (load === undefined || maxMs <= 0 || load.held < BUSY_HELD) return 0;
+  if (load === undefined || maxMs <= 0 || Date.now() - oldestReceivedAt >= MAX_PROCESSING_LAG_MS || load.held < BUSY_HELD) return 0;
   const started = performance.now();
   const until = started + Math.min(maxMs, MAX_YIELD_MS);
   while (load.held >= BUSY_HELD && performance.now() < until) await sleep(CHECK_MS);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Deps } from '../../src/deps.js';
-import { BUSY_HELD, ingestLoadOf, registerIngest, yieldToIngest } from '../../src/webhooks-in/ingest-priority.js';
+import { BUSY_HELD, ingestLoadOf, MAX_PROCESSING_LAG_MS, registerIngest, yieldToIngest } from '../../src/webhooks-in/ingest-priority.js';
 import { useTestContext } from '../helpers/app.js';
 import { waitFor } from '../helpers/webhooks.js';
 
@@ -53,6 +53,14 @@ describe('ingestion goes first in one process', () => {
     expect(await yieldToIngest(deps)).toBeGreaterThan(0);
     expect(busy.state.held).toBe(BUSY_HELD * 10);
     expect(busy.state.looks).toBeGreaterThan(1);
+  });
+
+  it('does not hold back deliveries that have waited MAX_PROCESSING_LAG_MS, however busy ingestion is', async () => {
+    const deps = {} as Deps;
+    const busy = load(BUSY_HELD * 10);
+    registerIngest(deps, busy);
+    expect(await yieldToIngest(deps, undefined, Date.now() - MAX_PROCESSING_LAG_MS)).toBe(0);
+    expect(busy.state.looks).toBe(0);
   });
 
   it('does not wait once a fetch has spent its budget, so its jobs finish inside their time limit', async () => {

@@ -1,0 +1,23 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { uuid7, uuid7Floor, uuid7Time } from '../../src/crypto/uuid7.js';
+
+describe('uuid7', () => {
+  it('carries the millisecond it was made at, readable back, and sorts by it', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 48 - 1 }), fc.integer({ min: 0, max: 2 ** 48 - 1 }), (a, b) => {
+        const [x, y] = [uuid7(a), uuid7(b)];
+        expect(x).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        expect(uuid7Time(x)).toBe(a);
+        if (a < b) expect(x < y && x < uuid7Floor(b)).toBe(true);
+      }),
+      { seed: 7, numRuns: 500 },
+    );
+  });
+
+  it('has no time to read in any other UUID', () => {
+    expect(uuid7Time(randomUUID())).toBeUndefined();
+    expect(uuid7Time('not-a-uuid')).toBeUndefined();
+  });
+});
