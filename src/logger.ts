@@ -135,13 +135,27 @@ export class RequestLogger {
     return this.real.child(bindings, options);
   }
 
-  fatal: LogFn = (...args: Parameters<LogFn>) => this.write('fatal', args);
-  error: LogFn = (...args: Parameters<LogFn>) => this.write('error', args);
-  warn: LogFn = (...args: Parameters<LogFn>) => this.write('warn', args);
-  info: LogFn = (...args: Parameters<LogFn>) => this.write('info', args);
-  debug: LogFn = (...args: Parameters<LogFn>) => this.write('debug', args);
-  trace: LogFn = (...args: Parameters<LogFn>) => this.write('trace', args);
-  silent: LogFn = () => {};
+  // Methods on the prototype, not arrow-function fields: one logger is made per request, and
+  // fields would allocate seven closures for each.
+  fatal(...args: Parameters<LogFn>): void {
+    this.write('fatal', args);
+  }
+  error(...args: Parameters<LogFn>): void {
+    this.write('error', args);
+  }
+  warn(...args: Parameters<LogFn>): void {
+    this.write('warn', args);
+  }
+  info(...args: Parameters<LogFn>): void {
+    this.write('info', args);
+  }
+  debug(...args: Parameters<LogFn>): void {
+    this.write('debug', args);
+  }
+  trace(...args: Parameters<LogFn>): void {
+    this.write('trace', args);
+  }
+  silent(): void {}
 
   private write(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', args: Parameters<LogFn>): void {
     if (this.isLevelEnabled(level)) (this.real[level] as (...a: unknown[]) => void)(...args);

@@ -2,7 +2,7 @@ import { isDatabaseUnavailable, withClientTransaction } from '../db/database.js'
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { insertInboxRows, type NewInboxRow } from './inbox.queries.js';
-import { enqueueDeliveries } from './inbox.enqueue.js';
+import { enqueueDeliveries, JOB_DELIVERIES } from './inbox.enqueue.js';
 import { registerIngest } from './ingest-priority.js';
 
 interface Pending {
@@ -34,7 +34,8 @@ export class InboxWriter {
 
   constructor(
     private readonly deps: Deps,
-    private readonly options = { maxBatch: 500, maxConcurrent: 2 },
+    // A commit's deliveries fit one job (enqueueDeliveries), so a group commit queues one job.
+    private readonly options = { maxBatch: JOB_DELIVERIES, maxConcurrent: 2 },
   ) {
     registerIngest(deps, this);
   }

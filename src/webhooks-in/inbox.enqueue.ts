@@ -35,7 +35,7 @@ export function idsOf(job: DeliveriesJob): string[] {
   return job.ids ?? (job.id === undefined ? [] : [job.id]);
 }
 
-/** Deliveries per job at most: the ingestion writer's largest group commit. */
+/** Deliveries per job at most; the ingestion writer's group commits are no larger. */
 export const JOB_DELIVERIES = 500;
 
 /**

@@ -30,7 +30,7 @@ export const webhookQueue: QueueDefinition<DeliveriesJob> = {
     // NOTIFY wakes the worker for new jobs only; retries, rechecks and the jobs of a worker
     // that died become due silently, and are found by the poll (pg-boss's default with NOTIFY
     // is every 30 s, which held a killed worker's jobs half a minute longer than needed).
-    // A job carries up to 500 deliveries (a group commit's worth), so 20 jobs is at most 10,000
+    // A job carries up to JOB_DELIVERIES (500, a group commit's worth), so 20 jobs is at most 10,000
     // deliveries, applied PROCESS_BATCH at a time: seconds of work, plus at most 30 s of
     // waiting for ingestion (MAX_YIELD_PER_FETCH_MS), inside the 120 s a job may run.
     options: { batchSize: 20, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 2, burstWhenBatchFull: true, localConcurrency: 3 },
