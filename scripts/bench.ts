@@ -38,6 +38,7 @@ import { WEBHOOK_QUEUE } from '../src/webhooks-in/inbox.enqueue.js';
 import { createWorkspace } from '../src/workspaces/workspaces.service.js';
 import { createEndpoint } from '../src/webhooks-out/endpoints.service.js';
 import { deliverEvents } from '../src/webhooks-out/outbox.js';
+import { whatsappTextBody } from './whatsapp-delivery.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -82,33 +83,12 @@ let sequence = 0;
 /** A WhatsApp Cloud API text delivery of about 1.5 KB with a unique message id. */
 function delivery(): string {
   sequence++;
-  const from = `4477009${String(sequence % 2000).padStart(5, '0')}`;
-  return JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: '102290129340398',
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '15550783881', phone_number_id: PHONE_NUMBER_ID },
-              contacts: [{ profile: { name: `Customer ${sequence % 2000}` }, wa_id: from }],
-              messages: [
-                {
-                  from,
-                  id: `wamid.bench.${process.pid}.${sequence}.${randomBytes(6).toString('hex')}`,
-                  timestamp: String(Math.floor(Date.now() / 1000)),
-                  type: 'text',
-                  text: { body: `${sequence}: ${FILLER}` },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    ],
+  return whatsappTextBody({
+    phoneNumberId: PHONE_NUMBER_ID,
+    from: `4477009${String(sequence % 2000).padStart(5, '0')}`,
+    name: `Customer ${sequence % 2000}`,
+    id: `wamid.bench.${process.pid}.${sequence}.${randomBytes(6).toString('hex')}`,
+    text: `${sequence}: ${FILLER}`,
   });
 }
 

@@ -20,11 +20,7 @@ export const killPart: FaultPart = {
     let svc: Service = await start();
     try {
       const tenant = await provisionTenant(svc.url);
-      await seedThreads(svc.url, 50);
-      const threadIds = await waitUntil('50 threads', async () => {
-        const { rows } = await db.query<{ id: number }>('SELECT id FROM threads ORDER BY id');
-        return rows.length >= 50 && rows.map((r) => r.id);
-      }, 30_000);
+      const threadIds = await seedThreads(svc.url, db, 50);
       report.did(`role all on 127.0.0.1:${port}; ${options.connections} connections of signed WhatsApp deliveries and 4 agents replying, for ${options.seconds} s`);
       const load = ingestLoad([svc.url], { connections: options.connections });
       const replies = replyTraffic([svc.url], tenant, threadIds, { concurrency: 4, pauseMs: 20 });

@@ -5,7 +5,9 @@ import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import WebSocket from 'ws';
 import { hmacSha256Hex } from '../../src/crypto/hmac.js';
-import { PHONE_NUMBER_ID, WEBHOOK_SECRET, pause, type Tenant } from './harness.js';
+import { whatsappTextBody } from '../whatsapp-delivery.js';
+import type pg from 'pg';
+import { PHONE_NUMBER_ID, WEBHOOK_SECRET, pause, waitUntil, type Tenant } from './harness.js';
 
 const FILLER = 'Hello, I would like to know where my order is. '.repeat(8);
 const RUN = randomBytes(4).toString('hex');
@@ -17,25 +19,7 @@ export function signedDelivery(senders = 500): { id: string; body: string; heade
   sequence++;
   const from = `4477${String(sequence % senders).padStart(8, '0')}`;
   const id = `wamid.faults.${RUN}.${sequence}`;
-  const body = JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: '102290129340398',
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '15550783881', phone_number_id: PHONE_NUMBER_ID },
-              contacts: [{ profile: { name: `Customer ${sequence % senders}` }, wa_id: from }],
-              messages: [{ from, id, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: `${sequence}: ${FILLER}` } }],
-            },
-          },
-        ],
-      },
-    ],
-  });
+  const body = whatsappTextBody({ phoneNumberId: PHONE_NUMBER_ID, from, name: `Customer ${sequence % senders}`, id, text: `${sequence}: ${FILLER}` });
   return { id, body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmacSha256Hex(WEBHOOK_SECRET, body)}` } };
 }
 
@@ -119,12 +103,16 @@ function merge(results: autocannon.Result[]): autocannon.Result {
 }
 
 /** `count` deliveries from distinct contacts, so there are threads to reply to. */
-export async function seedThreads(url: string, count: number): Promise<void> {
+export async function seedThreads(url: string, db: pg.Pool, count: number): Promise<number[]> {
   for (let i = 0; i < count; i++) {
     const d = signedDelivery(count);
     const res = await fetch(`${url}/webhooks/whatsapp`, { method: 'POST', headers: d.headers, body: d.body });
     if (res.status !== 200) throw new Error(`seeding a thread: ${res.status} ${await res.text()}`);
   }
+  return waitUntil(`${count} threads`, async () => {
+    const { rows } = await db.query<{ id: number }>('SELECT id FROM threads ORDER BY id');
+    return rows.length >= count && rows.map((r) => r.id);
+  }, 30_000);
 }
 
 export interface ReplyTraffic {

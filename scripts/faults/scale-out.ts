@@ -20,11 +20,7 @@ export const scaleOutPart: FaultPart = {
       services.push(...(await Promise.all([start('api'), start('worker'), start('worker')])));
       const apis = services.filter((s) => s.role === 'api').map((s) => s.url);
       const tenant = await provisionTenant(apis[0]!);
-      await seedThreads(apis[1]!, 50);
-      const threadIds = await waitUntil('50 threads', async () => {
-        const { rows } = await db.query<{ id: number }>('SELECT id FROM threads ORDER BY id');
-        return rows.length >= 50 && rows.map((r) => r.id);
-      }, 30_000);
+      const threadIds = await seedThreads(apis[1]!, db, 50);
       const sockets = await Promise.all(apis.map((api) => listen(api, tenant.accessToken)));
       const before = await one<{ id: number }>(db, 'SELECT coalesce(max(id), 0)::int AS id FROM messages');
       report.did(`2 api and 2 worker processes; ${options.connections} connections of deliveries and 4 replying agents across both apis, for ${options.seconds} s; a realtime socket on each api`);

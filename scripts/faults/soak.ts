@@ -5,7 +5,7 @@
 import { readdirSync } from 'node:fs';
 import pg from 'pg';
 import { backlog, checkExactlyOnce, checkReplies, drained, freshDatabase } from './checks.js';
-import { pause, provisionTenant, startService, waitUntil, type Tenant } from './harness.js';
+import { pause, provisionTenant, startService, type Tenant } from './harness.js';
 import { ingestLoad, listen, replyTraffic, seedThreads } from './load.js';
 import type { FaultPart } from './part.js';
 
@@ -60,11 +60,7 @@ export const soakPart: FaultPart = {
     const svc = await startService({ role: 'all', databaseUrl: url, whatsappApiBaseUrl: fake.baseUrls.whatsapp });
     try {
       const tenant = await provisionTenant(svc.url);
-      await seedThreads(svc.url, 50);
-      const threadIds = await waitUntil('50 threads', async () => {
-        const { rows } = await db.query<{ id: number }>('SELECT id FROM threads ORDER BY id');
-        return rows.length >= 50 && rows.map((r) => r.id);
-      }, 30_000);
+      const threadIds = await seedThreads(svc.url, db, 50);
       const sockets = await Promise.all(Array.from({ length: 5 }, () => listen(svc.url, tenant.accessToken)));
       const windows = Math.max(3, Math.round((options.soakMinutes * 60_000) / WINDOW_MS));
       report.did(`role all for ${((windows * WINDOW_MS) / 60_000).toFixed(1)} min: ${RATE} signed deliveries/s (50 connections), 4 agents listing, 2 replying, 5 realtime sockets; sampled every ${WINDOW_MS / 1000} s`);

@@ -1,14 +1,13 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
 import { CLOSE_CATCH_UP, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_MANY_SOCKETS, MAX_SOCKETS_PER_VISITOR, VisitorHub } from '../../src/livechat/visitor-hub.js';
 import { REALTIME_CHANNEL, type RealtimeEvent } from '../../src/realtime/publish.js';
 import { startTestContext, useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 import { makeWidget, openSocket, startVisitor, upgradeStatus, visitorSays, type OpenSocket } from '../helpers/livechat.js';
+import { socketPair } from '../helpers/socket-pair.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 // Two api processes on one database. A runs the workers (the sender) and takes the agents'
@@ -152,25 +151,14 @@ describe('GET /v1/livechat/:widgetKey/socket', () => {
   });
 });
 
-/** A socket pair on loopback for a hub under test: the server end goes into the hub. */
-async function pair() {
-  const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
-  await once(server, 'listening');
-  const accepted = once(server, 'connection');
-  const client = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`);
-  const [serverSide] = (await accepted) as [WebSocket];
-  await once(client, 'open');
-  const closed = new Promise<number>((resolve) => client.on('close', (code) => resolve(code)));
-  return { serverSide, closed, done: () => (client.terminate(), server.close()) };
-}
 
 describe('the visitor hub', () => {
   const visitor = (expiresAt: Date) => ({ id: 1, handle: 'h-1', contact_id: 1, connection_id: widget.connection.id, expires_at: expiresAt });
 
   it('closes a socket whose token expired (4001) at the next heartbeat', async () => {
     const hub = new VisitorHub(a.deps);
-    const live = await pair();
-    const expired = await pair();
+    const live = await socketPair();
+    const expired = await socketPair();
     hub.add({ socket: live.serverSide, visitor: visitor(new Date(Date.now() + 60_000)) });
     hub.add({ socket: expired.serverSide, visitor: { ...visitor(new Date(Date.now() - 1)), handle: 'h-2' } });
     hub.heartbeat();
@@ -183,7 +171,7 @@ describe('the visitor hub', () => {
 
   it(`holds at most ${MAX_SOCKETS_PER_VISITOR} sockets of one visitor; the next is closed with 4008`, async () => {
     const hub = new VisitorHub(a.deps);
-    const pairs = await Promise.all(Array.from({ length: MAX_SOCKETS_PER_VISITOR + 1 }, () => pair()));
+    const pairs = await Promise.all(Array.from({ length: MAX_SOCKETS_PER_VISITOR + 1 }, () => socketPair()));
     const held = pairs.map((p) => hub.add({ socket: p.serverSide, visitor: visitor(new Date(Date.now() + 60_000)) }));
     expect(held.filter(Boolean)).toHaveLength(MAX_SOCKETS_PER_VISITOR);
     expect(held.at(-1)).toBe(false);

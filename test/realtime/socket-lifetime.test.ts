@@ -1,12 +1,11 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { DB } from '../../src/db/types.js';
 import { describe, expect, it } from 'vitest';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
 import { CLOSE_CREDENTIAL_ENDED, CLOSE_TOO_MANY_SOCKETS, MAX_SOCKETS_PER_USER, RealtimeHub } from '../../src/realtime/hub.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
+import { socketPair } from '../helpers/socket-pair.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 // No accounts secret outside production: the webhook takes unsigned bodies (SPEC §4.5 rule 2).
@@ -50,17 +49,6 @@ function open(token: string): Socket {
   return { ws, events, closed, ready };
 }
 
-/** A socket pair on loopback for a hub under test: the server end goes into the hub. */
-async function pair() {
-  const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
-  await once(server, 'listening');
-  const accepted = once(server, 'connection');
-  const client = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`);
-  const [serverSide] = (await accepted) as [WebSocket];
-  await once(client, 'open');
-  const closed = new Promise<number>((resolve) => client.on('close', (code) => resolve(code)));
-  return { server, client, serverSide, closed, done: () => (client.terminate(), server.close()) };
-}
 
 const revokeInDb = (sessionId: string) => sql`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId}`.execute(ctx.deps.db);
 
@@ -158,9 +146,9 @@ describe('sockets whose revocation was never heard', () => {
     const revoked = await signIn();
     const kept = await signIn();
     const pat = await newPat(kept.jwt);
-    const a = await pair();
-    const b = await pair();
-    const c = await pair();
+    const a = await socketPair();
+    const b = await socketPair();
+    const c = await socketPair();
     hub.add({ socket: a.serverSide, workspaceId: tenant.workspace.id, userId: revoked.user.id, sessionId: revoked.sessionId, patId: null, expiresAt: null });
     hub.add({ socket: b.serverSide, workspaceId: tenant.workspace.id, userId: kept.user.id, sessionId: kept.sessionId, patId: null, expiresAt: null });
     hub.add({ socket: c.serverSide, workspaceId: tenant.workspace.id, userId: kept.user.id, sessionId: null, patId: pat.id, expiresAt: null });
@@ -180,7 +168,7 @@ describe('sockets whose revocation was never heard', () => {
     const hub = new RealtimeHub(ctx.deps);
     await hub.start();
     const { user, sessionId } = await signIn();
-    const p = await pair();
+    const p = await socketPair();
     hub.add({ socket: p.serverSide, workspaceId: tenant.workspace.id, userId: user.id, sessionId, patId: null, expiresAt: null });
     // The revocation is never announced to this hub: written without a NOTIFY, then the
     // listener's backend is killed, as when the database restarts.
