@@ -5,8 +5,8 @@
 //   INBOX_INTEGRATIONS='{"whatsapp":{"apiBaseUrl":"http://127.0.0.1:4010/graph/v23.0","accessToken":"dev"}}'
 // The credential headers are printed shortened: this is a dev tool, but logs travel.
 import { parseArgs } from 'node:util';
-import { startFakeProviders } from '../test/helpers/fake-providers.js';
-import { startSmtpServer } from '../test/helpers/smtp.js';
+import { startFakeProviders } from '../harness/fake-providers.js';
+import { startSmtpServer } from '../harness/smtp.js';
 
 const { values } = parseArgs({
   options: { port: { type: 'string', default: '4010' }, host: { type: 'string', default: '127.0.0.1' }, 'smtp-port': { type: 'string' } },

@@ -4,7 +4,7 @@
 // runs: thousands per adapter. Same seeds, so a failure here reproduces in `npm test` with
 // FUZZ_SCALE set the same.
 import { spawn } from 'node:child_process';
-import { ROOT } from './harness.js';
+import { ROOT } from '../../harness/service.js';
 import type { FaultPart } from './part.js';
 
 export const hostilePart: FaultPart = {

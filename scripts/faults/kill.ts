@@ -2,9 +2,9 @@
 // SIGKILLed mid-load and started again, twice.
 import pg from 'pg';
 import { freePort } from '../../src/db/embedded.js';
-import { checkExactlyOnce, checkReplies, drained, freshDatabase, lastSettled, openWork } from './checks.js';
-import { pause, provisionTenant, startService, waitUntil, type Service } from './harness.js';
-import { ingestLoad, replyTraffic, seedThreads } from './load.js';
+import { checkExactlyOnce, checkReplies, drained, freshDatabase, lastSettled, openWork } from '../../harness/checks.js';
+import { pause, provisionTenant, startService, waitUntil, type Service } from '../../harness/service.js';
+import { ingestLoad, replyTraffic, seedThreads } from '../../harness/load.js';
 import type { FaultPart } from './part.js';
 
 const KILLS = 2;

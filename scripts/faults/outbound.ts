@@ -8,9 +8,9 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { freePort } from '../../src/db/embedded.js';
-import { freshDatabase } from './checks.js';
-import { ADMIN_KEY, pause, provisionTenant, startService, waitUntil, type Service } from './harness.js';
-import { ingestLoad } from './load.js';
+import { freshDatabase } from '../../harness/checks.js';
+import { ADMIN_KEY, pause, provisionTenant, startService, waitUntil, type Service } from '../../harness/service.js';
+import { ingestLoad } from '../../harness/load.js';
 import type { FaultPart } from './part.js';
 
 type Mode = 'fail' | 'hang' | 'ok';

@@ -1,5 +1,5 @@
-import type { Report } from './checks.js';
-import type { Postgres, startFake } from './harness.js';
+import type { Report } from '../../harness/checks.js';
+import type { Postgres, startFake } from '../../harness/service.js';
 
 export interface SuiteOptions {
   /** Seconds of load in the kill, outage and scale-out parts. */

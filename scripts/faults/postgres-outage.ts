@@ -2,9 +2,9 @@
 // on the same port. The service is never restarted: it must answer 503 while the database is
 // away and recover by itself.
 import pg from 'pg';
-import { checkExactlyOnce, drained, freshDatabase } from './checks.js';
-import { pause, provisionTenant, startService, waitUntil } from './harness.js';
-import { ingestLoad, probe, trackedSenders } from './load.js';
+import { checkExactlyOnce, drained, freshDatabase } from '../../harness/checks.js';
+import { pause, provisionTenant, startService, waitUntil } from '../../harness/service.js';
+import { ingestLoad, probe, trackedSenders } from '../../harness/load.js';
 import type { FaultPart } from './part.js';
 
 const OUTAGE_MS = 10_000;

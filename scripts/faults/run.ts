@@ -6,9 +6,9 @@
 // if any check failed (a delivery lost or doubled, a reply lost, a 5xx to hostile input, …).
 // The soak runs 2 minutes by default; `--soak-minutes 10` is the full soak.
 import { execFileSync } from 'node:child_process';
-import { parseArgs } from 'node:util';
-import { Report } from './checks.js';
-import { ROOT, say, startFake, startPostgres } from './harness.js';
+import { Report } from '../../harness/checks.js';
+import { ROOT, say, startFake, startPostgres } from '../../harness/service.js';
+import { parseOptions } from '../cli-options.js';
 import { hostilePart } from './hostile.js';
 import { killPart } from './kill.js';
 import { outboundPart } from './outbound.js';
@@ -20,16 +20,18 @@ import { soakPart } from './soak.js';
 /** Every part, in the order they run. */
 const PARTS: FaultPart[] = [killPart, outagePart, scaleOutPart, outboundPart, hostilePart, soakPart];
 
-const { values } = parseArgs({
-  options: {
-    parts: { type: 'string', default: PARTS.map((p) => p.key).join(',') },
-    seconds: { type: 'string', default: '24' },
-    connections: { type: 'string', default: '200' },
-    'soak-minutes': { type: 'string', default: '2' },
-    'fuzz-scale': { type: 'string', default: '10' },
-    'resume-bound': { type: 'string', default: '30' },
+const values = parseOptions(
+  'npm run faults --',
+  'The fault suite: real service processes, a PostgreSQL of its own, real load on 127.0.0.1; exits 1 if a check fails.',
+  {
+    parts: { type: 'string', default: PARTS.map((p) => p.key).join(','), help: 'comma list of the parts to run, in the order shown' },
+    seconds: { type: 'string', default: '24', help: 'seconds of load in each part' },
+    connections: { type: 'string', default: '200', help: 'concurrent senders of deliveries' },
+    'soak-minutes': { type: 'string', default: '2', help: 'minutes of the soak (10 is the full soak)' },
+    'fuzz-scale': { type: 'string', default: '10', help: 'multiplier of the hostile part\'s fuzz runs' },
+    'resume-bound': { type: 'string', default: '30', help: 'seconds a restarted process may take to resume killed work' },
   },
-});
+);
 const options: SuiteOptions = {
   seconds: Number(values.seconds),
   connections: Number(values.connections),
@@ -37,7 +39,7 @@ const options: SuiteOptions = {
   fuzzScale: Number(values['fuzz-scale']),
   resumeBoundSeconds: Number(values['resume-bound']),
 };
-const chosen = values.parts!.split(',').map((k) => k.trim());
+const chosen = values.parts.split(',').map((k) => k.trim());
 const unknown = chosen.filter((k) => !PARTS.some((p) => p.key === k));
 if (unknown.length > 0) {
   say(`unknown part(s): ${unknown.join(', ')} (known: ${PARTS.map((p) => p.key).join(', ')})`);

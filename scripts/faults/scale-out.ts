@@ -1,9 +1,9 @@
 // Part 3: two `--role api` and two `--role worker` processes on one database, deliveries and
 // replies through both apis, a realtime socket on each.
 import pg from 'pg';
-import { checkExactlyOnce, checkReplies, drained, freshDatabase } from './checks.js';
-import { one, pause, provisionTenant, startService, waitUntil, type Service } from './harness.js';
-import { ingestLoad, listen, replyTraffic, seedThreads } from './load.js';
+import { checkExactlyOnce, checkReplies, drained, freshDatabase } from '../../harness/checks.js';
+import { one, pause, provisionTenant, startService, waitUntil, type Service } from '../../harness/service.js';
+import { ingestLoad, listen, replyTraffic, seedThreads } from '../../harness/load.js';
 import type { FaultPart } from './part.js';
 
 export const scaleOutPart: FaultPart = {

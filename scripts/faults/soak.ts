@@ -4,9 +4,9 @@
 // `--soak-minutes 10` for the full soak.
 import { readdirSync } from 'node:fs';
 import pg from 'pg';
-import { backlog, checkExactlyOnce, checkReplies, drained, freshDatabase } from './checks.js';
-import { pause, provisionTenant, startService, type Tenant } from './harness.js';
-import { ingestLoad, listen, replyTraffic, seedThreads } from './load.js';
+import { backlog, checkExactlyOnce, checkReplies, drained, freshDatabase } from '../../harness/checks.js';
+import { pause, provisionTenant, startService, type Tenant } from '../../harness/service.js';
+import { ingestLoad, listen, replyTraffic, seedThreads } from '../../harness/load.js';
 import type { FaultPart } from './part.js';
 
 const WINDOW_MS = 20_000;

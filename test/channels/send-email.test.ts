@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SendCredentials, SendOutcome, SendTarget } from '../../src/channels/channel.js';
 import { adapters } from '../../src/channels/index.js';
-import { startSmtpServer, type FakeSmtp } from '../helpers/smtp.js';
+import { startSmtpServer, type FakeSmtp } from '../../harness/smtp.js';
 import { closedPort, silentServer } from '../helpers/sockets.js';
 
 const OPTIONS = { timeoutMs: 5_000 };

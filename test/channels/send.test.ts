@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SendCredentials, SendOutcome, SendTarget } from '../../src/channels/channel.js';
 import { adapters } from '../../src/channels/index.js';
 import { retryAfterSeconds } from '../../src/channels/provider-http.js';
-import { startFakeProviders, type FakeProviders, type Provider } from '../helpers/fake-providers.js';
+import { startFakeProviders, type FakeProviders, type Provider } from '../../harness/fake-providers.js';
 import { closedPort } from '../helpers/sockets.js';
 
 const TOKEN = 'EAAGm0PX4ZCpsBAsecret-token-1f2e3d4c5b6a';

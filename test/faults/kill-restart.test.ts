@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/db/embedded.js';
-import { checkExactlyOnce, drained, lastSettled, openWork, Report } from '../../scripts/faults/checks.js';
-import { provisionTenant, startService, waitUntil, type Service } from '../../scripts/faults/harness.js';
-import { ingestLoad } from '../../scripts/faults/load.js';
+import { checkExactlyOnce, drained, lastSettled, openWork, Report } from '../../harness/checks.js';
+import { provisionTenant, startService, waitUntil, type Service } from '../../harness/service.js';
+import { ingestLoad } from '../../harness/load.js';
 import { createTestDatabase } from '../helpers/db.js';
 
 /**

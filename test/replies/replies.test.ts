@@ -5,8 +5,8 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { sendQueue, SEND_QUEUE } from '../../src/replies/send-message.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { startFakeProviders } from '../helpers/fake-providers.js';
-import { startSmtpServer } from '../helpers/smtp.js';
+import { startFakeProviders } from '../../harness/fake-providers.js';
+import { startSmtpServer } from '../../harness/smtp.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';
 
 const SECRET = 'replies-webhook-secret';

@@ -6,7 +6,7 @@ import { writeOutbox } from '../../src/webhooks-out/outbox.js';
 import { OUTBOUND_QUEUE } from '../../src/webhooks-out/outbound.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { startFakeProviders } from '../helpers/fake-providers.js';
+import { startFakeProviders } from '../../harness/fake-providers.js';
 import { makeWidget, startVisitor, visitorSays } from '../helpers/livechat.js';
 import { startReceiver, type Received } from '../helpers/receiver.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';

@@ -1,9 +1,11 @@
 // The ceiling of `npm run bench`: a Fastify route that does only what no ingestion can skip —
 // read the exact raw body bytes and check their WhatsApp HMAC — and answers like the real
 // route. Same Fastify, the same content-type parser as src/webhooks-in (bytes as a Buffer),
-// the same HMAC and compare helpers; no database.
+// the same HMAC and compare helpers; no database. Plain JavaScript on the compiled helpers
+// (dist/, built by the bench first) and started without a TypeScript loader, so the ceiling is
+// the server's and not a loader's.
 import Fastify from 'fastify';
-import { hmacSha256Hex, safeEqual } from '../src/crypto/hmac.js';
+import { hmacSha256Hex, safeEqual } from '../../dist/src/crypto/hmac.js';
 
 const secret = process.env.BENCH_SECRET ?? '';
 const port = Number(process.env.PORT ?? 0);

@@ -4,10 +4,10 @@
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import WebSocket from 'ws';
-import { hmacSha256Hex } from '../../src/crypto/hmac.js';
-import { whatsappTextBody } from '../whatsapp-delivery.js';
+import { hmacSha256Hex } from '../src/crypto/hmac.js';
+import { whatsappTextBody } from './whatsapp-delivery.js';
 import type pg from 'pg';
-import { PHONE_NUMBER_ID, WEBHOOK_SECRET, pause, waitUntil, type Tenant } from './harness.js';
+import { PHONE_NUMBER_ID, WEBHOOK_SECRET, pause, waitUntil, type Tenant } from './service.js';
 
 const FILLER = 'Hello, I would like to know where my order is. '.repeat(8);
 const RUN = randomBytes(4).toString('hex');

@@ -2,7 +2,7 @@
 // delivery became exactly one message, nothing is left unprocessed, every accepted reply
 // ended sent or failed. And the report each part prints.
 import type pg from 'pg';
-import { one, say, waitUntil } from './harness.js';
+import { one, say, waitUntil } from './service.js';
 
 export interface Check {
   name: string;

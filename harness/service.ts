@@ -1,6 +1,6 @@
-// The fault suite's infrastructure: a real PostgreSQL it can stop and start, the service as
-// real processes (the compiled CLI, as `npm start` runs it), a loopback fake provider, and the
-// tenant every part provisions through the engage admin API.
+// The service harness the fault suite, the bench and the tests share: a real PostgreSQL it can
+// stop and start, the service as real processes (the compiled CLI, as `npm start` runs it), a
+// loopback fake provider, and the tenant every fault part provisions through the engage admin API.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
@@ -8,10 +8,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
-import { startFakeProviders, type FakeProviders } from '../../test/helpers/fake-providers.js';
+import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
+import { startFakeProviders, type FakeProviders } from './fake-providers.js';
 
-export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const ROOT = path.resolve(import.meta.dirname, '..');
 /** The compiled CLI, as `npm start` runs it; `bin/inbox.js` runs the TypeScript source (tests). */
 const ENTRIES = { dist: path.join(ROOT, 'dist/src/cli.js'), source: path.join(ROOT, 'bin/inbox.js') };
 export const ADMIN_KEY = `faults-admin-${randomBytes(16).toString('hex')}`;
@@ -91,7 +91,7 @@ export type Role = 'all' | 'api' | 'worker';
 export interface Service {
   role: Role;
   url: string;
-  /** The whole log of the process. */
+  /** The whole log of the process ('' when only its tail is kept). */
   logFile: string;
   child: ChildProcess;
   exited: Promise<number | null>;
@@ -112,6 +112,13 @@ export interface ServiceOptions {
   env?: Record<string, string>;
   /** Default dist (run `npm run build` first). */
   entry?: keyof typeof ENTRIES;
+  /** Node flags before the entry, e.g. `--cpu-prof`. */
+  nodeArgs?: string[];
+  /**
+   * `file` (default) writes the whole log to LOG_DIR; `tail` keeps only the last 64 KB in memory,
+   * for a load driver whose own CPU must not grow with a log line per request.
+   */
+  log?: 'file' | 'tail';
 }
 
 export function rssMbOf(pid: number | undefined): number {
@@ -128,7 +135,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const port = options.port ?? (await freePort());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-faults-svc-'));
   const whatsapp = { webhookSecret: WEBHOOK_SECRET, accessToken: 'faults-token', ...(options.whatsappApiBaseUrl ? { apiBaseUrl: options.whatsappApiBaseUrl } : {}) };
-  const child = spawn(process.execPath, [ENTRIES[options.entry ?? 'dist'], 'serve', '--role', options.role], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ENTRIES[options.entry ?? 'dist'], 'serve', '--role', options.role], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -146,26 +153,30 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  mkdirSync(LOG_DIR, { recursive: true });
-  const logFile = path.join(LOG_DIR, `${options.role}-${port}-${child.pid}.log`);
-  const log = createWriteStream(logFile);
+  const toFile = (options.log ?? 'file') === 'file';
+  const tail = toFile ? 200_000 : 65_536;
+  if (toFile) mkdirSync(LOG_DIR, { recursive: true });
+  const logFile = toFile ? path.join(LOG_DIR, `${options.role}-${port}-${child.pid}.log`) : '';
+  const log = toFile ? createWriteStream(logFile) : undefined;
   const keep = (d: Buffer) => {
-    log.write(d);
-    output = (output + d).slice(-200_000);
+    log?.write(d);
+    output = (output + d).slice(-tail);
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   void exited.then(() => {
-    log.end();
+    log?.end();
     return rm(dataDir, { recursive: true, force: true });
   });
   const url = `http://127.0.0.1:${port}`;
+  // Above info the start line is not written: an HTTP role is then ready when /readyz answers.
+  const quiet = !['trace', 'debug', 'info'].includes(options.env?.LOG_LEVEL ?? 'info');
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`inbox serve --role ${options.role} exited early:\n${output.slice(-4000)}`);
     if (Date.now() > deadline) throw new Error(`inbox serve --role ${options.role} not ready in 60 s:\n${output.slice(-4000)}`);
-    if (output.includes('inbox is running')) {
+    if (output.includes('inbox is running') || (quiet && options.role !== 'worker')) {
       if (options.role === 'worker') break;
       if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
     }

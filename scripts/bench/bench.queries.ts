@@ -1,0 +1,76 @@
+// What the bench reads from the database the service wrote: counts of the inbox and the queue,
+// and the service's own timestamps, so measured times do not depend on when a poll noticed.
+import { sql } from 'kysely';
+import type { Db, Executor } from '../../src/db/database.js';
+import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
+
+export async function inboxRows(db: Db, onlyProcessed = false): Promise<number> {
+  const where = onlyProcessed ? sql`status = 'processed'` : sql`true`;
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox WHERE ${where}`.execute(db);
+  return rows[0]!.n;
+}
+
+/** Deliveries queued: each job of the webhook queue carries a batch of ids. */
+export async function queuedDeliveries(db: Db): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT coalesce(sum(jsonb_array_length(data->'ids')), 0)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(db);
+  return rows[0]!.n;
+}
+
+/** Deliveries whose job is not done: an index lookup, cheap enough to poll while a worker runs. */
+export async function pendingDeliveries(db: Db): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT coalesce(sum(jsonb_array_length(data->'ids')), 0)::int AS n FROM pgboss.job
+    WHERE name = ${WEBHOOK_QUEUE} AND state IN ('created', 'retry', 'active')`.execute(db);
+  return rows[0]!.n;
+}
+
+/**
+ * Seconds from the first processed batch to the last, by the database's clock. A batch stamps
+ * processed_at as it starts, so worker start-up is not counted, and neither is the last
+ * batch's own few tens of milliseconds (under 1 % of a drain of several seconds).
+ */
+export async function drainSeconds(db: Db): Promise<number> {
+  const { rows } = await sql<{ seconds: number }>`
+    SELECT extract(epoch FROM max(processed_at) - min(processed_at))::float8 AS seconds FROM webhook_inbox`.execute(db);
+  return Math.max(rows[0]!.seconds, 0.001);
+}
+
+/** Received → processed, p50 and p99 in ms, of the deliveries received since `since`. */
+export async function processedLatency(db: Db, since: Date): Promise<{ p50: number; p99: number }> {
+  const { rows } = await sql<{ p50: number; p99: number }>`
+    SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at) * 1000) AS p50,
+           percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - created_at) * 1000) AS p99
+    FROM webhook_inbox WHERE created_at >= ${since} AND processed_at IS NOT NULL`.execute(db);
+  return { p50: Math.round(rows[0]!.p50), p99: Math.round(rows[0]!.p99) };
+}
+
+export async function threadIds(db: Db, limit: number): Promise<number[]> {
+  return (await sql<{ id: number }>`SELECT id FROM threads ORDER BY id LIMIT ${limit}`.execute(db)).rows.map((r) => r.id);
+}
+
+export async function queuedReplies(db: Db): Promise<number> {
+  return (await sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE direction = 'outbound' AND status = 'queued'`.execute(db)).rows[0]!.n;
+}
+
+export async function lastMessageId(db: Db): Promise<number> {
+  return Number((await sql<{ id: string }>`SELECT coalesce(max(id), 0)::bigint AS id FROM messages`.execute(db)).rows[0]!.id);
+}
+
+/** `count` queued replies spread over the threads, in one transaction, as a burst of agents would leave them. */
+export async function insertQueuedReplies(trx: Executor, count: number, threads: number): Promise<number[]> {
+  const { rows } = await sql<{ id: number }>`
+    INSERT INTO messages (workspace_id, thread_id, connection_id, direction, text, status)
+    SELECT t.workspace_id, t.id, t.connection_id, 'outbound', 'Reply ' || g || ': thanks, your order is on its way.', 'queued'
+    FROM generate_series(1, ${count}) g JOIN (SELECT *, row_number() OVER (ORDER BY id) - 1 AS n FROM threads) t ON t.n = g % ${threads}
+    RETURNING id`.execute(trx);
+  return rows.map((r) => r.id);
+}
+
+/** Replies sent after message `afterId`, and the seconds from the first sent to the last. */
+export async function sentReplies(db: Db, afterId: number): Promise<{ sent: number; seconds: number }> {
+  const { rows } = await sql<{ sent: number; seconds: number }>`
+    SELECT count(*)::int AS sent, extract(epoch FROM max(updated_at) - min(updated_at))::float8 AS seconds
+    FROM messages WHERE id > ${afterId} AND direction = 'outbound' AND status = 'sent'`.execute(db);
+  return { sent: rows[0]!.sent, seconds: Math.max(rows[0]!.seconds ?? 0, 0.001) };
+}

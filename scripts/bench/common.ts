@@ -1,0 +1,143 @@
+// What every phase of the bench shares: the service processes (the shared harness's
+// startService, at `npm start`'s settings), the signed deliveries (built before a load starts,
+// so the load generator only sends bytes), and a load that reports the generator's own CPU.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { hmacSha256Hex } from '../../src/crypto/hmac.js';
+import { PHONE_NUMBER_ID, ROOT, WEBHOOK_SECRET, startService, waitUntil, type Role, type Service } from '../../harness/service.js';
+import { whatsappTextBody } from '../../harness/whatsapp-delivery.js';
+import type { BenchOptions } from './options.js';
+
+export const say = (line: string) => process.stderr.write(`${line}\n`);
+export const WARMUP_SECONDS = 2;
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+// ---------------------------------------------------------------- deliveries
+
+export interface SignedDelivery {
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
+const FILLER = 'Hello, I would like to know where my order is. '.repeat(22);
+const RUN = randomBytes(4).toString('hex');
+let sequence = 0;
+
+/**
+ * `count` WhatsApp Cloud API text deliveries of about 1.5 KB, each with a unique message id and
+ * its signature, built now: signing as the load runs would spend the generator's CPU on HMACs
+ * and cap every figure at what the generator can sign.
+ */
+export function signedDeliveries(count: number): SignedDelivery[] {
+  const out: SignedDelivery[] = [];
+  for (let i = 0; i < count; i++) {
+    sequence++;
+    const body = Buffer.from(
+      whatsappTextBody({
+        phoneNumberId: PHONE_NUMBER_ID,
+        from: `4477009${String(sequence % 2000).padStart(5, '0')}`,
+        name: `Customer ${sequence % 2000}`,
+        id: `wamid.bench.${RUN}.${sequence}`,
+        text: `${sequence}: ${FILLER}`,
+      }),
+    );
+    out.push({ body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmacSha256Hex(WEBHOOK_SECRET, body)}` } });
+  }
+  return out;
+}
+
+/**
+ * Deliveries enough for `seconds` of a burst: more than any ingestion on this kind of machine
+ * answers (the ceiling reuses a small ring: it keeps nothing, so repeats cost it nothing).
+ * Past the end the load wraps round and `repeated` says how often: the service then dedupes.
+ */
+export const BURST_BODIES_PER_SECOND = 8_000;
+
+// ---------------------------------------------------------------- CPU of the generator
+
+/** The share of one core this process used between `start()` and the call it returns. */
+export function cpuShare(): () => number {
+  const cpu = process.cpuUsage();
+  const wall = performance.now();
+  return () => {
+    const used = process.cpuUsage(cpu);
+    return Number(((used.user + used.system) / 1000 / Math.max(performance.now() - wall, 1)).toFixed(2));
+  };
+}
+
+export const pct = (share: number) => `${Math.round(share * 100)} %`;
+
+// ---------------------------------------------------------------- load
+
+export interface Measured {
+  result: autocannon.Result;
+  /** The bench process's CPU over the load's wall time, as a share of one core (1 = one full core). */
+  generatorCpu: number;
+  /** Requests that re-sent a delivery already sent (the pre-built ones ran out). */
+  repeated: number;
+}
+
+/** autocannon POSTing the pre-built `bodies` in turn; with `ring` they are meant to repeat. */
+export async function burst(url: string, bodies: SignedDelivery[], options: Partial<autocannon.Options> & { ring?: boolean } = {}): Promise<Measured> {
+  const { ring, ...rest } = options;
+  let next = 0;
+  const request = {
+    method: 'POST' as const,
+    path: '/webhooks/whatsapp',
+    setupRequest: (req: Record<string, unknown>) => {
+      const d = bodies[next++ % bodies.length]!;
+      return { ...req, body: d.body, headers: d.headers };
+    },
+  };
+  const share = cpuShare();
+  const result = await autocannon({ url, requests: [request as unknown as autocannon.Request], ...rest });
+  return { result, generatorCpu: share(), repeated: ring ? 0 : Math.max(0, next - bodies.length) };
+}
+
+// ---------------------------------------------------------------- the service
+
+/** The heap limit `npm start` (and the Docker image) give the service, read from package.json so the two cannot drift. */
+const START_NODE_OPTIONS = /--max-old-space-size=\d+/.exec(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start)?.[0] ?? '';
+
+/** Extra node flags for the service processes, e.g. BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+
+export interface BenchService extends Service {
+  peakRssMb(): number;
+}
+
+/** The service as it ships (dist/, `npm start`'s heap limit), its RSS sampled for the peak. */
+export async function serve(
+  options: BenchOptions,
+  role: Role,
+  databaseUrl: string,
+  extra: { whatsappApiBaseUrl?: string; env?: Record<string, string> } = {},
+): Promise<BenchService> {
+  const svc = await startService({
+    role,
+    databaseUrl,
+    nodeArgs: NODE_FLAGS,
+    log: 'tail',
+    ...(extra.whatsappApiBaseUrl ? { whatsappApiBaseUrl: extra.whatsappApiBaseUrl } : {}),
+    env: {
+      NODE_OPTIONS: START_NODE_OPTIONS,
+      // The worker announces readiness in its start line; it serves no requests to log.
+      LOG_LEVEL: role === 'worker' ? 'info' : options.logLevel,
+      ...extra.env,
+    },
+  });
+  let peak = svc.rssMb();
+  const sampler = setInterval(() => (peak = Math.max(peak, svc.rssMb())), 200);
+  void svc.exited.then(() => clearInterval(sampler));
+  return Object.assign(svc, { peakRssMb: () => Math.max(peak, svc.rssMb()) });
+}
+
+/**
+ * Polls `check` once a second, so the poll takes next to no CPU from the process being
+ * measured; the measured times come from the rows' own timestamps, not from when a poll noticed.
+ */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  await waitUntil(what, check, timeoutMs, 1000);
+}

@@ -1,0 +1,70 @@
+// The options of `npm run bench`, each with its default and a line of help (`--help` prints them).
+import { parseOptions } from '../cli-options.js';
+
+export interface BenchOptions {
+  json: boolean;
+  seconds: number;
+  rounds: number;
+  connections: number;
+  rate: number;
+  workers: number;
+  sends: number;
+  outbound: number;
+  logLevel: string;
+  ingestOnly: boolean;
+  outboundOnly: boolean;
+  single: boolean;
+  sustained: number;
+}
+
+const ABOUT = `Measures the service on this machine: ingestion beside a no-op ceiling (alternating rounds,
+the ratio's median), processing, latency, sending and outbound webhooks; or, with --single, one
+role-all process as \`npm start\` runs it. Figures go to stdout (--json adds one JSON line), progress
+to stderr. Every figure is printed with the load generator's own CPU share (of one core).`;
+
+export function readBenchOptions(argv?: string[]): BenchOptions {
+  const v = parseOptions(
+    'npm run bench --',
+    ABOUT,
+    {
+      json: { type: 'boolean', help: 'also print the result as one JSON line' },
+      seconds: { type: 'string', default: '5', help: 'seconds of each measured load' },
+      rounds: { type: 'string', default: '3', help: 'alternating ceiling/ingest rounds (the median is reported)' },
+      connections: { type: 'string', default: '200', help: 'concurrent connections of the bursts' },
+      rate: { type: 'string', default: '500', help: 'deliveries/s of the latency phase' },
+      workers: { type: 'string', default: '1', help: 'worker processes of the processing phase' },
+      sends: { type: 'string', default: '5000', help: 'queued replies of the send phase' },
+      outbound: { type: 'string', default: '20000', help: 'webhook deliveries of each outbound backlog' },
+      // The service's own default, as `npm start` runs it; `warn` for the figures of earlier runs.
+      'log-level': { type: 'string', default: 'info', help: 'LOG_LEVEL of the service processes' },
+      'ingest-only': { type: 'boolean', help: 'stop after the ceiling/ingest rounds' },
+      'outbound-only': { type: 'boolean', help: 'run only the outbound webhook phase' },
+      single: { type: 'boolean', help: 'one role-all process: a burst beside the ceiling, then --sustained' },
+      sustained: { type: 'string', default: '2000', help: 'deliveries/s of --single\'s open-loop phase' },
+    },
+    argv,
+  );
+  const number = (name: string, value: string) => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0) {
+      process.stderr.write(`npm run bench --: --${name} must be a positive number, not "${value}" (see --help)\n`);
+      process.exit(2);
+    }
+    return n;
+  };
+  return {
+    json: v.json,
+    seconds: number('seconds', v.seconds),
+    rounds: number('rounds', v.rounds),
+    connections: number('connections', v.connections),
+    rate: number('rate', v.rate),
+    workers: number('workers', v.workers),
+    sends: number('sends', v.sends),
+    outbound: number('outbound', v.outbound),
+    logLevel: v['log-level'],
+    ingestOnly: v['ingest-only'],
+    outboundOnly: v['outbound-only'],
+    single: v.single,
+    sustained: number('sustained', v.sustained),
+  };
+}

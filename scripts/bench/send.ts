@@ -1,0 +1,72 @@
+// Phase 5: agents' reply POSTs to the threads phase 3 made (each its own durable commit), then
+// --sends queued replies sent by one role-all process through a loopback fake WhatsApp Cloud
+// API, timed from the first sent to the last.
+import autocannon from 'autocannon';
+import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
+import type { Db } from '../../src/db/database.js';
+import { startBoss } from '../../src/jobs/boss.js';
+import { jobsIn } from '../../src/jobs/queue.js';
+import { createLogger } from '../../src/logger.js';
+import { SEND_QUEUE } from '../../src/replies/send-message.queue.js';
+import { startFakeProviders } from '../../harness/fake-providers.js';
+import { insertQueuedReplies, lastMessageId, queuedReplies, sentReplies, threadIds } from './bench.queries.js';
+import { cpuShare, say, serve, waitFor } from './common.js';
+import type { BenchOptions } from './options.js';
+
+export async function measureSend(options: BenchOptions, databaseUrl: string, db: Db, workspaceId: number) {
+  say(`5 send: ${options.sends} replies through a loopback fake WhatsApp Cloud API, one role-all process`);
+  const fake = await startFakeProviders();
+  const key = await issueApiKey(db, workspaceId, 'bench', ['write']);
+  const threads = await threadIds(db, 500);
+  const sender = await serve(options, 'all', databaseUrl, { whatsappApiBaseUrl: fake.baseUrls.whatsapp });
+  try {
+    // a. The route: agents' POSTs, each its own durable commit. The bodies are small and
+    // unsigned, so they are made as they are sent.
+    let next = 0;
+    const share = cpuShare();
+    const posted = await autocannon({
+      url: sender.url,
+      connections: 20,
+      amount: Math.min(options.sends, 1000),
+      requests: [
+        {
+          method: 'POST',
+          setupRequest: (req: Record<string, unknown>) => ({
+            ...req,
+            path: `/v1/threads/${threads[next++ % threads.length]}/messages`,
+            body: JSON.stringify({ text: `Reply ${next}: thanks, your order is on its way.` }),
+            headers: { 'content-type': 'application/json', 'x-api-key': key.key },
+          }),
+        } as unknown as autocannon.Request,
+      ],
+    });
+    const postGeneratorCpu = share();
+    await waitFor('the posted replies to be sent', async () => (await queuedReplies(db)) === 0, 300_000);
+    // b. The sender: a backlog of queued replies (written in one transaction, as a burst of
+    // agents would leave it) drained by the worker, first sent to last sent.
+    const marker = await lastMessageId(db);
+    const boss = await startBoss(databaseUrl, createLogger('warn'), { max: 2, supervise: false });
+    await db.transaction().execute(async (trx) => {
+      const ids = await insertQueuedReplies(trx, options.sends, threads.length);
+      await boss.insert(SEND_QUEUE, ids.map((messageId) => ({ data: { messageId, attempt: 1 } })), { db: jobsIn(trx) });
+    });
+    await boss.stop({ graceful: false, close: true });
+    await waitFor('the queued replies to be sent', async () => (await queuedReplies(db)) === 0, 300_000);
+    const { sent, seconds } = await sentReplies(db, marker);
+    return {
+      posted: posted['2xx'],
+      postNon2xx: posted.non2xx,
+      postRps: Math.round(posted.requests.average),
+      postP99Ms: posted.latency.p99,
+      postGeneratorCpu,
+      sent,
+      seconds: Number(seconds.toFixed(2)),
+      sendsPerSec: Math.round(sent / seconds),
+      providerRequests: fake.requests.length,
+      rssMb: sender.peakRssMb(),
+    };
+  } finally {
+    await sender.stop();
+    await fake.close();
+  }
+}
