@@ -37,6 +37,8 @@ export type Behaviour =
   | 'server-error'
   /** Never answers (until the server closes). */
   | 'hang'
+  /** Answers as `then` (default 'ok') once `heldUntil` settles: a send the test keeps in flight. */
+  | { heldUntil: Promise<unknown>; then?: Behaviour }
   /** Exactly this answer. */
   | { status: number; body?: unknown; headers?: Record<string, string> };
 
@@ -72,12 +74,19 @@ export async function startFakeProviders(options: { port?: number; host?: string
       };
       requests.push(recorded);
       options.onRequest?.(recorded);
-      const answered = answer(recorded, behaviours.get(path) ?? 'ok');
-      if (answered === undefined) return; // hanging: closed with the server
-      recorded.response = { status: answered.status, body: answered.body };
-      const text = answered.body === undefined ? '' : typeof answered.body === 'string' ? answered.body : JSON.stringify(answered.body);
-      res.writeHead(answered.status, { 'content-type': typeof answered.body === 'string' ? 'text/plain' : 'application/json', ...answered.headers });
-      res.end(text);
+      const respond = (behaviour: Behaviour) => {
+        if (typeof behaviour === 'object' && 'heldUntil' in behaviour) {
+          void behaviour.heldUntil.then(() => respond(behaviour.then ?? 'ok'));
+          return;
+        }
+        const answered = answer(recorded, behaviour);
+        if (answered === undefined) return; // hanging: closed with the server
+        recorded.response = { status: answered.status, body: answered.body };
+        const text = answered.body === undefined ? '' : typeof answered.body === 'string' ? answered.body : JSON.stringify(answered.body);
+        res.writeHead(answered.status, { 'content-type': typeof answered.body === 'string' ? 'text/plain' : 'application/json', ...answered.headers });
+        res.end(text);
+      };
+      respond(behaviours.get(path) ?? 'ok');
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -124,7 +133,7 @@ interface Answer {
   headers?: Record<string, string>;
 }
 
-function answer(req: RecordedRequest, behaviour: Behaviour): Answer | undefined {
+function answer(req: RecordedRequest, behaviour: Exclude<Behaviour, { heldUntil: Promise<unknown> }>): Answer | undefined {
   if (behaviour === 'hang') return undefined;
   if (typeof behaviour === 'object' && 'status' in behaviour) return behaviour;
   if (req.method !== 'POST' || req.provider === undefined) return { status: 404, body: { error: { message: `no such endpoint: ${req.method} ${req.path}` } } };

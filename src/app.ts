@@ -25,6 +25,7 @@ import { personalAccessTokenRoutes } from './auth/personal-access-tokens.routes.
 import { userRoutes } from './auth/user.routes.js';
 import { realtimeRoutes } from './realtime/realtime.routes.js';
 import { replyRoutes } from './replies/replies.routes.js';
+import { blockVisitorRoutes } from './livechat/block-visitor.routes.js';
 import { endpointRoutes } from './webhooks-out/endpoints.routes.js';
 import { livechatRoutes } from './livechat/livechat.routes.js';
 import { widgetRoutes } from './livechat/widget.routes.js';
@@ -155,6 +156,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(deadLetterRoutes, { deps, prefix: '/v1/admin' });
   await app.register(messagingRoutes, { deps, prefix: '/v1' });
   await app.register(replyRoutes, { deps, prefix: '/v1' });
+  await app.register(blockVisitorRoutes, { deps, prefix: '/v1' });
   await app.register(endpointRoutes, { deps, prefix: '/v1/webhook-endpoints' });
   await app.register(livechatRoutes, { deps, prefix: '/v1/livechat' });
   await app.register(widgetRoutes, { deps, prefix: '/livechat' });

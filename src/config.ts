@@ -64,6 +64,10 @@ export interface Config {
   retentionDays: number;
   /** Dead letters older than this many days are deleted. */
   deadLetterRetentionDays: number;
+  /** Live chat visitor sockets one api process holds per client address (IPv6: per /64). */
+  livechatMaxSocketsPerAddress: number;
+  /** Live chat visitor sockets one api process holds in all. */
+  livechatMaxSocketsPerProcess: number;
 }
 
 export class ConfigError extends Error {
@@ -185,6 +189,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     ingestMaxPending: int('INBOX_INGEST_MAX_PENDING', 5000, 1, 1_000_000),
     retentionDays: int('INBOX_RETENTION_DAYS', 30, 1, 36500),
     deadLetterRetentionDays: int('INBOX_DEAD_LETTER_RETENTION_DAYS', 90, 1, 36500),
+    livechatMaxSocketsPerAddress: int('INBOX_LIVECHAT_MAX_SOCKETS_PER_ADDRESS', 50, 1, 1_000_000),
+    livechatMaxSocketsPerProcess: int('INBOX_LIVECHAT_MAX_SOCKETS_PER_PROCESS', 10_000, 1, 1_000_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

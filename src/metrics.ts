@@ -95,6 +95,17 @@ export function createMetrics() {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
+    livechatSockets: new Gauge({
+      name: 'inbox_livechat_visitor_sockets',
+      help: 'Live chat visitor sockets this process holds open',
+      registers: [registry],
+    }),
+    livechatSocketsRefused: new Counter({
+      name: 'inbox_livechat_visitor_sockets_refused_total',
+      help: 'Visitor sockets closed with 4008 at once, by the limit reached (address, process)',
+      labelNames: ['limit'] as const,
+      registers: [registry],
+    }),
     deadLetters: new Gauge({
       name: 'inbox_webhook_dead_letters',
       help: 'Deliveries in dead_letter (read from Postgres at scrape time)',

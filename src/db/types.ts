@@ -118,6 +118,11 @@ export interface MessagesTable {
   error: string | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /** The send attempt holding the message now (see replies/send-claim.ts); null when none does. */
+  send_claim_token: string | null;
+  send_claimed_at: Date | null;
+  /** The attempt number last claimed (0: never sent). */
+  send_attempt: Generated<number>;
 }
 
 export interface SessionsTable {

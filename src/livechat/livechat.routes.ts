@@ -14,6 +14,7 @@ import { originAllowed } from './cors.js';
 import { findVisitor, findWidget, listVisitorMessages, type Visitor, type Widget } from './livechat.queries.js';
 import { hashVisitorToken, postVisitorMessage, startConversation } from './livechat.service.js';
 import { VisitorHub } from './visitor-hub.js';
+import { requireSocketOrigin, VisitorSocketLimits } from './visitor-limits.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -50,6 +51,7 @@ const visitorOf = (request: FastifyRequest) => request.visitor!;
  */
 export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const hub = new VisitorHub(deps);
+  const limits = new VisitorSocketLimits({ perAddress: deps.config.livechatMaxSocketsPerAddress, perProcess: deps.config.livechatMaxSocketsPerProcess }, deps.metrics);
   app.addHook('onReady', () => hub.start());
   app.addHook('onClose', () => hub.close());
   app.decorateRequest('widget', null);
@@ -149,11 +151,12 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     '/:widgetKey/socket',
     {
       websocket: true,
+      onRequest: requireSocketOrigin,
       preValidation: requireVisitor({ query: true }),
       schema: { params: WidgetParams, querystring: Type.Object({ visitorToken: Type.Optional(Type.String()) }) },
     },
     (socket, request) => {
-      hub.add({ socket, visitor: visitorOf(request) });
+      if (limits.admit(socket, request.ip)) hub.add({ socket, visitor: visitorOf(request) });
     },
   );
 };

@@ -20,11 +20,17 @@ export interface VisitorEvent {
   messageId: number;
 }
 
+/** An agent blocked the visitor: every process closes its sockets (see block-visitor.service.ts). */
+export interface VisitorBlocked {
+  type: 'visitor.blocked';
+  visitor: string;
+}
+
 /**
  * Publishes through NOTIFY. Called with a transaction, the events go out only if and when it
  * commits; called with the pool, at once.
  */
-export async function publishVisitorEvents(db: Executor, events: VisitorEvent[]): Promise<void> {
+export async function publishVisitorEvents(db: Executor, events: (VisitorEvent | VisitorBlocked)[]): Promise<void> {
   if (events.length === 0) return;
   await sql`SELECT pg_notify(${VISITOR_CHANNEL}, e) FROM unnest(${events.map((e) => JSON.stringify(e))}::text[]) AS e`.execute(db);
 }

@@ -7,12 +7,14 @@ import { writeOutbox } from '../webhooks-out/outbox.js';
 import { HEARTBEAT_MS } from '../realtime/hub.js';
 import { findVisitorMessage, markDelivered, type Visitor } from './livechat.queries.js';
 import { visitorMessage } from './visitor-message.js';
-import { publishVisitorEvents, VISITOR_CHANNEL, type VisitorEvent } from './visitor-events.js';
+import { publishVisitorEvents, VISITOR_CHANNEL, type VisitorBlocked, type VisitorEvent } from './visitor-events.js';
 
 /** Sockets one visitor may hold on one api process (tabs); the next is closed with 4008. */
 export const MAX_SOCKETS_PER_VISITOR = 10;
 /** Close code: the visitor token expired. */
 export const CLOSE_TOKEN_EXPIRED = 4001;
+/** Close code: an agent blocked the visitor; its token no longer works. */
+export const CLOSE_VISITOR_BLOCKED = 4003;
 /** Close code: the visitor already holds MAX_SOCKETS_PER_VISITOR sockets on this process. */
 export const CLOSE_TOO_MANY_SOCKETS = 4008;
 /** Close code (1012, "service restart"): events may have been missed; reconnect and read the thread. */
@@ -94,10 +96,14 @@ export class VisitorHub {
   }
 
   private receive(payload: string | undefined): void {
-    let event: VisitorEvent;
+    let event: VisitorEvent | VisitorBlocked;
     try {
-      event = JSON.parse(payload ?? '') as VisitorEvent;
+      event = JSON.parse(payload ?? '') as VisitorEvent | VisitorBlocked;
     } catch {
+      return;
+    }
+    if (event.type === 'visitor.blocked') {
+      for (const c of this.byVisitor.get(event.visitor) ?? []) c.socket.close(CLOSE_VISITOR_BLOCKED, 'visitor blocked');
       return;
     }
     if (typeof event.visitor !== 'string' || typeof event.messageId !== 'number' || !this.byVisitor.has(event.visitor)) return;

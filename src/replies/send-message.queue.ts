@@ -9,12 +9,15 @@ import { messageResource } from '../messaging/messaging.resources.js';
 import { publishVisitorEvents } from '../livechat/visitor-events.js';
 import { publishEvents, type RealtimeEvent } from '../realtime/publish.js';
 import { writeOutbox } from '../webhooks-out/outbox.js';
-import { findSendContexts, recordSendOutcomes, type SendResult } from './replies.queries.js';
+import { findSendContexts, type SendResult } from './replies.queries.js';
+import { claimSends, SEND_CLAIM_MARGIN_MS, settleClaims } from './send-claim.js';
 import { nextSendAttempt, SEND_RETRY_DELAYS_SECONDS } from './send-policy.js';
 
 export const SEND_QUEUE = 'send-message';
 /** A provider that has not answered in this long is a retryable failure (DESIGN "Replies"). */
 export const SEND_TIMEOUT_MS = 10_000;
+/** A send claimed longer ago than this was abandoned (its process died mid-send) and may be taken over. */
+export const SEND_CLAIM_STALE_MS = SEND_TIMEOUT_MS + SEND_CLAIM_MARGIN_MS;
 
 export interface SendJob {
   messageId: number;
@@ -83,15 +86,16 @@ async function sendOne(deps: Deps, ctx: SendContext, credentialsOf: (connectionI
  * transaction: `sent` with the provider's id, `failed` with its
  * error, or the next attempt scheduled. One commit per batch instead of one per reply keeps
  * the database out of the way of a busy sender (each commit that notifies the realtime bus
- * waits for the one before it). An outcome is written only on a message still `queued`. A
- * process that dies after a provider answered and before that commit sends the reply again
- * when the job is retried: the one window in which a reply can go out twice.
+ * waits for the one before it). Only sends this execution claimed are made, and an outcome
+ * is written only where its claim still stands (see send-claim.ts). A process that dies after
+ * a provider answered and before that commit sends the reply again once its claim is stale:
+ * the one window in which a reply can go out twice.
  */
 async function sendBatch(deps: Deps, jobs: SendJob[]): Promise<void> {
-  // One read for the whole batch; a message no longer queued (sent, failed, gone) has no
-  // context, so a duplicate job is a no-op, and two jobs of one message send it once.
-  const contexts = new Map((await findSendContexts(deps.db, jobs.map((j) => j.messageId))).map((c) => [c.id, c]));
-  const unique = [...new Map(jobs.filter((j) => contexts.has(j.messageId)).map((j) => [j.messageId, j])).values()];
+  const claim = await claimSends(deps, jobs, { staleAfterMs: SEND_CLAIM_STALE_MS, recheck: (job, at) => enqueueSend(deps.boss, deps.db, job, at) });
+  // One read for the claimed messages; one no longer queued (sent, failed, gone) has no context.
+  const contexts = new Map((await findSendContexts(deps.db, claim.jobs.map((j) => j.messageId))).map((c) => [c.id, c]));
+  const unique = claim.jobs.filter((j) => contexts.has(j.messageId));
   if (unique.length === 0) return;
   // A connection's credentials are opened once per batch, whatever the number of its replies.
   const opened = new Map<number, Promise<Record<string, string> | null>>();
@@ -105,19 +109,21 @@ async function sendBatch(deps: Deps, jobs: SendJob[]): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
     const now = deps.now();
     const results: SendResult[] = [];
+    const retries: { job: SendJob; at: Date }[] = [];
     for (const { job, outcome } of outcomes) {
       if (outcome.outcome === 'sent') {
         results.push({ id: job.messageId, status: 'sent', externalId: outcome.externalId });
         continue;
       }
       const at = outcome.outcome === 'retry' ? nextSendAttempt(job.attempt, now, outcome.retryAfterSeconds) : null;
-      if (at) await enqueueSend(deps.boss, trx, { messageId: job.messageId, attempt: job.attempt + 1 }, at);
+      if (at) retries.push({ job: { messageId: job.messageId, attempt: job.attempt + 1 }, at });
       else {
         const error = outcome.outcome === 'retry' ? `gave up after ${SEND_RETRY_DELAYS_SECONDS.length + 1} attempts: ${outcome.error}` : outcome.error;
         results.push({ id: job.messageId, status: 'failed', error });
       }
     }
-    const changed = await recordSendOutcomes(trx, results, now);
+    const { changed, released } = await settleClaims(trx, claim.token, results, retries.map((r) => r.job.messageId), now);
+    for (const r of retries) if (released.has(r.job.messageId)) await enqueueSend(deps.boss, trx, r.job, r.at);
     const events: RealtimeEvent[] = changed.map((row) => ({
       type: 'message.updated',
       workspaceId: row.workspace_id,

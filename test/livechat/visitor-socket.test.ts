@@ -29,7 +29,9 @@ bus.on('notification', (n) => busEvents.push(JSON.parse(n.payload!) as RealtimeE
 await bus.query(`LISTEN ${REALTIME_CHANNEL}`);
 afterAll(() => bus.end());
 
-const visitorSocket = (token: string, base = bUrl) => openSocket(`${base}/v1/livechat/${widget.key}/socket?visitorToken=${encodeURIComponent(token)}`);
+// The widget lists allowedOrigins: its sockets come from a page of one, as a browser's would.
+const SHOP = { origin: 'https://shop.example' };
+const visitorSocket = (token: string, base = bUrl) => openSocket(`${base}/v1/livechat/${widget.key}/socket?visitorToken=${encodeURIComponent(token)}`, SHOP);
 const agentReplies = async (threadId: number, text: string) => {
   const res = await a.app.inject({ method: 'POST', url: `/v1/threads/${threadId}/messages`, headers: tenant.headers, payload: { text } });
   expect(res.statusCode, res.body).toBe(202);
@@ -126,13 +128,14 @@ describe('GET /v1/livechat/:widgetKey/socket', () => {
     const other = await makeWidget(a.deps, tenant.workspace.id);
     const otherVisitor = await startVisitor(a.app, other.key);
     const socketUrl = (key: string, token?: string) => `${bUrl}/v1/livechat/${key}/socket${token === undefined ? '' : `?visitorToken=${encodeURIComponent(token)}`}`;
-    expect(await upgradeStatus(socketUrl('wk_nope000000000000', visitor.token))).toBe(404);
-    expect(await upgradeStatus(socketUrl(widget.key))).toBe(401);
-    expect(await upgradeStatus(socketUrl(widget.key, 'inbox_vt_wrong'))).toBe(401);
-    expect(await upgradeStatus(socketUrl(widget.key, otherVisitor.token))).toBe(401);
+    expect(await upgradeStatus(socketUrl('wk_nope000000000000', visitor.token), SHOP)).toBe(404);
+    expect(await upgradeStatus(socketUrl(widget.key), SHOP)).toBe(401);
+    expect(await upgradeStatus(socketUrl(widget.key, 'inbox_vt_wrong'), SHOP)).toBe(401);
+    expect(await upgradeStatus(socketUrl(widget.key, otherVisitor.token), SHOP)).toBe(401);
     expect(await upgradeStatus(socketUrl(widget.key, visitor.token), { origin: 'https://evil.example' })).toBe(403);
-    expect(await upgradeStatus(socketUrl(widget.key, visitor.token), { origin: 'https://shop.example' })).toBe(101);
-    expect(await upgradeStatus(socketUrl(widget.key), { authorization: `Bearer ${visitor.token}` })).toBe(101);
+    expect(await upgradeStatus(socketUrl(widget.key, visitor.token))).toBe(403);
+    expect(await upgradeStatus(socketUrl(widget.key, visitor.token), SHOP)).toBe(101);
+    expect(await upgradeStatus(socketUrl(widget.key), { ...SHOP, authorization: `Bearer ${visitor.token}` })).toBe(101);
   });
 
   it('closes visitors’ sockets with 1012 after its listener reconnects, so widgets read what they missed', async () => {

@@ -208,6 +208,20 @@ describe('worker: a delivery naming accounts of several workspaces', () => {
     expect((await get(`/v1/admin/webhook-inbox/${id}`, tenant.headers)).statusCode).toBe(404);
   });
 
+  it('gives a delivery mixing one app\'s account with an account nobody connected to that app, so its admin can requeue it', async () => {
+    const id = await deliverWhatsapp(spanning('wamid.halfknown', ['207000000099', '106540352242922']));
+    expect(await settled(id)).toMatchObject({ status: 'failed', app_id: tenant.workspace.appId, last_error: expect.stringContaining('207000000099') });
+    expect(ids(await get('/v1/admin/webhook-inbox?status=failed&limit=500', tenant.headers))).toContain(id);
+    expect(ids(await get('/v1/admin/webhook-inbox?status=failed&limit=500', other.headers))).not.toContain(id);
+    await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '207000000099' });
+    expect((await requeue(id, tenant.headers)).statusCode).toBe(200);
+    const row = await waitFor(async () => {
+      const r = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      return r.status === 'processed' ? r : undefined;
+    }, 'the requeued delivery to be processed');
+    expect(row.app_id).toBe(tenant.workspace.appId);
+  });
+
   it('still attributes a body whose accounts all belong to one app to that app', async () => {
     const id = await deliverWhatsapp(spanning('wamid.oneapp', ['106540352242922', '106540352242923']));
     expect(await settled(id)).toMatchObject({ status: 'processed', app_id: tenant.workspace.appId });
