@@ -51,12 +51,12 @@ const CreateBody = Type.Object({
 export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps, { kinds: ['user'] }));
 
-  app.get('/', { schema: { querystring: CursorQuery, response: { 200: CursorPage(PatResource) } } }, async (request) => {
+  app.get('/', { schema: { summary: 'List your personal-access tokens', querystring: CursorQuery, response: { 200: CursorPage(PatResource) } } }, async (request) => {
     const page = await listPats(deps.db, userOf(request).userId, parseCursorQuery(request.query));
     return envelope(request, page.items.map(patResource), page.meta);
   });
 
-  app.post('/', { schema: { body: CreateBody, response: { 201: Envelope(IssuedPat) } } }, async (request, reply) => {
+  app.post('/', { schema: { summary: 'Create a personal-access token', description: 'Answers the plain token once; it expires after `expiresInDays` (default 90, at most 365).', body: CreateBody, response: { 201: Envelope(IssuedPat) } } }, async (request, reply) => {
     const token = randomToken(PAT_PREFIX, 24);
     const now = deps.now();
     const expiresAt = new Date(now.getTime() + (request.body.expiresInDays ?? PAT_DEFAULT_DAYS) * 86_400_000);
@@ -72,7 +72,7 @@ export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }
     return envelope(request, { ...patResource(row), token });
   });
 
-  app.delete('/:id', { schema: { params: Type.Object({ id: BigId }), response: { 204: NoContent } } }, async (request, reply) => {
+  app.delete('/:id', { schema: { summary: 'Revoke a personal-access token', params: Type.Object({ id: Type.With(BigId, { description: 'the personal-access token id' }) }), response: { 204: NoContent } } }, async (request, reply) => {
     const auth = userOf(request);
     if (!(await deletePat(deps, { id: auth.userId, workspaceId: auth.workspaceId }, request.params.id))) throw errors.notFound('personal-access token');
     reply.code(204);
