@@ -13,7 +13,7 @@ import { PAT_PREFIX, requireAuth, userOf } from './auth.js';
 import { insertPat, listPats } from './sessions.queries.js';
 import { deletePat } from './sessions.service.js';
 
-const PatResource = Type.Object(
+export const PatResource = Type.Object(
   {
     id: Type.Integer(),
     name: Type.String(),
@@ -25,7 +25,7 @@ const PatResource = Type.Object(
   { title: 'PersonalAccessToken' },
 );
 /** A token as created: the plain `token`, shown in this answer only. */
-const IssuedPat = Type.Object({ ...PatResource.properties, token: Type.String() }, { title: 'IssuedPersonalAccessToken' });
+export const IssuedPat = Type.Object({ ...PatResource.properties, token: Type.String() }, { title: 'IssuedPersonalAccessToken' });
 
 function patResource(row: Selectable<PersonalAccessTokensTable>): Static<typeof PatResource> {
   return {
@@ -42,7 +42,7 @@ function patResource(row: Selectable<PersonalAccessTokensTable>): Static<typeof 
 export const PAT_DEFAULT_DAYS = 90;
 export const PAT_MAX_DAYS = 365;
 
-const CreateBody = Type.Object({
+export const CreateBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: PAT_MAX_DAYS })),
 });

@@ -22,7 +22,7 @@ import {
 } from './sessions.service.js';
 
 /** SPEC §2 Login response: the user, the bearer token, its expiry and a one-time auth code. */
-const LoginResponse = Type.Object(
+export const LoginResponse = Type.Object(
   {
     data: UserResource,
     access_token: Type.String({ description: 'JWT bearer token' }),
@@ -32,7 +32,7 @@ const LoginResponse = Type.Object(
   },
   { title: 'LoginResponse' },
 );
-const AuthCode = Type.Object({ auth_code: Type.String(), expires_in: Type.Integer({ description: 'seconds' }) }, { title: 'AuthCode' });
+export const AuthCode = Type.Object({ auth_code: Type.String(), expires_in: Type.Integer({ description: 'seconds' }) }, { title: 'AuthCode' });
 
 /** `/api/user/*`: login and sessions (SPEC §4.1). Field names keep SPEC's snake_case. */
 export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
