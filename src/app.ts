@@ -9,7 +9,7 @@ import { healthRoutes } from './health/health.routes.js';
 import { errorBody } from './http/envelope.js';
 import { AppError, errors } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
-import { validatorCompiler } from './http/validation.js';
+import { refuseUndeclaredFields, validatorCompiler } from './http/validation.js';
 import { operatorRoutes } from './operator/operator.routes.js';
 import { engageRoutes } from './workspaces/engage.routes.js';
 import { webhookRoutes } from './webhooks-in/webhooks.routes.js';
@@ -107,6 +107,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
+  // Before any route: every body refuses fields it does not declare (422 naming the field).
+  app.addHook('onRoute', refuseUndeclaredFields);
   app.decorateRequest('auth', null);
 
   // Callback-style hooks: they run on every request, webhook ingestion included, and

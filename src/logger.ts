@@ -10,6 +10,7 @@ const SECRET_HEADERS = [
   '["x-hub-signature-256"]',
   '["x-vendor-auth"]',
   '["x-service-signature"]',
+  '["x-service-signature-previous"]',
   '["x-webhook-signature"]',
   '["x-gatewayone-signature"]',
   '["x-aggregator-signature"]',

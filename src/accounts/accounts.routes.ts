@@ -41,7 +41,7 @@ const Outcome = Type.Object(
 export const accountsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   acceptRawBodies(app);
 
-  app.post('/webhook', { schema: { response: { 200: Envelope(Outcome) } } }, async (request) => {
+  app.post('/webhook', { schema: { summary: 'Accounts webhook: end a user\'s sessions', description: 'Signed with `x-webhook-signature` (HMAC-SHA256 of the raw body) when INBOX_ACCOUNTS_WEBHOOK_SECRET is set. Only `session.revoked` is acted on. The body is read as raw bytes and never schema-validated before its signature.', response: { 200: Envelope(Outcome) } } }, async (request) => {
     const body = rawBodyFrom(request);
     const secret = deps.config.accountsWebhookSecret;
     // Unsigned bodies are a development convenience (SPEC §4.5 rule 2). In production a

@@ -10,13 +10,13 @@ import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { listApiKeys, replaceApiKeySecret, revokeApiKey } from './api-keys.queries.js';
 import { API_KEY_SCOPES, ApiKeyResource, IssuedApiKey, apiKeyResource, issueApiKey, newApiKeySecret } from './api-keys.service.js';
 
-const KeyParams = Type.Object({ id: BigId });
+const KeyParams = Type.Object({ id: Type.With(BigId, { description: 'the API key id' }) });
 
 /** API keys of the caller's workspace (JWT admin or an `admin`-scoped key). */
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps, { scope: 'admin' }));
 
-  app.get('/', { schema: { querystring: CursorQuery, response: { 200: CursorPage(ApiKeyResource) } } }, async (request) => {
+  app.get('/', { schema: { summary: 'List API keys', querystring: CursorQuery, response: { 200: CursorPage(ApiKeyResource) } } }, async (request) => {
     const page = await listApiKeys(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
     return envelope(request, page.items.map(apiKeyResource), page.meta);
   });
@@ -25,6 +25,8 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     '/',
     {
       schema: {
+        summary: 'Create an API key',
+        description: 'Answers the plain `key` once; it is stored hashed.',
         body: Type.Object({
           name: Type.String({ minLength: 1, maxLength: 200 }),
           scopes: Type.Optional(Type.Array(StringEnum(API_KEY_SCOPES), { maxItems: 10 })),
@@ -39,7 +41,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     },
   );
 
-  app.post('/:id/rotate', { schema: { params: KeyParams, response: { 200: Envelope(IssuedApiKey) } } }, async (request) => {
+  app.post('/:id/rotate', { schema: { summary: 'Rotate an API key', description: 'A new secret for the key, answered once; the old one stops working at once.', params: KeyParams, response: { 200: Envelope(IssuedApiKey) } } }, async (request) => {
     const { workspaceId } = tenantOf(request);
     const secret = newApiKeySecret();
     const row = await replaceApiKeySecret(deps.db, workspaceId, request.params.id, secret.keyHash, secret.keyPrefix);
@@ -47,7 +49,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     return envelope(request, { ...apiKeyResource(row), key: secret.key });
   });
 
-  app.delete('/:id', { schema: { params: KeyParams, response: { 204: NoContent } } }, async (request, reply) => {
+  app.delete('/:id', { schema: { summary: 'Revoke an API key', params: KeyParams, response: { 204: NoContent } } }, async (request, reply) => {
     const { workspaceId } = tenantOf(request);
     if (!(await revokeApiKey(deps.db, workspaceId, request.params.id, deps.now()))) throw errors.notFound('api key');
     reply.code(204);

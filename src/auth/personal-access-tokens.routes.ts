@@ -13,7 +13,7 @@ import { PAT_PREFIX, requireAuth, userOf } from './auth.js';
 import { insertPat, listPats } from './sessions.queries.js';
 import { deletePat } from './sessions.service.js';
 
-const PatResource = Type.Object(
+export const PatResource = Type.Object(
   {
     id: Type.Integer(),
     name: Type.String(),
@@ -25,7 +25,7 @@ const PatResource = Type.Object(
   { title: 'PersonalAccessToken' },
 );
 /** A token as created: the plain `token`, shown in this answer only. */
-const IssuedPat = Type.Object({ ...PatResource.properties, token: Type.String() }, { title: 'IssuedPersonalAccessToken' });
+export const IssuedPat = Type.Object({ ...PatResource.properties, token: Type.String() }, { title: 'IssuedPersonalAccessToken' });
 
 function patResource(row: Selectable<PersonalAccessTokensTable>): Static<typeof PatResource> {
   return {
@@ -42,7 +42,7 @@ function patResource(row: Selectable<PersonalAccessTokensTable>): Static<typeof 
 export const PAT_DEFAULT_DAYS = 90;
 export const PAT_MAX_DAYS = 365;
 
-const CreateBody = Type.Object({
+export const CreateBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: PAT_MAX_DAYS })),
 });
@@ -51,12 +51,12 @@ const CreateBody = Type.Object({
 export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps, { kinds: ['user'] }));
 
-  app.get('/', { schema: { querystring: CursorQuery, response: { 200: CursorPage(PatResource) } } }, async (request) => {
+  app.get('/', { schema: { summary: 'List your personal-access tokens', querystring: CursorQuery, response: { 200: CursorPage(PatResource) } } }, async (request) => {
     const page = await listPats(deps.db, userOf(request).userId, parseCursorQuery(request.query));
     return envelope(request, page.items.map(patResource), page.meta);
   });
 
-  app.post('/', { schema: { body: CreateBody, response: { 201: Envelope(IssuedPat) } } }, async (request, reply) => {
+  app.post('/', { schema: { summary: 'Create a personal-access token', description: 'Answers the plain token once; it expires after `expiresInDays` (default 90, at most 365).', body: CreateBody, response: { 201: Envelope(IssuedPat) } } }, async (request, reply) => {
     const token = randomToken(PAT_PREFIX, 24);
     const now = deps.now();
     const expiresAt = new Date(now.getTime() + (request.body.expiresInDays ?? PAT_DEFAULT_DAYS) * 86_400_000);
@@ -72,7 +72,7 @@ export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }
     return envelope(request, { ...patResource(row), token });
   });
 
-  app.delete('/:id', { schema: { params: Type.Object({ id: BigId }), response: { 204: NoContent } } }, async (request, reply) => {
+  app.delete('/:id', { schema: { summary: 'Revoke a personal-access token', params: Type.Object({ id: Type.With(BigId, { description: 'the personal-access token id' }) }), response: { 204: NoContent } } }, async (request, reply) => {
     const auth = userOf(request);
     if (!(await deletePat(deps, { id: auth.userId, workspaceId: auth.workspaceId }, request.params.id))) throw errors.notFound('personal-access token');
     reply.code(204);

@@ -22,7 +22,7 @@ import {
 } from './sessions.service.js';
 
 /** SPEC §2 Login response: the user, the bearer token, its expiry and a one-time auth code. */
-const LoginResponse = Type.Object(
+export const LoginResponse = Type.Object(
   {
     data: UserResource,
     access_token: Type.String({ description: 'JWT bearer token' }),
@@ -32,7 +32,7 @@ const LoginResponse = Type.Object(
   },
   { title: 'LoginResponse' },
 );
-const AuthCode = Type.Object({ auth_code: Type.String(), expires_in: Type.Integer({ description: 'seconds' }) }, { title: 'AuthCode' });
+export const AuthCode = Type.Object({ auth_code: Type.String(), expires_in: Type.Integer({ description: 'seconds' }) }, { title: 'AuthCode' });
 
 /** `/api/user/*`: login and sessions (SPEC §4.1). Field names keep SPEC's snake_case. */
 export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -42,6 +42,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     '/login',
     {
       schema: {
+        summary: 'Log in',
+        description: 'Email, password and `remember`; answers the user, `access_token` (JWT), `token_expiry` (unix seconds) and a one-time `auth_code`. Failed attempts are rate limited (429 with retry-after).',
         body: Type.Object({
           email: Type.String({ minLength: 1, maxLength: 320 }),
           password: Type.String({ minLength: 1, maxLength: 1024 }),
@@ -61,13 +63,13 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     },
   );
 
-  app.get('/user', { preHandler: requireAuth(deps, { allowPat: true, kinds: ['user', 'pat'] }), schema: { response: { 200: Envelope(UserResource) } } }, async (request) => {
+  app.get('/user', { preHandler: requireAuth(deps, { allowPat: true, kinds: ['user', 'pat'] }), schema: { summary: 'The current user', response: { 200: Envelope(UserResource) } } }, async (request) => {
     const user = await findUser(deps.db, personOf(request).userId);
     if (!user) throw errors.unauthorized();
     return envelope(request, userResource(user));
   });
 
-  app.post('/refresh', { preHandler: requireAuth(deps, { kinds: ['user'] }), schema: { response: { 200: LoginResponse } } }, async (request) => {
+  app.post('/refresh', { preHandler: requireAuth(deps, { kinds: ['user'] }), schema: { summary: 'Refresh the session token', description: 'Answers the login response shape with a new token; the token it replaces stops working.', response: { 200: LoginResponse } } }, async (request) => {
     const auth = userOf(request);
     const session = await findLiveSession(deps.db, auth.sessionId, deps.now());
     const user = await findUser(deps.db, auth.userId);
@@ -78,7 +80,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     return withMeta(request, refreshed);
   });
 
-  app.post('/logout', { preHandler: requireAuth(deps, { kinds: ['user'] }), schema: { response: { 204: NoContent } } }, async (request, reply) => {
+  app.post('/logout', { preHandler: requireAuth(deps, { kinds: ['user'] }), schema: { summary: 'Log out', description: 'Ends the session of the bearer token (204); the token stops working at once.', response: { 204: NoContent } } }, async (request, reply) => {
     const auth = userOf(request);
     await deps.db.transaction().execute((trx) => endSessions(deps, trx, { id: auth.userId, workspaceId: auth.workspaceId }, auth.sessionId, 'logout'));
     reply.code(204);
@@ -91,7 +93,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     if (request.auth?.kind === 'pat') throw errors.forbidden('a personal-access token cannot start a session; use a signed-in session (JWT)');
   };
 
-  app.post('/generate-code', { preHandler: [optionalAuth(deps, { allowPat: true }), refusePat], schema: { response: { 200: Envelope(AuthCode) } } }, async (request) => {
+  app.post('/generate-code', { preHandler: [optionalAuth(deps, { allowPat: true }), refusePat], schema: { summary: 'Generate a one-time auth code', description: 'An `auth_code` that lives 60 s and works once; refused for personal-access tokens.', response: { 200: Envelope(AuthCode) } } }, async (request) => {
     const auth = request.auth;
     if (!auth || auth.kind !== 'user') throw errors.unauthorized('a signed-in user is required to generate a code');
     const code = await issueAuthCode(deps.db, auth.userId, false, deps.now());
@@ -102,7 +104,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     '/generate-token',
     {
       preHandler: [optionalAuth(deps, { allowPat: true }), refusePat],
-      schema: { body: Type.Object({ auth_code: Type.String({ minLength: 1, maxLength: 200 }) }), response: { 200: LoginResponse } },
+      schema: { summary: 'Exchange an auth code for a session', description: 'Trades a one-time `auth_code` for the login response shape.', body: Type.Object({ auth_code: Type.String({ minLength: 1, maxLength: 200 }) }), response: { 200: LoginResponse } },
     },
     async (request) => {
       const spent = await consumeAuthCode(deps.db, sha256Hex(request.body.auth_code), deps.now());

@@ -11,7 +11,7 @@ import { changeConnection, ConnectionPatch, ConnectionResource, connectionResour
 
 /** `GET /v1/connections`: the caller's channel accounts, cursor pages; `PATCH …/:id` (admins). */
 export const connectionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.get('/', { preHandler: requireAuth(deps), schema: { querystring: CursorQuery, response: { 200: CursorPage(ConnectionResource) } } }, async (request) => {
+  app.get('/', { preHandler: requireAuth(deps), schema: { summary: 'List connections', querystring: CursorQuery, response: { 200: CursorPage(ConnectionResource) } } }, async (request) => {
     const page = await listConnections(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
     return envelope(request, page.items.map(connectionResource), page.meta);
   });
@@ -22,7 +22,7 @@ export const connectionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     '/:id',
     {
       preValidation: requireAuth(deps, { scope: 'admin' }),
-      schema: { params: Type.Object({ id: BigId }), body: ConnectionPatch, response: { 200: Envelope(ConnectionResource) } },
+      schema: { summary: 'Update a connection', description: 'Renames the connection or sets (replacing) or clears (`null`) its provider credentials, which are write-only and stored encrypted.', params: Type.Object({ id: Type.With(BigId, { description: 'the connection id' }) }), body: ConnectionPatch, response: { 200: Envelope(ConnectionResource) } },
     },
     async (request) => envelope(request, await changeConnection(deps, tenantOf(request).workspaceId, request.params.id, request.body)),
   );

@@ -27,9 +27,9 @@ export const metricsCollectors: MetricsCollector[] = [
 const Status = <S extends string>(status: S) => Type.Object({ status: Type.Literal(status) });
 
 export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.get('/healthz', { schema: { description: 'the process answers', response: { 200: Status('ok') } } }, async () => ({ status: 'ok' as const }));
+  app.get('/healthz', { schema: { summary: 'Liveness', description: 'the process answers', response: { 200: Status('ok') } } }, async () => ({ status: 'ok' as const }));
 
-  app.get('/readyz', { schema: { description: 'the database and the queue answer', response: { 200: Status('ready') } } }, async (request) => {
+  app.get('/readyz', { schema: { summary: 'Readiness', description: 'the database and the queue answer', response: { 200: Status('ready') } } }, async (request) => {
     try {
       await sql`SELECT 1`.execute(deps.db);
       // The queue answers when its schema is reachable through its own pool.
@@ -43,7 +43,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
 
   app.get(
     '/metrics',
-    { schema: { description: 'Prometheus text exposition', response: { 200: { content: { 'text/plain': { schema: Type.String() } } } } } },
+    { schema: { summary: 'Prometheus metrics', description: 'Prometheus text exposition', response: { 200: { content: { 'text/plain': { schema: Type.String() } } } } } },
     async (request, reply) => {
       const results = await Promise.allSettled(metricsCollectors.map((collect) => collect(deps)));
       for (const r of results) if (r.status === 'rejected') request.log.warn({ err: r.reason }, 'metrics collector failed');

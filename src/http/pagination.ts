@@ -13,7 +13,10 @@ export interface Cursor {
 }
 
 /** Query string of every cursor-paged route: strings only, read by parseCursorQuery. */
-export const CursorQuery = Type.Object({ limit: Type.Optional(Type.String()), cursor: Type.Optional(Type.String()) });
+export const CursorQuery = Type.Object({
+  limit: Type.Optional(Type.String({ description: 'page size: default 25, at most 100 (larger is clamped); absent, non-numeric or ≤ 0 → 25' })),
+  cursor: Type.Optional(Type.String({ description: 'meta.nextCursor of the previous page, passed back unchanged; absent for the first page' })),
+});
 export type CursorQuery = Static<typeof CursorQuery>;
 
 /** Absent, non-numeric or not above 0 → 25; above 100 → 100, silently. */
@@ -73,7 +76,10 @@ export const OFFSET_MAX_LIMIT = 200;
 export const TENANTS_MAX_LIMIT = 1000;
 
 /** Query string of every offset-paged route: strings only, read by parseOffsetQuery. */
-export const OffsetQuery = Type.Object({ page: Type.Optional(Type.String()), limit: Type.Optional(Type.String()) });
+export const OffsetQuery = Type.Object({
+  page: Type.Optional(Type.String({ description: 'the page, 1-based (absent or < 1 → 1)' })),
+  limit: Type.Optional(Type.String({ description: 'page size: default 50, clamped into [1, 200] (1000 on the tenants list)' })),
+});
 export type OffsetQuery = Static<typeof OffsetQuery>;
 
 export interface OffsetRequest {

@@ -1,6 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyRequest, FastifySchemaCompiler, RouteOptions } from 'fastify';
+import { errors } from './errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -22,3 +23,58 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
   const validate: ValidateFunction = (httpPart === 'body' ? strict : coercing).compile(schema as object);
   return validate as ReturnType<FastifySchemaCompiler<any>>;
 };
+
+/**
+ * A copy of a request body schema in which every object that does not say what to do with
+ * undeclared properties refuses them (`additionalProperties: false`). An unknown field is a
+ * 422 naming it, never silently dropped: a misspelt flag must not change what is sent to a
+ * customer (README, "The HTTP API in brief"). Objects that declare `additionalProperties`,
+ * `patternProperties` (TypeBox records) or `unevaluatedProperties` keep their own rule, and
+ * the branches of an `allOf` are left open, since each sees only its own properties.
+ */
+export function closeObjects<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map((s) => closeObjects(s)) as T;
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const source = schema as Record<string, unknown>;
+  const copy: Record<string, unknown> = { ...source };
+  if (source.properties && typeof source.properties === 'object') {
+    copy.properties = Object.fromEntries(Object.entries(source.properties).map(([k, v]) => [k, closeObjects(v)]));
+  }
+  for (const key of ['items', 'anyOf', 'oneOf', 'not', 'then', 'else'] as const) {
+    if (source[key] !== undefined) copy[key] = closeObjects(source[key]);
+  }
+  const isObject = source.type === 'object' || (source.type === undefined && source.properties !== undefined);
+  if (isObject && !('additionalProperties' in source) && !('patternProperties' in source) && !('unevaluatedProperties' in source)) {
+    copy.additionalProperties = false;
+  }
+  return copy as T;
+}
+
+const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * An `onRoute` hook: a route's JSON body schema refuses undeclared fields, and a route that
+ * declares no body refuses a JSON object with any field at all (an empty `{}` or no body
+ * passes). Routes that read raw bytes (provider webhooks, the accounts webhook) get a Buffer
+ * as their body, never an object, so they stay untouched: they are verified by signature.
+ */
+export function refuseUndeclaredFields(route: RouteOptions): void {
+  const schema = route.schema;
+  if (schema?.body !== undefined) {
+    schema.body = closeObjects(schema.body);
+    return;
+  }
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  if (!methods.some((m) => WITH_BODY.has(m))) return;
+  const hooks = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
+  route.preValidation = [...hooks, refuseFieldsOfBodilessRoute];
+}
+
+function refuseFieldsOfBodilessRoute(request: FastifyRequest, _reply: unknown, done: (err?: Error) => void): void {
+  const body = request.body;
+  if (typeof body === 'object' && body !== null && !Buffer.isBuffer(body) && !Array.isArray(body)) {
+    const [first] = Object.keys(body);
+    if (first !== undefined) return done(errors.validation(`body must not have property "${first}": this route takes no body`));
+  }
+  done();
+}

@@ -84,7 +84,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   for (const path of ['/:widgetKey/conversations', '/:widgetKey/messages']) {
     app.options(
       path,
-      { schema: { description: 'CORS preflight: answered for the origins the widget allows', params: WidgetParams, response: { 204: NoContent } } },
+      { schema: { summary: 'CORS preflight', description: 'CORS preflight: answered for the origins the widget allows', params: WidgetParams, response: { 204: NoContent } } },
       async (_request, reply) => {
         reply.code(204).headers(PREFLIGHT);
       },
@@ -99,6 +99,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         request.body ??= {};
       },
       schema: {
+        summary: 'Start a visitor conversation',
         description: 'A visitor opens a conversation: its thread and a visitor token (30 days). Limited per client address (429).',
         params: WidgetParams,
         body: ConversationBody,
@@ -117,6 +118,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       preValidation: requireVisitor(),
       schema: {
+        summary: 'Send a visitor message',
         description: 'The visitor writes in its thread (Authorization: Bearer <visitorToken>). Limited per visitor (429).',
         params: WidgetParams,
         body: Type.Object({ text: Type.String({ minLength: 1, maxLength: 4096 }) }),
@@ -135,6 +137,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       preValidation: requireVisitor(),
       schema: {
+        summary: 'List the visitor\'s own messages',
         description: "The visitor's own thread, both directions, newest first (cursor pages).",
         params: WidgetParams,
         querystring: CursorQuery,
@@ -153,7 +156,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       websocket: true,
       onRequest: requireSocketOrigin,
       preValidation: requireVisitor({ query: true }),
-      schema: { params: WidgetParams, querystring: Type.Object({ visitorToken: Type.Optional(Type.String()) }) },
+      schema: { summary: 'Visitor socket', params: WidgetParams, querystring: Type.Object({ visitorToken: Type.Optional(Type.String()) }) },
     },
     (socket, request) => {
       if (limits.admit(socket, request.ip)) hub.add({ socket, visitor: visitorOf(request) });

@@ -75,6 +75,7 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     '/widget.js',
     {
       schema: {
+        summary: 'The embeddable live chat widget script',
         description: 'The live chat widget: `<script src="…/livechat/widget.js" data-widget-key="wk_…" async></script>`',
         response: { 200: { content: { 'application/javascript': { schema: Type.String() } } }, 304: NoContent },
       },
@@ -92,8 +93,9 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     '/:widgetKey',
     {
       schema: {
+        summary: 'A hosted live chat page for a widget',
         description: 'A page hosting the widget of this key, filling the page.',
-        params: Type.Object({ widgetKey: Type.String({ minLength: 1, maxLength: 128 }) }),
+        params: Type.Object({ widgetKey: Type.String({ minLength: 1, maxLength: 128, description: 'the widget key (wk_…)' }) }),
         response: { 200: { content: { 'text/html': { schema: Type.String() } } } },
       },
     },

@@ -11,18 +11,18 @@ import { findThread, listContacts, listHandles, listThreads } from './messaging.
 import { ContactResource, contactResource, MessageResource, ThreadResource, threadResource } from './messaging.resources.js';
 import { transcriptPage } from './messaging.service.js';
 
-const ThreadParams = Type.Object({ id: BigId });
+const ThreadParams = Type.Object({ id: Type.With(BigId, { description: 'the thread id' }) });
 
 /** Tenant lists of what the workers made: threads, their messages, contacts (cursor pages). */
 export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAuth(deps));
 
-  app.get('/threads', { schema: { querystring: CursorQuery, response: { 200: CursorPage(ThreadResource) } } }, async (request) => {
+  app.get('/threads', { schema: { summary: 'List threads', querystring: CursorQuery, response: { 200: CursorPage(ThreadResource) } } }, async (request) => {
     const page = await listThreads(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
     return envelope(request, page.items.map(threadResource), page.meta);
   });
 
-  app.get('/threads/:id', { schema: { params: ThreadParams, response: { 200: Envelope(ThreadResource) } } }, async (request) => {
+  app.get('/threads/:id', { schema: { summary: 'Get a thread', params: ThreadParams, response: { 200: Envelope(ThreadResource) } } }, async (request) => {
     const thread = await findThread(deps.db, tenantOf(request).workspaceId, request.params.id);
     if (!thread) throw errors.notFound('thread');
     return envelope(request, threadResource(thread));
@@ -30,14 +30,14 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
 
   app.get(
     '/threads/:id/messages',
-    { schema: { params: ThreadParams, querystring: CursorQuery, response: { 200: CursorPage(MessageResource) } } },
+    { schema: { summary: 'List a thread\'s messages', params: ThreadParams, querystring: CursorQuery, response: { 200: CursorPage(MessageResource) } } },
     async (request) => {
       const page = await transcriptPage(deps.db, tenantOf(request).workspaceId, request.params.id, request.query);
       return envelope(request, page.items, page.meta);
     },
   );
 
-  app.get('/contacts', { schema: { querystring: CursorQuery, response: { 200: CursorPage(ContactResource) } } }, async (request) => {
+  app.get('/contacts', { schema: { summary: 'List contacts', querystring: CursorQuery, response: { 200: CursorPage(ContactResource) } } }, async (request) => {
     const page = await listContacts(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
     const handles = await listHandles(deps.db, page.items.map((c) => c.id));
     return envelope(request, page.items.map((c) => contactResource(c, handles)), page.meta);

@@ -19,7 +19,7 @@ const OperatorConnection = Type.Object({ ...ConnectionResource.properties, works
 export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireOperator(deps));
 
-  app.get('/tenants', { schema: { querystring: OffsetQuery, response: { 200: OffsetPage(WorkspaceResource) } } }, async (request) => {
+  app.get('/tenants', { schema: { summary: 'List every tenant', querystring: OffsetQuery, response: { 200: OffsetPage(WorkspaceResource) } } }, async (request) => {
     const page = await listWorkspaces(deps.db, parseOffsetQuery(request.query, TENANTS_MAX_LIMIT));
     return envelope(request, page.items.map(workspaceResource), page.meta);
   });
@@ -28,11 +28,12 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     '/connections',
     {
       schema: {
+        summary: 'List every connection',
         querystring: Type.Object({
-          page: Type.Optional(Type.String()),
-          limit: Type.Optional(Type.String()),
-          workspaceId: Type.Optional(IntId),
-          integrationKey: Type.Optional(Type.String({ maxLength: 64 })),
+          page: Type.Optional(Type.String({ description: 'the page, 1-based (absent or < 1 → 1)' })),
+          limit: Type.Optional(Type.String({ description: 'page size: default 50, clamped into [1, 200]' })),
+          workspaceId: Type.Optional(Type.With(IntId, { description: 'only this workspace\'s connections' })),
+          integrationKey: Type.Optional(Type.String({ maxLength: 64, description: 'only connections of this integration key' })),
         }),
         response: { 200: OffsetPage(OperatorConnection) },
       },
@@ -49,7 +50,8 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     '/tenants/:id/threads/:threadId/messages',
     {
       schema: {
-        params: Type.Object({ id: IntId, threadId: BigId }),
+        summary: 'Read a thread\'s transcript',
+        params: Type.Object({ id: Type.With(IntId, { description: 'the workspace (tenant) id' }), threadId: Type.With(BigId, { description: 'the thread id' }) }),
         querystring: CursorQuery,
         response: { 200: CursorPage(MessageResource) },
       },

@@ -58,5 +58,7 @@ export function inboxResource(row: InboxRow): Static<typeof InboxResource> {
 
 
 /** Path id of a row: a string; anything but a uuid is simply not found (never a 422). */
-export const InboxRowParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
-export const RequeueHeaders = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) });
+export const InboxRowParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'the WebhookInbox row id' }) });
+export const RequeueHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'a key of the caller\'s choice; clients send one so a retried requeue is recognisable' })),
+});

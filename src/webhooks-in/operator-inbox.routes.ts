@@ -21,12 +21,13 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       preHandler: requireOperator(deps),
       schema: {
+        summary: 'List every app\'s deliveries',
         querystring: Type.Object({
-          page: Type.Optional(Type.String()),
-          limit: Type.Optional(Type.String()),
-          status: Type.Optional(StringEnum(INBOX_STATUSES)),
-          integrationKey: Type.Optional(Type.String({ maxLength: 64 })),
-          appId: Type.Optional(Type.String({ maxLength: 64 })),
+          page: Type.Optional(Type.String({ description: 'the page, 1-based (absent or < 1 → 1)' })),
+          limit: Type.Optional(Type.String({ description: 'page size: default 50, clamped into [1, 200]' })),
+          status: Type.Optional(StringEnum(INBOX_STATUSES, { description: 'only rows in this status (default: every status)' })),
+          integrationKey: Type.Optional(Type.String({ maxLength: 64, description: 'only rows received on this integration key' })),
+          appId: Type.Optional(Type.String({ maxLength: 64, description: 'only rows of this app' })),
         }),
         response: { 200: OffsetPage(InboxSummary) },
       },
@@ -38,7 +39,7 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     },
   );
 
-  app.get('/webhook-inbox/:id', { preHandler: requireOperator(deps), schema: { params: InboxRowParams, response: { 200: Envelope(InboxResource) } } }, async (request) => {
+  app.get('/webhook-inbox/:id', { preHandler: requireOperator(deps), schema: { summary: 'Get any delivery with its body', params: InboxRowParams, response: { 200: Envelope(InboxResource) } } }, async (request) => {
     const row = isUuid(request.params.id) ? await findInboxRow(deps.db, request.params.id, null) : undefined;
     if (!row) throw errors.notFound('webhook inbox row');
     return envelope(request, inboxResource(row));
@@ -46,7 +47,7 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
 
   app.post(
     '/webhook-inbox/:id/requeue',
-    { preHandler: requireOperator(deps), schema: { params: InboxRowParams, headers: RequeueHeaders, response: { 200: Envelope(RequeueResult) } } },
+    { preHandler: requireOperator(deps), schema: { summary: 'Requeue any failed or dead-lettered delivery', description: 'Operator requeue of any app\'s row (unattributed rows included); answers the status it had before.', params: InboxRowParams, headers: RequeueHeaders, response: { 200: Envelope(RequeueResult) } } },
     async (request, reply) => {
       const result = await requeueDelivery(deps, { operator: true }, request.params.id, request.headers['idempotency-key']);
       return reply.code(200).send(envelope(request, result));

@@ -27,9 +27,10 @@ function loggedSignature(key: string, headers: FastifyRequest['headers']): strin
 /** Integrations that can never be accepted, whatever the flags say (SPEC §5.2 rule 7). */
 const NEVER_ACCEPTED = new Set(['livechat', 'ai']);
 
-const Params = Type.Object({ integrationKey: Type.String() });
+const Params = Type.Object({ integrationKey: Type.String({ description: 'the integration key configured in the provider\'s dashboard (whatsapp, sms, …)' }) });
 const Queued = Type.Object({ status: Type.Literal('queued') }, { title: 'Queued', description: 'stored and queued; the provider may forget it' });
 const ingestSchema = {
+  summary: 'Receive a provider delivery',
   params: Params,
   description: 'A provider delivery, verified over its raw bytes (any content type), stored, queued and answered at once.',
   response: { 200: Queued },
@@ -52,6 +53,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
     '/:integrationKey',
     {
       schema: {
+        summary: 'Answer a provider subscription challenge',
         params: Params,
         description: 'Subscription challenge: the echoed value as text/plain (compared byte for byte), or 404.',
         response: { 200: { content: { 'text/plain': { schema: Type.String() } } } },
@@ -99,7 +101,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
     return reply.code(200).send({ status: 'queued' });
   };
 
-  app.post('/email', { schema: { response: ingestSchema.response, description: 'Alias of POST /webhooks/email as an integration key (SPEC §4.2).' } }, (request, reply) =>
+  app.post('/email', { schema: { summary: 'Receive an e-mail provider delivery', response: ingestSchema.response, description: 'Alias of POST /webhooks/email as an integration key (SPEC §4.2).' } }, (request, reply) =>
     ingest(request, reply, 'email'),
   );
   app.post('/:integrationKey', { schema: ingestSchema }, (request, reply) => ingest(request, reply, request.params.integrationKey));

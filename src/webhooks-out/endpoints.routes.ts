@@ -21,7 +21,8 @@ import {
 import { deleteEndpoint, findEndpoint, listEndpoints, updateEndpoint } from './endpoints.queries.js';
 import { checkPatch, createEndpoint, DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS, redeliver, rotateSecret, sendTest } from './endpoints.service.js';
 
-const Params = Type.Object({ id: BigId });
+const Params = Type.Object({ id: Type.With(BigId, { description: 'the webhook endpoint id' }) });
+const DeliveryParams = Type.Object({ id: Type.With(BigId, { description: 'the delivery id (x-service-delivery, webhook-id)' }) });
 
 /**
  * `/v1/webhook-endpoints`: the workspace's outbound webhook endpoints, their delivery log and
@@ -31,23 +32,23 @@ const Params = Type.Object({ id: BigId });
 export const endpointRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps, { scope: 'admin' }));
 
-  app.get('/', { schema: { querystring: CursorQuery, response: { 200: CursorPage(EndpointResource) } } }, async (request) => {
+  app.get('/', { schema: { summary: 'List webhook endpoints', querystring: CursorQuery, response: { 200: CursorPage(EndpointResource) } } }, async (request) => {
     const page = await listEndpoints(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
     return envelope(request, page.items.map(endpointResource), page.meta);
   });
 
-  app.post('/', { schema: { body: EndpointCreate, response: { 201: Envelope(EndpointWithSecret) } } }, async (request, reply) => {
+  app.post('/', { schema: { summary: 'Create a webhook endpoint', description: 'Answers 201 with the endpoint and its signing `secret`, shown only here.', body: EndpointCreate, response: { 201: Envelope(EndpointWithSecret) } } }, async (request, reply) => {
     const endpoint = await createEndpoint(deps, tenantOf(request).workspaceId, request.body);
     return reply.code(201).send(envelope(request, endpoint));
   });
 
-  app.get('/:id', { schema: { params: Params, response: { 200: Envelope(EndpointResource) } } }, async (request) => {
+  app.get('/:id', { schema: { summary: 'Get a webhook endpoint', params: Params, response: { 200: Envelope(EndpointResource) } } }, async (request) => {
     const row = await findEndpoint(deps.db, tenantOf(request).workspaceId, request.params.id);
     if (!row) throw errors.notFound('webhook endpoint');
     return envelope(request, endpointResource(row));
   });
 
-  app.patch('/:id', { schema: { params: Params, body: EndpointPatch, response: { 200: Envelope(EndpointResource) } } }, async (request) => {
+  app.patch('/:id', { schema: { summary: 'Update a webhook endpoint', description: 'Changes url, events, description, signatureScheme or enabled; `enabled: true` re-enables a disabled endpoint and clears its reason.', params: Params, body: EndpointPatch, response: { 200: Envelope(EndpointResource) } } }, async (request) => {
     const { signatureScheme, ...rest } = request.body;
     const patch = checkPatch(deps, { ...rest, scheme: signatureScheme });
     const row = await updateEndpoint(deps.db, tenantOf(request).workspaceId, request.params.id, patch, deps.now());
@@ -55,7 +56,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     return envelope(request, endpointResource(row));
   });
 
-  app.delete('/:id', { schema: { params: Params, response: { 204: NoContent } } }, async (request, reply) => {
+  app.delete('/:id', { schema: { summary: 'Delete a webhook endpoint', params: Params, response: { 204: NoContent } } }, async (request, reply) => {
     if (!(await deleteEndpoint(deps.db, tenantOf(request).workspaceId, request.params.id))) throw errors.notFound('webhook endpoint');
     reply.code(204);
   });
@@ -64,6 +65,8 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     '/:id/rotate-secret',
     {
       schema: {
+        summary: 'Rotate an endpoint\'s signing secret',
+        description: 'Answers the new secret once. During the grace period (default 24 h) the old secret signs too: in `x-service-signature-previous` (scheme service) or as a second `v1,` signature (scheme standard).',
         params: Params,
         querystring: Type.Object({ graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_GRACE_SECONDS, description: 'how long the old secret still signs (default 86400)' })) }),
         response: { 200: Envelope(EndpointWithSecret) },
@@ -72,7 +75,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     async (request) => envelope(request, await rotateSecret(deps, tenantOf(request).workspaceId, request.params.id, request.query.graceSeconds ?? DEFAULT_GRACE_SECONDS)),
   );
 
-  app.post('/:id/test', { schema: { params: Params, response: { 202: Envelope(DeliveryResource) } } }, async (request, reply) => {
+  app.post('/:id/test', { schema: { summary: 'Send a test ping', description: 'Queues a `ping` event to this endpoint whatever its event filter, even when disabled; answers 202 with the delivery.', params: Params, response: { 202: Envelope(DeliveryResource) } } }, async (request, reply) => {
     return reply.code(202).send(envelope(request, await sendTest(deps, tenantOf(request).workspaceId, request.params.id)));
   });
 
@@ -80,8 +83,9 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     '/:id/deliveries',
     {
       schema: {
+        summary: 'List an endpoint\'s deliveries',
         params: Params,
-        querystring: Type.Object({ ...CursorQuery.properties, status: Type.Optional(StringEnum(DELIVERY_STATUSES)) }),
+        querystring: Type.Object({ ...CursorQuery.properties, status: Type.Optional(StringEnum(DELIVERY_STATUSES, { description: 'only deliveries in this status' })) }),
         response: { 200: CursorPage(DeliveryResource) },
       },
     },
@@ -94,7 +98,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
   );
 
-  app.post('/deliveries/:id/redeliver', { schema: { params: Params, response: { 202: Envelope(DeliveryResource) } } }, async (request, reply) => {
+  app.post('/deliveries/:id/redeliver', { schema: { summary: 'Redeliver a delivery', description: 'Sends a delivery again with the same delivery id (the receiver\'s dedupe key); its earlier attempts stay in the log.', params: DeliveryParams, response: { 202: Envelope(DeliveryResource) } } }, async (request, reply) => {
     return reply.code(202).send(envelope(request, await redeliver(deps, tenantOf(request).workspaceId, request.params.id)));
   });
 };

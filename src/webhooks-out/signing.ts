@@ -3,7 +3,7 @@ import { hmacSha256 } from '../crypto/hmac.js';
 import type { EndpointScheme } from '../db/types.js';
 
 /**
- * Signatures of outbound webhooks (SPEC §5.4, DESIGN "Outbound webhooks"). Secrets are
+ * Signatures of outbound webhooks (docs/outbound-webhooks.md "Verifying a delivery"). Secrets are
  * `whsec_` + base64 of 32 random bytes, so one secret serves both schemes: the `service`
  * scheme keys its HMAC with the secret string as it is shown, the Standard Webhooks scheme
  * with the bytes after the prefix, as that specification says.
@@ -50,9 +50,16 @@ export function webhookHeaders(req: SignedRequest, userAgent: string): Record<st
     };
   }
   const signed = `${req.timestamp}.${req.body}`;
+  const sign = (secret: string) => `sha256=${hmacSha256(secret, signed).toString('hex')}`;
+  const [current, previous] = req.secrets;
+  // `x-service-signature` is always exactly one `sha256=<hex>` (a receiver may compare the
+  // whole header); during a rotation's grace the old secret's signature travels beside it in
+  // its own header, so receivers still holding the old secret keep verifying. See
+  // docs/outbound-webhooks.md "Rotating the secret".
   return {
     ...common,
-    'x-service-signature': req.secrets.map((s) => `sha256=${hmacSha256(s, signed).toString('hex')}`).join(' '),
+    'x-service-signature': sign(current!),
+    ...(previous !== undefined ? { 'x-service-signature-previous': sign(previous) } : {}),
     'x-service-timestamp': String(req.timestamp),
     'x-service-event': req.eventType,
     'x-service-delivery': String(req.deliveryId),

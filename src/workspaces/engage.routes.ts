@@ -12,13 +12,13 @@ import { Envelope, StringEnum } from '../http/schemas.js';
 import { createUser, createWorkspace, requireWorkspace, USER_ROLES, UserResource, WorkspaceResource } from './workspaces.service.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-const WorkspaceParams = Type.Object({ id: IntId });
+const WorkspaceParams = Type.Object({ id: Type.With(IntId, { description: 'the workspace id' }) });
 
 /** Engage admin routes (DESIGN "Route surface"): the platform operator provisions tenants. */
 export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAdminKey(deps));
 
-  app.post('/workspaces', { schema: { body: Type.Object({ name: Name }), response: { 201: Envelope(WorkspaceResource) } } }, async (request, reply) => {
+  app.post('/workspaces', { schema: { summary: 'Create a workspace', body: Type.Object({ name: Name }), response: { 201: Envelope(WorkspaceResource) } } }, async (request, reply) => {
     reply.code(201);
     return envelope(request, await createWorkspace(deps.db, request.body.name));
   });
@@ -27,6 +27,7 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     '/workspaces/:id/users',
     {
       schema: {
+        summary: 'Add a user to a workspace',
         params: WorkspaceParams,
         body: Type.Object({
           name: Name,
@@ -48,6 +49,7 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     '/workspaces/:id/api-keys',
     {
       schema: {
+        summary: 'Issue an API key for a workspace',
         params: WorkspaceParams,
         body: Type.Object({
           name: Name,
@@ -68,6 +70,7 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     '/workspaces/:id/connections',
     {
       schema: {
+        summary: 'Connect a channel account to a workspace',
         params: WorkspaceParams,
         body: Type.Object({
           integrationKey: Type.String({ minLength: 1, maxLength: 64 }),

@@ -38,6 +38,18 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('gives every operation a summary and every parameter (path, query, header) a description', async () => {
+    const doc = (await document()) as unknown as { paths: Record<string, Record<string, { summary?: string; parameters?: { in: string; name: string; description?: string }[] }>> };
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, op })));
+    expect(operations.length).toBeGreaterThan(30);
+    expect(operations.filter(({ op }) => !op.summary?.trim()).map((o) => o.route)).toEqual([]);
+    const undescribed = operations.flatMap(({ route, op }) => (op.parameters ?? []).filter((p) => !p.description?.trim()).map((p) => `${route} ${p.in}:${p.name}`));
+    expect(undescribed).toEqual([]);
+    // The idempotency key a client author must know about is documented where it is taken.
+    const reply = doc.paths['/v1/threads/{id}/messages']!.post!;
+    expect(reply.parameters?.find((p) => p.in === 'header' && p.name === 'idempotency-key')?.description).toMatch(/24 h/);
+  });
+
   it('serves a reference page at /docs', async () => {
     const res = await ctx.app.inject({ method: 'GET', url: '/docs/' });
     expect(res.statusCode).toBe(200);

@@ -60,14 +60,12 @@ const deliveries = async (w: Workspace, query = '') =>
   }[];
 const ping = (w: Workspace) => ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${w.endpoint.id}/test`, headers: w.tenant.headers });
 
-/** The receiver's side of SPEC §5.4, from the raw bytes: every `sha256=` listed, checked in constant time. */
+/** The receiver's side of the service scheme, from the raw bytes: the one `sha256=`, checked in constant time. */
 function serviceSignatureValid(secret: string, r: Received): boolean {
   const ts = r.headers['x-service-timestamp'] as string;
   const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(`${ts}.`).update(r.raw).digest('hex')}`);
-  return String(r.headers['x-service-signature']).split(' ').some((s) => {
-    const got = Buffer.from(s);
-    return got.length === expected.length && createHmac('sha256', 'k').update(got).digest().equals(createHmac('sha256', 'k').update(expected).digest());
-  });
+  const got = Buffer.from(String(r.headers['x-service-signature']));
+  return got.length === expected.length && createHmac('sha256', 'k').update(got).digest().equals(createHmac('sha256', 'k').update(expected).digest());
 }
 
 describe('outbound webhooks', () => {
@@ -78,6 +76,7 @@ describe('outbound webhooks', () => {
     expect(serviceSignatureValid(w.endpoint.secret, r!)).toBe(true);
     expect(serviceSignatureValid(`${w.endpoint.secret}x`, r!)).toBe(false);
     expect(String(r!.headers['x-service-signature'])).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(r!.headers).not.toHaveProperty('x-service-signature-previous');
     expect(Math.abs(Number(r!.headers['x-service-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
     expect(r!.headers['x-service-event']).toBe('ping');
     expect(r!.headers['content-type']).toBe('application/json');
@@ -266,17 +265,22 @@ describe('outbound webhooks', () => {
     expect(row).toMatchObject({ enabled: true, failing_since: null });
   });
 
-  it('signs with both secrets, new first, during the grace period after a rotation; either verifies', async () => {
+  it('signs with both secrets during the grace period after a rotation: service keeps one signature per header', async () => {
     for (const scheme of ['service', 'standard'] as const) {
       const w = await workspace({ signatureScheme: scheme });
       const rotated = (await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${w.endpoint.id}/rotate-secret?graceSeconds=3600`, headers: w.tenant.headers })).json().data;
       await ping(w);
       const r = await waitFor(async () => at(w.path)[0], 'the ping');
       if (scheme === 'service') {
-        const sigs = String(r.headers['x-service-signature']).split(' ');
-        expect(sigs).toHaveLength(2);
-        expect(serviceSignatureValid(rotated.secret, { ...r, headers: { ...r.headers, 'x-service-signature': sigs[0] } })).toBe(true);
-        expect(serviceSignatureValid(w.endpoint.secret, { ...r, headers: { ...r.headers, 'x-service-signature': sigs[1] } })).toBe(true);
+        // The main header stays exactly one `sha256=<hex>`, made with the new secret; the old
+        // secret's signature is only in `x-service-signature-previous`.
+        expect(String(r.headers['x-service-signature'])).toMatch(/^sha256=[0-9a-f]{64}$/);
+        expect(String(r.headers['x-service-signature-previous'])).toMatch(/^sha256=[0-9a-f]{64}$/);
+        expect(serviceSignatureValid(rotated.secret, r)).toBe(true);
+        expect(serviceSignatureValid(w.endpoint.secret, r)).toBe(false);
+        const previous = { ...r, headers: { ...r.headers, 'x-service-signature': r.headers['x-service-signature-previous'] } };
+        expect(serviceSignatureValid(w.endpoint.secret, previous)).toBe(true);
+        expect(serviceSignatureValid(rotated.secret, previous)).toBe(false);
       } else {
         const headers = { 'webhook-id': r.headers['webhook-id'] as string, 'webhook-timestamp': r.headers['webhook-timestamp'] as string, 'webhook-signature': r.headers['webhook-signature'] as string };
         expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
@@ -289,6 +293,7 @@ describe('outbound webhooks', () => {
       const r2 = await waitFor(async () => at(w.path)[1], 'the second ping');
       const header = String(r2.headers[scheme === 'service' ? 'x-service-signature' : 'webhook-signature']);
       expect(header.split(' ')).toHaveLength(1);
+      expect(r2.headers).not.toHaveProperty('x-service-signature-previous');
       if (scheme === 'service') expect(serviceSignatureValid(again.secret, r2)).toBe(true);
     }
   });

@@ -63,6 +63,20 @@ describe('the receiver example in docs/outbound-webhooks.md', () => {
     await waitFor(async () => (await log()).attempts.length === 2 && (await log()).status === 'succeeded', 'the redelivery');
     expect(stdout.match(/^ping /gm)).toHaveLength(1);
 
+    // A rotation with a grace period: the example still holds the old secret and keeps
+    // accepting, through `x-service-signature-previous`.
+    const rotate = async (grace: number) =>
+      (await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${created.id}/rotate-secret?graceSeconds=${grace}`, headers: tenant.headers })).json().data;
+    const rotated = await rotate(3600);
+    const during = (await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${created.id}/test`, headers: tenant.headers })).json().data;
+    await waitFor(async () => stdout.includes(`ping ${during.id}`), 'the example to accept a ping signed during the grace');
+    expect((await log()).attempts[0].statusCode).toBe(204);
+    // Once the old secret is dropped, the example (still on it) refuses.
+    await rotate(0);
+    await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${created.id}/test`, headers: tenant.headers });
+    await waitFor(async () => (await log()).attempts.length === 1 && (await log()).id !== during.id, 'the attempt after the grace');
+    expect((await log()).attempts[0].statusCode).toBe(401);
+
     // Forged and stale requests are refused.
     const body = JSON.stringify({ id: 'evt_forged', type: 'message.created', data: {} });
     const now = Math.floor(Date.now() / 1000);
@@ -72,5 +86,8 @@ describe('the receiver example in docs/outbound-webhooks.md', () => {
     expect(await post(port, headers(sig(created.secret, now - 3600), now - 3600), body)).toBe(401);
     expect(await post(port, headers('', now), body)).toBe(401);
     expect(await post(port, headers(sig(created.secret, now), now), body)).toBe(204);
+    // The previous secret's header alone verifies (grace), a forged one does not.
+    expect(await post(port, { ...headers('sha256=0', now), 'x-service-signature-previous': sig(created.secret, now) }, body)).toBe(204);
+    expect(await post(port, { ...headers('sha256=0', now), 'x-service-signature-previous': sig(rotated.secret + 'x', now) }, body)).toBe(401);
   });
 });

@@ -1,0 +1,146 @@
+import { call, callData, type ClientOptions, type Envelope, type Query } from './request.js';
+import type {
+  ApiKey,
+  ApiKeyCreate,
+  AuthCode,
+  Connection,
+  ConnectionPatch,
+  Contact,
+  InboxStatus,
+  IssuedApiKey,
+  IssuedPersonalAccessToken,
+  LoginRequest,
+  LoginResponse,
+  Message,
+  PersonalAccessToken,
+  PersonalAccessTokenCreate,
+  ReplyRequest,
+  RequeueResult,
+  Thread,
+  User,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointCreate,
+  WebhookEndpointPatch,
+  WebhookEndpointWithSecret,
+  WebhookInboxRecord,
+  WebhookInboxRow,
+} from './types.js';
+
+export interface CursorPage<T> {
+  data: T[];
+  meta: { nextCursor?: string; [key: string]: unknown };
+}
+
+export interface ListQuery {
+  /** Page size of each request (the service defaults to 25 and clamps above 100). */
+  limit?: number;
+}
+
+export interface IdempotencyOptions {
+  /** Sent as `Idempotency-Key`: a retry with the same key never acts twice. */
+  idempotencyKey?: string;
+}
+
+const id = (value: number | string) => encodeURIComponent(String(value));
+
+/**
+ * The tenant API: a workspace's threads, messages, contacts, connections, API keys, webhook
+ * endpoints, dead letters and personal-access tokens, and the `/api/user` session routes.
+ * Lists are async iterators that follow `meta.nextCursor` while it is present (a short page
+ * is not the end; a missing `meta` is). `login` and `generateToken` keep the token they
+ * receive and send it from then on; `refresh` replaces it and `logout` forgets it.
+ */
+export function tenantClient(initial: ClientOptions) {
+  const options: ClientOptions = { ...initial };
+  const get = <T>(path: string, query?: Query) => callData<T>(options, path, { query });
+  const send = <T>(method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, headers?: Record<string, string | undefined>, query?: Query) =>
+    callData<T>(options, path, { method, body, headers, query });
+  const remove = (path: string) => call<void>(options, path, { method: 'DELETE' });
+  const session = (answer: LoginResponse): LoginResponse => {
+    options.token = answer.access_token;
+    return answer;
+  };
+
+  const client = {
+    /** The bearer token the client sends now (after `login`, `refresh` or `generateToken`). */
+    get token(): string | undefined {
+      return options.token;
+    },
+
+    // ---- any list, by path ----
+    async page<T>(path: string, query: { limit?: number; cursor?: string } & Query = {}): Promise<CursorPage<T>> {
+      const body = await call<Envelope<T[]>>(options, path, { query });
+      return { data: body.data, meta: (body.meta ?? {}) as CursorPage<T>['meta'] };
+    },
+    /** Every item, following `meta.nextCursor` while it is present. */
+    async *all<T>(path: string, query: ListQuery & Query = {}): AsyncGenerator<T> {
+      let cursor: string | undefined;
+      do {
+        const page = await client.page<T>(path, { ...query, cursor });
+        yield* page.data;
+        cursor = page.meta.nextCursor;
+      } while (cursor);
+    },
+
+    // ---- /api/user: sessions ----
+    login: async (body: LoginRequest) => session(await call<LoginResponse>(options, '/api/user/login', { method: 'POST', body })),
+    me: () => get<User>('/api/user/user'),
+    refresh: async () => session(await call<LoginResponse>(options, '/api/user/refresh', { method: 'POST' })),
+    logout: async (): Promise<void> => {
+      await call<void>(options, '/api/user/logout', { method: 'POST' });
+      options.token = undefined;
+    },
+    generateCode: () => send<AuthCode>('POST', '/api/user/generate-code'),
+    generateToken: async (authCode: string) => session(await call<LoginResponse>(options, '/api/user/generate-token', { method: 'POST', body: { auth_code: authCode } })),
+
+    // ---- conversations ----
+    threads: (query: ListQuery = {}) => client.all<Thread>('/v1/threads', { ...query }),
+    thread: (threadId: number) => get<Thread>(`/v1/threads/${id(threadId)}`),
+    messages: (threadId: number, query: ListQuery = {}) => client.all<Message>(`/v1/threads/${id(threadId)}/messages`, { ...query }),
+    /** Queues a reply (202): the message comes back `queued`. */
+    reply: (threadId: number, body: ReplyRequest, opts: IdempotencyOptions = {}) =>
+      send<Message>('POST', `/v1/threads/${id(threadId)}/messages`, body, { 'idempotency-key': opts.idempotencyKey }),
+    contacts: (query: ListQuery = {}) => client.all<Contact>('/v1/contacts', { ...query }),
+
+    // ---- connections ----
+    connections: (query: ListQuery = {}) => client.all<Connection>('/v1/connections', { ...query }),
+    updateConnection: (connectionId: number, patch: ConnectionPatch) => send<Connection>('PATCH', `/v1/connections/${id(connectionId)}`, patch),
+
+    // ---- API keys ----
+    apiKeys: (query: ListQuery = {}) => client.all<ApiKey>('/v1/api-keys', { ...query }),
+    createApiKey: (body: ApiKeyCreate) => send<IssuedApiKey>('POST', '/v1/api-keys', body),
+    rotateApiKey: (keyId: number) => send<IssuedApiKey>('POST', `/v1/api-keys/${id(keyId)}/rotate`),
+    revokeApiKey: (keyId: number) => remove(`/v1/api-keys/${id(keyId)}`),
+
+    // ---- outbound webhook endpoints ----
+    webhookEndpoints: (query: ListQuery = {}) => client.all<WebhookEndpoint>('/v1/webhook-endpoints', { ...query }),
+    webhookEndpoint: (endpointId: number) => get<WebhookEndpoint>(`/v1/webhook-endpoints/${id(endpointId)}`),
+    createWebhookEndpoint: (body: WebhookEndpointCreate) => send<WebhookEndpointWithSecret>('POST', '/v1/webhook-endpoints', body),
+    updateWebhookEndpoint: (endpointId: number, patch: WebhookEndpointPatch) => send<WebhookEndpoint>('PATCH', `/v1/webhook-endpoints/${id(endpointId)}`, patch),
+    deleteWebhookEndpoint: (endpointId: number) => remove(`/v1/webhook-endpoints/${id(endpointId)}`),
+    /** A new secret, answered once; the old one signs beside it for `graceSeconds` (default 24 h). */
+    rotateWebhookSecret: (endpointId: number, opts: { graceSeconds?: number } = {}) =>
+      send<WebhookEndpointWithSecret>('POST', `/v1/webhook-endpoints/${id(endpointId)}/rotate-secret`, undefined, undefined, { graceSeconds: opts.graceSeconds }),
+    testWebhookEndpoint: (endpointId: number) => send<WebhookDelivery>('POST', `/v1/webhook-endpoints/${id(endpointId)}/test`),
+    webhookDeliveries: (endpointId: number, query: ListQuery & { status?: WebhookDelivery['status'] } = {}) =>
+      client.all<WebhookDelivery>(`/v1/webhook-endpoints/${id(endpointId)}/deliveries`, { ...query }),
+    redeliver: (deliveryId: number) => send<WebhookDelivery>('POST', `/v1/webhook-endpoints/deliveries/${id(deliveryId)}/redeliver`),
+
+    // ---- dead letters (the app's own provider deliveries) ----
+    /** One list, not paged: `status` defaults to `dead_letter`, `limit` to 100. */
+    deadLetters: (query: { status?: InboxStatus; limit?: number } = {}) => get<WebhookInboxRow[]>('/v1/admin/webhook-inbox', { ...query }),
+    deadLetter: (rowId: string) => get<WebhookInboxRecord>(`/v1/admin/webhook-inbox/${id(rowId)}`),
+    /** Answers the status the row had before it was queued again. */
+    requeueDeadLetter: (rowId: string, opts: IdempotencyOptions = {}) =>
+      send<RequeueResult>('POST', `/v1/admin/webhook-inbox/${id(rowId)}/requeue`, undefined, { 'idempotency-key': opts.idempotencyKey }),
+
+    // ---- personal-access tokens (a signed-in user's) ----
+    personalAccessTokens: (query: ListQuery = {}) => client.all<PersonalAccessToken>('/v1/personal-access-tokens', { ...query }),
+    createPersonalAccessToken: (body: PersonalAccessTokenCreate) => send<IssuedPersonalAccessToken>('POST', '/v1/personal-access-tokens', body),
+    revokePersonalAccessToken: (tokenId: number) => remove(`/v1/personal-access-tokens/${id(tokenId)}`),
+  };
+  return client;
+}
+
+export type TenantClient = ReturnType<typeof tenantClient>;

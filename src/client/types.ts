@@ -1,0 +1,244 @@
+/**
+ * The shapes the typed client reads and writes, as plain TypeScript. This module imports
+ * nothing, so the client's emitted declarations stand alone: a program that installs the
+ * package compiles against them without the server's own packages (kysely, fastify, pg) and
+ * without `skipLibCheck`. test/client/client-types.test.ts proves each one equal to the
+ * server's TypeBox schema, so they cannot drift apart silently.
+ */
+
+export type Timestamp = string;
+
+export interface Thread {
+  id: number;
+  connectionId: number;
+  integrationKey: string;
+  contactId: number;
+  status: 'open' | 'closed';
+  lastMessageAt: Timestamp;
+  lastMessagePreview: string | null;
+  createdAt: Timestamp;
+}
+
+export type MessageStatus = 'received' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
+
+export interface Message {
+  id: number;
+  threadId: number;
+  direction: 'inbound' | 'outbound';
+  /** The provider's message id; null until a reply is sent. */
+  externalId: string | null;
+  text: string;
+  status: MessageStatus;
+  error: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface Contact {
+  id: number;
+  name: string | null;
+  handles: { integrationKey: string; externalId: string }[];
+  createdAt: Timestamp;
+}
+
+export interface Connection {
+  id: number;
+  integrationKey: string;
+  externalAccountId: string;
+  name: string;
+  /** Whether credentials are set; their values are never returned. */
+  hasCredentials: boolean;
+  /** Live chat connections only: origins allowed to call the visitor routes; empty = any. */
+  allowedOrigins?: string[];
+  createdAt: Timestamp;
+}
+
+/** Write-only provider credentials of a connection; fields by integration (docs/connections.md). */
+export interface ConnectionCredentials {
+  accessToken?: string;
+  accountSid?: string;
+  smtpUrl?: string;
+}
+
+/** `PATCH /v1/connections/:id`: at least one field. `credentials: null` removes them. */
+export interface ConnectionPatch {
+  name?: string;
+  credentials?: ConnectionCredentials | null;
+  allowedOrigins?: string[];
+}
+
+export type ApiKeyScope = 'admin' | 'read' | 'write';
+
+export interface ApiKey {
+  id: number;
+  name: string;
+  scopes: string[];
+  /** The first characters of the key, to recognise it. */
+  prefix: string;
+  createdAt: Timestamp;
+  lastUsedAt: Timestamp | null;
+}
+
+/** A key as created or rotated: the plain `key` is in this answer only. */
+export interface IssuedApiKey extends ApiKey {
+  key: string;
+}
+
+export interface ApiKeyCreate {
+  name: string;
+  scopes?: ApiKeyScope[];
+}
+
+export interface PersonalAccessToken {
+  id: number;
+  name: string;
+  prefix: string;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+  lastUsedAt: Timestamp | null;
+}
+
+/** A token as created: the plain `token` is in this answer only. */
+export interface IssuedPersonalAccessToken extends PersonalAccessToken {
+  token: string;
+}
+
+export interface PersonalAccessTokenCreate {
+  name: string;
+  /** 1 to 365; 90 when absent. */
+  expiresInDays?: number;
+}
+
+export interface Workspace {
+  id: number;
+  name: string;
+  appId: string;
+  createdAt: Timestamp;
+}
+
+/** The `/api/user` routes keep the contract's snake_case. */
+export interface User {
+  id: number;
+  name: string;
+  email: string;
+  workspaces_id: number;
+  roles: string[];
+}
+
+export interface LoginRequest {
+  email: string;
+  password: string;
+  remember: boolean;
+}
+
+/** Login, refresh and generate-token answer this shape. */
+export interface LoginResponse {
+  data: User;
+  /** JWT bearer token. */
+  access_token: string;
+  /** Unix seconds. */
+  token_expiry: number;
+  /** One-time code native apps exchange through generate-token. */
+  auth_code: string;
+  meta: { requestId: string };
+}
+
+export interface AuthCode {
+  auth_code: string;
+  /** Seconds. */
+  expires_in: number;
+}
+
+export type InboxStatus = 'received' | 'processed' | 'failed' | 'dead_letter';
+
+/** A WebhookInbox row in a list: every field but its body. */
+export interface WebhookInboxRow {
+  id: string;
+  integrationKey: string;
+  appId: string | null;
+  event: string | null;
+  status: InboxStatus;
+  verification: 'signed' | 'report_secret' | 'correlated' | 'skipped';
+  attemptCount: number;
+  nextRetryAt: Timestamp | null;
+  lastError: string | null;
+  processedAt: Timestamp | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+/** One WebhookInbox row with its body: the raw body verbatim and the parsed payload. */
+export interface WebhookInboxRecord extends WebhookInboxRow {
+  rawBody: string;
+  payloadJson: unknown;
+}
+
+/** A requeue's answer: the row's status before the enqueue. */
+export interface RequeueResult {
+  id: string;
+  status: InboxStatus;
+}
+
+export type WebhookEventFilter = 'message.created' | 'message.updated' | 'thread.created' | 'contact.created' | 'webhook_inbox.dead_lettered' | '*';
+export type SignatureScheme = 'service' | 'standard';
+
+export interface WebhookEndpoint {
+  id: number;
+  url: string;
+  description: string;
+  events: string[];
+  enabled: boolean;
+  signatureScheme: SignatureScheme;
+  disabledReason: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+/** The create and rotate answers: the signing secret is shown only there. */
+export interface WebhookEndpointWithSecret extends WebhookEndpoint {
+  secret: string;
+}
+
+export interface WebhookEndpointCreate {
+  url: string;
+  description?: string;
+  events?: WebhookEventFilter[];
+  enabled?: boolean;
+  signatureScheme?: SignatureScheme;
+  /** Bring your own: `whsec_` and base64 of 24 to 64 bytes. */
+  secret?: string;
+}
+
+export interface WebhookEndpointPatch {
+  url?: string;
+  description?: string;
+  events?: WebhookEventFilter[];
+  /** `true` re-enables an endpoint the service disabled. */
+  enabled?: boolean;
+  signatureScheme?: SignatureScheme;
+}
+
+export interface WebhookAttempt {
+  attemptedAt: Timestamp;
+  /** The receiver's HTTP status; null when there was no answer. */
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+export interface WebhookDelivery {
+  /** The delivery id: `x-service-delivery` / `webhook-id`, the same on every attempt. */
+  id: number;
+  endpointId: number;
+  eventId: string;
+  eventType: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: WebhookAttempt[];
+  nextAttemptAt: Timestamp | null;
+  createdAt: Timestamp;
+}
+
+export interface ReplyRequest {
+  /** 1 to 4096 characters. */
+  text: string;
+}

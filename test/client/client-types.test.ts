@@ -1,0 +1,61 @@
+import type { Static, TSchema } from 'typebox';
+import { describe, expect, it } from 'vitest';
+import type * as Client from 'inbox/client';
+import type { ApiKeyResource, IssuedApiKey } from '../../src/api-keys/api-keys.service.js';
+import type { AuthCode, LoginResponse } from '../../src/auth/user.routes.js';
+import type { CreateBody as PatCreate, IssuedPat, PatResource } from '../../src/auth/personal-access-tokens.routes.js';
+import type { ConnectionCredentials } from '../../src/connections/connection-credentials.js';
+import type { ConnectionPatch, ConnectionResource } from '../../src/connections/connections.service.js';
+import type { ContactResource, MessageResource, ThreadResource } from '../../src/messaging/messaging.resources.js';
+import type { InboxResource, InboxSummary, RequeueResult } from '../../src/webhooks-in/inbox.resource.js';
+import type {
+  AttemptResource,
+  DeliveryResource,
+  EndpointCreate,
+  EndpointPatch,
+  EndpointResource,
+  EndpointWithSecret,
+} from '../../src/webhooks-out/endpoint.resources.js';
+import type { UserResource, WorkspaceResource } from '../../src/workspaces/workspaces.service.js';
+
+/**
+ * The client's types are plain TypeScript (so its declarations need no server package);
+ * these assertions keep each equal to the server's schema. A field added to, removed from or
+ * retyped in a schema without the client fails `npm run typecheck` here.
+ */
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Same<C, S extends TSchema> = Equal<C, Static<S>>;
+const same = <T extends true>(ok: T) => ok;
+
+const checks = [
+  same<Same<Client.Thread, typeof ThreadResource>>(true),
+  same<Same<Client.Message, typeof MessageResource>>(true),
+  same<Same<Client.Contact, typeof ContactResource>>(true),
+  same<Same<Client.Connection, typeof ConnectionResource>>(true),
+  same<Same<Client.ConnectionPatch, typeof ConnectionPatch>>(true),
+  same<Same<Client.ConnectionCredentials, typeof ConnectionCredentials>>(true),
+  same<Same<Client.ApiKey, typeof ApiKeyResource>>(true),
+  same<Same<Client.IssuedApiKey, typeof IssuedApiKey>>(true),
+  same<Same<Client.PersonalAccessToken, typeof PatResource>>(true),
+  same<Same<Client.IssuedPersonalAccessToken, typeof IssuedPat>>(true),
+  same<Same<Client.PersonalAccessTokenCreate, typeof PatCreate>>(true),
+  same<Same<Client.Workspace, typeof WorkspaceResource>>(true),
+  same<Same<Client.User, typeof UserResource>>(true),
+  same<Same<Client.LoginResponse, typeof LoginResponse>>(true),
+  same<Same<Client.AuthCode, typeof AuthCode>>(true),
+  same<Same<Client.WebhookInboxRow, typeof InboxSummary>>(true),
+  same<Same<Client.WebhookInboxRecord, typeof InboxResource>>(true),
+  same<Same<Client.RequeueResult, typeof RequeueResult>>(true),
+  same<Same<Client.WebhookEndpoint, typeof EndpointResource>>(true),
+  same<Same<Client.WebhookEndpointWithSecret, typeof EndpointWithSecret>>(true),
+  same<Same<Client.WebhookEndpointCreate, typeof EndpointCreate>>(true),
+  same<Same<Client.WebhookEndpointPatch, typeof EndpointPatch>>(true),
+  same<Same<Client.WebhookAttempt, typeof AttemptResource>>(true),
+  same<Same<Client.WebhookDelivery, typeof DeliveryResource>>(true),
+];
+
+describe('client types', () => {
+  it('equal the server schemas (checked by the type checker; this only counts them)', () => {
+    expect(checks.every(Boolean)).toBe(true);
+  });
+});
