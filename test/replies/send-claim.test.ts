@@ -3,7 +3,7 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { SEND_CLAIM_STALE_MS, SEND_QUEUE, sendQueue, type SendJob } from '../../src/replies/send-message.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { startFakeProviders } from '../helpers/fake-providers.js';
+import { startFakeProviders } from '../../harness/fake-providers.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 // No workers: the test runs the send handler itself, as two pg-boss attempts of one job would.
