@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { IntegrationConfig, IntegrationKey } from '../config.js';
-import { hmacSha256Hex, safeEqual } from '../crypto/hmac.js';
+import { hmacSha256Hex, safeEqual, sha256SignatureDigest } from '../crypto/hmac.js';
 import { parseJson, type RawBody } from '../http/raw-body.js';
 import type { NormalisedEvent } from '../messaging/events.js';
 
@@ -137,10 +137,8 @@ export function hmacMatches(
   secret: string | undefined,
   prefix: 'required' | 'optional',
 ): boolean {
-  if (!secret || signature === undefined) return false;
-  let digest = signature;
-  if (digest.startsWith('sha256=')) digest = digest.slice('sha256='.length);
-  else if (prefix === 'required') return false;
+  const digest = sha256SignatureDigest(signature, prefix);
+  if (!secret || digest === undefined) return false;
   return safeEqual(digest.toLowerCase(), hmacSha256Hex(secret, body.bytes));
 }
 
