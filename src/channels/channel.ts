@@ -73,16 +73,6 @@ export type SendOutcome =
 export interface SendOptions {
   /** The whole attempt's deadline, connecting and reading the answer included. */
   timeoutMs: number;
-  /** Live chat's "provider": the api processes holding visitors' sockets. */
-  visitors?: VisitorBus;
-}
-
-/**
- * Hands a live chat reply to whichever api process holds a socket of its visitor (a NOTIFY, so
- * the sending worker need not be that process). Kept narrow so the adapter stays free of SQL.
- */
-export interface VisitorBus {
-  offer(reply: { visitor: string; messageId: number }): Promise<void>;
 }
 
 export interface WebhookAdapter {
