@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { findUser } from '../auth/sessions.queries.js';
 import { endSessions } from '../auth/sessions.service.js';
-import { hmacSha256Hex, safeEqual } from '../crypto/hmac.js';
+import { hmacSha256Hex, safeEqual, sha256SignatureDigest } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
@@ -13,13 +13,13 @@ import { Envelope } from '../http/schemas.js';
 const DIGEST = /^[0-9a-f]{64}$/;
 
 /**
- * The signature rule of SPEC §4.5: optional `sha256=`, 64 lowercase hex, constant-time
- * compare, over the body's exact bytes.
+ * The accounts webhook's signature rule (docs/auth.md): optional `sha256=`, 64 lowercase hex
+ * (an uppercase digest is refused, unlike the channels'), constant-time compare, over the
+ * body's exact bytes.
  */
 export function accountsSignatureValid(secret: string, rawBody: Buffer | string, header: string | undefined): boolean {
-  if (header === undefined) return false;
-  const digest = header.startsWith('sha256=') ? header.slice('sha256='.length) : header;
-  return DIGEST.test(digest) && safeEqual(digest, hmacSha256Hex(secret, rawBody));
+  const digest = sha256SignatureDigest(header, 'optional');
+  return digest !== undefined && DIGEST.test(digest) && safeEqual(digest, hmacSha256Hex(secret, rawBody));
 }
 
 const Outcome = Type.Object(

@@ -49,7 +49,7 @@ export const aggregatorAdapter: WebhookAdapter = {
           const status = lookup(STATUSES, requireString(data.status, `${where}.data.status`));
           if (!status) throw new NormaliseError(`${where}.data.status "${String(data.status)}" is not one of sent, delivered, read, failed`);
           const error = isObject(data.error) ? [optionalString(data.error.code), optionalString(data.error.message)].filter(Boolean).join(': ') : undefined;
-          return [{ type: 'status', externalAccountId: account, externalMessageId: requireString(data.id, `${where}.data.id`), status, error, occurredAt: toDate(data.timestamp) }];
+          return [{ type: 'status', resolveBy: 'account', externalAccountId: account, externalMessageId: requireString(data.id, `${where}.data.id`), status, error, occurredAt: toDate(data.timestamp) }];
         }
         default:
           return []; // other aggregator events carry nothing for the inbox

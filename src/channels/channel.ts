@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { IntegrationConfig, IntegrationKey } from '../config.js';
-import { hmacSha256Hex, safeEqual } from '../crypto/hmac.js';
+import { hmacSha256Hex, safeEqual, sha256SignatureDigest } from '../crypto/hmac.js';
 import { parseJson, type RawBody } from '../http/raw-body.js';
 import type { NormalisedEvent } from '../messaging/events.js';
 
@@ -73,16 +73,6 @@ export type SendOutcome =
 export interface SendOptions {
   /** The whole attempt's deadline, connecting and reading the answer included. */
   timeoutMs: number;
-  /** Live chat's "provider": the api processes holding visitors' sockets. */
-  visitors?: VisitorBus;
-}
-
-/**
- * Hands a live chat reply to whichever api process holds a socket of its visitor (a NOTIFY, so
- * the sending worker need not be that process). Kept narrow so the adapter stays free of SQL.
- */
-export interface VisitorBus {
-  offer(reply: { visitor: string; messageId: number }): Promise<void>;
 }
 
 export interface WebhookAdapter {
@@ -137,10 +127,8 @@ export function hmacMatches(
   secret: string | undefined,
   prefix: 'required' | 'optional',
 ): boolean {
-  if (!secret || signature === undefined) return false;
-  let digest = signature;
-  if (digest.startsWith('sha256=')) digest = digest.slice('sha256='.length);
-  else if (prefix === 'required') return false;
+  const digest = sha256SignatureDigest(signature, prefix);
+  if (!secret || digest === undefined) return false;
   return safeEqual(digest.toLowerCase(), hmacSha256Hex(secret, body.bytes));
 }
 

@@ -56,6 +56,7 @@ export const emailAdapter: WebhookAdapter = {
         case 'complaint':
           return [{
             type: 'status',
+            resolveBy: 'account',
             externalAccountId: requireString(e.account, `${where}.account`).toLowerCase(),
             externalMessageId: messageId,
             status: 'failed',
@@ -66,6 +67,7 @@ export const emailAdapter: WebhookAdapter = {
         case 'open':
           return [{
             type: 'status',
+            resolveBy: 'account',
             externalAccountId: requireString(e.account, `${where}.account`).toLowerCase(),
             externalMessageId: messageId,
             status: type === 'open' ? 'read' : 'delivered',

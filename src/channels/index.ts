@@ -2,14 +2,17 @@ import type { IntegrationKey } from '../config.js';
 import type { WebhookAdapter } from './channel.js';
 import { aggregatorAdapter } from './aggregator.js';
 import { emailAdapter } from './email.js';
-import { livechatAdapter } from './livechat.js';
+import { livechatAdapter, type VisitorBus } from './livechat.js';
 import { rejectingAdapter } from './rejecting.js';
 import { smsAdapter } from './sms.js';
 import { socialAdapter } from './social.js';
 import { whatsappSessionAdapter } from './whatsapp-session.js';
 import { whatsappAdapter } from './whatsapp.js';
 
-/** Every integration key's adapter; the ingestion route knows nothing else about providers. */
+/**
+ * Every integration key's adapter; the ingestion route knows nothing else about providers.
+ * Live chat's here is its webhook side only; a sender builds its own with `sendersWith`.
+ */
 export const adapters: Record<IntegrationKey, WebhookAdapter> = {
   'social_one.native': socialAdapter('social_one.native'),
   'social_two.native': socialAdapter('social_two.native'),
@@ -18,10 +21,21 @@ export const adapters: Record<IntegrationKey, WebhookAdapter> = {
   whatsapp_session: whatsappSessionAdapter,
   sms: smsAdapter,
   email: emailAdapter,
-  livechat: livechatAdapter,
+  livechat: rejectingAdapter('livechat'),
   ai: rejectingAdapter('ai'),
 };
 
 export function adapterFor(key: string): WebhookAdapter | undefined {
   return Object.hasOwn(adapters, key) ? adapters[key as IntegrationKey] : undefined;
+}
+
+/** What a sender needs besides the providers' HTTP APIs: live chat's visitor bus. */
+export interface SendBuses {
+  visitors: VisitorBus;
+}
+
+/** The adapter a sender sends through, by key: the registry's, and live chat's built with its bus. */
+export function sendersWith(buses: SendBuses): (key: string) => WebhookAdapter | undefined {
+  const livechat = livechatAdapter(buses.visitors);
+  return (key) => (key === 'livechat' ? livechat : adapterFor(key));
 }

@@ -2,17 +2,27 @@ import type { SendOutcome, WebhookAdapter } from './channel.js';
 import { rejectingAdapter } from './rejecting.js';
 
 /**
- * Live chat. Its webhook refuses everything (SPEC §5.2 rule 7): visitors write through
- * `/v1/livechat/:widgetKey/*`, which applies their messages itself. A reply is sent by handing
- * it to the visitor bus; its provider id is its own message id (DESIGN "Replies"). It is then
- * `sent`; the api process whose socket takes it moves it to `delivered`, and a visitor with no
- * socket open finds it when the widget reconnects and reads the thread.
+ * Hands a live chat reply to whichever api process holds a socket of its visitor (a NOTIFY, so
+ * the sending worker need not be that process). Kept narrow so the adapter stays free of SQL.
  */
-export const livechatAdapter: WebhookAdapter = {
-  ...rejectingAdapter('livechat'),
-  async send(target, _credentials, options): Promise<SendOutcome> {
-    if (!options.visitors) return { outcome: 'failed', error: 'live chat replies need the visitor bus of the sender' };
-    await options.visitors.offer({ visitor: target.to, messageId: target.messageId });
-    return { outcome: 'sent', externalId: String(target.messageId) };
-  },
-};
+export interface VisitorBus {
+  offer(reply: { visitor: string; messageId: number }): Promise<void>;
+}
+
+/**
+ * Live chat, built with the visitor bus its replies go through. Its webhook refuses everything
+ * (SPEC §5.2 rule 7): visitors write through `/v1/livechat/:widgetKey/*`, which applies their
+ * messages itself. A reply is sent by handing it to the bus; its provider id is its own message
+ * id (docs/replies.md). It is then `sent`; the api process whose socket takes it moves it to
+ * `delivered`, and a visitor with no socket open finds it when the widget reconnects and reads
+ * the thread.
+ */
+export function livechatAdapter(visitors: VisitorBus): WebhookAdapter {
+  return {
+    ...rejectingAdapter('livechat'),
+    async send(target): Promise<SendOutcome> {
+      await visitors.offer({ visitor: target.to, messageId: target.messageId });
+      return { outcome: 'sent', externalId: String(target.messageId) };
+    },
+  };
+}

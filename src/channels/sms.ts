@@ -1,6 +1,6 @@
 import { header, hmacMatches, isObject, lookup, optionalString, requireObject, requireString, signed, type WebhookAdapter } from './channel.js';
 import { parseJson } from '../http/raw-body.js';
-import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
+import type { MessageStatusEvent, StatusEvent } from '../messaging/events.js';
 import { apiUrl, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
 
@@ -30,8 +30,9 @@ function parseSmsBody(rawBody: string): Record<string, unknown> | undefined {
  * An SMS provider's inbound messages and delivery receipts (`MessageSid`, `MessageStatus`,
  * `From`, `To`, `Body`, `ErrorCode`, `ErrorMessage`). `x-signature` is HMAC-SHA256 with
  * `webhookSecret`, `sha256=` optional. Exception: a report with no signature header whose
- * `MessageSid` names a message already sent through SMS is accepted; it is normalised with
- * an empty account id so it can only update that message and never claim an account.
+ * `MessageSid` names a message already sent through SMS is accepted; its receipt resolves by
+ * that sent message (`resolveBy: 'sent_message'`), so it can only update that message and
+ * never claim an account.
  * The account is `To` for an inbound message and `From` (the sender number) for a receipt.
  * Replies: `POST {apiBaseUrl}/2010-04-01/Accounts/{accountSid}/Messages.json`, form `To`,
  * `From` (the connection's number), `Body`, basic auth `accountSid:accessToken`; the id is `sid`.
@@ -72,12 +73,9 @@ export const smsAdapter: WebhookAdapter = {
     }
     const status = lookup(STATUSES, state);
     if (!status) return []; // queued, sending, accepted: nothing new for the inbox
-    const event: NormalisedEvent = {
-      type: 'status',
-      externalAccountId: unsigned ? '' : requireString(p.From, 'From'),
-      externalMessageId: sid,
-      status,
-    };
+    // Unsigned, it finds its connection through the message it names, never through an account.
+    const owner = unsigned ? { resolveBy: 'sent_message' as const } : { resolveBy: 'account' as const, externalAccountId: requireString(p.From, 'From') };
+    const event: StatusEvent = { type: 'status', ...owner, externalMessageId: sid, status };
     if (status === 'failed') {
       event.error = [optionalString(p.ErrorCode), optionalString(p.ErrorMessage)].filter(Boolean).join(': ') || state;
     }

@@ -41,7 +41,7 @@ export function socialAdapter(key: IntegrationKey & `${string}.native`): Webhook
             });
           } else if (isObject(item.delivery)) {
             for (const mid of arrayOf(item.delivery.mids, 'delivery.mids')) {
-              if (typeof mid === 'string') events.push({ type: 'status', externalAccountId: account, externalMessageId: mid, status: 'delivered', occurredAt: at });
+              if (typeof mid === 'string') events.push({ type: 'status', resolveBy: 'account', externalAccountId: account, externalMessageId: mid, status: 'delivered', occurredAt: at });
             }
           }
           // `read` carries only a watermark, no message ids; it is not mapped to messages.

@@ -48,6 +48,7 @@ export const whatsappSessionAdapter: WebhookAdapter = {
       if (!ack) return [];
       return [{
         type: 'status',
+        resolveBy: 'account',
         externalAccountId: session,
         externalMessageId: requireString(p.id, 'payload.id'),
         status: ack,

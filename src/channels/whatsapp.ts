@@ -70,6 +70,7 @@ export const whatsappAdapter: WebhookAdapter = {
           if (!status) throw new NormaliseError(`${where}.value.statuses[${k}].status "${String(s.status)}" is not a known status`);
           events.push({
             type: 'status',
+            resolveBy: 'account',
             externalAccountId: account,
             externalMessageId: requireString(s.id, `${where}.value.statuses[${k}].id`),
             status,

@@ -23,6 +23,20 @@ export function hmacSha256Hex(secret: string, data: string | Buffer): string {
   return hmacSha256(secret, data).toString('hex');
 }
 
+const SHA256_PREFIX = 'sha256=';
+
+/**
+ * The digest a `sha256=<hex>` signature header carries: the prefix is stripped when present;
+ * without it, the header is the digest when the prefix is optional and refused (undefined)
+ * when it is required. The one parser of these headers (the channels' and the accounts
+ * webhook's); each caller then compares the digest with the one helper above.
+ */
+export function sha256SignatureDigest(header: string | undefined, prefix: 'required' | 'optional'): string | undefined {
+  if (header === undefined) return undefined;
+  if (header.startsWith(SHA256_PREFIX)) return header.slice(SHA256_PREFIX.length);
+  return prefix === 'optional' ? header : undefined;
+}
+
 /** SHA-256 hex of a high-entropy token (API keys, PATs, auth codes); never for passwords. */
 export function sha256Hex(value: string): string {
   return createHash('sha256').update(value).digest('hex');

@@ -2,10 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { randomToken, sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
-import { applyEvents, resolveConnections, type DeliveryEvents } from '../messaging/apply-events.js';
+import { applyDeliveries } from '../messaging/apply-events.js';
 import type { NormalisedEvent } from '../messaging/events.js';
-import { publishEvents } from '../realtime/publish.js';
-import { writeOutbox } from '../webhooks-out/outbox.js';
 import type { Executor } from '../db/database.js';
 import {
   countRecentConversations,
@@ -39,17 +37,13 @@ export function hashVisitorToken(token: string): string {
 
 /**
  * Applies a visitor's events through messaging, exactly as the webhook worker applies a
- * provider's (contact, thread, message, realtime events and whatever else messaging does for
- * every channel), in the caller's transaction. There is no inbox row: no provider retries.
+ * provider's (contact, thread, message, and their announcements to agents and endpoints), in
+ * the caller's transaction. There is no inbox row: no provider retries.
  */
 async function applyVisitorEvents(deps: Deps, trx: Executor, events: NormalisedEvent[], now: Date): Promise<void> {
-  const delivery: DeliveryEvents = { deliveryId: 'livechat', integrationKey: 'livechat', events };
-  const { resolutions, connections, bySentMessage } = await resolveConnections(trx, [delivery]);
-  const error = resolutions.get(delivery.deliveryId)?.error;
-  if (error) throw errors.notFound('widget'); // the connection went away since the request began
-  const applied = await applyEvents(trx, [delivery], connections, bySentMessage, now);
-  await publishEvents(trx, applied.realtime);
-  await writeOutbox(deps.boss, trx, applied.outbound, now);
+  const resolutions = await applyDeliveries(deps.boss, trx, [{ deliveryId: 'livechat', integrationKey: 'livechat', events }], now);
+  // The connection went away since the request began: nothing was applied.
+  if (resolutions.get('livechat')?.error) throw errors.notFound('widget');
 }
 
 /**

@@ -1,9 +1,7 @@
 import type { WebSocket } from 'ws';
 import type { Deps } from '../deps.js';
 import { PgListener } from '../db/listener.js';
-import { messageResource } from '../messaging/messaging.resources.js';
-import { publishEvents } from '../realtime/publish.js';
-import { writeOutbox } from '../webhooks-out/outbox.js';
+import { announce } from '../messaging/announce.js';
 import { HEARTBEAT_MS } from '../realtime/hub.js';
 import { findVisitorMessage, markDelivered, type Visitor } from './livechat.queries.js';
 import { visitorMessage } from './visitor-message.js';
@@ -125,9 +123,8 @@ export class VisitorHub {
     await this.deps.db.transaction().execute(async (trx) => {
       const row = await markDelivered(trx, message.id, this.deps.now());
       if (!row) return;
-      await publishEvents(trx, [{ type: 'message.updated', workspaceId: row.workspace_id, data: { id: row.id, threadId: row.thread_id, status: row.status, error: row.error } }]);
+      await announce(this.deps.boss, trx, [{ type: 'message.updated', message: row }], this.deps.now());
       await publishVisitorEvents(trx, [{ type: 'message.updated', visitor: event.visitor, messageId: row.id }]);
-      await writeOutbox(this.deps.boss, trx, [{ type: 'message.updated', workspaceId: row.workspace_id, data: messageResource(row) }], this.deps.now());
     });
   }
 

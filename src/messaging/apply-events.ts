@@ -1,7 +1,8 @@
+import type { PgBoss } from 'pg-boss';
 import type { Executor } from '../db/database.js';
-import type { RealtimeEvent } from '../realtime/publish.js';
-import type { NormalisedEvent, OutboundEvent } from './events.js';
-import { messageResource, threadResource } from './messaging.resources.js';
+import { announce } from './announce.js';
+import { PREVIEW_LENGTH, type Change } from './announcements.js';
+import type { NormalisedEvent } from './events.js';
 import {
   applyStatuses,
   findConnectionsByAccount,
@@ -23,7 +24,7 @@ export interface DeliveryEvents {
 export interface DeliveryResolution {
   /**
    * The app the delivery belongs to: the one app its resolved events belong to, set even if the
-   * delivery then fails (so that app's admin can see and requeue it, DESIGN). A body whose
+   * delivery then fails (so that app's admin can see and requeue it). A body whose
    * events resolve to connections of several apps belongs to none: its row (raw body and all)
    * is shown to the operator only, never to a tenant whose events happen to be in it.
    */
@@ -32,28 +33,48 @@ export interface DeliveryResolution {
   error?: string;
 }
 
-const PREVIEW_LENGTH = 140;
 const STATUS_RANK = { sent: 1, delivered: 2, read: 3 } as const;
 
+/** A sent message a receipt resolved by `sent_message` names: its connection and app. */
+interface SentMessageRef {
+  connectionId: number;
+  appId: string;
+}
+
+/** Where resolved events go: connections by `key|account`, sent messages by `key|provider id`. */
+interface Resolved {
+  connections: Map<string, ConnectionRef>;
+  sentMessages: Map<string, SentMessageRef>;
+}
+
+const byKey = (integrationKey: string, id: string) => `${integrationKey}|${id}`;
+
 /**
- * Resolves every delivery's account to a connection. A delivery naming an account that no
+ * Resolves every delivery's events to connections. A delivery naming an account that no
  * workspace has connected cannot be applied; it fails like any processing error, so it can be
- * requeued once the account is connected. An unsigned SMS report (account '') resolves through
- * the message it names instead and can never claim an account.
+ * requeued once the account is connected. A receipt resolved by `sent_message` goes through the
+ * message it names (sent through the delivery's integration) and can never claim an account;
+ * one naming no such message resolves to nothing and is skipped.
  */
-export async function resolveConnections(db: Executor, deliveries: DeliveryEvents[]) {
+async function resolveConnections(db: Executor, deliveries: DeliveryEvents[]) {
   const wanted = new Map<string, { integrationKey: string; externalAccountId: string }>();
-  const unsignedIds: string[] = [];
+  const sentIds = new Map<string, Set<string>>();
   for (const d of deliveries) {
     for (const e of d.events) {
-      if (e.externalAccountId === '' && e.type === 'status') unsignedIds.push(e.externalMessageId);
-      else wanted.set(`${d.integrationKey}|${e.externalAccountId}`, { integrationKey: d.integrationKey, externalAccountId: e.externalAccountId });
+      if (e.type === 'status' && e.resolveBy === 'sent_message') {
+        let ids = sentIds.get(d.integrationKey);
+        if (!ids) sentIds.set(d.integrationKey, (ids = new Set()));
+        ids.add(e.externalMessageId);
+      } else wanted.set(byKey(d.integrationKey, e.externalAccountId), { integrationKey: d.integrationKey, externalAccountId: e.externalAccountId });
     }
   }
-  const connections = new Map<string, ConnectionRef>();
-  for (const c of await findConnectionsByAccount(db, [...wanted.values()])) connections.set(`${c.integration_key}|${c.external_account_id}`, c);
-  const bySentMessage = new Map<string, { connectionId: number; appId: string }>();
-  for (const m of await findOutboundByExternalId(db, 'sms', unsignedIds)) bySentMessage.set(m.external_id, { connectionId: m.connection_id, appId: m.app_id });
+  const resolved: Resolved = { connections: new Map(), sentMessages: new Map() };
+  for (const c of await findConnectionsByAccount(db, [...wanted.values()])) resolved.connections.set(byKey(c.integration_key, c.external_account_id), c);
+  for (const [integrationKey, ids] of sentIds) {
+    for (const m of await findOutboundByExternalId(db, integrationKey, [...ids])) {
+      resolved.sentMessages.set(byKey(integrationKey, m.external_id), { connectionId: m.connection_id, appId: m.app_id });
+    }
+  }
 
   const resolutions = new Map<string, DeliveryResolution>();
   for (const d of deliveries) {
@@ -61,11 +82,10 @@ export async function resolveConnections(db: Executor, deliveries: DeliveryEvent
     const apps = new Set<string>();
     for (const e of d.events) {
       let app: string | undefined;
-      if (e.externalAccountId === '' && e.type === 'status') {
-        // An unsigned SMS report belongs to the app of the message it names.
-        app = bySentMessage.get(e.externalMessageId)?.appId;
+      if (e.type === 'status' && e.resolveBy === 'sent_message') {
+        app = resolved.sentMessages.get(byKey(d.integrationKey, e.externalMessageId))?.appId;
       } else {
-        const c = connections.get(`${d.integrationKey}|${e.externalAccountId}`);
+        const c = resolved.connections.get(byKey(d.integrationKey, e.externalAccountId));
         if (c) app = c.app_id;
         else resolution.error ??= `no connection for ${d.integrationKey} account "${e.externalAccountId}": connect it, then requeue`;
       }
@@ -74,53 +94,53 @@ export async function resolveConnections(db: Executor, deliveries: DeliveryEvent
     resolution.appId = apps.size === 1 ? [...apps][0]! : null;
     resolutions.set(d.deliveryId, resolution);
   }
-  return { resolutions, connections, bySentMessage };
+  return { resolutions, resolved };
 }
 
-/** What applying events changed, to announce in the same transaction. */
-export interface Applied {
-  /** For agents' sockets: small, ids and the few fields a UI needs. */
-  realtime: RealtimeEvent[];
-  /** For customers' webhook endpoints: whole resources. */
-  outbound: OutboundEvent[];
+/**
+ * Applies deliveries and announces what they changed, in the caller's transaction: every
+ * delivery is resolved to its connections (see DeliveryResolution), and the events of each
+ * delivery that resolved are applied, set-based, together with those of the others. A
+ * delivery that did not resolve changes nothing. The one entry for a channel's events, the
+ * webhook worker's and live chat's alike.
+ */
+export async function applyDeliveries(boss: PgBoss, trx: Executor, deliveries: DeliveryEvents[], now: Date): Promise<Map<string, DeliveryResolution>> {
+  const { resolutions, resolved } = await resolveConnections(trx, deliveries);
+  const applicable = deliveries.filter((d) => !resolutions.get(d.deliveryId)!.error);
+  await announce(boss, trx, await applyEvents(trx, applicable, resolved, now), now);
+  return resolutions;
 }
 
 /**
  * Applies the events of deliveries that resolved, set-based: one statement each for
  * contacts, threads, messages and receipts however many deliveries the batch holds.
- * Returns the realtime and outbound events to publish in the same transaction.
+ * Returns what changed, in the order it is to be announced.
  */
-export async function applyEvents(
-  db: Executor,
-  deliveries: DeliveryEvents[],
-  connections: Map<string, ConnectionRef>,
-  bySentMessage: Map<string, { connectionId: number; appId: string }>,
-  now: Date,
-): Promise<Applied> {
+async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved: Resolved, now: Date): Promise<Change[]> {
+  const { connections, sentMessages } = resolved;
   const inbound: { connection: ConnectionRef; event: Extract<NormalisedEvent, { type: 'message' }> }[] = [];
   const opened: { connection: ConnectionRef; event: Extract<NormalisedEvent, { type: 'conversation' }> }[] = [];
   const statuses = new Map<string, StatusInput>();
   for (const d of deliveries) {
     for (const e of d.events) {
       if (e.type === 'message') {
-        inbound.push({ connection: connections.get(`${d.integrationKey}|${e.externalAccountId}`)!, event: e });
+        inbound.push({ connection: connections.get(byKey(d.integrationKey, e.externalAccountId))!, event: e });
         continue;
       }
       if (e.type === 'conversation') {
-        opened.push({ connection: connections.get(`${d.integrationKey}|${e.externalAccountId}`)!, event: e });
+        opened.push({ connection: connections.get(byKey(d.integrationKey, e.externalAccountId))!, event: e });
         continue;
       }
-      const connectionId = e.externalAccountId === ''
-        ? bySentMessage.get(e.externalMessageId)?.connectionId
-        : connections.get(`${d.integrationKey}|${e.externalAccountId}`)?.id;
-      if (connectionId === undefined) continue; // an unsigned report for no known message: nothing to update
+      const connectionId = e.resolveBy === 'sent_message'
+        ? sentMessages.get(byKey(d.integrationKey, e.externalMessageId))?.connectionId
+        : connections.get(byKey(d.integrationKey, e.externalAccountId))?.id;
+      if (connectionId === undefined) continue; // a receipt for no known message: nothing to update
       const key = `${connectionId}|${e.externalMessageId}`;
       statuses.set(key, strongest(statuses.get(key), { connectionId, externalId: e.externalMessageId, status: e.status, error: e.error ?? null }));
     }
   }
 
-  const realtime: RealtimeEvent[] = [];
-  const outbound: OutboundEvent[] = [];
+  const changes: Change[] = [];
   if (inbound.length > 0 || opened.length > 0) {
     const contacts = await upsertContacts(
       db,
@@ -132,13 +152,7 @@ export async function applyEvents(
       })),
       now,
     );
-    for (const c of contacts.created) {
-      outbound.push({
-        type: 'contact.created',
-        workspaceId: c.workspaceId,
-        data: { id: c.id, name: c.name, handles: [{ integrationKey: c.integrationKey, externalId: c.externalId }], createdAt: now.toISOString() },
-      });
-    }
+    for (const c of contacts.created) changes.push({ type: 'contact.created', contact: { ...c, createdAt: now } });
     const contactOf = (c: ConnectionRef, externalId: string) => contacts.ids.get(`${c.workspace_id}|${c.integration_key}|${externalId}`)!;
     const at = (e: { occurredAt?: Date }) => e.occurredAt ?? now;
     const threads = await upsertThreads(
@@ -154,7 +168,7 @@ export async function applyEvents(
     );
     const integrationOf = new Map([...inbound, ...opened].map(({ connection }) => [connection.id, connection.integration_key]));
     for (const t of threads.values()) {
-      if (t.created) outbound.push({ type: 'thread.created', workspaceId: t.workspace_id, data: threadResource({ ...t, integration_key: integrationOf.get(t.connection_id)! }) });
+      if (t.created) changes.push({ type: 'thread.created', thread: { ...t, integration_key: integrationOf.get(t.connection_id)! } });
     }
     // The same provider message twice in one batch (a provider's retry) is inserted once.
     const unique = new Map<string, (typeof inbound)[number]>();
@@ -176,27 +190,19 @@ export async function applyEvents(
       const thread = threads.get(`${connection.id}|${contactOf(connection, event.contact.externalId)}`)!;
       if (!touched.has(thread.id)) {
         touched.add(thread.id);
-        realtime.push({ type: 'thread.updated', workspaceId: thread.workspace_id, data: { id: thread.id } });
+        changes.push({ type: 'thread.updated', workspaceId: thread.workspace_id, threadId: thread.id });
       }
     }
     for (const m of inserted) {
-      realtime.push({
-        type: 'message.created',
-        workspaceId: m.workspace_id,
-        data: { id: m.id, threadId: m.thread_id, direction: 'inbound', status: 'received', preview: m.text.slice(0, PREVIEW_LENGTH) },
-      });
-      outbound.push({ type: 'message.created', workspaceId: m.workspace_id, data: messageResource(m) });
+      changes.push({ type: 'message.created', message: m });
       if (!touched.has(m.thread_id)) {
         touched.add(m.thread_id);
-        realtime.push({ type: 'thread.updated', workspaceId: m.workspace_id, data: { id: m.thread_id } });
+        changes.push({ type: 'thread.updated', workspaceId: m.workspace_id, threadId: m.thread_id });
       }
     }
   }
-  for (const m of await applyStatuses(db, [...statuses.values()], now)) {
-    realtime.push({ type: 'message.updated', workspaceId: m.workspace_id, data: { id: m.id, threadId: m.thread_id, status: m.status, error: m.error } });
-    outbound.push({ type: 'message.updated', workspaceId: m.workspace_id, data: messageResource(m) });
-  }
-  return { realtime, outbound };
+  for (const m of await applyStatuses(db, [...statuses.values()], now)) changes.push({ type: 'message.updated', message: m });
+  return changes;
 }
 
 /** Of two receipts for one message in one batch, the one that moves it furthest. */

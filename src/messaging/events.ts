@@ -3,6 +3,8 @@
  * independent of the provider. Channel adapters produce these; messaging applies them.
  */
 
+import { ENDPOINT_CHANGE_TYPES } from './announcements.js';
+
 export type MessageStatusEvent = 'sent' | 'delivered' | 'read' | 'failed';
 
 export type NormalisedEvent =
@@ -25,35 +27,24 @@ export type NormalisedEvent =
       contact: { externalId: string; name?: string };
       occurredAt?: Date;
     }
-  | {
-      type: 'status';
-      /** '' for an unsigned SMS report: it may only update a message whose id is known. */
-      externalAccountId: string;
-      externalMessageId: string;
-      status: MessageStatusEvent;
-      error?: string;
-      occurredAt?: Date;
-    };
+  | StatusEvent;
 
 /**
- * The events customers receive on their webhook endpoints (DESIGN "Outbound webhooks"). The
- * body sent is `{ id, type, createdAt, workspaceId, data }`; `data` is the API's own resource
- * (Message, Thread, Contact, the inbox row without its body), so a receiver reads the same
- * shapes as the /v1 lists.
+ * A receipt for an outbound message. `resolveBy` says how it finds the message's connection:
+ * `account`, through the connection of `externalAccountId` on the delivery's integration (a
+ * signed delivery); `sent_message`, through the message this integration already sent with
+ * `externalMessageId` (a report accepted unsigned because it named such a message: it may
+ * update that message and nothing else, and never claims an account).
  */
-export const SUBSCRIBABLE_EVENT_TYPES = [
-  'message.created',
-  'message.updated',
-  'thread.created',
-  'contact.created',
-  'webhook_inbox.dead_lettered',
-] as const;
+export type StatusEvent = {
+  type: 'status';
+  externalMessageId: string;
+  status: MessageStatusEvent;
+  error?: string;
+  occurredAt?: Date;
+} & ({ resolveBy: 'account'; externalAccountId: string } | { resolveBy: 'sent_message' });
 
-/** `ping` is sent only by an endpoint's `test` route, whatever its event filter. */
-export type OutboundEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number] | 'ping';
+export type { OutboundEvent, OutboundEventType } from './announcements.js';
 
-export interface OutboundEvent {
-  type: OutboundEventType;
-  workspaceId: number;
-  data: object;
-}
+/** The event types customers' endpoints may subscribe to (their shapes: ./announcements.ts). */
+export const SUBSCRIBABLE_EVENT_TYPES = [...ENDPOINT_CHANGE_TYPES, 'webhook_inbox.dead_lettered'] as const;

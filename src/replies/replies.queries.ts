@@ -1,6 +1,5 @@
-import { sql, type Selectable } from 'kysely';
+import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
-import type { MessagesTable } from '../db/types.js';
 
 /** A thread a reply can go to, with what sending needs: its connection and contact handle. */
 export async function findReplyThread(db: Executor, workspaceId: number, threadId: number) {
@@ -79,21 +78,3 @@ export async function findSendContexts(db: Executor, ids: number[]) {
 }
 
 export type SendResult = { id: number; status: 'sent'; externalId: string } | { id: number; status: 'failed'; error: string };
-
-/**
- * Records sends' outcomes, one statement for a batch, on messages still `queued`: `sent` with
- * the provider's id, or `failed` with its error. Returns the rows it changed; a message that
- * had already moved on (a receipt raced ahead, another attempt recorded it) is left alone.
- */
-export async function recordSendOutcomes(db: Executor, results: SendResult[], at: Date) {
-  if (results.length === 0) return [];
-  const { rows } = await sql<Selectable<MessagesTable>>`
-    UPDATE messages AS m
-    SET status = v.status, external_id = COALESCE(v.external_id, m.external_id), error = v.error, updated_at = ${at}
-    FROM unnest(${results.map((r) => r.id)}::bigint[], ${results.map((r) => r.status)}::text[],
-                ${results.map((r) => (r.status === 'sent' ? r.externalId : null))}::text[], ${results.map((r) => (r.status === 'failed' ? r.error : null))}::text[])
-      AS v(id, status, external_id, error)
-    WHERE m.id = v.id AND m.status = 'queued'
-    RETURNING m.*`.execute(db);
-  return rows;
-}

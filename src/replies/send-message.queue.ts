@@ -1,14 +1,13 @@
 import type { PgBoss } from 'pg-boss';
-import { adapterFor } from '../channels/index.js';
-import type { SendCredentials, SendOutcome, VisitorBus } from '../channels/channel.js';
+import { sendersWith } from '../channels/index.js';
+import type { SendCredentials, SendOutcome, WebhookAdapter } from '../channels/channel.js';
+import type { VisitorBus } from '../channels/livechat.js';
 import { connectionCredentials } from '../connections/connection-credentials.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, jobsIn, type QueueDefinition } from '../jobs/queue.js';
-import { messageResource } from '../messaging/messaging.resources.js';
+import { announce } from '../messaging/announce.js';
 import { publishVisitorEvents } from '../livechat/visitor-events.js';
-import { publishEvents, type RealtimeEvent } from '../realtime/publish.js';
-import { writeOutbox } from '../webhooks-out/outbox.js';
 import { findSendContexts, type SendResult } from './replies.queries.js';
 import { claimSends, SEND_CLAIM_MARGIN_MS, settleClaims } from './send-claim.js';
 import { nextSendAttempt, SEND_RETRY_DELAYS_SECONDS } from './send-policy.js';
@@ -50,9 +49,13 @@ function visitorBus(deps: Deps): VisitorBus {
 }
 
 /** Calls the provider for one reply; never throws (an unexpected error is a retryable outcome). */
-async function sendOne(deps: Deps, ctx: SendContext, credentialsOf: (connectionId: number) => Promise<Record<string, string> | null>): Promise<SendOutcome> {
-  const adapter = adapterFor(ctx.integration_key);
-  const visitors = visitorBus(deps);
+async function sendOne(
+  deps: Deps,
+  ctx: SendContext,
+  senderOf: (key: string) => WebhookAdapter | undefined,
+  credentialsOf: (connectionId: number) => Promise<Record<string, string> | null>,
+): Promise<SendOutcome> {
+  const adapter = senderOf(ctx.integration_key);
   const started = performance.now();
   let outcome: SendOutcome;
   if (!adapter?.send) {
@@ -70,7 +73,7 @@ async function sendOne(deps: Deps, ctx: SendContext, credentialsOf: (connectionI
         return adapter.send!(
           { accountId: ctx.external_account_id, to: ctx.to!, text: ctx.text, messageId: ctx.id, replyTo },
           credentials,
-          { timeoutMs: SEND_TIMEOUT_MS, visitors },
+          { timeoutMs: SEND_TIMEOUT_MS },
         );
       })
       .catch((err: unknown): SendOutcome => ({ outcome: 'retry', error: `send failed: ${(err as Error).message}` }));
@@ -104,7 +107,8 @@ async function sendBatch(deps: Deps, jobs: SendJob[]): Promise<void> {
     if (!p) opened.set(id, (p = connectionCredentials(deps, id)));
     return p;
   };
-  const outcomes = await Promise.all(unique.map(async (job) => ({ job, outcome: await sendOne(deps, contexts.get(job.messageId)!, credentialsOf) })));
+  const senderOf = sendersWith({ visitors: visitorBus(deps) });
+  const outcomes = await Promise.all(unique.map(async (job) => ({ job, outcome: await sendOne(deps, contexts.get(job.messageId)!, senderOf, credentialsOf) })));
 
   await deps.db.transaction().execute(async (trx) => {
     const now = deps.now();
@@ -124,13 +128,7 @@ async function sendBatch(deps: Deps, jobs: SendJob[]): Promise<void> {
     }
     const { changed, released } = await settleClaims(trx, claim.token, results, retries.map((r) => r.job.messageId), now);
     for (const r of retries) if (released.has(r.job.messageId)) await enqueueSend(deps.boss, trx, r.job, r.at);
-    const events: RealtimeEvent[] = changed.map((row) => ({
-      type: 'message.updated',
-      workspaceId: row.workspace_id,
-      data: { id: row.id, threadId: row.thread_id, status: row.status, error: row.error },
-    }));
-    await publishEvents(trx, events);
-    await writeOutbox(deps.boss, trx, changed.map((row) => ({ type: 'message.updated' as const, workspaceId: row.workspace_id, data: messageResource(row) })), now);
+    await announce(deps.boss, trx, changed.map((message) => ({ type: 'message.updated' as const, message })), now);
   });
 }
 

@@ -1,7 +1,6 @@
 import type { Deps } from '../deps.js';
 import type { Executor } from '../db/database.js';
-import { applyEvents, resolveConnections, type DeliveryEvents } from '../messaging/apply-events.js';
-import { publishEvents } from '../realtime/publish.js';
+import { applyDeliveries, type DeliveryEvents } from '../messaging/apply-events.js';
 import { adapterFor } from '../channels/index.js';
 import { NormaliseError } from '../channels/channel.js';
 import { deliveryPayload } from './delivery-payload.js';
@@ -118,25 +117,21 @@ async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome>
       if ('error' in result) failed.push(failure(row, row.app_id, result.error, now));
       else readable.push({ row, events: result.events });
     }
-    const { resolutions, connections, bySentMessage } = await resolveConnections(trx, readable.map((r) => r.events));
-    const applicable: DeliveryEvents[] = [];
+    const resolutions = await applyDeliveries(deps.boss, trx, readable.map((r) => r.events), now);
     const processed: { id: string; appId: string | null }[] = [];
     const receivedAt: Date[] = [];
-    for (const { row, events } of readable) {
+    for (const { row } of readable) {
       const resolution = resolutions.get(row.id)!;
       if (resolution.error) failed.push(failure(row, resolution.appId, resolution.error, now));
       else {
-        applicable.push(events);
         processed.push({ id: row.id, appId: resolution.appId });
         receivedAt.push(row.created_at);
       }
     }
-    const applied = await applyEvents(trx, applicable, connections, bySentMessage, now);
     await markProcessed(trx, processed, now);
     const dead = await markFailed(trx, failed, now);
     await scheduleRetries(deps, trx, failed);
-    await publishEvents(trx, applied.realtime);
-    await writeOutbox(deps.boss, trx, [...applied.outbound, ...deadLetterEvents(dead)], now);
+    await writeOutbox(deps.boss, trx, deadLetterEvents(dead), now);
     return {
       processed: processed.length,
       receivedAt,

@@ -2,7 +2,7 @@ import type { InboxStatus } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
-import { findIdempotentResponse, saveIdempotentResponse } from '../idempotency/idempotency.queries.js';
+import { withIdempotency } from '../idempotency/with-idempotency.js';
 import { lockRowForRequeue, resetForRequeue } from './inbox.queries.js';
 import { enqueueDeliveries } from './inbox.enqueue.js';
 
@@ -19,7 +19,7 @@ export const OPERATOR_IDEMPOTENCY_SPACE = 'operator';
 export type RequeueScope = { appId: string } | { operator: true };
 
 /**
- * Requeues a `failed` or `dead_letter` row (SPEC §3): resets it to `received` and enqueues it,
+ * Requeues a `failed` or `dead_letter` row: resets it to `received` and enqueues it,
  * and answers `{ id, status }` with the status the row had before. One function for the admin
  * and the operator routes; they differ only in `scope`.
  */
@@ -31,16 +31,8 @@ export async function requeueDelivery(
 ): Promise<{ id: string; status: InboxStatus }> {
   if (!isUuid(id)) throw errors.notFound('webhook inbox row');
   const appId = 'appId' in scope ? scope.appId : null;
-  const keySpace = appId ?? OPERATOR_IDEMPOTENCY_SPACE;
-  const requestLine = `requeue ${id}`;
-  return deps.db.transaction().execute(async (trx) => {
-    if (idempotencyKey !== undefined) {
-      const seen = await findIdempotentResponse(trx, keySpace, idempotencyKey);
-      if (seen) {
-        if (seen.request !== requestLine) throw errors.conflict('this idempotency-key was used for another request');
-        return seen.response as { id: string; status: InboxStatus };
-      }
-    }
+  const request = { space: appId ?? OPERATOR_IDEMPOTENCY_SPACE, key: idempotencyKey, request: `requeue ${id}`, statusCode: 200 };
+  return withIdempotency(deps.db, request, async (trx) => {
     // Another app's row is not found, never forbidden: its existence is not revealed.
     const row = await lockRowForRequeue(trx, id, appId);
     if (!row) throw errors.notFound('webhook inbox row');
@@ -48,13 +40,10 @@ export async function requeueDelivery(
       throw errors.conflict(`only failed or dead_letter rows can be requeued; this row is ${row.status}`);
     }
     // The answer is the status before the enqueue: once the job is queued, a worker may
-    // move the row on before this request returns (SPEC §3 rule 2).
+    // move the row on before this request returns (docs/webhooks.md).
     const before = { id: row.id, status: row.status };
     await resetForRequeue(trx, row.id, deps.now());
     await enqueueDeliveries(deps.boss, { trx }, [{ id: row.id }]);
-    if (idempotencyKey !== undefined) {
-      await saveIdempotentResponse(trx, { space: keySpace, key: idempotencyKey, request: requestLine, statusCode: 200, response: before });
-    }
     return before;
   });
 }

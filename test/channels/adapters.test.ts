@@ -54,7 +54,7 @@ describe('social_one.native / social_two.native (one adapter, configured twice)'
       text: 'Love the new collection!',
     });
     expect(normalise('social_one.native', JSON.parse(fixture('social_one.native', 'delivery-and-echo.json')))).toEqual([
-      { type: 'status', externalAccountId: '1126357274156702', externalMessageId: 'm_outbound_1', status: 'delivered', occurredAt: undefined },
+      { type: 'status', resolveBy: 'account', externalAccountId: '1126357274156702', externalMessageId: 'm_outbound_1', status: 'delivered', occurredAt: undefined },
     ]);
   });
 });
@@ -90,8 +90,8 @@ describe('aggregator', () => {
       },
     ]);
     expect(normalise('aggregator', JSON.parse(fixture('aggregator', 'batch.json')))).toEqual([
-      { type: 'status', externalAccountId: 'agg-acct-7781', externalMessageId: 'agg-out-1', status: 'delivered', error: undefined, occurredAt: new Date(1763630100000) },
-      { type: 'status', externalAccountId: 'agg-acct-7781', externalMessageId: 'agg-out-2', status: 'failed', error: '30008: Unknown error', occurredAt: undefined },
+      { type: 'status', resolveBy: 'account', externalAccountId: 'agg-acct-7781', externalMessageId: 'agg-out-1', status: 'delivered', error: undefined, occurredAt: new Date(1763630100000) },
+      { type: 'status', resolveBy: 'account', externalAccountId: 'agg-acct-7781', externalMessageId: 'agg-out-2', status: 'failed', error: '30008: Unknown error', occurredAt: undefined },
     ]);
   });
 });
@@ -169,7 +169,7 @@ describe('whatsapp_session', () => {
       },
     ]);
     expect(normalise('whatsapp_session', JSON.parse(fixture('whatsapp_session', 'ack.json')))).toEqual([
-      { type: 'status', externalAccountId: 'acme-main', externalMessageId: 'true_447700900123@c.us_3EB0OUTBOUND', status: 'read', error: undefined },
+      { type: 'status', resolveBy: 'account', externalAccountId: 'acme-main', externalMessageId: 'true_447700900123@c.us_3EB0OUTBOUND', status: 'read', error: undefined },
     ]);
   });
 });
@@ -190,7 +190,7 @@ describe('sms', () => {
     expect(accepted).toMatchObject({ ok: true, via: 'correlated' });
     // Accepted as correlated, it can only update the message it names: no account is claimed.
     expect(normalise('sms', payloadOf(accepted), 'correlated')).toEqual([
-      { type: 'status', externalAccountId: '', externalMessageId: 'SMOUTBOUND00000000000000000000001', status: 'delivered' },
+      { type: 'status', resolveBy: 'sent_message', externalMessageId: 'SMOUTBOUND00000000000000000000001', status: 'delivered' },
     ]);
     // The same report signed claims its sender's account.
     expect(normalise('sms', payloadOf(accepted), 'signed')[0]).toMatchObject({ externalAccountId: '+14155550100' });
@@ -207,7 +207,7 @@ describe('sms', () => {
     const undelivered = fixture('sms', 'undelivered.form');
     const report = await verify('sms', undelivered, { 'x-signature': sign(SECRET, undelivered) });
     expect(normalise('sms', payloadOf(report))).toEqual([
-      { type: 'status', externalAccountId: '+14155550100', externalMessageId: 'SMOUTBOUND00000000000000000000002', status: 'failed', error: '30003: Unreachable destination handset' },
+      { type: 'status', resolveBy: 'account', externalAccountId: '+14155550100', externalMessageId: 'SMOUTBOUND00000000000000000000002', status: 'failed', error: '30003: Unreachable destination handset' },
     ]);
   });
 });
@@ -236,6 +236,7 @@ describe('email', () => {
     expect(normalise('email', JSON.parse(fixture('email', 'bounce.json')))).toEqual([
       {
         type: 'status',
+        resolveBy: 'account',
         externalAccountId: 'support@acme.test',
         externalMessageId: '<outbound-1@acme.test>',
         status: 'failed',

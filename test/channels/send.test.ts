@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SendCredentials, SendOutcome, SendTarget } from '../../src/channels/channel.js';
-import { adapters } from '../../src/channels/index.js';
+import { adapters, sendersWith } from '../../src/channels/index.js';
 import { retryAfterSeconds } from '../../src/channels/provider-http.js';
 import { startFakeProviders, type FakeProviders, type Provider } from '../../harness/fake-providers.js';
 import { closedPort } from '../helpers/sockets.js';
@@ -263,12 +263,14 @@ describe('livechat', () => {
   const target = { accountId: 'wk_shop', to: 'visitor-handle', text: 'Hello!', messageId: 42 };
   it('hands the reply to the visitor bus; its provider id is its own message id', async () => {
     const offered: unknown[] = [];
-    const outcome = await adapters.livechat.send!(target, {}, { timeoutMs: 1000, visitors: { offer: async (r) => void offered.push(r) } });
+    const sender = sendersWith({ visitors: { offer: async (r) => void offered.push(r) } })('livechat')!;
+    const outcome = await sender.send!(target, {}, { timeoutMs: 1000 });
     expect(outcome).toEqual({ outcome: 'sent', externalId: '42' });
     expect(offered).toEqual([{ visitor: 'visitor-handle', messageId: 42 }]);
   });
 
-  it('fails without a bus to hand it to', async () => {
-    expect((await adapters.livechat.send!(target, {}, { timeoutMs: 1000 })).outcome).toBe('failed');
+  it('sends only through an adapter built with a bus: the webhook registry’s cannot send', () => {
+    expect(adapters.livechat.send).toBeUndefined();
+    expect(sendersWith({ visitors: { offer: async () => {} } })('whatsapp')).toBe(adapters.whatsapp);
   });
 });

@@ -142,6 +142,20 @@ describe('POST /v1/threads/:id/messages', () => {
     expect(other.statusCode).toBe(409);
   });
 
+  it('answers two concurrent replies with one Idempotency-Key with one message and one send', async () => {
+    const threadId = await inboundThread('16505550015');
+    const [a, b] = await Promise.all([
+      reply(threadId, 'at the same time', { 'idempotency-key': 'reply-race-1' }),
+      reply(threadId, 'at the same time', { 'idempotency-key': 'reply-race-1' }),
+    ]);
+    expect([a.statusCode, b.statusCode]).toEqual([202, 202]);
+    expect(b.json().data).toEqual(a.json().data);
+    await settled(a.json().data.id);
+    const rows = await ctx.deps.db.selectFrom('messages').select('id').where('thread_id', '=', threadId).where('direction', '=', 'outbound').execute();
+    expect(rows).toHaveLength(1);
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it('refuses read keys (403), unknown threads (404), empty or long text (422)', async () => {
     const threadId = await inboundThread('16505550006');
     const readKey = await makeTenant(ctx.deps, { scopes: ['read'] });

@@ -212,6 +212,19 @@ describe('POST /v1/admin/webhook-inbox/:id/requeue', () => {
     const other = await inboxRow(mine.workspace.appId, 'dead_letter');
     expect((await requeue(mine.headers, other, key)).statusCode).toBe(409);
   });
+
+  it('answers two concurrent requeues with one idempotency-key with the one stored answer', async () => {
+    const id = await inboxRow(mine.workspace.appId, 'dead_letter');
+    const key = { 'idempotency-key': `race-${randomUUID()}` };
+    // The second waits for the first to commit, then replays its answer (not a 409 for a row
+    // the first one already moved to received).
+    const [a, b] = await Promise.all([requeue(mine.headers, id, key), requeue(mine.headers, id, key)]);
+    expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
+    expect(a.json().data).toEqual({ id, status: 'dead_letter' });
+    expect(b.json().data).toEqual(a.json().data);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id}`.execute(ctx.deps.db);
+    expect(rows[0]!.n).toBe(1);
+  });
 });
 
 describe('GET /v1/operator/webhook-inbox', () => {

@@ -1,0 +1,106 @@
+import type { Selectable } from 'kysely';
+import type { MessagesTable, ThreadsTable } from '../db/types.js';
+import type { RealtimeEvent } from '../realtime/publish.js';
+import { messageResource, threadResource } from './messaging.resources.js';
+
+/**
+ * Every change messaging announces, and what each one tells whom: agents' sockets (the realtime
+ * bus: small, ids and the few fields a UI needs) and customers' webhook endpoints (whole API
+ * resources). Announcing a new kind of change is one entry in CHANGE_EVENTS below (and, when
+ * endpoints may subscribe to it, its name in ENDPOINT_CHANGE_TYPES). Pure: `announce` in
+ * ./announce.ts publishes what `announcements` returns.
+ */
+
+/** The longest message text an event or a thread's preview carries. */
+export const PREVIEW_LENGTH = 140;
+
+export type MessageRow = Selectable<MessagesTable>;
+export type ThreadWithKey = Selectable<ThreadsTable> & { integration_key: string };
+export interface NewContact {
+  id: number;
+  workspaceId: number;
+  name: string | null;
+  integrationKey: string;
+  externalId: string;
+  createdAt: Date;
+}
+
+export type Change =
+  | { type: 'message.created'; message: MessageRow }
+  | { type: 'message.updated'; message: MessageRow }
+  | { type: 'thread.created'; thread: ThreadWithKey }
+  /** A thread's activity moved on (a message in it, a conversation opened): agents refetch it. */
+  | { type: 'thread.updated'; workspaceId: number; threadId: number }
+  | { type: 'contact.created'; contact: NewContact };
+
+/** The changes customers' endpoints may subscribe to (webhook_inbox.dead_lettered is the inbox's own). */
+export const ENDPOINT_CHANGE_TYPES = ['message.created', 'message.updated', 'thread.created', 'contact.created'] as const;
+type EndpointChangeType = (typeof ENDPOINT_CHANGE_TYPES)[number];
+
+/**
+ * The events customers receive on their webhook endpoints. The body sent is
+ * `{ id, type, createdAt, workspaceId, data }`; `data` is the API's own resource (Message,
+ * Thread, Contact, the inbox row without its body), so a receiver reads the same shapes as the
+ * /v1 lists. `ping` is sent only by an endpoint's `test` route, whatever its event filter.
+ */
+export type OutboundEventType = EndpointChangeType | 'webhook_inbox.dead_lettered' | 'ping';
+
+export interface OutboundEvent {
+  type: OutboundEventType;
+  workspaceId: number;
+  data: object;
+}
+
+type Shape<C extends Change> = {
+  workspaceId(change: C): number;
+  /** `data` of the realtime event; absent: agents are not told. */
+  realtime?(change: C): Record<string, unknown>;
+} & (C['type'] extends EndpointChangeType
+  ? { /** `data` of the outbound event. */ endpoints(change: C): object }
+  : { endpoints?: never });
+
+interface AnyShape {
+  workspaceId(change: Change): number;
+  realtime?(change: Change): Record<string, unknown>;
+  endpoints?(change: Change): object;
+}
+
+const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>> } = {
+  'message.created': {
+    workspaceId: (c) => c.message.workspace_id,
+    realtime: ({ message: m }) => ({ id: m.id, threadId: m.thread_id, direction: m.direction, status: m.status, preview: m.text.slice(0, PREVIEW_LENGTH) }),
+    endpoints: (c) => messageResource(c.message),
+  },
+  'message.updated': {
+    workspaceId: (c) => c.message.workspace_id,
+    realtime: ({ message: m }) => ({ id: m.id, threadId: m.thread_id, status: m.status, error: m.error }),
+    endpoints: (c) => messageResource(c.message),
+  },
+  'thread.created': {
+    workspaceId: (c) => c.thread.workspace_id,
+    endpoints: (c) => threadResource(c.thread),
+  },
+  'thread.updated': {
+    workspaceId: (c) => c.workspaceId,
+    realtime: (c) => ({ id: c.threadId }),
+  },
+  'contact.created': {
+    workspaceId: (c) => c.contact.workspaceId,
+    endpoints: ({ contact: c }) => ({ id: c.id, name: c.name, handles: [{ integrationKey: c.integrationKey, externalId: c.externalId }], createdAt: c.createdAt.toISOString() }),
+  },
+};
+
+/** The realtime and outbound events of `changes`, each list in the order of the changes. */
+export function announcements(changes: readonly Change[]): { realtime: RealtimeEvent[]; outbound: OutboundEvent[] } {
+  const realtime: RealtimeEvent[] = [];
+  const outbound: OutboundEvent[] = [];
+  for (const change of changes) {
+    // The table's type pairs each change with its own entry; TypeScript cannot follow that
+    // through a union, so the entry is read here as one taking any change.
+    const shape = CHANGE_EVENTS[change.type] as unknown as AnyShape;
+    const workspaceId = shape.workspaceId(change);
+    if (shape.realtime) realtime.push({ type: change.type, workspaceId, data: shape.realtime(change) });
+    if (shape.endpoints) outbound.push({ type: change.type as EndpointChangeType, workspaceId, data: shape.endpoints(change) });
+  }
+  return { realtime, outbound };
+}
