@@ -3,6 +3,7 @@ import type { IntegrationConfig, IntegrationKey } from '../config.js';
 import { hmacSha256Hex, safeEqual } from '../crypto/hmac.js';
 import { parseJson, type RawBody } from '../http/raw-body.js';
 import type { NormalisedEvent } from '../messaging/events.js';
+import type { ResolveHost } from '../webhooks-out/address-guard.js';
 
 /**
  * How a delivery was accepted. Stored with the row (webhook_inbox.verification) and handed
@@ -75,6 +76,12 @@ export interface SendOptions {
   timeoutMs: number;
   /** Live chat's "provider": the api processes holding visitors' sockets. */
   visitors?: VisitorBus;
+  /**
+   * E-mail: whether a connection's `smtpUrl` may reach loopback and private addresses
+   * (INBOX_ALLOW_PRIVATE_SMTP; default no), and how its host is resolved (the system resolver
+   * by default; tests give their own to play a rebinding name).
+   */
+  smtp?: { allowPrivate: boolean; resolve?: ResolveHost };
 }
 
 /**
