@@ -11,7 +11,7 @@ const scrape = (headers: Record<string, string> = { authorization: `Bearer ${TOK
 
 describe('/metrics with INBOX_METRICS_TOKEN', () => {
   it('asks for the bearer token: none, another one or another scheme → 401; the token → 200', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong-token' }, { authorization: `Basic ${TOKEN}` }, { 'x-api-key': TOKEN }]) {
+    for (const headers of [{}, { authorization: 'Bearer wrong-token' }, { authorization: `Basic ${TOKEN}` }, { 'x-api-key': TOKEN }] as Record<string, string>[]) {
       const res = await scrape(headers);
       expect(res.statusCode, JSON.stringify(headers)).toBe(401);
       expect(res.json().error.code).toBe('unauthorized');
