@@ -10,6 +10,7 @@ import * as m0008 from './0008_connection_credentials.js';
 import * as m0009 from './0009_outbound_webhooks.js';
 import * as m0010 from './0010_livechat.js';
 import * as m0011 from './0011_send_claim.js';
+import * as m0012 from './0012_rate_limit_hits.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0009_outbound_webhooks': m0009,
   '0010_livechat': m0010,
   '0011_send_claim': m0011,
+  '0012_rate_limit_hits': m0012,
 };

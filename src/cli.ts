@@ -6,6 +6,7 @@ import { createConnection } from './connections/connections.service.js';
 import { AppError } from './http/errors.js';
 import { createLogger } from './logger.js';
 import { openDatabase, resolveSecretKey, ROLES, startService, type Role } from './main.js';
+import { installProcessGuards } from './process-guards.js';
 import { createUser, createWorkspace, requireWorkspace, USER_ROLES } from './workspaces/workspaces.service.js';
 
 const USAGE = `Usage: inbox <command> [options]
@@ -56,6 +57,7 @@ async function readPassword(): Promise<string> {
 
 async function serve(role: Role): Promise<void> {
   const service = await startService({ role });
+  installProcessGuards(service.deps.log);
   const shutdown = (signal: string) => {
     service.deps.log.info({ signal }, 'shutting down');
     service.stop().then(

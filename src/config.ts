@@ -50,6 +50,12 @@ export interface Config {
   logWebhooks: boolean;
   /** Outbound webhooks may reach loopback and private addresses (tests, on-premise receivers). */
   allowPrivateWebhookUrls: boolean;
+  /** Connections' `smtpUrl` may reach loopback and private addresses (tests, an on-premise relay). */
+  allowPrivateSmtp: boolean;
+  /** Outbound webhook endpoints one workspace may have (INBOX_MAX_WEBHOOK_ENDPOINTS). */
+  maxWebhookEndpoints: number;
+  /** When set, `/metrics` asks for `Authorization: Bearer <token>` (INBOX_METRICS_TOKEN). */
+  metricsToken: string | undefined;
   /**
    * Proxies whose X-Forwarded-For is believed (login rate limits count the client behind
    * them): false, or addresses/CIDRs (and proxy-addr's `loopback`, `linklocal`, `uniquelocal`).
@@ -183,6 +189,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     skipWebhookVerify,
     logWebhooks: bool('INBOX_LOG_WEBHOOKS'),
     allowPrivateWebhookUrls: bool('INBOX_ALLOW_PRIVATE_WEBHOOK_URLS'),
+    allowPrivateSmtp: bool('INBOX_ALLOW_PRIVATE_SMTP'),
+    maxWebhookEndpoints: int('INBOX_MAX_WEBHOOK_ENDPOINTS', 20, 1, 10_000),
+    metricsToken: str('INBOX_METRICS_TOKEN'),
     trustProxy: readTrustProxy(str('INBOX_TRUST_PROXY'), problems),
     logLevel,
     bodyLimitBytes: int('INBOX_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),

@@ -220,7 +220,7 @@ export function requireAdminKey(deps: Deps) {
   };
 }
 
-/** preHandler: platform staff: the admin key, or a user with role `operator`. */
+/** preHandler: platform staff: the admin key, or a signed-in user (JWT) with role `operator`. */
 export function requireOperator(deps: Deps) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
     if (headerValue(request, 'x-service-admin-api-key') !== undefined) {
@@ -233,9 +233,11 @@ export function requireOperator(deps: Deps) {
       request.auth = ADMIN_AUTH;
       return;
     }
-    const auth = await resolveAuth(deps, request, { allowPat: true });
+    // Never a personal-access token: a long-lived token made for scripts must not carry the
+    // operator's reach over every tenant (it is refused like any unknown bearer, 401).
+    const auth = await resolveAuth(deps, request);
     if (!auth) throw errors.unauthorized();
-    if (!(auth.kind === 'user' || auth.kind === 'pat') || !auth.roles.includes('operator')) {
+    if (auth.kind !== 'user' || !auth.roles.includes('operator')) {
       throw errors.forbidden('requires the operator role');
     }
     request.auth = auth;

@@ -6,6 +6,7 @@ import { sha256Hex } from '../crypto/hmac.js';
 import type { Executor } from '../db/database.js';
 import type { DB, UsersTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
+import { clientAddressKey } from '../http/client-address.js';
 import { errors } from '../http/errors.js';
 import { publishEvent } from '../realtime/publish.js';
 import { userResource } from '../workspaces/workspaces.service.js';
@@ -126,10 +127,12 @@ export async function verifyPassword(user: User | undefined, password: string): 
  * Returns the attempt's id, to forget on success; throws 429 when over the limit.
  */
 export async function admitLoginAttempt(deps: Deps, email: string, ip: string): Promise<number> {
+  // Counted per client address key: an IPv6 client per /64, whatever address in it it uses.
+  const address = clientAddressKey(ip);
   const now = deps.now();
   const windowMs = LOGIN_WINDOW_SECONDS * 1000;
-  const id = await recordLoginAttempt(deps.db, email, ip, now);
-  const counts = await countFailedLogins(deps.db, email, ip, new Date(now.getTime() - windowMs), id);
+  const id = await recordLoginAttempt(deps.db, email, address, now);
+  const counts = await countFailedLogins(deps.db, email, address, new Date(now.getTime() - windowMs), id);
   const retryAfter = (oldest: Date | null) => Math.max(1, Math.ceil(((oldest?.getTime() ?? now.getTime()) + windowMs - now.getTime()) / 1000));
   const over = counts.by_email >= LOGIN_LIMIT_PER_EMAIL ? counts.oldest_email : counts.by_ip >= LOGIN_LIMIT_PER_IP ? counts.oldest_ip : undefined;
   if (over !== undefined) {

@@ -3,6 +3,7 @@ import type { IntegrationConfig, IntegrationKey } from '../config.js';
 import { hmacSha256Hex, safeEqual, sha256SignatureDigest } from '../crypto/hmac.js';
 import { parseJson, type RawBody } from '../http/raw-body.js';
 import type { NormalisedEvent } from '../messaging/events.js';
+import type { ResolveHost } from '../webhooks-out/address-guard.js';
 
 /**
  * How a delivery was accepted. Stored with the row (webhook_inbox.verification) and handed
@@ -73,6 +74,12 @@ export type SendOutcome =
 export interface SendOptions {
   /** The whole attempt's deadline, connecting and reading the answer included. */
   timeoutMs: number;
+  /**
+   * E-mail: whether a connection's `smtpUrl` may reach loopback and private addresses
+   * (INBOX_ALLOW_PRIVATE_SMTP; default no), and how its host is resolved (the system resolver
+   * by default; tests give their own to play a rebinding name).
+   */
+  smtp?: { allowPrivate: boolean; resolve?: ResolveHost };
 }
 
 export interface WebhookAdapter {

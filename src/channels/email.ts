@@ -1,7 +1,9 @@
+import { isIP } from 'node:net';
 import nodemailer, { type NodemailerError } from 'nodemailer';
 import { safeEqual } from '../crypto/hmac.js';
 import { arrayOf, firstHeader, isObject, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type SendOutcome, type SendTarget, type WebhookAdapter } from './channel.js';
 import type { NormalisedEvent } from '../messaging/events.js';
+import { checkedAddress, RefusedAddressError, systemResolve, type ResolveHost } from '../webhooks-out/address-guard.js';
 import { noCredentials, outcomes } from './send-outcome.js';
 
 /**
@@ -78,27 +80,84 @@ export const emailAdapter: WebhookAdapter = {
       }
     });
   },
-  async send(target, credentials, { timeoutMs }) {
+  async send(target, credentials, { timeoutMs, smtp }) {
     if (!credentials.smtpUrl) return noCredentials('email', { smtpUrl: credentials.smtpUrl });
-    return sendMail(target, credentials.smtpUrl, timeoutMs);
+    return sendMail(target, credentials.smtpUrl, timeoutMs, smtp ?? { allowPrivate: false });
   },
 };
 
 /** Failures without an SMTP reply that another attempt would meet again. */
 const PERMANENT_CODES = new Set(['ECONFIG', 'EENVELOPE', 'EMESSAGE', 'EAUTH', 'ENOAUTH', 'EMAXRECIPIENTS', 'EREQUIRETLS']);
+/** Failures before an SMTP server greeted us: whatever answered is not shown (see below). */
+const CONNECTION_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EPROTOCOL', 'EDNS', 'ETLS']);
+export const SMTP_UNREACHABLE = 'could not reach the SMTP server';
 
-async function sendMail(target: SendTarget, smtpUrl: string, timeoutMs: number): Promise<SendOutcome> {
-  let url: URL | undefined;
+/** What a connection's `smtpUrl` may say: where to connect and as whom, nothing else. */
+export interface SmtpTarget {
+  secure: boolean;
+  host: string;
+  port: number;
+  auth?: { user: string; pass: string };
+}
+
+/**
+ * Reads an `smtp://` or `smtps://` URL into host, port, security and auth only. Query options
+ * (nodemailer reads `?debug=`, `?logger=`, `?proxy=`, `?tls.…` from a URL) and the path are
+ * ignored: the URL is a tenant's, and none of those are the tenant's to set. Undefined when
+ * the URL does not parse or is not SMTP.
+ */
+export function parseSmtpUrl(smtpUrl: string): SmtpTarget | undefined {
+  let url: URL;
   try {
     url = new URL(smtpUrl);
   } catch {
+    return undefined;
+  }
+  if ((url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') return undefined;
+  const secure = url.protocol === 'smtps:';
+  const user = safeDecode(url.username);
+  return {
+    secure,
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port: url.port ? Number(url.port) : secure ? 465 : 587,
+    ...(user ? { auth: { user, pass: safeDecode(url.password) } } : {}),
+  };
+}
+
+async function sendMail(target: SendTarget, smtpUrl: string, timeoutMs: number, guard: { allowPrivate: boolean; resolve?: ResolveHost }): Promise<SendOutcome> {
+  let password = '';
+  try {
+    password = new URL(smtpUrl).password;
+  } catch {
     // Not echoed: the text may hold a password.
   }
-  const password = url?.password ?? '';
   const { failed, retry } = outcomes([smtpUrl, password, safeDecode(password)]);
-  if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:')) return failed('email: smtpUrl must be an smtp:// or smtps:// URL');
+  const smtp = parseSmtpUrl(smtpUrl);
+  if (!smtp) return failed('email: smtpUrl must be an smtp:// or smtps:// URL');
 
-  const transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs, dnsTimeout: timeoutMs });
+  // The host passes the outbound address guard, and the connection goes to the very address
+  // that was checked (the name is kept only for TLS: SNI and the certificate check), so a name
+  // that rebinds to an internal address between check and connect gets nowhere.
+  let address: string;
+  try {
+    address = (await checkedAddress(guard.resolve ?? systemResolve, smtp.host, guard.allowPrivate)).address;
+  } catch (err) {
+    if (err instanceof RefusedAddressError) return failed(`email: ${err.message}; SMTP servers must be on public addresses`);
+    return retry(`email: ${SMTP_UNREACHABLE}`);
+  }
+  const transport = nodemailer.createTransport({
+    host: address,
+    port: smtp.port,
+    secure: smtp.secure,
+    ...(isIP(smtp.host) ? {} : { servername: smtp.host }),
+    ...(smtp.auth ? { auth: smtp.auth } : {}),
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+    dnsTimeout: timeoutMs,
+    logger: false,
+    debug: false,
+  });
   const inReplyTo = target.replyTo?.messageId;
   try {
     const info = await transport.sendMail({
@@ -116,6 +175,9 @@ async function sendMail(target: SendTarget, smtpUrl: string, timeoutMs: number):
   } catch (err) {
     const e = err as NodemailerError;
     if (e.code === 'EABORT') return retry(`email: no answer within ${timeoutMs} ms`);
+    // Until a server has greeted us as SMTP, whatever answered is not shown: its banner would
+    // tell a tenant what listens at that host and port.
+    if (e.command === 'CONN' || CONNECTION_CODES.has(e.code ?? '')) return retry(`email: ${SMTP_UNREACHABLE}`);
     const text = `email: ${e.message}`;
     if (e.responseCode !== undefined) {
       // 5xx is a permanent refusal, 4xx a transient one (RFC 5321); nodemailer also counts 503

@@ -68,6 +68,10 @@ export function checkCredentials(integrationKey: string, credentials: Connection
   }
 }
 
+/** A send's error when the connection's sealed credentials do not open. */
+export const CREDENTIALS_DO_NOT_OPEN =
+  "the connection's stored credentials cannot be opened (INBOX_SECRET_KEY changed, or the row was altered or copied): set them again with PATCH /v1/connections/:id";
+
 /** The associated data that binds sealed credentials to their connection's row. */
 const aad = (connectionId: number) => `connection:${connectionId}`;
 

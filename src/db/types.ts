@@ -162,6 +162,12 @@ export interface LoginAttemptsTable {
   created_at: Generated<Date>;
 }
 
+export interface RateLimitHitsTable {
+  id: Generated<number>;
+  bucket: string;
+  created_at: Date;
+}
+
 export type EndpointScheme = 'service' | 'standard';
 export type OutboundDeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
@@ -247,6 +253,7 @@ export interface DB {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   livechat_visitors: LivechatVisitorsTable;
+  rate_limit_hits: RateLimitHitsTable;
 }
 
 export type { Timestamp, NullableTimestamp };

@@ -1,6 +1,9 @@
 import { sql } from 'kysely';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyBaseLogger } from 'fastify';
 import { Type } from 'typebox';
+import { bearerToken } from '../auth/auth.js';
+import { safeEqual } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { BOSS_SCHEMA } from '../jobs/boss.js';
 import { errors } from '../http/errors.js';
@@ -26,7 +29,25 @@ export const metricsCollectors: MetricsCollector[] = [
 
 const Status = <S extends string>(status: S) => Type.Object({ status: Type.Literal(status) });
 
+/** Scrape-time reads of shared state run at most this often per process (docs/security.md). */
+export const METRICS_COLLECT_INTERVAL_MS = 15_000;
+
 export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  // A scrape reads Postgres at most once per interval, and concurrent scrapes share one read:
+  // anyone who can reach /metrics must not be able to make the database count jobs in a loop.
+  let collectedAt = Number.NEGATIVE_INFINITY;
+  let collecting: Promise<void> | undefined;
+  const collectFresh = (log: FastifyBaseLogger): Promise<void> => {
+    if (collecting) return collecting;
+    if (deps.now().getTime() - collectedAt < METRICS_COLLECT_INTERVAL_MS) return Promise.resolve();
+    collecting = (async () => {
+      const results = await Promise.allSettled(metricsCollectors.map((collect) => collect(deps)));
+      for (const r of results) if (r.status === 'rejected') log.warn({ err: r.reason }, 'metrics collector failed');
+      collectedAt = deps.now().getTime();
+    })().finally(() => (collecting = undefined));
+    return collecting;
+  };
+
   app.get('/healthz', { schema: { summary: 'Liveness', description: 'the process answers', response: { 200: Status('ok') } } }, async () => ({ status: 'ok' as const }));
 
   app.get('/readyz', { schema: { summary: 'Readiness', description: 'the database and the queue answer', response: { 200: Status('ready') } } }, async (request) => {
@@ -45,8 +66,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     '/metrics',
     { schema: { summary: 'Prometheus metrics', description: 'Prometheus text exposition', response: { 200: { content: { 'text/plain': { schema: Type.String() } } } } } },
     async (request, reply) => {
-      const results = await Promise.allSettled(metricsCollectors.map((collect) => collect(deps)));
-      for (const r of results) if (r.status === 'rejected') request.log.warn({ err: r.reason }, 'metrics collector failed');
+      const token = deps.config.metricsToken;
+      if (token !== undefined) {
+        const presented = bearerToken(request);
+        if (presented === undefined || !safeEqual(presented, token)) throw errors.unauthorized('metrics need Authorization: Bearer <INBOX_METRICS_TOKEN>');
+      }
+      await collectFresh(request.log);
       reply.type(deps.metrics.registry.contentType);
       return deps.metrics.registry.metrics();
     },

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { randomToken, sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
+import { clientAddressKey } from '../http/client-address.js';
 import { errors } from '../http/errors.js';
 import { applyDeliveries } from '../messaging/apply-events.js';
 import type { NormalisedEvent } from '../messaging/events.js';
@@ -56,8 +57,10 @@ export async function startConversation(deps: Deps, widget: Widget, input: { nam
   const token = randomToken(VISITOR_TOKEN_PREFIX, 32);
   const handle = randomUUID();
   const now = deps.now();
+  // Counted per client address key (an IPv6 client by its /64), which is what is stored.
+  const address = clientAddressKey(input.ip);
   const threadId = await deps.db.transaction().execute(async (trx) => {
-    const recent = await countRecentConversations(trx, input.ip, new Date(now.getTime() - MINUTE_MS));
+    const recent = await countRecentConversations(trx, address, new Date(now.getTime() - MINUTE_MS));
     if (recent.n >= LIVECHAT_LIMITS.conversationsPerAddressPerMinute) {
       throw errors.rateLimited(retryAfter(recent.oldest, now), `at most ${LIVECHAT_LIMITS.conversationsPerAddressPerMinute} new conversations a minute from one address`);
     }
@@ -78,7 +81,7 @@ export async function startConversation(deps: Deps, widget: Widget, input: { nam
       handle,
       tokenHash: hashVisitorToken(token),
       email: input.email ?? null,
-      ip: input.ip,
+      ip: address,
       createdAt: now,
       expiresAt: new Date(now.getTime() + VISITOR_TOKEN_DAYS * 24 * 3600 * 1000),
     });

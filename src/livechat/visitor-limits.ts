@@ -1,29 +1,12 @@
-import { isIP } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { FastifyRequest } from 'fastify';
+import { clientAddressKey } from '../http/client-address.js';
 import { errors } from '../http/errors.js';
 import type { Metrics } from '../metrics.js';
 import type { Widget } from './livechat.queries.js';
 
 /** Close code: a limit on visitor sockets was reached (the same code as the per-visitor one). */
 export const CLOSE_SOCKET_LIMIT = 4008;
-
-/**
- * The key a client address is counted under: an IPv4 address as it is, an IPv6 address by its
- * /64 (one customer line usually holds a whole /64, so counting single addresses would let
- * one client take 2^64 of them). An IPv4-mapped IPv6 address counts as its IPv4 address.
- */
-// TODO(merge): use clientAddressKey
-export function visitorAddressKey(ip: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1]!;
-  if (isIP(ip) !== 6) return ip;
-  const [head = '', tail = ''] = ip.split('::');
-  const left = head === '' ? [] : head.split(':');
-  const right = tail === '' ? [] : tail.split(':');
-  const groups = ip.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
-}
 
 /**
  * How many visitor sockets this api process holds, per client address and in all. A socket
@@ -42,7 +25,7 @@ export class VisitorSocketLimits {
 
   /** Counts `socket` for `ip` and returns true, or closes it (4008) and returns false. */
   admit(socket: WebSocket, ip: string): boolean {
-    const key = visitorAddressKey(ip);
+    const key = clientAddressKey(ip);
     const held = this.byAddress.get(key) ?? 0;
     const refused =
       this.total >= this.limits.perProcess ? `at most ${this.limits.perProcess} visitor sockets on this server`

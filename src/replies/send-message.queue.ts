@@ -2,7 +2,8 @@ import type { PgBoss } from 'pg-boss';
 import { sendersWith } from '../channels/index.js';
 import type { SendCredentials, SendOutcome, WebhookAdapter } from '../channels/channel.js';
 import type { VisitorBus } from '../channels/livechat.js';
-import { connectionCredentials } from '../connections/connection-credentials.js';
+import { connectionCredentials, CREDENTIALS_DO_NOT_OPEN } from '../connections/connection-credentials.js';
+import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, jobsIn, type QueueDefinition } from '../jobs/queue.js';
@@ -73,10 +74,16 @@ async function sendOne(
         return adapter.send!(
           { accountId: ctx.external_account_id, to: ctx.to!, text: ctx.text, messageId: ctx.id, replyTo },
           credentials,
-          { timeoutMs: SEND_TIMEOUT_MS },
+          { timeoutMs: SEND_TIMEOUT_MS, smtp: { allowPrivate: deps.config.allowPrivateSmtp, resolve: deps.resolveHost } },
         );
       })
-      .catch((err: unknown): SendOutcome => ({ outcome: 'retry', error: `send failed: ${(err as Error).message}` }));
+      .catch((err: unknown): SendOutcome =>
+        // Credentials that do not open will not open on a retry either: the message fails now
+        // and says what to do; the process and the batch's other replies go on.
+        err instanceof SecretBoxError
+          ? { outcome: 'failed', error: CREDENTIALS_DO_NOT_OPEN }
+          : { outcome: 'retry', error: `send failed: ${(err as Error).message}` },
+      );
   }
   deps.metrics.sends.inc({ integration: ctx.integration_key, outcome: outcome.outcome });
   deps.metrics.sendDuration.observe({ integration: ctx.integration_key }, (performance.now() - started) / 1000);

@@ -36,9 +36,14 @@ const RANGE_WORDS: Record<string, string> = {
   reserved: 'a reserved',
 };
 
+/**
+ * Why `host` is refused. A name's resolved address is never named: the text reaches the
+ * tenant (a delivery log, a message's error), and what an internal name resolves to is a
+ * map of the deployment's network.
+ */
 export function describeRefusal(host: string, address: string, range: string): string {
   const what = RANGE_WORDS[range] ?? `a non-public (${range})`;
-  return host === address ? `${address} is ${what} address` : `${host} resolves to ${address}, ${what} address`;
+  return host === address ? `${address} is ${what} address` : `${host} resolves to ${what} address`;
 }
 
 /** The host of a URL as an IP address, when it is one (brackets of an IPv6 literal removed). */
@@ -52,21 +57,33 @@ export class RefusedAddressError extends Error {
 }
 
 /**
+ * The one address to connect to for `host` (a name or a literal), after the guard: a name is
+ * resolved once, and refused (RefusedAddressError) unless every address it has is public.
+ * Connect to the address returned, never to the name again, so a rebinding name cannot swap
+ * in another address between the check and the connection.
+ */
+export async function checkedAddress(resolve: ResolveHost, host: string, allowPrivate: boolean): Promise<{ address: string; family: number }> {
+  const literal = host.replace(/^\[|\]$/g, '');
+  const family = isIP(literal);
+  const addresses = family !== 0 ? [{ address: literal, family }] : await resolve(host);
+  if (addresses.length === 0) throw new Error(`${host} has no address`);
+  if (!allowPrivate) {
+    for (const a of addresses) {
+      const range = refusedRange(a.address);
+      if (range) throw new RefusedAddressError(`refused: ${describeRefusal(family !== 0 ? literal : host, a.address, range)}`);
+    }
+  }
+  return addresses[0]!;
+}
+
+/**
  * A `lookup` for net/tls connect (undici's `connect.lookup`): resolves the name, refuses it
  * unless every address is public, and hands the socket the first checked address.
  */
 export function guardedLookup(resolve: ResolveHost, allowPrivate: boolean): LookupFunction {
   return (hostname, options, callback) => {
-    resolve(hostname).then(
-      (addresses) => {
-        if (addresses.length === 0) throw new Error(`${hostname} has no address`);
-        if (!allowPrivate) {
-          for (const a of addresses) {
-            const range = refusedRange(a.address);
-            if (range) throw new RefusedAddressError(`refused: ${describeRefusal(hostname, a.address, range)}`);
-          }
-        }
-        const chosen = addresses[0]!;
+    checkedAddress(resolve, hostname, allowPrivate).then(
+      (chosen) => {
         if (options.all) (callback as (err: null, addresses: { address: string; family: number }[]) => void)(null, [chosen]);
         else callback(null, chosen.address, chosen.family);
       },

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Job } from 'pg-boss';
+import { SecretBoxError } from '../crypto/secret-box.js';
 import { PgListener } from '../db/listener.js';
 import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, jobsIn } from '../jobs/queue.js';
@@ -10,7 +11,7 @@ import { systemResolve } from './address-guard.js';
 import { WebhookSender, type AttemptResult } from './attempt.js';
 import { findDispatchContexts, recordAttempts, type AttemptRecord, type DeliverySettlement } from './deliveries.queries.js';
 import { signingSecrets } from './endpoint-secrets.js';
-import { clearFailureStreaks, disableEndpoints, startFailureStreaks } from './endpoints.queries.js';
+import { clearFailureStreaks, disableEndpoints, endpointIdsOf, endpointWorkspaces, startFailureStreaks } from './endpoints.queries.js';
 import { enqueueAttempts, JOB_DELIVERIES, OUTBOUND_CHANNEL, OUTBOUND_QUEUE, type AttemptJob } from './outbound.queue.js';
 import { webhookHeaders } from './signing.js';
 
@@ -20,9 +21,13 @@ export const ENDPOINT_IN_FLIGHT = 10;
 export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 3600 * 1000;
 export const GONE_REASON = 'the endpoint answered 410 Gone';
 export const FAILING_REASON = 'no successful delivery for 5 days';
+export const SECRET_REASON =
+  'the signing secret cannot be opened (INBOX_SECRET_KEY changed, or the row was altered or copied): rotate the secret, then enable the endpoint';
 
 /** Jobs (endpoints) one process works on at once: at most 20 × 10 deliveries in flight. */
-const PROCESS_JOBS = 20;
+export const PROCESS_JOBS = 20;
+/** One workspace's share of those: the other half stays free for every other workspace. */
+export const WORKSPACE_JOBS = PROCESS_JOBS / 2;
 /** When nothing wakes it, the dispatcher looks for due retries this often. */
 const POLL_MS = 1_000;
 /** Held jobs' heartbeats are sent at half the queue's heartbeatSeconds. */
@@ -34,6 +39,8 @@ type Fetched = Job<AttemptJob>;
 /** A job being worked: its outcomes commit as they come; the last one's commit completes it. */
 interface Held {
   job: Fetched;
+  /** The endpoint's workspace, for its share of the slots (undefined: the endpoint is gone). */
+  workspaceId: number | undefined;
   total: number;
   committed: number;
 }
@@ -43,7 +50,9 @@ type Result =
   | { kind: 'stale'; held: Held }
   | { kind: 'attempted'; held: Held; ctx: Context; at: Date; attempt: AttemptResult }
   /** The endpoint is disabled: the delivery ends without an HTTP attempt. */
-  | { kind: 'disabled'; held: Held; ctx: Context; at: Date };
+  | { kind: 'disabled'; held: Held; ctx: Context; at: Date }
+  /** The endpoint's signing secret does not open: the delivery fails and the endpoint is disabled. */
+  | { kind: 'unsealable'; held: Held; ctx: Context; at: Date };
 
 /**
  * Sends outbound webhooks. A job holds up to 50 deliveries of one endpoint and pg-boss lets
@@ -70,6 +79,8 @@ export class Dispatcher {
   private loopDone: Promise<void> | undefined;
   private readonly running = new Set<Promise<void>>();
   private readonly held = new Set<Held>();
+  /** Jobs held per workspace, so that none takes more than WORKSPACE_JOBS of the slots. */
+  private readonly workspaceJobs = new Map<number, number>();
   private heartbeat: NodeJS.Timeout | undefined;
   private pending: Result[] = [];
   private flushing: Promise<void> | undefined;
@@ -124,16 +135,35 @@ export class Dispatcher {
       const free = PROCESS_JOBS - this.activeJobs;
       if (free > 0) {
         let jobs: Fetched[] = [];
+        let owners = new Map<number, number>();
         try {
-          jobs = await this.deps.boss.fetch<AttemptJob>(OUTBOUND_QUEUE, { batchSize: free, groupConcurrency: 1 });
+          // Fairness between workspaces: a workspace holding its half is left out of the
+          // fetch (its endpoints are the groups ignored), and no fetch brings more jobs than
+          // the busiest remaining workspace may still take. So a workspace whose receivers
+          // all hang holds at most half the slots, and another's jobs start at once.
+          const full = [...this.workspaceJobs].filter(([, n]) => n >= WORKSPACE_JOBS).map(([id]) => id);
+          const busiest = Math.max(0, ...[...this.workspaceJobs].filter(([, n]) => n < WORKSPACE_JOBS).map(([, n]) => n));
+          const ignoreGroups = (await endpointIdsOf(this.deps.db, full)).map(String);
+          jobs = await this.deps.boss.fetch<AttemptJob>(OUTBOUND_QUEUE, {
+            batchSize: Math.min(free, WORKSPACE_JOBS - busiest),
+            groupConcurrency: 1,
+            ...(ignoreGroups.length > 0 ? { ignoreGroups } : {}),
+          });
+          owners = await endpointWorkspaces(this.deps.db, jobs.map((j) => Number(j.groupId)));
         } catch (err) {
+          // A job fetched and not started expires and comes back.
+          jobs = [];
           if (this.stopping) break;
           this.deps.log.warn({ err }, 'outbound webhooks: fetching jobs failed; retrying');
         }
         if (jobs.length > 0) {
           this.activeJobs += jobs.length;
           for (const job of jobs) {
-            const run = this.runJob(job).finally(() => this.running.delete(run));
+            const run = this.runJob(job, owners.get(Number(job.groupId)))
+              // Nothing a job meets may end the process: it is logged, and the job, still
+              // active, expires and comes back.
+              .catch((err: unknown) => this.deps.log.error({ err, jobId: job.id }, 'outbound webhooks: a job failed unexpectedly'))
+              .finally(() => this.running.delete(run));
             this.running.add(run);
           }
           continue;
@@ -151,10 +181,11 @@ export class Dispatcher {
     }
   }
 
-  private async runJob(job: Fetched): Promise<void> {
+  private async runJob(job: Fetched, workspaceId: number | undefined): Promise<void> {
     const ids = job.data.deliveryIds ?? [];
-    const held: Held = { job, total: Math.max(ids.length, 1), committed: 0 };
+    const held: Held = { job, workspaceId, total: Math.max(ids.length, 1), committed: 0 };
     this.held.add(held);
+    if (workspaceId !== undefined) this.workspaceJobs.set(workspaceId, (this.workspaceJobs.get(workspaceId) ?? 0) + 1);
     let contexts: Map<number, Context>;
     try {
       contexts = new Map((await findDispatchContexts(this.deps.db, ids)).map((c) => [c.id, c]));
@@ -162,12 +193,12 @@ export class Dispatcher {
       // The job stays active and comes back when it expires.
       this.deps.log.warn({ err }, 'outbound webhooks: reading deliveries failed');
       this.activeJobs--;
-      this.held.delete(held);
+      this.release(held);
       return;
     }
     if (ids.length === 0) return this.record({ kind: 'stale', held });
     for (const c of contexts.values()) this.streaking.set(c.endpoint_id, c.failing_since !== null);
-    let secrets: string[] | undefined;
+    let secrets: string[] | null | undefined;
     let next = 0;
     // Ten lanes pull the job's deliveries in order: ten in flight to this endpoint at most.
     const lane = async () => {
@@ -182,7 +213,11 @@ export class Dispatcher {
           this.record({ kind: 'disabled', held, ctx, at });
           continue;
         }
-        secrets ??= signingSecrets(this.deps.secretKey, { ...ctx, id: ctx.endpoint_id }, at);
+        secrets ??= this.openSecrets(ctx, at);
+        if (secrets === null) {
+          this.record({ kind: 'unsealable', held, ctx, at });
+          continue;
+        }
         const headers = webhookHeaders(
           { scheme: ctx.signature_scheme, secrets, deliveryId: ctx.id, eventType: ctx.event_type, timestamp: Math.floor(at.getTime() / 1000), body: ctx.body },
           this.userAgent,
@@ -193,6 +228,26 @@ export class Dispatcher {
       }
     };
     await Promise.all(Array.from({ length: Math.min(ENDPOINT_IN_FLIGHT, ids.length) }, lane));
+  }
+
+  /** The endpoint's signing secrets, or null when they do not open (logged once per job). */
+  private openSecrets(ctx: Context, at: Date): string[] | null {
+    try {
+      return signingSecrets(this.deps.secretKey, { ...ctx, id: ctx.endpoint_id }, at);
+    } catch (err) {
+      if (!(err instanceof SecretBoxError)) throw err;
+      this.deps.log.error({ endpointId: ctx.endpoint_id, err }, 'outbound webhooks: an endpoint signing secret does not open');
+      return null;
+    }
+  }
+
+  private release(held: Held): void {
+    this.held.delete(held);
+    const ws = held.workspaceId;
+    if (ws === undefined) return;
+    const n = (this.workspaceJobs.get(ws) ?? 1) - 1;
+    if (n > 0) this.workspaceJobs.set(ws, n);
+    else this.workspaceJobs.delete(ws);
   }
 
   /** Queues an outcome for the next commit; one commit runs at a time and takes all that waits. */
@@ -240,12 +295,20 @@ export class Dispatcher {
     const succeeded = new Set<number>();
     const failing = new Set<number>();
     const gone = new Set<number>();
+    const unsealable = new Set<number>();
     const outcomes: string[] = [];
     const streakStart = new Map<number, Date | null>();
     for (const r of batch) {
       if (r.kind !== 'stale') streakStart.set(r.ctx.endpoint_id, r.ctx.failing_since);
       if (r.kind === 'stale') continue;
       const { ctx } = r;
+      if (r.kind === 'unsealable') {
+        unsealable.add(ctx.endpoint_id);
+        attempts.push({ deliveryId: ctx.id, attemptedAt: r.at, statusCode: null, durationMs: 0, error: `not sent: ${SECRET_REASON}` });
+        settlements.push({ id: ctx.id, jobId: r.held.job.id, status: 'failed', attemptCount: ctx.attempt_count, nextJobId: null, nextAttemptAt: null });
+        outcomes.push('failed');
+        continue;
+      }
       if (r.kind === 'disabled') {
         attempts.push({ deliveryId: ctx.id, attemptedAt: r.at, statusCode: null, durationMs: 0, error: `not sent: the endpoint is disabled${ctx.disabled_reason ? ` (${ctx.disabled_reason})` : ''}` });
         settlements.push({ id: ctx.id, jobId: r.held.job.id, status: 'failed', attemptCount: ctx.attempt_count, nextJobId: null, nextAttemptAt: null });
@@ -286,17 +349,18 @@ export class Dispatcher {
       await startFailureStreaks(trx, starting, now);
       await clearFailureStreaks(trx, ending);
       const off = gone.size > 0 || stale.length > 0 ? await disableEndpoints(trx, [...gone], GONE_REASON, stale, staleBefore, FAILING_REASON, now) : [];
+      if (unsealable.size > 0) off.push(...(await disableEndpoints(trx, [...unsealable], SECRET_REASON, [], staleBefore, FAILING_REASON, now)));
       // Fenced by the attempt fetched: a job that expired and was claimed again is not ours to complete.
       if (done.length > 0) await this.deps.boss.complete(OUTBOUND_QUEUE, done.map((h) => ({ id: h.job.id, retryCount: h.job.retryCount })), null, { db: jobsIn(trx) });
       return off;
     });
     for (const [h, n] of counts) h.committed += n;
-    for (const h of done) this.held.delete(h);
+    for (const h of done) this.release(h);
     for (const id of starting) this.streaking.set(id, true);
     for (const id of ending) this.streaking.set(id, false);
     for (const o of outcomes) this.deps.metrics.outboundDeliveries.inc({ outcome: o });
     for (const e of disabled) {
-      this.deps.metrics.endpointsDisabled.inc({ reason: e.disabled_reason === GONE_REASON ? 'gone' : 'failing' });
+      this.deps.metrics.endpointsDisabled.inc({ reason: e.disabled_reason === GONE_REASON ? 'gone' : e.disabled_reason === SECRET_REASON ? 'secret' : 'failing' });
       this.deps.log.warn({ endpointId: e.id, workspaceId: e.workspace_id, reason: e.disabled_reason }, 'outbound webhook endpoint disabled');
     }
     return done.length;

@@ -1,4 +1,4 @@
-import { open, seal } from '../crypto/secret-box.js';
+import { open, seal, SecretBoxError } from '../crypto/secret-box.js';
 
 /**
  * Endpoint signing secrets at rest: sealed under INBOX_SECRET_KEY like connection
@@ -18,11 +18,20 @@ export interface SealedSecrets {
   previous_secret_expires_at: Date | null;
 }
 
-/** The secrets an attempt at `now` signs with: the current one, then the previous one while its grace lasts. */
+/**
+ * The secrets an attempt at `now` signs with: the current one, then the previous one while its
+ * grace lasts. Throws SecretBoxError when the current one does not open.
+ */
 export function signingSecrets(key: Buffer, row: SealedSecrets, now: Date): string[] {
   const secrets = [open(key, row.secret_sealed, aad(row.id)).toString('utf8')];
   if (row.previous_secret_sealed && row.previous_secret_expires_at && row.previous_secret_expires_at > now) {
-    secrets.push(open(key, row.previous_secret_sealed, aad(row.id)).toString('utf8'));
+    // A previous secret that does not open is left out: rotating away from a secret that no
+    // longer opens is how its owner recovers, and the new one alone signs meanwhile.
+    try {
+      secrets.push(open(key, row.previous_secret_sealed, aad(row.id)).toString('utf8'));
+    } catch (err) {
+      if (!(err instanceof SecretBoxError)) throw err;
+    }
   }
   return secrets;
 }

@@ -129,3 +129,27 @@ export async function disableEndpoints(
     RETURNING id, workspace_id, disabled_reason`.execute(db);
   return rows;
 }
+
+/**
+ * How many endpoints a workspace has, for its cap. Creates of one workspace queue on an
+ * advisory lock to the end of the transaction, so two at once cannot both take the last place.
+ */
+export async function countEndpointsLocked(db: Executor, workspaceId: number): Promise<number> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`inbox:endpoints:${workspaceId}`}, 0))`.execute(db);
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = ${workspaceId}`.execute(db);
+  return rows[0]!.n;
+}
+
+/** The workspace of each of these endpoints (a deleted one is absent). */
+export async function endpointWorkspaces(db: Executor, ids: number[]): Promise<Map<number, number>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await sql<{ id: number; workspace_id: number }>`SELECT id, workspace_id FROM webhook_endpoints WHERE id = ANY(${ids}::bigint[])`.execute(db);
+  return new Map(rows.map((r) => [Number(r.id), r.workspace_id]));
+}
+
+/** Every endpoint id of these workspaces. */
+export async function endpointIdsOf(db: Executor, workspaceIds: number[]): Promise<number[]> {
+  if (workspaceIds.length === 0) return [];
+  const { rows } = await sql<{ id: number }>`SELECT id FROM webhook_endpoints WHERE workspace_id = ANY(${workspaceIds}::int[])`.execute(db);
+  return rows.map((r) => Number(r.id));
+}

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import type { Executor } from '../db/database.js';
 import { errors } from '../http/errors.js';
+import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { describeRefusal, ipLiteral, refusedRange } from './address-guard.js';
 import { findDelivery, listAttempts, restartDelivery } from './deliveries.queries.js';
 import { sealSecret } from './endpoint-secrets.js';
 import { deliveryResource, endpointResource } from './endpoint.resources.js';
-import { findEndpoint, insertEndpoint, nextEndpointId, replaceSecret, type EndpointPatch, type EndpointRow } from './endpoints.queries.js';
+import { countEndpointsLocked, findEndpoint, insertEndpoint, nextEndpointId, replaceSecret, type EndpointPatch, type EndpointRow } from './endpoints.queries.js';
 import { enqueueAttempts } from './outbound.queue.js';
 import { deliverEvents } from './outbox.js';
 import { generateSecret, isValidSecret } from './signing.js';
@@ -14,6 +15,12 @@ import { generateSecret, isValidSecret } from './signing.js';
 /** How long a rotated-out secret still signs, by default and at most (DESIGN "Rotation"). */
 export const DEFAULT_GRACE_SECONDS = 24 * 3600;
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
+
+/**
+ * `test` and `redeliver` each queue an attempt at the tenant's word: together at most 60 a
+ * minute per workspace, counted in Postgres so the limit holds across api processes.
+ */
+export const ENDPOINT_ACTIONS_LIMIT: RateLimit = { name: 'webhook-actions', what: 'webhook test and redeliver calls', limit: 60, windowMs: 60_000 };
 
 /**
  * Checks a URL before it is stored: http(s), no credentials in it, and — unless private
@@ -49,6 +56,10 @@ export async function createEndpoint(deps: Deps, workspaceId: number, input: New
   if (input.secret !== undefined && !isValidSecret(input.secret)) throw errors.validation('secret: expected whsec_ followed by base64 of 24 to 64 bytes');
   const secret = input.secret ?? generateSecret();
   const row = await deps.db.transaction().execute(async (trx) => {
+    const max = deps.config.maxWebhookEndpoints;
+    if ((await countEndpointsLocked(trx, workspaceId)) >= max) {
+      throw errors.validation(`a workspace has at most ${max} webhook endpoints (INBOX_MAX_WEBHOOK_ENDPOINTS): delete one first`);
+    }
     const id = await nextEndpointId(trx);
     return insertEndpoint(
       trx,
@@ -106,6 +117,7 @@ export async function sendTest(deps: Deps, workspaceId: number, id: number) {
   return deps.db.transaction().execute(async (trx) => {
     const endpoint = await existingEndpoint(trx, workspaceId, id);
     const now = deps.now();
+    await enforceRateLimit(trx, ENDPOINT_ACTIONS_LIMIT, workspaceId, now);
     const [delivery] = await deliverEvents(
       deps.boss,
       trx,
@@ -122,6 +134,7 @@ export async function redeliver(deps: Deps, workspaceId: number, deliveryId: num
     const delivery = await findDelivery(trx, workspaceId, deliveryId);
     if (!delivery) throw errors.notFound('webhook delivery');
     if (!delivery.endpoint_enabled && delivery.event_type !== 'ping') throw errors.conflict('the endpoint is disabled: enable it (PATCH {"enabled": true}) first');
+    await enforceRateLimit(trx, ENDPOINT_ACTIONS_LIMIT, workspaceId, deps.now());
     const jobId = randomUUID();
     await restartDelivery(trx, delivery.id, jobId, deps.now());
     await enqueueAttempts(deps.boss, trx, [{ deliveryId: delivery.id, endpointId: delivery.endpoint_id, jobId }]);

@@ -189,4 +189,13 @@ describe('login rate limit', () => {
     expect(res.statusCode).toBe(429);
     await sql`DELETE FROM login_attempts WHERE ip = '127.0.0.1'`.execute(ctx.deps.db);
   });
+
+  it('counts an IPv6 client per /64: 50 failures spread over its addresses block the whole /64, not the next one', async () => {
+    const from = (remoteAddress: string, email: string) => ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email, password: 'wrong' }, remoteAddress });
+    for (let i = 0; i < 50; i++) expect((await from(`2001:db8:1:2:${i.toString(16)}::${i + 1}`, `v6-${i}@x.test`)).statusCode).toBe(401);
+    const blocked = await from('2001:db8:1:2:ffff:ffff:ffff:fffe', 'v6-new@x.test');
+    expect(blocked.statusCode).toBe(429);
+    expect((await from('2001:db8:1:3::1', 'v6-other@x.test')).statusCode).toBe(401);
+    await sql`DELETE FROM login_attempts WHERE ip LIKE '2001:db8:%'`.execute(ctx.deps.db);
+  });
 });

@@ -1,10 +1,13 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SendCredentials, SendOutcome, SendTarget } from '../../src/channels/channel.js';
+import { parseSmtpUrl, SMTP_UNREACHABLE } from '../../src/channels/email.js';
 import { adapters } from '../../src/channels/index.js';
 import { startSmtpServer, type FakeSmtp } from '../../harness/smtp.js';
 import { closedPort, silentServer } from '../helpers/sockets.js';
 
-const OPTIONS = { timeoutMs: 5_000 };
+// The test's SMTP servers listen on loopback: these sends allow private addresses.
+const OPTIONS = { timeoutMs: 5_000, smtp: { allowPrivate: true } };
 
 describe('email send (SMTP)', () => {
   const PASS = 'p@ss/word-9f8e7d6c';
@@ -77,7 +80,7 @@ describe('email send (SMTP)', () => {
     const silent = await silentServer();
     try {
       const started = Date.now();
-      const outcome = await sendMail(target, { smtpUrl: `smtp://127.0.0.1:${silent.port}` }, { timeoutMs: 300 });
+      const outcome = await sendMail(target, { smtpUrl: `smtp://127.0.0.1:${silent.port}` }, { ...OPTIONS, timeoutMs: 300 });
       expect(outcome.outcome).toBe('retry');
       expect(Date.now() - started).toBeLessThan(3_000);
     } finally {
@@ -88,5 +91,75 @@ describe('email send (SMTP)', () => {
   it('no smtpUrl → failed naming it; a URL that is not smtp(s) → failed', async () => {
     expect(await sendMail(target, {})).toEqual({ outcome: 'failed', error: expect.stringContaining('no credentials (smtpUrl missing)') });
     expect(await sendMail(target, { smtpUrl: `http://u:${PASS}@127.0.0.1:25` })).toEqual({ outcome: 'failed', error: 'email: smtpUrl must be an smtp:// or smtps:// URL' });
+  });
+});
+
+describe('email send: where an smtpUrl may reach', () => {
+  const target: SendTarget = { accountId: 'support@acme.test', to: 'dana@example.org', text: 'hello', messageId: 1 };
+  const BANNER = 'SSH-2.0-OpenSSH_9.6 build-box-internal';
+
+  /** A TCP service that is not SMTP: it greets with its own banner. */
+  async function bannerServer() {
+    const sockets = new Set<Socket>();
+    let connections = 0;
+    const server = createServer((s) => {
+      connections++;
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.write(`${BANNER}\r\n`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    return {
+      port: (server.address() as AddressInfo).port,
+      connections: () => connections,
+      close: () => new Promise<void>((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }),
+    };
+  }
+
+  it('reads host, port, security and auth only: query options and the path are ignored', () => {
+    expect(parseSmtpUrl('smtp://u%40x:p%2Fw@mail.example.org:2525/ignored?debug=true&logger=true&proxy=http://10.0.0.1&tls.rejectUnauthorized=false')).toEqual({
+      secure: false, host: 'mail.example.org', port: 2525, auth: { user: 'u@x', pass: 'p/w' },
+    });
+    expect(parseSmtpUrl('smtps://mail.example.org')).toEqual({ secure: true, host: 'mail.example.org', port: 465 });
+    expect(parseSmtpUrl('smtp://[::1]:25')).toEqual({ secure: false, host: '::1', port: 25 });
+    expect(parseSmtpUrl('http://mail.example.org')).toBeUndefined();
+    expect(parseSmtpUrl('not a url')).toBeUndefined();
+  });
+
+  it('a loopback or private host is refused without connecting, unless private SMTP is allowed', async () => {
+    const banner = await bannerServer();
+    try {
+      for (const host of ['127.0.0.1', '[::1]', '[::ffff:127.0.0.1]', '10.1.2.3', '169.254.169.254']) {
+        const outcome = await adapters.email.send!(target, { smtpUrl: `smtp://${host}:${banner.port}` }, { timeoutMs: 2_000 });
+        expect(outcome, host).toEqual({ outcome: 'failed', error: expect.stringMatching(/^email: refused: .* address; SMTP servers must be on public addresses$/) });
+      }
+      expect(banner.connections()).toBe(0);
+      // Allowed, the banner service is reached, and its words are still not shown.
+      const outcome = await adapters.email.send!(target, { smtpUrl: `smtp://127.0.0.1:${banner.port}` }, { timeoutMs: 2_000, smtp: { allowPrivate: true } });
+      expect(banner.connections()).toBe(1);
+      expect(outcome).toEqual({ outcome: 'retry', error: `email: ${SMTP_UNREACHABLE}` });
+    } finally {
+      await banner.close();
+    }
+  });
+
+  it('a name is resolved once, checked, and never named with its address; the connection goes to the checked address', async () => {
+    const smtp = await startSmtpServer();
+    const port = new URL(smtp.url).port;
+    try {
+      const internal = async () => [{ address: '10.20.30.40', family: 4 }];
+      const refused = await adapters.email.send!(target, { smtpUrl: `smtp://mail.internal.test:${port}` }, { timeoutMs: 2_000, smtp: { allowPrivate: false, resolve: internal } });
+      expect(refused).toEqual({ outcome: 'failed', error: 'email: refused: mail.internal.test resolves to a private address; SMTP servers must be on public addresses' });
+      // A name only this resolver knows: the mail arrives, so the socket went to the address
+      // it answered (the name is never looked up a second time).
+      let lookups = 0;
+      const once = async () => (lookups++, [{ address: '127.0.0.1', family: 4 }]);
+      const sent = await adapters.email.send!(target, { smtpUrl: `smtp://mail.only-here.test:${port}` }, { timeoutMs: 5_000, smtp: { allowPrivate: true, resolve: once } });
+      expect(sent.outcome).toBe('sent');
+      expect(lookups).toBe(1);
+      expect(smtp.mails).toHaveLength(1);
+    } finally {
+      await smtp.close();
+    }
   });
 });

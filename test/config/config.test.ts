@@ -32,7 +32,20 @@ describe('loadConfig', () => {
       ingestMaxPending: 5000,
       retentionDays: 30,
       deadLetterRetentionDays: 90,
+      allowPrivateSmtp: false,
+      maxWebhookEndpoints: 20,
+      metricsToken: undefined,
     });
+  });
+
+  it('reads the tenant limits and the metrics token, and refuses a bad endpoint cap', () => {
+    expect(loadConfig({ INBOX_ALLOW_PRIVATE_SMTP: 'true', INBOX_MAX_WEBHOOK_ENDPOINTS: '5', INBOX_METRICS_TOKEN: ' scrape-token ' }, '/srv/inbox')).toMatchObject({
+      allowPrivateSmtp: true,
+      maxWebhookEndpoints: 5,
+      metricsToken: 'scrape-token',
+    });
+    expect(problems({ INBOX_MAX_WEBHOOK_ENDPOINTS: '0' })).toEqual(['INBOX_MAX_WEBHOOK_ENDPOINTS: expected a whole number from 1 to 10000, got "0"']);
+    expect(problems({ INBOX_ALLOW_PRIVATE_SMTP: 'maybe' })).toEqual(['INBOX_ALLOW_PRIVATE_SMTP: expected true or false, got "maybe"']);
   });
 
   it('trusts only the proxies INBOX_TRUST_PROXY names; true means loopback, never every hop', () => {

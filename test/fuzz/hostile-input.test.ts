@@ -204,3 +204,30 @@ describe('the HTTP surface under hostile input', () => {
     );
   });
 });
+
+describe('smtpUrl values of every hostile shape', () => {
+  const target = { accountId: 'support@acme.test', to: 'dana@example.org', text: 'hi', messageId: 1 };
+  const PRIVATE = ['127.0.0.1', '10.0.0.8', '192.168.1.1', '172.16.0.9', '169.254.169.254', '100.64.0.1', '0.0.0.0', '[::1]', '[fd00::1]', '[fe80::1]', '[::ffff:10.0.0.1]', '[::ffff:7f00:1]', '2130706433', '0x7f.0.0.1', '127.1', 'localhost'];
+  const smtpUrls = fc.record({
+    scheme: fc.constantFrom('smtp', 'smtps', 'SMTP', 'smtp+tls', 'http'),
+    auth: fc.constantFrom('', 'u:p@', 'u%00:p%ff@', '@', 'u:p@evil.test@'),
+    host: fc.oneof(fc.constantFrom(...PRIVATE), fc.constantFrom('internal.corp.test', 'relay.internal.test')),
+    port: fc.constantFrom('', ':25', ':6379', ':22', ':0', ':65535', ':99999'),
+    tail: fc.constantFrom('', '/', '/x?debug=true', '?logger=true&proxy=http://127.0.0.1:8080', '?tls.rejectUnauthorized=false', '#frag', '?host=10.0.0.1&port=25'),
+  }).map((p) => `${p.scheme}://${p.auth}${p.host}${p.port}${p.tail}`);
+
+  it('never reach a private address, never echo what answered, never throw', async () => {
+    // Every name here "resolves" to a private address: nothing may be connected to.
+    const resolve = async () => [{ address: '10.9.8.7', family: 4 }];
+    await fc.assert(
+      fc.asyncProperty(smtpUrls, async (smtpUrl) => {
+        const outcome = await adapters.email.send!(target, { smtpUrl }, { timeoutMs: 1_000, smtp: { allowPrivate: false, resolve } });
+        expect(outcome.outcome, smtpUrl).toBe('failed');
+        if (outcome.outcome === 'sent') return;
+        expect(outcome.error, smtpUrl).toMatch(/^email: (refused: .* address; SMTP servers must be on public addresses|smtpUrl must be an smtp:\/\/ or smtps:\/\/ URL)$/);
+        expect(outcome.error).not.toContain('10.9.8.7');
+      }),
+      { seed: SEED, numRuns: runs(200) },
+    );
+  });
+});

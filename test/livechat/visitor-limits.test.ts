@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
 import { CLOSE_VISITOR_BLOCKED } from '../../src/livechat/visitor-hub.js';
-import { CLOSE_SOCKET_LIMIT, visitorAddressKey } from '../../src/livechat/visitor-limits.js';
+import { clientAddressKey } from '../../src/http/client-address.js';
+import { CLOSE_SOCKET_LIMIT } from '../../src/livechat/visitor-limits.js';
 import { startTestContext, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
 import { makeWidget, openSocket, startVisitor, upgradeStatus, visitorSays, type OpenSocket } from '../helpers/livechat.js';
@@ -33,11 +34,10 @@ async function closeAll(sockets: OpenSocket[], ctx = a) {
 
 describe('visitor socket limits', () => {
   it('counts an IPv6 client by its /64 and an IPv4-mapped one as IPv4', () => {
-    expect(visitorAddressKey('2001:db8:1:2::a')).toBe(visitorAddressKey('2001:0db8:0001:0002:ffff:0:0:1'));
-    expect(visitorAddressKey('2001:db8:1:2::a')).not.toBe(visitorAddressKey('2001:db8:1:3::a'));
-    expect(visitorAddressKey('::1')).toBe('0:0:0:0::/64');
-    expect(visitorAddressKey('::ffff:203.0.113.9')).toBe('203.0.113.9');
-    expect(visitorAddressKey('203.0.113.9')).toBe('203.0.113.9');
+    expect(clientAddressKey('2001:db8:1:2::a')).toBe(clientAddressKey('2001:0db8:0001:0002:ffff:0:0:1'));
+    expect(clientAddressKey('2001:db8:1:2::a')).not.toBe(clientAddressKey('2001:db8:1:3::a'));
+    expect(clientAddressKey('::ffff:203.0.113.9')).toBe('203.0.113.9');
+    expect(clientAddressKey('203.0.113.9')).toBe('203.0.113.9');
   });
 
   it('holds at most INBOX_LIVECHAT_MAX_SOCKETS_PER_ADDRESS sockets of one address (IPv6: one /64); the next is closed with 4008', async () => {

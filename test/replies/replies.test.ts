@@ -19,7 +19,8 @@ const logLines: Record<string, unknown>[] = [];
 const ctx = await useTestContext({
   workers: true,
   logLines,
-  env: { INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET, apiBaseUrl: fake.baseUrls.whatsapp }, email: { webhookSecret: EMAIL_SECRET } }) },
+  // The test's SMTP server listens on loopback.
+  env: { INBOX_ALLOW_PRIVATE_SMTP: 'true', INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET, apiBaseUrl: fake.baseUrls.whatsapp }, email: { webhookSecret: EMAIL_SECRET } }) },
 });
 const tenant = await makeTenant(ctx.deps);
 const whatsapp = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '106540352242922', credentials: { accessToken: TOKEN } });

@@ -59,13 +59,14 @@ describe('outbound webhooks behind the guard', () => {
   it('fails an attempt to a name that resolves to a private address, with a clear error, and sends nothing', async () => {
     const attempt = await attemptTo(`http://hooks.internal.test:${receiver.port}/hook`);
     expect(attempt.statusCode).toBeNull();
-    expect(attempt.error).toBe('refused: hooks.internal.test resolves to 127.0.0.1, a loopback address');
+    // What the name resolved to is never shown: it would map the deployment's network.
+    expect(attempt.error).toBe('refused: hooks.internal.test resolves to a loopback address');
     expect(receiver.received).toHaveLength(0);
   });
 
   it('requires every address of a name to be public, not just the first', async () => {
     const attempt = await attemptTo(`http://mixed.test:${receiver.port}/hook`);
-    expect(attempt.error).toBe('refused: mixed.test resolves to 127.0.0.1, a loopback address');
+    expect(attempt.error).toBe('refused: mixed.test resolves to a loopback address');
     expect(receiver.received).toHaveLength(0);
   });
 

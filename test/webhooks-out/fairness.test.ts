@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ENDPOINT_IN_FLIGHT } from '../../src/webhooks-out/dispatcher.js';
+import { ENDPOINT_IN_FLIGHT, WORKSPACE_JOBS } from '../../src/webhooks-out/dispatcher.js';
 import { deliverEvents } from '../../src/webhooks-out/outbox.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
@@ -64,5 +64,41 @@ describe('one slow receiver', () => {
     await waitFor(async () => slow.received.length >= 2 * ENDPOINT_IN_FLIGHT, 'the next ten', 30_000);
     expect(slow.received.length).toBeLessThanOrEqual(2 * ENDPOINT_IN_FLIGHT);
     await slow.stop();
+  }, 60_000);
+});
+
+describe('one workspace whose receivers all hang', () => {
+  it('holds at most half the dispatcher’s slots: another workspace’s delivery goes out before any of its attempts has even timed out', async () => {
+    const hang = await startReceiver();
+    const quick = await startReceiver();
+    hang.behave('hang');
+    try {
+      const a = await makeTenant(ctx.deps);
+      const b = await makeTenant(ctx.deps);
+      const create = async (headers: Record<string, string>, url: string) =>
+        (await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers, payload: { url } })).json().data.id as number;
+      // Every endpoint the workspace may have, each with a job of ten deliveries that hang 10 s.
+      const hanging: number[] = [];
+      for (let n = 0; n < 20; n++) hanging.push(await create(a.headers, `${hang.url}/a${n}`));
+      const bId = await create(b.headers, `${quick.url}/b`);
+      const ping = (workspaceId: number, n: number) => ({ type: 'ping' as const, workspaceId, data: { n } });
+      await ctx.deps.db.transaction().execute((trx) =>
+        deliverEvents(ctx.deps.boss, trx, hanging.flatMap((id) => Array.from({ length: ENDPOINT_IN_FLIGHT }, (_, n) => ({ event: ping(a.workspace.id, n), endpointIds: [id] }))), new Date()),
+      );
+      await waitFor(async () => hang.received.length >= WORKSPACE_JOBS * ENDPOINT_IN_FLIGHT, 'the hanging workspace to take its half');
+
+      await ctx.deps.db.transaction().execute((trx) => deliverEvents(ctx.deps.boss, trx, [{ event: ping(b.workspace.id, 1), endpointIds: [bId] }], new Date()));
+      await waitFor(async () => (await statusCounts(bId)).succeeded === 1, 'the other workspace’s delivery', 30_000);
+      // Not one of the hanging attempts has finished (each takes 10 s): the delivery did not
+      // wait for a slot to come free.
+      const finished = await ctx.deps.db.selectFrom('webhook_attempts').innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
+        .select('webhook_attempts.id').where('webhook_deliveries.endpoint_id', 'in', hanging).execute();
+      expect(finished).toHaveLength(0);
+      // Only half the slots: ten endpoints' jobs, ten deliveries each.
+      expect(new Set(hang.received.map((r) => r.path)).size).toBe(WORKSPACE_JOBS);
+      expect(hang.received).toHaveLength(WORKSPACE_JOBS * ENDPOINT_IN_FLIGHT);
+    } finally {
+      await Promise.all([hang.close(), quick.close()]);
+    }
   }, 60_000);
 });

@@ -1,0 +1,25 @@
+import type { Transaction } from 'kysely';
+import type { DB } from '../db/types.js';
+import { errors } from '../http/errors.js';
+import { takeHit } from './rate-limits.queries.js';
+
+export interface RateLimit {
+  /** Names the limit in its buckets, e.g. `webhook-actions`. */
+  name: string;
+  /** What is counted, for the 429's message: `test and redeliver calls of a workspace`. */
+  what: string;
+  limit: number;
+  windowMs: number;
+}
+
+/**
+ * A sliding-window limit kept in Postgres, so it holds across every api process. Call it in
+ * the transaction of the work it guards: a call that fails rolls its hit back. Over the
+ * limit: 429 `rate_limited` with `retry-after` (when the oldest counted hit leaves the window).
+ */
+export async function enforceRateLimit(trx: Transaction<DB>, rule: RateLimit, subject: string | number, now: Date): Promise<void> {
+  const { admitted, oldest } = await takeHit(trx, `${rule.name}:${subject}`, rule.limit, new Date(now.getTime() - rule.windowMs), now);
+  if (admitted) return;
+  const retryAfter = Math.max(1, Math.ceil(((oldest?.getTime() ?? now.getTime()) + rule.windowMs - now.getTime()) / 1000));
+  throw errors.rateLimited(retryAfter, `too many ${rule.what}: at most ${rule.limit} in ${rule.windowMs / 1000} s; try again later`);
+}
