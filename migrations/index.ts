@@ -9,6 +9,7 @@ import * as m0007 from './0007_delivery_verification.js';
 import * as m0008 from './0008_connection_credentials.js';
 import * as m0009 from './0009_outbound_webhooks.js';
 import * as m0010 from './0010_livechat.js';
+import * as m0012 from './0012_team_contacts.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0008_connection_credentials': m0008,
   '0009_outbound_webhooks': m0009,
   '0010_livechat': m0010,
+  '0012_team_contacts': m0012,
 };
