@@ -28,6 +28,9 @@ import { replyRoutes } from './replies/replies.routes.js';
 import { endpointRoutes } from './webhooks-out/endpoints.routes.js';
 import { livechatRoutes } from './livechat/livechat.routes.js';
 import { widgetRoutes } from './livechat/widget.routes.js';
+import { teamRoutes } from './users/users.routes.js';
+import { contactRoutes } from './contacts/contacts.routes.js';
+import { cannedResponseRoutes } from './conversations/canned-responses.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -155,6 +158,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(deadLetterRoutes, { deps, prefix: '/v1/admin' });
   await app.register(messagingRoutes, { deps, prefix: '/v1' });
   await app.register(replyRoutes, { deps, prefix: '/v1' });
+  await app.register(teamRoutes, { deps, prefix: '/v1/users' });
+  await app.register(contactRoutes, { deps, prefix: '/v1/contacts' });
+  await app.register(cannedResponseRoutes, { deps, prefix: '/v1/canned-responses' });
   await app.register(endpointRoutes, { deps, prefix: '/v1/webhook-endpoints' });
   await app.register(livechatRoutes, { deps, prefix: '/v1/livechat' });
   await app.register(widgetRoutes, { deps, prefix: '/livechat' });
