@@ -46,6 +46,8 @@ export const SUBSCRIBABLE_EVENT_TYPES = [
   'message.updated',
   'thread.created',
   'contact.created',
+  'contact.updated',
+  'contact.merged',
   'webhook_inbox.dead_lettered',
 ] as const;
 
