@@ -29,6 +29,9 @@ import { blockVisitorRoutes } from './livechat/block-visitor.routes.js';
 import { endpointRoutes } from './webhooks-out/endpoints.routes.js';
 import { livechatRoutes } from './livechat/livechat.routes.js';
 import { widgetRoutes } from './livechat/widget.routes.js';
+import { teamRoutes } from './users/users.routes.js';
+import { contactRoutes } from './contacts/contacts.routes.js';
+import { cannedResponseRoutes } from './conversations/canned-responses.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -159,6 +162,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(messagingRoutes, { deps, prefix: '/v1' });
   await app.register(replyRoutes, { deps, prefix: '/v1' });
   await app.register(blockVisitorRoutes, { deps, prefix: '/v1' });
+  await app.register(teamRoutes, { deps, prefix: '/v1/users' });
+  await app.register(contactRoutes, { deps, prefix: '/v1/contacts' });
+  await app.register(cannedResponseRoutes, { deps, prefix: '/v1/canned-responses' });
   await app.register(endpointRoutes, { deps, prefix: '/v1/webhook-endpoints' });
   await app.register(livechatRoutes, { deps, prefix: '/v1/livechat' });
   await app.register(widgetRoutes, { deps, prefix: '/livechat' });

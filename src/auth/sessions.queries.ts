@@ -15,6 +15,8 @@ export async function findLiveSession(db: Executor, id: string, now: Date) {
     .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
     .select(['sessions.id as session_id', 'sessions.remember', 'sessions.expires_at', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
     .where('sessions.id', '=', id)
+    // Deactivation revokes every session too; this also covers one started in a race with it.
+    .where('users.active', '=', true)
     .where('sessions.revoked_at', 'is', null)
     .where('sessions.expires_at', '>', now)
     .executeTakeFirst();
@@ -66,6 +68,7 @@ export async function findActivePat(db: Executor, tokenHash: string, now: Date) 
     .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
     .select(['personal_access_tokens.id', 'personal_access_tokens.expires_at', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
     .where('personal_access_tokens.token_hash', '=', tokenHash)
+    .where('users.active', '=', true)
     .where('personal_access_tokens.revoked_at', 'is', null)
     .where('personal_access_tokens.expires_at', '>', now)
     .executeTakeFirst();

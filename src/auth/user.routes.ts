@@ -56,8 +56,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       const email = request.body.email.trim().toLowerCase();
       const attempt = await admitLoginAttempt(deps, email, request.ip);
       const user = await findUserByEmail(deps.db, email);
-      // The same answer, after the same work, whether or not the e-mail exists.
-      if (!(await verifyPassword(user, request.body.password)) || !user) throw errors.unauthorized('invalid e-mail or password');
+      // The same answer, after the same work, whether or not the e-mail exists, and for a
+      // deactivated user (who must learn nothing a wrong password would not tell).
+      if (!(await verifyPassword(user, request.body.password)) || !user || !user.active) throw errors.unauthorized('invalid e-mail or password');
       await forgetSuccessfulLogin(deps, attempt);
       return withMeta(request, await startSession(deps, app.jwt, user, request.body.remember ?? false));
     },
@@ -110,7 +111,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       const spent = await consumeAuthCode(deps.db, sha256Hex(request.body.auth_code), deps.now());
       if (!spent) throw errors.unauthorized('invalid, used or expired auth code');
       const user = await findUser(deps.db, spent.user_id);
-      if (!user) throw errors.unauthorized('invalid, used or expired auth code');
+      if (!user || !user.active) throw errors.unauthorized('invalid, used or expired auth code');
       return withMeta(request, await startSession(deps, app.jwt, user, spent.remember));
     },
   );

@@ -37,6 +37,10 @@ export interface Message {
 export interface Contact {
   id: number;
   name: string | null;
+  email: string | null;
+  phone: string | null;
+  /** A flat object of string, number and boolean values. */
+  attributes: Record<string, string | number | boolean>;
   handles: { integrationKey: string; externalId: string }[];
   createdAt: Timestamp;
 }
@@ -179,7 +183,15 @@ export interface RequeueResult {
   status: InboxStatus;
 }
 
-export type WebhookEventFilter = 'message.created' | 'message.updated' | 'thread.created' | 'contact.created' | 'webhook_inbox.dead_lettered' | '*';
+export type WebhookEventFilter =
+  | 'message.created'
+  | 'message.updated'
+  | 'thread.created'
+  | 'contact.created'
+  | 'contact.updated'
+  | 'contact.merged'
+  | 'webhook_inbox.dead_lettered'
+  | '*';
 export type SignatureScheme = 'service' | 'standard';
 
 export interface WebhookEndpoint {

@@ -21,6 +21,8 @@ export interface UsersTable {
   email: string;
   password_hash: string;
   roles: string[];
+  /** False once an admin deactivates the user: no sign-in, every credential ended. */
+  active: Generated<boolean>;
   created_at: Generated<Date>;
 }
 
@@ -81,6 +83,10 @@ export interface ContactsTable {
   id: Generated<number>;
   workspace_id: number;
   name: string | null;
+  email: Generated<string | null>;
+  phone: Generated<string | null>;
+  /** A flat object of string, number and boolean values (src/contacts/contact-attributes.ts). */
+  attributes: ColumnType<Record<string, string | number | boolean>, string | undefined, string>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -233,6 +239,15 @@ export interface LivechatVisitorsTable {
   expires_at: Timestamp;
 }
 
+export interface CannedResponsesTable {
+  id: Generated<number>;
+  workspace_id: number;
+  short_code: string;
+  content: string;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -254,6 +269,7 @@ export interface DB {
   webhook_attempts: WebhookAttemptsTable;
   livechat_visitors: LivechatVisitorsTable;
   rate_limit_hits: RateLimitHitsTable;
+  canned_responses: CannedResponsesTable;
 }
 
 export type { Timestamp, NullableTimestamp };

@@ -31,10 +31,13 @@ export type Change =
   | { type: 'thread.created'; thread: ThreadWithKey }
   /** A thread's activity moved on (a message in it, a conversation opened): agents refetch it. */
   | { type: 'thread.updated'; workspaceId: number; threadId: number }
-  | { type: 'contact.created'; contact: NewContact };
+  | { type: 'contact.created'; contact: NewContact }
+  /** `contact` is the Contact resource as the API shows it. */
+  | { type: 'contact.updated'; workspaceId: number; contact: object }
+  | { type: 'contact.merged'; workspaceId: number; contact: object; mergedContactId: number };
 
 /** The changes customers' endpoints may subscribe to (webhook_inbox.dead_lettered is the inbox's own). */
-export const ENDPOINT_CHANGE_TYPES = ['message.created', 'message.updated', 'thread.created', 'contact.created'] as const;
+export const ENDPOINT_CHANGE_TYPES = ['message.created', 'message.updated', 'thread.created', 'contact.created', 'contact.updated', 'contact.merged'] as const;
 type EndpointChangeType = (typeof ENDPOINT_CHANGE_TYPES)[number];
 
 /**
@@ -86,7 +89,25 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
   },
   'contact.created': {
     workspaceId: (c) => c.contact.workspaceId,
-    endpoints: ({ contact: c }) => ({ id: c.id, name: c.name, handles: [{ integrationKey: c.integrationKey, externalId: c.externalId }], createdAt: c.createdAt.toISOString() }),
+    endpoints: ({ contact: c }) => ({
+      id: c.id,
+      name: c.name,
+      email: null,
+      phone: null,
+      attributes: {},
+      handles: [{ integrationKey: c.integrationKey, externalId: c.externalId }],
+      createdAt: c.createdAt.toISOString(),
+    }),
+  },
+  'contact.updated': {
+    workspaceId: (c) => c.workspaceId,
+    realtime: (c) => ({ ...c.contact }),
+    endpoints: (c) => c.contact,
+  },
+  'contact.merged': {
+    workspaceId: (c) => c.workspaceId,
+    realtime: (c) => ({ contact: c.contact, mergedContactId: c.mergedContactId }),
+    endpoints: (c) => ({ contact: c.contact, mergedContactId: c.mergedContactId }),
   },
 };
 

@@ -7,13 +7,13 @@ import { errors } from '../http/errors.js';
 import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope } from '../http/schemas.js';
-import { findThread, listContacts, listHandles, listThreads } from './messaging.queries.js';
-import { ContactResource, contactResource, MessageResource, ThreadResource, threadResource } from './messaging.resources.js';
+import { findThread, listThreads } from './messaging.queries.js';
+import { MessageResource, ThreadResource, threadResource } from './messaging.resources.js';
 import { transcriptPage } from './messaging.service.js';
 
 const ThreadParams = Type.Object({ id: Type.With(BigId, { description: 'the thread id' }) });
 
-/** Tenant lists of what the workers made: threads, their messages, contacts (cursor pages). */
+/** Tenant lists of what the workers made: threads and their messages (cursor pages; contacts: src/contacts/). */
 export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAuth(deps));
 
@@ -36,10 +36,4 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       return envelope(request, page.items, page.meta);
     },
   );
-
-  app.get('/contacts', { schema: { summary: 'List contacts', querystring: CursorQuery, response: { 200: CursorPage(ContactResource) } } }, async (request) => {
-    const page = await listContacts(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
-    const handles = await listHandles(deps.db, page.items.map((c) => c.id));
-    return envelope(request, page.items.map((c) => contactResource(c, handles)), page.meta);
-  });
 };

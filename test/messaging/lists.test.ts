@@ -73,7 +73,7 @@ describe('tenant lists (cursor pages)', () => {
   it('GET /v1/contacts: contacts with their handles', async () => {
     const contacts = await walk('/v1/contacts', tenant.headers, 100);
     expect(contacts).toHaveLength(30);
-    expect(contacts).toContainEqual({ id: expect.any(Number), name: 'Sender 3', handles: [{ integrationKey: 'whatsapp', externalId: '447700900003' }], createdAt: expect.any(String) });
+    expect(contacts).toContainEqual({ id: expect.any(Number), name: 'Sender 3', handles: [{ integrationKey: 'whatsapp', externalId: '447700900003' }], email: null, phone: null, attributes: {}, createdAt: expect.any(String) });
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/contacts', headers: other.headers })).json().data).toEqual([]);
   });
 

@@ -1,0 +1,68 @@
+import { Type } from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { requireAuth, tenantOf } from '../auth/auth.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
+import { CursorPage, Envelope, Nullable } from '../http/schemas.js';
+import { listHandles } from '../messaging/messaging.queries.js';
+import { ContactResource, contactResource } from '../messaging/messaging.resources.js';
+import { ContactAttributes } from './contact-attributes.js';
+import { searchContacts } from './contacts.queries.js';
+import { changeContact, getContact, mergeContacts } from './contacts.service.js';
+
+const ContactId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the contact id' });
+const Params = Type.Object({ id: ContactId });
+const ListQuery = Type.Object({
+  ...CursorQuery.properties,
+  q: Type.Optional(Type.String({ maxLength: 200, description: 'case-insensitive substring of a name, an e-mail or a handle' })),
+});
+
+/** `/v1/contacts`: the people behind the threads; list and search, read, edit, merge. */
+export const contactRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.addHook('preValidation', requireAuth(deps));
+
+  app.get('/', { schema: { summary: 'List or search contacts', querystring: ListQuery, response: { 200: CursorPage(ContactResource) } } }, async (request) => {
+    const page = await searchContacts(deps.db, tenantOf(request).workspaceId, request.query.q?.trim(), parseCursorQuery(request.query));
+    const handles = await listHandles(deps.db, page.items.map((c) => c.id));
+    return envelope(request, page.items.map((c) => contactResource(c, handles)), page.meta);
+  });
+
+  app.get('/:id', { schema: { summary: 'Get a contact', params: Params, response: { 200: Envelope(ContactResource) } } }, async (request) =>
+    envelope(request, await getContact(deps, tenantOf(request).workspaceId, request.params.id)),
+  );
+
+  app.patch(
+    '/:id',
+    {
+      schema: {
+        summary: 'Change a contact’s name, e-mail, phone or attributes',
+        params: Params,
+        body: Type.Object(
+          {
+            name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200, description: 'display name; null clears it' }))),
+            email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320, description: 'e-mail address; null clears it' }))),
+            phone: Type.Optional(Nullable(Type.String({ pattern: '^\\+?[0-9][0-9 ().-]{1,48}[0-9]$', description: 'phone number, digits with an optional leading +; null clears it' }))),
+            attributes: Type.Optional(ContactAttributes),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Envelope(ContactResource) },
+      },
+    },
+    async (request) => envelope(request, await changeContact(deps, tenantOf(request).workspaceId, request.params.id, request.body)),
+  );
+
+  app.post(
+    '/:id/merge',
+    {
+      schema: {
+        summary: 'Merge another contact into this one',
+        params: Params,
+        body: Type.Object({ contactId: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the contact merged into this one, then deleted' }) }, { additionalProperties: false }),
+        response: { 200: Envelope(ContactResource) },
+      },
+    },
+    async (request) => envelope(request, await mergeContacts(deps, tenantOf(request).workspaceId, request.params.id, request.body.contactId)),
+  );
+};

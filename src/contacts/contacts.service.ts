@@ -1,0 +1,95 @@
+import type { Selectable } from 'kysely';
+import type { Static } from 'typebox';
+import type { Executor } from '../db/database.js';
+import type { ContactsTable, ThreadsTable } from '../db/types.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
+import { announce } from '../messaging/announce.js';
+import { listHandles } from '../messaging/messaging.queries.js';
+import { contactResource, type ContactResource } from '../messaging/messaging.resources.js';
+import { attributesProblem, checkAttributes } from './contact-attributes.js';
+import {
+  absorbContact,
+  findContact,
+  foldThreads,
+  lockContacts,
+  lockHandles,
+  lockThreadsOf,
+  reassignThread,
+  updateContact,
+  type ContactPatch,
+} from './contacts.queries.js';
+
+type Contact = Static<typeof ContactResource>;
+
+async function withHandles(db: Executor, row: Selectable<ContactsTable>): Promise<Contact> {
+  return contactResource(row, await listHandles(db, [row.id]));
+}
+
+export async function getContact(deps: Deps, workspaceId: number, id: number): Promise<Contact> {
+  const row = await findContact(deps.db, workspaceId, id);
+  if (!row) throw errors.notFound('contact');
+  return withHandles(deps.db, row);
+}
+
+/** Changes a contact's name, e-mail, phone or attributes (which it replaces whole); `contact.updated`. */
+export async function changeContact(deps: Deps, workspaceId: number, id: number, patch: ContactPatch): Promise<Contact> {
+  if (patch.attributes !== undefined) checkAttributes(patch.attributes);
+  return deps.db.transaction().execute(async (trx) => {
+    const row = await updateContact(trx, workspaceId, id, patch, deps.now());
+    if (!row) throw errors.notFound('contact');
+    const contact = await withHandles(trx, row);
+    await announce(deps.boss, trx, [{ type: 'contact.updated', workspaceId, contact }], deps.now());
+    return contact;
+  });
+}
+
+const newestFirst = (a: Selectable<ThreadsTable>, b: Selectable<ThreadsTable>) =>
+  b.last_message_at.getTime() - a.last_message_at.getTime() || b.id - a.id;
+
+/**
+ * Merges contact `otherId` into `intoId`, in one transaction: the other's handles, live chat
+ * visitors and threads become this one's, and the other is deleted (`contact.merged`).
+ *
+ * One thread per (connection, contact): where both have a thread on the same connection, this
+ * contact's thread stays (its status and assignee with it) and the other's messages move into
+ * it; the emptied thread is deleted. A connection only the other contact used keeps its thread,
+ * now this contact's. Fields this contact lacks (name, e-mail, phone) are taken from the other;
+ * attributes are joined, this contact's values winning, unless the join would pass the limits
+ * (then this contact's stay as they are).
+ */
+export async function mergeContacts(deps: Deps, workspaceId: number, intoId: number, otherId: number) {
+  if (intoId === otherId) throw errors.validation('a contact cannot be merged into itself');
+  return deps.db.transaction().execute(async (trx) => {
+    const now = deps.now();
+    // Handle locks first, as the worker takes them before it touches contacts: the same order
+    // in both, so neither waits on the other in a cycle.
+    await lockHandles(trx, workspaceId, otherId);
+    const locked = await lockContacts(trx, workspaceId, [intoId, otherId]);
+    const into = locked.find((c) => c.id === intoId);
+    const other = locked.find((c) => c.id === otherId);
+    if (!into || !other) throw errors.notFound('contact');
+
+    const threads = await lockThreadsOf(trx, [intoId, otherId]);
+    const connections = new Set(threads.filter((t) => t.contact_id === otherId).map((t) => t.connection_id));
+    for (const connectionId of connections) {
+      const mine = threads.filter((t) => t.connection_id === connectionId && t.contact_id === intoId).sort(newestFirst);
+      const theirs = threads.filter((t) => t.connection_id === connectionId && t.contact_id === otherId).sort(newestFirst);
+      const keep = mine[0] ?? theirs[0]!;
+      if (keep.contact_id !== intoId) await reassignThread(trx, keep.id, intoId, now);
+      await foldThreads(trx, keep.id, theirs.filter((t) => t.id !== keep.id).map((t) => t.id), now);
+    }
+
+    const joined = { ...other.attributes, ...into.attributes };
+    const fill: ContactPatch = {
+      ...(into.name === null && other.name !== null ? { name: other.name } : {}),
+      ...(into.email === null && other.email !== null ? { email: other.email } : {}),
+      ...(into.phone === null && other.phone !== null ? { phone: other.phone } : {}),
+      ...(attributesProblem(joined) === null ? { attributes: joined } : {}),
+    };
+    const row = await absorbContact(trx, intoId, otherId, fill, now);
+    const contact = await withHandles(trx, row);
+    await announce(deps.boss, trx, [{ type: 'contact.merged', workspaceId, contact, mergedContactId: otherId }], deps.now());
+    return contact;
+  });
+}

@@ -1,0 +1,31 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+import { BY_CREATED, keysetPage } from '../db/pages.js';
+import type { CursorRequest } from '../http/pagination.js';
+
+/** A workspace's users, newest first, one cursor page. */
+export async function listUsers(db: Executor, workspaceId: number, page: CursorRequest) {
+  return keysetPage(db.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId), BY_CREATED, page);
+}
+
+/** One user of the workspace; another workspace's user is not found. */
+export async function findWorkspaceUser(db: Executor, workspaceId: number, id: number) {
+  return db.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Locks the workspace's active admins (in id order, so two concurrent changes queue rather
+ * than deadlock) and returns their ids: the set a change must not empty.
+ */
+export async function lockActiveAdmins(db: Executor, workspaceId: number): Promise<number[]> {
+  const { rows } = await sql<{ id: number }>`
+    SELECT id FROM users
+    WHERE workspace_id = ${workspaceId} AND active AND 'admin' = ANY(roles)
+    ORDER BY id
+    FOR UPDATE`.execute(db);
+  return rows.map((r) => r.id);
+}
+
+export async function updateUser(db: Executor, id: number, patch: { name?: string; roles?: string[]; active?: boolean }) {
+  return db.updateTable('users').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}

@@ -1,0 +1,81 @@
+import { Type } from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { requireAuth, tenantOf } from '../auth/auth.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
+import { CursorPage, Envelope, StringEnum } from '../http/schemas.js';
+import { USER_ROLES } from '../workspaces/workspaces.service.js';
+import { listUsers } from './users.queries.js';
+import { addTeamUser, changeTeamUser, TeamUserResource, teamUserResource } from './users.service.js';
+
+const UserParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'the user id' }) });
+const Name = Type.String({ minLength: 1, maxLength: 200, description: 'display name' });
+const Roles = Type.Array(StringEnum(USER_ROLES), { maxItems: 10, description: 'admin, agent and/or operator' });
+
+/**
+ * The team: `/v1/users`. Anyone of the workspace may list it (agents pick assignees from
+ * it); only workspace admins (a JWT admin or an `admin`-scoped key) add and change users.
+ */
+export const teamRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const admin = requireAuth(deps, { scope: 'admin' });
+
+  app.get(
+    '/',
+    { preValidation: requireAuth(deps), schema: { summary: 'List the workspace’s users', querystring: CursorQuery, response: { 200: CursorPage(TeamUserResource) } } },
+    async (request) => {
+      const page = await listUsers(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
+      return envelope(request, page.items.map(teamUserResource), page.meta);
+    },
+  );
+
+  app.post(
+    '/',
+    {
+      preValidation: admin,
+      schema: {
+        summary: 'Add a user to the workspace',
+        body: Type.Object(
+          {
+            name: Name,
+            email: Type.String({ format: 'email', maxLength: 320, description: 'sign-in e-mail, unique across the service' }),
+            password: Type.String({ minLength: 8, maxLength: 1024, description: 'at least 8 characters' }),
+            roles: Type.Optional(Roles),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Envelope(TeamUserResource) },
+      },
+    },
+    async (request, reply) => {
+      const user = await addTeamUser(deps, tenantOf(request).workspaceId, { ...request.body, roles: request.body.roles ?? [] });
+      reply.code(201);
+      return envelope(request, user);
+    },
+  );
+
+  app.patch(
+    '/:id',
+    {
+      preValidation: admin,
+      schema: {
+        summary: 'Rename a user, change their roles, or (de)activate them',
+        params: UserParams,
+        body: Type.Object(
+          {
+            name: Type.Optional(Name),
+            roles: Type.Optional(Roles),
+            active: Type.Optional(Type.Boolean({ description: 'false ends the user’s sessions, tokens and sockets at once' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Envelope(TeamUserResource) },
+      },
+    },
+    async (request) => {
+      const auth = tenantOf(request);
+      const caller = auth.kind === 'api_key' ? null : auth.userId;
+      return envelope(request, await changeTeamUser(deps, auth.workspaceId, caller, request.params.id, request.body));
+    },
+  );
+};

@@ -1,0 +1,75 @@
+import { Type, type Static } from 'typebox';
+import type { Selectable } from 'kysely';
+import { endSessions } from '../auth/sessions.service.js';
+import { findUser } from '../auth/sessions.queries.js';
+import type { UsersTable } from '../db/types.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
+import { StringEnum, Timestamp } from '../http/schemas.js';
+import { createUser, USER_ROLES } from '../workspaces/workspaces.service.js';
+import { findWorkspaceUser, lockActiveAdmins, updateUser } from './users.queries.js';
+
+/** A member of the team as `/v1/users` shows it: never the password hash. */
+export const TeamUserResource = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    email: Type.String(),
+    roles: Type.Array(StringEnum(USER_ROLES)),
+    active: Type.Boolean({ description: 'false: deactivated, cannot sign in' }),
+    createdAt: Timestamp,
+  },
+  { title: 'User' },
+);
+export type TeamUser = Static<typeof TeamUserResource>;
+
+export function teamUserResource(row: Selectable<UsersTable>): TeamUser {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    roles: row.roles.filter((r): r is (typeof USER_ROLES)[number] => (USER_ROLES as readonly string[]).includes(r)),
+    active: row.active,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+export async function addTeamUser(deps: Deps, workspaceId: number, input: { name: string; email: string; password: string; roles: string[] }) {
+  const created = await createUser(deps.db, workspaceId, input);
+  return teamUserResource((await findUser(deps.db, created.id))!);
+}
+
+export interface UserPatch {
+  name?: string;
+  roles?: string[];
+  active?: boolean;
+}
+
+/**
+ * Changes a user of the workspace. Deactivating ends, in the same transaction, every session
+ * and personal-access token the user holds and tells every api process to close their
+ * sockets (the `session.revoked` path that logout uses); their assigned threads stay theirs.
+ * A change that would leave the workspace without an active admin is refused (422): an
+ * admin cannot deactivate themselves or drop their own admin role, and neither can anyone
+ * else take away the last one.
+ */
+export async function changeTeamUser(deps: Deps, workspaceId: number, callerUserId: number | null, id: number, patch: UserPatch): Promise<TeamUser> {
+  return deps.db.transaction().execute(async (trx) => {
+    // The admins are locked before the target is read, so two admins changing each other at
+    // once cannot both pass the "another admin remains" check below.
+    const admins = await lockActiveAdmins(trx, workspaceId);
+    const user = await findWorkspaceUser(trx, workspaceId, id);
+    if (!user) throw errors.notFound('user');
+    const roles = patch.roles === undefined ? undefined : [...new Set(patch.roles)];
+    const staysAdmin = (patch.active ?? user.active) && (roles ?? user.roles).includes('admin');
+    if (admins.includes(id) && !staysAdmin) {
+      if (id === callerUserId) {
+        throw errors.validation(patch.active === false ? 'you cannot deactivate yourself' : 'you cannot remove your own admin role');
+      }
+      if (admins.length === 1) throw errors.validation('the workspace must keep at least one active admin');
+    }
+    const row = await updateUser(trx, id, { ...(patch.name !== undefined ? { name: patch.name } : {}), ...(roles ? { roles } : {}), ...(patch.active !== undefined ? { active: patch.active } : {}) });
+    if (user.active && patch.active === false) await endSessions(deps, trx, { id, workspaceId }, undefined, 'deactivated');
+    return teamUserResource(row);
+  });
+}
