@@ -60,7 +60,14 @@ describe('error envelope', () => {
       payload: '<name/>',
     });
     expect(res.statusCode).toBe(415);
-    expect(res.json().error.code).toBe('unsupported_media_type');
+    expect(res.json().error).toEqual({
+      code: 'unsupported_media_type',
+      message: 'content type "application/xml" is not accepted here; send application/json',
+    });
+    // A body sent with no content type at all says so.
+    const bare = await ctx.app.inject({ method: 'POST', url: '/v1/api-keys', headers: (await makeTenant(ctx.deps)).headers, payload: Buffer.from('name=x') });
+    expect(bare.statusCode).toBe(415);
+    expect(bare.json().error.message).toBe('a body without a content type is not accepted here; send application/json');
   });
 
   it('answers wrong types and missing fields with 422 validation_failed naming the field', async () => {
