@@ -140,7 +140,17 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
 
   // HS256 only: a token naming any other algorithm (or none) is refused.
   await app.register(fastifyJwt, { secret: deps.jwtSecret, sign: { algorithm: 'HS256' }, verify: { algorithms: ['HS256'] } });
-  await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(fastifyWebsocket, {
+    options: { maxPayload: 64 * 1024 },
+    // The plugin's own preClose closes every socket with no code (the peer reads 1005) before
+    // the hubs' onClose hooks run: say 1001, going away, so clients know to reconnect. New
+    // upgrades are refused (503) once the server is closing.
+    preClose(done) {
+      for (const client of this.websocketServer.clients) client.close(1001, 'server shutting down');
+      this.websocketServer.close();
+      done();
+    },
+  });
 
   await registerOpenApi(app);
   await app.register(healthRoutes, { deps });
