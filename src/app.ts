@@ -36,7 +36,7 @@ import { cannedResponseRoutes } from './conversations/canned-responses.routes.js
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Maps anything thrown by a route to an AppError; unknown errors become a bare 500. */
-function toAppError(err: FastifyError & { code?: string }, bodyLimit: number): AppError {
+function toAppError(err: FastifyError & { code?: string }, bodyLimit: number, contentType: string | undefined): AppError {
   if (err instanceof AppError) return err;
   if (err.validation) {
     const first = err.validation[0];
@@ -52,7 +52,8 @@ function toAppError(err: FastifyError & { code?: string }, bodyLimit: number): A
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return errors.payloadTooLarge(bodyLimit);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return errors.unsupportedMediaType(String(err.message.split(': ').pop() ?? 'unknown'));
+      // Fastify's message does not name the type it refused; the header does.
+      return errors.unsupportedMediaType(contentType);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return errors.invalidJson('request body is empty but content-type is application/json');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -134,7 +135,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   });
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const appError = toAppError(err, deps.config.bodyLimitBytes);
+    const appError = toAppError(err, deps.config.bodyLimitBytes, request.headers['content-type']);
     if (appError.status >= 500) request.log.error({ err }, 'request failed');
     reply.code(appError.status).headers(appError.headers).send(errorBody(request.id, appError.code, appError.message));
   });
@@ -145,7 +146,17 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
 
   // HS256 only: a token naming any other algorithm (or none) is refused.
   await app.register(fastifyJwt, { secret: deps.jwtSecret, sign: { algorithm: 'HS256' }, verify: { algorithms: ['HS256'] } });
-  await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(fastifyWebsocket, {
+    options: { maxPayload: 64 * 1024 },
+    // The plugin's own preClose closes every socket with no code (the peer reads 1005) before
+    // the hubs' onClose hooks run: say 1001, going away, so clients know to reconnect. New
+    // upgrades are refused (503) once the server is closing.
+    preClose(done) {
+      for (const client of this.websocketServer.clients) client.close(1001, 'server shutting down');
+      this.websocketServer.close();
+      done();
+    },
+  });
 
   await registerOpenApi(app);
   await app.register(healthRoutes, { deps });

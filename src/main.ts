@@ -10,9 +10,10 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrateToLatest } from './db/migrate.js';
 import type { Deps } from './deps.js';
 import { startBoss } from './jobs/boss.js';
-import { createQueues, startWorkers, stopWorkers } from './jobs/registry.js';
+import { createQueues, startWorkers, type RunningWorkers } from './jobs/registry.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
+import { InboxWriter } from './webhooks-in/inbox-writer.js';
 
 export type Role = 'all' | 'api' | 'worker';
 export const ROLES: Role[] = ['all', 'api', 'worker'];
@@ -199,13 +200,16 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
   const { deps } = infra;
   let app: FastifyInstance | undefined;
   let url: string | undefined;
+  let workers: RunningWorkers | undefined;
   try {
-    if (role !== 'worker') {
-      app = await buildApp(deps);
+    // With role `all`, the workers read the app's ingestion writer and let it go first.
+    const inboxWriter = role !== 'worker' ? new InboxWriter(deps) : undefined;
+    if (inboxWriter) {
+      app = await buildApp(deps, { inboxWriter });
       url = await app.listen({ port: config.port, host: config.host });
     }
-    const workers = role !== 'api' ? await startWorkers(deps) : [];
-    log.info({ role, url, database: redactUrl(infra.databaseUrl), workers }, 'inbox is running');
+    if (role !== 'api') workers = await startWorkers(deps, { ingest: inboxWriter });
+    log.info({ role, url, database: redactUrl(infra.databaseUrl), workers: workers?.queues ?? [] }, 'inbox is running');
   } catch (err) {
     await app?.close().catch(() => {});
     await infra.close().catch(() => {});
@@ -221,7 +225,7 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
       // finish their jobs, then close the pools and the embedded database.
       stopping ??= (async () => {
         await app?.close();
-        if (role !== 'api') await stopWorkers(deps);
+        await workers?.stop();
         await infra.close();
         log.info('inbox stopped');
       })();

@@ -19,7 +19,10 @@ export type VerificationKind = (typeof VERIFICATION_KINDS)[number];
  * payload is always derived again from its raw body, so nothing verification says about a
  * delivery may hide in its payload (that is what `via` is for).
  */
-export type Verification = { ok: false } | { ok: true; via: VerificationKind; payload?: unknown };
+export type Verification =
+  // `reason` only where a refusal can say why without telling anything about a secret.
+  | { ok: false; reason?: string }
+  | { ok: true; via: VerificationKind; payload?: unknown };
 
 /** The answer of a signature (or shared-secret) check: accepted as `signed`, or refused. */
 export function signed(ok: boolean, payload?: unknown): Verification {

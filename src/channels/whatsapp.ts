@@ -21,7 +21,7 @@ export const whatsappAdapter: WebhookAdapter = {
   challenge: (query, _headers, cfg) => hubChallenge(query, cfg.webhookSecret),
   verify(body, headers, cfg) {
     const payload = parseJson(body.text);
-    if (payload === undefined) return { ok: false };
+    if (payload === undefined) return { ok: false, reason: 'webhook body is not JSON' };
     const reportAuth = header(headers, 'x-vendor-auth');
     if (cfg.providerReportSecret && reportAuth !== undefined && safeEqual(reportAuth, cfg.providerReportSecret)) {
       return { ok: true, via: 'report_secret', payload };

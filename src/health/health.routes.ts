@@ -6,10 +6,18 @@ import { bearerToken } from '../auth/auth.js';
 import { safeEqual } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { BOSS_SCHEMA } from '../jobs/boss.js';
+import { queues } from '../jobs/registry.js';
 import { errors } from '../http/errors.js';
 import { countDeadLetters } from '../webhooks-in/inbox.queries.js';
 
-/** Reads queue depth from Postgres so every process reports the same numbers. */
+/** The pg-boss states before `completed` (its enum's order): the jobs still to be done. */
+export const QUEUE_DEPTH_STATES = ['created', 'retry', 'active'] as const;
+
+/**
+ * Reads queue depth from Postgres so every process reports the same numbers. Every queue
+ * of the registry gets a sample for every state, 0 when idle: a series that vanishes when a
+ * queue drains would leave dashboards blank and alerts on `> N` unable to resolve.
+ */
 async function refreshQueueDepth(deps: Deps): Promise<void> {
   const { rows } = await sql<{ name: string; state: string; n: number }>`
     SELECT name, state::text AS state, count(*)::int AS n
@@ -17,6 +25,7 @@ async function refreshQueueDepth(deps: Deps): Promise<void> {
     WHERE state < 'completed'
     GROUP BY name, state`.execute(deps.db);
   deps.metrics.queueDepth.reset();
+  for (const q of queues) for (const state of QUEUE_DEPTH_STATES) deps.metrics.queueDepth.set({ queue: q.name, state }, 0);
   for (const r of rows) deps.metrics.queueDepth.set({ queue: r.name, state: r.state }, r.n);
 }
 

@@ -31,7 +31,13 @@ export const errors = {
   challengeRefused: () => new AppError('not_found', 404, 'challenge not accepted'),
   conflict: (message: string) => new AppError('conflict', 409, message),
   payloadTooLarge: (limit: number) => new AppError('payload_too_large', 413, `request body exceeds ${limit} bytes`),
-  unsupportedMediaType: (type: string) => new AppError('unsupported_media_type', 415, `content type "${type}" is not accepted here`),
+  /** `received` is the request's content-type header as sent (cut to 100 characters). */
+  unsupportedMediaType: (received: string | undefined, accepted: readonly string[] = ['application/json']) =>
+    new AppError(
+      'unsupported_media_type',
+      415,
+      `${received ? `content type "${received.slice(0, 100)}"` : 'a body without a content type'} is not accepted here; send ${accepted.join(' or ')}`,
+    ),
   validation: (message: string) => new AppError('validation_failed', 422, message),
   malformedCursor: () => new AppError('validation_failed', 422, MALFORMED_CURSOR_MESSAGE),
   rateLimited: (retryAfterSeconds: number, message = 'too many attempts; try again later') =>

@@ -35,6 +35,26 @@ function withErrorResponses(route: RouteOptions): void {
 }
 
 /**
+ * The CSP of the reference page: swagger-ui's own policy (`staticCSP: true`) with two changes.
+ * Its logo is an inline SVG carrying a <style> element, which the browser blocks (logging an
+ * error) unless style-src names that stylesheet's hash: only it is allowed, no other inline
+ * style (test/http/docs-page.test.ts checks the hash against the installed swagger-ui). And
+ * no upgrade-insecure-requests, which would ask for the page's own files over https on a
+ * deployment served over plain http (a LAN address) and leave the page blank.
+ */
+export const DOCS_CSP: Record<string, string> = {
+  'default-src': "'self'",
+  'base-uri': "'self'",
+  'font-src': "'self' https: data:",
+  'frame-ancestors': "'self'",
+  'img-src': "'self' data: validator.swagger.io",
+  'object-src': "'none'",
+  'script-src': "'self'",
+  'script-src-attr': "'none'",
+  'style-src': "'self' https: 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
+};
+
+/**
  * The OpenAPI 3.1 document, generated from the routes' own schemas: `GET /openapi.json`, and a
  * reference page at `GET /docs`. Registered before the routes so that it sees them all.
  */
@@ -60,6 +80,6 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, staticCSP: true });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, staticCSP: DOCS_CSP });
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 }

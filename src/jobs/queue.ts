@@ -1,6 +1,7 @@
 import { fromKysely, type Queue, type WorkOptions } from 'pg-boss';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
+import type { IngestLoad } from '../webhooks-in/ingest-priority.js';
 
 /**
  * One queue: its name, its pg-boss options and, when a worker serves it, the handler.
@@ -15,8 +16,14 @@ export interface QueueDefinition<T extends object = object> {
   schedule?: string;
   worker?: {
     options: WorkOptions;
-    handle: (deps: Deps, jobs: { id: string; data: T }[]) => Promise<void>;
+    handle: (deps: Deps, jobs: { id: string; data: T }[], context?: WorkerContext) => Promise<void>;
   };
+}
+
+/** What the process entry hands its workers besides the deps, as values passed at start. */
+export interface WorkerContext {
+  /** Ingestion in the same process (role `all`), which goes first; absent in a worker-only process. */
+  ingest?: IngestLoad;
 }
 
 /**

@@ -6,7 +6,7 @@ import { sendQueue } from '../replies/send-message.queue.js';
 import { Dispatcher } from '../webhooks-out/dispatcher.js';
 import { outboundQueue } from '../webhooks-out/outbound.queue.js';
 import { PlannerStats } from './planner-stats.js';
-import type { QueueDefinition } from './queue.js';
+import type { QueueDefinition, WorkerContext } from './queue.js';
 
 /** Every queue of the service. Features add theirs here; this is the one list. */
 export const queues: QueueDefinition<any>[] = [webhookQueue, sendQueue, outboundQueue, maintenanceQueue];
@@ -24,25 +24,28 @@ export async function createQueues(boss: PgBoss): Promise<void> {
   }
 }
 
-const plannerStats = new WeakMap<Deps, PlannerStats>();
-const dispatchers = new WeakMap<Deps, Dispatcher>();
+/** The workers a process started: the queues they serve, and how to stop them. */
+export interface RunningWorkers {
+  queues: string[];
+  /** Stops taking jobs and waits for the ones in hand. */
+  stop(): Promise<void>;
+}
 
 /**
- * Starts a worker for every queue that has one; returns the queue names it serves. A fetch
- * that comes back full means a backlog, and has the queue's job table analyzed if its
- * statistics are stale (see PlannerStats).
+ * Starts a worker for every queue that has one. A fetch that comes back full means a
+ * backlog, and has the queue's job table analyzed if its statistics are stale (see
+ * PlannerStats). `context` is what the handlers get besides the deps (WorkerContext).
  */
-export async function startWorkers(deps: Deps): Promise<string[]> {
+export async function startWorkers(deps: Deps, context: WorkerContext = {}): Promise<RunningWorkers> {
   const started: string[] = [];
   const stats = new PlannerStats(deps);
-  plannerStats.set(deps, stats);
   for (const q of queues) {
     if (!q.worker) continue;
     const { handle, options } = q.worker;
     const full = options.batchSize ?? 1;
     await deps.boss.work(q.name, options, (jobs) => {
       if (jobs.length >= full && full > 1) stats.refreshSoon(q.name);
-      return handle(deps, jobs as { id: string; data: object }[]);
+      return handle(deps, jobs as { id: string; data: object }[], context);
     });
     if (q.schedule) await deps.boss.schedule(q.name, q.schedule);
     started.push(q.name);
@@ -50,13 +53,13 @@ export async function startWorkers(deps: Deps): Promise<string[]> {
   // Outbound webhooks are sent job by job rather than in work() batches (see Dispatcher).
   const dispatcher = new Dispatcher(deps);
   dispatcher.start();
-  dispatchers.set(deps, dispatcher);
   started.push(outboundQueue.name);
-  return started;
-}
-
-export async function stopWorkers(deps: Deps): Promise<void> {
-  for (const q of queues) if (q.worker) await deps.boss.offWork(q.name, { wait: true });
-  await dispatchers.get(deps)?.stop();
-  await plannerStats.get(deps)?.settled();
+  return {
+    queues: started,
+    async stop() {
+      for (const q of queues) if (q.worker) await deps.boss.offWork(q.name, { wait: true });
+      await dispatcher.stop();
+      await stats.settled();
+    },
+  };
 }

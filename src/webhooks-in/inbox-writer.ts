@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { insertInboxRows, type NewInboxRow } from './inbox.queries.js';
 import { enqueueDeliveries, JOB_DELIVERIES } from './inbox.enqueue.js';
-import { registerIngest } from './ingest-priority.js';
+import type { IngestLoad } from './ingest-priority.js';
 
 interface Pending {
   row: NewInboxRow;
@@ -26,7 +26,7 @@ interface Pending {
  * the next ones are refused at once with 503 and `retry-after: 1` (every provider retries)
  * instead of piling up in memory without bound. Nothing is ever answered 200 uncommitted.
  */
-export class InboxWriter {
+export class InboxWriter implements IngestLoad {
   private pending: Pending[] = [];
   private inFlight = 0;
   private holding = 0;
@@ -36,9 +36,7 @@ export class InboxWriter {
     private readonly deps: Deps,
     // A commit's deliveries fit one job (enqueueDeliveries), so a group commit queues one job.
     private readonly options = { maxBatch: JOB_DELIVERIES, maxConcurrent: 2 },
-  ) {
-    registerIngest(deps, this);
-  }
+  ) {}
 
   /** Deliveries accepted and not yet answered (waiting or in a commit). */
   get held(): number {

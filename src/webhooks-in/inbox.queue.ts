@@ -3,7 +3,7 @@ import { uuid7Time } from '../crypto/uuid7.js';
 import { HEARTBEAT_SECONDS, type QueueDefinition } from '../jobs/queue.js';
 import { idsOf, WEBHOOK_QUEUE, type DeliveriesJob } from './inbox.enqueue.js';
 import { processDeliveries, type BatchOutcome } from './process-deliveries.js';
-import { yieldToIngest } from './ingest-priority.js';
+import { systemClock, yieldToIngest } from './ingest-priority.js';
 
 /** Deliveries applied in one transaction. */
 export const PROCESS_BATCH = 250;
@@ -34,12 +34,12 @@ export const webhookQueue: QueueDefinition<DeliveriesJob> = {
     // deliveries, applied PROCESS_BATCH at a time: seconds of work, plus at most 30 s of
     // waiting for ingestion (MAX_YIELD_PER_FETCH_MS), inside the 120 s a job may run.
     options: { batchSize: 20, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 2, burstWhenBatchFull: true, localConcurrency: 3 },
-    async handle(deps, jobs) {
+    async handle(deps, jobs, { ingest } = {}) {
       const ids = [...new Set(jobs.flatMap((j) => idsOf(j.data)))];
       let yielded = 0;
       for (let i = 0; i < ids.length; i += PROCESS_BATCH) {
         const batch = ids.slice(i, i + PROCESS_BATCH);
-        yielded += await yieldToIngest(deps, MAX_YIELD_PER_FETCH_MS - yielded, oldestOf(batch));
+        yielded += await yieldToIngest(ingest, systemClock, MAX_YIELD_PER_FETCH_MS - yielded, oldestOf(batch));
         const started = performance.now();
         const outcome = await processDeliveries(deps, batch);
         record(deps, outcome, started);

@@ -1,22 +1,24 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Deps } from '../deps.js';
 
-/** What the worker reads of ingestion in its own process: how many deliveries wait for their commit. */
+/**
+ * What the worker reads of ingestion in its own process: how many deliveries wait for their
+ * commit. The process entry hands the app's InboxWriter to the workers it starts (role `all`);
+ * a worker in a process of its own gets none.
+ */
 export interface IngestLoad {
   readonly held: number;
 }
 
-const loads = new WeakMap<Deps, IngestLoad>();
-
-/** Ingestion announces itself to a worker sharing its process (role `all`). */
-export function registerIngest(deps: Deps, load: IngestLoad): void {
-  loads.set(deps, load);
+/**
+ * The time yieldToIngest reads and waits on: ms since the epoch (the scale of a delivery's
+ * received time), and a pause. Tests pass one they advance themselves.
+ */
+export interface IngestClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
 }
 
-/** Ingestion in the process of these deps, if it runs there. */
-export function ingestLoadOf(deps: Deps): IngestLoad | undefined {
-  return loads.get(deps);
-}
+export const systemClock: IngestClock = { now: () => Date.now(), sleep: (ms) => sleep(ms) };
 
 /** Deliveries waiting for their commit at which ingestion counts as busy. */
 export const BUSY_HELD = 32;
@@ -28,7 +30,7 @@ export const MAX_YIELD_MS = 2000;
  * lets up (and work taken over from a process that died is always older than this).
  */
 export const MAX_PROCESSING_LAG_MS = 10_000;
-const CHECK_MS = 5;
+export const CHECK_MS = 5;
 
 /**
  * Ingestion goes first in a process that also works the queue. A provider waits for its
@@ -37,15 +39,19 @@ const CHECK_MS = 5;
  * the worker holds its next batch back, for at most MAX_YIELD_MS, and the backlog it leaves
  * is processed once the burst is over. The one event loop and the database are then spent on
  * answering, while a batch whose oldest delivery (`oldestReceivedAt`, ms) has waited
- * MAX_PROCESSING_LAG_MS goes at once. A worker in a process of its own (role `worker`) never
- * waits. Answers how long it waited, so a caller can keep its jobs' total wait inside their
- * time limit (`maxMs`).
+ * MAX_PROCESSING_LAG_MS goes at once. A worker with no ingestion beside it (`load` undefined,
+ * role `worker`) never waits. Answers how long it waited, so a caller can keep its jobs' total
+ * wait inside their time limit (`maxMs`).
  */
-export async function yieldToIngest(deps: Deps, maxMs = MAX_YIELD_MS, oldestReceivedAt = Date.now()): Promise<number> {
-  const load = loads.get(deps);
-  if (load === undefined || maxMs <= 0 || Date.now() - oldestReceivedAt >= MAX_PROCESSING_LAG_MS || load.held < BUSY_HELD) return 0;
-  const started = performance.now();
+export async function yieldToIngest(
+  load: IngestLoad | undefined,
+  clock: IngestClock = systemClock,
+  maxMs = MAX_YIELD_MS,
+  oldestReceivedAt = clock.now(),
+): Promise<number> {
+  const started = clock.now();
+  if (load === undefined || maxMs <= 0 || started - oldestReceivedAt >= MAX_PROCESSING_LAG_MS || load.held < BUSY_HELD) return 0;
   const until = started + Math.min(maxMs, MAX_YIELD_MS);
-  while (load.held >= BUSY_HELD && performance.now() < until) await sleep(CHECK_MS);
-  return performance.now() - started;
+  while (load.held >= BUSY_HELD && clock.now() < until) await clock.sleep(CHECK_MS);
+  return clock.now() - started;
 }

@@ -83,7 +83,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
     const verification = await verify(deps, adapter, body, request, ctx);
     if (!verification.ok) {
       deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'rejected' });
-      throw errors.invalidApiKey('webhook signature or shared secret is missing or wrong');
+      throw errors.invalidApiKey(verification.reason ?? 'webhook signature or shared secret is missing or wrong');
     }
     // A verifier that parsed hands its payload over; otherwise the raw body is parsed here,
     // so adapters that verify raw bytes still get a payload (SPEC §4.2). Either way it is the

@@ -5,9 +5,10 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createDatabase, type DatabaseOptions } from '../../src/db/database.js';
 import type { Deps } from '../../src/deps.js';
 import { startBoss } from '../../src/jobs/boss.js';
-import { startWorkers, stopWorkers } from '../../src/jobs/registry.js';
+import { startWorkers } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
+import { InboxWriter } from '../../src/webhooks-in/inbox-writer.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef-0123456789';
@@ -18,6 +19,8 @@ export const SECRET_KEY_HEX = '000102030405060708090a0b0c0d0e0f10111213141516171
 export interface TestContext {
   app: FastifyInstance;
   deps: Deps;
+  /** The app's ingestion writer, which the context's workers (if started) let go first. */
+  inboxWriter: InboxWriter;
   database: TestDatabase;
   close(): Promise<void>;
 }
@@ -73,16 +76,18 @@ export async function startTestContext(options: TestContextOptions = {}): Promis
     now: options.now ?? (() => new Date()),
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
   };
-  const app = await buildApp(deps);
+  const inboxWriter = new InboxWriter(deps);
+  const app = await buildApp(deps, { inboxWriter });
   await app.ready();
-  if (options.workers) await startWorkers(deps);
+  const workers = options.workers ? await startWorkers(deps, { ingest: inboxWriter }) : undefined;
   return {
     app,
     deps,
+    inboxWriter,
     database,
     async close() {
       await app.close();
-      if (options.workers) await stopWorkers(deps);
+      await workers?.stop();
       await boss.stop({ graceful: false, close: true });
       await closeDb();
       if (!options.database) await database.drop();

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { createDatabase } from '../../src/db/database.js';
+import { QUEUE_DEPTH_STATES } from '../../src/health/health.routes.js';
+import { queues } from '../../src/jobs/registry.js';
+import { maintenanceQueue } from '../../src/maintenance/maintenance.queue.js';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 
@@ -60,7 +64,14 @@ describe('error envelope', () => {
       payload: '<name/>',
     });
     expect(res.statusCode).toBe(415);
-    expect(res.json().error.code).toBe('unsupported_media_type');
+    expect(res.json().error).toEqual({
+      code: 'unsupported_media_type',
+      message: 'content type "application/xml" is not accepted here; send application/json',
+    });
+    // A body sent with no content type at all says so.
+    const bare = await ctx.app.inject({ method: 'POST', url: '/v1/api-keys', headers: (await makeTenant(ctx.deps)).headers, payload: Buffer.from('name=x') });
+    expect(bare.statusCode).toBe(415);
+    expect(bare.json().error.message).toBe('a body without a content type is not accepted here; send application/json');
   });
 
   it('answers wrong types and missing fields with 422 validation_failed naming the field', async () => {
@@ -103,6 +114,32 @@ describe('health and metrics', () => {
     expect(res.body).toMatch(/inbox_http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
     expect(res.body).toContain('# TYPE inbox_queue_jobs gauge');
     expect(res.body).toMatch(/inbox_process_resident_memory_bytes \d+/);
+  });
+});
+
+describe('inbox_queue_jobs', () => {
+  it('has a sample for every queue and state, 0 when idle, the count of jobs otherwise', async () => {
+    const sample = (body: string, queue: string, state: string) => {
+      const m = new RegExp(`^inbox_queue_jobs\\{queue="${queue}",state="${state}"\\} (\\d+)$`, 'm').exec(body);
+      return m ? Number(m[1]) : undefined;
+    };
+    const counted = async () => {
+      const { rows } = await sql<{ name: string; state: string; n: number }>`
+        SELECT name, state::text AS state, count(*)::int AS n FROM pgboss.job GROUP BY name, state`.execute(ctx.deps.db);
+      return (queue: string, state: string) => rows.find((r) => r.name === queue && r.state === state)?.n ?? 0;
+    };
+    const scrape = async () => (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
+
+    let body = await scrape();
+    let actual = await counted();
+    for (const q of queues) for (const state of QUEUE_DEPTH_STATES) expect(sample(body, q.name, state), `${q.name} ${state}`).toBe(actual(q.name, state));
+    expect(sample(body, maintenanceQueue.name, 'created')).toBe(0);
+
+    await ctx.deps.boss.send(maintenanceQueue.name, {});
+    body = await scrape();
+    actual = await counted();
+    expect(sample(body, maintenanceQueue.name, 'created')).toBe(1);
+    for (const q of queues) for (const state of QUEUE_DEPTH_STATES) expect(sample(body, q.name, state), `${q.name} ${state}`).toBe(actual(q.name, state));
   });
 });
 

@@ -1,25 +1,21 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page, type WebSocketRoute } from 'playwright-core';
+import type { BrowserContext, Page, WebSocketRoute } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTestContext } from '../helpers/app.js';
+import { launchBrowser } from '../helpers/browser.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 import { makeWidget, openSocket } from '../helpers/livechat.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 /*
- * The widget in a real browser: Debian's chromium (apt-get install chromium; .ci/run installs
- * it), driven by playwright-core, which downloads nothing. CHROMIUM_PATH names another build.
+ * The widget in a real browser, driven by playwright-core: Debian's chromium when installed,
+ * else the one @sparticuz/chromium ships (test/helpers/browser.ts chooses).
  * Screenshots go to LIVECHAT_SCREENSHOT_DIR (`docs` to refresh the README's), else to a
  * temporary directory, so a test run leaves the working tree as it was.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-if (!existsSync(CHROMIUM)) {
-  throw new Error(`no Chromium at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`);
-}
 const SCREENSHOTS = process.env.LIVECHAT_SCREENSHOT_DIR ?? tmpdir();
 const PHONE = { width: 390, height: 844 };
 
@@ -41,7 +37,7 @@ await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', () => resolve()
 const sitePort = (site.address() as AddressInfo).port;
 afterAll(() => new Promise<void>((resolve) => site.close(() => resolve())));
 
-const browser: Browser = await chromium.launch({ executablePath: CHROMIUM });
+const { browser } = await launchBrowser();
 afterAll(() => browser.close());
 
 const { user, password } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'agent.browser@acme.test' });

@@ -3,8 +3,9 @@ import type { DB } from '../../src/db/types.js';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { CLOSE_CREDENTIAL_ENDED, CLOSE_TOO_MANY_SOCKETS, MAX_SOCKETS_PER_USER, RealtimeHub } from '../../src/realtime/hub.js';
-import { useTestContext } from '../helpers/app.js';
+import { startTestContext, useTestContext } from '../helpers/app.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
+import { makeWidget, openSocket, startVisitor } from '../helpers/livechat.js';
 import { socketPair } from '../helpers/socket-pair.js';
 import { waitFor } from '../helpers/webhooks.js';
 
@@ -180,5 +181,23 @@ describe('sockets whose revocation was never heard', () => {
     expect(await p.closed).toBe(CLOSE_CREDENTIAL_ENDED);
     await hub.close();
     p.done();
+  });
+});
+
+describe('shutdown', () => {
+  it('closes the sockets it holds, agents’ and visitors’, with 1001 going away', async () => {
+    // A second app on the same database, closed by the test as a process closes at SIGTERM.
+    const other = await startTestContext({ database: ctx.database });
+    const base = (await other.app.listen({ port: 0, host: '127.0.0.1' })).replace('http', 'ws');
+    const { jwt } = await signIn();
+    const agent = await openSocket(`${base}/v1/realtime`, bearer(jwt));
+    await agent.frame((f) => f.type === 'ready', 'the agent socket to be ready');
+    const widget = await makeWidget(ctx.deps, tenant.workspace.id);
+    const visitor = await startVisitor(other.app, widget.key);
+    const visitorSocket = await openSocket(`${base}/v1/livechat/${widget.key}/socket?visitorToken=${encodeURIComponent(visitor.token)}`);
+    // The visitor's socket is held from its upgrade on: open on this side means held on that one.
+    await other.close();
+    expect(await agent.closed).toBe(1001);
+    expect(await visitorSocket.closed).toBe(1001);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Deps } from '../../src/deps.js';
-import { BUSY_HELD, ingestLoadOf, MAX_PROCESSING_LAG_MS, registerIngest, yieldToIngest } from '../../src/webhooks-in/ingest-priority.js';
+import { uuid7 } from '../../src/crypto/uuid7.js';
+import { webhookQueue } from '../../src/webhooks-in/inbox.queue.js';
+import { BUSY_HELD, CHECK_MS, MAX_PROCESSING_LAG_MS, MAX_YIELD_MS, yieldToIngest, type IngestClock } from '../../src/webhooks-in/ingest-priority.js';
 import { useTestContext } from '../helpers/app.js';
 import { waitFor } from '../helpers/webhooks.js';
 
@@ -18,56 +19,105 @@ function load(held: number) {
   };
 }
 
+/** A clock that moves only when the test says: a sleeper wakes once time has passed its end. */
+function manualClock(start = 1_700_000_000_000) {
+  let now = start;
+  const sleepers: { until: number; wake: () => void }[] = [];
+  const clock: IngestClock = {
+    now: () => now,
+    sleep: (ms) => new Promise<void>((wake) => sleepers.push({ until: now + ms, wake })),
+  };
+  return {
+    clock,
+    sleeping: () => sleepers.length,
+    advance(ms: number) {
+      now += ms;
+      for (const s of sleepers.splice(0)) {
+        if (s.until <= now) s.wake();
+        else sleepers.push(s);
+      }
+    },
+  };
+}
+
+/** A clock whose every sleep passes at once, moving time by what was asked. */
+function fastClock(start = 1_700_000_000_000): IngestClock {
+  let now = start;
+  return {
+    now: () => now,
+    sleep: async (ms) => {
+      now += ms;
+    },
+  };
+}
+
 describe('ingestion goes first in one process', () => {
-  it('is what the app registers for its deps: the worker of the same process reads its writer', () => {
-    expect(ingestLoadOf(ctx.deps)?.held).toBe(0);
+  it('the webhook worker looks at the ingestion it was started with', async () => {
+    // Busy at the first look, calm at the next: the handler waits one check, then processes.
+    let looks = 0;
+    const ingest = {
+      get held() {
+        return looks++ === 0 ? BUSY_HELD : 0;
+      },
+    };
+    await webhookQueue.worker!.handle(ctx.deps, [{ id: 'j', data: { ids: [uuid7()] } }], { ingest });
+    expect(looks).toBe(2);
   });
 
   it('holds a batch back while acknowledgements queue, and lets it go once they are answered', async () => {
-    const deps = {} as Deps;
     const busy = load(BUSY_HELD);
-    registerIngest(deps, busy);
+    const time = manualClock();
     let released = false;
-    const waiting = yieldToIngest(deps).then(() => (released = true));
-    await waitFor(async () => busy.state.looks >= 5 || undefined, 'the worker to look at ingestion several times');
+    const waiting = yieldToIngest(busy, time.clock).then((waited) => {
+      released = true;
+      return waited;
+    });
+    const asleep = () => waitFor(async () => time.sleeping() === 1 || undefined, 'the worker to wait a check');
+    for (let i = 0; i < 5; i++) {
+      await asleep();
+      time.advance(CHECK_MS);
+    }
+    await asleep();
     expect(released).toBe(false);
+    expect(busy.state.looks).toBe(7);
     busy.state.held = BUSY_HELD - 1;
-    await waiting;
+    time.advance(CHECK_MS);
+    expect(await waiting).toBe(6 * CHECK_MS);
     expect(released).toBe(true);
   });
 
   it('does not wait when ingestion keeps up, or when none runs in the process (role worker)', async () => {
-    const calm = {} as Deps;
     const keepingUp = load(BUSY_HELD - 1);
-    registerIngest(calm, keepingUp);
-    await yieldToIngest(calm);
+    const clock = fastClock();
+    expect(await yieldToIngest(keepingUp, clock)).toBe(0);
     expect(keepingUp.state.looks).toBe(1);
-    expect(ingestLoadOf({} as Deps)).toBeUndefined();
-    await yieldToIngest({} as Deps);
+    expect(await yieldToIngest(undefined, clock)).toBe(0);
   });
 
   it('lets the batch go after MAX_YIELD_MS even when ingestion stays busy, so processing never stops', async () => {
-    const deps = {} as Deps;
     const busy = load(BUSY_HELD * 10);
-    registerIngest(deps, busy);
-    expect(await yieldToIngest(deps)).toBeGreaterThan(0);
+    expect(await yieldToIngest(busy, fastClock())).toBe(MAX_YIELD_MS);
     expect(busy.state.held).toBe(BUSY_HELD * 10);
-    expect(busy.state.looks).toBeGreaterThan(1);
+    expect(busy.state.looks).toBeGreaterThan(MAX_YIELD_MS / CHECK_MS);
+  });
+
+  it('waits no longer than the fetch has left of its budget', async () => {
+    const busy = load(BUSY_HELD * 10);
+    expect(await yieldToIngest(busy, fastClock(), 3 * CHECK_MS)).toBe(3 * CHECK_MS);
   });
 
   it('does not hold back deliveries that have waited MAX_PROCESSING_LAG_MS, however busy ingestion is', async () => {
-    const deps = {} as Deps;
     const busy = load(BUSY_HELD * 10);
-    registerIngest(deps, busy);
-    expect(await yieldToIngest(deps, undefined, Date.now() - MAX_PROCESSING_LAG_MS)).toBe(0);
+    const clock = fastClock();
+    expect(await yieldToIngest(busy, clock, undefined, clock.now() - MAX_PROCESSING_LAG_MS)).toBe(0);
     expect(busy.state.looks).toBe(0);
+    // A moment younger, the same batch waits.
+    expect(await yieldToIngest(busy, clock, undefined, clock.now() - MAX_PROCESSING_LAG_MS + 1)).toBe(MAX_YIELD_MS);
   });
 
   it('does not wait once a fetch has spent its budget, so its jobs finish inside their time limit', async () => {
-    const deps = {} as Deps;
     const busy = load(BUSY_HELD * 10);
-    registerIngest(deps, busy);
-    expect(await yieldToIngest(deps, 0)).toBe(0);
+    expect(await yieldToIngest(busy, fastClock(), 0)).toBe(0);
     expect(busy.state.looks).toBe(0);
   });
 });

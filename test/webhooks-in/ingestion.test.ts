@@ -115,6 +115,21 @@ describe('POST /webhooks/:integrationKey', () => {
     expect(after.jobs).toHaveLength(before.jobs.length);
   });
 
+  it('tells a signed whatsapp body that is not JSON that it is not JSON, 401 invalid_api_key, nothing stored', async () => {
+    const before = await rowsAndJobs();
+    const notJson = 'hello, not json';
+    const res = await post('whatsapp', notJson, { 'x-hub-signature-256': `sha256=${sign(SECRET, notJson)}` });
+    expect(res.statusCode).toBe(401);
+    expect(res.json().error).toEqual({ code: 'invalid_api_key', message: 'webhook body is not JSON' });
+    // A JSON body with a wrong signature still hears about the signature.
+    const body = fixture('whatsapp', 'text-message.json');
+    const wrong = await post('whatsapp', body, { 'x-hub-signature-256': `sha256=${sign('wrong', body)}` });
+    expect(wrong.json().error.message).toBe('webhook signature or shared secret is missing or wrong');
+    const after = await rowsAndJobs();
+    expect(after.rows).toHaveLength(before.rows.length);
+    expect(after.jobs).toHaveLength(before.jobs.length);
+  });
+
   it('answers 401 on /webhooks/livechat and /webhooks/ai whatever is sent', async () => {
     for (const key of ['livechat', 'ai']) {
       const res = await post(key, '{}', { 'x-signature': sign(SECRET, '{}') });
