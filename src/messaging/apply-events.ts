@@ -24,10 +24,9 @@ export interface DeliveryEvents {
 export interface DeliveryResolution {
   /**
    * The app the delivery belongs to: the one app its resolved events belong to, set even if the
-   * delivery then fails (so that app's admin can see and requeue it). A body whose events
-   * resolve to connections of several apps, or name an account no workspace has connected,
-   * belongs to none: its row (raw body and all) is shown to the operator only, never to a
-   * tenant whose events happen to be in it.
+   * delivery then fails (so that app's admin can see and requeue it). A body whose
+   * events resolve to connections of several apps belongs to none: its row (raw body and all)
+   * is shown to the operator only, never to a tenant whose events happen to be in it.
    */
   appId: string | null;
   /** Why the delivery cannot be applied, when it cannot. */
@@ -81,7 +80,6 @@ async function resolveConnections(db: Executor, deliveries: DeliveryEvents[]) {
   for (const d of deliveries) {
     const resolution: DeliveryResolution = { appId: null };
     const apps = new Set<string>();
-    let unknownAccount = false;
     for (const e of d.events) {
       let app: string | undefined;
       if (e.type === 'status' && e.resolveBy === 'sent_message') {
@@ -89,16 +87,11 @@ async function resolveConnections(db: Executor, deliveries: DeliveryEvents[]) {
       } else {
         const c = resolved.connections.get(byKey(d.integrationKey, e.externalAccountId));
         if (c) app = c.app_id;
-        else {
-          unknownAccount = true;
-          resolution.error ??= `no connection for ${d.integrationKey} account "${e.externalAccountId}": connect it, then requeue`;
-        }
+        else resolution.error ??= `no connection for ${d.integrationKey} account "${e.externalAccountId}": connect it, then requeue`;
       }
       if (app !== undefined) apps.add(app);
     }
-    // An account nobody connected may be another tenant's tomorrow: a body naming one is not
-    // wholly this app's, so, like a body spanning apps, only the operator sees and requeues it.
-    resolution.appId = apps.size === 1 && !unknownAccount ? [...apps][0]! : null;
+    resolution.appId = apps.size === 1 ? [...apps][0]! : null;
     resolutions.set(d.deliveryId, resolution);
   }
   return { resolutions, resolved };

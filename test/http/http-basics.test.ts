@@ -2,13 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { createDatabase } from '../../src/db/database.js';
-import { QUEUE_DEPTH_STATES } from '../../src/health/health.routes.js';
+import { METRICS_COLLECT_INTERVAL_MS, QUEUE_DEPTH_STATES } from '../../src/health/health.routes.js';
 import { queues } from '../../src/jobs/registry.js';
 import { maintenanceQueue } from '../../src/maintenance/maintenance.queue.js';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 
-const ctx = await useTestContext({ env: { INBOX_BODY_LIMIT_BYTES: '2048' } });
+// The service's clock runs with the real one; the metrics test moves it past a scrape's cache.
+let clockOffsetMs = 0;
+const ctx = await useTestContext({ env: { INBOX_BODY_LIMIT_BYTES: '2048' }, now: () => new Date(Date.now() + clockOffsetMs) });
 
 describe('request ids', () => {
   it('generates one per request and returns it as a header and in meta', async () => {
@@ -136,6 +138,8 @@ describe('inbox_queue_jobs', () => {
     expect(sample(body, maintenanceQueue.name, 'created')).toBe(0);
 
     await ctx.deps.boss.send(maintenanceQueue.name, {});
+    // Queue depths are read at most once per interval; the next scrape comes after it.
+    clockOffsetMs += METRICS_COLLECT_INTERVAL_MS;
     body = await scrape();
     actual = await counted();
     expect(sample(body, maintenanceQueue.name, 'created')).toBe(1);

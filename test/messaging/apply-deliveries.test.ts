@@ -96,7 +96,7 @@ describe('announcing what changed', () => {
       { type: 'message.updated', workspaceId: 3, data: { id: 7, threadId: 9, status: 'failed', error: 'no' } },
     ]);
     expect(outbound.map((e) => e.type)).toEqual(['contact.created', 'message.created', 'message.updated']);
-    expect(outbound[0]!.data).toEqual({ id: 5, name: null, handles: [{ integrationKey: 'sms', externalId: '+1555' }], createdAt: at.toISOString() });
+    expect(outbound[0]!.data).toEqual({ id: 5, name: null, email: null, phone: null, attributes: {}, handles: [{ integrationKey: 'sms', externalId: '+1555' }], createdAt: at.toISOString() });
     expect(outbound[1]!.data).toMatchObject({ id: 7, threadId: 9, status: 'queued', externalId: null });
   });
 });

@@ -123,6 +123,8 @@ describe('POST /v1/threads/:id/messages', () => {
     fake.behave(SEND_PATH, 'server-error');
     const { id } = (await reply(threadId, 'last try')).json().data;
     await waitFor(async () => fake.requests.length === 1, 'the first attempt');
+    // Its retryable outcome releases the send's claim; the last attempt may claim it after that.
+    await waitFor(async () => (await messageRow(id)).send_claim_token === null && (await messageRow(id)).send_attempt === 1, 'the first attempt to settle');
     await sendQueue.worker!.handle(ctx.deps, [{ id: 'last', data: { messageId: id, attempt: 4 } }]);
     const row = await messageRow(id);
     expect(row.status).toBe('failed');
