@@ -3,9 +3,14 @@ import type {
   ApiKey,
   ApiKeyCreate,
   AuthCode,
+  CannedResponse,
+  CannedResponseCreate,
+  CannedResponsePatch,
   Connection,
   ConnectionPatch,
   Contact,
+  ContactMerge,
+  ContactPatch,
   InboxStatus,
   IssuedApiKey,
   IssuedPersonalAccessToken,
@@ -16,8 +21,12 @@ import type {
   PersonalAccessTokenCreate,
   ReplyRequest,
   RequeueResult,
+  TeamUser,
+  TeamUserCreate,
+  TeamUserPatch,
   Thread,
   User,
+  VisitorBlocked,
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointCreate,
@@ -45,8 +54,9 @@ export interface IdempotencyOptions {
 const id = (value: number | string) => encodeURIComponent(String(value));
 
 /**
- * The tenant API: a workspace's threads, messages, contacts, connections, API keys, webhook
- * endpoints, dead letters and personal-access tokens, and the `/api/user` session routes.
+ * The tenant API: a workspace's threads, messages, contacts, canned responses, team,
+ * connections, API keys, webhook endpoints, dead letters and personal-access tokens, and the
+ * `/api/user` session routes.
  * Lists are async iterators that follow `meta.nextCursor` while it is present (a short page
  * is not the end; a missing `meta` is). `login` and `generateToken` keep the token they
  * receive and send it from then on; `refresh` replaces it and `logout` forgets it.
@@ -101,7 +111,27 @@ export function tenantClient(initial: ClientOptions) {
     /** Queues a reply (202): the message comes back `queued`. */
     reply: (threadId: number, body: ReplyRequest, opts: IdempotencyOptions = {}) =>
       send<Message>('POST', `/v1/threads/${id(threadId)}/messages`, body, { 'idempotency-key': opts.idempotencyKey }),
-    contacts: (query: ListQuery = {}) => client.all<Contact>('/v1/contacts', { ...query }),
+    /** Ends the live chat visitor's token of a thread at once (422 for a thread of another channel). */
+    blockVisitor: (threadId: number) => send<VisitorBlocked>('POST', `/v1/threads/${id(threadId)}/block-visitor`),
+
+    // ---- contacts ----
+    /** `q`: a case-insensitive substring of a name, an e-mail or a handle. */
+    contacts: (query: ListQuery & { q?: string } = {}) => client.all<Contact>('/v1/contacts', { ...query }),
+    contact: (contactId: number) => get<Contact>(`/v1/contacts/${id(contactId)}`),
+    updateContact: (contactId: number, patch: ContactPatch) => send<Contact>('PATCH', `/v1/contacts/${id(contactId)}`, patch),
+    /** Merges `body.contactId` into `contactId` and deletes it; answers the contact that stays. */
+    mergeContact: (contactId: number, body: ContactMerge) => send<Contact>('POST', `/v1/contacts/${id(contactId)}/merge`, body),
+
+    // ---- canned responses ----
+    cannedResponses: (query: ListQuery = {}) => client.all<CannedResponse>('/v1/canned-responses', { ...query }),
+    createCannedResponse: (body: CannedResponseCreate) => send<CannedResponse>('POST', '/v1/canned-responses', body),
+    updateCannedResponse: (cannedResponseId: number, patch: CannedResponsePatch) => send<CannedResponse>('PATCH', `/v1/canned-responses/${id(cannedResponseId)}`, patch),
+    deleteCannedResponse: (cannedResponseId: number) => remove(`/v1/canned-responses/${id(cannedResponseId)}`),
+
+    // ---- the team (creating and changing users takes an admin) ----
+    users: (query: ListQuery = {}) => client.all<TeamUser>('/v1/users', { ...query }),
+    createUser: (body: TeamUserCreate) => send<TeamUser>('POST', '/v1/users', body),
+    updateUser: (userId: number, patch: TeamUserPatch) => send<TeamUser>('PATCH', `/v1/users/${id(userId)}`, patch),
 
     // ---- connections ----
     connections: (query: ListQuery = {}) => client.all<Connection>('/v1/connections', { ...query }),

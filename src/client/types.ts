@@ -19,6 +19,13 @@ export interface Thread {
   createdAt: Timestamp;
 }
 
+/** `POST /v1/threads/:id/block-visitor`: how many visitor tokens of the thread ended now. */
+export interface VisitorBlocked {
+  threadId: number;
+  /** 0 when they had already ended. */
+  visitorsBlocked: number;
+}
+
 export type MessageStatus = 'received' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
 
 export interface Message {
@@ -43,6 +50,21 @@ export interface Contact {
   attributes: Record<string, string | number | boolean>;
   handles: { integrationKey: string; externalId: string }[];
   createdAt: Timestamp;
+}
+
+/** `PATCH /v1/contacts/:id`: `null` clears a field; `attributes` replaces the whole object. */
+export interface ContactPatch {
+  name?: string | null;
+  email?: string | null;
+  /** Digits with an optional leading `+`. */
+  phone?: string | null;
+  /** At most 50 keys and 4096 bytes as JSON. */
+  attributes?: Record<string, string | number | boolean>;
+}
+
+/** `POST /v1/contacts/:id/merge`: the contact merged into this one, then deleted. */
+export interface ContactMerge {
+  contactId: number;
 }
 
 export interface Connection {
@@ -151,6 +173,56 @@ export interface AuthCode {
   auth_code: string;
   /** Seconds. */
   expires_in: number;
+}
+
+export type TeamUserRole = 'admin' | 'operator' | 'agent';
+
+/** A member of the team (`/v1/users`), camelCase unlike the `/api/user` routes. */
+export interface TeamUser {
+  id: number;
+  name: string;
+  email: string;
+  roles: TeamUserRole[];
+  /** false: deactivated, cannot sign in. */
+  active: boolean;
+  createdAt: Timestamp;
+}
+
+export interface TeamUserCreate {
+  name: string;
+  /** Sign-in e-mail, unique across the service. */
+  email: string;
+  /** At least 8 characters. */
+  password: string;
+  roles?: TeamUserRole[];
+}
+
+/** `PATCH /v1/users/:id`; `active: false` ends the user's sessions, tokens and sockets at once. */
+export interface TeamUserPatch {
+  name?: string;
+  roles?: TeamUserRole[];
+  active?: boolean;
+}
+
+/** A saved reply agents insert by short code. */
+export interface CannedResponse {
+  id: number;
+  /** 1–40 of a-z 0-9 - _, unique in the workspace. */
+  shortCode: string;
+  content: string;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface CannedResponseCreate {
+  shortCode: string;
+  /** 1 to 4096 characters. */
+  content: string;
+}
+
+export interface CannedResponsePatch {
+  shortCode?: string;
+  content?: string;
 }
 
 export type InboxStatus = 'received' | 'processed' | 'failed' | 'dead_letter';

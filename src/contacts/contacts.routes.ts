@@ -18,6 +18,21 @@ const ListQuery = Type.Object({
   q: Type.Optional(Type.String({ maxLength: 200, description: 'case-insensitive substring of a name, an e-mail or a handle' })),
 });
 
+export const ContactPatchBody = Type.Object(
+  {
+    name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200, description: 'display name; null clears it' }))),
+    email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320, description: 'e-mail address; null clears it' }))),
+    phone: Type.Optional(Nullable(Type.String({ pattern: '^\\+?[0-9][0-9 ().-]{1,48}[0-9]$', description: 'phone number, digits with an optional leading +; null clears it' }))),
+    attributes: Type.Optional(ContactAttributes),
+  },
+  { additionalProperties: false },
+);
+
+export const ContactMergeBody = Type.Object(
+  { contactId: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the contact merged into this one, then deleted' }) },
+  { additionalProperties: false },
+);
+
 /** `/v1/contacts`: the people behind the threads; list and search, read, edit, merge. */
 export const contactRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps));
@@ -38,15 +53,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       schema: {
         summary: 'Change a contact’s name, e-mail, phone or attributes',
         params: Params,
-        body: Type.Object(
-          {
-            name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200, description: 'display name; null clears it' }))),
-            email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320, description: 'e-mail address; null clears it' }))),
-            phone: Type.Optional(Nullable(Type.String({ pattern: '^\\+?[0-9][0-9 ().-]{1,48}[0-9]$', description: 'phone number, digits with an optional leading +; null clears it' }))),
-            attributes: Type.Optional(ContactAttributes),
-          },
-          { additionalProperties: false },
-        ),
+        body: ContactPatchBody,
         response: { 200: Envelope(ContactResource) },
       },
     },
@@ -59,7 +66,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       schema: {
         summary: 'Merge another contact into this one',
         params: Params,
-        body: Type.Object({ contactId: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the contact merged into this one, then deleted' }) }, { additionalProperties: false }),
+        body: ContactMergeBody,
         response: { 200: Envelope(ContactResource) },
       },
     },

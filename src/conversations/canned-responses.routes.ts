@@ -19,6 +19,9 @@ const Params = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_
 const ShortCode = Type.String({ pattern: SHORT_CODE_PATTERN, description: '1–40 of a-z 0-9 - _, unique in the workspace' });
 const Content = Type.String({ minLength: 1, maxLength: 4096, description: 'the text it stands for, 1–4096 characters' });
 
+export const CannedResponseCreate = Type.Object({ shortCode: ShortCode, content: Content }, { additionalProperties: false });
+export const CannedResponsePatch = Type.Object({ shortCode: Type.Optional(ShortCode), content: Type.Optional(Content) }, { additionalProperties: false });
+
 /**
  * `/v1/canned-responses`: saved replies agents insert by short code. Any workspace user or
  * `write` key manages them; a `read` key may list them.
@@ -36,7 +39,7 @@ export const cannedResponseRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       schema: {
         summary: 'Create a canned response',
-        body: Type.Object({ shortCode: ShortCode, content: Content }, { additionalProperties: false }),
+        body: CannedResponseCreate,
         response: { 201: Envelope(CannedResponseResource) },
       },
     },
@@ -53,7 +56,7 @@ export const cannedResponseRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
       schema: {
         summary: 'Change a canned response',
         params: Params,
-        body: Type.Object({ shortCode: Type.Optional(ShortCode), content: Type.Optional(Content) }, { additionalProperties: false }),
+        body: CannedResponsePatch,
         response: { 200: Envelope(CannedResponseResource) },
       },
     },

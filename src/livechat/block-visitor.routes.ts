@@ -7,7 +7,7 @@ import { BigId } from '../http/ids.js';
 import { Envelope } from '../http/schemas.js';
 import { blockVisitor } from './block-visitor.service.js';
 
-const Blocked = Type.Object(
+export const Blocked = Type.Object(
   { threadId: Type.Integer(), visitorsBlocked: Type.Integer({ description: 'visitor tokens ended now (0 when they had already ended)' }) },
   { title: 'VisitorBlocked' },
 );

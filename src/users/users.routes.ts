@@ -13,6 +13,25 @@ const UserParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_4
 const Name = Type.String({ minLength: 1, maxLength: 200, description: 'display name' });
 const Roles = Type.Array(StringEnum(USER_ROLES), { maxItems: 10, description: 'admin, agent and/or operator' });
 
+export const TeamUserCreate = Type.Object(
+  {
+    name: Name,
+    email: Type.String({ format: 'email', maxLength: 320, description: 'sign-in e-mail, unique across the service' }),
+    password: Type.String({ minLength: 8, maxLength: 1024, description: 'at least 8 characters' }),
+    roles: Type.Optional(Roles),
+  },
+  { additionalProperties: false },
+);
+
+export const TeamUserPatch = Type.Object(
+  {
+    name: Type.Optional(Name),
+    roles: Type.Optional(Roles),
+    active: Type.Optional(Type.Boolean({ description: 'false ends the user’s sessions, tokens and sockets at once' })),
+  },
+  { additionalProperties: false },
+);
+
 /**
  * The team: `/v1/users`. Anyone of the workspace may list it (agents pick assignees from
  * it); only workspace admins (a JWT admin or an `admin`-scoped key) add and change users.
@@ -35,15 +54,7 @@ export const teamRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       preValidation: admin,
       schema: {
         summary: 'Add a user to the workspace',
-        body: Type.Object(
-          {
-            name: Name,
-            email: Type.String({ format: 'email', maxLength: 320, description: 'sign-in e-mail, unique across the service' }),
-            password: Type.String({ minLength: 8, maxLength: 1024, description: 'at least 8 characters' }),
-            roles: Type.Optional(Roles),
-          },
-          { additionalProperties: false },
-        ),
+        body: TeamUserCreate,
         response: { 201: Envelope(TeamUserResource) },
       },
     },
@@ -61,14 +72,7 @@ export const teamRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       schema: {
         summary: 'Rename a user, change their roles, or (de)activate them',
         params: UserParams,
-        body: Type.Object(
-          {
-            name: Type.Optional(Name),
-            roles: Type.Optional(Roles),
-            active: Type.Optional(Type.Boolean({ description: 'false ends the user’s sessions, tokens and sockets at once' })),
-          },
-          { additionalProperties: false },
-        ),
+        body: TeamUserPatch,
         response: { 200: Envelope(TeamUserResource) },
       },
     },

@@ -6,6 +6,10 @@ import type { AuthCode, LoginResponse } from '../../src/auth/user.routes.js';
 import type { CreateBody as PatCreate, IssuedPat, PatResource } from '../../src/auth/personal-access-tokens.routes.js';
 import type { ConnectionCredentials } from '../../src/connections/connection-credentials.js';
 import type { ConnectionPatch, ConnectionResource } from '../../src/connections/connections.service.js';
+import type { ContactMergeBody, ContactPatchBody } from '../../src/contacts/contacts.routes.js';
+import type { CannedResponseCreate, CannedResponsePatch } from '../../src/conversations/canned-responses.routes.js';
+import type { CannedResponseResource } from '../../src/conversations/canned-responses.service.js';
+import type { Blocked } from '../../src/livechat/block-visitor.routes.js';
 import type { ContactResource, MessageResource, ThreadResource } from '../../src/messaging/messaging.resources.js';
 import type { InboxResource, InboxSummary, RequeueResult } from '../../src/webhooks-in/inbox.resource.js';
 import type {
@@ -16,6 +20,8 @@ import type {
   EndpointResource,
   EndpointWithSecret,
 } from '../../src/webhooks-out/endpoint.resources.js';
+import type { TeamUserCreate, TeamUserPatch } from '../../src/users/users.routes.js';
+import type { TeamUserResource } from '../../src/users/users.service.js';
 import type { UserResource, WorkspaceResource } from '../../src/workspaces/workspaces.service.js';
 
 /**
@@ -52,6 +58,15 @@ const checks = [
   same<Same<Client.WebhookEndpointPatch, typeof EndpointPatch>>(true),
   same<Same<Client.WebhookAttempt, typeof AttemptResource>>(true),
   same<Same<Client.WebhookDelivery, typeof DeliveryResource>>(true),
+  same<Same<Client.ContactPatch, typeof ContactPatchBody>>(true),
+  same<Same<Client.ContactMerge, typeof ContactMergeBody>>(true),
+  same<Same<Client.VisitorBlocked, typeof Blocked>>(true),
+  same<Same<Client.TeamUser, typeof TeamUserResource>>(true),
+  same<Same<Client.TeamUserCreate, typeof TeamUserCreate>>(true),
+  same<Same<Client.TeamUserPatch, typeof TeamUserPatch>>(true),
+  same<Same<Client.CannedResponse, typeof CannedResponseResource>>(true),
+  same<Same<Client.CannedResponseCreate, typeof CannedResponseCreate>>(true),
+  same<Same<Client.CannedResponsePatch, typeof CannedResponsePatch>>(true),
 ];
 
 describe('client types', () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InboxClientError, operatorClient, tenantClient } from 'inbox/client';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
+import { makeWidget, startVisitor, visitorSays } from '../helpers/livechat.js';
 
 /** Every write of the typed client, against the real app over real HTTP. */
 const ctx = await useTestContext();
@@ -113,6 +114,74 @@ describe('tenant client: writes', () => {
     expect(await inbox.requeueDeadLetter(dead, { idempotencyKey: 'requeue-1' })).toEqual({ id: dead, status: 'dead_letter' });
     expect((await inbox.deadLetter(dead)).attemptCount).toBe(0);
     expect(await failure(inbox.requeueDeadLetter(randomUUID()))).toMatchObject({ code: 'not_found' });
+  });
+
+  it('searches contacts across pages, reads, edits and merges them', async () => {
+    const tag = randomUUID().slice(0, 8);
+    const insert = (name: string, email: string | null = null) =>
+      ctx.deps.db.insertInto('contacts').values({ workspace_id: tenant.workspace.id, name, email }).returning('id').executeTakeFirstOrThrow();
+    const keep = await insert(`Ada ${tag}`);
+    const dup = await insert(`ada ${tag.toUpperCase()}`, `ada-${tag}@example.com`);
+    await insert(`Grace ${randomUUID().slice(0, 8)}`);
+    // One contact a page: the iterator follows the cursor to the second match.
+    const found = await collect(inbox.contacts({ q: tag, limit: 1 }));
+    expect(found.map((c) => c.id).sort((a, b) => a - b)).toEqual([keep.id, dup.id].sort((a, b) => a - b));
+    expect(await inbox.contact(keep.id)).toMatchObject({ id: keep.id, name: `Ada ${tag}`, email: null });
+    const edited = await inbox.updateContact(keep.id, { phone: '+44 20 7946 0000', attributes: { plan: 'pro', seats: 3 } });
+    expect(edited).toMatchObject({ id: keep.id, phone: '+44 20 7946 0000', attributes: { plan: 'pro', seats: 3 } });
+    expect(await failure(inbox.updateContact(keep.id, { attributes: { nested: {} } } as unknown as { attributes: Record<string, string> }))).toMatchObject({
+      code: 'validation_failed',
+      status: 422,
+    });
+    const merged = await inbox.mergeContact(keep.id, { contactId: dup.id });
+    expect(merged).toMatchObject({ id: keep.id, email: `ada-${tag}@example.com`, phone: '+44 20 7946 0000' });
+    expect(await failure(inbox.contact(dup.id))).toMatchObject({ code: 'not_found', status: 404 });
+    expect(await failure(inbox.mergeContact(keep.id, { contactId: keep.id }))).toMatchObject({ code: 'validation_failed', status: 422 });
+    expect((await collect(inbox.contacts({ q: tag }))).map((c) => c.id)).toEqual([keep.id]);
+  });
+
+  it('creates, lists, changes and deletes canned responses', async () => {
+    const greet = await inbox.createCannedResponse({ shortCode: 'greet', content: 'Hello! How can I help?' });
+    expect(greet).toMatchObject({ shortCode: 'greet', content: 'Hello! How can I help?' });
+    const bye = await inbox.createCannedResponse({ shortCode: 'bye', content: 'Goodbye.' });
+    expect((await collect(inbox.cannedResponses({ limit: 1 }))).map((c) => c.id)).toEqual([bye.id, greet.id]);
+    expect(await inbox.updateCannedResponse(greet.id, { content: 'Hi there!' })).toMatchObject({ id: greet.id, shortCode: 'greet', content: 'Hi there!' });
+    expect(await failure(inbox.updateCannedResponse(bye.id, { shortCode: 'greet' }))).toMatchObject({ code: 'conflict', status: 409 });
+    expect(await failure(inbox.createCannedResponse({ shortCode: 'Not Valid', content: 'x' }))).toMatchObject({ code: 'validation_failed', status: 422 });
+    await inbox.deleteCannedResponse(bye.id);
+    expect((await collect(inbox.cannedResponses())).map((c) => c.id)).toEqual([greet.id]);
+    expect(await failure(inbox.deleteCannedResponse(bye.id))).toMatchObject({ code: 'not_found', status: 404 });
+  });
+
+  it('adds a user to the team, lists the team, changes and deactivates the user', async () => {
+    const email = `agent-${randomUUID().slice(0, 8)}@example.com`;
+    const agent = await inbox.createUser({ name: 'Agent', email, password: 'correct horse', roles: ['agent'] });
+    expect(agent).toMatchObject({ name: 'Agent', email, roles: ['agent'], active: true });
+    expect(agent).not.toHaveProperty('password');
+    const team = await collect(inbox.users({ limit: 1 }));
+    expect(team.map((u) => u.id)).toEqual(expect.arrayContaining([agent.id, admin.user.id]));
+    const session = tenantClient({ baseUrl });
+    await session.login({ email, password: 'correct horse', remember: false });
+    expect(await inbox.updateUser(agent.id, { name: 'Agent Smith', roles: ['agent', 'operator'] })).toMatchObject({ name: 'Agent Smith', roles: ['agent', 'operator'] });
+    expect(await inbox.updateUser(agent.id, { active: false })).toMatchObject({ id: agent.id, active: false });
+    // Deactivating ended the session it held and refuses a new one.
+    expect(await failure(session.me())).toMatchObject({ status: 401 });
+    expect(await failure(tenantClient({ baseUrl }).login({ email, password: 'correct horse', remember: false }))).toMatchObject({ status: 401 });
+    // Only an admin adds users.
+    const reader = await inbox.createApiKey({ name: 'reader', scopes: ['read'] });
+    const readOnly = tenantClient({ baseUrl, apiKey: reader.key });
+    expect((await collect(readOnly.users())).map((u) => u.id)).toContain(agent.id);
+    expect(await failure(readOnly.createUser({ name: 'X', email: `x-${email}`, password: 'correct horse' }))).toMatchObject({ status: 403 });
+  });
+
+  it("blocks a live chat thread's visitor; a thread of another channel is 422", async () => {
+    const widget = await makeWidget(ctx.deps, tenant.workspace.id);
+    const visitor = await startVisitor(ctx.app, widget.key);
+    expect(await inbox.blockVisitor(visitor.threadId)).toEqual({ threadId: visitor.threadId, visitorsBlocked: 1 });
+    expect((await visitorSays(ctx.app, widget.key, visitor.token, 'still there?')).statusCode).toBe(401);
+    expect(await inbox.blockVisitor(visitor.threadId)).toEqual({ threadId: visitor.threadId, visitorsBlocked: 0 });
+    const { id } = await thread();
+    expect(await failure(inbox.blockVisitor(id))).toMatchObject({ code: 'validation_failed', status: 422 });
   });
 
   it("creates, lists and revokes a user's personal-access tokens", async () => {
