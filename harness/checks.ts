@@ -78,10 +78,20 @@ export async function checkExactlyOnce(report: Report, db: pg.Pool, acknowledged
   let missing = 0;
   for (const id of acknowledged) if (!seen.has(id)) missing++;
   const doubled = rows.filter((r) => r.n > 1).length;
-  const statuses = await db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM webhook_inbox GROUP BY status ORDER BY status`);
+  const statuses = await db.query<{ status: string; n: number }>(
+    `SELECT status, count(*)::int AS n FROM webhook_inbox GROUP BY status ORDER BY status`,
+  );
   const byStatus = statuses.rows.map((r) => `${r.status} ${r.n}`).join(', ');
-  report.check('every acknowledged delivery is one message', missing === 0 && doubled === 0, `${acknowledged.size} acknowledged, ${missing} lost, ${doubled} doubled (${rows.length} inbound messages; inbox rows: ${byStatus})`);
-  report.check('every stored delivery was processed', statuses.rows.every((r) => r.status === 'processed'), byStatus);
+  report.check(
+    'every acknowledged delivery is one message',
+    missing === 0 && doubled === 0,
+    `${acknowledged.size} acknowledged, ${missing} lost, ${doubled} doubled (${rows.length} inbound messages; inbox rows: ${byStatus})`,
+  );
+  report.check(
+    'every stored delivery was processed',
+    statuses.rows.every((r) => r.status === 'processed'),
+    byStatus,
+  );
 }
 
 /**
@@ -89,9 +99,18 @@ export async function checkExactlyOnce(report: Report, db: pg.Pool, acknowledged
  * when a process died holding it after the provider had answered (`killedAt`: the kill
  * times): such a reply's first send is before a kill, its second after.
  */
-export async function checkReplies(report: Report, db: pg.Pool, accepted: Map<string, number>, sentAt: Map<string, number[]>, killedAt: number[] = []): Promise<void> {
+export async function checkReplies(
+  report: Report,
+  db: pg.Pool,
+  accepted: Map<string, number>,
+  sentAt: Map<string, number[]>,
+  killedAt: number[] = [],
+): Promise<void> {
   const ids = [...accepted.values()];
-  const { rows } = await db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM messages WHERE id = ANY($1::bigint[]) GROUP BY status`, [ids]);
+  const { rows } = await db.query<{ status: string; n: number }>(
+    `SELECT status, count(*)::int AS n FROM messages WHERE id = ANY($1::bigint[]) GROUP BY status`,
+    [ids],
+  );
   const settled = rows.filter((r) => r.status === 'sent' || r.status === 'failed').reduce((n, r) => n + r.n, 0);
   const found = rows.reduce((n, r) => n + r.n, 0);
   report.check(
@@ -120,9 +139,16 @@ export async function checkReplies(report: Report, db: pg.Pool, accepted: Map<st
 
 /** The inbox rows and reply messages still open right now (held by a process about to be, or just, killed). */
 export async function openWork(db: pg.Pool): Promise<{ rows: string[]; replies: number[]; activeJobs: number }> {
-  const rows = (await db.query<{ id: string }>(`SELECT id FROM webhook_inbox WHERE status IN ('received', 'failed')`)).rows.map((r) => r.id);
-  const replies = (await db.query<{ id: number }>(`SELECT id FROM messages WHERE direction = 'outbound' AND status = 'queued'`)).rows.map((r) => r.id);
-  const active = await one<{ n: number }>(db, `SELECT count(*)::int AS n FROM pgboss.job WHERE name IN ('webhook-retry', 'send-message') AND state = 'active'`);
+  const rows = (await db.query<{ id: string }>(`SELECT id FROM webhook_inbox WHERE status IN ('received', 'failed')`)).rows.map(
+    (r) => r.id,
+  );
+  const replies = (await db.query<{ id: number }>(`SELECT id FROM messages WHERE direction = 'outbound' AND status = 'queued'`)).rows.map(
+    (r) => r.id,
+  );
+  const active = await one<{ n: number }>(
+    db,
+    `SELECT count(*)::int AS n FROM pgboss.job WHERE name IN ('webhook-retry', 'send-message') AND state = 'active'`,
+  );
   return { rows, replies, activeJobs: active.n };
 }
 

@@ -54,7 +54,9 @@ export interface FakeProviders {
 
 export const GRAPH_PREFIX = '/graph/v23.0';
 
-export async function startFakeProviders(options: { port?: number; host?: string; onRequest?: (r: RecordedRequest) => void } = {}): Promise<FakeProviders> {
+export async function startFakeProviders(
+  options: { port?: number; host?: string; onRequest?: (r: RecordedRequest) => void } = {},
+): Promise<FakeProviders> {
   const requests: RecordedRequest[] = [];
   const behaviours = new Map<string, Behaviour>();
 
@@ -83,7 +85,10 @@ export async function startFakeProviders(options: { port?: number; host?: string
         if (answered === undefined) return; // hanging: closed with the server
         recorded.response = { status: answered.status, body: answered.body };
         const text = answered.body === undefined ? '' : typeof answered.body === 'string' ? answered.body : JSON.stringify(answered.body);
-        res.writeHead(answered.status, { 'content-type': typeof answered.body === 'string' ? 'text/plain' : 'application/json', ...answered.headers });
+        res.writeHead(answered.status, {
+          'content-type': typeof answered.body === 'string' ? 'text/plain' : 'application/json',
+          ...answered.headers,
+        });
         res.end(text);
       };
       respond(behaviours.get(path) ?? 'ok');
@@ -136,7 +141,8 @@ interface Answer {
 function answer(req: RecordedRequest, behaviour: Exclude<Behaviour, { heldUntil: Promise<unknown> }>): Answer | undefined {
   if (behaviour === 'hang') return undefined;
   if (typeof behaviour === 'object' && 'status' in behaviour) return behaviour;
-  if (req.method !== 'POST' || req.provider === undefined) return { status: 404, body: { error: { message: `no such endpoint: ${req.method} ${req.path}` } } };
+  if (req.method !== 'POST' || req.provider === undefined)
+    return { status: 404, body: { error: { message: `no such endpoint: ${req.method} ${req.path}` } } };
   if (behaviour === 'rate-limited' || typeof behaviour === 'object') {
     const retryAfter = typeof behaviour === 'object' ? behaviour.rateLimited : '7';
     return { status: 429, body: errorBody(req.provider, 429, 'Too many requests'), headers: { 'retry-after': retryAfter } };
@@ -152,32 +158,63 @@ function success(provider: Provider, parsed: unknown, path: string): [number, un
   const p = (parsed ?? {}) as Record<string, unknown>;
   switch (provider) {
     case 'whatsapp':
-      return [200, { messaging_product: 'whatsapp', contacts: [{ input: p.to, wa_id: p.to }], messages: [{ id: `wamid.${randomBytes(24).toString('base64url')}` }] }];
+      return [
+        200,
+        {
+          messaging_product: 'whatsapp',
+          contacts: [{ input: p.to, wa_id: p.to }],
+          messages: [{ id: `wamid.${randomBytes(24).toString('base64url')}` }],
+        },
+      ];
     case 'social':
-      return [200, { recipient_id: (p.recipient as Record<string, unknown> | undefined)?.id, message_id: `m_${randomBytes(30).toString('base64url')}` }];
+      return [
+        200,
+        {
+          recipient_id: (p.recipient as Record<string, unknown> | undefined)?.id,
+          message_id: `m_${randomBytes(30).toString('base64url')}`,
+        },
+      ];
     case 'aggregator':
       return [201, { id: `agg-out-${randomUUID()}`, status: 'queued' }];
     case 'whatsapp_session': {
       const id = randomBytes(10).toString('hex').toUpperCase();
-      return [201, { id: { fromMe: true, remote: p.chatId, id, _serialized: `true_${String(p.chatId)}_${id}` }, body: p.text, fromMe: true, ack: 0 }];
+      return [
+        201,
+        { id: { fromMe: true, remote: p.chatId, id, _serialized: `true_${String(p.chatId)}_${id}` }, body: p.text, fromMe: true, ack: 0 },
+      ];
     }
     case 'sms': {
       const accountSid = path.split('/')[4];
-      return [201, {
-        sid: `SM${randomBytes(16).toString('hex')}`, account_sid: accountSid, to: p.To, from: p.From, body: p.Body,
-        status: 'queued', direction: 'outbound-api', num_segments: '1', api_version: '2010-04-01',
-      }];
+      return [
+        201,
+        {
+          sid: `SM${randomBytes(16).toString('hex')}`,
+          account_sid: accountSid,
+          to: p.To,
+          from: p.From,
+          body: p.Body,
+          status: 'queued',
+          direction: 'outbound-api',
+          num_segments: '1',
+          api_version: '2010-04-01',
+        },
+      ];
     }
   }
 }
 
 function invalidRecipient(provider: Provider): string {
   switch (provider) {
-    case 'whatsapp': return '(#131030) Recipient phone number not in allowed list';
-    case 'social': return '(#100) No matching user found';
-    case 'aggregator': return 'Recipient is not reachable on this account';
-    case 'whatsapp_session': return 'chatId must be a valid WhatsApp id';
-    case 'sms': return "The 'To' number is not a valid phone number.";
+    case 'whatsapp':
+      return '(#131030) Recipient phone number not in allowed list';
+    case 'social':
+      return '(#100) No matching user found';
+    case 'aggregator':
+      return 'Recipient is not reachable on this account';
+    case 'whatsapp_session':
+      return 'chatId must be a valid WhatsApp id';
+    case 'sms':
+      return "The 'To' number is not a valid phone number.";
   }
 }
 

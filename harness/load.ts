@@ -3,11 +3,11 @@
 // provider message id or the reply it stands for, so the checks can account for each one.
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
+import type pg from 'pg';
 import WebSocket from 'ws';
 import { hmacSha256Hex } from '../src/crypto/hmac.js';
+import { PHONE_NUMBER_ID, pause, type Tenant, WEBHOOK_SECRET, waitUntil } from './service.js';
 import { whatsappTextBody } from './whatsapp-delivery.js';
-import type pg from 'pg';
-import { PHONE_NUMBER_ID, WEBHOOK_SECRET, pause, waitUntil, type Tenant } from './service.js';
 
 const FILLER = 'Hello, I would like to know where my order is. '.repeat(8);
 const RUN = randomBytes(4).toString('hex');
@@ -19,8 +19,18 @@ export function signedDelivery(senders = 500): { id: string; body: string; heade
   sequence++;
   const from = `4477${String(sequence % senders).padStart(8, '0')}`;
   const id = `wamid.faults.${RUN}.${sequence}`;
-  const body = whatsappTextBody({ phoneNumberId: PHONE_NUMBER_ID, from, name: `Customer ${sequence % senders}`, id, text: `${sequence}: ${FILLER}` });
-  return { id, body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmacSha256Hex(WEBHOOK_SECRET, body)}` } };
+  const body = whatsappTextBody({
+    phoneNumberId: PHONE_NUMBER_ID,
+    from,
+    name: `Customer ${sequence % senders}`,
+    id,
+    text: `${sequence}: ${FILLER}`,
+  });
+  return {
+    id,
+    body,
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmacSha256Hex(WEBHOOK_SECRET, body)}` },
+  };
 }
 
 export interface IngestLoad {
@@ -109,10 +119,14 @@ export async function seedThreads(url: string, db: pg.Pool, count: number): Prom
     const res = await fetch(`${url}/webhooks/whatsapp`, { method: 'POST', headers: d.headers, body: d.body });
     if (res.status !== 200) throw new Error(`seeding a thread: ${res.status} ${await res.text()}`);
   }
-  return waitUntil(`${count} threads`, async () => {
-    const { rows } = await db.query<{ id: number }>('SELECT id FROM threads ORDER BY id');
-    return rows.length >= count && rows.map((r) => r.id);
-  }, 30_000);
+  return waitUntil(
+    `${count} threads`,
+    async () => {
+      const { rows } = await db.query<{ id: number }>('SELECT id FROM threads ORDER BY id');
+      return rows.length >= count && rows.map((r) => r.id);
+    },
+    30_000,
+  );
 }
 
 export interface ReplyTraffic {
@@ -123,7 +137,12 @@ export interface ReplyTraffic {
 }
 
 /** `concurrency` agents replying to `threadIds` in turn through `urls`, each reply a unique text. */
-export function replyTraffic(urls: string[], tenant: Tenant, threadIds: number[], options: { concurrency: number; pauseMs?: number }): ReplyTraffic {
+export function replyTraffic(
+  urls: string[],
+  tenant: Tenant,
+  threadIds: number[],
+  options: { concurrency: number; pauseMs?: number },
+): ReplyTraffic {
   const accepted = new Map<string, number>();
   let refused = 0;
   let running = true;
@@ -220,7 +239,12 @@ export function probe(url: string, path: string, everyMs = 200): Prober {
       await pause(everyMs);
     }
   })();
-  return { answers, stop: () => void (running = false) };
+  return {
+    answers,
+    stop: () => {
+      running = false;
+    },
+  };
 }
 
 export interface TrackedSenders {
@@ -244,7 +268,12 @@ export function trackedSenders(url: string, concurrency: number): TrackedSenders
     while (running) {
       const d = signedDelivery();
       const at = Date.now();
-      const status = await fetch(`${url}/webhooks/whatsapp`, { method: 'POST', headers: d.headers, body: d.body, signal: AbortSignal.timeout(60_000) }).then(
+      const status = await fetch(`${url}/webhooks/whatsapp`, {
+        method: 'POST',
+        headers: d.headers,
+        body: d.body,
+        signal: AbortSignal.timeout(60_000),
+      }).then(
         async (r) => {
           await r.body?.cancel();
           return r.status;

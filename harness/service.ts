@@ -1,15 +1,15 @@
 // The service harness the fault suite, the bench and the tests share: a real PostgreSQL it can
 // stop and start, the service as real processes (the compiled CLI, as `npm start` runs it), a
 // loopback fake provider, and the tenant every fault part provisions through the engage admin API.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
-import { startFakeProviders, type FakeProviders } from './fake-providers.js';
+import { type EmbeddedDatabase, freePort, startEmbeddedPostgres } from '../src/db/embedded.js';
+import { type FakeProviders, startFakeProviders } from './fake-providers.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 /** The compiled CLI, as `npm start` runs it; `bin/inbox.js` runs the TypeScript source (tests). */
@@ -28,7 +28,12 @@ export const LOG_DIR = path.join(os.tmpdir(), `inbox-faults-${new Date().toISOSt
 export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `check` every `everyMs` until it is truthy; throws with `what` after `timeoutMs`. */
-export async function waitUntil<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs: number, everyMs = 250): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs: number,
+  everyMs = 250,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await check().catch(() => undefined);
@@ -134,7 +139,11 @@ export function rssMbOf(pid: number | undefined): number {
 export async function startService(options: ServiceOptions): Promise<Service> {
   const port = options.port ?? (await freePort());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-faults-svc-'));
-  const whatsapp = { webhookSecret: WEBHOOK_SECRET, accessToken: 'faults-token', ...(options.whatsappApiBaseUrl ? { apiBaseUrl: options.whatsappApiBaseUrl } : {}) };
+  const whatsapp = {
+    webhookSecret: WEBHOOK_SECRET,
+    accessToken: 'faults-token',
+    ...(options.whatsappApiBaseUrl ? { apiBaseUrl: options.whatsappApiBaseUrl } : {}),
+  };
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ENTRIES[options.entry ?? 'dist'], 'serve', '--role', options.role], {
     cwd: ROOT,
     env: {
@@ -178,7 +187,13 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     if (Date.now() > deadline) throw new Error(`inbox serve --role ${options.role} not ready in 60 s:\n${output.slice(-4000)}`);
     if (output.includes('inbox is running') || (quiet && options.role !== 'worker')) {
       if (options.role === 'worker') break;
-      if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
+      if (
+        await fetch(`${url}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
     }
     await pause(50);
   }
@@ -235,7 +250,11 @@ export async function provisionTenant(baseUrl: string, name = 'Faults'): Promise
     headers: admin,
     json: { integrationKey: 'whatsapp', externalAccountId: PHONE_NUMBER_ID, name: 'Faults line' },
   });
-  const key = await call<{ data: { key: string } }>(`${baseUrl}/v1/engage/workspaces/${id}/api-keys`, { method: 'POST', headers: admin, json: { name: 'faults', scopes: ['write'] } });
+  const key = await call<{ data: { key: string } }>(`${baseUrl}/v1/engage/workspaces/${id}/api-keys`, {
+    method: 'POST',
+    headers: admin,
+    json: { name: 'faults', scopes: ['write'] },
+  });
   const email = `agent-${randomBytes(4).toString('hex')}@faults.test`;
   const password = randomBytes(12).toString('hex');
   await call(`${baseUrl}/v1/engage/workspaces/${id}/users`, { method: 'POST', headers: admin, json: { name: 'Agent', email, password } });

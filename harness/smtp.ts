@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { simpleParser, type ParsedMail } from 'mailparser';
+import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
 export interface ReceivedMail {
@@ -22,7 +22,9 @@ export interface FakeSmtp {
  * An in-process SMTP server (plain text, no STARTTLS) that parses what it receives with
  * mailparser, so tests see the headers a real recipient would.
  */
-export async function startSmtpServer(options: { port?: number; auth?: { user: string; pass: string }; onMail?: (m: ReceivedMail) => void } = {}): Promise<FakeSmtp> {
+export async function startSmtpServer(
+  options: { port?: number; auth?: { user: string; pass: string }; onMail?: (m: ReceivedMail) => void } = {},
+): Promise<FakeSmtp> {
   const mails: ReceivedMail[] = [];
   const refusals = new Map<string, 550 | 451>();
   const { auth } = options;

@@ -26,7 +26,9 @@ export function whatsappTextBody(m: WhatsappText): string {
               messaging_product: 'whatsapp',
               metadata: { display_phone_number: '15550783881', phone_number_id: m.phoneNumberId },
               contacts: [{ profile: { name: m.name }, wa_id: m.from }],
-              messages: [{ from: m.from, id: m.id, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: m.text } }],
+              messages: [
+                { from: m.from, id: m.id, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: m.text } },
+              ],
             },
           },
         ],

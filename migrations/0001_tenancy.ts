@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 // Timestamps are kept at millisecond precision (timestamptz(3)) so a keyset cursor, which
 // carries epoch milliseconds, names an exact position.

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 // Frozen in time: this file never imports from src/.
 // Inbound deliveries (the durable buffer) and what workers make of them: contacts, threads,

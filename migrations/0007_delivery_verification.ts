@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 // Frozen in time: this file never imports from src/.
 // How a delivery was accepted becomes a column instead of a mark inside its payload: until

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 // Frozen in time: this file never imports from src/.
 // Outbound webhooks (DESIGN "Outbound webhooks"): customer endpoints, the events sent to them

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 // Frozen in time: this file never imports from src/.
 // Live chat. A livechat connection's external_account_id is its public widget key; its

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 // Frozen in time: this file never imports from src/.
 // The team, contacts and canned responses (docs/conversations.md).

@@ -28,10 +28,20 @@ export function usage(command: string, about: string, specs: Record<string, Opti
  * option, a missing value or a stray argument prints what was wrong and the usage to stderr and
  * exits 2 (the shell's code for a misuse).
  */
-export function parseOptions<S extends Record<string, OptionSpec>>(command: string, about: string, specs: S, argv = process.argv.slice(2)): Values<S> {
+export function parseOptions<S extends Record<string, OptionSpec>>(
+  command: string,
+  about: string,
+  specs: S,
+  argv = process.argv.slice(2),
+): Values<S> {
   const options: Record<string, { type: 'string' | 'boolean'; default?: string | boolean }> = { help: { type: 'boolean', default: false } };
   for (const [name, s] of Object.entries(specs)) {
-    options[name] = s.type === 'boolean' ? { type: 'boolean', default: false } : s.default === undefined ? { type: 'string' } : { type: 'string', default: s.default };
+    options[name] =
+      s.type === 'boolean'
+        ? { type: 'boolean', default: false }
+        : s.default === undefined
+          ? { type: 'string' }
+          : { type: 'string', default: s.default };
   }
   let values: Record<string, string | boolean | undefined>;
   try {

@@ -41,7 +41,15 @@ if (values['smtp-port'] !== undefined) {
   const smtp = await startSmtpServer({
     port: Number(values['smtp-port']),
     onMail(m) {
-      const line = { provider: 'email', from: m.from, to: m.to, subject: m.mail.subject, inReplyTo: m.mail.inReplyTo, messageId: m.mail.messageId, text: m.mail.text };
+      const line = {
+        provider: 'email',
+        from: m.from,
+        to: m.to,
+        subject: m.mail.subject,
+        inReplyTo: m.mail.inReplyTo,
+        messageId: m.mail.messageId,
+        text: m.mail.text,
+      };
       process.stdout.write(`${JSON.stringify(line)}\n`);
     },
   });

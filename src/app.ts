@@ -1,37 +1,37 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import fastifyJwt from '@fastify/jwt';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import fastifyWebsocket from '@fastify/websocket';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import { accountsRoutes } from './accounts/accounts.routes.js';
 import { apiKeyRoutes } from './api-keys/api-keys.routes.js';
+import { personalAccessTokenRoutes } from './auth/personal-access-tokens.routes.js';
+import { userRoutes } from './auth/user.routes.js';
 import { connectionRoutes } from './connections/connections.routes.js';
+import { contactRoutes } from './contacts/contacts.routes.js';
+import { cannedResponseRoutes } from './conversations/canned-responses.routes.js';
+import { isDatabaseUnavailable } from './db/database.js';
 import type { Deps } from './deps.js';
-import { RequestLogger, type Logger } from './logger.js';
 import { healthRoutes } from './health/health.routes.js';
 import { errorBody } from './http/envelope.js';
 import { AppError, errors } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { refuseUndeclaredFields, validatorCompiler } from './http/validation.js';
-import { operatorRoutes } from './operator/operator.routes.js';
-import { engageRoutes } from './workspaces/engage.routes.js';
-import { webhookRoutes } from './webhooks-in/webhooks.routes.js';
-import { InboxWriter } from './webhooks-in/inbox-writer.js';
-import { isDatabaseUnavailable } from './db/database.js';
-import { deadLetterRoutes } from './webhooks-in/dead-letter.routes.js';
-import { operatorInboxRoutes } from './webhooks-in/operator-inbox.routes.js';
-import { messagingRoutes } from './messaging/messaging.routes.js';
-import fastifyJwt from '@fastify/jwt';
-import fastifyWebsocket from '@fastify/websocket';
-import { accountsRoutes } from './accounts/accounts.routes.js';
-import { personalAccessTokenRoutes } from './auth/personal-access-tokens.routes.js';
-import { userRoutes } from './auth/user.routes.js';
-import { realtimeRoutes } from './realtime/realtime.routes.js';
-import { replyRoutes } from './replies/replies.routes.js';
 import { blockVisitorRoutes } from './livechat/block-visitor.routes.js';
-import { endpointRoutes } from './webhooks-out/endpoints.routes.js';
 import { livechatRoutes } from './livechat/livechat.routes.js';
 import { widgetRoutes } from './livechat/widget.routes.js';
+import { type Logger, RequestLogger } from './logger.js';
+import { messagingRoutes } from './messaging/messaging.routes.js';
+import { operatorRoutes } from './operator/operator.routes.js';
+import { realtimeRoutes } from './realtime/realtime.routes.js';
+import { replyRoutes } from './replies/replies.routes.js';
 import { teamRoutes } from './users/users.routes.js';
-import { contactRoutes } from './contacts/contacts.routes.js';
-import { cannedResponseRoutes } from './conversations/canned-responses.routes.js';
+import { deadLetterRoutes } from './webhooks-in/dead-letter.routes.js';
+import { InboxWriter } from './webhooks-in/inbox-writer.js';
+import { operatorInboxRoutes } from './webhooks-in/operator-inbox.routes.js';
+import { webhookRoutes } from './webhooks-in/webhooks.routes.js';
+import { endpointRoutes } from './webhooks-out/endpoints.routes.js';
+import { engageRoutes } from './workspaces/engage.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -43,9 +43,11 @@ function toAppError(err: FastifyError & { code?: string }, bodyLimit: number, co
     const where = err.validationContext ?? 'request';
     const path = first?.instancePath ? `${where}${first.instancePath.replace(/\//g, '.')}` : where;
     const detail =
-      first?.keyword === 'required' ? `must have property "${String(first.params.missingProperty)}"`
-      : first?.keyword === 'additionalProperties' ? `must not have property "${String(first.params.additionalProperty)}"`
-      : first?.message ?? 'is invalid';
+      first?.keyword === 'required'
+        ? `must have property "${String(first.params.missingProperty)}"`
+        : first?.keyword === 'additionalProperties'
+          ? `must not have property "${String(first.params.additionalProperty)}"`
+          : (first?.message ?? 'is invalid');
     return errors.validation(`${path} ${detail}`);
   }
   switch (err.code) {
@@ -96,7 +98,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     // One line per request, written in onResponse below, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // A request's child logger is made only when the request writes a line (see RequestLogger).
-    childLoggerFactory: (logger, bindings, options) => new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
+    childLoggerFactory: (logger, bindings, options) =>
+      new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
     bodyLimit: deps.config.bodyLimitBytes,
     // false or a list of proxy addresses/CIDRs (INBOX_TRUST_PROXY=true is ['loopback']), never
     // Fastify's `true`, which believes every hop and lets any client name the address the
@@ -137,7 +140,10 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = toAppError(err, deps.config.bodyLimitBytes, request.headers['content-type']);
     if (appError.status >= 500) request.log.error({ err }, 'request failed');
-    reply.code(appError.status).headers(appError.headers).send(errorBody(request.id, appError.code, appError.message));
+    reply
+      .code(appError.status)
+      .headers(appError.headers)
+      .send(errorBody(request.id, appError.code, appError.message));
   });
   app.setNotFoundHandler((request, reply) => {
     const e = errors.noRoute(request.method, request.url.split('?')[0]!);

@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
-import { issueApiKey, API_KEY_SCOPES } from './api-keys/api-keys.service.js';
-import { ConfigError, loadCliSettings, loadConfig, type Config } from './config.js';
-import type { Db } from './db/database.js';
+import { API_KEY_SCOPES, issueApiKey } from './api-keys/api-keys.service.js';
+import { type Config, ConfigError, loadCliSettings, loadConfig } from './config.js';
 import { createConnection } from './connections/connections.service.js';
+import type { Db } from './db/database.js';
 import { AppError } from './http/errors.js';
 import { createLogger } from './logger.js';
-import { openDatabase, resolveSecretKey, ROLES, startService, type Role } from './main.js';
+import { openDatabase, ROLES, type Role, resolveSecretKey, startService } from './main.js';
 import { installProcessGuards } from './process-guards.js';
 import { createUser, createWorkspace, requireWorkspace, USER_ROLES } from './workspaces/workspaces.service.js';
 
@@ -30,7 +30,10 @@ Commands:
 Configuration comes from the environment; see .env.example.`;
 
 const list = (value: string | undefined) =>
-  (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 
 function need(values: Record<string, unknown>, name: string): string {
   const v = values[name];
@@ -52,7 +55,9 @@ async function readPassword(): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write('Password: ');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 async function serve(role: Role): Promise<void> {
@@ -115,7 +120,8 @@ export async function main(argv: string[]): Promise<void> {
       return withDatabase((db) => createWorkspace(db, need(values, 'name')));
     case 'create-user': {
       const roles = list(values.roles);
-      for (const r of roles) if (!(USER_ROLES as readonly string[]).includes(r)) throw new UsageError(`unknown role "${r}" (known: ${USER_ROLES.join(', ')})`);
+      for (const r of roles)
+        if (!(USER_ROLES as readonly string[]).includes(r)) throw new UsageError(`unknown role "${r}" (known: ${USER_ROLES.join(', ')})`);
       const input = { name: need(values, 'name'), email: need(values, 'email'), roles };
       const id = workspaceId(values);
       const password = await readPassword();
@@ -124,7 +130,9 @@ export async function main(argv: string[]): Promise<void> {
     }
     case 'create-api-key': {
       const scopes = list(values.scopes);
-      for (const s of scopes) if (!(API_KEY_SCOPES as readonly string[]).includes(s)) throw new UsageError(`unknown scope "${s}" (known: ${API_KEY_SCOPES.join(', ')})`);
+      for (const s of scopes)
+        if (!(API_KEY_SCOPES as readonly string[]).includes(s))
+          throw new UsageError(`unknown scope "${s}" (known: ${API_KEY_SCOPES.join(', ')})`);
       const id = workspaceId(values);
       const name = need(values, 'name');
       return withDatabase(async (db) => {
@@ -175,7 +183,7 @@ function report(err: unknown): number {
   } else if (err instanceof AppError) {
     process.stderr.write(`inbox: ${err.message}\n`);
   } else {
-    process.stderr.write(`inbox: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.stderr.write(`inbox: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   }
   return 1;
 }

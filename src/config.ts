@@ -224,10 +224,15 @@ export function loadCliSettings(env: Env = process.env): CliSettings {
 function readTrustProxy(value: string | undefined, problems: string[]): false | string[] {
   if (value === undefined || ['false', '0', 'no'].includes(value.toLowerCase())) return false;
   if (['true', '1', 'yes'].includes(value.toLowerCase())) return ['loopback'];
-  const entries = value.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const entries = value
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   const bad = entries.filter((e) => !isProxyAddress(e));
   if (entries.length === 0 || bad.length > 0) {
-    problems.push(`INBOX_TRUST_PROXY: expected false, true (loopback) or a comma-separated list of addresses/CIDRs, got "${bad[0] ?? value}"`);
+    problems.push(
+      `INBOX_TRUST_PROXY: expected false, true (loopback) or a comma-separated list of addresses/CIDRs, got "${bad[0] ?? value}"`,
+    );
     return false;
   }
   return entries;
@@ -243,12 +248,7 @@ function isProxyAddress(entry: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
-function readIntegrations(
-  env: Env,
-  str: (name: string) => string | undefined,
-  cwd: string,
-  problems: string[],
-): Config['integrations'] {
+function readIntegrations(_env: Env, str: (name: string) => string | undefined, cwd: string, problems: string[]): Config['integrations'] {
   let source = 'INBOX_INTEGRATIONS';
   let text = str('INBOX_INTEGRATIONS');
   const file = str('INBOX_INTEGRATIONS_FILE');
@@ -299,8 +299,7 @@ function readIntegrations(
       }
     }
     const secret = entry.webhookSecret;
-    if (key === 'whatsapp_session' && secret !== undefined &&
-        (secret.length < SESSION_SECRET_MIN || secret.length > SESSION_SECRET_MAX)) {
+    if (key === 'whatsapp_session' && secret !== undefined && (secret.length < SESSION_SECRET_MIN || secret.length > SESSION_SECRET_MAX)) {
       problems.push(`${source}: "whatsapp_session.webhookSecret" must be ${SESSION_SECRET_MIN} to ${SESSION_SECRET_MAX} characters`);
     }
     out[key as IntegrationKey] = entry;

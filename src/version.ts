@@ -14,5 +14,6 @@ export function packageVersion(): string {
       // not here; one folder up
     }
   }
-  return (version ??= '0.0.0');
+  version ??= '0.0.0';
+  return version;
 }

@@ -5,8 +5,8 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { startBoss } from '../src/jobs/boss.js';
 import { createQueues } from '../src/jobs/registry.js';
 import { createLogger } from '../src/logger.js';
-import { acquireTestPostgres } from './helpers/postgres.js';
 import { TEMPLATE_DB, withDatabaseName } from './helpers/names.js';
+import { acquireTestPostgres } from './helpers/postgres.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

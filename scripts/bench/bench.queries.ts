@@ -50,7 +50,8 @@ export async function threadIds(db: Db, limit: number): Promise<number[]> {
 }
 
 export async function queuedReplies(db: Db): Promise<number> {
-  return (await sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE direction = 'outbound' AND status = 'queued'`.execute(db)).rows[0]!.n;
+  return (await sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE direction = 'outbound' AND status = 'queued'`.execute(db))
+    .rows[0]!.n;
 }
 
 export async function lastMessageId(db: Db): Promise<number> {

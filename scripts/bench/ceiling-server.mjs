@@ -16,7 +16,8 @@ app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => d
 app.post('/webhooks/:integrationKey', async (request, reply) => {
   const header = request.headers['x-hub-signature-256'];
   const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-  const ok = typeof header === 'string' && header.startsWith('sha256=') && safeEqual(header.slice(7).toLowerCase(), hmacSha256Hex(secret, body));
+  const ok =
+    typeof header === 'string' && header.startsWith('sha256=') && safeEqual(header.slice(7).toLowerCase(), hmacSha256Hex(secret, body));
   if (!ok) return reply.code(401).send({ error: { code: 'invalid_api_key', message: 'bad signature' } });
   return { status: 'queued' };
 });

@@ -2,9 +2,9 @@
 // loader), the bound no ingestion can pass on this machine (read the body, check its HMAC).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { ROOT, rssMbOf, WEBHOOK_SECRET, waitUntil } from '../../harness/service.js';
 import { freePort } from '../../src/db/embedded.js';
-import { ROOT, WEBHOOK_SECRET, rssMbOf, waitUntil } from '../../harness/service.js';
-import { burst, signedDeliveries, type Measured } from './common.js';
+import { burst, type Measured, signedDeliveries } from './common.js';
 
 export interface Ceiling {
   url: string;
@@ -25,10 +25,15 @@ export async function startCeiling(): Promise<Ceiling> {
   child.stdout.on('data', (d: Buffer) => (output = (output + d).slice(-8192)));
   child.stderr.on('data', (d: Buffer) => (output = (output + d).slice(-8192)));
   const exited = new Promise((r) => child.once('exit', r));
-  await waitUntil('the ceiling to listen', async () => {
-    if (child.exitCode !== null) throw new Error(`the ceiling exited early:\n${output}`);
-    return output.includes('ceiling listening');
-  }, 30_000, 50).catch((err: Error) => {
+  await waitUntil(
+    'the ceiling to listen',
+    async () => {
+      if (child.exitCode !== null) throw new Error(`the ceiling exited early:\n${output}`);
+      return output.includes('ceiling listening');
+    },
+    30_000,
+    50,
+  ).catch((err: Error) => {
     throw new Error(`${err.message}\n${output}`);
   });
   const url = `http://127.0.0.1:${port}`;

@@ -5,9 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { hmacSha256Hex } from '../../src/crypto/hmac.js';
-import { PHONE_NUMBER_ID, ROOT, WEBHOOK_SECRET, startService, waitUntil, type Role, type Service } from '../../harness/service.js';
+import { PHONE_NUMBER_ID, ROOT, type Role, type Service, startService, WEBHOOK_SECRET, waitUntil } from '../../harness/service.js';
 import { whatsappTextBody } from '../../harness/whatsapp-delivery.js';
+import { hmacSha256Hex } from '../../src/crypto/hmac.js';
 import type { BenchOptions } from './options.js';
 
 export const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -43,7 +43,10 @@ export function signedDeliveries(count: number): SignedDelivery[] {
         text: `${sequence}: ${FILLER}`,
       }),
     );
-    out.push({ body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmacSha256Hex(WEBHOOK_SECRET, body)}` } });
+    out.push({
+      body,
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmacSha256Hex(WEBHOOK_SECRET, body)}` },
+    });
   }
   return out;
 }
@@ -80,7 +83,11 @@ export interface Measured {
 }
 
 /** autocannon POSTing the pre-built `bodies` in turn; with `ring` they are meant to repeat. */
-export async function burst(url: string, bodies: SignedDelivery[], options: Partial<autocannon.Options> & { ring?: boolean } = {}): Promise<Measured> {
+export async function burst(
+  url: string,
+  bodies: SignedDelivery[],
+  options: Partial<autocannon.Options> & { ring?: boolean } = {},
+): Promise<Measured> {
   const { ring, ...rest } = options;
   let next = 0;
   const request = {
@@ -99,7 +106,8 @@ export async function burst(url: string, bodies: SignedDelivery[], options: Part
 // ---------------------------------------------------------------- the service
 
 /** The heap limit `npm start` (and the Docker image) give the service, read from package.json so the two cannot drift. */
-const START_NODE_OPTIONS = /--max-old-space-size=\d+/.exec(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start)?.[0] ?? '';
+const START_NODE_OPTIONS =
+  /--max-old-space-size=\d+/.exec(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start)?.[0] ?? '';
 
 /** Extra node flags for the service processes, e.g. BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);

@@ -4,7 +4,7 @@
 import type { Db } from '../../src/db/database.js';
 import { inboxRows, queuedDeliveries } from './bench.queries.js';
 import { startCeiling } from './ceiling.js';
-import { BURST_BODIES_PER_SECOND, WARMUP_SECONDS, burst, median, say, serve, signedDeliveries, type Measured } from './common.js';
+import { BURST_BODIES_PER_SECOND, burst, type Measured, median, say, serve, signedDeliveries, WARMUP_SECONDS } from './common.js';
 import type { BenchOptions } from './options.js';
 
 export async function measureIngest(options: BenchOptions, databaseUrl: string, db: Db) {
@@ -15,7 +15,10 @@ export async function measureIngest(options: BenchOptions, databaseUrl: string, 
     // statements and pool connections are not charged to the first round of either.
     say(`warm-up: ceiling and ingest, ${WARMUP_SECONDS} s each`);
     await ceiling.measure(options.connections, WARMUP_SECONDS);
-    const warmup = await burst(api.url, signedDeliveries(BURST_BODIES_PER_SECOND * WARMUP_SECONDS), { connections: options.connections, duration: WARMUP_SECONDS });
+    const warmup = await burst(api.url, signedDeliveries(BURST_BODIES_PER_SECOND * WARMUP_SECONDS), {
+      connections: options.connections,
+      duration: WARMUP_SECONDS,
+    });
     const rounds: { ceiling: Measured; ingest: Measured }[] = [];
     for (let round = 1; round <= options.rounds; round++) {
       say(`1-2 round ${round}/${options.rounds}: ceiling then ingest, ${options.connections} connections, ${options.seconds} s each`);
@@ -23,7 +26,9 @@ export async function measureIngest(options: BenchOptions, databaseUrl: string, 
       // Built before the load starts, outside the measured window.
       const bodies = signedDeliveries(BURST_BODIES_PER_SECOND * options.seconds);
       const i = await burst(api.url, bodies, { connections: options.connections, duration: options.seconds });
-      say(`  ceiling ${Math.round(c.result.requests.average)} req/s (generator ${Math.round(c.generatorCpu * 100)} % of a core), ingest ${Math.round(i.result.requests.average)} req/s (generator ${Math.round(i.generatorCpu * 100)} %)`);
+      say(
+        `  ceiling ${Math.round(c.result.requests.average)} req/s (generator ${Math.round(c.generatorCpu * 100)} % of a core), ingest ${Math.round(i.result.requests.average)} req/s (generator ${Math.round(i.generatorCpu * 100)} %)`,
+      );
       rounds.push({ ceiling: c, ingest: i });
     }
     await ceiling.stop();

@@ -14,7 +14,13 @@ export async function measureLatency(options: BenchOptions, databaseUrl: string,
     const paced = await burst(all.url, bodies, { connections: 50, overallRate: options.rate, duration: options.seconds });
     await waitFor('the paced deliveries to be processed', async () => (await pendingDeliveries(db)) === 0, 120_000);
     const lat = await processedLatency(db, since);
-    return { p50LatencyMs: lat.p50, p99LatencyMs: lat.p99, pacedRps: Math.round(paced.result.requests.average), generatorCpu: paced.generatorCpu, rssMb: all.peakRssMb() };
+    return {
+      p50LatencyMs: lat.p50,
+      p99LatencyMs: lat.p99,
+      pacedRps: Math.round(paced.result.requests.average),
+      generatorCpu: paced.generatorCpu,
+      rssMb: all.peakRssMb(),
+    };
   } finally {
     await all.stop();
   }

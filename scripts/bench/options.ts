@@ -40,7 +40,7 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
       'ingest-only': { type: 'boolean', help: 'stop after the ceiling/ingest rounds' },
       'outbound-only': { type: 'boolean', help: 'run only the outbound webhook phase' },
       single: { type: 'boolean', help: 'one role-all process: a burst beside the ceiling, then --sustained' },
-      sustained: { type: 'string', default: '2000', help: 'deliveries/s of --single\'s open-loop phase' },
+      sustained: { type: 'string', default: '2000', help: "deliveries/s of --single's open-loop phase" },
     },
     argv,
   );

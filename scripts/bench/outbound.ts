@@ -18,26 +18,48 @@ export async function measureOutbound(options: BenchOptions, databaseUrl: string
   const arrivals: { at: number; createdAt: number; path: string }[] = [];
   const receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c)).on('end', () => {
-      arrivals.push({ at: Date.now(), createdAt: Date.parse(JSON.parse(Buffer.concat(chunks).toString()).createdAt), path: req.url ?? '' });
-      res.writeHead(204).end();
-    });
+    req
+      .on('data', (c: Buffer) => chunks.push(c))
+      .on('end', () => {
+        arrivals.push({
+          at: Date.now(),
+          createdAt: Date.parse(JSON.parse(Buffer.concat(chunks).toString()).createdAt),
+          path: req.url ?? '',
+        });
+        res.writeHead(204).end();
+      });
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
   const config = loadConfig({ INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' });
   const secretKey = randomBytes(32);
-  const server = await serve(options, 'all', databaseUrl, { env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true', INBOX_SECRET_KEY: secretKey.toString('hex') } });
+  const server = await serve(options, 'all', databaseUrl, {
+    env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true', INBOX_SECRET_KEY: secretKey.toString('hex') },
+  });
   const boss = await startBoss(databaseUrl, createLogger('warn'), { max: 2, supervise: false });
   const endpointIds: number[] = [];
   for (let i = 0; i < 4; i++) {
-    const e = await createEndpoint({ db, config, secretKey, now: () => new Date() } as Parameters<typeof createEndpoint>[0], workspaceId, { url: `${receiverUrl}/e${i}`, events: ['message.created'] });
+    const e = await createEndpoint({ db, config, secretKey, now: () => new Date() } as Parameters<typeof createEndpoint>[0], workspaceId, {
+      url: `${receiverUrl}/e${i}`,
+      events: ['message.created'],
+    });
     endpointIds.push(e.id);
   }
-  const event = (n: number) => ({ type: 'ping' as const, workspaceId, data: { n, text: 'Hello, I would like to know where my order is.' } });
+  const event = (n: number) => ({
+    type: 'ping' as const,
+    workspaceId,
+    data: { n, text: 'Hello, I would like to know where my order is.' },
+  });
   const backlog = async (endpoints: number[]) => {
     arrivals.length = 0;
-    await db.transaction().execute((trx) => deliverEvents(boss, trx, Array.from({ length: options.outbound }, (_, n) => ({ event: event(n), endpointIds: [endpoints[n % endpoints.length]!] })), new Date()));
+    await db.transaction().execute((trx) =>
+      deliverEvents(
+        boss,
+        trx,
+        Array.from({ length: options.outbound }, (_, n) => ({ event: event(n), endpointIds: [endpoints[n % endpoints.length]!] })),
+        new Date(),
+      ),
+    );
     await waitFor('the outbound backlog to arrive', async () => arrivals.length >= options.outbound, 600_000);
     const seconds = Math.max((arrivals.at(-1)!.at - arrivals[0]!.at) / 1000, 0.001);
     return { delivered: arrivals.length, seconds: Number(seconds.toFixed(2)), deliveriesPerSec: Math.round(arrivals.length / seconds) };
@@ -51,12 +73,17 @@ export async function measureOutbound(options: BenchOptions, databaseUrl: string
     for (let n = 0; n < paced; n++) {
       const due = started + (n * 1000) / 200;
       if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
-      await db.transaction().execute((trx) => deliverEvents(boss, trx, [{ event: event(n), endpointIds: [endpointIds[n % 4]!] }], new Date()));
+      await db
+        .transaction()
+        .execute((trx) => deliverEvents(boss, trx, [{ event: event(n), endpointIds: [endpointIds[n % 4]!] }], new Date()));
     }
     await waitFor('the paced events to arrive', async () => arrivals.length >= paced, 120_000);
     const latencies = arrivals.map((a) => a.at - a.createdAt).sort((a, b) => a - b);
     const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
-    return { result: { oneEndpoint, fourEndpoints, latency: { events: latencies.length, p50Ms: pct(0.5), p99Ms: pct(0.99) } }, rssMb: server.peakRssMb() };
+    return {
+      result: { oneEndpoint, fourEndpoints, latency: { events: latencies.length, p50Ms: pct(0.5), p99Ms: pct(0.99) } },
+      rssMb: server.peakRssMb(),
+    };
   } finally {
     await boss.stop({ graceful: false, close: true });
     await server.stop();

@@ -16,13 +16,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { PHONE_NUMBER_ID, ROOT, WEBHOOK_SECRET } from '../../harness/service.js';
 import { loadConfig } from '../../src/config.js';
 import { createConnection } from '../../src/connections/connections.service.js';
 import { createDatabase } from '../../src/db/database.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
-import { PHONE_NUMBER_ID, ROOT, WEBHOOK_SECRET } from '../../harness/service.js';
 import { pct, say } from './common.js';
 import { measureIngest } from './ingest.js';
 import { measureLatency } from './latency.js';
@@ -61,19 +61,35 @@ async function main() {
     const workspace = await createWorkspace(db, 'Bench');
     const config = loadConfig({ INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: WEBHOOK_SECRET } }) });
     // No credentials are set, so the key seals nothing.
-    await createConnection({ db, config, secretKey: randomBytes(32) }, workspace.id, { integrationKey: 'whatsapp', externalAccountId: PHONE_NUMBER_ID, name: 'Bench line' });
+    await createConnection({ db, config, secretKey: randomBytes(32) }, workspace.id, {
+      integrationKey: 'whatsapp',
+      externalAccountId: PHONE_NUMBER_ID,
+      name: 'Bench line',
+    });
 
     if (options.single) {
       const single = await measureSingle(options, databaseUrl, db);
       const { burst: b, sustained: s } = single;
-      table([
-        ['ceiling (no-op route + HMAC)', `${b.ceilingRps} req/s, generator ${pct(b.ceilingGeneratorCpu)} of a core`],
-        ['burst, one role-all process', `${b.rps} req/s, generator ${pct(b.generatorCpu)} of a core; ${(b.ratio * 100).toFixed(1)} % of the ceiling, p99 ${b.p99Ms} ms, non-2xx ${b.non2xx}, caught up ${b.catchUpSeconds} s after`],
-        [`sustained at ${s.targetRps}/s`, `${s.achievedRps}/s acknowledged, generator ${pct(s.generatorCpu)} of a core; ack p50 ${s.ackP50Ms} p99 ${s.ackP99Ms} max ${s.ackMaxMs} ms, failed ${s.failed}`],
-        ['received → processed', `p50 ${s.processedP50Ms} ms, p99 ${s.processedP99Ms} ms; backlog ${s.backlogStart} → ${s.backlogEnd} (max ${s.backlogMax})`],
-        ['event-loop delay', `p99 ${s.eventLoopLagP99Ms} ms, max ${s.eventLoopLagMaxMs} ms`],
-        ['peak RSS', `${single.rssMb} MB`],
-      ], say); // stdout carries only the JSON line here, as it always has
+      table(
+        [
+          ['ceiling (no-op route + HMAC)', `${b.ceilingRps} req/s, generator ${pct(b.ceilingGeneratorCpu)} of a core`],
+          [
+            'burst, one role-all process',
+            `${b.rps} req/s, generator ${pct(b.generatorCpu)} of a core; ${(b.ratio * 100).toFixed(1)} % of the ceiling, p99 ${b.p99Ms} ms, non-2xx ${b.non2xx}, caught up ${b.catchUpSeconds} s after`,
+          ],
+          [
+            `sustained at ${s.targetRps}/s`,
+            `${s.achievedRps}/s acknowledged, generator ${pct(s.generatorCpu)} of a core; ack p50 ${s.ackP50Ms} p99 ${s.ackP99Ms} max ${s.ackMaxMs} ms, failed ${s.failed}`,
+          ],
+          [
+            'received → processed',
+            `p50 ${s.processedP50Ms} ms, p99 ${s.processedP99Ms} ms; backlog ${s.backlogStart} → ${s.backlogEnd} (max ${s.backlogMax})`,
+          ],
+          ['event-loop delay', `p99 ${s.eventLoopLagP99Ms} ms, max ${s.eventLoopLagMaxMs} ms`],
+          ['peak RSS', `${single.rssMb} MB`],
+        ],
+        say,
+      ); // stdout carries only the JSON line here, as it always has
       if (options.json) out(JSON.stringify({ single }));
       return;
     }
@@ -81,7 +97,9 @@ async function main() {
     if (options.outboundOnly) {
       const outbound = await measureOutbound(options, databaseUrl, db, workspace.id);
       const o = outbound.result;
-      say(`outbound webhooks: 1 endpoint ${o.oneEndpoint.deliveriesPerSec}/s, 4 endpoints ${o.fourEndpoints.deliveriesPerSec}/s, event → receiver at 200/s p50 ${o.latency.p50Ms} ms p99 ${o.latency.p99Ms} ms, RSS ${Math.round(outbound.rssMb)} MB`);
+      say(
+        `outbound webhooks: 1 endpoint ${o.oneEndpoint.deliveriesPerSec}/s, 4 endpoints ${o.fourEndpoints.deliveriesPerSec}/s, event → receiver at 200/s p50 ${o.latency.p50Ms} ms p99 ${o.latency.p99Ms} ms, RSS ${Math.round(outbound.rssMb)} MB`,
+      );
       if (options.json) out(JSON.stringify({ outbound: o, rssMb: Math.round(outbound.rssMb) }));
       return;
     }
@@ -91,9 +109,15 @@ async function main() {
     if (options.ingestOnly) {
       table([
         ['ceiling (no-op route + HMAC)', `${ingest.ceiling.rps} req/s, generator ${pct(ingest.ceiling.generatorCpu)} of a core`],
-        ['ingest POST /webhooks/whatsapp', `${ingest.ingest.rps} req/s, generator ${pct(ingest.ingest.generatorCpu)} of a core; p99 ${ingest.ingest.p99Ms} ms, non-2xx ${ingest.ingest.non2xx}`],
+        [
+          'ingest POST /webhooks/whatsapp',
+          `${ingest.ingest.rps} req/s, generator ${pct(ingest.ingest.generatorCpu)} of a core; p99 ${ingest.ingest.p99Ms} ms, non-2xx ${ingest.ingest.non2xx}`,
+        ],
         ['ingest / ceiling', `${(ingest.ratio * 100).toFixed(1)} % (${rounds})`],
-        ['durable', `${ingest.ingest.acknowledged} acknowledged, ${ingest.ingest.rows} rows, ${ingest.ingest.queued} queued; api RSS ${Math.round(ingest.rssMb)} MB`],
+        [
+          'durable',
+          `${ingest.ingest.acknowledged} acknowledged, ${ingest.ingest.rows} rows, ${ingest.ingest.queued} queued; api RSS ${Math.round(ingest.rssMb)} MB`,
+        ],
       ]);
       if (options.json) out(JSON.stringify({ ceiling: ingest.ceiling, ingest: ingest.ingest, ratio: ingest.ratio, rounds: ingest.rounds }));
       return;
@@ -126,18 +150,42 @@ async function main() {
     };
     const o = outbound.result;
     table([
-      ['ceiling (no-op route + HMAC)', `${result.ceiling.rps} req/s (median of ${options.rounds} rounds), generator ${pct(result.ceiling.generatorCpu)} of a core`],
-      ['ingest POST /webhooks/whatsapp', `${result.ingest.rps} req/s, generator ${pct(result.ingest.generatorCpu)} of a core; p99 ${result.ingest.p99Ms} ms, non-2xx ${result.ingest.non2xx}`],
+      [
+        'ceiling (no-op route + HMAC)',
+        `${result.ceiling.rps} req/s (median of ${options.rounds} rounds), generator ${pct(result.ceiling.generatorCpu)} of a core`,
+      ],
+      [
+        'ingest POST /webhooks/whatsapp',
+        `${result.ingest.rps} req/s, generator ${pct(result.ingest.generatorCpu)} of a core; p99 ${result.ingest.p99Ms} ms, non-2xx ${result.ingest.non2xx}`,
+      ],
       ['ingest / ceiling', `${(result.ratio * 100).toFixed(1)} % (${rounds})`],
       ['durable', `${result.ingest.acknowledged} acknowledged, ${result.ingest.rows} rows, ${result.ingest.queued} queued`],
-      [`processing (${options.workers} worker${options.workers === 1 ? '' : 's'})`, `${result.process.deliveriesPerSec} deliveries/s (${result.process.drained} in ${result.process.seconds} s)`],
-      [`latency at ${options.rate}/s`, `p50 ${result.process.p50LatencyMs} ms, p99 ${result.process.p99LatencyMs} ms received → processed; generator ${pct(latency.generatorCpu)} of a core`],
-      ['reply POSTs (20 connections)', `${send.postRps} req/s, generator ${pct(send.postGeneratorCpu)} of a core; p99 ${send.postP99Ms} ms (${send.posted} answered 202, ${send.postNon2xx} not)`],
+      [
+        `processing (${options.workers} worker${options.workers === 1 ? '' : 's'})`,
+        `${result.process.deliveriesPerSec} deliveries/s (${result.process.drained} in ${result.process.seconds} s)`,
+      ],
+      [
+        `latency at ${options.rate}/s`,
+        `p50 ${result.process.p50LatencyMs} ms, p99 ${result.process.p99LatencyMs} ms received → processed; generator ${pct(latency.generatorCpu)} of a core`,
+      ],
+      [
+        'reply POSTs (20 connections)',
+        `${send.postRps} req/s, generator ${pct(send.postGeneratorCpu)} of a core; p99 ${send.postP99Ms} ms (${send.posted} answered 202, ${send.postNon2xx} not)`,
+      ],
       ['sending (1 process)', `${send.sendsPerSec} replies/s (${send.sent} queued replies sent in ${send.seconds} s)`],
-      ['outbound webhooks, 1 endpoint', `${o.oneEndpoint.deliveriesPerSec} deliveries/s (${o.oneEndpoint.delivered} in ${o.oneEndpoint.seconds} s, at most 10 in flight)`],
-      ['outbound webhooks, 4 endpoints', `${o.fourEndpoints.deliveriesPerSec} deliveries/s (${o.fourEndpoints.delivered} in ${o.fourEndpoints.seconds} s)`],
+      [
+        'outbound webhooks, 1 endpoint',
+        `${o.oneEndpoint.deliveriesPerSec} deliveries/s (${o.oneEndpoint.delivered} in ${o.oneEndpoint.seconds} s, at most 10 in flight)`,
+      ],
+      [
+        'outbound webhooks, 4 endpoints',
+        `${o.fourEndpoints.deliveriesPerSec} deliveries/s (${o.fourEndpoints.delivered} in ${o.fourEndpoints.seconds} s)`,
+      ],
       ['event → receiver at 200/s', `p50 ${o.latency.p50Ms} ms, p99 ${o.latency.p99Ms} ms (${o.latency.events} events)`],
-      ['peak server RSS', `${result.rssMb} MB (api ${Math.round(ingest.rssMb)}, worker ${Math.round(processed.rssMb)}, all ${Math.round(latency.rssMb)}, send ${Math.round(sendRss)}, outbound ${Math.round(outbound.rssMb)})`],
+      [
+        'peak server RSS',
+        `${result.rssMb} MB (api ${Math.round(ingest.rssMb)}, worker ${Math.round(processed.rssMb)}, all ${Math.round(latency.rssMb)}, send ${Math.round(sendRss)}, outbound ${Math.round(outbound.rssMb)})`,
+      ],
     ]);
     if (options.json) out(JSON.stringify(result));
   } finally {

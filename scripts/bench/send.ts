@@ -2,13 +2,13 @@
 // --sends queued replies sent by one role-all process through a loopback fake WhatsApp Cloud
 // API, timed from the first sent to the last.
 import autocannon from 'autocannon';
+import { startFakeProviders } from '../../harness/fake-providers.js';
 import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
 import type { Db } from '../../src/db/database.js';
 import { startBoss } from '../../src/jobs/boss.js';
 import { jobsIn } from '../../src/jobs/queue.js';
 import { createLogger } from '../../src/logger.js';
 import { SEND_QUEUE } from '../../src/replies/send-message.queue.js';
-import { startFakeProviders } from '../../harness/fake-providers.js';
 import { insertQueuedReplies, lastMessageId, queuedReplies, sentReplies, threadIds } from './bench.queries.js';
 import { cpuShare, say, serve, waitFor } from './common.js';
 import type { BenchOptions } from './options.js';
@@ -48,7 +48,11 @@ export async function measureSend(options: BenchOptions, databaseUrl: string, db
     const boss = await startBoss(databaseUrl, createLogger('warn'), { max: 2, supervise: false });
     await db.transaction().execute(async (trx) => {
       const ids = await insertQueuedReplies(trx, options.sends, threads.length);
-      await boss.insert(SEND_QUEUE, ids.map((messageId) => ({ data: { messageId, attempt: 1 } })), { db: jobsIn(trx) });
+      await boss.insert(
+        SEND_QUEUE,
+        ids.map((messageId) => ({ data: { messageId, attempt: 1 } })),
+        { db: jobsIn(trx) },
+      );
     });
     await boss.stop({ graceful: false, close: true });
     await waitFor('the queued replies to be sent', async () => (await queuedReplies(db)) === 0, 300_000);

@@ -8,7 +8,18 @@ import { Pool } from 'undici';
 import type { Db } from '../../src/db/database.js';
 import { pendingDeliveries, processedLatency } from './bench.queries.js';
 import { startCeiling } from './ceiling.js';
-import { BURST_BODIES_PER_SECOND, WARMUP_SECONDS, burst, cpuShare, median, say, serve, signedDeliveries, waitFor, type Measured } from './common.js';
+import {
+  BURST_BODIES_PER_SECOND,
+  burst,
+  cpuShare,
+  type Measured,
+  median,
+  say,
+  serve,
+  signedDeliveries,
+  WARMUP_SECONDS,
+  waitFor,
+} from './common.js';
 import type { BenchOptions } from './options.js';
 
 /** Seconds of the sustained rate sent before measuring, so the sender's connections are open. */
@@ -17,7 +28,8 @@ const SUSTAIN_WARMUP_SECONDS = 3;
 /** The service's event-loop delay since its previous scrape (prom-client restarts the histogram on each). */
 async function eventLoopLag(url: string): Promise<{ p99Ms: number; maxMs: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const value = (name: string) => Math.round(Number(new RegExp(`^inbox_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000);
+  const value = (name: string) =>
+    Math.round(Number(new RegExp(`^inbox_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000);
   return { p99Ms: value('p99'), maxMs: value('max') };
 }
 
@@ -26,15 +38,22 @@ export async function measureSingle(options: BenchOptions, databaseUrl: string, 
   const all = await serve(options, 'all', databaseUrl);
   try {
     await ceiling.measure(options.connections, WARMUP_SECONDS);
-    await burst(all.url, signedDeliveries(BURST_BODIES_PER_SECOND * WARMUP_SECONDS), { connections: options.connections, duration: WARMUP_SECONDS });
+    await burst(all.url, signedDeliveries(BURST_BODIES_PER_SECOND * WARMUP_SECONDS), {
+      connections: options.connections,
+      duration: WARMUP_SECONDS,
+    });
     await waitFor('the warm-up to be processed', async () => (await pendingDeliveries(db)) === 0, 300_000);
     const rounds: { c: Measured; i: Measured }[] = [];
     for (let r = 1; r <= options.rounds; r++) {
-      say(`single burst round ${r}/${options.rounds}: ceiling then the role-all process, ${options.connections} connections, ${options.seconds} s each`);
+      say(
+        `single burst round ${r}/${options.rounds}: ceiling then the role-all process, ${options.connections} connections, ${options.seconds} s each`,
+      );
       const c = await ceiling.measure(options.connections, options.seconds);
       const bodies = signedDeliveries(BURST_BODIES_PER_SECOND * options.seconds);
       const i = await burst(all.url, bodies, { connections: options.connections, duration: options.seconds });
-      say(`  ceiling ${Math.round(c.result.requests.average)} req/s (generator ${Math.round(c.generatorCpu * 100)} % of a core), role all ${Math.round(i.result.requests.average)} req/s (generator ${Math.round(i.generatorCpu * 100)} %)`);
+      say(
+        `  ceiling ${Math.round(c.result.requests.average)} req/s (generator ${Math.round(c.generatorCpu * 100)} % of a core), role all ${Math.round(i.result.requests.average)} req/s (generator ${Math.round(i.generatorCpu * 100)} %)`,
+      );
       rounds.push({ c, i });
     }
     await ceiling.stop();

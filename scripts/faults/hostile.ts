@@ -11,7 +11,9 @@ export const hostilePart: FaultPart = {
   key: 'hostile',
   title: '5. hostile input (fast-check, seeded)',
   async run({ options }, report) {
-    report.did(`vitest run test/fuzz with FUZZ_SCALE=${options.fuzzScale}: per adapter ${400 * options.fuzzScale} mutated real payloads, ${200 * options.fuzzScale} provider-shaped ones, ${200 * options.fuzzScale} byte strings at verify, JSON nested 5,000 deep; ${600 * options.fuzzScale} requests across every route; ${300 * options.fuzzScale} hostile deliveries processed`);
+    report.did(
+      `vitest run test/fuzz with FUZZ_SCALE=${options.fuzzScale}: per adapter ${400 * options.fuzzScale} mutated real payloads, ${200 * options.fuzzScale} provider-shaped ones, ${200 * options.fuzzScale} byte strings at verify, JSON nested 5,000 deep; ${600 * options.fuzzScale} requests across every route; ${300 * options.fuzzScale} hostile deliveries processed`,
+    );
     let output = '';
     const child = spawn(process.execPath, [`${ROOT}/node_modules/vitest/vitest.mjs`, 'run', 'test/fuzz'], {
       cwd: ROOT,
@@ -21,8 +23,18 @@ export const hostilePart: FaultPart = {
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    const summary = output.split('\n').filter((l) => /Test Files|Tests {2}|Duration/.test(l)).map((l) => l.trim());
-    const failures = output.split('\n').filter((l) => /FAIL|Counterexample|Caused by/.test(l)).map((l) => l.trim().slice(0, 600));
-    report.check('no 5xx, no hung request, no row for a refused delivery, no crash in verify or normalise', code === 0, [...summary, ...failures.slice(0, 6)].join(' | '));
+    const summary = output
+      .split('\n')
+      .filter((l) => /Test Files|Tests {2}|Duration/.test(l))
+      .map((l) => l.trim());
+    const failures = output
+      .split('\n')
+      .filter((l) => /FAIL|Counterexample|Caused by/.test(l))
+      .map((l) => l.trim().slice(0, 600));
+    report.check(
+      'no 5xx, no hung request, no row for a refused delivery, no crash in verify or normalise',
+      code === 0,
+      [...summary, ...failures.slice(0, 6)].join(' | '),
+    );
   },
 };

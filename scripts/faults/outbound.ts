@@ -7,10 +7,10 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { freePort } from '../../src/db/embedded.js';
 import { freshDatabase } from '../../harness/checks.js';
-import { ADMIN_KEY, pause, provisionTenant, startService, waitUntil, type Service } from '../../harness/service.js';
 import { ingestLoad } from '../../harness/load.js';
+import { ADMIN_KEY, pause, provisionTenant, type Service, startService, waitUntil } from '../../harness/service.js';
+import { freePort } from '../../src/db/embedded.js';
 import type { FaultPart } from './part.js';
 
 type Mode = 'fail' | 'hang' | 'ok';
@@ -29,25 +29,33 @@ async function startReceiver(secret: () => string) {
   const hanging = new Set<ServerResponse>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c)).on('end', () => {
-      const raw = Buffer.concat(chunks);
-      const ts = String(req.headers['x-service-timestamp'] ?? '');
-      const expected = Buffer.from(`sha256=${createHmac('sha256', secret()).update(`${ts}.`).update(raw).digest('hex')}`);
-      const signed = String(req.headers['x-service-signature'] ?? '').split(' ').some((s) => s.length === expected.length && timingSafeEqual(Buffer.from(s), expected));
-      if (!signed) {
-        forged++;
-        res.writeHead(401).end();
-        return;
-      }
-      const id = String(req.headers['x-service-delivery']);
-      const receipt: Receipt = { at: Date.now(), body: raw.toString('utf8'), answered: mode === 'ok' ? 204 : mode === 'fail' ? 500 : 'hung' };
-      byDelivery.set(id, [...(byDelivery.get(id) ?? []), receipt]);
-      if (mode === 'hang') {
-        hanging.add(res);
-        return;
-      }
-      res.writeHead(receipt.answered as number).end();
-    });
+    req
+      .on('data', (c: Buffer) => chunks.push(c))
+      .on('end', () => {
+        const raw = Buffer.concat(chunks);
+        const ts = String(req.headers['x-service-timestamp'] ?? '');
+        const expected = Buffer.from(`sha256=${createHmac('sha256', secret()).update(`${ts}.`).update(raw).digest('hex')}`);
+        const signed = String(req.headers['x-service-signature'] ?? '')
+          .split(' ')
+          .some((s) => s.length === expected.length && timingSafeEqual(Buffer.from(s), expected));
+        if (!signed) {
+          forged++;
+          res.writeHead(401).end();
+          return;
+        }
+        const id = String(req.headers['x-service-delivery']);
+        const receipt: Receipt = {
+          at: Date.now(),
+          body: raw.toString('utf8'),
+          answered: mode === 'ok' ? 204 : mode === 'fail' ? 500 : 'hung',
+        };
+        byDelivery.set(id, [...(byDelivery.get(id) ?? []), receipt]);
+        if (mode === 'hang') {
+          hanging.add(res);
+          return;
+        }
+        res.writeHead(receipt.answered as number).end();
+      });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return {
@@ -59,11 +67,12 @@ async function startReceiver(secret: () => string) {
       if (m !== 'hang') for (const res of hanging) res.destroy();
       hanging.clear();
     },
-    close: () => new Promise<void>((r) => {
-      for (const res of hanging) res.destroy();
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const res of hanging) res.destroy();
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -74,7 +83,14 @@ export const outboundPart: FaultPart = {
     const url = await freshDatabase(postgres.pool, postgres.url, 'faults_outbound');
     const db = new pg.Pool({ connectionString: url, max: 3 });
     const port = await freePort();
-    const start = () => startService({ role: 'all', databaseUrl: url, port, whatsappApiBaseUrl: fake.baseUrls.whatsapp, env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
+    const start = () =>
+      startService({
+        role: 'all',
+        databaseUrl: url,
+        port,
+        whatsappApiBaseUrl: fake.baseUrls.whatsapp,
+        env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' },
+      });
     let svc: Service = await start();
     let secret = '';
     const receiver = await startReceiver(() => secret);
@@ -92,7 +108,9 @@ export const outboundPart: FaultPart = {
       }).then((r) => r.json() as Promise<{ data: { id: number; secret: string } }>);
       secret = endpoint.data.secret;
       const phase = (options.seconds * 1000) / 4;
-      report.did(`role all on 127.0.0.1:${port}, one endpoint for message.created; 50 connections of signed deliveries for ${options.seconds} s while the receiver answers 500, then hangs past 10 s, then answers 204`);
+      report.did(
+        `role all on 127.0.0.1:${port}, one endpoint for message.created; 50 connections of signed deliveries for ${options.seconds} s while the receiver answers 500, then hangs past 10 s, then answers 204`,
+      );
       const load = ingestLoad([svc.url], { connections: 50 });
       receiver.set('fail');
       await pause(phase);
@@ -100,7 +118,9 @@ export const outboundPart: FaultPart = {
       await pause(phase);
       receiver.set('ok');
       await pause(phase / 2);
-      const inFlight = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'outbound-webhook' AND state = 'active'`);
+      const inFlight = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'outbound-webhook' AND state = 'active'`,
+      );
       const killedAt = Date.now();
       await svc.kill9();
       // The old process may still answer and be answered until it is gone: that instant, not
@@ -108,7 +128,9 @@ export const outboundPart: FaultPart = {
       const diedAt = Date.now();
       svc = await start();
       const restartedAt = Date.now();
-      report.did(`SIGKILL with ${inFlight.rows[0]!.n} outbound jobs active; restarted, ready in ${((restartedAt - killedAt) / 1000).toFixed(1)} s`);
+      report.did(
+        `SIGKILL with ${inFlight.rows[0]!.n} outbound jobs active; restarted, ready in ${((restartedAt - killedAt) / 1000).toFixed(1)} s`,
+      );
       await pause(phase / 2);
       const result = await load.stop();
       report.did(`load stopped: ${load.acknowledged.size} deliveries acknowledged (${Math.round(result.requests.average)} req/s)`);
@@ -116,16 +138,23 @@ export const outboundPart: FaultPart = {
       // Failed attempts are retried after 60 s, 5 min, 15 min…: instead of waiting out SPEC
       // §8.2's schedule, the suite moves every scheduled attempt to now until all have succeeded.
       const settleStarted = Date.now();
-      await waitUntil('every outbound delivery to succeed', async () => {
-        await db.query(`UPDATE pgboss.job SET start_after = now() WHERE name = 'outbound-webhook' AND state IN ('created', 'retry') AND start_after > now()`);
-        const { rows } = await db.query<{ pending: number; failed: number; messages: number; events: number }>(`
+      await waitUntil(
+        'every outbound delivery to succeed',
+        async () => {
+          await db.query(
+            `UPDATE pgboss.job SET start_after = now() WHERE name = 'outbound-webhook' AND state IN ('created', 'retry') AND start_after > now()`,
+          );
+          const { rows } = await db.query<{ pending: number; failed: number; messages: number; events: number }>(`
           SELECT (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS pending,
                  (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'failed') AS failed,
                  (SELECT count(*)::int FROM messages WHERE direction = 'inbound') AS messages,
                  (SELECT count(*)::int FROM webhook_events) AS events`);
-        const r = rows[0]!;
-        return r.pending === 0 && r.messages === r.events && r.messages >= load.acknowledged.size && r;
-      }, 600_000, 2_000);
+          const r = rows[0]!;
+          return r.pending === 0 && r.messages === r.events && r.messages >= load.acknowledged.size && r;
+        },
+        600_000,
+        2_000,
+      );
       report.figure('settled after the load', `${((Date.now() - settleStarted) / 1000).toFixed(1)} s (scheduled retries moved forward)`);
 
       const { rows: deliveries } = await db.query<{ id: number; status: string; attempts: number; event_id: string; data_id: number }>(`
@@ -135,8 +164,19 @@ export const outboundPart: FaultPart = {
       const { rows: messages } = await db.query<{ id: number }>(`SELECT id FROM messages WHERE direction = 'inbound'`);
       const messageIds = new Set(messages.map((m) => Number(m.id)));
       const failedDeliveries = deliveries.filter((d) => d.status !== 'succeeded');
-      report.check('every acknowledged delivery made one message and one message.created event', messageIds.size >= load.acknowledged.size && deliveries.length === messageIds.size && new Set(deliveries.map((d) => Number(d.data_id))).size === messageIds.size, `${load.acknowledged.size} acknowledged, ${messageIds.size} messages, ${deliveries.length} events`);
-      report.check('every event reached the receiver and was answered 2xx', failedDeliveries.length === 0 && deliveries.every((d) => (receiver.byDelivery.get(String(d.id)) ?? []).some((r) => r.answered === 204)), `${deliveries.length - failedDeliveries.length} of ${deliveries.length} succeeded`);
+      report.check(
+        'every acknowledged delivery made one message and one message.created event',
+        messageIds.size >= load.acknowledged.size &&
+          deliveries.length === messageIds.size &&
+          new Set(deliveries.map((d) => Number(d.data_id))).size === messageIds.size,
+        `${load.acknowledged.size} acknowledged, ${messageIds.size} messages, ${deliveries.length} events`,
+      );
+      report.check(
+        'every event reached the receiver and was answered 2xx',
+        failedDeliveries.length === 0 &&
+          deliveries.every((d) => (receiver.byDelivery.get(String(d.id)) ?? []).some((r) => r.answered === 204)),
+        `${deliveries.length - failedDeliveries.length} of ${deliveries.length} succeeded`,
+      );
       let sameBytes = true;
       let unexplained = 0;
       const why: string[] = [];
@@ -153,16 +193,32 @@ export const outboundPart: FaultPart = {
           // A second 2xx is explained only by the kill: accepted by the old process, sent again by the new one.
           if (!(accepted[0]!.at <= diedAt && accepted.at(-1)!.at >= diedAt)) {
             unexplained++;
-            const { rows: tried } = await db.query<{ attempted_at: Date; status_code: number | null; error: string | null }>('SELECT attempted_at, status_code, error FROM webhook_attempts WHERE delivery_id = $1 ORDER BY id', [Number(id)]);
-            why.push(`delivery ${id} accepted at ${accepted.map((r) => `${((r.at - killedAt) / 1000).toFixed(1)} s`).join(', ')} from the kill; attempts recorded: ${tried.map((t) => `${((t.attempted_at.getTime() - killedAt) / 1000).toFixed(1)} s ${t.status_code ?? t.error}`).join('; ')}`);
+            const { rows: tried } = await db.query<{ attempted_at: Date; status_code: number | null; error: string | null }>(
+              'SELECT attempted_at, status_code, error FROM webhook_attempts WHERE delivery_id = $1 ORDER BY id',
+              [Number(id)],
+            );
+            why.push(
+              `delivery ${id} accepted at ${accepted.map((r) => `${((r.at - killedAt) / 1000).toFixed(1)} s`).join(', ')} from the kill; attempts recorded: ${tried.map((t) => `${((t.attempted_at.getTime() - killedAt) / 1000).toFixed(1)} s ${t.status_code ?? t.error}`).join('; ')}`,
+            );
           }
         }
         const event = JSON.parse(receipts[0]!.body) as { type: string; data: { id: number } };
         if (event.type !== 'message.created' || !messageIds.has(event.data.id)) unexplained++;
       }
-      report.figure('receiver', `${receiver.byDelivery.size} delivery ids, ${retried} received more than once (failed, timed out or cut off by the kill), ${repeats} accepted twice, ${receiver.forged()} unsigned`);
-      report.check('every attempt of a delivery carried the same delivery id and the same bytes', sameBytes, sameBytes ? 'identical bodies per delivery id' : 'a delivery id arrived with different bodies');
-      report.check('the receiver saw nothing it cannot explain', unexplained === 0 && receiver.forged() === 0, `${unexplained} unexplained receipts (unknown delivery, foreign event, or accepted twice outside the kill), ${receiver.forged()} bad signatures${why.length ? `: ${why.slice(0, 5).join(' | ')}` : ''}`);
+      report.figure(
+        'receiver',
+        `${receiver.byDelivery.size} delivery ids, ${retried} received more than once (failed, timed out or cut off by the kill), ${repeats} accepted twice, ${receiver.forged()} unsigned`,
+      );
+      report.check(
+        'every attempt of a delivery carried the same delivery id and the same bytes',
+        sameBytes,
+        sameBytes ? 'identical bodies per delivery id' : 'a delivery id arrived with different bodies',
+      );
+      report.check(
+        'the receiver saw nothing it cannot explain',
+        unexplained === 0 && receiver.forged() === 0,
+        `${unexplained} unexplained receipts (unknown delivery, foreign event, or accepted twice outside the kill), ${receiver.forged()} bad signatures${why.length ? `: ${why.slice(0, 5).join(' | ')}` : ''}`,
+      );
     } finally {
       await svc.stop();
       await receiver.close();

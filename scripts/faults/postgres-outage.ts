@@ -3,8 +3,8 @@
 // away and recover by itself.
 import pg from 'pg';
 import { checkExactlyOnce, drained, freshDatabase } from '../../harness/checks.js';
-import { pause, provisionTenant, startService, waitUntil } from '../../harness/service.js';
 import { ingestLoad, probe, trackedSenders } from '../../harness/load.js';
+import { pause, provisionTenant, startService, waitUntil } from '../../harness/service.js';
 import type { FaultPart } from './part.js';
 
 const OUTAGE_MS = 10_000;
@@ -31,19 +31,26 @@ export const outagePart: FaultPart = {
       const loadStarted = Date.now();
       const tracked = trackedSenders(svc.url, 10);
       const ready = probe(svc.url, '/readyz');
-      report.did(`role all under ${options.connections} connections of signed deliveries (and 10 more senders timing each request); /readyz probed every 200 ms`);
+      report.did(
+        `role all under ${options.connections} connections of signed deliveries (and 10 more senders timing each request); /readyz probed every 200 ms`,
+      );
       await pause((options.seconds * 1000) / 3);
       const stopping = Date.now();
       await postgres.stop();
       // From here until it is back nothing can commit: a 200 in this window would be a lie.
       outage.down = Date.now();
-      report.did(`PostgreSQL stopped (fast shutdown, ${((outage.down - stopping) / 1000).toFixed(1)} s) and kept away for ${OUTAGE_MS / 1000} s`);
+      report.did(
+        `PostgreSQL stopped (fast shutdown, ${((outage.down - stopping) / 1000).toFixed(1)} s) and kept away for ${OUTAGE_MS / 1000} s`,
+      );
       await pause(OUTAGE_MS);
       await postgres.start();
       outage.up = Date.now();
       report.did('PostgreSQL started again on the same port; the service was left alone');
       await waitUntil('the first delivery accepted after the outage', async () => firstAcceptedAfter, 60_000).catch((err: Error) => {
-        const tail = ready.answers.slice(-5).map((a) => `${((a.at - outage.up) / 1000).toFixed(1)} s: ${a.status}`).join(', ');
+        const tail = ready.answers
+          .slice(-5)
+          .map((a) => `${((a.at - outage.up) / 1000).toFixed(1)} s: ${a.status}`)
+          .join(', ');
         const codes = [...load.statuses].map(([k, n]) => `${k} ${n}`).join(', ');
         throw new Error(`${err.message}\n/readyz: ${tail}\nanswers so far: ${codes}\nservice log:\n${svc.output().slice(-3000)}`);
       });
@@ -52,7 +59,9 @@ export const outagePart: FaultPart = {
       await tracked.stop();
       ready.stop();
       const codes = [...load.statuses].map(([k, n]) => `${k} ${n}`).join(', ');
-      report.did(`load stopped: ${load.acknowledged.size + tracked.acknowledged.size} deliveries acknowledged (${codes}, and ${tracked.requests.length} timed requests)`);
+      report.did(
+        `load stopped: ${load.acknowledged.size + tracked.acknowledged.size} deliveries acknowledged (${codes}, and ${tracked.requests.length} timed requests)`,
+      );
 
       // A request in flight when the stop began may have committed before the server went down
       // and be answered 200 a moment later (it is stored: the exactly-once check below counts
@@ -68,9 +77,22 @@ export const outagePart: FaultPart = {
       );
       const readyDuring = ready.answers.filter((a) => a.at > outage.down + 1000 && a.at + 3000 < outage.up);
       const notReady = readyDuring.filter((a) => a.status === 503).length;
-      report.check('/readyz answered 503 during the outage', readyDuring.length > 0 && notReady === readyDuring.length, `${notReady} of ${readyDuring.length} probes answered 503 (${readyDuring.filter((a) => a.status !== 503).map((a) => a.status).join(', ') || 'no others'})`);
+      report.check(
+        '/readyz answered 503 during the outage',
+        readyDuring.length > 0 && notReady === readyDuring.length,
+        `${notReady} of ${readyDuring.length} probes answered 503 (${
+          readyDuring
+            .filter((a) => a.status !== 503)
+            .map((a) => a.status)
+            .join(', ') || 'no others'
+        })`,
+      );
       const back = ready.answers.find((a) => a.at > outage.up && a.status === 200);
-      report.check('/readyz answered 200 again by itself', back !== undefined, back ? `${((back.at - outage.up) / 1000).toFixed(1)} s after PostgreSQL was back` : 'never');
+      report.check(
+        '/readyz answered 200 again by itself',
+        back !== undefined,
+        back ? `${((back.at - outage.up) / 1000).toFixed(1)} s after PostgreSQL was back` : 'never',
+      );
       report.figure('ingestion resumed', `${((firstAcceptedAfter - outage.up) / 1000).toFixed(1)} s after PostgreSQL was back`);
       const other5xx = [...load.statuses].filter(([k]) => typeof k === 'number' && k >= 500 && k !== 503).reduce((n, [, v]) => n + v, 0);
       report.check('refused with 503 only (no other 5xx)', other5xx === 0, `${other5xx} other 5xx answers`);

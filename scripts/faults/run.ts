@@ -12,8 +12,8 @@ import { parseOptions } from '../cli-options.js';
 import { hostilePart } from './hostile.js';
 import { killPart } from './kill.js';
 import { outboundPart } from './outbound.js';
-import { outagePart } from './postgres-outage.js';
 import type { FaultPart, SuiteOptions } from './part.js';
+import { outagePart } from './postgres-outage.js';
 import { scaleOutPart } from './scale-out.js';
 import { soakPart } from './soak.js';
 
@@ -28,7 +28,7 @@ const values = parseOptions(
     seconds: { type: 'string', default: '24', help: 'seconds of load in each part' },
     connections: { type: 'string', default: '200', help: 'concurrent senders of deliveries' },
     'soak-minutes': { type: 'string', default: '2', help: 'minutes of the soak (10 is the full soak)' },
-    'fuzz-scale': { type: 'string', default: '10', help: 'multiplier of the hostile part\'s fuzz runs' },
+    'fuzz-scale': { type: 'string', default: '10', help: "multiplier of the hostile part's fuzz runs" },
     'resume-bound': { type: 'string', default: '30', help: 'seconds a restarted process may take to resume killed work' },
   },
 );

@@ -2,8 +2,8 @@
 // replies through both apis, a realtime socket on each.
 import pg from 'pg';
 import { checkExactlyOnce, checkReplies, drained, freshDatabase } from '../../harness/checks.js';
-import { one, pause, provisionTenant, startService, waitUntil, type Service } from '../../harness/service.js';
 import { ingestLoad, listen, replyTraffic, seedThreads } from '../../harness/load.js';
+import { one, pause, provisionTenant, type Service, startService, waitUntil } from '../../harness/service.js';
 import type { FaultPart } from './part.js';
 
 export const scaleOutPart: FaultPart = {
@@ -23,7 +23,9 @@ export const scaleOutPart: FaultPart = {
       const threadIds = await seedThreads(apis[1]!, db, 50);
       const sockets = await Promise.all(apis.map((api) => listen(api, tenant.accessToken)));
       const before = await one<{ id: number }>(db, 'SELECT coalesce(max(id), 0)::int AS id FROM messages');
-      report.did(`2 api and 2 worker processes; ${options.connections} connections of deliveries and 4 replying agents across both apis, for ${options.seconds} s; a realtime socket on each api`);
+      report.did(
+        `2 api and 2 worker processes; ${options.connections} connections of deliveries and 4 replying agents across both apis, for ${options.seconds} s; a realtime socket on each api`,
+      );
       const load = ingestLoad(apis, { connections: options.connections });
       const replies = replyTraffic(apis, tenant, threadIds, { concurrency: 4, pauseMs: 20 });
       await pause(options.seconds * 1000);
@@ -38,13 +40,17 @@ export const scaleOutPart: FaultPart = {
       const twice = await one<{ n: number }>(db, `SELECT count(*)::int AS n FROM webhook_inbox WHERE attempt_count <> 1`);
       report.check('no delivery processed twice', twice.n === 0, `${twice.n} inbox rows with more than one attempt`);
       await checkReplies(report, db, replies.accepted, fake.sentAt);
-      const created = (await db.query<{ id: number }>(`SELECT id::int AS id FROM messages WHERE id > $1 AND direction = 'inbound'`, [before.id])).rows.map((r) => r.id);
+      const created = (
+        await db.query<{ id: number }>(`SELECT id::int AS id FROM messages WHERE id > $1 AND direction = 'inbound'`, [before.id])
+      ).rows.map((r) => r.id);
       const missing = (s: { created: Set<number> }) => created.filter((id) => !s.created.has(id)).length;
       await waitUntil('every message.created on both sockets', async () => sockets.every((s) => missing(s) === 0), 30_000).catch(() => {});
       report.check(
         'realtime events reach sockets on both api processes',
         sockets.every((s) => missing(s) === 0),
-        sockets.map((s, i) => `api ${i + 1}: ${created.length - missing(s)} of ${created.length} message.created (${s.events} events in all)`).join('; '),
+        sockets
+          .map((s, i) => `api ${i + 1}: ${created.length - missing(s)} of ${created.length} message.created (${s.events} events in all)`)
+          .join('; '),
       );
       for (const s of sockets) s.close();
     } finally {

@@ -5,8 +5,8 @@
 import { readdirSync } from 'node:fs';
 import pg from 'pg';
 import { backlog, checkExactlyOnce, checkReplies, drained, freshDatabase } from '../../harness/checks.js';
-import { pause, provisionTenant, startService, type Tenant } from '../../harness/service.js';
 import { ingestLoad, listen, replyTraffic, seedThreads } from '../../harness/load.js';
+import { pause, provisionTenant, startService, type Tenant } from '../../harness/service.js';
 import type { FaultPart } from './part.js';
 
 const WINDOW_MS = 20_000;
@@ -63,7 +63,9 @@ export const soakPart: FaultPart = {
       const threadIds = await seedThreads(svc.url, db, 50);
       const sockets = await Promise.all(Array.from({ length: 5 }, () => listen(svc.url, tenant.accessToken)));
       const windows = Math.max(3, Math.round((options.soakMinutes * 60_000) / WINDOW_MS));
-      report.did(`role all for ${((windows * WINDOW_MS) / 60_000).toFixed(1)} min: ${RATE} signed deliveries/s (50 connections), 4 agents listing, 2 replying, 5 realtime sockets; sampled every ${WINDOW_MS / 1000} s`);
+      report.did(
+        `role all for ${((windows * WINDOW_MS) / 60_000).toFixed(1)} min: ${RATE} signed deliveries/s (50 connections), 4 agents listing, 2 replying, 5 realtime sockets; sampled every ${WINDOW_MS / 1000} s`,
+      );
       const readers = listReaders(svc.url, tenant, 4);
       const replies = replyTraffic([svc.url], tenant, threadIds, { concurrency: 2, pauseMs: 250 });
       const acknowledged = new Set<string>();
@@ -83,9 +85,18 @@ export const soakPart: FaultPart = {
         }
         const result = await load.stop();
         for (const id of load.acknowledged) acknowledged.add(id);
-        const sample = { rss: Math.round(svc.rssMb()), fds: fds.sort((a, b) => a - b)[Math.floor(fds.length / 2)]!, ingestP99: result.latency.p99, listP99: Math.round(p99(readers.take())), depth, rps: Math.round(result.requests.average) };
+        const sample = {
+          rss: Math.round(svc.rssMb()),
+          fds: fds.sort((a, b) => a - b)[Math.floor(fds.length / 2)]!,
+          ingestP99: result.latency.p99,
+          listP99: Math.round(p99(readers.take())),
+          depth,
+          rps: Math.round(result.requests.average),
+        };
         samples.push(sample);
-        report.did(`window ${w + 1}/${windows}: ${sample.rps} deliveries/s, ingest p99 ${sample.ingestP99} ms, list p99 ${sample.listP99} ms, RSS ${sample.rss} MB, ${sample.fds} open descriptors, queue depth ≤ ${sample.depth}`);
+        report.did(
+          `window ${w + 1}/${windows}: ${sample.rps} deliveries/s, ingest p99 ${sample.ingestP99} ms, list p99 ${sample.listP99} ms, RSS ${sample.rss} MB, ${sample.fds} open descriptors, queue depth ≤ ${sample.depth}`,
+        );
       }
       await readers.stop();
       await replies.stop();
@@ -101,16 +112,41 @@ export const soakPart: FaultPart = {
       report.figure('ingest p99', `${samples.map((s) => s.ingestP99).join(', ')} ms`);
       report.figure('queue depth (max per window)', samples.map((s) => s.depth).join(', '));
       report.check('RSS flat', last.rss <= base.rss * 1.25 + 20, `at most ${base.rss} MB in the first half, ${last.rss} MB at the end`);
-      report.check('open handles flat', last.fds <= base.fds + 20, `at most ${base.fds} open descriptors in the first half (median per window), ${last.fds} at the end`);
-      const p99Bound = Math.max(3 * Math.max(...samples.slice(1).map((s) => s.ingestP99).slice(0, 2)), 250);
-      report.check('ingest p99 stable', tail.every((s) => s.ingestP99 <= p99Bound), `p99 per window ${samples.map((s) => s.ingestP99).join(', ')} ms (bound ${p99Bound} ms)`);
+      report.check(
+        'open handles flat',
+        last.fds <= base.fds + 20,
+        `at most ${base.fds} open descriptors in the first half (median per window), ${last.fds} at the end`,
+      );
+      const p99Bound = Math.max(
+        3 *
+          Math.max(
+            ...samples
+              .slice(1)
+              .map((s) => s.ingestP99)
+              .slice(0, 2),
+          ),
+        250,
+      );
+      report.check(
+        'ingest p99 stable',
+        tail.every((s) => s.ingestP99 <= p99Bound),
+        `p99 per window ${samples.map((s) => s.ingestP99).join(', ')} ms (bound ${p99Bound} ms)`,
+      );
       const depthBound = RATE * 10;
-      report.check('queue depth bounded', samples.every((s) => s.depth <= depthBound), `max ${Math.max(...samples.map((s) => s.depth))} jobs waiting (bound ${depthBound}, 10 s of arrivals)`);
+      report.check(
+        'queue depth bounded',
+        samples.every((s) => s.depth <= depthBound),
+        `max ${Math.max(...samples.map((s) => s.depth))} jobs waiting (bound ${depthBound}, 10 s of arrivals)`,
+      );
       report.check('lists answered', readers.errors === 0, `${readers.errors} list requests failed`);
       await checkExactlyOnce(report, db, acknowledged);
       await checkReplies(report, db, replies.accepted, fake.sentAt);
       const events = sockets.map((s) => s.created.size);
-      report.check('every socket stayed live', events.every((n) => n === events[0] && n > 0), `message.created per socket: ${events.join(', ')}`);
+      report.check(
+        'every socket stayed live',
+        events.every((n) => n === events[0] && n > 0),
+        `message.created per socket: ${events.join(', ')}`,
+      );
       for (const s of sockets) s.close();
     } finally {
       await svc.stop();

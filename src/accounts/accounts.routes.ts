@@ -41,34 +41,53 @@ const Outcome = Type.Object(
 export const accountsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   acceptRawBodies(app);
 
-  app.post('/webhook', { schema: { summary: 'Accounts webhook: end a user\'s sessions', description: 'Signed with `x-webhook-signature` (HMAC-SHA256 of the raw body) when INBOX_ACCOUNTS_WEBHOOK_SECRET is set. Only `session.revoked` is acted on. The body is read as raw bytes and never schema-validated before its signature.', response: { 200: Envelope(Outcome) } } }, async (request) => {
-    const body = rawBodyFrom(request);
-    const secret = deps.config.accountsWebhookSecret;
-    // Unsigned bodies are a development convenience (SPEC §4.5 rule 2). In production a
-    // missing secret must not let anyone on the network end any user's sessions.
-    if (secret === undefined && deps.config.production) {
-      throw errors.unauthorized('the accounts webhook is disabled: INBOX_ACCOUNTS_WEBHOOK_SECRET is not configured');
-    }
-    if (secret !== undefined) {
-      const header = request.headers['x-webhook-signature'];
-      if (!accountsSignatureValid(secret, body.bytes, typeof header === 'string' ? header : undefined)) {
-        throw errors.unauthorized('invalid accounts webhook signature');
+  app.post(
+    '/webhook',
+    {
+      schema: {
+        summary: "Accounts webhook: end a user's sessions",
+        description:
+          'Signed with `x-webhook-signature` (HMAC-SHA256 of the raw body) when INBOX_ACCOUNTS_WEBHOOK_SECRET is set. Only `session.revoked` is acted on. The body is read as raw bytes and never schema-validated before its signature.',
+        response: { 200: Envelope(Outcome) },
+      },
+    },
+    async (request) => {
+      const body = rawBodyFrom(request);
+      const secret = deps.config.accountsWebhookSecret;
+      // Unsigned bodies are a development convenience (SPEC §4.5 rule 2). In production a
+      // missing secret must not let anyone on the network end any user's sessions.
+      if (secret === undefined && deps.config.production) {
+        throw errors.unauthorized('the accounts webhook is disabled: INBOX_ACCOUNTS_WEBHOOK_SECRET is not configured');
       }
-    }
-    const event = parseJson(body.text) as { type?: unknown; data?: { userId?: unknown; sessionId?: unknown } } | undefined;
-    if (typeof event !== 'object' || event === null || event.type !== 'session.revoked') return envelope(request, { received: true as const, acted: false });
-    const userId = event.data?.userId;
-    const sessionId = event.data?.sessionId;
-    if (!Number.isSafeInteger(userId) || (userId as number) < 1) return envelope(request, { received: true as const, acted: false });
-    if (sessionId !== undefined && !isUuid(sessionId)) return envelope(request, { received: true as const, acted: false });
-    const user = await findUser(deps.db, userId as number);
-    if (!user) return envelope(request, { received: true as const, acted: false });
+      if (secret !== undefined) {
+        const header = request.headers['x-webhook-signature'];
+        if (!accountsSignatureValid(secret, body.bytes, typeof header === 'string' ? header : undefined)) {
+          throw errors.unauthorized('invalid accounts webhook signature');
+        }
+      }
+      const event = parseJson(body.text) as { type?: unknown; data?: { userId?: unknown; sessionId?: unknown } } | undefined;
+      if (typeof event !== 'object' || event === null || event.type !== 'session.revoked')
+        return envelope(request, { received: true as const, acted: false });
+      const userId = event.data?.userId;
+      const sessionId = event.data?.sessionId;
+      if (!Number.isSafeInteger(userId) || (userId as number) < 1) return envelope(request, { received: true as const, acted: false });
+      if (sessionId !== undefined && !isUuid(sessionId)) return envelope(request, { received: true as const, acted: false });
+      const user = await findUser(deps.db, userId as number);
+      if (!user) return envelope(request, { received: true as const, acted: false });
 
-    // Republished on the tenant's bus for that user's sockets only (SPEC §4.5 rule 4). Without
-    // a sessionId the user's personal-access tokens end too: they are sign-ins like any other.
-    const ended = await deps.db.transaction().execute((trx) =>
-      endSessions(deps, trx, { id: user.id, workspaceId: user.workspace_id }, sessionId as string | undefined, 'revoked'),
-    );
-    return envelope(request, { received: true as const, acted: true, sessionsEnded: ended.sessionIds.length, tokensEnded: ended.patIds.length });
-  });
+      // Republished on the tenant's bus for that user's sockets only (SPEC §4.5 rule 4). Without
+      // a sessionId the user's personal-access tokens end too: they are sign-ins like any other.
+      const ended = await deps.db
+        .transaction()
+        .execute((trx) =>
+          endSessions(deps, trx, { id: user.id, workspaceId: user.workspace_id }, sessionId as string | undefined, 'revoked'),
+        );
+      return envelope(request, {
+        received: true as const,
+        acted: true,
+        sessionsEnded: ended.sessionIds.length,
+        tokensEnded: ended.patIds.length,
+      });
+    },
+  );
 };

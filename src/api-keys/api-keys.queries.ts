@@ -35,7 +35,11 @@ export async function insertApiKey(
 
 /** Active keys of a workspace, newest first, one cursor page. */
 export async function listApiKeys(db: Executor, workspaceId: number, page: CursorRequest) {
-  return keysetPage(db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).where('revoked_at', 'is', null), BY_CREATED, page);
+  return keysetPage(
+    db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).where('revoked_at', 'is', null),
+    BY_CREATED,
+    page,
+  );
 }
 
 /** Replaces the secret of an active key in place; the old key stops working at once. */

@@ -1,5 +1,5 @@
-import { Type, type Static } from 'typebox';
 import type { Selectable } from 'kysely';
+import { type Static, Type } from 'typebox';
 import { randomToken, sha256Hex } from '../crypto/hmac.js';
 import type { Executor } from '../db/database.js';
 import type { ApiKeysTable } from '../db/types.js';
@@ -48,6 +48,11 @@ export function apiKeyResource(row: Selectable<ApiKeysTable>): Static<typeof Api
 /** Creates a key (no scopes → `read`); the plain `key` is in this answer only and never stored. */
 export async function issueApiKey(db: Executor, workspaceId: number, name: string, scopes: string[]) {
   const secret = newApiKeySecret();
-  const row = await insertApiKey(db, { workspaceId, name, scopes: scopes.length > 0 ? [...new Set(scopes)] : DEFAULT_API_KEY_SCOPES, ...secret });
+  const row = await insertApiKey(db, {
+    workspaceId,
+    name,
+    scopes: scopes.length > 0 ? [...new Set(scopes)] : DEFAULT_API_KEY_SCOPES,
+    ...secret,
+  });
   return { ...apiKeyResource(row), key: secret.key };
 }

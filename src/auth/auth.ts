@@ -1,11 +1,11 @@
 import type {} from '@fastify/jwt';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { findActiveApiKeyByHash, touchApiKey } from '../api-keys/api-keys.queries.js';
 import { safeEqual, sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
-import { findActiveApiKeyByHash, touchApiKey } from '../api-keys/api-keys.queries.js';
-import { findActivePat, findLiveSession, touchPat } from './sessions.queries.js';
 import { isUuid } from '../http/ids.js';
+import { findActivePat, findLiveSession, touchPat } from './sessions.queries.js';
 
 /** A caller of one workspace. */
 interface TenantBase {
@@ -137,7 +137,7 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
     appId: session.app_id,
     userId: session.user_id,
     sessionId: session.session_id,
-    expiresAt: exp < session.expires_at ? exp : session.expires_at,
+    expiresAt: exp.getTime() < session.expires_at.getTime() ? exp : session.expires_at,
     scopes: userScopes(session.roles),
     roles: session.roles,
   };
@@ -203,8 +203,7 @@ const ADMIN_AUTH: AdminKeyAuth = { kind: 'admin_key' };
  * then a bearer token; the first present is compared in constant time with the configured key.
  */
 function adminKeyMatches(deps: Deps, request: FastifyRequest): boolean | 'absent' {
-  const presented =
-    headerValue(request, 'x-service-admin-api-key') ?? headerValue(request, 'x-api-key') ?? bearerToken(request);
+  const presented = headerValue(request, 'x-service-admin-api-key') ?? headerValue(request, 'x-api-key') ?? bearerToken(request);
   if (presented === undefined) return 'absent';
   const configured = deps.config.adminApiKey;
   return configured !== undefined && safeEqual(presented, configured);
@@ -261,6 +260,6 @@ export function personOf(request: FastifyRequest): PersonAuth {
 /** The signed-in session behind a route that accepts only a JWT. */
 export function userOf(request: FastifyRequest): UserAuth {
   const auth = request.auth;
-  if (!auth || auth.kind !== 'user') throw errors.unauthorized();
+  if (auth?.kind !== 'user') throw errors.unauthorized();
   return auth;
 }

@@ -1,14 +1,14 @@
-import { Type, type Static } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Selectable } from 'kysely';
+import { type Static, Type } from 'typebox';
 import { randomToken, sha256Hex } from '../crypto/hmac.js';
 import type { PersonalAccessTokensTable } from '../db/types.js';
-import { BigId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
-import { CursorPage, Envelope, NoContent, Nullable, Timestamp } from '../http/schemas.js';
 import { errors } from '../http/errors.js';
+import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
+import { CursorPage, Envelope, NoContent, Nullable, Timestamp } from '../http/schemas.js';
 import { PAT_PREFIX, requireAuth, userOf } from './auth.js';
 import { insertPat, listPats } from './sessions.queries.js';
 import { deletePat } from './sessions.service.js';
@@ -51,30 +51,56 @@ export const CreateBody = Type.Object({
 export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps, { kinds: ['user'] }));
 
-  app.get('/', { schema: { summary: 'List your personal-access tokens', querystring: CursorQuery, response: { 200: CursorPage(PatResource) } } }, async (request) => {
-    const page = await listPats(deps.db, userOf(request).userId, parseCursorQuery(request.query));
-    return envelope(request, page.items.map(patResource), page.meta);
-  });
+  app.get(
+    '/',
+    { schema: { summary: 'List your personal-access tokens', querystring: CursorQuery, response: { 200: CursorPage(PatResource) } } },
+    async (request) => {
+      const page = await listPats(deps.db, userOf(request).userId, parseCursorQuery(request.query));
+      return envelope(request, page.items.map(patResource), page.meta);
+    },
+  );
 
-  app.post('/', { schema: { summary: 'Create a personal-access token', description: 'Answers the plain token once; it expires after `expiresInDays` (default 90, at most 365).', body: CreateBody, response: { 201: Envelope(IssuedPat) } } }, async (request, reply) => {
-    const token = randomToken(PAT_PREFIX, 24);
-    const now = deps.now();
-    const expiresAt = new Date(now.getTime() + (request.body.expiresInDays ?? PAT_DEFAULT_DAYS) * 86_400_000);
-    const row = await insertPat(deps.db, {
-      userId: userOf(request).userId,
-      name: request.body.name,
-      tokenHash: sha256Hex(token),
-      tokenPrefix: token.slice(0, 15),
-      createdAt: now,
-      expiresAt,
-    });
-    reply.code(201);
-    return envelope(request, { ...patResource(row), token });
-  });
+  app.post(
+    '/',
+    {
+      schema: {
+        summary: 'Create a personal-access token',
+        description: 'Answers the plain token once; it expires after `expiresInDays` (default 90, at most 365).',
+        body: CreateBody,
+        response: { 201: Envelope(IssuedPat) },
+      },
+    },
+    async (request, reply) => {
+      const token = randomToken(PAT_PREFIX, 24);
+      const now = deps.now();
+      const expiresAt = new Date(now.getTime() + (request.body.expiresInDays ?? PAT_DEFAULT_DAYS) * 86_400_000);
+      const row = await insertPat(deps.db, {
+        userId: userOf(request).userId,
+        name: request.body.name,
+        tokenHash: sha256Hex(token),
+        tokenPrefix: token.slice(0, 15),
+        createdAt: now,
+        expiresAt,
+      });
+      reply.code(201);
+      return envelope(request, { ...patResource(row), token });
+    },
+  );
 
-  app.delete('/:id', { schema: { summary: 'Revoke a personal-access token', params: Type.Object({ id: Type.With(BigId, { description: 'the personal-access token id' }) }), response: { 204: NoContent } } }, async (request, reply) => {
-    const auth = userOf(request);
-    if (!(await deletePat(deps, { id: auth.userId, workspaceId: auth.workspaceId }, request.params.id))) throw errors.notFound('personal-access token');
-    reply.code(204);
-  });
+  app.delete(
+    '/:id',
+    {
+      schema: {
+        summary: 'Revoke a personal-access token',
+        params: Type.Object({ id: Type.With(BigId, { description: 'the personal-access token id' }) }),
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const auth = userOf(request);
+      if (!(await deletePat(deps, { id: auth.userId, workspaceId: auth.workspaceId }, request.params.id)))
+        throw errors.notFound('personal-access token');
+      reply.code(204);
+    },
+  );
 };

@@ -9,17 +9,27 @@ export async function insertSession(db: Executor, row: { id: string; userId: num
 
 /** A live session (not revoked, not expired at `now`) with its user and the user's app. */
 export async function findLiveSession(db: Executor, id: string, now: Date) {
-  return db
-    .selectFrom('sessions')
-    .innerJoin('users', 'users.id', 'sessions.user_id')
-    .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
-    .select(['sessions.id as session_id', 'sessions.remember', 'sessions.expires_at', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
-    .where('sessions.id', '=', id)
-    // Deactivation revokes every session too; this also covers one started in a race with it.
-    .where('users.active', '=', true)
-    .where('sessions.revoked_at', 'is', null)
-    .where('sessions.expires_at', '>', now)
-    .executeTakeFirst();
+  return (
+    db
+      .selectFrom('sessions')
+      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
+      .select([
+        'sessions.id as session_id',
+        'sessions.remember',
+        'sessions.expires_at',
+        'users.id as user_id',
+        'users.workspace_id',
+        'users.roles',
+        'workspaces.app_id',
+      ])
+      .where('sessions.id', '=', id)
+      // Deactivation revokes every session too; this also covers one started in a race with it.
+      .where('users.active', '=', true)
+      .where('sessions.revoked_at', 'is', null)
+      .where('sessions.expires_at', '>', now)
+      .executeTakeFirst()
+  );
 }
 
 /** Ends one session, or every live session of a user; returns the sessions it ended. */
@@ -31,7 +41,10 @@ export async function revokeSessions(db: Executor, filter: { userId: number; ses
 }
 
 export async function insertAuthCode(db: Executor, row: { codeHash: string; userId: number; remember: boolean; expiresAt: Date }) {
-  await db.insertInto('auth_codes').values({ code_hash: row.codeHash, user_id: row.userId, remember: row.remember, expires_at: row.expiresAt }).execute();
+  await db
+    .insertInto('auth_codes')
+    .values({ code_hash: row.codeHash, user_id: row.userId, remember: row.remember, expires_at: row.expiresAt })
+    .execute();
 }
 
 /** Spends an auth code: only once, only before it expires. */
@@ -52,10 +65,20 @@ export async function findUser(db: Executor, id: number) {
 
 // ---- personal-access tokens ----
 
-export async function insertPat(db: Executor, row: { userId: number; name: string; tokenHash: string; tokenPrefix: string; createdAt: Date; expiresAt: Date }) {
+export async function insertPat(
+  db: Executor,
+  row: { userId: number; name: string; tokenHash: string; tokenPrefix: string; createdAt: Date; expiresAt: Date },
+) {
   return db
     .insertInto('personal_access_tokens')
-    .values({ user_id: row.userId, name: row.name, token_hash: row.tokenHash, token_prefix: row.tokenPrefix, created_at: row.createdAt, expires_at: row.expiresAt })
+    .values({
+      user_id: row.userId,
+      name: row.name,
+      token_hash: row.tokenHash,
+      token_prefix: row.tokenPrefix,
+      created_at: row.createdAt,
+      expires_at: row.expiresAt,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -66,7 +89,14 @@ export async function findActivePat(db: Executor, tokenHash: string, now: Date) 
     .selectFrom('personal_access_tokens')
     .innerJoin('users', 'users.id', 'personal_access_tokens.user_id')
     .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
-    .select(['personal_access_tokens.id', 'personal_access_tokens.expires_at', 'users.id as user_id', 'users.workspace_id', 'users.roles', 'workspaces.app_id'])
+    .select([
+      'personal_access_tokens.id',
+      'personal_access_tokens.expires_at',
+      'users.id as user_id',
+      'users.workspace_id',
+      'users.roles',
+      'workspaces.app_id',
+    ])
     .where('personal_access_tokens.token_hash', '=', tokenHash)
     .where('users.active', '=', true)
     .where('personal_access_tokens.revoked_at', 'is', null)
@@ -80,12 +110,20 @@ export async function touchPat(db: Executor, id: number, at: Date): Promise<void
 
 /** A user's live tokens (expired ones included, so they can be seen and deleted), newest first. */
 export async function listPats(db: Executor, userId: number, page: CursorRequest) {
-  return keysetPage(db.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', userId).where('revoked_at', 'is', null), BY_CREATED, page);
+  return keysetPage(
+    db.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', userId).where('revoked_at', 'is', null),
+    BY_CREATED,
+    page,
+  );
 }
 
 /** Ends one token, or every live token of a user; returns the tokens it ended. */
 export async function revokePats(db: Executor, filter: { userId: number; id?: number }, at: Date): Promise<number[]> {
-  let q = db.updateTable('personal_access_tokens').set({ revoked_at: at }).where('user_id', '=', filter.userId).where('revoked_at', 'is', null);
+  let q = db
+    .updateTable('personal_access_tokens')
+    .set({ revoked_at: at })
+    .where('user_id', '=', filter.userId)
+    .where('revoked_at', 'is', null);
   if (filter.id !== undefined) q = q.where('id', '=', filter.id);
   const rows = await q.returning('id').execute();
   return rows.map((r) => r.id);

@@ -10,7 +10,15 @@ import { clientAddressKey } from '../http/client-address.js';
 import { errors } from '../http/errors.js';
 import { publishEvent } from '../realtime/publish.js';
 import { userResource } from '../workspaces/workspaces.service.js';
-import { countFailedLogins, forgetLoginAttempt, insertAuthCode, insertSession, recordLoginAttempt, revokePats, revokeSessions } from './sessions.queries.js';
+import {
+  countFailedLogins,
+  forgetLoginAttempt,
+  insertAuthCode,
+  insertSession,
+  recordLoginAttempt,
+  revokePats,
+  revokeSessions,
+} from './sessions.queries.js';
 
 /** Token lifetimes: a normal login lasts 12 hours, `remember: true` 30 days. */
 export const SESSION_SECONDS = { normal: 12 * 3600, remember: 30 * 24 * 3600 } as const;
@@ -47,7 +55,13 @@ export async function startSession(deps: Deps, jwt: JWT, user: User, remember: b
   };
   const authCode = trx ? await insert(trx) : await deps.db.transaction().execute(insert);
   const tokenExpiry = Math.floor(expiresAt.getTime() / 1000);
-  const accessToken = jwt.sign({ sub: String(user.id), jti: sessionId, wid: user.workspace_id, iat: Math.floor(now.getTime() / 1000), exp: tokenExpiry });
+  const accessToken = jwt.sign({
+    sub: String(user.id),
+    jti: sessionId,
+    wid: user.workspace_id,
+    iat: Math.floor(now.getTime() / 1000),
+    exp: tokenExpiry,
+  });
   return { data: userResource(user), access_token: accessToken, token_expiry: tokenExpiry, auth_code: authCode };
 }
 
@@ -78,7 +92,13 @@ export interface Ended {
  * A user-wide revocation is always announced (`userWide: true`): a process may hold a
  * socket whose credential ended earlier and whose event it missed.
  */
-export async function endSessions(deps: Deps, db: Executor, user: { id: number; workspaceId: number }, sessionId?: string, reason = 'logout'): Promise<Ended> {
+export async function endSessions(
+  deps: Deps,
+  db: Executor,
+  user: { id: number; workspaceId: number },
+  sessionId?: string,
+  reason = 'logout',
+): Promise<Ended> {
   const now = deps.now();
   const sessionIds = await revokeSessions(db, { userId: user.id, sessionId }, now);
   const userWide = sessionId === undefined;
@@ -133,8 +153,10 @@ export async function admitLoginAttempt(deps: Deps, email: string, ip: string): 
   const windowMs = LOGIN_WINDOW_SECONDS * 1000;
   const id = await recordLoginAttempt(deps.db, email, address, now);
   const counts = await countFailedLogins(deps.db, email, address, new Date(now.getTime() - windowMs), id);
-  const retryAfter = (oldest: Date | null) => Math.max(1, Math.ceil(((oldest?.getTime() ?? now.getTime()) + windowMs - now.getTime()) / 1000));
-  const over = counts.by_email >= LOGIN_LIMIT_PER_EMAIL ? counts.oldest_email : counts.by_ip >= LOGIN_LIMIT_PER_IP ? counts.oldest_ip : undefined;
+  const retryAfter = (oldest: Date | null) =>
+    Math.max(1, Math.ceil(((oldest?.getTime() ?? now.getTime()) + windowMs - now.getTime()) / 1000));
+  const over =
+    counts.by_email >= LOGIN_LIMIT_PER_EMAIL ? counts.oldest_email : counts.by_ip >= LOGIN_LIMIT_PER_IP ? counts.oldest_ip : undefined;
   if (over !== undefined) {
     await forgetLoginAttempt(deps.db, id);
     throw errors.rateLimited(retryAfter(over));

@@ -1,15 +1,15 @@
-import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
-import { findUserByEmail } from '../workspaces/workspaces.queries.js';
-import { userResource, UserResource } from '../workspaces/workspaces.service.js';
 import { Envelope, Meta, NoContent } from '../http/schemas.js';
+import { findUserByEmail } from '../workspaces/workspaces.queries.js';
+import { UserResource, userResource } from '../workspaces/workspaces.service.js';
 import { optionalAuth, personOf, requireAuth, userOf } from './auth.js';
 import { consumeAuthCode, findLiveSession, findUser } from './sessions.queries.js';
-import { sha256Hex } from '../crypto/hmac.js';
 import {
   AUTH_CODE_SECONDS,
   admitLoginAttempt,
@@ -32,7 +32,10 @@ export const LoginResponse = Type.Object(
   },
   { title: 'LoginResponse' },
 );
-export const AuthCode = Type.Object({ auth_code: Type.String(), expires_in: Type.Integer({ description: 'seconds' }) }, { title: 'AuthCode' });
+export const AuthCode = Type.Object(
+  { auth_code: Type.String(), expires_in: Type.Integer({ description: 'seconds' }) },
+  { title: 'AuthCode' },
+);
 
 /** `/api/user/*`: login and sessions (SPEC §4.1). Field names keep SPEC's snake_case. */
 export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -43,7 +46,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     {
       schema: {
         summary: 'Log in',
-        description: 'Email, password and `remember`; answers the user, `access_token` (JWT), `token_expiry` (unix seconds) and a one-time `auth_code`. Failed attempts are rate limited (429 with retry-after).',
+        description:
+          'Email, password and `remember`; answers the user, `access_token` (JWT), `token_expiry` (unix seconds) and a one-time `auth_code`. Failed attempts are rate limited (429 with retry-after).',
         body: Type.Object({
           email: Type.String({ minLength: 1, maxLength: 320 }),
           password: Type.String({ minLength: 1, maxLength: 1024 }),
@@ -58,60 +62,108 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       const user = await findUserByEmail(deps.db, email);
       // The same answer, after the same work, whether or not the e-mail exists, and for a
       // deactivated user (who must learn nothing a wrong password would not tell).
-      if (!(await verifyPassword(user, request.body.password)) || !user || !user.active) throw errors.unauthorized('invalid e-mail or password');
+      if (!(await verifyPassword(user, request.body.password)) || !user?.active) throw errors.unauthorized('invalid e-mail or password');
       await forgetSuccessfulLogin(deps, attempt);
       return withMeta(request, await startSession(deps, app.jwt, user, request.body.remember ?? false));
     },
   );
 
-  app.get('/user', { preHandler: requireAuth(deps, { allowPat: true, kinds: ['user', 'pat'] }), schema: { summary: 'The current user', response: { 200: Envelope(UserResource) } } }, async (request) => {
-    const user = await findUser(deps.db, personOf(request).userId);
-    if (!user) throw errors.unauthorized();
-    return envelope(request, userResource(user));
-  });
+  app.get(
+    '/user',
+    {
+      preHandler: requireAuth(deps, { allowPat: true, kinds: ['user', 'pat'] }),
+      schema: { summary: 'The current user', response: { 200: Envelope(UserResource) } },
+    },
+    async (request) => {
+      const user = await findUser(deps.db, personOf(request).userId);
+      if (!user) throw errors.unauthorized();
+      return envelope(request, userResource(user));
+    },
+  );
 
-  app.post('/refresh', { preHandler: requireAuth(deps, { kinds: ['user'] }), schema: { summary: 'Refresh the session token', description: 'Answers the login response shape with a new token; the token it replaces stops working.', response: { 200: LoginResponse } } }, async (request) => {
-    const auth = userOf(request);
-    const session = await findLiveSession(deps.db, auth.sessionId, deps.now());
-    const user = await findUser(deps.db, auth.userId);
-    if (!session || !user) throw errors.unauthorized('invalid or expired token');
-    // The replaced token stops working: its session ends in the transaction that starts the new one.
-    const refreshed = await refreshSession(deps, app.jwt, user, session.session_id, session.remember);
-    if (!refreshed) throw errors.unauthorized('invalid or expired token');
-    return withMeta(request, refreshed);
-  });
+  app.post(
+    '/refresh',
+    {
+      preHandler: requireAuth(deps, { kinds: ['user'] }),
+      schema: {
+        summary: 'Refresh the session token',
+        description: 'Answers the login response shape with a new token; the token it replaces stops working.',
+        response: { 200: LoginResponse },
+      },
+    },
+    async (request) => {
+      const auth = userOf(request);
+      const session = await findLiveSession(deps.db, auth.sessionId, deps.now());
+      const user = await findUser(deps.db, auth.userId);
+      if (!session || !user) throw errors.unauthorized('invalid or expired token');
+      // The replaced token stops working: its session ends in the transaction that starts the new one.
+      const refreshed = await refreshSession(deps, app.jwt, user, session.session_id, session.remember);
+      if (!refreshed) throw errors.unauthorized('invalid or expired token');
+      return withMeta(request, refreshed);
+    },
+  );
 
-  app.post('/logout', { preHandler: requireAuth(deps, { kinds: ['user'] }), schema: { summary: 'Log out', description: 'Ends the session of the bearer token (204); the token stops working at once.', response: { 204: NoContent } } }, async (request, reply) => {
-    const auth = userOf(request);
-    await deps.db.transaction().execute((trx) => endSessions(deps, trx, { id: auth.userId, workspaceId: auth.workspaceId }, auth.sessionId, 'logout'));
-    reply.code(204);
-  });
+  app.post(
+    '/logout',
+    {
+      preHandler: requireAuth(deps, { kinds: ['user'] }),
+      schema: {
+        summary: 'Log out',
+        description: 'Ends the session of the bearer token (204); the token stops working at once.',
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const auth = userOf(request);
+      await deps.db
+        .transaction()
+        .execute((trx) => endSessions(deps, trx, { id: auth.userId, workspaceId: auth.workspaceId }, auth.sessionId, 'logout'));
+      reply.code(204);
+    },
+  );
 
   // A personal-access token must never turn into a full session: an auth code is exchanged
   // for a JWT, which would outlive the token's revocation and reach every route. Both code
   // routes refuse one outright rather than ignore it.
   const refusePat = async (request: FastifyRequest) => {
-    if (request.auth?.kind === 'pat') throw errors.forbidden('a personal-access token cannot start a session; use a signed-in session (JWT)');
+    if (request.auth?.kind === 'pat')
+      throw errors.forbidden('a personal-access token cannot start a session; use a signed-in session (JWT)');
   };
 
-  app.post('/generate-code', { preHandler: [optionalAuth(deps, { allowPat: true }), refusePat], schema: { summary: 'Generate a one-time auth code', description: 'An `auth_code` that lives 60 s and works once; refused for personal-access tokens.', response: { 200: Envelope(AuthCode) } } }, async (request) => {
-    const auth = request.auth;
-    if (!auth || auth.kind !== 'user') throw errors.unauthorized('a signed-in user is required to generate a code');
-    const code = await issueAuthCode(deps.db, auth.userId, false, deps.now());
-    return envelope(request, { auth_code: code, expires_in: AUTH_CODE_SECONDS });
-  });
+  app.post(
+    '/generate-code',
+    {
+      preHandler: [optionalAuth(deps, { allowPat: true }), refusePat],
+      schema: {
+        summary: 'Generate a one-time auth code',
+        description: 'An `auth_code` that lives 60 s and works once; refused for personal-access tokens.',
+        response: { 200: Envelope(AuthCode) },
+      },
+    },
+    async (request) => {
+      const auth = request.auth;
+      if (auth?.kind !== 'user') throw errors.unauthorized('a signed-in user is required to generate a code');
+      const code = await issueAuthCode(deps.db, auth.userId, false, deps.now());
+      return envelope(request, { auth_code: code, expires_in: AUTH_CODE_SECONDS });
+    },
+  );
 
   app.post(
     '/generate-token',
     {
       preHandler: [optionalAuth(deps, { allowPat: true }), refusePat],
-      schema: { summary: 'Exchange an auth code for a session', description: 'Trades a one-time `auth_code` for the login response shape.', body: Type.Object({ auth_code: Type.String({ minLength: 1, maxLength: 200 }) }), response: { 200: LoginResponse } },
+      schema: {
+        summary: 'Exchange an auth code for a session',
+        description: 'Trades a one-time `auth_code` for the login response shape.',
+        body: Type.Object({ auth_code: Type.String({ minLength: 1, maxLength: 200 }) }),
+        response: { 200: LoginResponse },
+      },
     },
     async (request) => {
       const spent = await consumeAuthCode(deps.db, sha256Hex(request.body.auth_code), deps.now());
       if (!spent) throw errors.unauthorized('invalid, used or expired auth code');
       const user = await findUser(deps.db, spent.user_id);
-      if (!user || !user.active) throw errors.unauthorized('invalid, used or expired auth code');
+      if (!user?.active) throw errors.unauthorized('invalid, used or expired auth code');
       return withMeta(request, await startSession(deps, app.jwt, user, spent.remember));
     },
   );

@@ -1,5 +1,18 @@
-import { arrayOf, firstHeader, hmacMatches, isObject, lookup, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
 import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
+import {
+  arrayOf,
+  firstHeader,
+  hmacMatches,
+  isObject,
+  lookup,
+  NormaliseError,
+  optionalString,
+  requireObject,
+  requireString,
+  signed,
+  toDate,
+  type WebhookAdapter,
+} from './channel.js';
 import { apiUrl, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
 
@@ -36,20 +49,35 @@ export const aggregatorAdapter: WebhookAdapter = {
       switch (event) {
         case 'message.received': {
           const from = requireObject(data.from, `${where}.data.from`);
-          return [{
-            type: 'message',
-            externalAccountId: account,
-            externalMessageId: requireString(data.id, `${where}.data.id`),
-            contact: { externalId: requireString(from.id, `${where}.data.from.id`), name: optionalString(from.name) },
-            text: optionalString(data.text) ?? '',
-            occurredAt: toDate(data.timestamp),
-          }];
+          return [
+            {
+              type: 'message',
+              externalAccountId: account,
+              externalMessageId: requireString(data.id, `${where}.data.id`),
+              contact: { externalId: requireString(from.id, `${where}.data.from.id`), name: optionalString(from.name) },
+              text: optionalString(data.text) ?? '',
+              occurredAt: toDate(data.timestamp),
+            },
+          ];
         }
         case 'message.status': {
           const status = lookup(STATUSES, requireString(data.status, `${where}.data.status`));
-          if (!status) throw new NormaliseError(`${where}.data.status "${String(data.status)}" is not one of sent, delivered, read, failed`);
-          const error = isObject(data.error) ? [optionalString(data.error.code), optionalString(data.error.message)].filter(Boolean).join(': ') : undefined;
-          return [{ type: 'status', resolveBy: 'account', externalAccountId: account, externalMessageId: requireString(data.id, `${where}.data.id`), status, error, occurredAt: toDate(data.timestamp) }];
+          if (!status)
+            throw new NormaliseError(`${where}.data.status "${String(data.status)}" is not one of sent, delivered, read, failed`);
+          const error = isObject(data.error)
+            ? [optionalString(data.error.code), optionalString(data.error.message)].filter(Boolean).join(': ')
+            : undefined;
+          return [
+            {
+              type: 'status',
+              resolveBy: 'account',
+              externalAccountId: account,
+              externalMessageId: requireString(data.id, `${where}.data.id`),
+              status,
+              error,
+              occurredAt: toDate(data.timestamp),
+            },
+          ];
         }
         default:
           return []; // other aggregator events carry nothing for the inbox

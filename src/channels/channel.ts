@@ -21,8 +21,7 @@ export type VerificationKind = (typeof VERIFICATION_KINDS)[number];
  */
 export type Verification =
   // `reason` only where a refusal can say why without telling anything about a secret.
-  | { ok: false; reason?: string }
-  | { ok: true; via: VerificationKind; payload?: unknown };
+  { ok: false; reason?: string } | { ok: true; via: VerificationKind; payload?: unknown };
 
 /** The answer of a signature (or shared-secret) check: accepted as `signed`, or refused. */
 export function signed(ok: boolean, payload?: unknown): Verification {
@@ -173,7 +172,6 @@ function withoutNul(value: unknown): unknown {
   }
   return value;
 }
-
 
 // ---- small readers for normalisers: they say what is missing instead of crashing ----
 

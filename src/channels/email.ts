@@ -1,9 +1,22 @@
 import { isIP } from 'node:net';
 import nodemailer, { type NodemailerError } from 'nodemailer';
 import { safeEqual } from '../crypto/hmac.js';
-import { arrayOf, firstHeader, isObject, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type SendOutcome, type SendTarget, type WebhookAdapter } from './channel.js';
 import type { NormalisedEvent } from '../messaging/events.js';
-import { checkedAddress, RefusedAddressError, systemResolve, type ResolveHost } from '../webhooks-out/address-guard.js';
+import { checkedAddress, RefusedAddressError, type ResolveHost, systemResolve } from '../webhooks-out/address-guard.js';
+import {
+  arrayOf,
+  firstHeader,
+  isObject,
+  NormaliseError,
+  optionalString,
+  requireObject,
+  requireString,
+  type SendOutcome,
+  type SendTarget,
+  signed,
+  toDate,
+  type WebhookAdapter,
+} from './channel.js';
 import { noCredentials, outcomes } from './send-outcome.js';
 
 /**
@@ -44,37 +57,43 @@ export const emailAdapter: WebhookAdapter = {
           const from = requireObject(e.from, `${where}.from`);
           const subject = optionalString(e.subject);
           const text = optionalString(e.text) ?? '';
-          return [{
-            type: 'message',
-            externalAccountId: requireString(e.to, `${where}.to`).toLowerCase(),
-            externalMessageId: messageId,
-            contact: { externalId: requireString(from.email, `${where}.from.email`).toLowerCase(), name: optionalString(from.name) },
-            text: subject ? `${subject}\n\n${text}` : text,
-            occurredAt: at,
-          }];
+          return [
+            {
+              type: 'message',
+              externalAccountId: requireString(e.to, `${where}.to`).toLowerCase(),
+              externalMessageId: messageId,
+              contact: { externalId: requireString(from.email, `${where}.from.email`).toLowerCase(), name: optionalString(from.name) },
+              text: subject ? `${subject}\n\n${text}` : text,
+              occurredAt: at,
+            },
+          ];
         }
         case 'bounce':
         case 'dropped':
         case 'complaint':
-          return [{
-            type: 'status',
-            resolveBy: 'account',
-            externalAccountId: requireString(e.account, `${where}.account`).toLowerCase(),
-            externalMessageId: messageId,
-            status: 'failed',
-            error: `${type}: ${optionalString(e.reason) ?? 'no reason given'}`,
-            occurredAt: at,
-          }];
+          return [
+            {
+              type: 'status',
+              resolveBy: 'account',
+              externalAccountId: requireString(e.account, `${where}.account`).toLowerCase(),
+              externalMessageId: messageId,
+              status: 'failed',
+              error: `${type}: ${optionalString(e.reason) ?? 'no reason given'}`,
+              occurredAt: at,
+            },
+          ];
         case 'delivered':
         case 'open':
-          return [{
-            type: 'status',
-            resolveBy: 'account',
-            externalAccountId: requireString(e.account, `${where}.account`).toLowerCase(),
-            externalMessageId: messageId,
-            status: type === 'open' ? 'read' : 'delivered',
-            occurredAt: at,
-          }];
+          return [
+            {
+              type: 'status',
+              resolveBy: 'account',
+              externalAccountId: requireString(e.account, `${where}.account`).toLowerCase(),
+              externalMessageId: messageId,
+              status: type === 'open' ? 'read' : 'delivered',
+              occurredAt: at,
+            },
+          ];
         default:
           throw new NormaliseError(`${where}.type "${type}" is not one of inbound, bounce, dropped, complaint, delivered, open`);
       }
@@ -124,7 +143,12 @@ export function parseSmtpUrl(smtpUrl: string): SmtpTarget | undefined {
   };
 }
 
-async function sendMail(target: SendTarget, smtpUrl: string, timeoutMs: number, guard: { allowPrivate: boolean; resolve?: ResolveHost }): Promise<SendOutcome> {
+async function sendMail(
+  target: SendTarget,
+  smtpUrl: string,
+  timeoutMs: number,
+  guard: { allowPrivate: boolean; resolve?: ResolveHost },
+): Promise<SendOutcome> {
   let password = '';
   try {
     password = new URL(smtpUrl).password;

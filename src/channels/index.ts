@@ -1,13 +1,13 @@
 import type { IntegrationKey } from '../config.js';
-import type { WebhookAdapter } from './channel.js';
 import { aggregatorAdapter } from './aggregator.js';
+import type { WebhookAdapter } from './channel.js';
 import { emailAdapter } from './email.js';
 import { livechatAdapter, type VisitorBus } from './livechat.js';
 import { rejectingAdapter } from './rejecting.js';
 import { smsAdapter } from './sms.js';
 import { socialAdapter } from './social.js';
-import { whatsappSessionAdapter } from './whatsapp-session.js';
 import { whatsappAdapter } from './whatsapp.js';
+import { whatsappSessionAdapter } from './whatsapp-session.js';
 
 /**
  * Every integration key's adapter; the ingestion route knows nothing else about providers.

@@ -45,9 +45,10 @@ export async function postToProvider(req: ProviderRequest): Promise<SendOutcome>
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return failed(`${req.key}: apiBaseUrl must be an http(s) URL`);
 
-  const [contentType, payload] = 'json' in req.body
-    ? ['application/json', JSON.stringify(req.body.json)]
-    : ['application/x-www-form-urlencoded', new URLSearchParams(req.body.form).toString()];
+  const [contentType, payload] =
+    'json' in req.body
+      ? ['application/json', JSON.stringify(req.body.json)]
+      : ['application/x-www-form-urlencoded', new URLSearchParams(req.body.form).toString()];
   let status: number;
   let headers: Headers;
   let text: string;

@@ -14,7 +14,9 @@ export function outcomes(secrets: readonly (string | undefined)[]) {
   return {
     failed: (error: string): SendOutcome => ({ outcome: 'failed', error: clean(error) }),
     retry: (error: string, retryAfterSeconds?: number): SendOutcome =>
-      retryAfterSeconds === undefined ? { outcome: 'retry', error: clean(error) } : { outcome: 'retry', error: clean(error), retryAfterSeconds },
+      retryAfterSeconds === undefined
+        ? { outcome: 'retry', error: clean(error) }
+        : { outcome: 'retry', error: clean(error), retryAfterSeconds },
   };
 }
 

@@ -1,6 +1,16 @@
-import { header, hmacMatches, isObject, lookup, optionalString, requireObject, requireString, signed, type WebhookAdapter } from './channel.js';
 import { parseJson } from '../http/raw-body.js';
 import type { MessageStatusEvent, StatusEvent } from '../messaging/events.js';
+import {
+  header,
+  hmacMatches,
+  isObject,
+  lookup,
+  optionalString,
+  requireObject,
+  requireString,
+  signed,
+  type WebhookAdapter,
+} from './channel.js';
 import { apiUrl, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
 
@@ -63,18 +73,22 @@ export const smsAdapter: WebhookAdapter = {
     const unsigned = delivery.verification === 'correlated';
     if (state === 'received') {
       if (unsigned) return [];
-      return [{
-        type: 'message',
-        externalAccountId: requireString(p.To, 'To'),
-        externalMessageId: sid,
-        contact: { externalId: requireString(p.From, 'From') },
-        text: optionalString(p.Body) ?? '',
-      }];
+      return [
+        {
+          type: 'message',
+          externalAccountId: requireString(p.To, 'To'),
+          externalMessageId: sid,
+          contact: { externalId: requireString(p.From, 'From') },
+          text: optionalString(p.Body) ?? '',
+        },
+      ];
     }
     const status = lookup(STATUSES, state);
     if (!status) return []; // queued, sending, accepted: nothing new for the inbox
     // Unsigned, it finds its connection through the message it names, never through an account.
-    const owner = unsigned ? { resolveBy: 'sent_message' as const } : { resolveBy: 'account' as const, externalAccountId: requireString(p.From, 'From') };
+    const owner = unsigned
+      ? { resolveBy: 'sent_message' as const }
+      : { resolveBy: 'account' as const, externalAccountId: requireString(p.From, 'From') };
     const event: StatusEvent = { type: 'status', ...owner, externalMessageId: sid, status };
     if (status === 'failed') {
       event.error = [optionalString(p.ErrorCode), optionalString(p.ErrorMessage)].filter(Boolean).join(': ') || state;

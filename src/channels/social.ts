@@ -1,6 +1,18 @@
 import type { IntegrationKey } from '../config.js';
-import { arrayOf, header, hmacMatches, hubChallenge, isObject, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
 import type { NormalisedEvent } from '../messaging/events.js';
+import {
+  arrayOf,
+  header,
+  hmacMatches,
+  hubChallenge,
+  isObject,
+  optionalString,
+  requireObject,
+  requireString,
+  signed,
+  toDate,
+  type WebhookAdapter,
+} from './channel.js';
 import { apiUrl, META_GRAPH_API, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
 
@@ -41,7 +53,15 @@ export function socialAdapter(key: IntegrationKey & `${string}.native`): Webhook
             });
           } else if (isObject(item.delivery)) {
             for (const mid of arrayOf(item.delivery.mids, 'delivery.mids')) {
-              if (typeof mid === 'string') events.push({ type: 'status', resolveBy: 'account', externalAccountId: account, externalMessageId: mid, status: 'delivered', occurredAt: at });
+              if (typeof mid === 'string')
+                events.push({
+                  type: 'status',
+                  resolveBy: 'account',
+                  externalAccountId: account,
+                  externalMessageId: mid,
+                  status: 'delivered',
+                  occurredAt: at,
+                });
             }
           }
           // `read` carries only a watermark, no message ids; it is not mapped to messages.
@@ -68,6 +88,6 @@ export function socialAdapter(key: IntegrationKey & `${string}.native`): Webhook
 
 function attachmentText(attachments: unknown): string {
   if (!Array.isArray(attachments) || attachments.length === 0) return '';
-  const types = attachments.map((a) => (isObject(a) ? optionalString(a.type) ?? 'file' : 'file'));
+  const types = attachments.map((a) => (isObject(a) ? (optionalString(a.type) ?? 'file') : 'file'));
   return `[${types.join(', ')}]`;
 }

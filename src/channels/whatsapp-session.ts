@@ -1,5 +1,17 @@
-import { firstHeader, hmacMatches, isObject, lookup, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
 import type { MessageStatusEvent } from '../messaging/events.js';
+import {
+  firstHeader,
+  hmacMatches,
+  isObject,
+  lookup,
+  NormaliseError,
+  optionalString,
+  requireObject,
+  requireString,
+  signed,
+  toDate,
+  type WebhookAdapter,
+} from './channel.js';
 import { apiUrl, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
 
@@ -33,27 +45,31 @@ export const whatsappSessionAdapter: WebhookAdapter = {
       if (p.fromMe === true) return []; // sent from the phone itself
       const from = requireString(p.from, 'payload.from');
       const name = isObject(p._data) ? optionalString(p._data.notifyName) : optionalString(p.notifyName);
-      return [{
-        type: 'message',
-        externalAccountId: session,
-        externalMessageId: requireString(p.id, 'payload.id'),
-        contact: { externalId: from.replace(/@c\.us$/, ''), name },
-        text: optionalString(p.body) ?? '',
-        occurredAt: toDate(p.timestamp),
-      }];
+      return [
+        {
+          type: 'message',
+          externalAccountId: session,
+          externalMessageId: requireString(p.id, 'payload.id'),
+          contact: { externalId: from.replace(/@c\.us$/, ''), name },
+          text: optionalString(p.body) ?? '',
+          occurredAt: toDate(p.timestamp),
+        },
+      ];
     }
     if (event === 'message.ack') {
       const ack = lookup(ACKS, String(p.ack));
       if (p.ack === undefined) throw new NormaliseError('payload.ack is missing');
       if (!ack) return [];
-      return [{
-        type: 'status',
-        resolveBy: 'account',
-        externalAccountId: session,
-        externalMessageId: requireString(p.id, 'payload.id'),
-        status: ack,
-        error: ack === 'failed' ? optionalString(p.error) ?? 'the gateway reported an error' : undefined,
-      }];
+      return [
+        {
+          type: 'status',
+          resolveBy: 'account',
+          externalAccountId: session,
+          externalMessageId: requireString(p.id, 'payload.id'),
+          status: ack,
+          error: ack === 'failed' ? (optionalString(p.error) ?? 'the gateway reported an error') : undefined,
+        },
+      ];
     }
     return []; // session.status and other gateway events are not messages
   },

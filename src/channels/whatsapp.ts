@@ -1,9 +1,23 @@
 import { safeEqual } from '../crypto/hmac.js';
-import { arrayOf, header, hmacMatches, hubChallenge, isObject, lookup, NormaliseError, optionalString, requireObject, requireString, toDate, signed, type WebhookAdapter } from './channel.js';
 import { parseJson } from '../http/raw-body.js';
+import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
+import {
+  arrayOf,
+  header,
+  hmacMatches,
+  hubChallenge,
+  isObject,
+  lookup,
+  NormaliseError,
+  optionalString,
+  requireObject,
+  requireString,
+  signed,
+  toDate,
+  type WebhookAdapter,
+} from './channel.js';
 import { apiUrl, META_GRAPH_API, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
-import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
 
 const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 'delivered', read: 'read', failed: 'failed' };
 
@@ -50,7 +64,8 @@ export const whatsappAdapter: WebhookAdapter = {
         const account = requireString(metadata.phone_number_id, `${where}.value.metadata.phone_number_id`);
         const names = new Map<string, string>();
         for (const c of arrayOf(value.contacts, `${where}.value.contacts`)) {
-          if (isObject(c) && typeof c.wa_id === 'string' && isObject(c.profile) && typeof c.profile.name === 'string') names.set(c.wa_id, c.profile.name);
+          if (isObject(c) && typeof c.wa_id === 'string' && isObject(c.profile) && typeof c.profile.name === 'string')
+            names.set(c.wa_id, c.profile.name);
         }
         arrayOf(value.messages, `${where}.value.messages`).forEach((rawMessage, k) => {
           const m = requireObject(rawMessage, `${where}.value.messages[${k}]`);
@@ -88,11 +103,14 @@ export const whatsappAdapter: WebhookAdapter = {
       key: 'whatsapp',
       url: apiUrl(credentials.apiBaseUrl ?? META_GRAPH_API, `/${encodeURIComponent(target.accountId)}/messages`),
       headers: { authorization: `Bearer ${credentials.accessToken}` },
-      body: { json: { messaging_product: 'whatsapp', recipient_type: 'individual', to: target.to, type: 'text', text: { body: target.text } } },
+      body: {
+        json: { messaging_product: 'whatsapp', recipient_type: 'individual', to: target.to, type: 'text', text: { body: target.text } },
+      },
       timeoutMs,
       secrets: [credentials.accessToken],
       idField: 'messages[0].id',
-      readId: (body) => (isObject(body) && Array.isArray(body.messages) && isObject(body.messages[0]) ? optionalString(body.messages[0].id) : undefined),
+      readId: (body) =>
+        isObject(body) && Array.isArray(body.messages) && isObject(body.messages[0]) ? optionalString(body.messages[0].id) : undefined,
     });
   },
 };
@@ -113,6 +131,8 @@ function messageText(m: Record<string, unknown>): string {
 function describeErrors(errors: unknown): string {
   if (!Array.isArray(errors) || errors.length === 0) return 'failed (no error given)';
   return errors
-    .map((e) => (isObject(e) ? [optionalString(e.code), optionalString(e.title), optionalString(e.message)].filter(Boolean).join(': ') : String(e)))
+    .map((e) =>
+      isObject(e) ? [optionalString(e.code), optionalString(e.title), optionalString(e.message)].filter(Boolean).join(': ') : String(e),
+    )
     .join('; ');
 }

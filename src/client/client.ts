@@ -9,7 +9,8 @@
  * their imports, and test/client/client-types.test.ts keeps the types equal to the server's
  * schemas.
  */
-export { InboxClientError, type ClientOptions, type Envelope, type FetchLike } from './request.js';
-export { tenantClient, type CursorPage, type IdempotencyOptions, type ListQuery, type TenantClient } from './tenant.js';
-export { operatorClient, type OffsetPage, type OperatorClient } from './operator.js';
+
+export { type OffsetPage, type OperatorClient, operatorClient } from './operator.js';
+export { type ClientOptions, type Envelope, type FetchLike, InboxClientError } from './request.js';
+export { type CursorPage, type IdempotencyOptions, type ListQuery, type TenantClient, tenantClient } from './tenant.js';
 export type * from './types.js';

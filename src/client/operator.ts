@@ -1,6 +1,6 @@
-import { call, callData, InboxClientError, type ClientOptions, type Envelope, type Query } from './request.js';
-import type { Connection, InboxStatus, Message, RequeueResult, WebhookInboxRecord, WebhookInboxRow, Workspace } from './types.js';
+import { type ClientOptions, call, callData, type Envelope, InboxClientError, type Query } from './request.js';
 import type { IdempotencyOptions } from './tenant.js';
+import type { Connection, InboxStatus, Message, RequeueResult, WebhookInboxRecord, WebhookInboxRow, Workspace } from './types.js';
 
 export interface OffsetPage<T> {
   data: T[];
@@ -50,16 +50,23 @@ export function operatorClient(options: ClientOptions) {
     tenants(query: { limit?: number } = {}): AsyncGenerator<Workspace> {
       return client.all<Workspace>('/v1/operator/tenants', query);
     },
-    connections(query: { limit?: number; workspaceId?: number; integrationKey?: string } = {}): AsyncGenerator<Connection & { workspaceId: number }> {
+    connections(
+      query: { limit?: number; workspaceId?: number; integrationKey?: string } = {},
+    ): AsyncGenerator<Connection & { workspaceId: number }> {
       return client.all('/v1/operator/connections', query);
     },
-    webhookInbox(query: { limit?: number; status?: InboxStatus; integrationKey?: string; appId?: string } = {}): AsyncGenerator<WebhookInboxRow> {
+    webhookInbox(
+      query: { limit?: number; status?: InboxStatus; integrationKey?: string; appId?: string } = {},
+    ): AsyncGenerator<WebhookInboxRow> {
       return client.all<WebhookInboxRow>('/v1/operator/webhook-inbox', query);
     },
     webhookInboxRow: (rowId: string) => callData<WebhookInboxRecord>(options, `/v1/operator/webhook-inbox/${id(rowId)}`),
     /** Requeues any app's failed or dead-lettered delivery; answers the status it had before. */
     requeue: (rowId: string, opts: IdempotencyOptions = {}) =>
-      callData<RequeueResult>(options, `/v1/operator/webhook-inbox/${id(rowId)}/requeue`, { method: 'POST', headers: { 'idempotency-key': opts.idempotencyKey } }),
+      callData<RequeueResult>(options, `/v1/operator/webhook-inbox/${id(rowId)}/requeue`, {
+        method: 'POST',
+        headers: { 'idempotency-key': opts.idempotencyKey },
+      }),
     threadTranscript(tenantId: number, threadId: number, query: { limit?: number } = {}): AsyncGenerator<Message> {
       return client.transcript<Message>(`/v1/operator/tenants/${id(tenantId)}/threads/${id(threadId)}/messages`, query);
     },

@@ -64,7 +64,11 @@ export async function call<T>(options: ClientOptions, path: string, init: Reques
   for (const [k, v] of Object.entries(init.headers ?? {})) if (v !== undefined) headers[k] = v;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   const doFetch = options.fetch ?? (globalThis.fetch as unknown as FetchLike);
-  const res = await doFetch(url, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  const res = await doFetch(url, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
   const text = await res.text();
   if (res.status === 204 && res.ok) return undefined as T;
   let body: unknown;

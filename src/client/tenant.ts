@@ -1,4 +1,4 @@
-import { call, callData, type ClientOptions, type Envelope, type Query } from './request.js';
+import { type ClientOptions, call, callData, type Envelope, type Query } from './request.js';
 import type {
   ApiKey,
   ApiKeyCreate,
@@ -64,8 +64,13 @@ const id = (value: number | string) => encodeURIComponent(String(value));
 export function tenantClient(initial: ClientOptions) {
   const options: ClientOptions = { ...initial };
   const get = <T>(path: string, query?: Query) => callData<T>(options, path, { query });
-  const send = <T>(method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, headers?: Record<string, string | undefined>, query?: Query) =>
-    callData<T>(options, path, { method, body, headers, query });
+  const send = <T>(
+    method: 'POST' | 'PATCH' | 'DELETE',
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string | undefined>,
+    query?: Query,
+  ) => callData<T>(options, path, { method, body, headers, query });
   const remove = (path: string) => call<void>(options, path, { method: 'DELETE' });
   const session = (answer: LoginResponse): LoginResponse => {
     options.token = answer.access_token;
@@ -102,7 +107,8 @@ export function tenantClient(initial: ClientOptions) {
       options.token = undefined;
     },
     generateCode: () => send<AuthCode>('POST', '/api/user/generate-code'),
-    generateToken: async (authCode: string) => session(await call<LoginResponse>(options, '/api/user/generate-token', { method: 'POST', body: { auth_code: authCode } })),
+    generateToken: async (authCode: string) =>
+      session(await call<LoginResponse>(options, '/api/user/generate-token', { method: 'POST', body: { auth_code: authCode } })),
 
     // ---- conversations ----
     threads: (query: ListQuery = {}) => client.all<Thread>('/v1/threads', { ...query }),
@@ -125,7 +131,8 @@ export function tenantClient(initial: ClientOptions) {
     // ---- canned responses ----
     cannedResponses: (query: ListQuery = {}) => client.all<CannedResponse>('/v1/canned-responses', { ...query }),
     createCannedResponse: (body: CannedResponseCreate) => send<CannedResponse>('POST', '/v1/canned-responses', body),
-    updateCannedResponse: (cannedResponseId: number, patch: CannedResponsePatch) => send<CannedResponse>('PATCH', `/v1/canned-responses/${id(cannedResponseId)}`, patch),
+    updateCannedResponse: (cannedResponseId: number, patch: CannedResponsePatch) =>
+      send<CannedResponse>('PATCH', `/v1/canned-responses/${id(cannedResponseId)}`, patch),
     deleteCannedResponse: (cannedResponseId: number) => remove(`/v1/canned-responses/${id(cannedResponseId)}`),
 
     // ---- the team (creating and changing users takes an admin) ----
@@ -135,7 +142,8 @@ export function tenantClient(initial: ClientOptions) {
 
     // ---- connections ----
     connections: (query: ListQuery = {}) => client.all<Connection>('/v1/connections', { ...query }),
-    updateConnection: (connectionId: number, patch: ConnectionPatch) => send<Connection>('PATCH', `/v1/connections/${id(connectionId)}`, patch),
+    updateConnection: (connectionId: number, patch: ConnectionPatch) =>
+      send<Connection>('PATCH', `/v1/connections/${id(connectionId)}`, patch),
 
     // ---- API keys ----
     apiKeys: (query: ListQuery = {}) => client.all<ApiKey>('/v1/api-keys', { ...query }),
@@ -147,11 +155,14 @@ export function tenantClient(initial: ClientOptions) {
     webhookEndpoints: (query: ListQuery = {}) => client.all<WebhookEndpoint>('/v1/webhook-endpoints', { ...query }),
     webhookEndpoint: (endpointId: number) => get<WebhookEndpoint>(`/v1/webhook-endpoints/${id(endpointId)}`),
     createWebhookEndpoint: (body: WebhookEndpointCreate) => send<WebhookEndpointWithSecret>('POST', '/v1/webhook-endpoints', body),
-    updateWebhookEndpoint: (endpointId: number, patch: WebhookEndpointPatch) => send<WebhookEndpoint>('PATCH', `/v1/webhook-endpoints/${id(endpointId)}`, patch),
+    updateWebhookEndpoint: (endpointId: number, patch: WebhookEndpointPatch) =>
+      send<WebhookEndpoint>('PATCH', `/v1/webhook-endpoints/${id(endpointId)}`, patch),
     deleteWebhookEndpoint: (endpointId: number) => remove(`/v1/webhook-endpoints/${id(endpointId)}`),
     /** A new secret, answered once; the old one signs beside it for `graceSeconds` (default 24 h). */
     rotateWebhookSecret: (endpointId: number, opts: { graceSeconds?: number } = {}) =>
-      send<WebhookEndpointWithSecret>('POST', `/v1/webhook-endpoints/${id(endpointId)}/rotate-secret`, undefined, undefined, { graceSeconds: opts.graceSeconds }),
+      send<WebhookEndpointWithSecret>('POST', `/v1/webhook-endpoints/${id(endpointId)}/rotate-secret`, undefined, undefined, {
+        graceSeconds: opts.graceSeconds,
+      }),
     testWebhookEndpoint: (endpointId: number) => send<WebhookDelivery>('POST', `/v1/webhook-endpoints/${id(endpointId)}/test`),
     webhookDeliveries: (endpointId: number, query: ListQuery & { status?: WebhookDelivery['status'] } = {}) =>
       client.all<WebhookDelivery>(`/v1/webhook-endpoints/${id(endpointId)}/deliveries`, { ...query }),
@@ -167,7 +178,8 @@ export function tenantClient(initial: ClientOptions) {
 
     // ---- personal-access tokens (a signed-in user's) ----
     personalAccessTokens: (query: ListQuery = {}) => client.all<PersonalAccessToken>('/v1/personal-access-tokens', { ...query }),
-    createPersonalAccessToken: (body: PersonalAccessTokenCreate) => send<IssuedPersonalAccessToken>('POST', '/v1/personal-access-tokens', body),
+    createPersonalAccessToken: (body: PersonalAccessTokenCreate) =>
+      send<IssuedPersonalAccessToken>('POST', '/v1/personal-access-tokens', body),
     revokePersonalAccessToken: (tokenId: number) => remove(`/v1/personal-access-tokens/${id(tokenId)}`),
   };
   return client;

@@ -35,7 +35,8 @@ export function normaliseOrigin(value: string): string | null {
     return null;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
-  if (url.username || url.password || url.pathname !== '/' || url.search || url.hash || value.includes('?') || value.includes('#')) return null;
+  if (url.username || url.password || url.pathname !== '/' || url.search || url.hash || value.includes('?') || value.includes('#'))
+    return null;
   return url.origin;
 }
 
@@ -44,7 +45,8 @@ export function checkAllowedOrigins(values: readonly string[]): string[] {
   const out = new Set<string>();
   for (const [i, value] of values.entries()) {
     const origin = normaliseOrigin(value);
-    if (origin === null) throw errors.validation(`allowedOrigins[${i}] must be an origin such as https://shop.example (scheme, host and port; no path)`);
+    if (origin === null)
+      throw errors.validation(`allowedOrigins[${i}] must be an origin such as https://shop.example (scheme, host and port; no path)`);
     out.add(origin);
   }
   return [...out];

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 import type { IntegrationKey } from '../config.js';
 import { open, seal } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
@@ -13,7 +13,9 @@ export const ConnectionCredentials = Type.Object(
   {
     accessToken: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'bearer token / API key of the account' })),
     accountSid: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'sms: the account SID (basic-auth user)' })),
-    smtpUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'email: smtp:// or smtps:// URL, with user and password' })),
+    smtpUrl: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'email: smtp:// or smtps:// URL, with user and password' }),
+    ),
   },
   {
     additionalProperties: false,
@@ -62,7 +64,8 @@ export function checkCredentials(integrationKey: string, credentials: Connection
     }
   }
   const missing = required.filter((f) => credentials[f] === undefined);
-  if (missing.length > 0) throw errors.validation(`${integrationKey} credentials need ${required.join(' and ')} (missing: ${missing.join(', ')})`);
+  if (missing.length > 0)
+    throw errors.validation(`${integrationKey} credentials need ${required.join(' and ')} (missing: ${missing.join(', ')})`);
   if (credentials.smtpUrl !== undefined && !hasProtocol(credentials.smtpUrl, ['smtp:', 'smtps:'])) {
     throw errors.validation('credentials.smtpUrl must be an smtp:// or smtps:// URL');
   }

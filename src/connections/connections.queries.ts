@@ -31,7 +31,12 @@ export type ConnectionRow = Awaited<ReturnType<typeof insertConnection>>;
 
 /** One of a workspace's connections; undefined when it is another workspace's or none. */
 export async function findConnection(db: Executor, workspaceId: number, id: number): Promise<ConnectionRow | undefined> {
-  return db.selectFrom('connections').select([...COLUMNS, hasCredentials]).where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  return db
+    .selectFrom('connections')
+    .select([...COLUMNS, hasCredentials])
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
 }
 
 /**
@@ -61,15 +66,18 @@ export async function findSealedCredentials(db: Executor, id: number): Promise<B
 
 /** A workspace's connections, newest first, one cursor page. */
 export async function listConnections(db: Executor, workspaceId: number, page: CursorRequest) {
-  return keysetPage(db.selectFrom('connections').select([...COLUMNS, hasCredentials]).where('workspace_id', '=', workspaceId), BY_CREATED, page);
+  return keysetPage(
+    db
+      .selectFrom('connections')
+      .select([...COLUMNS, hasCredentials])
+      .where('workspace_id', '=', workspaceId),
+    BY_CREATED,
+    page,
+  );
 }
 
 /** Every connection with its workspace's app id, for the operator: offset page plus total. */
-export async function listAllConnections(
-  db: Executor,
-  filter: { workspaceId?: number; integrationKey?: string },
-  page: OffsetRequest,
-) {
+export async function listAllConnections(db: Executor, filter: { workspaceId?: number; integrationKey?: string }, page: OffsetRequest) {
   let q = db.selectFrom('connections');
   if (filter.workspaceId !== undefined) q = q.where('workspace_id', '=', filter.workspaceId);
   if (filter.integrationKey !== undefined) q = q.where('integration_key', '=', filter.integrationKey);

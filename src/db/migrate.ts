@@ -1,7 +1,8 @@
-import { Migrator, type Kysely } from 'kysely';
+import { type Kysely, Migrator } from 'kysely';
 import { migrations } from '../../migrations/index.js';
 
 /** Applies every pending migration. Safe to run from several processes at once (Kysely locks). */
+// biome-ignore lint/suspicious/noExplicitAny: migrations run before the schema they create exists
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   const migrator = new Migrator({
     db,

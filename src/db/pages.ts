@@ -1,5 +1,5 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
-import { cursorPage, offsetMeta, type CursorRequest, type OffsetRequest } from '../http/pagination.js';
+import { type SelectQueryBuilder, sql } from 'kysely';
+import { type CursorRequest, cursorPage, type OffsetRequest, offsetMeta } from '../http/pagination.js';
 
 /**
  * A keyset sort: two columns, a timestamp and a unique id, newest first. Named once per list;
@@ -17,33 +17,35 @@ export interface Page<T> {
   meta: { nextCursor?: string };
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a page of any table's query; its rows are typed by O
+type AnyQuery<O> = SelectQueryBuilder<any, any, O>;
+
 /**
  * One cursor page of `query` (SPEC §8.1): rows after the cursor in `sort` order, `limit + 1`
  * fetched so that `nextCursor` is present exactly when another row exists.
  */
-export async function keysetPage<O>(
-  query: SelectQueryBuilder<any, any, O>,
-  sort: SortKey,
-  page: CursorRequest,
-): Promise<Page<O>> {
+export async function keysetPage<O>(query: AnyQuery<O>, sort: SortKey, page: CursorRequest): Promise<Page<O>> {
   let q = query;
   const { cursor } = page;
   if (cursor) q = q.where((eb) => eb(eb.refTuple(sort.at, sort.id), '<', eb.tuple(cursor.at, cursor.id)));
-  const rows = await q.orderBy(sort.at, 'desc').orderBy(sort.id, 'desc').limit(page.limit + 1).execute();
+  const rows = await q
+    .orderBy(sort.at, 'desc')
+    .orderBy(sort.id, 'desc')
+    .limit(page.limit + 1)
+    .execute();
   const at = sort.at.split('.').pop()!;
   const id = sort.id.split('.').pop()!;
-  return cursorPage(rows, page.limit, (row) => ({ at: (row as Record<string, unknown>)[at] as Date, id: (row as Record<string, unknown>)[id] as number }));
+  return cursorPage(rows, page.limit, (row) => ({
+    at: (row as Record<string, unknown>)[at] as Date,
+    id: (row as Record<string, unknown>)[id] as number,
+  }));
 }
 
 /**
  * One offset page (SPEC §8.1) of a filtered base query: the rows `select` picks and orders,
  * and `total` counted over the same filtered set.
  */
-export async function offsetPage<B extends SelectQueryBuilder<any, any, object>, O>(
-  base: B,
-  page: OffsetRequest,
-  select: (q: B) => SelectQueryBuilder<any, any, O>,
-) {
+export async function offsetPage<B extends AnyQuery<object>, O>(base: B, page: OffsetRequest, select: (q: B) => AnyQuery<O>) {
   const [items, total] = await Promise.all([
     select(base).limit(page.limit).offset(page.offset).execute(),
     base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow() as Promise<{ n: number }>,

@@ -60,7 +60,10 @@ export interface WebhookInboxTable {
   event: string | null;
   raw_body: string;
   payload_json: ColumnType<unknown, string | null, string | null>;
-  verification: ColumnType<'signed' | 'report_secret' | 'correlated' | 'skipped', 'signed' | 'report_secret' | 'correlated' | 'skipped' | undefined>;
+  verification: ColumnType<
+    'signed' | 'report_secret' | 'correlated' | 'skipped',
+    'signed' | 'report_secret' | 'correlated' | 'skipped' | undefined
+  >;
   status: ColumnType<InboxStatus, InboxStatus | undefined, InboxStatus>;
   attempt_count: Generated<number>;
   next_retry_at: NullableTimestamp;
@@ -272,4 +275,4 @@ export interface DB {
   canned_responses: CannedResponsesTable;
 }
 
-export type { Timestamp, NullableTimestamp };
+export type { NullableTimestamp, Timestamp };

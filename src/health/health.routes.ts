@@ -1,13 +1,13 @@
-import { sql } from 'kysely';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger } from 'fastify';
+import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { bearerToken } from '../auth/auth.js';
 import { safeEqual } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
 import { BOSS_SCHEMA } from '../jobs/boss.js';
 import { queues } from '../jobs/registry.js';
-import { errors } from '../http/errors.js';
 import { countDeadLetters } from '../webhooks-in/inbox.queries.js';
 
 /** The pg-boss states before `completed` (its enum's order): the jobs still to be done. */
@@ -47,7 +47,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
   let collectedAt = Number.NEGATIVE_INFINITY;
   let collecting: Promise<void> | undefined;
   const collectFresh = (log: FastifyBaseLogger): Promise<void> => {
-    if (collecting) return collecting;
+    if (collecting !== undefined) return collecting;
     if (deps.now().getTime() - collectedAt < METRICS_COLLECT_INTERVAL_MS) return Promise.resolve();
     collecting = (async () => {
       const results = await Promise.allSettled(metricsCollectors.map((collect) => collect(deps)));
@@ -57,28 +57,43 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     return collecting;
   };
 
-  app.get('/healthz', { schema: { summary: 'Liveness', description: 'the process answers', response: { 200: Status('ok') } } }, async () => ({ status: 'ok' as const }));
+  app.get(
+    '/healthz',
+    { schema: { summary: 'Liveness', description: 'the process answers', response: { 200: Status('ok') } } },
+    async () => ({ status: 'ok' as const }),
+  );
 
-  app.get('/readyz', { schema: { summary: 'Readiness', description: 'the database and the queue answer', response: { 200: Status('ready') } } }, async (request) => {
-    try {
-      await sql`SELECT 1`.execute(deps.db);
-      // The queue answers when its schema is reachable through its own pool.
-      if (!(await deps.boss.isInstalled())) throw new Error('queue schema is not installed');
-      return { status: 'ready' as const };
-    } catch (err) {
-      request.log.warn({ err }, 'readiness check failed');
-      throw errors.unavailable('database or queue is not answering');
-    }
-  });
+  app.get(
+    '/readyz',
+    { schema: { summary: 'Readiness', description: 'the database and the queue answer', response: { 200: Status('ready') } } },
+    async (request) => {
+      try {
+        await sql`SELECT 1`.execute(deps.db);
+        // The queue answers when its schema is reachable through its own pool.
+        if (!(await deps.boss.isInstalled())) throw new Error('queue schema is not installed');
+        return { status: 'ready' as const };
+      } catch (err) {
+        request.log.warn({ err }, 'readiness check failed');
+        throw errors.unavailable('database or queue is not answering');
+      }
+    },
+  );
 
   app.get(
     '/metrics',
-    { schema: { summary: 'Prometheus metrics', description: 'Prometheus text exposition', response: { 200: { content: { 'text/plain': { schema: Type.String() } } } } } },
+    {
+      schema: {
+        summary: 'Prometheus metrics',
+        description: 'Prometheus text exposition',
+        response: { 200: { content: { 'text/plain': { schema: Type.String() } } } },
+      },
+    },
     async (request, reply) => {
       const token = deps.config.metricsToken;
       if (token !== undefined) {
         const presented = bearerToken(request);
-        if (presented === undefined || !safeEqual(presented, token)) throw errors.unauthorized('metrics need Authorization: Bearer <INBOX_METRICS_TOKEN>');
+        if (presented === undefined || !safeEqual(presented, token))
+          throw errors.unauthorized('metrics need Authorization: Bearer <INBOX_METRICS_TOKEN>');
       }
       await collectFresh(request.log);
       reply.type(deps.metrics.registry.contentType);

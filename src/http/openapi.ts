@@ -27,7 +27,8 @@ const TAGS: [prefix: string, tag: string][] = [
  * instead of in each route, so the reference lists them and they are serialised from it too.
  */
 function withErrorResponses(route: RouteOptions): void {
-  const schema = (route.schema ??= {});
+  route.schema ??= {};
+  const schema = route.schema;
   if (schema.hide) return;
   const response = (schema.response ?? {}) as Record<string, unknown>;
   schema.response = { ...response, '4xx': response['4xx'] ?? { $ref: 'ErrorBody#' }, '5xx': response['5xx'] ?? { $ref: 'ErrorBody#' } };
@@ -72,9 +73,19 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       },
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'a session token from /api/user/login (or, where allowed, a personal-access token)' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'a session token from /api/user/login (or, where allowed, a personal-access token)',
+          },
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'a workspace API key' },
-          adminKey: { type: 'apiKey', in: 'header', name: 'x-service-admin-api-key', description: 'the engage admin key (INBOX_ADMIN_API_KEY)' },
+          adminKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-service-admin-api-key',
+            description: 'the engage admin key (INBOX_ADMIN_API_KEY)',
+          },
         },
       },
     },

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { errors } from './errors.js';
 
 // ---- Cursor (keyset) pages: tenant-scoped lists, SPEC §8.1 ----
@@ -14,8 +14,12 @@ export interface Cursor {
 
 /** Query string of every cursor-paged route: strings only, read by parseCursorQuery. */
 export const CursorQuery = Type.Object({
-  limit: Type.Optional(Type.String({ description: 'page size: default 25, at most 100 (larger is clamped); absent, non-numeric or ≤ 0 → 25' })),
-  cursor: Type.Optional(Type.String({ description: 'meta.nextCursor of the previous page, passed back unchanged; absent for the first page' })),
+  limit: Type.Optional(
+    Type.String({ description: 'page size: default 25, at most 100 (larger is clamped); absent, non-numeric or ≤ 0 → 25' }),
+  ),
+  cursor: Type.Optional(
+    Type.String({ description: 'meta.nextCursor of the previous page, passed back unchanged; absent for the first page' }),
+  ),
 });
 export type CursorQuery = Static<typeof CursorQuery>;
 

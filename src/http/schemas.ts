@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 
 /**
  * Response shapes shared by every route family. Routes declare their responses with these, so

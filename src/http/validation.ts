@@ -19,8 +19,10 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
 const strict = makeAjv(false);
 const coercing = makeAjv('array');
 
+// biome-ignore lint/suspicious/noExplicitAny: Fastify's compiler type takes any schema; ajv checks it
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
   const validate: ValidateFunction = (httpPart === 'body' ? strict : coercing).compile(schema as object);
+  // biome-ignore lint/suspicious/noExplicitAny: as above
   return validate as ReturnType<FastifySchemaCompiler<any>>;
 };
 
@@ -74,7 +76,10 @@ function refuseFieldsOfBodilessRoute(request: FastifyRequest, _reply: unknown, d
   const body = request.body;
   if (typeof body === 'object' && body !== null && !Buffer.isBuffer(body) && !Array.isArray(body)) {
     const [first] = Object.keys(body);
-    if (first !== undefined) return done(errors.validation(`body must not have property "${first}": this route takes no body`));
+    if (first !== undefined) {
+      done(errors.validation(`body must not have property "${first}": this route takes no body`));
+      return;
+    }
   }
   done();
 }

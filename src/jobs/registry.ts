@@ -1,14 +1,15 @@
 import type { PgBoss } from 'pg-boss';
 import type { Deps } from '../deps.js';
-import { webhookQueue } from '../webhooks-in/inbox.queue.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { sendQueue } from '../replies/send-message.queue.js';
+import { webhookQueue } from '../webhooks-in/inbox.queue.js';
 import { Dispatcher } from '../webhooks-out/dispatcher.js';
 import { outboundQueue } from '../webhooks-out/outbound.queue.js';
 import { PlannerStats } from './planner-stats.js';
 import type { QueueDefinition, WorkerContext } from './queue.js';
 
 /** Every queue of the service. Features add theirs here; this is the one list. */
+// biome-ignore lint/suspicious/noExplicitAny: one list of queues whose payloads differ; each handler types its own
 export const queues: QueueDefinition<any>[] = [webhookQueue, sendQueue, outboundQueue, maintenanceQueue];
 
 /**

@@ -26,7 +26,7 @@ export const blockVisitorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
       ],
       schema: {
         summary: 'Block the live chat visitor of a thread',
-        description: "Blocks the live chat visitor of a thread: its token ends at once, its sockets close (4003), its next request is 401.",
+        description: 'Blocks the live chat visitor of a thread: its token ends at once, its sockets close (4003), its next request is 401.',
         params: Type.Object({ id: Type.With(BigId, { description: 'the live chat thread whose visitor is blocked' }) }),
         body: Type.Object({}, { additionalProperties: false }),
         response: { 200: Envelope(Blocked) },

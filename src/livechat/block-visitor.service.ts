@@ -15,7 +15,10 @@ export async function blockVisitor(deps: Deps, workspaceId: number, threadId: nu
     if (!thread) throw errors.notFound('thread');
     if (thread.integration_key !== 'livechat') throw errors.validation('only a live chat thread has a visitor to block');
     const handles = await endVisitorTokens(trx, { connectionId: thread.connection_id, contactId: thread.contact_id }, deps.now());
-    await publishVisitorEvents(trx, handles.map((visitor) => ({ type: 'visitor.blocked' as const, visitor })));
+    await publishVisitorEvents(
+      trx,
+      handles.map((visitor) => ({ type: 'visitor.blocked' as const, visitor })),
+    );
     return { threadId: thread.id, visitorsBlocked: handles.length };
   });
 }

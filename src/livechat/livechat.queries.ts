@@ -1,7 +1,7 @@
-import { sql, type Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
-import type { MessagesTable } from '../db/types.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
+import type { MessagesTable } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
 
 /** The livechat connection a widget key names; undefined when none does. */
@@ -53,7 +53,18 @@ export async function findHandleThread(db: Executor, connectionId: number, works
 
 export async function insertVisitor(
   db: Executor,
-  row: { workspaceId: number; connectionId: number; contactId: number; threadId: number; handle: string; tokenHash: string; email: string | null; ip: string; createdAt: Date; expiresAt: Date },
+  row: {
+    workspaceId: number;
+    connectionId: number;
+    contactId: number;
+    threadId: number;
+    handle: string;
+    tokenHash: string;
+    email: string | null;
+    ip: string;
+    createdAt: Date;
+    expiresAt: Date;
+  },
 ) {
   await db
     .insertInto('livechat_visitors')
@@ -94,7 +105,12 @@ export async function countRecentVisitorMessages(db: Executor, visitor: Visitor,
 
 /** A message the visitor wrote, by the id the visitor route gave it. */
 export async function findMessageByExternalId(db: Executor, connectionId: number, externalId: string) {
-  return db.selectFrom('messages').selectAll().where('connection_id', '=', connectionId).where('external_id', '=', externalId).executeTakeFirst();
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('connection_id', '=', connectionId)
+    .where('external_id', '=', externalId)
+    .executeTakeFirst();
 }
 
 /** The visitor's messages, both directions, newest first, one cursor page. */
@@ -104,7 +120,12 @@ export async function listVisitorMessages(db: Executor, visitor: Visitor, page: 
 
 /** One message, only if it is in one of the visitor's threads. */
 export async function findVisitorMessage(db: Executor, visitor: Pick<Visitor, 'connection_id' | 'contact_id'>, messageId: number) {
-  return db.selectFrom('messages').selectAll().where('id', '=', messageId).where('thread_id', 'in', visitorThreads(db, visitor)).executeTakeFirst();
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('id', '=', messageId)
+    .where('thread_id', 'in', visitorThreads(db, visitor))
+    .executeTakeFirst();
 }
 
 /**

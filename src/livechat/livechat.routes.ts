@@ -1,6 +1,6 @@
-import { Type } from 'typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { bearerToken } from '../auth/auth.js';
 import { WIDGET_KEY } from '../connections/allowed-origins.js';
 import type { Deps } from '../deps.js';
@@ -9,12 +9,12 @@ import { errors } from '../http/errors.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope, NoContent } from '../http/schemas.js';
 import { MessageResource } from '../messaging/messaging.resources.js';
-import { visitorMessage } from './visitor-message.js';
 import { originAllowed } from './cors.js';
 import { findVisitor, findWidget, listVisitorMessages, type Visitor, type Widget } from './livechat.queries.js';
 import { hashVisitorToken, postVisitorMessage, startConversation } from './livechat.service.js';
 import { VisitorHub } from './visitor-hub.js';
 import { requireSocketOrigin, VisitorSocketLimits } from './visitor-limits.js';
+import { visitorMessage } from './visitor-message.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,10 +25,15 @@ declare module 'fastify' {
   }
 }
 
-const WidgetParams = Type.Object({ widgetKey: Type.String({ minLength: 1, maxLength: 128, description: "the widget key: the livechat connection's externalAccountId" }) });
+const WidgetParams = Type.Object({
+  widgetKey: Type.String({ minLength: 1, maxLength: 128, description: "the widget key: the livechat connection's externalAccountId" }),
+});
 const VisitorToken = Type.Object(
   { visitorToken: Type.String(), threadId: Type.Integer() },
-  { title: 'LivechatConversation', description: 'visitorToken is shown in this answer only; send it as Authorization: Bearer <visitorToken>' },
+  {
+    title: 'LivechatConversation',
+    description: 'visitorToken is shown in this answer only; send it as Authorization: Bearer <visitorToken>',
+  },
 );
 const ConversationBody = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
@@ -51,7 +56,10 @@ const visitorOf = (request: FastifyRequest) => request.visitor!;
  */
 export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const hub = new VisitorHub(deps);
-  const limits = new VisitorSocketLimits({ perAddress: deps.config.livechatMaxSocketsPerAddress, perProcess: deps.config.livechatMaxSocketsPerProcess }, deps.metrics);
+  const limits = new VisitorSocketLimits(
+    { perAddress: deps.config.livechatMaxSocketsPerAddress, perProcess: deps.config.livechatMaxSocketsPerProcess },
+    deps.metrics,
+  );
   app.addHook('onReady', () => hub.start());
   app.addHook('onClose', () => hub.close());
   app.decorateRequest('widget', null);
@@ -64,7 +72,8 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     if (!widget) throw errors.notFound('widget');
     const origin = request.headers.origin;
     if (origin !== undefined) {
-      if (!originAllowed(widget.allowed_origins, origin, request.host)) throw errors.forbidden('this origin may not use this widget: it is not among its allowedOrigins');
+      if (!originAllowed(widget.allowed_origins, origin, request.host))
+        throw errors.forbidden('this origin may not use this widget: it is not among its allowedOrigins');
       reply.header('access-control-allow-origin', origin);
       reply.header('access-control-expose-headers', 'retry-after, x-request-id');
     }
@@ -72,19 +81,28 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   });
 
   /** The visitor of the token in `Authorization: Bearer` (or, for the socket, `?visitorToken=`). */
-  const requireVisitor = (options: { query?: boolean } = {}) => async (request: FastifyRequest, _reply: FastifyReply) => {
-    const fromQuery = options.query ? (request.query as { visitorToken?: unknown }).visitorToken : undefined;
-    const token = bearerToken(request) ?? (typeof fromQuery === 'string' && fromQuery !== '' ? fromQuery : undefined);
-    if (token === undefined) throw errors.unauthorized('a visitor token is required: Authorization: Bearer <visitorToken>');
-    const visitor = await findVisitor(deps.db, widgetOf(request).id, hashVisitorToken(token), deps.now());
-    if (!visitor) throw errors.unauthorized('invalid or expired visitor token');
-    request.visitor = visitor;
-  };
+  const requireVisitor =
+    (options: { query?: boolean } = {}) =>
+    async (request: FastifyRequest, _reply: FastifyReply) => {
+      const fromQuery = options.query ? (request.query as { visitorToken?: unknown }).visitorToken : undefined;
+      const token = bearerToken(request) ?? (typeof fromQuery === 'string' && fromQuery !== '' ? fromQuery : undefined);
+      if (token === undefined) throw errors.unauthorized('a visitor token is required: Authorization: Bearer <visitorToken>');
+      const visitor = await findVisitor(deps.db, widgetOf(request).id, hashVisitorToken(token), deps.now());
+      if (!visitor) throw errors.unauthorized('invalid or expired visitor token');
+      request.visitor = visitor;
+    };
 
   for (const path of ['/:widgetKey/conversations', '/:widgetKey/messages']) {
     app.options(
       path,
-      { schema: { summary: 'CORS preflight', description: 'CORS preflight: answered for the origins the widget allows', params: WidgetParams, response: { 204: NoContent } } },
+      {
+        schema: {
+          summary: 'CORS preflight',
+          description: 'CORS preflight: answered for the origins the widget allows',
+          params: WidgetParams,
+          response: { 204: NoContent },
+        },
+      },
       async (_request, reply) => {
         reply.code(204).headers(PREFLIGHT);
       },
@@ -137,7 +155,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       preValidation: requireVisitor(),
       schema: {
-        summary: 'List the visitor\'s own messages',
+        summary: "List the visitor's own messages",
         description: "The visitor's own thread, both directions, newest first (cursor pages).",
         params: WidgetParams,
         querystring: CursorQuery,

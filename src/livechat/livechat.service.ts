@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { randomToken, sha256Hex } from '../crypto/hmac.js';
+import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { clientAddressKey } from '../http/client-address.js';
 import { errors } from '../http/errors.js';
 import { applyDeliveries } from '../messaging/apply-events.js';
 import type { NormalisedEvent } from '../messaging/events.js';
-import type { Executor } from '../db/database.js';
 import {
   countRecentConversations,
   countRecentVisitorMessages,
@@ -62,7 +62,10 @@ export async function startConversation(deps: Deps, widget: Widget, input: { nam
   const threadId = await deps.db.transaction().execute(async (trx) => {
     const recent = await countRecentConversations(trx, address, new Date(now.getTime() - MINUTE_MS));
     if (recent.n >= LIVECHAT_LIMITS.conversationsPerAddressPerMinute) {
-      throw errors.rateLimited(retryAfter(recent.oldest, now), `at most ${LIVECHAT_LIMITS.conversationsPerAddressPerMinute} new conversations a minute from one address`);
+      throw errors.rateLimited(
+        retryAfter(recent.oldest, now),
+        `at most ${LIVECHAT_LIMITS.conversationsPerAddressPerMinute} new conversations a minute from one address`,
+      );
     }
     const name = input.name ?? input.email;
     await applyVisitorEvents(
@@ -108,7 +111,16 @@ export async function postVisitorMessage(deps: Deps, widget: Widget, visitor: Vi
     await applyVisitorEvents(
       deps,
       trx,
-      [{ type: 'message', externalAccountId: widget.external_account_id, externalMessageId: externalId, contact: { externalId: visitor.handle }, text, occurredAt: now }],
+      [
+        {
+          type: 'message',
+          externalAccountId: widget.external_account_id,
+          externalMessageId: externalId,
+          contact: { externalId: visitor.handle },
+          text,
+          occurredAt: now,
+        },
+      ],
       now,
     );
     const message = await findMessageByExternalId(trx, widget.id, externalId);

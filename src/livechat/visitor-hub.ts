@@ -1,11 +1,11 @@
 import type { WebSocket } from 'ws';
-import type { Deps } from '../deps.js';
 import { PgListener } from '../db/listener.js';
+import type { Deps } from '../deps.js';
 import { announce } from '../messaging/announce.js';
 import { HEARTBEAT_MS } from '../realtime/hub.js';
 import { findVisitorMessage, markDelivered, type Visitor } from './livechat.queries.js';
-import { visitorMessage } from './visitor-message.js';
 import { publishVisitorEvents, VISITOR_CHANNEL, type VisitorBlocked, type VisitorEvent } from './visitor-events.js';
+import { visitorMessage } from './visitor-message.js';
 
 /** Sockets one visitor may hold on one api process (tabs); the next is closed with 4008. */
 export const MAX_SOCKETS_PER_VISITOR = 10;
@@ -64,7 +64,10 @@ export class VisitorHub {
       client.socket.close(CLOSE_TOO_MANY_SOCKETS, `at most ${MAX_SOCKETS_PER_VISITOR} sockets per visitor`);
       return false;
     }
-    if (!mine) this.byVisitor.set(client.visitor.handle, (mine = new Set()));
+    if (!mine) {
+      mine = new Set();
+      this.byVisitor.set(client.visitor.handle, mine);
+    }
     mine.add(client);
     this.alive.set(client, true);
     client.socket.on('pong', () => this.alive.set(client, true));
@@ -106,7 +109,9 @@ export class VisitorHub {
     }
     if (typeof event.visitor !== 'string' || typeof event.messageId !== 'number' || !this.byVisitor.has(event.visitor)) return;
     this.queue = this.queue.then(() =>
-      this.deliver(event).catch((err) => this.deps.log.warn({ err, messageId: event.messageId }, 'live chat could not hand a message to its visitor')),
+      this.deliver(event).catch((err) =>
+        this.deps.log.warn({ err, messageId: event.messageId }, 'live chat could not hand a message to its visitor'),
+      ),
     );
   }
 

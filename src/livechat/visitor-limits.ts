@@ -1,5 +1,5 @@
-import type { WebSocket } from 'ws';
 import type { FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
 import { clientAddressKey } from '../http/client-address.js';
 import { errors } from '../http/errors.js';
 import type { Metrics } from '../metrics.js';
@@ -28,9 +28,11 @@ export class VisitorSocketLimits {
     const key = clientAddressKey(ip);
     const held = this.byAddress.get(key) ?? 0;
     const refused =
-      this.total >= this.limits.perProcess ? `at most ${this.limits.perProcess} visitor sockets on this server`
-      : held >= this.limits.perAddress ? `at most ${this.limits.perAddress} visitor sockets per client address`
-      : undefined;
+      this.total >= this.limits.perProcess
+        ? `at most ${this.limits.perProcess} visitor sockets on this server`
+        : held >= this.limits.perAddress
+          ? `at most ${this.limits.perAddress} visitor sockets per client address`
+          : undefined;
     if (refused) {
       this.metrics.livechatSocketsRefused.inc({ limit: this.total >= this.limits.perProcess ? 'process' : 'address' });
       socket.close(CLOSE_SOCKET_LIMIT, refused);

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Static } from 'typebox';
 import type { MessagesTable } from '../db/types.js';
-import { messageResource, type MessageResource } from '../messaging/messaging.resources.js';
+import { type MessageResource, messageResource } from '../messaging/messaging.resources.js';
 
 /**
  * A message as a visitor sees it: the Message shape of every route, without `error`, which

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { WIDGET_KEY } from '../connections/allowed-origins.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';

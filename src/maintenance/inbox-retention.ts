@@ -47,7 +47,12 @@ export async function pruneInbox(
  * attempt (DESIGN "Retention"), the delivery log's history; an event with a delivery still
  * pending stays.
  */
-export async function pruneOutboundEvents(db: Executor, now: Date, config: Pick<Config, 'retentionDays'>, limits: RetentionLimits = RETENTION_LIMITS) {
+export async function pruneOutboundEvents(
+  db: Executor,
+  now: Date,
+  config: Pick<Config, 'retentionDays'>,
+  limits: RetentionLimits = RETENTION_LIMITS,
+) {
   return drain((n) => deleteOutboundEventsBatch(db, daysBefore(now, config.retentionDays), n), limits);
 }
 

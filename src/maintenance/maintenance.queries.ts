@@ -27,17 +27,25 @@ export interface Pruned {
 export async function pruneExpired(db: Executor, now: Date): Promise<Pruned> {
   const count = async (q: ReturnType<typeof sql>) => Number((await q.execute(db)).numAffectedRows ?? 0n);
   return {
-    authCodes: await count(sql`DELETE FROM auth_codes WHERE expires_at < ${now}::timestamptz - ${RETENTION.authCodesAfterExpiry}::interval`),
-    loginAttempts: await count(sql`DELETE FROM login_attempts WHERE created_at < ${now}::timestamptz - ${RETENTION.loginAttempts}::interval`),
+    authCodes: await count(
+      sql`DELETE FROM auth_codes WHERE expires_at < ${now}::timestamptz - ${RETENTION.authCodesAfterExpiry}::interval`,
+    ),
+    loginAttempts: await count(
+      sql`DELETE FROM login_attempts WHERE created_at < ${now}::timestamptz - ${RETENTION.loginAttempts}::interval`,
+    ),
     sessions: await count(sql`
       DELETE FROM sessions
       WHERE COALESCE(revoked_at, expires_at) < ${now}::timestamptz - ${RETENTION.sessionsAfterEnd}::interval`),
     personalAccessTokens: await count(sql`
       DELETE FROM personal_access_tokens
       WHERE COALESCE(revoked_at, expires_at) < ${now}::timestamptz - ${RETENTION.personalAccessTokensAfterEnd}::interval`),
-    idempotencyKeys: await count(sql`DELETE FROM idempotency_keys WHERE created_at < ${now}::timestamptz - ${RETENTION.idempotencyKeys}::interval`),
+    idempotencyKeys: await count(
+      sql`DELETE FROM idempotency_keys WHERE created_at < ${now}::timestamptz - ${RETENTION.idempotencyKeys}::interval`,
+    ),
     // The visitor's contact, thread and messages stay: they are the workspace's conversation.
-    livechatVisitors: await count(sql`DELETE FROM livechat_visitors WHERE expires_at < ${now}::timestamptz - ${RETENTION.livechatVisitorsAfterExpiry}::interval`),
+    livechatVisitors: await count(
+      sql`DELETE FROM livechat_visitors WHERE expires_at < ${now}::timestamptz - ${RETENTION.livechatVisitorsAfterExpiry}::interval`,
+    ),
   };
 }
 
@@ -70,7 +78,13 @@ export async function deleteOutboundEventsBatch(db: Executor, before: Date, limi
  * One batch of a retention delete on a table keyed by UUIDv7: rows made before `before` (a
  * primary-key range) that match `where`, oldest first, skipping rows being worked on.
  */
-async function deleteOldBatch(db: Executor, table: 'webhook_inbox' | 'webhook_events', before: Date, where: ReturnType<typeof sql>, limit: number): Promise<number> {
+async function deleteOldBatch(
+  db: Executor,
+  table: 'webhook_inbox' | 'webhook_events',
+  before: Date,
+  where: ReturnType<typeof sql>,
+  limit: number,
+): Promise<number> {
   const result = await sql`
     DELETE FROM ${sql.table(table)} AS doomed
     USING (

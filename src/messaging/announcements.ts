@@ -37,7 +37,14 @@ export type Change =
   | { type: 'contact.merged'; workspaceId: number; contact: object; mergedContactId: number };
 
 /** The changes customers' endpoints may subscribe to (webhook_inbox.dead_lettered is the inbox's own). */
-export const ENDPOINT_CHANGE_TYPES = ['message.created', 'message.updated', 'thread.created', 'contact.created', 'contact.updated', 'contact.merged'] as const;
+export const ENDPOINT_CHANGE_TYPES = [
+  'message.created',
+  'message.updated',
+  'thread.created',
+  'contact.created',
+  'contact.updated',
+  'contact.merged',
+] as const;
 type EndpointChangeType = (typeof ENDPOINT_CHANGE_TYPES)[number];
 
 /**
@@ -58,9 +65,7 @@ type Shape<C extends Change> = {
   workspaceId(change: C): number;
   /** `data` of the realtime event; absent: agents are not told. */
   realtime?(change: C): Record<string, unknown>;
-} & (C['type'] extends EndpointChangeType
-  ? { /** `data` of the outbound event. */ endpoints(change: C): object }
-  : { endpoints?: never });
+} & (C['type'] extends EndpointChangeType ? { /** `data` of the outbound event. */ endpoints(change: C): object } : { endpoints?: never });
 
 interface AnyShape {
   workspaceId(change: Change): number;
@@ -71,7 +76,13 @@ interface AnyShape {
 const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>> } = {
   'message.created': {
     workspaceId: (c) => c.message.workspace_id,
-    realtime: ({ message: m }) => ({ id: m.id, threadId: m.thread_id, direction: m.direction, status: m.status, preview: m.text.slice(0, PREVIEW_LENGTH) }),
+    realtime: ({ message: m }) => ({
+      id: m.id,
+      threadId: m.thread_id,
+      direction: m.direction,
+      status: m.status,
+      preview: m.text.slice(0, PREVIEW_LENGTH),
+    }),
     endpoints: (c) => messageResource(c.message),
   },
   'message.updated': {

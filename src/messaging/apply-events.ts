@@ -1,17 +1,17 @@
 import type { PgBoss } from 'pg-boss';
 import type { Executor } from '../db/database.js';
 import { announce } from './announce.js';
-import { PREVIEW_LENGTH, type Change } from './announcements.js';
+import { type Change, PREVIEW_LENGTH } from './announcements.js';
 import type { NormalisedEvent } from './events.js';
 import {
   applyStatuses,
+  type ConnectionRef,
   findConnectionsByAccount,
   findOutboundByExternalId,
   insertInboundMessages,
+  type StatusInput,
   upsertContacts,
   upsertThreads,
-  type ConnectionRef,
-  type StatusInput,
 } from './messaging.queries.js';
 
 /** One delivery's events, ready to apply. */
@@ -63,13 +63,21 @@ async function resolveConnections(db: Executor, deliveries: DeliveryEvents[]) {
     for (const e of d.events) {
       if (e.type === 'status' && e.resolveBy === 'sent_message') {
         let ids = sentIds.get(d.integrationKey);
-        if (!ids) sentIds.set(d.integrationKey, (ids = new Set()));
+        if (!ids) {
+          ids = new Set();
+          sentIds.set(d.integrationKey, ids);
+        }
         ids.add(e.externalMessageId);
-      } else wanted.set(byKey(d.integrationKey, e.externalAccountId), { integrationKey: d.integrationKey, externalAccountId: e.externalAccountId });
+      } else
+        wanted.set(byKey(d.integrationKey, e.externalAccountId), {
+          integrationKey: d.integrationKey,
+          externalAccountId: e.externalAccountId,
+        });
     }
   }
   const resolved: Resolved = { connections: new Map(), sentMessages: new Map() };
-  for (const c of await findConnectionsByAccount(db, [...wanted.values()])) resolved.connections.set(byKey(c.integration_key, c.external_account_id), c);
+  for (const c of await findConnectionsByAccount(db, [...wanted.values()]))
+    resolved.connections.set(byKey(c.integration_key, c.external_account_id), c);
   for (const [integrationKey, ids] of sentIds) {
     for (const m of await findOutboundByExternalId(db, integrationKey, [...ids])) {
       resolved.sentMessages.set(byKey(integrationKey, m.external_id), { connectionId: m.connection_id, appId: m.app_id });
@@ -104,7 +112,12 @@ async function resolveConnections(db: Executor, deliveries: DeliveryEvents[]) {
  * delivery that did not resolve changes nothing. The one entry for a channel's events, the
  * webhook worker's and live chat's alike.
  */
-export async function applyDeliveries(boss: PgBoss, trx: Executor, deliveries: DeliveryEvents[], now: Date): Promise<Map<string, DeliveryResolution>> {
+export async function applyDeliveries(
+  boss: PgBoss,
+  trx: Executor,
+  deliveries: DeliveryEvents[],
+  now: Date,
+): Promise<Map<string, DeliveryResolution>> {
   const { resolutions, resolved } = await resolveConnections(trx, deliveries);
   const applicable = deliveries.filter((d) => !resolutions.get(d.deliveryId)!.error);
   await announce(boss, trx, await applyEvents(trx, applicable, resolved, now), now);
@@ -131,12 +144,16 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
         opened.push({ connection: connections.get(byKey(d.integrationKey, e.externalAccountId))!, event: e });
         continue;
       }
-      const connectionId = e.resolveBy === 'sent_message'
-        ? sentMessages.get(byKey(d.integrationKey, e.externalMessageId))?.connectionId
-        : connections.get(byKey(d.integrationKey, e.externalAccountId))?.id;
+      const connectionId =
+        e.resolveBy === 'sent_message'
+          ? sentMessages.get(byKey(d.integrationKey, e.externalMessageId))?.connectionId
+          : connections.get(byKey(d.integrationKey, e.externalAccountId))?.id;
       if (connectionId === undefined) continue; // a receipt for no known message: nothing to update
       const key = `${connectionId}|${e.externalMessageId}`;
-      statuses.set(key, strongest(statuses.get(key), { connectionId, externalId: e.externalMessageId, status: e.status, error: e.error ?? null }));
+      statuses.set(
+        key,
+        strongest(statuses.get(key), { connectionId, externalId: e.externalMessageId, status: e.status, error: e.error ?? null }),
+      );
     }
   }
 

@@ -1,7 +1,7 @@
-import { sql, type Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
-import type { MessagesTable, MessageStatus, ThreadsTable } from '../db/types.js';
 import { BY_CREATED, keysetPage, type SortKey } from '../db/pages.js';
+import type { MessageStatus, MessagesTable, ThreadsTable } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
 import { truncate } from '../text/truncate.js';
 
@@ -14,7 +14,10 @@ export interface ConnectionRef {
 }
 
 /** Connections (with their app id) for a set of (integration key, account id) pairs. */
-export async function findConnectionsByAccount(db: Executor, keys: { integrationKey: string; externalAccountId: string }[]): Promise<ConnectionRef[]> {
+export async function findConnectionsByAccount(
+  db: Executor,
+  keys: { integrationKey: string; externalAccountId: string }[],
+): Promise<ConnectionRef[]> {
   if (keys.length === 0) return [];
   const { rows } = await sql<ConnectionRef>`
     SELECT c.id, c.workspace_id, c.integration_key, c.external_account_id, w.app_id
@@ -50,11 +53,16 @@ export interface HandleInput {
  * create the same contact twice. Returns `workspace|key|externalId` → contact id, and the
  * contacts this call created.
  */
-export async function upsertContacts(db: Executor, handles: HandleInput[], at: Date): Promise<{ ids: Map<string, number>; created: (HandleInput & { id: number })[] }> {
+export async function upsertContacts(
+  db: Executor,
+  handles: HandleInput[],
+  at: Date,
+): Promise<{ ids: Map<string, number>; created: (HandleInput & { id: number })[] }> {
   const result = new Map<string, number>();
   const created: (HandleInput & { id: number })[] = [];
   if (handles.length === 0) return { ids: result, created };
-  const keyOf = (h: { workspaceId: number; integrationKey: string; externalId: string }) => `${h.workspaceId}|${h.integrationKey}|${h.externalId}`;
+  const keyOf = (h: { workspaceId: number; integrationKey: string; externalId: string }) =>
+    `${h.workspaceId}|${h.integrationKey}|${h.externalId}`;
   const keys = [...new Set(handles.map(keyOf))].sort();
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) AS k ORDER BY k`.execute(db);
 
@@ -64,7 +72,8 @@ export async function upsertContacts(db: Executor, handles: HandleInput[], at: D
     JOIN unnest(${handles.map((h) => h.workspaceId)}::int[], ${handles.map((h) => h.integrationKey)}::text[], ${handles.map((h) => h.externalId)}::text[])
       AS k(workspace_id, integration_key, external_id)
       ON h.workspace_id = k.workspace_id AND h.integration_key = k.integration_key AND h.external_id = k.external_id`.execute(db);
-  for (const r of existing) result.set(keyOf({ workspaceId: r.workspace_id, integrationKey: r.integration_key, externalId: r.external_id }), r.contact_id);
+  for (const r of existing)
+    result.set(keyOf({ workspaceId: r.workspace_id, integrationKey: r.integration_key, externalId: r.external_id }), r.contact_id);
 
   const missing = new Map<string, HandleInput>();
   for (const h of handles) if (!result.has(keyOf(h)) && !missing.has(keyOf(h))) missing.set(keyOf(h), h);
@@ -76,10 +85,14 @@ export async function upsertContacts(db: Executor, handles: HandleInput[], at: D
     const contactIds = ids.map((r) => r.id);
     await sql`
       INSERT INTO contacts (id, workspace_id, name, created_at, updated_at) OVERRIDING SYSTEM VALUE
-      SELECT * , ${at}::timestamptz, ${at}::timestamptz FROM unnest(${contactIds}::bigint[], ${named.map((h) => h.workspaceId)}::int[], ${named.map((h) => h.name)}::text[])`.execute(db);
+      SELECT * , ${at}::timestamptz, ${at}::timestamptz FROM unnest(${contactIds}::bigint[], ${named.map((h) => h.workspaceId)}::int[], ${named.map((h) => h.name)}::text[])`.execute(
+      db,
+    );
     await sql`
       INSERT INTO contact_handles (contact_id, workspace_id, integration_key, external_id)
-      SELECT * FROM unnest(${contactIds}::bigint[], ${named.map((h) => h.workspaceId)}::int[], ${named.map((h) => h.integrationKey)}::text[], ${named.map((h) => h.externalId)}::text[])`.execute(db);
+      SELECT * FROM unnest(${contactIds}::bigint[], ${named.map((h) => h.workspaceId)}::int[], ${named.map((h) => h.integrationKey)}::text[], ${named.map((h) => h.externalId)}::text[])`.execute(
+      db,
+    );
     named.forEach((h, i) => {
       result.set(keyOf(h), contactIds[i]!);
       created.push({ ...h, id: contactIds[i]! });

@@ -1,5 +1,5 @@
-import { Type, type Static } from 'typebox';
 import type { Selectable } from 'kysely';
+import { type Static, Type } from 'typebox';
 import type { ContactHandlesTable, ContactsTable, MessagesTable, ThreadsTable } from '../db/types.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 
@@ -43,7 +43,9 @@ export const ContactResource = Type.Object(
     handles: Type.Array(Type.Object({ integrationKey: Type.String(), externalId: Type.String() })),
     email: Nullable(Type.String()),
     phone: Nullable(Type.String()),
-    attributes: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), { description: 'a flat object set through PATCH /v1/contacts/:id' }),
+    attributes: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
+      description: 'a flat object set through PATCH /v1/contacts/:id',
+    }),
     createdAt: Timestamp,
   },
   { title: 'Contact' },
@@ -76,7 +78,10 @@ export function messageResource(row: Selectable<MessagesTable>): Static<typeof M
   };
 }
 
-export function contactResource(row: Selectable<ContactsTable>, handles: Selectable<ContactHandlesTable>[]): Static<typeof ContactResource> {
+export function contactResource(
+  row: Selectable<ContactsTable>,
+  handles: Selectable<ContactHandlesTable>[],
+): Static<typeof ContactResource> {
   return {
     id: row.id,
     name: row.name,

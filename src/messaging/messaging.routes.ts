@@ -1,5 +1,5 @@
-import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -17,20 +17,35 @@ const ThreadParams = Type.Object({ id: Type.With(BigId, { description: 'the thre
 export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAuth(deps));
 
-  app.get('/threads', { schema: { summary: 'List threads', querystring: CursorQuery, response: { 200: CursorPage(ThreadResource) } } }, async (request) => {
-    const page = await listThreads(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
-    return envelope(request, page.items.map(threadResource), page.meta);
-  });
+  app.get(
+    '/threads',
+    { schema: { summary: 'List threads', querystring: CursorQuery, response: { 200: CursorPage(ThreadResource) } } },
+    async (request) => {
+      const page = await listThreads(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
+      return envelope(request, page.items.map(threadResource), page.meta);
+    },
+  );
 
-  app.get('/threads/:id', { schema: { summary: 'Get a thread', params: ThreadParams, response: { 200: Envelope(ThreadResource) } } }, async (request) => {
-    const thread = await findThread(deps.db, tenantOf(request).workspaceId, request.params.id);
-    if (!thread) throw errors.notFound('thread');
-    return envelope(request, threadResource(thread));
-  });
+  app.get(
+    '/threads/:id',
+    { schema: { summary: 'Get a thread', params: ThreadParams, response: { 200: Envelope(ThreadResource) } } },
+    async (request) => {
+      const thread = await findThread(deps.db, tenantOf(request).workspaceId, request.params.id);
+      if (!thread) throw errors.notFound('thread');
+      return envelope(request, threadResource(thread));
+    },
+  );
 
   app.get(
     '/threads/:id/messages',
-    { schema: { summary: 'List a thread\'s messages', params: ThreadParams, querystring: CursorQuery, response: { 200: CursorPage(MessageResource) } } },
+    {
+      schema: {
+        summary: "List a thread's messages",
+        params: ThreadParams,
+        querystring: CursorQuery,
+        response: { 200: CursorPage(MessageResource) },
+      },
+    },
     async (request) => {
       const page = await transcriptPage(deps.db, tenantOf(request).workspaceId, request.params.id, request.query);
       return envelope(request, page.items, page.meta);

@@ -1,8 +1,8 @@
 import type { Executor } from '../db/database.js';
 import { errors } from '../http/errors.js';
-import { parseCursorQuery, type CursorQuery } from '../http/pagination.js';
-import { messageResource } from './messaging.resources.js';
+import { type CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { findThread, listMessages } from './messaging.queries.js';
+import { messageResource } from './messaging.resources.js';
 
 /**
  * A thread's messages, one cursor page, or `not_found` when the workspace has no such thread:

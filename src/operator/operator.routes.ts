@@ -1,14 +1,14 @@
-import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { requireOperator } from '../auth/auth.js';
 import { listAllConnections } from '../connections/connections.queries.js';
 import { ConnectionResource, connectionResource } from '../connections/connections.service.js';
-import { CursorPage, OffsetPage } from '../http/schemas.js';
-import { MessageResource } from '../messaging/messaging.resources.js';
-import { BigId, IntId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
+import { BigId, IntId } from '../http/ids.js';
 import { CursorQuery, OffsetQuery, parseOffsetQuery, TENANTS_MAX_LIMIT } from '../http/pagination.js';
+import { CursorPage, OffsetPage } from '../http/schemas.js';
+import { MessageResource } from '../messaging/messaging.resources.js';
 import { transcriptPage } from '../messaging/messaging.service.js';
 import { listWorkspaces } from '../workspaces/workspaces.queries.js';
 import { WorkspaceResource, workspaceResource } from '../workspaces/workspaces.service.js';
@@ -19,10 +19,14 @@ const OperatorConnection = Type.Object({ ...ConnectionResource.properties, works
 export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireOperator(deps));
 
-  app.get('/tenants', { schema: { summary: 'List every tenant', querystring: OffsetQuery, response: { 200: OffsetPage(WorkspaceResource) } } }, async (request) => {
-    const page = await listWorkspaces(deps.db, parseOffsetQuery(request.query, TENANTS_MAX_LIMIT));
-    return envelope(request, page.items.map(workspaceResource), page.meta);
-  });
+  app.get(
+    '/tenants',
+    { schema: { summary: 'List every tenant', querystring: OffsetQuery, response: { 200: OffsetPage(WorkspaceResource) } } },
+    async (request) => {
+      const page = await listWorkspaces(deps.db, parseOffsetQuery(request.query, TENANTS_MAX_LIMIT));
+      return envelope(request, page.items.map(workspaceResource), page.meta);
+    },
+  );
 
   app.get(
     '/connections',
@@ -32,7 +36,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         querystring: Type.Object({
           page: Type.Optional(Type.String({ description: 'the page, 1-based (absent or < 1 → 1)' })),
           limit: Type.Optional(Type.String({ description: 'page size: default 50, clamped into [1, 200]' })),
-          workspaceId: Type.Optional(Type.With(IntId, { description: 'only this workspace\'s connections' })),
+          workspaceId: Type.Optional(Type.With(IntId, { description: "only this workspace's connections" })),
           integrationKey: Type.Optional(Type.String({ maxLength: 64, description: 'only connections of this integration key' })),
         }),
         response: { 200: OffsetPage(OperatorConnection) },
@@ -41,7 +45,11 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     async (request) => {
       const { workspaceId, integrationKey } = request.query;
       const page = await listAllConnections(deps.db, { workspaceId, integrationKey }, parseOffsetQuery(request.query));
-      return envelope(request, page.items.map((r) => ({ ...connectionResource(r), workspaceId: r.workspace_id })), page.meta);
+      return envelope(
+        request,
+        page.items.map((r) => ({ ...connectionResource(r), workspaceId: r.workspace_id })),
+        page.meta,
+      );
     },
   );
 
@@ -50,8 +58,11 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     '/tenants/:id/threads/:threadId/messages',
     {
       schema: {
-        summary: 'Read a thread\'s transcript',
-        params: Type.Object({ id: Type.With(IntId, { description: 'the workspace (tenant) id' }), threadId: Type.With(BigId, { description: 'the thread id' }) }),
+        summary: "Read a thread's transcript",
+        params: Type.Object({
+          id: Type.With(IntId, { description: 'the workspace (tenant) id' }),
+          threadId: Type.With(BigId, { description: 'the thread id' }),
+        }),
         querystring: CursorQuery,
         response: { 200: CursorPage(MessageResource) },
       },

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { DB } from '../db/types.js';
 
 /**
@@ -8,7 +8,13 @@ import type { DB } from '../db/types.js';
  * processes cannot both take the last hit; the hit rolls back with the call that took it.
  * Returns whether it was admitted and, when not, the oldest hit still counted.
  */
-export async function takeHit(trx: Transaction<DB>, bucket: string, limit: number, since: Date, at: Date): Promise<{ admitted: boolean; oldest: Date | null }> {
+export async function takeHit(
+  trx: Transaction<DB>,
+  bucket: string,
+  limit: number,
+  since: Date,
+  at: Date,
+): Promise<{ admitted: boolean; oldest: Date | null }> {
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`inbox:rate:${bucket}`}, 0))`.execute(trx);
   await sql`DELETE FROM rate_limit_hits WHERE bucket = ${bucket} AND created_at <= ${since}`.execute(trx);
   const { rows } = await sql<{ n: number; oldest: Date | null }>`

@@ -1,7 +1,7 @@
 import type { WebSocket } from 'ws';
 import { findLiveCredentials } from '../auth/sessions.queries.js';
-import type { Deps } from '../deps.js';
 import { PgListener } from '../db/listener.js';
+import type { Deps } from '../deps.js';
 import { REALTIME_CHANNEL, type RealtimeEvent } from './publish.js';
 
 /** How often sockets are pinged; one that has not answered the previous ping is dropped. */
@@ -94,7 +94,8 @@ export class RealtimeHub {
     try {
       const live = await findLiveCredentials(this.deps.db, sessionIds, patIds, this.deps.now());
       for (const client of held) {
-        const ended = client.sessionId !== null ? !live.sessionIds.has(client.sessionId) : client.patId !== null && !live.patIds.has(client.patId);
+        const ended =
+          client.sessionId !== null ? !live.sessionIds.has(client.sessionId) : client.patId !== null && !live.patIds.has(client.patId);
         if (ended) client.socket.close(CLOSE_CREDENTIAL_ENDED, 'session ended');
       }
     } catch (err) {
@@ -112,10 +113,16 @@ export class RealtimeHub {
       client.socket.close(CLOSE_TOO_MANY_SOCKETS, `at most ${MAX_SOCKETS_PER_USER} sockets per user`);
       return false;
     }
-    if (!mine) this.byUser.set(client.userId, (mine = new Set()));
+    if (!mine) {
+      mine = new Set();
+      this.byUser.set(client.userId, mine);
+    }
     mine.add(client);
     let set = this.clients.get(client.workspaceId);
-    if (!set) this.clients.set(client.workspaceId, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.clients.set(client.workspaceId, set);
+    }
     set.add(client);
     this.alive.set(client, true);
     let expiry: NodeJS.Timeout | undefined;

@@ -26,7 +26,9 @@ export const EVENT_STRING_MAX_CHARS = 500;
 
 function truncateStrings(value: unknown): { value: unknown; cut: boolean } {
   if (typeof value === 'string') {
-    return value.length > EVENT_STRING_MAX_CHARS ? { value: `${truncate(value, EVENT_STRING_MAX_CHARS - 1)}…`, cut: true } : { value, cut: false };
+    return value.length > EVENT_STRING_MAX_CHARS
+      ? { value: `${truncate(value, EVENT_STRING_MAX_CHARS - 1)}…`, cut: true }
+      : { value, cut: false };
   }
   if (Array.isArray(value)) {
     const items = value.map(truncateStrings);
@@ -56,7 +58,12 @@ export function notifyPayload(event: RealtimeEvent): string {
   const { value: data, cut } = truncateStrings(event.data);
   const shortened = JSON.stringify({ ...event, data, ...(cut ? { truncated: true } : {}) });
   if (cut && Buffer.byteLength(shortened) <= NOTIFY_MAX_BYTES) return shortened;
-  const minimal: RealtimeEvent = { type: event.type.slice(0, 100), workspaceId: event.workspaceId, data: idsOnly(event.data), truncated: true };
+  const minimal: RealtimeEvent = {
+    type: event.type.slice(0, 100),
+    workspaceId: event.workspaceId,
+    data: idsOnly(event.data),
+    truncated: true,
+  };
   if (event.targetUserId !== undefined) minimal.targetUserId = event.targetUserId;
   return JSON.stringify(minimal);
 }

@@ -13,7 +13,11 @@ export async function findReplyThread(db: Executor, workspaceId: number, threadI
 }
 
 /** The outbound message, `queued`, and the thread's preview moved to it. */
-export async function insertReply(db: Executor, row: { workspaceId: number; threadId: number; connectionId: number; text: string; preview: string }, at: Date) {
+export async function insertReply(
+  db: Executor,
+  row: { workspaceId: number; threadId: number; connectionId: number; text: string; preview: string },
+  at: Date,
+) {
   const message = await db
     .insertInto('messages')
     .values({

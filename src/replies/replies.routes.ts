@@ -22,11 +22,16 @@ export const replyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       preValidation: requireAuth(deps),
       schema: {
         summary: 'Reply in a thread',
-        description: 'Queues `{ text }` for the thread\'s channel and answers 202 with the queued message. Needs the `write` scope. Send an `Idempotency-Key` so a retry never sends twice. Unknown body fields are refused (422).',
+        description:
+          "Queues `{ text }` for the thread's channel and answers 202 with the queued message. Needs the `write` scope. Send an `Idempotency-Key` so a retry never sends twice. Unknown body fields are refused (422).",
         params: Type.Object({ id: Type.With(BigId, { description: 'the thread id' }) }),
         headers: Type.Object({
           'idempotency-key': Type.Optional(
-            Type.String({ minLength: 1, maxLength: 255, description: 'the same key from the same workspace within 24 h answers the first answer again and sends nothing' }),
+            Type.String({
+              minLength: 1,
+              maxLength: 255,
+              description: 'the same key from the same workspace within 24 h answers the first answer again and sends nothing',
+            }),
           ),
         }),
         body: Type.Object({ text: Type.String({ minLength: 1, maxLength: 4096 }) }),

@@ -34,7 +34,13 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
     const now = deps.now();
     const row = await insertReply(
       trx,
-      { workspaceId: thread.workspace_id, threadId: thread.id, connectionId: thread.connection_id, text: req.text, preview: req.text.slice(0, PREVIEW_LENGTH) },
+      {
+        workspaceId: thread.workspace_id,
+        threadId: thread.id,
+        connectionId: thread.connection_id,
+        text: req.text,
+        preview: req.text.slice(0, PREVIEW_LENGTH),
+      },
       now,
     );
     await enqueueSend(deps.boss, trx, { messageId: row.id, attempt: 1 });

@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { MessagesTable } from '../db/types.js';
 import type { SendResult } from './replies.queries.js';

@@ -47,7 +47,12 @@ export async function claimSends<J extends ClaimJob>(
   const wanted = [...byMessage.values()];
   const claimed = new Set(await claimMessages(deps.db, wanted, token, options.staleAfterMs));
   const others = wanted.filter((j) => !claimed.has(j.messageId));
-  for (const held of await findHeldClaims(deps.db, others.map((j) => j.messageId), token, options.staleAfterMs)) {
+  for (const held of await findHeldClaims(
+    deps.db,
+    others.map((j) => j.messageId),
+    token,
+    options.staleAfterMs,
+  )) {
     const job = byMessage.get(held.id)!;
     // A later attempt holds it: that one sends or hands it on, this job is done.
     if (held.attempt > job.attempt) continue;

@@ -1,14 +1,14 @@
 import type { PgBoss } from 'pg-boss';
-import { sendersWith } from '../channels/index.js';
 import type { SendCredentials, SendOutcome, WebhookAdapter } from '../channels/channel.js';
+import { sendersWith } from '../channels/index.js';
 import type { VisitorBus } from '../channels/livechat.js';
-import { connectionCredentials, CREDENTIALS_DO_NOT_OPEN } from '../connections/connection-credentials.js';
+import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials } from '../connections/connection-credentials.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, jobsIn, type QueueDefinition } from '../jobs/queue.js';
-import { announce } from '../messaging/announce.js';
 import { publishVisitorEvents } from '../livechat/visitor-events.js';
+import { announce } from '../messaging/announce.js';
 import { findSendContexts, type SendResult } from './replies.queries.js';
 import { claimSends, SEND_CLAIM_MARGIN_MS, settleClaims } from './send-claim.js';
 import { nextSendAttempt, SEND_RETRY_DELAYS_SECONDS } from './send-policy.js';
@@ -69,20 +69,25 @@ async function sendOne(
     // a deployment with one provider account. The host is always the operator's.
     outcome = await credentialsOf(ctx.connection_id)
       .then((own) => {
-        const credentials: SendCredentials = { accessToken: integration.accessToken, accountSid: integration.accountSid, ...own, apiBaseUrl: integration.apiBaseUrl };
+        const credentials: SendCredentials = {
+          accessToken: integration.accessToken,
+          accountSid: integration.accountSid,
+          ...own,
+          apiBaseUrl: integration.apiBaseUrl,
+        };
         const replyTo = { subject: subjectOf(ctx.last_inbound_text), messageId: ctx.last_inbound_external_id ?? undefined };
-        return adapter.send!(
-          { accountId: ctx.external_account_id, to: ctx.to!, text: ctx.text, messageId: ctx.id, replyTo },
-          credentials,
-          { timeoutMs: SEND_TIMEOUT_MS, smtp: { allowPrivate: deps.config.allowPrivateSmtp, resolve: deps.resolveHost } },
-        );
+        return adapter.send!({ accountId: ctx.external_account_id, to: ctx.to!, text: ctx.text, messageId: ctx.id, replyTo }, credentials, {
+          timeoutMs: SEND_TIMEOUT_MS,
+          smtp: { allowPrivate: deps.config.allowPrivateSmtp, resolve: deps.resolveHost },
+        });
       })
-      .catch((err: unknown): SendOutcome =>
-        // Credentials that do not open will not open on a retry either: the message fails now
-        // and says what to do; the process and the batch's other replies go on.
-        err instanceof SecretBoxError
-          ? { outcome: 'failed', error: CREDENTIALS_DO_NOT_OPEN }
-          : { outcome: 'retry', error: `send failed: ${(err as Error).message}` },
+      .catch(
+        (err: unknown): SendOutcome =>
+          // Credentials that do not open will not open on a retry either: the message fails now
+          // and says what to do; the process and the batch's other replies go on.
+          err instanceof SecretBoxError
+            ? { outcome: 'failed', error: CREDENTIALS_DO_NOT_OPEN }
+            : { outcome: 'retry', error: `send failed: ${(err as Error).message}` },
       );
   }
   deps.metrics.sends.inc({ integration: ctx.integration_key, outcome: outcome.outcome });
@@ -102,20 +107,35 @@ async function sendOne(
  * the one window in which a reply can go out twice.
  */
 async function sendBatch(deps: Deps, jobs: SendJob[]): Promise<void> {
-  const claim = await claimSends(deps, jobs, { staleAfterMs: SEND_CLAIM_STALE_MS, recheck: (job, at) => enqueueSend(deps.boss, deps.db, job, at) });
+  const claim = await claimSends(deps, jobs, {
+    staleAfterMs: SEND_CLAIM_STALE_MS,
+    recheck: (job, at) => enqueueSend(deps.boss, deps.db, job, at),
+  });
   // One read for the claimed messages; one no longer queued (sent, failed, gone) has no context.
-  const contexts = new Map((await findSendContexts(deps.db, claim.jobs.map((j) => j.messageId))).map((c) => [c.id, c]));
+  const contexts = new Map(
+    (
+      await findSendContexts(
+        deps.db,
+        claim.jobs.map((j) => j.messageId),
+      )
+    ).map((c) => [c.id, c]),
+  );
   const unique = claim.jobs.filter((j) => contexts.has(j.messageId));
   if (unique.length === 0) return;
   // A connection's credentials are opened once per batch, whatever the number of its replies.
   const opened = new Map<number, Promise<Record<string, string> | null>>();
   const credentialsOf = (id: number) => {
     let p = opened.get(id);
-    if (!p) opened.set(id, (p = connectionCredentials(deps, id)));
+    if (!p) {
+      p = connectionCredentials(deps, id);
+      opened.set(id, p);
+    }
     return p;
   };
   const senderOf = sendersWith({ visitors: visitorBus(deps) });
-  const outcomes = await Promise.all(unique.map(async (job) => ({ job, outcome: await sendOne(deps, contexts.get(job.messageId)!, senderOf, credentialsOf) })));
+  const outcomes = await Promise.all(
+    unique.map(async (job) => ({ job, outcome: await sendOne(deps, contexts.get(job.messageId)!, senderOf, credentialsOf) })),
+  );
 
   await deps.db.transaction().execute(async (trx) => {
     const now = deps.now();
@@ -129,13 +149,25 @@ async function sendBatch(deps: Deps, jobs: SendJob[]): Promise<void> {
       const at = outcome.outcome === 'retry' ? nextSendAttempt(job.attempt, now, outcome.retryAfterSeconds) : null;
       if (at) retries.push({ job: { messageId: job.messageId, attempt: job.attempt + 1 }, at });
       else {
-        const error = outcome.outcome === 'retry' ? `gave up after ${SEND_RETRY_DELAYS_SECONDS.length + 1} attempts: ${outcome.error}` : outcome.error;
+        const error =
+          outcome.outcome === 'retry' ? `gave up after ${SEND_RETRY_DELAYS_SECONDS.length + 1} attempts: ${outcome.error}` : outcome.error;
         results.push({ id: job.messageId, status: 'failed', error });
       }
     }
-    const { changed, released } = await settleClaims(trx, claim.token, results, retries.map((r) => r.job.messageId), now);
+    const { changed, released } = await settleClaims(
+      trx,
+      claim.token,
+      results,
+      retries.map((r) => r.job.messageId),
+      now,
+    );
     for (const r of retries) if (released.has(r.job.messageId)) await enqueueSend(deps.boss, trx, r.job, r.at);
-    await announce(deps.boss, trx, changed.map((message) => ({ type: 'message.updated' as const, message })), now);
+    await announce(
+      deps.boss,
+      trx,
+      changed.map((message) => ({ type: 'message.updated' as const, message })),
+      now,
+    );
   });
 }
 
@@ -147,7 +179,16 @@ async function sendBatch(deps: Deps, jobs: SendJob[]): Promise<void> {
  */
 export const sendQueue: QueueDefinition<SendJob> = {
   name: SEND_QUEUE,
-  options: { retryLimit: 12, retryDelay: 1, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, heartbeatSeconds: HEARTBEAT_SECONDS, deleteAfterSeconds: 7 * 24 * 3600, notify: true },
+  options: {
+    retryLimit: 12,
+    retryDelay: 1,
+    retryBackoff: true,
+    retryDelayMax: 300,
+    expireInSeconds: 120,
+    heartbeatSeconds: HEARTBEAT_SECONDS,
+    deleteAfterSeconds: 7 * 24 * 3600,
+    notify: true,
+  },
   worker: {
     // Sends are I/O: batches of 50 sent at once, four batches in flight per worker, fetched
     // as soon as they are queued; retries and the jobs of a worker that died, which no NOTIFY
@@ -156,7 +197,10 @@ export const sendQueue: QueueDefinition<SendJob> = {
     async handle(deps, jobs) {
       // A database error fails the batch so pg-boss retries it; replies whose outcome was
       // recorded are no longer queued and are not sent again.
-      await sendBatch(deps, jobs.map((j) => j.data));
+      await sendBatch(
+        deps,
+        jobs.map((j) => j.data),
+      );
     },
   },
 };

@@ -1,5 +1,5 @@
-import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -41,7 +41,10 @@ export const teamRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
 
   app.get(
     '/',
-    { preValidation: requireAuth(deps), schema: { summary: 'List the workspace’s users', querystring: CursorQuery, response: { 200: CursorPage(TeamUserResource) } } },
+    {
+      preValidation: requireAuth(deps),
+      schema: { summary: 'List the workspace’s users', querystring: CursorQuery, response: { 200: CursorPage(TeamUserResource) } },
+    },
     async (request) => {
       const page = await listUsers(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
       return envelope(request, page.items.map(teamUserResource), page.meta);

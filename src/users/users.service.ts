@@ -1,7 +1,7 @@
-import { Type, type Static } from 'typebox';
 import type { Selectable } from 'kysely';
-import { endSessions } from '../auth/sessions.service.js';
+import { type Static, Type } from 'typebox';
 import { findUser } from '../auth/sessions.queries.js';
+import { endSessions } from '../auth/sessions.service.js';
 import type { UsersTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
@@ -34,7 +34,11 @@ export function teamUserResource(row: Selectable<UsersTable>): TeamUser {
   };
 }
 
-export async function addTeamUser(deps: Deps, workspaceId: number, input: { name: string; email: string; password: string; roles: string[] }) {
+export async function addTeamUser(
+  deps: Deps,
+  workspaceId: number,
+  input: { name: string; email: string; password: string; roles: string[] },
+) {
   const created = await createUser(deps.db, workspaceId, input);
   return teamUserResource((await findUser(deps.db, created.id))!);
 }
@@ -53,7 +57,13 @@ export interface UserPatch {
  * admin cannot deactivate themselves or drop their own admin role, and neither can anyone
  * else take away the last one.
  */
-export async function changeTeamUser(deps: Deps, workspaceId: number, callerUserId: number | null, id: number, patch: UserPatch): Promise<TeamUser> {
+export async function changeTeamUser(
+  deps: Deps,
+  workspaceId: number,
+  callerUserId: number | null,
+  id: number,
+  patch: UserPatch,
+): Promise<TeamUser> {
   return deps.db.transaction().execute(async (trx) => {
     // The admins are locked before the target is read, so two admins changing each other at
     // once cannot both pass the "another admin remains" check below.
@@ -68,7 +78,11 @@ export async function changeTeamUser(deps: Deps, workspaceId: number, callerUser
       }
       if (admins.length === 1) throw errors.validation('the workspace must keep at least one active admin');
     }
-    const row = await updateUser(trx, id, { ...(patch.name !== undefined ? { name: patch.name } : {}), ...(roles ? { roles } : {}), ...(patch.active !== undefined ? { active: patch.active } : {}) });
+    const row = await updateUser(trx, id, {
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(roles ? { roles } : {}),
+      ...(patch.active !== undefined ? { active: patch.active } : {}),
+    });
     if (user.active && patch.active === false) await endSessions(deps, trx, { id, workspaceId }, undefined, 'deactivated');
     return teamUserResource(row);
   });

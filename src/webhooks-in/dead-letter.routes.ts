@@ -1,13 +1,22 @@
-import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
-import { findInboxRow, listAppInbox } from './inbox.queries.js';
-import { INBOX_STATUSES, InboxResource, inboxResource, InboxRowParams, InboxSummary, inboxSummary, RequeueHeaders, RequeueResult } from './inbox.resource.js';
 import { Envelope, StringEnum } from '../http/schemas.js';
+import { findInboxRow, listAppInbox } from './inbox.queries.js';
+import {
+  INBOX_STATUSES,
+  InboxResource,
+  InboxRowParams,
+  InboxSummary,
+  inboxResource,
+  inboxSummary,
+  RequeueHeaders,
+  RequeueResult,
+} from './inbox.resource.js';
 import { requeueDelivery } from './requeue.js';
 
 export const DEAD_LETTER_DEFAULT_LIMIT = 100;
@@ -21,9 +30,11 @@ export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     '/webhook-inbox',
     {
       schema: {
-        summary: 'List the app\'s dead letters',
+        summary: "List the app's dead letters",
         querystring: Type.Object({
-          status: Type.Optional(StringEnum(INBOX_STATUSES, { description: 'default dead_letter; failed and received list rows still in flight' })),
+          status: Type.Optional(
+            StringEnum(INBOX_STATUSES, { description: 'default dead_letter; failed and received list rows still in flight' }),
+          ),
           limit: Type.Optional(Type.String({ description: 'how many rows: default 100' })),
         }),
         response: { 200: Envelope(Type.Array(InboxSummary)) },
@@ -38,16 +49,33 @@ export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     },
   );
 
-  app.get('/webhook-inbox/:id', { schema: { summary: 'Get one delivery with its body', params: InboxRowParams, response: { 200: Envelope(InboxResource) } } }, async (request) => {
-    const { appId } = tenantOf(request);
-    const row = isUuid(request.params.id) ? await findInboxRow(deps.db, request.params.id, appId) : undefined;
-    if (!row) throw errors.notFound('webhook inbox row');
-    return envelope(request, inboxResource(row));
-  });
+  app.get(
+    '/webhook-inbox/:id',
+    { schema: { summary: 'Get one delivery with its body', params: InboxRowParams, response: { 200: Envelope(InboxResource) } } },
+    async (request) => {
+      const { appId } = tenantOf(request);
+      const row = isUuid(request.params.id) ? await findInboxRow(deps.db, request.params.id, appId) : undefined;
+      if (!row) throw errors.notFound('webhook inbox row');
+      return envelope(request, inboxResource(row));
+    },
+  );
 
-  app.post('/webhook-inbox/:id/requeue', { schema: { summary: 'Requeue a failed or dead-lettered delivery', description: 'Puts the row back to `received` with its attempts reset and queues it; answers the status it had before. Another app\'s row → 404.', params: InboxRowParams, headers: RequeueHeaders, response: { 200: Envelope(RequeueResult) } } }, async (request, reply) => {
-    const { appId } = tenantOf(request);
-    const result = await requeueDelivery(deps, { appId }, request.params.id, request.headers['idempotency-key']);
-    return reply.code(200).send(envelope(request, result));
-  });
+  app.post(
+    '/webhook-inbox/:id/requeue',
+    {
+      schema: {
+        summary: 'Requeue a failed or dead-lettered delivery',
+        description:
+          "Puts the row back to `received` with its attempts reset and queues it; answers the status it had before. Another app's row → 404.",
+        params: InboxRowParams,
+        headers: RequeueHeaders,
+        response: { 200: Envelope(RequeueResult) },
+      },
+    },
+    async (request, reply) => {
+      const { appId } = tenantOf(request);
+      const result = await requeueDelivery(deps, { appId }, request.params.id, request.headers['idempotency-key']);
+      return reply.code(200).send(envelope(request, result));
+    },
+  );
 };

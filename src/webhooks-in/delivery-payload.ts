@@ -1,5 +1,5 @@
-import { adapterFor } from '../channels/index.js';
 import { parseBody } from '../channels/channel.js';
+import { adapterFor } from '../channels/index.js';
 import type { InboxRow } from './inbox.queries.js';
 
 /**

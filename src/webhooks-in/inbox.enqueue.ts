@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { jobsIn } from '../jobs/queue.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import { uuid7 } from '../crypto/uuid7.js';
 import type { Executor } from '../db/database.js';
+import { jobsIn } from '../jobs/queue.js';
 
 /** The webhook-retry queue: every accepted delivery's id, and every scheduled retry. */
 export const WEBHOOK_QUEUE = 'webhook-retry';
@@ -50,11 +50,7 @@ export const JOB_DELIVERIES = 500;
  * Job ids are time-ordered (UUIDv7) rather than pg-boss's random default, so the job table's
  * primary key grows at its right edge instead of touching a random index page per job.
  */
-export async function enqueueDeliveries(
-  boss: PgBoss,
-  target: EnqueueTarget,
-  items: { id: string; startAfter?: Date }[],
-): Promise<void> {
+export async function enqueueDeliveries(boss: PgBoss, target: EnqueueTarget, items: { id: string; startAfter?: Date }[]): Promise<void> {
   if (items.length === 0) return;
   const due = new Map<number | undefined, string[]>();
   for (const item of items) {

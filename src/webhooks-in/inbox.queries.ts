@@ -1,10 +1,10 @@
-import { sql, type Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type pg from 'pg';
 import type { VerificationKind } from '../channels/channel.js';
 import type { Executor } from '../db/database.js';
 import { offsetPage } from '../db/pages.js';
-import type { OffsetRequest } from '../http/pagination.js';
 import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
+import type { OffsetRequest } from '../http/pagination.js';
 import { truncate } from '../text/truncate.js';
 
 export type InboxRow = Selectable<WebhookInboxTable>;
@@ -67,7 +67,12 @@ export async function lockPendingRows(db: Executor, ids: string[]): Promise<Inbo
  */
 export async function findStillPending(db: Executor, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await db.selectFrom('webhook_inbox').select('id').where('id', 'in', ids).where('status', 'in', ['received', 'failed']).execute();
+  const rows = await db
+    .selectFrom('webhook_inbox')
+    .select('id')
+    .where('id', 'in', ids)
+    .where('status', 'in', ['received', 'failed'])
+    .execute();
   return rows.map((r) => r.id);
 }
 
@@ -131,8 +136,18 @@ export async function findInboxRow(db: Executor, id: string, appId: string | nul
  * deliveries cheap: no TOASTed text fetched, no JSON parsed.
  */
 const SUMMARY_COLUMNS = [
-  'id', 'integration_key', 'app_id', 'event', 'status', 'attempt_count',
-  'next_retry_at', 'last_error', 'processed_at', 'created_at', 'updated_at', 'verification',
+  'id',
+  'integration_key',
+  'app_id',
+  'event',
+  'status',
+  'attempt_count',
+  'next_retry_at',
+  'last_error',
+  'processed_at',
+  'created_at',
+  'updated_at',
+  'verification',
 ] as const;
 export type InboxSummaryRow = Omit<InboxRow, 'raw_body' | 'payload_json'>;
 

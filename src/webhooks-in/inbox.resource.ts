@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { VERIFICATION_KINDS } from '../channels/channel.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { deliveryPayload } from './delivery-payload.js';
@@ -14,7 +14,10 @@ export const InboxSummary = Type.Object(
     appId: Nullable(Type.String({ description: 'null until the delivery resolves to one app, and when it spans several' })),
     event: Nullable(Type.String()),
     status: StringEnum(INBOX_STATUSES),
-    verification: StringEnum(VERIFICATION_KINDS, { description: 'how the delivery was accepted: signed, by the report secret, correlated with a sent message, or with verification skipped' }),
+    verification: StringEnum(VERIFICATION_KINDS, {
+      description:
+        'how the delivery was accepted: signed, by the report secret, correlated with a sent message, or with verification skipped',
+    }),
     attemptCount: Type.Integer(),
     nextRetryAt: Nullable(Timestamp),
     lastError: Nullable(Type.String()),
@@ -27,7 +30,11 @@ export const InboxSummary = Type.Object(
 
 /** One WebhookInbox row with its body: the raw body verbatim and the parsed payload. */
 export const InboxResource = Type.Object(
-  { ...InboxSummary.properties, rawBody: Type.String(), payloadJson: Type.Unknown({ description: 'the parsed body; null when it does not parse' }) },
+  {
+    ...InboxSummary.properties,
+    rawBody: Type.String(),
+    payloadJson: Type.Unknown({ description: 'the parsed body; null when it does not parse' }),
+  },
   { title: 'WebhookInbox' },
 );
 
@@ -56,9 +63,14 @@ export function inboxResource(row: InboxRow): Static<typeof InboxResource> {
   return { ...inboxSummary(row), rawBody: row.raw_body, payloadJson: deliveryPayload(row) ?? null };
 }
 
-
 /** Path id of a row: a string; anything but a uuid is simply not found (never a 422). */
 export const InboxRowParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'the WebhookInbox row id' }) });
 export const RequeueHeaders = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'a key of the caller\'s choice; clients send one so a retried requeue is recognisable' })),
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: "a key of the caller's choice; clients send one so a retried requeue is recognisable",
+    }),
+  ),
 });

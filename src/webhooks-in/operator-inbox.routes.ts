@@ -1,5 +1,5 @@
-import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { requireOperator } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -8,7 +8,16 @@ import { isUuid } from '../http/ids.js';
 import { parseOffsetQuery } from '../http/pagination.js';
 import { Envelope, OffsetPage, StringEnum } from '../http/schemas.js';
 import { findInboxRow, listAllInbox } from './inbox.queries.js';
-import { INBOX_STATUSES, InboxResource, inboxResource, InboxRowParams, InboxSummary, inboxSummary, RequeueHeaders, RequeueResult } from './inbox.resource.js';
+import {
+  INBOX_STATUSES,
+  InboxResource,
+  InboxRowParams,
+  InboxSummary,
+  inboxResource,
+  inboxSummary,
+  RequeueHeaders,
+  RequeueResult,
+} from './inbox.resource.js';
 import { requeueDelivery } from './requeue.js';
 
 /**
@@ -21,7 +30,7 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       preHandler: requireOperator(deps),
       schema: {
-        summary: 'List every app\'s deliveries',
+        summary: "List every app's deliveries",
         querystring: Type.Object({
           page: Type.Optional(Type.String({ description: 'the page, 1-based (absent or < 1 → 1)' })),
           limit: Type.Optional(Type.String({ description: 'page size: default 50, clamped into [1, 200]' })),
@@ -39,15 +48,31 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     },
   );
 
-  app.get('/webhook-inbox/:id', { preHandler: requireOperator(deps), schema: { summary: 'Get any delivery with its body', params: InboxRowParams, response: { 200: Envelope(InboxResource) } } }, async (request) => {
-    const row = isUuid(request.params.id) ? await findInboxRow(deps.db, request.params.id, null) : undefined;
-    if (!row) throw errors.notFound('webhook inbox row');
-    return envelope(request, inboxResource(row));
-  });
+  app.get(
+    '/webhook-inbox/:id',
+    {
+      preHandler: requireOperator(deps),
+      schema: { summary: 'Get any delivery with its body', params: InboxRowParams, response: { 200: Envelope(InboxResource) } },
+    },
+    async (request) => {
+      const row = isUuid(request.params.id) ? await findInboxRow(deps.db, request.params.id, null) : undefined;
+      if (!row) throw errors.notFound('webhook inbox row');
+      return envelope(request, inboxResource(row));
+    },
+  );
 
   app.post(
     '/webhook-inbox/:id/requeue',
-    { preHandler: requireOperator(deps), schema: { summary: 'Requeue any failed or dead-lettered delivery', description: 'Operator requeue of any app\'s row (unattributed rows included); answers the status it had before.', params: InboxRowParams, headers: RequeueHeaders, response: { 200: Envelope(RequeueResult) } } },
+    {
+      preHandler: requireOperator(deps),
+      schema: {
+        summary: 'Requeue any failed or dead-lettered delivery',
+        description: "Operator requeue of any app's row (unattributed rows included); answers the status it had before.",
+        params: InboxRowParams,
+        headers: RequeueHeaders,
+        response: { 200: Envelope(RequeueResult) },
+      },
+    },
     async (request, reply) => {
       const result = await requeueDelivery(deps, { operator: true }, request.params.id, request.headers['idempotency-key']);
       return reply.code(200).send(envelope(request, result));

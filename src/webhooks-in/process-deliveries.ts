@@ -1,15 +1,23 @@
-import type { Deps } from '../deps.js';
-import type { Executor } from '../db/database.js';
-import { applyDeliveries, type DeliveryEvents } from '../messaging/apply-events.js';
-import { adapterFor } from '../channels/index.js';
 import { NormaliseError } from '../channels/channel.js';
-import { deliveryPayload } from './delivery-payload.js';
+import { adapterFor } from '../channels/index.js';
+import type { Executor } from '../db/database.js';
+import type { Deps } from '../deps.js';
+import { afterFailedAttempt } from '../jobs/retry-policy.js';
+import { applyDeliveries, type DeliveryEvents } from '../messaging/apply-events.js';
 import type { OutboundEvent } from '../messaging/events.js';
 import { writeOutbox } from '../webhooks-out/outbox.js';
-import { inboxSummary } from './inbox.resource.js';
-import { findStillPending, lockPendingRows, markFailed, markProcessed, type DeadLettered, type FailedUpdate, type InboxRow } from './inbox.queries.js';
+import { deliveryPayload } from './delivery-payload.js';
 import { enqueueDeliveries } from './inbox.enqueue.js';
-import { afterFailedAttempt } from '../jobs/retry-policy.js';
+import {
+  type DeadLettered,
+  type FailedUpdate,
+  findStillPending,
+  type InboxRow,
+  lockPendingRows,
+  markFailed,
+  markProcessed,
+} from './inbox.queries.js';
+import { inboxSummary } from './inbox.resource.js';
 
 export interface BatchOutcome {
   processed: number;
@@ -29,7 +37,13 @@ function normaliseRow(row: InboxRow): { events: DeliveryEvents } | { error: stri
     return { error: 'the delivery body is not valid JSON (or not in a format this integration reads), so it has no events' };
   }
   try {
-    return { events: { deliveryId: row.id, integrationKey: row.integration_key, events: adapter.normalise(payload, { verification: row.verification }) } };
+    return {
+      events: {
+        deliveryId: row.id,
+        integrationKey: row.integration_key,
+        events: adapter.normalise(payload, { verification: row.verification }),
+      },
+    };
   } catch (err) {
     const reason = err instanceof NormaliseError ? err.message : `normaliser failed: ${(err as Error).message}`;
     return { error: `cannot read ${row.integration_key} payload: ${reason}` };
@@ -45,7 +59,9 @@ function failure(row: InboxRow, appId: string | null, error: string, now: Date):
 
 /** `webhook_inbox.dead_lettered` for rows of a known app: the customer learns of a delivery given up on. */
 function deadLetterEvents(rows: DeadLettered[]): OutboundEvent[] {
-  return rows.flatMap((r) => (r.workspace_id === null ? [] : [{ type: 'webhook_inbox.dead_lettered' as const, workspaceId: r.workspace_id, data: inboxSummary(r) }]));
+  return rows.flatMap((r) =>
+    r.workspace_id === null ? [] : [{ type: 'webhook_inbox.dead_lettered' as const, workspaceId: r.workspace_id, data: inboxSummary(r) }],
+  );
 }
 
 /** When a row another attempt holds is looked at again. */
@@ -61,16 +77,27 @@ export const RECHECK_LOCKED_SECONDS = 15;
  */
 async function recheckLocked(deps: Deps, trx: Executor, wanted: string[], locked: InboxRow[]): Promise<void> {
   const taken = new Set(locked.map((r) => r.id));
-  const held = await findStillPending(trx, wanted.filter((id) => !taken.has(id)));
+  const held = await findStillPending(
+    trx,
+    wanted.filter((id) => !taken.has(id)),
+  );
   if (held.length === 0) return;
   deps.log.info({ deliveries: held.length }, 'deliveries held by another attempt; looking at them again later');
   const at = new Date(deps.now().getTime() + RECHECK_LOCKED_SECONDS * 1000);
-  await enqueueDeliveries(deps.boss, { trx }, held.map((id) => ({ id, startAfter: at })));
+  await enqueueDeliveries(
+    deps.boss,
+    { trx },
+    held.map((id) => ({ id, startAfter: at })),
+  );
 }
 
 async function scheduleRetries(deps: Deps, trx: Executor, failed: FailedUpdate[]): Promise<void> {
   const retries = failed.filter((f) => f.status === 'failed');
-  await enqueueDeliveries(deps.boss, { trx }, retries.map((f) => ({ id: f.id, startAfter: f.nextRetryAt! })));
+  await enqueueDeliveries(
+    deps.boss,
+    { trx },
+    retries.map((f) => ({ id: f.id, startAfter: f.nextRetryAt! })),
+  );
 }
 
 /**
@@ -117,7 +144,12 @@ async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome>
       if ('error' in result) failed.push(failure(row, row.app_id, result.error, now));
       else readable.push({ row, events: result.events });
     }
-    const resolutions = await applyDeliveries(deps.boss, trx, readable.map((r) => r.events), now);
+    const resolutions = await applyDeliveries(
+      deps.boss,
+      trx,
+      readable.map((r) => r.events),
+      now,
+    );
     const processed: { id: string; appId: string | null }[] = [];
     const receivedAt: Date[] = [];
     for (const { row } of readable) {
@@ -156,6 +188,12 @@ async function failAlone(deps: Deps, id: string, err: unknown): Promise<BatchOut
     const dead = await markFailed(trx, [f], now);
     await scheduleRetries(deps, trx, [f]);
     await writeOutbox(deps.boss, trx, deadLetterEvents(dead), now);
-    return { processed: 0, receivedAt: [], failed: f.status === 'failed' ? 1 : 0, deadLettered: f.status === 'dead_letter' ? 1 : 0, skipped: 0 };
+    return {
+      processed: 0,
+      receivedAt: [],
+      failed: f.status === 'failed' ? 1 : 0,
+      deadLettered: f.status === 'dead_letter' ? 1 : 0,
+      skipped: 0,
+    };
   });
 }

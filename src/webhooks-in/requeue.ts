@@ -3,8 +3,8 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
 import { withIdempotency } from '../idempotency/with-idempotency.js';
-import { lockRowForRequeue, resetForRequeue } from './inbox.queries.js';
 import { enqueueDeliveries } from './inbox.enqueue.js';
+import { lockRowForRequeue, resetForRequeue } from './inbox.queries.js';
 
 /**
  * Idempotency keys are stored per `app_id` (NOT NULL, part of the key). The operator acts for

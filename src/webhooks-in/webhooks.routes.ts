@@ -1,17 +1,23 @@
-import { uuid7 } from '../crypto/uuid7.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Deps } from '../deps.js';
-import { errors } from '../http/errors.js';
-import { acceptRawBodies, rawBodyFrom, type RawBody } from '../http/raw-body.js';
-import { findOutboundByExternalId } from '../messaging/messaging.queries.js';
 import { firstHeader, parseBody, type Query, type Verification, type VerifyContext, type WebhookAdapter } from '../channels/channel.js';
 import { adapterFor } from '../channels/index.js';
+import { uuid7 } from '../crypto/uuid7.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
+import { acceptRawBodies, type RawBody, rawBodyFrom } from '../http/raw-body.js';
+import { findOutboundByExternalId } from '../messaging/messaging.queries.js';
 import type { InboxWriter } from './inbox-writer.js';
 
 /** Headers INBOX_LOG_WEBHOOKS reads the signing header from, in order (SPEC §5.3). */
-const LOGGED_SIGNATURE_HEADERS = ['x-hub-signature-256', 'x-service-signature', 'x-gatewayone-signature', 'x-webhook-signature', 'x-signature'];
+const LOGGED_SIGNATURE_HEADERS = [
+  'x-hub-signature-256',
+  'x-service-signature',
+  'x-gatewayone-signature',
+  'x-webhook-signature',
+  'x-signature',
+];
 /**
  * Integrations whose "signature" header is the shared secret itself (the e-mail adapter's
  * `x-vendor-auth`/`x-service-signature`): logging it would hand out the credential, so only
@@ -27,8 +33,13 @@ function loggedSignature(key: string, headers: FastifyRequest['headers']): strin
 /** Integrations that can never be accepted, whatever the flags say (SPEC §5.2 rule 7). */
 const NEVER_ACCEPTED = new Set(['livechat', 'ai']);
 
-const Params = Type.Object({ integrationKey: Type.String({ description: 'the integration key configured in the provider\'s dashboard (whatsapp, sms, …)' }) });
-const Queued = Type.Object({ status: Type.Literal('queued') }, { title: 'Queued', description: 'stored and queued; the provider may forget it' });
+const Params = Type.Object({
+  integrationKey: Type.String({ description: "the integration key configured in the provider's dashboard (whatsapp, sms, …)" }),
+});
+const Queued = Type.Object(
+  { status: Type.Literal('queued') },
+  { title: 'Queued', description: 'stored and queued; the provider may forget it' },
+);
 const ingestSchema = {
   summary: 'Receive a provider delivery',
   params: Params,
@@ -75,10 +86,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
     const body = rawBodyFrom(request);
     const rawBody = body.text;
     if (deps.config.logWebhooks) {
-      request.log.info(
-        { integrationKey: key, signature: loggedSignature(key, request.headers), rawBody },
-        'inbound webhook',
-      );
+      request.log.info({ integrationKey: key, signature: loggedSignature(key, request.headers), rawBody }, 'inbound webhook');
     }
     const verification = await verify(deps, adapter, body, request, ctx);
     if (!verification.ok) {
@@ -101,13 +109,27 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
     return reply.code(200).send({ status: 'queued' });
   };
 
-  app.post('/email', { schema: { summary: 'Receive an e-mail provider delivery', response: ingestSchema.response, description: 'Alias of POST /webhooks/email as an integration key (SPEC §4.2).' } }, (request, reply) =>
-    ingest(request, reply, 'email'),
+  app.post(
+    '/email',
+    {
+      schema: {
+        summary: 'Receive an e-mail provider delivery',
+        response: ingestSchema.response,
+        description: 'Alias of POST /webhooks/email as an integration key (SPEC §4.2).',
+      },
+    },
+    (request, reply) => ingest(request, reply, 'email'),
   );
   app.post('/:integrationKey', { schema: ingestSchema }, (request, reply) => ingest(request, reply, request.params.integrationKey));
 };
 
-async function verify(deps: Deps, adapter: WebhookAdapter, body: RawBody, request: FastifyRequest, ctx: VerifyContext): Promise<Verification> {
+async function verify(
+  deps: Deps,
+  adapter: WebhookAdapter,
+  body: RawBody,
+  request: FastifyRequest,
+  ctx: VerifyContext,
+): Promise<Verification> {
   const key = adapter.key;
   const cfg = deps.config.integrations[key] ?? {};
   if (NEVER_ACCEPTED.has(key)) return { ok: false };

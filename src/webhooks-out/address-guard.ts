@@ -62,7 +62,11 @@ export class RefusedAddressError extends Error {
  * Connect to the address returned, never to the name again, so a rebinding name cannot swap
  * in another address between the check and the connection.
  */
-export async function checkedAddress(resolve: ResolveHost, host: string, allowPrivate: boolean): Promise<{ address: string; family: number }> {
+export async function checkedAddress(
+  resolve: ResolveHost,
+  host: string,
+  allowPrivate: boolean,
+): Promise<{ address: string; family: number }> {
   const literal = host.replace(/^\[|\]$/g, '');
   const family = isIP(literal);
   const addresses = family !== 0 ? [{ address: literal, family }] : await resolve(host);
@@ -82,11 +86,11 @@ export async function checkedAddress(resolve: ResolveHost, host: string, allowPr
  */
 export function guardedLookup(resolve: ResolveHost, allowPrivate: boolean): LookupFunction {
   return (hostname, options, callback) => {
-    checkedAddress(resolve, hostname, allowPrivate).then(
-      (chosen) => {
+    checkedAddress(resolve, hostname, allowPrivate)
+      .then((chosen) => {
         if (options.all) (callback as (err: null, addresses: { address: string; family: number }[]) => void)(null, [chosen]);
         else callback(null, chosen.address, chosen.family);
-      },
-    ).catch((err: NodeJS.ErrnoException) => callback(err, '', 0));
+      })
+      .catch((err: NodeJS.ErrnoException) => callback(err, '', 0));
   };
 }

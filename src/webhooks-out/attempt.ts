@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { truncate } from '../text/truncate.js';
-import { describeRefusal, guardedLookup, ipLiteral, refusedRange, type ResolveHost } from './address-guard.js';
+import { describeRefusal, guardedLookup, ipLiteral, type ResolveHost, refusedRange } from './address-guard.js';
 
 /** A receiver that has not answered within this long has failed the attempt (DESIGN). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -24,9 +24,7 @@ export interface AttemptResult {
 export class WebhookSender {
   private readonly agent: Agent;
 
-  constructor(
-    private readonly options: { allowPrivate: boolean; resolve: ResolveHost; userAgent: string; timeoutMs?: number },
-  ) {
+  constructor(private readonly options: { allowPrivate: boolean; resolve: ResolveHost; userAgent: string; timeoutMs?: number }) {
     this.agent = new Agent({
       connect: { lookup: guardedLookup(options.resolve, options.allowPrivate), timeout: options.timeoutMs ?? ATTEMPT_TIMEOUT_MS },
       keepAliveTimeout: 4_000,
@@ -50,7 +48,8 @@ export class WebhookSender {
     // A literal address is never looked up, so the guard checks it here.
     const literal = ipLiteral(target);
     const range = literal && !this.options.allowPrivate ? refusedRange(literal) : undefined;
-    if (literal && range) return { statusCode: null, durationMs: 0, error: `refused: ${describeRefusal(literal, literal, range)}`, outcome: 'failed' };
+    if (literal && range)
+      return { statusCode: null, durationMs: 0, error: `refused: ${describeRefusal(literal, literal, range)}`, outcome: 'failed' };
 
     try {
       const res = await request(target, {
@@ -68,7 +67,8 @@ export class WebhookSender {
         return { statusCode: status, durationMs: elapsed(), error: null, outcome: 'succeeded' };
       }
       const excerpt = await readExcerpt(res.body);
-      const redirect = status >= 300 && status < 400 ? ` (a redirect to ${truncate(String(res.headers.location ?? ''), 200)}, not followed)` : '';
+      const redirect =
+        status >= 300 && status < 400 ? ` (a redirect to ${truncate(String(res.headers.location ?? ''), 200)}, not followed)` : '';
       return {
         statusCode: status,
         durationMs: elapsed(),
@@ -105,7 +105,12 @@ async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): void }): P
 
 function describeError(err: unknown, timeoutMs: number): string {
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (
+    e.name === 'TimeoutError' ||
+    e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    e.code === 'UND_ERR_BODY_TIMEOUT' ||
+    e.code === 'UND_ERR_CONNECT_TIMEOUT'
+  ) {
     return `no answer within ${timeoutMs / 1000} s`;
   }
   if (e.code === 'ERR_REFUSED_ADDRESS') return e.message ?? 'refused address';

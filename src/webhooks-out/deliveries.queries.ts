@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { keysetPage, type SortKey } from '../db/pages.js';
 import type { OutboundDeliveryStatus, WebhookAttemptsTable } from '../db/types.js';
@@ -73,7 +73,13 @@ export async function findDelivery(db: Executor, workspaceId: number, id: number
 /** Every attempt of these deliveries, oldest first. */
 export async function listAttempts(db: Executor, deliveryIds: number[]): Promise<Selectable<WebhookAttemptsTable>[]> {
   if (deliveryIds.length === 0) return [];
-  return db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', deliveryIds).orderBy('delivery_id').orderBy('id').execute();
+  return db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('delivery_id', 'in', deliveryIds)
+    .orderBy('delivery_id')
+    .orderBy('id')
+    .execute();
 }
 
 /**
@@ -144,7 +150,13 @@ export interface DeliverySettlement {
  */
 export async function recordAttempts(db: Executor, attempts: AttemptRecord[], rows: DeliverySettlement[], at: Date) {
   if (rows.length === 0 && attempts.length === 0) return [];
-  const { rows: changed } = await sql<{ id: number; endpoint_id: number; status: OutboundDeliveryStatus; job_id: string | null; next_attempt_at: Date | null }>`
+  const { rows: changed } = await sql<{
+    id: number;
+    endpoint_id: number;
+    status: OutboundDeliveryStatus;
+    job_id: string | null;
+    next_attempt_at: Date | null;
+  }>`
     WITH attempts AS (
       INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error)
       SELECT * FROM unnest(${attempts.map((a) => a.deliveryId)}::bigint[], ${attempts.map((a) => a.attemptedAt)}::timestamptz[],

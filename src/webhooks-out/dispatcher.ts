@@ -8,11 +8,11 @@ import { HEARTBEAT_SECONDS, jobsIn } from '../jobs/queue.js';
 import { afterFailedAttempt } from '../jobs/retry-policy.js';
 import { packageVersion } from '../version.js';
 import { systemResolve } from './address-guard.js';
-import { WebhookSender, type AttemptResult } from './attempt.js';
-import { findDispatchContexts, recordAttempts, type AttemptRecord, type DeliverySettlement } from './deliveries.queries.js';
+import { type AttemptResult, WebhookSender } from './attempt.js';
+import { type AttemptRecord, type DeliverySettlement, findDispatchContexts, recordAttempts } from './deliveries.queries.js';
 import { signingSecrets } from './endpoint-secrets.js';
 import { clearFailureStreaks, disableEndpoints, endpointIdsOf, endpointWorkspaces, startFailureStreaks } from './endpoints.queries.js';
-import { enqueueAttempts, JOB_DELIVERIES, OUTBOUND_CHANNEL, OUTBOUND_QUEUE, type AttemptJob } from './outbound.queue.js';
+import { type AttemptJob, enqueueAttempts, JOB_DELIVERIES, OUTBOUND_CHANNEL, OUTBOUND_QUEUE } from './outbound.queue.js';
 import { webhookHeaders } from './signing.js';
 
 /** At most this many deliveries of one endpoint are in flight, across every worker process (DESIGN). */
@@ -98,7 +98,10 @@ export class Dispatcher {
       userAgent: this.userAgent,
     });
     // Whatever was notified while the listener was down is looked for when it is back.
-    this.listener = new PgListener(deps, OUTBOUND_CHANNEL, 'inbox-webhooks-out', { notification: () => this.poke(), connected: () => this.poke() });
+    this.listener = new PgListener(deps, OUTBOUND_CHANNEL, 'inbox-webhooks-out', {
+      notification: () => this.poke(),
+      connected: () => this.poke(),
+    });
   }
 
   start(): void {
@@ -107,7 +110,10 @@ export class Dispatcher {
     // A job whose heartbeat stops (its process died) goes back to the queue within seconds.
     this.heartbeat = setInterval(() => {
       const jobs = [...this.held].map((h) => ({ id: h.job.id, retryCount: h.job.retryCount }));
-      if (jobs.length > 0) this.deps.boss.touch(OUTBOUND_QUEUE, jobs).catch((err: unknown) => this.deps.log.warn({ err }, 'outbound webhooks: heartbeat failed'));
+      if (jobs.length > 0)
+        this.deps.boss
+          .touch(OUTBOUND_QUEUE, jobs)
+          .catch((err: unknown) => this.deps.log.warn({ err }, 'outbound webhooks: heartbeat failed'));
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
   }
@@ -149,7 +155,10 @@ export class Dispatcher {
             groupConcurrency: 1,
             ...(ignoreGroups.length > 0 ? { ignoreGroups } : {}),
           });
-          owners = await endpointWorkspaces(this.deps.db, jobs.map((j) => Number(j.groupId)));
+          owners = await endpointWorkspaces(
+            this.deps.db,
+            jobs.map((j) => Number(j.groupId)),
+          );
         } catch (err) {
           // A job fetched and not started expires and comes back.
           jobs = [];
@@ -205,7 +214,7 @@ export class Dispatcher {
       while (next < ids.length) {
         const ctx = contexts.get(ids[next++]!);
         const at = this.deps.now();
-        if (!ctx || ctx.status !== 'pending' || ctx.job_id !== job.id) {
+        if (ctx?.status !== 'pending' || ctx.job_id !== job.id) {
           this.record({ kind: 'stale', held });
           continue;
         }
@@ -219,7 +228,14 @@ export class Dispatcher {
           continue;
         }
         const headers = webhookHeaders(
-          { scheme: ctx.signature_scheme, secrets, deliveryId: ctx.id, eventType: ctx.event_type, timestamp: Math.floor(at.getTime() / 1000), body: ctx.body },
+          {
+            scheme: ctx.signature_scheme,
+            secrets,
+            deliveryId: ctx.id,
+            eventType: ctx.event_type,
+            timestamp: Math.floor(at.getTime() / 1000),
+            body: ctx.body,
+          },
           this.userAgent,
         );
         const attempt = await this.sender.post(ctx.url, headers, ctx.body);
@@ -286,7 +302,10 @@ export class Dispatcher {
     const retryJobId = (endpointId: number, at: Date) => {
       const key = `${endpointId}|${at.getTime()}`;
       let job = retryJobs.get(key);
-      if (!job || job.size >= JOB_DELIVERIES) retryJobs.set(key, (job = { id: randomUUID(), size: 0 }));
+      if (!job || job.size >= JOB_DELIVERIES) {
+        job = { id: randomUUID(), size: 0 };
+        retryJobs.set(key, job);
+      }
       job.size++;
       return job.id;
     };
@@ -305,29 +324,69 @@ export class Dispatcher {
       if (r.kind === 'unsealable') {
         unsealable.add(ctx.endpoint_id);
         attempts.push({ deliveryId: ctx.id, attemptedAt: r.at, statusCode: null, durationMs: 0, error: `not sent: ${SECRET_REASON}` });
-        settlements.push({ id: ctx.id, jobId: r.held.job.id, status: 'failed', attemptCount: ctx.attempt_count, nextJobId: null, nextAttemptAt: null });
+        settlements.push({
+          id: ctx.id,
+          jobId: r.held.job.id,
+          status: 'failed',
+          attemptCount: ctx.attempt_count,
+          nextJobId: null,
+          nextAttemptAt: null,
+        });
         outcomes.push('failed');
         continue;
       }
       if (r.kind === 'disabled') {
-        attempts.push({ deliveryId: ctx.id, attemptedAt: r.at, statusCode: null, durationMs: 0, error: `not sent: the endpoint is disabled${ctx.disabled_reason ? ` (${ctx.disabled_reason})` : ''}` });
-        settlements.push({ id: ctx.id, jobId: r.held.job.id, status: 'failed', attemptCount: ctx.attempt_count, nextJobId: null, nextAttemptAt: null });
+        attempts.push({
+          deliveryId: ctx.id,
+          attemptedAt: r.at,
+          statusCode: null,
+          durationMs: 0,
+          error: `not sent: the endpoint is disabled${ctx.disabled_reason ? ` (${ctx.disabled_reason})` : ''}`,
+        });
+        settlements.push({
+          id: ctx.id,
+          jobId: r.held.job.id,
+          status: 'failed',
+          attemptCount: ctx.attempt_count,
+          nextJobId: null,
+          nextAttemptAt: null,
+        });
         outcomes.push('failed');
         continue;
       }
       const { attempt } = r;
-      attempts.push({ deliveryId: ctx.id, attemptedAt: r.at, statusCode: attempt.statusCode, durationMs: attempt.durationMs, error: attempt.error });
+      attempts.push({
+        deliveryId: ctx.id,
+        attemptedAt: r.at,
+        statusCode: attempt.statusCode,
+        durationMs: attempt.durationMs,
+        error: attempt.error,
+      });
       const count = ctx.attempt_count + 1;
       if (attempt.outcome === 'succeeded') {
         succeeded.add(ctx.endpoint_id);
-        settlements.push({ id: ctx.id, jobId: r.held.job.id, status: 'succeeded', attemptCount: count, nextJobId: null, nextAttemptAt: null });
+        settlements.push({
+          id: ctx.id,
+          jobId: r.held.job.id,
+          status: 'succeeded',
+          attemptCount: count,
+          nextJobId: null,
+          nextAttemptAt: null,
+        });
         outcomes.push('succeeded');
         continue;
       }
       failing.add(ctx.endpoint_id);
       if (attempt.outcome === 'gone') gone.add(ctx.endpoint_id);
       const next = attempt.outcome === 'gone' ? null : afterFailedAttempt(count, now).nextRetryAt;
-      settlements.push({ id: ctx.id, jobId: r.held.job.id, status: next ? 'pending' : 'failed', attemptCount: count, nextJobId: next ? retryJobId(ctx.endpoint_id, next) : null, nextAttemptAt: next });
+      settlements.push({
+        id: ctx.id,
+        jobId: r.held.job.id,
+        status: next ? 'pending' : 'failed',
+        attemptCount: count,
+        nextJobId: next ? retryJobId(ctx.endpoint_id, next) : null,
+        nextAttemptAt: next,
+      });
       outcomes.push(next ? 'retry' : 'failed');
     }
 
@@ -344,14 +403,26 @@ export class Dispatcher {
       await enqueueAttempts(
         this.deps.boss,
         trx,
-        changed.filter((d) => d.status === 'pending').map((d) => ({ deliveryId: d.id, endpointId: d.endpoint_id, jobId: d.job_id!, startAfter: d.next_attempt_at! })),
+        changed
+          .filter((d) => d.status === 'pending')
+          .map((d) => ({ deliveryId: d.id, endpointId: d.endpoint_id, jobId: d.job_id!, startAfter: d.next_attempt_at! })),
       );
       await startFailureStreaks(trx, starting, now);
       await clearFailureStreaks(trx, ending);
-      const off = gone.size > 0 || stale.length > 0 ? await disableEndpoints(trx, [...gone], GONE_REASON, stale, staleBefore, FAILING_REASON, now) : [];
-      if (unsealable.size > 0) off.push(...(await disableEndpoints(trx, [...unsealable], SECRET_REASON, [], staleBefore, FAILING_REASON, now)));
+      const off =
+        gone.size > 0 || stale.length > 0
+          ? await disableEndpoints(trx, [...gone], GONE_REASON, stale, staleBefore, FAILING_REASON, now)
+          : [];
+      if (unsealable.size > 0)
+        off.push(...(await disableEndpoints(trx, [...unsealable], SECRET_REASON, [], staleBefore, FAILING_REASON, now)));
       // Fenced by the attempt fetched: a job that expired and was claimed again is not ours to complete.
-      if (done.length > 0) await this.deps.boss.complete(OUTBOUND_QUEUE, done.map((h) => ({ id: h.job.id, retryCount: h.job.retryCount })), null, { db: jobsIn(trx) });
+      if (done.length > 0)
+        await this.deps.boss.complete(
+          OUTBOUND_QUEUE,
+          done.map((h) => ({ id: h.job.id, retryCount: h.job.retryCount })),
+          null,
+          { db: jobsIn(trx) },
+        );
       return off;
     });
     for (const [h, n] of counts) h.committed += n;
@@ -360,8 +431,13 @@ export class Dispatcher {
     for (const id of ending) this.streaking.set(id, false);
     for (const o of outcomes) this.deps.metrics.outboundDeliveries.inc({ outcome: o });
     for (const e of disabled) {
-      this.deps.metrics.endpointsDisabled.inc({ reason: e.disabled_reason === GONE_REASON ? 'gone' : e.disabled_reason === SECRET_REASON ? 'secret' : 'failing' });
-      this.deps.log.warn({ endpointId: e.id, workspaceId: e.workspace_id, reason: e.disabled_reason }, 'outbound webhook endpoint disabled');
+      this.deps.metrics.endpointsDisabled.inc({
+        reason: e.disabled_reason === GONE_REASON ? 'gone' : e.disabled_reason === SECRET_REASON ? 'secret' : 'failing',
+      });
+      this.deps.log.warn(
+        { endpointId: e.id, workspaceId: e.workspace_id, reason: e.disabled_reason },
+        'outbound webhook endpoint disabled',
+      );
     }
     return done.length;
   }

@@ -1,4 +1,4 @@
-import { open, seal, SecretBoxError } from '../crypto/secret-box.js';
+import { open, SecretBoxError, seal } from '../crypto/secret-box.js';
 
 /**
  * Endpoint signing secrets at rest: sealed under INBOX_SECRET_KEY like connection

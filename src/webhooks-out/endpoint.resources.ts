@@ -1,5 +1,5 @@
-import { Type, type Static } from 'typebox';
 import type { Selectable } from 'kysely';
+import { type Static, Type } from 'typebox';
 import type { WebhookAttemptsTable } from '../db/types.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { SUBSCRIBABLE_EVENT_TYPES } from '../messaging/events.js';
@@ -51,7 +51,9 @@ export const EndpointCreate = Type.Object(
     events: Type.Optional(EventFilter),
     enabled: Type.Optional(Type.Boolean()),
     signatureScheme: Type.Optional(StringEnum(SIGNATURE_SCHEMES)),
-    secret: Type.Optional(Type.String({ maxLength: 100, description: 'bring your own secret: whsec_ and base64 of 24 to 64 bytes; generated when absent' })),
+    secret: Type.Optional(
+      Type.String({ maxLength: 100, description: 'bring your own secret: whsec_ and base64 of 24 to 64 bytes; generated when absent' }),
+    ),
   },
   {},
 );

@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { EndpointScheme, WebhookEndpointsTable } from '../db/types.js';
@@ -54,7 +54,13 @@ export interface EndpointPatch {
  * Changes an endpoint. Enabling it clears why it was disabled and its failure streak, so the
  * 5-day rule counts afresh; disabling it by hand leaves no reason.
  */
-export async function updateEndpoint(db: Executor, workspaceId: number, id: number, patch: EndpointPatch, at: Date): Promise<EndpointRow | undefined> {
+export async function updateEndpoint(
+  db: Executor,
+  workspaceId: number,
+  id: number,
+  patch: EndpointPatch,
+  at: Date,
+): Promise<EndpointRow | undefined> {
   let q = db.updateTable('webhook_endpoints').set({ updated_at: at }).where('workspace_id', '=', workspaceId).where('id', '=', id);
   if (patch.url !== undefined) q = q.set({ url: patch.url });
   if (patch.description !== undefined) q = q.set({ description: patch.description });
@@ -78,7 +84,12 @@ export async function replaceSecret(
 ): Promise<EndpointRow> {
   return db
     .updateTable('webhook_endpoints')
-    .set({ secret_sealed: secrets.sealed, previous_secret_sealed: secrets.previousSealed, previous_secret_expires_at: secrets.previousExpiresAt, updated_at: at })
+    .set({
+      secret_sealed: secrets.sealed,
+      previous_secret_sealed: secrets.previousSealed,
+      previous_secret_expires_at: secrets.previousExpiresAt,
+      updated_at: at,
+    })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -136,14 +147,19 @@ export async function disableEndpoints(
  */
 export async function countEndpointsLocked(db: Executor, workspaceId: number): Promise<number> {
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`inbox:endpoints:${workspaceId}`}, 0))`.execute(db);
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = ${workspaceId}`.execute(db);
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = ${workspaceId}`.execute(
+    db,
+  );
   return rows[0]!.n;
 }
 
 /** The workspace of each of these endpoints (a deleted one is absent). */
 export async function endpointWorkspaces(db: Executor, ids: number[]): Promise<Map<number, number>> {
   if (ids.length === 0) return new Map();
-  const { rows } = await sql<{ id: number; workspace_id: number }>`SELECT id, workspace_id FROM webhook_endpoints WHERE id = ANY(${ids}::bigint[])`.execute(db);
+  const { rows } = await sql<{
+    id: number;
+    workspace_id: number;
+  }>`SELECT id, workspace_id FROM webhook_endpoints WHERE id = ANY(${ids}::bigint[])`.execute(db);
   return new Map(rows.map((r) => [Number(r.id), r.workspace_id]));
 }
 

@@ -1,13 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../deps.js';
 import type { Executor } from '../db/database.js';
+import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { describeRefusal, ipLiteral, refusedRange } from './address-guard.js';
 import { findDelivery, listAttempts, restartDelivery } from './deliveries.queries.js';
-import { sealSecret } from './endpoint-secrets.js';
 import { deliveryResource, endpointResource } from './endpoint.resources.js';
-import { countEndpointsLocked, findEndpoint, insertEndpoint, nextEndpointId, replaceSecret, type EndpointPatch, type EndpointRow } from './endpoints.queries.js';
+import { sealSecret } from './endpoint-secrets.js';
+import {
+  countEndpointsLocked,
+  type EndpointPatch,
+  type EndpointRow,
+  findEndpoint,
+  insertEndpoint,
+  nextEndpointId,
+  replaceSecret,
+} from './endpoints.queries.js';
 import { enqueueAttempts } from './outbound.queue.js';
 import { deliverEvents } from './outbox.js';
 import { generateSecret, isValidSecret } from './signing.js';
@@ -20,7 +28,12 @@ export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
  * `test` and `redeliver` each queue an attempt at the tenant's word: together at most 60 a
  * minute per workspace, counted in Postgres so the limit holds across api processes.
  */
-export const ENDPOINT_ACTIONS_LIMIT: RateLimit = { name: 'webhook-actions', what: 'webhook test and redeliver calls', limit: 60, windowMs: 60_000 };
+export const ENDPOINT_ACTIONS_LIMIT: RateLimit = {
+  name: 'webhook-actions',
+  what: 'webhook test and redeliver calls',
+  limit: 60,
+  windowMs: 60_000,
+};
 
 /**
  * Checks a URL before it is stored: http(s), no credentials in it, and — unless private
@@ -53,7 +66,8 @@ export interface NewEndpointInput {
 
 export async function createEndpoint(deps: Deps, workspaceId: number, input: NewEndpointInput) {
   const url = checkEndpointUrl(input.url, deps.config.allowPrivateWebhookUrls);
-  if (input.secret !== undefined && !isValidSecret(input.secret)) throw errors.validation('secret: expected whsec_ followed by base64 of 24 to 64 bytes');
+  if (input.secret !== undefined && !isValidSecret(input.secret))
+    throw errors.validation('secret: expected whsec_ followed by base64 of 24 to 64 bytes');
   const secret = input.secret ?? generateSecret();
   const row = await deps.db.transaction().execute(async (trx) => {
     const max = deps.config.maxWebhookEndpoints;
@@ -121,7 +135,12 @@ export async function sendTest(deps: Deps, workspaceId: number, id: number) {
     const [delivery] = await deliverEvents(
       deps.boss,
       trx,
-      [{ event: { type: 'ping', workspaceId, data: { endpointId: endpoint.id, message: 'a test event from inbox' } }, endpointIds: [endpoint.id] }],
+      [
+        {
+          event: { type: 'ping', workspaceId, data: { endpointId: endpoint.id, message: 'a test event from inbox' } },
+          endpointIds: [endpoint.id],
+        },
+      ],
       now,
     );
     return deliveryAnswer(trx, workspaceId, delivery!.id);
@@ -133,7 +152,8 @@ export async function redeliver(deps: Deps, workspaceId: number, deliveryId: num
   return deps.db.transaction().execute(async (trx) => {
     const delivery = await findDelivery(trx, workspaceId, deliveryId);
     if (!delivery) throw errors.notFound('webhook delivery');
-    if (!delivery.endpoint_enabled && delivery.event_type !== 'ping') throw errors.conflict('the endpoint is disabled: enable it (PATCH {"enabled": true}) first');
+    if (!delivery.endpoint_enabled && delivery.event_type !== 'ping')
+      throw errors.conflict('the endpoint is disabled: enable it (PATCH {"enabled": true}) first');
     await enforceRateLimit(trx, ENDPOINT_ACTIONS_LIMIT, workspaceId, deps.now());
     const jobId = randomUUID();
     await restartDelivery(trx, delivery.id, jobId, deps.now());

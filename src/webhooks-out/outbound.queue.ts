@@ -79,5 +79,13 @@ export function jobIdsFor(count: number): string[] {
  */
 export const outboundQueue: QueueDefinition<AttemptJob> = {
   name: OUTBOUND_QUEUE,
-  options: { retryLimit: 12, retryDelay: 1, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, heartbeatSeconds: HEARTBEAT_SECONDS, deleteAfterSeconds: 7 * 24 * 3600 },
+  options: {
+    retryLimit: 12,
+    retryDelay: 1,
+    retryBackoff: true,
+    retryDelayMax: 300,
+    expireInSeconds: 120,
+    heartbeatSeconds: HEARTBEAT_SECONDS,
+    deleteAfterSeconds: 7 * 24 * 3600,
+  },
 };

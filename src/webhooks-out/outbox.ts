@@ -13,7 +13,13 @@ export function publicEventId(id: string): string {
 
 /** The exact body every attempt of an event's deliveries sends. */
 export function eventBody(id: string, event: OutboundEvent, at: Date): string {
-  return JSON.stringify({ id: publicEventId(id), type: event.type, createdAt: at.toISOString(), workspaceId: event.workspaceId, data: event.data });
+  return JSON.stringify({
+    id: publicEventId(id),
+    type: event.type,
+    createdAt: at.toISOString(),
+    workspaceId: event.workspaceId,
+    data: event.data,
+  });
 }
 
 /**
@@ -29,7 +35,9 @@ export async function writeOutbox(boss: PgBoss, trx: Executor, events: OutboundE
   if (endpoints.length === 0) return;
   const targets = events.map((e) => ({
     event: e,
-    endpointIds: endpoints.filter((ep) => ep.workspace_id === e.workspaceId && (ep.events.includes('*') || ep.events.includes(e.type))).map((ep) => ep.id),
+    endpointIds: endpoints
+      .filter((ep) => ep.workspace_id === e.workspaceId && (ep.events.includes('*') || ep.events.includes(e.type)))
+      .map((ep) => ep.id),
   }));
   await deliverEvents(boss, trx, targets, at);
 }
@@ -56,6 +64,10 @@ export async function deliverEvents(boss: PgBoss, trx: Executor, targets: { even
   });
   await insertEvents(trx, rows, at);
   const inserted = await insertDeliveries(trx, deliveries, at);
-  await enqueueAttempts(boss, trx, inserted.map((d) => ({ deliveryId: d.id, endpointId: d.endpoint_id, jobId: d.job_id })));
+  await enqueueAttempts(
+    boss,
+    trx,
+    inserted.map((d) => ({ deliveryId: d.id, endpointId: d.endpoint_id, jobId: d.job_id })),
+  );
   return inserted;
 }

@@ -1,13 +1,13 @@
-import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { API_KEY_SCOPES, IssuedApiKey, issueApiKey } from '../api-keys/api-keys.service.js';
 import { requireAdminKey } from '../auth/auth.js';
 import { AllowedOrigins } from '../connections/allowed-origins.js';
 import { ConnectionCredentials } from '../connections/connection-credentials.js';
 import { ConnectionResource, createConnection } from '../connections/connections.service.js';
-import { IntId } from '../http/ids.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
+import { IntId } from '../http/ids.js';
 import { Envelope, StringEnum } from '../http/schemas.js';
 import { createUser, createWorkspace, requireWorkspace, USER_ROLES, UserResource, WorkspaceResource } from './workspaces.service.js';
 
@@ -18,10 +18,14 @@ const WorkspaceParams = Type.Object({ id: Type.With(IntId, { description: 'the w
 export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAdminKey(deps));
 
-  app.post('/workspaces', { schema: { summary: 'Create a workspace', body: Type.Object({ name: Name }), response: { 201: Envelope(WorkspaceResource) } } }, async (request, reply) => {
-    reply.code(201);
-    return envelope(request, await createWorkspace(deps.db, request.body.name));
-  });
+  app.post(
+    '/workspaces',
+    { schema: { summary: 'Create a workspace', body: Type.Object({ name: Name }), response: { 201: Envelope(WorkspaceResource) } } },
+    async (request, reply) => {
+      reply.code(201);
+      return envelope(request, await createWorkspace(deps.db, request.body.name));
+    },
+  );
 
   app.post(
     '/workspaces/:id/users',
@@ -75,7 +79,11 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
         body: Type.Object({
           integrationKey: Type.String({ minLength: 1, maxLength: 64 }),
           externalAccountId: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 320, description: 'required, except for livechat: its widget key, generated (wk_…) when absent' }),
+            Type.String({
+              minLength: 1,
+              maxLength: 320,
+              description: 'required, except for livechat: its widget key, generated (wk_…) when absent',
+            }),
           ),
           name: Name,
           credentials: Type.Optional(ConnectionCredentials),

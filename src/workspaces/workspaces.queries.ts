@@ -34,9 +34,5 @@ export async function insertUser(
 }
 
 export async function findUserByEmail(db: Executor, email: string) {
-  return db
-    .selectFrom('users')
-    .selectAll()
-    .where(sql`lower(email)`, '=', email.toLowerCase())
-    .executeTakeFirst();
+  return db.selectFrom('users').selectAll().where(sql`lower(email)`, '=', email.toLowerCase()).executeTakeFirst();
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Type, type Static } from 'typebox';
 import argon2 from 'argon2';
 import type { Selectable } from 'kysely';
+import { type Static, Type } from 'typebox';
 import type { Executor } from '../db/database.js';
 import type { UsersTable, WorkspacesTable } from '../db/types.js';
 import { errors } from '../http/errors.js';

@@ -9,7 +9,12 @@ const tenant = await makeTenant(ctx.deps);
 
 const hmac = (body: string, secret = SECRET) => createHmac('sha256', secret).update(body).digest('hex');
 const post = (body: string, signature?: string, app = ctx.app) =>
-  app.inject({ method: 'POST', url: '/v1/accounts/webhook', headers: { 'content-type': 'application/json', ...(signature !== undefined ? { 'x-webhook-signature': signature } : {}) }, payload: body });
+  app.inject({
+    method: 'POST',
+    url: '/v1/accounts/webhook',
+    headers: { 'content-type': 'application/json', ...(signature !== undefined ? { 'x-webhook-signature': signature } : {}) },
+    payload: body,
+  });
 
 async function signedIn(email: string) {
   const { user, password } = await makeUser(ctx.deps, tenant.workspace.id, { email });
@@ -37,15 +42,33 @@ describe('POST /v1/accounts/webhook with a secret', () => {
     const { user, login } = await signedIn('revoke-bytes@acme.test');
     const token = (await login()).access_token;
     // A stray Latin-1 byte in a field nobody reads: the sender signed these bytes, not U+FFFD.
-    const bytes = Buffer.concat([Buffer.from(`{"type":"session.revoked","data":{"userId":${user.id}},"note":"caf`), Buffer.from([0xe9]), Buffer.from('"}')]);
+    const bytes = Buffer.concat([
+      Buffer.from(`{"type":"session.revoked","data":{"userId":${user.id}},"note":"caf`),
+      Buffer.from([0xe9]),
+      Buffer.from('"}'),
+    ]);
     const signature = createHmac('sha256', SECRET).update(bytes).digest('hex');
-    const res = await ctx.app.inject({ method: 'POST', url: '/v1/accounts/webhook', headers: { 'content-type': 'application/json', 'x-webhook-signature': signature }, payload: bytes });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/accounts/webhook',
+      headers: { 'content-type': 'application/json', 'x-webhook-signature': signature },
+      payload: bytes,
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data).toMatchObject({ acted: true, sessionsEnded: 1 });
     expect((await me(token)).statusCode).toBe(401);
     // the same digest over the text as decoded (U+FFFD for the byte) is not the signature
     const decoded = createHmac('sha256', SECRET).update(bytes.toString('utf8')).digest('hex');
-    expect((await ctx.app.inject({ method: 'POST', url: '/v1/accounts/webhook', headers: { 'content-type': 'application/json', 'x-webhook-signature': decoded }, payload: bytes })).statusCode).toBe(401);
+    expect(
+      (
+        await ctx.app.inject({
+          method: 'POST',
+          url: '/v1/accounts/webhook',
+          headers: { 'content-type': 'application/json', 'x-webhook-signature': decoded },
+          payload: bytes,
+        })
+      ).statusCode,
+    ).toBe(401);
   });
 
   it('with data.sessionId ends only that session', async () => {
@@ -63,7 +86,16 @@ describe('POST /v1/accounts/webhook with a secret', () => {
     const { user, login } = await signedIn('kept@acme.test');
     const t = (await login()).access_token;
     const body = JSON.stringify({ type: 'session.revoked', data: { userId: user.id } });
-    for (const sig of [undefined, hmac(body, 'wrong'), hmac(body).toUpperCase(), `sha256=${hmac(body).toUpperCase()}`, hmac(body).slice(0, 63), `${hmac(body)}0`, 'sha256:' + hmac(body), 'z'.repeat(64)]) {
+    for (const sig of [
+      undefined,
+      hmac(body, 'wrong'),
+      hmac(body).toUpperCase(),
+      `sha256=${hmac(body).toUpperCase()}`,
+      hmac(body).slice(0, 63),
+      `${hmac(body)}0`,
+      `sha256:${hmac(body)}`,
+      'z'.repeat(64),
+    ]) {
       const res = await post(body, sig);
       expect(res.statusCode, String(sig)).toBe(401);
       expect(res.json().error.code).toBe('unauthorized');

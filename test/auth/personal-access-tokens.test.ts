@@ -7,12 +7,18 @@ let offsetMs = 0;
 const ctx = await useTestContext({ now: () => new Date(Date.now() + offsetMs) });
 const tenant = await makeTenant(ctx.deps);
 const { password } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'pat@acme.test', roles: ['admin'] });
-const jwt = (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: 'pat@acme.test', password } })).json().access_token as string;
+const jwt = (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: 'pat@acme.test', password } })).json()
+  .access_token as string;
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 
 describe('personal-access tokens', () => {
   it('are created (shown once), listed without the secret, accepted by GET /api/user/user, and revoked', async () => {
-    const created = await ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: bearer(jwt), payload: { name: 'cli' } });
+    const created = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/personal-access-tokens',
+      headers: bearer(jwt),
+      payload: { name: 'cli' },
+    });
     expect(created.statusCode).toBe(201);
     const { token, id } = created.json().data;
     expect(token).toMatch(/^inbox_pat_/);
@@ -24,20 +30,30 @@ describe('personal-access tokens', () => {
     expect(me.statusCode).toBe(200);
     expect(me.json().data.email).toBe('pat@acme.test');
 
-    expect((await ctx.app.inject({ method: 'DELETE', url: `/v1/personal-access-tokens/${id}`, headers: bearer(jwt) })).statusCode).toBe(204);
+    expect((await ctx.app.inject({ method: 'DELETE', url: `/v1/personal-access-tokens/${id}`, headers: bearer(jwt) })).statusCode).toBe(
+      204,
+    );
     expect((await ctx.app.inject({ method: 'GET', url: '/api/user/user', headers: bearer(token) })).statusCode).toBe(401);
-    expect((await ctx.app.inject({ method: 'DELETE', url: `/v1/personal-access-tokens/${id}`, headers: bearer(jwt) })).statusCode).toBe(404);
+    expect((await ctx.app.inject({ method: 'DELETE', url: `/v1/personal-access-tokens/${id}`, headers: bearer(jwt) })).statusCode).toBe(
+      404,
+    );
   });
 
   it('work only where allowed: not on ordinary /v1 routes, and they cannot mint more tokens', async () => {
-    const { token } = (await ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: bearer(jwt), payload: { name: 'narrow' } })).json().data;
+    const { token } = (
+      await ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: bearer(jwt), payload: { name: 'narrow' } })
+    ).json().data;
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/threads', headers: bearer(token) })).statusCode).toBe(401);
-    expect((await ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: bearer(token), payload: { name: 'x' } })).statusCode).toBe(401);
+    expect(
+      (await ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: bearer(token), payload: { name: 'x' } }))
+        .statusCode,
+    ).toBe(401);
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/personal-access-tokens', headers: tenant.headers })).statusCode).toBe(403);
   });
 
   it('expire: 90 days by default, 1..365 on request, refused once expired like a revoked one', async () => {
-    const create = (payload: object) => ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: bearer(jwt), payload });
+    const create = (payload: object) =>
+      ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: bearer(jwt), payload });
     const before = Date.now();
     const byDefault = (await create({ name: 'default' })).json().data;
     const days = (iso: string) => (Date.parse(iso) - before) / 86_400_000;

@@ -37,7 +37,12 @@ describe('API key scopes on every tenant route', () => {
     expect(writes.map((r) => `${r.method} ${r.url}`)).toContain('POST /v1/api-keys'); // the collection works
     for (const route of writes) {
       const url = route.url.replace(/:[A-Za-z_]+/g, '1');
-      const res = await ctx.app.inject({ method: route.method as 'POST', url, headers: { ...reader.headers, 'content-type': 'application/json' }, payload: '{}' });
+      const res = await ctx.app.inject({
+        method: route.method as 'POST',
+        url,
+        headers: { ...reader.headers, 'content-type': 'application/json' },
+        payload: '{}',
+      });
       expect(res.statusCode, `${route.method} ${route.url}`).toBe(403);
       expect(res.json().error.code).toBe('forbidden');
     }
@@ -46,7 +51,10 @@ describe('API key scopes on every tenant route', () => {
   it('lets a read key GET tenant lists, and keeps admin routes from a write key', async () => {
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/threads', headers: reader.headers })).statusCode).toBe(200);
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/connections', headers: writer.headers })).statusCode).toBe(200);
-    for (const [method, url] of [['GET', '/v1/api-keys'], ['POST', '/v1/api-keys']] as const) {
+    for (const [method, url] of [
+      ['GET', '/v1/api-keys'],
+      ['POST', '/v1/api-keys'],
+    ] as const) {
       const res = await ctx.app.inject({ method, url, headers: writer.headers, ...(method === 'POST' ? { payload: { name: 'x' } } : {}) });
       expect(res.statusCode, `${method} ${url}`).toBe(403);
     }
@@ -55,10 +63,13 @@ describe('API key scopes on every tenant route', () => {
 
   it('gives a workspace user read and write, and admin only with the admin role', async () => {
     const { user, password } = await makeUser(ctx.deps, tenant.workspace.id);
-    const jwt = (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: user.email, password } })).json().access_token as string;
+    const jwt = (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: user.email, password } })).json()
+      .access_token as string;
     const headers = { authorization: `Bearer ${jwt}` };
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/threads', headers })).statusCode).toBe(200);
-    expect((await ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers, payload: { name: 'w' } })).statusCode).toBe(201);
+    expect((await ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers, payload: { name: 'w' } })).statusCode).toBe(
+      201,
+    );
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/api-keys', headers })).statusCode).toBe(403);
   });
 
@@ -86,14 +97,23 @@ describe('requireAuth picks the scope from the method', () => {
     await app.ready();
     const admin = tenant.headers;
     const cases = [
-      [reader.headers, 'GET', 200], [reader.headers, 'HEAD', 200], [reader.headers, 'POST', 403], [reader.headers, 'PATCH', 403],
-      [reader.headers, 'PUT', 403], [reader.headers, 'DELETE', 403],
-      [writer.headers, 'GET', 200], [writer.headers, 'POST', 200], [writer.headers, 'DELETE', 200],
-      [admin, 'GET', 200], [admin, 'PUT', 200],
+      [reader.headers, 'GET', 200],
+      [reader.headers, 'HEAD', 200],
+      [reader.headers, 'POST', 403],
+      [reader.headers, 'PATCH', 403],
+      [reader.headers, 'PUT', 403],
+      [reader.headers, 'DELETE', 403],
+      [writer.headers, 'GET', 200],
+      [writer.headers, 'POST', 200],
+      [writer.headers, 'DELETE', 200],
+      [admin, 'GET', 200],
+      [admin, 'PUT', 200],
     ] as const;
     for (const [headers, method, status] of cases) {
       const res = await app.inject({ method, url: '/thing', headers });
-      expect(res.statusCode, `${method} with ${headers === reader.headers ? 'read' : headers === writer.headers ? 'write' : 'admin'}`).toBe(status);
+      expect(res.statusCode, `${method} with ${headers === reader.headers ? 'read' : headers === writer.headers ? 'write' : 'admin'}`).toBe(
+        status,
+      );
     }
     await app.close();
   });

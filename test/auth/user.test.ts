@@ -8,7 +8,8 @@ const ctx = await useTestContext();
 const tenant = await makeTenant(ctx.deps);
 const { user: ada, password } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'ada@acme.test', roles: ['admin'] });
 
-const login = (body: object, headers: Record<string, string> = {}) => ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: body, headers });
+const login = (body: object, headers: Record<string, string> = {}) =>
+  ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: body, headers });
 const me = (token: string) => ctx.app.inject({ method: 'GET', url: '/api/user/user', headers: { authorization: `Bearer ${token}` } });
 const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
 
@@ -48,7 +49,12 @@ describe('POST /api/user/login', () => {
   it('refuses bad bodies with 422 and non-JSON with 400', async () => {
     expect((await login({ email: 'ada@acme.test' })).statusCode).toBe(422);
     expect((await login({ email: 'ada@acme.test', password: 1 })).statusCode).toBe(422);
-    const res = await ctx.app.inject({ method: 'POST', url: '/api/user/login', headers: { 'content-type': 'application/json' }, payload: '{' });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/user/login',
+      headers: { 'content-type': 'application/json' },
+      payload: '{',
+    });
     expect(res.statusCode).toBe(400);
   });
 });
@@ -78,11 +84,17 @@ describe('bearer tokens', () => {
 
   it('lets a JWT admin use admin routes; a user without the role is forbidden', async () => {
     const admin = (await token()).access_token;
-    expect((await ctx.app.inject({ method: 'GET', url: '/v1/api-keys', headers: { authorization: `Bearer ${admin}` } })).statusCode).toBe(200);
+    expect((await ctx.app.inject({ method: 'GET', url: '/v1/api-keys', headers: { authorization: `Bearer ${admin}` } })).statusCode).toBe(
+      200,
+    );
     const { password: pw } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'agent@acme.test', roles: ['agent'] });
     const agent = (await login({ email: 'agent@acme.test', password: pw })).json().access_token;
-    expect((await ctx.app.inject({ method: 'GET', url: '/v1/api-keys', headers: { authorization: `Bearer ${agent}` } })).statusCode).toBe(403);
-    expect((await ctx.app.inject({ method: 'GET', url: '/v1/threads', headers: { authorization: `Bearer ${agent}` } })).statusCode).toBe(200);
+    expect((await ctx.app.inject({ method: 'GET', url: '/v1/api-keys', headers: { authorization: `Bearer ${agent}` } })).statusCode).toBe(
+      403,
+    );
+    expect((await ctx.app.inject({ method: 'GET', url: '/v1/threads', headers: { authorization: `Bearer ${agent}` } })).statusCode).toBe(
+      200,
+    );
   });
 });
 
@@ -92,7 +104,12 @@ describe('refresh and logout', () => {
     const res = await ctx.app.inject({ method: 'POST', url: '/api/user/refresh', headers: { authorization: `Bearer ${old}` } });
     expect(res.statusCode).toBe(200);
     const fresh = res.json();
-    expect(fresh).toMatchObject({ data: { id: ada.id }, access_token: expect.any(String), token_expiry: expect.any(Number), auth_code: expect.any(String) });
+    expect(fresh).toMatchObject({
+      data: { id: ada.id },
+      access_token: expect.any(String),
+      token_expiry: expect.any(Number),
+      auth_code: expect.any(String),
+    });
     expect((await me(old)).statusCode).toBe(401);
     expect((await me(fresh.access_token)).statusCode).toBe(200);
   });
@@ -105,7 +122,9 @@ describe('refresh and logout', () => {
       const refresh = () => ctx.app.inject({ method: 'POST', url: '/api/user/refresh', headers: { authorization: `Bearer ${t}` } });
       const statuses = (await Promise.all([refresh(), refresh()])).map((r) => r.statusCode).sort();
       expect(statuses, `round ${round}`).toEqual([200, 401]);
-      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM sessions WHERE user_id = ${user.id} AND revoked_at IS NULL`.execute(ctx.deps.db);
+      const { rows } = await sql<{
+        n: number;
+      }>`SELECT count(*)::int AS n FROM sessions WHERE user_id = ${user.id} AND revoked_at IS NULL`.execute(ctx.deps.db);
       expect(rows[0]!.n, `round ${round}`).toBe(1);
     }
   });
@@ -146,13 +165,23 @@ describe('auth codes', () => {
 
   it('a personal-access token cannot mint a session: generate-code and generate-token refuse it with 403', async () => {
     const t = (await token()).access_token;
-    const pat = (await ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: { authorization: `Bearer ${t}` }, payload: { name: 'script' } })).json().data.token as string;
+    const pat = (
+      await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/personal-access-tokens',
+        headers: { authorization: `Bearer ${t}` },
+        payload: { name: 'script' },
+      })
+    ).json().data.token as string;
     const viaPat = await ctx.app.inject({ method: 'POST', url: '/api/user/generate-code', headers: { authorization: `Bearer ${pat}` } });
     expect(viaPat.statusCode).toBe(403);
     expect(viaPat.json().error).toMatchObject({ code: 'forbidden', message: expect.stringContaining('personal-access token') });
     // a JWT session still works, and its code cannot be spent by a PAT holder either
-    const code = (await ctx.app.inject({ method: 'POST', url: '/api/user/generate-code', headers: { authorization: `Bearer ${t}` } })).json().data.auth_code as string;
-    const exchange = (headers: Record<string, string>) => ctx.app.inject({ method: 'POST', url: '/api/user/generate-token', headers, payload: { auth_code: code } });
+    const code = (
+      await ctx.app.inject({ method: 'POST', url: '/api/user/generate-code', headers: { authorization: `Bearer ${t}` } })
+    ).json().data.auth_code as string;
+    const exchange = (headers: Record<string, string>) =>
+      ctx.app.inject({ method: 'POST', url: '/api/user/generate-token', headers, payload: { auth_code: code } });
     expect((await exchange({ authorization: `Bearer ${pat}` })).statusCode).toBe(403);
     expect((await exchange({})).statusCode).toBe(200); // the code was not spent by the refused call
   });
@@ -166,7 +195,9 @@ describe('login rate limit', () => {
     expect(blocked.statusCode).toBe(429);
     expect(blocked.json().error.code).toBe('rate_limited');
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(800);
-    await sql`UPDATE login_attempts SET created_at = created_at - interval '16 minutes' WHERE email = 'limited@acme.test'`.execute(ctx.deps.db);
+    await sql`UPDATE login_attempts SET created_at = created_at - interval '16 minutes' WHERE email = 'limited@acme.test'`.execute(
+      ctx.deps.db,
+    );
     expect((await login({ email: 'limited@acme.test', password: pw })).statusCode).toBe(200);
   });
 
@@ -184,14 +215,17 @@ describe('login rate limit', () => {
   });
 
   it('after 50 failures from one client address answers 429 for any e-mail', async () => {
-    await sql`INSERT INTO login_attempts (email, ip) SELECT 'spray' || g || '@x.test', '127.0.0.1' FROM generate_series(1, 50) g`.execute(ctx.deps.db);
+    await sql`INSERT INTO login_attempts (email, ip) SELECT 'spray' || g || '@x.test', '127.0.0.1' FROM generate_series(1, 50) g`.execute(
+      ctx.deps.db,
+    );
     const res = await login({ email: 'someone-new@acme.test', password: 'whatever' });
     expect(res.statusCode).toBe(429);
     await sql`DELETE FROM login_attempts WHERE ip = '127.0.0.1'`.execute(ctx.deps.db);
   });
 
   it('counts an IPv6 client per /64: 50 failures spread over its addresses block the whole /64, not the next one', async () => {
-    const from = (remoteAddress: string, email: string) => ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email, password: 'wrong' }, remoteAddress });
+    const from = (remoteAddress: string, email: string) =>
+      ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email, password: 'wrong' }, remoteAddress });
     for (let i = 0; i < 50; i++) expect((await from(`2001:db8:1:2:${i.toString(16)}::${i + 1}`, `v6-${i}@x.test`)).statusCode).toBe(401);
     const blocked = await from('2001:db8:1:2:ffff:ffff:ffff:fffe', 'v6-new@x.test');
     expect(blocked.statusCode).toBe(429);

@@ -1,17 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { adapters } from '../../src/channels/index.js';
 import { NormaliseError, parseBody, type Verification, type VerificationKind, type VerifyContext } from '../../src/channels/channel.js';
+import { adapters } from '../../src/channels/index.js';
 import { rawBodyOf } from '../../src/http/raw-body.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 
 const SECRET = 'whsec_0123456789abcdef';
 const knowsNothing: VerifyContext = { isKnownOutboundMessage: async () => false };
-const verify = (key: keyof typeof adapters, body: string, headers: Record<string, string>, cfg: object = { webhookSecret: SECRET, appSecret: SECRET }, ctx = knowsNothing) =>
-  adapters[key].verify(rawBodyOf(body), headers, cfg, ctx);
+const verify = (
+  key: keyof typeof adapters,
+  body: string,
+  headers: Record<string, string>,
+  cfg: object = { webhookSecret: SECRET, appSecret: SECRET },
+  ctx = knowsNothing,
+) => adapters[key].verify(rawBodyOf(body), headers, cfg, ctx);
 /** The payload of an accepted verification. */
 const payloadOf = (v: Verification) => (v.ok ? v.payload : undefined);
 /** Normalises as the worker does for a delivery accepted `via` (signed unless said). */
-const normalise = (key: keyof typeof adapters, payload: unknown, via: VerificationKind = 'signed') => adapters[key].normalise(payload, { verification: via });
+const normalise = (key: keyof typeof adapters, payload: unknown, via: VerificationKind = 'signed') =>
+  adapters[key].normalise(payload, { verification: via });
 
 describe('social_one.native / social_two.native (one adapter, configured twice)', () => {
   const body = fixture('social_one.native', 'message.json');
@@ -31,7 +37,9 @@ describe('social_one.native / social_two.native (one adapter, configured twice)'
   it('answers the hub challenge only with mode subscribe and the configured webhookVerifyToken', () => {
     const cfg = { webhookVerifyToken: 'verify-me' };
     const a = adapters['social_one.native'];
-    expect(a.challenge({ 'hub.mode': 'subscribe', 'hub.verify_token': 'verify-me', 'hub.challenge': '1158201444' }, {}, cfg)).toBe('1158201444');
+    expect(a.challenge({ 'hub.mode': 'subscribe', 'hub.verify_token': 'verify-me', 'hub.challenge': '1158201444' }, {}, cfg)).toBe(
+      '1158201444',
+    );
     expect(a.challenge({ 'hub.mode': 'unsubscribe', 'hub.verify_token': 'verify-me', 'hub.challenge': 'x' }, {}, cfg)).toBeNull();
     expect(a.challenge({ 'hub.mode': 'subscribe', 'hub.verify_token': 'wrong', 'hub.challenge': 'x' }, {}, cfg)).toBeNull();
     expect(a.challenge({ 'hub.mode': 'subscribe', 'hub.verify_token': 'verify-me' }, {}, cfg)).toBeNull();
@@ -54,7 +62,14 @@ describe('social_one.native / social_two.native (one adapter, configured twice)'
       text: 'Love the new collection!',
     });
     expect(normalise('social_one.native', JSON.parse(fixture('social_one.native', 'delivery-and-echo.json')))).toEqual([
-      { type: 'status', resolveBy: 'account', externalAccountId: '1126357274156702', externalMessageId: 'm_outbound_1', status: 'delivered', occurredAt: undefined },
+      {
+        type: 'status',
+        resolveBy: 'account',
+        externalAccountId: '1126357274156702',
+        externalMessageId: 'm_outbound_1',
+        status: 'delivered',
+        occurredAt: undefined,
+      },
     ]);
   });
 });
@@ -76,7 +91,13 @@ describe('aggregator', () => {
     expect((await verify('aggregator', body, { 'x-signature': sign(SECRET, body) }, {})).ok).toBe(false);
   });
   it('has no handshake', () => {
-    expect(adapters.aggregator.challenge({ 'hub.mode': 'subscribe', 'hub.verify_token': SECRET, 'hub.challenge': 'x' }, {}, { webhookSecret: SECRET, webhookVerifyToken: SECRET })).toBeNull();
+    expect(
+      adapters.aggregator.challenge(
+        { 'hub.mode': 'subscribe', 'hub.verify_token': SECRET, 'hub.challenge': 'x' },
+        {},
+        { webhookSecret: SECRET, webhookVerifyToken: SECRET },
+      ),
+    ).toBeNull();
   });
   it('normalises single events and batches, ignoring events it has no use for', () => {
     expect(normalise('aggregator', JSON.parse(body))).toEqual([
@@ -90,8 +111,24 @@ describe('aggregator', () => {
       },
     ]);
     expect(normalise('aggregator', JSON.parse(fixture('aggregator', 'batch.json')))).toEqual([
-      { type: 'status', resolveBy: 'account', externalAccountId: 'agg-acct-7781', externalMessageId: 'agg-out-1', status: 'delivered', error: undefined, occurredAt: new Date(1763630100000) },
-      { type: 'status', resolveBy: 'account', externalAccountId: 'agg-acct-7781', externalMessageId: 'agg-out-2', status: 'failed', error: '30008: Unknown error', occurredAt: undefined },
+      {
+        type: 'status',
+        resolveBy: 'account',
+        externalAccountId: 'agg-acct-7781',
+        externalMessageId: 'agg-out-1',
+        status: 'delivered',
+        error: undefined,
+        occurredAt: new Date(1763630100000),
+      },
+      {
+        type: 'status',
+        resolveBy: 'account',
+        externalAccountId: 'agg-acct-7781',
+        externalMessageId: 'agg-out-2',
+        status: 'failed',
+        error: '30008: Unknown error',
+        occurredAt: undefined,
+      },
     ]);
   });
 });
@@ -110,7 +147,9 @@ describe('whatsapp', () => {
     expect((await verify('whatsapp', body, { 'x-vendor-auth': 'report-secret' }, { webhookSecret: SECRET })).ok).toBe(false);
   });
   it('otherwise verifies x-hub-signature-256 with webhookSecret and a required prefix', async () => {
-    expect((await verify('whatsapp', body, { 'x-vendor-auth': 'wrong', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }, cfg)).ok).toBe(true);
+    expect(
+      (await verify('whatsapp', body, { 'x-vendor-auth': 'wrong', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }, cfg)).ok,
+    ).toBe(true);
     expect((await verify('whatsapp', body, { 'x-hub-signature-256': sign(SECRET, body) }, cfg)).ok).toBe(false);
     expect((await verify('whatsapp', body, { 'x-hub-signature-256': `sha256=${sign('x', body)}` }, cfg)).ok).toBe(false);
   });
@@ -131,7 +170,10 @@ describe('whatsapp', () => {
       },
     ]);
     expect(normalise('whatsapp', JSON.parse(fixture('whatsapp', 'image-message.json')))[0]).toMatchObject({ text: 'This one' });
-    expect(normalise('whatsapp', JSON.parse(fixture('whatsapp', 'statuses.json'))).map((e) => e.type === 'status' && e.status)).toEqual(['delivered', 'read']);
+    expect(normalise('whatsapp', JSON.parse(fixture('whatsapp', 'statuses.json'))).map((e) => e.type === 'status' && e.status)).toEqual([
+      'delivered',
+      'read',
+    ]);
     expect(normalise('whatsapp', JSON.parse(fixture('whatsapp', 'status-failed.json')))[0]).toMatchObject({
       status: 'failed',
       error: '131047: Re-engagement message: Re-engagement message',
@@ -151,10 +193,25 @@ describe('whatsapp_session', () => {
   const session = 's'.repeat(16);
   it('chooses the scheme by which header arrived; every header uses the same webhookSecret; verifies without parsing', async () => {
     for (const h of ['x-gatewayone-signature', 'x-webhook-signature', 'x-signature']) {
-      expect(await verify('whatsapp_session', body, { [h]: sign(session, body) }, { webhookSecret: session })).toEqual({ ok: true, via: 'signed' });
-      expect(await verify('whatsapp_session', body, { [h]: `sha256=${sign(session, body)}` }, { webhookSecret: session })).toEqual({ ok: true, via: 'signed' });
+      expect(await verify('whatsapp_session', body, { [h]: sign(session, body) }, { webhookSecret: session })).toEqual({
+        ok: true,
+        via: 'signed',
+      });
+      expect(await verify('whatsapp_session', body, { [h]: `sha256=${sign(session, body)}` }, { webhookSecret: session })).toEqual({
+        ok: true,
+        via: 'signed',
+      });
     }
-    expect((await verify('whatsapp_session', body, { 'x-gatewayone-signature': 'bad', 'x-signature': sign(session, body) }, { webhookSecret: session })).ok).toBe(false);
+    expect(
+      (
+        await verify(
+          'whatsapp_session',
+          body,
+          { 'x-gatewayone-signature': 'bad', 'x-signature': sign(session, body) },
+          { webhookSecret: session },
+        )
+      ).ok,
+    ).toBe(false);
     expect((await verify('whatsapp_session', body, {}, { webhookSecret: session })).ok).toBe(false);
   });
   it('normalises gateway messages and acks', () => {
@@ -169,7 +226,14 @@ describe('whatsapp_session', () => {
       },
     ]);
     expect(normalise('whatsapp_session', JSON.parse(fixture('whatsapp_session', 'ack.json')))).toEqual([
-      { type: 'status', resolveBy: 'account', externalAccountId: 'acme-main', externalMessageId: 'true_447700900123@c.us_3EB0OUTBOUND', status: 'read', error: undefined },
+      {
+        type: 'status',
+        resolveBy: 'account',
+        externalAccountId: 'acme-main',
+        externalMessageId: 'true_447700900123@c.us_3EB0OUTBOUND',
+        status: 'read',
+        error: undefined,
+      },
     ]);
   });
 });
@@ -179,7 +243,11 @@ describe('sms', () => {
     const form = fixture('sms', 'inbound.form');
     const ok = await verify('sms', form, { 'x-signature': sign(SECRET, form) });
     expect(ok.ok).toBe(true);
-    expect(payloadOf(ok)).toMatchObject({ MessageSid: 'SM7c6a5d3e1f0b4a2c9d8e7f6a5b4c3d21', Body: 'Is my order shipped?', To: '+14155550100' });
+    expect(payloadOf(ok)).toMatchObject({
+      MessageSid: 'SM7c6a5d3e1f0b4a2c9d8e7f6a5b4c3d21',
+      Body: 'Is my order shipped?',
+      To: '+14155550100',
+    });
     expect((await verify('sms', form, { 'x-signature': `sha256=${sign(SECRET, form)}` })).ok).toBe(true);
     expect((await verify('sms', form, { 'x-signature': sign('other', form) })).ok).toBe(false);
   });
@@ -202,12 +270,25 @@ describe('sms', () => {
     const form = fixture('sms', 'inbound.form');
     const inbound = await verify('sms', form, { 'x-signature': sign(SECRET, form) });
     expect(normalise('sms', payloadOf(inbound))).toEqual([
-      { type: 'message', externalAccountId: '+14155550100', externalMessageId: 'SM7c6a5d3e1f0b4a2c9d8e7f6a5b4c3d21', contact: { externalId: '+14155550199' }, text: 'Is my order shipped?' },
+      {
+        type: 'message',
+        externalAccountId: '+14155550100',
+        externalMessageId: 'SM7c6a5d3e1f0b4a2c9d8e7f6a5b4c3d21',
+        contact: { externalId: '+14155550199' },
+        text: 'Is my order shipped?',
+      },
     ]);
     const undelivered = fixture('sms', 'undelivered.form');
     const report = await verify('sms', undelivered, { 'x-signature': sign(SECRET, undelivered) });
     expect(normalise('sms', payloadOf(report))).toEqual([
-      { type: 'status', resolveBy: 'account', externalAccountId: '+14155550100', externalMessageId: 'SMOUTBOUND00000000000000000000002', status: 'failed', error: '30003: Unreachable destination handset' },
+      {
+        type: 'status',
+        resolveBy: 'account',
+        externalAccountId: '+14155550100',
+        externalMessageId: 'SMOUTBOUND00000000000000000000002',
+        status: 'failed',
+        error: '30003: Unreachable destination handset',
+      },
     ]);
   });
 });
@@ -273,7 +354,10 @@ describe('payloads are the raw body as the adapter parses it', () => {
   });
 
   it('turns NUL, which Postgres text cannot hold, into U+FFFD in JSON and form bodies', () => {
-    expect(parseBody(adapters.whatsapp, '{"text":"a\\u0000b","k\\u0000":["\\u0000"]}')).toEqual({ text: 'a\uFFFDb', 'k\uFFFD': ['\uFFFD'] });
+    expect(parseBody(adapters.whatsapp, '{"text":"a\\u0000b","k\\u0000":["\\u0000"]}')).toEqual({
+      text: 'a\uFFFDb',
+      'k\uFFFD': ['\uFFFD'],
+    });
     expect(parseBody(adapters.sms, 'Body=a%00b')).toEqual({ Body: 'a\uFFFDb' });
   });
 });

@@ -1,9 +1,9 @@
-import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeSmtp, startSmtpServer } from '../../harness/smtp.js';
 import type { SendCredentials, SendOutcome, SendTarget } from '../../src/channels/channel.js';
 import { parseSmtpUrl, SMTP_UNREACHABLE } from '../../src/channels/email.js';
 import { adapters } from '../../src/channels/index.js';
-import { startSmtpServer, type FakeSmtp } from '../../harness/smtp.js';
 import { closedPort, silentServer } from '../helpers/sockets.js';
 
 // The test's SMTP servers listen on loopback: these sends allow private addresses.
@@ -25,7 +25,11 @@ describe('email send (SMTP)', () => {
     messageId: 1,
     replyTo: { subject: 'Invoice question', messageId: '<abc@mail.example.org>' },
   };
-  async function sendMail(t: SendTarget = target, credentials: SendCredentials = { smtpUrl: smtp.url }, options = OPTIONS): Promise<SendOutcome> {
+  async function sendMail(
+    t: SendTarget = target,
+    credentials: SendCredentials = { smtpUrl: smtp.url },
+    options = OPTIONS,
+  ): Promise<SendOutcome> {
     const outcome = await adapters.email.send!(t, credentials, options);
     if (outcome.outcome !== 'sent') {
       expect(outcome.error).not.toContain(PASS);
@@ -60,9 +64,15 @@ describe('email send (SMTP)', () => {
 
   it('550 → failed with the server text; 451 → retry', async () => {
     smtp.refuse('gone@example.org', 550);
-    expect(await sendMail({ ...target, to: 'gone@example.org' })).toEqual({ outcome: 'failed', error: expect.stringContaining('550 5.1.1 Mailbox unavailable') });
+    expect(await sendMail({ ...target, to: 'gone@example.org' })).toEqual({
+      outcome: 'failed',
+      error: expect.stringContaining('550 5.1.1 Mailbox unavailable'),
+    });
     smtp.refuse('later@example.org', 451);
-    expect(await sendMail({ ...target, to: 'later@example.org' })).toEqual({ outcome: 'retry', error: expect.stringContaining('451 4.7.1 Greylisted') });
+    expect(await sendMail({ ...target, to: 'later@example.org' })).toEqual({
+      outcome: 'retry',
+      error: expect.stringContaining('451 4.7.1 Greylisted'),
+    });
     expect(smtp.mails).toHaveLength(0);
   });
 
@@ -90,7 +100,10 @@ describe('email send (SMTP)', () => {
 
   it('no smtpUrl → failed naming it; a URL that is not smtp(s) → failed', async () => {
     expect(await sendMail(target, {})).toEqual({ outcome: 'failed', error: expect.stringContaining('no credentials (smtpUrl missing)') });
-    expect(await sendMail(target, { smtpUrl: `http://u:${PASS}@127.0.0.1:25` })).toEqual({ outcome: 'failed', error: 'email: smtpUrl must be an smtp:// or smtps:// URL' });
+    expect(await sendMail(target, { smtpUrl: `http://u:${PASS}@127.0.0.1:25` })).toEqual({
+      outcome: 'failed',
+      error: 'email: smtpUrl must be an smtp:// or smtps:// URL',
+    });
   });
 });
 
@@ -112,13 +125,24 @@ describe('email send: where an smtpUrl may reach', () => {
     return {
       port: (server.address() as AddressInfo).port,
       connections: () => connections,
-      close: () => new Promise<void>((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }),
+      close: () =>
+        new Promise<void>((resolve) => {
+          for (const s of sockets) s.destroy();
+          server.close(() => resolve());
+        }),
     };
   }
 
   it('reads host, port, security and auth only: query options and the path are ignored', () => {
-    expect(parseSmtpUrl('smtp://u%40x:p%2Fw@mail.example.org:2525/ignored?debug=true&logger=true&proxy=http://10.0.0.1&tls.rejectUnauthorized=false')).toEqual({
-      secure: false, host: 'mail.example.org', port: 2525, auth: { user: 'u@x', pass: 'p/w' },
+    expect(
+      parseSmtpUrl(
+        'smtp://u%40x:p%2Fw@mail.example.org:2525/ignored?debug=true&logger=true&proxy=http://10.0.0.1&tls.rejectUnauthorized=false',
+      ),
+    ).toEqual({
+      secure: false,
+      host: 'mail.example.org',
+      port: 2525,
+      auth: { user: 'u@x', pass: 'p/w' },
     });
     expect(parseSmtpUrl('smtps://mail.example.org')).toEqual({ secure: true, host: 'mail.example.org', port: 465 });
     expect(parseSmtpUrl('smtp://[::1]:25')).toEqual({ secure: false, host: '::1', port: 25 });
@@ -131,11 +155,18 @@ describe('email send: where an smtpUrl may reach', () => {
     try {
       for (const host of ['127.0.0.1', '[::1]', '[::ffff:127.0.0.1]', '10.1.2.3', '169.254.169.254']) {
         const outcome = await adapters.email.send!(target, { smtpUrl: `smtp://${host}:${banner.port}` }, { timeoutMs: 2_000 });
-        expect(outcome, host).toEqual({ outcome: 'failed', error: expect.stringMatching(/^email: refused: .* address; SMTP servers must be on public addresses$/) });
+        expect(outcome, host).toEqual({
+          outcome: 'failed',
+          error: expect.stringMatching(/^email: refused: .* address; SMTP servers must be on public addresses$/),
+        });
       }
       expect(banner.connections()).toBe(0);
       // Allowed, the banner service is reached, and its words are still not shown.
-      const outcome = await adapters.email.send!(target, { smtpUrl: `smtp://127.0.0.1:${banner.port}` }, { timeoutMs: 2_000, smtp: { allowPrivate: true } });
+      const outcome = await adapters.email.send!(
+        target,
+        { smtpUrl: `smtp://127.0.0.1:${banner.port}` },
+        { timeoutMs: 2_000, smtp: { allowPrivate: true } },
+      );
       expect(banner.connections()).toBe(1);
       expect(outcome).toEqual({ outcome: 'retry', error: `email: ${SMTP_UNREACHABLE}` });
     } finally {
@@ -148,13 +179,27 @@ describe('email send: where an smtpUrl may reach', () => {
     const port = new URL(smtp.url).port;
     try {
       const internal = async () => [{ address: '10.20.30.40', family: 4 }];
-      const refused = await adapters.email.send!(target, { smtpUrl: `smtp://mail.internal.test:${port}` }, { timeoutMs: 2_000, smtp: { allowPrivate: false, resolve: internal } });
-      expect(refused).toEqual({ outcome: 'failed', error: 'email: refused: mail.internal.test resolves to a private address; SMTP servers must be on public addresses' });
+      const refused = await adapters.email.send!(
+        target,
+        { smtpUrl: `smtp://mail.internal.test:${port}` },
+        { timeoutMs: 2_000, smtp: { allowPrivate: false, resolve: internal } },
+      );
+      expect(refused).toEqual({
+        outcome: 'failed',
+        error: 'email: refused: mail.internal.test resolves to a private address; SMTP servers must be on public addresses',
+      });
       // A name only this resolver knows: the mail arrives, so the socket went to the address
       // it answered (the name is never looked up a second time).
       let lookups = 0;
-      const once = async () => (lookups++, [{ address: '127.0.0.1', family: 4 }]);
-      const sent = await adapters.email.send!(target, { smtpUrl: `smtp://mail.only-here.test:${port}` }, { timeoutMs: 5_000, smtp: { allowPrivate: true, resolve: once } });
+      const once = async () => {
+        lookups++;
+        return [{ address: '127.0.0.1', family: 4 }];
+      };
+      const sent = await adapters.email.send!(
+        target,
+        { smtpUrl: `smtp://mail.only-here.test:${port}` },
+        { timeoutMs: 5_000, smtp: { allowPrivate: true, resolve: once } },
+      );
       expect(sent.outcome).toBe('sent');
       expect(lookups).toBe(1);
       expect(smtp.mails).toHaveLength(1);

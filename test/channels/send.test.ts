@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeProviders, type Provider, startFakeProviders } from '../../harness/fake-providers.js';
 import type { SendCredentials, SendOutcome, SendTarget } from '../../src/channels/channel.js';
 import { adapters, sendersWith } from '../../src/channels/index.js';
 import { retryAfterSeconds } from '../../src/channels/provider-http.js';
-import { startFakeProviders, type FakeProviders, type Provider } from '../../harness/fake-providers.js';
 import { closedPort } from '../helpers/sockets.js';
 
 const TOKEN = 'EAAGm0PX4ZCpsBAsecret-token-1f2e3d4c5b6a';
@@ -28,6 +28,7 @@ interface Case {
   headers: Record<string, string>;
   body: unknown;
   /** The message id in the provider's success answer. */
+  // biome-ignore lint/suspicious/noExplicitAny: each provider's answer has its own shape, read by its own case
   idOf(answer: any): string;
   /** The error text of the provider's 400 answer. */
   badRequest: string;
@@ -45,23 +46,31 @@ const cases: Case[] = [
     missing: 'accessToken',
     path: '/graph/v23.0/106540352242922/messages',
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: { messaging_product: 'whatsapp', recipient_type: 'individual', to: '4915112345678', type: 'text', text: { body: 'Your order has shipped.' } },
+    body: {
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: '4915112345678',
+      type: 'text',
+      text: { body: 'Your order has shipped.' },
+    },
     idOf: (a) => a.messages[0].id,
     badRequest: '(#131030) Recipient phone number not in allowed list',
   },
-  ...(['social_one.native', 'social_two.native'] as const).map((key): Case => ({
-    key,
-    provider: 'social',
-    target: { accountId: '1126357274156702', to: '6774138815947562', text: 'Yes, 10 to 4.', messageId: 1 },
-    credentials: () => ({ apiBaseUrl: fake.baseUrls.social, accessToken: TOKEN }),
-    incomplete: {},
-    missing: 'accessToken',
-    path: '/graph/v23.0/me/messages',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: { recipient: { id: '6774138815947562' }, messaging_type: 'RESPONSE', message: { text: 'Yes, 10 to 4.' } },
-    idOf: (a) => a.message_id,
-    badRequest: '(#100) No matching user found',
-  })),
+  ...(['social_one.native', 'social_two.native'] as const).map(
+    (key): Case => ({
+      key,
+      provider: 'social',
+      target: { accountId: '1126357274156702', to: '6774138815947562', text: 'Yes, 10 to 4.', messageId: 1 },
+      credentials: () => ({ apiBaseUrl: fake.baseUrls.social, accessToken: TOKEN }),
+      incomplete: {},
+      missing: 'accessToken',
+      path: '/graph/v23.0/me/messages',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: { recipient: { id: '6774138815947562' }, messaging_type: 'RESPONSE', message: { text: 'Yes, 10 to 4.' } },
+      idOf: (a) => a.message_id,
+      badRequest: '(#100) No matching user found',
+    }),
+  ),
   {
     key: 'aggregator',
     provider: 'aggregator',
@@ -155,13 +164,19 @@ describe.each(cases)('$key send', (c) => {
 
   it('missing credentials → failed naming them, and nothing is sent', async () => {
     const outcome = await send(c, c.incomplete);
-    expect(outcome).toEqual({ outcome: 'failed', error: expect.stringContaining(`no credentials (${c.missing} missing): set them with PATCH /v1/connections/:id`) });
+    expect(outcome).toEqual({
+      outcome: 'failed',
+      error: expect.stringContaining(`no credentials (${c.missing} missing): set them with PATCH /v1/connections/:id`),
+    });
     expect(fake.requests).toHaveLength(0);
   });
 
   it('a credential the provider echoes is cut out of the error text', async () => {
     // The echo carries the credential as sent: the bare token and the whole auth header.
-    fake.behave(c.path, { status: 401, body: { error: { message: `Invalid access token ${TOKEN} (${c.headers.authorization ?? c.headers['x-api-key']})` } } });
+    fake.behave(c.path, {
+      status: 401,
+      body: { error: { message: `Invalid access token ${TOKEN} (${c.headers.authorization ?? c.headers['x-api-key']})` } },
+    });
     const outcome = await send(c);
     expect(outcome).toEqual({ outcome: 'failed', error: expect.stringContaining('Invalid access token [redacted]') });
   });
@@ -208,7 +223,10 @@ describe('the shared HTTP sender (through whatsapp)', () => {
 
   it('an apiBaseUrl that is not an http(s) URL → failed', async () => {
     expect((await send(c, { apiBaseUrl: 'not a url', accessToken: TOKEN })).outcome).toBe('failed');
-    expect(await send(c, { apiBaseUrl: 'ftp://example.org', accessToken: TOKEN })).toEqual({ outcome: 'failed', error: 'whatsapp: apiBaseUrl must be an http(s) URL' });
+    expect(await send(c, { apiBaseUrl: 'ftp://example.org', accessToken: TOKEN })).toEqual({
+      outcome: 'failed',
+      error: 'whatsapp: apiBaseUrl must be an http(s) URL',
+    });
   });
 
   it("keeps at most 1,000 characters of the provider's message", async () => {

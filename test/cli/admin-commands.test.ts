@@ -8,7 +8,11 @@ const database = await createTestDatabase();
 afterAll(() => database.drop());
 
 /** Runs `inbox <args>` against this file's database and returns its exit code and output. */
-function inbox(args: string[], input = '', env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function inbox(
+  args: string[],
+  input = '',
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [path.join(ROOT, 'bin/inbox.js'), ...args], {
       cwd: ROOT,
@@ -30,16 +34,35 @@ describe('CLI admin commands (an operator’s first steps on a new VM)', () => {
     const workspace = JSON.parse(ws.stdout);
     expect(workspace).toMatchObject({ id: expect.any(Number), name: 'Acme Support', appId: expect.stringMatching(/^app_/) });
 
-    const user = await inbox(['create-user', '--workspace', String(workspace.id), '--name', 'Ada', '--email', 'ada@acme.test', '--roles', 'admin'], 'a long password\n');
+    const user = await inbox(
+      ['create-user', '--workspace', String(workspace.id), '--name', 'Ada', '--email', 'ada@acme.test', '--roles', 'admin'],
+      'a long password\n',
+    );
     expect(user.code, user.stderr).toBe(0);
-    expect(JSON.parse(user.stdout)).toEqual({ id: expect.any(Number), name: 'Ada', email: 'ada@acme.test', workspaces_id: workspace.id, roles: ['admin'] });
+    expect(JSON.parse(user.stdout)).toEqual({
+      id: expect.any(Number),
+      name: 'Ada',
+      email: 'ada@acme.test',
+      workspaces_id: workspace.id,
+      roles: ['admin'],
+    });
     expect(user.stdout).not.toContain('a long password');
 
     const key = await inbox(['create-api-key', '--workspace', String(workspace.id), '--name', 'ops', '--scopes', 'admin']);
     expect(key.code, key.stderr).toBe(0);
     expect(JSON.parse(key.stdout)).toMatchObject({ scopes: ['admin'], key: expect.stringMatching(/^inbox_ak_/) });
 
-    const conn = await inbox(['create-connection', '--workspace', String(workspace.id), '--integration', 'whatsapp', '--account', '106540352242922', '--name', 'Main line']);
+    const conn = await inbox([
+      'create-connection',
+      '--workspace',
+      String(workspace.id),
+      '--integration',
+      'whatsapp',
+      '--account',
+      '106540352242922',
+      '--name',
+      'Main line',
+    ]);
     expect(conn.code, conn.stderr).toBe(0);
     expect(JSON.parse(conn.stdout)).toMatchObject({ integrationKey: 'whatsapp', externalAccountId: '106540352242922' });
   }, 60_000);

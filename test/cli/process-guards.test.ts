@@ -17,7 +17,10 @@ describe('the process-level unhandledRejection guard', () => {
       Promise.reject(new Error('a row that does not open'));
       setTimeout(() => { process.stdout.write('\\nstill serving\\n'); process.exit(0); }, 50);
     `;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));

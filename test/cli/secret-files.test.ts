@@ -34,7 +34,9 @@ describe('generated secret files', () => {
     await writeFile(file, 'too-short\n');
     const err = await readOrCreateSecretFile(file, JWT_SECRET_FILE).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
-    expect((err as ConfigError).problems).toEqual([expect.stringMatching(new RegExp(`^${file}: holds 9 characters, a secret needs at least 32`))]);
+    expect((err as ConfigError).problems).toEqual([
+      expect.stringMatching(new RegExp(`^${file}: holds 9 characters, a secret needs at least 32`)),
+    ]);
     expect(await readFile(file, 'utf8')).toBe('too-short\n');
   });
 

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -75,7 +75,10 @@ describe('the service entry', () => {
     const workspace = ((await created.json()) as { data: { id: number } }).data;
 
     // An operator's CLI beside the running service attaches to its database.
-    const cli = run(['create-api-key', '--workspace', String(workspace.id), '--name', 'from cli', '--scopes', 'admin'], { INBOX_DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+    const cli = run(['create-api-key', '--workspace', String(workspace.id), '--name', 'from cli', '--scopes', 'admin'], {
+      INBOX_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    });
     expect(await cli.exited, cli.output()).toBe(0);
     const key = JSON.parse(cli.output().slice(cli.output().indexOf('{'))).key as string;
     expect((await fetch(`${base}/v1/api-keys`, { headers: { 'x-api-key': key } })).status).toBe(200);
@@ -87,7 +90,9 @@ describe('the service entry', () => {
     const second = run(['serve'], env);
     await waitReady(base, second);
     const tenants = await fetch(`${base}/v1/operator/tenants`, { headers: { 'x-service-admin-api-key': ADMIN } });
-    expect(((await tenants.json()) as { data: unknown[] }).data).toContainEqual(expect.objectContaining({ id: workspace.id, name: 'Survives restarts' }));
+    expect(((await tenants.json()) as { data: unknown[] }).data).toContainEqual(
+      expect.objectContaining({ id: workspace.id, name: 'Survives restarts' }),
+    );
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
   }, 120_000);

@@ -1,9 +1,9 @@
+import type * as Client from 'inbox/client';
 import type { Static, TSchema } from 'typebox';
 import { describe, expect, it } from 'vitest';
-import type * as Client from 'inbox/client';
 import type { ApiKeyResource, IssuedApiKey } from '../../src/api-keys/api-keys.service.js';
+import type { IssuedPat, CreateBody as PatCreate, PatResource } from '../../src/auth/personal-access-tokens.routes.js';
 import type { AuthCode, LoginResponse } from '../../src/auth/user.routes.js';
-import type { CreateBody as PatCreate, IssuedPat, PatResource } from '../../src/auth/personal-access-tokens.routes.js';
 import type { ConnectionCredentials } from '../../src/connections/connection-credentials.js';
 import type { ConnectionPatch, ConnectionResource } from '../../src/connections/connections.service.js';
 import type { ContactMergeBody, ContactPatchBody } from '../../src/contacts/contacts.routes.js';
@@ -11,6 +11,8 @@ import type { CannedResponseCreate, CannedResponsePatch } from '../../src/conver
 import type { CannedResponseResource } from '../../src/conversations/canned-responses.service.js';
 import type { Blocked } from '../../src/livechat/block-visitor.routes.js';
 import type { ContactResource, MessageResource, ThreadResource } from '../../src/messaging/messaging.resources.js';
+import type { TeamUserCreate, TeamUserPatch } from '../../src/users/users.routes.js';
+import type { TeamUserResource } from '../../src/users/users.service.js';
 import type { InboxResource, InboxSummary, RequeueResult } from '../../src/webhooks-in/inbox.resource.js';
 import type {
   AttemptResource,
@@ -20,8 +22,6 @@ import type {
   EndpointResource,
   EndpointWithSecret,
 } from '../../src/webhooks-out/endpoint.resources.js';
-import type { TeamUserCreate, TeamUserPatch } from '../../src/users/users.routes.js';
-import type { TeamUserResource } from '../../src/users/users.service.js';
 import type { UserResource, WorkspaceResource } from '../../src/workspaces/workspaces.service.js';
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { type InboxClientError, operatorClient, tenantClient } from 'inbox/client';
 import { describe, expect, it } from 'vitest';
-import { InboxClientError, operatorClient, tenantClient } from 'inbox/client';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { makeWidget, startVisitor, visitorSays } from '../helpers/livechat.js';
@@ -19,10 +19,18 @@ async function collect<T>(items: AsyncGenerator<T>): Promise<T[]> {
   return out;
 }
 
-const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as InboxClientError);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e as InboxClientError,
+  );
 
 async function thread() {
-  const contact = await ctx.deps.db.insertInto('contacts').values({ workspace_id: tenant.workspace.id, name: 'Ada' }).returning('id').executeTakeFirstOrThrow();
+  const contact = await ctx.deps.db
+    .insertInto('contacts')
+    .values({ workspace_id: tenant.workspace.id, name: 'Ada' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return ctx.deps.db
     .insertInto('threads')
     .values({ workspace_id: tenant.workspace.id, connection_id: whatsapp.id, contact_id: contact.id, last_message_preview: 'hi' })
@@ -34,7 +42,17 @@ async function inboxRow(status: 'dead_letter' | 'failed') {
   const id = randomUUID();
   await ctx.deps.db
     .insertInto('webhook_inbox')
-    .values({ id, integration_key: 'whatsapp', app_id: tenant.workspace.appId, raw_body: '{"x":1}', payload_json: '{"x":1}', event: null, status, last_error: 'no connection', attempt_count: 8 })
+    .values({
+      id,
+      integration_key: 'whatsapp',
+      app_id: tenant.workspace.appId,
+      raw_body: '{"x":1}',
+      payload_json: '{"x":1}',
+      event: null,
+      status,
+      last_error: 'no connection',
+      attempt_count: 8,
+    })
     .execute();
   return id;
 }
@@ -93,10 +111,17 @@ describe('tenant client: writes', () => {
   });
 
   it('manages a webhook endpoint: create, get, patch, rotate, test, deliveries, redeliver, delete', async () => {
-    const created = await inbox.createWebhookEndpoint({ url: 'https://hooks.example.com/in', events: ['message.created'], description: 'CRM' });
+    const created = await inbox.createWebhookEndpoint({
+      url: 'https://hooks.example.com/in',
+      events: ['message.created'],
+      description: 'CRM',
+    });
     expect(created.secret).toMatch(/^whsec_/);
     expect(await inbox.webhookEndpoint(created.id)).toMatchObject({ id: created.id, description: 'CRM', enabled: true });
-    expect(await inbox.updateWebhookEndpoint(created.id, { description: 'CRM 2', signatureScheme: 'standard' })).toMatchObject({ description: 'CRM 2', signatureScheme: 'standard' });
+    expect(await inbox.updateWebhookEndpoint(created.id, { description: 'CRM 2', signatureScheme: 'standard' })).toMatchObject({
+      description: 'CRM 2',
+      signatureScheme: 'standard',
+    });
     const rotated = await inbox.rotateWebhookSecret(created.id, { graceSeconds: 0 });
     expect(rotated.secret).not.toBe(created.secret);
     const ping = await inbox.testWebhookEndpoint(created.id);
@@ -119,7 +144,11 @@ describe('tenant client: writes', () => {
   it('searches contacts across pages, reads, edits and merges them', async () => {
     const tag = randomUUID().slice(0, 8);
     const insert = (name: string, email: string | null = null) =>
-      ctx.deps.db.insertInto('contacts').values({ workspace_id: tenant.workspace.id, name, email }).returning('id').executeTakeFirstOrThrow();
+      ctx.deps.db
+        .insertInto('contacts')
+        .values({ workspace_id: tenant.workspace.id, name, email })
+        .returning('id')
+        .executeTakeFirstOrThrow();
     const keep = await insert(`Ada ${tag}`);
     const dup = await insert(`ada ${tag.toUpperCase()}`, `ada-${tag}@example.com`);
     await insert(`Grace ${randomUUID().slice(0, 8)}`);
@@ -129,7 +158,9 @@ describe('tenant client: writes', () => {
     expect(await inbox.contact(keep.id)).toMatchObject({ id: keep.id, name: `Ada ${tag}`, email: null });
     const edited = await inbox.updateContact(keep.id, { phone: '+44 20 7946 0000', attributes: { plan: 'pro', seats: 3 } });
     expect(edited).toMatchObject({ id: keep.id, phone: '+44 20 7946 0000', attributes: { plan: 'pro', seats: 3 } });
-    expect(await failure(inbox.updateContact(keep.id, { attributes: { nested: {} } } as unknown as { attributes: Record<string, string> }))).toMatchObject({
+    expect(
+      await failure(inbox.updateContact(keep.id, { attributes: { nested: {} } } as unknown as { attributes: Record<string, string> })),
+    ).toMatchObject({
       code: 'validation_failed',
       status: 422,
     });
@@ -145,9 +176,16 @@ describe('tenant client: writes', () => {
     expect(greet).toMatchObject({ shortCode: 'greet', content: 'Hello! How can I help?' });
     const bye = await inbox.createCannedResponse({ shortCode: 'bye', content: 'Goodbye.' });
     expect((await collect(inbox.cannedResponses({ limit: 1 }))).map((c) => c.id)).toEqual([bye.id, greet.id]);
-    expect(await inbox.updateCannedResponse(greet.id, { content: 'Hi there!' })).toMatchObject({ id: greet.id, shortCode: 'greet', content: 'Hi there!' });
+    expect(await inbox.updateCannedResponse(greet.id, { content: 'Hi there!' })).toMatchObject({
+      id: greet.id,
+      shortCode: 'greet',
+      content: 'Hi there!',
+    });
     expect(await failure(inbox.updateCannedResponse(bye.id, { shortCode: 'greet' }))).toMatchObject({ code: 'conflict', status: 409 });
-    expect(await failure(inbox.createCannedResponse({ shortCode: 'Not Valid', content: 'x' }))).toMatchObject({ code: 'validation_failed', status: 422 });
+    expect(await failure(inbox.createCannedResponse({ shortCode: 'Not Valid', content: 'x' }))).toMatchObject({
+      code: 'validation_failed',
+      status: 422,
+    });
     await inbox.deleteCannedResponse(bye.id);
     expect((await collect(inbox.cannedResponses())).map((c) => c.id)).toEqual([greet.id]);
     expect(await failure(inbox.deleteCannedResponse(bye.id))).toMatchObject({ code: 'not_found', status: 404 });
@@ -162,16 +200,23 @@ describe('tenant client: writes', () => {
     expect(team.map((u) => u.id)).toEqual(expect.arrayContaining([agent.id, admin.user.id]));
     const session = tenantClient({ baseUrl });
     await session.login({ email, password: 'correct horse', remember: false });
-    expect(await inbox.updateUser(agent.id, { name: 'Agent Smith', roles: ['agent', 'operator'] })).toMatchObject({ name: 'Agent Smith', roles: ['agent', 'operator'] });
+    expect(await inbox.updateUser(agent.id, { name: 'Agent Smith', roles: ['agent', 'operator'] })).toMatchObject({
+      name: 'Agent Smith',
+      roles: ['agent', 'operator'],
+    });
     expect(await inbox.updateUser(agent.id, { active: false })).toMatchObject({ id: agent.id, active: false });
     // Deactivating ended the session it held and refuses a new one.
     expect(await failure(session.me())).toMatchObject({ status: 401 });
-    expect(await failure(tenantClient({ baseUrl }).login({ email, password: 'correct horse', remember: false }))).toMatchObject({ status: 401 });
+    expect(await failure(tenantClient({ baseUrl }).login({ email, password: 'correct horse', remember: false }))).toMatchObject({
+      status: 401,
+    });
     // Only an admin adds users.
     const reader = await inbox.createApiKey({ name: 'reader', scopes: ['read'] });
     const readOnly = tenantClient({ baseUrl, apiKey: reader.key });
     expect((await collect(readOnly.users())).map((u) => u.id)).toContain(agent.id);
-    expect(await failure(readOnly.createUser({ name: 'X', email: `x-${email}`, password: 'correct horse' }))).toMatchObject({ status: 403 });
+    expect(await failure(readOnly.createUser({ name: 'X', email: `x-${email}`, password: 'correct horse' }))).toMatchObject({
+      status: 403,
+    });
   });
 
   it("blocks a live chat thread's visitor; a thread of another channel is 422", async () => {

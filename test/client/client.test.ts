@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, describe, expect, it } from 'vitest';
 import { InboxClientError, operatorClient, tenantClient } from 'inbox/client';
+import { afterAll, describe, expect, it } from 'vitest';
 import { processDeliveries } from '../../src/webhooks-in/process-deliveries.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
@@ -21,9 +21,17 @@ for (let i = 0; i < 12; i++) {
   payload.entry[0].changes[0].value.messages[0].id = `wamid.client-${i}`;
   payload.entry[0].changes[0].value.messages[0].timestamp = String(1763000000 + i);
   const body = JSON.stringify(payload);
-  await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }, payload: body });
+  await ctx.app.inject({
+    method: 'POST',
+    url: '/webhooks/whatsapp',
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
+    payload: body,
+  });
 }
-await processDeliveries(ctx.deps, (await ctx.deps.db.selectFrom('webhook_inbox').select('id').execute()).map((r) => r.id));
+await processDeliveries(
+  ctx.deps,
+  (await ctx.deps.db.selectFrom('webhook_inbox').select('id').execute()).map((r) => r.id),
+);
 
 /** A stand-in upstream that answers every list without `meta` (a broken proxy). */
 const bare: Server = createServer((_req, res) => {
@@ -50,12 +58,23 @@ describe('tenant client (cursor pages)', () => {
 
   it('walks webhook endpoints and a delivery log with typed iterators', async () => {
     for (let i = 0; i < 3; i++) {
-      const res = await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: tenant.headers, payload: { url: `https://hooks${i}.example.com/` } });
-      if (i === 0) for (let t = 0; t < 3; t++) await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${res.json().data.id}/test`, headers: tenant.headers });
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/webhook-endpoints',
+        headers: tenant.headers,
+        payload: { url: `https://hooks${i}.example.com/` },
+      });
+      if (i === 0)
+        for (let t = 0; t < 3; t++)
+          await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${res.json().data.id}/test`, headers: tenant.headers });
     }
     const client = tenantClient({ baseUrl, apiKey: tenant.apiKey });
     const endpoints = await collect(client.webhookEndpoints({ limit: 2 }));
-    expect(endpoints.map((e) => e.url)).toEqual(['https://hooks2.example.com/', 'https://hooks1.example.com/', 'https://hooks0.example.com/']);
+    expect(endpoints.map((e) => e.url)).toEqual([
+      'https://hooks2.example.com/',
+      'https://hooks1.example.com/',
+      'https://hooks0.example.com/',
+    ]);
     const log = await collect(client.webhookDeliveries(endpoints[2]!.id, { limit: 2 }));
     expect(log.map((d) => d.eventType)).toEqual(['ping', 'ping', 'ping']);
   });
@@ -66,7 +85,10 @@ describe('tenant client (cursor pages)', () => {
   });
 
   it('surfaces the error envelope', async () => {
-    await expect(tenantClient({ baseUrl, apiKey: 'wrong' }).page('/v1/threads')).rejects.toMatchObject({ code: 'invalid_api_key', status: 401 });
+    await expect(tenantClient({ baseUrl, apiKey: 'wrong' }).page('/v1/threads')).rejects.toMatchObject({
+      code: 'invalid_api_key',
+      status: 401,
+    });
   });
 });
 
@@ -82,15 +104,22 @@ describe('operator client', () => {
   it('walks a transcript by cursor', async () => {
     const client = operatorClient({ baseUrl, adminKey: ADMIN_KEY });
     const [thread] = await collect(tenantClient({ baseUrl, apiKey: tenant.apiKey }).all<{ id: number }>('/v1/threads'));
-    const transcript = await collect(client.transcript<{ text: string }>(`/v1/operator/tenants/${tenant.workspace.id}/threads/${thread!.id}/messages`, { limit: 4 }));
+    const transcript = await collect(
+      client.transcript<{ text: string }>(`/v1/operator/tenants/${tenant.workspace.id}/threads/${thread!.id}/messages`, { limit: 4 }),
+    );
     expect(transcript).toHaveLength(12);
-    const missing = await fetch(`${baseUrl}/v1/operator/tenants/${tenant.workspace.id}/threads/999999/messages`, { headers: { 'x-service-admin-api-key': ADMIN_KEY } });
+    const missing = await fetch(`${baseUrl}/v1/operator/tenants/${tenant.workspace.id}/threads/999999/messages`, {
+      headers: { 'x-service-admin-api-key': ADMIN_KEY },
+    });
     expect(missing.status).toBe(404);
   });
 
   it('raises malformed_response (502) when a list comes back without pagination meta', async () => {
     const client = operatorClient({ baseUrl: bareUrl });
-    for (const attempt of [() => client.page('/v1/operator/tenants'), () => collect(client.transcript('/v1/operator/tenants/1/threads/1/messages'))]) {
+    for (const attempt of [
+      () => client.page('/v1/operator/tenants'),
+      () => collect(client.transcript('/v1/operator/tenants/1/threads/1/messages')),
+    ]) {
       const err = await attempt().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InboxClientError);
       expect(err).toMatchObject({ code: 'malformed_response', status: 502 });

@@ -20,7 +20,11 @@ function diagnostics(list: readonly ts.Diagnostic[]): string[] {
 
 /** Emits the client's declarations as `npm run build` does (tsconfig.build.json), into `outDir`. */
 function emitClientDeclarations(outDir: string): void {
-  const parsed = ts.getParsedCommandLineOfConfigFile(path.join(root, 'tsconfig.build.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!;
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    path.join(root, 'tsconfig.build.json'),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+  )!;
   const program = ts.createProgram([path.join(root, 'src/client/client.ts')], {
     ...parsed.options,
     outDir,
@@ -41,8 +45,13 @@ const clientDir = path.join(dist, 'src/client');
 describe('the client declarations', () => {
   it('are emitted only for the client and import nothing but each other', () => {
     // Only the client's own modules were pulled into the emit: nothing of the server.
-    const emitted = readdirSync(dist, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.relative(dist, path.join(e.parentPath, e.name)));
-    expect(emitted.every((f) => f.startsWith(`src${path.sep}client${path.sep}`)), emitted.join(', ')).toBe(true);
+    const emitted = readdirSync(dist, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => path.relative(dist, path.join(e.parentPath, e.name)));
+    expect(
+      emitted.every((f) => f.startsWith(`src${path.sep}client${path.sep}`)),
+      emitted.join(', '),
+    ).toBe(true);
 
     const seen = new Set<string>();
     const outside: string[] = [];
@@ -61,7 +70,13 @@ describe('the client declarations', () => {
     };
     visit(path.join(clientDir, 'client.d.ts'));
     expect(outside).toEqual([]);
-    expect([...seen].map((f) => path.basename(f)).sort()).toEqual(['client.d.ts', 'operator.d.ts', 'request.d.ts', 'tenant.d.ts', 'types.d.ts']);
+    expect([...seen].map((f) => path.basename(f)).sort()).toEqual([
+      'client.d.ts',
+      'operator.d.ts',
+      'request.d.ts',
+      'tenant.d.ts',
+      'types.d.ts',
+    ]);
   });
 
   it('compile in a consumer with skipLibCheck false, types [] and no server package installed', () => {
@@ -70,7 +85,14 @@ describe('the client declarations', () => {
     mkdirSync(path.join(pkg, 'dist/src'), { recursive: true });
     cpSync(clientDir, path.join(pkg, 'dist/src/client'), { recursive: true });
     const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
-    writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'inbox', type: 'module', exports: { './client': { types: (manifest.exports['./client'] as { types: string }).types } } }));
+    writeFileSync(
+      path.join(pkg, 'package.json'),
+      JSON.stringify({
+        name: 'inbox',
+        type: 'module',
+        exports: { './client': { types: (manifest.exports['./client'] as { types: string }).types } },
+      }),
+    );
     writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', type: 'module' }));
     writeFileSync(
       path.join(consumer, 'index.ts'),
@@ -104,7 +126,10 @@ export async function run(): Promise<string> {
     });
     expect(diagnostics(ts.getPreEmitDiagnostics(program))).toEqual([]);
     // Nothing was resolved from outside the consumer's directory (the server's node_modules).
-    const outside = program.getSourceFiles().map((f) => f.fileName).filter((f) => !f.startsWith(consumer) && !/\/typescript\/lib\/lib\./.test(f));
+    const outside = program
+      .getSourceFiles()
+      .map((f) => f.fileName)
+      .filter((f) => !f.startsWith(consumer) && !/\/typescript\/lib\/lib\./.test(f));
     expect(outside).toEqual([]);
   });
 });

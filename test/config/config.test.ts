@@ -39,34 +39,55 @@ describe('loadConfig', () => {
   });
 
   it('reads the tenant limits and the metrics token, and refuses a bad endpoint cap', () => {
-    expect(loadConfig({ INBOX_ALLOW_PRIVATE_SMTP: 'true', INBOX_MAX_WEBHOOK_ENDPOINTS: '5', INBOX_METRICS_TOKEN: ' scrape-token ' }, '/srv/inbox')).toMatchObject({
+    expect(
+      loadConfig(
+        { INBOX_ALLOW_PRIVATE_SMTP: 'true', INBOX_MAX_WEBHOOK_ENDPOINTS: '5', INBOX_METRICS_TOKEN: ' scrape-token ' },
+        '/srv/inbox',
+      ),
+    ).toMatchObject({
       allowPrivateSmtp: true,
       maxWebhookEndpoints: 5,
       metricsToken: 'scrape-token',
     });
-    expect(problems({ INBOX_MAX_WEBHOOK_ENDPOINTS: '0' })).toEqual(['INBOX_MAX_WEBHOOK_ENDPOINTS: expected a whole number from 1 to 10000, got "0"']);
+    expect(problems({ INBOX_MAX_WEBHOOK_ENDPOINTS: '0' })).toEqual([
+      'INBOX_MAX_WEBHOOK_ENDPOINTS: expected a whole number from 1 to 10000, got "0"',
+    ]);
     expect(problems({ INBOX_ALLOW_PRIVATE_SMTP: 'maybe' })).toEqual(['INBOX_ALLOW_PRIVATE_SMTP: expected true or false, got "maybe"']);
   });
 
   it('trusts only the proxies INBOX_TRUST_PROXY names; true means loopback, never every hop', () => {
     expect(loadConfig({ INBOX_TRUST_PROXY: 'false' }).trustProxy).toBe(false);
     expect(loadConfig({ INBOX_TRUST_PROXY: 'true' }).trustProxy).toEqual(['loopback']);
-    expect(loadConfig({ INBOX_TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,::1,fd00::/8' }).trustProxy).toEqual(['10.0.0.1', '192.168.0.0/16', '::1', 'fd00::/8']);
+    expect(loadConfig({ INBOX_TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,::1,fd00::/8' }).trustProxy).toEqual([
+      '10.0.0.1',
+      '192.168.0.0/16',
+      '::1',
+      'fd00::/8',
+    ]);
   });
 
   it('refuses development switches when NODE_ENV=production', () => {
     const base = { NODE_ENV: 'production', INBOX_JWT_SECRET: 'x'.repeat(32), INBOX_SECRET_KEY: 'ab'.repeat(32) };
     expect(() => loadConfig(base)).not.toThrow();
-    expect(problems({ ...base, INBOX_SKIP_WEBHOOK_VERIFY: 'true' })).toEqual([expect.stringMatching(/^INBOX_SKIP_WEBHOOK_VERIFY: must not be true when NODE_ENV=production/)]);
-    expect(problems({ ...base, INBOX_INTEGRATIONS: JSON.stringify({ sms: { webhookSecret: 's', skipVerify: true } }) }))
-      .toEqual([expect.stringMatching(/^INBOX_INTEGRATIONS: "sms.skipVerify" must not be true when NODE_ENV=production/)]);
+    expect(problems({ ...base, INBOX_SKIP_WEBHOOK_VERIFY: 'true' })).toEqual([
+      expect.stringMatching(/^INBOX_SKIP_WEBHOOK_VERIFY: must not be true when NODE_ENV=production/),
+    ]);
+    expect(problems({ ...base, INBOX_INTEGRATIONS: JSON.stringify({ sms: { webhookSecret: 's', skipVerify: true } }) })).toEqual([
+      expect.stringMatching(/^INBOX_INTEGRATIONS: "sms.skipVerify" must not be true when NODE_ENV=production/),
+    ]);
     // Outside production both remain available for development.
-    expect(loadConfig({ INBOX_SKIP_WEBHOOK_VERIFY: 'true', INBOX_INTEGRATIONS: JSON.stringify({ sms: { skipVerify: true } }) }).skipWebhookVerify).toBe(true);
+    expect(
+      loadConfig({ INBOX_SKIP_WEBHOOK_VERIFY: 'true', INBOX_INTEGRATIONS: JSON.stringify({ sms: { skipVerify: true } }) })
+        .skipWebhookVerify,
+    ).toBe(true);
   });
 
   it('reads integrations keyed by integration key with the fields SPEC names', () => {
     const config = loadConfig({
-      INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: 's', providerReportSecret: 'r', skipVerify: false }, 'social_one.native': { appSecret: 'a', webhookVerifyToken: 't' } }),
+      INBOX_INTEGRATIONS: JSON.stringify({
+        whatsapp: { webhookSecret: 's', providerReportSecret: 'r', skipVerify: false },
+        'social_one.native': { appSecret: 'a', webhookVerifyToken: 't' },
+      }),
     });
     expect(config.integrations.whatsapp).toEqual({ webhookSecret: 's', providerReportSecret: 'r', skipVerify: false });
     expect(config.integrations['social_one.native']).toEqual({ appSecret: 'a', webhookVerifyToken: 't' });
@@ -76,7 +97,9 @@ describe('loadConfig', () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'inbox-config-'));
     await writeFile(path.join(dir, 'integrations.json'), JSON.stringify({ sms: { webhookSecret: 'abc' } }));
     expect(loadConfig({ INBOX_INTEGRATIONS_FILE: 'integrations.json' }, dir).integrations.sms).toEqual({ webhookSecret: 'abc' });
-    expect(problems({ INBOX_INTEGRATIONS_FILE: path.join(dir, 'missing.json') })).toEqual([expect.stringMatching(/^INBOX_INTEGRATIONS_FILE: cannot read/)]);
+    expect(problems({ INBOX_INTEGRATIONS_FILE: path.join(dir, 'missing.json') })).toEqual([
+      expect.stringMatching(/^INBOX_INTEGRATIONS_FILE: cannot read/),
+    ]);
   });
 
   it.each([
@@ -88,11 +111,17 @@ describe('loadConfig', () => {
     [{ INBOX_INTEGRATIONS: '{"whatsap":{}}' }, /^INBOX_INTEGRATIONS: unknown integration key "whatsap"/],
     [{ INBOX_INTEGRATIONS: '{"whatsapp":{"secret":"x"}}' }, /^INBOX_INTEGRATIONS: "whatsapp.secret" is not a known field/],
     [{ INBOX_INTEGRATIONS: '{"whatsapp":{"skipVerify":"yes"}}' }, /^INBOX_INTEGRATIONS: "whatsapp.skipVerify" must be a boolean/],
-    [{ INBOX_INTEGRATIONS: '{"whatsapp_session":{"webhookSecret":"short"}}' }, /whatsapp_session.webhookSecret" must be 16 to 255 characters/],
+    [
+      { INBOX_INTEGRATIONS: '{"whatsapp_session":{"webhookSecret":"short"}}' },
+      /whatsapp_session.webhookSecret" must be 16 to 255 characters/,
+    ],
     [{ INBOX_INTEGRATIONS: JSON.stringify({ whatsapp_session: { webhookSecret: 'x'.repeat(256) } }) }, /16 to 255/],
     [{ NODE_ENV: 'production', INBOX_SECRET_KEY: 'ab'.repeat(32) }, /^INBOX_JWT_SECRET: required when NODE_ENV=production/],
     [{ NODE_ENV: 'production', INBOX_JWT_SECRET: 'x'.repeat(32) }, /^INBOX_SECRET_KEY: required when NODE_ENV=production \(a 32-byte key/],
-    [{ INBOX_SECRET_KEY: 'ab'.repeat(31) }, /^INBOX_SECRET_KEY: expected a 32-byte key as 64 hex characters or 44 base64 characters.*, got 62 characters$/],
+    [
+      { INBOX_SECRET_KEY: 'ab'.repeat(31) },
+      /^INBOX_SECRET_KEY: expected a 32-byte key as 64 hex characters or 44 base64 characters.*, got 62 characters$/,
+    ],
     [{ INBOX_SECRET_KEY: Buffer.alloc(32, 7).toString('base64').slice(0, 43) }, /^INBOX_SECRET_KEY: expected .*, got 43 characters$/],
     [{ INBOX_SECRET_KEY: 'g'.repeat(64) }, /^INBOX_SECRET_KEY: /],
     [{ INBOX_JWT_SECRET: 'too-short' }, /^INBOX_JWT_SECRET: must be at least 32 characters/],

@@ -9,7 +9,8 @@ const ctx = await useTestContext();
 /** A workspace with `n` connections whose created_at values collide in groups, to test the id tie-break. */
 async function tenantWithConnections(n: number) {
   const tenant = await makeTenant(ctx.deps);
-  for (let i = 0; i < n; i++) await makeConnection(ctx.deps, tenant.workspace.id, { externalAccountId: `acct-${tenant.workspace.id}-${i}` });
+  for (let i = 0; i < n; i++)
+    await makeConnection(ctx.deps, tenant.workspace.id, { externalAccountId: `acct-${tenant.workspace.id}-${i}` });
   await sql`UPDATE connections SET created_at = '2026-01-01T00:00:00.000Z'::timestamptz + (id % 7) * interval '1 second'
             WHERE workspace_id = ${tenant.workspace.id}`.execute(ctx.deps.db);
   return tenant;
@@ -22,7 +23,14 @@ async function list(headers: Record<string, string>, query = '') {
 describe('GET /v1/connections cursor pages (SPEC §8.1)', () => {
   it('defaults to 25 and clamps above 100 to 100 without an error', async () => {
     const tenant = await tenantWithConnections(110);
-    for (const [query, size] of [['', 25], ['?limit=abc', 25], ['?limit=0', 25], ['?limit=101', 100], ['?limit=1000', 100], ['?limit=7', 7]] as const) {
+    for (const [query, size] of [
+      ['', 25],
+      ['?limit=abc', 25],
+      ['?limit=0', 25],
+      ['?limit=101', 100],
+      ['?limit=1000', 100],
+      ['?limit=7', 7],
+    ] as const) {
       const res = await list(tenant.headers, query);
       expect(res.statusCode, query).toBe(200);
       expect(res.json().data, query).toHaveLength(size);
@@ -45,8 +53,13 @@ describe('GET /v1/connections cursor pages (SPEC §8.1)', () => {
     } while (cursor);
     expect(pages).toBe(5);
     expect(new Set(seen).size).toBe(23);
-    const rows = await ctx.deps.db.selectFrom('connections').select(['id']).where('workspace_id', '=', tenant.workspace.id)
-      .orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    const rows = await ctx.deps.db
+      .selectFrom('connections')
+      .select(['id'])
+      .where('workspace_id', '=', tenant.workspace.id)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
     expect(seen).toEqual(rows.map((r) => r.id));
   });
 

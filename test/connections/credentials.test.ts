@@ -39,7 +39,12 @@ describe('credentials on create (engage)', () => {
     const res = await engageCreate(tenant.workspace.id, { integrationKey: 'whatsapp', credentials: { accessToken: token } });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json().data).toEqual({
-      id: expect.any(Number), integrationKey: 'whatsapp', externalAccountId: expect.any(String), name: 'Line', hasCredentials: true, createdAt: expect.any(String),
+      id: expect.any(Number),
+      integrationKey: 'whatsapp',
+      externalAccountId: expect.any(String),
+      name: 'Line',
+      hasCredentials: true,
+      createdAt: expect.any(String),
     });
     expect(res.body).not.toContain(token);
     const id = res.json().data.id as number;
@@ -121,21 +126,64 @@ describe('PATCH /v1/connections/:id', () => {
 
   it.each([
     ['an unknown field', 'whatsapp', { credentials: { accessToken: 'a', token: 'b' } }, 'body.credentials must not have property "token"'],
-    ['a field another integration uses', 'whatsapp', { credentials: { accessToken: 'a', accountSid: 'AC1' } }, 'credentials.accountSid is not used by whatsapp connections (fields: accessToken)'],
-    ['a missing field', 'sms', { credentials: { accessToken: 'a' } }, 'sms credentials need accountSid and accessToken (missing: accountSid)'],
+    [
+      'a field another integration uses',
+      'whatsapp',
+      { credentials: { accessToken: 'a', accountSid: 'AC1' } },
+      'credentials.accountSid is not used by whatsapp connections (fields: accessToken)',
+    ],
+    [
+      'a missing field',
+      'sms',
+      { credentials: { accessToken: 'a' } },
+      'sms credentials need accountSid and accessToken (missing: accountSid)',
+    ],
     ['an empty object', 'whatsapp', { credentials: {} }, 'whatsapp credentials need accessToken (missing: accessToken)'],
     ['a wrong type', 'whatsapp', { credentials: { accessToken: 42 } }, 'body.credentials.accessToken must be string'],
     ['credentials that are not an object', 'whatsapp', { credentials: 'token' }, 'body.credentials must be object'],
-    ['an over-long value', 'whatsapp', { credentials: { accessToken: 'x'.repeat(4097) } }, 'body.credentials.accessToken must NOT have more than 4096 characters'],
-    ['an empty value', 'whatsapp', { credentials: { accessToken: '' } }, 'body.credentials.accessToken must NOT have fewer than 1 characters'],
-    ['an smtpUrl that is not smtp(s)', 'email', { credentials: { smtpUrl: 'http://smtp.example.test' } }, 'credentials.smtpUrl must be an smtp:// or smtps:// URL'],
-    ['a host of its own (apiBaseUrl is the operator\'s)', 'aggregator', { credentials: { accessToken: 'a', apiBaseUrl: 'http://169.254.169.254/latest' } }, 'body.credentials must not have property "apiBaseUrl"'],
-    ['credentials for ai', 'ai', { credentials: { accessToken: 'a' } }, "ai connections take no credentials: they do not send through a provider's API"],
-    ['credentials for livechat', 'livechat', { credentials: { accessToken: 'a' } }, "livechat connections take no credentials: they do not send through a provider's API"],
+    [
+      'an over-long value',
+      'whatsapp',
+      { credentials: { accessToken: 'x'.repeat(4097) } },
+      'body.credentials.accessToken must NOT have more than 4096 characters',
+    ],
+    [
+      'an empty value',
+      'whatsapp',
+      { credentials: { accessToken: '' } },
+      'body.credentials.accessToken must NOT have fewer than 1 characters',
+    ],
+    [
+      'an smtpUrl that is not smtp(s)',
+      'email',
+      { credentials: { smtpUrl: 'http://smtp.example.test' } },
+      'credentials.smtpUrl must be an smtp:// or smtps:// URL',
+    ],
+    [
+      "a host of its own (apiBaseUrl is the operator's)",
+      'aggregator',
+      { credentials: { accessToken: 'a', apiBaseUrl: 'http://169.254.169.254/latest' } },
+      'body.credentials must not have property "apiBaseUrl"',
+    ],
+    [
+      'credentials for ai',
+      'ai',
+      { credentials: { accessToken: 'a' } },
+      "ai connections take no credentials: they do not send through a provider's API",
+    ],
+    [
+      'credentials for livechat',
+      'livechat',
+      { credentials: { accessToken: 'a' } },
+      "livechat connections take no credentials: they do not send through a provider's API",
+    ],
     ['an unknown top-level field', 'whatsapp', { name: 'x', credential: { accessToken: 'a' } }, 'body must not have property "credential"'],
     ['an empty body', 'whatsapp', {}, 'body must NOT have fewer than 1 properties'],
   ])('refuses %s with 422 validation_failed and changes nothing', async (_what, integrationKey, body, message) => {
-    const conn = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey, credentials: integrationKey === 'whatsapp' ? { accessToken: 'before' } : undefined });
+    const conn = await makeConnection(ctx.deps, tenant.workspace.id, {
+      integrationKey,
+      credentials: integrationKey === 'whatsapp' ? { accessToken: 'before' } : undefined,
+    });
     const res = await patch(conn.id, body);
     expect(res.statusCode, res.body).toBe(422);
     expect(res.json().error).toEqual({ code: 'validation_failed', message });
@@ -146,8 +194,9 @@ describe('PATCH /v1/connections/:id', () => {
     const conn = await makeConnection(ctx.deps, tenant.workspace.id);
     const { user: admin, password } = await makeUser(ctx.deps, tenant.workspace.id, { roles: ['admin'] });
     const { user: agent, password: agentPassword } = await makeUser(ctx.deps, tenant.workspace.id, { roles: ['agent'] });
-    const login = async (email: string, pw: string) =>
-      ({ authorization: `Bearer ${(await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email, password: pw } })).json().access_token}` });
+    const login = async (email: string, pw: string) => ({
+      authorization: `Bearer ${(await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email, password: pw } })).json().access_token}`,
+    });
 
     const asAdmin = await patch(conn.id, { credentials: { accessToken: 'by-jwt-admin' } }, await login(admin.email, password));
     expect(asAdmin.statusCode, asAdmin.body).toBe(200);
@@ -197,12 +246,23 @@ describe('write-only answers', () => {
     const without = await makeConnection(ctx.deps, t.workspace.id);
     const list = await ctx.app.inject({ method: 'GET', url: '/v1/connections', headers: t.headers });
     expect(list.body).not.toContain(secret);
-    expect(Object.fromEntries(list.json().data.map((c: { id: number; hasCredentials: boolean }) => [c.id, c.hasCredentials])))
-      .toEqual({ [withCreds.id]: true, [without.id]: false });
-    const ops = await ctx.app.inject({ method: 'GET', url: `/v1/operator/connections?workspaceId=${t.workspace.id}`, headers: adminHeaders() });
+    expect(Object.fromEntries(list.json().data.map((c: { id: number; hasCredentials: boolean }) => [c.id, c.hasCredentials]))).toEqual({
+      [withCreds.id]: true,
+      [without.id]: false,
+    });
+    const ops = await ctx.app.inject({
+      method: 'GET',
+      url: `/v1/operator/connections?workspaceId=${t.workspace.id}`,
+      headers: adminHeaders(),
+    });
     expect(ops.statusCode).toBe(200);
     expect(ops.body).not.toContain(secret);
-    expect(ops.json().data.map((c: { hasCredentials: boolean }) => c.hasCredentials).sort()).toEqual([false, true]);
+    expect(
+      ops
+        .json()
+        .data.map((c: { hasCredentials: boolean }) => c.hasCredentials)
+        .sort(),
+    ).toEqual([false, true]);
     for (const c of [...list.json().data, ...ops.json().data]) expect(Object.keys(c)).not.toContain('credentials');
   });
 });
@@ -211,7 +271,11 @@ describe('connectionCredentials (for the reply sender)', () => {
   it('refuses to open a value copied from another connection (AAD binds it to its row)', async () => {
     const a = await makeConnection(ctx.deps, tenant.workspace.id, { credentials: { accessToken: 'of-a' } });
     const b = await makeConnection(ctx.deps, tenant.workspace.id, { credentials: { accessToken: 'of-b' } });
-    await ctx.deps.db.updateTable('connections').set({ credentials_sealed: await sealedOf(a.id) }).where('id', '=', b.id).execute();
+    await ctx.deps.db
+      .updateTable('connections')
+      .set({ credentials_sealed: await sealedOf(a.id) })
+      .where('id', '=', b.id)
+      .execute();
     await expect(connectionCredentials(ctx.deps, b.id)).rejects.toThrow(SecretBoxError);
     expect(await connectionCredentials(ctx.deps, a.id)).toEqual({ accessToken: 'of-a' });
   });
@@ -228,7 +292,10 @@ describe('logs', () => {
     const sid = `AClogsid${unique()}`;
     const smtpPassword = `smtp-pw-${unique()}`;
     const from = logLines.length;
-    const created = await engageCreate(tenant.workspace.id, { integrationKey: 'sms', credentials: { accountSid: sid, accessToken: token } });
+    const created = await engageCreate(tenant.workspace.id, {
+      integrationKey: 'sms',
+      credentials: { accountSid: sid, accessToken: token },
+    });
     expect(created.statusCode).toBe(201);
     const id = created.json().data.id as number;
     expect((await patch(id, { credentials: { accountSid: sid, accessToken: `${token}-2` } })).statusCode).toBe(200);

@@ -27,9 +27,16 @@ async function tenantWithEndpoint() {
 }
 
 async function makeContact(workspaceId: number, name: string | null, handles: [string, string][], fields: { email?: string } = {}) {
-  const contact = await db.insertInto('contacts').values({ workspace_id: workspaceId, name, ...fields }).returningAll().executeTakeFirstOrThrow();
+  const contact = await db
+    .insertInto('contacts')
+    .values({ workspace_id: workspaceId, name, ...fields })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   for (const [integrationKey, externalId] of handles) {
-    await db.insertInto('contact_handles').values({ workspace_id: workspaceId, integration_key: integrationKey, external_id: externalId, contact_id: contact.id }).execute();
+    await db
+      .insertInto('contact_handles')
+      .values({ workspace_id: workspaceId, integration_key: integrationKey, external_id: externalId, contact_id: contact.id })
+      .execute();
   }
   return contact;
 }
@@ -37,20 +44,39 @@ async function makeContact(workspaceId: number, name: string | null, handles: [s
 async function makeThread(workspaceId: number, connectionId: number, contactId: number, texts: string[], lastMessageAt: Date) {
   const thread = await db
     .insertInto('threads')
-    .values({ workspace_id: workspaceId, connection_id: connectionId, contact_id: contactId, last_message_at: lastMessageAt, last_message_preview: texts.at(-1) ?? null })
+    .values({
+      workspace_id: workspaceId,
+      connection_id: connectionId,
+      contact_id: contactId,
+      last_message_at: lastMessageAt,
+      last_message_preview: texts.at(-1) ?? null,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
   for (const text of texts) {
     await db
       .insertInto('messages')
-      .values({ workspace_id: workspaceId, thread_id: thread.id, connection_id: connectionId, direction: 'inbound', external_id: `m-${thread.id}-${text}`, text, status: 'received' })
+      .values({
+        workspace_id: workspaceId,
+        thread_id: thread.id,
+        connection_id: connectionId,
+        direction: 'inbound',
+        external_id: `m-${thread.id}-${text}`,
+        text,
+        status: 'received',
+      })
       .execute();
   }
   return thread;
 }
 
 const outboundEvents = (workspaceId: number, type: string) =>
-  db.selectFrom('webhook_events').select('body').where('workspace_id', '=', workspaceId).where('type', '=', type).execute()
+  db
+    .selectFrom('webhook_events')
+    .select('body')
+    .where('workspace_id', '=', workspaceId)
+    .where('type', '=', type)
+    .execute()
     .then((rows) => rows.map((r) => JSON.parse(r.body as unknown as string).data));
 
 describe('GET /v1/contacts?q=', () => {
@@ -83,9 +109,22 @@ describe('GET and PATCH /v1/contacts/:id', () => {
     const tenant = await tenantWithEndpoint();
     const c = await makeContact(tenant.workspace.id, null, [['sms', '+14155550100']]);
     const got = await call('GET', `/v1/contacts/${c.id}`, tenant.headers);
-    expect(got.json().data).toEqual({ id: c.id, name: null, handles: [{ integrationKey: 'sms', externalId: '+14155550100' }], email: null, phone: null, attributes: {}, createdAt: expect.any(String) });
+    expect(got.json().data).toEqual({
+      id: c.id,
+      name: null,
+      handles: [{ integrationKey: 'sms', externalId: '+14155550100' }],
+      email: null,
+      phone: null,
+      attributes: {},
+      createdAt: expect.any(String),
+    });
     const attributes = { plan: 'pro', seats: 12, vip: true };
-    const res = await call('PATCH', `/v1/contacts/${c.id}`, tenant.headers, { name: 'Cy', email: 'cy@acme.test', phone: '+1 415 555 0100', attributes });
+    const res = await call('PATCH', `/v1/contacts/${c.id}`, tenant.headers, {
+      name: 'Cy',
+      email: 'cy@acme.test',
+      phone: '+1 415 555 0100',
+      attributes,
+    });
     expect(res.statusCode).toBe(200);
     const contact = res.json().data;
     expect(contact).toMatchObject({ id: c.id, name: 'Cy', email: 'cy@acme.test', phone: '+1 415 555 0100', attributes });
@@ -93,7 +132,8 @@ describe('GET and PATCH /v1/contacts/:id', () => {
     expect(await outboundEvents(tenant.workspace.id, 'contact.updated')).toEqual([contact]);
     await waitFor(async () => notified.find((e) => e.type === 'contact.updated' && e.data.id === c.id), 'contact.updated on the bus');
     // null clears a field; attributes are replaced whole
-    const cleared = (await call('PATCH', `/v1/contacts/${c.id}`, tenant.headers, { email: null, attributes: { plan: 'free' } })).json().data;
+    const cleared = (await call('PATCH', `/v1/contacts/${c.id}`, tenant.headers, { email: null, attributes: { plan: 'free' } })).json()
+      .data;
     expect(cleared).toMatchObject({ name: 'Cy', email: null, attributes: { plan: 'free' } });
   });
 
@@ -135,9 +175,20 @@ describe('POST /v1/contacts/:id/merge', () => {
     const wa = await makeConnection(ctx.deps, w);
     const sms = await makeConnection(ctx.deps, w, { integrationKey: 'sms' });
     const keep = await makeContact(w, 'Eve', [['whatsapp', '111']], { email: 'eve@acme.test' });
-    const dup = await makeContact(w, 'Eve (phone)', [['sms', '+15550001'], ['whatsapp', '222']]);
-    await db.updateTable('contacts').set({ phone: '+15550001', attributes: JSON.stringify({ source: 'sms', plan: 'old' }) }).where('id', '=', dup.id).execute();
-    await db.updateTable('contacts').set({ attributes: JSON.stringify({ plan: 'pro' }) }).where('id', '=', keep.id).execute();
+    const dup = await makeContact(w, 'Eve (phone)', [
+      ['sms', '+15550001'],
+      ['whatsapp', '222'],
+    ]);
+    await db
+      .updateTable('contacts')
+      .set({ phone: '+15550001', attributes: JSON.stringify({ source: 'sms', plan: 'old' }) })
+      .where('id', '=', dup.id)
+      .execute();
+    await db
+      .updateTable('contacts')
+      .set({ attributes: JSON.stringify({ plan: 'pro' }) })
+      .where('id', '=', keep.id)
+      .execute();
     const keptThread = await makeThread(w, wa.id, keep.id, ['hello'], new Date('2026-01-01T10:00:00Z'));
     const foldedThread = await makeThread(w, wa.id, dup.id, ['later one', 'latest'], new Date('2026-01-02T10:00:00Z'));
     const movedThread = await makeThread(w, sms.id, dup.id, ['by sms'], new Date('2026-01-01T08:00:00Z'));
@@ -145,13 +196,27 @@ describe('POST /v1/contacts/:id/merge', () => {
     const res = await call('POST', `/v1/contacts/${keep.id}/merge`, tenant.headers, { contactId: dup.id });
     expect(res.statusCode).toBe(200);
     const merged = res.json().data;
-    expect(merged).toMatchObject({ id: keep.id, name: 'Eve', email: 'eve@acme.test', phone: '+15550001', attributes: { plan: 'pro', source: 'sms' } });
+    expect(merged).toMatchObject({
+      id: keep.id,
+      name: 'Eve',
+      email: 'eve@acme.test',
+      phone: '+15550001',
+      attributes: { plan: 'pro', source: 'sms' },
+    });
     expect(merged.handles).toHaveLength(3);
-    expect(merged.handles).toEqual(expect.arrayContaining([{ integrationKey: 'sms', externalId: '+15550001' }, { integrationKey: 'whatsapp', externalId: '222' }]));
+    expect(merged.handles).toEqual(
+      expect.arrayContaining([
+        { integrationKey: 'sms', externalId: '+15550001' },
+        { integrationKey: 'whatsapp', externalId: '222' },
+      ]),
+    );
 
     expect((await call('GET', `/v1/contacts/${dup.id}`, tenant.headers)).statusCode).toBe(404);
     const threads = await db.selectFrom('threads').selectAll().where('workspace_id', '=', w).orderBy('id').execute();
-    expect(threads.map((t) => [t.id, t.contact_id])).toEqual([[keptThread.id, keep.id], [movedThread.id, keep.id]]);
+    expect(threads.map((t) => [t.id, t.contact_id])).toEqual([
+      [keptThread.id, keep.id],
+      [movedThread.id, keep.id],
+    ]);
     expect(threads[0]).toMatchObject({ last_message_preview: 'latest', last_message_at: foldedThread.last_message_at });
     const texts = await db.selectFrom('messages').select(['thread_id', 'text']).where('workspace_id', '=', w).orderBy('id').execute();
     expect(texts).toEqual([
@@ -164,7 +229,10 @@ describe('POST /v1/contacts/:id/merge', () => {
     expect(transcript).toHaveLength(3);
 
     expect(await outboundEvents(w, 'contact.merged')).toEqual([{ contact: merged, mergedContactId: dup.id }]);
-    await waitFor(async () => notified.find((e) => e.type === 'contact.merged' && e.data.mergedContactId === dup.id), 'contact.merged on the bus');
+    await waitFor(
+      async () => notified.find((e) => e.type === 'contact.merged' && e.data.mergedContactId === dup.id),
+      'contact.merged on the bus',
+    );
   });
 
   it('is all or nothing: a merge that fails at its last step leaves both contacts as they were', async () => {
@@ -205,7 +273,11 @@ describe('POST /v1/contacts/:id/merge', () => {
     expect(across.json().error.code).toBe('not_found');
     const self = await call('POST', `/v1/contacts/${mine.id}/merge`, tenant.headers, { contactId: mine.id });
     expect(self.statusCode).toBe(422);
-    expect((await call('GET', `/v1/contacts/${theirs.id}`, other.headers)).json().data.handles).toEqual([{ integrationKey: 'whatsapp', externalId: '555' }]);
-    expect((await call('GET', `/v1/contacts/${mine.id}`, tenant.headers)).json().data.handles).toEqual([{ integrationKey: 'whatsapp', externalId: '555' }]);
+    expect((await call('GET', `/v1/contacts/${theirs.id}`, other.headers)).json().data.handles).toEqual([
+      { integrationKey: 'whatsapp', externalId: '555' },
+    ]);
+    expect((await call('GET', `/v1/contacts/${mine.id}`, tenant.headers)).json().data.handles).toEqual([
+      { integrationKey: 'whatsapp', externalId: '555' },
+    ]);
   });
 });

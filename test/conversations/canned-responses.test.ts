@@ -10,7 +10,8 @@ const call = (method: Method, url: string, headers: Record<string, string>, payl
 
 async function agentHeaders(workspaceId: number) {
   const { user, password } = await makeUser(ctx.deps, workspaceId, { roles: ['agent'] });
-  const token = (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: user.email, password } })).json().access_token;
+  const token = (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: user.email, password } })).json()
+    .access_token;
   return { authorization: `Bearer ${token}` };
 }
 
@@ -21,7 +22,13 @@ describe('/v1/canned-responses', () => {
     const created = await call('POST', '/v1/canned-responses', agent, { shortCode: 'thanks_1', content: 'Thank you for writing!' });
     expect(created.statusCode).toBe(201);
     const item = created.json().data;
-    expect(item).toEqual({ id: expect.any(Number), shortCode: 'thanks_1', content: 'Thank you for writing!', createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(item).toEqual({
+      id: expect.any(Number),
+      shortCode: 'thanks_1',
+      content: 'Thank you for writing!',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
     expect((await call('GET', '/v1/canned-responses', agent)).json().data).toEqual([item]);
 
     const changed = await call('PATCH', `/v1/canned-responses/${item.id}`, agent, { content: 'Thanks!' });
@@ -53,7 +60,9 @@ describe('/v1/canned-responses', () => {
     expect(dup.json().error).toEqual({ code: 'conflict', message: 'a canned response with short code "refund" already exists' });
     // short codes are per workspace
     expect((await call('POST', '/v1/canned-responses', other.headers, { shortCode: 'refund', content: 'x' })).statusCode).toBe(201);
-    const second = (await call('POST', '/v1/canned-responses', tenant.headers, { shortCode: 'shipping', content: 'Ships in 2 days' })).json().data;
+    const second = (
+      await call('POST', '/v1/canned-responses', tenant.headers, { shortCode: 'shipping', content: 'Ships in 2 days' })
+    ).json().data;
     const clash = await call('PATCH', `/v1/canned-responses/${second.id}`, tenant.headers, { shortCode: 'refund' });
     expect(clash.statusCode).toBe(409);
     const list = (await call('GET', '/v1/canned-responses', tenant.headers)).json().data;
@@ -77,7 +86,9 @@ describe('/v1/canned-responses', () => {
       expect(res.statusCode, JSON.stringify(body).slice(0, 80)).toBe(422);
       expect(res.json().error.code).toBe('validation_failed');
     }
-    expect((await call('POST', '/v1/canned-responses', tenant.headers, { shortCode: 'a'.repeat(40), content: 'x'.repeat(4096) })).statusCode).toBe(201);
+    expect(
+      (await call('POST', '/v1/canned-responses', tenant.headers, { shortCode: 'a'.repeat(40), content: 'x'.repeat(4096) })).statusCode,
+    ).toBe(201);
     expect((await call('GET', '/v1/canned-responses', tenant.headers)).json().data).toHaveLength(1);
   });
 });

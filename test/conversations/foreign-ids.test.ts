@@ -9,10 +9,25 @@ describe('another workspace’s contact, user or canned response', () => {
     const mine = await makeTenant(ctx.deps);
     const theirs = await makeTenant(ctx.deps);
     const db = ctx.deps.db;
-    const myContact = await db.insertInto('contacts').values({ workspace_id: mine.workspace.id, name: 'Mine' }).returningAll().executeTakeFirstOrThrow();
-    const contact = await db.insertInto('contacts').values({ workspace_id: theirs.workspace.id, name: 'Theirs' }).returningAll().executeTakeFirstOrThrow();
+    const myContact = await db
+      .insertInto('contacts')
+      .values({ workspace_id: mine.workspace.id, name: 'Mine' })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const contact = await db
+      .insertInto('contacts')
+      .values({ workspace_id: theirs.workspace.id, name: 'Theirs' })
+      .returningAll()
+      .executeTakeFirstOrThrow();
     const { user } = await makeUser(ctx.deps, theirs.workspace.id, { roles: ['agent'] });
-    const canned = (await ctx.app.inject({ method: 'POST', url: '/v1/canned-responses', headers: theirs.headers, payload: { shortCode: 'hi', content: 'Hi' } })).json().data;
+    const canned = (
+      await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/canned-responses',
+        headers: theirs.headers,
+        payload: { shortCode: 'hi', content: 'Hi' },
+      })
+    ).json().data;
 
     const walk: [string, string, object?][] = [
       ['GET', `/v1/contacts/${contact.id}`],
@@ -33,11 +48,18 @@ describe('another workspace’s contact, user or canned response', () => {
       const ids = (await ctx.app.inject({ method: 'GET', url, headers: mine.headers })).json().data.map((x: { id: number }) => x.id);
       expect(ids, url).not.toContain(url.includes('users') ? user.id : url.includes('canned') ? canned.id : contact.id);
     }
-    expect(await db.selectFrom('contacts').select(['id', 'name']).where('id', 'in', [contact.id, myContact.id]).orderBy('id').execute()).toEqual([
+    expect(
+      await db.selectFrom('contacts').select(['id', 'name']).where('id', 'in', [contact.id, myContact.id]).orderBy('id').execute(),
+    ).toEqual([
       { id: myContact.id, name: 'Mine' },
       { id: contact.id, name: 'Theirs' },
     ]);
-    expect(await db.selectFrom('users').select(['name', 'active']).where('id', '=', user.id).executeTakeFirst()).toEqual({ name: 'Test User', active: true });
-    expect(await db.selectFrom('canned_responses').select('content').where('id', '=', canned.id).executeTakeFirst()).toEqual({ content: 'Hi' });
+    expect(await db.selectFrom('users').select(['name', 'active']).where('id', '=', user.id).executeTakeFirst()).toEqual({
+      name: 'Test User',
+      active: true,
+    });
+    expect(await db.selectFrom('canned_responses').select('content').where('id', '=', canned.id).executeTakeFirst()).toEqual({
+      content: 'Hi',
+    });
   });
 });

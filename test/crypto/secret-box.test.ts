@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { open, parseSecretKey, seal, SecretBoxError } from '../../src/crypto/secret-box.js';
+import { open, parseSecretKey, SecretBoxError, seal } from '../../src/crypto/secret-box.js';
 
 const key = randomBytes(32);
 
@@ -38,8 +38,14 @@ describe('secret box (AES-256-GCM)', () => {
   it('parses a key given as 64 hex or 44 base64 characters, nothing else', () => {
     expect(parseSecretKey(key.toString('hex'))?.equals(key)).toBe(true);
     expect(parseSecretKey(key.toString('base64'))?.equals(key)).toBe(true);
-    expect(parseSecretKey(key.toString('base64url') + '=')?.equals(key)).toBe(true);
-    for (const bad of [key.toString('hex').slice(2), key.toString('base64').slice(0, 43), randomBytes(33).toString('base64'), 'x'.repeat(64), '']) {
+    expect(parseSecretKey(`${key.toString('base64url')}=`)?.equals(key)).toBe(true);
+    for (const bad of [
+      key.toString('hex').slice(2),
+      key.toString('base64').slice(0, 43),
+      randomBytes(33).toString('base64'),
+      'x'.repeat(64),
+      '',
+    ]) {
       expect(parseSecretKey(bad), bad).toBeUndefined();
     }
   });

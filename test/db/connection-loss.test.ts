@@ -30,7 +30,10 @@ describe('a connection the server ends', () => {
     const ended = new Promise((resolve) => client.once('end', resolve));
     await terminate(rows[0]!.pid);
     await ended;
-    const err = await client.query('SELECT 1').then(() => undefined, (e: unknown) => e);
+    const err = await client.query('SELECT 1').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(Error);
     // The route answers 503 for it, and the ingestion writer fails its batch at once.
     expect(isDatabaseUnavailable(err), String(err)).toBe(true);
@@ -40,7 +43,11 @@ describe('a connection the server ends', () => {
   });
 
   it('counts a connection cut during its handshake as the database being unavailable', () => {
-    for (const message of ['Connection terminated unexpectedly', 'Connection terminated', 'Client has encountered a connection error and is not queryable']) {
+    for (const message of [
+      'Connection terminated unexpectedly',
+      'Connection terminated',
+      'Client has encountered a connection error and is not queryable',
+    ]) {
       expect(isDatabaseUnavailable(new Error(message)), message).toBe(true);
     }
     expect(isDatabaseUnavailable(new Error('syntax error at or near "SELEC"'))).toBe(false);

@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/db/embedded.js';
 import { checkExactlyOnce, drained, lastSettled, openWork, Report } from '../../harness/checks.js';
-import { provisionTenant, startService, waitUntil, type Service } from '../../harness/service.js';
 import { ingestLoad } from '../../harness/load.js';
+import { provisionTenant, type Service, startService, waitUntil } from '../../harness/service.js';
+import { freePort } from '../../src/db/embedded.js';
 import { createTestDatabase } from '../helpers/db.js';
 
 /**
@@ -34,14 +34,23 @@ describe('kill -9 under load, then a restart', () => {
     const load = ingestLoad([first.url], { connections: 20 });
     await waitUntil('300 deliveries acknowledged', async () => load.acknowledged.size >= 300, 60_000);
     // Killed while it holds jobs, so there is something to take up.
-    const held = await waitUntil('the worker to hold jobs', async () => {
-      const open = await openWork(db);
-      return open.activeJobs > 0 && open;
-    }, 30_000, 20);
+    const held = await waitUntil(
+      'the worker to hold jobs',
+      async () => {
+        const open = await openWork(db);
+        return open.activeJobs > 0 && open;
+      },
+      30_000,
+      20,
+    );
     await first.kill9();
     const acknowledgedAtKill = load.acknowledged.size;
     await start();
-    await waitUntil('300 more deliveries acknowledged after the restart', async () => load.acknowledged.size >= acknowledgedAtKill + 300, 60_000);
+    await waitUntil(
+      '300 more deliveries acknowledged after the restart',
+      async () => load.acknowledged.size >= acknowledgedAtKill + 300,
+      60_000,
+    );
     await load.stop();
 
     await waitUntil('the work held at the kill to be settled', () => lastSettled(db, held.rows, held.replies), 60_000, 500);

@@ -26,10 +26,63 @@ const providerish = fc.letrec((tie) => ({
     fc.integer(),
     fc.double(),
     fc.string(),
-    fc.constantFrom('constructor', '__proto__', 'toString', 'sent', 'delivered', 'read', 'failed', 'received', 'message', 'message.ack', 'inbound', 'bounce', '-1', '1', '3'),
+    fc.constantFrom(
+      'constructor',
+      '__proto__',
+      'toString',
+      'sent',
+      'delivered',
+      'read',
+      'failed',
+      'received',
+      'message',
+      'message.ack',
+      'inbound',
+      'bounce',
+      '-1',
+      '1',
+      '3',
+    ),
     fc.array(tie('value'), { maxLength: 4 }),
     fc.dictionary(
-      fc.constantFrom('entry', 'changes', 'value', 'messages', 'statuses', 'metadata', 'phone_number_id', 'id', 'from', 'status', 'messaging', 'message', 'mid', 'sender', 'delivery', 'mids', 'events', 'event', 'accountId', 'data', 'session', 'payload', 'ack', 'MessageSid', 'MessageStatus', 'To', 'From', 'type', 'messageId', 'to', 'account', 'text', 'body', 'errors', '__proto__', 'constructor'),
+      fc.constantFrom(
+        'entry',
+        'changes',
+        'value',
+        'messages',
+        'statuses',
+        'metadata',
+        'phone_number_id',
+        'id',
+        'from',
+        'status',
+        'messaging',
+        'message',
+        'mid',
+        'sender',
+        'delivery',
+        'mids',
+        'events',
+        'event',
+        'accountId',
+        'data',
+        'session',
+        'payload',
+        'ack',
+        'MessageSid',
+        'MessageStatus',
+        'To',
+        'From',
+        'type',
+        'messageId',
+        'to',
+        'account',
+        'text',
+        'body',
+        'errors',
+        '__proto__',
+        'constructor',
+      ),
       tie('value'),
       { maxKeys: 5 },
     ),
@@ -57,10 +110,22 @@ function readsOrRefuses(key: keyof typeof adapters, payload: unknown, verificati
 
 /** Each adapter's real payloads: hostile values are planted into them, so they reach deep. */
 const FIXTURES: [keyof typeof adapters, string][] = [
-  ['whatsapp', 'text-message.json'], ['whatsapp', 'statuses.json'], ['whatsapp', 'status-failed.json'], ['whatsapp', 'image-message.json'],
-  ['social_one.native', 'message.json'], ['social_one.native', 'delivery-and-echo.json'], ['social_two.native', 'message.json'],
-  ['aggregator', 'message.json'], ['aggregator', 'batch.json'], ['whatsapp_session', 'message.json'], ['whatsapp_session', 'ack.json'],
-  ['sms', 'delivered.json'], ['sms', 'inbound.form'], ['sms', 'undelivered.form'], ['email', 'inbound.json'], ['email', 'bounce.json'],
+  ['whatsapp', 'text-message.json'],
+  ['whatsapp', 'statuses.json'],
+  ['whatsapp', 'status-failed.json'],
+  ['whatsapp', 'image-message.json'],
+  ['social_one.native', 'message.json'],
+  ['social_one.native', 'delivery-and-echo.json'],
+  ['social_two.native', 'message.json'],
+  ['aggregator', 'message.json'],
+  ['aggregator', 'batch.json'],
+  ['whatsapp_session', 'message.json'],
+  ['whatsapp_session', 'ack.json'],
+  ['sms', 'delivered.json'],
+  ['sms', 'inbound.form'],
+  ['sms', 'undelivered.form'],
+  ['email', 'inbound.json'],
+  ['email', 'bounce.json'],
 ];
 
 /** Every path to a value in `v` (objects and arrays walked), root first. */
@@ -75,6 +140,7 @@ function pathsOf(v: unknown, at: (string | number)[] = []): (string | number)[][
 function plant(v: unknown, path: (string | number)[], value: unknown): unknown {
   if (path.length === 0) return value;
   const [head, ...rest] = path;
+  // biome-ignore lint/suspicious/noExplicitAny: a copy of any JSON value, indexed by the path's keys
   const copy: any = Array.isArray(v) ? [...v] : { ...(v as object) };
   if (value === undefined && rest.length === 0) delete copy[head!];
   else copy[head!] = plant(copy[head!], rest, value);
@@ -99,17 +165,20 @@ function mutatedOf(key: keyof typeof adapters) {
 const wire = (v: unknown): unknown => JSON.parse(JSON.stringify(v) ?? 'null');
 
 /** JSON nested `depth` deep, objects and arrays alternating. */
-const nested = (depth: number) => '{"a":['.repeat(depth) + '1' + ']}'.repeat(depth);
+const nested = (depth: number) => `${'{"a":['.repeat(depth)}1${']}'.repeat(depth)}`;
 
 describe.each(keys)('the %s adapter under hostile input', (key) => {
-  it.runIf(FIXTURES.some(([k]) => k === key))('normalise reads its real payloads with hostile values planted in them, or throws NormaliseError', () => {
-    fc.assert(
-      fc.property(mutatedOf(key), fc.constantFrom('signed', 'correlated', 'report_secret', 'skipped'), (payload, verification) => {
-        readsOrRefuses(key, wire(payload), verification);
-      }),
-      { seed: SEED, numRuns: runs(400) },
-    );
-  });
+  it.runIf(FIXTURES.some(([k]) => k === key))(
+    'normalise reads its real payloads with hostile values planted in them, or throws NormaliseError',
+    () => {
+      fc.assert(
+        fc.property(mutatedOf(key), fc.constantFrom('signed', 'correlated', 'report_secret', 'skipped'), (payload, verification) => {
+          readsOrRefuses(key, wire(payload), verification);
+        }),
+        { seed: SEED, numRuns: runs(400) },
+      );
+    },
+  );
 
   it('normalise reads any provider-shaped JSON, or throws NormaliseError', () => {
     fc.assert(
@@ -133,12 +202,39 @@ describe.each(keys)('the %s adapter under hostile input', (key) => {
           fc.string({ maxLength: 200 }).map((t) => new TextEncoder().encode(t)),
         ),
         fc.dictionary(
-          fc.constantFrom('x-hub-signature-256', 'x-signature', 'x-aggregator-signature', 'x-vendor-auth', 'x-service-signature', 'x-webhook-signature', 'x-gatewayone-signature', 'x-twilio-signature', 'content-type', 'host'),
-          fc.oneof(fc.string({ maxLength: 80 }), fc.constantFrom('sha256=', 'sha256=00', 'sha1=', '', ' ', 'application/x-www-form-urlencoded', 'application/json; charset=latin1')),
+          fc.constantFrom(
+            'x-hub-signature-256',
+            'x-signature',
+            'x-aggregator-signature',
+            'x-vendor-auth',
+            'x-service-signature',
+            'x-webhook-signature',
+            'x-gatewayone-signature',
+            'x-twilio-signature',
+            'content-type',
+            'host',
+          ),
+          fc.oneof(
+            fc.string({ maxLength: 80 }),
+            fc.constantFrom(
+              'sha256=',
+              'sha256=00',
+              'sha1=',
+              '',
+              ' ',
+              'application/x-www-form-urlencoded',
+              'application/json; charset=latin1',
+            ),
+          ),
         ),
         async (bytes, headers) => {
           const body = rawBodyOf(Buffer.from(bytes));
-          const result = await adapters[key].verify(body, headers, { webhookSecret: SECRET, appSecret: SECRET, providerReportSecret: SECRET }, { isKnownOutboundMessage: async () => false });
+          const result = await adapters[key].verify(
+            body,
+            headers,
+            { webhookSecret: SECRET, appSecret: SECRET, providerReportSecret: SECRET },
+            { isKnownOutboundMessage: async () => false },
+          );
           expect(typeof result.ok).toBe('boolean');
           adapters[key].eventName(parseBody(adapters[key], body.text));
         },
@@ -149,17 +245,27 @@ describe.each(keys)('the %s adapter under hostile input', (key) => {
 });
 
 const ctx = await useTestContext({
-  env: { INBOX_INTEGRATIONS: JSON.stringify(Object.fromEntries(keys.map((k) => [k, { webhookSecret: SECRET, appSecret: SECRET, webhookVerifyToken: SECRET }]))) },
+  env: {
+    INBOX_INTEGRATIONS: JSON.stringify(
+      Object.fromEntries(keys.map((k) => [k, { webhookSecret: SECRET, appSecret: SECRET, webhookVerifyToken: SECRET }])),
+    ),
+  },
 });
 const tenant = await makeTenant(ctx.deps);
 
 describe('the HTTP surface under hostile input', () => {
   it('answers unsigned deliveries of any content with 4xx and stores none of them', async () => {
-    const before = await ctx.deps.db.selectFrom('webhook_inbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await ctx.deps.db
+      .selectFrom('webhook_inbox')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...keys, 'unknown', 'email'),
-        fc.oneof(fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)), providerish.map((v) => Buffer.from(JSON.stringify(v) ?? 'null'))),
+        fc.oneof(
+          fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
+          providerish.map((v) => Buffer.from(JSON.stringify(v) ?? 'null')),
+        ),
         fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain', 'application/octet-stream'),
         fc.option(fc.string({ maxLength: 70 }), { nil: undefined }),
         async (key, payload, contentType, signature) => {
@@ -172,14 +278,25 @@ describe('the HTTP surface under hostile input', () => {
       ),
       { seed: SEED, numRuns: runs(400) },
     );
-    const after = await ctx.deps.db.selectFrom('webhook_inbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await ctx.deps.db
+      .selectFrom('webhook_inbox')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
   });
 
   it('never answers 5xx to made-up cursors, limits, ids and bodies on /v1', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom('/v1/threads', '/v1/contacts', '/v1/connections', '/v1/api-keys', '/v1/threads/1/messages', '/v1/admin/webhook-inbox', '/v1/personal-access-tokens'),
+        fc.constantFrom(
+          '/v1/threads',
+          '/v1/contacts',
+          '/v1/connections',
+          '/v1/api-keys',
+          '/v1/threads/1/messages',
+          '/v1/admin/webhook-inbox',
+          '/v1/personal-access-tokens',
+        ),
         fc.string({ maxLength: 40 }),
         fc.string({ maxLength: 40 }),
         async (path, cursor, limit) => {
@@ -196,7 +313,12 @@ describe('the HTTP surface under hostile input', () => {
         fc.oneof(fc.json({ maxDepth: 4 }), fc.string({ maxLength: 200 })),
         fc.constantFrom('POST', 'PATCH'),
         async (path, body, method) => {
-          const res = await ctx.app.inject({ method: method as 'POST', url: path, headers: { ...tenant.headers, 'content-type': 'application/json' }, payload: body });
+          const res = await ctx.app.inject({
+            method: method as 'POST',
+            url: path,
+            headers: { ...tenant.headers, 'content-type': 'application/json' },
+            payload: body,
+          });
           expect(res.statusCode, `${method} ${path} ${body} → ${res.body}`).toBeLessThan(500);
         },
       ),
@@ -207,14 +329,41 @@ describe('the HTTP surface under hostile input', () => {
 
 describe('smtpUrl values of every hostile shape', () => {
   const target = { accountId: 'support@acme.test', to: 'dana@example.org', text: 'hi', messageId: 1 };
-  const PRIVATE = ['127.0.0.1', '10.0.0.8', '192.168.1.1', '172.16.0.9', '169.254.169.254', '100.64.0.1', '0.0.0.0', '[::1]', '[fd00::1]', '[fe80::1]', '[::ffff:10.0.0.1]', '[::ffff:7f00:1]', '2130706433', '0x7f.0.0.1', '127.1', 'localhost'];
-  const smtpUrls = fc.record({
-    scheme: fc.constantFrom('smtp', 'smtps', 'SMTP', 'smtp+tls', 'http'),
-    auth: fc.constantFrom('', 'u:p@', 'u%00:p%ff@', '@', 'u:p@evil.test@'),
-    host: fc.oneof(fc.constantFrom(...PRIVATE), fc.constantFrom('internal.corp.test', 'relay.internal.test')),
-    port: fc.constantFrom('', ':25', ':6379', ':22', ':0', ':65535', ':99999'),
-    tail: fc.constantFrom('', '/', '/x?debug=true', '?logger=true&proxy=http://127.0.0.1:8080', '?tls.rejectUnauthorized=false', '#frag', '?host=10.0.0.1&port=25'),
-  }).map((p) => `${p.scheme}://${p.auth}${p.host}${p.port}${p.tail}`);
+  const PRIVATE = [
+    '127.0.0.1',
+    '10.0.0.8',
+    '192.168.1.1',
+    '172.16.0.9',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '[::1]',
+    '[fd00::1]',
+    '[fe80::1]',
+    '[::ffff:10.0.0.1]',
+    '[::ffff:7f00:1]',
+    '2130706433',
+    '0x7f.0.0.1',
+    '127.1',
+    'localhost',
+  ];
+  const smtpUrls = fc
+    .record({
+      scheme: fc.constantFrom('smtp', 'smtps', 'SMTP', 'smtp+tls', 'http'),
+      auth: fc.constantFrom('', 'u:p@', 'u%00:p%ff@', '@', 'u:p@evil.test@'),
+      host: fc.oneof(fc.constantFrom(...PRIVATE), fc.constantFrom('internal.corp.test', 'relay.internal.test')),
+      port: fc.constantFrom('', ':25', ':6379', ':22', ':0', ':65535', ':99999'),
+      tail: fc.constantFrom(
+        '',
+        '/',
+        '/x?debug=true',
+        '?logger=true&proxy=http://127.0.0.1:8080',
+        '?tls.rejectUnauthorized=false',
+        '#frag',
+        '?host=10.0.0.1&port=25',
+      ),
+    })
+    .map((p) => `${p.scheme}://${p.auth}${p.host}${p.port}${p.tail}`);
 
   it('never reach a private address, never echo what answered, never throw', async () => {
     // Every name here "resolves" to a private address: nothing may be connected to.
@@ -224,7 +373,9 @@ describe('smtpUrl values of every hostile shape', () => {
         const outcome = await adapters.email.send!(target, { smtpUrl }, { timeoutMs: 1_000, smtp: { allowPrivate: false, resolve } });
         expect(outcome.outcome, smtpUrl).toBe('failed');
         if (outcome.outcome === 'sent') return;
-        expect(outcome.error, smtpUrl).toMatch(/^email: (refused: .* address; SMTP servers must be on public addresses|smtpUrl must be an smtp:\/\/ or smtps:\/\/ URL)$/);
+        expect(outcome.error, smtpUrl).toMatch(
+          /^email: (refused: .* address; SMTP servers must be on public addresses|smtpUrl must be an smtp:\/\/ or smtps:\/\/ URL)$/,
+        );
         expect(outcome.error).not.toContain('10.9.8.7');
       }),
       { seed: SEED, numRuns: runs(200) },

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { type Config, loadConfig } from '../../src/config.js';
 import { createDatabase, type DatabaseOptions } from '../../src/db/database.js';
 import type { Deps } from '../../src/deps.js';
 import { startBoss } from '../../src/jobs/boss.js';

@@ -16,7 +16,9 @@ describe('launchBrowser', () => {
     expect(findSystemChromium(['/nonexistent/chromium'])).toBeNull();
   });
 
-  it('with no system browser, launches the Chromium of @sparticuz/chromium, which renders a page and keeps CORS on', { timeout: 60_000 }, async () => {
+  it('with no system browser, launches the Chromium of @sparticuz/chromium, which renders a page and keeps CORS on', {
+    timeout: 60_000,
+  }, async () => {
     const { browser, source, executablePath } = await launchBrowser({ systemPaths: ['/nonexistent/chromium'] });
     try {
       expect(source).toBe('bundled');

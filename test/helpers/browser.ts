@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import bundled from '@sparticuz/chromium';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 
 /**
  * The one place browser tests get a Chromium from, so `npm test` needs nothing but Node:
@@ -82,7 +82,8 @@ async function unpackBundled(): Promise<{ executablePath: string; fontConfig: st
     process.env.TMPDIR = dir;
     try {
       const unpacked = await bundled.executablePath();
-      if (unpacked !== result.executablePath) throw new Error(`@sparticuz/chromium unpacked to ${unpacked}, expected ${result.executablePath}`);
+      if (unpacked !== result.executablePath)
+        throw new Error(`@sparticuz/chromium unpacked to ${unpacked}, expected ${result.executablePath}`);
     } finally {
       if (before === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = before;
@@ -110,7 +111,10 @@ async function acquire(lock: string): Promise<void> {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const since = await stat(lock).then((s) => Date.now() - s.mtimeMs, () => 0);
+    const since = await stat(lock).then(
+      (s) => Date.now() - s.mtimeMs,
+      () => 0,
+    );
     if (since > LOCK_STALE_MS) await rmdir(lock).catch(() => undefined);
     else await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -50,7 +50,11 @@ export async function makeOutboundMessage(
   status: 'queued' | 'sent' | 'delivered' | 'read' | 'failed' = 'sent',
 ) {
   const conn = await deps.db.selectFrom('connections').selectAll().where('id', '=', connection.id).executeTakeFirstOrThrow();
-  const contact = await deps.db.insertInto('contacts').values({ workspace_id: conn.workspace_id, name: 'Recipient' }).returning('id').executeTakeFirstOrThrow();
+  const contact = await deps.db
+    .insertInto('contacts')
+    .values({ workspace_id: conn.workspace_id, name: 'Recipient' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const thread = await deps.db
     .insertInto('threads')
     .values({ workspace_id: conn.workspace_id, connection_id: conn.id, contact_id: contact.id, last_message_preview: 'hello' })
@@ -58,7 +62,15 @@ export async function makeOutboundMessage(
     .executeTakeFirstOrThrow();
   return deps.db
     .insertInto('messages')
-    .values({ workspace_id: conn.workspace_id, thread_id: thread.id, connection_id: conn.id, direction: 'outbound', external_id: externalId, text: 'hello', status })
+    .values({
+      workspace_id: conn.workspace_id,
+      thread_id: thread.id,
+      connection_id: conn.id,
+      direction: 'outbound',
+      external_id: externalId,
+      text: 'hello',
+      status,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }

@@ -5,7 +5,11 @@ import type { Deps } from '../../src/deps.js';
 import { waitFor } from './webhooks.js';
 
 /** A livechat connection (a widget); its key is generated unless given. */
-export async function makeWidget(deps: Deps, workspaceId: number, options: { allowedOrigins?: string[]; key?: string; name?: string } = {}) {
+export async function makeWidget(
+  deps: Deps,
+  workspaceId: number,
+  options: { allowedOrigins?: string[]; key?: string; name?: string } = {},
+) {
   const connection = await createConnection(deps, workspaceId, {
     integrationKey: 'livechat',
     externalAccountId: options.key,
@@ -22,7 +26,12 @@ let visitors = 0;
  * comes from an address of its own (TEST-NET-2) unless one is given, so only a test about the
  * per-address limit meets it.
  */
-export async function startVisitor(app: FastifyInstance, key: string, body: Record<string, unknown> = {}, remoteAddress = `198.51.100.${(visitors++ % 254) + 1}`) {
+export async function startVisitor(
+  app: FastifyInstance,
+  key: string,
+  body: Record<string, unknown> = {},
+  remoteAddress = `198.51.100.${(visitors++ % 254) + 1}`,
+) {
   const res = await app.inject({ method: 'POST', url: `/v1/livechat/${key}/conversations`, payload: body, remoteAddress });
   if (res.statusCode !== 201) throw new Error(`conversation not started: ${res.statusCode} ${res.body}`);
   const { visitorToken, threadId } = res.json().data as { visitorToken: string; threadId: number };
@@ -30,7 +39,12 @@ export async function startVisitor(app: FastifyInstance, key: string, body: Reco
 }
 
 export function visitorSays(app: FastifyInstance, key: string, token: string, text: string) {
-  return app.inject({ method: 'POST', url: `/v1/livechat/${key}/messages`, headers: { authorization: `Bearer ${token}` }, payload: { text } });
+  return app.inject({
+    method: 'POST',
+    url: `/v1/livechat/${key}/messages`,
+    headers: { authorization: `Bearer ${token}` },
+    payload: { text },
+  });
 }
 
 export interface Frame {

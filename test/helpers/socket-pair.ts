@@ -11,5 +11,14 @@ export async function socketPair() {
   const [serverSide] = (await accepted) as [WebSocket];
   await once(client, 'open');
   const closed = new Promise<number>((resolve) => client.on('close', (code) => resolve(code)));
-  return { server, client, serverSide, closed, done: () => (client.terminate(), server.close()) };
+  return {
+    server,
+    client,
+    serverSide,
+    closed,
+    done: () => {
+      client.terminate();
+      server.close();
+    },
+  };
 }

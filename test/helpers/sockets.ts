@@ -1,4 +1,4 @@
-import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 
 /** A port nothing listens on: bound once, then released. */
 export async function closedPort(): Promise<number> {

@@ -11,7 +11,9 @@ export function fixture(key: string, name: string): string {
 
 /** Lowercase hex HMAC-SHA256 of a string's UTF-8 or of exact bytes, computed independently of the service's helper. */
 export function sign(secret: string, body: string | Buffer): string {
-  return (typeof body === 'string' ? createHmac('sha256', secret).update(body, 'utf8') : createHmac('sha256', secret).update(body)).digest('hex');
+  return (typeof body === 'string' ? createHmac('sha256', secret).update(body, 'utf8') : createHmac('sha256', secret).update(body)).digest(
+    'hex',
+  );
 }
 
 /** Polls `check` until it returns a truthy value or the deadline passes; never a guessed sleep. */

@@ -53,7 +53,10 @@ describe('the reference page at /docs', () => {
       page.on('pageerror', (e) => errors.push(String(e)));
       await page.goto(`${base}/docs`);
       // The document's own title, rendered by swagger-ui once it has read /docs/json.
-      await page.getByRole('heading', { name: /^inbox/ }).first().waitFor();
+      await page
+        .getByRole('heading', { name: /^inbox/ })
+        .first()
+        .waitFor();
       await page.getByText('/api/user/login').first().waitFor();
       expect(errors).toEqual([]);
     } finally {

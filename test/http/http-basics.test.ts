@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createDatabase } from '../../src/db/database.js';
 import { METRICS_COLLECT_INTERVAL_MS, QUEUE_DEPTH_STATES } from '../../src/health/health.routes.js';
@@ -33,7 +33,10 @@ describe('error envelope', () => {
   it('answers an unknown route with 404 not_found', async () => {
     const res = await ctx.app.inject({ method: 'GET', url: '/v1/nope' });
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual({ error: { code: 'not_found', message: expect.any(String) }, meta: { requestId: res.headers['x-request-id'] } });
+    expect(res.json()).toEqual({
+      error: { code: 'not_found', message: expect.any(String) },
+      meta: { requestId: res.headers['x-request-id'] },
+    });
   });
 
   it('answers malformed JSON with 400 invalid_json', async () => {
@@ -71,7 +74,12 @@ describe('error envelope', () => {
       message: 'content type "application/xml" is not accepted here; send application/json',
     });
     // A body sent with no content type at all says so.
-    const bare = await ctx.app.inject({ method: 'POST', url: '/v1/api-keys', headers: (await makeTenant(ctx.deps)).headers, payload: Buffer.from('name=x') });
+    const bare = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/api-keys',
+      headers: (await makeTenant(ctx.deps)).headers,
+      payload: Buffer.from('name=x'),
+    });
     expect(bare.statusCode).toBe(415);
     expect(bare.json().error.message).toBe('a body without a content type is not accepted here; send application/json');
   });
@@ -134,7 +142,8 @@ describe('inbox_queue_jobs', () => {
 
     let body = await scrape();
     let actual = await counted();
-    for (const q of queues) for (const state of QUEUE_DEPTH_STATES) expect(sample(body, q.name, state), `${q.name} ${state}`).toBe(actual(q.name, state));
+    for (const q of queues)
+      for (const state of QUEUE_DEPTH_STATES) expect(sample(body, q.name, state), `${q.name} ${state}`).toBe(actual(q.name, state));
     expect(sample(body, maintenanceQueue.name, 'created')).toBe(0);
 
     await ctx.deps.boss.send(maintenanceQueue.name, {});
@@ -143,7 +152,8 @@ describe('inbox_queue_jobs', () => {
     body = await scrape();
     actual = await counted();
     expect(sample(body, maintenanceQueue.name, 'created')).toBe(1);
-    for (const q of queues) for (const state of QUEUE_DEPTH_STATES) expect(sample(body, q.name, state), `${q.name} ${state}`).toBe(actual(q.name, state));
+    for (const q of queues)
+      for (const state of QUEUE_DEPTH_STATES) expect(sample(body, q.name, state), `${q.name} ${state}`).toBe(actual(q.name, state));
   });
 });
 
@@ -161,7 +171,12 @@ describe('ids beyond a column’s range', () => {
         { method: 'GET' as const, url: `/v1/operator/tenants/${id}/threads/1/messages`, headers: admin },
         { method: 'GET' as const, url: `/v1/operator/tenants/1/threads/${id}/messages`, headers: admin },
         { method: 'GET' as const, url: `/v1/operator/connections?workspaceId=${id}`, headers: admin },
-        { method: 'POST' as const, url: `/v1/engage/workspaces/${id}/connections`, headers: admin, payload: { integrationKey: 'sms', externalAccountId: 'x', name: 'x' } },
+        {
+          method: 'POST' as const,
+          url: `/v1/engage/workspaces/${id}/connections`,
+          headers: admin,
+          payload: { integrationKey: 'sms', externalAccountId: 'x', name: 'x' },
+        },
       ];
       for (const call of calls) {
         const res = await ctx.app.inject(call);

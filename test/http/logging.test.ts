@@ -60,14 +60,26 @@ describe('one line per request', () => {
     expect(apiLines[0]!.ms).toEqual(expect.any(Number));
 
     const body = fixture('whatsapp', 'text-message.json');
-    const accepted = await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(WA_SECRET, body)}` }, payload: body });
+    const accepted = await ctx.app.inject({
+      method: 'POST',
+      url: '/webhooks/whatsapp',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(WA_SECRET, body)}` },
+      payload: body,
+    });
     expect(accepted.statusCode).toBe(200);
     // counted in /metrics instead (inbox_webhook_deliveries_total{outcome="accepted"})
     expect(linesOf(accepted.headers['x-request-id'] as string)).toEqual([]);
 
-    const refused = await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': 'sha256=00' }, payload: body });
+    const refused = await ctx.app.inject({
+      method: 'POST',
+      url: '/webhooks/whatsapp',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': 'sha256=00' },
+      payload: body,
+    });
     expect(refused.statusCode).toBe(401);
-    expect(linesOf(refused.headers['x-request-id'] as string)).toEqual([expect.objectContaining({ msg: 'request completed', status: 401 })]);
+    expect(linesOf(refused.headers['x-request-id'] as string)).toEqual([
+      expect.objectContaining({ msg: 'request completed', status: 401 }),
+    ]);
   });
 });
 
@@ -77,7 +89,10 @@ describe('RequestLogger', () => {
     const parent = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
     let children = 0;
     const child = parent.child.bind(parent);
-    parent.child = ((...args: Parameters<typeof child>) => (children++, child(...args))) as typeof parent.child;
+    parent.child = ((...args: Parameters<typeof child>) => {
+      children++;
+      return child(...args);
+    }) as typeof parent.child;
 
     const quiet = new RequestLogger(parent, { reqId: 'r-1' }, {});
     quiet.debug('not written at info');
@@ -107,19 +122,53 @@ describe('createLogger redaction', () => {
       headers: { 'x-vendor-auth': 'err-vendor-auth', authorization: 'Bearer err-headers-bearer' },
     });
     log.error({ err: clientError }, 'outbound failed');
-    log.info({ password: 'top-password', user: { password: 'nested-password' }, body: { credentials: { password: 'deep-password' } } }, 'fields');
-    log.info({ headers: { 'x-hub-signature-256': 'sha256=hubsigvalue', 'x-service-signature': 'svcsigvalue', cookie: 'c=cookie-val' } }, 'headers');
+    log.info(
+      { password: 'top-password', user: { password: 'nested-password' }, body: { credentials: { password: 'deep-password' } } },
+      'fields',
+    );
+    log.info(
+      { headers: { 'x-hub-signature-256': 'sha256=hubsigvalue', 'x-service-signature': 'svcsigvalue', cookie: 'c=cookie-val' } },
+      'headers',
+    );
     log.info({ connection: { accessToken: 'conn-access-token', webhookSecret: 'conn-webhook-secret' }, token: 'bare-token' }, 'connection');
-    log.info({ body: { name: 'x', credentials: { accessToken: 'body-cred-token', accountSid: 'body-cred-sid' } }, smtpUrl: 'smtp://u:smtp-pass@h' }, 'credentials');
+    log.info(
+      {
+        body: { name: 'x', credentials: { accessToken: 'body-cred-token', accountSid: 'body-cred-sid' } },
+        smtpUrl: 'smtp://u:smtp-pass@h',
+      },
+      'credentials',
+    );
     log.info({ config: { secretKey: 'cfg-secret-key' } }, 'config key');
-    log.info({ config: { jwtSecret: 'cfg-jwt', integrations: { email: { webhookSecret: 'cfg-email-secret', appSecret: 'cfg-app' } } } }, 'config');
+    log.info(
+      { config: { jwtSecret: 'cfg-jwt', integrations: { email: { webhookSecret: 'cfg-email-secret', appSecret: 'cfg-app' } } } },
+      'config',
+    );
     log.info({ req: { method: 'GET', url: '/webhooks/whatsapp?hub.verify_token=req-serializer-token', ip: '10.0.0.1' } }, 'req');
     const text = written(lines);
     for (const secret of [
-      'err-config-bearer', 'err-request-key', 'err-response-cookie', 'err-response-config', 'err-vendor-auth', 'err-headers-bearer',
-      'top-password', 'nested-password', 'deep-password', 'hubsigvalue', 'svcsigvalue', 'cookie-val',
-      'conn-access-token', 'conn-webhook-secret', 'bare-token', 'cfg-jwt', 'cfg-email-secret', 'body-cred-token', 'body-cred-sid', 'smtp-pass',
-      'cfg-secret-key', 'cfg-app', 'req-serializer-token',
+      'err-config-bearer',
+      'err-request-key',
+      'err-response-cookie',
+      'err-response-config',
+      'err-vendor-auth',
+      'err-headers-bearer',
+      'top-password',
+      'nested-password',
+      'deep-password',
+      'hubsigvalue',
+      'svcsigvalue',
+      'cookie-val',
+      'conn-access-token',
+      'conn-webhook-secret',
+      'bare-token',
+      'cfg-jwt',
+      'cfg-email-secret',
+      'body-cred-token',
+      'body-cred-sid',
+      'smtp-pass',
+      'cfg-secret-key',
+      'cfg-app',
+      'req-serializer-token',
     ]) {
       expect(text, secret).not.toContain(secret);
     }

@@ -25,7 +25,9 @@ describe('OpenAPI document', () => {
 
   it('declares a success response schema for every route, and the error body for its errors', async () => {
     const doc = await document();
-    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, op })));
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, op })),
+    );
     expect(operations.length).toBeGreaterThan(30);
     const missing = operations.filter(({ op }) => {
       const success = Object.entries(op.responses ?? {}).filter(([code]) => /^2\d\d$/.test(code));
@@ -39,11 +41,17 @@ describe('OpenAPI document', () => {
   });
 
   it('gives every operation a summary and every parameter (path, query, header) a description', async () => {
-    const doc = (await document()) as unknown as { paths: Record<string, Record<string, { summary?: string; parameters?: { in: string; name: string; description?: string }[] }>> };
-    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, op })));
+    const doc = (await document()) as unknown as {
+      paths: Record<string, Record<string, { summary?: string; parameters?: { in: string; name: string; description?: string }[] }>>;
+    };
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, op })),
+    );
     expect(operations.length).toBeGreaterThan(30);
     expect(operations.filter(({ op }) => !op.summary?.trim()).map((o) => o.route)).toEqual([]);
-    const undescribed = operations.flatMap(({ route, op }) => (op.parameters ?? []).filter((p) => !p.description?.trim()).map((p) => `${route} ${p.in}:${p.name}`));
+    const undescribed = operations.flatMap(({ route, op }) =>
+      (op.parameters ?? []).filter((p) => !p.description?.trim()).map((p) => `${route} ${p.in}:${p.name}`),
+    );
     expect(undescribed).toEqual([]);
     // The idempotency key a client author must know about is documented where it is taken.
     const reply = doc.paths['/v1/threads/{id}/messages']!.post!;
@@ -56,4 +64,3 @@ describe('OpenAPI document', () => {
     expect(res.headers['content-type']).toMatch(/text\/html/);
   });
 });
-

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AppError, MALFORMED_CURSOR_MESSAGE } from '../../src/http/errors.js';
 import {
   cursorPage,
   decodeCursor,
@@ -8,7 +9,6 @@ import {
   parseOffsetQuery,
   TENANTS_MAX_LIMIT,
 } from '../../src/http/pagination.js';
-import { AppError, MALFORMED_CURSOR_MESSAGE } from '../../src/http/errors.js';
 
 describe('cursor limit (SPEC §8.1 cursor rule 1)', () => {
   it.each([
@@ -36,18 +36,21 @@ describe('cursor encoding (SPEC §8.1 cursor rule 3)', () => {
     expect(decodeCursor(cursor)).toEqual({ at, id: 42 });
   });
 
-  it.each(['!!!', Buffer.from('nocolon').toString('base64url'), Buffer.from('12:ab').toString('base64url'), Buffer.from(':1').toString('base64url'), 'a'.repeat(300)])(
-    'rejects %s with validation_failed 422',
-    (raw) => {
-      try {
-        decodeCursor(raw);
-        expect.unreachable();
-      } catch (err) {
-        expect(err).toBeInstanceOf(AppError);
-        expect(err).toMatchObject({ code: 'validation_failed', status: 422, message: MALFORMED_CURSOR_MESSAGE });
-      }
-    },
-  );
+  it.each([
+    '!!!',
+    Buffer.from('nocolon').toString('base64url'),
+    Buffer.from('12:ab').toString('base64url'),
+    Buffer.from(':1').toString('base64url'),
+    'a'.repeat(300),
+  ])('rejects %s with validation_failed 422', (raw) => {
+    try {
+      decodeCursor(raw);
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(AppError);
+      expect(err).toMatchObject({ code: 'validation_failed', status: 422, message: MALFORMED_CURSOR_MESSAGE });
+    }
+  });
 });
 
 describe('cursorPage', () => {

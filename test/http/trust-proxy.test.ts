@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { useTestContext, testConfig } from '../helpers/app.js';
+import { testConfig, useTestContext } from '../helpers/app.js';
 
 const ctx = await useTestContext();
 const apps: FastifyInstance[] = [];
@@ -23,7 +23,12 @@ async function appTrusting(value: string | undefined): Promise<FastifyInstance> 
 }
 
 const ipSeen = async (app: FastifyInstance, remoteAddress: string, forwardedFor?: string) => {
-  const res = await app.inject({ method: 'GET', url: '/test-only/ip', remoteAddress, headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {} });
+  const res = await app.inject({
+    method: 'GET',
+    url: '/test-only/ip',
+    remoteAddress,
+    headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {},
+  });
   return (res.json() as { ip: string }).ip;
 };
 

@@ -11,7 +11,11 @@ import { makeWidget, startVisitor } from '../helpers/livechat.js';
 const ctx = await useTestContext();
 const tenant = await makeTenant(ctx.deps);
 const admin = await makeUser(ctx.deps, tenant.workspace.id, { roles: ['admin'] });
-const login = await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: admin.user.email, password: admin.password, remember: false } });
+const login = await ctx.app.inject({
+  method: 'POST',
+  url: '/api/user/login',
+  payload: { email: admin.user.email, password: admin.password, remember: false },
+});
 const jwt = login.json().access_token as string;
 const widget = await makeWidget(ctx.deps, tenant.workspace.id);
 const visitor = await startVisitor(ctx.app, widget.key);
@@ -46,7 +50,9 @@ const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
 );
 
 function url(path: string): string {
-  return path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'widgetKey' ? widget.key : name === 'id' && path.startsWith('/v1/connections') ? String(whatsapp.id) : '1'));
+  return path.replace(/\{(\w+)\}/g, (_m, name: string) =>
+    name === 'widgetKey' ? widget.key : name === 'id' && path.startsWith('/v1/connections') ? String(whatsapp.id) : '1',
+  );
 }
 
 /** The credential each family takes; validation must be reached, not stopped at a 401/403. */
@@ -94,7 +100,9 @@ describe('unknown body fields', () => {
     // `{}` is not an unknown field: a client that always sends a JSON object keeps working.
     const rotated = await ctx.app.inject({ method: 'POST', url: '/v1/api-keys', headers: tenant.headers, payload: { name: 'k' } });
     const id = rotated.json().data.id as number;
-    expect((await ctx.app.inject({ method: 'POST', url: `/v1/api-keys/${id}/rotate`, headers: tenant.headers, payload: {} })).statusCode).toBe(200);
+    expect(
+      (await ctx.app.inject({ method: 'POST', url: `/v1/api-keys/${id}/rotate`, headers: tenant.headers, payload: {} })).statusCode,
+    ).toBe(200);
     expect((await ctx.app.inject({ method: 'POST', url: `/v1/api-keys/${id}/rotate`, headers: tenant.headers })).statusCode).toBe(200);
   });
 
@@ -123,11 +131,22 @@ describe('unknown body fields', () => {
           .returning('id')
           .executeTakeFirstOrThrow(),
       );
-    const before = await ctx.deps.db.selectFrom('messages').select(({ fn }) => fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-    const res = await ctx.app.inject({ method: 'POST', url: `/v1/threads/${thread.id}/messages`, headers: tenant.headers, payload: { text: 'internal: VIP', internal: true } });
+    const before = await ctx.deps.db
+      .selectFrom('messages')
+      .select(({ fn }) => fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${thread.id}/messages`,
+      headers: tenant.headers,
+      payload: { text: 'internal: VIP', internal: true },
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().error).toEqual({ code: 'validation_failed', message: 'body must not have property "internal"' });
-    const after = await ctx.deps.db.selectFrom('messages').select(({ fn }) => fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const after = await ctx.deps.db
+      .selectFrom('messages')
+      .select(({ fn }) => fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(after.n).toBe(before.n);
   });
 });

@@ -7,7 +7,9 @@ import { useTestContext } from '../helpers/app.js';
 const ctx = await useTestContext();
 const QUEUE = 'planner-stats-probe';
 await ctx.deps.boss.createQueue(QUEUE);
-const { rows: located } = await sql<{ table: string }>`SELECT table_name AS table FROM pgboss.queue WHERE name = ${QUEUE}`.execute(ctx.deps.db);
+const { rows: located } = await sql<{ table: string }>`SELECT table_name AS table FROM pgboss.queue WHERE name = ${QUEUE}`.execute(
+  ctx.deps.db,
+);
 const TABLE = `pgboss.${located[0]!.table}`;
 
 const client = new pg.Client({ connectionString: ctx.database.url });
@@ -27,7 +29,9 @@ async function addJobs(n: number): Promise<void> {
 
 /** How many rows the planner believes the table has. */
 async function plannerRows(): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT greatest(reltuples, 0)::int AS n FROM pg_class WHERE oid = ${TABLE}::regclass`.execute(ctx.deps.db);
+  const { rows } = await sql<{ n: number }>`SELECT greatest(reltuples, 0)::int AS n FROM pg_class WHERE oid = ${TABLE}::regclass`.execute(
+    ctx.deps.db,
+  );
   return rows[0]!.n;
 }
 

@@ -19,7 +19,11 @@ describe('livechat connections', () => {
       method: 'POST',
       url: `/v1/engage/workspaces/${tenant.workspace.id}/connections`,
       headers: adminHeaders(),
-      payload: { integrationKey: 'livechat', name: 'Shop chat', allowedOrigins: ['https://Shop.Example:443', 'http://localhost:8080/', 'https://shop.example'] },
+      payload: {
+        integrationKey: 'livechat',
+        name: 'Shop chat',
+        allowedOrigins: ['https://Shop.Example:443', 'http://localhost:8080/', 'https://shop.example'],
+      },
     });
     expect(res.statusCode, res.body).toBe(201);
     const data = res.json().data;
@@ -34,8 +38,19 @@ describe('livechat connections', () => {
 
   it('refuse what is not an origin, origins on other channels, and other channels without an account id (422)', async () => {
     const create = (payload: Record<string, unknown>) =>
-      ctx.app.inject({ method: 'POST', url: `/v1/engage/workspaces/${tenant.workspace.id}/connections`, headers: adminHeaders(), payload: { name: 'x', ...payload } });
-    for (const bad of ['https://shop.example/path', 'shop.example', 'ftp://shop.example', 'https://user:pw@shop.example', 'https://shop.example?x=1']) {
+      ctx.app.inject({
+        method: 'POST',
+        url: `/v1/engage/workspaces/${tenant.workspace.id}/connections`,
+        headers: adminHeaders(),
+        payload: { name: 'x', ...payload },
+      });
+    for (const bad of [
+      'https://shop.example/path',
+      'shop.example',
+      'ftp://shop.example',
+      'https://user:pw@shop.example',
+      'https://shop.example?x=1',
+    ]) {
       const res = await create({ integrationKey: 'livechat', allowedOrigins: [bad] });
       expect(res.statusCode, bad).toBe(422);
       expect(res.json().error.code).toBe('validation_failed');
@@ -43,16 +58,24 @@ describe('livechat connections', () => {
     expect((await create({ integrationKey: 'livechat', externalAccountId: 'has space' })).statusCode).toBe(422);
     expect((await create({ integrationKey: 'whatsapp', externalAccountId: '1', allowedOrigins: [] })).statusCode).toBe(422);
     expect((await create({ integrationKey: 'whatsapp' })).statusCode).toBe(422);
-    expect((await create({ integrationKey: 'livechat', externalAccountId: 'wk_my-own-key' })).json().data.externalAccountId).toBe('wk_my-own-key');
+    expect((await create({ integrationKey: 'livechat', externalAccountId: 'wk_my-own-key' })).json().data.externalAccountId).toBe(
+      'wk_my-own-key',
+    );
   });
 
   it('change allowedOrigins with PATCH /v1/connections/:id (livechat only)', async () => {
     const w = await makeWidget(ctx.deps, tenant.workspace.id);
-    const patch = (id: number, payload: Record<string, unknown>) => ctx.app.inject({ method: 'PATCH', url: `/v1/connections/${id}`, headers: tenant.headers, payload });
+    const patch = (id: number, payload: Record<string, unknown>) =>
+      ctx.app.inject({ method: 'PATCH', url: `/v1/connections/${id}`, headers: tenant.headers, payload });
     const res = await patch(w.connection.id, { allowedOrigins: ['https://a.example'] });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data.allowedOrigins).toEqual(['https://a.example']);
-    const refused = await ctx.app.inject({ method: 'POST', url: url('/conversations', w.key), headers: { origin: 'https://b.example' }, payload: {} });
+    const refused = await ctx.app.inject({
+      method: 'POST',
+      url: url('/conversations', w.key),
+      headers: { origin: 'https://b.example' },
+      payload: {},
+    });
     expect(refused.statusCode).toBe(403);
     const other = await ctx.app.inject({
       method: 'POST',
@@ -66,7 +89,11 @@ describe('livechat connections', () => {
 
 describe('POST /v1/livechat/:widgetKey/conversations', () => {
   it('answers 201 { data: { visitorToken, threadId }, meta }, opens a livechat thread the agent sees, and stores the token hashed', async () => {
-    const res = await ctx.app.inject({ method: 'POST', url: url('/conversations'), payload: { name: 'Ada Visitor', email: 'ada@visitor.test' } });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: url('/conversations'),
+      payload: { name: 'Ada Visitor', email: 'ada@visitor.test' },
+    });
     expect(res.statusCode, res.body).toBe(201);
     const body = res.json();
     expect(Object.keys(body).sort()).toEqual(['data', 'meta']);
@@ -76,7 +103,13 @@ describe('POST /v1/livechat/:widgetKey/conversations', () => {
     expect(visitorToken.length).toBeGreaterThanOrEqual(40);
 
     const thread = (await agentGet(`/v1/threads/${threadId}`)).json().data;
-    expect(thread).toMatchObject({ id: threadId, connectionId: widget.connection.id, integrationKey: 'livechat', status: 'open', lastMessagePreview: null });
+    expect(thread).toMatchObject({
+      id: threadId,
+      connectionId: widget.connection.id,
+      integrationKey: 'livechat',
+      status: 'open',
+      lastMessagePreview: null,
+    });
     const contact = ((await agentGet('/v1/contacts')).json().data as { id: number; name: string }[]).find((c) => c.id === thread.contactId);
     expect(contact?.name).toBe('Ada Visitor');
 
@@ -85,7 +118,9 @@ describe('POST /v1/livechat/:widgetKey/conversations', () => {
     expect(rows[0]!.token_hash).toBe(createHash('sha256').update(visitorToken).digest('hex'));
     expect(rows[0]!.email).toBe('ada@visitor.test');
     // Nowhere in the row, in any column.
-    const { rows: anywhere } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM livechat_visitors v WHERE strpos(v::text, ${visitorToken}) > 0`.execute(ctx.deps.db);
+    const { rows: anywhere } = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM livechat_visitors v WHERE strpos(v::text, ${visitorToken}) > 0`.execute(ctx.deps.db);
     expect(anywhere[0]!.n).toBe(0);
   });
 
@@ -98,14 +133,18 @@ describe('POST /v1/livechat/:widgetKey/conversations', () => {
     expect(contacts.find((c) => c.id === thread.contactId)?.name).toBe('solo@visitor.test');
     const bad = await ctx.app.inject({ method: 'POST', url: url('/conversations'), payload: { email: 'not an address' } });
     expect(bad.statusCode).toBe(422);
-    expect(bad.json()).toEqual({ error: { code: 'validation_failed', message: expect.any(String) }, meta: { requestId: expect.any(String) } });
+    expect(bad.json()).toEqual({
+      error: { code: 'validation_failed', message: expect.any(String) },
+      meta: { requestId: expect.any(String) },
+    });
   });
 });
 
 describe('POST and GET /v1/livechat/:widgetKey/messages', () => {
   it('a visitor message goes through messaging: 201 Message, in the agent’s thread list, transcript and realtime socket', async () => {
     const { user, password } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'agent.lc@acme.test' });
-    const jwt = (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: user.email, password } })).json().access_token as string;
+    const jwt = (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: user.email, password } })).json()
+      .access_token as string;
     const base = (await ctx.app.listen({ port: 0, host: '127.0.0.1' })).replace('http', 'ws');
     const agent = await openSocket(`${base}/v1/realtime?token=${encodeURIComponent(jwt)}`);
     await agent.frame((f) => f.type === 'ready', 'the agent socket to be ready');
@@ -126,8 +165,16 @@ describe('POST and GET /v1/livechat/:widgetKey/messages', () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
-    const created = await agent.frame((f) => f.type === 'message.created' && f.data.id === message.id, 'message.created on the agent socket');
-    expect(created.data).toMatchObject({ threadId: visitor.threadId, direction: 'inbound', status: 'received', preview: 'Do you ship to Norway?' });
+    const created = await agent.frame(
+      (f) => f.type === 'message.created' && f.data.id === message.id,
+      'message.created on the agent socket',
+    );
+    expect(created.data).toMatchObject({
+      threadId: visitor.threadId,
+      direction: 'inbound',
+      status: 'received',
+      preview: 'Do you ship to Norway?',
+    });
 
     const threads = (await agentGet('/v1/threads')).json().data as { id: number; lastMessagePreview: string }[];
     expect(threads.find((t) => t.id === visitor.threadId)?.lastMessagePreview).toBe('Do you ship to Norway?');
@@ -146,7 +193,11 @@ describe('POST and GET /v1/livechat/:widgetKey/messages', () => {
     expect(first.statusCode, first.body).toBe(200);
     expect(first.json().data.map((m: { text: string }) => m.text)).toEqual(['three', 'two']);
     expect(first.json().meta).toEqual({ requestId: expect.any(String), nextCursor: expect.any(String) });
-    const second = await ctx.app.inject({ method: 'GET', url: url(`/messages?limit=2&cursor=${first.json().meta.nextCursor}`), headers: a.headers });
+    const second = await ctx.app.inject({
+      method: 'GET',
+      url: url(`/messages?limit=2&cursor=${first.json().meta.nextCursor}`),
+      headers: a.headers,
+    });
     expect(second.json().data.map((m: { text: string }) => m.text)).toEqual(['one']);
     expect(second.json().meta.nextCursor).toBeUndefined();
 
@@ -160,7 +211,15 @@ describe('POST and GET /v1/livechat/:widgetKey/messages', () => {
     const v = await startVisitor(ctx.app, widget.key);
     await ctx.deps.db
       .insertInto('messages')
-      .values({ workspace_id: tenant.workspace.id, thread_id: v.threadId, connection_id: widget.connection.id, direction: 'outbound', text: 'lost', status: 'failed', error: 'send failed: connection to 10.0.0.5 refused' })
+      .values({
+        workspace_id: tenant.workspace.id,
+        thread_id: v.threadId,
+        connection_id: widget.connection.id,
+        direction: 'outbound',
+        text: 'lost',
+        status: 'failed',
+        error: 'send failed: connection to 10.0.0.5 refused',
+      })
       .execute();
     const read = await ctx.app.inject({ method: 'GET', url: url('/messages'), headers: v.headers });
     expect(read.json().data).toEqual([expect.objectContaining({ text: 'lost', status: 'failed', error: null })]);
@@ -181,9 +240,20 @@ describe('widget key and visitor token', () => {
     const tokens = [undefined, 'Bearer nonsense', `Bearer ${v.token}`];
     for (const authorization of tokens) {
       const headers = authorization ? { authorization } : {};
-      for (const [method, path] of [['POST', '/conversations'], ['POST', '/messages'], ['GET', '/messages'], ['GET', '/socket?visitorToken=x'], ['OPTIONS', '/messages']] as const) {
+      for (const [method, path] of [
+        ['POST', '/conversations'],
+        ['POST', '/messages'],
+        ['GET', '/messages'],
+        ['GET', '/socket?visitorToken=x'],
+        ['OPTIONS', '/messages'],
+      ] as const) {
         for (const key of ['wk_unknown0000000000', 'no such key!']) {
-          const res = await ctx.app.inject({ method, url: `/v1/livechat/${encodeURIComponent(key)}${path}`, headers, payload: method === 'POST' ? { text: 'hi' } : undefined });
+          const res = await ctx.app.inject({
+            method,
+            url: `/v1/livechat/${encodeURIComponent(key)}${path}`,
+            headers,
+            payload: method === 'POST' ? { text: 'hi' } : undefined,
+          });
           expect(res.statusCode, `${method} ${path} ${authorization}`).toBe(404);
           expect(res.json().error.code).toBe('not_found');
         }
@@ -197,9 +267,19 @@ describe('widget key and visitor token', () => {
   it('a missing, bad or other widget’s token is 401', async () => {
     const otherWidget = await makeWidget(ctx.deps, tenant.workspace.id);
     const theirs = await startVisitor(ctx.app, otherWidget.key);
-    for (const headers of [{}, { authorization: 'Bearer inbox_vt_wrong' }, { authorization: `Bearer ${theirs.token}` }, { authorization: `Basic ${theirs.token}` }]) {
+    for (const headers of [
+      {},
+      { authorization: 'Bearer inbox_vt_wrong' },
+      { authorization: `Bearer ${theirs.token}` },
+      { authorization: `Basic ${theirs.token}` },
+    ]) {
       for (const method of ['GET', 'POST'] as const) {
-        const res = await ctx.app.inject({ method, url: url('/messages'), headers, payload: method === 'POST' ? { text: 'hi' } : undefined });
+        const res = await ctx.app.inject({
+          method,
+          url: url('/messages'),
+          headers,
+          payload: method === 'POST' ? { text: 'hi' } : undefined,
+        });
         expect(res.statusCode, `${method} ${JSON.stringify(headers)}`).toBe(401);
         expect(res.json().error.code).toBe('unauthorized');
       }
@@ -208,10 +288,18 @@ describe('widget key and visitor token', () => {
 
   it('a token stops working after 30 days', async () => {
     const v = await startVisitor(ctx.app, widget.key);
-    await ctx.deps.db.updateTable('livechat_visitors').set({ expires_at: new Date(Date.now() - 1000) }).where('thread_id', '=', v.threadId).execute();
+    await ctx.deps.db
+      .updateTable('livechat_visitors')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('thread_id', '=', v.threadId)
+      .execute();
     expect((await ctx.app.inject({ method: 'GET', url: url('/messages'), headers: v.headers })).statusCode).toBe(401);
     const fresh = await startVisitor(ctx.app, widget.key);
-    const stored = await ctx.deps.db.selectFrom('livechat_visitors').select(['created_at', 'expires_at']).where('thread_id', '=', fresh.threadId).executeTakeFirstOrThrow();
+    const stored = await ctx.deps.db
+      .selectFrom('livechat_visitors')
+      .select(['created_at', 'expires_at'])
+      .where('thread_id', '=', fresh.threadId)
+      .executeTakeFirstOrThrow();
     expect(stored.expires_at.getTime() - stored.created_at.getTime()).toBe(30 * 24 * 3600 * 1000);
   });
 
@@ -234,7 +322,11 @@ describe('CORS', () => {
     expect(res.headers['access-control-allow-origin']).toBe('https://shop.example');
     expect(res.headers.vary).toMatch(/Origin/);
     expect(res.headers['access-control-expose-headers']).toMatch(/retry-after/);
-    const unauthorised = await ctx.app.inject({ method: 'GET', url: url('/messages', shop.key), headers: { origin: 'http://localhost:8080' } });
+    const unauthorised = await ctx.app.inject({
+      method: 'GET',
+      url: url('/messages', shop.key),
+      headers: { origin: 'http://localhost:8080' },
+    });
     expect(unauthorised.statusCode).toBe(401);
     expect(unauthorised.headers['access-control-allow-origin']).toBe('http://localhost:8080');
   });
@@ -243,7 +335,11 @@ describe('CORS', () => {
     const res = await ctx.app.inject({
       method: 'OPTIONS',
       url: url('/messages', shop.key),
-      headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+      headers: {
+        origin: 'https://shop.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
     });
     expect(res.statusCode).toBe(204);
     expect(res.headers['access-control-allow-origin']).toBe('https://shop.example');
@@ -253,17 +349,29 @@ describe('CORS', () => {
   });
 
   it('refuses another origin with 403 and no CORS headers, preflight included; writes nothing', async () => {
-    const before = await ctx.deps.db.selectFrom('livechat_visitors').select(ctx.deps.db.fn.countAll<number>().as('n')).where('connection_id', '=', shop.connection.id).executeTakeFirstOrThrow();
+    const before = await ctx.deps.db
+      .selectFrom('livechat_visitors')
+      .select(ctx.deps.db.fn.countAll<number>().as('n'))
+      .where('connection_id', '=', shop.connection.id)
+      .executeTakeFirstOrThrow();
     for (const origin of ['https://evil.example', 'https://shop.example.evil.example', 'http://shop.example', 'null']) {
       const res = await conversation(shop.key, origin);
       expect(res.statusCode, origin).toBe(403);
       expect(res.json().error.code).toBe('forbidden');
       expect(res.headers['access-control-allow-origin']).toBeUndefined();
-      const preflight = await ctx.app.inject({ method: 'OPTIONS', url: url('/conversations', shop.key), headers: { origin, 'access-control-request-method': 'POST' } });
+      const preflight = await ctx.app.inject({
+        method: 'OPTIONS',
+        url: url('/conversations', shop.key),
+        headers: { origin, 'access-control-request-method': 'POST' },
+      });
       expect(preflight.statusCode).toBe(403);
       expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
     }
-    const after = await ctx.deps.db.selectFrom('livechat_visitors').select(ctx.deps.db.fn.countAll<number>().as('n')).where('connection_id', '=', shop.connection.id).executeTakeFirstOrThrow();
+    const after = await ctx.deps.db
+      .selectFrom('livechat_visitors')
+      .select(ctx.deps.db.fn.countAll<number>().as('n'))
+      .where('connection_id', '=', shop.connection.id)
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
   });
 
@@ -271,7 +379,12 @@ describe('CORS', () => {
     const any = await conversation(widget.key, 'https://anywhere.example');
     expect(any.statusCode).toBe(201);
     expect(any.headers['access-control-allow-origin']).toBe('https://anywhere.example');
-    const own = await ctx.app.inject({ method: 'POST', url: url('/conversations', shop.key), headers: { origin: 'http://inbox.internal:3000', host: 'inbox.internal:3000' }, payload: {} });
+    const own = await ctx.app.inject({
+      method: 'POST',
+      url: url('/conversations', shop.key),
+      headers: { origin: 'http://inbox.internal:3000', host: 'inbox.internal:3000' },
+      payload: {},
+    });
     expect(own.statusCode).toBe(201);
     // Requests without Origin (a custom widget's server, curl) are not browsers: no CORS involved.
     const bare = await conversation(shop.key);
@@ -326,10 +439,18 @@ describe('maintenance', () => {
     const live = await startVisitor(ctx.app, widget.key);
     expect((await visitorSays(ctx.app, widget.key, ended.token, 'an old chat')).statusCode).toBe(201);
     const now = new Date(Date.now() + 31 * 24 * 3600 * 1000);
-    await ctx.deps.db.updateTable('livechat_visitors').set({ expires_at: new Date(now.getTime() + 3600_000) }).where('thread_id', '=', live.threadId).execute();
+    await ctx.deps.db
+      .updateTable('livechat_visitors')
+      .set({ expires_at: new Date(now.getTime() + 3600_000) })
+      .where('thread_id', '=', live.threadId)
+      .execute();
     const pruned = await pruneExpired(ctx.deps.db, now);
     expect(pruned.livechatVisitors).toBeGreaterThanOrEqual(1);
-    const left = await ctx.deps.db.selectFrom('livechat_visitors').select('thread_id').where('thread_id', 'in', [ended.threadId, live.threadId]).execute();
+    const left = await ctx.deps.db
+      .selectFrom('livechat_visitors')
+      .select('thread_id')
+      .where('thread_id', 'in', [ended.threadId, live.threadId])
+      .execute();
     expect(left.map((r) => r.thread_id)).toEqual([live.threadId]);
     const transcript = await agentGet(`/v1/threads/${ended.threadId}/messages`);
     expect(transcript.json().data.map((m: { text: string }) => m.text)).toEqual(['an old chat']);

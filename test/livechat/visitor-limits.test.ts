@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
-import { CLOSE_VISITOR_BLOCKED } from '../../src/livechat/visitor-hub.js';
 import { clientAddressKey } from '../../src/http/client-address.js';
+import { CLOSE_VISITOR_BLOCKED } from '../../src/livechat/visitor-hub.js';
 import { CLOSE_SOCKET_LIMIT } from '../../src/livechat/visitor-limits.js';
 import { startTestContext, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
-import { makeWidget, openSocket, startVisitor, upgradeStatus, visitorSays, type OpenSocket } from '../helpers/livechat.js';
+import { makeWidget, type OpenSocket, openSocket, startVisitor, upgradeStatus, visitorSays } from '../helpers/livechat.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 // Small limits, and the client address taken from X-Forwarded-For (the test's sockets all come
@@ -23,9 +23,11 @@ const open = await makeWidget(a.deps, tenant.workspace.id);
 const shop = await makeWidget(a.deps, tenant.workspace.id, { allowedOrigins: ['https://shop.example'] });
 const SHOP = { origin: 'https://shop.example' };
 
-const socketUrl = (base: string, key: string, token: string) => `${base}/v1/livechat/${key}/socket?visitorToken=${encodeURIComponent(token)}`;
+const socketUrl = (base: string, key: string, token: string) =>
+  `${base}/v1/livechat/${key}/socket?visitorToken=${encodeURIComponent(token)}`;
 const openGauge = async (ctx: typeof a) => (await ctx.deps.metrics.livechatSockets.get()).values[0]?.value ?? 0;
-const refused = async (limit: string) => (await a.deps.metrics.livechatSocketsRefused.get()).values.find((v) => v.labels.limit === limit)?.value ?? 0;
+const refused = async (limit: string) =>
+  (await a.deps.metrics.livechatSocketsRefused.get()).values.find((v) => v.labels.limit === limit)?.value ?? 0;
 /** Closes the sockets and waits until the server has counted them gone. */
 async function closeAll(sockets: OpenSocket[], ctx = a) {
   for (const s of sockets) s.ws.close();

@@ -2,11 +2,17 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { CLOSE_CATCH_UP, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_MANY_SOCKETS, MAX_SOCKETS_PER_VISITOR, VisitorHub } from '../../src/livechat/visitor-hub.js';
+import {
+  CLOSE_CATCH_UP,
+  CLOSE_TOKEN_EXPIRED,
+  CLOSE_TOO_MANY_SOCKETS,
+  MAX_SOCKETS_PER_VISITOR,
+  VisitorHub,
+} from '../../src/livechat/visitor-hub.js';
 import { REALTIME_CHANNEL, type RealtimeEvent } from '../../src/realtime/publish.js';
 import { startTestContext, useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
-import { makeWidget, openSocket, startVisitor, upgradeStatus, visitorSays, type OpenSocket } from '../helpers/livechat.js';
+import { makeWidget, type OpenSocket, openSocket, startVisitor, upgradeStatus, visitorSays } from '../helpers/livechat.js';
 import { socketPair } from '../helpers/socket-pair.js';
 import { waitFor } from '../helpers/webhooks.js';
 
@@ -31,14 +37,16 @@ afterAll(() => bus.end());
 
 // The widget lists allowedOrigins: its sockets come from a page of one, as a browser's would.
 const SHOP = { origin: 'https://shop.example' };
-const visitorSocket = (token: string, base = bUrl) => openSocket(`${base}/v1/livechat/${widget.key}/socket?visitorToken=${encodeURIComponent(token)}`, SHOP);
+const visitorSocket = (token: string, base = bUrl) =>
+  openSocket(`${base}/v1/livechat/${widget.key}/socket?visitorToken=${encodeURIComponent(token)}`, SHOP);
 const agentReplies = async (threadId: number, text: string) => {
   const res = await a.app.inject({ method: 'POST', url: `/v1/threads/${threadId}/messages`, headers: tenant.headers, payload: { text } });
   expect(res.statusCode, res.body).toBe(202);
   return res.json().data as { id: number };
 };
 const messageRow = (id: number) => a.deps.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const frameOf = (s: OpenSocket, type: string, id: number) => s.frame((f) => f.type === type && f.data.id === id, `${type} of message ${id}`);
+const frameOf = (s: OpenSocket, type: string, id: number) =>
+  s.frame((f) => f.type === type && f.data.id === id, `${type} of message ${id}`);
 
 describe('GET /v1/livechat/:widgetKey/socket', () => {
   it('carries an agent’s reply to the visitor’s socket on another api process, and the reply becomes delivered', async () => {
@@ -67,12 +75,21 @@ describe('GET /v1/livechat/:widgetKey/socket', () => {
     expect(['queued', 'sent']).toContain(created.data.status);
     const updated = await frameOf(socket, 'message.updated', reply.id);
     expect(updated.data).toMatchObject({ id: reply.id, status: 'delivered', externalId: String(reply.id) });
-    const row = await waitFor(async () => ((await messageRow(reply.id)).status === 'delivered' ? messageRow(reply.id) : undefined), 'the reply to be delivered');
+    const row = await waitFor(
+      async () => ((await messageRow(reply.id)).status === 'delivered' ? messageRow(reply.id) : undefined),
+      'the reply to be delivered',
+    );
     expect(row.external_id).toBe(String(reply.id));
     // Agents are told on the tenant bus, like any receipt.
-    await waitFor(async () => busEvents.find((e) => e.type === 'message.updated' && e.data.id === reply.id && e.data.status === 'delivered'), 'message.updated delivered on the tenant bus');
+    await waitFor(
+      async () => busEvents.find((e) => e.type === 'message.updated' && e.data.id === reply.id && e.data.status === 'delivered'),
+      'message.updated delivered on the tenant bus',
+    );
     // Only the reply and its status reached the visitor: not its own message, nothing else.
-    expect(socket.frames.map((f) => [f.type, f.data.id])).toEqual([['message.created', reply.id], ['message.updated', reply.id]]);
+    expect(socket.frames.map((f) => [f.type, f.data.id])).toEqual([
+      ['message.created', reply.id],
+      ['message.updated', reply.id],
+    ]);
     socket.ws.close();
   });
 
@@ -86,7 +103,9 @@ describe('GET /v1/livechat/:widgetKey/socket', () => {
     expect(row.status).toBe('sent');
     expect(row.external_id).toBe(String(reply.id));
     const read = await a.app.inject({ method: 'GET', url: `/v1/livechat/${widget.key}/messages`, headers: visitor.headers });
-    expect(read.json().data).toEqual([expect.objectContaining({ id: reply.id, direction: 'outbound', text: 'Are you still there?', status: 'sent' })]);
+    expect(read.json().data).toEqual([
+      expect.objectContaining({ id: reply.id, direction: 'outbound', text: 'Are you still there?', status: 'sent' }),
+    ]);
   });
 
   it('shows a visitor nothing of another visitor', async () => {
@@ -116,7 +135,8 @@ describe('GET /v1/livechat/:widgetKey/socket', () => {
     // Each process handles its events in order: once each tab has the update, both processes
     // have tried to record the delivery, and only one of them did.
     for (const tab of tabs) await frameOf(tab, 'message.updated', reply.id);
-    const delivered = () => busEvents.filter((e) => e.type === 'message.updated' && e.data.id === reply.id && e.data.status === 'delivered');
+    const delivered = () =>
+      busEvents.filter((e) => e.type === 'message.updated' && e.data.id === reply.id && e.data.status === 'delivered');
     await waitFor(async () => delivered().length > 0, 'the delivery on the tenant bus');
     // (A `sent` may come before it, when the sender recorded its outcome first.)
     expect(delivered()).toHaveLength(1);
@@ -127,7 +147,8 @@ describe('GET /v1/livechat/:widgetKey/socket', () => {
     const visitor = await startVisitor(a.app, widget.key);
     const other = await makeWidget(a.deps, tenant.workspace.id);
     const otherVisitor = await startVisitor(a.app, other.key);
-    const socketUrl = (key: string, token?: string) => `${bUrl}/v1/livechat/${key}/socket${token === undefined ? '' : `?visitorToken=${encodeURIComponent(token)}`}`;
+    const socketUrl = (key: string, token?: string) =>
+      `${bUrl}/v1/livechat/${key}/socket${token === undefined ? '' : `?visitorToken=${encodeURIComponent(token)}`}`;
     expect(await upgradeStatus(socketUrl('wk_nope000000000000', visitor.token), SHOP)).toBe(404);
     expect(await upgradeStatus(socketUrl(widget.key), SHOP)).toBe(401);
     expect(await upgradeStatus(socketUrl(widget.key, 'inbox_vt_wrong'), SHOP)).toBe(401);
@@ -154,9 +175,14 @@ describe('GET /v1/livechat/:widgetKey/socket', () => {
   });
 });
 
-
 describe('the visitor hub', () => {
-  const visitor = (expiresAt: Date) => ({ id: 1, handle: 'h-1', contact_id: 1, connection_id: widget.connection.id, expires_at: expiresAt });
+  const visitor = (expiresAt: Date) => ({
+    id: 1,
+    handle: 'h-1',
+    contact_id: 1,
+    connection_id: widget.connection.id,
+    expires_at: expiresAt,
+  });
 
   it('closes a socket whose token expired (4001) at the next heartbeat', async () => {
     const hub = new VisitorHub(a.deps);

@@ -41,7 +41,8 @@ const { browser } = await launchBrowser();
 afterAll(() => browser.close());
 
 const { user, password } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'agent.browser@acme.test' });
-const jwt = (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: user.email, password } })).json().access_token as string;
+const jwt = (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: user.email, password } })).json()
+  .access_token as string;
 const agentSocket = await openSocket(`${base.replace('http', 'ws')}/v1/realtime?token=${encodeURIComponent(jwt)}`);
 afterAll(() => agentSocket.ws.close());
 
@@ -51,19 +52,35 @@ const agentReplies = async (threadId: number, text: string) => {
   expect(res.statusCode, res.body).toBe(202);
   return res.json().data as { id: number };
 };
-const statusOf = async (id: number) => (await ctx.deps.db.selectFrom('messages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+const statusOf = async (id: number) =>
+  (await ctx.deps.db.selectFrom('messages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
 /** The thread whose last message is `text`, as the agent's list shows it. */
 const threadShowing = (text: string) =>
-  waitFor(async () => ((await agentGet('/v1/threads')).data as { id: number; integrationKey: string; lastMessagePreview: string }[]).find((t) => t.lastMessagePreview === text), `a thread showing "${text}"`);
+  waitFor(
+    async () =>
+      ((await agentGet('/v1/threads')).data as { id: number; integrationKey: string; lastMessagePreview: string }[]).find(
+        (t) => t.lastMessagePreview === text,
+      ),
+    `a thread showing "${text}"`,
+  );
 
 async function phonePage(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: 'en-GB', timezoneId: 'UTC' });
+  const context = await browser.newContext({
+    viewport: PHONE,
+    deviceScaleFactor: 2,
+    isMobile: true,
+    hasTouch: true,
+    locale: 'en-GB',
+    timezoneId: 'UTC',
+  });
   return { context, page: await context.newPage() };
 }
 
 /** The id (or class) of the element focused inside the widget's shadow root. */
 const focused = (page: Page) =>
-  page.evaluate<string | undefined>(`(() => { const el = document.querySelector('[data-inbox-livechat]')?.shadowRoot?.activeElement; return el ? el.id || el.className : undefined; })()`);
+  page.evaluate<string | undefined>(
+    `(() => { const el = document.querySelector('[data-inbox-livechat]')?.shadowRoot?.activeElement; return el ? el.id || el.className : undefined; })()`,
+  );
 
 async function write(page: Page, text: string) {
   const box = page.getByRole('textbox', { name: 'Message' });
@@ -73,7 +90,9 @@ async function write(page: Page, text: string) {
 }
 
 describe('the live chat widget in Chromium', () => {
-  it('hosted page: the visitor writes, the agent sees it in /v1/threads and on /v1/realtime, answers, and the answer appears live', { timeout: 90_000 }, async () => {
+  it('hosted page: the visitor writes, the agent sees it in /v1/threads and on /v1/realtime, answers, and the answer appears live', {
+    timeout: 90_000,
+  }, async () => {
     const { context, page } = await phonePage();
     await page.goto(`${base}/livechat/${hosted.key}`);
     await expect.poll(() => page.title()).toBe('Acme Support');
@@ -86,7 +105,10 @@ describe('the live chat widget in Chromium', () => {
 
     const thread = await threadShowing('Hi! Does the green jacket come in XL?');
     expect(thread.integrationKey).toBe('livechat');
-    const created = await agentSocket.frame((f) => f.type === 'message.created' && f.data.threadId === thread.id, 'the visitor message on the agent socket');
+    const created = await agentSocket.frame(
+      (f) => f.type === 'message.created' && f.data.threadId === thread.id,
+      'the visitor message on the agent socket',
+    );
     expect(created.data).toMatchObject({ direction: 'inbound', preview: 'Hi! Does the green jacket come in XL?' });
     const contacts = (await agentGet('/v1/contacts')).data as { name: string }[];
     expect(contacts.map((c) => c.name)).toContain('Maya');
@@ -123,7 +145,7 @@ describe('the live chat widget in Chromium', () => {
     await agentReplies(two.id, 'Only for two');
     await first.page.getByRole('log').getByText('Only for one').waitFor();
     await second.page.getByRole('log').getByText('Only for two').waitFor();
-    const logText = async (page: Page) => page.getByRole('log').innerText();
+    const logText = async (page: Page) => page.getByRole('log').textContent();
     expect(await logText(second.page)).not.toMatch(/Visitor one here|Only for one/);
     expect(await logText(first.page)).not.toMatch(/Visitor two here|Only for two/);
     await first.context.close();
@@ -150,7 +172,10 @@ describe('the live chat widget in Chromium', () => {
     await context.setOffline(true);
     await Promise.all(routes.splice(0).map((r) => r.close({ code: 4000, reason: 'network down' })));
     await waitFor(async () => visitorSockets() < held, 'the server to lose the socket');
-    await page.getByRole('status').getByText(/Reconnecting/).waitFor();
+    await page
+      .getByRole('status')
+      .getByText(/Reconnecting/)
+      .waitFor();
 
     const missed = await agentReplies(thread.id, 'Sent while you were offline');
     await waitFor(async () => (await statusOf(missed.id)) === 'sent', 'the reply to end sent, no socket taking it');
@@ -167,8 +192,13 @@ describe('the live chat widget in Chromium', () => {
     await context.close();
   });
 
-  it('embedded with one <script> on an allowed origin; keyboard: open, write, Escape closes and gives the focus back', { timeout: 90_000 }, async () => {
-    const embedded = await makeWidget(ctx.deps, tenant.workspace.id, { name: 'Acme shop chat', allowedOrigins: [`http://localhost:${sitePort}`] });
+  it('embedded with one <script> on an allowed origin; keyboard: open, write, Escape closes and gives the focus back', {
+    timeout: 90_000,
+  }, async () => {
+    const embedded = await makeWidget(ctx.deps, tenant.workspace.id, {
+      name: 'Acme shop chat',
+      allowedOrigins: [`http://localhost:${sitePort}`],
+    });
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-GB', timezoneId: 'UTC' });
     const page = await context.newPage();
     await page.goto(`http://localhost:${sitePort}/?key=${embedded.key}`);
@@ -201,8 +231,15 @@ describe('the live chat widget in Chromium', () => {
     await page.getByRole('button', { name: /Open chat/ }).click();
     await page.getByRole('textbox', { name: 'Message' }).fill('Let me in');
     await page.getByRole('button', { name: 'Send' }).click();
-    await page.getByRole('alert').getByText(/Could not send/).waitFor();
-    const visitors = await ctx.deps.db.selectFrom('livechat_visitors').select('id').where('connection_id', '=', embedded.connection.id).execute();
+    await page
+      .getByRole('alert')
+      .getByText(/Could not send/)
+      .waitFor();
+    const visitors = await ctx.deps.db
+      .selectFrom('livechat_visitors')
+      .select('id')
+      .where('connection_id', '=', embedded.connection.id)
+      .execute();
     expect(visitors).toHaveLength(0);
     await context.close();
   });

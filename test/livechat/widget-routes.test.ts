@@ -18,7 +18,11 @@ describe('GET /livechat/widget.js', () => {
     expect(res.headers['cache-control']).toMatch(/max-age=\d+/);
     expect(res.body).toContain('data-widget-key');
     expect(res.body).toContain('/socket?visitorToken=');
-    const again = await ctx.app.inject({ method: 'GET', url: '/livechat/widget.js', headers: { 'if-none-match': String(res.headers.etag) } });
+    const again = await ctx.app.inject({
+      method: 'GET',
+      url: '/livechat/widget.js',
+      headers: { 'if-none-match': String(res.headers.etag) },
+    });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');
   });
@@ -33,7 +37,10 @@ describe('GET /livechat/widget.js', () => {
 
 describe('GET /livechat/:widgetKey', () => {
   it('hosts the widget on a page of its own, its name escaped, framable by the allowed origins only', async () => {
-    const widget = await makeWidget(ctx.deps, tenant.workspace.id, { name: '<script>alert("x")</script> & Co', allowedOrigins: ['https://shop.example'] });
+    const widget = await makeWidget(ctx.deps, tenant.workspace.id, {
+      name: '<script>alert("x")</script> & Co',
+      allowedOrigins: ['https://shop.example'],
+    });
     const res = await ctx.app.inject({ method: 'GET', url: `/livechat/${widget.key}` });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');

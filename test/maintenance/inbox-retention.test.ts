@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { uuid7, uuid7Floor } from '../../src/crypto/uuid7.js';
 import type { InboxStatus } from '../../src/db/types.js';
 import { pruneInbox, pruneOutboundEvents } from '../../src/maintenance/inbox-retention.js';
-import { deliverEvents } from '../../src/webhooks-out/outbox.js';
-import { makeTenant } from '../helpers/factories.js';
 import { maintenanceQueue } from '../../src/maintenance/maintenance.queue.js';
+import { deliverEvents } from '../../src/webhooks-out/outbox.js';
 import { useTestContext } from '../helpers/app.js';
+import { makeTenant } from '../helpers/factories.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const DAY = 24 * 3600 * 1000;
@@ -30,13 +30,19 @@ async function rows(n: number, status: InboxStatus, at: { created: number; proce
     created_at: created,
     updated_at: daysAgo(at.updated ?? at.processed ?? at.created),
   }));
-  for (let i = 0; i < values.length; i += 1000) await ctx.deps.db.insertInto('webhook_inbox').values(values.slice(i, i + 1000)).execute();
+  for (let i = 0; i < values.length; i += 1000)
+    await ctx.deps.db
+      .insertInto('webhook_inbox')
+      .values(values.slice(i, i + 1000))
+      .execute();
   return values.map((v) => v.id);
 }
 
 async function left(ids: string[]): Promise<number> {
   if (ids.length === 0) return 0;
-  const { rows: r } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox WHERE id = ANY(${ids}::uuid[])`.execute(ctx.deps.db);
+  const { rows: r } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox WHERE id = ANY(${ids}::uuid[])`.execute(
+    ctx.deps.db,
+  );
   return r[0]!.n;
 }
 
@@ -82,13 +88,25 @@ describe('inbox retention', () => {
 
   it('deletes in batches until a batch is short, and stops at the per-run bound', async () => {
     const many = await rows(2500, 'processed', { created: 50, processed: 45 });
-    expect(await pruneInbox(ctx.deps.db, NOW, ctx.deps.config, { batchSize: 1000, maxBatches: 10 })).toEqual({ processed: 2500, deadLetter: 0, more: false });
+    expect(await pruneInbox(ctx.deps.db, NOW, ctx.deps.config, { batchSize: 1000, maxBatches: 10 })).toEqual({
+      processed: 2500,
+      deadLetter: 0,
+      more: false,
+    });
     expect(await left(many)).toBe(0);
 
     const more = await rows(2500, 'processed', { created: 50, processed: 45 });
-    expect(await pruneInbox(ctx.deps.db, NOW, ctx.deps.config, { batchSize: 1000, maxBatches: 2 })).toEqual({ processed: 2000, deadLetter: 0, more: true });
+    expect(await pruneInbox(ctx.deps.db, NOW, ctx.deps.config, { batchSize: 1000, maxBatches: 2 })).toEqual({
+      processed: 2000,
+      deadLetter: 0,
+      more: true,
+    });
     expect(await left(more)).toBe(500);
-    expect(await pruneInbox(ctx.deps.db, NOW, ctx.deps.config, { batchSize: 1000, maxBatches: 2 })).toEqual({ processed: 500, deadLetter: 0, more: false });
+    expect(await pruneInbox(ctx.deps.db, NOW, ctx.deps.config, { batchSize: 1000, maxBatches: 2 })).toEqual({
+      processed: 500,
+      deadLetter: 0,
+      more: false,
+    });
     expect(await left(more)).toBe(0);
   });
 
@@ -105,20 +123,41 @@ describe('inbox retention', () => {
 
   it('deletes outbound webhook events past INBOX_RETENTION_DAYS with their deliveries and attempts, but none still pending', async () => {
     const tenant = await makeTenant(ctx.deps);
-    const endpoint = await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: tenant.headers, payload: { url: 'https://hooks.example.com/' } });
+    const endpoint = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/webhook-endpoints',
+      headers: tenant.headers,
+      payload: { url: 'https://hooks.example.com/' },
+    });
     const endpointId = endpoint.json().data.id as number;
     const write = (days: number) =>
-      ctx.deps.db.transaction().execute((trx) => deliverEvents(ctx.deps.boss, trx, [{ event: { type: 'ping', workspaceId: tenant.workspace.id, data: {} }, endpointIds: [endpointId] }], daysAgo(days)));
+      ctx.deps.db
+        .transaction()
+        .execute((trx) =>
+          deliverEvents(
+            ctx.deps.boss,
+            trx,
+            [{ event: { type: 'ping', workspaceId: tenant.workspace.id, data: {} }, endpointIds: [endpointId] }],
+            daysAgo(days),
+          ),
+        );
     const [old] = (await write(31))!;
     const [oldPending] = (await write(31))!;
     const [recent] = (await write(29))!;
     await ctx.deps.db.updateTable('webhook_deliveries').set({ status: 'succeeded' }).where('id', 'in', [old!.id, recent!.id]).execute();
-    await ctx.deps.db.insertInto('webhook_attempts').values([old!, recent!].map((d) => ({ delivery_id: d.id, attempted_at: daysAgo(31), status_code: 200, duration_ms: 3, error: null }))).execute();
+    await ctx.deps.db
+      .insertInto('webhook_attempts')
+      .values([old!, recent!].map((d) => ({ delivery_id: d.id, attempted_at: daysAgo(31), status_code: 200, duration_ms: 3, error: null })))
+      .execute();
 
     expect(await pruneOutboundEvents(ctx.deps.db, NOW, ctx.deps.config)).toEqual({ deleted: 1, more: false });
     const deliveries = await ctx.deps.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpointId).execute();
     expect(deliveries.map((d) => d.id).sort()).toEqual([oldPending!.id, recent!.id].sort());
-    const attempts = await ctx.deps.db.selectFrom('webhook_attempts').select('delivery_id').where('delivery_id', 'in', [old!.id, recent!.id]).execute();
+    const attempts = await ctx.deps.db
+      .selectFrom('webhook_attempts')
+      .select('delivery_id')
+      .where('delivery_id', 'in', [old!.id, recent!.id])
+      .execute();
     expect(attempts.map((a) => a.delivery_id)).toEqual([recent!.id]);
   });
 });

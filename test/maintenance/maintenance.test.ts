@@ -11,8 +11,12 @@ describe('maintenance', () => {
     const tenant = await makeTenant(ctx.deps);
     const { user } = await makeUser(ctx.deps, tenant.workspace.id);
     const now = new Date('2026-11-22T12:00:00Z');
-    await sql`INSERT INTO auth_codes (code_hash, user_id, expires_at) VALUES ('old', ${user.id}, ${now}::timestamptz - interval '2 hours'), ('live', ${user.id}, ${now}::timestamptz + interval '1 minute')`.execute(ctx.deps.db);
-    await sql`INSERT INTO login_attempts (email, ip, created_at) VALUES ('a@x', '1.1.1.1', ${now}::timestamptz - interval '2 days'), ('b@x', '1.1.1.1', ${now}::timestamptz - interval '1 hour')`.execute(ctx.deps.db);
+    await sql`INSERT INTO auth_codes (code_hash, user_id, expires_at) VALUES ('old', ${user.id}, ${now}::timestamptz - interval '2 hours'), ('live', ${user.id}, ${now}::timestamptz + interval '1 minute')`.execute(
+      ctx.deps.db,
+    );
+    await sql`INSERT INTO login_attempts (email, ip, created_at) VALUES ('a@x', '1.1.1.1', ${now}::timestamptz - interval '2 days'), ('b@x', '1.1.1.1', ${now}::timestamptz - interval '1 hour')`.execute(
+      ctx.deps.db,
+    );
     await sql`INSERT INTO sessions (id, user_id, expires_at, revoked_at) VALUES
       (gen_random_uuid(), ${user.id}, ${now}::timestamptz - interval '8 days', NULL),
       (gen_random_uuid(), ${user.id}, ${now}::timestamptz + interval '1 day', ${now}::timestamptz - interval '8 days'),
@@ -27,8 +31,22 @@ describe('maintenance', () => {
       (${tenant.workspace.appId}, 'old', 'r', 200, '{}', ${now}::timestamptz - interval '2 days'),
       (${tenant.workspace.appId}, 'new', 'r', 200, '{}', ${now}::timestamptz)`.execute(ctx.deps.db);
 
-    expect(await pruneExpired(ctx.deps.db, now)).toEqual({ authCodes: 1, loginAttempts: 1, sessions: 2, personalAccessTokens: 2, idempotencyKeys: 1, livechatVisitors: 0 });
-    expect(await pruneExpired(ctx.deps.db, now)).toEqual({ authCodes: 0, loginAttempts: 0, sessions: 0, personalAccessTokens: 0, idempotencyKeys: 0, livechatVisitors: 0 });
+    expect(await pruneExpired(ctx.deps.db, now)).toEqual({
+      authCodes: 1,
+      loginAttempts: 1,
+      sessions: 2,
+      personalAccessTokens: 2,
+      idempotencyKeys: 1,
+      livechatVisitors: 0,
+    });
+    expect(await pruneExpired(ctx.deps.db, now)).toEqual({
+      authCodes: 0,
+      loginAttempts: 0,
+      sessions: 0,
+      personalAccessTokens: 0,
+      idempotencyKeys: 0,
+      livechatVisitors: 0,
+    });
     const left = await sql<{ t: string; n: number }>`
       SELECT 'codes' AS t, count(*)::int AS n FROM auth_codes UNION ALL SELECT 'attempts', count(*)::int FROM login_attempts
       UNION ALL SELECT 'sessions', count(*)::int FROM sessions UNION ALL SELECT 'keys', count(*)::int FROM idempotency_keys

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { applyDeliveries, type DeliveryEvents } from '../../src/messaging/apply-events.js';
 import { announcements, PREVIEW_LENGTH } from '../../src/messaging/announcements.js';
+import { applyDeliveries, type DeliveryEvents } from '../../src/messaging/apply-events.js';
 import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
@@ -10,8 +10,10 @@ import { waitFor } from '../helpers/webhooks.js';
 const ctx = await useTestContext();
 const tenant = await makeTenant(ctx.deps);
 
-const apply = (deliveries: DeliveryEvents[]) => ctx.deps.db.transaction().execute((trx) => applyDeliveries(ctx.deps.boss, trx, deliveries, new Date()));
-const statusOf = async (id: number) => (await ctx.deps.db.selectFrom('messages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+const apply = (deliveries: DeliveryEvents[]) =>
+  ctx.deps.db.transaction().execute((trx) => applyDeliveries(ctx.deps.boss, trx, deliveries, new Date()));
+const statusOf = async (id: number) =>
+  (await ctx.deps.db.selectFrom('messages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
 
 describe('applyDeliveries: receipts resolved by the message they name', () => {
   it("goes through the delivery's own integration, never another's message with the same id", async () => {
@@ -20,7 +22,11 @@ describe('applyDeliveries: receipts resolved by the message they name', () => {
     const mine = await makeOutboundMessage(ctx.deps, whatsapp, 'shared-provider-id');
     const theirs = await makeOutboundMessage(ctx.deps, sms, 'shared-provider-id');
     const resolutions = await apply([
-      { deliveryId: 'd1', integrationKey: 'whatsapp', events: [{ type: 'status', resolveBy: 'sent_message', externalMessageId: 'shared-provider-id', status: 'delivered' }] },
+      {
+        deliveryId: 'd1',
+        integrationKey: 'whatsapp',
+        events: [{ type: 'status', resolveBy: 'sent_message', externalMessageId: 'shared-provider-id', status: 'delivered' }],
+      },
     ]);
     expect(resolutions.get('d1')).toEqual({ appId: tenant.workspace.appId });
     expect(await statusOf(mine.id)).toBe('delivered');
@@ -29,7 +35,11 @@ describe('applyDeliveries: receipts resolved by the message they name', () => {
 
   it('claims no account: a receipt naming no sent message resolves to nothing and changes nothing', async () => {
     const resolutions = await apply([
-      { deliveryId: 'd2', integrationKey: 'sms', events: [{ type: 'status', resolveBy: 'sent_message', externalMessageId: 'never-sent', status: 'delivered' }] },
+      {
+        deliveryId: 'd2',
+        integrationKey: 'sms',
+        events: [{ type: 'status', resolveBy: 'sent_message', externalMessageId: 'never-sent', status: 'delivered' }],
+      },
     ]);
     expect(resolutions.get('d2')).toEqual({ appId: null });
   });
@@ -38,8 +48,20 @@ describe('applyDeliveries: receipts resolved by the message they name', () => {
     const sms = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'sms', externalAccountId: '+15005550999' });
     const sent = await makeOutboundMessage(ctx.deps, sms, 'SM-by-account');
     const resolutions = await apply([
-      { deliveryId: 'ok', integrationKey: 'sms', events: [{ type: 'status', resolveBy: 'account', externalAccountId: '+15005550999', externalMessageId: 'SM-by-account', status: 'read' }] },
-      { deliveryId: 'unknown', integrationKey: 'sms', events: [{ type: 'status', resolveBy: 'account', externalAccountId: '+19999999999', externalMessageId: 'SM-by-account', status: 'failed' }] },
+      {
+        deliveryId: 'ok',
+        integrationKey: 'sms',
+        events: [
+          { type: 'status', resolveBy: 'account', externalAccountId: '+15005550999', externalMessageId: 'SM-by-account', status: 'read' },
+        ],
+      },
+      {
+        deliveryId: 'unknown',
+        integrationKey: 'sms',
+        events: [
+          { type: 'status', resolveBy: 'account', externalAccountId: '+19999999999', externalMessageId: 'SM-by-account', status: 'failed' },
+        ],
+      },
     ]);
     expect(resolutions.get('ok')).toEqual({ appId: tenant.workspace.appId });
     expect(resolutions.get('unknown')?.error).toMatch(/no connection for sms account "\+19999999999"/);
@@ -60,13 +82,23 @@ describe('announcing what changed', () => {
       const delivery = (id: string): DeliveryEvents => ({
         deliveryId: id,
         integrationKey: 'aggregator',
-        events: [{ type: 'message', externalAccountId: conn.externalAccountId, externalMessageId: id, contact: { externalId: 'agg-contact-1' }, text }],
+        events: [
+          {
+            type: 'message',
+            externalAccountId: conn.externalAccountId,
+            externalMessageId: id,
+            contact: { externalId: 'agg-contact-1' },
+            text,
+          },
+        ],
       });
       // Rolled back: nothing was applied, so nothing is heard.
-      await expect(ctx.deps.db.transaction().execute(async (trx) => {
-        await applyDeliveries(ctx.deps.boss, trx, [delivery('rolled-back')], new Date());
-        throw new Error('roll back');
-      })).rejects.toThrow('roll back');
+      await expect(
+        ctx.deps.db.transaction().execute(async (trx) => {
+          await applyDeliveries(ctx.deps.boss, trx, [delivery('rolled-back')], new Date());
+          throw new Error('roll back');
+        }),
+      ).rejects.toThrow('roll back');
       await apply([delivery('committed')]);
       const created = await waitFor(async () => heard.find((e) => e.type === 'message.created'), 'message.created');
       expect(created.data).toMatchObject({ direction: 'inbound', status: 'received', preview: text.slice(0, PREVIEW_LENGTH) });
@@ -80,12 +112,26 @@ describe('announcing what changed', () => {
   it('tells each audience what its table entry says, in the order of the changes', () => {
     const at = new Date('2025-01-02T03:04:05Z');
     const message = {
-      id: 7, workspace_id: 3, thread_id: 9, connection_id: 1, direction: 'outbound' as const, external_id: null,
-      text: 'hello', status: 'queued' as const, error: null, created_at: at, updated_at: at,
-      send_claim_token: null, send_claimed_at: null, send_attempt: 0,
+      id: 7,
+      workspace_id: 3,
+      thread_id: 9,
+      connection_id: 1,
+      direction: 'outbound' as const,
+      external_id: null,
+      text: 'hello',
+      status: 'queued' as const,
+      error: null,
+      created_at: at,
+      updated_at: at,
+      send_claim_token: null,
+      send_claimed_at: null,
+      send_attempt: 0,
     };
     const { realtime, outbound } = announcements([
-      { type: 'contact.created', contact: { id: 5, workspaceId: 3, name: null, integrationKey: 'sms', externalId: '+1555', createdAt: at } },
+      {
+        type: 'contact.created',
+        contact: { id: 5, workspaceId: 3, name: null, integrationKey: 'sms', externalId: '+1555', createdAt: at },
+      },
       { type: 'message.created', message },
       { type: 'thread.updated', workspaceId: 3, threadId: 9 },
       { type: 'message.updated', message: { ...message, status: 'failed', error: 'no' } },
@@ -96,7 +142,15 @@ describe('announcing what changed', () => {
       { type: 'message.updated', workspaceId: 3, data: { id: 7, threadId: 9, status: 'failed', error: 'no' } },
     ]);
     expect(outbound.map((e) => e.type)).toEqual(['contact.created', 'message.created', 'message.updated']);
-    expect(outbound[0]!.data).toEqual({ id: 5, name: null, email: null, phone: null, attributes: {}, handles: [{ integrationKey: 'sms', externalId: '+1555' }], createdAt: at.toISOString() });
+    expect(outbound[0]!.data).toEqual({
+      id: 5,
+      name: null,
+      email: null,
+      phone: null,
+      attributes: {},
+      handles: [{ integrationKey: 'sms', externalId: '+1555' }],
+      createdAt: at.toISOString(),
+    });
     expect(outbound[1]!.data).toMatchObject({ id: 7, threadId: 9, status: 'queued', externalId: null });
   });
 });

@@ -19,9 +19,20 @@ for (let i = 0; i < 33; i++) {
   const value = payload.entry[0].changes[0].value;
   const from = `4477009000${String(i % 30).padStart(2, '0')}`;
   value.contacts[0] = { profile: { name: `Sender ${i % 30}` }, wa_id: from };
-  value.messages[0] = { ...value.messages[0], from, id: `wamid.list-${i}`, timestamp: String(1763000000 + i), text: { body: `message ${i}` } };
+  value.messages[0] = {
+    ...value.messages[0],
+    from,
+    id: `wamid.list-${i}`,
+    timestamp: String(1763000000 + i),
+    text: { body: `message ${i}` },
+  };
   const body = JSON.stringify(payload);
-  const res = await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }, payload: body });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/webhooks/whatsapp',
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
+    payload: body,
+  });
   expect(res.statusCode).toBe(200);
 }
 ids.push(...(await ctx.deps.db.selectFrom('webhook_inbox').select('id').execute()).map((r) => r.id));
@@ -64,7 +75,13 @@ describe('tenant lists (cursor pages)', () => {
     const busiest = threads[0]!;
     const messages = await walk(`/v1/threads/${busiest.id}/messages`, tenant.headers, 1);
     expect(messages.map((m) => (m as unknown as { text: string }).text)).toEqual(['message 32', 'message 2']);
-    expect(messages[0]).toMatchObject({ direction: 'inbound', status: 'received', externalId: 'wamid.list-32', threadId: busiest.id, error: null });
+    expect(messages[0]).toMatchObject({
+      direction: 'inbound',
+      status: 'received',
+      externalId: 'wamid.list-32',
+      threadId: busiest.id,
+      error: null,
+    });
     const res = await ctx.app.inject({ method: 'GET', url: `/v1/threads/${busiest.id}/messages`, headers: other.headers });
     expect(res.statusCode).toBe(404);
     expect((await ctx.app.inject({ method: 'GET', url: `/v1/threads/${busiest.id}`, headers: other.headers })).statusCode).toBe(404);
@@ -73,7 +90,15 @@ describe('tenant lists (cursor pages)', () => {
   it('GET /v1/contacts: contacts with their handles', async () => {
     const contacts = await walk('/v1/contacts', tenant.headers, 100);
     expect(contacts).toHaveLength(30);
-    expect(contacts).toContainEqual({ id: expect.any(Number), name: 'Sender 3', handles: [{ integrationKey: 'whatsapp', externalId: '447700900003' }], email: null, phone: null, attributes: {}, createdAt: expect.any(String) });
+    expect(contacts).toContainEqual({
+      id: expect.any(Number),
+      name: 'Sender 3',
+      handles: [{ integrationKey: 'whatsapp', externalId: '447700900003' }],
+      email: null,
+      phone: null,
+      attributes: {},
+      createdAt: expect.any(String),
+    });
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/contacts', headers: other.headers })).json().data).toEqual([]);
   });
 

@@ -14,7 +14,15 @@ describe('outbound lookup by provider id', () => {
     // An inbound message is never a sent message, whatever its provider id.
     await ctx.deps.db
       .insertInto('messages')
-      .values({ workspace_id: sent.workspace_id, thread_id: sent.thread_id, connection_id: sms.id, direction: 'inbound', external_id: 'SM-other', text: 'hi', status: 'received' })
+      .values({
+        workspace_id: sent.workspace_id,
+        thread_id: sent.thread_id,
+        connection_id: sms.id,
+        direction: 'inbound',
+        external_id: 'SM-other',
+        text: 'hi',
+        status: 'received',
+      })
       .execute();
 
     const found = await findOutboundByExternalId(ctx.deps.db, 'sms', ['SM-shared-id', 'SM-other']);

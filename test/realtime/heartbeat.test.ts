@@ -26,9 +26,9 @@ describe('realtime heartbeat', () => {
     hub.add({ socket: silent.serverSide, workspaceId: 1, userId: 1, sessionId: null, patId: null, expiresAt: null });
     hub.add({ socket: lively.serverSide, workspaceId: 1, userId: 2, sessionId: null, patId: null, expiresAt: null });
     const silentClosed = once(silent.serverSide, 'close');
-    hub.heartbeat(); // pings both
+    void hub.heartbeat(); // pings both
     await once(lively.serverSide, 'pong');
-    hub.heartbeat(); // the silent one never answered: terminated; the lively one is pinged again
+    void hub.heartbeat(); // the silent one never answered: terminated; the lively one is pinged again
     await silentClosed;
     expect(silent.serverSide.readyState).toBe(WebSocket.CLOSED);
     expect(lively.serverSide.readyState).toBe(WebSocket.OPEN);

@@ -1,5 +1,5 @@
-import pg from 'pg';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EVENT_STRING_MAX_CHARS, publishEvent, publishEvents, REALTIME_CHANNEL, type RealtimeEvent } from '../../src/realtime/publish.js';
 import { useTestContext } from '../helpers/app.js';
@@ -26,16 +26,31 @@ describe('NOTIFY payloads stay under Postgres’s 8000-byte cap', () => {
       ]);
     });
     const cut = await heardId(9001);
-    expect(cut).toMatchObject({ type: 'message.updated', workspaceId: 1, truncated: true, data: { id: 9001, threadId: 7, status: 'failed' } });
+    expect(cut).toMatchObject({
+      type: 'message.updated',
+      workspaceId: 1,
+      truncated: true,
+      data: { id: 9001, threadId: 7, status: 'failed' },
+    });
     expect((cut.data.error as string).length).toBe(EVENT_STRING_MAX_CHARS);
     expect((cut.data.error as string).startsWith('xxx')).toBe(true);
-    expect(await heardId(9002)).toEqual({ type: 'message.updated', workspaceId: 1, data: { id: 9002, threadId: 7, status: 'sent', error: null } });
+    expect(await heardId(9002)).toEqual({
+      type: 'message.updated',
+      workspaceId: 1,
+      data: { id: 9002, threadId: 7, status: 'sent', error: null },
+    });
   });
 
   it('an event still too large after cutting strings goes out in its minimal form: ids only', async () => {
     const data: Record<string, unknown> = { id: 9003, threadId: 8 };
     for (let i = 0; i < 40; i++) data[`field${i}`] = 'é'.repeat(400);
     await publishEvent(ctx.deps.db, { type: 'message.created', workspaceId: 2, targetUserId: 5, data });
-    expect(await heardId(9003)).toEqual({ type: 'message.created', workspaceId: 2, targetUserId: 5, data: { id: 9003, threadId: 8 }, truncated: true });
+    expect(await heardId(9003)).toEqual({
+      type: 'message.created',
+      workspaceId: 2,
+      targetUserId: 5,
+      data: { id: 9003, threadId: 8 },
+      truncated: true,
+    });
   });
 });

@@ -24,14 +24,16 @@ interface Socket {
 
 async function signIn(workspaceId: number, email: string) {
   const { user, password } = await makeUser(a.deps, workspaceId, { email });
-  const token = (await a.app.inject({ method: 'POST', url: '/api/user/login', payload: { email, password } })).json().access_token as string;
+  const token = (await a.app.inject({ method: 'POST', url: '/api/user/login', payload: { email, password } })).json()
+    .access_token as string;
   return { user, token };
 }
 
 async function connect(token: string, how: 'query' | 'header' = 'query'): Promise<Socket> {
-  const ws = how === 'query'
-    ? new WebSocket(`${bUrl}/v1/realtime?token=${encodeURIComponent(token)}`)
-    : new WebSocket(`${bUrl}/v1/realtime`, { headers: { authorization: `Bearer ${token}` } });
+  const ws =
+    how === 'query'
+      ? new WebSocket(`${bUrl}/v1/realtime?token=${encodeURIComponent(token)}`)
+      : new WebSocket(`${bUrl}/v1/realtime`, { headers: { authorization: `Bearer ${token}` } });
   const events: Socket['events'] = [];
   ws.on('message', (m) => events.push(JSON.parse(String(m))));
   const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));

@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import type { DB } from '../../src/db/types.js';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import type { DB } from '../../src/db/types.js';
 import { CLOSE_CREDENTIAL_ENDED, CLOSE_TOO_MANY_SOCKETS, MAX_SOCKETS_PER_USER, RealtimeHub } from '../../src/realtime/hub.js';
 import { startTestContext, useTestContext } from '../helpers/app.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
@@ -15,16 +15,23 @@ const url = (await ctx.app.listen({ port: 0, host: '127.0.0.1' })).replace('http
 const tenant = await makeTenant(ctx.deps);
 
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
-const claims = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as { sub: string; jti: string; wid: number; exp: number };
+const claims = (jwt: string) =>
+  JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as { sub: string; jti: string; wid: number; exp: number };
 
 async function signIn() {
   const { user, password } = await makeUser(ctx.deps, tenant.workspace.id);
-  const jwt = (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: user.email, password } })).json().access_token as string;
+  const jwt = (await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: user.email, password } })).json()
+    .access_token as string;
   return { user, jwt, sessionId: claims(jwt).jti };
 }
 
 async function newPat(jwt: string) {
-  const res = await ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: bearer(jwt), payload: { name: 'socket' } });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/v1/personal-access-tokens',
+    headers: bearer(jwt),
+    payload: { name: 'socket' },
+  });
   return res.json().data as { id: number; token: string };
 }
 
@@ -50,7 +57,6 @@ function open(token: string): Socket {
   return { ws, events, closed, ready };
 }
 
-
 const revokeInDb = (sessionId: string) => sql`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId}`.execute(ctx.deps.db);
 
 describe('a socket lives no longer than its credential', () => {
@@ -68,7 +74,9 @@ describe('a socket lives no longer than its credential', () => {
   it('closes a personal-access token socket at the token’s expiry with 4001', async () => {
     const { jwt } = await signIn();
     const pat = await newPat(jwt);
-    await sql`UPDATE personal_access_tokens SET expires_at = now() + interval '1500 milliseconds' WHERE id = ${pat.id}`.execute(ctx.deps.db);
+    await sql`UPDATE personal_access_tokens SET expires_at = now() + interval '1500 milliseconds' WHERE id = ${pat.id}`.execute(
+      ctx.deps.db,
+    );
     const socket = open(pat.token);
     await socket.ready;
     expect(await socket.closed).toBe(CLOSE_CREDENTIAL_ENDED);
@@ -80,7 +88,9 @@ describe('a socket lives no longer than its credential', () => {
     const viaPat = open(pat.token);
     const viaJwt = open(jwt);
     await Promise.all([viaPat.ready, viaJwt.ready]);
-    expect((await ctx.app.inject({ method: 'DELETE', url: `/v1/personal-access-tokens/${pat.id}`, headers: bearer(jwt) })).statusCode).toBe(204);
+    expect((await ctx.app.inject({ method: 'DELETE', url: `/v1/personal-access-tokens/${pat.id}`, headers: bearer(jwt) })).statusCode).toBe(
+      204,
+    );
     expect(await viaPat.closed).toBe(CLOSE_CREDENTIAL_ENDED);
     await waitFor(async () => viaJwt.events.some((e) => e.type === 'token.revoked'), 'token.revoked on the JWT socket');
     expect(viaJwt.ws.readyState).toBe(WebSocket.OPEN);
@@ -106,7 +116,9 @@ describe('a socket lives no longer than its credential', () => {
   it('a revocation too large for NOTIFY (cut to ids) still closes the sockets it ended', async () => {
     const { user, jwt } = await signIn();
     // 250 more sessions: their ids alone are over NOTIFY's 8000 bytes
-    await sql`INSERT INTO sessions (id, user_id, expires_at) SELECT gen_random_uuid(), ${user.id}, now() + interval '1 hour' FROM generate_series(1, 250)`.execute(ctx.deps.db);
+    await sql`INSERT INTO sessions (id, user_id, expires_at) SELECT gen_random_uuid(), ${user.id}, now() + interval '1 hour' FROM generate_series(1, 250)`.execute(
+      ctx.deps.db,
+    );
     const socket = open(jwt);
     await socket.ready;
     const res = await ctx.app.inject({
@@ -117,7 +129,11 @@ describe('a socket lives no longer than its credential', () => {
     });
     expect(res.json().data).toMatchObject({ acted: true, sessionsEnded: 251 });
     expect(await socket.closed).toBe(CLOSE_CREDENTIAL_ENDED);
-    expect(socket.events.find((e) => e.type === 'session.revoked')).toEqual({ type: 'session.revoked', data: { userId: user.id }, truncated: true });
+    expect(socket.events.find((e) => e.type === 'session.revoked')).toEqual({
+      type: 'session.revoked',
+      data: { userId: user.id },
+      truncated: true,
+    });
   });
 
   it(`refuses a user’s socket beyond ${MAX_SOCKETS_PER_USER} on one process with 4008`, async () => {
@@ -150,9 +166,30 @@ describe('sockets whose revocation was never heard', () => {
     const a = await socketPair();
     const b = await socketPair();
     const c = await socketPair();
-    hub.add({ socket: a.serverSide, workspaceId: tenant.workspace.id, userId: revoked.user.id, sessionId: revoked.sessionId, patId: null, expiresAt: null });
-    hub.add({ socket: b.serverSide, workspaceId: tenant.workspace.id, userId: kept.user.id, sessionId: kept.sessionId, patId: null, expiresAt: null });
-    hub.add({ socket: c.serverSide, workspaceId: tenant.workspace.id, userId: kept.user.id, sessionId: null, patId: pat.id, expiresAt: null });
+    hub.add({
+      socket: a.serverSide,
+      workspaceId: tenant.workspace.id,
+      userId: revoked.user.id,
+      sessionId: revoked.sessionId,
+      patId: null,
+      expiresAt: null,
+    });
+    hub.add({
+      socket: b.serverSide,
+      workspaceId: tenant.workspace.id,
+      userId: kept.user.id,
+      sessionId: kept.sessionId,
+      patId: null,
+      expiresAt: null,
+    });
+    hub.add({
+      socket: c.serverSide,
+      workspaceId: tenant.workspace.id,
+      userId: kept.user.id,
+      sessionId: null,
+      patId: pat.id,
+      expiresAt: null,
+    });
     await revokeInDb(revoked.sessionId);
     await sql`UPDATE personal_access_tokens SET revoked_at = now() WHERE id = ${pat.id}`.execute(ctx.deps.db);
 

@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import pg from 'pg';
-import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { sendQueue, SEND_QUEUE } from '../../src/replies/send-message.queue.js';
-import { useTestContext } from '../helpers/app.js';
-import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { startFakeProviders } from '../../harness/fake-providers.js';
 import { startSmtpServer } from '../../harness/smtp.js';
+import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
+import { SEND_QUEUE, sendQueue } from '../../src/replies/send-message.queue.js';
+import { useTestContext } from '../helpers/app.js';
+import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';
 
 const SECRET = 'replies-webhook-secret';
@@ -20,10 +20,20 @@ const ctx = await useTestContext({
   workers: true,
   logLines,
   // The test's SMTP server listens on loopback.
-  env: { INBOX_ALLOW_PRIVATE_SMTP: 'true', INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET, apiBaseUrl: fake.baseUrls.whatsapp }, email: { webhookSecret: EMAIL_SECRET } }) },
+  env: {
+    INBOX_ALLOW_PRIVATE_SMTP: 'true',
+    INBOX_INTEGRATIONS: JSON.stringify({
+      whatsapp: { webhookSecret: SECRET, apiBaseUrl: fake.baseUrls.whatsapp },
+      email: { webhookSecret: EMAIL_SECRET },
+    }),
+  },
 });
 const tenant = await makeTenant(ctx.deps);
-const whatsapp = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '106540352242922', credentials: { accessToken: TOKEN } });
+const whatsapp = await makeConnection(ctx.deps, tenant.workspace.id, {
+  integrationKey: 'whatsapp',
+  externalAccountId: '106540352242922',
+  credentials: { accessToken: TOKEN },
+});
 const SEND_PATH = '/graph/v23.0/106540352242922/messages';
 
 beforeEach(() => fake.reset());
@@ -36,7 +46,12 @@ async function inboundThread(from: string) {
   value.messages[0].from = from;
   value.messages[0].id = `wamid.in-${from}`;
   const body = JSON.stringify(payload);
-  const res = await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }, payload: body });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/webhooks/whatsapp',
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
+    payload: body,
+  });
   expect(res.statusCode).toBe(200);
   return waitFor(
     () => ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', `wamid.in-${from}`).executeTakeFirst(),
@@ -45,19 +60,30 @@ async function inboundThread(from: string) {
 }
 
 const reply = (threadId: number, text: string, headers: Record<string, string> = {}) =>
-  ctx.app.inject({ method: 'POST', url: `/v1/threads/${threadId}/messages`, headers: { ...tenant.headers, 'content-type': 'application/json', ...headers }, payload: { text } });
+  ctx.app.inject({
+    method: 'POST',
+    url: `/v1/threads/${threadId}/messages`,
+    headers: { ...tenant.headers, 'content-type': 'application/json', ...headers },
+    payload: { text },
+  });
 
 const messageRow = (id: number) => ctx.deps.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const settled = (id: number) => waitFor(async () => {
-  const m = await messageRow(id);
-  return m.status !== 'queued' ? m : undefined;
-}, `message ${id} to leave queued`);
+const settled = (id: number) =>
+  waitFor(async () => {
+    const m = await messageRow(id);
+    return m.status !== 'queued' ? m : undefined;
+  }, `message ${id} to leave queued`);
 
 function statusWebhook(externalId: string, status: string) {
   const payload = JSON.parse(fixture('whatsapp', 'statuses.json'));
   payload.entry[0].changes[0].value.statuses = [{ id: externalId, status, timestamp: '1750263773', recipient_id: '16505551234' }];
   const body = JSON.stringify(payload);
-  return ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }, payload: body });
+  return ctx.app.inject({
+    method: 'POST',
+    url: '/webhooks/whatsapp',
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
+    payload: body,
+  });
 }
 
 describe('POST /v1/threads/:id/messages', () => {
@@ -66,14 +92,26 @@ describe('POST /v1/threads/:id/messages', () => {
     const res = await reply(threadId, 'Yes, we are open until 6 pm.');
     expect(res.statusCode, res.body).toBe(202);
     const data = res.json().data;
-    expect(data).toMatchObject({ threadId, direction: 'outbound', status: 'queued', externalId: null, text: 'Yes, we are open until 6 pm.', error: null });
+    expect(data).toMatchObject({
+      threadId,
+      direction: 'outbound',
+      status: 'queued',
+      externalId: null,
+      text: 'Yes, we are open until 6 pm.',
+      error: null,
+    });
     const sent = await settled(data.id);
     expect(sent.status).toBe('sent');
     expect(fake.requests).toHaveLength(1);
     const request = fake.requests[0]!;
     expect(request.path).toBe(SEND_PATH);
     expect(request.headers.authorization).toBe(`Bearer ${TOKEN}`);
-    expect(request.parsed).toMatchObject({ messaging_product: 'whatsapp', to: '16505550001', type: 'text', text: { body: 'Yes, we are open until 6 pm.' } });
+    expect(request.parsed).toMatchObject({
+      messaging_product: 'whatsapp',
+      to: '16505550001',
+      type: 'text',
+      text: { body: 'Yes, we are open until 6 pm.' },
+    });
     expect(sent.external_id).toBe((request.response!.body as { messages: { id: string }[] }).messages[0]!.id);
     // The provider's own status webhooks reconcile on the id it gave.
     for (const status of ['delivered', 'read', 'delivered']) {
@@ -103,7 +141,9 @@ describe('POST /v1/threads/:id/messages', () => {
     const { id } = (await reply(threadId, 'are you there?')).json().data;
     const retry = await waitFor(async () => {
       const { rows } = await sql<{ data: { messageId: number; attempt: number }; start_after: Date; created_on: Date }>`
-        SELECT data, start_after, created_on FROM pgboss.job WHERE name = ${SEND_QUEUE} AND (data->>'messageId')::bigint = ${id} AND (data->>'attempt')::int = 2`.execute(ctx.deps.db);
+        SELECT data, start_after, created_on FROM pgboss.job WHERE name = ${SEND_QUEUE} AND (data->>'messageId')::bigint = ${id} AND (data->>'attempt')::int = 2`.execute(
+        ctx.deps.db,
+      );
       return rows[0];
     }, 'the retry job');
     expect((retry.start_after.getTime() - retry.created_on.getTime()) / 1000).toBeGreaterThanOrEqual(59);
@@ -124,7 +164,10 @@ describe('POST /v1/threads/:id/messages', () => {
     const { id } = (await reply(threadId, 'last try')).json().data;
     await waitFor(async () => fake.requests.length === 1, 'the first attempt');
     // Its retryable outcome releases the send's claim; the last attempt may claim it after that.
-    await waitFor(async () => (await messageRow(id)).send_claim_token === null && (await messageRow(id)).send_attempt === 1, 'the first attempt to settle');
+    await waitFor(
+      async () => (await messageRow(id)).send_claim_token === null && (await messageRow(id)).send_attempt === 1,
+      'the first attempt to settle',
+    );
     await sendQueue.worker!.handle(ctx.deps, [{ id: 'last', data: { messageId: id, attempt: 4 } }]);
     const row = await messageRow(id);
     expect(row.status).toBe('failed');
@@ -138,7 +181,12 @@ describe('POST /v1/threads/:id/messages', () => {
     expect(again.statusCode).toBe(202);
     expect(again.json().data).toEqual(first.json().data);
     await settled(first.json().data.id);
-    const rows = await ctx.deps.db.selectFrom('messages').select('id').where('thread_id', '=', threadId).where('direction', '=', 'outbound').execute();
+    const rows = await ctx.deps.db
+      .selectFrom('messages')
+      .select('id')
+      .where('thread_id', '=', threadId)
+      .where('direction', '=', 'outbound')
+      .execute();
     expect(rows).toHaveLength(1);
     expect(fake.requests).toHaveLength(1);
     const other = await reply(threadId, 'something else', { 'idempotency-key': 'reply-7f3a' });
@@ -154,7 +202,12 @@ describe('POST /v1/threads/:id/messages', () => {
     expect([a.statusCode, b.statusCode]).toEqual([202, 202]);
     expect(b.json().data).toEqual(a.json().data);
     await settled(a.json().data.id);
-    const rows = await ctx.deps.db.selectFrom('messages').select('id').where('thread_id', '=', threadId).where('direction', '=', 'outbound').execute();
+    const rows = await ctx.deps.db
+      .selectFrom('messages')
+      .select('id')
+      .where('thread_id', '=', threadId)
+      .where('direction', '=', 'outbound')
+      .execute();
     expect(rows).toHaveLength(1);
     expect(fake.requests).toHaveLength(1);
   });
@@ -162,13 +215,31 @@ describe('POST /v1/threads/:id/messages', () => {
   it('refuses read keys (403), unknown threads (404), empty or long text (422)', async () => {
     const threadId = await inboundThread('16505550006');
     const readKey = await makeTenant(ctx.deps, { scopes: ['read'] });
-    expect((await ctx.app.inject({ method: 'POST', url: `/v1/threads/${threadId}/messages`, headers: { ...readKey.headers, 'content-type': 'application/json' }, payload: { text: 'x' } })).statusCode).toBe(403);
+    expect(
+      (
+        await ctx.app.inject({
+          method: 'POST',
+          url: `/v1/threads/${threadId}/messages`,
+          headers: { ...readKey.headers, 'content-type': 'application/json' },
+          payload: { text: 'x' },
+        })
+      ).statusCode,
+    ).toBe(403);
     expect((await reply(999_999, 'x')).statusCode).toBe(404);
     expect((await reply(threadId, '')).statusCode).toBe(422);
     expect((await reply(threadId, 'x'.repeat(4097))).statusCode).toBe(422);
     // Another workspace's thread is not found.
     const other = await makeTenant(ctx.deps);
-    expect((await ctx.app.inject({ method: 'POST', url: `/v1/threads/${threadId}/messages`, headers: { ...other.headers, 'content-type': 'application/json' }, payload: { text: 'x' } })).statusCode).toBe(404);
+    expect(
+      (
+        await ctx.app.inject({
+          method: 'POST',
+          url: `/v1/threads/${threadId}/messages`,
+          headers: { ...other.headers, 'content-type': 'application/json' },
+          payload: { text: 'x' },
+        })
+      ).statusCode,
+    ).toBe(404);
     expect(fake.requests).toHaveLength(0);
   });
 
@@ -193,19 +264,45 @@ describe('POST /v1/threads/:id/messages', () => {
 
   it('refuses a channel that cannot send with 422', async () => {
     const ai = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'ai', externalAccountId: 'assistant-1' });
-    const contact = await ctx.deps.db.insertInto('contacts').values({ workspace_id: tenant.workspace.id, name: 'Bot user' }).returning('id').executeTakeFirstOrThrow();
-    const thread = await ctx.deps.db.insertInto('threads').values({ workspace_id: tenant.workspace.id, connection_id: ai.id, contact_id: contact.id }).returning('id').executeTakeFirstOrThrow();
+    const contact = await ctx.deps.db
+      .insertInto('contacts')
+      .values({ workspace_id: tenant.workspace.id, name: 'Bot user' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const thread = await ctx.deps.db
+      .insertInto('threads')
+      .values({ workspace_id: tenant.workspace.id, connection_id: ai.id, contact_id: contact.id })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const res = await reply(thread.id, 'hi');
     expect(res.statusCode).toBe(422);
     expect(res.json().error).toEqual({ code: 'validation_failed', message: 'this channel cannot send' });
   });
 
   it('answers an e-mail in its thread: Re: subject, In-Reply-To and References of the last inbound mail', async () => {
-    await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'email', externalAccountId: 'support@acme.test', credentials: { smtpUrl: smtp.url } });
+    await makeConnection(ctx.deps, tenant.workspace.id, {
+      integrationKey: 'email',
+      externalAccountId: 'support@acme.test',
+      credentials: { smtpUrl: smtp.url },
+    });
     const body = fixture('email', 'inbound.json');
-    expect((await ctx.app.inject({ method: 'POST', url: '/webhooks/email', headers: { 'content-type': 'application/json', 'x-vendor-auth': EMAIL_SECRET }, payload: body })).statusCode).toBe(200);
+    expect(
+      (
+        await ctx.app.inject({
+          method: 'POST',
+          url: '/webhooks/email',
+          headers: { 'content-type': 'application/json', 'x-vendor-auth': EMAIL_SECRET },
+          payload: body,
+        })
+      ).statusCode,
+    ).toBe(200);
     const inbound = await waitFor(
-      () => ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', '<CAF=3Dx+8u1Zk2Q@mail.example.org>').executeTakeFirst(),
+      () =>
+        ctx.deps.db
+          .selectFrom('messages')
+          .select('thread_id')
+          .where('external_id', '=', '<CAF=3Dx+8u1Zk2Q@mail.example.org>')
+          .executeTakeFirst(),
       'the inbound mail',
     );
     const { id } = (await reply(inbound.thread_id, 'Thanks Dana, we have removed the duplicate.')).json().data;

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { SEND_CLAIM_STALE_MS, SEND_QUEUE, sendQueue, type SendJob } from '../../src/replies/send-message.queue.js';
+import { startFakeProviders } from '../../harness/fake-providers.js';
+import { SEND_CLAIM_STALE_MS, SEND_QUEUE, type SendJob, sendQueue } from '../../src/replies/send-message.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { startFakeProviders } from '../../harness/fake-providers.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 // No workers: the test runs the send handler itself, as two pg-boss attempts of one job would.
@@ -11,7 +11,11 @@ const fake = await startFakeProviders();
 afterAll(() => fake.close());
 const ctx = await useTestContext({ env: { INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { apiBaseUrl: fake.baseUrls.whatsapp } }) } });
 const tenant = await makeTenant(ctx.deps);
-const connection = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '106540352242999', credentials: { accessToken: 'EAAG-claim-token' } });
+const connection = await makeConnection(ctx.deps, tenant.workspace.id, {
+  integrationKey: 'whatsapp',
+  externalAccountId: '106540352242999',
+  credentials: { accessToken: 'EAAG-claim-token' },
+});
 const SEND_PATH = '/graph/v23.0/106540352242999/messages';
 
 beforeEach(() => fake.reset());
@@ -21,10 +25,26 @@ let numbers = 0;
 async function queuedReply(): Promise<number> {
   const wa = `1650555${String(1000 + numbers++)}`;
   const { db } = ctx.deps;
-  const contact = await db.insertInto('contacts').values({ workspace_id: tenant.workspace.id, name: 'Customer' }).returning('id').executeTakeFirstOrThrow();
-  await db.insertInto('contact_handles').values({ workspace_id: tenant.workspace.id, integration_key: 'whatsapp', external_id: wa, contact_id: contact.id }).execute();
-  const thread = await db.insertInto('threads').values({ workspace_id: tenant.workspace.id, connection_id: connection.id, contact_id: contact.id, last_message_preview: 'hi' }).returning('id').executeTakeFirstOrThrow();
-  const res = await ctx.app.inject({ method: 'POST', url: `/v1/threads/${thread.id}/messages`, headers: tenant.headers, payload: { text: `reply ${wa}` } });
+  const contact = await db
+    .insertInto('contacts')
+    .values({ workspace_id: tenant.workspace.id, name: 'Customer' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await db
+    .insertInto('contact_handles')
+    .values({ workspace_id: tenant.workspace.id, integration_key: 'whatsapp', external_id: wa, contact_id: contact.id })
+    .execute();
+  const thread = await db
+    .insertInto('threads')
+    .values({ workspace_id: tenant.workspace.id, connection_id: connection.id, contact_id: contact.id, last_message_preview: 'hi' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: `/v1/threads/${thread.id}/messages`,
+    headers: tenant.headers,
+    payload: { text: `reply ${wa}` },
+  });
   expect(res.statusCode, res.body).toBe(202);
   return res.json().data.id as number;
 }
@@ -34,7 +54,9 @@ const messageRow = (id: number) => ctx.deps.db.selectFrom('messages').selectAll(
 const sends = () => fake.requests.filter((r) => r.path === SEND_PATH);
 const jobsOf = async (id: number) => {
   const { rows } = await sql<{ data: SendJob; start_after: Date }>`
-    SELECT data, start_after FROM pgboss.job WHERE name = ${SEND_QUEUE} AND (data->>'messageId')::bigint = ${id} ORDER BY created_on`.execute(ctx.deps.db);
+    SELECT data, start_after FROM pgboss.job WHERE name = ${SEND_QUEUE} AND (data->>'messageId')::bigint = ${id} ORDER BY created_on`.execute(
+    ctx.deps.db,
+  );
   return rows;
 };
 
@@ -72,7 +94,11 @@ describe('a reply is claimed before it is sent', () => {
 
   it('two executions of one job started at once send it once', async () => {
     const id = await queuedReply();
-    await Promise.all([handle({ messageId: id, attempt: 1 }, 'a'), handle({ messageId: id, attempt: 1 }, 'b'), handle({ messageId: id, attempt: 1 }, 'c')]);
+    await Promise.all([
+      handle({ messageId: id, attempt: 1 }, 'a'),
+      handle({ messageId: id, attempt: 1 }, 'b'),
+      handle({ messageId: id, attempt: 1 }, 'c'),
+    ]);
     expect(sends()).toHaveLength(1);
     expect((await messageRow(id)).status).toBe('sent');
   });
@@ -81,7 +107,11 @@ describe('a reply is claimed before it is sent', () => {
     const id = await queuedReply();
     const dead = '00000000-0000-4000-8000-00000000dead';
     const claimedAt = sql<Date>`clock_timestamp() - make_interval(secs => ${SEND_CLAIM_STALE_MS / 1000 + 1})`;
-    await ctx.deps.db.updateTable('messages').set({ send_claim_token: dead, send_claimed_at: claimedAt, send_attempt: 1 }).where('id', '=', id).execute();
+    await ctx.deps.db
+      .updateTable('messages')
+      .set({ send_claim_token: dead, send_claimed_at: claimedAt, send_attempt: 1 })
+      .where('id', '=', id)
+      .execute();
     await handle({ messageId: id, attempt: 1 }, 'retried');
     expect(sends()).toHaveLength(1);
     expect(await messageRow(id)).toMatchObject({ status: 'sent', send_claim_token: null });
@@ -90,7 +120,11 @@ describe('a reply is claimed before it is sent', () => {
   it('a fresh claim of another attempt is left alone, and a look is scheduled for when it would be stale', async () => {
     const id = await queuedReply();
     const other = '00000000-0000-4000-8000-0000000a11fe';
-    await ctx.deps.db.updateTable('messages').set({ send_claim_token: other, send_claimed_at: sql<Date>`clock_timestamp()`, send_attempt: 1 }).where('id', '=', id).execute();
+    await ctx.deps.db
+      .updateTable('messages')
+      .set({ send_claim_token: other, send_claimed_at: sql<Date>`clock_timestamp()`, send_attempt: 1 })
+      .where('id', '=', id)
+      .execute();
     const before = (await jobsOf(id)).length;
     await handle({ messageId: id, attempt: 1 }, 'retried');
     expect(sends()).toHaveLength(0);

@@ -3,18 +3,18 @@ import { nextSendAttempt } from '../../src/replies/send-policy.js';
 
 describe('reply retry schedule (DESIGN "Replies")', () => {
   const now = new Date('2026-11-23T12:00:00Z');
-  const after = (attempt: number, retryAfter?: number) => {
+  const delayOf = (attempt: number, retryAfter?: number) => {
     const at = nextSendAttempt(attempt, now, retryAfter);
     return at === null ? null : (at.getTime() - now.getTime()) / 1000;
   };
 
   it('tries again after 60 s, 5 min and 15 min, then gives up', () => {
-    expect([1, 2, 3, 4].map((a) => after(a))).toEqual([60, 300, 900, null]);
+    expect([1, 2, 3, 4].map((a) => delayOf(a))).toEqual([60, 300, 900, null]);
   });
 
   it("honours a provider's retry-after when it asks for longer, never shorter", () => {
-    expect(after(1, 120)).toBe(120);
-    expect(after(1, 5)).toBe(60);
-    expect(after(4, 30)).toBeNull();
+    expect(delayOf(1, 120)).toBe(120);
+    expect(delayOf(1, 5)).toBe(60);
+    expect(delayOf(4, 30)).toBeNull();
   });
 });

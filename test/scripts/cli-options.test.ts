@@ -24,12 +24,29 @@ function run(script: string, args: string[]): Promise<{ code: number | null; std
 const DRIVERS = {
   bench: {
     script: 'scripts/bench/run.ts',
-    options: { seconds: '5', rounds: '3', connections: '200', rate: '500', workers: '1', sends: '5000', outbound: '20000', 'log-level': 'info', sustained: '2000' },
+    options: {
+      seconds: '5',
+      rounds: '3',
+      connections: '200',
+      rate: '500',
+      workers: '1',
+      sends: '5000',
+      outbound: '20000',
+      'log-level': 'info',
+      sustained: '2000',
+    },
     flags: ['json', 'ingest-only', 'outbound-only', 'single'],
   },
   faults: {
     script: 'scripts/faults/run.ts',
-    options: { parts: 'kill,postgres,scale,outbound,hostile,soak', seconds: '24', connections: '200', 'soak-minutes': '2', 'fuzz-scale': '10', 'resume-bound': '30' },
+    options: {
+      parts: 'kill,postgres,scale,outbound,hostile,soak',
+      seconds: '24',
+      connections: '200',
+      'soak-minutes': '2',
+      'fuzz-scale': '10',
+      'resume-bound': '30',
+    },
     flags: [] as string[],
   },
 };

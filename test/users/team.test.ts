@@ -38,8 +38,20 @@ describe('GET /v1/users', () => {
     for (const headers of [admin.headers, agent.headers]) {
       const res = await call('GET', '/v1/users', headers);
       expect(res.statusCode).toBe(200);
-      expect(res.json().data.map((u: { id: number }) => u.id).sort()).toEqual([admin.user.id, agent.user.id].sort());
-      expect(res.json().data).toContainEqual({ id: agent.user.id, name: 'Test User', email: agent.user.email, roles: ['agent'], active: true, createdAt: expect.any(String) });
+      expect(
+        res
+          .json()
+          .data.map((u: { id: number }) => u.id)
+          .sort(),
+      ).toEqual([admin.user.id, agent.user.id].sort());
+      expect(res.json().data).toContainEqual({
+        id: agent.user.id,
+        name: 'Test User',
+        email: agent.user.email,
+        roles: ['agent'],
+        active: true,
+        createdAt: expect.any(String),
+      });
       expect(res.body).not.toMatch(/argon2|password/);
     }
     const byKey = await call('GET', '/v1/users', readKey.headers);
@@ -62,9 +74,21 @@ describe('GET /v1/users', () => {
 describe('POST /v1/users', () => {
   it('lets an admin add a user who can then sign in', async () => {
     const { admin } = await team();
-    const res = await call('POST', '/v1/users', admin.headers, { name: 'Bo', email: 'bo.team@acme.test', password: 'correct horse', roles: ['agent', 'agent'] });
+    const res = await call('POST', '/v1/users', admin.headers, {
+      name: 'Bo',
+      email: 'bo.team@acme.test',
+      password: 'correct horse',
+      roles: ['agent', 'agent'],
+    });
     expect(res.statusCode).toBe(201);
-    expect(res.json().data).toEqual({ id: expect.any(Number), name: 'Bo', email: 'bo.team@acme.test', roles: ['agent'], active: true, createdAt: expect.any(String) });
+    expect(res.json().data).toEqual({
+      id: expect.any(Number),
+      name: 'Bo',
+      email: 'bo.team@acme.test',
+      roles: ['agent'],
+      active: true,
+      createdAt: expect.any(String),
+    });
     expect((await login('bo.team@acme.test', 'correct horse')).statusCode).toBe(200);
   });
 
@@ -78,7 +102,12 @@ describe('POST /v1/users', () => {
     const dup = await call('POST', '/v1/users', admin.headers, { ...body, email: admin.user.email.toUpperCase() });
     expect(dup.statusCode).toBe(409);
     expect(dup.json().error.code).toBe('conflict');
-    for (const bad of [{ ...body, roles: ['owner'] }, { ...body, password: 'short' }, { ...body, email: 'not-an-address' }, { ...body, isAdmin: true }]) {
+    for (const bad of [
+      { ...body, roles: ['owner'] },
+      { ...body, password: 'short' },
+      { ...body, email: 'not-an-address' },
+      { ...body, isAdmin: true },
+    ]) {
       const res = await call('POST', '/v1/users', admin.headers, bad);
       expect(res.statusCode, JSON.stringify(bad)).toBe(422);
       expect(res.json().error.code).toBe('validation_failed');
@@ -96,7 +125,9 @@ describe('PATCH /v1/users/:id', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toMatchObject({ id: agent.user.id, name: 'Renamed', roles: ['admin', 'agent'], active: true });
     // the new role counts at once: the promoted user may now manage the team
-    expect((await call('POST', '/v1/users', agent.headers, { name: 'N', email: 'n.team@acme.test', password: 'long enough' })).statusCode).toBe(201);
+    expect(
+      (await call('POST', '/v1/users', agent.headers, { name: 'N', email: 'n.team@acme.test', password: 'long enough' })).statusCode,
+    ).toBe(201);
   });
 
   it('refuses an unknown role and an unknown field with 422', async () => {

@@ -14,12 +14,24 @@ async function inboxRow(appId: string | null, status: InboxStatus, extra: { last
   const id = randomUUID();
   await ctx.deps.db
     .insertInto('webhook_inbox')
-    .values({ id, integration_key: extra.key ?? 'whatsapp', app_id: appId, raw_body: '{}', payload_json: '{}', event: null, status, last_error: extra.lastError ?? null, attempt_count: extra.attempts ?? 0, processed_at: status === 'processed' ? new Date() : null })
+    .values({
+      id,
+      integration_key: extra.key ?? 'whatsapp',
+      app_id: appId,
+      raw_body: '{}',
+      payload_json: '{}',
+      event: null,
+      status,
+      last_error: extra.lastError ?? null,
+      attempt_count: extra.attempts ?? 0,
+      processed_at: status === 'processed' ? new Date() : null,
+    })
     .execute();
   return id;
 }
 
-const list = (headers: Record<string, string>, query = '') => ctx.app.inject({ method: 'GET', url: `/v1/admin/webhook-inbox${query}`, headers });
+const list = (headers: Record<string, string>, query = '') =>
+  ctx.app.inject({ method: 'GET', url: `/v1/admin/webhook-inbox${query}`, headers });
 const requeue = (headers: Record<string, string>, id: string, extra: Record<string, string> = {}) =>
   ctx.app.inject({ method: 'POST', url: `/v1/admin/webhook-inbox/${id}/requeue`, headers: { ...headers, ...extra } });
 
@@ -33,7 +45,13 @@ describe('GET /v1/admin/webhook-inbox', () => {
     expect(ids).toContain(dead);
     expect(ids).not.toContain(foreign);
     expect(body.data.every((r: { status: string }) => r.status === 'dead_letter')).toBe(true);
-    expect(body.data.find((r: { id: string }) => r.id === dead)).toMatchObject({ id: dead, integrationKey: 'whatsapp', lastError: 'no connection', attemptCount: 8, appId: mine.workspace.appId });
+    expect(body.data.find((r: { id: string }) => r.id === dead)).toMatchObject({
+      id: dead,
+      integrationKey: 'whatsapp',
+      lastError: 'no connection',
+      attemptCount: 8,
+      appId: mine.workspace.appId,
+    });
   });
 
   it('returns no bodies: rawBody and payloadJson only come one row at a time', async () => {
@@ -47,7 +65,20 @@ describe('GET /v1/admin/webhook-inbox', () => {
       for (const row of res.json().data) {
         expect(row).not.toHaveProperty('rawBody');
         expect(row).not.toHaveProperty('payloadJson');
-        expect(Object.keys(row).sort()).toEqual(['appId', 'attemptCount', 'createdAt', 'event', 'id', 'integrationKey', 'lastError', 'nextRetryAt', 'processedAt', 'status', 'updatedAt', 'verification']);
+        expect(Object.keys(row).sort()).toEqual([
+          'appId',
+          'attemptCount',
+          'createdAt',
+          'event',
+          'id',
+          'integrationKey',
+          'lastError',
+          'nextRetryAt',
+          'processedAt',
+          'status',
+          'updatedAt',
+          'verification',
+        ]);
       }
     }
   });
@@ -75,15 +106,39 @@ describe('GET /v1/admin/webhook-inbox', () => {
 });
 
 describe('GET /v1/admin/webhook-inbox/:id and GET /v1/operator/webhook-inbox/:id', () => {
-  const getOne = (prefix: string, id: string, headers: Record<string, string>) => ctx.app.inject({ method: 'GET', url: `/v1/${prefix}/webhook-inbox/${id}`, headers });
-  const fields = ['appId', 'attemptCount', 'createdAt', 'event', 'id', 'integrationKey', 'lastError', 'nextRetryAt', 'payloadJson', 'processedAt', 'rawBody', 'status', 'updatedAt', 'verification'];
+  const getOne = (prefix: string, id: string, headers: Record<string, string>) =>
+    ctx.app.inject({ method: 'GET', url: `/v1/${prefix}/webhook-inbox/${id}`, headers });
+  const fields = [
+    'appId',
+    'attemptCount',
+    'createdAt',
+    'event',
+    'id',
+    'integrationKey',
+    'lastError',
+    'nextRetryAt',
+    'payloadJson',
+    'processedAt',
+    'rawBody',
+    'status',
+    'updatedAt',
+    'verification',
+  ];
 
   it("answers the admin's own row with every field, its body included", async () => {
     const id = await inboxRow(mine.workspace.appId, 'dead_letter', { lastError: 'boom', attempts: 8 });
     const res = await getOne('admin', id, mine.headers);
     expect(res.statusCode).toBe(200);
     expect(Object.keys(res.json().data).sort()).toEqual(fields);
-    expect(res.json().data).toMatchObject({ id, appId: mine.workspace.appId, rawBody: '{}', payloadJson: {}, status: 'dead_letter', lastError: 'boom', attemptCount: 8 });
+    expect(res.json().data).toMatchObject({
+      id,
+      appId: mine.workspace.appId,
+      rawBody: '{}',
+      payloadJson: {},
+      status: 'dead_letter',
+      lastError: 'boom',
+      attemptCount: 8,
+    });
   });
 
   it("answers not_found for another app's row, an unresolved row, an unknown id and a malformed id", async () => {
@@ -107,7 +162,8 @@ describe('GET /v1/admin/webhook-inbox/:id and GET /v1/operator/webhook-inbox/:id
       expect(Object.keys(res.json().data).sort()).toEqual(fields);
       expect(res.json().data).toMatchObject({ id, rawBody: '{}', payloadJson: {} });
     }
-    for (const id of [randomUUID(), 'not-a-uuid']) expect((await getOne('operator', id, adminHeaders())).json().error.code).toBe('not_found');
+    for (const id of [randomUUID(), 'not-a-uuid'])
+      expect((await getOne('operator', id, adminHeaders())).json().error.code).toBe('not_found');
     expect((await getOne('operator', foreign, mine.headers)).statusCode).toBe(403);
   });
 });
@@ -116,16 +172,30 @@ describe('POST /v1/operator/webhook-inbox/:id/requeue', () => {
   const opRequeue = (id: string, extra: Record<string, string> = {}) =>
     ctx.app.inject({ method: 'POST', url: `/v1/operator/webhook-inbox/${id}/requeue`, headers: { ...adminHeaders(), ...extra } });
   const jobs = async (id: string) =>
-    (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id}`.execute(ctx.deps.db)).rows[0]!.n;
+    (
+      await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id}`.execute(
+        ctx.deps.db,
+      )
+    ).rows[0]!.n;
 
   it("requeues any app's row and an unresolved one, answering the status before", async () => {
-    for (const [appId, status] of [[theirs.workspace.appId, 'dead_letter'], [null, 'failed']] as const) {
+    for (const [appId, status] of [
+      [theirs.workspace.appId, 'dead_letter'],
+      [null, 'failed'],
+    ] as const) {
       const id = await inboxRow(appId, status, { lastError: 'boom', attempts: 3 });
       const res = await opRequeue(id);
       expect(res.statusCode).toBe(200);
       expect(res.json().data).toEqual({ id, status });
       const row = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-      expect(row).toMatchObject({ status: 'received', attempt_count: 0, last_error: null, processed_at: null, next_retry_at: null, app_id: appId });
+      expect(row).toMatchObject({
+        status: 'received',
+        attempt_count: 0,
+        last_error: null,
+        processed_at: null,
+        next_retry_at: null,
+        app_id: appId,
+      });
       expect(await jobs(id)).toBe(1);
     }
   });
@@ -142,7 +212,9 @@ describe('POST /v1/operator/webhook-inbox/:id/requeue', () => {
       expect(res.json().error.code).toBe('conflict');
     }
     const id = await inboxRow(mine.workspace.appId, 'dead_letter');
-    expect((await ctx.app.inject({ method: 'POST', url: `/v1/operator/webhook-inbox/${id}/requeue`, headers: mine.headers })).statusCode).toBe(403);
+    expect(
+      (await ctx.app.inject({ method: 'POST', url: `/v1/operator/webhook-inbox/${id}/requeue`, headers: mine.headers })).statusCode,
+    ).toBe(403);
   });
 
   it('replays an idempotency-key in a key space of its own, apart from every app', async () => {
@@ -171,7 +243,9 @@ describe('POST /v1/admin/webhook-inbox/:id/requeue', () => {
     expect(res.json().data).toEqual({ id, status: 'dead_letter' });
     const row = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: 'received', attempt_count: 0, last_error: null, processed_at: null, next_retry_at: null });
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id}`.execute(ctx.deps.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id}`.execute(ctx.deps.db);
     expect(rows[0]!.n).toBe(1);
   });
 
@@ -207,7 +281,9 @@ describe('POST /v1/admin/webhook-inbox/:id/requeue', () => {
     const second = await requeue(mine.headers, id, key);
     expect(second.statusCode).toBe(200);
     expect(second.json().data).toEqual(first.json().data);
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id}`.execute(ctx.deps.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id}`.execute(ctx.deps.db);
     expect(rows[0]!.n).toBe(1);
     const other = await inboxRow(mine.workspace.appId, 'dead_letter');
     expect((await requeue(mine.headers, other, key)).statusCode).toBe(409);
@@ -222,7 +298,9 @@ describe('POST /v1/admin/webhook-inbox/:id/requeue', () => {
     expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
     expect(a.json().data).toEqual({ id, status: 'dead_letter' });
     expect(b.json().data).toEqual(a.json().data);
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id}`.execute(ctx.deps.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id}`.execute(ctx.deps.db);
     expect(rows[0]!.n).toBe(1);
   });
 });
@@ -233,11 +311,15 @@ describe('GET /v1/operator/webhook-inbox', () => {
     const all = (await ctx.app.inject({ method: 'GET', url: '/v1/operator/webhook-inbox?limit=500', headers: adminHeaders() })).json();
     const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox`.execute(ctx.deps.db);
     expect(all.meta).toMatchObject({ page: 1, limit: 200, total: rows[0]!.n, hasMore: rows[0]!.n > 200 });
-    const filtered = (await ctx.app.inject({ method: 'GET', url: '/v1/operator/webhook-inbox?status=failed&integrationKey=sms', headers: adminHeaders() })).json();
+    const filtered = (
+      await ctx.app.inject({ method: 'GET', url: '/v1/operator/webhook-inbox?status=failed&integrationKey=sms', headers: adminHeaders() })
+    ).json();
     expect(filtered.data.map((r: { id: string }) => r.id)).toEqual([unresolved]);
     expect(filtered.meta.total).toBe(1);
     expect(filtered.data[0]).toMatchObject({ appId: null, status: 'failed' });
-    const byApp = (await ctx.app.inject({ method: 'GET', url: `/v1/operator/webhook-inbox?appId=${theirs.workspace.appId}`, headers: adminHeaders() })).json();
+    const byApp = (
+      await ctx.app.inject({ method: 'GET', url: `/v1/operator/webhook-inbox?appId=${theirs.workspace.appId}`, headers: adminHeaders() })
+    ).json();
     expect(byApp.data.every((r: { appId: string }) => r.appId === theirs.workspace.appId)).toBe(true);
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/operator/webhook-inbox', headers: mine.headers })).statusCode).toBe(403);
   });

@@ -16,7 +16,12 @@ const ctx = await useTestContext({
 describe('INBOX_SKIP_WEBHOOK_VERIFY', () => {
   it('accepts a delivery whose signature failed and logs a warning naming the integration key', async () => {
     const body = fixture('whatsapp', 'text-message.json');
-    const res = await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'x-hub-signature-256': 'sha256=bad', 'content-type': 'application/json' }, payload: body });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/webhooks/whatsapp',
+      headers: { 'x-hub-signature-256': 'sha256=bad', 'content-type': 'application/json' },
+      payload: body,
+    });
     expect(res.statusCode).toBe(200);
     const warning = logLines.find((l) => l.level === 40 && l.integrationKey === 'whatsapp');
     expect(warning?.msg).toMatch(/^whatsapp: webhook signature unverified, accepted because INBOX_SKIP_WEBHOOK_VERIFY/);
@@ -26,7 +31,12 @@ describe('INBOX_SKIP_WEBHOOK_VERIFY', () => {
 
   it('reads a form-encoded SMS body as a form when verification was skipped', async () => {
     const form = fixture('sms', 'inbound.form');
-    const res = await ctx.app.inject({ method: 'POST', url: '/webhooks/sms', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: form });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/webhooks/sms',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: form,
+    });
     expect(res.statusCode).toBe(200);
     const row = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('raw_body', '=', form).executeTakeFirstOrThrow();
     expect(row.event).toBe('received');
@@ -43,12 +53,19 @@ describe('INBOX_SKIP_WEBHOOK_VERIFY', () => {
 
 describe('enqueue failure', () => {
   it('fails the POST (so the provider retries) and leaves no orphan row', async () => {
-    await sql`CREATE FUNCTION refuse_job() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'queue unavailable'; END $$`.execute(ctx.deps.db);
+    await sql`CREATE FUNCTION refuse_job() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'queue unavailable'; END $$`.execute(
+      ctx.deps.db,
+    );
     await sql`CREATE TRIGGER refuse_job BEFORE INSERT ON pgboss.job FOR EACH ROW EXECUTE FUNCTION refuse_job()`.execute(ctx.deps.db);
     try {
       const before = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox`.execute(ctx.deps.db);
       const body = fixture('whatsapp', 'image-message.json');
-      const res = await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'x-hub-signature-256': `sha256=${sign('secret', body)}`, 'content-type': 'application/json' }, payload: body });
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: '/webhooks/whatsapp',
+        headers: { 'x-hub-signature-256': `sha256=${sign('secret', body)}`, 'content-type': 'application/json' },
+        payload: body,
+      });
       expect(res.statusCode).toBe(500);
       expect(res.json().error).toEqual({ code: 'internal_error', message: 'internal error' });
       const after = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox`.execute(ctx.deps.db);

@@ -29,7 +29,10 @@ const post = (key: string, body: string, headers: Record<string, string>) =>
 
 async function rowsAndJobs() {
   const rows = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().orderBy('created_at').execute();
-  const { rows: jobs } = await sql<{ id: string; data: { ids: string[] } }>`SELECT id, data FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(ctx.deps.db);
+  const { rows: jobs } = await sql<{
+    id: string;
+    data: { ids: string[] };
+  }>`SELECT id, data FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(ctx.deps.db);
   return { rows, jobs };
 }
 
@@ -74,7 +77,16 @@ describe('POST /webhooks/:integrationKey', () => {
     });
     expect(res.statusCode).toBe(200);
     const text = 'plain text body';
-    expect((await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp_session', headers: { 'content-type': 'text/plain', 'x-signature': sign(SESSION_SECRET, text) }, payload: text })).statusCode).toBe(200);
+    expect(
+      (
+        await ctx.app.inject({
+          method: 'POST',
+          url: '/webhooks/whatsapp_session',
+          headers: { 'content-type': 'text/plain', 'x-signature': sign(SESSION_SECRET, text) },
+          payload: text,
+        })
+      ).statusCode,
+    ).toBe(200);
     const { rows } = await rowsAndJobs();
     expect(rows.map((r) => r.raw_body)).toEqual(expect.arrayContaining([json, form, text]));
     const smsRow = rows.find((r) => r.raw_body === form)!;
@@ -108,7 +120,10 @@ describe('POST /webhooks/:integrationKey', () => {
     for (const headers of attempts) {
       const res = await post('whatsapp', body, headers);
       expect(res.statusCode, JSON.stringify(headers)).toBe(401);
-      expect(res.json()).toEqual({ error: { code: 'invalid_api_key', message: expect.any(String) }, meta: { requestId: expect.any(String) } });
+      expect(res.json()).toEqual({
+        error: { code: 'invalid_api_key', message: expect.any(String) },
+        meta: { requestId: expect.any(String) },
+      });
     }
     const after = await rowsAndJobs();
     expect(after.rows).toHaveLength(before.rows.length);
@@ -153,8 +168,20 @@ describe('POST /webhooks/:integrationKey', () => {
     const keys = ['whatsapp', 'social_one.native', 'whatsapp_session', 'sms', 'email', 'aggregator', 'livechat'];
     for (const key of keys) {
       for (const body of bodies) {
-        for (const headers of [{}, { 'x-signature': sign(SECRET, body), 'x-hub-signature-256': `sha256=${sign(SECRET, body)}`, 'x-vendor-auth': 'mail-shared-secret' }]) {
-          const res = await ctx.app.inject({ method: 'POST', url: `/webhooks/${key}`, headers: { 'content-type': 'application/octet-stream', ...headers }, payload: body });
+        for (const headers of [
+          {},
+          {
+            'x-signature': sign(SECRET, body),
+            'x-hub-signature-256': `sha256=${sign(SECRET, body)}`,
+            'x-vendor-auth': 'mail-shared-secret',
+          },
+        ]) {
+          const res = await ctx.app.inject({
+            method: 'POST',
+            url: `/webhooks/${key}`,
+            headers: { 'content-type': 'application/octet-stream', ...headers },
+            payload: body,
+          });
           expect([200, 401, 404, 413], `${key} ${JSON.stringify(body)} → ${res.statusCode} ${res.body}`).toContain(res.statusCode);
         }
       }
@@ -178,7 +205,9 @@ describe('POST /webhooks/:integrationKey', () => {
     const body = fixture('whatsapp_session', 'ack.json');
     const signature = sign(SESSION_SECRET, body);
     await post('whatsapp_session', body, { 'x-gatewayone-signature': signature });
-    expect(logLines).toContainEqual(expect.objectContaining({ msg: 'inbound webhook', integrationKey: 'whatsapp_session', signature, rawBody: body }));
+    expect(logLines).toContainEqual(
+      expect.objectContaining({ msg: 'inbound webhook', integrationKey: 'whatsapp_session', signature, rawBody: body }),
+    );
   });
 
   it('logs only the first 4 characters of the e-mail secret, which is its own signing header', async () => {
@@ -188,7 +217,9 @@ describe('POST /webhooks/:integrationKey', () => {
     expect((await post('email', body, { 'x-vendor-auth': 'mail-shared-secret' })).statusCode).toBe(200);
     const lines = logLines.slice(from);
     expect(lines.map((l) => JSON.stringify(l)).join('\n')).not.toContain('shared-secret');
-    expect(lines).toContainEqual(expect.objectContaining({ msg: 'inbound webhook', integrationKey: 'email', signature: 'mail…', rawBody: body }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: 'inbound webhook', integrationKey: 'email', signature: 'mail…', rawBody: body }),
+    );
   });
 });
 
@@ -201,7 +232,10 @@ describe('GET /webhooks/:integrationKey (challenge)', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     expect(res.body).toBe('1158201444');
-    const wa = await ctx.app.inject({ method: 'GET', url: `/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=${SECRET}&hub.challenge=abc%20def` });
+    const wa = await ctx.app.inject({
+      method: 'GET',
+      url: `/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=${SECRET}&hub.challenge=abc%20def`,
+    });
     expect(wa.body).toBe('abc def');
   });
 

@@ -41,12 +41,16 @@ describe('ingestion under concurrency', () => {
     expect(rows).toHaveLength(acknowledged);
     expect(new Set(rows.map((r) => r.raw_body))).toEqual(new Set(sent));
     const { rows: jobs } = await sql<{ id: string; n: number }>`
-      SELECT d.id, count(*)::int AS n FROM pgboss.job, jsonb_array_elements_text(data->'ids') AS d(id) WHERE name = ${WEBHOOK_QUEUE} GROUP BY 1`.execute(ctx.deps.db);
+      SELECT d.id, count(*)::int AS n FROM pgboss.job, jsonb_array_elements_text(data->'ids') AS d(id) WHERE name = ${WEBHOOK_QUEUE} GROUP BY 1`.execute(
+      ctx.deps.db,
+    );
     expect(jobs).toHaveLength(rows.length);
     expect(jobs.every((j) => j.n === 1)).toBe(true);
     expect(new Set(jobs.map((j) => j.id))).toEqual(new Set(rows.map((r) => r.id)));
     // 64 senders at once: deliveries that waited for a commit went together, in one job.
-    const { rows: count } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(ctx.deps.db);
+    const { rows: count } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(
+      ctx.deps.db,
+    );
     expect(count[0]!.n).toBeLessThan(rows.length);
   });
 });

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createQueues } from '../../src/jobs/registry.js';
 import { HEARTBEAT_SECONDS } from '../../src/jobs/queue.js';
+import { createQueues } from '../../src/jobs/registry.js';
 import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
 import { processDeliveries, RECHECK_LOCKED_SECONDS } from '../../src/webhooks-in/process-deliveries.js';
 import { useTestContext } from '../helpers/app.js';
@@ -25,7 +25,12 @@ async function deliver(): Promise<{ rowId: string; messageId: string }> {
   const messageId = `wamid.overlap.${++sequence}`;
   payload.entry[0].changes[0].value.messages[0].id = messageId;
   const body = JSON.stringify(payload);
-  const res = await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }, payload: body });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/webhooks/whatsapp',
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
+    payload: body,
+  });
   expect(res.statusCode).toBe(200);
   const row = await ctx.deps.db.selectFrom('webhook_inbox').select('id').orderBy('created_at', 'desc').limit(1).executeTakeFirstOrThrow();
   return { rowId: row.id, messageId };
@@ -69,13 +74,20 @@ describe('two attempts of one delivery at once', () => {
     // What the recheck job runs when it comes due.
     expect(await processDeliveries(ctx.deps, [rowId])).toMatchObject({ processed: 1 });
     expect(await messagesOf(messageId)).toBe(1);
-    const row = await ctx.deps.db.selectFrom('webhook_inbox').select(['status', 'attempt_count']).where('id', '=', rowId).executeTakeFirstOrThrow();
+    const row = await ctx.deps.db
+      .selectFrom('webhook_inbox')
+      .select(['status', 'attempt_count'])
+      .where('id', '=', rowId)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ status: 'processed', attempt_count: 1 });
   });
 
   it('finds nothing to do on the recheck when the other attempt committed', async () => {
     const { rowId } = await deliver();
-    const first = await holdRow(rowId, `UPDATE webhook_inbox SET status = 'processed', attempt_count = 1, processed_at = now() WHERE id = $1`);
+    const first = await holdRow(
+      rowId,
+      `UPDATE webhook_inbox SET status = 'processed', attempt_count = 1, processed_at = now() WHERE id = $1`,
+    );
     await processDeliveries(ctx.deps, [rowId]);
     await first.commit();
     expect(await processDeliveries(ctx.deps, [rowId])).toMatchObject({ processed: 0, skipped: 1 });

@@ -28,7 +28,12 @@ function delivery(id: string): string {
   return JSON.stringify(template);
 }
 const post = (body: string) =>
-  app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }, payload: body });
+  app.inject({
+    method: 'POST',
+    url: '/webhooks/whatsapp',
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
+    payload: body,
+  });
 
 interface Answer {
   body: string;
@@ -90,7 +95,9 @@ describe('a stalled database', () => {
 
       // Every 200 has its row and its job; no 503 left a row.
       const rows = await ctx.deps.db.selectFrom('webhook_inbox').select(['id', 'raw_body']).execute();
-      const { rows: jobs } = await sql<{ id: string }>`SELECT jsonb_array_elements_text(data->'ids') AS id FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(ctx.deps.db);
+      const { rows: jobs } = await sql<{
+        id: string;
+      }>`SELECT jsonb_array_elements_text(data->'ids') AS id FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(ctx.deps.db);
       const stored = new Map(rows.map((r) => [r.raw_body, r.id]));
       const queued = new Set(jobs.map((j) => j.id));
       for (const a of ok) {

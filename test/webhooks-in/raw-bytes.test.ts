@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { VerifyContext } from '../../src/channels/channel.js';
 import { adapters } from '../../src/channels/index.js';
-import { type VerifyContext } from '../../src/channels/channel.js';
 import { rawBodyOf } from '../../src/http/raw-body.js';
 import { useTestContext } from '../helpers/app.js';
 import { fixture, sign } from '../helpers/webhooks.js';
@@ -33,7 +33,11 @@ describe('signatures over the exact bytes', () => {
     expect(INVALID_UTF8.toString('utf8')).toContain('\uFFFD'); // the premise: decoding loses bytes
     const res = await post('whatsapp_session', INVALID_UTF8, { 'x-webhook-signature': sign(SECRET, INVALID_UTF8) });
     expect(res.statusCode, res.body).toBe(200);
-    const row = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('raw_body', '=', INVALID_UTF8.toString('utf8')).executeTakeFirst();
+    const row = await ctx.deps.db
+      .selectFrom('webhook_inbox')
+      .selectAll()
+      .where('raw_body', '=', INVALID_UTF8.toString('utf8'))
+      .executeTakeFirst();
     expect(row?.integration_key).toBe('whatsapp_session');
   });
 

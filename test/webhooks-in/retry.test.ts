@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { MAX_ATTEMPTS } from '../../src/jobs/retry-policy.js';
 import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
 import { processDeliveries } from '../../src/webhooks-in/process-deliveries.js';
-import { MAX_ATTEMPTS } from '../../src/jobs/retry-policy.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { fixture, sign } from '../helpers/webhooks.js';
@@ -11,19 +11,38 @@ const SECRET = 'retry-test-secret';
 let clock = new Date('2026-11-22T10:00:00.000Z');
 // No workers: the test drives processing itself, with its own clock, so the schedule is
 // checked without waiting.
-const ctx = await useTestContext({ now: () => clock, env: { INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET } }) } });
+const ctx = await useTestContext({
+  now: () => clock,
+  env: { INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET } }) },
+});
 const tenant = await makeTenant(ctx.deps);
 
 async function deliver(body: string): Promise<string> {
-  const res = await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }, payload: body });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/webhooks/whatsapp',
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
+    payload: body,
+  });
   expect(res.statusCode).toBe(200);
-  const row = await ctx.deps.db.selectFrom('webhook_inbox').select('id').where('raw_body', '=', body).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+  const row = await ctx.deps.db
+    .selectFrom('webhook_inbox')
+    .select('id')
+    .where('raw_body', '=', body)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
 const row = (id: string) => ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 const scheduled = async (id: string) =>
-  (await sql<{ start_after: Date }>`SELECT start_after FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id} ORDER BY created_on DESC LIMIT 1`.execute(ctx.deps.db)).rows[0]!.start_after;
+  (
+    await sql<{
+      start_after: Date;
+    }>`SELECT start_after FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id} ORDER BY created_on DESC LIMIT 1`.execute(
+      ctx.deps.db,
+    )
+  ).rows[0]!.start_after;
 
 function textFor(account: string, messageId: string, from = '16505551234') {
   const payload = JSON.parse(fixture('whatsapp', 'text-message.json'));
@@ -96,7 +115,13 @@ describe('retry policy (SPEC §8.2)', () => {
     await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '555000002' });
     await processDeliveries(ctx.deps, [id]);
     const done = await row(id);
-    expect(done).toMatchObject({ status: 'processed', attempt_count: 2, last_error: null, next_retry_at: null, app_id: tenant.workspace.appId });
+    expect(done).toMatchObject({
+      status: 'processed',
+      attempt_count: 2,
+      last_error: null,
+      next_retry_at: null,
+      app_id: tenant.workspace.appId,
+    });
     expect(done.processed_at).toEqual(clock);
   });
 
@@ -117,7 +142,9 @@ describe('retry policy (SPEC §8.2)', () => {
     // The fault strikes after the contact and thread are written, while the message is inserted.
     await sql`CREATE FUNCTION crash_on_message() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF NEW.external_id = 'wamid.crash' THEN RAISE EXCEPTION 'disk on fire'; END IF; RETURN NEW; END $$`.execute(ctx.deps.db);
-    await sql`CREATE TRIGGER crash_on_message BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION crash_on_message()`.execute(ctx.deps.db);
+    await sql`CREATE TRIGGER crash_on_message BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION crash_on_message()`.execute(
+      ctx.deps.db,
+    );
     try {
       const outcome = await processDeliveries(ctx.deps, [good, doomed]);
       // the batch fell back to one delivery at a time: the good one went through alone
@@ -144,7 +171,10 @@ describe('retry policy (SPEC §8.2)', () => {
     const body = 'not json at all';
     // whatsapp refuses non-JSON at verification, so store such a row the way another adapter would
     const id = crypto.randomUUID();
-    await ctx.deps.db.insertInto('webhook_inbox').values({ id, integration_key: 'aggregator', raw_body: body, payload_json: null, event: null }).execute();
+    await ctx.deps.db
+      .insertInto('webhook_inbox')
+      .values({ id, integration_key: 'aggregator', raw_body: body, payload_json: null, event: null })
+      .execute();
     await processDeliveries(ctx.deps, [id]);
     expect((await row(id)).last_error).toMatch(/not valid JSON/);
   });

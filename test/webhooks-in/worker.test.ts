@@ -10,14 +10,25 @@ import { fixture, sign, waitFor } from '../helpers/webhooks.js';
 const SECRET = 'worker-test-secret';
 const ctx = await useTestContext({
   workers: true,
-  env: { INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET }, sms: { webhookSecret: SECRET }, 'social_one.native': { appSecret: SECRET } }) },
+  env: {
+    INBOX_INTEGRATIONS: JSON.stringify({
+      whatsapp: { webhookSecret: SECRET },
+      sms: { webhookSecret: SECRET },
+      'social_one.native': { appSecret: SECRET },
+    }),
+  },
 });
 const tenant = await makeTenant(ctx.deps);
 const whatsapp = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '106540352242922' });
 
 async function deliver(key: string, body: string, headers: Record<string, string>): Promise<string> {
   const before = new Set((await ctx.deps.db.selectFrom('webhook_inbox').select('id').execute()).map((r) => r.id));
-  const res = await ctx.app.inject({ method: 'POST', url: `/webhooks/${key}`, headers: { 'content-type': 'application/json', ...headers }, payload: body });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: `/webhooks/${key}`,
+    headers: { 'content-type': 'application/json', ...headers },
+    payload: body,
+  });
   expect(res.statusCode, res.body).toBe(200);
   const rows = await ctx.deps.db.selectFrom('webhook_inbox').select('id').execute();
   return rows.map((r) => r.id).find((id) => !before.has(id))!;
@@ -25,7 +36,10 @@ async function deliver(key: string, body: string, headers: Record<string, string
 
 const other = await makeTenant(ctx.deps);
 const otherWhatsapp = await makeConnection(ctx.deps, other.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '207000000002' });
-const secondLine = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '106540352242923' });
+const secondLine = await makeConnection(ctx.deps, tenant.workspace.id, {
+  integrationKey: 'whatsapp',
+  externalAccountId: '106540352242923',
+});
 
 const deliverWhatsapp = (body: string) => deliver('whatsapp', body, { 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` });
 
@@ -48,7 +62,9 @@ function whatsappText(messageId: string, from: string, text: string, phoneNumber
 
 function whatsappStatus(messageId: string, status: string, errors?: object[]) {
   const payload = JSON.parse(fixture('whatsapp', 'statuses.json'));
-  payload.entry[0].changes[0].value.statuses = [{ id: messageId, status, timestamp: '1750263773', recipient_id: '16505551234', ...(errors ? { errors } : {}) }];
+  payload.entry[0].changes[0].value.statuses = [
+    { id: messageId, status, timestamp: '1750263773', recipient_id: '16505551234', ...(errors ? { errors } : {}) },
+  ];
   return JSON.stringify(payload);
 }
 
@@ -56,13 +72,33 @@ describe('worker: received → processed', () => {
   it('turns a WhatsApp text into a contact, a thread and a message, and marks the row processed', async () => {
     const id = await deliverWhatsapp(fixture('whatsapp', 'text-message.json'));
     const row = await settled(id);
-    expect(row).toMatchObject({ status: 'processed', app_id: tenant.workspace.appId, attempt_count: 1, last_error: null, next_retry_at: null });
+    expect(row).toMatchObject({
+      status: 'processed',
+      app_id: tenant.workspace.appId,
+      attempt_count: 1,
+      last_error: null,
+      next_retry_at: null,
+    });
     expect(row.processed_at).toBeInstanceOf(Date);
-    const message = await ctx.deps.db.selectFrom('messages').selectAll().where('external_id', '=', 'wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=').executeTakeFirstOrThrow();
-    expect(message).toMatchObject({ direction: 'inbound', status: 'received', text: 'Does it come in another color?', connection_id: whatsapp.id, workspace_id: tenant.workspace.id });
+    const message = await ctx.deps.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('external_id', '=', 'wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=')
+      .executeTakeFirstOrThrow();
+    expect(message).toMatchObject({
+      direction: 'inbound',
+      status: 'received',
+      text: 'Does it come in another color?',
+      connection_id: whatsapp.id,
+      workspace_id: tenant.workspace.id,
+    });
     const thread = await ctx.deps.db.selectFrom('threads').selectAll().where('id', '=', message.thread_id).executeTakeFirstOrThrow();
     expect(thread).toMatchObject({ connection_id: whatsapp.id, last_message_preview: 'Does it come in another color?', status: 'open' });
-    const handle = await ctx.deps.db.selectFrom('contact_handles').selectAll().where('contact_id', '=', thread.contact_id).executeTakeFirstOrThrow();
+    const handle = await ctx.deps.db
+      .selectFrom('contact_handles')
+      .selectAll()
+      .where('contact_id', '=', thread.contact_id)
+      .executeTakeFirstOrThrow();
     expect(handle).toMatchObject({ integration_key: 'whatsapp', external_id: '16505551234' });
     const contact = await ctx.deps.db.selectFrom('contacts').selectAll().where('id', '=', thread.contact_id).executeTakeFirstOrThrow();
     expect(contact.name).toBe('Sheena Nelson');
@@ -76,7 +112,11 @@ describe('worker: received → processed', () => {
     await settled(b);
     const second = await deliverWhatsapp(whatsappText('wamid.dup-2', '447700900001', 'second'));
     await settled(second);
-    const messages = await ctx.deps.db.selectFrom('messages').selectAll().where('external_id', 'in', ['wamid.dup-1', 'wamid.dup-2']).execute();
+    const messages = await ctx.deps.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('external_id', 'in', ['wamid.dup-1', 'wamid.dup-2'])
+      .execute();
     expect(messages).toHaveLength(2);
     expect(new Set(messages.map((m) => m.thread_id)).size).toBe(1);
     const thread = await ctx.deps.db.selectFrom('threads').selectAll().where('id', '=', messages[0]!.thread_id).executeTakeFirstOrThrow();
@@ -87,7 +127,7 @@ describe('worker: received → processed', () => {
     await makeOutboundMessage(ctx.deps, whatsapp, 'wamid.out-a', 'sent');
     await makeOutboundMessage(ctx.deps, whatsapp, 'wamid.out-b', 'sent');
     const statusOf = async (externalId: string) =>
-      (await ctx.deps.db.selectFrom('messages').select(['status', 'error']).where('external_id', '=', externalId).executeTakeFirstOrThrow());
+      await ctx.deps.db.selectFrom('messages').select(['status', 'error']).where('external_id', '=', externalId).executeTakeFirstOrThrow();
 
     await settled(await deliverWhatsapp(whatsappStatus('wamid.out-a', 'read')));
     expect((await statusOf('wamid.out-a')).status).toBe('read');
@@ -96,7 +136,11 @@ describe('worker: received → processed', () => {
     await settled(await deliverWhatsapp(whatsappStatus('wamid.out-a', 'failed', [{ code: 131026, title: 'Message undeliverable' }])));
     expect(await statusOf('wamid.out-a')).toEqual({ status: 'read', error: null });
 
-    await settled(await deliverWhatsapp(whatsappStatus('wamid.out-b', 'failed', [{ code: 131047, title: 'Re-engagement message', message: 'More than 24 hours' }])));
+    await settled(
+      await deliverWhatsapp(
+        whatsappStatus('wamid.out-b', 'failed', [{ code: 131047, title: 'Re-engagement message', message: 'More than 24 hours' }]),
+      ),
+    );
     expect(await statusOf('wamid.out-b')).toEqual({ status: 'failed', error: '131047: Re-engagement message: More than 24 hours' });
     await settled(await deliverWhatsapp(whatsappStatus('wamid.out-b', 'delivered')));
     expect((await statusOf('wamid.out-b')).status).toBe('failed');
@@ -105,16 +149,28 @@ describe('worker: received → processed', () => {
   it("keeps at most 1,000 characters of a provider's error, so a long one neither bloats the row nor breaks the realtime event", async () => {
     await makeOutboundMessage(ctx.deps, whatsapp, 'wamid.out-long', 'sent');
     await makeOutboundMessage(ctx.deps, whatsapp, 'wamid.out-huge', 'sent');
-    const long = await settled(await deliverWhatsapp(whatsappStatus('wamid.out-long', 'failed', [{ code: 1, title: 'T', message: 'e'.repeat(5000) }])));
+    const long = await settled(
+      await deliverWhatsapp(whatsappStatus('wamid.out-long', 'failed', [{ code: 1, title: 'T', message: 'e'.repeat(5000) }])),
+    );
     expect(long.status).toBe('processed');
-    const message = await ctx.deps.db.selectFrom('messages').select(['status', 'error']).where('external_id', '=', 'wamid.out-long').executeTakeFirstOrThrow();
+    const message = await ctx.deps.db
+      .selectFrom('messages')
+      .select(['status', 'error'])
+      .where('external_id', '=', 'wamid.out-long')
+      .executeTakeFirstOrThrow();
     expect(message.status).toBe('failed');
     expect(message.error).toBe(`1: T: ${'e'.repeat(994)}`);
     expect(message.error).toHaveLength(1000);
     // 9,000 characters would not fit in the message.updated NOTIFY (8000 bytes) uncut.
-    const huge = await settled(await deliverWhatsapp(whatsappStatus('wamid.out-huge', 'failed', [{ code: 2, title: 'T', message: 'h'.repeat(9000) }])));
+    const huge = await settled(
+      await deliverWhatsapp(whatsappStatus('wamid.out-huge', 'failed', [{ code: 2, title: 'T', message: 'h'.repeat(9000) }])),
+    );
     expect(huge).toMatchObject({ status: 'processed', last_error: null });
-    const hugeMessage = await ctx.deps.db.selectFrom('messages').select('error').where('external_id', '=', 'wamid.out-huge').executeTakeFirstOrThrow();
+    const hugeMessage = await ctx.deps.db
+      .selectFrom('messages')
+      .select('error')
+      .where('external_id', '=', 'wamid.out-huge')
+      .executeTakeFirstOrThrow();
     expect(hugeMessage.error).toHaveLength(1000);
   });
 
@@ -131,32 +187,49 @@ describe('worker: received → processed', () => {
     const row = await settled(id);
     // how it was accepted is a column of its own; the provider's payload is left as it came
     expect(row).toMatchObject({ status: 'processed', verification: 'correlated', payload_json: null });
-    const message = await ctx.deps.db.selectFrom('messages').select('status').where('external_id', '=', 'SMOUTBOUND00000000000000000000001').executeTakeFirstOrThrow();
+    const message = await ctx.deps.db
+      .selectFrom('messages')
+      .select('status')
+      .where('external_id', '=', 'SMOUTBOUND00000000000000000000001')
+      .executeTakeFirstOrThrow();
     expect(message.status).toBe('delivered');
     // unsigned and uncorrelatable: refused
-    const res = await ctx.app.inject({ method: 'POST', url: '/webhooks/sms', headers: { 'content-type': 'application/json' }, payload: body.replace('00000000000000000000001', '99999999999999999999999') });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/webhooks/sms',
+      headers: { 'content-type': 'application/json' },
+      payload: body.replace('00000000000000000000001', '99999999999999999999999'),
+    });
     expect(res.statusCode).toBe(401);
   });
 });
 
 describe('worker: a delivery naming accounts of several workspaces', () => {
-
   /** One WhatsApp body whose entries name each of `accounts`, one message each. */
   function spanning(prefix: string, accounts: string[]) {
     const payload = JSON.parse(whatsappText(`${prefix}-0`, '447700900010', 'to 0', accounts[0]));
-    accounts.slice(1).forEach((account, i) => payload.entry.push(JSON.parse(whatsappText(`${prefix}-${i + 1}`, '447700900010', `to ${i + 1}`, account)).entry[0]));
+    for (const [i, account] of accounts.slice(1).entries()) {
+      payload.entry.push(JSON.parse(whatsappText(`${prefix}-${i + 1}`, '447700900010', `to ${i + 1}`, account)).entry[0]);
+    }
     return JSON.stringify(payload);
   }
   const get = (url: string, headers: Record<string, string>) => ctx.app.inject({ method: 'GET', url, headers });
-  const requeue = (id: string, headers: Record<string, string>) => ctx.app.inject({ method: 'POST', url: `/v1/admin/webhook-inbox/${id}/requeue`, headers });
-  const operatorRequeue = (id: string) => ctx.app.inject({ method: 'POST', url: `/v1/operator/webhook-inbox/${id}/requeue`, headers: adminHeaders() });
+  const requeue = (id: string, headers: Record<string, string>) =>
+    ctx.app.inject({ method: 'POST', url: `/v1/admin/webhook-inbox/${id}/requeue`, headers });
+  const operatorRequeue = (id: string) =>
+    ctx.app.inject({ method: 'POST', url: `/v1/operator/webhook-inbox/${id}/requeue`, headers: adminHeaders() });
   const ids = (res: { json(): { data: { id: string }[] } }) => res.json().data.map((r) => r.id);
 
   it("applies each workspace's events, attributes the row to no app, and shows it to the operator only", async () => {
     const id = await deliverWhatsapp(spanning('wamid.span', ['106540352242922', '207000000002']));
     const row = await settled(id);
     expect(row).toMatchObject({ status: 'processed', app_id: null });
-    const messages = await ctx.deps.db.selectFrom('messages').select(['external_id', 'workspace_id', 'connection_id']).where('external_id', 'like', 'wamid.span-%').orderBy('external_id').execute();
+    const messages = await ctx.deps.db
+      .selectFrom('messages')
+      .select(['external_id', 'workspace_id', 'connection_id'])
+      .where('external_id', 'like', 'wamid.span-%')
+      .orderBy('external_id')
+      .execute();
     expect(messages).toEqual([
       { external_id: 'wamid.span-0', workspace_id: tenant.workspace.id, connection_id: whatsapp.id },
       { external_id: 'wamid.span-1', workspace_id: other.workspace.id, connection_id: otherWhatsapp.id },
@@ -166,7 +239,11 @@ describe('worker: a delivery naming accounts of several workspaces', () => {
       expect((await get(`/v1/admin/webhook-inbox/${id}`, t.headers)).statusCode).toBe(404);
     }
     expect(ids(await get('/v1/operator/webhook-inbox?status=processed&limit=200', adminHeaders()))).toContain(id);
-    expect((await get(`/v1/operator/webhook-inbox/${id}`, adminHeaders())).json().data).toMatchObject({ id, appId: null, rawBody: expect.stringContaining('wamid.span-1') });
+    expect((await get(`/v1/operator/webhook-inbox/${id}`, adminHeaders())).json().data).toMatchObject({
+      id,
+      appId: null,
+      rawBody: expect.stringContaining('wamid.span-1'),
+    });
   });
 
   it('lets only the operator requeue such a row once it failed, and then applies it', async () => {
@@ -188,7 +265,11 @@ describe('worker: a delivery naming accounts of several workspaces', () => {
       return r.status === 'processed' ? r : undefined;
     }, 'the requeued delivery to be processed');
     expect(row.app_id).toBeNull();
-    const applied = await ctx.deps.db.selectFrom('messages').select('workspace_id').where('external_id', 'like', 'wamid.spanfail-%').execute();
+    const applied = await ctx.deps.db
+      .selectFrom('messages')
+      .select('workspace_id')
+      .where('external_id', 'like', 'wamid.spanfail-%')
+      .execute();
     expect(applied.map((m) => m.workspace_id).sort()).toEqual([tenant.workspace.id, other.workspace.id, other.workspace.id].sort());
   });
 
@@ -197,7 +278,16 @@ describe('worker: a delivery naming accounts of several workspaces', () => {
     const id = uuid7();
     await ctx.deps.db
       .insertInto('webhook_inbox')
-      .values({ id, integration_key: 'whatsapp', app_id: tenant.workspace.appId, event: null, raw_body: spanning('wamid.legacy', ['106540352242922', '207000000002']), payload_json: null, status: 'failed', attempt_count: 1 })
+      .values({
+        id,
+        integration_key: 'whatsapp',
+        app_id: tenant.workspace.appId,
+        event: null,
+        raw_body: spanning('wamid.legacy', ['106540352242922', '207000000002']),
+        payload_json: null,
+        status: 'failed',
+        attempt_count: 1,
+      })
       .execute();
     expect((await operatorRequeue(id)).statusCode).toBe(200);
     const row = await waitFor(async () => {
@@ -208,9 +298,13 @@ describe('worker: a delivery naming accounts of several workspaces', () => {
     expect((await get(`/v1/admin/webhook-inbox/${id}`, tenant.headers)).statusCode).toBe(404);
   });
 
-  it('gives a delivery mixing one app\'s account with an account nobody connected to that app, so its admin can requeue it', async () => {
+  it("gives a delivery mixing one app's account with an account nobody connected to that app, so its admin can requeue it", async () => {
     const id = await deliverWhatsapp(spanning('wamid.halfknown', ['207000000099', '106540352242922']));
-    expect(await settled(id)).toMatchObject({ status: 'failed', app_id: tenant.workspace.appId, last_error: expect.stringContaining('207000000099') });
+    expect(await settled(id)).toMatchObject({
+      status: 'failed',
+      app_id: tenant.workspace.appId,
+      last_error: expect.stringContaining('207000000099'),
+    });
     expect(ids(await get('/v1/admin/webhook-inbox?status=failed&limit=500', tenant.headers))).toContain(id);
     expect(ids(await get('/v1/admin/webhook-inbox?status=failed&limit=500', other.headers))).not.toContain(id);
     await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '207000000099' });
@@ -225,7 +319,12 @@ describe('worker: a delivery naming accounts of several workspaces', () => {
   it('still attributes a body whose accounts all belong to one app to that app', async () => {
     const id = await deliverWhatsapp(spanning('wamid.oneapp', ['106540352242922', '106540352242923']));
     expect(await settled(id)).toMatchObject({ status: 'processed', app_id: tenant.workspace.appId });
-    const messages = await ctx.deps.db.selectFrom('messages').select('connection_id').where('external_id', 'like', 'wamid.oneapp-%').orderBy('external_id').execute();
+    const messages = await ctx.deps.db
+      .selectFrom('messages')
+      .select('connection_id')
+      .where('external_id', 'like', 'wamid.oneapp-%')
+      .orderBy('external_id')
+      .execute();
     expect(messages.map((m) => m.connection_id)).toEqual([whatsapp.id, secondLine.id]);
     expect(ids(await get('/v1/admin/webhook-inbox?status=processed&limit=500', tenant.headers))).toContain(id);
   });
@@ -244,20 +343,35 @@ describe('worker: jobs', () => {
     const ids = bodies.map(() => uuid7());
     await ctx.deps.db
       .insertInto('webhook_inbox')
-      .values(bodies.map((raw_body, i) => ({ id: ids[i]!, integration_key: 'whatsapp', event: 'messages', raw_body, verification: 'signed', status: 'received' })))
+      .values(
+        bodies.map((raw_body, i) => ({
+          id: ids[i]!,
+          integration_key: 'whatsapp',
+          event: 'messages',
+          raw_body,
+          verification: 'signed',
+          status: 'received',
+        })),
+      )
       .execute();
     return ids;
   }
 
   it('applies every delivery of a job that carries more than one transaction holds', async () => {
     const count = PROCESS_BATCH + 7;
-    const ids = await storeReceived(Array.from({ length: count }, (_, i) => whatsappText(`wamid.batch-job-${i}`, `4477009${String(i).padStart(5, '0')}`, `batch ${i}`)));
+    const ids = await storeReceived(
+      Array.from({ length: count }, (_, i) => whatsappText(`wamid.batch-job-${i}`, `4477009${String(i).padStart(5, '0')}`, `batch ${i}`)),
+    );
     await ctx.deps.boss.send(WEBHOOK_QUEUE, { ids });
     await waitFor(async () => {
-      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox WHERE id = ANY(${ids}::uuid[]) AND status = 'processed'`.execute(ctx.deps.db);
+      const { rows } = await sql<{
+        n: number;
+      }>`SELECT count(*)::int AS n FROM webhook_inbox WHERE id = ANY(${ids}::uuid[]) AND status = 'processed'`.execute(ctx.deps.db);
       return rows[0]!.n === count || undefined;
     }, `${count} deliveries of one job to be processed`);
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE external_id LIKE 'wamid.batch-job-%'`.execute(ctx.deps.db);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE external_id LIKE 'wamid.batch-job-%'`.execute(
+      ctx.deps.db,
+    );
     expect(rows[0]!.n).toBe(count);
   });
 
@@ -281,7 +395,9 @@ describe('worker: failures', () => {
     expect(row.last_error).toBe('no connection for whatsapp account "999000999": connect it, then requeue');
     expect(row.next_retry_at!.getTime() - row.updated_at.getTime()).toBe(60_000);
     // nothing of the delivery was applied: its events apply together or not at all
-    expect(await ctx.deps.db.selectFrom('messages').select('id').where('external_id', 'in', ['wamid.mixed-1', 'wamid.mixed-2']).execute()).toEqual([]);
+    expect(
+      await ctx.deps.db.selectFrom('messages').select('id').where('external_id', 'in', ['wamid.mixed-1', 'wamid.mixed-2']).execute(),
+    ).toEqual([]);
     const { rows: jobs } = await sql<{ start_after: Date }>`
       SELECT start_after FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id} AND state = 'created'`.execute(ctx.deps.db);
     expect(jobs).toHaveLength(1);
@@ -289,7 +405,9 @@ describe('worker: failures', () => {
   });
 
   it('fails a payload the normaliser cannot read with a lastError that says why', async () => {
-    const id = await deliverWhatsapp(JSON.stringify({ object: 'whatsapp_business_account', entry: [{ changes: [{ field: 'messages', value: { metadata: {} } }] }] }));
+    const id = await deliverWhatsapp(
+      JSON.stringify({ object: 'whatsapp_business_account', entry: [{ changes: [{ field: 'messages', value: { metadata: {} } }] }] }),
+    );
     const row = await settled(id);
     expect(row.status).toBe('failed');
     expect(row.last_error).toBe('cannot read whatsapp payload: entry[0].changes[0].value.metadata.phone_number_id is missing');
@@ -298,8 +416,15 @@ describe('worker: failures', () => {
 
 describe('metrics', () => {
   it('counts deliveries accepted and rejected per integration, processing outcomes, latency and dead letters', async () => {
-    await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': 'sha256=bad' }, payload: '{}' });
-    await sql`INSERT INTO webhook_inbox (id, integration_key, raw_body, status) VALUES (gen_random_uuid(), 'sms', '{}', 'dead_letter')`.execute(ctx.deps.db);
+    await ctx.app.inject({
+      method: 'POST',
+      url: '/webhooks/whatsapp',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': 'sha256=bad' },
+      payload: '{}',
+    });
+    await sql`INSERT INTO webhook_inbox (id, integration_key, raw_body, status) VALUES (gen_random_uuid(), 'sms', '{}', 'dead_letter')`.execute(
+      ctx.deps.db,
+    );
     const text = (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
     const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? NaN);
     expect(value(/inbox_webhook_deliveries_total\{integration="whatsapp",outcome="accepted"\} (\d+)/)).toBeGreaterThan(5);

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { refusedRange, type ResolveHost } from '../../src/webhooks-out/address-guard.js';
+import { type ResolveHost, refusedRange } from '../../src/webhooks-out/address-guard.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -8,12 +8,45 @@ import { waitFor } from '../helpers/webhooks.js';
 describe('which addresses a webhook may reach', () => {
   it('refuses loopback, private, link-local, CGNAT, multicast, unique-local, reserved and IPv4-mapped forms of them', () => {
     const refused = [
-      '127.0.0.1', '127.255.0.9', '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '100.127.255.254',
-      '224.0.0.1', '239.255.255.250', '0.0.0.0', '255.255.255.255', '192.0.2.10', '198.18.0.1', '240.0.0.1',
-      '::1', '::', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a00:1', '2001:db8::1',
+      '127.0.0.1',
+      '127.255.0.9',
+      '10.0.0.1',
+      '172.16.5.4',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '100.127.255.254',
+      '224.0.0.1',
+      '239.255.255.250',
+      '0.0.0.0',
+      '255.255.255.255',
+      '192.0.2.10',
+      '198.18.0.1',
+      '240.0.0.1',
+      '::1',
+      '::',
+      'fc00::1',
+      'fd12:3456::1',
+      'fe80::1',
+      'ff02::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+      '::ffff:169.254.169.254',
+      '64:ff9b::a00:1',
+      '2001:db8::1',
     ];
     for (const a of refused) expect(refusedRange(a), a).toBeDefined();
-    for (const a of ['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:8.8.8.8']) {
+    for (const a of [
+      '8.8.8.8',
+      '1.1.1.1',
+      '93.184.216.34',
+      '172.32.0.1',
+      '100.128.0.1',
+      '2606:4700:4700::1111',
+      '2a00:1450:4001:80b::200e',
+      '::ffff:8.8.8.8',
+    ]) {
       expect(refusedRange(a), a).toBeUndefined();
     }
   });
@@ -24,7 +57,11 @@ afterAll(() => receiver.close());
 // A resolver the test controls: names the guard must judge by what they resolve to.
 const resolveHost: ResolveHost = async (hostname) => {
   if (hostname === 'hooks.internal.test') return [{ address: '127.0.0.1', family: 4 }];
-  if (hostname === 'mixed.test') return [{ address: '93.184.216.34', family: 4 }, { address: '127.0.0.1', family: 4 }];
+  if (hostname === 'mixed.test')
+    return [
+      { address: '93.184.216.34', family: 4 },
+      { address: '127.0.0.1', family: 4 },
+    ];
   throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
 };
 const ctx = await useTestContext({ workers: true, resolveHost });
@@ -43,14 +80,14 @@ const lifted = await useTestContext({ workers: true, resolveHost: rebinding, env
 const liftedTenant = await makeTenant(lifted.deps);
 
 describe('outbound webhooks behind the guard', () => {
-
   async function attemptTo(url: string) {
     const created = await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: tenant.headers, payload: { url } });
     expect(created.statusCode).toBe(201);
     const id = created.json().data.id;
     await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${id}/test`, headers: tenant.headers });
     const [d] = await waitFor(async () => {
-      const list = (await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${id}/deliveries`, headers: tenant.headers })).json().data;
+      const list = (await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${id}/deliveries`, headers: tenant.headers })).json()
+        .data;
       return list[0]?.attempts.length > 0 ? list : undefined;
     }, `an attempt to ${url}`);
     return d.attempts[0] as { statusCode: number | null; error: string };
@@ -71,12 +108,22 @@ describe('outbound webhooks behind the guard', () => {
   });
 
   it('checks a literal address at the attempt too (stored while private addresses were allowed)', async () => {
-    const created = await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: tenant.headers, payload: { url: 'https://hooks.example.com/' } });
+    const created = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/webhook-endpoints',
+      headers: tenant.headers,
+      payload: { url: 'https://hooks.example.com/' },
+    });
     const id = created.json().data.id;
-    await ctx.deps.db.updateTable('webhook_endpoints').set({ url: `http://127.0.0.1:${receiver.port}/hook` }).where('id', '=', id).execute();
+    await ctx.deps.db
+      .updateTable('webhook_endpoints')
+      .set({ url: `http://127.0.0.1:${receiver.port}/hook` })
+      .where('id', '=', id)
+      .execute();
     await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${id}/test`, headers: tenant.headers });
     const attempt = await waitFor(async () => {
-      const list = (await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${id}/deliveries`, headers: tenant.headers })).json().data;
+      const list = (await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${id}/deliveries`, headers: tenant.headers })).json()
+        .data;
       return list[0]?.attempts[0];
     }, 'the attempt');
     expect(attempt.error).toBe('refused: 127.0.0.1 is a loopback address');
@@ -86,7 +133,12 @@ describe('outbound webhooks behind the guard', () => {
 
 describe('DNS rebinding', () => {
   it('connects to the address that was resolved and checked, resolving once per connection', async () => {
-    const created = await lifted.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: liftedTenant.headers, payload: { url: `http://rebind.test:${outside.port}/hook` } });
+    const created = await lifted.app.inject({
+      method: 'POST',
+      url: '/v1/webhook-endpoints',
+      headers: liftedTenant.headers,
+      payload: { url: `http://rebind.test:${outside.port}/hook` },
+    });
     await lifted.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${created.json().data.id}/test`, headers: liftedTenant.headers });
     await waitFor(async () => outside.received.length === 1, 'the delivery');
     expect(calls).toBe(1);

@@ -2,13 +2,13 @@ import { createHmac } from 'node:crypto';
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { writeOutbox } from '../../src/webhooks-out/outbox.js';
+import { startFakeProviders } from '../../harness/fake-providers.js';
 import { OUTBOUND_QUEUE } from '../../src/webhooks-out/outbound.queue.js';
+import { writeOutbox } from '../../src/webhooks-out/outbox.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { startFakeProviders } from '../../harness/fake-providers.js';
 import { makeWidget, startVisitor, visitorSays } from '../helpers/livechat.js';
-import { startReceiver, type Received } from '../helpers/receiver.js';
+import { type Received, startReceiver } from '../helpers/receiver.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';
 
 const WA_SECRET = 'outbound-whatsapp-secret';
@@ -20,7 +20,9 @@ const ctx = await useTestContext({
   workers: true,
   env: {
     INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
-    INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: WA_SECRET, apiBaseUrl: fake.baseUrls.whatsapp, accessToken: 'EAAG-outbound' } }),
+    INBOX_INTEGRATIONS: JSON.stringify({
+      whatsapp: { webhookSecret: WA_SECRET, apiBaseUrl: fake.baseUrls.whatsapp, accessToken: 'EAAG-outbound' },
+    }),
   },
 });
 
@@ -32,8 +34,16 @@ beforeEach(() => {
 /** A workspace with a WhatsApp number and one endpoint at `path` on the receiver. */
 async function workspace(endpoint: object = {}, path = `/w${Math.random().toString(36).slice(2)}`) {
   const tenant = await makeTenant(ctx.deps);
-  await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'whatsapp', externalAccountId: `${PHONE_ID}${tenant.workspace.id}` });
-  const res = await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: tenant.headers, payload: { url: `${receiver.url}${path}`, ...endpoint } });
+  await makeConnection(ctx.deps, tenant.workspace.id, {
+    integrationKey: 'whatsapp',
+    externalAccountId: `${PHONE_ID}${tenant.workspace.id}`,
+  });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/v1/webhook-endpoints',
+    headers: tenant.headers,
+    payload: { url: `${receiver.url}${path}`, ...endpoint },
+  });
   expect(res.statusCode).toBe(201);
   const created = res.json().data as { id: number; secret: string };
   return { tenant, endpoint: created, path, phoneId: `${PHONE_ID}${tenant.workspace.id}` };
@@ -49,23 +59,39 @@ async function inbound(w: Workspace, from: string, messageId: string) {
   value.messages[0].from = from;
   value.messages[0].id = messageId;
   const body = JSON.stringify(payload);
-  const res = await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(WA_SECRET, body)}` }, payload: body });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/webhooks/whatsapp',
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(WA_SECRET, body)}` },
+    payload: body,
+  });
   expect(res.statusCode).toBe(200);
 }
 
 const at = (path: string) => receiver.received.filter((r) => r.path === path);
 const deliveries = async (w: Workspace, query = '') =>
-  (await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${w.endpoint.id}/deliveries${query}`, headers: w.tenant.headers })).json().data as {
-    id: number; eventId: string; eventType: string; status: string; nextAttemptAt: string | null; attempts: { statusCode: number | null; error: string | null; attemptedAt: string }[];
+  (
+    await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${w.endpoint.id}/deliveries${query}`, headers: w.tenant.headers })
+  ).json().data as {
+    id: number;
+    eventId: string;
+    eventType: string;
+    status: string;
+    nextAttemptAt: string | null;
+    attempts: { statusCode: number | null; error: string | null; attemptedAt: string }[];
   }[];
-const ping = (w: Workspace) => ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${w.endpoint.id}/test`, headers: w.tenant.headers });
+const ping = (w: Workspace) =>
+  ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${w.endpoint.id}/test`, headers: w.tenant.headers });
 
 /** The receiver's side of the service scheme, from the raw bytes: the one `sha256=`, checked in constant time. */
 function serviceSignatureValid(secret: string, r: Received): boolean {
   const ts = r.headers['x-service-timestamp'] as string;
   const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(`${ts}.`).update(r.raw).digest('hex')}`);
   const got = Buffer.from(String(r.headers['x-service-signature']));
-  return got.length === expected.length && createHmac('sha256', 'k').update(got).digest().equals(createHmac('sha256', 'k').update(expected).digest());
+  return (
+    got.length === expected.length &&
+    createHmac('sha256', 'k').update(got).digest().equals(createHmac('sha256', 'k').update(expected).digest())
+  );
 }
 
 describe('outbound webhooks', () => {
@@ -83,7 +109,10 @@ describe('outbound webhooks', () => {
     expect(r!.headers['user-agent']).toMatch(/^inbox-webhooks\/\d+\.\d+\.\d+/);
     expect(r!.json).toMatchObject({ type: 'ping', workspaceId: w.tenant.workspace.id });
     expect(r!.json.id).toMatch(/^evt_[0-9a-f]{32}$/);
-    const [d] = await waitFor(async () => ((await deliveries(w))[0]?.status === 'succeeded' ? deliveries(w) : undefined), 'the delivery to succeed');
+    const [d] = await waitFor(
+      async () => ((await deliveries(w))[0]?.status === 'succeeded' ? deliveries(w) : undefined),
+      'the delivery to succeed',
+    );
     expect(r!.headers['x-service-delivery']).toBe(String(d!.id));
     expect(d).toMatchObject({ eventId: r!.json.id, eventType: 'ping', nextAttemptAt: null, attempts: [{ statusCode: 200, error: null }] });
   });
@@ -92,7 +121,11 @@ describe('outbound webhooks', () => {
     const w = await workspace({ signatureScheme: 'standard' });
     await ping(w);
     const [r] = await waitFor(async () => (at(w.path).length > 0 ? at(w.path) : undefined), 'the ping');
-    const headers = { 'webhook-id': r!.headers['webhook-id'] as string, 'webhook-timestamp': r!.headers['webhook-timestamp'] as string, 'webhook-signature': r!.headers['webhook-signature'] as string };
+    const headers = {
+      'webhook-id': r!.headers['webhook-id'] as string,
+      'webhook-timestamp': r!.headers['webhook-timestamp'] as string,
+      'webhook-signature': r!.headers['webhook-signature'] as string,
+    };
     expect(new Webhook(w.endpoint.secret).verify(r!.raw.toString('utf8'), headers)).toMatchObject({ type: 'ping' });
     expect(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(r!.raw.toString('utf8'), headers)).toThrow();
     expect(r!.headers).not.toHaveProperty('x-service-signature');
@@ -101,20 +134,30 @@ describe('outbound webhooks', () => {
   it('sends contact.created, thread.created and message.created for an inbound message, with the API’s own resources', async () => {
     const w = await workspace();
     await inbound(w, '15550001', 'wamid.out-1');
-    await waitFor(async () => at(w.path).length >= 3, "three events");
+    await waitFor(async () => at(w.path).length >= 3, 'three events');
     const byType = Object.fromEntries(at(w.path).map((r) => [r.json.type, r.json.data]));
     expect(Object.keys(byType).sort()).toEqual(['contact.created', 'message.created', 'thread.created']);
     const threads = (await ctx.app.inject({ method: 'GET', url: '/v1/threads', headers: w.tenant.headers })).json().data;
-    const messages = (await ctx.app.inject({ method: 'GET', url: `/v1/threads/${threads[0].id}/messages`, headers: w.tenant.headers })).json().data;
+    const messages = (
+      await ctx.app.inject({ method: 'GET', url: `/v1/threads/${threads[0].id}/messages`, headers: w.tenant.headers })
+    ).json().data;
     const contacts = (await ctx.app.inject({ method: 'GET', url: '/v1/contacts', headers: w.tenant.headers })).json().data;
     expect(byType['message.created']).toEqual(messages[0]);
-    expect(byType['thread.created']).toEqual({ ...threads[0], lastMessageAt: byType['thread.created']!.lastMessageAt, lastMessagePreview: byType['thread.created']!.lastMessagePreview });
+    expect(byType['thread.created']).toEqual({
+      ...threads[0],
+      lastMessageAt: byType['thread.created']!.lastMessageAt,
+      lastMessagePreview: byType['thread.created']!.lastMessagePreview,
+    });
     expect(byType['contact.created']).toEqual(contacts[0]);
 
     // The same contact again: one more message, no new thread or contact.
     await inbound(w, '15550001', 'wamid.out-2');
     await waitFor(async () => at(w.path).length >= 4, 'the second message');
-    expect(at(w.path).slice(3).map((r) => r.json.type)).toEqual(['message.created']);
+    expect(
+      at(w.path)
+        .slice(3)
+        .map((r) => r.json.type),
+    ).toEqual(['message.created']);
     // A provider's retry of the first message makes no event.
     await inbound(w, '15550001', 'wamid.out-1');
     await ping(w);
@@ -130,8 +173,15 @@ describe('outbound webhooks', () => {
     await waitFor(async () => at(w.path).some((r) => r.json.type === 'message.created'), 'the visitor’s message');
     const types = at(w.path).map((r) => r.json.type);
     expect(types).toEqual(expect.arrayContaining(['contact.created', 'thread.created', 'message.created']));
-    expect(at(w.path).find((r) => r.json.type === 'thread.created')!.json.data).toMatchObject({ id: visitor.threadId, integrationKey: 'livechat' });
-    expect(at(w.path).find((r) => r.json.type === 'message.created')!.json.data).toMatchObject({ threadId: visitor.threadId, direction: 'inbound', text: 'is anyone there?' });
+    expect(at(w.path).find((r) => r.json.type === 'thread.created')!.json.data).toMatchObject({
+      id: visitor.threadId,
+      integrationKey: 'livechat',
+    });
+    expect(at(w.path).find((r) => r.json.type === 'message.created')!.json.data).toMatchObject({
+      threadId: visitor.threadId,
+      direction: 'inbound',
+      text: 'is anyone there?',
+    });
   });
 
   it('sends only the events an endpoint subscribes to', async () => {
@@ -141,7 +191,11 @@ describe('outbound webhooks', () => {
     // A ping goes whatever the filter; once it is in, anything else would have been too.
     await ping(w);
     await waitFor(async () => at(w.path).some((r) => r.json.type === 'ping'), 'the ping');
-    expect(at(w.path).map((r) => r.json.type).sort()).toEqual(['ping', 'thread.created']);
+    expect(
+      at(w.path)
+        .map((r) => r.json.type)
+        .sort(),
+    ).toEqual(['ping', 'thread.created']);
   });
 
   it('sends message.created for a reply and message.updated as the worker sends it and receipts arrive', async () => {
@@ -149,12 +203,23 @@ describe('outbound webhooks', () => {
     await inbound(w, '15550003', 'wamid.reply-in');
     await waitFor(async () => at(w.path).length >= 1, 'the inbound message.created');
     const thread = (await ctx.app.inject({ method: 'GET', url: '/v1/threads', headers: w.tenant.headers })).json().data[0];
-    const reply = await ctx.app.inject({ method: 'POST', url: `/v1/threads/${thread.id}/messages`, headers: w.tenant.headers, payload: { text: 'hello from the agent' } });
+    const reply = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${thread.id}/messages`,
+      headers: w.tenant.headers,
+      payload: { text: 'hello from the agent' },
+    });
     expect(reply.statusCode).toBe(202);
     const id = reply.json().data.id;
-    const updated = await waitFor(async () => at(w.path).find((r) => r.json.type === 'message.updated' && r.json.data.id === id), 'message.updated');
+    const updated = await waitFor(
+      async () => at(w.path).find((r) => r.json.type === 'message.updated' && r.json.data.id === id),
+      'message.updated',
+    );
     expect(updated.json.data).toMatchObject({ id, direction: 'outbound', status: 'sent', text: 'hello from the agent' });
-    expect(at(w.path).find((r) => r.json.type === 'message.created' && r.json.data.id === id)!.json.data).toMatchObject({ status: 'queued', direction: 'outbound' });
+    expect(at(w.path).find((r) => r.json.type === 'message.created' && r.json.data.id === id)!.json.data).toMatchObject({
+      status: 'queued',
+      direction: 'outbound',
+    });
   });
 
   it('sends webhook_inbox.dead_lettered, without the body, when a delivery of the workspace is given up on', async () => {
@@ -166,8 +231,17 @@ describe('outbound webhooks', () => {
     stranger.changes[0].value.metadata.phone_number_id = '999000111';
     payload.entry.push(stranger);
     const body = JSON.stringify(payload);
-    await ctx.app.inject({ method: 'POST', url: '/webhooks/whatsapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(WA_SECRET, body)}` }, payload: body });
-    const row = await waitFor(() => ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('raw_body', '=', body).where('status', '=', 'failed').executeTakeFirst(), 'the failed row');
+    await ctx.app.inject({
+      method: 'POST',
+      url: '/webhooks/whatsapp',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(WA_SECRET, body)}` },
+      payload: body,
+    });
+    const row = await waitFor(
+      () =>
+        ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('raw_body', '=', body).where('status', '=', 'failed').executeTakeFirst(),
+      'the failed row',
+    );
     // Its eighth and last attempt: seven failures behind it, and its retry job moved to now.
     await ctx.deps.db.updateTable('webhook_inbox').set({ attempt_count: 7 }).where('id', '=', row.id).execute();
     await sql`UPDATE pgboss.job SET start_after = now() WHERE state = 'created' AND data::text LIKE ${`%${row.id}%`}`.execute(ctx.deps.db);
@@ -186,7 +260,12 @@ describe('outbound webhooks', () => {
     const before = await ctx.deps.db.selectFrom('webhook_deliveries').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
     await expect(
       ctx.deps.db.transaction().execute(async (trx) => {
-        await writeOutbox(ctx.deps.boss, trx, [{ type: 'message.created', workspaceId: w.tenant.workspace.id, data: { id: -1, text: 'never happened' } }], new Date());
+        await writeOutbox(
+          ctx.deps.boss,
+          trx,
+          [{ type: 'message.created', workspaceId: w.tenant.workspace.id, data: { id: -1, text: 'never happened' } }],
+          new Date(),
+        );
         throw new Error('the change fails after its event was written');
       }),
     ).rejects.toThrow('the change fails');
@@ -201,20 +280,32 @@ describe('outbound webhooks', () => {
   it('retries a receiver that is down on the SPEC §8.2 schedule, and delivers once, with the same delivery id, when it is back', async () => {
     const down = await startReceiver();
     const tenant = await makeTenant(ctx.deps);
-    const endpoint = (await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: tenant.headers, payload: { url: `${down.url}/hook` } })).json().data;
+    const endpoint = (
+      await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: tenant.headers, payload: { url: `${down.url}/hook` } })
+    ).json().data;
     const w = { tenant, endpoint, path: '/hook', phoneId: '' };
     await down.stop();
     await ping(w);
-    const [failed] = await waitFor(async () => ((await deliveries(w))[0]?.attempts.length === 1 ? deliveries(w) : undefined), 'the first attempt');
+    const [failed] = await waitFor(
+      async () => ((await deliveries(w))[0]?.attempts.length === 1 ? deliveries(w) : undefined),
+      'the first attempt',
+    );
     expect(failed!.status).toBe('pending');
     expect(failed!.attempts[0]!.statusCode).toBeNull();
     expect(failed!.attempts[0]!.error).toMatch(/ECONNREFUSED/);
-    expect(new Date(failed!.nextAttemptAt!).getTime() - new Date(failed!.attempts[0]!.attemptedAt).getTime()).toBeGreaterThanOrEqual(59_000);
+    expect(new Date(failed!.nextAttemptAt!).getTime() - new Date(failed!.attempts[0]!.attemptedAt).getTime()).toBeGreaterThanOrEqual(
+      59_000,
+    );
 
     await down.start();
     // The next attempt is due in a minute; the test moves its job to now instead of waiting.
-    await sql`UPDATE pgboss.job SET start_after = now() WHERE name = ${OUTBOUND_QUEUE} AND state = 'created' AND data->'deliveryIds' @> ${JSON.stringify([failed!.id])}::jsonb`.execute(ctx.deps.db);
-    const [done] = await waitFor(async () => ((await deliveries(w))[0]?.status === 'succeeded' ? deliveries(w) : undefined), 'the retry to succeed');
+    await sql`UPDATE pgboss.job SET start_after = now() WHERE name = ${OUTBOUND_QUEUE} AND state = 'created' AND data->'deliveryIds' @> ${JSON.stringify([failed!.id])}::jsonb`.execute(
+      ctx.deps.db,
+    );
+    const [done] = await waitFor(
+      async () => ((await deliveries(w))[0]?.status === 'succeeded' ? deliveries(w) : undefined),
+      'the retry to succeed',
+    );
     expect(done!.attempts.map((a) => a.statusCode)).toEqual([null, 200]);
     expect(down.received).toHaveLength(1);
     expect(down.received[0]!.headers['x-service-delivery']).toBe(String(failed!.id));
@@ -228,7 +319,9 @@ describe('outbound webhooks', () => {
     await waitFor(async () => (await deliveries(w))[0]?.status === 'failed', 'the ping to fail');
     const [d] = await deliveries(w);
     expect(d!.attempts).toEqual([expect.objectContaining({ statusCode: 410, error: 'HTTP 410: this hook was removed' })]);
-    const endpoint = (await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${w.endpoint.id}`, headers: w.tenant.headers })).json().data;
+    const endpoint = (
+      await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${w.endpoint.id}`, headers: w.tenant.headers })
+    ).json().data;
     expect(endpoint).toMatchObject({ enabled: false, disabledReason: 'the endpoint answered 410 Gone' });
     const metrics = (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/inbox_outbound_webhook_endpoints_disabled_total\{reason="gone"\} [1-9]/);
@@ -236,29 +329,54 @@ describe('outbound webhooks', () => {
     expect(metrics).toMatch(/inbox_outbound_webhook_attempt_duration_seconds_count [1-9]/);
 
     await inbound(w, '15550009', 'wamid.after-410');
-    await waitFor(() => ctx.deps.db.selectFrom('messages').select('id').where('external_id', '=', 'wamid.after-410').executeTakeFirst(), 'the message');
+    await waitFor(
+      () => ctx.deps.db.selectFrom('messages').select('id').where('external_id', '=', 'wamid.after-410').executeTakeFirst(),
+      'the message',
+    );
     expect(await deliveries(w)).toHaveLength(1);
-    const redeliver = await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/deliveries/${(await deliveries(w, '?status=failed'))[0]!.id}/redeliver`, headers: w.tenant.headers });
+    const redeliver = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/webhook-endpoints/deliveries/${(await deliveries(w, '?status=failed'))[0]!.id}/redeliver`,
+      headers: w.tenant.headers,
+    });
     expect(redeliver.statusCode).toBe(202); // a ping may be sent to a disabled endpoint
 
     receiver.behave({ status: 200 });
-    await ctx.app.inject({ method: 'PATCH', url: `/v1/webhook-endpoints/${w.endpoint.id}`, headers: w.tenant.headers, payload: { enabled: true } });
+    await ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/webhook-endpoints/${w.endpoint.id}`,
+      headers: w.tenant.headers,
+      payload: { enabled: true },
+    });
     await inbound(w, '15550009', 'wamid.after-enable');
-    await waitFor(async () => at(w.path).some((r) => r.json.type === 'message.created' && r.json.data.externalId === 'wamid.after-enable'), 'delivery after re-enabling');
+    await waitFor(
+      async () => at(w.path).some((r) => r.json.type === 'message.created' && r.json.data.externalId === 'wamid.after-enable'),
+      'delivery after re-enabling',
+    );
   });
 
   it('disables an endpoint with no success for 5 days when it fails again, with the reason', async () => {
     const w = await workspace();
     receiver.behave((r) => (r.path === w.path ? { status: 500 } : { status: 200 }));
-    await ctx.deps.db.updateTable('webhook_endpoints').set({ failing_since: new Date(Date.now() - 5 * 24 * 3600 * 1000 - 60_000) }).where('id', '=', w.endpoint.id).execute();
+    await ctx.deps.db
+      .updateTable('webhook_endpoints')
+      .set({ failing_since: new Date(Date.now() - 5 * 24 * 3600 * 1000 - 60_000) })
+      .where('id', '=', w.endpoint.id)
+      .execute();
     await ping(w);
     await waitFor(async () => (await deliveries(w))[0]?.attempts.length === 1, 'the attempt');
-    const endpoint = (await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${w.endpoint.id}`, headers: w.tenant.headers })).json().data;
+    const endpoint = (
+      await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${w.endpoint.id}`, headers: w.tenant.headers })
+    ).json().data;
     expect(endpoint).toMatchObject({ enabled: false, disabledReason: 'no successful delivery for 5 days' });
 
     // A streak that began four days ago is not yet enough; a success ends it.
     const v = await workspace();
-    await ctx.deps.db.updateTable('webhook_endpoints').set({ failing_since: new Date(Date.now() - 4 * 24 * 3600 * 1000) }).where('id', '=', v.endpoint.id).execute();
+    await ctx.deps.db
+      .updateTable('webhook_endpoints')
+      .set({ failing_since: new Date(Date.now() - 4 * 24 * 3600 * 1000) })
+      .where('id', '=', v.endpoint.id)
+      .execute();
     await ping(v);
     await waitFor(async () => (await deliveries(v))[0]?.status === 'succeeded', 'the success');
     const row = await ctx.deps.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', v.endpoint.id).executeTakeFirstOrThrow();
@@ -268,7 +386,13 @@ describe('outbound webhooks', () => {
   it('signs with both secrets during the grace period after a rotation: service keeps one signature per header', async () => {
     for (const scheme of ['service', 'standard'] as const) {
       const w = await workspace({ signatureScheme: scheme });
-      const rotated = (await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${w.endpoint.id}/rotate-secret?graceSeconds=3600`, headers: w.tenant.headers })).json().data;
+      const rotated = (
+        await ctx.app.inject({
+          method: 'POST',
+          url: `/v1/webhook-endpoints/${w.endpoint.id}/rotate-secret?graceSeconds=3600`,
+          headers: w.tenant.headers,
+        })
+      ).json().data;
       await ping(w);
       const r = await waitFor(async () => at(w.path)[0], 'the ping');
       if (scheme === 'service') {
@@ -282,13 +406,23 @@ describe('outbound webhooks', () => {
         expect(serviceSignatureValid(w.endpoint.secret, previous)).toBe(true);
         expect(serviceSignatureValid(rotated.secret, previous)).toBe(false);
       } else {
-        const headers = { 'webhook-id': r.headers['webhook-id'] as string, 'webhook-timestamp': r.headers['webhook-timestamp'] as string, 'webhook-signature': r.headers['webhook-signature'] as string };
+        const headers = {
+          'webhook-id': r.headers['webhook-id'] as string,
+          'webhook-timestamp': r.headers['webhook-timestamp'] as string,
+          'webhook-signature': r.headers['webhook-signature'] as string,
+        };
         expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
         expect(new Webhook(rotated.secret).verify(r.raw.toString(), headers)).toMatchObject({ type: 'ping' });
         expect(new Webhook(w.endpoint.secret).verify(r.raw.toString(), headers)).toMatchObject({ type: 'ping' });
       }
       // Without a grace period the old secret stops at once.
-      const again = (await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${w.endpoint.id}/rotate-secret?graceSeconds=0`, headers: w.tenant.headers })).json().data;
+      const again = (
+        await ctx.app.inject({
+          method: 'POST',
+          url: `/v1/webhook-endpoints/${w.endpoint.id}/rotate-secret?graceSeconds=0`,
+          headers: w.tenant.headers,
+        })
+      ).json().data;
       await ping(w);
       const r2 = await waitFor(async () => at(w.path)[1], 'the second ping');
       const header = String(r2.headers[scheme === 'service' ? 'x-service-signature' : 'webhook-signature']);
@@ -303,13 +437,23 @@ describe('outbound webhooks', () => {
     await ping(w);
     await waitFor(async () => (await deliveries(w))[0]?.status === 'succeeded', 'the first delivery');
     const [d] = await deliveries(w);
-    const res = await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/deliveries/${d!.id}/redeliver`, headers: w.tenant.headers });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/webhook-endpoints/deliveries/${d!.id}/redeliver`,
+      headers: w.tenant.headers,
+    });
     expect(res.statusCode).toBe(202);
     expect(res.json().data).toMatchObject({ id: d!.id, status: 'pending' });
-    await waitFor(async () => (await deliveries(w))[0]?.attempts.length === 2 && (await deliveries(w))[0]?.status === 'succeeded', 'the redelivery');
+    await waitFor(
+      async () => (await deliveries(w))[0]?.attempts.length === 2 && (await deliveries(w))[0]?.status === 'succeeded',
+      'the redelivery',
+    );
     expect(at(w.path).map((r) => r.headers['x-service-delivery'])).toEqual([String(d!.id), String(d!.id)]);
     expect(at(w.path)[0]!.raw.equals(at(w.path)[1]!.raw)).toBe(true);
     const other = await makeTenant(ctx.deps);
-    expect((await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/deliveries/${d!.id}/redeliver`, headers: other.headers })).statusCode).toBe(404);
+    expect(
+      (await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/deliveries/${d!.id}/redeliver`, headers: other.headers }))
+        .statusCode,
+    ).toBe(404);
   });
 });

@@ -15,7 +15,10 @@ describe('endpoints per workspace (INBOX_MAX_WEBHOOK_ENDPOINTS, default 20)', ()
     expect(answers.filter((r) => r.statusCode === 201)).toHaveLength(20);
     const refused = answers.filter((r) => r.statusCode !== 201);
     expect(refused.map((r) => r.statusCode)).toEqual([422, 422]);
-    expect(refused[0]!.json().error).toEqual({ code: 'validation_failed', message: 'a workspace has at most 20 webhook endpoints (INBOX_MAX_WEBHOOK_ENDPOINTS): delete one first' });
+    expect(refused[0]!.json().error).toEqual({
+      code: 'validation_failed',
+      message: 'a workspace has at most 20 webhook endpoints (INBOX_MAX_WEBHOOK_ENDPOINTS): delete one first',
+    });
     const b = await makeTenant(ctx.deps);
     expect((await create(b.headers, 0)).statusCode).toBe(201);
     // Deleting one makes room again.
@@ -36,7 +39,8 @@ describe('test and redeliver (60 a minute per workspace, together, across proces
       const first = await test(ctx.app);
       expect(first.statusCode).toBe(202);
       const deliveryId = first.json().data.id;
-      const redeliver = (app: typeof ctx.app) => app.inject({ method: 'POST', url: `/v1/webhook-endpoints/deliveries/${deliveryId}/redeliver`, headers: a.headers });
+      const redeliver = (app: typeof ctx.app) =>
+        app.inject({ method: 'POST', url: `/v1/webhook-endpoints/deliveries/${deliveryId}/redeliver`, headers: a.headers });
       let calls = 1;
       for (; calls < ENDPOINT_ACTIONS_LIMIT.limit; calls++) {
         const app = calls % 2 === 0 ? ctx.app : other.app;
@@ -50,7 +54,11 @@ describe('test and redeliver (60 a minute per workspace, together, across proces
         expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
       }
       // A refused call wrote nothing: still 60 deliveries' worth of calls.
-      const pings = await ctx.deps.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('endpoint_id', '=', id).executeTakeFirstOrThrow();
+      const pings = await ctx.deps.db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('endpoint_id', '=', id)
+        .executeTakeFirstOrThrow();
       expect(Number(pings.n)).toBe(1 + Math.ceil((ENDPOINT_ACTIONS_LIMIT.limit - 1) * (2 / 3)));
       const b = await makeTenant(ctx.deps);
       const bId = (await create(b.headers, 1)).json().data.id;
@@ -65,7 +73,14 @@ describe('test and redeliver (60 a minute per workspace, together, across proces
     const clocked = await startTestContext({ database: ctx.database, now: () => now });
     try {
       const a = await makeTenant(clocked.deps);
-      const id = (await clocked.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: a.headers, payload: { url: 'https://hooks.example.com/x' } })).json().data.id;
+      const id = (
+        await clocked.app.inject({
+          method: 'POST',
+          url: '/v1/webhook-endpoints',
+          headers: a.headers,
+          payload: { url: 'https://hooks.example.com/x' },
+        })
+      ).json().data.id;
       const test = () => clocked.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${id}/test`, headers: a.headers });
       for (let n = 0; n < ENDPOINT_ACTIONS_LIMIT.limit; n++) expect((await test()).statusCode).toBe(202);
       now = new Date(now.getTime() + 30_000);

@@ -7,8 +7,12 @@ const ctx = await useTestContext();
 const tenant = await makeTenant(ctx.deps);
 const other = await makeTenant(ctx.deps);
 
-const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object, headers: Record<string, string> = tenant.headers) =>
-  ctx.app.inject({ method, url: `/v1/webhook-endpoints${url}`, headers, ...(payload ? { payload } : {}) });
+const call = (
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  payload?: object,
+  headers: Record<string, string> = tenant.headers,
+) => ctx.app.inject({ method, url: `/v1/webhook-endpoints${url}`, headers, ...(payload ? { payload } : {}) });
 const create = (payload: object, headers?: Record<string, string>) => call('POST', '', payload, headers);
 
 describe('webhook endpoint routes', () => {
@@ -16,7 +20,14 @@ describe('webhook endpoint routes', () => {
     const res = await create({ url: 'https://hooks.example.com/inbox', description: 'CRM' });
     expect(res.statusCode).toBe(201);
     const { data } = res.json();
-    expect(data).toMatchObject({ url: 'https://hooks.example.com/inbox', description: 'CRM', events: ['*'], enabled: true, signatureScheme: 'service', disabledReason: null });
+    expect(data).toMatchObject({
+      url: 'https://hooks.example.com/inbox',
+      description: 'CRM',
+      events: ['*'],
+      enabled: true,
+      signatureScheme: 'service',
+      disabledReason: null,
+    });
     expect(data.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
 
     const got = await call('GET', `/${data.id}`);
@@ -30,7 +41,19 @@ describe('webhook endpoint routes', () => {
   });
 
   it('refuses what is not an http(s) URL, a literal private address, credentials in the URL, unknown event types and malformed secrets (422)', async () => {
-    for (const url of ['ftp://hooks.example.com/x', 'not a url', 'javascript:alert(1)', 'http://127.0.0.1:8080/hook', 'http://10.1.2.3/', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/', 'http://[::ffff:192.168.0.1]/', 'http://100.64.0.1/', 'http://0x7f000001/', 'https://user:pw@hooks.example.com/']) {
+    for (const url of [
+      'ftp://hooks.example.com/x',
+      'not a url',
+      'javascript:alert(1)',
+      'http://127.0.0.1:8080/hook',
+      'http://10.1.2.3/',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::1]/',
+      'http://[::ffff:192.168.0.1]/',
+      'http://100.64.0.1/',
+      'http://0x7f000001/',
+      'https://user:pw@hooks.example.com/',
+    ]) {
       const res = await create({ url });
       expect(res.statusCode, url).toBe(422);
       expect(res.json().error.code).toBe('validation_failed');
@@ -39,23 +62,52 @@ describe('webhook endpoint routes', () => {
     expect((await create({ url: 'https://hooks.example.com/', events: [] })).statusCode).toBe(422);
     expect((await create({ url: 'https://hooks.example.com/', secret: 'too-short' })).statusCode).toBe(422);
     expect((await create({ url: 'https://hooks.example.com/', signatureScheme: 'hmac' })).statusCode).toBe(422);
-    expect(await ctx.deps.db.selectFrom('webhook_endpoints').select('id').where('workspace_id', '=', tenant.workspace.id).where('url', 'like', '%10.1.2.3%').execute()).toEqual([]);
+    expect(
+      await ctx.deps.db
+        .selectFrom('webhook_endpoints')
+        .select('id')
+        .where('workspace_id', '=', tenant.workspace.id)
+        .where('url', 'like', '%10.1.2.3%')
+        .execute(),
+    ).toEqual([]);
   });
 
   it('accepts a secret the customer brings, and a name (checked when it is resolved, not now)', async () => {
     const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
-    const res = await create({ url: 'http://localhost:9/hook', secret, events: ['message.created', 'thread.created'], signatureScheme: 'standard' });
+    const res = await create({
+      url: 'http://localhost:9/hook',
+      secret,
+      events: ['message.created', 'thread.created'],
+      signatureScheme: 'standard',
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json().data).toMatchObject({ secret, events: ['message.created', 'thread.created'], signatureScheme: 'standard' });
   });
 
   it('patches url, events, scheme and enabled; enabling clears the reason the service disabled it', async () => {
     const { id } = (await create({ url: 'https://a.example.com/' })).json().data;
-    await ctx.deps.db.updateTable('webhook_endpoints').set({ enabled: false, disabled_reason: 'the endpoint answered 410 Gone' }).where('id', '=', id).execute();
+    await ctx.deps.db
+      .updateTable('webhook_endpoints')
+      .set({ enabled: false, disabled_reason: 'the endpoint answered 410 Gone' })
+      .where('id', '=', id)
+      .execute();
     expect((await call('GET', `/${id}`)).json().data).toMatchObject({ enabled: false, disabledReason: 'the endpoint answered 410 Gone' });
-    const res = await call('PATCH', `/${id}`, { enabled: true, url: 'https://b.example.com/x', events: ['message.updated'], signatureScheme: 'standard', description: 'moved' });
+    const res = await call('PATCH', `/${id}`, {
+      enabled: true,
+      url: 'https://b.example.com/x',
+      events: ['message.updated'],
+      signatureScheme: 'standard',
+      description: 'moved',
+    });
     expect(res.statusCode).toBe(200);
-    expect(res.json().data).toMatchObject({ enabled: true, disabledReason: null, url: 'https://b.example.com/x', events: ['message.updated'], signatureScheme: 'standard', description: 'moved' });
+    expect(res.json().data).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+      url: 'https://b.example.com/x',
+      events: ['message.updated'],
+      signatureScheme: 'standard',
+      description: 'moved',
+    });
     expect((await call('PATCH', `/${id}`, { url: 'http://192.168.1.1/' })).statusCode).toBe(422);
     expect((await call('GET', `/${id}`)).json().data.url).toBe('https://b.example.com/x');
   });
@@ -79,7 +131,14 @@ describe('webhook endpoint routes', () => {
 
   it('deletes (204), then 404; another workspace sees none of it', async () => {
     const { id } = (await create({ url: 'https://d.example.com/' })).json().data;
-    for (const [method, url] of [['GET', `/${id}`], ['PATCH', `/${id}`], ['DELETE', `/${id}`], ['POST', `/${id}/rotate-secret`], ['POST', `/${id}/test`], ['GET', `/${id}/deliveries`]] as const) {
+    for (const [method, url] of [
+      ['GET', `/${id}`],
+      ['PATCH', `/${id}`],
+      ['DELETE', `/${id}`],
+      ['POST', `/${id}/rotate-secret`],
+      ['POST', `/${id}/test`],
+      ['GET', `/${id}/deliveries`],
+    ] as const) {
       const res = await call(method, url, method === 'PATCH' ? { description: 'x' } : undefined, other.headers);
       expect(res.statusCode, `${method} ${url}`).toBe(404);
       expect(res.json().error.code).toBe('not_found');

@@ -21,7 +21,12 @@ async function endpoint(url: string) {
 
 const statusCounts = async (endpointId: number) =>
   Object.fromEntries(
-    (await sql<{ status: string; n: number }>`SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = ${endpointId} GROUP BY status`.execute(ctx.deps.db)).rows.map((r) => [r.status, r.n]),
+    (
+      await sql<{
+        status: string;
+        n: number;
+      }>`SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = ${endpointId} GROUP BY status`.execute(ctx.deps.db)
+    ).rows.map((r) => [r.status, r.n]),
   ) as Record<string, number>;
 
 describe('one slow receiver', () => {
@@ -31,9 +36,23 @@ describe('one slow receiver', () => {
     const event = (n: number) => ({ type: 'ping' as const, workspaceId: tenant.workspace.id, data: { n } });
 
     // 1,000 events for the hanging receiver first, then 50 for the fast one.
-    await ctx.deps.db.transaction().execute((trx) => deliverEvents(ctx.deps.boss, trx, Array.from({ length: 1000 }, (_, n) => ({ event: event(n), endpointIds: [slowId] })), new Date()));
+    await ctx.deps.db.transaction().execute((trx) =>
+      deliverEvents(
+        ctx.deps.boss,
+        trx,
+        Array.from({ length: 1000 }, (_, n) => ({ event: event(n), endpointIds: [slowId] })),
+        new Date(),
+      ),
+    );
     await waitFor(async () => slow.received.length === ENDPOINT_IN_FLIGHT, 'the slow endpoint to fill its slots');
-    await ctx.deps.db.transaction().execute((trx) => deliverEvents(ctx.deps.boss, trx, Array.from({ length: 50 }, (_, n) => ({ event: event(n), endpointIds: [fastId] })), new Date()));
+    await ctx.deps.db.transaction().execute((trx) =>
+      deliverEvents(
+        ctx.deps.boss,
+        trx,
+        Array.from({ length: 50 }, (_, n) => ({ event: event(n), endpointIds: [fastId] })),
+        new Date(),
+      ),
+    );
 
     await waitFor(async () => (await statusCounts(fastId)).succeeded === 50, 'every fast delivery', 30_000);
     expect(fast.received).toHaveLength(50);
@@ -43,14 +62,33 @@ describe('one slow receiver', () => {
 
     // A receiver that never answers fails the attempt at 10 s, and the delivery is retried later.
     const attempt = await waitFor(
-      () => ctx.deps.db.selectFrom('webhook_attempts').innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id').select('webhook_deliveries.id').where('endpoint_id', '=', slowId).executeTakeFirst(),
+      () =>
+        ctx.deps.db
+          .selectFrom('webhook_attempts')
+          .innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
+          .select('webhook_deliveries.id')
+          .where('endpoint_id', '=', slowId)
+          .executeTakeFirst(),
       'a timed-out attempt',
       30_000,
     );
     // The oldest deliveries went first; the log is newest first, so the cursor walks to them.
-    let timedOut: { id: number; status: string; nextAttemptAt: string | null; attempts: { statusCode: number | null; error: string; durationMs: number }[] } | undefined;
+    let timedOut:
+      | {
+          id: number;
+          status: string;
+          nextAttemptAt: string | null;
+          attempts: { statusCode: number | null; error: string; durationMs: number }[];
+        }
+      | undefined;
     for (let cursor = ''; !timedOut; ) {
-      const res = (await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${slowId}/deliveries?limit=100${cursor}`, headers: tenant.headers })).json();
+      const res = (
+        await ctx.app.inject({
+          method: 'GET',
+          url: `/v1/webhook-endpoints/${slowId}/deliveries?limit=100${cursor}`,
+          headers: tenant.headers,
+        })
+      ).json();
       timedOut = res.data.find((d: { id: number }) => d.id === attempt.id);
       if (!res.meta.nextCursor) break;
       cursor = `&cursor=${res.meta.nextCursor}`;
@@ -83,16 +121,29 @@ describe('one workspace whose receivers all hang', () => {
       const bId = await create(b.headers, `${quick.url}/b`);
       const ping = (workspaceId: number, n: number) => ({ type: 'ping' as const, workspaceId, data: { n } });
       await ctx.deps.db.transaction().execute((trx) =>
-        deliverEvents(ctx.deps.boss, trx, hanging.flatMap((id) => Array.from({ length: ENDPOINT_IN_FLIGHT }, (_, n) => ({ event: ping(a.workspace.id, n), endpointIds: [id] }))), new Date()),
+        deliverEvents(
+          ctx.deps.boss,
+          trx,
+          hanging.flatMap((id) =>
+            Array.from({ length: ENDPOINT_IN_FLIGHT }, (_, n) => ({ event: ping(a.workspace.id, n), endpointIds: [id] })),
+          ),
+          new Date(),
+        ),
       );
       await waitFor(async () => hang.received.length >= WORKSPACE_JOBS * ENDPOINT_IN_FLIGHT, 'the hanging workspace to take its half');
 
-      await ctx.deps.db.transaction().execute((trx) => deliverEvents(ctx.deps.boss, trx, [{ event: ping(b.workspace.id, 1), endpointIds: [bId] }], new Date()));
+      await ctx.deps.db
+        .transaction()
+        .execute((trx) => deliverEvents(ctx.deps.boss, trx, [{ event: ping(b.workspace.id, 1), endpointIds: [bId] }], new Date()));
       await waitFor(async () => (await statusCounts(bId)).succeeded === 1, 'the other workspace’s delivery', 30_000);
       // Not one of the hanging attempts has finished (each takes 10 s): the delivery did not
       // wait for a slot to come free.
-      const finished = await ctx.deps.db.selectFrom('webhook_attempts').innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
-        .select('webhook_attempts.id').where('webhook_deliveries.endpoint_id', 'in', hanging).execute();
+      const finished = await ctx.deps.db
+        .selectFrom('webhook_attempts')
+        .innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
+        .select('webhook_attempts.id')
+        .where('webhook_deliveries.endpoint_id', 'in', hanging)
+        .execute();
       expect(finished).toHaveLength(0);
       // Only half the slots: ten endpoints' jobs, ten deliveries each.
       expect(new Set(hang.received.map((r) => r.path)).size).toBe(WORKSPACE_JOBS);

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
@@ -45,15 +45,28 @@ describe('the receiver example in docs/outbound-webhooks.md', () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'receiver-')), 'receiver.mjs');
     writeFileSync(file, example!);
     const port = await freePort();
-    const created = (await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: tenant.headers, payload: { url: `http://127.0.0.1:${port}/` } })).json().data;
+    const created = (
+      await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/webhook-endpoints',
+        headers: tenant.headers,
+        payload: { url: `http://127.0.0.1:${port}/` },
+      })
+    ).json().data;
 
     let stdout = '';
-    child = spawn(process.execPath, [file], { env: { ...process.env, WEBHOOK_SECRET: created.secret, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    child = spawn(process.execPath, [file], {
+      env: { ...process.env, WEBHOOK_SECRET: created.secret, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
     await waitFor(async () => stdout.includes('listening'), 'the example to listen');
 
-    const test = (await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${created.id}/test`, headers: tenant.headers })).json().data;
-    const log = async () => (await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${created.id}/deliveries`, headers: tenant.headers })).json().data[0];
+    const test = (await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${created.id}/test`, headers: tenant.headers })).json()
+      .data;
+    const log = async () =>
+      (await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${created.id}/deliveries`, headers: tenant.headers })).json()
+        .data[0];
     await waitFor(async () => (await log()).status === 'succeeded', 'the example to accept the ping');
     expect((await log()).attempts[0].statusCode).toBe(204);
     await waitFor(async () => stdout.includes(`ping ${test.id}`), 'the example to handle the ping');
@@ -66,9 +79,17 @@ describe('the receiver example in docs/outbound-webhooks.md', () => {
     // A rotation with a grace period: the example still holds the old secret and keeps
     // accepting, through `x-service-signature-previous`.
     const rotate = async (grace: number) =>
-      (await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${created.id}/rotate-secret?graceSeconds=${grace}`, headers: tenant.headers })).json().data;
+      (
+        await ctx.app.inject({
+          method: 'POST',
+          url: `/v1/webhook-endpoints/${created.id}/rotate-secret?graceSeconds=${grace}`,
+          headers: tenant.headers,
+        })
+      ).json().data;
     const rotated = await rotate(3600);
-    const during = (await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${created.id}/test`, headers: tenant.headers })).json().data;
+    const during = (
+      await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${created.id}/test`, headers: tenant.headers })
+    ).json().data;
     await waitFor(async () => stdout.includes(`ping ${during.id}`), 'the example to accept a ping signed during the grace');
     expect((await log()).attempts[0].statusCode).toBe(204);
     // Once the old secret is dropped, the example (still on it) refuses.
@@ -81,13 +102,20 @@ describe('the receiver example in docs/outbound-webhooks.md', () => {
     const body = JSON.stringify({ id: 'evt_forged', type: 'message.created', data: {} });
     const now = Math.floor(Date.now() / 1000);
     const sig = (secret: string, ts: number) => `sha256=${createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex')}`;
-    const headers = (signature: string, ts: number) => ({ 'content-type': 'application/json', 'x-service-timestamp': String(ts), 'x-service-signature': signature, 'x-service-delivery': '999999' });
+    const headers = (signature: string, ts: number) => ({
+      'content-type': 'application/json',
+      'x-service-timestamp': String(ts),
+      'x-service-signature': signature,
+      'x-service-delivery': '999999',
+    });
     expect(await post(port, headers(sig('whsec_not-the-secret', now), now), body)).toBe(401);
     expect(await post(port, headers(sig(created.secret, now - 3600), now - 3600), body)).toBe(401);
     expect(await post(port, headers('', now), body)).toBe(401);
     expect(await post(port, headers(sig(created.secret, now), now), body)).toBe(204);
     // The previous secret's header alone verifies (grace), a forged one does not.
     expect(await post(port, { ...headers('sha256=0', now), 'x-service-signature-previous': sig(created.secret, now) }, body)).toBe(204);
-    expect(await post(port, { ...headers('sha256=0', now), 'x-service-signature-previous': sig(rotated.secret + 'x', now) }, body)).toBe(401);
+    expect(await post(port, { ...headers('sha256=0', now), 'x-service-signature-previous': sig(`${rotated.secret}x`, now) }, body)).toBe(
+      401,
+    );
   });
 });

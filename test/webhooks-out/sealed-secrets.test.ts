@@ -12,7 +12,12 @@ const ctx = await useTestContext({ workers: true, env: { INBOX_ALLOW_PRIVATE_WEB
 const tenant = await makeTenant(ctx.deps);
 
 async function endpoint(path: string) {
-  const res = await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: tenant.headers, payload: { url: `${receiver.url}${path}` } });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/v1/webhook-endpoints',
+    headers: tenant.headers,
+    payload: { url: `${receiver.url}${path}` },
+  });
   return res.json().data.id as number;
 }
 
@@ -25,9 +30,15 @@ describe('an endpoint signing secret that does not open', () => {
     const healthy = await endpoint('/healthy');
     // Sealed under another key, or altered: GCM cannot open it (before the fix, the lane's
     // rejection went unhandled and ended the process; vitest fails the file on it).
-    await ctx.deps.db.updateTable('webhook_endpoints').set({ secret_sealed: Buffer.from(`01${'ab'.repeat(40)}`, 'hex') }).where('id', '=', broken).execute();
+    await ctx.deps.db
+      .updateTable('webhook_endpoints')
+      .set({ secret_sealed: Buffer.from(`01${'ab'.repeat(40)}`, 'hex') })
+      .where('id', '=', broken)
+      .execute();
     const event = { type: 'ping' as const, workspaceId: tenant.workspace.id, data: { n: 1 } };
-    await ctx.deps.db.transaction().execute((trx) => deliverEvents(ctx.deps.boss, trx, [{ event, endpointIds: [broken, healthy] }], new Date()));
+    await ctx.deps.db
+      .transaction()
+      .execute((trx) => deliverEvents(ctx.deps.boss, trx, [{ event, endpointIds: [broken, healthy] }], new Date()));
 
     const failed = await waitFor(async () => {
       const d = await deliveryOf(broken);
@@ -36,15 +47,32 @@ describe('an endpoint signing secret that does not open', () => {
     await waitFor(async () => (await deliveryOf(healthy))?.status === 'succeeded', 'the healthy endpoint’s delivery');
     expect(receiver.received.map((r) => r.path)).toEqual(['/healthy']);
 
-    const attempts = await ctx.deps.db.selectFrom('webhook_attempts').select(['status_code', 'error']).where('delivery_id', '=', failed.id).execute();
+    const attempts = await ctx.deps.db
+      .selectFrom('webhook_attempts')
+      .select(['status_code', 'error'])
+      .where('delivery_id', '=', failed.id)
+      .execute();
     expect(attempts).toEqual([{ status_code: null, error: `not sent: ${SECRET_REASON}` }]);
     const shown = (await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${broken}`, headers: tenant.headers })).json().data;
     expect(shown).toMatchObject({ enabled: false, disabledReason: SECRET_REASON });
 
     // The way back: a new secret, enabled again, and the next delivery is signed and sent.
-    expect((await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${broken}/rotate-secret`, headers: tenant.headers })).statusCode).toBe(200);
-    expect((await ctx.app.inject({ method: 'PATCH', url: `/v1/webhook-endpoints/${broken}`, headers: tenant.headers, payload: { enabled: true } })).statusCode).toBe(200);
-    expect((await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${broken}/test`, headers: tenant.headers })).statusCode).toBe(202);
+    expect(
+      (await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${broken}/rotate-secret`, headers: tenant.headers })).statusCode,
+    ).toBe(200);
+    expect(
+      (
+        await ctx.app.inject({
+          method: 'PATCH',
+          url: `/v1/webhook-endpoints/${broken}`,
+          headers: tenant.headers,
+          payload: { enabled: true },
+        })
+      ).statusCode,
+    ).toBe(200);
+    expect(
+      (await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${broken}/test`, headers: tenant.headers })).statusCode,
+    ).toBe(202);
     await waitFor(async () => receiver.received.some((r) => r.path === '/broken'), 'a delivery after rotation');
   });
 });

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
 import { ADMIN_KEY, adminHeaders, useTestContext } from '../helpers/app.js';
 
 const ctx = await useTestContext();
@@ -46,7 +46,9 @@ describe('engage admin routes', () => {
   });
 
   it('creates a user (argon2id hash, never the password) and answers with UserResource', async () => {
-    const ws = (await ctx.app.inject({ method: 'POST', url: '/v1/engage/workspaces', headers: adminHeaders(), payload: { name: 'U' } })).json().data;
+    const ws = (
+      await ctx.app.inject({ method: 'POST', url: '/v1/engage/workspaces', headers: adminHeaders(), payload: { name: 'U' } })
+    ).json().data;
     const res = await ctx.app.inject({
       method: 'POST',
       url: `/v1/engage/workspaces/${ws.id}/users`,
@@ -54,7 +56,13 @@ describe('engage admin routes', () => {
       payload: { name: 'Ada', email: 'ada@example.test', password: 'correct horse', roles: ['admin'] },
     });
     expect(res.statusCode).toBe(201);
-    expect(res.json().data).toEqual({ id: expect.any(Number), name: 'Ada', email: 'ada@example.test', workspaces_id: ws.id, roles: ['admin'] });
+    expect(res.json().data).toEqual({
+      id: expect.any(Number),
+      name: 'Ada',
+      email: 'ada@example.test',
+      workspaces_id: ws.id,
+      roles: ['admin'],
+    });
     const row = await ctx.deps.db.selectFrom('users').selectAll().where('email', '=', 'ada@example.test').executeTakeFirstOrThrow();
     expect(row.password_hash).toMatch(/^\$argon2id\$/);
 
@@ -69,7 +77,9 @@ describe('engage admin routes', () => {
   });
 
   it('issues an API key shown once and stored only as a hash', async () => {
-    const ws = (await ctx.app.inject({ method: 'POST', url: '/v1/engage/workspaces', headers: adminHeaders(), payload: { name: 'K' } })).json().data;
+    const ws = (
+      await ctx.app.inject({ method: 'POST', url: '/v1/engage/workspaces', headers: adminHeaders(), payload: { name: 'K' } })
+    ).json().data;
     const res = await ctx.app.inject({
       method: 'POST',
       url: `/v1/engage/workspaces/${ws.id}/api-keys`,
@@ -85,17 +95,31 @@ describe('engage admin routes', () => {
   });
 
   it('connects a channel account; the same account twice is a conflict', async () => {
-    const ws = (await ctx.app.inject({ method: 'POST', url: '/v1/engage/workspaces', headers: adminHeaders(), payload: { name: 'C' } })).json().data;
+    const ws = (
+      await ctx.app.inject({ method: 'POST', url: '/v1/engage/workspaces', headers: adminHeaders(), payload: { name: 'C' } })
+    ).json().data;
     const payload = { integrationKey: 'whatsapp', externalAccountId: '1029384756', name: 'Support line' };
-    const res = await ctx.app.inject({ method: 'POST', url: `/v1/engage/workspaces/${ws.id}/connections`, headers: adminHeaders(), payload });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/engage/workspaces/${ws.id}/connections`,
+      headers: adminHeaders(),
+      payload,
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json().data).toMatchObject({ id: expect.any(Number), ...payload, createdAt: expect.any(String) });
-    const again = await ctx.app.inject({ method: 'POST', url: `/v1/engage/workspaces/${ws.id}/connections`, headers: adminHeaders(), payload });
+    const again = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/engage/workspaces/${ws.id}/connections`,
+      headers: adminHeaders(),
+      payload,
+    });
     expect(again.statusCode).toBe(409);
   });
 
   it('refuses a whatsapp_session connection when no webhook signing secret is configured', async () => {
-    const ws = (await ctx.app.inject({ method: 'POST', url: '/v1/engage/workspaces', headers: adminHeaders(), payload: { name: 'S' } })).json().data;
+    const ws = (
+      await ctx.app.inject({ method: 'POST', url: '/v1/engage/workspaces', headers: adminHeaders(), payload: { name: 'S' } })
+    ).json().data;
     const res = await ctx.app.inject({
       method: 'POST',
       url: `/v1/engage/workspaces/${ws.id}/connections`,

@@ -8,10 +8,9 @@
  * The visitor token is kept in localStorage per widget key; agents' replies arrive over a
  * websocket, which reconnects after the network drops and then reads the thread again.
  */
-(function () {
-  'use strict';
+(() => {
   const script = document.currentScript;
-  if (!script || !script.dataset.widgetKey) return;
+  if (!script?.dataset.widgetKey) return;
   const key = script.dataset.widgetKey;
   const pageMode = script.dataset.mode === 'page';
   const title = script.dataset.title || 'Chat with us';
@@ -87,10 +86,14 @@
     .intro { grid-template-columns: 1fr; }
   }
 </style>
-${pageMode ? '' : `<button class="launcher" type="button" aria-expanded="false" aria-controls="panel" aria-label="Open chat: ${escapeHtml(title)}">
+${
+  pageMode
+    ? ''
+    : `<button class="launcher" type="button" aria-expanded="false" aria-controls="panel" aria-label="Open chat: ${escapeHtml(title)}">
   <svg class="when-closed" viewBox="0 0 24 24" aria-hidden="true" fill="currentColor"><path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H9l-5 4v-4H4a2 2 0 0 1-2-2V6a2 2 0 0 1 2-2z"/></svg>
   <svg class="when-open" viewBox="0 0 24 24" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2.5" stroke-linecap="round"><path d="M6 9l6 6 6-6"/></svg>
-</button>`}
+</button>`
+}
 <section class="panel${pageMode ? ' page' : ''}" id="panel" aria-labelledby="title" ${pageMode ? '' : 'role="dialog" hidden'}>
   <header>
     ${pageMode ? '<h1 id="title"></h1>' : '<h2 id="title"></h2><button class="close" type="button" aria-label="Close chat">×</button>'}
@@ -150,7 +153,11 @@ ${pageMode ? '' : `<button class="launcher" type="button" aria-expanded="false" 
       item.dataset.id = `${message.id}`;
       const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 80;
       // Keep the thread in order: a message read late (after a reconnect) goes where it belongs.
-      const after = [...shown.values()].find((li) => Number(li.dataset.at) > Date.parse(message.createdAt) || (Number(li.dataset.at) === Date.parse(message.createdAt) && Number(li.dataset.id) > message.id));
+      const after = [...shown.values()].find(
+        (li) =>
+          Number(li.dataset.at) > Date.parse(message.createdAt) ||
+          (Number(li.dataset.at) === Date.parse(message.createdAt) && Number(li.dataset.id) > message.id),
+      );
       log.insertBefore(item, after || null);
       shown.set(message.id, item);
       hint.remove();
@@ -171,7 +178,12 @@ ${pageMode ? '' : `<button class="launcher" type="button" aria-expanded="false" 
     const headers = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (session) headers.authorization = `Bearer ${session.token}`;
-    const res = await fetch(`${api}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit' });
+    const res = await fetch(`${api}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'omit',
+    });
     const json = await res.json().catch(() => ({}));
     return { status: res.status, json, retryAfter: res.headers.get('retry-after') };
   }
@@ -231,7 +243,7 @@ ${pageMode ? '' : `<button class="launcher" type="button" aria-expanded="false" 
     s.onmessage = (event) => {
       try {
         const frame = JSON.parse(event.data);
-        if (frame && frame.data && (frame.type === 'message.created' || frame.type === 'message.updated')) render(frame.data);
+        if (frame?.data && (frame.type === 'message.created' || frame.type === 'message.updated')) render(frame.data);
       } catch {
         /* not a frame of ours */
       }
