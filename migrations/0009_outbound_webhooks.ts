@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 // Frozen in time: this file never imports from src/.
-// Outbound webhooks (DESIGN "Outbound webhooks"): customer endpoints, the events sent to them
+// Outbound webhooks (docs/outbound-webhooks.md): customer endpoints, the events sent to them
 // (the exact JSON body, stored once per event), one delivery per (event, endpoint) whose id is
 // the receiver's dedupe key, and every attempt of a delivery.
 

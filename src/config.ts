@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { parseSecretKey } from './crypto/secret-box.js';
 
-/** Integration keys the service knows (SPEC §5.2). */
+/** Integration keys the service knows (docs/webhooks.md, "Integrations"). */
 export const INTEGRATION_KEYS = [
   'social_one.native',
   'social_two.native',
@@ -17,7 +17,7 @@ export const INTEGRATION_KEYS = [
 ] as const;
 export type IntegrationKey = (typeof INTEGRATION_KEYS)[number];
 
-/** Per-integration settings, named as SPEC names them. */
+/** Per-integration settings, named as docs/webhooks.md names them. */
 export interface IntegrationConfig {
   appSecret?: string;
   webhookVerifyToken?: string;
@@ -102,7 +102,7 @@ const INTEGRATION_FIELDS: Record<keyof IntegrationConfig, 'string' | 'boolean'> 
 /** How INBOX_SECRET_KEY is written, for the messages that ask for one. */
 export const SECRET_KEY_FORMAT = 'a 32-byte key as 64 hex characters or 44 base64 characters, e.g. from `openssl rand -hex 32`';
 
-/** The whatsapp_session signing secret must be 16..255 characters (SPEC §5.2 rule 4). */
+/** The whatsapp_session signing secret must be 16..255 characters (docs/webhooks.md, "Integrations"). */
 export const SESSION_SECRET_MIN = 16;
 export const SESSION_SECRET_MAX = 255;
 

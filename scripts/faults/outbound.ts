@@ -135,7 +135,7 @@ export const outboundPart: FaultPart = {
       const result = await load.stop();
       report.did(`load stopped: ${load.acknowledged.size} deliveries acknowledged (${Math.round(result.requests.average)} req/s)`);
 
-      // Failed attempts are retried after 60 s, 5 min, 15 min…: instead of waiting out SPEC
+      // Failed attempts are retried after 60 s, 5 min, 15 min…: instead of waiting out the contract
       // §8.2's schedule, the suite moves every scheduled attempt to now until all have succeeded.
       const settleStarted = Date.now();
       await waitUntil(

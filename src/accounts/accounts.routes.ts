@@ -54,7 +54,7 @@ export const accountsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     async (request) => {
       const body = rawBodyFrom(request);
       const secret = deps.config.accountsWebhookSecret;
-      // Unsigned bodies are a development convenience (SPEC §4.5 rule 2). In production a
+      // Unsigned bodies are a development convenience (docs/auth.md, "The accounts webhook"). In production a
       // missing secret must not let anyone on the network end any user's sessions.
       if (secret === undefined && deps.config.production) {
         throw errors.unauthorized('the accounts webhook is disabled: INBOX_ACCOUNTS_WEBHOOK_SECRET is not configured');
@@ -75,7 +75,7 @@ export const accountsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       const user = await findUser(deps.db, userId as number);
       if (!user) return envelope(request, { received: true as const, acted: false });
 
-      // Republished on the tenant's bus for that user's sockets only (SPEC §4.5 rule 4). Without
+      // Republished on the tenant's bus for that user's sockets only (docs/auth.md, "The accounts webhook"). Without
       // a sessionId the user's personal-access tokens end too: they are sign-ins like any other.
       const ended = await deps.db
         .transaction()

@@ -94,7 +94,7 @@ async function resolveApiKey(deps: Deps, key: string): Promise<ApiKeyAuth> {
 export const PAT_PREFIX = 'inbox_pat_';
 
 export interface ResolveOptions {
-  /** Personal-access tokens are accepted only where a route says so (SPEC §5: a few routes). */
+  /** Personal-access tokens are accepted only where a route says so (docs/auth.md: a few routes). */
   allowPat?: boolean;
 }
 
@@ -199,7 +199,7 @@ export function optionalAuth(deps: Deps, options: ResolveOptions = {}) {
 const ADMIN_AUTH: AdminKeyAuth = { kind: 'admin_key' };
 
 /**
- * The engage admin key (SPEC §5): `X-Service-Admin-API-Key`, falling back to `X-API-KEY`,
+ * The engage admin key (docs/auth.md): `X-Service-Admin-API-Key`, falling back to `X-API-KEY`,
  * then a bearer token; the first present is compared in constant time with the configured key.
  */
 function adminKeyMatches(deps: Deps, request: FastifyRequest): boolean | 'absent' {

@@ -39,7 +39,7 @@ export async function issueAuthCode(db: Executor, userId: number, remember: bool
 }
 
 /**
- * Starts a server-side session and answers with the login response of SPEC §2:
+ * Starts a server-side session and answers with the login response (docs/auth.md):
  * `{ data: UserResource, access_token, token_expiry, auth_code }`. The JWT's `jti` is the
  * session id, so ending the session ends the token. Given a transaction, the session starts
  * in it (a refresh makes it depend on the old session's end); otherwise in one of its own.

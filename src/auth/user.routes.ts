@@ -21,7 +21,7 @@ import {
   verifyPassword,
 } from './sessions.service.js';
 
-/** SPEC §2 Login response: the user, the bearer token, its expiry and a one-time auth code. */
+/** The login response: the user, the bearer token, its expiry and a one-time auth code. */
 export const LoginResponse = Type.Object(
   {
     data: UserResource,
@@ -37,7 +37,7 @@ export const AuthCode = Type.Object(
   { title: 'AuthCode' },
 );
 
-/** `/api/user/*`: login and sessions (SPEC §4.1). Field names keep SPEC's snake_case. */
+/** `/api/user/*`: login and sessions (docs/auth.md). Field names keep the contract's snake_case. */
 export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const withMeta = <T extends object>(request: { id: string }, body: T) => ({ ...body, meta: { requestId: request.id } });
 

@@ -14,7 +14,7 @@ export const VERIFICATION_KINDS = ['signed', 'report_secret', 'correlated', 'ski
 export type VerificationKind = (typeof VERIFICATION_KINDS)[number];
 
 /**
- * SPEC §2 WebhookVerification. `payload` only when verification already had to parse the
+ * WebhookVerification (docs/webhooks.md). `payload` only when verification already had to parse the
  * body, and then it is exactly what the adapter's `parse` gives for that body: a stored row's
  * payload is always derived again from its raw body, so nothing verification says about a
  * delivery may hide in its payload (that is what `via` is for).
@@ -88,7 +88,7 @@ export interface WebhookAdapter {
   key: IntegrationKey;
   /** Subscription handshake: the value to echo as text/plain, or null (→ 404). */
   challenge(query: Query, headers: IncomingHttpHeaders, cfg: IntegrationConfig): string | null;
-  /** Verification over the raw body (HMACs over its bytes) and the headers (SPEC §5.2). */
+  /** Verification over the raw body (HMACs over its bytes) and the headers (docs/webhooks.md, "Integrations"). */
   verify(body: RawBody, headers: IncomingHttpHeaders, cfg: IntegrationConfig, ctx: VerifyContext): Verification | Promise<Verification>;
   /**
    * The body as this integration reads it; JSON when absent. Must be deterministic: a stored
@@ -99,7 +99,7 @@ export interface WebhookAdapter {
   eventName(payload: unknown): string | undefined;
   /** Provider payload → events. Throws NormaliseError when the payload cannot be read. */
   normalise(payload: unknown, delivery: DeliveryFacts): NormalisedEvent[];
-  /** Sends a reply through the provider's API (DESIGN "Replies"); absent when the channel cannot send. */
+  /** Sends a reply through the provider's API (docs/replies.md); absent when the channel cannot send. */
   send?(target: SendTarget, credentials: SendCredentials, options: SendOptions): Promise<SendOutcome>;
 }
 
@@ -156,7 +156,7 @@ export function hubChallenge(query: Query, expectedToken: string | undefined): s
 }
 
 /**
- * The raw body as `adapter` reads it (SPEC §4.2's fallback parse). NUL characters, which
+ * The raw body as `adapter` reads it (docs/webhooks.md fallback parse). NUL characters, which
  * Postgres text and jsonb cannot hold, come out as U+FFFD so the delivery can still be stored.
  */
 export function parseBody(adapter: WebhookAdapter, rawBody: string): unknown {

@@ -23,7 +23,7 @@ import { noCredentials, outcomes } from './send-outcome.js';
  * Inbound e-mail and delivery events from the mail provider, in the format documented in
  * docs/webhooks.md (`{ "events": [...] }`, one event, or an array). Authenticated by a plain
  * shared secret: `x-vendor-auth`, else `x-service-signature`, must equal `webhookSecret`.
- * Nothing ties the secret to the body, so it is a bearer credential (SPEC §5.2 rule 6).
+ * Nothing ties the secret to the body, so it is a bearer credential (docs/webhooks.md, "Integrations").
  * The account is the receiving address (`to`) of inbound mail and the sending address
  * (`account`) of delivery events.
  * Replies go out over SMTP (nodemailer) to the connection's `smtpUrl`, from its address, in

@@ -11,7 +11,7 @@ export interface VisitorBus {
 
 /**
  * Live chat, built with the visitor bus its replies go through. Its webhook refuses everything
- * (SPEC §5.2 rule 7): visitors write through `/v1/livechat/:widgetKey/*`, which applies their
+ * (docs/webhooks.md, "Integrations"): visitors write through `/v1/livechat/:widgetKey/*`, which applies their
  * messages itself. A reply is sent by handing it to the bus; its provider id is its own message
  * id (docs/replies.md). It is then `sent`; the api process whose socket takes it moves it to
  * `delivered`, and a visitor with no socket open finds it when the widget reconnects and reads

@@ -29,7 +29,7 @@ export interface ProviderRequest {
 }
 
 /**
- * POSTs one message to a provider and classifies the answer (DESIGN "Replies"): 2xx with an
+ * POSTs one message to a provider and classifies the answer (docs/replies.md): 2xx with an
  * id → sent; 408, 429, 5xx, a network error or the deadline → retry (429/503 with their
  * `retry-after`); any other answer → failed with the provider's own error message, or
  * `HTTP <status>` when the body has none. Redirects are not followed: a provider API never

@@ -4,7 +4,7 @@ import type { WebhookAdapter } from './channel.js';
 /**
  * `livechat` and `ai` are not provider webhooks: live chat has its own routes (src/livechat/)
  * and the AI integration never receives. Their deliveries are always refused and normalise to
- * nothing, by design (SPEC §5.2 rule 7); a 401 on `/webhooks/livechat` is expected.
+ * nothing, by design (docs/webhooks.md, "Integrations"); a 401 on `/webhooks/livechat` is expected.
  */
 export function rejectingAdapter(key: Extract<IntegrationKey, 'livechat' | 'ai'>): WebhookAdapter {
   return {

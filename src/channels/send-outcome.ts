@@ -1,7 +1,7 @@
 import { truncate } from '../text/truncate.js';
 import type { SendOutcome } from './channel.js';
 
-/** DESIGN "Replies": a provider's error text is kept to at most this many characters. */
+/** docs/replies.md: a provider's error text is kept to at most this many characters. */
 export const SEND_ERROR_MAX = 1000;
 
 /**

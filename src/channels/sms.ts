@@ -69,7 +69,7 @@ export const smsAdapter: WebhookAdapter = {
     const sid = requireString(p.MessageSid, 'MessageSid');
     const state = requireString(p.MessageStatus, 'MessageStatus').toLowerCase();
     // Accepted without a signature because it named a message already sent: it may update
-    // that message and nothing else (SPEC §5.2 rule 5).
+    // that message and nothing else (docs/webhooks.md, "Integrations").
     const unsigned = delivery.verification === 'correlated';
     if (state === 'received') {
       if (unsigned) return [];

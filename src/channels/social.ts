@@ -19,7 +19,7 @@ import { noCredentials } from './send-outcome.js';
 /**
  * Messenger (`social_one.native`) and Instagram (`social_two.native`) messaging: one adapter
  * configured twice. `x-hub-signature-256` must carry `sha256=` and an HMAC with `appSecret`;
- * a correct digest without the prefix is refused (SPEC §5.2 rule 1). The account is `entry[].id`
+ * a correct digest without the prefix is refused (docs/webhooks.md, "Integrations"). The account is `entry[].id`
  * (the page or Instagram account id); the contact is `messaging[].sender.id` (PSID / IGSID).
  * Replies: `POST {apiBaseUrl}/me/messages` with the page access token as Bearer (the token
  * names the page, so the account id is not in the request); the id is `message_id`.

@@ -7,7 +7,7 @@ import { findSealedCredentials } from './connections.queries.js';
 
 /**
  * A connection's provider credentials: what its `send` needs to reply through the provider's
- * API as that account (DESIGN "Replies"). Write-only over HTTP: answers say `hasCredentials`.
+ * API as that account (docs/replies.md). Write-only over HTTP: answers say `hasCredentials`.
  */
 export const ConnectionCredentials = Type.Object(
   {

@@ -72,7 +72,7 @@ function accountOf(input: { integrationKey: string; externalAccountId?: string; 
 /**
  * Connects a channel account to a workspace. A `whatsapp_session` connection is refused
  * unless the gateway's webhook signing secret (16..255 characters, checked at start) is
- * configured, because its deliveries could not be verified otherwise (SPEC §5.2 rule 4).
+ * configured, because its deliveries could not be verified otherwise (docs/webhooks.md, "Integrations").
  * A livechat connection without an account id gets a random widget key (`wk_…`).
  */
 export async function createConnection(

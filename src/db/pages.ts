@@ -21,7 +21,7 @@ export interface Page<T> {
 type AnyQuery<O> = SelectQueryBuilder<any, any, O>;
 
 /**
- * One cursor page of `query` (SPEC §8.1): rows after the cursor in `sort` order, `limit + 1`
+ * One cursor page of `query` (docs/api.md, "Pagination"): rows after the cursor in `sort` order, `limit + 1`
  * fetched so that `nextCursor` is present exactly when another row exists.
  */
 export async function keysetPage<O>(query: AnyQuery<O>, sort: SortKey, page: CursorRequest): Promise<Page<O>> {
@@ -42,7 +42,7 @@ export async function keysetPage<O>(query: AnyQuery<O>, sort: SortKey, page: Cur
 }
 
 /**
- * One offset page (SPEC §8.1) of a filtered base query: the rows `select` picks and orders,
+ * One offset page (docs/api.md, "Pagination") of a filtered base query: the rows `select` picks and orders,
  * and `total` counted over the same filtered set.
  */
 export async function offsetPage<B extends AnyQuery<object>, O>(base: B, page: OffsetRequest, select: (q: B) => AnyQuery<O>) {

@@ -27,7 +27,7 @@ export const errors = {
   forbidden: (message = 'not allowed') => new AppError('forbidden', 403, message),
   notFound: (what = 'resource') => new AppError('not_found', 404, `${what} not found`),
   noRoute: (method: string, path: string) => new AppError('not_found', 404, `no route for ${method} ${path}`),
-  /** A provider's subscription challenge that does not match (SPEC §4.2: a bare 404). */
+  /** A provider's subscription challenge that does not match (docs/webhooks.md: a bare 404). */
   challengeRefused: () => new AppError('not_found', 404, 'challenge not accepted'),
   conflict: (message: string) => new AppError('conflict', 409, message),
   payloadTooLarge: (limit: number) => new AppError('payload_too_large', 413, `request body exceeds ${limit} bytes`),

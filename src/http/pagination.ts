@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { errors } from './errors.js';
 
-// ---- Cursor (keyset) pages: tenant-scoped lists, SPEC §8.1 ----
+// ---- Cursor (keyset) pages: tenant-scoped lists, docs/api.md, "Pagination" ----
 
 export const CURSOR_DEFAULT_LIMIT = 25;
 export const CURSOR_MAX_LIMIT = 100;
@@ -73,7 +73,7 @@ export function cursorPage<T>(
   return { items, meta: { nextCursor: encodeCursor(last.at, last.id) } };
 }
 
-// ---- Offset pages: operator lists, SPEC §8.1 ----
+// ---- Offset pages: operator lists, docs/api.md, "Pagination" ----
 
 export const OFFSET_DEFAULT_LIMIT = 50;
 export const OFFSET_MAX_LIMIT = 200;

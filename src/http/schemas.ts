@@ -28,9 +28,9 @@ export const OffsetMeta = Type.Object({
 
 /** `{ data, meta }`, the `/v1` success body. */
 export const Envelope = <T extends TSchema>(data: T) => Type.Object({ data, meta: Meta });
-/** A cursor page (SPEC §8.1): tenant lists and transcripts. */
+/** A cursor page (docs/api.md, "Pagination"): tenant lists and transcripts. */
 export const CursorPage = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), meta: CursorMeta });
-/** An offset page (SPEC §8.1): operator lists. */
+/** An offset page (docs/api.md, "Pagination"): operator lists. */
 export const OffsetPage = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), meta: OffsetMeta });
 
 /** Every error on every route family. */

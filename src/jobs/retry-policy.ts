@@ -1,5 +1,5 @@
 /**
- * SPEC §8.2's schedule, shared by inbound processing and outbound webhooks: delays before
+ * The retry schedule (docs/webhooks.md, "States, retries and dead letters"), shared by inbound processing and outbound webhooks: delays before
  * attempts 2, 3, 4, 5 and every later one.
  */
 export const RETRY_DELAYS_SECONDS = [60, 5 * 60, 15 * 60, 30 * 60, 60 * 60] as const;

@@ -49,7 +49,7 @@ const widgetOf = (request: FastifyRequest) => request.widget!;
 const visitorOf = (request: FastifyRequest) => request.visitor!;
 
 /**
- * Live chat's visitor routes (DESIGN "Live chat"), `/v1/livechat/:widgetKey/*`. No credential
+ * Live chat's visitor routes (docs/livechat.md), `/v1/livechat/:widgetKey/*`. No credential
  * but the public widget key and, once a conversation is open, the visitor's token. In order:
  * an unknown widget key is 404 whatever else the request carries; a browser origin the widget
  * does not allow is 403 (and gets no CORS headers); then a missing or bad token is 401.

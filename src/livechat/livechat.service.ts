@@ -16,7 +16,7 @@ import {
   type Widget,
 } from './livechat.queries.js';
 
-/** DESIGN "Live chat": limits, per minute. */
+/** docs/livechat.md: limits, per minute. */
 export const LIVECHAT_LIMITS = {
   messagesPerVisitorPerMinute: 20,
   conversationsPerAddressPerMinute: 30,

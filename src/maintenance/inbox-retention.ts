@@ -27,7 +27,7 @@ export interface InboxPruned {
 
 /**
  * Deletes processed inbox rows older than `retentionDays` and dead letters older than
- * `deadLetterRetentionDays` (DESIGN "Retention"), in batches, each its own statement (pass the
+ * `deadLetterRetentionDays` (docs/webhooks.md, "Retention"), in batches, each its own statement (pass the
  * pool, not a transaction). `received` and `failed` rows are never deleted: they are work
  * still to do.
  */
@@ -44,7 +44,7 @@ export async function pruneInbox(
 
 /**
  * Deletes outbound webhook events older than `retentionDays` with their deliveries and every
- * attempt (DESIGN "Retention"), the delivery log's history; an event with a delivery still
+ * attempt (docs/webhooks.md, "Retention"), the delivery log's history; an event with a delivery still
  * pending stays.
  */
 export async function pruneOutboundEvents(

@@ -188,7 +188,7 @@ export interface StatusInput {
  * nothing), and `failed` is taken only before delivery and keeps the provider's error.
  */
 /**
- * The longest provider error text a message keeps (DESIGN "Replies"). Besides bounding the
+ * The longest provider error text a message keeps (docs/replies.md). Besides bounding the
  * column, it keeps the `message.updated` event that carries it far below NOTIFY's 8000 bytes.
  */
 export const PROVIDER_ERROR_MAX_LENGTH = 1000;

@@ -3,7 +3,7 @@ import { type Static, Type } from 'typebox';
 import type { ContactHandlesTable, ContactsTable, MessagesTable, ThreadsTable } from '../db/types.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 
-/** The API's shapes of what the workers make (DESIGN "Resource shapes"), and their mappers. */
+/** The API's shapes of what the workers make (docs/api.md), and their mappers. */
 
 export const MESSAGE_STATUSES = ['received', 'queued', 'sent', 'delivered', 'read', 'failed'] as const;
 

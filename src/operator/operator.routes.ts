@@ -15,7 +15,7 @@ import { WorkspaceResource, workspaceResource } from '../workspaces/workspaces.s
 
 const OperatorConnection = Type.Object({ ...ConnectionResource.properties, workspaceId: Type.Integer() }, { title: 'OperatorConnection' });
 
-/** `/v1/operator/*`: platform-wide lists in offset pages (SPEC §8.1). */
+/** `/v1/operator/*`: platform-wide lists in offset pages (docs/api.md, "Pagination"). */
 export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireOperator(deps));
 

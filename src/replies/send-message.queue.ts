@@ -14,7 +14,7 @@ import { claimSends, SEND_CLAIM_MARGIN_MS, settleClaims } from './send-claim.js'
 import { nextSendAttempt, SEND_RETRY_DELAYS_SECONDS } from './send-policy.js';
 
 export const SEND_QUEUE = 'send-message';
-/** A provider that has not answered in this long is a retryable failure (DESIGN "Replies"). */
+/** A provider that has not answered in this long is a retryable failure (docs/replies.md). */
 export const SEND_TIMEOUT_MS = 10_000;
 /** A send claimed longer ago than this was abandoned (its process died mid-send) and may be taken over. */
 export const SEND_CLAIM_STALE_MS = SEND_TIMEOUT_MS + SEND_CLAIM_MARGIN_MS;
@@ -172,8 +172,8 @@ async function sendBatch(deps: Deps, jobs: SendJob[]): Promise<void> {
 }
 
 /**
- * `send-message`: one job per reply attempt. Retries of a provider's answer follow DESIGN's
- * schedule and are new jobs written by the handler; pg-boss's own retry only covers a worker
+ * `send-message`: one job per reply attempt. Retries of a provider's answer follow the
+ * schedule of docs/replies.md and are new jobs written by the handler; pg-boss's own retry only covers a worker
  * that died holding a job (its heartbeat stops) or a database that was away: from 1 s, so a
  * dead worker's replies go out again at once, to 5 min, over 12 tries (about 25 minutes).
  */

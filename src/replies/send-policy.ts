@@ -1,5 +1,5 @@
 /**
- * DESIGN "Replies": a send that may succeed later (network error, timeout, 408, 429, 5xx) is
+ * docs/replies.md: a send that may succeed later (network error, timeout, 408, 429, 5xx) is
  * tried again after 60 s, 5 min and 15 min, then the message is `failed`. A provider's
  * `retry-after` wins when it asks for longer.
  */

@@ -3,7 +3,7 @@ import { adapterFor } from '../channels/index.js';
 import type { InboxRow } from './inbox.queries.js';
 
 /**
- * A stored delivery's payloadJson (SPEC §2): the payload_json column when verification
+ * A stored delivery's payloadJson (docs/api.md): the payload_json column when verification
  * stored one, otherwise the raw body as its adapter parses it, which is what ingestion
  * would have stored (see storedPayloadText). Undefined when the body does not parse.
  */

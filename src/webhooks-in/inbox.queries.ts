@@ -151,7 +151,7 @@ const SUMMARY_COLUMNS = [
 ] as const;
 export type InboxSummaryRow = Omit<InboxRow, 'raw_body' | 'payload_json'>;
 
-/** The caller's rows in one state, newest first (SPEC §4.4). */
+/** The caller's rows in one state, newest first (docs/webhooks.md, "Dead-letter routes"). */
 export async function listAppInbox(db: Executor, appId: string, status: InboxStatus, limit: number) {
   return db
     .selectFrom('webhook_inbox')

@@ -15,7 +15,7 @@ export const PROCESS_BATCH = 250;
 export const MAX_YIELD_PER_FETCH_MS = 30_000;
 
 /**
- * Retries of processing errors follow SPEC §8.2 and are scheduled by the worker itself (the
+ * Retries of processing errors follow the schedule of docs/webhooks.md and are scheduled by the worker itself (the
  * row is the truth). pg-boss's own retry covers what the worker cannot record: a worker that
  * died holding a job (its heartbeat stops and, 10 s later, the job is handed to another
  * attempt) or a database that was away when the batch ran. A second attempt never applies a

@@ -6,7 +6,7 @@ import type { InboxRow, InboxSummaryRow } from './inbox.queries.js';
 
 export const INBOX_STATUSES = ['received', 'processed', 'failed', 'dead_letter'] as const;
 
-/** A WebhookInbox row (SPEC §2) in a list: every field but `rawBody` and `payloadJson`. */
+/** A WebhookInbox row (docs/api.md) in a list: every field but `rawBody` and `payloadJson`. */
 export const InboxSummary = Type.Object(
   {
     id: Type.String(),
@@ -38,7 +38,7 @@ export const InboxResource = Type.Object(
   { title: 'WebhookInbox' },
 );
 
-/** A requeue's answer: the row's status before the enqueue (SPEC §3 rule 2). */
+/** A requeue's answer: the row's status before the enqueue (docs/webhooks.md, "States, retries and dead letters"). */
 export const RequeueResult = Type.Object({ id: Type.String(), status: StringEnum(INBOX_STATUSES) }, { title: 'RequeueResult' });
 
 export function inboxSummary(row: InboxSummaryRow): Static<typeof InboxSummary> {
@@ -58,7 +58,7 @@ export function inboxSummary(row: InboxSummaryRow): Static<typeof InboxSummary> 
   };
 }
 
-/** WebhookInbox (SPEC §2) as the API shows one row: camelCase, ISO timestamps, the body too. */
+/** WebhookInbox (docs/api.md) as the API shows one row: camelCase, ISO timestamps, the body too. */
 export function inboxResource(row: InboxRow): Static<typeof InboxResource> {
   return { ...inboxSummary(row), rawBody: row.raw_body, payloadJson: deliveryPayload(row) ?? null };
 }

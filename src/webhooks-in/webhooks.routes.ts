@@ -10,7 +10,7 @@ import { acceptRawBodies, type RawBody, rawBodyFrom } from '../http/raw-body.js'
 import { findOutboundByExternalId } from '../messaging/messaging.queries.js';
 import type { InboxWriter } from './inbox-writer.js';
 
-/** Headers INBOX_LOG_WEBHOOKS reads the signing header from, in order (SPEC §5.3). */
+/** Headers INBOX_LOG_WEBHOOKS reads the signing header from, in order (docs/webhooks.md). */
 const LOGGED_SIGNATURE_HEADERS = [
   'x-hub-signature-256',
   'x-service-signature',
@@ -30,7 +30,7 @@ function loggedSignature(key: string, headers: FastifyRequest['headers']): strin
   if (value === undefined) return null;
   return BEARER_SECRET_HEADERS.has(key) ? `${value.slice(0, 4)}…` : value;
 }
-/** Integrations that can never be accepted, whatever the flags say (SPEC §5.2 rule 7). */
+/** Integrations that can never be accepted, whatever the flags say (docs/webhooks.md, "Integrations"). */
 const NEVER_ACCEPTED = new Set(['livechat', 'ai']);
 
 const Params = Type.Object({
@@ -94,7 +94,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
       throw errors.invalidApiKey(verification.reason ?? 'webhook signature or shared secret is missing or wrong');
     }
     // A verifier that parsed hands its payload over; otherwise the raw body is parsed here,
-    // so adapters that verify raw bytes still get a payload (SPEC §4.2). Either way it is the
+    // so adapters that verify raw bytes still get a payload (docs/webhooks.md). Either way it is the
     // raw body as the adapter parses it, so it is not stored again: readers derive it.
     const payload = verification.payload !== undefined ? verification.payload : parseBody(adapter, rawBody);
     const event = payload === undefined || payload === null ? undefined : adapter.eventName(payload);
@@ -115,7 +115,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
       schema: {
         summary: 'Receive an e-mail provider delivery',
         response: ingestSchema.response,
-        description: 'Alias of POST /webhooks/email as an integration key (SPEC §4.2).',
+        description: 'Alias of POST /webhooks/email as an integration key (docs/webhooks.md).',
       },
     },
     (request, reply) => ingest(request, reply, 'email'),

@@ -3,7 +3,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
- * The SSRF guard of outbound webhooks (DESIGN "Outbound webhooks"): a customer's URL may only
+ * The SSRF guard of outbound webhooks (docs/outbound-webhooks.md): a customer's URL may only
  * reach public addresses. Every address a name resolves to must be public unicast — not
  * loopback, private, link-local (169.254.169.254, the cloud metadata address, among them),
  * CGNAT, multicast, unique-local, reserved, nor an IPv4-mapped or translated form of those —

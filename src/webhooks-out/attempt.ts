@@ -2,7 +2,7 @@ import { Agent, request } from 'undici';
 import { truncate } from '../text/truncate.js';
 import { describeRefusal, guardedLookup, ipLiteral, type ResolveHost, refusedRange } from './address-guard.js';
 
-/** A receiver that has not answered within this long has failed the attempt (DESIGN). */
+/** A receiver that has not answered within this long has failed the attempt (docs/outbound-webhooks.md). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 /** How much of a failing receiver's answer an attempt keeps, for its owner to read. */
 const ANSWER_EXCERPT_CHARS = 200;

@@ -15,9 +15,9 @@ import { clearFailureStreaks, disableEndpoints, endpointIdsOf, endpointWorkspace
 import { type AttemptJob, enqueueAttempts, JOB_DELIVERIES, OUTBOUND_CHANNEL, OUTBOUND_QUEUE } from './outbound.queue.js';
 import { webhookHeaders } from './signing.js';
 
-/** At most this many deliveries of one endpoint are in flight, across every worker process (DESIGN). */
+/** At most this many deliveries of one endpoint are in flight, across every worker process (docs/outbound-webhooks.md). */
 export const ENDPOINT_IN_FLIGHT = 10;
-/** An endpoint with no successful attempt for this long is disabled (DESIGN). */
+/** An endpoint with no successful attempt for this long is disabled (docs/outbound-webhooks.md). */
 export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 3600 * 1000;
 export const GONE_REASON = 'the endpoint answered 410 Gone';
 export const FAILING_REASON = 'no successful delivery for 5 days';

@@ -7,7 +7,7 @@ import type { DeliveryRow } from './deliveries.queries.js';
 import type { EndpointRow } from './endpoints.queries.js';
 import { publicEventId } from './outbox.js';
 
-/** API shapes of outbound webhooks (DESIGN "Outbound webhooks") and their mappers. */
+/** API shapes of outbound webhooks (docs/outbound-webhooks.md) and their mappers. */
 
 export const EVENT_FILTER_VALUES = [...SUBSCRIBABLE_EVENT_TYPES, '*'] as const;
 export const SIGNATURE_SCHEMES = ['service', 'standard'] as const;

@@ -34,7 +34,7 @@ const DeliveryParams = Type.Object({ id: Type.With(BigId, { description: 'the de
 
 /**
  * `/v1/webhook-endpoints`: the workspace's outbound webhook endpoints, their delivery log and
- * redelivery (DESIGN "Outbound webhooks"). Workspace admins only — a JWT admin or an `admin`
+ * redelivery (docs/outbound-webhooks.md). Workspace admins only — a JWT admin or an `admin`
  * API key — reads included: the log shows what the workspace's receivers answered.
  */
 export const endpointRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {

@@ -20,7 +20,7 @@ import { enqueueAttempts } from './outbound.queue.js';
 import { deliverEvents } from './outbox.js';
 import { generateSecret, isValidSecret } from './signing.js';
 
-/** How long a rotated-out secret still signs, by default and at most (DESIGN "Rotation"). */
+/** How long a rotated-out secret still signs, by default and at most (docs/outbound-webhooks.md). */
 export const DEFAULT_GRACE_SECONDS = 24 * 3600;
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
 

@@ -14,7 +14,7 @@ import { createUser, createWorkspace, requireWorkspace, USER_ROLES, UserResource
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const WorkspaceParams = Type.Object({ id: Type.With(IntId, { description: 'the workspace id' }) });
 
-/** Engage admin routes (DESIGN "Route surface"): the platform operator provisions tenants. */
+/** Engage admin routes (docs/api.md): the platform operator provisions tenants. */
 export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAdminKey(deps));
 

@@ -20,7 +20,7 @@ export const WorkspaceResource = Type.Object(
   { title: 'Workspace' },
 );
 
-/** SPEC §2 UserResource. */
+/** docs/api.md UserResource. */
 export const UserResource = Type.Object(
   { id: Type.Integer(), name: Type.String(), email: Type.String(), workspaces_id: Type.Integer(), roles: Type.Array(Type.String()) },
   { title: 'UserResource' },
@@ -30,7 +30,7 @@ export function workspaceResource(row: Selectable<WorkspacesTable>): Static<type
   return { id: row.id, name: row.name, appId: row.app_id, createdAt: row.created_at.toISOString() };
 }
 
-/** UserResource of SPEC §2: snake_case `workspaces_id` as the contract names it. */
+/** UserResource of docs/api.md: snake_case `workspaces_id` as the contract names it. */
 export function userResource(row: Selectable<UsersTable>): Static<typeof UserResource> {
   return { id: row.id, name: row.name, email: row.email, workspaces_id: row.workspace_id, roles: row.roles };
 }

@@ -82,7 +82,7 @@ describe('loadConfig', () => {
     ).toBe(true);
   });
 
-  it('reads integrations keyed by integration key with the fields SPEC names', () => {
+  it('reads integrations keyed by integration key with the fields docs/webhooks.md names', () => {
     const config = loadConfig({
       INBOX_INTEGRATIONS: JSON.stringify({
         whatsapp: { webhookSecret: 's', providerReportSecret: 'r', skipVerify: false },

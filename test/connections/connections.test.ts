@@ -20,7 +20,7 @@ async function list(headers: Record<string, string>, query = '') {
   return ctx.app.inject({ method: 'GET', url: `/v1/connections${query}`, headers });
 }
 
-describe('GET /v1/connections cursor pages (SPEC §8.1)', () => {
+describe('GET /v1/connections cursor pages (docs/api.md, "Pagination")', () => {
   it('defaults to 25 and clamps above 100 to 100 without an error', async () => {
     const tenant = await tenantWithConnections(110);
     for (const [query, size] of [

@@ -10,7 +10,7 @@ import {
   TENANTS_MAX_LIMIT,
 } from '../../src/http/pagination.js';
 
-describe('cursor limit (SPEC §8.1 cursor rule 1)', () => {
+describe('cursor limit (docs/api.md, "Pagination", cursor rule 1)', () => {
   it.each([
     [undefined, 25],
     ['', 25],
@@ -27,7 +27,7 @@ describe('cursor limit (SPEC §8.1 cursor rule 1)', () => {
   });
 });
 
-describe('cursor encoding (SPEC §8.1 cursor rule 3)', () => {
+describe('cursor encoding (docs/api.md, "Pagination", cursor rule 3)', () => {
   it('is base64url of <epochMs>:<id>', () => {
     const at = new Date('2026-01-02T03:04:05.678Z');
     const cursor = encodeCursor(at, 42);
@@ -63,7 +63,7 @@ describe('cursorPage', () => {
   });
 });
 
-describe('offset pages (SPEC §8.1 offset rules)', () => {
+describe('offset pages (docs/api.md, "Pagination", offset rules)', () => {
   it.each([
     [{}, 200, { page: 1, limit: 50, offset: 0 }],
     [{ limit: 'x', page: 'y' }, 200, { page: 1, limit: 50, offset: 0 }],

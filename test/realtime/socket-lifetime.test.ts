@@ -9,7 +9,7 @@ import { makeWidget, openSocket, startVisitor } from '../helpers/livechat.js';
 import { socketPair } from '../helpers/socket-pair.js';
 import { waitFor } from '../helpers/webhooks.js';
 
-// No accounts secret outside production: the webhook takes unsigned bodies (SPEC §4.5 rule 2).
+// No accounts secret outside production: the webhook takes unsigned bodies (docs/auth.md, "The accounts webhook").
 const ctx = await useTestContext();
 const url = (await ctx.app.listen({ port: 0, host: '127.0.0.1' })).replace('http', 'ws');
 const tenant = await makeTenant(ctx.deps);

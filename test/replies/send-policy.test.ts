@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { nextSendAttempt } from '../../src/replies/send-policy.js';
 
-describe('reply retry schedule (DESIGN "Replies")', () => {
+describe('reply retry schedule (docs/replies.md)', () => {
   const now = new Date('2026-11-23T12:00:00Z');
   const delayOf = (attempt: number, retryAfter?: number) => {
     const at = nextSendAttempt(attempt, now, retryAfter);

@@ -81,7 +81,7 @@ describe('lastError', () => {
   });
 });
 
-describe('retry policy (SPEC §8.2)', () => {
+describe('retry policy (docs/webhooks.md, "States, retries and dead letters")', () => {
   it('retries after 60 s, 5, 15, 30 min, then hourly, and dead-letters after the 8th attempt', async () => {
     const id = await deliver(textFor('555000001', 'wamid.retry-1'));
     const delays: number[] = [];

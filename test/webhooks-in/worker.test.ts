@@ -389,7 +389,7 @@ describe('worker: failures', () => {
     payload.entry.push(second.entry[0]);
     const id = await deliverWhatsapp(JSON.stringify(payload));
     const row = await settled(id);
-    // The one app that resolved keeps it (DESIGN: set as soon as its connection resolves), so
+    // The one app that resolved keeps it (set as soon as its connection resolves), so
     // its admin can requeue it once the other account is connected.
     expect(row).toMatchObject({ status: 'failed', attempt_count: 1, app_id: tenant.workspace.appId, processed_at: null });
     expect(row.last_error).toBe('no connection for whatsapp account "999000999": connect it, then requeue');

@@ -277,7 +277,7 @@ describe('outbound webhooks', () => {
     expect(at(w.path).map((r) => r.json.type)).toEqual(['ping']);
   });
 
-  it('retries a receiver that is down on the SPEC §8.2 schedule, and delivers once, with the same delivery id, when it is back', async () => {
+  it('retries a receiver that is down on the docs/webhooks.md, "States, retries and dead letters" schedule, and delivers once, with the same delivery id, when it is back', async () => {
     const down = await startReceiver();
     const tenant = await makeTenant(ctx.deps);
     const endpoint = (
