@@ -13,15 +13,16 @@ import type { SendResult } from './replies.queries.js';
  */
 export async function claimMessages(db: Executor, wants: { messageId: number; attempt: number }[], token: string, staleMs: number) {
   if (wants.length === 0) return [];
-  const { rows } = await sql<{ id: number }>`
+  // `prior` is the row as it was before this statement: whether a stale claim was taken over.
+  const { rows } = await sql<{ id: number; taken_over: boolean }>`
     UPDATE messages AS m
     SET send_claim_token = ${token}, send_claimed_at = clock_timestamp(), send_attempt = w.attempt
-    FROM unnest(${wants.map((w) => w.messageId)}::bigint[], ${wants.map((w) => w.attempt)}::int[]) AS w(id, attempt)
-    WHERE m.id = w.id AND m.direction = 'outbound' AND m.status = 'queued'
+    FROM unnest(${wants.map((w) => w.messageId)}::bigint[], ${wants.map((w) => w.attempt)}::int[]) AS w(id, attempt), messages AS prior
+    WHERE m.id = w.id AND prior.id = m.id AND m.direction = 'outbound' AND m.status = 'queued'
       AND (m.send_claim_token IS NULL OR m.send_claimed_at <= clock_timestamp() - make_interval(secs => ${staleMs / 1000}))
       AND (m.send_attempt < w.attempt OR (m.send_attempt = w.attempt AND m.send_claim_token IS NOT NULL))
-    RETURNING m.id`.execute(db);
-  return rows.map((r) => Number(r.id));
+    RETURNING m.id, prior.send_claim_token IS NOT NULL AS taken_over`.execute(db);
+  return rows.map((r) => ({ id: Number(r.id), takenOver: r.taken_over }));
 }
 
 /**

@@ -45,7 +45,16 @@ export async function claimSends<J extends ClaimJob>(
   const byMessage = new Map<number, J>();
   for (const job of jobs) if ((byMessage.get(job.messageId)?.attempt ?? 0) < job.attempt) byMessage.set(job.messageId, job);
   const wanted = [...byMessage.values()];
-  const claimed = new Set(await claimMessages(deps.db, wanted, token, options.staleAfterMs));
+  const rows = await claimMessages(deps.db, wanted, token, options.staleAfterMs);
+  const claimed = new Set(rows.map((r) => r.id));
+  const takenOver = rows.filter((r) => r.takenOver).map((r) => r.id);
+  if (takenOver.length > 0) {
+    // The one way a reply can reach a provider twice: say so, with the messages it may concern.
+    deps.log.warn(
+      { messageIds: takenOver },
+      'taking over sends whose claim went stale (their process died or stalled mid-send); a provider may receive these replies twice',
+    );
+  }
   const others = wanted.filter((j) => !claimed.has(j.messageId));
   for (const held of await findHeldClaims(
     deps.db,

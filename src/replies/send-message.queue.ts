@@ -147,6 +147,9 @@ async function sendBatch(deps: Deps, jobs: SendJob[]): Promise<void> {
         continue;
       }
       const at = outcome.outcome === 'retry' ? nextSendAttempt(job.attempt, now, outcome.retryAfterSeconds) : null;
+      // A timeout may hide a send the provider took: the next attempt can deliver it again.
+      if (outcome.outcome === 'retry')
+        deps.log.info({ messageId: job.messageId, attempt: job.attempt, error: outcome.error }, 'reply send to be retried');
       if (at) retries.push({ job: { messageId: job.messageId, attempt: job.attempt + 1 }, at });
       else {
         const error =
