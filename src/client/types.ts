@@ -13,7 +13,7 @@ export interface Thread {
   connectionId: number;
   integrationKey: string;
   contactId: number;
-  status: 'open' | 'closed';
+  status: 'open' | 'pending' | 'resolved' | 'snoozed';
   lastMessageAt: Timestamp;
   lastMessagePreview: string | null;
   createdAt: Timestamp;

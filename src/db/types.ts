@@ -49,6 +49,8 @@ export interface ConnectionsTable {
   credentials_sealed: Buffer | null;
   /** Live chat: the web origins allowed to call the visitor routes; empty = any. */
   allowed_origins: Generated<string[]>;
+  /** New and reopened threads go to the agent with the fewest open assigned threads. */
+  auto_assign: Generated<boolean>;
 }
 
 export type InboxStatus = 'received' | 'processed' | 'failed' | 'dead_letter';
@@ -101,12 +103,18 @@ export interface ContactHandlesTable {
   contact_id: number;
 }
 
+export type ThreadStatus = 'open' | 'pending' | 'resolved' | 'snoozed';
+
 export interface ThreadsTable {
   id: Generated<number>;
   workspace_id: number;
   connection_id: number;
   contact_id: number;
-  status: Generated<'open' | 'closed'>;
+  status: Generated<ThreadStatus>;
+  snoozed_until: NullableTimestamp;
+  assignee_id: number | null;
+  labels: Generated<string[]>;
+  agent_last_seen_at: NullableTimestamp;
   last_message_at: Generated<Date>;
   last_message_preview: string | null;
   created_at: Generated<Date>;
@@ -114,6 +122,8 @@ export interface ThreadsTable {
 }
 
 export type MessageStatus = 'received' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
+
+export type MessageKind = 'message' | 'note' | 'activity';
 
 export interface MessagesTable {
   id: Generated<number>;
@@ -125,6 +135,9 @@ export interface MessagesTable {
   text: Generated<string>;
   status: MessageStatus;
   error: string | null;
+  kind: Generated<MessageKind>;
+  private: Generated<boolean>;
+  author_id: number | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   /** The send attempt holding the message now (see replies/send-claim.ts); null when none does. */

@@ -13,7 +13,7 @@ export const ThreadResource = Type.Object(
     connectionId: Type.Integer(),
     integrationKey: Type.String(),
     contactId: Type.Integer(),
-    status: StringEnum(['open', 'closed']),
+    status: StringEnum(['open', 'pending', 'resolved', 'snoozed']),
     lastMessageAt: Timestamp,
     lastMessagePreview: Nullable(Type.String()),
     createdAt: Timestamp,

@@ -126,6 +126,9 @@ describe('announcing what changed', () => {
       send_claim_token: null,
       send_claimed_at: null,
       send_attempt: 0,
+      kind: 'message' as const,
+      private: false,
+      author_id: null,
     };
     const { realtime, outbound } = announcements([
       {
