@@ -4,6 +4,7 @@ import { BY_CREATED, keysetPage, type SortKey } from '../db/pages.js';
 import type { MessageStatus, MessagesTable, ThreadsTable } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
 import { truncate } from '../text/truncate.js';
+import type { ThreadFilters } from './thread-filters.js';
 
 export interface ConnectionRef {
   id: number;
@@ -214,14 +215,26 @@ export async function applyStatuses(db: Executor, statuses: StatusInput[], at: D
 
 const BY_LAST_MESSAGE: SortKey = { at: 'threads.last_message_at', id: 'threads.id' };
 
-/** A workspace's threads, most recently active first, one cursor page. */
-export async function listThreads(db: Executor, workspaceId: number, page: CursorRequest) {
+/**
+ * A workspace's threads, most recently active first, one cursor page, narrowed by `filters`.
+ * One status is an equality (not a list) so that threads_filter_idx returns rows already in
+ * page order.
+ */
+export async function listThreads(db: Executor, workspaceId: number, filters: ThreadFilters, page: CursorRequest) {
+  const { statuses, assignee, connectionId, contactId, label } = filters;
   const q = db
     .selectFrom('threads')
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
     .selectAll('threads')
     .select('connections.integration_key')
-    .where('threads.workspace_id', '=', workspaceId);
+    .where('threads.workspace_id', '=', workspaceId)
+    .$if(statuses?.length === 1, (q) => q.where('threads.status', '=', statuses![0]!))
+    .$if((statuses?.length ?? 0) > 1, (q) => q.where('threads.status', 'in', statuses!))
+    .$if(assignee === 'none', (q) => q.where('threads.assignee_id', 'is', null))
+    .$if(typeof assignee === 'number', (q) => q.where('threads.assignee_id', '=', assignee as number))
+    .$if(connectionId !== undefined, (q) => q.where('threads.connection_id', '=', connectionId!))
+    .$if(contactId !== undefined, (q) => q.where('threads.contact_id', '=', contactId!))
+    .$if(label !== undefined, (q) => q.where(sql<boolean>`threads.labels @> ARRAY[${label}]::text[]`));
   return keysetPage(q, BY_LAST_MESSAGE, page);
 }
 

@@ -10,8 +10,10 @@ import { CursorPage, Envelope } from '../http/schemas.js';
 import { findThread, listThreads } from './messaging.queries.js';
 import { MessageResource, ThreadResource, threadResource } from './messaging.resources.js';
 import { transcriptPage } from './messaging.service.js';
+import { parseThreadFilters, ThreadFilterQuery } from './thread-filters.js';
 
 const ThreadParams = Type.Object({ id: Type.With(BigId, { description: 'the thread id' }) });
+const ThreadsQuery = Type.Object({ ...CursorQuery.properties, ...ThreadFilterQuery });
 
 /** Tenant lists of what the workers made: threads and their messages (cursor pages; contacts: src/contacts/). */
 export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -19,9 +21,17 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
 
   app.get(
     '/threads',
-    { schema: { summary: 'List threads', querystring: CursorQuery, response: { 200: CursorPage(ThreadResource) } } },
+    {
+      schema: {
+        summary: "List the workspace's threads, most recently active first, optionally filtered",
+        querystring: ThreadsQuery,
+        response: { 200: CursorPage(ThreadResource) },
+      },
+    },
     async (request) => {
-      const page = await listThreads(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
+      const auth = tenantOf(request);
+      const filters = parseThreadFilters(request.query, auth);
+      const page = await listThreads(deps.db, auth.workspaceId, filters, parseCursorQuery(request.query));
       return envelope(request, page.items.map(threadResource), page.meta);
     },
   );
