@@ -10,6 +10,8 @@ import { userRoutes } from './auth/user.routes.js';
 import { connectionRoutes } from './connections/connections.routes.js';
 import { contactRoutes } from './contacts/contacts.routes.js';
 import { cannedResponseRoutes } from './conversations/canned-responses.routes.js';
+import { labelRoutes } from './conversations/labels.routes.js';
+import { searchRoutes } from './conversations/search.routes.js';
 import { isDatabaseUnavailable } from './db/database.js';
 import type { Deps } from './deps.js';
 import { healthRoutes } from './health/health.routes.js';
@@ -177,6 +179,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(operatorInboxRoutes, { deps, prefix: '/v1/operator' });
   await app.register(deadLetterRoutes, { deps, prefix: '/v1/admin' });
   await app.register(messagingRoutes, { deps, prefix: '/v1' });
+  await app.register(searchRoutes, { deps, prefix: '/v1' });
+  await app.register(labelRoutes, { deps, prefix: '/v1' });
   await app.register(replyRoutes, { deps, prefix: '/v1' });
   await app.register(blockVisitorRoutes, { deps, prefix: '/v1' });
   await app.register(teamRoutes, { deps, prefix: '/v1/users' });

@@ -1,0 +1,37 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireAuth, tenantOf } from '../auth/auth.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { Envelope } from '../http/schemas.js';
+import { listLabels } from './labels.queries.js';
+
+export const LabelResource = Type.Object(
+  {
+    name: Type.String(),
+    openThreads: Type.Integer({ minimum: 0, description: 'open threads carrying the label' }),
+  },
+  { title: 'Label' },
+);
+
+/** `GET /v1/labels`: labels exist only on threads, so the list is read from them. */
+export const labelRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.addHook('preHandler', requireAuth(deps));
+
+  app.get(
+    '/labels',
+    {
+      schema: {
+        summary: 'List every label used on the workspace’s threads, with its open threads',
+        response: { 200: Envelope(Type.Array(LabelResource)) },
+      },
+    },
+    async (request) => {
+      const rows = await listLabels(deps.db, tenantOf(request).workspaceId);
+      return envelope(
+        request,
+        rows.map((r) => ({ name: r.name, openThreads: r.open_threads })),
+      );
+    },
+  );
+};
