@@ -15,6 +15,10 @@ export interface BenchOptions {
   outboundOnly: boolean;
   single: boolean;
   sustained: number;
+  conversations: boolean;
+  threads: number;
+  messages: number;
+  samples: number;
 }
 
 const ABOUT = `Measures the service on this machine: ingestion beside a no-op ceiling (alternating rounds,
@@ -41,6 +45,10 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
       'outbound-only': { type: 'boolean', help: 'run only the outbound webhook phase' },
       single: { type: 'boolean', help: 'one role-all process: a burst beside the ceiling, then --sustained' },
       sustained: { type: 'string', default: '2000', help: "deliveries/s of --single's open-loop phase" },
+      conversations: { type: 'boolean', help: 'run only the conversations phase: thread filters and message search on a large inbox' },
+      threads: { type: 'string', default: '100000', help: 'threads the conversations phase seeds' },
+      messages: { type: 'string', default: '1000000', help: 'messages the conversations phase seeds' },
+      samples: { type: 'string', default: '200', help: 'timed requests per read of the conversations phase' },
     },
     argv,
   );
@@ -66,5 +74,9 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     outboundOnly: v['outbound-only'],
     single: v.single,
     sustained: number('sustained', v.sustained),
+    conversations: v.conversations,
+    threads: number('threads', v.threads),
+    messages: number('messages', v.messages),
+    samples: number('samples', v.samples),
   };
 }

@@ -7,7 +7,8 @@
 //   4. latency.ts: role all under a steady --rate deliveries/s, median received → processed;
 //   5. send.ts:    reply POSTs, then --sends queued replies sent through a loopback fake provider;
 //   6. outbound.ts: --outbound webhook deliveries to one endpoint, then four, then 200 events/s;
-//   or single.ts (--single): one role-all process as `npm start` runs it, burst and sustained.
+//   or single.ts (--single): one role-all process as `npm start` runs it, burst and sustained;
+//   or conversations.ts (--conversations): thread filters and message search on a large inbox.
 // Throughput is reported as a ratio against the ceiling because shared machines drift, and each
 // figure with the load generator's own CPU share, so a generator-bound figure shows as one.
 // Every number comes from this run; nothing is asserted.
@@ -24,6 +25,7 @@ import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { pct, say } from './common.js';
+import { measureConversations } from './conversations.js';
 import { measureIngest } from './ingest.js';
 import { measureLatency } from './latency.js';
 import { readBenchOptions } from './options.js';
@@ -61,11 +63,28 @@ async function main() {
     const workspace = await createWorkspace(db, 'Bench');
     const config = loadConfig({ INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: WEBHOOK_SECRET } }) });
     // No credentials are set, so the key seals nothing.
-    await createConnection({ db, config, secretKey: randomBytes(32) }, workspace.id, {
+    const connection = await createConnection({ db, config, secretKey: randomBytes(32) }, workspace.id, {
       integrationKey: 'whatsapp',
       externalAccountId: PHONE_NUMBER_ID,
       name: 'Bench line',
     });
+
+    if (options.conversations) {
+      const c = await measureConversations(options, databaseUrl, db, workspace.id, connection.id);
+      const line = (t: { what: string; p50Ms: number; p95Ms: number; maxMs: number; matches?: number }): [string, string] => [
+        t.what,
+        `p50 ${t.p50Ms} ms, p95 ${t.p95Ms} ms, max ${t.maxMs} ms${t.matches === undefined ? '' : ` (${t.matches} matching messages)`}`,
+      ];
+      out(
+        `${c.seeded.threads} threads, ${c.seeded.messages} messages (seeded in ${c.seeded.seconds} s); ${options.samples} requests each, one at a time, over HTTP`,
+      );
+      table([line(c.threadPage), ...c.others.map(line), ...c.searches.map(line), ['api peak RSS', `${Math.round(c.rssMb)} MB`]]);
+      out(`\nEXPLAIN ANALYZE, thread page status=open&assigneeId=me:\n${c.plans.threadPage}`);
+      out(`\nEXPLAIN ANALYZE, search for the most common word:\n${c.plans.searchCommon}`);
+      out(`\nEXPLAIN ANALYZE, search for a rare word:\n${c.plans.searchRare}`);
+      if (options.json) out(JSON.stringify({ conversations: c }));
+      return;
+    }
 
     if (options.single) {
       const single = await measureSingle(options, databaseUrl, db);

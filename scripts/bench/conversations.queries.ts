@@ -1,0 +1,145 @@
+// The conversations phase's data: one workspace with --threads threads and --messages messages,
+// written set-based (generate_series), with text drawn from a word list on a skewed
+// distribution so that full-text search meets common, middling and rare words as it would in a
+// real inbox. And the EXPLAINs of the two measured reads, written as the service writes them.
+import { sql } from 'kysely';
+import type { Db } from '../../src/db/database.js';
+
+const BASE = `order delivery refund parcel package shipping address invoice payment card account password
+login email phone number price discount coupon return exchange size colour color stock store
+help please thanks thank you hello hi good morning evening today tomorrow yesterday week month
+where when why how what which who can could would should will not never always still already
+my your our their the a an and or but if then because so very really quite just only also
+late early damaged broken missing wrong right lost found cancel cancelled change update track
+tracking status agent support team manager customer service waiting wait hours days minutes
+bonjour merci commande livraison remboursement colis adresse facture paiement hola gracias
+pedido entrega reembolso paquete direccion factura pago hallo danke bestellung lieferung
+rechnung zahlung paket ciao grazie ordine consegna rimborso pacco indirizzo fattura pagamento`
+  .split(/\s+/)
+  .filter(Boolean);
+const SUFFIXES = [
+  '',
+  's',
+  'ed',
+  'ing',
+  'er',
+  'ly',
+  'ion',
+  'able',
+  'ness',
+  'ment',
+  'ful',
+  'ist',
+  'ism',
+  'ize',
+  'ish',
+  'ward',
+  'less',
+  'ous',
+  'ive',
+  'al',
+  'ic',
+  'age',
+  'ery',
+];
+
+/**
+ * 5,000-odd distinct words, most frequent first. A message's words are drawn at index
+ * floor(n · r³) for a uniform r: the first word is in about half the messages, the 100th in about
+ * one in a hundred, the 3,000th in about one in a thousand.
+ */
+export const WORDS = [...new Set(SUFFIXES.flatMap((s) => BASE.map((w) => `${w}${s}`)))];
+
+export interface Seeded {
+  threads: number;
+  messages: number;
+  agentIds: number[];
+  seconds: number;
+}
+
+/**
+ * Writes the data in a handful of statements. Threads: 40 % open, 10 % pending, 45 % resolved,
+ * 5 % snoozed; four in five assigned among the agents (`me` is agentIds[0]); up to two of ten
+ * labels. Messages spread over the threads and a year, one in fifty a private note.
+ */
+export async function seedConversations(
+  db: Db,
+  workspaceId: number,
+  connectionId: number,
+  agentIds: number[],
+  threads: number,
+  messages: number,
+): Promise<Seeded> {
+  const started = performance.now();
+  const labels = ['vip', 'billing', 'shipping', 'returns', 'bug', 'feedback', 'urgent', 'b2b', 'lang:fr', 'lang:es'];
+  await sql`
+    INSERT INTO contacts (workspace_id, name)
+    SELECT ${workspaceId}, 'Customer ' || i FROM generate_series(1, ${threads}::int) AS i`.execute(db);
+  await sql`
+    INSERT INTO threads (workspace_id, connection_id, contact_id, status, snoozed_until, assignee_id, labels, last_message_at, last_message_preview)
+    SELECT ${workspaceId}, ${connectionId}, c.id, s.status,
+           CASE WHEN s.status = 'snoozed' THEN now() + interval '1 day' END,
+           CASE WHEN random() < 0.8 THEN (${agentIds}::int[])[1 + floor(random() * ${agentIds.length}::int)::int] END,
+           (SELECT coalesce(array_agg(DISTINCT l), '{}') FROM (SELECT (${labels}::text[])[1 + floor(random() * 10)::int] AS l, c.id AS k
+                                                             FROM generate_series(1, floor(random() * 3)::int)) x),
+           now() - random() * interval '365 days',
+           'preview'
+    FROM contacts c
+    CROSS JOIN LATERAL (SELECT CASE WHEN r < 0.40 THEN 'open' WHEN r < 0.50 THEN 'pending' WHEN r < 0.95 THEN 'resolved' ELSE 'snoozed' END AS status
+                        FROM (SELECT random() + c.id * 0 AS r) rr) s
+    WHERE c.workspace_id = ${workspaceId}`.execute(db);
+  // In slices of 100,000 so that no one statement holds a million rows' worth of memory.
+  const { rows: bounds } = await sql<{
+    lo: number;
+    hi: number;
+  }>`SELECT min(id)::bigint AS lo, max(id)::bigint AS hi FROM threads WHERE workspace_id = ${workspaceId}`.execute(db);
+  const lo = Number(bounds[0]!.lo);
+  const span = Number(bounds[0]!.hi) - lo + 1;
+  for (let done = 0; done < messages; done += 100_000) {
+    const n = Math.min(100_000, messages - done);
+    await sql`
+      INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, kind, private, created_at, updated_at)
+      SELECT ${workspaceId}, ${lo}::bigint + (i::bigint * 7919) % ${span}::bigint, ${connectionId},
+             CASE WHEN note THEN 'outbound' WHEN i % 3 = 0 THEN 'outbound' ELSE 'inbound' END,
+             CASE WHEN note THEN NULL ELSE 'bench-' || i END,
+             (SELECT string_agg((${WORDS}::text[])[1 + floor(${WORDS.length}::int * power(random(), 3))::int], ' ')
+              FROM generate_series(1, 6 + (i % 15)) AS w WHERE i IS NOT NULL),
+             CASE WHEN note THEN 'sent' WHEN i % 3 = 0 THEN 'delivered' ELSE 'received' END,
+             CASE WHEN note THEN 'note' ELSE 'message' END, note, at, at
+      FROM (SELECT i, i % 50 = 0 AS note, now() - random() * interval '365 days' AS at
+            FROM generate_series(${done + 1}::int, ${done + n}::int) AS i) g`.execute(db);
+  }
+  await sql`ANALYZE contacts`.execute(db);
+  await sql`ANALYZE threads`.execute(db);
+  await sql`ANALYZE messages`.execute(db);
+  return { threads, messages, agentIds, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) };
+}
+
+/** The plan PostgreSQL runs for one page of the thread list, filtered as the route filters. */
+export async function explainThreadPage(db: Db, workspaceId: number, userId: number): Promise<string> {
+  const { rows } = await sql<{ 'QUERY PLAN': string }>`
+    EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
+    SELECT threads.*, connections.integration_key FROM threads
+    INNER JOIN connections ON connections.id = threads.connection_id
+    WHERE threads.workspace_id = ${workspaceId} AND threads.status = ${'open'} AND threads.assignee_id = ${userId}
+    ORDER BY threads.last_message_at DESC, threads.id DESC LIMIT 26`.execute(db);
+  return rows.map((r) => r['QUERY PLAN']).join('\n');
+}
+
+/** The plan of one page of message search, as a user (notes included) runs it. */
+export async function explainSearch(db: Db, workspaceId: number, q: string): Promise<string> {
+  const { rows } = await sql<{ 'QUERY PLAN': string }>`
+    EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
+    SELECT * FROM messages
+    WHERE workspace_id = ${workspaceId} AND to_tsvector('simple', text) @@ websearch_to_tsquery('simple', ${q}) AND kind <> ${'activity'}
+    ORDER BY created_at DESC, id DESC LIMIT 26`.execute(db);
+  return rows.map((r) => r['QUERY PLAN']).join('\n');
+}
+
+/** How many of the workspace's messages a search matches (to say how common its words are). */
+export async function countMatches(db: Db, workspaceId: number, q: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM messages
+    WHERE workspace_id = ${workspaceId} AND to_tsvector('simple', text) @@ websearch_to_tsquery('simple', ${q})`.execute(db);
+  return rows[0]!.n;
+}
