@@ -81,6 +81,7 @@ async function main() {
       table([line(c.threadPage), ...c.others.map(line), ...c.searches.map(line), ['api peak RSS', `${Math.round(c.rssMb)} MB`]]);
       out(`\nEXPLAIN ANALYZE, thread page status=open&assigneeId=me:\n${c.plans.threadPage}`);
       out(`\nEXPLAIN ANALYZE, search for the most common word:\n${c.plans.searchCommon}`);
+      out(`\nEXPLAIN ANALYZE, search for a middling word:\n${c.plans.searchMiddling}`);
       out(`\nEXPLAIN ANALYZE, search for a rare word:\n${c.plans.searchRare}`);
       if (options.json) out(JSON.stringify({ conversations: c }));
       return;

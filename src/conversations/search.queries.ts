@@ -17,9 +17,9 @@ export async function inspectSearch(db: Executor, q: string): Promise<{ nodes: n
 
 /**
  * A workspace's messages matching `q` (websearch_to_tsquery syntax), newest first, one cursor
- * page. The match is written exactly as messages_text_search_idx's expression so the index
- * serves it. Activity lines are the service's own words and never hits; private notes only
- * where `includePrivate`.
+ * page. The match is written exactly as messages_text_search_idx's expression (our
+ * message_search_vector, to_tsvector('simple', text)) so the index serves it. Activity lines
+ * are the service's own words and never hits; private notes only where `includePrivate`.
  */
 export async function searchMessages(
   db: Executor,
@@ -32,7 +32,7 @@ export async function searchMessages(
     .selectFrom('messages')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
-    .where(sql<boolean>`to_tsvector('simple', text) @@ websearch_to_tsquery('simple', ${q})`)
+    .where(sql<boolean>`message_search_vector(text) @@ websearch_to_tsquery('simple', ${q})`)
     .where('kind', '<>', 'activity')
     .$if(!options.includePrivate, (qb) => qb.where('private', '=', false));
   return keysetPage(query, BY_CREATED, page);
