@@ -16,7 +16,10 @@ const other = await makeTenant(ctx.deps);
 const otherLine = { ...(await makeConnection(ctx.deps, other.workspace.id)), workspaceId: other.workspace.id };
 
 let clock = Date.UTC(2026, 0, 1);
-const at = () => new Date((clock += 1000));
+const at = () => {
+  clock += 1000;
+  return new Date(clock);
+};
 const a = await seedThread(ctx.deps, line);
 const b = await seedThread(ctx.deps, line);
 const m = {

@@ -19,7 +19,10 @@ const otherLine = { ...(await makeConnection(ctx.deps, other.workspace.id)), wor
 
 // Every thread a second apart, so the expected order is the order of creation reversed.
 let clock = Date.UTC(2026, 0, 1);
-const at = () => new Date((clock += 1000));
+const at = () => {
+  clock += 1000;
+  return new Date(clock);
+};
 const t = {
   adaOpen: await seedThread(ctx.deps, line, { status: 'open', assigneeId: ada.user.id, labels: ['vip', 'billing'], lastMessageAt: at() }),
   adaOpen2: await seedThread(ctx.deps, chat, { status: 'open', assigneeId: ada.user.id, lastMessageAt: at() }),
