@@ -125,6 +125,34 @@ export type MessageStatus = 'received' | 'queued' | 'sent' | 'delivered' | 'read
 
 export type MessageKind = 'message' | 'note' | 'activity';
 
+export type AttachmentKind = 'image' | 'audio' | 'video' | 'sticker' | 'file';
+export type AttachmentStatus = 'pending' | 'stored' | 'failed';
+
+export interface AttachmentsTable {
+  id: Generated<number>;
+  workspace_id: number;
+  message_id: number | null;
+  kind: AttachmentKind;
+  content_type: Generated<string>;
+  filename: string | null;
+  size: number | null;
+  status: AttachmentStatus;
+  error: string | null;
+  /** Where the bytes are in the configured storage; null until stored. */
+  storage_key: string | null;
+  /** Inbound: how the fetch-media job downloads it (provider, URL or media id, connection). */
+  source: unknown | null;
+  attempt_count: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface AttachmentChunksTable {
+  storage_key: string;
+  seq: number;
+  data: Buffer;
+}
+
 export interface MessagesTable {
   id: Generated<number>;
   workspace_id: number;
@@ -275,6 +303,8 @@ export interface DB {
   contact_handles: ContactHandlesTable;
   threads: ThreadsTable;
   messages: MessagesTable;
+  attachments: AttachmentsTable;
+  attachment_chunks: AttachmentChunksTable;
   sessions: SessionsTable;
   auth_codes: AuthCodesTable;
   personal_access_tokens: PersonalAccessTokensTable;
