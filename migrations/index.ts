@@ -14,6 +14,7 @@ import * as m0012 from './0012_rate_limit_hits.js';
 import * as m0013 from './0013_team_contacts.js';
 import * as m0014 from './0014_conversation_workflow.js';
 import * as m0015 from './0015_search.js';
+import * as m0016 from './0016_workflow_extra.js';
 import * as m0017 from './0017_attachments.js';
 
 /**
@@ -36,5 +37,6 @@ export const migrations: Record<string, Migration> = {
   '0013_team_contacts': m0013,
   '0014_conversation_workflow': m0014,
   '0015_search': m0015,
+  '0016_workflow_extra': m0016,
   '0017_attachments': m0017,
 };

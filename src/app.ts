@@ -12,6 +12,7 @@ import { contactRoutes } from './contacts/contacts.routes.js';
 import { cannedResponseRoutes } from './conversations/canned-responses.routes.js';
 import { labelRoutes } from './conversations/labels.routes.js';
 import { searchRoutes } from './conversations/search.routes.js';
+import { threadWorkflowRoutes } from './conversations/threads.routes.js';
 import { isDatabaseUnavailable } from './db/database.js';
 import type { Deps } from './deps.js';
 import { healthRoutes } from './health/health.routes.js';
@@ -186,6 +187,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(teamRoutes, { deps, prefix: '/v1/users' });
   await app.register(contactRoutes, { deps, prefix: '/v1/contacts' });
   await app.register(cannedResponseRoutes, { deps, prefix: '/v1/canned-responses' });
+  await app.register(threadWorkflowRoutes, { deps, prefix: '/v1' });
   await app.register(endpointRoutes, { deps, prefix: '/v1/webhook-endpoints' });
   await app.register(livechatRoutes, { deps, prefix: '/v1/livechat' });
   await app.register(widgetRoutes, { deps, prefix: '/livechat' });

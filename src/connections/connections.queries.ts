@@ -7,12 +7,28 @@ import type { CursorRequest, OffsetRequest } from '../http/pagination.js';
  * What a connection answer is built from: every column but the sealed credentials, which only
  * `findSealedCredentials` reads, plus whether there are any.
  */
-const COLUMNS = ['id', 'workspace_id', 'integration_key', 'external_account_id', 'name', 'allowed_origins', 'created_at'] as const;
+const COLUMNS = [
+  'id',
+  'workspace_id',
+  'integration_key',
+  'external_account_id',
+  'name',
+  'allowed_origins',
+  'auto_assign',
+  'created_at',
+] as const;
 const hasCredentials = sql<boolean>`credentials_sealed IS NOT NULL`.as('has_credentials');
 
 export async function insertConnection(
   db: Executor,
-  row: { workspaceId: number; integrationKey: string; externalAccountId: string; name: string; allowedOrigins?: string[] },
+  row: {
+    workspaceId: number;
+    integrationKey: string;
+    externalAccountId: string;
+    name: string;
+    allowedOrigins?: string[];
+    autoAssign?: boolean;
+  },
 ) {
   return db
     .insertInto('connections')
@@ -22,6 +38,7 @@ export async function insertConnection(
       external_account_id: row.externalAccountId,
       name: row.name,
       allowed_origins: row.allowedOrigins ?? [],
+      auto_assign: row.autoAssign ?? false,
     })
     .returning([...COLUMNS, hasCredentials])
     .executeTakeFirstOrThrow();
@@ -47,11 +64,16 @@ export async function updateConnection(
   db: Executor,
   workspaceId: number,
   id: number,
-  patch: { name?: string; credentialsSealed?: Buffer | null; allowedOrigins?: string[] },
+  patch: { name?: string; credentialsSealed?: Buffer | null; allowedOrigins?: string[]; autoAssign?: boolean },
 ): Promise<ConnectionRow | undefined> {
   return db
     .updateTable('connections')
-    .set({ name: patch.name, credentials_sealed: patch.credentialsSealed, allowed_origins: patch.allowedOrigins })
+    .set({
+      name: patch.name,
+      credentials_sealed: patch.credentialsSealed,
+      allowed_origins: patch.allowedOrigins,
+      auto_assign: patch.autoAssign,
+    })
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)
     .returning([...COLUMNS, hasCredentials])

@@ -9,6 +9,7 @@ import { ConnectionCredentials, checkCredentials, sealCredentials } from './conn
 import { type ConnectionRow, findConnection, insertConnection, updateConnection } from './connections.queries.js';
 
 export const ConnectionName = Type.String({ minLength: 1, maxLength: 200 });
+export const AutoAssign = Type.Boolean({ description: 'assign new and reopened threads automatically (docs/conversations.md)' });
 
 export const ConnectionResource = Type.Object(
   {
@@ -20,6 +21,7 @@ export const ConnectionResource = Type.Object(
     allowedOrigins: Type.Optional(
       Type.Array(Type.String(), { description: 'livechat connections only: origins allowed to call the visitor routes; empty = any' }),
     ),
+    autoAssign: Type.Boolean({ description: 'new and reopened threads go to the agent with the fewest open assigned threads' }),
     createdAt: Timestamp,
   },
   { title: 'Connection' },
@@ -34,6 +36,7 @@ export const ConnectionPatch = Type.Object(
     name: Type.Optional(ConnectionName),
     credentials: Type.Optional(Nullable(ConnectionCredentials)),
     allowedOrigins: Type.Optional(AllowedOrigins),
+    autoAssign: Type.Optional(AutoAssign),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -46,6 +49,7 @@ export function connectionResource(row: ConnectionRow): Static<typeof Connection
     name: row.name,
     hasCredentials: row.has_credentials,
     ...(row.integration_key === 'livechat' ? { allowedOrigins: row.allowed_origins } : {}),
+    autoAssign: row.auto_assign,
     createdAt: row.created_at.toISOString(),
   };
 }
@@ -84,6 +88,7 @@ export async function createConnection(
     name: string;
     credentials?: ConnectionCredentials;
     allowedOrigins?: string[];
+    autoAssign?: boolean;
   },
 ) {
   const { credentials, allowedOrigins: _origins, ...given } = input;
@@ -125,8 +130,14 @@ export async function changeConnection(deps: ConnectionDeps, workspaceId: number
     if (current.integration_key !== 'livechat') throw errors.validation('allowedOrigins applies to livechat connections only');
     allowedOrigins = checkAllowedOrigins(patch.allowedOrigins);
   }
-  if (patch.name === undefined && credentialsSealed === undefined && allowedOrigins === undefined) return connectionResource(current);
-  const row = await updateConnection(deps.db, workspaceId, id, { name: patch.name, credentialsSealed, allowedOrigins });
+  if (patch.name === undefined && credentialsSealed === undefined && allowedOrigins === undefined && patch.autoAssign === undefined)
+    return connectionResource(current);
+  const row = await updateConnection(deps.db, workspaceId, id, {
+    name: patch.name,
+    credentialsSealed,
+    allowedOrigins,
+    autoAssign: patch.autoAssign,
+  });
   if (!row) throw errors.notFound('connection'); // deleted meanwhile
   return connectionResource(row);
 }

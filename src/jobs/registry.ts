@@ -1,4 +1,5 @@
 import type { PgBoss } from 'pg-boss';
+import { snoozeQueue } from '../conversations/snooze.queue.js';
 import type { Deps } from '../deps.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { sendQueue } from '../replies/send-message.queue.js';
@@ -10,7 +11,7 @@ import type { QueueDefinition, WorkerContext } from './queue.js';
 
 /** Every queue of the service. Features add theirs here; this is the one list. */
 // biome-ignore lint/suspicious/noExplicitAny: one list of queues whose payloads differ; each handler types its own
-export const queues: QueueDefinition<any>[] = [webhookQueue, sendQueue, outboundQueue, maintenanceQueue];
+export const queues: QueueDefinition<any>[] = [webhookQueue, sendQueue, outboundQueue, maintenanceQueue, snoozeQueue];
 
 /**
  * Creates every queue, and brings the options of one that exists already to what its

@@ -113,19 +113,26 @@ export async function findMessageByExternalId(db: Executor, connectionId: number
     .executeTakeFirst();
 }
 
-/** The visitor's messages, both directions, newest first, one cursor page. */
-export async function listVisitorMessages(db: Executor, visitor: Visitor, page: CursorRequest) {
-  return keysetPage(db.selectFrom('messages').selectAll().where('thread_id', 'in', visitorThreads(db, visitor)), BY_CREATED, page);
-}
-
-/** One message, only if it is in one of the visitor's threads. */
-export async function findVisitorMessage(db: Executor, visitor: Pick<Visitor, 'connection_id' | 'contact_id'>, messageId: number) {
-  return db
+/**
+ * What a visitor may read of its threads: the messages themselves, never agents' private
+ * notes nor activity lines (kind `note`, `activity`).
+ */
+const visitorMessages = (db: Executor, visitor: Pick<Visitor, 'connection_id' | 'contact_id'>) =>
+  db
     .selectFrom('messages')
     .selectAll()
-    .where('id', '=', messageId)
     .where('thread_id', 'in', visitorThreads(db, visitor))
-    .executeTakeFirst();
+    .where('kind', '=', 'message')
+    .where('private', '=', false);
+
+/** The visitor's messages, both directions, newest first, one cursor page. */
+export async function listVisitorMessages(db: Executor, visitor: Visitor, page: CursorRequest) {
+  return keysetPage(visitorMessages(db, visitor), BY_CREATED, page);
+}
+
+/** One message, only if it is in one of the visitor's threads and the visitor may read it. */
+export async function findVisitorMessage(db: Executor, visitor: Pick<Visitor, 'connection_id' | 'contact_id'>, messageId: number) {
+  return visitorMessages(db, visitor).where('id', '=', messageId).executeTakeFirst();
 }
 
 /**

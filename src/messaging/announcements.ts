@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
-import type { MessagesTable, ThreadsTable } from '../db/types.js';
+import type { MessagesTable } from '../db/types.js';
 import type { RealtimeEvent } from '../realtime/publish.js';
-import { messageResource, threadResource } from './messaging.resources.js';
+import { messageResource, type ThreadView, threadResource } from './messaging.resources.js';
 
 /**
  * Every change messaging announces, and what each one tells whom: agents' sockets (the realtime
@@ -15,7 +15,6 @@ import { messageResource, threadResource } from './messaging.resources.js';
 export const PREVIEW_LENGTH = 140;
 
 export type MessageRow = Selectable<MessagesTable>;
-export type ThreadWithKey = Selectable<ThreadsTable> & { integration_key: string };
 export interface NewContact {
   id: number;
   workspaceId: number;
@@ -28,9 +27,12 @@ export interface NewContact {
 export type Change =
   | { type: 'message.created'; message: MessageRow }
   | { type: 'message.updated'; message: MessageRow }
-  | { type: 'thread.created'; thread: ThreadWithKey }
-  /** A thread's activity moved on (a message in it, a conversation opened): agents refetch it. */
-  | { type: 'thread.updated'; workspaceId: number; threadId: number }
+  | { type: 'thread.created'; thread: ThreadView }
+  /**
+   * A thread changed: a message in it, a conversation opened, its status, assignee, labels or
+   * read marker. Carries the thread as it is after the change.
+   */
+  | { type: 'thread.updated'; thread: ThreadView }
   | { type: 'contact.created'; contact: NewContact }
   /** `contact` is the Contact resource as the API shows it. */
   | { type: 'contact.updated'; workspaceId: number; contact: object }
@@ -41,6 +43,7 @@ export const ENDPOINT_CHANGE_TYPES = [
   'message.created',
   'message.updated',
   'thread.created',
+  'thread.updated',
   'contact.created',
   'contact.updated',
   'contact.merged',
@@ -80,6 +83,8 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
       id: m.id,
       threadId: m.thread_id,
       direction: m.direction,
+      kind: m.kind,
+      private: m.private,
       status: m.status,
       preview: m.text.slice(0, PREVIEW_LENGTH),
     }),
@@ -95,8 +100,9 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
     endpoints: (c) => threadResource(c.thread),
   },
   'thread.updated': {
-    workspaceId: (c) => c.workspaceId,
-    realtime: (c) => ({ id: c.threadId }),
+    workspaceId: (c) => c.thread.workspace_id,
+    realtime: (c) => threadResource(c.thread),
+    endpoints: (c) => threadResource(c.thread),
   },
   'contact.created': {
     workspaceId: (c) => c.contact.workspaceId,

@@ -1,4 +1,5 @@
 import type { PgBoss } from 'pg-boss';
+import { workInboundThreads } from '../conversations/inbound-workflow.js';
 import type { Executor } from '../db/database.js';
 import { announce } from './announce.js';
 import { type Change, PREVIEW_LENGTH } from './announcements.js';
@@ -8,6 +9,7 @@ import {
   type ConnectionRef,
   findConnectionsByAccount,
   findOutboundByExternalId,
+  findThreadViews,
   insertInboundMessages,
   type StatusInput,
   upsertContacts,
@@ -183,10 +185,6 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
       })),
       now,
     );
-    const integrationOf = new Map([...inbound, ...opened].map(({ connection }) => [connection.id, connection.integration_key]));
-    for (const t of threads.values()) {
-      if (t.created) changes.push({ type: 'thread.created', thread: { ...t, integration_key: integrationOf.get(t.connection_id)! } });
-    }
     // The same provider message twice in one batch (a provider's retry) is inserted once.
     const unique = new Map<string, (typeof inbound)[number]>();
     for (const item of inbound) unique.set(`${item.connection.id}|${item.event.externalMessageId}`, item);
@@ -202,21 +200,38 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
       })),
       now,
     );
+    // Reopening and automatic assignment (docs/conversations.md), in this batch's statements.
+    const activity = await workInboundThreads(
+      db,
+      {
+        threads: [...threads.values()],
+        withNewMessage: new Set(inserted.map((m) => m.thread_id)),
+        autoAssign: new Set(
+          [...inbound, ...opened].filter(({ connection }) => connection.auto_assign).map(({ connection }) => connection.id),
+        ),
+      },
+      now,
+    );
+    // Threads are announced as they are once everything above has happened to them.
+    const openedIds = opened.map(
+      ({ connection, event }) => threads.get(`${connection.id}|${contactOf(connection, event.contact.externalId)}`)!.id,
+    );
+    const created = [...threads.values()].filter((t) => t.created).map((t) => t.id);
+    const viewIds = [...new Set([...created, ...openedIds, ...inserted.map((m) => m.thread_id)])];
+    const views = new Map((await findThreadViews(db, viewIds)).map((v) => [v.id, v]));
+    for (const id of created) changes.push({ type: 'thread.created', thread: views.get(id)! });
     const touched = new Set<number>();
-    for (const { connection, event } of opened) {
-      const thread = threads.get(`${connection.id}|${contactOf(connection, event.contact.externalId)}`)!;
-      if (!touched.has(thread.id)) {
-        touched.add(thread.id);
-        changes.push({ type: 'thread.updated', workspaceId: thread.workspace_id, threadId: thread.id });
-      }
-    }
+    const updated = (threadId: number) => {
+      if (touched.has(threadId)) return;
+      touched.add(threadId);
+      changes.push({ type: 'thread.updated', thread: views.get(threadId)! });
+    };
+    for (const id of openedIds) updated(id);
     for (const m of inserted) {
       changes.push({ type: 'message.created', message: m });
-      if (!touched.has(m.thread_id)) {
-        touched.add(m.thread_id);
-        changes.push({ type: 'thread.updated', workspaceId: m.workspace_id, threadId: m.thread_id });
-      }
+      updated(m.thread_id);
     }
+    for (const m of activity) changes.push({ type: 'message.created', message: m });
   }
   for (const m of await applyStatuses(db, [...statuses.values()], now)) changes.push({ type: 'message.updated', message: m });
   return changes;

@@ -12,6 +12,8 @@ export interface ConnectionRef {
   integration_key: string;
   external_account_id: string;
   app_id: string;
+  /** New and reopened threads of the connection are assigned automatically. */
+  auto_assign: boolean;
 }
 
 /** Connections (with their app id) for a set of (integration key, account id) pairs. */
@@ -21,7 +23,7 @@ export async function findConnectionsByAccount(
 ): Promise<ConnectionRef[]> {
   if (keys.length === 0) return [];
   const { rows } = await sql<ConnectionRef>`
-    SELECT c.id, c.workspace_id, c.integration_key, c.external_account_id, w.app_id
+    SELECT c.id, c.workspace_id, c.integration_key, c.external_account_id, w.app_id, c.auto_assign
     FROM connections c
     JOIN workspaces w ON w.id = c.workspace_id
     JOIN unnest(${keys.map((k) => k.integrationKey)}::text[], ${keys.map((k) => k.externalAccountId)}::text[]) AS k(integration_key, external_account_id)
@@ -122,9 +124,10 @@ export interface ThreadInput {
 export type ThreadRow = Selectable<ThreadsTable> & { created: boolean };
 
 /**
- * Upserts the one open thread of every (connection, contact), moving `last_message_at`
- * and the preview forward only. Returns `connectionId|contactId` → the thread, `created`
- * when this call inserted it.
+ * Upserts the one thread of every (connection, contact), whatever its status, moving
+ * `last_message_at` and the preview forward only. Returns `connectionId|contactId` → the
+ * thread, `created` when this call inserted it. The row stays locked until the transaction
+ * ends, so its status and assignee as returned are the ones the caller may act on.
  */
 export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Date): Promise<Map<string, ThreadRow>> {
   const byKey = new Map<string, ThreadInput>();
@@ -143,7 +146,7 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
     FROM unnest(${list.map((t) => t.workspaceId)}::int[], ${list.map((t) => t.connectionId)}::bigint[], ${list.map((t) => t.contactId)}::bigint[],
                 ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[]) AS v(w, cn, ct, lm, p)
     ORDER BY cn, ct
-    ON CONFLICT (connection_id, contact_id) WHERE status = 'open' DO UPDATE SET
+    ON CONFLICT (connection_id, contact_id) DO UPDATE SET
       last_message_preview = CASE WHEN excluded.last_message_at >= t.last_message_at THEN COALESCE(excluded.last_message_preview, t.last_message_preview) ELSE t.last_message_preview END,
       last_message_at = GREATEST(t.last_message_at, excluded.last_message_at),
       updated_at = excluded.updated_at
@@ -213,6 +216,15 @@ export async function applyStatuses(db: Executor, statuses: StatusInput[], at: D
 
 // ---- tenant lists (cursor pages) ----
 
+/**
+ * A thread's unread count: inbound messages from the contact newer than an agent last read
+ * it (every one when none has). Counted per thread through messages_thread_idx.
+ */
+export const unreadCount = sql<number>`(
+  SELECT count(*)::int FROM messages um
+  WHERE um.thread_id = threads.id AND um.direction = 'inbound' AND um.kind = 'message'
+    AND um.created_at > COALESCE(threads.agent_last_seen_at, '-infinity'::timestamptz))`.as('unread_count');
+
 const BY_LAST_MESSAGE: SortKey = { at: 'threads.last_message_at', id: 'threads.id' };
 
 /**
@@ -227,6 +239,7 @@ export async function listThreads(db: Executor, workspaceId: number, filters: Th
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
     .selectAll('threads')
     .select('connections.integration_key')
+    .select(unreadCount)
     .where('threads.workspace_id', '=', workspaceId)
     .$if(statuses?.length === 1, (q) => q.where('threads.status', '=', statuses![0]!))
     .$if((statuses?.length ?? 0) > 1, (q) => q.where('threads.status', 'in', statuses!))
@@ -244,9 +257,23 @@ export async function findThread(db: Executor, workspaceId: number, id: number) 
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
     .selectAll('threads')
     .select('connections.integration_key')
+    .select(unreadCount)
     .where('threads.workspace_id', '=', workspaceId)
     .where('threads.id', '=', id)
     .executeTakeFirst();
+}
+
+/** Threads as the API shows them, by id, for what announces them (any workspace). */
+export async function findThreadViews(db: Executor, ids: number[]) {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('threads')
+    .innerJoin('connections', 'connections.id', 'threads.connection_id')
+    .selectAll('threads')
+    .select('connections.integration_key')
+    .select(unreadCount)
+    .where('threads.id', 'in', ids)
+    .execute();
 }
 
 /** A thread's messages, newest first, one cursor page. */

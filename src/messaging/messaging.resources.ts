@@ -6,6 +6,10 @@ import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 /** The API's shapes of what the workers make (docs/api.md), and their mappers. */
 
 export const MESSAGE_STATUSES = ['received', 'queued', 'sent', 'delivered', 'read', 'failed'] as const;
+export const THREAD_STATUSES = ['open', 'pending', 'resolved', 'snoozed'] as const;
+
+/** A thread as the API shows it: its row, its connection's integration and its unread count. */
+export type ThreadView = Selectable<ThreadsTable> & { integration_key: string; unread_count: number };
 
 export const ThreadResource = Type.Object(
   {
@@ -13,7 +17,12 @@ export const ThreadResource = Type.Object(
     connectionId: Type.Integer(),
     integrationKey: Type.String(),
     contactId: Type.Integer(),
-    status: StringEnum(['open', 'pending', 'resolved', 'snoozed']),
+    status: StringEnum(THREAD_STATUSES),
+    snoozedUntil: Nullable(Type.String({ format: 'date-time', description: 'when a snoozed thread opens again; null unless snoozed' })),
+    assigneeId: Nullable(Type.Integer({ description: 'the user working the thread' })),
+    labels: Type.Array(Type.String()),
+    unreadCount: Type.Integer({ minimum: 0, description: 'inbound messages newer than agentLastSeenAt' }),
+    agentLastSeenAt: Nullable(Type.String({ format: 'date-time', description: 'when an agent last read the thread' })),
     lastMessageAt: Timestamp,
     lastMessagePreview: Nullable(Type.String()),
     createdAt: Timestamp,
@@ -30,6 +39,11 @@ export const MessageResource = Type.Object(
     text: Type.String(),
     status: StringEnum(MESSAGE_STATUSES),
     error: Nullable(Type.String()),
+    kind: StringEnum(['message', 'note', 'activity'], {
+      description: 'note: written by an agent for colleagues; activity: written by the service',
+    }),
+    private: Type.Boolean({ description: 'true for notes and activity: never sent to the contact' }),
+    authorId: Nullable(Type.Integer({ description: 'the user who wrote or caused it; null for contacts and API keys' })),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -51,13 +65,18 @@ export const ContactResource = Type.Object(
   { title: 'Contact' },
 );
 
-export function threadResource(row: Selectable<ThreadsTable> & { integration_key: string }): Static<typeof ThreadResource> {
+export function threadResource(row: ThreadView): Static<typeof ThreadResource> {
   return {
     id: row.id,
     connectionId: row.connection_id,
     integrationKey: row.integration_key,
     contactId: row.contact_id,
     status: row.status,
+    snoozedUntil: row.snoozed_until?.toISOString() ?? null,
+    assigneeId: row.assignee_id,
+    labels: row.labels,
+    unreadCount: row.unread_count,
+    agentLastSeenAt: row.agent_last_seen_at?.toISOString() ?? null,
     lastMessageAt: row.last_message_at.toISOString(),
     lastMessagePreview: row.last_message_preview,
     createdAt: row.created_at.toISOString(),
@@ -73,6 +92,9 @@ export function messageResource(row: Selectable<MessagesTable>): Static<typeof M
     text: row.text,
     status: row.status,
     error: row.error,
+    kind: row.kind,
+    private: row.private,
+    authorId: row.author_id,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

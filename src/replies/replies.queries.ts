@@ -15,7 +15,7 @@ export async function findReplyThread(db: Executor, workspaceId: number, threadI
 /** The outbound message, `queued`, and the thread's preview moved to it. */
 export async function insertReply(
   db: Executor,
-  row: { workspaceId: number; threadId: number; connectionId: number; text: string; preview: string },
+  row: { workspaceId: number; threadId: number; connectionId: number; text: string; preview: string; authorId: number | null },
   at: Date,
 ) {
   const message = await db
@@ -28,6 +28,7 @@ export async function insertReply(
       external_id: null,
       text: row.text,
       status: 'queued',
+      author_id: row.authorId,
       created_at: at,
       updated_at: at,
     })

@@ -9,7 +9,8 @@ import { MessageResource } from '../messaging/messaging.resources.js';
 import { postReply } from './replies.service.js';
 
 /**
- * `POST /v1/threads/:id/messages {text}`: an agent's reply. The message row (`queued`) and its
+ * `POST /v1/threads/:id/messages {text, private?}`: an agent's reply, or with `private: true`
+ * a note that is stored (201) and never sent. The message row (`queued`) and its
  * send job commit together and the answer is 202 at once; the worker sends it and moves it to
  * `sent` or `failed`. With `Idempotency-Key` a retried POST answers the first answer again and
  * sends nothing more.
@@ -34,8 +35,14 @@ export const replyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
             }),
           ),
         }),
-        body: Type.Object({ text: Type.String({ minLength: 1, maxLength: 4096 }) }),
-        response: { 202: Envelope(MessageResource) },
+        body: Type.Object(
+          {
+            text: Type.String({ minLength: 1, maxLength: 4096 }),
+            private: Type.Optional(Type.Boolean({ description: 'true: a private note for colleagues, stored and never sent (201)' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Envelope(MessageResource), 202: Envelope(MessageResource) },
       },
     },
     async (request, reply) => {
@@ -45,9 +52,11 @@ export const replyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
         workspaceId: auth.workspaceId,
         threadId: request.params.id,
         text: request.body.text,
+        private: request.body.private === true,
+        authorId: auth.kind === 'api_key' ? null : auth.userId,
         idempotencyKey: request.headers['idempotency-key'],
       });
-      return reply.code(202).send(envelope(request, message));
+      return reply.code(request.body.private === true ? 201 : 202).send(envelope(request, message));
     },
   );
 };

@@ -1,3 +1,4 @@
+import { insertTranscriptLines } from '../conversations/conversations.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
@@ -17,6 +18,10 @@ export interface ReplyRequest {
   workspaceId: number;
   threadId: number;
   text: string;
+  /** A private note for colleagues: stored in the transcript, never sent. */
+  private: boolean;
+  /** The user writing; null for an API key. */
+  authorId: number | null;
   idempotencyKey: string | undefined;
 }
 
@@ -24,14 +29,42 @@ export interface ReplyRequest {
  * An agent's reply: the message row (`queued`), its send job and its announcement commit
  * together, and the answer is the queued Message; the worker sends it. With an idempotency
  * key, a retried request answers the first answer again and sends nothing more (docs/replies.md).
+ * With `private`, a note: stored `sent` in the transcript and announced to agents and the
+ * workspace's endpoints, never sent to the contact (docs/conversations.md).
  */
 export async function postReply(deps: Deps, req: ReplyRequest) {
-  const request = { space: req.appId, key: req.idempotencyKey, request: `reply ${req.threadId} ${sha256Hex(req.text)}`, statusCode: 202 };
+  const what = req.private ? 'note' : 'reply';
+  const request = {
+    space: req.appId,
+    key: req.idempotencyKey,
+    request: `${what} ${req.threadId} ${sha256Hex(req.text)}`,
+    statusCode: req.private ? 201 : 202,
+  };
   return withIdempotency(deps.db, request, async (trx) => {
     const thread = await findReplyThread(trx, req.workspaceId, req.threadId);
     if (!thread) throw errors.notFound('thread');
-    if (CANNOT_SEND.has(thread.integration_key)) throw errors.validation('this channel cannot send');
     const now = deps.now();
+    if (req.private) {
+      // A note branches off here: no send job, no channel check (nothing leaves the service),
+      // and the thread's preview stays the conversation's last word with the contact.
+      const [note] = await insertTranscriptLines(
+        trx,
+        'note',
+        [
+          {
+            workspaceId: thread.workspace_id,
+            threadId: thread.id,
+            connectionId: thread.connection_id,
+            text: req.text,
+            authorId: req.authorId,
+          },
+        ],
+        now,
+      );
+      await announce(deps.boss, trx, [{ type: 'message.created', message: note! }], now);
+      return messageResource(note!);
+    }
+    if (CANNOT_SEND.has(thread.integration_key)) throw errors.validation('this channel cannot send');
     const row = await insertReply(
       trx,
       {
@@ -40,6 +73,7 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
         connectionId: thread.connection_id,
         text: req.text,
         preview: req.text.slice(0, PREVIEW_LENGTH),
+        authorId: req.authorId,
       },
       now,
     );

@@ -130,21 +130,62 @@ describe('announcing what changed', () => {
       private: false,
       author_id: null,
     };
+    const thread = {
+      id: 9,
+      workspace_id: 3,
+      connection_id: 1,
+      contact_id: 5,
+      status: 'open' as const,
+      snoozed_until: null,
+      assignee_id: 4,
+      labels: ['vip'],
+      agent_last_seen_at: null,
+      last_message_at: at,
+      last_message_preview: 'hello',
+      created_at: at,
+      updated_at: at,
+      integration_key: 'sms',
+      unread_count: 2,
+    };
     const { realtime, outbound } = announcements([
       {
         type: 'contact.created',
         contact: { id: 5, workspaceId: 3, name: null, integrationKey: 'sms', externalId: '+1555', createdAt: at },
       },
       { type: 'message.created', message },
-      { type: 'thread.updated', workspaceId: 3, threadId: 9 },
+      { type: 'thread.updated', thread },
       { type: 'message.updated', message: { ...message, status: 'failed', error: 'no' } },
     ]);
     expect(realtime).toEqual([
-      { type: 'message.created', workspaceId: 3, data: { id: 7, threadId: 9, direction: 'outbound', status: 'queued', preview: 'hello' } },
-      { type: 'thread.updated', workspaceId: 3, data: { id: 9 } },
+      {
+        type: 'message.created',
+        workspaceId: 3,
+        data: { id: 7, threadId: 9, direction: 'outbound', kind: 'message', private: false, status: 'queued', preview: 'hello' },
+      },
+      {
+        type: 'thread.updated',
+        workspaceId: 3,
+        data: {
+          id: 9,
+          connectionId: 1,
+          integrationKey: 'sms',
+          contactId: 5,
+          status: 'open',
+          snoozedUntil: null,
+          assigneeId: 4,
+          labels: ['vip'],
+          unreadCount: 2,
+          agentLastSeenAt: null,
+          lastMessageAt: at.toISOString(),
+          lastMessagePreview: 'hello',
+          createdAt: at.toISOString(),
+        },
+      },
       { type: 'message.updated', workspaceId: 3, data: { id: 7, threadId: 9, status: 'failed', error: 'no' } },
     ]);
-    expect(outbound.map((e) => e.type)).toEqual(['contact.created', 'message.created', 'message.updated']);
+    expect(outbound.map((e) => e.type)).toEqual(['contact.created', 'message.created', 'thread.updated', 'message.updated']);
+    // Agents' sockets and customers' endpoints read the same Thread.
+    expect(outbound[2]!.data).toEqual(realtime[1]!.data);
     expect(outbound[0]!.data).toEqual({
       id: 5,
       name: null,
@@ -154,6 +195,14 @@ describe('announcing what changed', () => {
       handles: [{ integrationKey: 'sms', externalId: '+1555' }],
       createdAt: at.toISOString(),
     });
-    expect(outbound[1]!.data).toMatchObject({ id: 7, threadId: 9, status: 'queued', externalId: null });
+    expect(outbound[1]!.data).toMatchObject({
+      id: 7,
+      threadId: 9,
+      status: 'queued',
+      externalId: null,
+      kind: 'message',
+      private: false,
+      authorId: null,
+    });
   });
 });

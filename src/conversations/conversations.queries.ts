@@ -1,0 +1,156 @@
+import { type Selectable, sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+import type { MessagesTable, ThreadStatus } from '../db/types.js';
+
+/** SQL of working a conversation: status, assignment, activity lines, read markers, snoozes. */
+
+/**
+ * Opens threads again that a new inbound message arrived on (resolved, pending or snoozed),
+ * one statement for a batch. Returns the threads it changed.
+ */
+export async function reopenThreads(db: Executor, ids: number[], at: Date) {
+  if (ids.length === 0) return [];
+  const { rows } = await sql<{ id: number; workspace_id: number; connection_id: number; assignee_id: number | null }>`
+    UPDATE threads SET status = 'open', snoozed_until = NULL, updated_at = ${at}
+    WHERE id = ANY(${ids}::bigint[]) AND status <> 'open'
+    RETURNING id, workspace_id, connection_id, assignee_id`.execute(db);
+  return rows;
+}
+
+/**
+ * Serialises automatic assignment per workspace until the transaction ends (advisory locks,
+ * taken in a fixed order). Without it, two batches of one workspace would each count the
+ * agents' open threads before the other commits and both pick the same least-loaded agent.
+ */
+export async function lockAssignment(db: Executor, workspaceIds: number[]) {
+  const keys = [...new Set(workspaceIds)].sort((a, b) => a - b).map((w) => `auto-assign:${w}`);
+  if (keys.length === 0) return;
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) WITH ORDINALITY AS k(k, n) ORDER BY n`.execute(
+    db,
+  );
+}
+
+/**
+ * The agents of these workspaces with the number of open threads assigned to each, lowest id
+ * first. An agent is a user whose roles include `agent` or `admin`, or who has none; a user
+ * with `operator` (platform staff) never is. Once users can be deactivated, an inactive user
+ * is one more condition here (`AND u.active`).
+ */
+export async function agentLoads(db: Executor, workspaceIds: number[]) {
+  if (workspaceIds.length === 0) return [];
+  const { rows } = await sql<{ id: number; workspace_id: number; name: string; open_threads: number }>`
+    SELECT u.id, u.workspace_id, u.name,
+      (SELECT count(*)::int FROM threads t WHERE t.workspace_id = u.workspace_id AND t.status = 'open' AND t.assignee_id = u.id) AS open_threads
+    FROM users u
+    WHERE u.workspace_id = ANY(${workspaceIds}::int[])
+      AND NOT ('operator' = ANY(u.roles))
+      AND (u.roles && ARRAY['agent', 'admin']::text[] OR cardinality(u.roles) = 0)
+    ORDER BY u.workspace_id, u.id`.execute(db);
+  return rows;
+}
+
+/** Sets the assignee of threads that still have none; returns the threads it changed. */
+export async function assignUnassigned(db: Executor, assignments: { threadId: number; assigneeId: number }[], at: Date) {
+  if (assignments.length === 0) return [];
+  const { rows } = await sql<{ id: number; assignee_id: number }>`
+    UPDATE threads t SET assignee_id = v.assignee_id, updated_at = ${at}
+    FROM unnest(${assignments.map((a) => a.threadId)}::bigint[], ${assignments.map((a) => a.assigneeId)}::int[]) AS v(id, assignee_id)
+    WHERE t.id = v.id AND t.assignee_id IS NULL
+    RETURNING t.id, t.assignee_id`.execute(db);
+  return rows;
+}
+
+export interface TranscriptLine {
+  workspaceId: number;
+  threadId: number;
+  connectionId: number;
+  text: string;
+  authorId: number | null;
+}
+
+/**
+ * Writes lines into transcripts that never leave the service: activity lines (what happened
+ * to the thread) or private notes. They are `sent` (nothing to send) and never change the
+ * thread's preview. One statement however many.
+ */
+export async function insertTranscriptLines(db: Executor, kind: 'activity' | 'note', lines: TranscriptLine[], at: Date) {
+  if (lines.length === 0) return [];
+  const { rows } = await sql<Selectable<MessagesTable>>`
+    INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, kind, private, author_id, created_at, updated_at)
+    SELECT w, th, cn, 'outbound', NULL, tx, 'sent', ${kind}, true, au, ${at}::timestamptz, ${at}::timestamptz
+    FROM unnest(${lines.map((l) => l.workspaceId)}::int[], ${lines.map((l) => l.threadId)}::bigint[], ${lines.map((l) => l.connectionId)}::bigint[],
+                ${lines.map((l) => l.text)}::text[], ${lines.map((l) => l.authorId)}::int[]) WITH ORDINALITY AS v(w, th, cn, tx, au, n)
+    ORDER BY n
+    RETURNING *`.execute(db);
+  return rows;
+}
+
+/** A workspace's thread, locked until the transaction ends; undefined when it is not the workspace's. */
+export async function lockThread(db: Executor, workspaceId: number, id: number) {
+  return db.selectFrom('threads').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export interface ThreadChange {
+  status?: ThreadStatus;
+  snoozedUntil?: Date | null;
+  assigneeId?: number | null;
+  labels?: string[];
+  agentLastSeenAt?: Date;
+}
+
+export async function updateThread(db: Executor, id: number, change: ThreadChange, at: Date) {
+  await db
+    .updateTable('threads')
+    .set({
+      status: change.status,
+      snoozed_until: change.snoozedUntil,
+      assignee_id: change.assigneeId,
+      labels: change.labels,
+      agent_last_seen_at: change.agentLastSeenAt,
+      updated_at: at,
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+/**
+ * A user of the workspace who may be assigned a thread, with the name activity lines use.
+ * Once users can be deactivated, an inactive user is one more condition here.
+ */
+export async function findAssignableUser(db: Executor, workspaceId: number, id: number) {
+  return db.selectFrom('users').select(['id', 'name']).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+}
+
+/** Names of users, for activity lines. */
+export async function userNames(db: Executor, ids: number[]) {
+  if (ids.length === 0) return new Map<number, string>();
+  const rows = await db.selectFrom('users').select(['id', 'name']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+export async function apiKeyName(db: Executor, id: number) {
+  const row = await db.selectFrom('api_keys').select('name').where('id', '=', id).executeTakeFirst();
+  return row?.name;
+}
+
+/** The most snoozes one sweep ends; the next sweep takes the rest. */
+export const SNOOZE_SWEEP_LIMIT = 500;
+
+/**
+ * Opens snoozed threads whose time has come: those of `ids`, or with `ids` null any of the
+ * database's (at most SNOOZE_SWEEP_LIMIT, through threads_snoozed_idx). A thread snoozed
+ * again until later, or opened meanwhile, is left alone. Returns the threads it opened.
+ */
+export async function wakeSnoozed(db: Executor, ids: number[] | null, at: Date) {
+  if (ids !== null && ids.length === 0) return [];
+  const { rows } = await sql<{ id: number; workspace_id: number; connection_id: number }>`
+    UPDATE threads SET status = 'open', snoozed_until = NULL, updated_at = ${at}
+    WHERE id IN (
+      SELECT id FROM threads
+      WHERE status = 'snoozed' AND snoozed_until <= ${at} ${ids === null ? sql`` : sql`AND id = ANY(${ids}::bigint[])`}
+      ORDER BY snoozed_until LIMIT ${SNOOZE_SWEEP_LIMIT}
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id, workspace_id, connection_id`.execute(db);
+  return rows;
+}

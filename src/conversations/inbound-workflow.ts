@@ -1,0 +1,77 @@
+import type { Selectable } from 'kysely';
+import type { Executor } from '../db/database.js';
+import type { MessagesTable, ThreadStatus } from '../db/types.js';
+import { autoAssignedLine, REOPENED_BY_MESSAGE } from './activity.js';
+import {
+  agentLoads,
+  assignUnassigned,
+  insertTranscriptLines,
+  lockAssignment,
+  reopenThreads,
+  type TranscriptLine,
+} from './conversations.queries.js';
+
+/** A thread an inbound batch upserted, as the upsert returned it (locked until commit). */
+export interface InboundThread {
+  id: number;
+  workspace_id: number;
+  connection_id: number;
+  status: ThreadStatus;
+  assignee_id: number | null;
+  created: boolean;
+}
+
+export interface InboundWork {
+  threads: InboundThread[];
+  /** Threads a new inbound message was inserted into (a provider's retry is not new). */
+  withNewMessage: Set<number>;
+  /** Connections whose new and reopened threads are assigned automatically. */
+  autoAssign: Set<number>;
+}
+
+/**
+ * What a batch of inbound deliveries does to the conversations it touched, inside the batch's
+ * transaction and set-based (a statement per step, however many threads): a new message on a
+ * resolved, pending or snoozed thread opens it again; a thread that is new or reopened and has
+ * no assignee, on a connection with `autoAssign`, goes to the agent of its workspace with the
+ * fewest open threads assigned (ties: the lowest id). Returns the activity lines written.
+ * Steps with nothing to do cost no statement, so the common batch (open threads, no
+ * auto-assignment) runs exactly as before.
+ */
+export async function workInboundThreads(db: Executor, work: InboundWork, at: Date): Promise<Selectable<MessagesTable>[]> {
+  const lines: TranscriptLine[] = [];
+  const line = (t: { id: number; workspace_id: number; connection_id: number }, text: string) =>
+    lines.push({ workspaceId: t.workspace_id, threadId: t.id, connectionId: t.connection_id, text, authorId: null });
+
+  const reopened = await reopenThreads(
+    db,
+    work.threads.filter((t) => t.status !== 'open' && !t.created && work.withNewMessage.has(t.id)).map((t) => t.id),
+    at,
+  );
+  const reopenedIds = new Set(reopened.map((t) => t.id));
+  for (const t of reopened) line(t, REOPENED_BY_MESSAGE);
+
+  const candidates = work.threads
+    .filter((t) => t.assignee_id === null && work.autoAssign.has(t.connection_id) && (t.created || reopenedIds.has(t.id)))
+    .sort((a, b) => a.id - b.id);
+  if (candidates.length > 0) {
+    const workspaces = [...new Set(candidates.map((t) => t.workspace_id))];
+    await lockAssignment(db, workspaces);
+    // Counted after the lock: every assignment another transaction made has committed.
+    const agents = await agentLoads(db, workspaces);
+    const chosen: { threadId: number; assigneeId: number }[] = [];
+    const nameOf = new Map(agents.map((a) => [a.id, a.name]));
+    for (const t of candidates) {
+      let best: (typeof agents)[number] | undefined;
+      for (const a of agents) {
+        if (a.workspace_id === t.workspace_id && (!best || a.open_threads < best.open_threads)) best = a; // ids ascend: ties keep the lowest
+      }
+      if (!best) continue; // a workspace with no agent: the thread waits unassigned
+      best.open_threads += 1;
+      chosen.push({ threadId: t.id, assigneeId: best.id });
+    }
+    const byId = new Map(candidates.map((t) => [t.id, t]));
+    for (const a of await assignUnassigned(db, chosen, at)) line(byId.get(a.id)!, autoAssignedLine(nameOf.get(a.assignee_id)!));
+  }
+  return insertTranscriptLines(db, 'activity', lines, at);
+}

@@ -1,0 +1,76 @@
+import type { PgBoss } from 'pg-boss';
+import type { Executor } from '../db/database.js';
+import type { Deps } from '../deps.js';
+import { jobsIn, type QueueDefinition } from '../jobs/queue.js';
+import { announce } from '../messaging/announce.js';
+import type { Change } from '../messaging/announcements.js';
+import { findThreadViews } from '../messaging/messaging.queries.js';
+import { SNOOZE_ENDED } from './activity.js';
+import { insertTranscriptLines, wakeSnoozed } from './conversations.queries.js';
+
+export const SNOOZE_QUEUE = 'thread-snooze';
+/** Every minute, a sweep ends any snooze whose own job was lost or ran early (clock skew). */
+export const SNOOZE_SWEEP_CRON = '* * * * *';
+
+/** Ends the snooze of `threadId`; without one (the sweep), every snooze that is due. */
+export interface SnoozeJob {
+  threadId?: number;
+}
+
+/** The one way a snooze's end is queued: a job that starts when the snooze ends. */
+export async function enqueueSnoozeWake(boss: PgBoss, trx: Executor, job: SnoozeJob, startAfter: Date): Promise<void> {
+  await boss.send(SNOOZE_QUEUE, job, { db: jobsIn(trx), startAfter });
+}
+
+/**
+ * Opens the threads whose snooze has ended, writes "the snooze ended" into each transcript
+ * and announces `thread.updated`, in one transaction. A job whose thread was snoozed again
+ * until later, or opened by hand or by a new message, changes nothing.
+ */
+export async function wakeThreads(deps: Deps, ids: number[] | null): Promise<number> {
+  return deps.db.transaction().execute(async (trx) => {
+    const now = deps.now();
+    const woken = await wakeSnoozed(trx, ids, now);
+    if (woken.length === 0) return 0;
+    const activity = await insertTranscriptLines(
+      trx,
+      'activity',
+      woken.map((t) => ({
+        workspaceId: t.workspace_id,
+        threadId: t.id,
+        connectionId: t.connection_id,
+        text: SNOOZE_ENDED,
+        authorId: null,
+      })),
+      now,
+    );
+    const views = await findThreadViews(
+      trx,
+      woken.map((t) => t.id),
+    );
+    const changes: Change[] = [
+      ...activity.map((message) => ({ type: 'message.created' as const, message })),
+      ...views.map((thread) => ({ type: 'thread.updated' as const, thread })),
+    ];
+    await announce(deps.boss, trx, changes, now);
+    return woken.length;
+  });
+}
+
+/**
+ * `thread-snooze`: one job per snooze, starting when it ends (docs/conversations.md), plus a
+ * sweep every minute. Ending a snooze is idempotent, so a duplicate or late job is harmless.
+ */
+export const snoozeQueue: QueueDefinition<SnoozeJob> = {
+  name: SNOOZE_QUEUE,
+  options: { retryLimit: 10, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 120, deleteAfterSeconds: 24 * 3600 },
+  schedule: SNOOZE_SWEEP_CRON,
+  worker: {
+    options: { batchSize: 50, pollingIntervalSeconds: 1 },
+    async handle(deps, jobs) {
+      const ids = jobs.map((j) => j.data.threadId).filter((id): id is number => typeof id === 'number');
+      if (ids.length > 0) await wakeThreads(deps, ids);
+      if (ids.length < jobs.length) await wakeThreads(deps, null);
+    },
+  },
+};

@@ -1,0 +1,149 @@
+import type { Selectable } from 'kysely';
+import type { TenantAuth } from '../auth/auth.js';
+import type { Executor } from '../db/database.js';
+import type { ThreadStatus, ThreadsTable } from '../db/types.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
+import { announce } from '../messaging/announce.js';
+import type { Change } from '../messaging/announcements.js';
+import { findThreadViews } from '../messaging/messaging.queries.js';
+import { threadResource } from '../messaging/messaging.resources.js';
+import { assigneeLine, labelsLine, statusLine } from './activity.js';
+import {
+  apiKeyName,
+  findAssignableUser,
+  insertTranscriptLines,
+  lockThread,
+  type ThreadChange,
+  type TranscriptLine,
+  updateThread,
+  userNames,
+} from './conversations.queries.js';
+import { enqueueSnoozeWake } from './snooze.queue.js';
+
+/** Labels: at most this many on a thread, each 1–50 of `a-z 0-9 - _ :` once lower-cased. */
+export const MAX_LABELS = 20;
+export const LABEL = /^[a-z0-9_:-]{1,50}$/;
+
+export interface ThreadPatch {
+  status?: ThreadStatus;
+  assigneeId?: number | null;
+  snoozedUntil?: string | null;
+  labels?: string[];
+}
+
+/** Who made a change, as activity lines name them: a user, or "API key <name>" (no author). */
+async function actorOf(db: Executor, auth: TenantAuth): Promise<{ authorId: number | null; name: string }> {
+  if (auth.kind === 'api_key') return { authorId: null, name: `API key ${(await apiKeyName(db, auth.apiKeyId)) ?? auth.apiKeyId}` };
+  const name = (await userNames(db, [auth.userId])).get(auth.userId) ?? `user ${auth.userId}`;
+  return { authorId: auth.userId, name };
+}
+
+/** The labels lower-cased and without repeats, in the order given; 422 naming the first bad one. */
+export function normaliseLabels(labels: string[]): string[] {
+  const out = [...new Set(labels.map((l) => l.toLowerCase()))];
+  const bad = out.find((l) => !LABEL.test(l));
+  if (bad !== undefined) throw errors.validation(`labels: "${bad}" must be 1 to 50 of a-z, 0-9, "-", "_" and ":"`);
+  if (out.length > MAX_LABELS) throw errors.validation(`labels: at most ${MAX_LABELS}`);
+  return out;
+}
+
+/** Where a snooze is asked for, the time it ends: in the future, and only with status snoozed. */
+function snoozeOf(thread: Selectable<ThreadsTable>, patch: ThreadPatch, now: Date): { status: ThreadStatus; until: Date | null } {
+  const status = patch.status ?? thread.status;
+  if (status !== 'snoozed') {
+    if (patch.snoozedUntil !== undefined && patch.snoozedUntil !== null) {
+      throw errors.validation('snoozedUntil applies to a snoozed thread: send it with status "snoozed"');
+    }
+    return { status, until: null };
+  }
+  if (patch.snoozedUntil === undefined || patch.snoozedUntil === null) {
+    if (patch.status === 'snoozed' || patch.snoozedUntil === null)
+      throw errors.validation('status "snoozed" needs a snoozedUntil in the future');
+    return { status, until: thread.snoozed_until };
+  }
+  const until = new Date(patch.snoozedUntil);
+  if (!(until.getTime() > now.getTime())) throw errors.validation('snoozedUntil must be in the future');
+  return { status, until };
+}
+
+/** The thread as the API shows it, read in the caller's transaction. */
+async function viewOf(db: Executor, id: number) {
+  const [view] = await findThreadViews(db, [id]);
+  if (!view) throw errors.notFound('thread');
+  return view;
+}
+
+/**
+ * `PATCH /v1/threads/:id`: status (with a snooze's end), assignee, labels. Everything is
+ * checked before anything is written; a change writes an activity line for each thing that
+ * changed and announces `thread.updated` in the same transaction, and a snooze queues the job
+ * that ends it. A patch that changes nothing answers the thread and announces nothing.
+ */
+export async function changeThread(deps: Deps, auth: TenantAuth, threadId: number, patch: ThreadPatch) {
+  return deps.db.transaction().execute(async (trx) => {
+    const thread = await lockThread(trx, auth.workspaceId, threadId);
+    if (!thread) throw errors.notFound('thread');
+    const now = deps.now();
+    const snooze = snoozeOf(thread, patch, now);
+    const labels = patch.labels === undefined ? undefined : normaliseLabels(patch.labels);
+    let assignee: { id: number; name: string } | null | undefined;
+    if (patch.assigneeId !== undefined && patch.assigneeId !== null) {
+      assignee = await findAssignableUser(trx, auth.workspaceId, patch.assigneeId);
+      if (!assignee) throw errors.validation('assigneeId names no active user of this workspace');
+    } else if (patch.assigneeId === null) assignee = null;
+
+    const change: ThreadChange = {};
+    const statusChanged = snooze.status !== thread.status || snooze.until?.getTime() !== thread.snoozed_until?.getTime();
+    if (statusChanged) Object.assign(change, { status: snooze.status, snoozedUntil: snooze.until });
+    const assigneeChanged = assignee !== undefined && (assignee?.id ?? null) !== thread.assignee_id;
+    if (assigneeChanged) change.assigneeId = assignee?.id ?? null;
+    const added = labels?.filter((l) => !thread.labels.includes(l)) ?? [];
+    const removed = labels ? thread.labels.filter((l) => !labels.includes(l)) : [];
+    if (added.length > 0 || removed.length > 0) change.labels = labels;
+    if (Object.keys(change).length === 0) return threadResource(await viewOf(trx, thread.id));
+
+    await updateThread(trx, thread.id, change, now);
+    const actor = await actorOf(trx, auth);
+    const lines: string[] = [];
+    if (statusChanged) lines.push(statusLine(actor.name, snooze.status, snooze.until));
+    if (assigneeChanged) {
+      const previous = thread.assignee_id === null ? null : ((await userNames(trx, [thread.assignee_id])).get(thread.assignee_id) ?? null);
+      lines.push(assigneeLine(actor.name, assignee?.name ?? null, previous));
+    }
+    if (change.labels) lines.push(labelsLine(actor.name, added, removed));
+    const line = (text: string): TranscriptLine => ({
+      workspaceId: thread.workspace_id,
+      threadId: thread.id,
+      connectionId: thread.connection_id,
+      text,
+      authorId: actor.authorId,
+    });
+    const activity = await insertTranscriptLines(trx, 'activity', lines.map(line), now);
+    if (statusChanged && snooze.until) await enqueueSnoozeWake(deps.boss, trx, { threadId: thread.id }, snooze.until);
+    const view = await viewOf(trx, thread.id);
+    const changes: Change[] = [
+      ...activity.map((message) => ({ type: 'message.created' as const, message })),
+      { type: 'thread.updated', thread: view },
+    ];
+    await announce(deps.boss, trx, changes, now);
+    return threadResource(view);
+  });
+}
+
+/**
+ * `POST /v1/threads/:id/read`: an agent has read the thread; `agentLastSeenAt` is now and
+ * nothing is unread. Announced as `thread.updated` (other agents' unread badges), without an
+ * activity line: reading is not something that happened to the conversation.
+ */
+export async function markThreadRead(deps: Deps, auth: TenantAuth, threadId: number) {
+  return deps.db.transaction().execute(async (trx) => {
+    const thread = await lockThread(trx, auth.workspaceId, threadId);
+    if (!thread) throw errors.notFound('thread');
+    const now = deps.now();
+    await updateThread(trx, thread.id, { agentLastSeenAt: now }, now);
+    const view = await viewOf(trx, thread.id);
+    await announce(deps.boss, trx, [{ type: 'thread.updated', thread: view }], now);
+    return threadResource(view);
+  });
+}
