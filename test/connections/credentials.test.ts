@@ -44,6 +44,7 @@ describe('credentials on create (engage)', () => {
       externalAccountId: expect.any(String),
       name: 'Line',
       hasCredentials: true,
+      autoAssign: false,
       createdAt: expect.any(String),
     });
     expect(res.body).not.toContain(token);

@@ -15,19 +15,26 @@ async function engageConnection(workspaceId: number, autoAssign?: boolean) {
     method: 'POST',
     url: `/v1/engage/workspaces/${workspaceId}/connections`,
     headers: adminHeaders(),
-    payload: { integrationKey: 'aggregator', externalAccountId: `agg-${Math.random().toString(36).slice(2)}`, name: 'Support line', ...(autoAssign === undefined ? {} : { autoAssign }) },
+    payload: {
+      integrationKey: 'aggregator',
+      externalAccountId: `agg-${Math.random().toString(36).slice(2)}`,
+      name: 'Support line',
+      ...(autoAssign === undefined ? {} : { autoAssign }),
+    },
   });
   expect(res.statusCode, res.body).toBe(201);
   return res.json().data as { id: number; integrationKey: string; externalAccountId: string; autoAssign: boolean };
 }
 
-const assigneeOf = async (threadId: number) => (await ctx.deps.db.selectFrom('threads').select('assignee_id').where('id', '=', threadId).executeTakeFirstOrThrow()).assignee_id;
+const assigneeOf = async (threadId: number) =>
+  (await ctx.deps.db.selectFrom('threads').select('assignee_id').where('id', '=', threadId).executeTakeFirstOrThrow()).assignee_id;
 const delivery = (c: { integrationKey: string; externalAccountId: string }, from: string, id: string): DeliveryEvents => ({
   deliveryId: id,
   integrationKey: c.integrationKey,
   events: [{ type: 'message', externalAccountId: c.externalAccountId, externalMessageId: id, contact: { externalId: from }, text: 'hi' }],
 });
-const threadOf = async (externalId: string) => (await ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', externalId).executeTakeFirstOrThrow()).thread_id;
+const threadOf = async (externalId: string) =>
+  (await ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', externalId).executeTakeFirstOrThrow()).thread_id;
 
 describe('the autoAssign setting', () => {
   it('is set in the engage create body and by PATCH /v1/connections/:id, and shown on the Connection', async () => {
@@ -35,12 +42,23 @@ describe('the autoAssign setting', () => {
     expect((await engageConnection(tenant.workspace.id)).autoAssign).toBe(false);
     const c = await engageConnection(tenant.workspace.id, true);
     expect(c.autoAssign).toBe(true);
-    const res = await ctx.app.inject({ method: 'PATCH', url: `/v1/connections/${c.id}`, headers: tenant.headers, payload: { autoAssign: false } });
+    const res = await ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/connections/${c.id}`,
+      headers: tenant.headers,
+      payload: { autoAssign: false },
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data.autoAssign).toBe(false);
-    const list = (await ctx.app.inject({ method: 'GET', url: '/v1/connections', headers: tenant.headers })).json().data as { id: number; autoAssign: boolean }[];
+    const list = (await ctx.app.inject({ method: 'GET', url: '/v1/connections', headers: tenant.headers })).json().data as {
+      id: number;
+      autoAssign: boolean;
+    }[];
     expect(list.find((x) => x.id === c.id)!.autoAssign).toBe(false);
-    expect((await ctx.app.inject({ method: 'PATCH', url: `/v1/connections/${c.id}`, headers: tenant.headers, payload: { autoAssign: 'yes' } })).statusCode).toBe(422);
+    expect(
+      (await ctx.app.inject({ method: 'PATCH', url: `/v1/connections/${c.id}`, headers: tenant.headers, payload: { autoAssign: 'yes' } }))
+        .statusCode,
+    ).toBe(422);
   });
 });
 
@@ -61,7 +79,12 @@ describe('automatic assignment', () => {
     expect(await assigneeOf(adas)).toBeNull(); // no autoAssign on this connection
     await ctx.app.inject({ method: 'PATCH', url: `/v1/threads/${adas}`, headers: ada.headers, payload: { assigneeId: ada.user.id } });
     const bos = await inbound(ctx, manual, 'm-2', 'm-2');
-    await ctx.app.inject({ method: 'PATCH', url: `/v1/threads/${bos}`, headers: ada.headers, payload: { assigneeId: bo.id, status: 'resolved' } });
+    await ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/threads/${bos}`,
+      headers: ada.headers,
+      payload: { assigneeId: bo.id, status: 'resolved' },
+    });
 
     const t1 = await inbound(ctx, auto, 'a-1', 'a-1');
     expect(await assigneeOf(t1)).toBe(bo.id);
@@ -78,7 +101,14 @@ describe('automatic assignment', () => {
 
     // One batch of three new threads spreads them as it goes: 2, 2, 2 → Ada (lowest), Bo, Dee.
     const now = new Date();
-    await ctx.deps.db.transaction().execute((trx) => applyDeliveries(ctx.deps.boss, trx, ['b-1', 'b-2', 'b-3'].map((id) => delivery(auto, id, id)), now));
+    await ctx.deps.db.transaction().execute((trx) =>
+      applyDeliveries(
+        ctx.deps.boss,
+        trx,
+        ['b-1', 'b-2', 'b-3'].map((id) => delivery(auto, id, id)),
+        now,
+      ),
+    );
     const batch = await Promise.all(['b-1', 'b-2', 'b-3'].map(async (id) => assigneeOf(await threadOf(id))));
     expect(batch.sort()).toEqual([ada.user.id, bo.id, dee.id].sort());
   });
@@ -89,10 +119,18 @@ describe('automatic assignment', () => {
     const auto = await engageConnection(tenant.workspace.id, true);
     const t = await inbound(ctx, auto, 'r-1', 'r-1');
     expect(await assigneeOf(t)).toBe(ada.user.id);
-    await ctx.app.inject({ method: 'PATCH', url: `/v1/threads/${t}`, headers: ada.headers, payload: { assigneeId: null, status: 'resolved' } });
+    await ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/threads/${t}`,
+      headers: ada.headers,
+      payload: { assigneeId: null, status: 'resolved' },
+    });
     await inbound(ctx, auto, 'r-1', 'r-2');
     expect(await assigneeOf(t)).toBe(ada.user.id);
-    expect((await transcriptLines(ctx, t)).map((l) => l.text).slice(-2)).toEqual(['A new message from the contact reopened the conversation', autoAssignedLine('Ada')]);
+    expect((await transcriptLines(ctx, t)).map((l) => l.text).slice(-2)).toEqual([
+      'A new message from the contact reopened the conversation',
+      autoAssignedLine('Ada'),
+    ]);
     // Resolved with its assignee: reopened, still Ada's, and no assignment line.
     await ctx.app.inject({ method: 'PATCH', url: `/v1/threads/${t}`, headers: ada.headers, payload: { status: 'resolved' } });
     const lines = (await transcriptLines(ctx, t)).length;
@@ -135,7 +173,9 @@ describe('automatic assignment', () => {
     await waitFor(async () => {
       if (secondDone) return true;
       const { rows } = await sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`.execute(ctx.deps.db);
+        SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`.execute(
+        ctx.deps.db,
+      );
       return rows[0]!.n > 0;
     }, 'the second batch to wait or finish');
     release();

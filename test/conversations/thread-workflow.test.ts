@@ -18,7 +18,12 @@ const otherConnection = await makeConnection(ctx.deps, other.workspace.id);
 const stranger = await signedInUser(ctx.app, ctx, other.workspace.id, { name: 'Stranger' });
 const bus = await listenToBus(ctx.database.url);
 // An endpoint that takes every event: the outbox shows what customers are sent.
-const endpoint = await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: tenant.headers, payload: { url: 'http://127.0.0.1:9/hook', events: ['thread.updated'] } });
+const endpoint = await ctx.app.inject({
+  method: 'POST',
+  url: '/v1/webhook-endpoints',
+  headers: tenant.headers,
+  payload: { url: 'http://127.0.0.1:9/hook', events: ['thread.updated'] },
+});
 expect(endpoint.statusCode, endpoint.body).toBe(201);
 
 let seq = 0;
@@ -26,9 +31,15 @@ const newThread = async () => inbound(ctx, connection, `contact-${++seq}`, `wami
 const patch = (id: number, payload: unknown, headers: Record<string, string> = ada.headers) =>
   ctx.app.inject({ method: 'PATCH', url: `/v1/threads/${id}`, headers, payload: payload as object });
 const threadRow = (id: number) => ctx.deps.db.selectFrom('threads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const getThread = async (id: number) => (await ctx.app.inject({ method: 'GET', url: `/v1/threads/${id}`, headers: tenant.headers })).json().data;
+const getThread = async (id: number) =>
+  (await ctx.app.inject({ method: 'GET', url: `/v1/threads/${id}`, headers: tenant.headers })).json().data;
 const outboxOf = async (threadId: number) => {
-  const rows = await ctx.deps.db.selectFrom('webhook_events').select(['type', 'body']).where('type', '=', 'thread.updated').orderBy('created_at').execute();
+  const rows = await ctx.deps.db
+    .selectFrom('webhook_events')
+    .select(['type', 'body'])
+    .where('type', '=', 'thread.updated')
+    .orderBy('created_at')
+    .execute();
   return rows.map((r) => JSON.parse(r.body).data).filter((d: { id: number }) => d.id === threadId);
 };
 /** Everything a refused request must not have written. */
@@ -36,7 +47,9 @@ const snapshot = async (id: number) => ({
   thread: await threadRow(id),
   lines: (await transcriptLines(ctx, id)).length,
   events: (await outboxOf(id)).length,
-  jobs: Number((await sql<{ n: string }>`SELECT count(*) AS n FROM pgboss.job WHERE name = ${SNOOZE_QUEUE}`.execute(ctx.deps.db)).rows[0]!.n),
+  jobs: Number(
+    (await sql<{ n: string }>`SELECT count(*) AS n FROM pgboss.job WHERE name = ${SNOOZE_QUEUE}`.execute(ctx.deps.db)).rows[0]!.n,
+  ),
 });
 
 describe('PATCH /v1/threads/:id', () => {
@@ -45,23 +58,41 @@ describe('PATCH /v1/threads/:id', () => {
     const res = await patch(id, { assigneeId: bo.user.id, status: 'resolved', labels: ['Billing', 'vip', 'billing'] });
     expect(res.statusCode, res.body).toBe(200);
     const thread = res.json().data;
-    expect(thread).toMatchObject({ id, status: 'resolved', assigneeId: bo.user.id, labels: ['billing', 'vip'], snoozedUntil: null, unreadCount: 1, agentLastSeenAt: null });
+    expect(thread).toMatchObject({
+      id,
+      status: 'resolved',
+      assigneeId: bo.user.id,
+      labels: ['billing', 'vip'],
+      snoozedUntil: null,
+      unreadCount: 1,
+      agentLastSeenAt: null,
+    });
     expect(await getThread(id)).toEqual(thread);
 
     const lines = await transcriptLines(ctx, id);
-    expect(lines.map((l) => l.text)).toEqual(['Ada resolved the conversation', 'Ada assigned the conversation to Bo', 'Ada added the labels billing, vip']);
+    expect(lines.map((l) => l.text)).toEqual([
+      'Ada resolved the conversation',
+      'Ada assigned the conversation to Bo',
+      'Ada added the labels billing, vip',
+    ]);
     expect(lines.every((l) => l.kind === 'activity' && l.private && l.author_id === ada.user.id && l.status === 'sent')).toBe(true);
     // The transcript shows them with the Message fields.
     const transcript = (await ctx.app.inject({ method: 'GET', url: `/v1/threads/${id}/messages`, headers: tenant.headers })).json().data;
     expect(transcript[0]).toMatchObject({ kind: 'activity', private: true, authorId: ada.user.id });
 
-    const heard = await waitFor(async () => bus.find((e) => e.type === 'thread.updated' && e.data.id === id && e.data.status === 'resolved'), 'thread.updated on the bus');
+    const heard = await waitFor(
+      async () => bus.find((e) => e.type === 'thread.updated' && e.data.id === id && e.data.status === 'resolved'),
+      'thread.updated on the bus',
+    );
     expect(heard.data).toEqual(thread);
     expect(await outboxOf(id)).toContainEqual(thread);
 
     // Unassign and remove a label: said as such.
     expect((await patch(id, { assigneeId: null, labels: ['vip'] })).statusCode).toBe(200);
-    expect((await transcriptLines(ctx, id)).slice(3).map((l) => l.text)).toEqual(['Ada unassigned Bo from the conversation', 'Ada removed the label billing']);
+    expect((await transcriptLines(ctx, id)).slice(3).map((l) => l.text)).toEqual([
+      'Ada unassigned Bo from the conversation',
+      'Ada removed the label billing',
+    ]);
   });
 
   it('names an API key in its activity lines, with no author', async () => {
@@ -98,8 +129,14 @@ describe('PATCH /v1/threads/:id', () => {
     const later = { ...ctx.deps, now: () => new Date(until.getTime() + 1000) };
     await snoozeQueue.worker!.handle(later, [{ id: 'due', data: rows[0]!.data }]);
     expect(await threadRow(id)).toMatchObject({ status: 'open', snoozed_until: null });
-    expect((await transcriptLines(ctx, id)).map((l) => l.text)).toEqual([`Ada snoozed the conversation until ${until.toISOString()}`, SNOOZE_ENDED]);
-    await waitFor(async () => bus.find((e) => e.type === 'thread.updated' && e.data.id === id && e.data.status === 'open'), 'the wake-up on the bus');
+    expect((await transcriptLines(ctx, id)).map((l) => l.text)).toEqual([
+      `Ada snoozed the conversation until ${until.toISOString()}`,
+      SNOOZE_ENDED,
+    ]);
+    await waitFor(
+      async () => bus.find((e) => e.type === 'thread.updated' && e.data.id === id && e.data.status === 'open'),
+      'the wake-up on the bus',
+    );
     // A duplicate job finds nothing to do.
     await snoozeQueue.worker!.handle(later, [{ id: 'dup', data: rows[0]!.data }]);
     expect(await transcriptLines(ctx, id)).toHaveLength(2);
@@ -148,10 +185,15 @@ describe('PATCH /v1/threads/:id', () => {
     for (const [what, payload] of cases) {
       const res = await patch(id, payload);
       expect(res.statusCode, `${what}: ${res.body}`).toBe(422);
-      expect(res.json(), what).toEqual({ error: { code: 'validation_failed', message: expect.any(String) }, meta: { requestId: expect.any(String) } });
+      expect(res.json(), what).toEqual({
+        error: { code: 'validation_failed', message: expect.any(String) },
+        meta: { requestId: expect.any(String) },
+      });
     }
     // An assignee of another workspace is refused in the same words as one that does not exist.
-    expect((await patch(id, { assigneeId: stranger.user.id })).json().error.message).toBe((await patch(id, { assigneeId: 2_000_000_000 })).json().error.message);
+    expect((await patch(id, { assigneeId: stranger.user.id })).json().error.message).toBe(
+      (await patch(id, { assigneeId: 2_000_000_000 })).json().error.message,
+    );
     expect(await snapshot(id)).toEqual(before);
   });
 
@@ -159,7 +201,9 @@ describe('PATCH /v1/threads/:id', () => {
     const id = await newThread();
     const key = await issueApiKey(ctx.deps.db, tenant.workspace.id, 'reader', ['read']);
     expect((await patch(id, { status: 'resolved' }, { 'x-api-key': key.key })).statusCode).toBe(403);
-    expect((await ctx.app.inject({ method: 'POST', url: `/v1/threads/${id}/read`, headers: { 'x-api-key': key.key } })).statusCode).toBe(403);
+    expect((await ctx.app.inject({ method: 'POST', url: `/v1/threads/${id}/read`, headers: { 'x-api-key': key.key } })).statusCode).toBe(
+      403,
+    );
     expect((await threadRow(id)).status).toBe('open');
   });
 });
@@ -172,10 +216,18 @@ describe('POST /v1/threads/:id/read and unreadCount', () => {
     const res = await ctx.app.inject({ method: 'POST', url: `/v1/threads/${id}/read`, headers: bo.headers });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data).toMatchObject({ id, unreadCount: 0, agentLastSeenAt: expect.any(String) });
-    await waitFor(async () => bus.find((e) => e.type === 'thread.updated' && e.data.id === id && e.data.unreadCount === 0), 'the read on the bus');
+    await waitFor(
+      async () => bus.find((e) => e.type === 'thread.updated' && e.data.id === id && e.data.unreadCount === 0),
+      'the read on the bus',
+    );
     // Notes and activity are never unread; a new inbound message is.
     await patch(id, { status: 'pending' });
-    await ctx.app.inject({ method: 'POST', url: `/v1/threads/${id}/messages`, headers: ada.headers, payload: { text: 'for Bo', private: true } });
+    await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${id}/messages`,
+      headers: ada.headers,
+      payload: { text: 'for Bo', private: true },
+    });
     expect((await getThread(id)).unreadCount).toBe(0);
     await inbound(ctx, connection, `contact-${seq}`, `wamid.wf-${seq}-c`, 'third');
     expect((await getThread(id)).unreadCount).toBe(1);
@@ -184,16 +236,25 @@ describe('POST /v1/threads/:id/read and unreadCount', () => {
 });
 
 describe('a new inbound message on a thread that is not open', () => {
-  it.each(['resolved', 'pending', 'snoozed'] as const)('reopens a %s thread (the same thread), with an activity line and thread.updated', async (status) => {
-    const id = await newThread();
-    const from = `contact-${seq}`;
-    await patch(id, status === 'snoozed' ? { status, snoozedUntil: new Date(Date.now() + 60_000).toISOString() } : { status });
-    const again = await inbound(ctx, connection, from, `wamid.wf-${seq}-again`, 'me again');
-    expect(again).toBe(id);
-    expect(await threadRow(id)).toMatchObject({ status: 'open', snoozed_until: null });
-    expect((await transcriptLines(ctx, id)).at(-1)).toMatchObject({ kind: 'activity', text: REOPENED_BY_MESSAGE, author_id: null });
-    await waitFor(async () => bus.find((e) => e.type === 'thread.updated' && e.data.id === id && e.data.status === 'open' && (e.data.unreadCount as number) === 2), 'the reopening on the bus');
-  });
+  it.each(['resolved', 'pending', 'snoozed'] as const)(
+    'reopens a %s thread (the same thread), with an activity line and thread.updated',
+    async (status) => {
+      const id = await newThread();
+      const from = `contact-${seq}`;
+      await patch(id, status === 'snoozed' ? { status, snoozedUntil: new Date(Date.now() + 60_000).toISOString() } : { status });
+      const again = await inbound(ctx, connection, from, `wamid.wf-${seq}-again`, 'me again');
+      expect(again).toBe(id);
+      expect(await threadRow(id)).toMatchObject({ status: 'open', snoozed_until: null });
+      expect((await transcriptLines(ctx, id)).at(-1)).toMatchObject({ kind: 'activity', text: REOPENED_BY_MESSAGE, author_id: null });
+      await waitFor(
+        async () =>
+          bus.find(
+            (e) => e.type === 'thread.updated' && e.data.id === id && e.data.status === 'open' && (e.data.unreadCount as number) === 2,
+          ),
+        'the reopening on the bus',
+      );
+    },
+  );
 
   it("a provider's retry of a message already stored reopens nothing", async () => {
     const id = await newThread();
@@ -204,7 +265,7 @@ describe('a new inbound message on a thread that is not open', () => {
 });
 
 describe('another workspace', () => {
-  it("its thread is not_found on every route of the workflow, and nothing changes", async () => {
+  it('its thread is not_found on every route of the workflow, and nothing changes', async () => {
     const foreign = await inbound(ctx, otherConnection, 'foreign-contact', 'wamid.foreign-1');
     const before = await threadRow(foreign);
     const routes = [

@@ -9,7 +9,12 @@ import { makeUser } from '../helpers/factories.js';
 /** Helpers of the conversation-workflow suites (status, assignment, notes). */
 
 /** A user of the workspace, signed in: its row and the headers that carry its JWT. */
-export async function signedInUser(app: FastifyInstance, ctx: TestContext, workspaceId: number, options: { name?: string; roles?: string[] } = {}) {
+export async function signedInUser(
+  app: FastifyInstance,
+  ctx: TestContext,
+  workspaceId: number,
+  options: { name?: string; roles?: string[] } = {},
+) {
   const { user, password } = await makeUser(ctx.deps, workspaceId, options);
   const res = await app.inject({ method: 'POST', url: '/api/user/login', payload: { email: user.email, password, remember: false } });
   if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`);
@@ -17,15 +22,37 @@ export async function signedInUser(app: FastifyInstance, ctx: TestContext, works
 }
 
 /** A contact writes `text` on `connection`, applied as the worker applies a delivery; answers the thread's id. */
-export async function inbound(ctx: TestContext, connection: { integrationKey: string; externalAccountId: string }, from: string, messageId: string, text = 'hello') {
-  await ctx.deps.db.transaction().execute((trx) =>
-    applyDeliveries(
-      ctx.deps.boss,
-      trx,
-      [{ deliveryId: messageId, integrationKey: connection.integrationKey, events: [{ type: 'message', externalAccountId: connection.externalAccountId, externalMessageId: messageId, contact: { externalId: from }, text }] }],
-      new Date(),
-    ),
-  );
+export async function inbound(
+  ctx: TestContext,
+  connection: { integrationKey: string; externalAccountId: string },
+  from: string,
+  messageId: string,
+  text = 'hello',
+) {
+  await ctx.deps.db
+    .transaction()
+    .execute((trx) =>
+      applyDeliveries(
+        ctx.deps.boss,
+        trx,
+        [
+          {
+            deliveryId: messageId,
+            integrationKey: connection.integrationKey,
+            events: [
+              {
+                type: 'message',
+                externalAccountId: connection.externalAccountId,
+                externalMessageId: messageId,
+                contact: { externalId: from },
+                text,
+              },
+            ],
+          },
+        ],
+        new Date(),
+      ),
+    );
   const row = await ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', messageId).executeTakeFirstOrThrow();
   return row.thread_id;
 }
@@ -43,5 +70,11 @@ export async function listenToBus(url: string): Promise<RealtimeEvent[]> {
 
 /** The transcript lines of a thread that are not messages (notes and activity), oldest first. */
 export async function transcriptLines(ctx: TestContext, threadId: number) {
-  return ctx.deps.db.selectFrom('messages').selectAll().where('thread_id', '=', threadId).where('kind', '<>', 'message').orderBy('id').execute();
+  return ctx.deps.db
+    .selectFrom('messages')
+    .selectAll()
+    .where('thread_id', '=', threadId)
+    .where('kind', '<>', 'message')
+    .orderBy('id')
+    .execute();
 }

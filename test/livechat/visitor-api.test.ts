@@ -162,6 +162,9 @@ describe('POST and GET /v1/livechat/:widgetKey/messages', () => {
       text: 'Do you ship to Norway?',
       status: 'received',
       error: null,
+      kind: 'message',
+      private: false,
+      authorId: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

@@ -131,12 +131,12 @@ describe('outbound webhooks', () => {
     expect(r!.headers).not.toHaveProperty('x-service-signature');
   });
 
-  it('sends contact.created, thread.created and message.created for an inbound message, with the API’s own resources', async () => {
+  it('sends contact.created, thread.created, message.created and thread.updated for an inbound message, with the API’s own resources', async () => {
     const w = await workspace();
     await inbound(w, '15550001', 'wamid.out-1');
-    await waitFor(async () => at(w.path).length >= 3, 'three events');
+    await waitFor(async () => at(w.path).length >= 4, 'four events');
     const byType = Object.fromEntries(at(w.path).map((r) => [r.json.type, r.json.data]));
-    expect(Object.keys(byType).sort()).toEqual(['contact.created', 'message.created', 'thread.created']);
+    expect(Object.keys(byType).sort()).toEqual(['contact.created', 'message.created', 'thread.created', 'thread.updated']);
     const threads = (await ctx.app.inject({ method: 'GET', url: '/v1/threads', headers: w.tenant.headers })).json().data;
     const messages = (
       await ctx.app.inject({ method: 'GET', url: `/v1/threads/${threads[0].id}/messages`, headers: w.tenant.headers })
@@ -149,15 +149,17 @@ describe('outbound webhooks', () => {
       lastMessagePreview: byType['thread.created']!.lastMessagePreview,
     });
     expect(byType['contact.created']).toEqual(contacts[0]);
+    expect(byType['thread.updated']).toEqual(threads[0]);
 
-    // The same contact again: one more message, no new thread or contact.
+    // The same contact again: one more message and its thread's update, no new thread or contact.
     await inbound(w, '15550001', 'wamid.out-2');
-    await waitFor(async () => at(w.path).length >= 4, 'the second message');
+    await waitFor(async () => at(w.path).length >= 6, 'the second message');
     expect(
       at(w.path)
-        .slice(3)
-        .map((r) => r.json.type),
-    ).toEqual(['message.created']);
+        .slice(4)
+        .map((r) => r.json.type)
+        .sort(),
+    ).toEqual(['message.created', 'thread.updated']);
     // A provider's retry of the first message makes no event.
     await inbound(w, '15550001', 'wamid.out-1');
     await ping(w);
