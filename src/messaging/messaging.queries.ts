@@ -216,14 +216,22 @@ export async function applyStatuses(db: Executor, statuses: StatusInput[], at: D
 
 // ---- tenant lists (cursor pages) ----
 
+/** unreadCount stops counting here: a thread with more unread messages shows this many. */
+export const UNREAD_COUNT_MAX = 1000;
+
 /**
  * A thread's unread count: inbound messages from the contact newer than an agent last read
- * it (every one when none has). Counted per thread through messages_thread_idx.
+ * it (every one when none has), counted through messages_thread_idx up to UNREAD_COUNT_MAX,
+ * so a thread nobody reads never makes its list page or the inbound batch that announces it
+ * slower as it grows.
  */
 export const unreadCount = sql<number>`(
-  SELECT count(*)::int FROM messages um
-  WHERE um.thread_id = threads.id AND um.direction = 'inbound' AND um.kind = 'message'
-    AND um.created_at > COALESCE(threads.agent_last_seen_at, '-infinity'::timestamptz))`.as('unread_count');
+  SELECT count(*)::int FROM (
+    SELECT 1 FROM messages um
+    WHERE um.thread_id = threads.id AND um.direction = 'inbound' AND um.kind = 'message'
+      AND um.created_at > COALESCE(threads.agent_last_seen_at, '-infinity'::timestamptz)
+    LIMIT ${sql.lit(UNREAD_COUNT_MAX)}
+  ) unread)`.as('unread_count');
 
 const BY_LAST_MESSAGE: SortKey = { at: 'threads.last_message_at', id: 'threads.id' };
 

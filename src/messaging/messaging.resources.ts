@@ -21,7 +21,7 @@ export const ThreadResource = Type.Object(
     snoozedUntil: Nullable(Type.String({ format: 'date-time', description: 'when a snoozed thread opens again; null unless snoozed' })),
     assigneeId: Nullable(Type.Integer({ description: 'the user working the thread' })),
     labels: Type.Array(Type.String()),
-    unreadCount: Type.Integer({ minimum: 0, description: 'inbound messages newer than agentLastSeenAt' }),
+    unreadCount: Type.Integer({ minimum: 0, maximum: 1000, description: 'inbound messages newer than agentLastSeenAt, counted up to 1000' }),
     agentLastSeenAt: Nullable(Type.String({ format: 'date-time', description: 'when an agent last read the thread' })),
     lastMessageAt: Timestamp,
     lastMessagePreview: Nullable(Type.String()),

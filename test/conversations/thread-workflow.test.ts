@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
 import { REOPENED_BY_MESSAGE, SNOOZE_ENDED } from '../../src/conversations/activity.js';
 import { SNOOZE_QUEUE, snoozeQueue } from '../../src/conversations/snooze.queue.js';
+import { UNREAD_COUNT_MAX } from '../../src/messaging/messaging.queries.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';
@@ -232,6 +233,17 @@ describe('POST /v1/threads/:id/read and unreadCount', () => {
     await inbound(ctx, connection, `contact-${seq}`, `wamid.wf-${seq}-c`, 'third');
     expect((await getThread(id)).unreadCount).toBe(1);
     expect(await transcriptLines(ctx, id)).toHaveLength(3); // pending, the note, the reopening
+  });
+});
+
+describe('unreadCount on a thread nobody reads', () => {
+  it('stops counting at UNREAD_COUNT_MAX', async () => {
+    const id = await newThread();
+    const t = await threadRow(id);
+    await sql`
+      INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status)
+      SELECT ${t.workspace_id}, ${id}, ${t.connection_id}, 'inbound', 'bulk-' || g, 'more', 'received' FROM generate_series(1, ${UNREAD_COUNT_MAX + 5}) g`.execute(ctx.deps.db);
+    expect((await getThread(id)).unreadCount).toBe(UNREAD_COUNT_MAX);
   });
 });
 
