@@ -4,6 +4,7 @@ import { autoAssignedLine } from '../../src/conversations/activity.js';
 import { applyDeliveries, type DeliveryEvents } from '../../src/messaging/apply-events.js';
 import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
+import { makeWidget, startVisitor } from '../helpers/livechat.js';
 import { waitFor } from '../helpers/webhooks.js';
 import { inbound, signedInUser, transcriptLines } from './workflow-helpers.js';
 
@@ -137,6 +138,15 @@ describe('automatic assignment', () => {
     await inbound(ctx, auto, 'r-1', 'r-3');
     expect(await assigneeOf(t)).toBe(ada.user.id);
     expect(await transcriptLines(ctx, t)).toHaveLength(lines + 1);
+  });
+
+  it('assigns a live chat conversation when the visitor opens it, before any message', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const { user: agent } = await makeUser(ctx.deps, tenant.workspace.id, { roles: ['agent'] });
+    const widget = await makeWidget(ctx.deps, tenant.workspace.id);
+    await ctx.app.inject({ method: 'PATCH', url: `/v1/connections/${widget.connection.id}`, headers: tenant.headers, payload: { autoAssign: true } });
+    const visitor = await startVisitor(ctx.app, widget.key, { name: 'Lin' });
+    expect(await assigneeOf(visitor.threadId)).toBe(agent.id);
   });
 
   it('leaves a thread unassigned in a workspace with no agent', async () => {
