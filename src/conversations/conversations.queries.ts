@@ -107,6 +107,8 @@ export async function updateThread(db: Executor, id: number, change: ThreadChang
       assignee_id: change.assigneeId,
       labels: change.labels,
       agent_last_seen_at: change.agentLastSeenAt,
+      // Read now: nothing that arrived before is unread.
+      ...(change.agentLastSeenAt ? { unread_count: 0 } : {}),
       updated_at: at,
     })
     .where('id', '=', id)

@@ -29,16 +29,26 @@ export interface InboundWork {
   autoAssign: Set<number>;
 }
 
+export interface InboundWorkDone {
+  /** The activity lines written, in order. */
+  activity: Selectable<MessagesTable>[];
+  /** Threads opened again (status `open`, no snooze). */
+  reopened: number[];
+  /** Threads given an assignee. */
+  assigned: { id: number; assignee_id: number }[];
+}
+
 /**
  * What a batch of inbound deliveries does to the conversations it touched, inside the batch's
  * transaction and set-based (a statement per step, however many threads): a new message on a
  * resolved, pending or snoozed thread opens it again; a thread that is new or reopened and has
  * no assignee, on a connection with `autoAssign`, goes to the agent of its workspace with the
- * fewest open threads assigned (ties: the lowest id). Returns the activity lines written.
+ * fewest open threads assigned (ties: the lowest id). Says what it did, for the batch's
+ * announcements.
  * Steps with nothing to do cost no statement, so the common batch (open threads, no
  * auto-assignment) runs exactly as before.
  */
-export async function workInboundThreads(db: Executor, work: InboundWork, at: Date): Promise<Selectable<MessagesTable>[]> {
+export async function workInboundThreads(db: Executor, work: InboundWork, at: Date): Promise<InboundWorkDone> {
   const lines: TranscriptLine[] = [];
   const line = (t: { id: number; workspace_id: number; connection_id: number }, text: string) =>
     lines.push({ workspaceId: t.workspace_id, threadId: t.id, connectionId: t.connection_id, text, authorId: null });
@@ -51,6 +61,7 @@ export async function workInboundThreads(db: Executor, work: InboundWork, at: Da
   const reopenedIds = new Set(reopened.map((t) => t.id));
   for (const t of reopened) line(t, REOPENED_BY_MESSAGE);
 
+  const assigned: InboundWorkDone['assigned'] = [];
   const candidates = work.threads
     .filter((t) => t.assignee_id === null && work.autoAssign.has(t.connection_id) && (t.created || reopenedIds.has(t.id)))
     .sort((a, b) => a.id - b.id);
@@ -71,7 +82,10 @@ export async function workInboundThreads(db: Executor, work: InboundWork, at: Da
       chosen.push({ threadId: t.id, assigneeId: best.id });
     }
     const byId = new Map(candidates.map((t) => [t.id, t]));
-    for (const a of await assignUnassigned(db, chosen, at)) line(byId.get(a.id)!, autoAssignedLine(nameOf.get(a.assignee_id)!));
+    for (const a of await assignUnassigned(db, chosen, at)) {
+      assigned.push(a);
+      line(byId.get(a.id)!, autoAssignedLine(nameOf.get(a.assignee_id)!));
+    }
   }
-  return insertTranscriptLines(db, 'activity', lines, at);
+  return { activity: await insertTranscriptLines(db, 'activity', lines, at), reopened: [...reopenedIds], assigned };
 }

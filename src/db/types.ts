@@ -115,6 +115,8 @@ export interface ThreadsTable {
   assignee_id: number | null;
   labels: Generated<string[]>;
   agent_last_seen_at: NullableTimestamp;
+  /** Inbound messages that arrived since an agent last read the thread. */
+  unread_count: Generated<number>;
   last_message_at: Generated<Date>;
   last_message_preview: string | null;
   created_at: Generated<Date>;

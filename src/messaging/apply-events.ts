@@ -9,12 +9,13 @@ import {
   type ConnectionRef,
   findConnectionsByAccount,
   findOutboundByExternalId,
-  findThreadViews,
   insertInboundMessages,
   type StatusInput,
+  uncountUnread,
   upsertContacts,
   upsertThreads,
 } from './messaging.queries.js';
+import type { ThreadView } from './messaging.resources.js';
 
 /** One delivery's events, ready to apply. */
 export interface DeliveryEvents {
@@ -174,25 +175,27 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
     for (const c of contacts.created) changes.push({ type: 'contact.created', contact: { ...c, createdAt: now } });
     const contactOf = (c: ConnectionRef, externalId: string) => contacts.ids.get(`${c.workspace_id}|${c.integration_key}|${externalId}`)!;
     const at = (e: { occurredAt?: Date }) => e.occurredAt ?? now;
+    // The same provider message twice in one batch (a provider's retry) is inserted once.
+    const unique = new Map<string, (typeof inbound)[number]>();
+    for (const item of inbound) unique.set(`${item.connection.id}|${item.event.externalMessageId}`, item);
     const threads = await upsertThreads(
       db,
-      [...inbound, ...opened].map(({ connection, event }) => ({
+      [...unique.values(), ...opened].map(({ connection, event }) => ({
         workspaceId: connection.workspace_id,
         connectionId: connection.id,
         contactId: contactOf(connection, event.contact.externalId),
         lastMessageAt: at(event),
         preview: event.type === 'message' ? event.text.slice(0, PREVIEW_LENGTH) : null,
+        unread: event.type === 'message' ? 1 : 0,
       })),
       now,
     );
-    // The same provider message twice in one batch (a provider's retry) is inserted once.
-    const unique = new Map<string, (typeof inbound)[number]>();
-    for (const item of inbound) unique.set(`${item.connection.id}|${item.event.externalMessageId}`, item);
+    const threadOf = (c: ConnectionRef, externalId: string) => threads.get(`${c.id}|${contactOf(c, externalId)}`)!;
     const inserted = await insertInboundMessages(
       db,
       [...unique.values()].map(({ connection, event }) => ({
         workspaceId: connection.workspace_id,
-        threadId: threads.get(`${connection.id}|${contactOf(connection, event.contact.externalId)}`)!.id,
+        threadId: threadOf(connection, event.contact.externalId).id,
         connectionId: connection.id,
         externalId: event.externalMessageId,
         text: event.text,
@@ -200,8 +203,25 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
       })),
       now,
     );
+    // Threads are announced as they are once this batch is done with them: the upsert's rows,
+    // brought up to date below rather than read again, so the common batch costs no statement
+    // more than the upsert and the insert.
+    const views = new Map<number, ThreadView>();
+    const integrationOf = new Map([...inbound, ...opened].map(({ connection }) => [connection.id, connection.integration_key]));
+    for (const t of threads.values()) views.set(t.id, { ...t, integration_key: integrationOf.get(t.connection_id)! });
+    // A message the upsert counted as unread but the insert skipped (stored by an earlier delivery).
+    const skipped = new Map<number, number>();
+    for (const { connection, event } of unique.values()) {
+      const id = threadOf(connection, event.contact.externalId).id;
+      skipped.set(id, (skipped.get(id) ?? 0) + 1);
+    }
+    for (const m of inserted) skipped.set(m.thread_id, skipped.get(m.thread_id)! - 1);
+    const corrections = [...skipped].filter(([, n]) => n > 0).map(([threadId, n]) => ({ threadId, n }));
+    await uncountUnread(db, corrections);
+    for (const { threadId, n } of corrections) views.get(threadId)!.unread_count = Math.max(0, views.get(threadId)!.unread_count - n);
+
     // Reopening and automatic assignment (docs/conversations.md), in this batch's statements.
-    const activity = await workInboundThreads(
+    const work = await workInboundThreads(
       db,
       {
         threads: [...threads.values()],
@@ -212,26 +232,22 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
       },
       now,
     );
-    // Threads are announced as they are once everything above has happened to them.
-    const openedIds = opened.map(
-      ({ connection, event }) => threads.get(`${connection.id}|${contactOf(connection, event.contact.externalId)}`)!.id,
-    );
-    const created = [...threads.values()].filter((t) => t.created).map((t) => t.id);
-    const viewIds = [...new Set([...created, ...openedIds, ...inserted.map((m) => m.thread_id)])];
-    const views = new Map((await findThreadViews(db, viewIds)).map((v) => [v.id, v]));
-    for (const id of created) changes.push({ type: 'thread.created', thread: views.get(id)! });
+    for (const id of work.reopened) Object.assign(views.get(id)!, { status: 'open', snoozed_until: null });
+    for (const a of work.assigned) views.get(a.id)!.assignee_id = a.assignee_id;
+
+    for (const t of threads.values()) if (t.created) changes.push({ type: 'thread.created', thread: views.get(t.id)! });
     const touched = new Set<number>();
     const updated = (threadId: number) => {
       if (touched.has(threadId)) return;
       touched.add(threadId);
       changes.push({ type: 'thread.updated', thread: views.get(threadId)! });
     };
-    for (const id of openedIds) updated(id);
+    for (const { connection, event } of opened) updated(threadOf(connection, event.contact.externalId).id);
     for (const m of inserted) {
       changes.push({ type: 'message.created', message: m });
       updated(m.thread_id);
     }
-    for (const m of activity) changes.push({ type: 'message.created', message: m });
+    for (const m of work.activity) changes.push({ type: 'message.created', message: m });
   }
   for (const m of await applyStatuses(db, [...statuses.values()], now)) changes.push({ type: 'message.updated', message: m });
   return changes;

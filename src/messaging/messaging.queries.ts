@@ -119,13 +119,16 @@ export interface ThreadInput {
   lastMessageAt: Date;
   /** null: a conversation opened without a message, which leaves the preview as it is. */
   preview: string | null;
+  /** Inbound messages this input brings: added to the thread's unread count. */
+  unread: number;
 }
 
 export type ThreadRow = Selectable<ThreadsTable> & { created: boolean };
 
 /**
  * Upserts the one thread of every (connection, contact), whatever its status, moving
- * `last_message_at` and the preview forward only. Returns `connectionId|contactId` → the
+ * `last_message_at` and the preview forward only and adding the inputs' `unread` to its
+ * unread count (see `uncountUnread` for the messages that turn out to be stored already). Returns `connectionId|contactId` → the
  * thread, `created` when this call inserted it. The row stays locked until the transaction
  * ends, so its status and assignee as returned are the ones the caller may act on.
  */
@@ -134,25 +137,39 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
   for (const t of threads) {
     const k = `${t.connectionId}|${t.contactId}`;
     const seen = byKey.get(k);
-    if (!seen || seen.lastMessageAt <= t.lastMessageAt) byKey.set(k, t);
+    const unread = t.unread + (seen?.unread ?? 0);
+    byKey.set(k, !seen || seen.lastMessageAt <= t.lastMessageAt ? { ...t, unread } : { ...seen, unread });
   }
   const list = [...byKey.values()];
   const result = new Map<string, ThreadRow>();
   if (list.length === 0) return result;
   // xmax is 0 on a row version this statement inserted, and set on one it updated.
   const { rows } = await sql<ThreadRow>`
-    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, created_at, updated_at)
-    SELECT w, cn, ct, lm, p, ${at}::timestamptz, ${at}::timestamptz
+    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, unread_count, created_at, updated_at)
+    SELECT w, cn, ct, lm, p, u, ${at}::timestamptz, ${at}::timestamptz
     FROM unnest(${list.map((t) => t.workspaceId)}::int[], ${list.map((t) => t.connectionId)}::bigint[], ${list.map((t) => t.contactId)}::bigint[],
-                ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[]) AS v(w, cn, ct, lm, p)
+                ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[], ${list.map((t) => t.unread)}::int[]) AS v(w, cn, ct, lm, p, u)
     ORDER BY cn, ct
     ON CONFLICT (connection_id, contact_id) DO UPDATE SET
+      unread_count = t.unread_count + excluded.unread_count,
       last_message_preview = CASE WHEN excluded.last_message_at >= t.last_message_at THEN COALESCE(excluded.last_message_preview, t.last_message_preview) ELSE t.last_message_preview END,
       last_message_at = GREATEST(t.last_message_at, excluded.last_message_at),
       updated_at = excluded.updated_at
     RETURNING t.*, (t.xmax = 0) AS created`.execute(db);
   for (const r of rows) result.set(`${r.connection_id}|${r.contact_id}`, r);
   return result;
+}
+
+/**
+ * Takes back unread counts that upsertThreads added for messages the insert then skipped (a
+ * provider's retry of a message already stored). Rare: the common batch never calls it.
+ */
+export async function uncountUnread(db: Executor, corrections: { threadId: number; n: number }[]) {
+  if (corrections.length === 0) return;
+  await sql`
+    UPDATE threads t SET unread_count = greatest(t.unread_count - v.n, 0)
+    FROM unnest(${corrections.map((c) => c.threadId)}::bigint[], ${corrections.map((c) => c.n)}::int[]) AS v(id, n)
+    WHERE t.id = v.id`.execute(db);
 }
 
 export interface InboundMessageInput {
@@ -216,23 +233,6 @@ export async function applyStatuses(db: Executor, statuses: StatusInput[], at: D
 
 // ---- tenant lists (cursor pages) ----
 
-/** unreadCount stops counting here: a thread with more unread messages shows this many. */
-export const UNREAD_COUNT_MAX = 1000;
-
-/**
- * A thread's unread count: inbound messages from the contact newer than an agent last read
- * it (every one when none has), counted through messages_thread_idx up to UNREAD_COUNT_MAX,
- * so a thread nobody reads never makes its list page or the inbound batch that announces it
- * slower as it grows.
- */
-export const unreadCount = sql<number>`(
-  SELECT count(*)::int FROM (
-    SELECT 1 FROM messages um
-    WHERE um.thread_id = threads.id AND um.direction = 'inbound' AND um.kind = 'message'
-      AND um.created_at > COALESCE(threads.agent_last_seen_at, '-infinity'::timestamptz)
-    LIMIT ${sql.lit(UNREAD_COUNT_MAX)}
-  ) unread)`.as('unread_count');
-
 const BY_LAST_MESSAGE: SortKey = { at: 'threads.last_message_at', id: 'threads.id' };
 
 /**
@@ -247,7 +247,6 @@ export async function listThreads(db: Executor, workspaceId: number, filters: Th
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
     .selectAll('threads')
     .select('connections.integration_key')
-    .select(unreadCount)
     .where('threads.workspace_id', '=', workspaceId)
     .$if(statuses?.length === 1, (q) => q.where('threads.status', '=', statuses![0]!))
     .$if((statuses?.length ?? 0) > 1, (q) => q.where('threads.status', 'in', statuses!))
@@ -265,7 +264,6 @@ export async function findThread(db: Executor, workspaceId: number, id: number) 
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
     .selectAll('threads')
     .select('connections.integration_key')
-    .select(unreadCount)
     .where('threads.workspace_id', '=', workspaceId)
     .where('threads.id', '=', id)
     .executeTakeFirst();
@@ -279,7 +277,6 @@ export async function findThreadViews(db: Executor, ids: number[]) {
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
     .selectAll('threads')
     .select('connections.integration_key')
-    .select(unreadCount)
     .where('threads.id', 'in', ids)
     .execute();
 }

@@ -8,8 +8,8 @@ import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 export const MESSAGE_STATUSES = ['received', 'queued', 'sent', 'delivered', 'read', 'failed'] as const;
 export const THREAD_STATUSES = ['open', 'pending', 'resolved', 'snoozed'] as const;
 
-/** A thread as the API shows it: its row, its connection's integration and its unread count. */
-export type ThreadView = Selectable<ThreadsTable> & { integration_key: string; unread_count: number };
+/** A thread as the API shows it: its row and its connection's integration. */
+export type ThreadView = Selectable<ThreadsTable> & { integration_key: string };
 
 export const ThreadResource = Type.Object(
   {
@@ -21,7 +21,7 @@ export const ThreadResource = Type.Object(
     snoozedUntil: Nullable(Type.String({ format: 'date-time', description: 'when a snoozed thread opens again; null unless snoozed' })),
     assigneeId: Nullable(Type.Integer({ description: 'the user working the thread' })),
     labels: Type.Array(Type.String()),
-    unreadCount: Type.Integer({ minimum: 0, maximum: 1000, description: 'inbound messages newer than agentLastSeenAt, counted up to 1000' }),
+    unreadCount: Type.Integer({ minimum: 0, description: 'inbound messages that arrived since agentLastSeenAt' }),
     agentLastSeenAt: Nullable(Type.String({ format: 'date-time', description: 'when an agent last read the thread' })),
     lastMessageAt: Timestamp,
     lastMessagePreview: Nullable(Type.String()),

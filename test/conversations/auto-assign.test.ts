@@ -144,7 +144,12 @@ describe('automatic assignment', () => {
     const tenant = await makeTenant(ctx.deps);
     const { user: agent } = await makeUser(ctx.deps, tenant.workspace.id, { roles: ['agent'] });
     const widget = await makeWidget(ctx.deps, tenant.workspace.id);
-    await ctx.app.inject({ method: 'PATCH', url: `/v1/connections/${widget.connection.id}`, headers: tenant.headers, payload: { autoAssign: true } });
+    await ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/connections/${widget.connection.id}`,
+      headers: tenant.headers,
+      payload: { autoAssign: true },
+    });
     const visitor = await startVisitor(ctx.app, widget.key, { name: 'Lin' });
     expect(await assigneeOf(visitor.threadId)).toBe(agent.id);
   });

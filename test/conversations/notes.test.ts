@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startFakeProviders } from '../../harness/fake-providers.js';
 import { SEND_QUEUE } from '../../src/replies/send-message.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { startFakeProviders } from '../helpers/fake-providers.js';
 import { makeWidget, openSocket, startVisitor, visitorSays } from '../helpers/livechat.js';
 import { waitFor } from '../helpers/webhooks.js';
 import { inbound, listenToBus, signedInUser } from './workflow-helpers.js';

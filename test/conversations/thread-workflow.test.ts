@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
 import { REOPENED_BY_MESSAGE, SNOOZE_ENDED } from '../../src/conversations/activity.js';
 import { SNOOZE_QUEUE, snoozeQueue } from '../../src/conversations/snooze.queue.js';
-import { UNREAD_COUNT_MAX } from '../../src/messaging/messaging.queries.js';
+import { applyDeliveries } from '../../src/messaging/apply-events.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';
@@ -236,17 +236,6 @@ describe('POST /v1/threads/:id/read and unreadCount', () => {
   });
 });
 
-describe('unreadCount on a thread nobody reads', () => {
-  it('stops counting at UNREAD_COUNT_MAX', async () => {
-    const id = await newThread();
-    const t = await threadRow(id);
-    await sql`
-      INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status)
-      SELECT ${t.workspace_id}, ${id}, ${t.connection_id}, 'inbound', 'bulk-' || g, 'more', 'received' FROM generate_series(1, ${UNREAD_COUNT_MAX + 5}) g`.execute(ctx.deps.db);
-    expect((await getThread(id)).unreadCount).toBe(UNREAD_COUNT_MAX);
-  });
-});
-
 describe('a new inbound message on a thread that is not open', () => {
   it.each(['resolved', 'pending', 'snoozed'] as const)(
     'reopens a %s thread (the same thread), with an activity line and thread.updated',
@@ -268,11 +257,28 @@ describe('a new inbound message on a thread that is not open', () => {
     },
   );
 
-  it("a provider's retry of a message already stored reopens nothing", async () => {
+  it("a provider's retry of a message already stored reopens nothing and is not unread twice", async () => {
     const id = await newThread();
     await patch(id, { status: 'resolved' });
     await inbound(ctx, connection, `contact-${seq}`, `wamid.wf-${seq}`, `hello ${seq}`);
-    expect((await threadRow(id)).status).toBe('resolved');
+    expect(await threadRow(id)).toMatchObject({ status: 'resolved', unread_count: 1 });
+    // The same message twice in one batch counts once too.
+    const twice = {
+      deliveryId: 'twice',
+      integrationKey: connection.integrationKey,
+      events: [0, 1].map(() => ({
+        type: 'message' as const,
+        externalAccountId: connection.externalAccountId,
+        externalMessageId: `wamid.wf-${seq}-twice`,
+        contact: { externalId: `contact-${seq}` },
+        text: 'again',
+      })),
+    };
+    await ctx.deps.db
+      .transaction()
+      .execute((trx) => applyDeliveries(ctx.deps.boss, trx, [twice, { ...twice, deliveryId: 'twice-2' }], new Date()));
+    expect(await threadRow(id)).toMatchObject({ status: 'open', unread_count: 2 });
+    expect((await getThread(id)).unreadCount).toBe(2);
   });
 });
 

@@ -29,30 +29,28 @@ export async function inbound(
   messageId: string,
   text = 'hello',
 ) {
-  await ctx.deps.db
-    .transaction()
-    .execute((trx) =>
-      applyDeliveries(
-        ctx.deps.boss,
-        trx,
-        [
-          {
-            deliveryId: messageId,
-            integrationKey: connection.integrationKey,
-            events: [
-              {
-                type: 'message',
-                externalAccountId: connection.externalAccountId,
-                externalMessageId: messageId,
-                contact: { externalId: from },
-                text,
-              },
-            ],
-          },
-        ],
-        new Date(),
-      ),
-    );
+  await ctx.deps.db.transaction().execute((trx) =>
+    applyDeliveries(
+      ctx.deps.boss,
+      trx,
+      [
+        {
+          deliveryId: messageId,
+          integrationKey: connection.integrationKey,
+          events: [
+            {
+              type: 'message',
+              externalAccountId: connection.externalAccountId,
+              externalMessageId: messageId,
+              contact: { externalId: from },
+              text,
+            },
+          ],
+        },
+      ],
+      new Date(),
+    ),
+  );
   const row = await ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', messageId).executeTakeFirstOrThrow();
   return row.thread_id;
 }
