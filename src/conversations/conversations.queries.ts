@@ -43,6 +43,7 @@ export async function agentLoads(db: Executor, workspaceIds: number[]) {
       (SELECT count(*)::int FROM threads t WHERE t.workspace_id = u.workspace_id AND t.status = 'open' AND t.assignee_id = u.id) AS open_threads
     FROM users u
     WHERE u.workspace_id = ANY(${workspaceIds}::int[])
+      AND u.active
       AND NOT ('operator' = ANY(u.roles))
       AND (u.roles && ARRAY['agent', 'admin']::text[] OR cardinality(u.roles) = 0)
     ORDER BY u.workspace_id, u.id`.execute(db);
@@ -115,12 +116,15 @@ export async function updateThread(db: Executor, id: number, change: ThreadChang
     .execute();
 }
 
-/**
- * A user of the workspace who may be assigned a thread, with the name activity lines use.
- * Once users can be deactivated, an inactive user is one more condition here.
- */
+/** An active user of the workspace who may be assigned a thread, with the name activity lines use. */
 export async function findAssignableUser(db: Executor, workspaceId: number, id: number) {
-  return db.selectFrom('users').select(['id', 'name']).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('users')
+    .select(['id', 'name'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('active', '=', true)
+    .executeTakeFirst();
 }
 
 /** Names of users, for activity lines. */

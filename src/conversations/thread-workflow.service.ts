@@ -8,6 +8,7 @@ import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { findThreadViews } from '../messaging/messaging.queries.js';
 import { threadResource } from '../messaging/messaging.resources.js';
+import { LABEL_PATTERN } from '../messaging/thread-filters.js';
 import { assigneeLine, labelsLine, statusLine } from './activity.js';
 import {
   apiKeyName,
@@ -23,7 +24,6 @@ import { enqueueSnoozeWake } from './snooze.queue.js';
 
 /** Labels: at most this many on a thread, each 1–50 of `a-z 0-9 - _ :` once lower-cased. */
 export const MAX_LABELS = 20;
-export const LABEL = /^[a-z0-9_:-]{1,50}$/;
 
 export interface ThreadPatch {
   status?: ThreadStatus;
@@ -42,7 +42,7 @@ async function actorOf(db: Executor, auth: TenantAuth): Promise<{ authorId: numb
 /** The labels lower-cased and without repeats, in the order given; 422 naming the first bad one. */
 export function normaliseLabels(labels: string[]): string[] {
   const out = [...new Set(labels.map((l) => l.toLowerCase()))];
-  const bad = out.find((l) => !LABEL.test(l));
+  const bad = out.find((l) => !LABEL_PATTERN.test(l));
   if (bad !== undefined) throw errors.validation(`labels: "${bad}" must be 1 to 50 of a-z, 0-9, "-", "_" and ":"`);
   if (out.length > MAX_LABELS) throw errors.validation(`labels: at most ${MAX_LABELS}`);
   return out;
