@@ -74,6 +74,17 @@ export interface Config {
   livechatMaxSocketsPerAddress: number;
   /** Live chat visitor sockets one api process holds in all. */
   livechatMaxSocketsPerProcess: number;
+  /**
+   * The service's public base URL without a trailing slash (INBOX_PUBLIC_URL): signed
+   * attachment links, Twilio signatures, Telegram's webhook. Unset: `http://HOST:PORT`.
+   */
+  publicUrl: string;
+  /** Where attachments' bytes live (INBOX_STORAGE): PostgreSQL chunks, or an S3 bucket. */
+  storage: 'postgres' | 's3';
+  /** INBOX_S3_*: the bucket, an endpoint for S3-compatible servers, the region and a key prefix. */
+  s3: { bucket: string | undefined; endpoint: string | undefined; region: string; prefix: string };
+  /** The largest attachment taken in (download) or accepted (upload), in bytes. */
+  maxAttachmentBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -200,9 +211,42 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     deadLetterRetentionDays: int('INBOX_DEAD_LETTER_RETENTION_DAYS', 90, 1, 36500),
     livechatMaxSocketsPerAddress: int('INBOX_LIVECHAT_MAX_SOCKETS_PER_ADDRESS', 50, 1, 1_000_000),
     livechatMaxSocketsPerProcess: int('INBOX_LIVECHAT_MAX_SOCKETS_PER_PROCESS', 10_000, 1, 1_000_000),
+    publicUrl: '',
+    storage: 'postgres',
+    s3: {
+      bucket: str('INBOX_S3_BUCKET'),
+      endpoint: str('INBOX_S3_ENDPOINT'),
+      region: str('INBOX_S3_REGION') ?? 'us-east-1',
+      prefix: str('INBOX_S3_PREFIX') ?? '',
+    },
+    maxAttachmentBytes: int('INBOX_MAX_ATTACHMENT_BYTES', 25 * 1024 * 1024, 1, 5 * 1024 * 1024 * 1024),
   };
+  config.publicUrl = readPublicUrl(str('INBOX_PUBLIC_URL'), config.host, config.port, problems);
+  const storage = str('INBOX_STORAGE') ?? 'postgres';
+  if (storage === 'postgres' || storage === 's3') config.storage = storage;
+  else problems.push(`INBOX_STORAGE: expected postgres or s3, got "${storage}"`);
+  if (config.storage === 's3' && config.s3.bucket === undefined) problems.push('INBOX_S3_BUCKET: required when INBOX_STORAGE=s3');
+  if (config.s3.endpoint !== undefined && !/^https?:\/\//.test(config.s3.endpoint)) {
+    problems.push(`INBOX_S3_ENDPOINT: expected an http(s) URL, got "${config.s3.endpoint}"`);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** INBOX_PUBLIC_URL: an http(s) origin with an optional path, kept without a trailing slash. */
+function readPublicUrl(value: string | undefined, host: string, port: number, problems: string[]): string {
+  if (value === undefined) return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    problems.push(`INBOX_PUBLIC_URL: expected an http(s) URL such as https://inbox.example.com, got "${value}"`);
+    return value;
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
+    problems.push(`INBOX_PUBLIC_URL: expected an http(s) URL without credentials, query or fragment, got "${value}"`);
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 }
 
 /** What the one-shot CLI commands read from the environment besides the service's config. */

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
+import type { AttachmentStorage } from './attachments/storage.js';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import type { Logger } from './logger.js';
@@ -21,6 +22,8 @@ export interface Deps {
   jwtSecret: string;
   /** Seals connection credentials at rest: INBOX_SECRET_KEY, or the one generated into the data dir. */
   secretKey: Buffer;
+  /** Where attachments' bytes live (INBOX_STORAGE). */
+  storage: AttachmentStorage;
   /** The clock; tests inject a fixed one to check schedules without waiting. */
   now: () => Date;
   /** How outbound webhooks resolve host names; the system resolver when absent (tests name their own). */

@@ -3,6 +3,7 @@ import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import { createStorage } from './attachments/storage-factory.js';
 import { type Config, ConfigError, loadConfig, SECRET_KEY_FORMAT } from './config.js';
 import { parseSecretKey, SECRET_KEY_BYTES } from './crypto/secret-box.js';
 import { createDatabase, type Database } from './db/database.js';
@@ -168,6 +169,7 @@ export async function openInfrastructure(config: Config, log: Logger, options: {
       metrics: createMetrics(),
       jwtSecret,
       secretKey,
+      storage: createStorage(config, opened.database.db),
       now: () => new Date(),
     };
     return {

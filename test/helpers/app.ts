@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { createStorage } from '../../src/attachments/storage-factory.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createDatabase, type DatabaseOptions } from '../../src/db/database.js';
 import type { Deps } from '../../src/deps.js';
@@ -73,6 +74,7 @@ export async function startTestContext(options: TestContextOptions = {}): Promis
     metrics: createMetrics(),
     jwtSecret: JWT_SECRET,
     secretKey: Buffer.from(SECRET_KEY_HEX, 'hex'),
+    storage: createStorage(config, db),
     now: options.now ?? (() => new Date()),
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
   };
