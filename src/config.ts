@@ -14,6 +14,8 @@ export const INTEGRATION_KEYS = [
   'email',
   'livechat',
   'ai',
+  'sms.twilio',
+  'whatsapp_session.waha',
 ] as const;
 export type IntegrationKey = (typeof INTEGRATION_KEYS)[number];
 
@@ -28,6 +30,8 @@ export interface IntegrationConfig {
   accessToken?: string;
   /** sms: the provider account the Messages API is called for, when a connection sets none. */
   accountSid?: string;
+  /** sms.twilio: the account's auth token; it verifies X-Twilio-Signature and is the default send password. */
+  authToken?: string;
 }
 
 export interface Config {
@@ -36,6 +40,12 @@ export interface Config {
   dataDir: string;
   port: number;
   host: string;
+  /**
+   * The base URL the world reaches the service at (INBOX_PUBLIC_URL), without a trailing
+   * slash: providers that sign the URL they called (Twilio) are checked against it, and
+   * webhook URLs handed to providers are built from it. Unset: `http://HOST:PORT`.
+   */
+  publicUrl: string;
   /** Absent means "generate once and keep in the data dir" (refused in production). */
   jwtSecret: string | undefined;
   /**
@@ -97,6 +107,7 @@ const INTEGRATION_FIELDS: Record<keyof IntegrationConfig, 'string' | 'boolean'> 
   apiBaseUrl: 'string',
   accessToken: 'string',
   accountSid: 'string',
+  authToken: 'string',
 };
 
 /** How INBOX_SECRET_KEY is written, for the messages that ask for one. */
@@ -175,12 +186,17 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     }
   }
 
+  const port = int('PORT', 3000, 0, 65535);
+  const host = str('HOST') ?? '127.0.0.1';
+  const publicUrl = readPublicUrl(str('INBOX_PUBLIC_URL'), host, port, problems);
+
   const config: Config = {
     production,
     databaseUrl,
     dataDir: path.resolve(cwd, str('INBOX_DATA_DIR') ?? '.data'),
-    port: int('PORT', 3000, 0, 65535),
-    host: str('HOST') ?? '127.0.0.1',
+    port,
+    host,
+    publicUrl,
     jwtSecret,
     secretKey,
     adminApiKey,
@@ -215,6 +231,32 @@ export interface CliSettings {
 
 export function loadCliSettings(env: Env = process.env): CliSettings {
   return { newPassword: env.INBOX_NEW_PASSWORD || undefined, logLevel: env.LOG_LEVEL?.trim() || 'warn' };
+}
+
+/**
+ * INBOX_PUBLIC_URL: an http(s) URL with no query or fragment; a path is kept (a service
+ * behind a proxy under a prefix). Unset: the address the service listens on.
+ */
+function readPublicUrl(value: string | undefined, host: string, port: number, problems: string[]): string {
+  if (value === undefined) return `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    problems.push(`INBOX_PUBLIC_URL: expected an http(s) URL such as https://inbox.example.com, got "${value}"`);
+    return value;
+  }
+  if (
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== '' ||
+    url.password !== ''
+  ) {
+    problems.push(`INBOX_PUBLIC_URL: expected an http(s) URL without credentials, query or fragment, got "${value}"`);
+    return value;
+  }
+  return url.toString().replace(/\/+$/, '');
 }
 
 /**
