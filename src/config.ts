@@ -14,6 +14,8 @@ export const INTEGRATION_KEYS = [
   'email',
   'livechat',
   'ai',
+  'sms.twilio',
+  'whatsapp_session.waha',
 ] as const;
 export type IntegrationKey = (typeof INTEGRATION_KEYS)[number];
 
@@ -28,6 +30,8 @@ export interface IntegrationConfig {
   accessToken?: string;
   /** sms: the provider account the Messages API is called for, when a connection sets none. */
   accountSid?: string;
+  /** sms.twilio: the account's auth token; it verifies X-Twilio-Signature and is the default send password. */
+  authToken?: string;
 }
 
 export interface Config {
@@ -36,6 +40,12 @@ export interface Config {
   dataDir: string;
   port: number;
   host: string;
+  /**
+   * The base URL the world reaches the service at (INBOX_PUBLIC_URL), without a trailing
+   * slash: providers that sign the URL they called (Twilio) are checked against it, and
+   * webhook URLs handed to providers are built from it. Unset: `http://HOST:PORT`.
+   */
+  publicUrl: string;
   /** Absent means "generate once and keep in the data dir" (refused in production). */
   jwtSecret: string | undefined;
   /**
@@ -74,11 +84,6 @@ export interface Config {
   livechatMaxSocketsPerAddress: number;
   /** Live chat visitor sockets one api process holds in all. */
   livechatMaxSocketsPerProcess: number;
-  /**
-   * The service's public base URL without a trailing slash (INBOX_PUBLIC_URL): signed
-   * attachment links, Twilio signatures, Telegram's webhook. Unset: `http://HOST:PORT`.
-   */
-  publicUrl: string;
   /** Where attachments' bytes live (INBOX_STORAGE): PostgreSQL chunks, or an S3 bucket. */
   storage: 'postgres' | 's3';
   /** INBOX_S3_*: the bucket, an endpoint for S3-compatible servers, the region and a key prefix. */
@@ -108,6 +113,7 @@ const INTEGRATION_FIELDS: Record<keyof IntegrationConfig, 'string' | 'boolean'> 
   apiBaseUrl: 'string',
   accessToken: 'string',
   accountSid: 'string',
+  authToken: 'string',
 };
 
 /** How INBOX_SECRET_KEY is written, for the messages that ask for one. */
@@ -186,12 +192,17 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     }
   }
 
+  const port = int('PORT', 3000, 0, 65535);
+  const host = str('HOST') ?? '127.0.0.1';
+  const publicUrl = readPublicUrl(str('INBOX_PUBLIC_URL'), host, port, problems);
+
   const config: Config = {
     production,
     databaseUrl,
     dataDir: path.resolve(cwd, str('INBOX_DATA_DIR') ?? '.data'),
-    port: int('PORT', 3000, 0, 65535),
-    host: str('HOST') ?? '127.0.0.1',
+    port,
+    host,
+    publicUrl,
     jwtSecret,
     secretKey,
     adminApiKey,
@@ -211,7 +222,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     deadLetterRetentionDays: int('INBOX_DEAD_LETTER_RETENTION_DAYS', 90, 1, 36500),
     livechatMaxSocketsPerAddress: int('INBOX_LIVECHAT_MAX_SOCKETS_PER_ADDRESS', 50, 1, 1_000_000),
     livechatMaxSocketsPerProcess: int('INBOX_LIVECHAT_MAX_SOCKETS_PER_PROCESS', 10_000, 1, 1_000_000),
-    publicUrl: '',
     storage: 'postgres',
     s3: {
       bucket: str('INBOX_S3_BUCKET'),
@@ -221,7 +231,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     },
     maxAttachmentBytes: int('INBOX_MAX_ATTACHMENT_BYTES', 25 * 1024 * 1024, 1, 5 * 1024 * 1024 * 1024),
   };
-  config.publicUrl = readPublicUrl(str('INBOX_PUBLIC_URL'), config.host, config.port, problems);
   const storage = str('INBOX_STORAGE') ?? 'postgres';
   if (storage === 'postgres' || storage === 's3') config.storage = storage;
   else problems.push(`INBOX_STORAGE: expected postgres or s3, got "${storage}"`);
@@ -231,22 +240,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
-}
-
-/** INBOX_PUBLIC_URL: an http(s) origin with an optional path, kept without a trailing slash. */
-function readPublicUrl(value: string | undefined, host: string, port: number, problems: string[]): string {
-  if (value === undefined) return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    problems.push(`INBOX_PUBLIC_URL: expected an http(s) URL such as https://inbox.example.com, got "${value}"`);
-    return value;
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
-    problems.push(`INBOX_PUBLIC_URL: expected an http(s) URL without credentials, query or fragment, got "${value}"`);
-  }
-  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 }
 
 /** What the one-shot CLI commands read from the environment besides the service's config. */
@@ -259,6 +252,32 @@ export interface CliSettings {
 
 export function loadCliSettings(env: Env = process.env): CliSettings {
   return { newPassword: env.INBOX_NEW_PASSWORD || undefined, logLevel: env.LOG_LEVEL?.trim() || 'warn' };
+}
+
+/**
+ * INBOX_PUBLIC_URL: an http(s) URL with no query or fragment; a path is kept (a service
+ * behind a proxy under a prefix). Unset: the address the service listens on.
+ */
+function readPublicUrl(value: string | undefined, host: string, port: number, problems: string[]): string {
+  if (value === undefined) return `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    problems.push(`INBOX_PUBLIC_URL: expected an http(s) URL such as https://inbox.example.com, got "${value}"`);
+    return value;
+  }
+  if (
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== '' ||
+    url.password !== ''
+  ) {
+    problems.push(`INBOX_PUBLIC_URL: expected an http(s) URL without credentials, query or fragment, got "${value}"`);
+    return value;
+  }
+  return url.toString().replace(/\/+$/, '');
 }
 
 /**

@@ -7,7 +7,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { PHONE_NUMBER_ID, ROOT, type Role, type Service, startService, WEBHOOK_SECRET, waitUntil } from '../../harness/service.js';
 import { whatsappTextBody } from '../../harness/whatsapp-delivery.js';
-import { hmacSha256Hex } from '../../src/crypto/hmac.js';
+import { hmacDigest, hmacSha256Hex } from '../../src/crypto/hmac.js';
 import type { BenchOptions } from './options.js';
 
 export const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -51,6 +51,59 @@ export function signedDeliveries(count: number): SignedDelivery[] {
   return out;
 }
 
+/** The Twilio account the ingest phase's sms.twilio deliveries are signed for. */
+export const TWILIO_AUTH_TOKEN = randomBytes(16).toString('hex');
+/** INBOX_PUBLIC_URL of the ingest phase's api: Twilio signs the URL it was given, not the socket's. */
+export const BENCH_PUBLIC_URL = 'https://inbox.bench.example';
+export const TWILIO_PATH = '/webhooks/sms.twilio';
+/** The Twilio number the deliveries are sent to (`To`), connected by the bench. */
+export const TWILIO_NUMBER = '+15557122661';
+
+/**
+ * `count` Twilio incoming-SMS webhooks, form-encoded as Twilio sends them, of about the
+ * WhatsApp bodies' size, each with a unique MessageSid and its X-Twilio-Signature (base64
+ * HMAC-SHA1 of the public URL and the sorted parameters), built now for the same reason.
+ */
+export function twilioDeliveries(count: number): SignedDelivery[] {
+  const out: SignedDelivery[] = [];
+  for (let i = 0; i < count; i++) {
+    sequence++;
+    const sid = `SM${RUN}${String(sequence).padStart(24, '0')}`;
+    const params: Record<string, string> = {
+      ToCountry: 'US',
+      ToState: 'CA',
+      SmsMessageSid: sid,
+      NumMedia: '0',
+      ToCity: 'SAN FRANCISCO',
+      FromZip: '94105',
+      SmsSid: sid,
+      FromState: 'CA',
+      SmsStatus: 'received',
+      FromCity: 'SAN FRANCISCO',
+      Body: `${sequence}: ${FILLER}`,
+      FromCountry: 'US',
+      To: TWILIO_NUMBER,
+      ToZip: '94103',
+      NumSegments: '9',
+      MessageSid: sid,
+      AccountSid: 'ACbench0000000000000000000000000000',
+      From: `+1555${String(sequence % 2000).padStart(7, '0')}`,
+      ApiVersion: '2010-04-01',
+    };
+    const signed = Object.keys(params)
+      .sort()
+      .reduce((data, name) => data + name + params[name], BENCH_PUBLIC_URL + TWILIO_PATH);
+    out.push({
+      body: Buffer.from(new URLSearchParams(params).toString()),
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': hmacDigest('sha1', TWILIO_AUTH_TOKEN, Buffer.from(signed, 'utf8'), 'base64'),
+      },
+    });
+  }
+  return out;
+}
+
 /**
  * Deliveries enough for `seconds` of a burst: more than any ingestion on this kind of machine
  * answers (the ceiling reuses a small ring: it keeps nothing, so repeats cost it nothing).
@@ -82,17 +135,17 @@ export interface Measured {
   repeated: number;
 }
 
-/** autocannon POSTing the pre-built `bodies` in turn; with `ring` they are meant to repeat. */
+/** autocannon POSTing the pre-built `bodies` in turn (to `path`, WhatsApp's by default); with `ring` they are meant to repeat. */
 export async function burst(
   url: string,
   bodies: SignedDelivery[],
-  options: Partial<autocannon.Options> & { ring?: boolean } = {},
+  options: Partial<autocannon.Options> & { ring?: boolean; path?: string } = {},
 ): Promise<Measured> {
-  const { ring, ...rest } = options;
+  const { ring, path = '/webhooks/whatsapp', ...rest } = options;
   let next = 0;
   const request = {
     method: 'POST' as const,
-    path: '/webhooks/whatsapp',
+    path,
     setupRequest: (req: Record<string, unknown>) => {
       const d = bodies[next++ % bodies.length]!;
       return { ...req, body: d.body, headers: d.headers };

@@ -1,7 +1,8 @@
 // `npm run bench [-- --help]`: measures, in one run on one machine, side by side (one module per phase):
 //   1. ceiling.ts: a no-op Fastify route that reads the raw body and checks the same HMAC, as
 //      plain JavaScript in its own process;
-//   2. ingest.ts:  POST /webhooks/whatsapp on the real service (role api), signed ~1.5 KB bodies;
+//   2. ingest.ts:  POST /webhooks/whatsapp on the real service (role api), signed ~1.5 KB bodies,
+//      then POST /webhooks/sms.twilio with Twilio-signed form bodies of the same size;
 //      1 and 2 alternate for --rounds rounds and the median of the per-round ratios is reported;
 //   3. process.ts: --workers worker processes drain everything phase 2 stored;
 //   4. latency.ts: role all under a steady --rate deliveries/s, median received → processed;
@@ -24,7 +25,7 @@ import { createDatabase } from '../../src/db/database.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
-import { pct, say } from './common.js';
+import { pct, say, TWILIO_NUMBER } from './common.js';
 import { measureConversations } from './conversations.js';
 import { measureIngest } from './ingest.js';
 import { measureLatency } from './latency.js';
@@ -67,6 +68,12 @@ async function main() {
       integrationKey: 'whatsapp',
       externalAccountId: PHONE_NUMBER_ID,
       name: 'Bench line',
+    });
+    // The Twilio number of the ingest phase's form-encoded run, so phase 3 processes those too.
+    await createConnection({ db, config, secretKey: randomBytes(32) }, workspace.id, {
+      integrationKey: 'sms.twilio',
+      externalAccountId: TWILIO_NUMBER,
+      name: 'Bench Twilio number',
     });
 
     if (options.conversations) {
@@ -126,6 +133,17 @@ async function main() {
 
     const ingest = await measureIngest(options, databaseUrl, db);
     const rounds = `median of rounds: ${ingest.rounds.map((r) => `${(r * 100).toFixed(0)} %`).join(', ')}`;
+    const tw = ingest.twilio;
+    const twilioRows: [string, string][] = [
+      [
+        'ingest POST /webhooks/sms.twilio',
+        `${tw.rps} req/s, generator ${pct(tw.generatorCpu)} of a core; p99 ${tw.p99Ms} ms, non-2xx ${tw.non2xx}`,
+      ],
+      [
+        'twilio ingest / ceiling',
+        `${(tw.ratio * 100).toFixed(1)} % (median of rounds: ${tw.rounds.map((r) => `${(r * 100).toFixed(0)} %`).join(', ')}); ${((tw.ratio / ingest.ratio) * 100).toFixed(1)} % of the WhatsApp ratio`,
+      ],
+    ];
     if (options.ingestOnly) {
       table([
         ['ceiling (no-op route + HMAC)', `${ingest.ceiling.rps} req/s, generator ${pct(ingest.ceiling.generatorCpu)} of a core`],
@@ -134,12 +152,22 @@ async function main() {
           `${ingest.ingest.rps} req/s, generator ${pct(ingest.ingest.generatorCpu)} of a core; p99 ${ingest.ingest.p99Ms} ms, non-2xx ${ingest.ingest.non2xx}`,
         ],
         ['ingest / ceiling', `${(ingest.ratio * 100).toFixed(1)} % (${rounds})`],
+        ...twilioRows,
         [
           'durable',
           `${ingest.ingest.acknowledged} acknowledged, ${ingest.ingest.rows} rows, ${ingest.ingest.queued} queued; api RSS ${Math.round(ingest.rssMb)} MB`,
         ],
       ]);
-      if (options.json) out(JSON.stringify({ ceiling: ingest.ceiling, ingest: ingest.ingest, ratio: ingest.ratio, rounds: ingest.rounds }));
+      if (options.json)
+        out(
+          JSON.stringify({
+            ceiling: ingest.ceiling,
+            ingest: ingest.ingest,
+            ratio: ingest.ratio,
+            rounds: ingest.rounds,
+            twilio: ingest.twilio,
+          }),
+        );
       return;
     }
     const processed = await measureProcess(options, databaseUrl, db);
@@ -154,6 +182,7 @@ async function main() {
       ingest: ingest.ingest,
       ratio: ingest.ratio,
       rounds: ingest.rounds,
+      twilio: ingest.twilio,
       process: {
         workers: processed.workers,
         deliveriesPerSec: processed.deliveriesPerSec,
@@ -179,6 +208,7 @@ async function main() {
         `${result.ingest.rps} req/s, generator ${pct(result.ingest.generatorCpu)} of a core; p99 ${result.ingest.p99Ms} ms, non-2xx ${result.ingest.non2xx}`,
       ],
       ['ingest / ceiling', `${(result.ratio * 100).toFixed(1)} % (${rounds})`],
+      ...twilioRows,
       ['durable', `${result.ingest.acknowledged} acknowledged, ${result.ingest.rows} rows, ${result.ingest.queued} queued`],
       [
         `processing (${options.workers} worker${options.workers === 1 ? '' : 's'})`,

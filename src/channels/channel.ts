@@ -38,6 +38,17 @@ export interface DeliveryFacts {
 export interface VerifyContext {
   /** Whether an outbound message with this provider id was sent through `integrationKey`. */
   isKnownOutboundMessage(integrationKey: string, externalMessageId: string): Promise<boolean>;
+  /** The request being verified, for providers that sign the URL they called (Twilio). */
+  request?: VerifyRequest;
+}
+
+export interface VerifyRequest {
+  /** The URL the provider was told to call: INBOX_PUBLIC_URL + the request's path and query. */
+  publicUrl: string;
+  /** The same path and query on the origin the request itself names (Host, X-Forwarded-Proto). */
+  requestUrl: string;
+  /** A warning for the operator about a refused delivery; never given a secret. */
+  warn(message: string): void;
 }
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -99,6 +110,11 @@ export interface WebhookAdapter {
   eventName(payload: unknown): string | undefined;
   /** Provider payload → events. Throws NormaliseError when the payload cannot be read. */
   normalise(payload: unknown, delivery: DeliveryFacts): NormalisedEvent[];
+  /**
+   * The 200 answer of an accepted delivery when the provider expects its own (Twilio: an
+   * empty TwiML document); `{"status":"queued"}` when absent.
+   */
+  acceptedAnswer?: { contentType: string; body: string };
   /** Sends a reply through the provider's API (docs/replies.md); absent when the channel cannot send. */
   send?(target: SendTarget, credentials: SendCredentials, options: SendOptions): Promise<SendOutcome>;
 }

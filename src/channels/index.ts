@@ -5,9 +5,11 @@ import { emailAdapter } from './email.js';
 import { livechatAdapter, type VisitorBus } from './livechat.js';
 import { rejectingAdapter } from './rejecting.js';
 import { smsAdapter } from './sms.js';
+import { smsTwilioAdapter } from './sms-twilio.js';
 import { socialAdapter } from './social.js';
 import { whatsappAdapter } from './whatsapp.js';
 import { whatsappSessionAdapter } from './whatsapp-session.js';
+import { whatsappSessionWahaAdapter } from './whatsapp-session-waha.js';
 
 /**
  * Every integration key's adapter; the ingestion route knows nothing else about providers.
@@ -23,6 +25,8 @@ export const adapters: Record<IntegrationKey, WebhookAdapter> = {
   email: emailAdapter,
   livechat: rejectingAdapter('livechat'),
   ai: rejectingAdapter('ai'),
+  'sms.twilio': smsTwilioAdapter,
+  'whatsapp_session.waha': whatsappSessionWahaAdapter,
 };
 
 export function adapterFor(key: string): WebhookAdapter | undefined {

@@ -1,3 +1,4 @@
+import type { IntegrationKey } from '../config.js';
 import { parseJson } from '../http/raw-body.js';
 import type { MessageStatusEvent, StatusEvent } from '../messaging/events.js';
 import {
@@ -95,12 +96,20 @@ export const smsAdapter: WebhookAdapter = {
     }
     return [event];
   },
-  async send(target, credentials, { timeoutMs }) {
+  send: twilioSend('sms'),
+};
+
+/**
+ * Twilio's Messages API, for `sms` and `sms.twilio` (their replies are the same request):
+ * form `To`, `From` (the connection's number), `Body`, basic auth `accountSid:accessToken`.
+ */
+export function twilioSend(key: IntegrationKey): NonNullable<WebhookAdapter['send']> {
+  return async (target, credentials, { timeoutMs }) => {
     const { accountSid, accessToken } = credentials;
-    if (!accountSid || !accessToken) return noCredentials('sms', { accountSid, accessToken });
+    if (!accountSid || !accessToken) return noCredentials(key, { accountSid, accessToken });
     const basic = Buffer.from(`${accountSid}:${accessToken}`).toString('base64');
     return postToProvider({
-      key: 'sms',
+      key,
       url: apiUrl(credentials.apiBaseUrl ?? SMS_API, `/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`),
       headers: { authorization: `Basic ${basic}` },
       body: { form: { To: target.to, From: target.accountId, Body: target.text } },
@@ -109,5 +118,5 @@ export const smsAdapter: WebhookAdapter = {
       idField: 'sid',
       readId: (body) => (isObject(body) ? optionalString(body.sid) : undefined),
     });
-  },
-};
+  };
+}

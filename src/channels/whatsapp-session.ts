@@ -1,3 +1,4 @@
+import type { IntegrationKey } from '../config.js';
 import type { MessageStatusEvent } from '../messaging/events.js';
 import {
   firstHeader,
@@ -73,10 +74,15 @@ export const whatsappSessionAdapter: WebhookAdapter = {
     }
     return []; // session.status and other gateway events are not messages
   },
-  async send(target, credentials, { timeoutMs }) {
-    if (!credentials.apiBaseUrl) return noCredentials('whatsapp_session', { apiBaseUrl: credentials.apiBaseUrl });
+  send: sessionGatewaySend('whatsapp_session'),
+};
+
+/** WAHA's `POST /api/sendText`, for `whatsapp_session` and `whatsapp_session.waha`. */
+export function sessionGatewaySend(key: IntegrationKey): NonNullable<WebhookAdapter['send']> {
+  return async (target, credentials, { timeoutMs }) => {
+    if (!credentials.apiBaseUrl) return noCredentials(key, { apiBaseUrl: credentials.apiBaseUrl });
     return postToProvider({
-      key: 'whatsapp_session',
+      key,
       url: apiUrl(credentials.apiBaseUrl, '/api/sendText'),
       headers: credentials.accessToken ? { 'x-api-key': credentials.accessToken } : {},
       // Contacts are stored without the gateway's suffix (normalise strips `@c.us`); a handle
@@ -90,5 +96,5 @@ export const whatsappSessionAdapter: WebhookAdapter = {
         return isObject(body.id) ? optionalString(body.id._serialized) : optionalString(body.id);
       },
     });
-  },
-};
+  };
+}

@@ -40,6 +40,8 @@ export const REQUIRED_CREDENTIALS: Partial<Record<IntegrationKey, readonly (keyo
   whatsapp_session: ['accessToken'],
   sms: ['accountSid', 'accessToken'],
   email: ['smtpUrl'],
+  'sms.twilio': ['accountSid', 'accessToken'],
+  'whatsapp_session.waha': ['accessToken'],
 };
 
 function hasProtocol(value: string, protocols: string[]): boolean {

@@ -23,6 +23,14 @@ export function hmacSha256Hex(secret: string, data: string | Buffer): string {
   return hmacSha256(secret, data).toString('hex');
 }
 
+/**
+ * HMAC with an algorithm a provider chose for its webhooks (Twilio: SHA-1 in base64, WAHA:
+ * SHA-512 in hex), of a string's UTF-8 or of exact bytes. Compare the result with safeEqual.
+ */
+export function hmacDigest(algorithm: 'sha1' | 'sha512', key: string, data: string | Buffer, encoding: 'hex' | 'base64'): string {
+  return createHmac(algorithm, key).update(data).digest(encoding);
+}
+
 const SHA256_PREFIX = 'sha256=';
 
 /**

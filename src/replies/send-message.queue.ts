@@ -70,7 +70,8 @@ async function sendOne(
     outcome = await credentialsOf(ctx.connection_id)
       .then((own) => {
         const credentials: SendCredentials = {
-          accessToken: integration.accessToken,
+          // Twilio's auth token is also its API password: sms.twilio sends with it by default.
+          accessToken: integration.accessToken ?? integration.authToken,
           accountSid: integration.accountSid,
           ...own,
           apiBaseUrl: integration.apiBaseUrl,

@@ -1,7 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { firstHeader, parseBody, type Query, type Verification, type VerifyContext, type WebhookAdapter } from '../channels/channel.js';
+import {
+  firstHeader,
+  parseBody,
+  type Query,
+  type Verification,
+  type VerifyContext,
+  type VerifyRequest,
+  type WebhookAdapter,
+} from '../channels/channel.js';
 import { adapterFor } from '../channels/index.js';
 import { uuid7 } from '../crypto/uuid7.js';
 import type { Deps } from '../deps.js';
@@ -17,6 +25,8 @@ const LOGGED_SIGNATURE_HEADERS = [
   'x-gatewayone-signature',
   'x-webhook-signature',
   'x-signature',
+  'x-twilio-signature',
+  'x-webhook-hmac',
 ];
 /**
  * Integrations whose "signature" header is the shared secret itself (the e-mail adapter's
@@ -88,7 +98,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
     if (deps.config.logWebhooks) {
       request.log.info({ integrationKey: key, signature: loggedSignature(key, request.headers), rawBody }, 'inbound webhook');
     }
-    const verification = await verify(deps, adapter, body, request, ctx);
+    const verification = await verify(deps, adapter, body, request, { ...ctx, request: verifyRequest(deps, request, key) });
     if (!verification.ok) {
       deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'rejected' });
       throw errors.invalidApiKey(verification.reason ?? 'webhook signature or shared secret is missing or wrong');
@@ -106,6 +116,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
       verification: verification.via,
     });
     deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'accepted' });
+    if (adapter.acceptedAnswer) return reply.code(200).type(adapter.acceptedAnswer.contentType).send(adapter.acceptedAnswer.body);
     return reply.code(200).send({ status: 'queued' });
   };
 
@@ -122,6 +133,15 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
   );
   app.post('/:integrationKey', { schema: ingestSchema }, (request, reply) => ingest(request, reply, request.params.integrationKey));
 };
+
+/** What a verifier may know of the request besides its headers and body. */
+function verifyRequest(deps: Deps, request: FastifyRequest, key: string): VerifyRequest {
+  return {
+    publicUrl: deps.config.publicUrl + request.url,
+    requestUrl: `${request.protocol}://${request.host}${request.url}`,
+    warn: (message) => request.log.warn({ integrationKey: key }, message),
+  };
+}
 
 async function verify(
   deps: Deps,

@@ -158,3 +158,26 @@ describe('loadConfig', () => {
     expect(problems({ PORT: 'x', LOG_LEVEL: 'loud', INBOX_LOG_WEBHOOKS: '2' })).toHaveLength(3);
   });
 });
+
+describe('INBOX_PUBLIC_URL (publicUrl)', () => {
+  it('defaults to http://HOST:PORT, brackets an IPv6 host, and drops a trailing slash', () => {
+    expect(loadConfig({}, '/srv/inbox').publicUrl).toBe('http://127.0.0.1:3000');
+    expect(loadConfig({ HOST: '::1', PORT: '8080' }, '/srv/inbox').publicUrl).toBe('http://[::1]:8080');
+    expect(loadConfig({ INBOX_PUBLIC_URL: 'https://inbox.example.com/' }, '/srv/inbox').publicUrl).toBe('https://inbox.example.com');
+    expect(loadConfig({ INBOX_PUBLIC_URL: 'https://example.com/inbox/' }, '/srv/inbox').publicUrl).toBe('https://example.com/inbox');
+  });
+  it('refuses what is not an http(s) base URL', () => {
+    for (const value of [
+      'inbox.example.com',
+      'ftp://inbox.example.com',
+      'https://inbox.example.com/?a=1',
+      'https://u:p@inbox.example.com',
+    ]) {
+      expect(problems({ INBOX_PUBLIC_URL: value })).toEqual([expect.stringMatching(/^INBOX_PUBLIC_URL: /)]);
+    }
+  });
+  it('knows the authToken field of sms.twilio', () => {
+    const config = loadConfig({ INBOX_INTEGRATIONS: JSON.stringify({ 'sms.twilio': { authToken: 't' } }) }, '/srv/inbox');
+    expect(config.integrations['sms.twilio']).toEqual({ authToken: 't' });
+  });
+});

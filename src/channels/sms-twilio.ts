@@ -1,0 +1,155 @@
+import { hmacDigest, safeEqual } from '../crypto/hmac.js';
+import type { MessageStatusEvent, StatusEvent } from '../messaging/events.js';
+import {
+  header,
+  isObject,
+  lookup,
+  optionalString,
+  requireObject,
+  requireString,
+  type Verification,
+  type VerifyRequest,
+  type WebhookAdapter,
+} from './channel.js';
+import { mediaPlaceholder, withCaption } from './media-placeholder.js';
+import { twilioSend } from './sms.js';
+
+const STATUSES: Record<string, MessageStatusEvent | undefined> = {
+  sent: 'sent',
+  delivered: 'delivered',
+  read: 'read',
+  undelivered: 'failed',
+  failed: 'failed',
+};
+
+/** Twilio sends at most 10 media per message (`MediaUrl0` … `MediaUrl9`). */
+const MAX_MEDIA = 10;
+
+/** The empty TwiML document: "received, nothing to reply". */
+const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response/>';
+
+/**
+ * A form body's parameters, every value of a repeated name kept: Twilio signs all of them.
+ * URLSearchParams never throws: a malformed escape stays as it was sent, so such a body
+ * simply fails its signature.
+ */
+function formParams(rawBody: string): Map<string, string[]> {
+  const params = new Map<string, string[]>();
+  for (const [name, value] of new URLSearchParams(rawBody)) {
+    const values = params.get(name);
+    if (values) values.push(value);
+    else params.set(name, [value]);
+  }
+  return params;
+}
+
+/** The payload: one value per name (the last, as Object.fromEntries keeps it). */
+function parseForm(rawBody: string): Record<string, string> {
+  return Object.fromEntries(new URLSearchParams(rawBody));
+}
+
+/**
+ * Twilio's signature: base64 HMAC-SHA1(auth token, URL + every parameter's name and value,
+ * names sorted; a repeated name's distinct values sorted), as twilio-node computes it.
+ */
+function twilioSignature(authToken: string, url: string, params: Map<string, string[]>): string {
+  let data = new URL(url).toString();
+  for (const name of [...params.keys()].sort()) {
+    for (const value of [...new Set(params.get(name))].sort()) data += name + value;
+  }
+  return hmacDigest('sha1', authToken, Buffer.from(data, 'utf8'), 'base64');
+}
+
+/**
+ * The URL as configured and without its port: Twilio's signing of ports is inconsistent,
+ * so its own SDK accepts either (twilio-node's validateRequest).
+ */
+function urlForms(url: string): string[] {
+  const parsed = new URL(url);
+  const asGiven = parsed.toString();
+  parsed.port = '';
+  return asGiven === parsed.toString() ? [asGiven] : [asGiven, parsed.toString()];
+}
+
+function signedFor(signature: string, authToken: string, url: string, params: Map<string, string[]>): boolean {
+  // Every form is computed and compared, so the time taken does not depend on which matched.
+  return urlForms(url)
+    .map((form) => safeEqual(signature, twilioSignature(authToken, form, params)))
+    .reduce((a, b) => a || b, false);
+}
+
+function verifyTwilio(
+  rawBody: string,
+  signature: string | undefined,
+  authToken: string | undefined,
+  request?: VerifyRequest,
+): Verification {
+  if (!request) return { ok: false };
+  if (!authToken) {
+    request.warn('sms.twilio: authToken is not set in INBOX_INTEGRATIONS; every Twilio delivery is refused');
+    return { ok: false };
+  }
+  if (signature === undefined) return { ok: false };
+  const params = formParams(rawBody);
+  if (signedFor(signature, authToken, request.publicUrl, params)) return { ok: true, via: 'signed', payload: parseForm(rawBody) };
+  // The commonest setup error: Twilio signed the URL it was given, which is not the one
+  // INBOX_PUBLIC_URL makes. Say which URL was expected, and what was signed when it can be told.
+  if (request.requestUrl !== request.publicUrl && signedFor(signature, authToken, request.requestUrl, params)) {
+    request.warn(
+      `sms.twilio: X-Twilio-Signature is for ${request.requestUrl}, but the expected URL is ${request.publicUrl}: set INBOX_PUBLIC_URL to the base of the URL configured in Twilio`,
+    );
+  } else {
+    request.warn(
+      `sms.twilio: X-Twilio-Signature does not match the expected URL ${request.publicUrl}: the webhook URL configured in Twilio must be exactly this URL, and sms.twilio.authToken the account's auth token`,
+    );
+  }
+  return { ok: false };
+}
+
+/** `[image]`, `[video]`… for each `MediaContentTypeN`, then the text. */
+function messageText(p: Record<string, unknown>): string {
+  const count = Math.min(Number.parseInt(optionalString(p.NumMedia) ?? '0', 10) || 0, MAX_MEDIA);
+  const placeholders = Array.from({ length: Math.max(count, 0) }, (_, i) => mediaPlaceholder(optionalString(p[`MediaContentType${i}`])));
+  return withCaption(placeholders, optionalString(p.Body));
+}
+
+/**
+ * Twilio's own messaging webhooks, form-encoded as a Twilio number sends them: incoming
+ * SMS/MMS (`SmsStatus=received`; the account is `To`, the contact `From`) and status
+ * callbacks (`MessageStatus`; found by the `MessageSid` this key sent). `X-Twilio-Signature`
+ * is checked over INBOX_PUBLIC_URL + the request's path and query and the form parameters
+ * with `authToken`; an accepted delivery is answered with an empty TwiML document. Replies go
+ * through Twilio's Messages API exactly as the `sms` key's (docs/webhooks.md).
+ */
+export const smsTwilioAdapter: WebhookAdapter = {
+  key: 'sms.twilio',
+  challenge: () => null,
+  parse: parseForm,
+  verify: (body, headers, cfg, ctx) => verifyTwilio(body.text, header(headers, 'x-twilio-signature'), cfg.authToken, ctx.request),
+  eventName: (payload) => (isObject(payload) ? (optionalString(payload.MessageStatus) ?? optionalString(payload.SmsStatus)) : undefined),
+  normalise(payload) {
+    const p = requireObject(payload, 'payload');
+    const sid = requireString(p.MessageSid ?? p.SmsSid, 'MessageSid');
+    const state = requireString(p.MessageStatus ?? p.SmsStatus, 'MessageStatus').toLowerCase();
+    if (state === 'received') {
+      return [
+        {
+          type: 'message',
+          externalAccountId: requireString(p.To, 'To'),
+          externalMessageId: sid,
+          contact: { externalId: requireString(p.From, 'From'), name: optionalString(p.ProfileName) },
+          text: messageText(p),
+        },
+      ];
+    }
+    const status = lookup(STATUSES, state);
+    if (!status) return []; // queued, sending, accepted, scheduled: nothing new for the inbox
+    const event: StatusEvent = { type: 'status', resolveBy: 'sent_message', externalMessageId: sid, status };
+    if (status === 'failed') {
+      event.error = [optionalString(p.ErrorCode), optionalString(p.ErrorMessage)].filter(Boolean).join(': ') || state;
+    }
+    return [event];
+  },
+  acceptedAnswer: { contentType: 'text/xml; charset=utf-8', body: EMPTY_TWIML },
+  send: twilioSend('sms.twilio'),
+};

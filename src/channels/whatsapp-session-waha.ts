@@ -1,0 +1,90 @@
+import { hmacDigest, safeEqual } from '../crypto/hmac.js';
+import type { MessageStatusEvent } from '../messaging/events.js';
+import {
+  header,
+  isObject,
+  lookup,
+  NormaliseError,
+  optionalString,
+  requireObject,
+  requireString,
+  signed,
+  toDate,
+  type WebhookAdapter,
+} from './channel.js';
+import { mediaPlaceholder, withCaption } from './media-placeholder.js';
+import { sessionGatewaySend } from './whatsapp-session.js';
+
+/** WAHA's ack enum: -1 ERROR, 0 PENDING (no news), 1 SERVER, 2 DEVICE, 3 READ, 4 PLAYED. */
+const ACKS: Record<string, MessageStatusEvent> = { '1': 'sent', '2': 'delivered', '3': 'read', '4': 'read', '-1': 'failed' };
+
+/** A WhatsApp id without its server part (`@c.us`, or `@s.whatsapp.net` on the NOWEB/GOWS engines). */
+function handleOf(id: string): string {
+  return id.replace(/@(c\.us|s\.whatsapp\.net)$/, '');
+}
+
+/** The message's text; a media message's is `[image]`, `[audio]`… and its caption (WAHA puts it in `body`). */
+function messageText(p: Record<string, unknown>): string {
+  const body = optionalString(p.body);
+  if (p.hasMedia !== true) return body ?? '';
+  const media = isObject(p.media) ? p.media : {};
+  return withCaption([mediaPlaceholder(optionalString(media.mimetype))], body);
+}
+
+/**
+ * WAHA's own webhook, `{ event, session, payload }`, as a stock WAHA server sends it with an
+ * HMAC key set on the session: `message` and `message.ack` become the same events as the
+ * `whatsapp_session` key's. `X-Webhook-Hmac` is hex HMAC-SHA512(webhookSecret, raw body) with
+ * `X-Webhook-Hmac-Algorithm: sha512`; nothing else is accepted (no sibling headers, no
+ * SHA-256). The account is `session`. Replies: WAHA's `POST /api/sendText`, as the sibling's.
+ */
+export const whatsappSessionWahaAdapter: WebhookAdapter = {
+  key: 'whatsapp_session.waha',
+  challenge: () => null,
+  verify(body, headers, cfg) {
+    const signature = header(headers, 'x-webhook-hmac');
+    const algorithm = header(headers, 'x-webhook-hmac-algorithm');
+    if (!cfg.webhookSecret || signature === undefined || algorithm?.toLowerCase() !== 'sha512') return { ok: false };
+    return signed(safeEqual(signature.toLowerCase(), hmacDigest('sha512', cfg.webhookSecret, body.bytes, 'hex')));
+  },
+  eventName: (payload) => (isObject(payload) ? optionalString(payload.event) : undefined),
+  normalise(payload) {
+    const body = requireObject(payload, 'payload');
+    const event = requireString(body.event, 'event');
+    const session = requireString(body.session, 'session');
+    if (event !== 'message' && event !== 'message.ack') return []; // session.status and the like
+    const p = requireObject(body.payload, 'payload.payload');
+    const id = requireString(isObject(p.id) ? p.id._serialized : p.id, 'payload.id');
+    if (event === 'message') {
+      if (p.fromMe === true) return []; // sent from the phone itself
+      const data = isObject(p._data) ? p._data : {};
+      return [
+        {
+          type: 'message',
+          externalAccountId: session,
+          externalMessageId: id,
+          contact: {
+            externalId: handleOf(requireString(p.from, 'payload.from')),
+            name: optionalString(data.notifyName) ?? optionalString(data.pushName),
+          },
+          text: messageText(p),
+          occurredAt: toDate(p.timestamp),
+        },
+      ];
+    }
+    if (p.ack === undefined || p.ack === null) throw new NormaliseError('payload.ack is missing');
+    const status = lookup(ACKS, String(p.ack));
+    if (!status) return [];
+    return [
+      {
+        type: 'status',
+        resolveBy: 'account',
+        externalAccountId: session,
+        externalMessageId: id,
+        status,
+        error: status === 'failed' ? 'WAHA reported the message as not sent (ack ERROR)' : undefined,
+      },
+    ];
+  },
+  send: sessionGatewaySend('whatsapp_session.waha'),
+};

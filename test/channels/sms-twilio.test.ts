@@ -1,0 +1,251 @@
+import twilio from 'twilio';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeProviders } from '../../harness/fake-providers.js';
+import { adapters } from '../../src/channels/index.js';
+import { useTestContext } from '../helpers/app.js';
+import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
+import { fixture, waitFor } from '../helpers/webhooks.js';
+
+// Twilio's own SDK computes every signature these tests send: an oracle independent of the service.
+const { getExpectedTwilioSignature, validateRequest } = twilio;
+
+const AUTH_TOKEN = 'twilio-auth-token-0123456789abcdef';
+const ACCOUNT_SID = 'ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX';
+const PUBLIC_URL = 'https://inbox.example.com';
+const HOOK_URL = `${PUBLIC_URL}/webhooks/sms.twilio`;
+const NUMBER = '+15557122661';
+const fake = await startFakeProviders();
+afterAll(() => fake.close());
+const logLines: Record<string, unknown>[] = [];
+const ctx = await useTestContext({
+  workers: true,
+  logLines,
+  env: {
+    INBOX_PUBLIC_URL: `${PUBLIC_URL}/`,
+    INBOX_INTEGRATIONS: JSON.stringify({
+      'sms.twilio': { authToken: AUTH_TOKEN, accountSid: ACCOUNT_SID, apiBaseUrl: fake.baseUrls.sms },
+    }),
+  },
+});
+const tenant = await makeTenant(ctx.deps);
+const number = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'sms.twilio', externalAccountId: NUMBER });
+beforeEach(() => fake.reset());
+
+/** The form's parameters as Twilio's SDK takes them: one value, or all values of a repeated name. */
+function paramsOf(form: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URLSearchParams(form)) {
+    const seen = out[k];
+    out[k] = seen === undefined ? v : Array.isArray(seen) ? [...seen, v] : [seen, v];
+  }
+  return out;
+}
+
+const signatureFor = (form: string, url = HOOK_URL, token = AUTH_TOKEN) => getExpectedTwilioSignature(token, url, paramsOf(form));
+
+const post = (form: string, headers: Record<string, string>, path = '/webhooks/sms.twilio') =>
+  ctx.app.inject({
+    method: 'POST',
+    url: path,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: form,
+  });
+
+const rowCount = async () =>
+  (await ctx.deps.db.selectFrom('webhook_inbox').select('id').where('integration_key', '=', 'sms.twilio').execute()).length;
+
+const messageBy = (externalId: string) =>
+  waitFor(
+    () => ctx.deps.db.selectFrom('messages').selectAll().where('external_id', '=', externalId).executeTakeFirst(),
+    `message ${externalId}`,
+  );
+
+/** A fixture with its MessageSid (and SmsSid) replaced, so each test has its own message. */
+function withSid(name: string, sid: string, extra: Record<string, string> = {}): string {
+  const params = new URLSearchParams(fixture('sms.twilio', name));
+  for (const k of ['MessageSid', 'SmsSid', 'SmsMessageSid']) if (params.has(k)) params.set(k, sid);
+  for (const [k, v] of Object.entries(extra)) params.set(k, v);
+  return params.toString();
+}
+
+describe('sms.twilio: verification', () => {
+  it('accepts a delivery Twilio signed for INBOX_PUBLIC_URL + path and answers an empty TwiML document as text/xml', async () => {
+    const form = withSid('inbound.form', 'SMverify0001');
+    const signature = signatureFor(form);
+    // The oracle agrees with itself on the URL the service will check.
+    expect(validateRequest(AUTH_TOKEN, signature, HOOK_URL, paramsOf(form))).toBe(true);
+    const res = await post(form, { 'x-twilio-signature': signature });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/xml/);
+    expect(res.body).toMatch(/^<\?xml version="1\.0" encoding="UTF-8"\?><Response\/>$/);
+    const row = await ctx.deps.db.selectFrom('webhook_inbox').selectAll().orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ integration_key: 'sms.twilio', raw_body: form, verification: 'signed', event: 'received' });
+  });
+
+  it('refuses a wrong, missing or other-token signature with 401 invalid_api_key and stores nothing', async () => {
+    const form = withSid('inbound.form', 'SMverify0002');
+    const before = await rowCount();
+    const attempts: Record<string, string>[] = [
+      {},
+      { 'x-twilio-signature': '' },
+      { 'x-twilio-signature': signatureFor(form, HOOK_URL, 'another-auth-token') },
+      { 'x-twilio-signature': signatureFor(`${form}&Extra=1`) },
+      { 'x-twilio-signature': signatureFor(form).toLowerCase() },
+    ];
+    for (const headers of attempts) {
+      const res = await post(form, headers);
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error.code).toBe('invalid_api_key');
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+    }
+    expect(await rowCount()).toBe(before);
+  });
+
+  it('refuses a signature over another URL and logs the URL it expected', async () => {
+    const form = withSid('inbound.form', 'SMverify0003');
+    const before = await rowCount();
+    logLines.length = 0;
+    // Twilio was given the address the request arrived at (inject's Host), not the public URL.
+    const res = await post(form, { 'x-twilio-signature': signatureFor(form, 'http://localhost/webhooks/sms.twilio') });
+    expect(res.statusCode).toBe(401);
+    expect(await rowCount()).toBe(before);
+    const warning = logLines.find((l) => typeof l.msg === 'string' && l.msg.includes('X-Twilio-Signature'));
+    expect(warning?.msg).toContain(`the expected URL is ${HOOK_URL}`);
+    expect(warning?.msg).toContain('http://localhost');
+    expect(JSON.stringify(logLines)).not.toContain(AUTH_TOKEN);
+    // A signature for some third URL: still named, the expected one.
+    logLines.length = 0;
+    expect((await post(form, { 'x-twilio-signature': signatureFor(form, 'https://elsewhere.example/hook') })).statusCode).toBe(401);
+    expect(logLines.some((l) => String(l.msg).includes(`does not match the expected URL ${HOOK_URL}`))).toBe(true);
+  });
+
+  it('signs the query string as part of the URL', async () => {
+    const form = withSid('inbound.form', 'SMverify0004');
+    const path = '/webhooks/sms.twilio?tenant=acme&x=1';
+    expect((await post(form, { 'x-twilio-signature': signatureFor(form, `${PUBLIC_URL}${path}`) }, path)).statusCode).toBe(200);
+    expect((await post(form, { 'x-twilio-signature': signatureFor(form) }, path)).statusCode).toBe(401);
+  });
+
+  it('signs every value of a repeated parameter, as Twilio does', async () => {
+    const form = `${withSid('inbound.form', 'SMverify0005')}&Tag=b&Tag=a`;
+    expect(paramsOf(form).Tag).toEqual(['b', 'a']);
+    expect((await post(form, { 'x-twilio-signature': signatureFor(form) })).statusCode).toBe(200);
+    const dropped = form.replace('&Tag=a', '');
+    expect((await post(dropped, { 'x-twilio-signature': signatureFor(form) })).statusCode).toBe(401);
+  });
+
+  it('refuses every delivery while authToken is unset, and malformed bodies with 4xx, never 500', async () => {
+    const form = withSid('inbound.form', 'SMverify0006');
+    for (const body of ['%%%&&==%zz', '\u00ff\u00fe', '', 'a'.repeat(10_000)]) {
+      const res = await post(body, { 'x-twilio-signature': signatureFor(form) });
+      expect(res.statusCode).toBe(401);
+    }
+    const signature = signatureFor(form);
+    const verification = await adapters['sms.twilio'].verify(
+      { text: form, bytes: Buffer.from(form) },
+      { 'x-twilio-signature': signature },
+      {},
+      { isKnownOutboundMessage: async () => false, request: { publicUrl: HOOK_URL, requestUrl: HOOK_URL, warn: () => {} } },
+    );
+    expect(verification.ok).toBe(false);
+  });
+});
+
+describe('sms.twilio: what Twilio sends becomes messages and receipts', () => {
+  it('an incoming SMS opens a thread on the number (To) for the sender (From)', async () => {
+    const form = withSid('inbound.form', 'SMinbound0001');
+    expect((await post(form, { 'x-twilio-signature': signatureFor(form) })).statusCode).toBe(200);
+    const message = await messageBy('SMinbound0001');
+    expect(message).toMatchObject({ connection_id: number.id, direction: 'inbound', text: 'Hello from my phone!' });
+    const contact = await ctx.deps.db
+      .selectFrom('threads')
+      .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
+      .select(['threads.connection_id'])
+      .where('threads.id', '=', message.thread_id)
+      .executeTakeFirstOrThrow();
+    expect(contact.connection_id).toBe(number.id);
+  });
+
+  it('an MMS becomes a placeholder per medium, then its text', async () => {
+    const form = withSid('inbound-mms.form', 'MMinbound0001');
+    expect((await post(form, { 'x-twilio-signature': signatureFor(form) })).statusCode).toBe(200);
+    expect((await messageBy('MMinbound0001')).text).toBe('[image] [file] Here is the receipt');
+  });
+
+  it('status callbacks find the message by MessageSid: delivered, then undelivered with its ErrorCode', async () => {
+    const sent = await makeOutboundMessage(ctx.deps, number, 'SMoutbound0001');
+    const delivered = withSid('status-delivered.form', 'SMoutbound0001');
+    expect((await post(delivered, { 'x-twilio-signature': signatureFor(delivered) })).statusCode).toBe(200);
+    await waitFor(async () => {
+      const m = await ctx.deps.db.selectFrom('messages').selectAll().where('id', '=', sent.id).executeTakeFirstOrThrow();
+      return m.status === 'delivered';
+    }, 'the receipt');
+    const failedOne = await makeOutboundMessage(ctx.deps, number, 'SMoutbound0002');
+    const undelivered = withSid('status-undelivered.form', 'SMoutbound0002');
+    expect((await post(undelivered, { 'x-twilio-signature': signatureFor(undelivered) })).statusCode).toBe(200);
+    const failed = await waitFor(async () => {
+      const m = await ctx.deps.db.selectFrom('messages').selectAll().where('id', '=', failedOne.id).executeTakeFirstOrThrow();
+      return m.status === 'failed' ? m : undefined;
+    }, 'the failure');
+    expect(failed.error).toBe('30003');
+  });
+
+  it('normalises statuses it has no use for, and ones named like Object.prototype members, to nothing', () => {
+    const normalise = (status: string) =>
+      adapters['sms.twilio'].normalise({ MessageSid: 'SM1', MessageStatus: status, From: NUMBER, To: '+1555' }, { verification: 'signed' });
+    for (const status of ['queued', 'sending', 'accepted', 'scheduled', 'constructor', '__proto__', 'toString']) {
+      expect(normalise(status)).toEqual([]);
+    }
+    expect(normalise('read')).toEqual([{ type: 'status', resolveBy: 'sent_message', externalMessageId: 'SM1', status: 'read' }]);
+    expect(() => adapters['sms.twilio'].normalise({ MessageStatus: 'sent' }, { verification: 'signed' })).toThrow(/MessageSid/);
+  });
+});
+
+describe('sms.twilio: replies', () => {
+  const replyTo = async (from: string, sid: string) => {
+    const form = withSid('inbound.form', sid, { From: from });
+    expect((await post(form, { 'x-twilio-signature': signatureFor(form) })).statusCode).toBe(200);
+    const { thread_id } = await messageBy(sid);
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${thread_id}/messages`,
+      headers: { ...tenant.headers, 'content-type': 'application/json' },
+      payload: { text: 'Thanks, on its way.' },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    return waitFor(async () => {
+      const m = await ctx.deps.db.selectFrom('messages').selectAll().where('id', '=', res.json().data.id).executeTakeFirstOrThrow();
+      return m.status === 'queued' ? undefined : m;
+    }, 'the reply to leave queued');
+  };
+
+  it("sends through Twilio's Messages API with accountSid:authToken by default", async () => {
+    const sent = await replyTo('+15017120001', 'SMreply0001');
+    expect(sent.status).toBe('sent');
+    expect(fake.requests).toHaveLength(1);
+    const request = fake.requests[0]!;
+    expect(request.path).toBe(`/twilio/2010-04-01/Accounts/${ACCOUNT_SID}/Messages.json`);
+    expect(request.headers.authorization).toBe(`Basic ${Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString('base64')}`);
+    expect(request.parsed).toEqual({ To: '+15017120001', From: NUMBER, Body: 'Thanks, on its way.' });
+    expect(sent.external_id).toBe((request.response!.body as { sid: string }).sid);
+  });
+
+  it("a connection's own credentials win over the integration's", async () => {
+    const own = { accountSid: 'ACsubaccount000000000000000000000', accessToken: 'subaccount-auth-token' };
+    const patched = await ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/connections/${number.id}`,
+      headers: { ...tenant.headers, 'content-type': 'application/json' },
+      payload: { credentials: own },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    try {
+      expect((await replyTo('+15017120002', 'SMreply0002')).status).toBe('sent');
+      const request = fake.requests.at(-1)!;
+      expect(request.path).toBe(`/twilio/2010-04-01/Accounts/${own.accountSid}/Messages.json`);
+      expect(request.headers.authorization).toBe(`Basic ${Buffer.from(`${own.accountSid}:${own.accessToken}`).toString('base64')}`);
+    } finally {
+      await ctx.deps.db.updateTable('connections').set({ credentials_sealed: null }).where('id', '=', number.id).execute();
+    }
+  });
+});
