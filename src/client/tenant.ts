@@ -14,9 +14,11 @@ import type {
   InboxStatus,
   IssuedApiKey,
   IssuedPersonalAccessToken,
+  Label,
   LoginRequest,
   LoginResponse,
   Message,
+  MessageSearch,
   PersonalAccessToken,
   PersonalAccessTokenCreate,
   ReplyRequest,
@@ -25,6 +27,8 @@ import type {
   TeamUserCreate,
   TeamUserPatch,
   Thread,
+  ThreadFilters,
+  ThreadPatch,
   User,
   VisitorBlocked,
   WebhookDelivery,
@@ -54,9 +58,9 @@ export interface IdempotencyOptions {
 const id = (value: number | string) => encodeURIComponent(String(value));
 
 /**
- * The tenant API: a workspace's threads, messages, contacts, canned responses, team,
- * connections, API keys, webhook endpoints, dead letters and personal-access tokens, and the
- * `/api/user` session routes.
+ * The tenant API: a workspace's threads (filtered, worked and read), messages (replies, notes
+ * and search), labels, contacts, canned responses, team, connections, API keys, webhook
+ * endpoints, dead letters and personal-access tokens, and the `/api/user` session routes.
  * Lists are async iterators that follow `meta.nextCursor` while it is present (a short page
  * is not the end; a missing `meta` is). `login` and `generateToken` keep the token they
  * receive and send it from then on; `refresh` replaces it and `logout` forgets it.
@@ -111,12 +115,28 @@ export function tenantClient(initial: ClientOptions) {
       session(await call<LoginResponse>(options, '/api/user/generate-token', { method: 'POST', body: { auth_code: authCode } })),
 
     // ---- conversations ----
-    threads: (query: ListQuery = {}) => client.all<Thread>('/v1/threads', { ...query }),
+    /** Most recently active first; the filters combine (docs/conversations.md). */
+    threads: ({ status, ...query }: ListQuery & ThreadFilters = {}) =>
+      client.all<Thread>('/v1/threads', { ...query, status: Array.isArray(status) ? status.join(',') : status }),
     thread: (threadId: number) => get<Thread>(`/v1/threads/${id(threadId)}`),
+    /** Status (with a snooze's end), assignee, labels: at least one field. */
+    updateThread: (threadId: number, patch: ThreadPatch) => send<Thread>('PATCH', `/v1/threads/${id(threadId)}`, patch),
+    /** The caller has read the thread: `agentLastSeenAt` is now and `unreadCount` 0. */
+    markThreadRead: (threadId: number) => send<Thread>('POST', `/v1/threads/${id(threadId)}/read`),
     messages: (threadId: number, query: ListQuery = {}) => client.all<Message>(`/v1/threads/${id(threadId)}/messages`, { ...query }),
-    /** Queues a reply (202): the message comes back `queued`. */
-    reply: (threadId: number, body: ReplyRequest, opts: IdempotencyOptions = {}) =>
-      send<Message>('POST', `/v1/threads/${id(threadId)}/messages`, body, { 'idempotency-key': opts.idempotencyKey }),
+    /**
+     * A reply, queued and answered at once (202, `queued`), or with `private: true` a note
+     * for colleagues, stored and never sent (201, `kind: 'note'`). The idempotency key may
+     * come in the body or in `opts`; it is sent as a header, never in the body.
+     */
+    reply: (threadId: number, { idempotencyKey, ...body }: ReplyRequest & IdempotencyOptions, opts: IdempotencyOptions = {}) =>
+      send<Message>('POST', `/v1/threads/${id(threadId)}/messages`, body, {
+        'idempotency-key': opts.idempotencyKey ?? idempotencyKey,
+      }),
+    /** Full-text search over the workspace's messages, newest first; API keys never find private notes. */
+    searchMessages: (query: ListQuery & MessageSearch) => client.all<Message>('/v1/messages/search', { ...query }),
+    /** Every label on the workspace's threads with its open threads (one list, not paged). */
+    labels: () => get<Label[]>('/v1/labels'),
     /** Ends the live chat visitor's token of a thread at once (422 for a thread of another channel). */
     blockVisitor: (threadId: number) => send<VisitorBlocked>('POST', `/v1/threads/${id(threadId)}/block-visitor`),
 

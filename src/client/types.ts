@@ -8,15 +8,57 @@
 
 export type Timestamp = string;
 
+export type ThreadStatus = 'open' | 'pending' | 'resolved' | 'snoozed';
+
 export interface Thread {
   id: number;
   connectionId: number;
   integrationKey: string;
   contactId: number;
-  status: 'open' | 'pending' | 'resolved' | 'snoozed';
+  status: ThreadStatus;
+  /** When a snoozed thread opens again; null unless snoozed. */
+  snoozedUntil: Timestamp | null;
+  /** The user working the thread. */
+  assigneeId: number | null;
+  labels: string[];
+  /** Inbound messages that arrived since `agentLastSeenAt`. */
+  unreadCount: number;
+  /** When an agent last read the thread (`markThreadRead`). */
+  agentLastSeenAt: Timestamp | null;
   lastMessageAt: Timestamp;
   lastMessagePreview: string | null;
   createdAt: Timestamp;
+}
+
+/** `PATCH /v1/threads/:id`: at least one field (docs/conversations.md). */
+export interface ThreadPatch {
+  /** `snoozed` needs a future `snoozedUntil`. */
+  status?: ThreadStatus;
+  /** A user of the workspace; null unassigns. */
+  assigneeId?: number | null;
+  /** When a snoozed thread opens again; in the future. */
+  snoozedUntil?: Timestamp | null;
+  /** The whole set: at most 20, each 1–50 of a-z 0-9 - _ : (lower-cased by the service). */
+  labels?: string[];
+}
+
+/** `GET /v1/threads` filters; absent ones do not filter, given ones combine. */
+export interface ThreadFilters {
+  /** One status, or several (sent as a comma list); absent: every status. */
+  status?: ThreadStatus | ThreadStatus[];
+  /** A user's id, `me` (the signed-in user; not for API keys) or `none` (unassigned). */
+  assigneeId?: number | 'me' | 'none';
+  connectionId?: number;
+  contactId?: number;
+  /** One label, matched lower-cased. */
+  label?: string;
+}
+
+/** `GET /v1/labels`: a label used on the workspace's threads. */
+export interface Label {
+  name: string;
+  /** Open threads carrying the label. */
+  openThreads: number;
 }
 
 /** `POST /v1/threads/:id/block-visitor`: how many visitor tokens of the thread ended now. */
@@ -37,6 +79,12 @@ export interface Message {
   text: string;
   status: MessageStatus;
   error: string | null;
+  /** `note`: written by an agent for colleagues; `activity`: written by the service. */
+  kind: 'message' | 'note' | 'activity';
+  /** true for notes and activity: never sent to the contact. */
+  private: boolean;
+  /** The user who wrote or caused it; null for contacts and API keys. */
+  authorId: number | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
 }
@@ -76,6 +124,8 @@ export interface Connection {
   hasCredentials: boolean;
   /** Live chat connections only: origins allowed to call the visitor routes; empty = any. */
   allowedOrigins?: string[];
+  /** New and reopened threads go to the agent with the fewest open assigned threads. */
+  autoAssign: boolean;
   createdAt: Timestamp;
 }
 
@@ -91,6 +141,21 @@ export interface ConnectionPatch {
   name?: string;
   credentials?: ConnectionCredentials | null;
   allowedOrigins?: string[];
+  /** Assign new and reopened threads automatically (docs/conversations.md). */
+  autoAssign?: boolean;
+}
+
+/**
+ * `POST /v1/workspaces/:id/connections` (the admin key): `externalAccountId` is required except
+ * for livechat, whose widget key is generated when absent.
+ */
+export interface ConnectionCreate {
+  integrationKey: string;
+  externalAccountId?: string;
+  name: string;
+  credentials?: ConnectionCredentials;
+  allowedOrigins?: string[];
+  autoAssign?: boolean;
 }
 
 export type ApiKeyScope = 'admin' | 'read' | 'write';
@@ -259,6 +324,7 @@ export type WebhookEventFilter =
   | 'message.created'
   | 'message.updated'
   | 'thread.created'
+  | 'thread.updated'
   | 'contact.created'
   | 'contact.updated'
   | 'contact.merged'
@@ -325,4 +391,11 @@ export interface WebhookDelivery {
 export interface ReplyRequest {
   /** 1 to 4096 characters. */
   text: string;
+  /** true: a private note for colleagues, stored and never sent (answered 201). */
+  private?: boolean;
+}
+
+/** `GET /v1/messages/search`: `q` in web search syntax (`"a phrase"`, `or`, `-excluded`), 1–256 characters. */
+export interface MessageSearch {
+  q: string;
 }

@@ -11,7 +11,7 @@ import { inspectSearch, searchMessages } from './search.queries.js';
 
 export const SEARCH_MAX_LENGTH = 256;
 
-const SearchQuery = Type.Object({
+export const SearchQuery = Type.Object({
   ...CursorQuery.properties,
   q: Type.String({
     minLength: 1,

@@ -9,7 +9,7 @@ import { changeThread, MAX_LABELS, markThreadRead } from './thread-workflow.serv
 
 const ThreadParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "the thread's id" }) });
 
-const ThreadPatchBody = Type.Object(
+export const ThreadPatchBody = Type.Object(
   {
     status: Type.Optional(StringEnum(THREAD_STATUSES, { description: '"snoozed" needs a future snoozedUntil' })),
     assigneeId: Type.Optional(

@@ -8,6 +8,14 @@ import { Envelope } from '../http/schemas.js';
 import { MessageResource } from '../messaging/messaging.resources.js';
 import { postReply } from './replies.service.js';
 
+export const ReplyBody = Type.Object(
+  {
+    text: Type.String({ minLength: 1, maxLength: 4096 }),
+    private: Type.Optional(Type.Boolean({ description: 'true: a private note for colleagues, stored and never sent (201)' })),
+  },
+  { additionalProperties: false },
+);
+
 /**
  * `POST /v1/threads/:id/messages {text, private?}`: an agent's reply, or with `private: true`
  * a note that is stored (201) and never sent. The message row (`queued`) and its
@@ -35,13 +43,7 @@ export const replyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
             }),
           ),
         }),
-        body: Type.Object(
-          {
-            text: Type.String({ minLength: 1, maxLength: 4096 }),
-            private: Type.Optional(Type.Boolean({ description: 'true: a private note for colleagues, stored and never sent (201)' })),
-          },
-          { additionalProperties: false },
-        ),
+        body: ReplyBody,
         response: { 201: Envelope(MessageResource), 202: Envelope(MessageResource) },
       },
     },

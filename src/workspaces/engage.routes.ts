@@ -14,6 +14,21 @@ import { createUser, createWorkspace, requireWorkspace, USER_ROLES, UserResource
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const WorkspaceParams = Type.Object({ id: Type.With(IntId, { description: 'the workspace id' }) });
 
+export const ConnectionCreateBody = Type.Object({
+  integrationKey: Type.String({ minLength: 1, maxLength: 64 }),
+  externalAccountId: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 320,
+      description: 'required, except for livechat: its widget key, generated (wk_…) when absent',
+    }),
+  ),
+  name: Name,
+  credentials: Type.Optional(ConnectionCredentials),
+  allowedOrigins: Type.Optional(AllowedOrigins),
+  autoAssign: Type.Optional(AutoAssign),
+});
+
 /** Engage admin routes (docs/api.md): the platform operator provisions tenants. */
 export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAdminKey(deps));
@@ -76,20 +91,7 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       schema: {
         summary: 'Connect a channel account to a workspace',
         params: WorkspaceParams,
-        body: Type.Object({
-          integrationKey: Type.String({ minLength: 1, maxLength: 64 }),
-          externalAccountId: Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: 320,
-              description: 'required, except for livechat: its widget key, generated (wk_…) when absent',
-            }),
-          ),
-          name: Name,
-          credentials: Type.Optional(ConnectionCredentials),
-          allowedOrigins: Type.Optional(AllowedOrigins),
-          autoAssign: Type.Optional(AutoAssign),
-        }),
+        body: ConnectionCreateBody,
         response: { 201: Envelope(ConnectionResource) },
       },
     },

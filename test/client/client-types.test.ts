@@ -9,8 +9,13 @@ import type { ConnectionPatch, ConnectionResource } from '../../src/connections/
 import type { ContactMergeBody, ContactPatchBody } from '../../src/contacts/contacts.routes.js';
 import type { CannedResponseCreate, CannedResponsePatch } from '../../src/conversations/canned-responses.routes.js';
 import type { CannedResponseResource } from '../../src/conversations/canned-responses.service.js';
+import type { LabelResource } from '../../src/conversations/labels.routes.js';
+import type { SearchQuery } from '../../src/conversations/search.routes.js';
+import type { ThreadPatchBody } from '../../src/conversations/threads.routes.js';
 import type { Blocked } from '../../src/livechat/block-visitor.routes.js';
 import type { ContactResource, MessageResource, ThreadResource } from '../../src/messaging/messaging.resources.js';
+import type { ThreadFilterQuery } from '../../src/messaging/thread-filters.js';
+import type { ReplyBody } from '../../src/replies/replies.routes.js';
 import type { TeamUserCreate, TeamUserPatch } from '../../src/users/users.routes.js';
 import type { TeamUserResource } from '../../src/users/users.service.js';
 import type { InboxResource, InboxSummary, RequeueResult } from '../../src/webhooks-in/inbox.resource.js';
@@ -22,6 +27,7 @@ import type {
   EndpointResource,
   EndpointWithSecret,
 } from '../../src/webhooks-out/endpoint.resources.js';
+import type { ConnectionCreateBody } from '../../src/workspaces/engage.routes.js';
 import type { UserResource, WorkspaceResource } from '../../src/workspaces/workspaces.service.js';
 
 /**
@@ -32,6 +38,11 @@ import type { UserResource, WorkspaceResource } from '../../src/workspaces/works
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Same<C, S extends TSchema> = Equal<C, Static<S>>;
 const same = <T extends true>(ok: T) => ok;
+/**
+ * Query strings stay strings in the server's schemas while the client takes numbers and
+ * lists, so a list's filters are held to the same names rather than the same types.
+ */
+type SameKeys<C, S extends TSchema> = Equal<keyof C, keyof Static<S>>;
 
 const checks = [
   same<Same<Client.Thread, typeof ThreadResource>>(true),
@@ -39,6 +50,7 @@ const checks = [
   same<Same<Client.Contact, typeof ContactResource>>(true),
   same<Same<Client.Connection, typeof ConnectionResource>>(true),
   same<Same<Client.ConnectionPatch, typeof ConnectionPatch>>(true),
+  same<Same<Client.ConnectionCreate, typeof ConnectionCreateBody>>(true),
   same<Same<Client.ConnectionCredentials, typeof ConnectionCredentials>>(true),
   same<Same<Client.ApiKey, typeof ApiKeyResource>>(true),
   same<Same<Client.IssuedApiKey, typeof IssuedApiKey>>(true),
@@ -67,6 +79,11 @@ const checks = [
   same<Same<Client.CannedResponse, typeof CannedResponseResource>>(true),
   same<Same<Client.CannedResponseCreate, typeof CannedResponseCreate>>(true),
   same<Same<Client.CannedResponsePatch, typeof CannedResponsePatch>>(true),
+  same<Same<Client.ThreadPatch, typeof ThreadPatchBody>>(true),
+  same<Same<Client.ReplyRequest, typeof ReplyBody>>(true),
+  same<Same<Client.Label, typeof LabelResource>>(true),
+  same<Equal<keyof Client.ThreadFilters, keyof ThreadFilterQuery>>(true),
+  same<SameKeys<Client.MessageSearch & Client.ListQuery & { cursor?: string }, typeof SearchQuery>>(true),
 ];
 
 describe('client types', () => {

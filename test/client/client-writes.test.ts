@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type InboxClientError, operatorClient, tenantClient } from 'inbox/client';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
+import { seedMessage, seedThread } from '../helpers/conversations.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { makeWidget, startVisitor, visitorSays } from '../helpers/livechat.js';
 
@@ -17,6 +18,17 @@ async function collect<T>(items: AsyncGenerator<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const item of items) out.push(item);
   return out;
+}
+
+/** A word no other test writes: letters only, so the search parser keeps it one word. */
+const word = () =>
+  Array.from(randomUUID().replace(/-/g, '').slice(0, 10), (c) => String.fromCharCode(97 + (Number.parseInt(c, 16) % 26))).join('');
+
+/** The admin user, signed in through the client: what a person (not an API key) sees. */
+async function signedIn() {
+  const user = tenantClient({ baseUrl });
+  await user.login({ email: admin.user.email, password: admin.password, remember: false });
+  return user;
 }
 
 const failure = (p: Promise<unknown>) =>
@@ -88,6 +100,127 @@ describe('tenant client: writes', () => {
     const refused = await failure(inbox.reply(id, { text: 'x', internal: true } as unknown as { text: string }));
     expect(refused).toMatchObject({ code: 'validation_failed', status: 422 });
     expect(refused!.message).toContain('internal');
+  });
+
+  it('lists threads by status, assignee, connection, contact and label, page after page', async () => {
+    const line = { ...(await makeConnection(ctx.deps, tenant.workspace.id)), workspaceId: tenant.workspace.id };
+    const at = (minutes: number) => new Date(Date.UTC(2026, 0, 1, 12, minutes));
+    const open = await seedThread(ctx.deps, line, { assigneeId: admin.user.id, labels: ['vip'], lastMessageAt: at(4) });
+    const pending = await seedThread(ctx.deps, line, { status: 'pending', labels: ['vip', 'billing'], lastMessageAt: at(3) });
+    const resolved = await seedThread(ctx.deps, line, { status: 'resolved', assigneeId: admin.user.id, lastMessageAt: at(2) });
+    const snoozed = await seedThread(ctx.deps, line, { status: 'snoozed', lastMessageAt: at(1) });
+    const ids = async (filters: Parameters<typeof inbox.threads>[0], client = inbox) =>
+      (await collect(client.threads({ connectionId: line.id, limit: 1, ...filters }))).map((t) => t.id);
+
+    expect(await ids({})).toEqual([open.id, pending.id, resolved.id, snoozed.id]);
+    expect(await ids({ status: 'resolved' })).toEqual([resolved.id]);
+    expect(await ids({ status: ['open', 'pending'] })).toEqual([open.id, pending.id]);
+    expect(await ids({ assigneeId: admin.user.id })).toEqual([open.id, resolved.id]);
+    expect(await ids({ assigneeId: 'none' })).toEqual([pending.id, snoozed.id]);
+    expect(await ids({ label: 'VIP' })).toEqual([open.id, pending.id]);
+    expect(await ids({ label: 'billing', status: 'pending' })).toEqual([pending.id]);
+    expect(await ids({ contactId: resolved.contact_id })).toEqual([resolved.id]);
+    // `me` is the signed-in user; an API key has none.
+    expect(await ids({ assigneeId: 'me' }, await signedIn())).toEqual([open.id, resolved.id]);
+    expect(await failure(ids({ assigneeId: 'me' }))).toMatchObject({ code: 'validation_failed', status: 422 });
+
+    const [listed] = await collect(inbox.threads({ connectionId: line.id, status: 'snoozed' }));
+    expect(listed).toMatchObject({
+      id: snoozed.id,
+      status: 'snoozed',
+      assigneeId: null,
+      labels: [],
+      unreadCount: 0,
+      agentLastSeenAt: null,
+    });
+    expect(listed!.snoozedUntil).toBe(snoozed.snoozed_until!.toISOString());
+  });
+
+  it('works a thread: status, snooze, assignee and labels, then marks it read', async () => {
+    const line = { ...(await makeConnection(ctx.deps, tenant.workspace.id)), workspaceId: tenant.workspace.id };
+    const { id } = await seedThread(ctx.deps, line);
+    const taken = await inbox.updateThread(id, { status: 'pending', assigneeId: admin.user.id, labels: ['Billing', 'vip', 'billing'] });
+    expect(taken).toMatchObject({ id, status: 'pending', assigneeId: admin.user.id, labels: ['billing', 'vip'], snoozedUntil: null });
+    const until = new Date(Date.now() + 86_400_000).toISOString();
+    expect(await inbox.updateThread(id, { status: 'snoozed', snoozedUntil: until, assigneeId: null })).toMatchObject({
+      status: 'snoozed',
+      snoozedUntil: until,
+      assigneeId: null,
+    });
+    expect(await failure(inbox.updateThread(id, { status: 'snoozed', snoozedUntil: null }))).toMatchObject({
+      code: 'validation_failed',
+      status: 422,
+    });
+    expect(await failure(inbox.updateThread(id, {}))).toMatchObject({ code: 'validation_failed', status: 422 });
+    expect(await failure(inbox.updateThread(2_147_483_000, { status: 'open' }))).toMatchObject({ code: 'not_found', status: 404 });
+    // Each change left an activity line in the transcript, written by the service for an API key.
+    const lines = (await collect(inbox.messages(id))).filter((m) => m.kind === 'activity');
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    expect(lines.every((m) => m.private && m.authorId === null)).toBe(true);
+
+    await ctx.deps.db.updateTable('threads').set({ unread_count: 3 }).where('id', '=', id).execute();
+    expect((await inbox.thread(id)).unreadCount).toBe(3);
+    const read = await inbox.markThreadRead(id);
+    expect(read).toMatchObject({ id, unreadCount: 0 });
+    expect(read.agentLastSeenAt).not.toBeNull();
+    expect(await inbox.thread(id)).toMatchObject({ unreadCount: 0, agentLastSeenAt: read.agentLastSeenAt });
+  });
+
+  it('writes a private note (201) and queues a reply (202), the key in the body or in opts', async () => {
+    const { id } = await thread();
+    const user = await signedIn();
+    const note = await user.reply(id, { text: 'VIP, be quick', private: true });
+    expect(note).toMatchObject({ threadId: id, kind: 'note', private: true, authorId: admin.user.id, externalId: null });
+    // The key travels as a header: the body the service refuses unknown fields in never holds it.
+    const sent = await user.reply(id, { text: 'On its way', idempotencyKey: 'reply-body-1' });
+    expect(sent).toMatchObject({ threadId: id, kind: 'message', private: false, status: 'queued', authorId: admin.user.id });
+    expect((await user.reply(id, { text: 'On its way', idempotencyKey: 'reply-body-1' })).id).toBe(sent.id);
+    expect((await user.reply(id, { text: 'On its way' }, { idempotencyKey: 'reply-body-1' })).id).toBe(sent.id);
+    const transcript = await collect(inbox.messages(id));
+    expect(transcript.filter((m) => m.kind !== 'activity').map((m) => m.id)).toEqual(expect.arrayContaining([note.id, sent.id]));
+    expect(transcript.filter((m) => m.text === 'On its way')).toHaveLength(1);
+  });
+
+  it('searches messages page after page; API keys never find private notes', async () => {
+    const tag = word();
+    const line = { ...(await makeConnection(ctx.deps, tenant.workspace.id)), workspaceId: tenant.workspace.id };
+    const t = await seedThread(ctx.deps, line);
+    const older = await seedMessage(ctx.deps, t, `where is order ${tag}`, { createdAt: new Date(Date.UTC(2026, 0, 1, 10)) });
+    const newer = await seedMessage(ctx.deps, t, `${tag} arrived late`, { createdAt: new Date(Date.UTC(2026, 0, 1, 11)) });
+    const note = await seedMessage(ctx.deps, t, `escalate ${tag}`, { kind: 'note', createdAt: new Date(Date.UTC(2026, 0, 1, 12)) });
+    const hits = await collect(inbox.searchMessages({ q: tag, limit: 1 }));
+    expect(hits.map((m) => m.id)).toEqual([newer.id, older.id]);
+    expect(hits[0]).toMatchObject({ threadId: t.id, kind: 'message', private: false });
+    expect((await collect((await signedIn()).searchMessages({ q: tag }))).map((m) => m.id)).toEqual([note.id, newer.id, older.id]);
+    expect((await collect(inbox.searchMessages({ q: `"${tag} arrived"` }))).map((m) => m.id)).toEqual([newer.id]);
+    expect(await failure(collect(inbox.searchMessages({ q: `-${tag}` })))).toMatchObject({ code: 'validation_failed', status: 422 });
+    expect(await failure(collect(inbox.searchMessages({ q: '' })))).toMatchObject({ code: 'validation_failed', status: 422 });
+  });
+
+  it('lists the labels on threads with how many open threads carry each', async () => {
+    const [a, b, c] = [word(), word(), word()];
+    const line = { ...(await makeConnection(ctx.deps, tenant.workspace.id)), workspaceId: tenant.workspace.id };
+    await seedThread(ctx.deps, line, { labels: [a, b] });
+    await seedThread(ctx.deps, line, { labels: [a], status: 'pending' });
+    await seedThread(ctx.deps, line, { labels: [a, c], status: 'resolved' });
+    const labels = (await inbox.labels()).filter((l) => [a, b, c].includes(l.name));
+    expect(labels.sort((x, y) => x.name.localeCompare(y.name))).toEqual(
+      [
+        { name: a, openThreads: 1 },
+        { name: b, openThreads: 1 },
+        { name: c, openThreads: 0 },
+      ].sort((x, y) => x.name.localeCompare(y.name)),
+    );
+  });
+
+  it('turns automatic assignment of a connection on and off', async () => {
+    const line = await makeConnection(ctx.deps, tenant.workspace.id);
+    expect(line.autoAssign).toBe(false);
+    expect(await inbox.updateConnection(line.id, { autoAssign: true })).toMatchObject({ id: line.id, autoAssign: true });
+    expect((await collect(inbox.connections())).find((c) => c.id === line.id)?.autoAssign).toBe(true);
+    expect((await inbox.updateConnection(line.id, { autoAssign: false, name: 'Manual line' })).autoAssign).toBe(false);
+    const refused = await failure(inbox.updateConnection(line.id, { autoAssign: 'yes' } as unknown as { autoAssign: boolean }));
+    expect(refused).toMatchObject({ code: 'validation_failed', status: 422 });
   });
 
   it('updates a connection: name and write-only credentials', async () => {

@@ -96,13 +96,20 @@ describe('the client declarations', () => {
     writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', type: 'module' }));
     writeFileSync(
       path.join(consumer, 'index.ts'),
-      `import { tenantClient, operatorClient, InboxClientError, type Message, type WebhookEndpointWithSecret } from 'inbox/client';
+      `import { tenantClient, operatorClient, InboxClientError, type Label, type Message, type WebhookEndpointWithSecret } from 'inbox/client';
 const inbox = tenantClient({ baseUrl: 'http://127.0.0.1:3000', apiKey: 'k' });
 export async function run(): Promise<string> {
   const sent: Message = await inbox.reply(1, { text: 'hi' }, { idempotencyKey: 'k-1' });
   const endpoint: WebhookEndpointWithSecret = await inbox.createWebhookEndpoint({ url: 'https://x.example/', events: ['message.created'] });
   await inbox.updateConnection(1, { credentials: null });
   for await (const t of inbox.threads({ limit: 10 })) void t.lastMessagePreview;
+  for await (const t of inbox.threads({ status: ['open', 'pending'], assigneeId: 'none', label: 'vip' })) void t.unreadCount;
+  for await (const m of inbox.searchMessages({ q: 'refund' })) void m.kind;
+  const labels: Label[] = await inbox.labels();
+  void labels;
+  await inbox.updateThread(1, { assigneeId: null, labels: ['vip'] });
+  // @ts-expect-error a thread's statuses are a closed list
+  await inbox.updateThread(1, { status: 'closed' });
   for await (const w of operatorClient({ baseUrl: '', adminKey: 'a' }).tenants()) void w.appId;
   // @ts-expect-error an undeclared body field is a type error, as it is a 422 at run time
   await inbox.reply(1, { text: 'hi', internal: true });
