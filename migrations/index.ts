@@ -12,6 +12,7 @@ import * as m0010 from './0010_livechat.js';
 import * as m0011 from './0011_send_claim.js';
 import * as m0012 from './0012_rate_limit_hits.js';
 import * as m0013 from './0013_team_contacts.js';
+import * as m0030 from './0030_telegram_secrets.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0011_send_claim': m0011,
   '0012_rate_limit_hits': m0012,
   '0013_team_contacts': m0013,
+  '0030_telegram_secrets': m0030,
 };

@@ -14,6 +14,9 @@ export const INTEGRATION_KEYS = [
   'email',
   'livechat',
   'ai',
+  'telegram',
+  'email.postmark',
+  'email.mailgun',
 ] as const;
 export type IntegrationKey = (typeof INTEGRATION_KEYS)[number];
 
@@ -36,6 +39,11 @@ export interface Config {
   dataDir: string;
   port: number;
   host: string;
+  /**
+   * The service's public base URL (INBOX_PUBLIC_URL), without a trailing slash: where providers
+   * reach it (Telegram's setWebhook). Unset → `http://HOST:PORT`.
+   */
+  publicUrl: string;
   /** Absent means "generate once and keep in the data dir" (refused in production). */
   jwtSecret: string | undefined;
   /**
@@ -175,12 +183,15 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     }
   }
 
+  const port = int('PORT', 3000, 0, 65535);
+  const host = str('HOST') ?? '127.0.0.1';
   const config: Config = {
     production,
     databaseUrl,
     dataDir: path.resolve(cwd, str('INBOX_DATA_DIR') ?? '.data'),
-    port: int('PORT', 3000, 0, 65535),
-    host: str('HOST') ?? '127.0.0.1',
+    port,
+    host,
+    publicUrl: readPublicUrl(str('INBOX_PUBLIC_URL'), host, port, problems),
     jwtSecret,
     secretKey,
     adminApiKey,
@@ -236,6 +247,22 @@ function readTrustProxy(value: string | undefined, problems: string[]): false | 
     return false;
   }
   return entries;
+}
+
+/** INBOX_PUBLIC_URL: an http(s) base URL without query or fragment; unset → `http://HOST:PORT`. */
+function readPublicUrl(value: string | undefined, host: string, port: number, problems: string[]): string {
+  if (value === undefined) return `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
+    problems.push(`INBOX_PUBLIC_URL: expected an http:// or https:// base URL such as https://inbox.example.com, got "${value}"`);
+    return '';
+  }
+  return url.href.replace(/\/+$/, '');
 }
 
 function isProxyAddress(entry: string): boolean {

@@ -2,10 +2,13 @@ import type { IntegrationKey } from '../config.js';
 import { aggregatorAdapter } from './aggregator.js';
 import type { WebhookAdapter } from './channel.js';
 import { emailAdapter } from './email.js';
+import { mailgunAdapter } from './email-mailgun.js';
+import { postmarkAdapter } from './email-postmark.js';
 import { livechatAdapter, type VisitorBus } from './livechat.js';
 import { rejectingAdapter } from './rejecting.js';
 import { smsAdapter } from './sms.js';
 import { socialAdapter } from './social.js';
+import { telegramAdapter } from './telegram.js';
 import { whatsappAdapter } from './whatsapp.js';
 import { whatsappSessionAdapter } from './whatsapp-session.js';
 
@@ -23,6 +26,9 @@ export const adapters: Record<IntegrationKey, WebhookAdapter> = {
   email: emailAdapter,
   livechat: rejectingAdapter('livechat'),
   ai: rejectingAdapter('ai'),
+  telegram: telegramAdapter,
+  'email.postmark': postmarkAdapter,
+  'email.mailgun': mailgunAdapter,
 };
 
 export function adapterFor(key: string): WebhookAdapter | undefined {

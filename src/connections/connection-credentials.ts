@@ -40,6 +40,9 @@ export const REQUIRED_CREDENTIALS: Partial<Record<IntegrationKey, readonly (keyo
   whatsapp_session: ['accessToken'],
   sms: ['accountSid', 'accessToken'],
   email: ['smtpUrl'],
+  telegram: ['accessToken'],
+  'email.postmark': ['smtpUrl'],
+  'email.mailgun': ['smtpUrl'],
 };
 
 function hasProtocol(value: string, protocols: string[]): boolean {

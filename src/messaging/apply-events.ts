@@ -8,8 +8,10 @@ import {
   type ConnectionRef,
   findConnectionsByAccount,
   findOutboundByExternalId,
+  findThreadsOfMessages,
   insertInboundMessages,
   type StatusInput,
+  touchThreads,
   upsertContacts,
   upsertThreads,
 } from './messaging.queries.js';
@@ -172,9 +174,11 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
     for (const c of contacts.created) changes.push({ type: 'contact.created', contact: { ...c, createdAt: now } });
     const contactOf = (c: ConnectionRef, externalId: string) => contacts.ids.get(`${c.workspace_id}|${c.integration_key}|${externalId}`)!;
     const at = (e: { occurredAt?: Date }) => e.occurredAt ?? now;
+    const joined = await threadsByReference(db, inbound);
+    const ownThread = (item: (typeof inbound)[number]) => !joined.has(item.event);
     const threads = await upsertThreads(
       db,
-      [...inbound, ...opened].map(({ connection, event }) => ({
+      [...inbound.filter(ownThread), ...opened].map(({ connection, event }) => ({
         workspaceId: connection.workspace_id,
         connectionId: connection.id,
         contactId: contactOf(connection, event.contact.externalId),
@@ -194,12 +198,20 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
       db,
       [...unique.values()].map(({ connection, event }) => ({
         workspaceId: connection.workspace_id,
-        threadId: threads.get(`${connection.id}|${contactOf(connection, event.contact.externalId)}`)!.id,
+        threadId: joined.get(event) ?? threads.get(`${connection.id}|${contactOf(connection, event.contact.externalId)}`)!.id,
         connectionId: connection.id,
         externalId: event.externalMessageId,
         text: event.text,
         createdAt: at(event),
       })),
+      now,
+    );
+    await touchThreads(
+      db,
+      inbound.flatMap(({ event }) => {
+        const threadId = joined.get(event);
+        return threadId === undefined ? [] : [{ threadId, lastMessageAt: at(event), preview: event.text.slice(0, PREVIEW_LENGTH) }];
+      }),
       now,
     );
     const touched = new Set<number>();
@@ -220,6 +232,32 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
   }
   for (const m of await applyStatuses(db, [...statuses.values()], now)) changes.push({ type: 'message.updated', message: m });
   return changes;
+}
+
+type InboundEvent = Extract<NormalisedEvent, { type: 'message' }>;
+
+/**
+ * The known thread each inbound message answers (e-mail threading): the thread of the first
+ * of its `references` that is a message of the same connection. Messages whose references
+ * name nothing known go to the contact's open thread as usual.
+ */
+async function threadsByReference(db: Executor, inbound: { connection: ConnectionRef; event: InboundEvent }[]) {
+  const wanted = inbound.flatMap(({ connection, event }) =>
+    (event.references ?? []).map((externalId) => ({ connectionId: connection.id, externalId })),
+  );
+  const joined = new Map<InboundEvent, number>();
+  if (wanted.length === 0) return joined;
+  const found = await findThreadsOfMessages(db, wanted);
+  for (const { connection, event } of inbound) {
+    for (const ref of event.references ?? []) {
+      const threadId = found.get(`${connection.id}|${ref}`);
+      if (threadId !== undefined) {
+        joined.set(event, threadId);
+        break;
+      }
+    }
+  }
+  return joined;
 }
 
 /** Of two receipts for one message in one batch, the one that moves it furthest. */
