@@ -117,6 +117,12 @@ export interface WebhookAdapter {
    * row's payload is derived again from its raw body with it.
    */
   parse?(rawBody: string): unknown;
+  /**
+   * Bodies may carry binary parts (multipart attachments), so NUL bytes are no sign of a forged
+   * delivery: they are stored as U+FFFD (Postgres text cannot hold NUL), like the other bytes
+   * that are not UTF-8. Without it a body with NUL is refused.
+   */
+  binaryParts?: boolean;
   /** The payload's event name for WebhookInbox.event, when it has one. */
   eventName(payload: unknown): string | undefined;
   /** Provider payload → events. Throws NormaliseError when the payload cannot be read. */
@@ -128,6 +134,11 @@ export interface WebhookAdapter {
 /** A payload the normaliser cannot read; its message becomes the row's lastError. */
 export class NormaliseError extends Error {
   override name = 'NormaliseError';
+}
+
+/** The text a body is stored (and so parsed) as: NUL, which Postgres text cannot hold, as U+FFFD. */
+export function storableText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }
 
 /** A header's single value (the first, when repeated); undefined when absent or empty. */

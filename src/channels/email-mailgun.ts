@@ -1,5 +1,15 @@
 import { hmacSha256Hex, safeEqual } from '../crypto/hmac.js';
-import { isObject, NormaliseError, optionalString, requireObject, requireString, signed, toDate, type WebhookAdapter } from './channel.js';
+import {
+  isObject,
+  NormaliseError,
+  optionalString,
+  requireObject,
+  requireString,
+  signed,
+  storableText,
+  toDate,
+  type WebhookAdapter,
+} from './channel.js';
 import { emailAdapter } from './email.js';
 import { inboundMailEvent } from './email-inbound.js';
 import { type ParsedForm, parseFormBody } from './form-data.js';
@@ -24,8 +34,10 @@ export const mailgunAdapter: WebhookAdapter = {
   key: 'email.mailgun',
   challenge: () => null,
   parse: parseFormBody,
+  binaryParts: true,
   async verify(body, _headers, cfg, ctx) {
-    const form = parseFormBody(body.text);
+    // Parsed as it will be stored, so the payload handed over is the stored body's.
+    const form = parseFormBody(storableText(body.text));
     if (!form || !cfg.webhookSecret || !ctx.claimOnce) return signed(false);
     const { timestamp, token, signature } = form.fields;
     if (!timestamp || !token || !signature || !/^\d{1,12}$/.test(timestamp)) return signed(false);

@@ -1,7 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { firstHeader, parseBody, type Query, type Verification, type VerifyContext, type WebhookAdapter } from '../channels/channel.js';
+import {
+  firstHeader,
+  parseBody,
+  type Query,
+  storableText,
+  type Verification,
+  type VerifyContext,
+  type WebhookAdapter,
+} from '../channels/channel.js';
 import { adapterFor } from '../channels/index.js';
 import { findAccountBySecretHash } from '../connections/telegram-webhook.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
@@ -98,7 +106,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
     const adapter = adapterFor(key);
     if (!adapter) throw errors.notFound('integration');
     const body = rawBodyFrom(request);
-    const rawBody = body.text;
+    const rawBody = adapter.binaryParts ? storableText(body.text) : body.text;
     if (deps.config.logWebhooks) {
       request.log.info({ integrationKey: key, signature: loggedSignature(key, request.headers), rawBody }, 'inbound webhook');
     }
@@ -156,8 +164,9 @@ async function verify(
   const key = adapter.key;
   const cfg = deps.config.integrations[key] ?? {};
   if (NEVER_ACCEPTED.has(key)) return { ok: false };
-  // Postgres text cannot hold NUL, and no provider delivery contains one: refused like a bad signature.
-  if (body.text.includes('\u0000')) return { ok: false };
+  // Postgres text cannot hold NUL, and no provider delivery but a binary part contains one:
+  // refused like a bad signature, unless the integration posts binary parts (attachments).
+  if (!adapter.binaryParts && body.text.includes('\u0000')) return { ok: false };
   if (cfg.skipVerify) return { ok: true, via: 'skipped' };
   let result: Verification;
   try {
