@@ -126,6 +126,12 @@ const FIXTURES: [keyof typeof adapters, string][] = [
   ['sms', 'undelivered.form'],
   ['email', 'inbound.json'],
   ['email', 'bounce.json'],
+  ['email.postmark', 'inbound.json'],
+  ['email.postmark', 'reply.json'],
+  ['email.mailgun', 'inbound.form'],
+  ['telegram', 'message.json'],
+  ['telegram', 'photo.json'],
+  ['telegram', 'edited.json'],
 ];
 
 /** Every path to a value in `v` (objects and arrays walked), root first. */
