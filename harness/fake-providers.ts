@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
  *   aggregator          {url}/aggregator     (/messages)
  *   whatsapp_session    {url}/waha           (/api/sendText)
  *   sms                 {url}/twilio         (/2010-04-01/Accounts/{sid}/Messages.json)
+ *   telegram            {url}/telegram       (/bot{token}/sendMessage, sendPhoto, sendDocument, setWebhook)
  *
  * Every request is recorded; `behave(path, …)` makes one path answer otherwise.
  */
@@ -25,7 +26,7 @@ export interface RecordedRequest {
   response?: { status: number; body: unknown };
 }
 
-export type Provider = 'whatsapp' | 'social' | 'aggregator' | 'whatsapp_session' | 'sms';
+export type Provider = 'whatsapp' | 'social' | 'aggregator' | 'whatsapp_session' | 'sms' | 'telegram';
 
 export type Behaviour =
   | 'ok'
@@ -108,6 +109,7 @@ export async function startFakeProviders(
       aggregator: `${url}/aggregator`,
       whatsapp_session: `${url}/waha`,
       sms: `${url}/twilio`,
+      telegram: `${url}/telegram`,
     },
     requests,
     behave: (path, behaviour) => void behaviours.set(path, behaviour),
@@ -129,6 +131,7 @@ function providerOf(path: string): Provider | undefined {
   if (path === '/aggregator/messages') return 'aggregator';
   if (path === '/waha/api/sendText') return 'whatsapp_session';
   if (/^\/twilio\/2010-04-01\/Accounts\/[^/]+\/Messages\.json$/.test(path)) return 'sms';
+  if (/^\/telegram\/bot[^/]+\/(sendMessage|sendPhoto|sendDocument|setWebhook)$/.test(path)) return 'telegram';
   return undefined;
 }
 
@@ -200,8 +203,28 @@ function success(provider: Provider, parsed: unknown, path: string): [number, un
         },
       ];
     }
+    case 'telegram': {
+      if (path.endsWith('/setWebhook')) return [200, { ok: true, result: true, description: 'Webhook was set' }];
+      const bot = Number(path.split('/')[2]?.replace(/^bot/, '').split(':')[0]);
+      return [
+        200,
+        {
+          ok: true,
+          result: {
+            message_id: nextTelegramMessageId++,
+            from: { id: bot, is_bot: true, first_name: 'Inbox Bot', username: 'inbox_test_bot' },
+            chat: { id: Number(p.chat_id), type: 'private' },
+            date: Math.floor(Date.now() / 1000),
+            ...(typeof p.text === 'string' ? { text: p.text } : {}),
+          },
+        },
+      ];
+    }
   }
 }
+
+/** Telegram numbers a chat's messages; one counter is enough for a fake. */
+let nextTelegramMessageId = 1000;
 
 function invalidRecipient(provider: Provider): string {
   switch (provider) {
@@ -215,6 +238,8 @@ function invalidRecipient(provider: Provider): string {
       return 'chatId must be a valid WhatsApp id';
     case 'sms':
       return "The 'To' number is not a valid phone number.";
+    case 'telegram':
+      return 'Bad Request: chat not found';
   }
 }
 
@@ -230,6 +255,8 @@ function errorBody(provider: Provider, status: number, message: string): unknown
       return { statusCode: status, message: status === 400 ? [message] : message, error: status === 400 ? 'Bad Request' : 'Error' };
     case 'sms':
       return { code: status === 400 ? 21211 : 20500, message, more_info: 'https://www.twilio.com/docs/errors/21211', status };
+    case 'telegram':
+      return { ok: false, error_code: status, description: message };
   }
 }
 

@@ -16,6 +16,9 @@ export const INTEGRATION_KEYS = [
   'ai',
   'sms.twilio',
   'whatsapp_session.waha',
+  'telegram',
+  'email.postmark',
+  'email.mailgun',
 ] as const;
 export type IntegrationKey = (typeof INTEGRATION_KEYS)[number];
 

@@ -21,7 +21,14 @@ export type VerificationKind = (typeof VERIFICATION_KINDS)[number];
  */
 export type Verification =
   // `reason` only where a refusal can say why without telling anything about a secret.
-  { ok: false; reason?: string } | { ok: true; via: VerificationKind; payload?: unknown };
+  | { ok: false; reason?: string }
+  | {
+      ok: true;
+      via: VerificationKind;
+      payload?: unknown;
+      /** The account the verification itself established (a Telegram secret names its bot); stored with the row. */
+      account?: string;
+    };
 
 /** The answer of a signature (or shared-secret) check: accepted as `signed`, or refused. */
 export function signed(ok: boolean, payload?: unknown): Verification {
@@ -32,12 +39,27 @@ export function signed(ok: boolean, payload?: unknown): Verification {
 /** What `normalise` may know about a delivery besides its payload. */
 export interface DeliveryFacts {
   verification: VerificationKind;
+  /** The account verification established, when the payload cannot name it (Telegram's bot). */
+  account?: string;
 }
 
-/** Lookups a verifier may need; kept narrow so adapters stay free of SQL. */
+/**
+ * Lookups a verifier may need; kept narrow so adapters stay free of SQL. A verifier that
+ * needs a member the caller did not give refuses the delivery.
+ */
 export interface VerifyContext {
   /** Whether an outbound message with this provider id was sent through `integrationKey`. */
   isKnownOutboundMessage(integrationKey: string, externalMessageId: string): Promise<boolean>;
+  /**
+   * Records a provider's one-time token (Mailgun's) until `expiresAt`, in Postgres so every
+   * process sees it: true the first time, false for a replay. A claim whose delivery is then
+   * not stored is released, so the provider's retry of it is accepted.
+   */
+  claimOnce?(integrationKey: string, token: string, expiresAt: Date): Promise<boolean>;
+  /** The account of the connection whose webhook secret this is (Telegram), by the secret's hash. */
+  accountBySecret?(integrationKey: string, secret: string): Promise<string | undefined>;
+  /** The current time (the deployment's clock); the system clock when absent. */
+  now?(): Date;
   /** The request being verified, for providers that sign the URL they called (Twilio). */
   request?: VerifyRequest;
 }
@@ -106,6 +128,12 @@ export interface WebhookAdapter {
    * row's payload is derived again from its raw body with it.
    */
   parse?(rawBody: string): unknown;
+  /**
+   * Bodies may carry binary parts (multipart attachments), so NUL bytes are no sign of a forged
+   * delivery: they are stored as U+FFFD (Postgres text cannot hold NUL), like the other bytes
+   * that are not UTF-8. Without it a body with NUL is refused.
+   */
+  binaryParts?: boolean;
   /** The payload's event name for WebhookInbox.event, when it has one. */
   eventName(payload: unknown): string | undefined;
   /** Provider payload → events. Throws NormaliseError when the payload cannot be read. */
@@ -122,6 +150,11 @@ export interface WebhookAdapter {
 /** A payload the normaliser cannot read; its message becomes the row's lastError. */
 export class NormaliseError extends Error {
   override name = 'NormaliseError';
+}
+
+/** The text a body is stored (and so parsed) as: NUL, which Postgres text cannot hold, as U+FFFD. */
+export function storableText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }
 
 /** A header's single value (the first, when repeated); undefined when absent or empty. */

@@ -17,6 +17,7 @@ import {
   toDate,
   type WebhookAdapter,
 } from './channel.js';
+import { inboundMailEvent } from './email-inbound.js';
 import { noCredentials, outcomes } from './send-outcome.js';
 
 /**
@@ -25,7 +26,8 @@ import { noCredentials, outcomes } from './send-outcome.js';
  * shared secret: `x-vendor-auth`, else `x-service-signature`, must equal `webhookSecret`.
  * Nothing ties the secret to the body, so it is a bearer credential (docs/webhooks.md, "Integrations").
  * The account is the receiving address (`to`) of inbound mail and the sending address
- * (`account`) of delivery events.
+ * (`account`) of delivery events. Inbound mail may name `inReplyTo` and `references` (a
+ * string or a list) to join a known thread; its text keeps only the visible reply.
  * Replies go out over SMTP (nodemailer) to the connection's `smtpUrl`, from its address, in
  * the thread of the last inbound mail; the id is the Message-ID sent, which bounces name.
  */
@@ -55,17 +57,18 @@ export const emailAdapter: WebhookAdapter = {
       switch (type) {
         case 'inbound': {
           const from = requireObject(e.from, `${where}.from`);
-          const subject = optionalString(e.subject);
-          const text = optionalString(e.text) ?? '';
+          const references = Array.isArray(e.references) ? e.references.filter((r) => typeof r === 'string').join(' ') : e.references;
           return [
-            {
-              type: 'message',
-              externalAccountId: requireString(e.to, `${where}.to`).toLowerCase(),
-              externalMessageId: messageId,
-              contact: { externalId: requireString(from.email, `${where}.from.email`).toLowerCase(), name: optionalString(from.name) },
-              text: subject ? `${subject}\n\n${text}` : text,
+            inboundMailEvent({
+              to: requireString(e.to, `${where}.to`),
+              messageId,
+              from: { email: requireString(from.email, `${where}.from.email`), name: optionalString(from.name) },
+              subject: optionalString(e.subject),
+              body: optionalString(e.text) ?? '',
+              inReplyTo: optionalString(e.inReplyTo),
+              references: optionalString(references),
               occurredAt: at,
-            },
+            }),
           ];
         }
         case 'bounce':

@@ -2,11 +2,14 @@ import type { IntegrationKey } from '../config.js';
 import { aggregatorAdapter } from './aggregator.js';
 import type { WebhookAdapter } from './channel.js';
 import { emailAdapter } from './email.js';
+import { mailgunAdapter } from './email-mailgun.js';
+import { postmarkAdapter } from './email-postmark.js';
 import { livechatAdapter, type VisitorBus } from './livechat.js';
 import { rejectingAdapter } from './rejecting.js';
 import { smsAdapter } from './sms.js';
 import { smsTwilioAdapter } from './sms-twilio.js';
 import { socialAdapter } from './social.js';
+import { telegramAdapter } from './telegram.js';
 import { whatsappAdapter } from './whatsapp.js';
 import { whatsappSessionAdapter } from './whatsapp-session.js';
 import { whatsappSessionWahaAdapter } from './whatsapp-session-waha.js';
@@ -27,6 +30,9 @@ export const adapters: Record<IntegrationKey, WebhookAdapter> = {
   ai: rejectingAdapter('ai'),
   'sms.twilio': smsTwilioAdapter,
   'whatsapp_session.waha': whatsappSessionWahaAdapter,
+  telegram: telegramAdapter,
+  'email.postmark': postmarkAdapter,
+  'email.mailgun': mailgunAdapter,
 };
 
 export function adapterFor(key: string): WebhookAdapter | undefined {

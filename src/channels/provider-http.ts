@@ -94,13 +94,13 @@ export function retryAfterSeconds(value: string | null, now = Date.now()): numbe
 /**
  * The error message in a provider's error body: Meta `{error:{message}}`, Twilio
  * `{code, message}`, WAHA/NestJS `{message: string | string[]}`, the aggregator
- * `{error:{code, message}}`, or a bare `{error: "…"}`.
+ * `{error:{code, message}}`, a bare `{error: "…"}`, or Telegram's `{ok: false, description}`.
  */
 export function providerMessage(body: unknown): string | undefined {
   if (!isObject(body)) return undefined;
   const error = body.error;
   if (isObject(error)) return text(error.message) ?? text(error.error_user_msg);
-  return text(body.message) ?? text(error) ?? text(body.detail);
+  return text(body.message) ?? text(error) ?? text(body.detail) ?? text(body.description);
 }
 
 function text(v: unknown): string | undefined {

@@ -42,6 +42,9 @@ export const REQUIRED_CREDENTIALS: Partial<Record<IntegrationKey, readonly (keyo
   email: ['smtpUrl'],
   'sms.twilio': ['accountSid', 'accessToken'],
   'whatsapp_session.waha': ['accessToken'],
+  telegram: ['accessToken'],
+  'email.postmark': ['smtpUrl'],
+  'email.mailgun': ['smtpUrl'],
 };
 
 function hasProtocol(value: string, protocols: string[]): boolean {

@@ -66,6 +66,8 @@ export interface WebhookInboxTable {
     'signed' | 'report_secret' | 'correlated' | 'skipped',
     'signed' | 'report_secret' | 'correlated' | 'skipped' | undefined
   >;
+  /** The account the verification itself established (a Telegram secret names its bot). */
+  verified_account: ColumnType<string | null, string | null | undefined, string | null>;
   status: ColumnType<InboxStatus, InboxStatus | undefined, InboxStatus>;
   attempt_count: Generated<number>;
   next_retry_at: NullableTimestamp;
@@ -214,6 +216,18 @@ export interface LoginAttemptsTable {
   created_at: Generated<Date>;
 }
 
+export interface TelegramWebhookSecretsTable {
+  connection_id: number;
+  secret_hash: string;
+  created_at: Generated<Date>;
+}
+
+export interface WebhookTokensTable {
+  integration_key: string;
+  token: string;
+  expires_at: Date;
+}
+
 export interface RateLimitHitsTable {
   id: Generated<number>;
   bucket: string;
@@ -317,6 +331,8 @@ export interface DB {
   webhook_attempts: WebhookAttemptsTable;
   livechat_visitors: LivechatVisitorsTable;
   rate_limit_hits: RateLimitHitsTable;
+  telegram_webhook_secrets: TelegramWebhookSecretsTable;
+  webhook_tokens: WebhookTokensTable;
   canned_responses: CannedResponsesTable;
 }
 

@@ -43,6 +43,8 @@ export const errors = {
   rateLimited: (retryAfterSeconds: number, message = 'too many attempts; try again later') =>
     new AppError('rate_limited', 429, message, { 'retry-after': String(retryAfterSeconds) }),
   internal: () => new AppError('internal_error', 500, 'internal error'),
+  /** A provider's API refused or failed a call the request needed (its words, secrets cut out). */
+  providerError: (message: string) => new AppError('provider_error', 502, message),
   unavailable: (message: string, retryAfterSeconds?: number) =>
     new AppError('unavailable', 503, message, retryAfterSeconds === undefined ? {} : { 'retry-after': String(retryAfterSeconds) }),
 };

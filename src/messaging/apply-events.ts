@@ -9,8 +9,10 @@ import {
   type ConnectionRef,
   findConnectionsByAccount,
   findOutboundByExternalId,
+  findThreadsOfMessages,
   insertInboundMessages,
   type StatusInput,
+  touchThreads,
   uncountUnread,
   upsertContacts,
   upsertThreads,
@@ -178,9 +180,12 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
     // The same provider message twice in one batch (a provider's retry) is inserted once.
     const unique = new Map<string, (typeof inbound)[number]>();
     for (const item of inbound) unique.set(`${item.connection.id}|${item.event.externalMessageId}`, item);
+    // An e-mail that answers a known message joins that message's thread (docs/webhooks.md).
+    const joined = await threadsByReference(db, [...unique.values()]);
+    const ownThread = (item: (typeof inbound)[number]) => !joined.has(item.event);
     const threads = await upsertThreads(
       db,
-      [...unique.values(), ...opened].map(({ connection, event }) => ({
+      [...[...unique.values()].filter(ownThread), ...opened].map(({ connection, event }) => ({
         workspaceId: connection.workspace_id,
         connectionId: connection.id,
         contactId: contactOf(connection, event.contact.externalId),
@@ -191,11 +196,13 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
       now,
     );
     const threadOf = (c: ConnectionRef, externalId: string) => threads.get(`${c.id}|${contactOf(c, externalId)}`)!;
+    const threadIdOf = (item: (typeof inbound)[number]) =>
+      joined.get(item.event) ?? threadOf(item.connection, item.event.contact.externalId).id;
     const inserted = await insertInboundMessages(
       db,
       [...unique.values()].map(({ connection, event }) => ({
         workspaceId: connection.workspace_id,
-        threadId: threadOf(connection, event.contact.externalId).id,
+        threadId: threadIdOf({ connection, event }),
         connectionId: connection.id,
         externalId: event.externalMessageId,
         text: event.text,
@@ -203,16 +210,25 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
       })),
       now,
     );
+    // Threads joined by reference move on as a contact's own do: last message, preview, unread.
+    const touchedRows = await touchThreads(
+      db,
+      [...unique.values()].flatMap(({ event }) => {
+        const threadId = joined.get(event);
+        return threadId === undefined ? [] : [{ threadId, lastMessageAt: at(event), preview: event.text.slice(0, PREVIEW_LENGTH) }];
+      }),
+      now,
+    );
     // Threads are announced as they are once this batch is done with them: the upsert's rows,
     // brought up to date below rather than read again, so the common batch costs no statement
     // more than the upsert and the insert.
     const views = new Map<number, ThreadView>();
     const integrationOf = new Map([...inbound, ...opened].map(({ connection }) => [connection.id, connection.integration_key]));
-    for (const t of threads.values()) views.set(t.id, { ...t, integration_key: integrationOf.get(t.connection_id)! });
+    for (const t of [...threads.values(), ...touchedRows]) views.set(t.id, { ...t, integration_key: integrationOf.get(t.connection_id)! });
     // A message the upsert counted as unread but the insert skipped (stored by an earlier delivery).
     const skipped = new Map<number, number>();
-    for (const { connection, event } of unique.values()) {
-      const id = threadOf(connection, event.contact.externalId).id;
+    for (const item of unique.values()) {
+      const id = threadIdOf(item);
       skipped.set(id, (skipped.get(id) ?? 0) + 1);
     }
     for (const m of inserted) skipped.set(m.thread_id, skipped.get(m.thread_id)! - 1);
@@ -224,7 +240,7 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
     const work = await workInboundThreads(
       db,
       {
-        threads: [...threads.values()],
+        threads: [...threads.values(), ...touchedRows],
         withNewMessage: new Set(inserted.map((m) => m.thread_id)),
         autoAssign: new Set(
           [...inbound, ...opened].filter(({ connection }) => connection.auto_assign).map(({ connection }) => connection.id),
@@ -251,6 +267,32 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
   }
   for (const m of await applyStatuses(db, [...statuses.values()], now)) changes.push({ type: 'message.updated', message: m });
   return changes;
+}
+
+type InboundEvent = Extract<NormalisedEvent, { type: 'message' }>;
+
+/**
+ * The known thread each inbound message answers (e-mail threading): the thread of the first
+ * of its `references` that is a message of the same connection. Messages whose references
+ * name nothing known go to the contact's open thread as usual.
+ */
+async function threadsByReference(db: Executor, inbound: { connection: ConnectionRef; event: InboundEvent }[]) {
+  const wanted = inbound.flatMap(({ connection, event }) =>
+    (event.references ?? []).map((externalId) => ({ connectionId: connection.id, externalId })),
+  );
+  const joined = new Map<InboundEvent, number>();
+  if (wanted.length === 0) return joined;
+  const found = await findThreadsOfMessages(db, wanted);
+  for (const { connection, event } of inbound) {
+    for (const ref of event.references ?? []) {
+      const threadId = found.get(`${connection.id}|${ref}`);
+      if (threadId !== undefined) {
+        joined.set(event, threadId);
+        break;
+      }
+    }
+  }
+  return joined;
 }
 
 /** Of two receipts for one message in one batch, the one that moves it furthest. */

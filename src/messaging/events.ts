@@ -16,6 +16,12 @@ export type NormalisedEvent =
       contact: { externalId: string; name?: string };
       text: string;
       occurredAt?: Date;
+      /**
+       * Provider ids of the messages this one answers, nearest first (an e-mail's In-Reply-To,
+       * then its References from the last): the message joins the thread of the first one
+       * known on its connection, else the contact's open thread.
+       */
+      references?: string[];
     }
   | {
       /**

@@ -172,6 +172,54 @@ export async function uncountUnread(db: Executor, corrections: { threadId: numbe
     WHERE t.id = v.id`.execute(db);
 }
 
+/**
+ * The thread of each known message among `refs` (by connection and provider id, either
+ * direction): `connectionId|externalId` → thread id. What an e-mail's In-Reply-To/References
+ * name, to join the conversation they belong to.
+ */
+export async function findThreadsOfMessages(db: Executor, refs: { connectionId: number; externalId: string }[]) {
+  const result = new Map<string, number>();
+  if (refs.length === 0) return result;
+  const { rows } = await sql<{ connection_id: number; external_id: string; thread_id: number }>`
+    SELECT m.connection_id, m.external_id, m.thread_id
+    FROM messages m
+    JOIN unnest(${refs.map((r) => r.connectionId)}::bigint[], ${refs.map((r) => r.externalId)}::text[]) AS k(connection_id, external_id)
+      ON m.connection_id = k.connection_id AND m.external_id = k.external_id`.execute(db);
+  for (const r of rows) result.set(`${r.connection_id}|${r.external_id}`, Number(r.thread_id));
+  return result;
+}
+
+/**
+ * Moves known threads' `last_message_at` and preview forward for messages that joined them
+ * by reference, as upsertThreads does for a contact's thread: last message, preview and
+ * unread count (one per message). Returns the threads as they are now.
+ */
+export async function touchThreads(
+  db: Executor,
+  touches: { threadId: number; lastMessageAt: Date; preview: string }[],
+  at: Date,
+): Promise<ThreadRow[]> {
+  if (touches.length === 0) return [];
+  const latest = new Map<number, (typeof touches)[number] & { unread: number }>();
+  for (const t of touches) {
+    const seen = latest.get(t.threadId);
+    const unread = (seen?.unread ?? 0) + 1;
+    latest.set(t.threadId, !seen || seen.lastMessageAt <= t.lastMessageAt ? { ...t, unread } : { ...seen, unread });
+  }
+  const list = [...latest.values()];
+  const { rows } = await sql<ThreadRow>`
+    UPDATE threads AS t SET
+      unread_count = t.unread_count + v.u,
+      last_message_preview = CASE WHEN v.lm >= t.last_message_at THEN v.p ELSE t.last_message_preview END,
+      last_message_at = GREATEST(t.last_message_at, v.lm),
+      updated_at = ${at}
+    FROM unnest(${list.map((t) => t.threadId)}::bigint[], ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[],
+                ${list.map((t) => t.unread)}::int[]) AS v(id, lm, p, u)
+    WHERE t.id = v.id
+    RETURNING t.*, false AS created`.execute(db);
+  return rows;
+}
+
 export interface InboundMessageInput {
   workspaceId: number;
   threadId: number;

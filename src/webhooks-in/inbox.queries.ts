@@ -15,19 +15,21 @@ export interface NewInboxRow {
   event: string | null;
   rawBody: string;
   verification: VerificationKind;
+  /** The account the verification itself established, when it did (a Telegram secret names its bot). */
+  verifiedAccount?: string | null;
 }
 
 const insertTexts = new Map<number, string>();
 
-/** `INSERT … VALUES ($1..$5), ($6..$10), …` for `n` rows, built once per size. */
+/** `INSERT … VALUES ($1..$6), ($7..$12), …` for `n` rows, built once per size. */
 function insertText(n: number): string {
   let text = insertTexts.get(n);
   if (!text) {
     const tuples = Array.from({ length: n }, (_, i) => {
-      const p = i * 5;
-      return `($${p + 1}::uuid, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5})`;
+      const p = i * 6;
+      return `($${p + 1}::uuid, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6})`;
     });
-    text = `INSERT INTO webhook_inbox (id, integration_key, event, raw_body, verification) VALUES ${tuples.join(', ')}`;
+    text = `INSERT INTO webhook_inbox (id, integration_key, event, raw_body, verification, verified_account) VALUES ${tuples.join(', ')}`;
     insertTexts.set(n, text);
   }
   return text;
@@ -40,7 +42,7 @@ function insertText(n: number): string {
  */
 export async function insertInboxRows(client: pg.ClientBase, rows: NewInboxRow[]): Promise<void> {
   const values: unknown[] = [];
-  for (const r of rows) values.push(r.id, r.integrationKey, r.event, r.rawBody, r.verification);
+  for (const r of rows) values.push(r.id, r.integrationKey, r.event, r.rawBody, r.verification, r.verifiedAccount ?? null);
   await client.query({ name: `inbox_insert_${rows.length}`, text: insertText(rows.length), values });
 }
 
@@ -149,7 +151,7 @@ const SUMMARY_COLUMNS = [
   'updated_at',
   'verification',
 ] as const;
-export type InboxSummaryRow = Omit<InboxRow, 'raw_body' | 'payload_json'>;
+export type InboxSummaryRow = Omit<InboxRow, 'raw_body' | 'payload_json' | 'verified_account'>;
 
 /** The caller's rows in one state, newest first (docs/webhooks.md, "Dead-letter routes"). */
 export async function listAppInbox(db: Executor, appId: string, status: InboxStatus, limit: number) {

@@ -41,7 +41,10 @@ function normaliseRow(row: InboxRow): { events: DeliveryEvents } | { error: stri
       events: {
         deliveryId: row.id,
         integrationKey: row.integration_key,
-        events: adapter.normalise(payload, { verification: row.verification }),
+        events: adapter.normalise(payload, {
+          verification: row.verification,
+          ...(row.verified_account !== null ? { account: row.verified_account } : {}),
+        }),
       },
     };
   } catch (err) {

@@ -5,18 +5,22 @@ import {
   firstHeader,
   parseBody,
   type Query,
+  storableText,
   type Verification,
   type VerifyContext,
   type VerifyRequest,
   type WebhookAdapter,
 } from '../channels/channel.js';
 import { adapterFor } from '../channels/index.js';
+import { findAccountBySecretHash } from '../connections/telegram-webhook.queries.js';
+import { sha256Hex } from '../crypto/hmac.js';
 import { uuid7 } from '../crypto/uuid7.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { acceptRawBodies, type RawBody, rawBodyFrom } from '../http/raw-body.js';
 import { findOutboundByExternalId } from '../messaging/messaging.queries.js';
 import type { InboxWriter } from './inbox-writer.js';
+import { claimWebhookToken, releaseWebhookTokens } from './webhook-tokens.queries.js';
 
 /** Headers INBOX_LOG_WEBHOOKS reads the signing header from, in order (docs/webhooks.md). */
 const LOGGED_SIGNATURE_HEADERS = [
@@ -64,9 +68,20 @@ const ingestSchema = {
  * UTF-8 text of them.
  */
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: InboxWriter }> = async (app, { deps, writer }) => {
-  const ctx: VerifyContext = {
-    isKnownOutboundMessage: async (integrationKey, id) => (await findOutboundByExternalId(deps.db, integrationKey, [id])).length > 0,
-  };
+  const isKnownOutboundMessage = async (integrationKey: string, id: string) =>
+    (await findOutboundByExternalId(deps.db, integrationKey, [id])).length > 0;
+  const accountBySecret = (integrationKey: string, secret: string) => findAccountBySecretHash(deps.db, integrationKey, sha256Hex(secret));
+  /** A request's context: the one-time tokens it claims are its own, to give back if it is not stored. */
+  const contextFor = (claims: { integrationKey: string; token: string }[]): VerifyContext => ({
+    isKnownOutboundMessage,
+    accountBySecret,
+    now: deps.now,
+    async claimOnce(integrationKey, token, expiresAt) {
+      const claimed = await claimWebhookToken(deps.db, integrationKey, token, expiresAt, deps.now());
+      if (claimed) claims.push({ integrationKey, token });
+      return claimed;
+    },
+  });
 
   acceptRawBodies(app);
 
@@ -94,11 +109,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
     const adapter = adapterFor(key);
     if (!adapter) throw errors.notFound('integration');
     const body = rawBodyFrom(request);
-    const rawBody = body.text;
+    const rawBody = adapter.binaryParts ? storableText(body.text) : body.text;
     if (deps.config.logWebhooks) {
       request.log.info({ integrationKey: key, signature: loggedSignature(key, request.headers), rawBody }, 'inbound webhook');
     }
-    const verification = await verify(deps, adapter, body, request, { ...ctx, request: verifyRequest(deps, request, key) });
+    const claims: { integrationKey: string; token: string }[] = [];
+    const verification = await verify(deps, adapter, body, request, { ...contextFor(claims), request: verifyRequest(deps, request, key) });
     if (!verification.ok) {
       deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'rejected' });
       throw errors.invalidApiKey(verification.reason ?? 'webhook signature or shared secret is missing or wrong');
@@ -108,13 +124,21 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
     // raw body as the adapter parses it, so it is not stored again: readers derive it.
     const payload = verification.payload !== undefined ? verification.payload : parseBody(adapter, rawBody);
     const event = payload === undefined || payload === null ? undefined : adapter.eventName(payload);
-    await writer.write({
-      id: uuid7(),
-      integrationKey: key,
-      event: event === undefined ? null : event.replaceAll('\0', '\uFFFD'),
-      rawBody,
-      verification: verification.via,
-    });
+    try {
+      await writer.write({
+        id: uuid7(),
+        integrationKey: key,
+        event: event === undefined ? null : event.replaceAll('\0', '\uFFFD'),
+        rawBody,
+        verification: verification.via,
+        verifiedAccount: verification.account ?? null,
+      });
+    } catch (err) {
+      // Not stored: the provider sends it again with the same one-time token, which must pass.
+      if (claims.length > 0)
+        await releaseWebhookTokens(deps.db, claims).catch((e: unknown) => request.log.warn({ err: e }, 'token release failed'));
+      throw err;
+    }
     deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'accepted' });
     if (adapter.acceptedAnswer) return reply.code(200).type(adapter.acceptedAnswer.contentType).send(adapter.acceptedAnswer.body);
     return reply.code(200).send({ status: 'queued' });
@@ -153,8 +177,9 @@ async function verify(
   const key = adapter.key;
   const cfg = deps.config.integrations[key] ?? {};
   if (NEVER_ACCEPTED.has(key)) return { ok: false };
-  // Postgres text cannot hold NUL, and no provider delivery contains one: refused like a bad signature.
-  if (body.text.includes('\u0000')) return { ok: false };
+  // Postgres text cannot hold NUL, and no provider delivery but a binary part contains one:
+  // refused like a bad signature, unless the integration posts binary parts (attachments).
+  if (!adapter.binaryParts && body.text.includes('\u0000')) return { ok: false };
   if (cfg.skipVerify) return { ok: true, via: 'skipped' };
   let result: Verification;
   try {

@@ -140,6 +140,12 @@ const FIXTURES: [keyof typeof adapters, string][] = [
   ['whatsapp_session.waha', 'message.json'],
   ['whatsapp_session.waha', 'message-image.json'],
   ['whatsapp_session.waha', 'ack.json'],
+  ['email.postmark', 'inbound.json'],
+  ['email.postmark', 'reply.json'],
+  ['email.mailgun', 'inbound.form'],
+  ['telegram', 'message.json'],
+  ['telegram', 'photo.json'],
+  ['telegram', 'edited.json'],
 ];
 
 /** Every path to a value in `v` (objects and arrays walked), root first. */

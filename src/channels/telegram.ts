@@ -1,0 +1,118 @@
+import {
+  header,
+  isObject,
+  NormaliseError,
+  optionalString,
+  requireObject,
+  requireString,
+  signed,
+  toDate,
+  type WebhookAdapter,
+} from './channel.js';
+import { apiUrl, postToProvider } from './provider-http.js';
+import { noCredentials } from './send-outcome.js';
+
+/** The Bot API's host; tests point `apiBaseUrl` at a server of their own. */
+export const TELEGRAM_API = 'https://api.telegram.org';
+/** What Telegram allows as a webhook secret token: 1–256 of `A-Z a-z 0-9 _ -`. */
+export const TELEGRAM_SECRET = /^[A-Za-z0-9_-]{1,256}$/;
+export const TELEGRAM_SECRET_HEADER = 'x-telegram-bot-api-secret-token';
+
+/**
+ * Telegram Bot API updates as Telegram posts them (`{update_id, message | edited_message}`).
+ * Telegram signs nothing: `setWebhook` gives it a secret that it sends back in
+ * `X-Telegram-Bot-Api-Secret-Token`. Each bot connection has its own (set by
+ * `POST /v1/connections/:id/telegram/webhook`), and since an update never says which bot it is
+ * for, the secret is what names the connection: the verification's `account` (the bot's id),
+ * stored with the delivery and read back here. A secret no connection has is refused.
+ * A message's id is `<chat id>:<message_id>` (Telegram numbers messages per chat); the contact is
+ * the chat (where replies go). Photos, documents and voice notes are placeholders with their
+ * caption until media are fetched; an edit arrives as a new message marked "(edited)".
+ * Replies: `POST {apiBaseUrl}/bot<token>/sendMessage {chat_id, text}`.
+ */
+export const telegramAdapter: WebhookAdapter = {
+  key: 'telegram',
+  challenge: () => null,
+  async verify(_body, headers, _cfg, ctx) {
+    const secret = header(headers, TELEGRAM_SECRET_HEADER);
+    if (secret === undefined || !TELEGRAM_SECRET.test(secret) || !ctx.accountBySecret) return signed(false);
+    const account = await ctx.accountBySecret('telegram', secret);
+    return account === undefined ? signed(false) : { ok: true, via: 'signed', account };
+  },
+  eventName(payload) {
+    if (!isObject(payload)) return undefined;
+    return ['message', 'edited_message', 'channel_post', 'edited_channel_post', 'callback_query'].find((k) => k in payload);
+  },
+  normalise(payload, delivery) {
+    const update = requireObject(payload, 'payload');
+    const edited = update.edited_message !== undefined;
+    const raw = edited ? update.edited_message : update.message;
+    if (raw === undefined) return []; // channel posts, callbacks, polls…: not conversations
+    const bot = delivery.account;
+    if (!bot) throw new NormaliseError('the update names no bot: it was not accepted by a connection’s webhook secret');
+    const where = edited ? 'edited_message' : 'message';
+    const message = requireObject(raw, where);
+    const chat = requireObject(message.chat, `${where}.chat`);
+    const chatId = requireString(chat.id, `${where}.chat.id`);
+    const messageId = requireString(message.message_id, `${where}.message_id`);
+    const from = isObject(message.from) ? message.from : undefined;
+    if (from?.is_bot === true) return [];
+    const text = messageText(message);
+    return [
+      {
+        type: 'message',
+        externalAccountId: bot,
+        // An edit keeps its message_id: its edit date makes it a message of its own.
+        externalMessageId: edited ? `${chatId}:${messageId}:edited:${optionalString(message.edit_date) ?? ''}` : `${chatId}:${messageId}`,
+        contact: { externalId: chatId, ...nameOf(chat, from) },
+        text: edited ? `(edited) ${text}` : text,
+        occurredAt: toDate(edited ? (message.edit_date ?? message.date) : message.date),
+      },
+    ];
+  },
+  async send(target, credentials, { timeoutMs }) {
+    if (!credentials.accessToken) return noCredentials('telegram', { accessToken: credentials.accessToken });
+    return postToProvider({
+      key: 'telegram',
+      url: apiUrl(credentials.apiBaseUrl ?? TELEGRAM_API, `/bot${credentials.accessToken}/sendMessage`),
+      headers: {},
+      body: { json: { chat_id: target.to, text: target.text } },
+      timeoutMs,
+      secrets: [credentials.accessToken],
+      idField: 'result.message_id',
+      // Message ids are per chat; the stored id names the chat too, like inbound ones.
+      readId: (body) => {
+        const result = isObject(body) && isObject(body.result) ? body.result : undefined;
+        const id = result ? optionalString(result.message_id) : undefined;
+        const chat = result && isObject(result.chat) ? optionalString(result.chat.id) : undefined;
+        return id === undefined ? undefined : `${chat ?? target.to}:${id}`;
+      },
+    });
+  },
+};
+
+function messageText(message: Record<string, unknown>): string {
+  const caption = optionalString(message.caption);
+  const withCaption = (placeholder: string) => (caption ? `${placeholder} ${caption}` : placeholder);
+  if (typeof message.text === 'string') return message.text;
+  if (message.photo !== undefined) return withCaption('[image]');
+  if (isObject(message.document)) {
+    const name = optionalString(message.document.file_name);
+    return withCaption(name ? `[file: ${name}]` : '[file]');
+  }
+  if (message.voice !== undefined) return withCaption('[voice]');
+  if (message.audio !== undefined) return withCaption('[audio]');
+  if (message.video !== undefined) return withCaption('[video]');
+  if (message.sticker !== undefined) return '[sticker]';
+  return caption ?? '[unsupported message]';
+}
+
+/** The contact's name: the person's for a private chat, the group's title otherwise. */
+function nameOf(chat: Record<string, unknown>, from: Record<string, unknown> | undefined): { name?: string } {
+  const title = optionalString(chat.title);
+  if (title) return { name: title };
+  const person = from ?? chat;
+  const name =
+    [optionalString(person.first_name), optionalString(person.last_name)].filter(Boolean).join(' ') || optionalString(person.username);
+  return name ? { name } : {};
+}

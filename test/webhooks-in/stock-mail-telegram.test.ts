@@ -1,0 +1,353 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type FakeProviders, startFakeProviders } from '../../harness/fake-providers.js';
+import { type FakeSmtp, startSmtpServer } from '../../harness/smtp.js';
+import { buildApp } from '../../src/app.js';
+import { errors } from '../../src/http/errors.js';
+import type { NewInboxRow } from '../../src/webhooks-in/inbox.queries.js';
+import { InboxWriter } from '../../src/webhooks-in/inbox-writer.js';
+import { useTestContext } from '../helpers/app.js';
+import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
+import { fixture, waitFor } from '../helpers/webhooks.js';
+
+const POSTMARK_SECRET = 'postmark-basic-auth-secret-01';
+const MAILGUN_KEY = 'mailgun-signing-key-0123456789';
+const PUBLIC_URL = 'https://inbox.example.test/base';
+
+const fake: FakeProviders = await startFakeProviders();
+const smtp: FakeSmtp = await startSmtpServer();
+afterAll(async () => {
+  await fake.close();
+  await smtp.close();
+});
+const logLines: Record<string, unknown>[] = [];
+const ctx = await useTestContext({
+  workers: true,
+  logLines,
+  env: {
+    INBOX_PUBLIC_URL: `${PUBLIC_URL}/`,
+    INBOX_ALLOW_PRIVATE_SMTP: 'true',
+    INBOX_INTEGRATIONS: JSON.stringify({
+      'email.postmark': { webhookSecret: POSTMARK_SECRET },
+      'email.mailgun': { webhookSecret: MAILGUN_KEY },
+      email: { webhookSecret: 'plain-mail-secret' },
+      telegram: { apiBaseUrl: fake.baseUrls.telegram },
+    }),
+  },
+});
+const tenant = await makeTenant(ctx.deps);
+const ws = tenant.workspace.id;
+
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const rowCount = async () =>
+  Number(
+    (
+      await ctx.deps.db
+        .selectFrom('webhook_inbox')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+const post = (key: string, payload: string | Buffer, headers: Record<string, string>) =>
+  ctx.app.inject({ method: 'POST', url: `/webhooks/${key}`, headers, payload });
+/** The inbound message with this provider id, once the worker has applied it. */
+const messageWithId = (externalId: string) =>
+  waitFor(
+    () => ctx.deps.db.selectFrom('messages').selectAll().where('external_id', '=', externalId).executeTakeFirst(),
+    `message ${externalId}`,
+  );
+
+/** Mailgun's signed fields (hex HMAC-SHA256 of timestamp + token), computed here independently. */
+function mailgunFields(timestamp = Math.floor(Date.now() / 1000), token = randomBytes(25).toString('hex')) {
+  const signature = createHmac('sha256', MAILGUN_KEY).update(`${timestamp}${token}`).digest('hex');
+  return { timestamp: String(timestamp), token, signature };
+}
+function mailgunForm(fields: Record<string, string>, overrides: Record<string, string> = {}): string {
+  const params = new URLSearchParams(fixture('email.mailgun', 'inbound.form'));
+  for (const [k, v] of Object.entries({ ...overrides, ...fields })) params.set(k, v);
+  return params.toString();
+}
+async function mailgunMultipart(fields: Record<string, string>, overrides: Record<string, string> = {}) {
+  const form = new FormData();
+  for (const [k, v] of new URLSearchParams(mailgunForm(fields, overrides))) form.append(k, v);
+  form.append('attachment-1', new Blob([randomBytes(2048)], { type: 'image/jpeg' }), 'receipt.jpg');
+  const res = new Response(form);
+  return { body: Buffer.from(await res.arrayBuffer()), contentType: res.headers.get('content-type')! };
+}
+
+describe('email.postmark', () => {
+  const inbound = fixture('email.postmark', 'inbound.json');
+  it('refuses a wrong or missing basic auth with 401 invalid_api_key and stores nothing', async () => {
+    const before = await rowCount();
+    for (const authorization of [basic('postmark', 'nope'), basic('admin', POSTMARK_SECRET), undefined]) {
+      const res = await post('email.postmark', inbound, {
+        'content-type': 'application/json',
+        ...(authorization ? { authorization } : {}),
+      });
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error.code).toBe('invalid_api_key');
+    }
+    expect(await rowCount()).toBe(before);
+  });
+
+  it('takes a stream into a thread, replies over SMTP in that thread, and a reply from a Cc joins it', async () => {
+    const connection = await makeConnection(ctx.deps, ws, {
+      integrationKey: 'email.postmark',
+      externalAccountId: 'support@acme.test',
+      credentials: { smtpUrl: smtp.url },
+    });
+    const first = JSON.parse(fixture('email.postmark', 'reply.json'));
+    first.Headers = [{ Name: 'Message-ID', Value: '<first-mail@mail.example.org>' }];
+    first.Subject = 'Invoice question';
+    const res = await post('email.postmark', JSON.stringify(first), {
+      'content-type': 'application/json',
+      authorization: basic('postmark', POSTMARK_SECRET),
+    });
+    expect(res.json()).toEqual({ status: 'queued' });
+    const received = await messageWithId('<first-mail@mail.example.org>');
+    // The quoted history is cut from the text; the raw body keeps it.
+    expect(received.text).toBe('Invoice question\n\nThanks, that fixed it!\n\nDana');
+    const row = await ctx.deps.db
+      .selectFrom('webhook_inbox')
+      .select('raw_body')
+      .where('integration_key', '=', 'email.postmark')
+      .orderBy('created_at', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(row.raw_body).toContain('We removed the duplicate line item.');
+
+    const reply = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${received.thread_id}/messages`,
+      headers: tenant.headers,
+      payload: { text: 'Glad it works.' },
+    });
+    expect(reply.statusCode).toBe(202);
+    const sent = await waitFor(
+      () =>
+        ctx.deps.db
+          .selectFrom('messages')
+          .selectAll()
+          .where('id', '=', reply.json().data.id)
+          .where('status', '=', 'sent')
+          .executeTakeFirst(),
+      'the reply sent',
+    );
+    const mail = smtp.mails.at(-1)!;
+    expect(mail.mail.inReplyTo).toBe('<first-mail@mail.example.org>');
+    expect(mail.mail.subject).toBe('Re: Invoice question');
+
+    // A colleague on Cc answers the service's reply: another address, the same conversation.
+    const colleague = JSON.parse(fixture('email.postmark', 'reply.json').replaceAll('<REPLACED_BY_TEST@acme.test>', sent.external_id!));
+    colleague.FromFull = { Email: 'sam@example.org', Name: 'Sam', MailboxHash: '' };
+    colleague.Headers[0].Value = '<colleague@mail.example.org>';
+    await post('email.postmark', JSON.stringify(colleague), {
+      'content-type': 'application/json',
+      authorization: basic('postmark', POSTMARK_SECRET),
+    });
+    expect((await messageWithId('<colleague@mail.example.org>')).thread_id).toBe(received.thread_id);
+
+    // Without a known reference, the same colleague's mail opens a thread of its own.
+    const fresh = { ...colleague, Headers: [{ Name: 'Message-ID', Value: '<fresh@mail.example.org>' }] };
+    await post('email.postmark', JSON.stringify(fresh), {
+      'content-type': 'application/json',
+      authorization: basic('postmark', POSTMARK_SECRET),
+    });
+    expect((await messageWithId('<fresh@mail.example.org>')).thread_id).not.toBe(received.thread_id);
+    expect(connection.integrationKey).toBe('email.postmark');
+  });
+});
+
+describe('email (the neutral key) threading', () => {
+  it('joins the thread its inReplyTo names', async () => {
+    const connection = await makeConnection(ctx.deps, ws, { integrationKey: 'email', externalAccountId: 'help@acme.test' });
+    const out = await makeOutboundMessage(ctx.deps, connection, '<sent-by-inbox@acme.test>');
+    const body = JSON.stringify({
+      type: 'inbound',
+      messageId: '<neutral-reply@example.org>',
+      from: { email: 'someone.else@example.org' },
+      to: 'help@acme.test',
+      subject: 'Re: hello',
+      text: 'Yes please.\n\nOn Mon, Acme wrote:\n> hello',
+      inReplyTo: 'sent-by-inbox@acme.test',
+      references: ['<sent-by-inbox@acme.test>'],
+    });
+    expect((await post('email', body, { 'content-type': 'application/json', 'x-vendor-auth': 'plain-mail-secret' })).statusCode).toBe(200);
+    const m = await messageWithId('<neutral-reply@example.org>');
+    expect(m.thread_id).toBe(out.thread_id);
+    expect(m.text).toBe('Re: hello\n\nYes please.');
+  });
+});
+
+describe('email.mailgun', () => {
+  it('accepts a signed multipart post once; a replayed token or a stale timestamp is 401 with nothing stored', async () => {
+    const connection = await makeConnection(ctx.deps, ws, { integrationKey: 'email.mailgun', externalAccountId: 'support@acme.test' });
+    const out = await makeOutboundMessage(ctx.deps, connection, '<outbound-1@acme.test>');
+    const fields = mailgunFields();
+    const { body, contentType } = await mailgunMultipart(fields);
+    const res = await post('email.mailgun', body, { 'content-type': contentType });
+    expect(res.json()).toEqual({ status: 'queued' });
+    const m = await messageWithId('<517ACC75.5010709@example.com>');
+    expect(m.text).toBe('Re: Sample POST request\n\nWarm regards, this is the answer.\n[image: receipt.jpg]');
+    expect(m.thread_id).toBe(out.thread_id); // its In-Reply-To names the service's message
+
+    const before = await rowCount();
+    const replay = await post('email.mailgun', body, { 'content-type': contentType });
+    expect(replay.statusCode).toBe(401);
+    expect(replay.json().error.code).toBe('invalid_api_key');
+    const stale = mailgunFields(Math.floor(Date.now() / 1000) - 301);
+    const old = await post('email.mailgun', mailgunForm(stale, { 'Message-Id': '<stale@example.com>' }), {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    expect(old.statusCode).toBe(401);
+    expect(await rowCount()).toBe(before);
+  });
+
+  it('refuses malformed and truncated bodies with a 4xx, never a 500', async () => {
+    const { body, contentType } = await mailgunMultipart(mailgunFields(), { 'Message-Id': '<truncated@example.com>' });
+    for (const [payload, type] of [
+      [body.subarray(0, body.length - 30), contentType],
+      [Buffer.from('--b\r\nContent-Disposition: form-data\r\n\r\nx\r\n--b--\r\n'), 'multipart/form-data; boundary=b'],
+      [Buffer.from('%%%=&&='), 'application/x-www-form-urlencoded'],
+      [Buffer.from('{"json": true}'), 'application/json'],
+    ] as const) {
+      const res = await post('email.mailgun', payload, { 'content-type': type });
+      expect(res.statusCode).toBeGreaterThanOrEqual(400);
+      expect(res.statusCode).toBeLessThan(500);
+    }
+  });
+
+  it('gives a claimed token back when the delivery is not stored, so the provider’s retry passes', async () => {
+    class RefusingWriter extends InboxWriter {
+      override write(_row: NewInboxRow): Promise<void> {
+        return Promise.reject(errors.unavailable('too many deliveries are waiting to be stored; retry shortly', 1));
+      }
+    }
+    const refusing = await buildApp(ctx.deps, { inboxWriter: new RefusingWriter(ctx.deps) });
+    await refusing.ready();
+    try {
+      const body = mailgunForm(mailgunFields(), { 'Message-Id': '<retried@example.com>' });
+      const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+      expect((await refusing.inject({ method: 'POST', url: '/webhooks/email.mailgun', headers, payload: body })).statusCode).toBe(503);
+      expect((await post('email.mailgun', body, headers)).statusCode).toBe(200);
+    } finally {
+      await refusing.close();
+    }
+  });
+});
+
+describe('telegram', () => {
+  const BOT_ID = '7000001';
+  const BOT_TOKEN = `${BOT_ID}:AAH-test-bot-token-0123456789`;
+  let secret = '';
+
+  it('POST /v1/connections/:id/telegram/webhook sets a new secret with setWebhook at the public URL', async () => {
+    const connection = await makeConnection(ctx.deps, ws, {
+      integrationKey: 'telegram',
+      externalAccountId: BOT_ID,
+      credentials: { accessToken: BOT_TOKEN },
+    });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/connections/${connection.id}/telegram/webhook`,
+      headers: tenant.headers,
+      payload: {},
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toEqual({ connectionId: connection.id, url: `${PUBLIC_URL}/webhooks/telegram` });
+    const call = fake.requests.find((r) => r.path === `/telegram/bot${BOT_TOKEN}/setWebhook`)!;
+    const sent = call.parsed as { url: string; secret_token: string };
+    expect(sent.url).toBe(`${PUBLIC_URL}/webhooks/telegram`);
+    expect(sent.secret_token).toMatch(/^[A-Za-z0-9_-]{1,256}$/);
+    secret = sent.secret_token;
+    // Stored hashed only.
+    const stored = await ctx.deps.db.selectFrom('telegram_webhook_secrets').selectAll().execute();
+    expect(JSON.stringify(stored)).not.toContain(secret);
+
+    // A read key may not; another kind of connection has no Telegram webhook.
+    const reader = await makeTenant(ctx.deps, { scopes: ['read'] });
+    const readerConn = await makeConnection(ctx.deps, reader.workspace.id, {
+      integrationKey: 'telegram',
+      externalAccountId: '1',
+      credentials: { accessToken: '1:x' },
+    });
+    expect(
+      (
+        await ctx.app.inject({
+          method: 'POST',
+          url: `/v1/connections/${readerConn.id}/telegram/webhook`,
+          headers: reader.headers,
+          payload: {},
+        })
+      ).statusCode,
+    ).toBe(403);
+    const other = await makeConnection(ctx.deps, ws, { integrationKey: 'email', externalAccountId: 'x@acme.test' });
+    expect(
+      (await ctx.app.inject({ method: 'POST', url: `/v1/connections/${other.id}/telegram/webhook`, headers: tenant.headers, payload: {} }))
+        .statusCode,
+    ).toBe(422);
+  });
+
+  it('a Telegram error answers 502 and keeps the previous secret working', async () => {
+    const connection = await ctx.deps.db
+      .selectFrom('connections')
+      .select('id')
+      .where('external_account_id', '=', BOT_ID)
+      .executeTakeFirstOrThrow();
+    fake.behave(`/telegram/bot${BOT_TOKEN}/setWebhook`, { status: 401, body: { ok: false, error_code: 401, description: 'Unauthorized' } });
+    try {
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: `/v1/connections/${connection.id}/telegram/webhook`,
+        headers: tenant.headers,
+        payload: {},
+      });
+      expect(res.statusCode).toBe(502);
+      expect(res.json().error.message).toContain('Unauthorized');
+      expect(res.body).not.toContain(BOT_TOKEN);
+    } finally {
+      fake.reset();
+    }
+  });
+
+  it('an update whose secret matches no connection is 401 with nothing stored', async () => {
+    const before = await rowCount();
+    for (const headers of [{ 'x-telegram-bot-api-secret-token': 'not-the-secret' }, {}] as Record<string, string>[]) {
+      const res = await post('telegram', fixture('telegram', 'message.json'), { 'content-type': 'application/json', ...headers });
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error.code).toBe('invalid_api_key');
+    }
+    expect(await rowCount()).toBe(before);
+  });
+
+  it('takes updates named by their secret and replies with sendMessage', async () => {
+    for (const name of ['message.json', 'photo.json']) {
+      const res = await post('telegram', fixture('telegram', name), {
+        'content-type': 'application/json',
+        'x-telegram-bot-api-secret-token': secret,
+      });
+      expect(res.json()).toEqual({ status: 'queued' });
+    }
+    const photo = await messageWithId('1111111:1366');
+    expect(photo.text).toBe('[image] The broken hinge');
+    const reply = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${photo.thread_id}/messages`,
+      headers: tenant.headers,
+      payload: { text: 'We will send a new one.' },
+    });
+    expect(reply.statusCode).toBe(202);
+    const sent = await waitFor(
+      () =>
+        ctx.deps.db
+          .selectFrom('messages')
+          .selectAll()
+          .where('id', '=', reply.json().data.id)
+          .where('status', '=', 'sent')
+          .executeTakeFirst(),
+      'the telegram reply sent',
+    );
+    const call = fake.requests.find((r) => r.path === `/telegram/bot${BOT_TOKEN}/sendMessage`)!;
+    expect(call.parsed).toEqual({ chat_id: '1111111', text: 'We will send a new one.' });
+    expect(sent.external_id).toMatch(/^1111111:\d+$/);
+  });
+});
