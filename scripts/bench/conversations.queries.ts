@@ -80,8 +80,9 @@ export async function seedConversations(
     SELECT ${workspaceId}, ${connectionId}, c.id, s.status,
            CASE WHEN s.status = 'snoozed' THEN now() + interval '1 day' END,
            CASE WHEN random() < 0.8 THEN (${agentIds}::int[])[1 + floor(random() * ${agentIds.length}::int)::int] END,
-           (SELECT coalesce(array_agg(DISTINCT l), '{}') FROM (SELECT (${labels}::text[])[1 + floor(random() * 10)::int] AS l, c.id AS k
-                                                             FROM generate_series(1, floor(random() * 3)::int)) x),
+           -- From a hash of the thread's id: random() here was drawn once for every thread.
+           (SELECT coalesce(array_agg(DISTINCT (${labels}::text[])[1 + abs(hashint8(c.id * 10 + k)) % 10]), '{}')
+            FROM generate_series(1, abs(hashint8(c.id)) % 3) AS k),
            now() - random() * interval '365 days',
            'preview'
     FROM contacts c
