@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
-import { BY_CREATED, keysetPage } from '../db/pages.js';
+import { afterCursor, BY_CREATED, keysetPage } from '../db/pages.js';
 import type { CursorRequest } from '../http/pagination.js';
 
 /**
@@ -16,10 +16,32 @@ export async function inspectSearch(db: Executor, q: string): Promise<{ nodes: n
 }
 
 /**
+ * `walkRowsPerHit`: how many of the workspace's newest messages (after the cursor) a search
+ * tests one by one, per row of the page, before it asks the GIN index instead; and a search the
+ * statistics say matches no more messages than that walk would test goes to the index at once.
+ * The break-even frequency is 1 in this many: a walk tests a row in about 1 µs, the index path
+ * reads a matching row in about 2 µs and reads them all (docs/performance.md, "Conversations").
+ */
+export interface SearchTuning {
+  walkRowsPerHit: number;
+}
+
+export const SEARCH_TUNING: SearchTuning = { walkRowsPerHit: 200 };
+
+/** How a page was found: walked, looked up in the index, or looked up after a walk found too few. */
+export type SearchPath = 'walk' | 'index' | 'fallback';
+
+/**
  * A workspace's messages matching `q` (websearch_to_tsquery syntax), newest first, one cursor
- * page. The match is written exactly as messages_text_search_idx's expression (our
- * message_search_vector, to_tsvector('simple', text)) so the index serves it. Activity lines
- * are the service's own words and never hits; private notes only where `includePrivate`.
+ * page, and which path found it. Activity lines are the service's own words and never hits;
+ * private notes only where `includePrivate`.
+ *
+ * The path is chosen here, not by the planner: left to itself it prices testing a row at
+ * nothing and walks for a word no message has (every message of the workspace). So: a search
+ * the statistics call rare goes to the GIN index, which gives every match, of which the newest
+ * are kept; any other walks the newest messages in page order, at most `walkRowsPerHit` per row
+ * of the page, which fills a page of a common word after a few rows; when the walk found too
+ * few (the words are common elsewhere, rare here), the index after all.
  */
 export async function searchMessages(
   db: Executor,
@@ -27,13 +49,71 @@ export async function searchMessages(
   q: string,
   options: { includePrivate: boolean },
   page: CursorRequest,
+  tuning: SearchTuning = SEARCH_TUNING,
 ) {
-  const query = db
-    .selectFrom('messages')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where(sql<boolean>`message_search_vector(text) @@ websearch_to_tsquery('simple', ${q})`)
-    .where('kind', '<>', 'activity')
-    .$if(!options.includePrivate, (qb) => qb.where('private', '=', false));
-  return keysetPage(query, BY_CREATED, page);
+  const walk = (page.limit + 1) * tuning.walkRowsPerHit;
+  if ((await estimateMatches(db, q)) <= walk)
+    return { ...(await searchByIndex(db, workspaceId, q, options, page)), path: 'index' as SearchPath };
+
+  const newest = afterCursor(db.selectFrom('messages').selectAll().where('workspace_id', '=', workspaceId), BY_CREATED, page.cursor)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(walk);
+  // A subquery with a LIMIT is not flattened: the match is tested above the bounded walk.
+  const walked = await keysetPage(
+    db
+      .selectFrom(newest.as('m'))
+      .selectAll()
+      .where(sql<boolean>`m.search_vector @@ websearch_to_tsquery('simple', ${q})`)
+      .where('m.kind', '<>', 'activity')
+      .$if(!options.includePrivate, (w) => w.where('m.private', '=', false)),
+    BY_CREATED,
+    page,
+  );
+  if (walked.meta.nextCursor !== undefined) return { ...walked, path: 'walk' as SearchPath };
+
+  return { ...(await searchByIndex(db, workspaceId, q, options, page)), path: 'fallback' as SearchPath };
+}
+
+/**
+ * How many messages of every workspace the planner's statistics say `q` matches. The index path
+ * reads each of them (it filters the workspace afterwards), so this is its cost, known before
+ * running it: a plan's estimate, no row read.
+ */
+async function estimateMatches(db: Executor, q: string): Promise<number> {
+  const { rows } = await sql<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>`
+    EXPLAIN (FORMAT JSON) SELECT 1 FROM messages WHERE search_vector @@ websearch_to_tsquery('simple', ${q})`.execute(db);
+  return rows[0]!['QUERY PLAN'][0].Plan['Plan Rows'];
+}
+
+/** One page through messages_text_search_idx: every match, of which the newest are kept. */
+async function searchByIndex(db: Executor, workspaceId: number, q: string, options: { includePrivate: boolean }, page: CursorRequest) {
+  // MATERIALIZED: planned alone, without the page's ORDER BY and LIMIT that would send the
+  // planner back to the walk, so the match is looked up in the GIN index.
+  const hits = await keysetPage(
+    db
+      .with(
+        (cte) => cte('hits').materialized(),
+        () =>
+          afterCursor(
+            db
+              .selectFrom('messages')
+              .select(['id', 'created_at'])
+              .where('workspace_id', '=', workspaceId)
+              .where(sql<boolean>`search_vector @@ websearch_to_tsquery('simple', ${q})`)
+              .where('kind', '<>', 'activity')
+              .$if(!options.includePrivate, (w) => w.where('private', '=', false)),
+            BY_CREATED,
+            page.cursor,
+          ),
+      )
+      .selectFrom('hits')
+      .select(['id', 'created_at']),
+    BY_CREATED,
+    page,
+  );
+  const ids = hits.items.map((h) => h.id);
+  const rows = ids.length === 0 ? [] : await db.selectFrom('messages').selectAll().where('id', 'in', ids).execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return { items: ids.map((id) => byId.get(id)!), meta: hits.meta };
 }

@@ -20,15 +20,18 @@ export interface Page<T> {
 // biome-ignore lint/suspicious/noExplicitAny: a page of any table's query; its rows are typed by O
 type AnyQuery<O> = SelectQueryBuilder<any, any, O>;
 
+/** `query` narrowed to the rows after `cursor` in `sort` order (all of them without a cursor). */
+export function afterCursor<Q extends AnyQuery<unknown>>(query: Q, sort: SortKey, cursor: CursorRequest['cursor']): Q {
+  if (!cursor) return query;
+  return query.where((eb) => eb(eb.refTuple(sort.at, sort.id), '<', eb.tuple(cursor.at, cursor.id))) as Q;
+}
+
 /**
  * One cursor page of `query` (docs/api.md, "Pagination"): rows after the cursor in `sort` order, `limit + 1`
  * fetched so that `nextCursor` is present exactly when another row exists.
  */
 export async function keysetPage<O>(query: AnyQuery<O>, sort: SortKey, page: CursorRequest): Promise<Page<O>> {
-  let q = query;
-  const { cursor } = page;
-  if (cursor) q = q.where((eb) => eb(eb.refTuple(sort.at, sort.id), '<', eb.tuple(cursor.at, cursor.id)));
-  const rows = await q
+  const rows = await afterCursor(query, sort, page.cursor)
     .orderBy(sort.at, 'desc')
     .orderBy(sort.id, 'desc')
     .limit(page.limit + 1)
