@@ -321,9 +321,9 @@ export class Dispatcher {
       if (r.kind !== 'stale') streakStart.set(r.ctx.endpoint_id, r.ctx.failing_since);
       if (r.kind === 'stale') continue;
       const { ctx } = r;
-      if (r.kind === 'unsealable') {
-        unsealable.add(ctx.endpoint_id);
-        attempts.push({ deliveryId: ctx.id, attemptedAt: r.at, statusCode: null, durationMs: 0, error: `not sent: ${SECRET_REASON}` });
+      // A delivery that cannot go out fails with the reason, without an attempt at the receiver.
+      const failUnsent = (error: string) => {
+        attempts.push({ deliveryId: ctx.id, attemptedAt: r.at, statusCode: null, durationMs: 0, error: `not sent: ${error}` });
         settlements.push({
           id: ctx.id,
           jobId: r.held.job.id,
@@ -333,25 +333,14 @@ export class Dispatcher {
           nextAttemptAt: null,
         });
         outcomes.push('failed');
+      };
+      if (r.kind === 'unsealable') {
+        unsealable.add(ctx.endpoint_id);
+        failUnsent(SECRET_REASON);
         continue;
       }
       if (r.kind === 'disabled') {
-        attempts.push({
-          deliveryId: ctx.id,
-          attemptedAt: r.at,
-          statusCode: null,
-          durationMs: 0,
-          error: `not sent: the endpoint is disabled${ctx.disabled_reason ? ` (${ctx.disabled_reason})` : ''}`,
-        });
-        settlements.push({
-          id: ctx.id,
-          jobId: r.held.job.id,
-          status: 'failed',
-          attemptCount: ctx.attempt_count,
-          nextJobId: null,
-          nextAttemptAt: null,
-        });
-        outcomes.push('failed');
+        failUnsent(`the endpoint is disabled${ctx.disabled_reason ? ` (${ctx.disabled_reason})` : ''}`);
         continue;
       }
       const { attempt } = r;
