@@ -115,6 +115,11 @@ export interface SendOptions {
    * by default; tests give their own to play a rebinding name).
    */
   smtp?: { allowPrivate: boolean; resolve?: ResolveHost };
+  /**
+   * INBOX_PUBLIC_URL, without a trailing slash, for a provider told per message where to post
+   * its receipts (sms.twilio's `StatusCallback`). Absent, no such address is sent.
+   */
+  publicUrl?: string;
 }
 
 export interface WebhookAdapter {

@@ -119,7 +119,8 @@ function messageText(p: Record<string, unknown>): string {
  * callbacks (`MessageStatus`; found by the `MessageSid` this key sent). `X-Twilio-Signature`
  * is checked over INBOX_PUBLIC_URL + the request's path and query and the form parameters
  * with `authToken`; an accepted delivery is answered with an empty TwiML document. Replies go
- * through Twilio's Messages API exactly as the `sms` key's (docs/webhooks.md).
+ * through Twilio's Messages API as the `sms` key's, plus `StatusCallback` pointing back at this
+ * webhook, so their receipts arrive without a console setting (docs/webhooks.md).
  */
 export const smsTwilioAdapter: WebhookAdapter = {
   key: 'sms.twilio',
@@ -151,5 +152,5 @@ export const smsTwilioAdapter: WebhookAdapter = {
     return [event];
   },
   acceptedAnswer: { contentType: 'text/xml; charset=utf-8', body: EMPTY_TWIML },
-  send: twilioSend('sms.twilio'),
+  send: twilioSend('sms.twilio', { statusCallback: true }),
 };

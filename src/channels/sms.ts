@@ -100,19 +100,24 @@ export const smsAdapter: WebhookAdapter = {
 };
 
 /**
- * Twilio's Messages API, for `sms` and `sms.twilio` (their replies are the same request):
- * form `To`, `From` (the connection's number), `Body`, basic auth `accountSid:accessToken`.
+ * Twilio's Messages API, for `sms` and `sms.twilio`: form `To`, `From` (the connection's
+ * number), `Body`, basic auth `accountSid:accessToken`. With `statusCallback` (sms.twilio) and
+ * the public URL, the form also names `StatusCallback` = `<publicUrl>/webhooks/<key>`, so Twilio
+ * posts the reply's receipts there with no Status callback URL set in its console; `sms` sends
+ * exactly the three fields its neutral format documents.
  */
-export function twilioSend(key: IntegrationKey): NonNullable<WebhookAdapter['send']> {
-  return async (target, credentials, { timeoutMs }) => {
+export function twilioSend(key: IntegrationKey, { statusCallback = false } = {}): NonNullable<WebhookAdapter['send']> {
+  return async (target, credentials, { timeoutMs, publicUrl }) => {
     const { accountSid, accessToken } = credentials;
     if (!accountSid || !accessToken) return noCredentials(key, { accountSid, accessToken });
     const basic = Buffer.from(`${accountSid}:${accessToken}`).toString('base64');
+    const form: Record<string, string> = { To: target.to, From: target.accountId, Body: target.text };
+    if (statusCallback && publicUrl) form.StatusCallback = `${publicUrl}/webhooks/${key}`;
     return postToProvider({
       key,
       url: apiUrl(credentials.apiBaseUrl ?? SMS_API, `/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`),
       headers: { authorization: `Basic ${basic}` },
-      body: { form: { To: target.to, From: target.accountId, Body: target.text } },
+      body: { form },
       timeoutMs,
       secrets: [accessToken, basic],
       idField: 'sid',

@@ -80,6 +80,7 @@ async function sendOne(
         return adapter.send!({ accountId: ctx.external_account_id, to: ctx.to!, text: ctx.text, messageId: ctx.id, replyTo }, credentials, {
           timeoutMs: SEND_TIMEOUT_MS,
           smtp: { allowPrivate: deps.config.allowPrivateSmtp, resolve: deps.resolveHost },
+          publicUrl: deps.config.publicUrl,
         });
       })
       .catch(

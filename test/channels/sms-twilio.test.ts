@@ -4,7 +4,7 @@ import { startFakeProviders } from '../../harness/fake-providers.js';
 import { adapters } from '../../src/channels/index.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
-import { fixture, waitFor } from '../helpers/webhooks.js';
+import { fixture, sign, waitFor } from '../helpers/webhooks.js';
 
 // Twilio's own SDK computes every signature these tests send: an oracle independent of the service.
 const { getExpectedTwilioSignature, validateRequest } = twilio;
@@ -14,6 +14,10 @@ const ACCOUNT_SID = 'ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX';
 const PUBLIC_URL = 'https://inbox.example.com';
 const HOOK_URL = `${PUBLIC_URL}/webhooks/sms.twilio`;
 const NUMBER = '+15557122661';
+// The neutral `sms` key on the same fake Twilio: its replies must never name a StatusCallback.
+const SMS_SECRET = 'sms-webhook-secret-0123456789';
+const SMS_NUMBER = '+14155550100';
+const SMS_TOKEN = 'sms-access-token-0123456789';
 const fake = await startFakeProviders();
 afterAll(() => fake.close());
 const logLines: Record<string, unknown>[] = [];
@@ -24,11 +28,13 @@ const ctx = await useTestContext({
     INBOX_PUBLIC_URL: `${PUBLIC_URL}/`,
     INBOX_INTEGRATIONS: JSON.stringify({
       'sms.twilio': { authToken: AUTH_TOKEN, accountSid: ACCOUNT_SID, apiBaseUrl: fake.baseUrls.sms },
+      sms: { webhookSecret: SMS_SECRET, accessToken: SMS_TOKEN, accountSid: ACCOUNT_SID, apiBaseUrl: fake.baseUrls.sms },
     }),
   },
 });
 const tenant = await makeTenant(ctx.deps);
 const number = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'sms.twilio', externalAccountId: NUMBER });
+await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'sms', externalAccountId: SMS_NUMBER });
 beforeEach(() => fake.reset());
 
 /** The form's parameters as Twilio's SDK takes them: one value, or all values of a repeated name. */
@@ -206,6 +212,11 @@ describe('sms.twilio: replies', () => {
     const form = withSid('inbound.form', sid, { From: from });
     expect((await post(form, { 'x-twilio-signature': signatureFor(form) })).statusCode).toBe(200);
     const { thread_id } = await messageBy(sid);
+    return replyIn(thread_id);
+  };
+
+  /** Queues a reply in the thread and waits for the worker to record its send's outcome. */
+  const replyIn = async (thread_id: number) => {
     const res = await ctx.app.inject({
       method: 'POST',
       url: `/v1/threads/${thread_id}/messages`,
@@ -226,8 +237,56 @@ describe('sms.twilio: replies', () => {
     const request = fake.requests[0]!;
     expect(request.path).toBe(`/twilio/2010-04-01/Accounts/${ACCOUNT_SID}/Messages.json`);
     expect(request.headers.authorization).toBe(`Basic ${Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString('base64')}`);
-    expect(request.parsed).toEqual({ To: '+15017120001', From: NUMBER, Body: 'Thanks, on its way.' });
+    // StatusCallback is INBOX_PUBLIC_URL (its trailing slash dropped) + this key's webhook path.
+    expect(request.parsed).toEqual({ To: '+15017120001', From: NUMBER, Body: 'Thanks, on its way.', StatusCallback: HOOK_URL });
     expect(sent.external_id).toBe((request.response!.body as { sid: string }).sid);
+  });
+
+  it("the plain sms key's reply form is exactly To, From and Body, with no StatusCallback", async () => {
+    const sid = 'SMplain0001';
+    const body = new URLSearchParams(fixture('sms', 'inbound.form'));
+    for (const k of ['MessageSid', 'SmsSid', 'SmsMessageSid']) body.set(k, sid);
+    body.set('From', '+15017120009');
+    const form = body.toString();
+    const res = await post(form, { 'x-signature': sign(SMS_SECRET, form) }, '/webhooks/sms');
+    expect(res.statusCode, res.body).toBe(200);
+    const sent = await replyIn((await messageBy(sid)).thread_id);
+    expect(sent.status).toBe('sent');
+    expect(fake.requests).toHaveLength(1);
+    const request = fake.requests[0]!;
+    expect(request.path).toBe(`/twilio/2010-04-01/Accounts/${ACCOUNT_SID}/Messages.json`);
+    expect(request.body).toBe(`To=%2B15017120009&From=${encodeURIComponent(SMS_NUMBER)}&Body=Thanks%2C+on+its+way.`);
+  });
+
+  it('names StatusCallback only for sms.twilio, and only when given the public URL', async () => {
+    const target = { accountId: NUMBER, to: '+15017120010', text: 'Hi', messageId: 1 };
+    const credentials = { apiBaseUrl: fake.baseUrls.sms, accountSid: ACCOUNT_SID, accessToken: AUTH_TOKEN };
+    const options = { timeoutMs: 5_000, publicUrl: PUBLIC_URL };
+    expect((await adapters['sms.twilio'].send!(target, credentials, options)).outcome).toBe('sent');
+    expect((await adapters.sms.send!(target, credentials, options)).outcome).toBe('sent');
+    expect((await adapters['sms.twilio'].send!(target, credentials, { timeoutMs: 5_000 })).outcome).toBe('sent');
+    expect(fake.requests.map((r) => r.body)).toEqual([
+      `To=%2B15017120010&From=%2B15557122661&Body=Hi&StatusCallback=${encodeURIComponent(HOOK_URL)}`,
+      'To=%2B15017120010&From=%2B15557122661&Body=Hi',
+      'To=%2B15017120010&From=%2B15557122661&Body=Hi',
+    ]);
+  });
+
+  it("a reply's status callback, signed by Twilio for the StatusCallback it was given, marks it delivered", async () => {
+    const sent = await replyTo('+15017120003', 'SMreply0003');
+    expect(sent.status).toBe('sent');
+    const request = fake.requests.at(-1)!;
+    const sid = (request.response!.body as { sid: string }).sid;
+    expect(sent.external_id).toBe(sid);
+    // Twilio posts to the URL the send named and signs exactly that URL.
+    const callbackUrl = (request.parsed as Record<string, string>).StatusCallback!;
+    const receipt = withSid('status-delivered.form', sid, { To: '+15017120003', From: NUMBER });
+    const res = await post(receipt, { 'x-twilio-signature': signatureFor(receipt, callbackUrl) }, new URL(callbackUrl).pathname);
+    expect(res.statusCode, res.body).toBe(200);
+    await waitFor(async () => {
+      const m = await ctx.deps.db.selectFrom('messages').selectAll().where('id', '=', sent.id).executeTakeFirstOrThrow();
+      return m.status === 'delivered';
+    }, 'the reply to be delivered');
   });
 
   it("a connection's own credentials win over the integration's", async () => {
