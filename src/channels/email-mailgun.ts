@@ -67,7 +67,9 @@ export const mailgunAdapter: WebhookAdapter = {
         body: optionalString(fields['body-plain']) ?? '',
         inReplyTo: field('In-Reply-To'),
         references: field('References'),
-        attachments: (Array.isArray(form.files) ? form.files : []).map((f) => ({ filename: f.filename, contentType: f.contentType })),
+        attachments: (Array.isArray(form.files) ? (form.files as unknown[]) : [])
+          .filter(isObject)
+          .map((f) => ({ filename: optionalString(f.filename), contentType: optionalString(f.contentType) })),
         occurredAt: toDate(field('Date')),
       }),
     ];
