@@ -1,4 +1,4 @@
-// `npm run faults [-- --parts kill,postgres,scale,outbound,hostile,soak] [--seconds 24] [--connections 200]
+// `npm run faults [-- --parts kill,postgres,scale,outbound,hostile,soak,hardening] [--seconds 24] [--connections 200]
 //                   [--soak-minutes 2] [--fuzz-scale 10] [--resume-bound 30]`
 //
 // The fault suite: real service processes (the compiled CLI), a real PostgreSQL of its own,
@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { Report } from '../../harness/checks.js';
 import { ROOT, say, startFake, startPostgres } from '../../harness/service.js';
 import { parseOptions } from '../cli-options.js';
+import { hardeningPart } from './hardening.js';
 import { hostilePart } from './hostile.js';
 import { killPart } from './kill.js';
 import { outboundPart } from './outbound.js';
@@ -18,7 +19,7 @@ import { scaleOutPart } from './scale-out.js';
 import { soakPart } from './soak.js';
 
 /** Every part, in the order they run. */
-const PARTS: FaultPart[] = [killPart, outagePart, scaleOutPart, outboundPart, hostilePart, soakPart];
+const PARTS: FaultPart[] = [killPart, outagePart, scaleOutPart, outboundPart, hostilePart, soakPart, hardeningPart];
 
 const values = parseOptions(
   'npm run faults --',
