@@ -60,7 +60,7 @@ export interface Seeded {
 /**
  * Writes the data in a handful of statements. Threads: 40 % open, 10 % pending, 45 % resolved,
  * 5 % snoozed; four in five assigned among the agents (`me` is agentIds[0]); up to two of ten
- * labels. Messages spread over the threads and a year, one in fifty a private note.
+ * labels, and `escalated` on one thread in 2,000. Messages spread over the threads and a year, one in fifty a private note.
  */
 export async function seedConversations(
   db: Db,
@@ -82,7 +82,9 @@ export async function seedConversations(
            CASE WHEN random() < 0.8 THEN (${agentIds}::int[])[1 + floor(random() * ${agentIds.length}::int)::int] END,
            -- From a hash of the thread's id: random() here was drawn once for every thread.
            (SELECT coalesce(array_agg(DISTINCT (${labels}::text[])[1 + abs(hashint8(c.id * 10 + k)) % 10]), '{}')
-            FROM generate_series(1, abs(hashint8(c.id)) % 3) AS k),
+            FROM generate_series(1, abs(hashint8(c.id)) % 3) AS k)
+             -- A rare label: one thread in 2,000 (the label filter must not walk the inbox for it).
+             || CASE WHEN abs(hashint8(c.id * 7)) % 2000 = 0 THEN ARRAY['escalated'] ELSE '{}'::text[] END,
            now() - random() * interval '365 days',
            'preview'
     FROM contacts c

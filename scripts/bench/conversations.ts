@@ -82,6 +82,9 @@ export async function measureConversations(options: BenchOptions, databaseUrl: s
     const others = [
       await time('threads status=open', `${api.url}/v1/threads?status=open`, headers, options.samples),
       await time('threads status=open,pending&label=vip', `${api.url}/v1/threads?status=open,pending&label=vip`, headers, options.samples),
+      // A rare label, and one no thread carries: neither may cost a walk of every thread.
+      await time('threads label=escalated', `${api.url}/v1/threads?label=escalated`, headers, options.samples),
+      await time('threads status=open&label=absent', `${api.url}/v1/threads?status=open&label=absent`, headers, options.samples),
       await time('labels', `${api.url}/v1/labels`, headers, options.samples),
     ];
     // Words by frequency: the most common, a middling one, a rare one; a phrase, an `or`, an exclusion.
