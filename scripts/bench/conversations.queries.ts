@@ -125,19 +125,18 @@ export async function seedConversations(
  * workspace's rare label: an index over every workspace's labels finds that label common, so
  * the bench workspace's `label=escalated` shows whether the filter is tenant-blind.
  */
-export async function seedNeighbour(db: Db, threads: number): Promise<void> {
+export async function seedNeighbour(db: Db, workspaceId: number, threads: number): Promise<void> {
   await sql`
-    WITH w AS (INSERT INTO workspaces (name) VALUES ('Bench neighbour') RETURNING id),
-    cn AS (
+    WITH cn AS (
       INSERT INTO connections (workspace_id, integration_key, external_account_id, name)
-      SELECT id, 'whatsapp', 'bench-neighbour', 'Neighbour line' FROM w RETURNING id, workspace_id
+      VALUES (${workspaceId}, 'whatsapp', 'bench-neighbour', 'Neighbour line') RETURNING id
     ),
     c AS (
       INSERT INTO contacts (workspace_id, name)
-      SELECT cn.workspace_id, 'Neighbour ' || i FROM cn, generate_series(1, ${threads}::int) AS i RETURNING id, workspace_id
+      SELECT ${workspaceId}, 'Neighbour ' || i FROM generate_series(1, ${threads}::int) AS i RETURNING id
     )
     INSERT INTO threads (workspace_id, connection_id, contact_id, status, labels, last_message_at)
-    SELECT c.workspace_id, cn.id, c.id, 'open', ARRAY['escalated'], now() - random() * interval '365 days' FROM c, cn`.execute(db);
+    SELECT ${workspaceId}, cn.id, c.id, 'open', ARRAY['escalated'], now() - random() * interval '365 days' FROM c, cn`.execute(db);
 }
 
 /** The plan PostgreSQL runs for one page of the thread list, filtered as the route filters. */

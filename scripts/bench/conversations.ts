@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { createDatabase, type Db } from '../../src/db/database.js';
-import { createUser } from '../../src/workspaces/workspaces.service.js';
+import { createUser, createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { say, serve } from './common.js';
 import { countMatches, explainSearch, explainThreadPage, seedConversations, seedNeighbour, WORDS } from './conversations.queries.js';
 import type { BenchOptions } from './options.js';
@@ -68,7 +68,7 @@ export async function measureConversations(options: BenchOptions, databaseUrl: s
       options.threads,
       options.messages,
     );
-    await seedNeighbour(seeding.db, NEIGHBOUR_THREADS);
+    await seedNeighbour(seeding.db, (await createWorkspace(db, 'Bench neighbour')).id, NEIGHBOUR_THREADS);
     // Every table, so whatever the migrations keep beside threads (label rows) is as autovacuum
     // would leave it too.
     await sql`VACUUM ANALYZE`.execute(seeding.db);
