@@ -60,7 +60,7 @@ export interface Seeded {
 /**
  * Writes the data in a handful of statements. Threads: 40 % open, 10 % pending, 45 % resolved,
  * 5 % snoozed; four in five assigned among the agents (`me` is agentIds[0]); up to two of ten
- * labels. Messages spread over the threads and a year, one in fifty a private note.
+ * labels, and `escalated` on one thread in 2,000. Messages spread over the threads and a year, one in fifty a private note.
  */
 export async function seedConversations(
   db: Db,
@@ -82,7 +82,9 @@ export async function seedConversations(
            CASE WHEN random() < 0.8 THEN (${agentIds}::int[])[1 + floor(random() * ${agentIds.length}::int)::int] END,
            -- From a hash of the thread's id: random() here was drawn once for every thread.
            (SELECT coalesce(array_agg(DISTINCT (${labels}::text[])[1 + abs(hashint8(c.id * 10 + k)) % 10]), '{}')
-            FROM generate_series(1, abs(hashint8(c.id)) % 3) AS k),
+            FROM generate_series(1, abs(hashint8(c.id)) % 3) AS k)
+             -- A rare label: one thread in 2,000 (the label filter must not walk the inbox for it).
+             || CASE WHEN abs(hashint8(c.id * 7)) % 2000 = 0 THEN ARRAY['escalated'] ELSE '{}'::text[] END,
            now() - random() * interval '365 days',
            'preview'
     FROM contacts c
@@ -116,6 +118,25 @@ export async function seedConversations(
   await sql`VACUUM ANALYZE threads`.execute(db);
   await sql`VACUUM ANALYZE messages`.execute(db);
   return { threads, messages, agentIds, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) };
+}
+
+/**
+ * A neighbouring workspace of `threads` threads that all carry `escalated`, the bench
+ * workspace's rare label: an index over every workspace's labels finds that label common, so
+ * the bench workspace's `label=escalated` shows whether the filter is tenant-blind.
+ */
+export async function seedNeighbour(db: Db, workspaceId: number, threads: number): Promise<void> {
+  await sql`
+    WITH cn AS (
+      INSERT INTO connections (workspace_id, integration_key, external_account_id, name)
+      VALUES (${workspaceId}, 'whatsapp', 'bench-neighbour', 'Neighbour line') RETURNING id
+    ),
+    c AS (
+      INSERT INTO contacts (workspace_id, name)
+      SELECT ${workspaceId}, 'Neighbour ' || i FROM generate_series(1, ${threads}::int) AS i RETURNING id
+    )
+    INSERT INTO threads (workspace_id, connection_id, contact_id, status, labels, last_message_at)
+    SELECT ${workspaceId}, cn.id, c.id, 'open', ARRAY['escalated'], now() - random() * interval '365 days' FROM c, cn`.execute(db);
 }
 
 /** The plan PostgreSQL runs for one page of the thread list, filtered as the route filters. */

@@ -1,13 +1,25 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 
-/** Every label on the workspace's threads, by name, with how many open threads carry it. */
+/**
+ * Every label on the workspace's threads, by name, with how many open threads carry it. Read
+ * from thread_labels (kept by a trigger on threads, migrations/0019_thread_labels.ts): the
+ * distinct names by a skip scan of its primary key (one probe per name, however many threads
+ * carry it), then each name's open threads counted in the partial index of open rows, without
+ * reading a thread. docs/performance.md, "Conversations", has the figures.
+ */
 export async function listLabels(db: Executor, workspaceId: number) {
   const { rows } = await sql<{ name: string; open_threads: number }>`
-    SELECT l.name, count(*) FILTER (WHERE t.status = 'open')::int AS open_threads
-    FROM threads t CROSS JOIN LATERAL unnest(t.labels) AS l(name)
-    WHERE t.workspace_id = ${workspaceId} AND t.labels <> '{}'
-    GROUP BY l.name
-    ORDER BY l.name`.execute(db);
+    WITH RECURSIVE names(name) AS (
+      (SELECT name FROM thread_labels WHERE workspace_id = ${workspaceId} ORDER BY name LIMIT 1)
+      UNION ALL
+      SELECT (SELECT l.name FROM thread_labels l WHERE l.workspace_id = ${workspaceId} AND l.name > n.name ORDER BY l.name LIMIT 1)
+      FROM names n WHERE n.name IS NOT NULL
+    )
+    SELECT n.name,
+           (SELECT count(*) FROM thread_labels o WHERE o.workspace_id = ${workspaceId} AND o.name = n.name AND o.open)::int AS open_threads
+    FROM names n
+    WHERE n.name IS NOT NULL
+    ORDER BY n.name`.execute(db);
   return rows;
 }

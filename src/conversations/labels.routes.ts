@@ -14,7 +14,7 @@ export const LabelResource = Type.Object(
   { title: 'Label' },
 );
 
-/** `GET /v1/labels`: labels exist only on threads, so the list is read from them. */
+/** `GET /v1/labels`: labels exist only on threads; the list is read from the rows kept beside them. */
 export const labelRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAuth(deps));
 
