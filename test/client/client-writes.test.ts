@@ -45,7 +45,14 @@ async function thread() {
     .executeTakeFirstOrThrow();
   return ctx.deps.db
     .insertInto('threads')
-    .values({ workspace_id: tenant.workspace.id, connection_id: whatsapp.id, contact_id: contact.id, last_message_preview: 'hi' })
+    // The contact wrote just now: WhatsApp's reply window is open.
+    .values({
+      workspace_id: tenant.workspace.id,
+      connection_id: whatsapp.id,
+      contact_id: contact.id,
+      last_message_preview: 'hi',
+      last_inbound_at: new Date(),
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
 }
