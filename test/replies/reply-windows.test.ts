@@ -202,6 +202,20 @@ describe('reply windows', () => {
     expect(await outboundOf(gone)).toEqual([]);
   });
 
+  it('the fake Send API refuses a message tagged as Meta would refuse it', async () => {
+    const send = (body: object) =>
+      fetch(`${fake.baseUrls.social}/me/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify({ recipient: { id: 'psid-x' }, message: { text: 'hi' }, ...body }),
+      }).then((r) => r.status);
+    expect(await send({ messaging_type: 'RESPONSE' })).toBe(200);
+    expect(await send({ messaging_type: 'MESSAGE_TAG', tag: 'HUMAN_AGENT' })).toBe(200);
+    expect(await send({ messaging_type: 'MESSAGE_TAG' })).toBe(400);
+    expect(await send({ messaging_type: 'RESPONSE', tag: 'HUMAN_AGENT' })).toBe(400);
+    expect(await send({})).toBe(400);
+  });
+
   it('a channel without a window takes a reply whenever the contact last wrote', async () => {
     clock = new Date('2026-05-01T12:00:00.000Z');
     const thread = await threadOn(sms, '+14155550112', new Date('2025-01-01T00:00:00.000Z'));
