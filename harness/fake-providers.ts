@@ -152,8 +152,26 @@ function answer(req: RecordedRequest, behaviour: Exclude<Behaviour, { heldUntil:
   }
   if (behaviour === 'server-error') return { status: 500, body: errorBody(req.provider, 500, 'Internal server error') };
   if (behaviour === 'bad-request') return { status: 400, body: errorBody(req.provider, 400, invalidRecipient(req.provider)) };
+  const refused = req.provider === 'social' ? metaSendProblem(req.parsed) : undefined;
+  if (refused) return { status: 400, body: errorBody(req.provider, 400, refused) };
   const [status, body] = success(req.provider, req.parsed, req.path);
   return { status, body };
+}
+
+/**
+ * The Send API's own checks on how a message is tagged: `RESPONSE` (or `UPDATE`), or
+ * `MESSAGE_TAG` with a tag it knows; anything else is refused as Meta refuses it.
+ */
+function metaSendProblem(parsed: unknown): string | undefined {
+  const p = (parsed ?? {}) as Record<string, unknown>;
+  if (p.messaging_type === 'RESPONSE' || p.messaging_type === 'UPDATE') {
+    return p.tag === undefined ? undefined : '(#100) tag is only valid with messaging_type MESSAGE_TAG';
+  }
+  if (p.messaging_type === 'MESSAGE_TAG') {
+    const tags = ['HUMAN_AGENT', 'CONFIRMED_EVENT_UPDATE', 'POST_PURCHASE_UPDATE', 'ACCOUNT_UPDATE'];
+    return typeof p.tag === 'string' && tags.includes(p.tag) ? undefined : '(#100) Param tag must be one of {HUMAN_AGENT, ...}';
+  }
+  return '(#100) Param messaging_type must be one of {RESPONSE, UPDATE, MESSAGE_TAG}';
 }
 
 /** Success bodies as the providers document them. */

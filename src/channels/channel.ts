@@ -86,6 +86,8 @@ export interface SendTarget {
   messageId: number;
   /** E-mail threading: subject and Message-ID of the last inbound message, when known. */
   replyTo?: { subject?: string; messageId?: string };
+  /** The provider's timestamp of the contact's last inbound message (Meta's messaging_type). */
+  lastInboundAt?: Date | null;
 }
 
 /** Connection credentials merged over INBOX_INTEGRATIONS.<key> (apiBaseUrl, accessToken) by the caller. */
@@ -120,6 +122,8 @@ export interface SendOptions {
    * its receipts (sms.twilio's `StatusCallback`). Absent, no such address is sent.
    */
   publicUrl?: string;
+  /** The deployment's clock, for rules that depend on when a send happens (Meta's tags); the system clock when absent. */
+  now?: () => Date;
 }
 
 export interface WebhookAdapter {

@@ -14,6 +14,7 @@ import {
   type WebhookAdapter,
 } from './channel.js';
 import { apiUrl, META_GRAPH_API, postToProvider } from './provider-http.js';
+import { metaMessagingType } from './reply-window.js';
 import { noCredentials } from './send-outcome.js';
 
 /**
@@ -69,14 +70,16 @@ export function socialAdapter(key: IntegrationKey & `${string}.native`): Webhook
       });
       return events;
     },
-    async send(target, credentials, { timeoutMs }) {
+    async send(target, credentials, { timeoutMs, now = () => new Date() }) {
       if (!credentials.accessToken) return noCredentials(key, { accessToken: credentials.accessToken });
+      // RESPONSE inside 24 h of the person's last message; after that a human agent's answer
+      // carries the HUMAN_AGENT tag (docs/replies.md, "Reply windows").
+      const tagging = metaMessagingType(target.lastInboundAt, now());
       return postToProvider({
         key,
         url: apiUrl(credentials.apiBaseUrl ?? META_GRAPH_API, '/me/messages'),
         headers: { authorization: `Bearer ${credentials.accessToken}` },
-        // RESPONSE: a reply to a message the person sent, inside the 24-hour window.
-        body: { json: { recipient: { id: target.to }, messaging_type: 'RESPONSE', message: { text: target.text } } },
+        body: { json: { recipient: { id: target.to }, ...tagging, message: { text: target.text } } },
         timeoutMs,
         secrets: [credentials.accessToken],
         idField: 'message_id',

@@ -27,6 +27,11 @@ export interface Thread {
   agentLastSeenAt: Timestamp | null;
   lastMessageAt: Timestamp;
   lastMessagePreview: string | null;
+  /**
+   * Until when a free-form reply is accepted: the contact's last message + 24 h (WhatsApp
+   * Cloud) or 7 days (Messenger/Instagram); null for channels without a window.
+   */
+  replyWindowEndsAt: Timestamp | null;
   createdAt: Timestamp;
 }
 

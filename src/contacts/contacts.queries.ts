@@ -103,6 +103,7 @@ export async function foldThreads(db: Executor, keepId: number, foldedIds: numbe
     UPDATE threads t SET
       last_message_preview = CASE WHEN f.last_message_at > t.last_message_at THEN COALESCE(f.last_message_preview, t.last_message_preview) ELSE t.last_message_preview END,
       last_message_at = GREATEST(t.last_message_at, f.last_message_at),
+      last_inbound_at = GREATEST(t.last_inbound_at, (SELECT max(last_inbound_at) FROM threads WHERE id = ANY(${foldedIds}::bigint[]))),
       updated_at = ${at}
     FROM (SELECT last_message_at, last_message_preview FROM threads WHERE id = ANY(${foldedIds}::bigint[]) ORDER BY last_message_at DESC, id DESC LIMIT 1) f
     WHERE t.id = ${keepId}`.execute(db);

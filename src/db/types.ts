@@ -121,6 +121,8 @@ export interface ThreadsTable {
   unread_count: Generated<number>;
   last_message_at: Generated<Date>;
   last_message_preview: string | null;
+  /** The provider's timestamp of the contact's last inbound message: where a reply window starts. */
+  last_inbound_at: Generated<Date | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

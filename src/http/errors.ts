@@ -40,6 +40,13 @@ export const errors = {
     ),
   validation: (message: string) => new AppError('validation_failed', 422, message),
   malformedCursor: () => new AppError('validation_failed', 422, MALFORMED_CURSOR_MESSAGE),
+  /** A free-form reply after the channel's reply window (docs/replies.md, "Reply windows"). */
+  windowClosed: (lastWroteAt: Date | null) =>
+    new AppError(
+      'window_closed',
+      422,
+      `the reply window of this channel is closed: the contact ${lastWroteAt ? `last wrote at ${lastWroteAt.toISOString()}` : 'has not written'}; send a template`,
+    ),
   rateLimited: (retryAfterSeconds: number, message = 'too many attempts; try again later') =>
     new AppError('rate_limited', 429, message, { 'retry-after': String(retryAfterSeconds) }),
   internal: () => new AppError('internal_error', 500, 'internal error'),

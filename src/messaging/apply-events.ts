@@ -192,6 +192,7 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
         lastMessageAt: at(event),
         preview: event.type === 'message' ? event.text.slice(0, PREVIEW_LENGTH) : null,
         unread: event.type === 'message' ? 1 : 0,
+        lastInboundAt: event.type === 'message' ? at(event) : null,
       })),
       now,
     );

@@ -121,9 +121,21 @@ export interface ThreadInput {
   preview: string | null;
   /** Inbound messages this input brings: added to the thread's unread count. */
   unread: number;
+  /**
+   * The provider's timestamp of the latest inbound message this input brings, moved forward
+   * only: where the thread's reply window starts. Absent or null: no inbound message.
+   */
+  lastInboundAt?: Date | null;
 }
 
 export type ThreadRow = Selectable<ThreadsTable> & { created: boolean };
+
+/** The later of two optional times (GREATEST's rule: null loses). */
+function latestOf(a: Date | null | undefined, b: Date | null | undefined): Date | null {
+  if (!a) return b ?? null;
+  if (!b) return a;
+  return a >= b ? a : b;
+}
 
 /**
  * Upserts the one thread of every (connection, contact), whatever its status, moving
@@ -138,22 +150,25 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
     const k = `${t.connectionId}|${t.contactId}`;
     const seen = byKey.get(k);
     const unread = t.unread + (seen?.unread ?? 0);
-    byKey.set(k, !seen || seen.lastMessageAt <= t.lastMessageAt ? { ...t, unread } : { ...seen, unread });
+    const lastInboundAt = latestOf(t.lastInboundAt, seen?.lastInboundAt);
+    byKey.set(k, !seen || seen.lastMessageAt <= t.lastMessageAt ? { ...t, unread, lastInboundAt } : { ...seen, unread, lastInboundAt });
   }
   const list = [...byKey.values()];
   const result = new Map<string, ThreadRow>();
   if (list.length === 0) return result;
   // xmax is 0 on a row version this statement inserted, and set on one it updated.
   const { rows } = await sql<ThreadRow>`
-    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, unread_count, created_at, updated_at)
-    SELECT w, cn, ct, lm, p, u, ${at}::timestamptz, ${at}::timestamptz
+    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, unread_count, last_inbound_at, created_at, updated_at)
+    SELECT w, cn, ct, lm, p, u, li, ${at}::timestamptz, ${at}::timestamptz
     FROM unnest(${list.map((t) => t.workspaceId)}::int[], ${list.map((t) => t.connectionId)}::bigint[], ${list.map((t) => t.contactId)}::bigint[],
-                ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[], ${list.map((t) => t.unread)}::int[]) AS v(w, cn, ct, lm, p, u)
+                ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[], ${list.map((t) => t.unread)}::int[],
+                ${list.map((t) => t.lastInboundAt ?? null)}::timestamptz[]) AS v(w, cn, ct, lm, p, u, li)
     ORDER BY cn, ct
     ON CONFLICT (connection_id, contact_id) DO UPDATE SET
       unread_count = t.unread_count + excluded.unread_count,
       last_message_preview = CASE WHEN excluded.last_message_at >= t.last_message_at THEN COALESCE(excluded.last_message_preview, t.last_message_preview) ELSE t.last_message_preview END,
       last_message_at = GREATEST(t.last_message_at, excluded.last_message_at),
+      last_inbound_at = GREATEST(t.last_inbound_at, excluded.last_inbound_at),
       updated_at = excluded.updated_at
     RETURNING t.*, (t.xmax = 0) AS created`.execute(db);
   for (const r of rows) result.set(`${r.connection_id}|${r.contact_id}`, r);
@@ -191,8 +206,9 @@ export async function findThreadsOfMessages(db: Executor, refs: { connectionId: 
 
 /**
  * Moves known threads' `last_message_at` and preview forward for messages that joined them
- * by reference, as upsertThreads does for a contact's thread: last message, preview and
- * unread count (one per message). Returns the threads as they are now.
+ * by reference, as upsertThreads does for a contact's thread: last message, preview, last
+ * inbound message and unread count (one per message; every touch is an inbound message).
+ * Returns the threads as they are now.
  */
 export async function touchThreads(
   db: Executor,
@@ -212,6 +228,7 @@ export async function touchThreads(
       unread_count = t.unread_count + v.u,
       last_message_preview = CASE WHEN v.lm >= t.last_message_at THEN v.p ELSE t.last_message_preview END,
       last_message_at = GREATEST(t.last_message_at, v.lm),
+      last_inbound_at = GREATEST(t.last_inbound_at, v.lm),
       updated_at = ${at}
     FROM unnest(${list.map((t) => t.threadId)}::bigint[], ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[],
                 ${list.map((t) => t.unread)}::int[]) AS v(id, lm, p, u)

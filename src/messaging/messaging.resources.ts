@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import { type Static, Type } from 'typebox';
+import { replyWindowEndsAt } from '../channels/reply-window.js';
 import type { ContactHandlesTable, ContactsTable, MessagesTable, ThreadsTable } from '../db/types.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 
@@ -25,6 +26,13 @@ export const ThreadResource = Type.Object(
     agentLastSeenAt: Nullable(Type.String({ format: 'date-time', description: 'when an agent last read the thread' })),
     lastMessageAt: Timestamp,
     lastMessagePreview: Nullable(Type.String()),
+    replyWindowEndsAt: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          "until when a free-form reply is accepted (the contact's last message + the channel's window); null for channels without a window",
+      }),
+    ),
     createdAt: Timestamp,
   },
   { title: 'Thread' },
@@ -79,6 +87,7 @@ export function threadResource(row: ThreadView): Static<typeof ThreadResource> {
     agentLastSeenAt: row.agent_last_seen_at?.toISOString() ?? null,
     lastMessageAt: row.last_message_at.toISOString(),
     lastMessagePreview: row.last_message_preview,
+    replyWindowEndsAt: replyWindowEndsAt(row.integration_key, row.last_inbound_at)?.toISOString() ?? null,
     createdAt: row.created_at.toISOString(),
   };
 }

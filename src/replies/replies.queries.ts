@@ -6,7 +6,14 @@ export async function findReplyThread(db: Executor, workspaceId: number, threadI
   return db
     .selectFrom('threads')
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
-    .select(['threads.id', 'threads.workspace_id', 'threads.connection_id', 'threads.contact_id', 'connections.integration_key'])
+    .select([
+      'threads.id',
+      'threads.workspace_id',
+      'threads.connection_id',
+      'threads.contact_id',
+      'threads.last_inbound_at',
+      'connections.integration_key',
+    ])
     .where('threads.workspace_id', '=', workspaceId)
     .where('threads.id', '=', threadId)
     .executeTakeFirst();
@@ -46,7 +53,8 @@ export async function insertReply(
  * Everything a send needs, for the messages of `ids` still `queued` (a message that moved on
  * is not sent again: a duplicate job is a no-op). The contact's handle is the one on the
  * connection's channel; for e-mail, the last inbound message of the thread gives the
- * subject and Message-ID to answer in.
+ * subject and Message-ID to answer in; Messenger/Instagram tag a reply by the thread's
+ * `last_inbound_at` (docs/replies.md, "Reply windows").
  */
 export async function findSendContexts(db: Executor, ids: number[]) {
   if (ids.length === 0) return [];
@@ -61,9 +69,10 @@ export async function findSendContexts(db: Executor, ids: number[]) {
     to: string | null;
     last_inbound_external_id: string | null;
     last_inbound_text: string | null;
+    last_inbound_at: Date | null;
   }>`
     SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, c.integration_key, c.external_account_id,
-           h.external_id AS to, li.external_id AS last_inbound_external_id, li.text AS last_inbound_text
+           h.external_id AS to, li.external_id AS last_inbound_external_id, li.text AS last_inbound_text, t.last_inbound_at
     FROM messages m
     JOIN threads t ON t.id = m.thread_id
     JOIN connections c ON c.id = m.connection_id

@@ -1,3 +1,4 @@
+import { replyWindowEndsAt } from '../channels/reply-window.js';
 import { insertTranscriptLines } from '../conversations/conversations.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
@@ -30,7 +31,8 @@ export interface ReplyRequest {
  * together, and the answer is the queued Message; the worker sends it. With an idempotency
  * key, a retried request answers the first answer again and sends nothing more (docs/replies.md).
  * With `private`, a note: stored `sent` in the transcript and announced to agents and the
- * workspace's endpoints, never sent to the contact (docs/conversations.md).
+ * workspace's endpoints, never sent to the contact (docs/conversations.md). A reply after the
+ * channel's reply window is refused (422 window_closed); a note never is.
  */
 export async function postReply(deps: Deps, req: ReplyRequest) {
   const what = req.private ? 'note' : 'reply';
@@ -65,6 +67,10 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
       return messageResource(note!);
     }
     if (CANNOT_SEND.has(thread.integration_key)) throw errors.validation('this channel cannot send');
+    // The provider would refuse it after the send job ran (WhatsApp's 131047): say so now,
+    // before anything is stored or queued (docs/replies.md, "Reply windows").
+    const windowEnd = replyWindowEndsAt(thread.integration_key, thread.last_inbound_at);
+    if (windowEnd && now.getTime() > windowEnd.getTime()) throw errors.windowClosed(thread.last_inbound_at);
     const row = await insertReply(
       trx,
       {

@@ -43,11 +43,20 @@ async function thread() {
     .values({ workspace_id: tenant.workspace.id, name: 'Ada' })
     .returning('id')
     .executeTakeFirstOrThrow();
-  return ctx.deps.db
-    .insertInto('threads')
-    .values({ workspace_id: tenant.workspace.id, connection_id: whatsapp.id, contact_id: contact.id, last_message_preview: 'hi' })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  return (
+    ctx.deps.db
+      .insertInto('threads')
+      // The contact wrote just now: WhatsApp's reply window is open.
+      .values({
+        workspace_id: tenant.workspace.id,
+        connection_id: whatsapp.id,
+        contact_id: contact.id,
+        last_message_preview: 'hi',
+        last_inbound_at: new Date(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  );
 }
 
 async function inboxRow(status: 'dead_letter' | 'failed') {

@@ -50,6 +50,8 @@ async function makeThread(workspaceId: number, connectionId: number, contactId: 
       contact_id: contactId,
       last_message_at: lastMessageAt,
       last_message_preview: texts.at(-1) ?? null,
+      // Every message here is the contact's.
+      last_inbound_at: lastMessageAt,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -217,7 +219,12 @@ describe('POST /v1/contacts/:id/merge', () => {
       [keptThread.id, keep.id],
       [movedThread.id, keep.id],
     ]);
-    expect(threads[0]).toMatchObject({ last_message_preview: 'latest', last_message_at: foldedThread.last_message_at });
+    // The kept thread's reply window runs from the contact's latest message, whichever thread it was in.
+    expect(threads[0]).toMatchObject({
+      last_message_preview: 'latest',
+      last_message_at: foldedThread.last_message_at,
+      last_inbound_at: foldedThread.last_message_at,
+    });
     const texts = await db.selectFrom('messages').select(['thread_id', 'text']).where('workspace_id', '=', w).orderBy('id').execute();
     expect(texts).toEqual([
       { thread_id: keptThread.id, text: 'hello' },

@@ -68,6 +68,8 @@ describe('tenant lists (cursor pages)', () => {
       agentLastSeenAt: null,
       lastMessageAt: new Date(1763000032 * 1000).toISOString(),
       lastMessagePreview: 'message 32',
+      // WhatsApp Cloud: the contact's last message (the provider's timestamp) + 24 h.
+      replyWindowEndsAt: new Date((1763000032 + 24 * 3600) * 1000).toISOString(),
       createdAt: expect.any(String),
     });
     const all = await walk('/v1/threads', tenant.headers, 7);

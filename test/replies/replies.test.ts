@@ -45,6 +45,8 @@ async function inboundThread(from: string) {
   value.contacts[0].wa_id = from;
   value.messages[0].from = from;
   value.messages[0].id = `wamid.in-${from}`;
+  // Written just now, so the 24-hour reply window is open.
+  value.messages[0].timestamp = String(Math.floor(Date.now() / 1000));
   const body = JSON.stringify(payload);
   const res = await ctx.app.inject({
     method: 'POST',

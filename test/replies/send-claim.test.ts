@@ -36,7 +36,14 @@ async function queuedReply(): Promise<number> {
     .execute();
   const thread = await db
     .insertInto('threads')
-    .values({ workspace_id: tenant.workspace.id, connection_id: connection.id, contact_id: contact.id, last_message_preview: 'hi' })
+    // The contact wrote just now: the reply window is open.
+    .values({
+      workspace_id: tenant.workspace.id,
+      connection_id: connection.id,
+      contact_id: contact.id,
+      last_message_preview: 'hi',
+      last_inbound_at: new Date(),
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   const res = await ctx.app.inject({

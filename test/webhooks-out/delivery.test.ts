@@ -58,6 +58,8 @@ async function inbound(w: Workspace, from: string, messageId: string) {
   value.contacts[0].wa_id = from;
   value.messages[0].from = from;
   value.messages[0].id = messageId;
+  // Written just now, so an agent may still reply (WhatsApp's 24-hour window).
+  value.messages[0].timestamp = String(Math.floor(Date.now() / 1000));
   const body = JSON.stringify(payload);
   const res = await ctx.app.inject({
     method: 'POST',
