@@ -17,6 +17,7 @@ import * as m0015 from './0015_search.js';
 import * as m0016 from './0016_workflow_extra.js';
 import * as m0017 from './0017_attachments.js';
 import * as m0018 from './0018_stock_providers.js';
+import * as m0021 from './0021_templates.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '0016_workflow_extra': m0016,
   '0017_attachments': m0017,
   '0018_stock_providers': m0018,
+  '0021_templates': m0021,
 };

@@ -6,7 +6,14 @@ export async function findReplyThread(db: Executor, workspaceId: number, threadI
   return db
     .selectFrom('threads')
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
-    .select(['threads.id', 'threads.workspace_id', 'threads.connection_id', 'threads.contact_id', 'connections.integration_key'])
+    .select([
+      'threads.id',
+      'threads.workspace_id',
+      'threads.connection_id',
+      'threads.contact_id',
+      'connections.integration_key',
+      'connections.business_account_id',
+    ])
     .where('threads.workspace_id', '=', workspaceId)
     .where('threads.id', '=', threadId)
     .executeTakeFirst();
@@ -15,7 +22,16 @@ export async function findReplyThread(db: Executor, workspaceId: number, threadI
 /** The outbound message, `queued`, and the thread's preview moved to it. */
 export async function insertReply(
   db: Executor,
-  row: { workspaceId: number; threadId: number; connectionId: number; text: string; preview: string; authorId: number | null },
+  row: {
+    workspaceId: number;
+    threadId: number;
+    connectionId: number;
+    text: string;
+    preview: string;
+    authorId: number | null;
+    /** A template reply: the `template` object WhatsApp is sent. */
+    template?: unknown;
+  },
   at: Date,
 ) {
   const message = await db
@@ -29,6 +45,7 @@ export async function insertReply(
       text: row.text,
       status: 'queued',
       author_id: row.authorId,
+      template: row.template === undefined ? null : JSON.stringify(row.template),
       created_at: at,
       updated_at: at,
     })
@@ -61,8 +78,9 @@ export async function findSendContexts(db: Executor, ids: number[]) {
     to: string | null;
     last_inbound_external_id: string | null;
     last_inbound_text: string | null;
+    template: unknown;
   }>`
-    SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, c.integration_key, c.external_account_id,
+    SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, m.template, c.integration_key, c.external_account_id,
            h.external_id AS to, li.external_id AS last_inbound_external_id, li.text AS last_inbound_text
     FROM messages m
     JOIN threads t ON t.id = m.thread_id

@@ -77,7 +77,15 @@ async function sendOne(
           apiBaseUrl: integration.apiBaseUrl,
         };
         const replyTo = { subject: subjectOf(ctx.last_inbound_text), messageId: ctx.last_inbound_external_id ?? undefined };
-        return adapter.send!({ accountId: ctx.external_account_id, to: ctx.to!, text: ctx.text, messageId: ctx.id, replyTo }, credentials, {
+        const target = {
+          accountId: ctx.external_account_id,
+          to: ctx.to!,
+          text: ctx.text,
+          ...(ctx.template == null ? {} : { template: ctx.template }),
+          messageId: ctx.id,
+          replyTo,
+        };
+        return adapter.send!(target, credentials, {
           timeoutMs: SEND_TIMEOUT_MS,
           smtp: { allowPrivate: deps.config.allowPrivateSmtp, resolve: deps.resolveHost },
           publicUrl: deps.config.publicUrl,
