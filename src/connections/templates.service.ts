@@ -89,8 +89,10 @@ async function syncTemplates(deps: Deps, job: { connectionId: number; wabaId: st
     await setTemplatesSync(deps.db, job.connectionId, 'failed', deps.now(), error);
     return;
   }
+  // The connection's row is updated first: its lock makes two syncs that finish together
+  // replace the list one after the other instead of colliding on the same keys.
   await deps.db.transaction().execute(async (trx) => {
-    await replaceTemplates(trx, job.connectionId, rows);
     await setTemplatesSync(trx, job.connectionId, 'succeeded', deps.now(), null);
+    await replaceTemplates(trx, job.connectionId, rows);
   });
 }

@@ -160,6 +160,29 @@ describe('template sync', () => {
     expect(await listed(whatsapp.id)).toEqual(before);
   });
 
+  it('does not follow a paging.next that leaves the API host, keeping the list', async () => {
+    await patch(whatsapp.id, { businessAccountId: WABA });
+    await sync(whatsapp.id);
+    const before = await listed(whatsapp.id);
+    fake.behave(TEMPLATES_PATH, { status: 200, body: { data: [], paging: { next: 'http://198.51.100.7/steal?after=x' } } });
+    const refused = await sync(whatsapp.id);
+    expect(refused.templatesSync.status).toBe('failed');
+    expect(refused.templatesSync.error).toContain('paging.next leaves');
+    expect(await listed(whatsapp.id)).toEqual(before);
+  });
+
+  it('lets two syncs at once end with one whole list', async () => {
+    await patch(whatsapp.id, { businessAccountId: WABA });
+    const [a, b] = await Promise.all([startSync(whatsapp.id), startSync(whatsapp.id)]);
+    expect([a.statusCode, b.statusCode]).toEqual([202, 202]);
+    await waitFor(async () => {
+      const pages = fake.requests.filter((r) => r.path === TEMPLATES_PATH && r.response !== undefined).length;
+      const c = await connection(whatsapp.id);
+      return pages === 4 && c.templatesSync.status === 'succeeded' ? c : undefined;
+    }, 'both syncs');
+    expect(await listed(whatsapp.id)).toHaveLength(3);
+  });
+
   it('is for admins, needs a businessAccountId, and 404s another workspace connection', async () => {
     const readKey = await ctx.app.inject({
       method: 'POST',
