@@ -36,7 +36,7 @@ export interface ReplyRequest {
  * workspace's endpoints, never sent to the contact (docs/conversations.md).
  */
 export async function postReply(deps: Deps, req: ReplyRequest) {
-  if ((req.text === undefined) === (req.template === undefined)) throw errors.validation('send either "text" or "template", not both');
+  if ((req.text === undefined) === (req.template === undefined)) throw errors.validation('send exactly one of "text" and "template"');
   if (req.private && req.template) throw errors.validation('a private note is text; templates are sent to the contact');
   const what = req.private ? 'note' : req.template ? 'template' : 'reply';
   const request = {

@@ -279,8 +279,12 @@ describe('template replies', async () => {
       'takes 1 header parameters; 0 given',
     ],
     ['a parameter that is not a string', { template: { name: 'welcome', language: 'en_US', parameters: { body: [42] } } }, 'body'],
-    ['text and template together', { text: 'hi', template: { name: 'welcome', language: 'en_US', parameters: { body: [] } } }, 'not both'],
-    ['neither text nor template', {}, 'not both'],
+    [
+      'text and template together',
+      { text: 'hi', template: { name: 'welcome', language: 'en_US', parameters: { body: [] } } },
+      'exactly one of "text" and "template"',
+    ],
+    ['neither text nor template', {}, 'exactly one of "text" and "template"'],
     [
       'a private template',
       { private: true, template: { name: 'welcome', language: 'en_US', parameters: { body: [] } } },
