@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
  * One HTTP server that answers every provider's send endpoint the way its public docs show.
  * Each provider lives under its own prefix, so one port serves them all:
  *
- *   whatsapp, social_*  {url}/graph/v23.0   (/{phone_number_id}/messages, /me/messages)
+ *   whatsapp, social_*  {url}/graph/v23.0   (/{phone_number_id}/messages, /me/messages,
+ *                                            GET /{waba_id}/message_templates: two pages)
  *   aggregator          {url}/aggregator     (/messages)
  *   whatsapp_session    {url}/waha           (/api/sendText)
  *   sms                 {url}/twilio         (/2010-04-01/Accounts/{sid}/Messages.json)
@@ -17,6 +18,8 @@ import type { AddressInfo } from 'node:net';
 export interface RecordedRequest {
   method: string;
   path: string;
+  /** The query string, without its `?`. */
+  query: string;
   headers: IncomingHttpHeaders;
   body: string;
   /** The body parsed as JSON, or as a form when it was form-encoded. */
@@ -66,10 +69,12 @@ export async function startFakeProviders(
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const path = new URL(req.url ?? '/', 'http://fake').pathname;
+      const requested = new URL(req.url ?? '/', 'http://fake');
+      const path = requested.pathname;
       const recorded: RecordedRequest = {
         method: req.method ?? '',
         path,
+        query: requested.search.replace(/^\?/, ''),
         headers: req.headers,
         body,
         parsed: parseBody(body, req.headers['content-type']),
@@ -144,6 +149,14 @@ interface Answer {
 function answer(req: RecordedRequest, behaviour: Exclude<Behaviour, { heldUntil: Promise<unknown> }>): Answer | undefined {
   if (behaviour === 'hang') return undefined;
   if (typeof behaviour === 'object' && 'status' in behaviour) return behaviour;
+  if (req.method === 'GET' && TEMPLATES_PATH.test(req.path))
+    return behaviour === 'server-error'
+      ? { status: 500, body: errorBody('whatsapp', 500, 'An unknown error occurred') }
+      : templatePage(req);
+  if (req.provider === 'whatsapp' && behaviour === 'ok') {
+    const problem = templateSendProblem(req.parsed);
+    if (problem) return { status: 400, body: errorBody('whatsapp', 400, `(#132000) ${problem}`) };
+  }
   if (req.method !== 'POST' || req.provider === undefined)
     return { status: 404, body: { error: { message: `no such endpoint: ${req.method} ${req.path}` } } };
   if (behaviour === 'rate-limited' || typeof behaviour === 'object') {
@@ -172,6 +185,79 @@ function metaSendProblem(parsed: unknown): string | undefined {
     return typeof p.tag === 'string' && tags.includes(p.tag) ? undefined : '(#100) Param tag must be one of {HUMAN_AGENT, ...}';
   }
   return '(#100) Param messaging_type must be one of {RESPONSE, UPDATE, MESSAGE_TAG}';
+}
+
+const TEMPLATES_PATH = new RegExp(`^${GRAPH_PREFIX.replaceAll('.', '\\.')}/[^/]+/message_templates$`);
+
+/** The templates every fake WABA lists, as Meta's Graph API shows them. */
+export const FAKE_TEMPLATES = [
+  {
+    name: 'order_update',
+    language: 'en_US',
+    status: 'APPROVED',
+    category: 'UTILITY',
+    id: '1000000001',
+    components: [
+      { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' },
+      { type: 'BODY', text: 'Hi {{1}}, your order {{2}} has shipped.' },
+      { type: 'FOOTER', text: 'Reply STOP to opt out' },
+    ],
+  },
+  {
+    name: 'spring_sale',
+    language: 'en_US',
+    status: 'REJECTED',
+    category: 'MARKETING',
+    id: '1000000002',
+    components: [{ type: 'BODY', text: 'Everything is 20% off, {{1}}!' }],
+  },
+  {
+    name: 'welcome',
+    language: 'en_US',
+    status: 'APPROVED',
+    category: 'UTILITY',
+    id: '1000000003',
+    components: [{ type: 'BODY', text: 'Welcome aboard.' }],
+  },
+];
+
+/** Page one holds the first two templates and a `paging.next` with its `after` cursor; page two the rest. */
+function templatePage(req: RecordedRequest): Answer {
+  const after = new URLSearchParams(req.query).get('after');
+  if (after === null) {
+    const host = req.headers.host ?? '127.0.0.1';
+    return {
+      status: 200,
+      body: {
+        data: FAKE_TEMPLATES.slice(0, 2),
+        paging: {
+          cursors: { before: 'QVFIUmxB', after: 'QVFIUmxC' },
+          next: `http://${host}${req.path}?limit=100&after=QVFIUmxC`,
+        },
+      },
+    };
+  }
+  if (after !== 'QVFIUmxC') return { status: 400, body: errorBody('whatsapp', 400, 'Invalid cursor') };
+  return { status: 200, body: { data: FAKE_TEMPLATES.slice(2), paging: { cursors: { before: 'QVFIUmxD', after: 'QVFIUmxD' } } } };
+}
+
+/** What is wrong with a template send's JSON, as Cloud API's reference requires it; undefined when nothing. */
+function templateSendProblem(parsed: unknown): string | undefined {
+  const p = (parsed ?? {}) as Record<string, unknown>;
+  if (p.type !== 'template') return undefined;
+  const t = p.template as Record<string, unknown> | undefined;
+  if (!t || typeof t.name !== 'string') return 'template.name is required';
+  const language = t.language as Record<string, unknown> | undefined;
+  if (!language || typeof language.code !== 'string' || Object.keys(language).length !== 1) return 'template.language must be {code}';
+  if (!Array.isArray(t.components)) return 'template.components must be a list';
+  for (const c of t.components as Record<string, unknown>[]) {
+    if (c.type !== 'header' && c.type !== 'body') return `component type ${String(c.type)} is not header or body`;
+    if (!Array.isArray(c.parameters) || c.parameters.length === 0) return `${c.type} parameters must be a non-empty list`;
+    for (const x of c.parameters as Record<string, unknown>[])
+      if (x.type !== 'text' || typeof x.text !== 'string' || Object.keys(x).length !== 2) return 'a parameter must be {type: "text", text}';
+  }
+  if (Object.keys(t).some((k) => !['name', 'language', 'components'].includes(k))) return 'unknown template field';
+  return undefined;
 }
 
 /** Success bodies as the providers document them. */

@@ -9,6 +9,7 @@ import { personalAccessTokenRoutes } from './auth/personal-access-tokens.routes.
 import { userRoutes } from './auth/user.routes.js';
 import { connectionRoutes } from './connections/connections.routes.js';
 import { telegramWebhookRoutes } from './connections/telegram-webhook.routes.js';
+import { templateRoutes } from './connections/templates.routes.js';
 import { contactRoutes } from './contacts/contacts.routes.js';
 import { cannedResponseRoutes } from './conversations/canned-responses.routes.js';
 import { labelRoutes } from './conversations/labels.routes.js';
@@ -177,6 +178,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(engageRoutes, { deps, prefix: '/v1/engage' });
   await app.register(apiKeyRoutes, { deps, prefix: '/v1/api-keys' });
   await app.register(connectionRoutes, { deps, prefix: '/v1/connections' });
+  await app.register(templateRoutes, { deps, prefix: '/v1/connections' });
   await app.register(telegramWebhookRoutes, { deps, prefix: '/v1/connections' });
   await app.register(operatorRoutes, { deps, prefix: '/v1/operator' });
   await app.register(operatorInboxRoutes, { deps, prefix: '/v1/operator' });

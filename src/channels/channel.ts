@@ -82,6 +82,8 @@ export interface SendTarget {
   /** The contact's handle (wa_id, PSID/IGSID, aggregator contact id, phone number, e-mail address). */
   to: string;
   text: string;
+  /** WhatsApp Cloud: a template reply's `template` object, sent instead of `text` (the rendered body). */
+  template?: unknown;
   /** The reply's own message id (live chat uses it as the provider id). */
   messageId: number;
   /** E-mail threading: subject and Message-ID of the last inbound message, when known. */

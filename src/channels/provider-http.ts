@@ -120,7 +120,7 @@ function parseJsonOrUndefined(text: string): unknown {
   }
 }
 
-async function readCapped(res: Response): Promise<string> {
+export async function readCapped(res: Response): Promise<string> {
   if (!res.body) return '';
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -28,7 +28,8 @@ const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 
  * The challenge compares `hub.verify_token` with `webhookSecret`. The account is
  * `entry[].changes[].value.metadata.phone_number_id`.
  * Replies: `POST {apiBaseUrl}/{phone_number_id}/messages` with the access token as Bearer; the
- * id is `messages[0].id` (the `wamid` that later `statuses` name).
+ * id is `messages[0].id` (the `wamid` that later `statuses` name). A template reply sends its
+ * stored `template` object as is (docs/replies.md, "Templates").
  */
 export const whatsappAdapter: WebhookAdapter = {
   key: 'whatsapp',
@@ -104,7 +105,14 @@ export const whatsappAdapter: WebhookAdapter = {
       url: apiUrl(credentials.apiBaseUrl ?? META_GRAPH_API, `/${encodeURIComponent(target.accountId)}/messages`),
       headers: { authorization: `Bearer ${credentials.accessToken}` },
       body: {
-        json: { messaging_product: 'whatsapp', recipient_type: 'individual', to: target.to, type: 'text', text: { body: target.text } },
+        json: {
+          messaging_product: 'whatsapp',
+          recipient_type: 'individual',
+          to: target.to,
+          ...(target.template === undefined
+            ? { type: 'text', text: { body: target.text } }
+            : { type: 'template', template: target.template }),
+        },
       },
       timeoutMs,
       secrets: [credentials.accessToken],

@@ -38,6 +38,7 @@ import type {
   WebhookEndpointWithSecret,
   WebhookInboxRecord,
   WebhookInboxRow,
+  WhatsappTemplate,
 } from './types.js';
 
 export interface CursorPage<T> {
@@ -164,6 +165,9 @@ export function tenantClient(initial: ClientOptions) {
     connections: (query: ListQuery = {}) => client.all<Connection>('/v1/connections', { ...query }),
     updateConnection: (connectionId: number, patch: ConnectionPatch) =>
       send<Connection>('PATCH', `/v1/connections/${id(connectionId)}`, patch),
+    /** Starts a template sync (202); poll the connection's `templatesSync` for its outcome. */
+    syncTemplates: (connectionId: number) => send<Connection>('POST', `/v1/connections/${id(connectionId)}/templates/sync`),
+    templates: (connectionId: number) => get<WhatsappTemplate[]>(`/v1/connections/${id(connectionId)}/templates`),
 
     // ---- API keys ----
     apiKeys: (query: ListQuery = {}) => client.all<ApiKey>('/v1/api-keys', { ...query }),

@@ -131,7 +131,29 @@ export interface Connection {
   allowedOrigins?: string[];
   /** New and reopened threads go to the agent with the fewest open assigned threads. */
   autoAssign: boolean;
+  /** WhatsApp Cloud: the WABA id whose templates are synced; null when unset. */
+  businessAccountId: string | null;
+  /** The last template sync; null before the first (docs/replies.md, "Templates"). */
+  templatesSync: { status: 'running' | 'succeeded' | 'failed'; at: Timestamp; error: string | null } | null;
   createdAt: Timestamp;
+}
+
+/** A synced WhatsApp template, Meta's values as they come. */
+export interface WhatsappTemplate {
+  name: string;
+  language: string;
+  category: string;
+  status: string;
+  components: unknown[];
+  /** How many {{n}} the body has. */
+  parameterCount: number;
+}
+
+/** A template reply: the parameters fill the header's and the body's {{n}} in order. */
+export interface TemplateReply {
+  name: string;
+  language: string;
+  parameters: { header?: string[]; body: string[] };
 }
 
 /** Write-only provider credentials of a connection; fields by integration (docs/connections.md). */
@@ -148,6 +170,8 @@ export interface ConnectionPatch {
   allowedOrigins?: string[];
   /** Assign new and reopened threads automatically (docs/conversations.md). */
   autoAssign?: boolean;
+  /** WhatsApp Cloud: the WABA id; null removes it. */
+  businessAccountId?: string | null;
 }
 
 /**
@@ -161,6 +185,7 @@ export interface ConnectionCreate {
   credentials?: ConnectionCredentials;
   allowedOrigins?: string[];
   autoAssign?: boolean;
+  businessAccountId?: string;
 }
 
 export type ApiKeyScope = 'admin' | 'read' | 'write';
@@ -394,8 +419,10 @@ export interface WebhookDelivery {
 }
 
 export interface ReplyRequest {
-  /** 1 to 4096 characters. */
-  text: string;
+  /** 1 to 4096 characters; exactly one of `text` and `template`. */
+  text?: string;
+  /** WhatsApp Cloud: a synced, APPROVED template. */
+  template?: TemplateReply;
   /** true: a private note for colleagues, stored and never sent (answered 201). */
   private?: boolean;
 }

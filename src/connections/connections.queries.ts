@@ -15,6 +15,10 @@ const COLUMNS = [
   'name',
   'allowed_origins',
   'auto_assign',
+  'business_account_id',
+  'templates_sync_status',
+  'templates_sync_at',
+  'templates_sync_error',
   'created_at',
 ] as const;
 const hasCredentials = sql<boolean>`credentials_sealed IS NOT NULL`.as('has_credentials');
@@ -28,6 +32,7 @@ export async function insertConnection(
     name: string;
     allowedOrigins?: string[];
     autoAssign?: boolean;
+    businessAccountId?: string;
   },
 ) {
   return db
@@ -39,6 +44,7 @@ export async function insertConnection(
       name: row.name,
       allowed_origins: row.allowedOrigins ?? [],
       auto_assign: row.autoAssign ?? false,
+      business_account_id: row.businessAccountId ?? null,
     })
     .returning([...COLUMNS, hasCredentials])
     .executeTakeFirstOrThrow();
@@ -64,7 +70,13 @@ export async function updateConnection(
   db: Executor,
   workspaceId: number,
   id: number,
-  patch: { name?: string; credentialsSealed?: Buffer | null; allowedOrigins?: string[]; autoAssign?: boolean },
+  patch: {
+    name?: string;
+    credentialsSealed?: Buffer | null;
+    allowedOrigins?: string[];
+    autoAssign?: boolean;
+    businessAccountId?: string | null;
+  },
 ): Promise<ConnectionRow | undefined> {
   return db
     .updateTable('connections')
@@ -73,6 +85,7 @@ export async function updateConnection(
       credentials_sealed: patch.credentialsSealed,
       allowed_origins: patch.allowedOrigins,
       auto_assign: patch.autoAssign,
+      business_account_id: patch.businessAccountId,
     })
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)

@@ -2,14 +2,27 @@ import { type Static, Type } from 'typebox';
 import { INTEGRATION_KEYS } from '../config.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
-import { Nullable, Timestamp } from '../http/schemas.js';
+import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { AllowedOrigins, checkAllowedOrigins, newWidgetKey, WIDGET_KEY } from './allowed-origins.js';
 import { ConnectionCredentials, checkCredentials, sealCredentials } from './connection-credentials.js';
 import { type ConnectionRow, findConnection, insertConnection, updateConnection } from './connections.queries.js';
 
 export const ConnectionName = Type.String({ minLength: 1, maxLength: 200 });
+export const BusinessAccountId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[0-9]+$',
+  description: 'WhatsApp Cloud: the WhatsApp Business Account (WABA) id whose message templates the connection sends',
+});
 export const AutoAssign = Type.Boolean({ description: 'assign new and reopened threads automatically (docs/conversations.md)' });
+
+/** The last template sync (docs/replies.md, "Templates"); null before the first. */
+export const TemplatesSync = Type.Object({
+  status: StringEnum(['running', 'succeeded', 'failed']),
+  at: Timestamp,
+  error: Nullable(Type.String({ description: 'why the last sync failed; the previous list was kept' })),
+});
 
 export const ConnectionResource = Type.Object(
   {
@@ -22,6 +35,8 @@ export const ConnectionResource = Type.Object(
       Type.Array(Type.String(), { description: 'livechat connections only: origins allowed to call the visitor routes; empty = any' }),
     ),
     autoAssign: Type.Boolean({ description: 'new and reopened threads go to the agent with the fewest open assigned threads' }),
+    businessAccountId: Nullable(Type.String({ description: 'WhatsApp Cloud: the WABA id whose templates are synced; null when unset' })),
+    templatesSync: Nullable(TemplatesSync),
     createdAt: Timestamp,
   },
   { title: 'Connection' },
@@ -37,6 +52,7 @@ export const ConnectionPatch = Type.Object(
     credentials: Type.Optional(Nullable(ConnectionCredentials)),
     allowedOrigins: Type.Optional(AllowedOrigins),
     autoAssign: Type.Optional(AutoAssign),
+    businessAccountId: Type.Optional(Nullable(BusinessAccountId)),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -50,8 +66,22 @@ export function connectionResource(row: ConnectionRow): Static<typeof Connection
     hasCredentials: row.has_credentials,
     ...(row.integration_key === 'livechat' ? { allowedOrigins: row.allowed_origins } : {}),
     autoAssign: row.auto_assign,
+    businessAccountId: row.business_account_id,
+    templatesSync:
+      row.templates_sync_status === null || row.templates_sync_at === null
+        ? null
+        : {
+            status: row.templates_sync_status as 'running' | 'succeeded' | 'failed',
+            at: row.templates_sync_at.toISOString(),
+            error: row.templates_sync_error,
+          },
     createdAt: row.created_at.toISOString(),
   };
+}
+
+/** Templates live in a WhatsApp Business Account: only WhatsApp Cloud connections have one. */
+function onlyWhatsapp(integrationKey: string) {
+  if (integrationKey !== 'whatsapp') throw errors.validation('businessAccountId applies to whatsapp connections only');
 }
 
 /** What creating or changing a connection needs: credentials are sealed under `secretKey`. */
@@ -89,9 +119,11 @@ export async function createConnection(
     credentials?: ConnectionCredentials;
     allowedOrigins?: string[];
     autoAssign?: boolean;
+    businessAccountId?: string;
   },
 ) {
   const { credentials, allowedOrigins: _origins, ...given } = input;
+  if (given.businessAccountId !== undefined) onlyWhatsapp(given.integrationKey);
   if (!(INTEGRATION_KEYS as readonly string[]).includes(given.integrationKey)) {
     throw errors.validation(`integrationKey must be one of ${INTEGRATION_KEYS.join(', ')}`);
   }
@@ -130,13 +162,21 @@ export async function changeConnection(deps: ConnectionDeps, workspaceId: number
     if (current.integration_key !== 'livechat') throw errors.validation('allowedOrigins applies to livechat connections only');
     allowedOrigins = checkAllowedOrigins(patch.allowedOrigins);
   }
-  if (patch.name === undefined && credentialsSealed === undefined && allowedOrigins === undefined && patch.autoAssign === undefined)
+  if (patch.businessAccountId !== undefined) onlyWhatsapp(current.integration_key);
+  if (
+    patch.name === undefined &&
+    credentialsSealed === undefined &&
+    allowedOrigins === undefined &&
+    patch.autoAssign === undefined &&
+    patch.businessAccountId === undefined
+  )
     return connectionResource(current);
   const row = await updateConnection(deps.db, workspaceId, id, {
     name: patch.name,
     credentialsSealed,
     allowedOrigins,
     autoAssign: patch.autoAssign,
+    businessAccountId: patch.businessAccountId,
   });
   if (!row) throw errors.notFound('connection'); // deleted meanwhile
   return connectionResource(row);

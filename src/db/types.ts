@@ -51,6 +51,12 @@ export interface ConnectionsTable {
   allowed_origins: Generated<string[]>;
   /** New and reopened threads go to the agent with the fewest open assigned threads. */
   auto_assign: Generated<boolean>;
+  /** WhatsApp Cloud: the WhatsApp Business Account whose templates the connection sends. */
+  business_account_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The last template sync: 'running', 'succeeded' or 'failed', when, and the failure. */
+  templates_sync_status: ColumnType<string | null, string | null | undefined, string | null>;
+  templates_sync_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  templates_sync_error: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type InboxStatus = 'received' | 'processed' | 'failed' | 'dead_letter';
@@ -159,6 +165,18 @@ export interface AttachmentChunksTable {
   data: Buffer;
 }
 
+export interface WhatsappTemplatesTable {
+  connection_id: number;
+  name: string;
+  language: string;
+  category: string;
+  status: string;
+  /** Meta's components as they came. */
+  components: ColumnType<unknown, string, string>;
+  /** How many {{n}} the body has. */
+  parameter_count: number;
+}
+
 export interface MessagesTable {
   id: Generated<number>;
   workspace_id: number;
@@ -179,6 +197,8 @@ export interface MessagesTable {
   send_claimed_at: Date | null;
   /** The attempt number last claimed (0: never sent). */
   send_attempt: Generated<number>;
+  /** A template reply: the `template` object sent to WhatsApp as is; null for text. */
+  template: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface SessionsTable {
@@ -335,6 +355,7 @@ export interface DB {
   rate_limit_hits: RateLimitHitsTable;
   telegram_webhook_secrets: TelegramWebhookSecretsTable;
   webhook_tokens: WebhookTokensTable;
+  whatsapp_templates: WhatsappTemplatesTable;
   canned_responses: CannedResponsesTable;
 }
 

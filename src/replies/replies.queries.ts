@@ -13,6 +13,7 @@ export async function findReplyThread(db: Executor, workspaceId: number, threadI
       'threads.contact_id',
       'threads.last_inbound_at',
       'connections.integration_key',
+      'connections.business_account_id',
     ])
     .where('threads.workspace_id', '=', workspaceId)
     .where('threads.id', '=', threadId)
@@ -22,7 +23,16 @@ export async function findReplyThread(db: Executor, workspaceId: number, threadI
 /** The outbound message, `queued`, and the thread's preview moved to it. */
 export async function insertReply(
   db: Executor,
-  row: { workspaceId: number; threadId: number; connectionId: number; text: string; preview: string; authorId: number | null },
+  row: {
+    workspaceId: number;
+    threadId: number;
+    connectionId: number;
+    text: string;
+    preview: string;
+    authorId: number | null;
+    /** A template reply: the `template` object WhatsApp is sent. */
+    template?: unknown;
+  },
   at: Date,
 ) {
   const message = await db
@@ -36,6 +46,7 @@ export async function insertReply(
       text: row.text,
       status: 'queued',
       author_id: row.authorId,
+      template: row.template === undefined ? null : JSON.stringify(row.template),
       created_at: at,
       updated_at: at,
     })
@@ -70,8 +81,9 @@ export async function findSendContexts(db: Executor, ids: number[]) {
     last_inbound_external_id: string | null;
     last_inbound_text: string | null;
     last_inbound_at: Date | null;
+    template: unknown;
   }>`
-    SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, c.integration_key, c.external_account_id,
+    SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, m.template, c.integration_key, c.external_account_id,
            h.external_id AS to, li.external_id AS last_inbound_external_id, li.text AS last_inbound_text, t.last_inbound_at
     FROM messages m
     JOIN threads t ON t.id = m.thread_id

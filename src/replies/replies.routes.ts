@@ -7,17 +7,21 @@ import { BigId } from '../http/ids.js';
 import { Envelope } from '../http/schemas.js';
 import { MessageResource } from '../messaging/messaging.resources.js';
 import { postReply } from './replies.service.js';
+import { TemplateReply } from './template-reply.js';
 
 export const ReplyBody = Type.Object(
   {
-    text: Type.String({ minLength: 1, maxLength: 4096 }),
+    text: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    template: Type.Optional(
+      Type.With(TemplateReply, { description: 'WhatsApp Cloud: a synced, APPROVED template instead of `text` (docs/replies.md)' }),
+    ),
     private: Type.Optional(Type.Boolean({ description: 'true: a private note for colleagues, stored and never sent (201)' })),
   },
   { additionalProperties: false },
 );
 
 /**
- * `POST /v1/threads/:id/messages {text, private?}`: an agent's reply, or with `private: true`
+ * `POST /v1/threads/:id/messages {text | template, private?}`: an agent's reply, or with `private: true`
  * a note that is stored (201) and never sent. The message row (`queued`) and its
  * send job commit together and the answer is 202 at once; the worker sends it and moves it to
  * `sent` or `failed`. With `Idempotency-Key` a retried POST answers the first answer again and
@@ -32,7 +36,7 @@ export const replyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       schema: {
         summary: 'Reply in a thread',
         description:
-          "Queues `{ text }` for the thread's channel and answers 202 with the queued message. Needs the `write` scope. Send an `Idempotency-Key` so a retry never sends twice. Unknown body fields are refused (422).",
+          "Queues `{ text }` or `{ template }` (WhatsApp Cloud; exactly one of the two) for the thread's channel and answers 202 with the queued message. Needs the `write` scope. Send an `Idempotency-Key` so a retry never sends twice. Unknown body fields are refused (422).",
         params: Type.Object({ id: Type.With(BigId, { description: 'the thread id' }) }),
         headers: Type.Object({
           'idempotency-key': Type.Optional(
@@ -54,6 +58,7 @@ export const replyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
         workspaceId: auth.workspaceId,
         threadId: request.params.id,
         text: request.body.text,
+        template: request.body.template,
         private: request.body.private === true,
         authorId: auth.kind === 'api_key' ? null : auth.userId,
         idempotencyKey: request.headers['idempotency-key'],

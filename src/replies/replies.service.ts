@@ -9,6 +9,7 @@ import { PREVIEW_LENGTH } from '../messaging/announcements.js';
 import { messageResource } from '../messaging/messaging.resources.js';
 import { findReplyThread, insertReply } from './replies.queries.js';
 import { enqueueSend } from './send-message.queue.js';
+import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
 
 /** Channels that never send: the AI integration only ever receives. */
 const CANNOT_SEND = new Set(['ai']);
@@ -18,7 +19,9 @@ export interface ReplyRequest {
   appId: string;
   workspaceId: number;
   threadId: number;
-  text: string;
+  /** Exactly one of `text` and `template`. */
+  text?: string;
+  template?: TemplateReply;
   /** A private note for colleagues: stored in the transcript, never sent. */
   private: boolean;
   /** The user writing; null for an API key. */
@@ -35,11 +38,13 @@ export interface ReplyRequest {
  * channel's reply window is refused (422 window_closed); a note never is.
  */
 export async function postReply(deps: Deps, req: ReplyRequest) {
-  const what = req.private ? 'note' : 'reply';
+  if ((req.text === undefined) === (req.template === undefined)) throw errors.validation('send exactly one of "text" and "template"');
+  if (req.private && req.template) throw errors.validation('a private note is text; templates are sent to the contact');
+  const what = req.private ? 'note' : req.template ? 'template' : 'reply';
   const request = {
     space: req.appId,
     key: req.idempotencyKey,
-    request: `${what} ${req.threadId} ${sha256Hex(req.text)}`,
+    request: `${what} ${req.threadId} ${sha256Hex(req.text ?? JSON.stringify(req.template))}`,
     statusCode: req.private ? 201 : 202,
   };
   return withIdempotency(deps.db, request, async (trx) => {
@@ -57,7 +62,7 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
             workspaceId: thread.workspace_id,
             threadId: thread.id,
             connectionId: thread.connection_id,
-            text: req.text,
+            text: req.text!,
             authorId: req.authorId,
           },
         ],
@@ -67,19 +72,25 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
       return messageResource(note!);
     }
     if (CANNOT_SEND.has(thread.integration_key)) throw errors.validation('this channel cannot send');
-    // The provider would refuse it after the send job ran (WhatsApp's 131047): say so now,
-    // before anything is stored or queued (docs/replies.md, "Reply windows").
-    const windowEnd = replyWindowEndsAt(thread.integration_key, thread.last_inbound_at);
-    if (windowEnd && now.getTime() > windowEnd.getTime()) throw errors.windowClosed(thread.last_inbound_at);
+    if (!req.template) {
+      // The provider would refuse it after the send job ran (WhatsApp's 131047): say so now,
+      // before anything is stored or queued (docs/replies.md, "Reply windows"). A template may
+      // be sent at any time.
+      const windowEnd = replyWindowEndsAt(thread.integration_key, thread.last_inbound_at);
+      if (windowEnd && now.getTime() > windowEnd.getTime()) throw errors.windowClosed(thread.last_inbound_at);
+    }
+    // A template is checked against the synced list.
+    const content = req.template ? await prepareTemplateReply(trx, thread, req.template) : { text: req.text!, template: undefined };
     const row = await insertReply(
       trx,
       {
         workspaceId: thread.workspace_id,
         threadId: thread.id,
         connectionId: thread.connection_id,
-        text: req.text,
-        preview: req.text.slice(0, PREVIEW_LENGTH),
+        text: content.text,
+        preview: content.text.slice(0, PREVIEW_LENGTH),
         authorId: req.authorId,
+        template: content.template,
       },
       now,
     );

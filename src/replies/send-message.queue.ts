@@ -81,6 +81,7 @@ async function sendOne(
           accountId: ctx.external_account_id,
           to: ctx.to!,
           text: ctx.text,
+          ...(ctx.template == null ? {} : { template: ctx.template }),
           messageId: ctx.id,
           replyTo,
           lastInboundAt: ctx.last_inbound_at,

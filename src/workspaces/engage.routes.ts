@@ -4,7 +4,7 @@ import { API_KEY_SCOPES, IssuedApiKey, issueApiKey } from '../api-keys/api-keys.
 import { requireAdminKey } from '../auth/auth.js';
 import { AllowedOrigins } from '../connections/allowed-origins.js';
 import { ConnectionCredentials } from '../connections/connection-credentials.js';
-import { AutoAssign, ConnectionResource, createConnection } from '../connections/connections.service.js';
+import { AutoAssign, BusinessAccountId, ConnectionResource, createConnection } from '../connections/connections.service.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { IntId } from '../http/ids.js';
@@ -27,6 +27,7 @@ export const ConnectionCreateBody = Type.Object({
   credentials: Type.Optional(ConnectionCredentials),
   allowedOrigins: Type.Optional(AllowedOrigins),
   autoAssign: Type.Optional(AutoAssign),
+  businessAccountId: Type.Optional(BusinessAccountId),
 });
 
 /** Engage admin routes (docs/api.md): the platform operator provisions tenants. */

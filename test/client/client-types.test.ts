@@ -6,6 +6,7 @@ import type { IssuedPat, CreateBody as PatCreate, PatResource } from '../../src/
 import type { AuthCode, LoginResponse } from '../../src/auth/user.routes.js';
 import type { ConnectionCredentials } from '../../src/connections/connection-credentials.js';
 import type { ConnectionPatch, ConnectionResource } from '../../src/connections/connections.service.js';
+import type { TemplateResource } from '../../src/connections/templates.service.js';
 import type { ContactMergeBody, ContactPatchBody } from '../../src/contacts/contacts.routes.js';
 import type { CannedResponseCreate, CannedResponsePatch } from '../../src/conversations/canned-responses.routes.js';
 import type { CannedResponseResource } from '../../src/conversations/canned-responses.service.js';
@@ -16,6 +17,7 @@ import type { Blocked } from '../../src/livechat/block-visitor.routes.js';
 import type { ContactResource, MessageResource, ThreadResource } from '../../src/messaging/messaging.resources.js';
 import type { ThreadFilterQuery } from '../../src/messaging/thread-filters.js';
 import type { ReplyBody } from '../../src/replies/replies.routes.js';
+import type { TemplateReply } from '../../src/replies/template-reply.js';
 import type { TeamUserCreate, TeamUserPatch } from '../../src/users/users.routes.js';
 import type { TeamUserResource } from '../../src/users/users.service.js';
 import type { InboxResource, InboxSummary, RequeueResult } from '../../src/webhooks-in/inbox.resource.js';
@@ -81,6 +83,8 @@ const checks = [
   same<Same<Client.CannedResponsePatch, typeof CannedResponsePatch>>(true),
   same<Same<Client.ThreadPatch, typeof ThreadPatchBody>>(true),
   same<Same<Client.ReplyRequest, typeof ReplyBody>>(true),
+  same<Same<Client.WhatsappTemplate, typeof TemplateResource>>(true),
+  same<Same<Client.TemplateReply, typeof TemplateReply>>(true),
   same<Same<Client.Label, typeof LabelResource>>(true),
   same<Equal<keyof Client.ThreadFilters, keyof ThreadFilterQuery>>(true),
   same<SameKeys<Client.MessageSearch & Client.ListQuery & { cursor?: string }, typeof SearchQuery>>(true),

@@ -1,13 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { type InboxClientError, operatorClient, tenantClient } from 'inbox/client';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startFakeProviders } from '../../harness/fake-providers.js';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
 import { seedMessage, seedThread } from '../helpers/conversations.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { makeWidget, startVisitor, visitorSays } from '../helpers/livechat.js';
+import { waitFor } from '../helpers/webhooks.js';
 
 /** Every write of the typed client, against the real app over real HTTP. */
-const ctx = await useTestContext();
+const fake = await startFakeProviders();
+afterAll(() => fake.close());
+// Template sync reads the fake Graph API; nothing else here reaches a provider (no workers).
+const ctx = await useTestContext({
+  env: {
+    INBOX_INTEGRATIONS: JSON.stringify({
+      whatsapp: { webhookSecret: 'client-writes-secret', apiBaseUrl: fake.baseUrls.whatsapp, accessToken: 'EAAG-client-writes' },
+    }),
+  },
+});
 const baseUrl = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
 const tenant = await makeTenant(ctx.deps);
 const admin = await makeUser(ctx.deps, tenant.workspace.id, { roles: ['admin'] });
@@ -229,6 +240,36 @@ describe('tenant client: writes', () => {
     expect((await collect(inbox.connections())).find((c) => c.id === line.id)?.autoAssign).toBe(true);
     expect((await inbox.updateConnection(line.id, { autoAssign: false, name: 'Manual line' })).autoAssign).toBe(false);
     const refused = await failure(inbox.updateConnection(line.id, { autoAssign: 'yes' } as unknown as { autoAssign: boolean }));
+    expect(refused).toMatchObject({ code: 'validation_failed', status: 422 });
+  });
+
+  it('syncs and lists WhatsApp templates, then queues a template reply', async () => {
+    const line = await makeConnection(ctx.deps, tenant.workspace.id, { externalAccountId: '106540352242999' });
+    expect((await inbox.updateConnection(line.id, { businessAccountId: '4400' })).businessAccountId).toBe('4400');
+    expect((await inbox.syncTemplates(line.id)).templatesSync?.status).toMatch(/running|succeeded/);
+    // The sync finishes after its 202: observe the list.
+    const templates = await waitFor(async () => {
+      const list = await inbox.templates(line.id);
+      return list.length === 3 ? list : undefined;
+    }, 'the synced templates');
+    expect(templates.map((t) => t.name).sort()).toEqual(['order_update', 'spring_sale', 'welcome']);
+    expect((await collect(inbox.connections())).find((c) => c.id === line.id)?.templatesSync?.status).toBe('succeeded');
+
+    const contact = await ctx.deps.db
+      .insertInto('contacts')
+      .values({ workspace_id: tenant.workspace.id, name: 'Bo' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const t = await ctx.deps.db
+      .insertInto('threads')
+      .values({ workspace_id: tenant.workspace.id, connection_id: line.id, contact_id: contact.id, last_message_preview: '' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const queued = await inbox.reply(t.id, {
+      template: { name: 'order_update', language: 'en_US', parameters: { header: ['#7'], body: ['Bo', '#7'] } },
+    });
+    expect(queued).toMatchObject({ status: 'queued', text: 'Hi Bo, your order #7 has shipped.' });
+    const refused = await failure(inbox.reply(t.id, { template: { name: 'spring_sale', language: 'en_US', parameters: { body: ['x'] } } }));
     expect(refused).toMatchObject({ code: 'validation_failed', status: 422 });
   });
 

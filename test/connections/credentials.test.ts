@@ -45,6 +45,8 @@ describe('credentials on create (engage)', () => {
       name: 'Line',
       hasCredentials: true,
       autoAssign: false,
+      businessAccountId: null,
+      templatesSync: null,
       createdAt: expect.any(String),
     });
     expect(res.body).not.toContain(token);

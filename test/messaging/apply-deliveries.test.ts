@@ -126,6 +126,7 @@ describe('announcing what changed', () => {
       send_claim_token: null,
       send_claimed_at: null,
       send_attempt: 0,
+      template: null,
       kind: 'message' as const,
       private: false,
       author_id: null,
