@@ -58,6 +58,11 @@ export async function recordClaimedOutcomes(db: Executor, token: string, results
   return rows;
 }
 
+/** Marks `token`'s claims as still held now: its holder is alive and still sending. */
+export async function refreshClaims(db: Executor, token: string) {
+  await sql`UPDATE messages SET send_claimed_at = clock_timestamp() WHERE send_claim_token = ${token} AND status = 'queued'`.execute(db);
+}
+
 /** Ends `token`'s claims on `ids` (their sends will be tried again); returns the ids it still held. */
 export async function releaseClaims(db: Executor, token: string, ids: number[]) {
   if (ids.length === 0) return [];

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import type { SendResult } from './replies.queries.js';
-import { claimMessages, findHeldClaims, recordClaimedOutcomes, releaseClaims } from './send-claim.queries.js';
+import { claimMessages, findHeldClaims, recordClaimedOutcomes, refreshClaims, releaseClaims } from './send-claim.queries.js';
 
 /**
  * How long past the provider's own deadline a claim still counts as held: the time to open
@@ -79,4 +79,18 @@ export async function settleClaims(trx: Executor, token: string, results: SendRe
   const changed = await recordClaimedOutcomes(trx, token, results, at);
   const released = new Set(await releaseClaims(trx, token, retried));
   return { changed, released };
+}
+
+/**
+ * Keeps `token`'s claims fresh every `everyMs` while its sends are in flight, so a holder that
+ * is alive but slow (a provider near its timeout, a busy database, an overloaded machine) is
+ * never taken for dead: only a claim nobody refreshed for the stale time is taken over. Returns
+ * the function that stops it.
+ */
+export function holdClaims(deps: Deps, token: string, everyMs: number): () => void {
+  const timer = setInterval(() => {
+    refreshClaims(deps.db, token).catch((err: unknown) => deps.log.warn({ err }, 'could not refresh reply send claims'));
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

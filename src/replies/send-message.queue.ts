@@ -10,7 +10,7 @@ import { HEARTBEAT_SECONDS, jobsIn, type QueueDefinition } from '../jobs/queue.j
 import { publishVisitorEvents } from '../livechat/visitor-events.js';
 import { announce } from '../messaging/announce.js';
 import { findSendContexts, type SendResult } from './replies.queries.js';
-import { claimSends, SEND_CLAIM_MARGIN_MS, settleClaims } from './send-claim.js';
+import { claimSends, holdClaims, SEND_CLAIM_MARGIN_MS, settleClaims } from './send-claim.js';
 import { nextSendAttempt, SEND_RETRY_DELAYS_SECONDS } from './send-policy.js';
 
 export const SEND_QUEUE = 'send-message';
@@ -18,6 +18,15 @@ export const SEND_QUEUE = 'send-message';
 export const SEND_TIMEOUT_MS = 10_000;
 /** A send claimed longer ago than this was abandoned (its process died mid-send) and may be taken over. */
 export const SEND_CLAIM_STALE_MS = SEND_TIMEOUT_MS + SEND_CLAIM_MARGIN_MS;
+/** How often a live sender marks its claims as still held (well inside the stale time). */
+export const SEND_CLAIM_REFRESH_MS = 5_000;
+
+/** How long an unrefreshed claim lasts, and how often a live sender refreshes its own. */
+export interface ClaimTiming {
+  staleAfterMs: number;
+  refreshMs: number;
+}
+const CLAIM_TIMING: ClaimTiming = { staleAfterMs: SEND_CLAIM_STALE_MS, refreshMs: SEND_CLAIM_REFRESH_MS };
 
 export interface SendJob {
   messageId: number;
@@ -118,72 +127,82 @@ async function sendOne(
  * a provider answered and before that commit sends the reply again once its claim is stale:
  * the one window in which a reply can go out twice.
  */
-async function sendBatch(deps: Deps, jobs: SendJob[]): Promise<void> {
+export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming = CLAIM_TIMING): Promise<void> {
   const claim = await claimSends(deps, jobs, {
-    staleAfterMs: SEND_CLAIM_STALE_MS,
+    staleAfterMs: timing.staleAfterMs,
     recheck: (job, at) => enqueueSend(deps.boss, deps.db, job, at),
   });
-  // One read for the claimed messages; one no longer queued (sent, failed, gone) has no context.
-  const contexts = new Map(
-    (
-      await findSendContexts(
-        deps.db,
-        claim.jobs.map((j) => j.messageId),
-      )
-    ).map((c) => [c.id, c]),
-  );
-  const unique = claim.jobs.filter((j) => contexts.has(j.messageId));
-  if (unique.length === 0) return;
-  // A connection's credentials are opened once per batch, whatever the number of its replies.
-  const opened = new Map<number, Promise<Record<string, string> | null>>();
-  const credentialsOf = (id: number) => {
-    let p = opened.get(id);
-    if (!p) {
-      p = connectionCredentials(deps, id);
-      opened.set(id, p);
-    }
-    return p;
-  };
-  const senderOf = sendersWith({ visitors: visitorBus(deps) });
-  const outcomes = await Promise.all(
-    unique.map(async (job) => ({ job, outcome: await sendOne(deps, contexts.get(job.messageId)!, senderOf, credentialsOf) })),
-  );
+  if (claim.jobs.length === 0) return;
+  // While these sends are in flight their claims stay fresh, so a slow but live sender is
+  // never taken for dead and its replies are never sent a second time by another attempt.
+  const release = holdClaims(deps, claim.token, timing.refreshMs);
+  try {
+    // One read for the claimed messages; one no longer queued (sent, failed, gone) has no context.
+    const contexts = new Map(
+      (
+        await findSendContexts(
+          deps.db,
+          claim.jobs.map((j) => j.messageId),
+        )
+      ).map((c) => [c.id, c]),
+    );
+    const unique = claim.jobs.filter((j) => contexts.has(j.messageId));
+    if (unique.length === 0) return;
+    // A connection's credentials are opened once per batch, whatever the number of its replies.
+    const opened = new Map<number, Promise<Record<string, string> | null>>();
+    const credentialsOf = (id: number) => {
+      let p = opened.get(id);
+      if (!p) {
+        p = connectionCredentials(deps, id);
+        opened.set(id, p);
+      }
+      return p;
+    };
+    const senderOf = sendersWith({ visitors: visitorBus(deps) });
+    const outcomes = await Promise.all(
+      unique.map(async (job) => ({ job, outcome: await sendOne(deps, contexts.get(job.messageId)!, senderOf, credentialsOf) })),
+    );
 
-  await deps.db.transaction().execute(async (trx) => {
-    const now = deps.now();
-    const results: SendResult[] = [];
-    const retries: { job: SendJob; at: Date }[] = [];
-    for (const { job, outcome } of outcomes) {
-      if (outcome.outcome === 'sent') {
-        results.push({ id: job.messageId, status: 'sent', externalId: outcome.externalId });
-        continue;
+    await deps.db.transaction().execute(async (trx) => {
+      const now = deps.now();
+      const results: SendResult[] = [];
+      const retries: { job: SendJob; at: Date }[] = [];
+      for (const { job, outcome } of outcomes) {
+        if (outcome.outcome === 'sent') {
+          results.push({ id: job.messageId, status: 'sent', externalId: outcome.externalId });
+          continue;
+        }
+        const at = outcome.outcome === 'retry' ? nextSendAttempt(job.attempt, now, outcome.retryAfterSeconds) : null;
+        // A timeout may hide a send the provider took: the next attempt can deliver it again.
+        if (outcome.outcome === 'retry')
+          deps.log.info({ messageId: job.messageId, attempt: job.attempt, error: outcome.error }, 'reply send to be retried');
+        if (at) retries.push({ job: { messageId: job.messageId, attempt: job.attempt + 1 }, at });
+        else {
+          const error =
+            outcome.outcome === 'retry'
+              ? `gave up after ${SEND_RETRY_DELAYS_SECONDS.length + 1} attempts: ${outcome.error}`
+              : outcome.error;
+          results.push({ id: job.messageId, status: 'failed', error });
+        }
       }
-      const at = outcome.outcome === 'retry' ? nextSendAttempt(job.attempt, now, outcome.retryAfterSeconds) : null;
-      // A timeout may hide a send the provider took: the next attempt can deliver it again.
-      if (outcome.outcome === 'retry')
-        deps.log.info({ messageId: job.messageId, attempt: job.attempt, error: outcome.error }, 'reply send to be retried');
-      if (at) retries.push({ job: { messageId: job.messageId, attempt: job.attempt + 1 }, at });
-      else {
-        const error =
-          outcome.outcome === 'retry' ? `gave up after ${SEND_RETRY_DELAYS_SECONDS.length + 1} attempts: ${outcome.error}` : outcome.error;
-        results.push({ id: job.messageId, status: 'failed', error });
-      }
-    }
-    const { changed, released } = await settleClaims(
-      trx,
-      claim.token,
-      results,
-      retries.map((r) => r.job.messageId),
-      now,
-    );
-    for (const r of retries) if (released.has(r.job.messageId)) await enqueueSend(deps.boss, trx, r.job, r.at);
-    await announce(
-      deps.boss,
-      trx,
-      changed.map((message) => ({ type: 'message.updated' as const, message })),
-      now,
-    );
-  });
+      const { changed, released } = await settleClaims(
+        trx,
+        claim.token,
+        results,
+        retries.map((r) => r.job.messageId),
+        now,
+      );
+      for (const r of retries) if (released.has(r.job.messageId)) await enqueueSend(deps.boss, trx, r.job, r.at);
+      await announce(
+        deps.boss,
+        trx,
+        changed.map((message) => ({ type: 'message.updated' as const, message })),
+        now,
+      );
+    });
+  } finally {
+    release();
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeProviders } from '../../harness/fake-providers.js';
-import { SEND_CLAIM_STALE_MS, SEND_QUEUE, type SendJob, sendQueue } from '../../src/replies/send-message.queue.js';
+import { SEND_CLAIM_STALE_MS, SEND_QUEUE, type SendJob, sendBatch, sendQueue } from '../../src/replies/send-message.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';
@@ -97,6 +97,31 @@ describe('a reply is claimed before it is sent', () => {
     expect(recheck?.data).toEqual({ messageId: id, attempt: 1 });
     await handle(recheck!.data, 'recheck');
     expect(sends()).toHaveLength(1);
+  });
+
+  it('a live sender keeps its claim fresh: a send slower than the stale time is never taken over', async () => {
+    // Short times stand in for the 20 s stale time and 5 s refresh, in the same proportion.
+    const timing = { staleAfterMs: 1500, refreshMs: 200 };
+    const id = await queuedReply();
+    let release!: () => void;
+    fake.behave(SEND_PATH, { heldUntil: new Promise<void>((resolve) => (release = resolve)) });
+    const first = sendBatch(ctx.deps, [{ messageId: id, attempt: 1 }], timing);
+    await waitFor(async () => sends().length === 1, 'the first attempt to reach the provider');
+    const claimedAt = (await messageRow(id)).send_claimed_at!;
+    // Past the stale time since the claim was taken, by the database's clock, and refreshed since.
+    await waitFor(async () => {
+      const { rows } = await sql<{ past: boolean }>`
+        SELECT clock_timestamp() > ${claimedAt}::timestamptz + make_interval(secs => ${timing.staleAfterMs / 1000}) AS past`.execute(
+        ctx.deps.db,
+      );
+      return rows[0]!.past && (await messageRow(id)).send_claimed_at!.getTime() > claimedAt.getTime();
+    }, 'the stale time to pass while the claim is refreshed');
+    await sendBatch(ctx.deps, [{ messageId: id, attempt: 1 }], timing);
+    expect(sends()).toHaveLength(1);
+    release();
+    await first;
+    expect(sends()).toHaveLength(1);
+    expect(await messageRow(id)).toMatchObject({ status: 'sent', send_claim_token: null });
   });
 
   it('two executions of one job started at once send it once', async () => {
