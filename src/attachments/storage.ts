@@ -9,6 +9,17 @@ export class TooLargeError extends Error {
 }
 
 /**
+ * The store could not be reached or refused the write (S3 down, a bucket missing): the caller
+ * answers 503 and keeps no row that points at bytes that were never written.
+ */
+export class StorageUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StorageUnavailableError';
+  }
+}
+
+/**
  * Where attachments' bytes live (docs/attachments.md, "Storage"): `postgres` (chunks in the
  * database, the default) or `s3`. Both stream: a write reads its source as it arrives and a
  * read hands out a stream, so a file of any allowed size passes with flat memory.

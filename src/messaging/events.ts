@@ -22,6 +22,11 @@ export type NormalisedEvent =
        * known on its connection, else the contact's open thread.
        */
       references?: string[];
+      /**
+       * Files the message carries (docs/attachments.md). The message is written at once with
+       * each one `pending`; a fetch-media job then reads the bytes from `source`.
+       */
+      attachments?: InboundAttachment[];
     }
   | {
       /**
@@ -34,6 +39,29 @@ export type NormalisedEvent =
       occurredAt?: Date;
     }
   | StatusEvent;
+
+export type AttachmentKind = 'image' | 'audio' | 'video' | 'sticker' | 'file';
+
+/** An inbound file as the provider announced it; the type is read again from the bytes. */
+export interface InboundAttachment {
+  kind: AttachmentKind;
+  /** The type the sender declared, if any; trusted only until the bytes say otherwise. */
+  contentType?: string;
+  filename?: string;
+  source: MediaSource;
+}
+
+/**
+ * Where an inbound attachment's bytes are. `whatsapp_media`: WhatsApp Cloud's media id, read
+ * with `GET {apiBaseUrl}/{mediaId}` (Bearer) → `{ url }`, then `GET url` (Bearer). `url`: a
+ * download with the connection's credentials as `auth` says (Meta's CDN needs none, WAHA takes
+ * `X-Api-Key`, Twilio basic auth). `delivery`: the `index`-th file inside the delivery itself
+ * (an e-mail's MIME attachments), read again from the stored raw body.
+ */
+export type MediaSource =
+  | { from: 'whatsapp_media'; mediaId: string }
+  | { from: 'url'; url: string; auth: 'none' | 'bearer' | 'basic' | 'api_key' }
+  | { from: 'delivery'; index: number };
 
 /**
  * A receipt for an outbound message. `resolveBy` says how it finds the message's connection:
