@@ -9,7 +9,7 @@ import { MessageResource, ThreadResource } from '../messaging/messaging.resource
 import { startConversation } from './start-conversation.js';
 import { TemplateReply } from './template-reply.js';
 
-const StartBody = Type.Object(
+export const StartBody = Type.Object(
   {
     connectionId: Type.With(BigId, { description: 'the connection to speak through' }),
     to: Type.String({
@@ -27,7 +27,7 @@ const StartBody = Type.Object(
   { additionalProperties: false },
 );
 
-const Started = Type.Object({ thread: ThreadResource, message: MessageResource }, { title: 'StartedConversation' });
+export const Started = Type.Object({ thread: ThreadResource, message: MessageResource }, { title: 'StartedConversation' });
 
 /**
  * `POST /v1/conversations {connectionId, to, name?, text | template}`: the business speaks
