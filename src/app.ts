@@ -30,6 +30,7 @@ import { type Logger, RequestLogger } from './logger.js';
 import { messagingRoutes } from './messaging/messaging.routes.js';
 import { operatorRoutes } from './operator/operator.routes.js';
 import { realtimeRoutes } from './realtime/realtime.routes.js';
+import { conversationStartRoutes } from './replies/conversations.routes.js';
 import { replyRoutes } from './replies/replies.routes.js';
 import { teamRoutes } from './users/users.routes.js';
 import { deadLetterRoutes } from './webhooks-in/dead-letter.routes.js';
@@ -190,6 +191,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(searchRoutes, { deps, prefix: '/v1' });
   await app.register(labelRoutes, { deps, prefix: '/v1' });
   await app.register(replyRoutes, { deps, prefix: '/v1' });
+  await app.register(conversationStartRoutes, { deps, prefix: '/v1' });
   await app.register(blockVisitorRoutes, { deps, prefix: '/v1' });
   await app.register(teamRoutes, { deps, prefix: '/v1/users' });
   await app.register(contactRoutes, { deps, prefix: '/v1/contacts' });
