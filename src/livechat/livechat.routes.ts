@@ -14,7 +14,7 @@ import { findVisitor, findWidget, listVisitorMessages, type Visitor, type Widget
 import { hashVisitorToken, postVisitorMessage, startConversation } from './livechat.service.js';
 import { VisitorHub } from './visitor-hub.js';
 import { requireSocketOrigin, VisitorSocketLimits } from './visitor-limits.js';
-import { visitorMessage } from './visitor-message.js';
+import { visitorMessages } from './visitor-message.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -146,7 +146,8 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     async (request, reply) => {
       const message = await postVisitorMessage(deps, widgetOf(request), visitorOf(request), request.body.text);
       reply.code(201);
-      return envelope(request, visitorMessage(message));
+      const [view] = await visitorMessages(deps, [message]);
+      return envelope(request, view!);
     },
   );
 
@@ -164,7 +165,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
     async (request) => {
       const page = await listVisitorMessages(deps.db, visitorOf(request), parseCursorQuery(request.query));
-      return envelope(request, page.items.map(visitorMessage), page.meta);
+      return envelope(request, await visitorMessages(deps, page.items), page.meta);
     },
   );
 

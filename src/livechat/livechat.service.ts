@@ -42,7 +42,7 @@ export function hashVisitorToken(token: string): string {
  * the caller's transaction. There is no inbox row: no provider retries.
  */
 async function applyVisitorEvents(deps: Deps, trx: Executor, events: NormalisedEvent[], now: Date): Promise<void> {
-  const resolutions = await applyDeliveries(deps.boss, trx, [{ deliveryId: 'livechat', integrationKey: 'livechat', events }], now);
+  const resolutions = await applyDeliveries(deps, trx, [{ deliveryId: 'livechat', integrationKey: 'livechat', events }], now);
   // The connection went away since the request began: nothing was applied.
   if (resolutions.get('livechat')?.error) throw errors.notFound('widget');
 }
