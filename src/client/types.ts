@@ -98,6 +98,12 @@ export interface Message {
 
 export type AttachmentKind = 'image' | 'audio' | 'video' | 'sticker' | 'file';
 
+/** What the client needs of a Blob or File (browsers' and Node 20's fit) to upload it. */
+export interface BlobLike {
+  readonly type?: string;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
 /** A file on a message, or an upload no message has used yet (docs/attachments.md). */
 export interface Attachment {
   id: number;
