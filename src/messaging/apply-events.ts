@@ -1,7 +1,6 @@
-import type { PgBoss } from 'pg-boss';
 import { workInboundThreads } from '../conversations/inbound-workflow.js';
 import type { Executor } from '../db/database.js';
-import { announce } from './announce.js';
+import { type Announcer, announce } from './announce.js';
 import { type Change, PREVIEW_LENGTH } from './announcements.js';
 import type { NormalisedEvent } from './events.js';
 import {
@@ -118,15 +117,25 @@ async function resolveConnections(db: Executor, deliveries: DeliveryEvents[]) {
  * webhook worker's and live chat's alike.
  */
 export async function applyDeliveries(
-  boss: PgBoss,
+  deps: Announcer,
   trx: Executor,
   deliveries: DeliveryEvents[],
   now: Date,
 ): Promise<Map<string, DeliveryResolution>> {
+  const { resolutions, changes } = await applyDeliveriesUnannounced(trx, deliveries, now);
+  await announce(deps, trx, changes, now);
+  return resolutions;
+}
+
+/**
+ * applyDeliveries without the announcement: for a caller that completes what was applied
+ * before it is told (live chat puts a visitor's uploads on the new message), then calls
+ * `announce` with `changes` in the same transaction.
+ */
+export async function applyDeliveriesUnannounced(trx: Executor, deliveries: DeliveryEvents[], now: Date) {
   const { resolutions, resolved } = await resolveConnections(trx, deliveries);
   const applicable = deliveries.filter((d) => !resolutions.get(d.deliveryId)!.error);
-  await announce(boss, trx, await applyEvents(trx, applicable, resolved, now), now);
-  return resolutions;
+  return { resolutions, changes: await applyEvents(trx, applicable, resolved, now) };
 }
 
 /**
