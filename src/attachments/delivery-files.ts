@@ -33,10 +33,17 @@ function json(rawBody: string): Record<string, unknown> | undefined {
 /** The inbound mail of a neutral `email` body (one event, a list, or `{events}`) with this id. */
 function neutralMail(rawBody: string, messageId: string): Record<string, unknown> | undefined {
   const payload: unknown = json(rawBody);
-  const list = Array.isArray(payload) ? payload : Array.isArray((payload as { events?: unknown })?.events) ? (payload as { events: unknown[] }).events : [payload];
+  const list = Array.isArray(payload)
+    ? payload
+    : Array.isArray((payload as { events?: unknown })?.events)
+      ? (payload as { events: unknown[] }).events
+      : [payload];
   return list.find(
     (e): e is Record<string, unknown> =>
-      typeof e === 'object' && e !== null && (e as { type?: unknown }).type === 'inbound' && String((e as { messageId?: unknown }).messageId).trim() === messageId,
+      typeof e === 'object' &&
+      e !== null &&
+      (e as { type?: unknown }).type === 'inbound' &&
+      String((e as { messageId?: unknown }).messageId).trim() === messageId,
   );
 }
 

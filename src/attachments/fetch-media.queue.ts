@@ -1,12 +1,12 @@
 import { fileTypeFromBuffer } from 'file-type';
-import { connectionCredentials } from '../connections/connection-credentials.js';
 import type { IntegrationKey } from '../config.js';
+import { connectionCredentials } from '../connections/connection-credentials.js';
 import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
 import { systemResolve } from '../webhooks-out/address-guard.js';
 import { enqueueFetchMedia, FETCH_MEDIA_QUEUE, type FetchMediaJob } from './fetch-media.enqueue.js';
-import { countAttempt, findDeliveryBody, findFetchable, settleAttachment, type StoredSource } from './fetch-media.queries.js';
+import { countAttempt, findDeliveryBody, findFetchable, type StoredSource, settleAttachment } from './fetch-media.queries.js';
 import { MediaClient, MediaFetchError } from './media-download.js';
 import { mediaCredentials, openMedia } from './media-sources.js';
 import { StorageUnavailableError, TooLargeError } from './storage.js';

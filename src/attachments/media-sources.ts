@@ -45,7 +45,10 @@ export async function openMedia(source: StoredSource, ctx: MediaContext): Promis
     case 'whatsapp_media': {
       const token = need(credentials.accessToken, ctx.integrationKey, 'accessToken');
       const auth = { authorization: `Bearer ${token}` };
-      const info = await ctx.client.getJson(apiUrl(credentials.apiBaseUrl ?? META_GRAPH_API, `/${encodeURIComponent(source.mediaId)}`), auth);
+      const info = await ctx.client.getJson(
+        apiUrl(credentials.apiBaseUrl ?? META_GRAPH_API, `/${encodeURIComponent(source.mediaId)}`),
+        auth,
+      );
       const { url, file_size: size } = (info ?? {}) as { url?: unknown; file_size?: unknown };
       if (typeof url !== 'string') throw new MediaFetchError('the media description has no url', true);
       if (typeof size === 'number' && size > ctx.maxBytes) throw new MediaFetchError(`too large: ${size} bytes`, false);

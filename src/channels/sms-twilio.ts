@@ -113,7 +113,12 @@ function mediaOf(p: Record<string, unknown>): { attachments?: InboundAttachment[
   for (let i = 0; i < count; i++) {
     const url = optionalString(p[`MediaUrl${i}`]);
     const contentType = optionalString(p[`MediaContentType${i}`]);
-    if (url) attachments.push({ kind: kindOfType(contentType), ...(contentType ? { contentType } : {}), source: { from: 'url', url, auth: 'basic' } });
+    if (url)
+      attachments.push({
+        kind: kindOfType(contentType),
+        ...(contentType ? { contentType } : {}),
+        source: { from: 'url', url, auth: 'basic' },
+      });
   }
   return attachments.length > 0 ? { attachments } : {};
 }

@@ -187,7 +187,7 @@ describe('email.mailgun', () => {
     const res = await post('email.mailgun', body, { 'content-type': contentType });
     expect(res.json()).toEqual({ status: 'queued' });
     const m = await messageWithId('<517ACC75.5010709@example.com>');
-    expect(m.text).toBe('Re: Sample POST request\n\nWarm regards, this is the answer.\n[image: receipt.jpg]');
+    expect(m.text).toBe('Re: Sample POST request\n\nWarm regards, this is the answer.');
     expect(m.thread_id).toBe(out.thread_id); // its In-Reply-To names the service's message
 
     const before = await rowCount();
