@@ -52,6 +52,7 @@ export interface FakeMedia {
   requests: MediaRequest[];
   /** Answers a media request; false when the request is not for a file of this fake. */
   handle(req: IncomingMessage, res: ServerResponse): boolean;
+  /** Forgets requests and breaks off the answers still hanging. */
   reset(): void;
 }
 
@@ -69,6 +70,7 @@ export function createFakeMedia(baseUrl: () => string): FakeMedia {
   const byPath = new Map<string, Entry>();
   const byMediaId = new Map<string, Entry>();
   const requests: MediaRequest[] = [];
+  const hanging = new Set<ServerResponse>();
   const pathOf = (url: string) => new URL(url, baseUrl()).pathname;
   const add = (path: string, entry: Entry): ServedFile => {
     byPath.set(path, entry);
@@ -102,6 +104,8 @@ export function createFakeMedia(baseUrl: () => string): FakeMedia {
     sent: (url) => byPath.get(pathOf(url))?.sent ?? 0,
     reset() {
       requests.length = 0;
+      for (const res of hanging) res.destroy();
+      hanging.clear();
     },
     handle(req, res) {
       if (req.method !== 'GET') return false;
@@ -118,7 +122,8 @@ export function createFakeMedia(baseUrl: () => string): FakeMedia {
       const behaviour = entry.file.behaviour ?? 'ok';
       if (behaviour === 'hang') {
         record(0);
-        return true; // closed with the server
+        hanging.add(res);
+        return true; // broken off by reset(), or closed with the server
       }
       if (behaviour === 'not-found' || behaviour === 'server-error') {
         const status = behaviour === 'not-found' ? 404 : 500;

@@ -34,7 +34,7 @@ export const attachmentStorageKey = (attachmentId: number) => `attachments/${att
  */
 export async function fetchMedia(deps: Deps, client: MediaClient, job: FetchMediaJob): Promise<void> {
   const row = await findFetchable(deps.db, job.attachmentId);
-  if (!row || row.status !== 'pending') return; // settled by an earlier attempt, or gone with its message
+  if (row?.status !== 'pending') return; // settled by an earlier attempt, or gone with its message
   const key = attachmentStorageKey(row.id);
   let outcome: { size: number; contentType: string } | { error: string; retry: boolean };
   try {

@@ -93,6 +93,9 @@ export class MediaClient {
       }).catch((err: unknown) => {
         throw new MediaFetchError(describeError(err, target.host, this.options.timeoutMs), !isRefusal(err));
       });
+      // Reading stops early on purpose (a redirect, an error, the limit): a body destroyed
+      // then is no error of its own, and a read in progress still sees it through its iterator.
+      res.body.on('error', () => {});
       const status = res.statusCode;
       if (REDIRECTS.has(status)) {
         res.body.destroy();
