@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import pg from 'pg';
 import twilio from 'twilio';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MediaFile } from '../../harness/fake-media.js';
@@ -8,6 +9,7 @@ import { FETCH_MEDIA_QUEUE } from '../../src/attachments/fetch-media.enqueue.js'
 import { insertPendingAttachments, type StoredSource } from '../../src/attachments/fetch-media.queries.js';
 import { fetchMedia, MEDIA_RETRY_DELAYS_SECONDS } from '../../src/attachments/fetch-media.queue.js';
 import { MediaClient } from '../../src/attachments/media-download.js';
+import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
 import type { ResolveHost } from '../../src/webhooks-out/address-guard.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
@@ -150,11 +152,20 @@ function client(options: { allowPrivate?: boolean; resolve?: ResolveHost; timeou
 const png = (over: Partial<MediaFile> = {}): MediaFile => ({ bytes: PNG, contentType: 'image/png', ...over });
 
 describe('per channel, end to end: a signed delivery, then the job stores the bytes the provider served', () => {
-  it('whatsapp image: the media id is described, then downloaded, both with Bearer; typed from the bytes', async () => {
+  it('whatsapp image: the media id is described, then downloaded, both with Bearer; typed from the bytes; announced', async () => {
+    const listener = new pg.Client({ connectionString: ctx.database.url });
+    await listener.connect();
+    const events: { type: string; data: Record<string, unknown> }[] = [];
+    listener.on('notification', (n) => events.push(JSON.parse(n.payload!)));
+    await listener.query(`LISTEN ${REALTIME_CHANNEL}`);
     const file = fake.media.whatsapp(png(), { token: WA_TOKEN });
     const externalId = await postWhatsApp('image-message.json', file.mediaId!);
-    expect((await message(externalId)).text).toBe('This one');
+    const m = await message(externalId);
+    expect(m.text).toBe('This one');
     const [a] = await settled(externalId);
+    // Agents learn the file is there: the message is announced again once it is stored.
+    await waitFor(async () => events.some((e) => e.type === 'message.updated' && e.data.id === m.id), 'message.updated');
+    await listener.end();
     expect(a).toMatchObject({ status: 'stored', kind: 'image', content_type: 'image/png', size: PNG.length, error: null });
     expect(await storedBytes(a!.storage_key)).toEqual(PNG);
     expect(fake.media.requests.map((r) => [r.path, r.headers.authorization, r.status])).toEqual([
