@@ -10,6 +10,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  *   Meta CDN        GET /meta-cdn/{id} (no credentials: the URL is the grant)
  *   WAHA            GET /waha/api/files/{session}/{id}.{ext} (X-Api-Key)
  *   Twilio          GET /twilio/2010-04-01/Accounts/{sid}/Messages/{MM}/Media/{ME} (basic auth)
+ *   Telegram        GET /telegram/bot{token}/getFile?file_id=… → { ok, result: { file_path, file_size } },
+ *                   then GET /telegram/file/bot{token}/{file_path}
  *
  * A file may answer otherwise (404, 500, hang, a redirect) and its bytes may be made on the fly
  * (a large file is never held whole); the fake counts the bytes it managed to hand to the
@@ -31,6 +33,8 @@ export interface ServedFile {
   url: string;
   /** WhatsApp Cloud's media id, for WhatsApp files. */
   mediaId?: string;
+  /** Telegram's file_id, for Telegram files. */
+  fileId?: string;
 }
 
 export interface MediaRequest {
@@ -45,6 +49,7 @@ export interface FakeMedia {
   meta(file: MediaFile): ServedFile;
   waha(file: MediaFile, auth: { session: string; apiKey: string }): ServedFile;
   twilio(file: MediaFile, auth: { accountSid: string; authToken: string }): ServedFile;
+  telegram(file: MediaFile, auth: { token: string }): ServedFile;
   /** Makes the file at this URL (or media id) answer otherwise from now on. */
   behave(urlOrMediaId: string, behaviour: MediaBehaviour): void;
   /** Bytes of the file at `url` handed to the socket so far, over every request for it. */
@@ -62,6 +67,8 @@ interface Entry {
   accepts: (headers: IncomingMessage['headers']) => boolean;
   sent: number;
   mediaId?: string;
+  /** Telegram: the file_id and the bot token that may read it. */
+  telegram?: { fileId: string; token: string; path: string };
 }
 
 const CHUNK = 64 * 1024;
@@ -69,6 +76,7 @@ const CHUNK = 64 * 1024;
 export function createFakeMedia(baseUrl: () => string): FakeMedia {
   const byPath = new Map<string, Entry>();
   const byMediaId = new Map<string, Entry>();
+  const byFileId = new Map<string, Entry>();
   const requests: MediaRequest[] = [];
   const hanging = new Set<ServerResponse>();
   const pathOf = (url: string) => new URL(url, baseUrl()).pathname;
@@ -96,6 +104,13 @@ export function createFakeMedia(baseUrl: () => string): FakeMedia {
       const path = `/twilio/2010-04-01/Accounts/${accountSid}/Messages/MM${id()}${id()}/Media/ME${id()}${id()}`;
       return add(path, { file, accepts: (h) => h.authorization === basic, sent: 0 });
     },
+    telegram(file, { token }) {
+      const fileId = `BQACAgIAAxkBAAI${id()}`;
+      const path = `documents/file_${id()}.${file.contentType.split('/')[1] ?? 'bin'}`;
+      const entry: Entry = { file, accepts: () => true, sent: 0, telegram: { fileId, token, path } };
+      byFileId.set(fileId, entry);
+      return { ...add(`/telegram/file/bot${token}/${path}`, entry), fileId };
+    },
     behave(urlOrMediaId, behaviour) {
       const entry = byMediaId.get(urlOrMediaId) ?? byPath.get(pathOf(urlOrMediaId));
       if (!entry) throw new Error(`no fake media file ${urlOrMediaId}`);
@@ -109,10 +124,33 @@ export function createFakeMedia(baseUrl: () => string): FakeMedia {
     },
     handle(req, res) {
       if (req.method !== 'GET') return false;
-      const path = new URL(req.url ?? '/', 'http://fake').pathname;
+      const requested = new URL(req.url ?? '/', 'http://fake');
+      const path = requested.pathname;
       const described = /^\/graph\/v[\d.]+\/(\d+)$/.exec(path);
-      const entry = described ? byMediaId.get(described[1]!) : byPath.get(path);
+      const getFile = /^\/telegram\/bot([^/]+)\/getFile$/.exec(path);
+      const entry = described
+        ? byMediaId.get(described[1]!)
+        : getFile
+          ? byFileId.get(requested.searchParams.get('file_id') ?? '')
+          : byPath.get(path);
       if (!entry) return false;
+      if (getFile) {
+        // Telegram's bots read only their own files; getFile answers Bot API JSON.
+        const t = entry.telegram!;
+        const ok = getFile[1] === t.token;
+        requests.push({ method: 'GET', path, headers: req.headers, status: ok ? 200 : 401 });
+        const size = Buffer.isBuffer(entry.file.bytes) ? entry.file.bytes.length : entry.file.bytes.size;
+        res
+          .writeHead(ok ? 200 : 401, { 'content-type': 'application/json' })
+          .end(
+            JSON.stringify(
+              ok
+                ? { ok: true, result: { file_id: t.fileId, file_unique_id: t.fileId.slice(-8), file_size: size, file_path: t.path } }
+                : { ok: false, error_code: 401, description: 'Unauthorized' },
+            ),
+          );
+        return true;
+      }
       const record = (status: number) => requests.push({ method: req.method ?? '', path, headers: req.headers, status });
       if (!entry.accepts(req.headers)) {
         record(401);

@@ -8,7 +8,7 @@ import { MediaFetchError } from './media-download.js';
  * message's provider id picks the mail when a body holds several (the neutral format's
  * `events`). Files are as large as the delivery, which the body limit already bounds.
  */
-export function deliveryFile(integrationKey: string, rawBody: string, messageExternalId: string, index: number): Buffer {
+export async function deliveryFile(integrationKey: string, rawBody: string, messageExternalId: string, index: number): Promise<Buffer> {
   switch (integrationKey) {
     case 'email':
       return base64File(neutralMail(rawBody, messageExternalId)?.attachments, index, 'content');
@@ -62,7 +62,7 @@ const REPLACEMENT = Buffer.from('\uFFFD', 'utf8');
  * bytes were not UTF-8 (most binary files) no longer holds them exactly: such a file fails
  * rather than be stored changed.
  */
-function multipartFile(rawBody: string, index: number): Buffer {
+async function multipartFile(rawBody: string, index: number): Promise<Buffer> {
   const boundary = /^--([^\r\n]{1,70})\r\n/.exec(rawBody)?.[1];
   if (boundary === undefined) throw new MediaFetchError(`the delivery has no file ${index}`, false);
   const files: Buffer[][] = [];
@@ -71,15 +71,19 @@ function multipartFile(rawBody: string, index: number): Buffer {
     defParamCharset: 'utf8',
     limits: { fileSize: Number.MAX_SAFE_INTEGER },
   });
+  // A part's bytes arrive through its stream's events, not during write(): wait for the end.
+  const done = new Promise<void>((resolve) => {
+    parser.on('close', resolve);
+    parser.on('error', () => resolve());
+  });
   parser.on('file', (_field, stream) => {
     const parts: Buffer[] = [];
     files.push(parts);
     stream.on('data', (d: Buffer) => parts.push(d));
     stream.on('error', () => {});
   });
-  parser.on('error', () => {});
-  parser.write(Buffer.from(rawBody, 'utf8'));
-  parser.destroy();
+  parser.end(Buffer.from(rawBody, 'utf8'));
+  await done;
   const parts = files[index];
   if (!parts) throw new MediaFetchError(`the delivery has no file ${index}`, false);
   const bytes = Buffer.concat(parts);

@@ -35,6 +35,11 @@ export interface MediaClientOptions {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/**
+ * Answers worth another try: 404 (a CDN that does not have the file yet), 408, 429 and 5xx.
+ * Any other refusal (401, 403, 400 "file is too big") will answer the same next time.
+ */
+const RETRYABLE = (status: number) => status === 404 || status === 408 || status === 429 || status >= 500;
 /** A JSON answer (WhatsApp's media description) is read up to this size. */
 const JSON_MAX_BYTES = 64 * 1024;
 
@@ -107,7 +112,7 @@ export class MediaClient {
       }
       if (status < 200 || status >= 300) {
         res.body.destroy();
-        throw new MediaFetchError(`${target.host} answered HTTP ${status}`, true);
+        throw new MediaFetchError(`${target.host} answered HTTP ${status}`, RETRYABLE(status));
       }
       const length = Number(res.headers['content-length']);
       if (Number.isFinite(length) && length > maxBytes) {

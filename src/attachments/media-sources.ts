@@ -1,5 +1,6 @@
 import type { SendCredentials } from '../channels/channel.js';
 import { apiUrl, META_GRAPH_API } from '../channels/provider-http.js';
+import { TELEGRAM_API } from '../channels/telegram.js';
 import type { IntegrationConfig } from '../config.js';
 import { deliveryFile } from './delivery-files.js';
 import type { StoredSource } from './fetch-media.queries.js';
@@ -71,10 +72,22 @@ export async function openMedia(source: StoredSource, ctx: MediaContext): Promis
       const user = need(credentials.accountSid, ctx.integrationKey, 'accountSid');
       return ctx.client.open(source.url, { authorization: `Basic ${Buffer.from(`${user}:${token}`).toString('base64')}` });
     }
+    case 'telegram_file': {
+      // The token is part of these URLs; error texts name the host only.
+      const token = need(credentials.accessToken, ctx.integrationKey, 'accessToken');
+      const base = credentials.apiBaseUrl ?? TELEGRAM_API;
+      const info = await ctx.client.getJson(apiUrl(base, `/bot${token}/getFile?file_id=${encodeURIComponent(source.fileId)}`), {});
+      const result = (info as { result?: { file_path?: unknown; file_size?: unknown } } | undefined)?.result;
+      if (typeof result?.file_path !== 'string') throw new MediaFetchError('getFile answered without a file_path', true);
+      if (typeof result.file_size === 'number' && result.file_size > ctx.maxBytes) {
+        throw new MediaFetchError(`too large: ${result.file_size} bytes`, false);
+      }
+      return ctx.client.open(apiUrl(base, `/file/bot${token}/${result.file_path}`), {});
+    }
     case 'delivery': {
       const body = source.deliveryId === undefined ? undefined : await ctx.deliveryBody(source.deliveryId);
       if (body === undefined) throw new MediaFetchError('the delivery that carried the file is no longer stored', false);
-      const bytes = deliveryFile(ctx.integrationKey, body, ctx.messageExternalId, source.index);
+      const bytes = await deliveryFile(ctx.integrationKey, body, ctx.messageExternalId, source.index);
       if (bytes.byteLength > ctx.maxBytes) throw new MediaFetchError(`too large: ${bytes.byteLength} bytes`, false);
       return { body: Object.assign(oneChunk(bytes), { destroy() {} }) };
     }

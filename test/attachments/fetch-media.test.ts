@@ -24,6 +24,8 @@ const TWILIO_TOKEN = 'twilio-auth-token-0123456789abcdef';
 const TWILIO_SID = 'ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX';
 const POSTMARK_SECRET = 'postmark-basic-auth-secret-01';
 const EMAIL_SECRET = 'email-webhook-secret-0123456789';
+const MAILGUN_KEY = 'mailgun-signing-key-0123456789';
+const BOT_TOKEN = '7000001:AAF-bot-token-0123456789abcdef';
 const PUBLIC_URL = 'https://inbox.example.com';
 const MAX_BYTES = 1024 * 1024;
 
@@ -46,6 +48,8 @@ const ctx = await useTestContext({
       'sms.twilio': { authToken: TWILIO_TOKEN, accountSid: TWILIO_SID, apiBaseUrl: fake.baseUrls.sms },
       'email.postmark': { webhookSecret: POSTMARK_SECRET },
       email: { webhookSecret: EMAIL_SECRET },
+      'email.mailgun': { webhookSecret: MAILGUN_KEY },
+      telegram: { apiBaseUrl: fake.baseUrls.telegram },
     }),
   },
 });
@@ -57,11 +61,17 @@ const waha = await makeConnection(ctx.deps, ws, { integrationKey: 'whatsapp_sess
 await makeConnection(ctx.deps, ws, { integrationKey: 'sms.twilio', externalAccountId: '+15557122661' });
 await makeConnection(ctx.deps, ws, { integrationKey: 'email.postmark', externalAccountId: 'yourhash+samplehash@inbound.postmarkapp.com' });
 await makeConnection(ctx.deps, ws, { integrationKey: 'email', externalAccountId: 'support@acme.test' });
+await makeConnection(ctx.deps, ws, { integrationKey: 'email.mailgun', externalAccountId: 'support@acme.test' });
+const bot = await makeConnection(ctx.deps, ws, {
+  integrationKey: 'telegram',
+  externalAccountId: '7000001',
+  credentials: { accessToken: BOT_TOKEN },
+});
 beforeEach(() => fake.reset());
 
 const id = () => randomBytes(6).toString('hex');
 
-const post = async (key: string, body: string, headers: Record<string, string>, contentType = 'application/json') => {
+const post = async (key: string, body: string | Buffer, headers: Record<string, string>, contentType = 'application/json') => {
   const res = await ctx.app.inject({
     method: 'POST',
     url: `/webhooks/${key}`,
@@ -267,6 +277,41 @@ describe('per channel, end to end: a signed delivery, then the job stores the by
     const [b] = await settled(second);
     expect(b).toMatchObject({ content_type: 'image/png', filename: 'a.pdf' });
     expect(await storedBytes(b!.storage_key)).toEqual(PNG);
+  });
+});
+
+describe('files the channel names by id, and files inside a form body', () => {
+  it("telegram: getFile with the bot's token, then the file", async () => {
+    const file = fake.media.telegram({ bytes: PDF, contentType: 'application/pdf' }, { token: BOT_TOKEN });
+    const attachmentId = await pendingAttachment({ from: 'telegram_file', fileId: file.fileId! }, bot);
+    await fetchMedia(ctx.deps, client(), { attachmentId, attempt: 1 });
+    const a = await attachment(attachmentId);
+    expect(a).toMatchObject({ status: 'stored', content_type: 'application/pdf', size: PDF.length });
+    expect(await storedBytes(a.storage_key)).toEqual(PDF);
+    expect(fake.media.requests.map((r) => r.path)).toEqual([`/telegram/bot${BOT_TOKEN}/getFile`, new URL(file.url).pathname]);
+  });
+
+  it('mailgun: a text part is kept byte for byte; a binary part, which the stored body cannot hold, fails and says why', async () => {
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const token = randomBytes(25).toString('hex');
+    const signature = createHmac('sha256', MAILGUN_KEY).update(`${timestamp}${token}`).digest('hex');
+    const params = new URLSearchParams(fixture('email.mailgun', 'inbound.form'));
+    const messageId = `<${id()}@example.com>`;
+    for (const [k, v] of Object.entries({ timestamp, token, signature, 'Message-Id': messageId })) params.set(k, v);
+    params.delete('In-Reply-To');
+    params.delete('References');
+    const form = new FormData();
+    for (const [k, v] of params) form.append(k, v);
+    const csv = 'name,amount\nhinge,12.50\n';
+    form.append('attachment-1', new Blob([csv], { type: 'text/csv' }), 'order.csv');
+    form.append('attachment-2', new Blob([PNG], { type: 'image/png' }), 'photo.png');
+    const res = new Response(form);
+    await post('email.mailgun', Buffer.from(await res.arrayBuffer()), {}, res.headers.get('content-type')!);
+    const [text, binary] = await settled(messageId);
+    expect(text).toMatchObject({ status: 'stored', filename: 'order.csv', content_type: 'text/csv' });
+    expect((await storedBytes(text!.storage_key)).toString()).toBe(csv);
+    expect(binary).toMatchObject({ status: 'failed', filename: 'photo.png' });
+    expect(binary!.error).toMatch(/byte for byte/);
   });
 });
 

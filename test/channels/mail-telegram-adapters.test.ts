@@ -196,9 +196,29 @@ describe('telegram', () => {
         occurredAt: new Date(1441645532000),
       },
     ]);
-    expect(normalise('photo.json')[0]).toMatchObject({ externalMessageId: '1111111:1366', text: '[image] The broken hinge' });
-    expect(normalise('document.json')[0]).toMatchObject({ text: '[file: invoice.pdf]' });
-    expect(normalise('voice.json')[0]).toMatchObject({ text: '[voice]' });
+    expect(normalise('photo.json')[0]).toMatchObject({
+      externalMessageId: '1111111:1366',
+      text: 'The broken hinge',
+      // The largest of the photo's sizes.
+      attachments: [{ kind: 'image', contentType: 'image/jpeg', source: { from: 'telegram_file', fileId: 'AgADBAADbK0xG2ZqDgABr2' } }],
+    });
+    expect(normalise('document.json')[0]).toMatchObject({
+      text: '',
+      attachments: [
+        {
+          kind: 'file',
+          contentType: 'application/pdf',
+          filename: 'invoice.pdf',
+          source: { from: 'telegram_file', fileId: 'BQADBAADvwADrjZgB' },
+        },
+      ],
+    });
+    expect(normalise('voice.json')[0]).toMatchObject({
+      text: '',
+      attachments: [
+        { kind: 'audio', contentType: 'audio/ogg', source: { from: 'telegram_file', fileId: 'AwADBAADbXXXXXXXXXXXGBdhD2l6_XX' } },
+      ],
+    });
     expect(normalise('edited.json')[0]).toMatchObject({
       externalMessageId: '1111111:1365:edited:1441645600',
       text: '(edited) Edited text',

@@ -328,7 +328,7 @@ describe('telegram', () => {
       expect(res.json()).toEqual({ status: 'queued' });
     }
     const photo = await messageWithId('1111111:1366');
-    expect(photo.text).toBe('[image] The broken hinge');
+    expect(photo.text).toBe('The broken hinge');
     const reply = await ctx.app.inject({
       method: 'POST',
       url: `/v1/threads/${photo.thread_id}/messages`,
