@@ -138,8 +138,8 @@ function mediaOf(m: Record<string, unknown>): { attachments?: InboundAttachment[
   const type = optionalString(m.type) ?? '';
   const kind = lookup(MEDIA_KINDS, type);
   const media = m[type];
-  if (!kind || !isObject(media)) return {};
-  const mediaId = requireString(media.id, `${type}.id`);
+  const mediaId = isObject(media) ? optionalString(media.id) : undefined;
+  if (!kind || !isObject(media) || !mediaId) return {};
   const contentType = optionalString(media.mime_type);
   const filename = optionalString(media.filename);
   return {
@@ -155,7 +155,7 @@ function messageText(m: Record<string, unknown>): string {
   const media = m[type];
   if (isObject(media) && typeof media.caption === 'string') return media.caption;
   // A media message's caption is its text, empty when it has none: the file is its attachment.
-  if (lookup(MEDIA_KINDS, type) && isObject(media)) return '';
+  if (lookup(MEDIA_KINDS, type) && isObject(media) && optionalString(media.id)) return '';
   if (type === 'button' && isObject(m.button) && typeof m.button.text === 'string') return m.button.text;
   if (type === 'interactive' && isObject(m.interactive)) {
     const reply = m.interactive.button_reply ?? m.interactive.list_reply;
