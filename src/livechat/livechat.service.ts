@@ -155,6 +155,7 @@ export async function postVisitorMessage(
       occurredAt: now,
     };
     const { resolutions, changes } = await applyDeliveriesUnannounced(
+      deps,
       trx,
       [{ deliveryId: 'livechat', integrationKey: 'livechat', events: [event] }],
       now,
