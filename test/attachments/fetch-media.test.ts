@@ -190,10 +190,10 @@ describe('per channel, end to end: a signed delivery, then the job stores the by
     expect(a).toMatchObject({ status: 'stored', kind: 'file', filename: 'invoice-march.pdf', content_type: 'image/png' });
   });
 
-  it('whatsapp voice note, video and sticker: bytes that show no type keep the declared one', async () => {
+  it('whatsapp voice note, video and sticker: bytes that show no type keep the declared one, without its parameters', async () => {
     const voice = randomBytes(3000);
     for (const [name, bytes, kind, type] of [
-      ['audio-message.json', voice, 'audio', 'audio/ogg; codecs=opus'],
+      ['audio-message.json', voice, 'audio', 'audio/ogg'],
       ['video-message.json', PDF, 'video', 'application/pdf'],
       ['sticker-message.json', PNG, 'sticker', 'image/png'],
     ] as const) {
