@@ -29,7 +29,8 @@ import { noCredentials, outcomes } from './send-outcome.js';
  * (`account`) of delivery events. Inbound mail may name `inReplyTo` and `references` (a
  * string or a list) to join a known thread; its text keeps only the visible reply.
  * Replies go out over SMTP (nodemailer) to the connection's `smtpUrl`, from its address, in
- * the thread of the last inbound mail; the id is the Message-ID sent, which bounces name.
+ * the thread of the last inbound mail; the id is the Message-ID sent, which bounces name. A
+ * reply's files are MIME attachments with their filename and content type.
  */
 export const emailAdapter: WebhookAdapter = {
   key: 'email',
@@ -172,6 +173,10 @@ async function sendMail(
     if (err instanceof RefusedAddressError) return failed(`email: ${err.message}; SMTP servers must be on public addresses`);
     return retry(`email: ${SMTP_UNREACHABLE}`);
   }
+  // MIME parts streamed from the storage as nodemailer writes the message.
+  const attachments = await Promise.all(
+    (target.attachments ?? []).map(async (a) => ({ filename: a.filename, contentType: a.contentType, content: await a.open() })),
+  );
   const transport = nodemailer.createTransport({
     host: address,
     port: smtp.port,
@@ -192,6 +197,7 @@ async function sendMail(
       to: target.to,
       subject: replySubject(target.replyTo?.subject),
       text: target.text,
+      ...(attachments.length > 0 ? { attachments } : {}),
       ...(inReplyTo ? { inReplyTo, references: inReplyTo } : {}),
       // The socket timeouts bound each wait; this bounds the whole attempt.
       signal: AbortSignal.timeout(timeoutMs),
@@ -215,6 +221,8 @@ async function sendMail(
     return PERMANENT_CODES.has(e.code ?? '') ? failed(text) : retry(text);
   } finally {
     transport.close();
+    // A send that failed before reading them leaves nothing open.
+    for (const a of attachments) a.content.destroy();
   }
 }
 

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import { announce } from '../messaging/announce.js';
 import { HEARTBEAT_MS } from '../realtime/hub.js';
 import { findVisitorMessage, markDelivered, type Visitor } from './livechat.queries.js';
+import { visitorAttachments } from './visitor-attachments.js';
 import { publishVisitorEvents, VISITOR_CHANNEL, type VisitorBlocked, type VisitorEvent } from './visitor-events.js';
 import { visitorMessage } from './visitor-message.js';
 
@@ -120,7 +121,9 @@ export class VisitorHub {
     if (held.length === 0) return;
     const message = await findVisitorMessage(this.deps.db, held[0]!.visitor, event.messageId);
     if (!message) return;
-    const frame = JSON.stringify({ type: event.type, data: visitorMessage(message) });
+    // An agent's files reach the visitor as signed links (docs/attachments.md, "Outbound").
+    const attachments = await visitorAttachments(this.deps, message.id);
+    const frame = JSON.stringify({ type: event.type, data: { ...visitorMessage(message), attachments } });
     const taken = await Promise.all(held.map((c) => sendFrame(c.socket, frame)));
     if (event.type !== 'message.created' || message.direction !== 'outbound' || !taken.includes(true)) return;
     // A socket took the reply: it is delivered. Only the process whose update changed the row
