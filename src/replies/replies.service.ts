@@ -9,7 +9,7 @@ import { announce } from '../messaging/announce.js';
 import { PREVIEW_LENGTH } from '../messaging/announcements.js';
 import { messageResource } from '../messaging/messaging.resources.js';
 import { findReplyThread, insertReply } from './replies.queries.js';
-import { checkChannelTakes, lockUnusedAttachments, replyPreview } from './reply-attachments.js';
+import { checkChannelTakes, checkDistinct, lockUnusedAttachments, replyPreview } from './reply-attachments.js';
 import { enqueueSend } from './send-message.queue.js';
 import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
 
@@ -51,6 +51,7 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
   if (req.text === undefined && req.template === undefined && attachmentIds.length === 0)
     throw errors.validation('send exactly one of "text" and "template", or "attachmentIds": a reply is text or at least one attachment');
   if (req.private && req.template) throw errors.validation('a private note is text; templates are sent to the contact');
+  checkDistinct(attachmentIds);
   const what = req.private ? 'note' : req.template ? 'template' : 'reply';
   // A reply with files is told apart by them too; one without keeps the key of before.
   const content =

@@ -3,6 +3,11 @@ import { filesPerMessage } from '../channels/attachment-limits.js';
 import type { Executor } from '../db/database.js';
 import { errors } from '../http/errors.js';
 
+/** The ids a reply names, each once; checked before anything else about them. */
+export function checkDistinct(ids: readonly number[]): void {
+  if (new Set(ids).size !== ids.length) throw errors.validation('attachmentIds: an attachment is named twice');
+}
+
 /**
  * The channel's rule on files, checked before anything is read or written: a channel that
  * cannot send files refuses any, one that carries one file per message refuses a second
@@ -28,7 +33,6 @@ export function checkChannelTakes(integrationKey: string, count: number): void {
  */
 export async function lockUnusedAttachments(trx: Executor, workspaceId: number, ids: number[]) {
   if (ids.length === 0) return [];
-  if (new Set(ids).size !== ids.length) throw errors.validation('attachmentIds: an attachment is named twice');
   const rows = new Map((await lockReplyAttachments(trx, workspaceId, ids)).map((r) => [r.id, r]));
   return ids.map((id, i) => {
     const row = rows.get(id);
