@@ -123,7 +123,8 @@ export class VisitorHub {
     if (!message) return;
     // An agent's files reach the visitor as signed links (docs/attachments.md, "Outbound").
     const attachments = await visitorAttachments(this.deps, message.id);
-    const frame = JSON.stringify({ type: event.type, data: { ...visitorMessage(message), attachments } });
+    const data = attachments.length > 0 ? { ...visitorMessage(message), attachments } : visitorMessage(message);
+    const frame = JSON.stringify({ type: event.type, data });
     const taken = await Promise.all(held.map((c) => sendFrame(c.socket, frame)));
     if (event.type !== 'message.created' || message.direction !== 'outbound' || !taken.includes(true)) return;
     // A socket took the reply: it is delivered. Only the process whose update changed the row
