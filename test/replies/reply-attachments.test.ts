@@ -202,4 +202,11 @@ describe('POST /v1/threads/:id/messages with attachmentIds', () => {
     expect(done.error).toContain(`attachment ${id}: its bytes are not in the storage`);
     expect(fake.requests).toHaveLength(0);
   });
+
+  it('the OpenAPI document describes attachmentIds on the reply body', async () => {
+    const doc = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const body = doc.paths['/v1/threads/{id}/messages'].post.requestBody.content['application/json'].schema;
+    expect(body.properties.attachmentIds).toMatchObject({ type: 'array', minItems: 1, maxItems: 10, items: { type: 'integer' } });
+    expect(body.properties.attachmentIds.description).toContain('docs/attachments.md');
+  });
 });
