@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import type { Readable } from 'node:stream';
 import nodemailer, { type NodemailerError } from 'nodemailer';
 import { safeEqual } from '../crypto/hmac.js';
 import type { NormalisedEvent } from '../messaging/events.js';
@@ -174,9 +175,14 @@ async function sendMail(
     return retry(`email: ${SMTP_UNREACHABLE}`);
   }
   // MIME parts streamed from the storage as nodemailer writes the message.
-  const attachments = await Promise.all(
-    (target.attachments ?? []).map(async (a) => ({ filename: a.filename, contentType: a.contentType, content: await a.open() })),
-  );
+  const attachments: { filename: string; contentType: string; content: Readable }[] = [];
+  try {
+    for (const a of target.attachments ?? [])
+      attachments.push({ filename: a.filename, contentType: a.contentType, content: await a.open() });
+  } catch (err) {
+    for (const a of attachments) a.content.destroy();
+    throw err;
+  }
   const transport = nodemailer.createTransport({
     host: address,
     port: smtp.port,

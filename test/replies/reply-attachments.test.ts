@@ -126,7 +126,10 @@ describe('POST /v1/threads/:id/messages with attachmentIds', () => {
   it('refuses an upload already on a message', async () => {
     const thread = await seedReplyThread(ctx.deps, onWhatsapp, '4915100000002');
     const id = await upload();
-    expect((await reply(thread.id, { attachmentIds: [id] })).statusCode).toBe(202);
+    const first = await reply(thread.id, { attachmentIds: [id] });
+    expect(first.statusCode).toBe(202);
+    // Sent before the next test looks at what the fake provider received.
+    await settled(first.json().data.id);
     const again = await reply(thread.id, { text: 'once more', attachmentIds: [id] });
     expect(again.statusCode).toBe(422);
     expect(again.json().error.message).toContain(`attachment ${id} is already on a message`);
@@ -144,6 +147,7 @@ describe('POST /v1/threads/:id/messages with attachmentIds', () => {
     const taken = answers.find((a) => a.statusCode === 202)!.json().data.id;
     expect((await attachmentRow(id)).message_id).toBe(taken);
     expect(await outboundCount(thread.id)).toBe(1);
+    await settled(taken);
   });
 
   it('refuses files on a channel that cannot send them', async () => {
@@ -189,6 +193,10 @@ describe('POST /v1/threads/:id/messages with attachmentIds', () => {
     expect(await outboundCount(thread.id)).toBe(1);
     expect(fake.requests.filter((r) => r.path.endsWith('/media'))).toHaveLength(1);
     expect(fake.requests.filter((r) => r.path.endsWith('/messages'))).toHaveLength(1);
+    // The same key with other files is another request: refused, nothing written.
+    const other = await reply(thread.id, { text: 'your invoice', attachmentIds: [await upload()] }, { 'idempotency-key': 'invoice-1' });
+    expect(other.statusCode).toBe(409);
+    expect(await outboundCount(thread.id)).toBe(1);
   });
 
   it('a reply whose bytes are gone from the storage fails with a reason, not a retry', async () => {
