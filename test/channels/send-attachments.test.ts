@@ -122,6 +122,17 @@ describe('replies with a file, channel by channel', () => {
     expect(sent.external_id).toBe((answerOf(2).messages as { id: string }[])[0]!.id);
   });
 
+  it('WhatsApp Cloud sends a WebP sticker as a sticker after its text, and any other sticker as a captioned image', async () => {
+    const { thread } = await threadOn('whatsapp', '4915100000103');
+    await replySent(thread.id, { text: 'Thumbs up', attachmentIds: [await upload(someBytes(), 'image/webp', 'ok.webp', 'sticker')] });
+    expect(fake.requests.map((r) => (r.parsed as { type?: string }).type)).toEqual([undefined, 'text', 'sticker']);
+    expect((fake.requests[2]!.parsed as { sticker: object }).sticker).toEqual({ id: answerOf(0).id });
+    fake.reset();
+    await replySent(thread.id, { text: 'Thumbs up', attachmentIds: [await upload(someBytes(), 'image/png', 'ok.png', 'sticker')] });
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests[1]!.parsed).toMatchObject({ type: 'image', image: { id: answerOf(0).id, caption: 'Thumbs up' } });
+  });
+
   it.each(['social_one.native', 'social_two.native'])(
     '%s sends the text, then the file by its signed link, which Meta fetches',
     async (key) => {
@@ -193,6 +204,17 @@ describe('replies with a file, channel by channel', () => {
     expect(fake.requests[0]!.parsed).toMatchObject({ chat_id: '777000111', caption: 'The logs' });
     expect(fake.requests[0]!.fetched!.bytes.equals(bytes)).toBe(true);
     expect(sent.external_id).toBe(`777000111:${(answerOf(0).result as { message_id: number }).message_id}`);
+  });
+
+  it('Telegram sends a WebP sticker by sendSticker after its text by sendMessage (a sticker takes no caption)', async () => {
+    const { thread } = await threadOn('telegram', '777000112');
+    const bytes = someBytes(1_000);
+    const sent = await replySent(thread.id, { text: 'Done!', attachmentIds: [await upload(bytes, 'image/webp', 'done.webp', 'sticker')] });
+    expect(fake.requests.map((r) => r.path.split('/').pop())).toEqual(['sendMessage', 'sendSticker']);
+    expect(fake.requests[0]!.parsed).toMatchObject({ chat_id: '777000112', text: 'Done!' });
+    expect(fake.requests[1]!.parsed).not.toHaveProperty('caption');
+    expect(fake.requests[1]!.fetched!.bytes.equals(bytes)).toBe(true);
+    expect(sent.external_id).toBe(`777000112:${(answerOf(1).result as { message_id: number }).message_id}`);
   });
 
   it('e-mail carries every file as a MIME attachment with its name and type', async () => {
