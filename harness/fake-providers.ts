@@ -1,21 +1,28 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import busboy from 'busboy';
 import { createFakeMedia, type FakeMedia } from './fake-media.js';
 
 /**
  * One HTTP server that answers every provider's send endpoint the way its public docs show.
  * Each provider lives under its own prefix, so one port serves them all:
  *
- *   whatsapp, social_*  {url}/graph/v23.0   (/{phone_number_id}/messages, /me/messages,
- *                                            GET /{waba_id}/message_templates: two pages)
+ *   whatsapp, social_*  {url}/graph/v23.0   (/{phone_number_id}/messages, /{phone_number_id}/media,
+ *                                            /me/messages, GET /{waba_id}/message_templates: two pages)
  *   aggregator          {url}/aggregator     (/messages)
- *   whatsapp_session    {url}/waha           (/api/sendText)
+ *   whatsapp_session    {url}/waha           (/api/sendText, /api/sendFile)
  *   sms                 {url}/twilio         (/2010-04-01/Accounts/{sid}/Messages.json)
- *   telegram            {url}/telegram       (/bot{token}/sendMessage, sendPhoto, sendDocument, setWebhook)
+ *   telegram            {url}/telegram       (/bot{token}/sendMessage, sendPhoto, sendAudio, sendVideo,
+ *                                            sendDocument, sendSticker, setWebhook)
  *
  * Every request is recorded; `behave(path, …)` makes one path answer otherwise. The providers'
  * media files (inbound attachments) are served by `media` (./fake-media.ts) on the same port.
+ * Media are checked as the providers check them: a WhatsApp upload must be multipart with
+ * `messaging_product=whatsapp`, `type` and `file` (kept in `uploads`, and a send must name an
+ * uploaded id); a file sent by URL (Messenger's `payload.url`, WAHA's `file.url`, Twilio's
+ * `MediaUrl`, Telegram's `photo`/`document`…) is fetched at once, as the provider would, and
+ * the send is refused when that fetch does not answer 200. What was fetched is `fetched`.
  */
 export interface RecordedRequest {
   method: string;
@@ -24,11 +31,35 @@ export interface RecordedRequest {
   query: string;
   headers: IncomingHttpHeaders;
   body: string;
-  /** The body parsed as JSON, or as a form when it was form-encoded. */
+  /** The body's exact bytes (a multipart upload is binary). */
+  bytes: Buffer;
+  /** The body parsed as JSON, as a form when it was form-encoded, or as a MultipartBody. */
   parsed: unknown;
+  /** A file the provider fetched by the URL the send named. */
+  fetched?: FetchedMedia;
   provider: Provider | undefined;
   /** What the fake answered; absent while it hangs. */
   response?: { status: number; body: unknown };
+}
+
+export interface MultipartBody {
+  fields: Record<string, string>;
+  files: { field: string; filename: string; contentType: string; bytes: Buffer }[];
+}
+
+export interface FetchedMedia {
+  url: string;
+  status: number;
+  contentType: string | null;
+  bytes: Buffer;
+}
+
+/** A file uploaded to WhatsApp's `/media`, by the id the upload answered. */
+export interface UploadedMedia {
+  type: string;
+  filename: string;
+  contentType: string;
+  bytes: Buffer;
 }
 
 export type Provider = 'whatsapp' | 'social' | 'aggregator' | 'whatsapp_session' | 'sms' | 'telegram';
@@ -52,6 +83,8 @@ export interface FakeProviders {
   url: string;
   baseUrls: Record<Provider, string>;
   requests: RecordedRequest[];
+  /** WhatsApp media uploads by media id. */
+  uploads: Map<string, UploadedMedia>;
   behave(path: string, behaviour: Behaviour): void;
   /** Media files with each provider's authentication, for inbound attachments. */
   media: FakeMedia;
@@ -69,24 +102,30 @@ export async function startFakeProviders(
   const behaviours = new Map<string, Behaviour>();
   let url = '';
   const media = createFakeMedia(() => url);
+  const uploads = new Map<string, UploadedMedia>();
 
   const server = createServer((req, res) => {
     if (media.handle(req, res)) return;
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
+    req.on('end', async () => {
+      const bytes = Buffer.concat(chunks);
+      const body = bytes.toString('utf8');
       const requested = new URL(req.url ?? '/', 'http://fake');
       const path = requested.pathname;
+      const contentType = req.headers['content-type'];
       const recorded: RecordedRequest = {
         method: req.method ?? '',
         path,
         query: requested.search.replace(/^\?/, ''),
         headers: req.headers,
         body,
-        parsed: parseBody(body, req.headers['content-type']),
+        bytes,
+        parsed: contentType?.startsWith('multipart/form-data') ? await parseMultipart(bytes, contentType) : parseBody(body, contentType),
         provider: providerOf(path),
       };
+      const mediaUrl = mediaUrlOf(recorded);
+      if (mediaUrl !== undefined) recorded.fetched = await fetchMedia(mediaUrl);
       requests.push(recorded);
       options.onRequest?.(recorded);
       const respond = (behaviour: Behaviour) => {
@@ -94,7 +133,7 @@ export async function startFakeProviders(
           void behaviour.heldUntil.then(() => respond(behaviour.then ?? 'ok'));
           return;
         }
-        const answered = answer(recorded, behaviour);
+        const answered = answer(recorded, behaviour, uploads);
         if (answered === undefined) return; // hanging: closed with the server
         recorded.response = { status: answered.status, body: answered.body };
         const text = answered.body === undefined ? '' : typeof answered.body === 'string' ? answered.body : JSON.stringify(answered.body);
@@ -125,11 +164,13 @@ export async function startFakeProviders(
     },
     requests,
     media,
+    uploads,
     behave: (path, behaviour) => void behaviours.set(path, behaviour),
     reset() {
       requests.length = 0;
       behaviours.clear();
       media.reset();
+      uploads.clear();
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -139,13 +180,106 @@ export async function startFakeProviders(
   };
 }
 
+const MEDIA_PATH = new RegExp(`^${GRAPH_PREFIX.replaceAll('.', '\\.')}/[^/]+/media$`);
+const TELEGRAM_FILE_FIELDS = ['photo', 'audio', 'video', 'document', 'sticker'] as const;
+
 function providerOf(path: string): Provider | undefined {
   if (path === `${GRAPH_PREFIX}/me/messages`) return 'social';
   if (new RegExp(`^${GRAPH_PREFIX.replaceAll('.', '\\.')}/[^/]+/messages$`).test(path)) return 'whatsapp';
+  if (MEDIA_PATH.test(path)) return 'whatsapp';
   if (path === '/aggregator/messages') return 'aggregator';
-  if (path === '/waha/api/sendText') return 'whatsapp_session';
+  if (path === '/waha/api/sendText' || path === '/waha/api/sendFile') return 'whatsapp_session';
   if (/^\/twilio\/2010-04-01\/Accounts\/[^/]+\/Messages\.json$/.test(path)) return 'sms';
-  if (/^\/telegram\/bot[^/]+\/(sendMessage|sendPhoto|sendDocument|setWebhook)$/.test(path)) return 'telegram';
+  if (/^\/telegram\/bot[^/]+\/(sendMessage|sendPhoto|sendAudio|sendVideo|sendDocument|sendSticker|setWebhook)$/.test(path))
+    return 'telegram';
+  return undefined;
+}
+
+/** The URL of a file a send asks the provider to fetch, if it names one. */
+function mediaUrlOf(req: RecordedRequest): string | undefined {
+  const p = (req.parsed ?? {}) as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const obj = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
+  switch (req.provider) {
+    case 'social':
+      return str(obj(obj(obj(p.message).attachment).payload).url);
+    case 'whatsapp_session':
+      return str(obj(p.file).url);
+    case 'sms':
+      return str(p.MediaUrl);
+    case 'telegram':
+      for (const field of TELEGRAM_FILE_FIELDS) if (str(p[field])) return str(p[field]);
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+async function fetchMedia(url: string): Promise<FetchedMedia> {
+  try {
+    const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(5_000) });
+    return { url, status: res.status, contentType: res.headers.get('content-type'), bytes: Buffer.from(await res.arrayBuffer()) };
+  } catch {
+    return { url, status: 0, contentType: null, bytes: Buffer.alloc(0) };
+  }
+}
+
+function parseMultipart(bytes: Buffer, contentType: string): Promise<MultipartBody | undefined> {
+  return new Promise((resolve) => {
+    const form: MultipartBody = { fields: {}, files: [] };
+    let parser: ReturnType<typeof busboy>;
+    try {
+      parser = busboy({ headers: { 'content-type': contentType } });
+    } catch {
+      resolve(undefined);
+      return;
+    }
+    parser.on('field', (name, value) => {
+      form.fields[name] = value;
+    });
+    parser.on('file', (field, stream, info) => {
+      const parts: Buffer[] = [];
+      stream.on('data', (c: Buffer) => parts.push(c));
+      stream.on('end', () =>
+        form.files.push({ field, filename: info.filename ?? '', contentType: info.mimeType, bytes: Buffer.concat(parts) }),
+      );
+    });
+    parser.on('error', () => resolve(undefined));
+    parser.on('close', () => resolve(form));
+    parser.end(bytes);
+  });
+}
+
+/**
+ * What the provider refuses about a file: a WhatsApp upload without its fields, a send naming
+ * a media id never uploaded, or a file its URL did not serve. Undefined when nothing.
+ */
+function mediaProblem(req: RecordedRequest, uploads: Map<string, UploadedMedia>): string | undefined {
+  if (req.provider === 'whatsapp' && MEDIA_PATH.test(req.path)) {
+    const form = req.parsed as MultipartBody | undefined;
+    if (!form || !Array.isArray(form.files)) return '(#100) The request must be multipart/form-data';
+    if (form.fields.messaging_product !== 'whatsapp') return '(#100) The parameter messaging_product is required';
+    if (!form.fields.type) return '(#100) The parameter type is required';
+    const file = form.files.find((f) => f.field === 'file');
+    if (!file) return '(#100) The parameter file is required';
+    if (file.contentType !== form.fields.type)
+      return `(#131053) Media upload error: type ${form.fields.type} is not the file's ${file.contentType}`;
+    return undefined;
+  }
+  if (req.provider === 'whatsapp') {
+    const p = (req.parsed ?? {}) as Record<string, unknown>;
+    const type = typeof p.type === 'string' ? p.type : '';
+    if (!['image', 'audio', 'video', 'document', 'sticker'].includes(type)) return undefined;
+    const media = (p[type] ?? {}) as Record<string, unknown>;
+    if (typeof media.id !== 'string' || !uploads.has(media.id)) return `(#131053) Media upload error: unknown media id ${String(media.id)}`;
+    if ((type === 'audio' || type === 'sticker') && media.caption !== undefined) return `(#100) ${type} messages take no caption`;
+    return undefined;
+  }
+  if (req.fetched && req.fetched.status !== 200) return `could not fetch the media at its URL (HTTP ${req.fetched.status})`;
+  if (req.provider === 'whatsapp_session' && req.path.endsWith('/sendFile')) {
+    const file = ((req.parsed ?? {}) as Record<string, unknown>).file as Record<string, unknown> | undefined;
+    if (!file || typeof file.mimetype !== 'string' || typeof file.filename !== 'string') return 'file must be {mimetype, filename, url}';
+  }
   return undefined;
 }
 
@@ -155,7 +289,11 @@ interface Answer {
   headers?: Record<string, string>;
 }
 
-function answer(req: RecordedRequest, behaviour: Exclude<Behaviour, { heldUntil: Promise<unknown> }>): Answer | undefined {
+function answer(
+  req: RecordedRequest,
+  behaviour: Exclude<Behaviour, { heldUntil: Promise<unknown> }>,
+  uploads: Map<string, UploadedMedia>,
+): Answer | undefined {
   if (behaviour === 'hang') return undefined;
   if (typeof behaviour === 'object' && 'status' in behaviour) return behaviour;
   if (req.method === 'GET' && TEMPLATES_PATH.test(req.path))
@@ -174,8 +312,15 @@ function answer(req: RecordedRequest, behaviour: Exclude<Behaviour, { heldUntil:
   }
   if (behaviour === 'server-error') return { status: 500, body: errorBody(req.provider, 500, 'Internal server error') };
   if (behaviour === 'bad-request') return { status: 400, body: errorBody(req.provider, 400, invalidRecipient(req.provider)) };
-  const refused = req.provider === 'social' ? metaSendProblem(req.parsed) : undefined;
+  const refused = (req.provider === 'social' ? metaSendProblem(req.parsed) : undefined) ?? mediaProblem(req, uploads);
   if (refused) return { status: 400, body: errorBody(req.provider, 400, refused) };
+  if (req.provider === 'whatsapp' && MEDIA_PATH.test(req.path)) {
+    const form = req.parsed as MultipartBody;
+    const file = form.files.find((f) => f.field === 'file')!;
+    const id = String(1_000_000_000_000_000n + BigInt(uploads.size + 1));
+    uploads.set(id, { type: form.fields.type!, filename: file.filename, contentType: file.contentType, bytes: file.bytes });
+    return { status: 200, body: { id } };
+  }
   const [status, body] = success(req.provider, req.parsed, req.path);
   return { status, body };
 }

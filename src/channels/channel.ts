@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { IntegrationConfig, IntegrationKey } from '../config.js';
 import { hmacSha256Hex, safeEqual, sha256SignatureDigest } from '../crypto/hmac.js';
 import { parseJson, type RawBody } from '../http/raw-body.js';
-import type { NormalisedEvent } from '../messaging/events.js';
+import type { AttachmentKind, NormalisedEvent } from '../messaging/events.js';
 import type { ResolveHost } from '../webhooks-out/address-guard.js';
 
 /**
@@ -90,6 +91,24 @@ export interface SendTarget {
   replyTo?: { subject?: string; messageId?: string };
   /** The provider's timestamp of the contact's last inbound message (Meta's messaging_type). */
   lastInboundAt?: Date | null;
+  /**
+   * Files the reply carries (docs/attachments.md, "Outbound"); `text` is then their caption and
+   * may be empty. Never more than the channel takes (attachment-limits.ts): the route refused more.
+   */
+  attachments?: OutboundAttachment[];
+}
+
+/** A stored attachment on its way out: a provider fetches it by `url` or is handed its bytes. */
+export interface OutboundAttachment {
+  id: number;
+  kind: AttachmentKind;
+  contentType: string;
+  filename: string;
+  size: number;
+  /** A signed link to the bytes (INBOX_PUBLIC_URL, valid 15 minutes), for providers that fetch media. */
+  url: string;
+  /** The bytes, streamed from the attachment storage. */
+  open(): Promise<Readable>;
 }
 
 /** Connection credentials merged over INBOX_INTEGRATIONS.<key> (apiBaseUrl, accessToken) by the caller. */

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import type { Readable } from 'node:stream';
 import nodemailer, { type NodemailerError } from 'nodemailer';
 import { safeEqual } from '../crypto/hmac.js';
 import type { NormalisedEvent } from '../messaging/events.js';
@@ -29,7 +30,8 @@ import { noCredentials, outcomes } from './send-outcome.js';
  * (`account`) of delivery events. Inbound mail may name `inReplyTo` and `references` (a
  * string or a list) to join a known thread; its text keeps only the visible reply.
  * Replies go out over SMTP (nodemailer) to the connection's `smtpUrl`, from its address, in
- * the thread of the last inbound mail; the id is the Message-ID sent, which bounces name.
+ * the thread of the last inbound mail; the id is the Message-ID sent, which bounces name. A
+ * reply's files are MIME attachments with their filename and content type.
  */
 export const emailAdapter: WebhookAdapter = {
   key: 'email',
@@ -177,6 +179,15 @@ async function sendMail(
     if (err instanceof RefusedAddressError) return failed(`email: ${err.message}; SMTP servers must be on public addresses`);
     return retry(`email: ${SMTP_UNREACHABLE}`);
   }
+  // MIME parts streamed from the storage as nodemailer writes the message.
+  const attachments: { filename: string; contentType: string; content: Readable }[] = [];
+  try {
+    for (const a of target.attachments ?? [])
+      attachments.push({ filename: a.filename, contentType: a.contentType, content: await a.open() });
+  } catch (err) {
+    for (const a of attachments) a.content.destroy();
+    throw err;
+  }
   const transport = nodemailer.createTransport({
     host: address,
     port: smtp.port,
@@ -197,6 +208,7 @@ async function sendMail(
       to: target.to,
       subject: replySubject(target.replyTo?.subject),
       text: target.text,
+      ...(attachments.length > 0 ? { attachments } : {}),
       ...(inReplyTo ? { inReplyTo, references: inReplyTo } : {}),
       // The socket timeouts bound each wait; this bounds the whole attempt.
       signal: AbortSignal.timeout(timeoutMs),
@@ -220,6 +232,8 @@ async function sendMail(
     return PERMANENT_CODES.has(e.code ?? '') ? failed(text) : retry(text);
   } finally {
     transport.close();
+    // A send that failed before reading them leaves nothing open.
+    for (const a of attachments) a.content.destroy();
   }
 }
 

@@ -18,7 +18,8 @@ export interface ProviderRequest {
   url: string;
   /** Authentication and any provider headers; content-type and accept are set here. */
   headers: Record<string, string>;
-  body: { json: unknown } | { form: Record<string, string> };
+  /** JSON, a form, or multipart form data (a file upload: fetch writes its boundary). */
+  body: { json: unknown } | { form: Record<string, string> } | { multipart: FormData };
   timeoutMs: number;
   /** Values that must never appear in an outcome's error text. */
   secrets: readonly (string | undefined)[];
@@ -45,17 +46,19 @@ export async function postToProvider(req: ProviderRequest): Promise<SendOutcome>
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return failed(`${req.key}: apiBaseUrl must be an http(s) URL`);
 
-  const [contentType, payload] =
+  const [contentType, payload]: [string | undefined, string | FormData] =
     'json' in req.body
       ? ['application/json', JSON.stringify(req.body.json)]
-      : ['application/x-www-form-urlencoded', new URLSearchParams(req.body.form).toString()];
+      : 'form' in req.body
+        ? ['application/x-www-form-urlencoded', new URLSearchParams(req.body.form).toString()]
+        : [undefined, req.body.multipart];
   let status: number;
   let headers: Headers;
   let text: string;
   try {
     const res = await fetch(url, {
       method: 'POST',
-      headers: { ...req.headers, accept: 'application/json', 'content-type': contentType },
+      headers: { ...req.headers, accept: 'application/json', ...(contentType ? { 'content-type': contentType } : {}) },
       body: payload,
       redirect: 'manual',
       // One deadline for the whole attempt: connecting, waiting and reading the answer.

@@ -104,7 +104,7 @@ export const smsAdapter: WebhookAdapter = {
  * number), `Body`, basic auth `accountSid:accessToken`. With `statusCallback` (sms.twilio) and
  * the public URL, the form also names `StatusCallback` = `<publicUrl>/webhooks/<key>`, so Twilio
  * posts the reply's receipts there with no Status callback URL set in its console; `sms` sends
- * exactly the three fields its neutral format documents.
+ * exactly the three fields its neutral format documents, and `MediaUrl` for a reply with a file.
  */
 export function twilioSend(key: IntegrationKey, { statusCallback = false } = {}): NonNullable<WebhookAdapter['send']> {
   return async (target, credentials, { timeoutMs, publicUrl }) => {
@@ -112,6 +112,9 @@ export function twilioSend(key: IntegrationKey, { statusCallback = false } = {})
     if (!accountSid || !accessToken) return noCredentials(key, { accountSid, accessToken });
     const basic = Buffer.from(`${accountSid}:${accessToken}`).toString('base64');
     const form: Record<string, string> = { To: target.to, From: target.accountId, Body: target.text };
+    // MMS: Twilio fetches the file from its signed link (one per reply; docs/attachments.md).
+    const file = target.attachments?.[0];
+    if (file) form.MediaUrl = file.url;
     if (statusCallback && publicUrl) form.StatusCallback = `${publicUrl}/webhooks/${key}`;
     return postToProvider({
       key,

@@ -14,9 +14,13 @@ import {
   toDate,
   type WebhookAdapter,
 } from './channel.js';
+import { inTurn } from './media-send.js';
 import { apiUrl, META_GRAPH_API, postToProvider } from './provider-http.js';
 import { metaMessagingType } from './reply-window.js';
 import { noCredentials } from './send-outcome.js';
+
+/** The Send API's attachment types; it has no sticker type, so a sticker goes as an image. */
+const SEND_TYPES: Record<AttachmentKind, string> = { image: 'image', sticker: 'image', audio: 'audio', video: 'video', file: 'file' };
 
 /**
  * Messenger (`social_one.native`) and Instagram (`social_two.native`) messaging: one adapter
@@ -24,7 +28,8 @@ import { noCredentials } from './send-outcome.js';
  * a correct digest without the prefix is refused (docs/webhooks.md, "Integrations"). The account is `entry[].id`
  * (the page or Instagram account id); the contact is `messaging[].sender.id` (PSID / IGSID).
  * Replies: `POST {apiBaseUrl}/me/messages` with the page access token as Bearer (the token
- * names the page, so the account id is not in the request); the id is `message_id`.
+ * names the page, so the account id is not in the request); the id is `message_id`. A file
+ * goes by its signed link (`attachment.payload.url`), which Meta fetches.
  */
 export function socialAdapter(key: IntegrationKey & `${string}.native`): WebhookAdapter {
   return {
@@ -78,16 +83,24 @@ export function socialAdapter(key: IntegrationKey & `${string}.native`): Webhook
       // RESPONSE inside 24 h of the person's last message; after that a human agent's answer
       // carries the HUMAN_AGENT tag (docs/replies.md, "Reply windows").
       const tagging = metaMessagingType(target.lastInboundAt, now());
-      return postToProvider({
-        key,
-        url: apiUrl(credentials.apiBaseUrl ?? META_GRAPH_API, '/me/messages'),
-        headers: { authorization: `Bearer ${credentials.accessToken}` },
-        body: { json: { recipient: { id: target.to }, ...tagging, message: { text: target.text } } },
-        timeoutMs,
-        secrets: [credentials.accessToken],
-        idField: 'message_id',
-        readId: (body) => (isObject(body) ? optionalString(body.message_id) : undefined),
-      });
+      const token = credentials.accessToken;
+      const post = (message: Record<string, unknown>) =>
+        postToProvider({
+          key,
+          url: apiUrl(credentials.apiBaseUrl ?? META_GRAPH_API, '/me/messages'),
+          headers: { authorization: `Bearer ${token}` },
+          body: { json: { recipient: { id: target.to }, ...tagging, message } },
+          timeoutMs,
+          secrets: [token],
+          idField: 'message_id',
+          readId: (body) => (isObject(body) ? optionalString(body.message_id) : undefined),
+        });
+      const file = target.attachments?.[0];
+      if (!file) return post({ text: target.text });
+      // The Send API carries a text or an attachment, never both: the text goes first as a
+      // message of its own, and the attachment's id is the reply's (docs/attachments.md).
+      const attachment = { type: SEND_TYPES[file.kind], payload: { url: file.url, is_reusable: false } };
+      return inTurn([...(target.text !== '' ? [() => post({ text: target.text })] : []), () => post({ attachment })]);
     },
   };
 }

@@ -3,6 +3,7 @@ import {
   header,
   isObject,
   NormaliseError,
+  type OutboundAttachment,
   optionalString,
   requireObject,
   requireString,
@@ -10,6 +11,7 @@ import {
   toDate,
   type WebhookAdapter,
 } from './channel.js';
+import { inTurn } from './media-send.js';
 import { apiUrl, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
 
@@ -30,7 +32,8 @@ export const TELEGRAM_SECRET_HEADER = 'x-telegram-bot-api-secret-token';
  * the chat (where replies go). A photo, document, voice note, audio, video or sticker is an
  * attachment read with `getFile`, and its caption is the text; an edit arrives as a new
  * message marked "(edited)", with its new text only (an edit cannot change the file).
- * Replies: `POST {apiBaseUrl}/bot<token>/sendMessage {chat_id, text}`.
+ * Replies: `POST {apiBaseUrl}/bot<token>/sendMessage {chat_id, text}`; a file by its signed link
+ * with `sendPhoto`, `sendAudio`, `sendVideo`, `sendDocument` or `sendSticker`.
  */
 export const telegramAdapter: WebhookAdapter = {
   key: 'telegram',
@@ -76,24 +79,52 @@ export const telegramAdapter: WebhookAdapter = {
   },
   async send(target, credentials, { timeoutMs }) {
     if (!credentials.accessToken) return noCredentials('telegram', { accessToken: credentials.accessToken });
-    return postToProvider({
-      key: 'telegram',
-      url: apiUrl(credentials.apiBaseUrl ?? TELEGRAM_API, `/bot${credentials.accessToken}/sendMessage`),
-      headers: {},
-      body: { json: { chat_id: target.to, text: target.text } },
-      timeoutMs,
-      secrets: [credentials.accessToken],
-      idField: 'result.message_id',
-      // Message ids are per chat; the stored id names the chat too, like inbound ones.
-      readId: (body) => {
-        const result = isObject(body) && isObject(body.result) ? body.result : undefined;
-        const id = result ? optionalString(result.message_id) : undefined;
-        const chat = result && isObject(result.chat) ? optionalString(result.chat.id) : undefined;
-        return id === undefined ? undefined : `${chat ?? target.to}:${id}`;
-      },
-    });
+    const token = credentials.accessToken;
+    const call = (method: string, json: Record<string, unknown>) =>
+      postToProvider({
+        key: 'telegram',
+        url: apiUrl(credentials.apiBaseUrl ?? TELEGRAM_API, `/bot${token}/${method}`),
+        headers: {},
+        body: { json: { chat_id: target.to, ...json } },
+        timeoutMs,
+        secrets: [token],
+        idField: 'result.message_id',
+        // Message ids are per chat; the stored id names the chat too, like inbound ones.
+        readId: (body) => {
+          const result = isObject(body) && isObject(body.result) ? body.result : undefined;
+          const id = result ? optionalString(result.message_id) : undefined;
+          const chat = result && isObject(result.chat) ? optionalString(result.chat.id) : undefined;
+          return id === undefined ? undefined : `${chat ?? target.to}:${id}`;
+        },
+      });
+    const file = target.attachments?.[0];
+    if (!file) return call('sendMessage', { text: target.text });
+    // Telegram fetches the file from its signed link; a sticker takes no caption, so its text
+    // goes first as a message of its own (docs/attachments.md, "Outbound").
+    const [method, field] = sendMethod(file);
+    const captioned = method !== 'sendSticker';
+    return inTurn([
+      ...(!captioned && target.text !== '' ? [() => call('sendMessage', { text: target.text })] : []),
+      () => call(method, { [field]: file.url, ...(captioned && target.text !== '' ? { caption: target.text } : {}) }),
+    ]);
   },
 };
+
+/** The Bot API method and its file field for a kind; a sticker must be WebP, else it goes as a photo. */
+function sendMethod(file: OutboundAttachment): [string, string] {
+  switch (file.kind) {
+    case 'image':
+      return ['sendPhoto', 'photo'];
+    case 'audio':
+      return ['sendAudio', 'audio'];
+    case 'video':
+      return ['sendVideo', 'video'];
+    case 'sticker':
+      return file.contentType === 'image/webp' ? ['sendSticker', 'sticker'] : ['sendPhoto', 'photo'];
+    case 'file':
+      return ['sendDocument', 'document'];
+  }
+}
 
 /** The Bot API's file-carrying fields, as attachment kinds (a document is a file, a voice note audio). */
 const FILE_FIELDS: [field: string, kind: AttachmentKind][] = [

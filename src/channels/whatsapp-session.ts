@@ -77,17 +77,31 @@ export const whatsappSessionAdapter: WebhookAdapter = {
   send: sessionGatewaySend('whatsapp_session'),
 };
 
-/** WAHA's `POST /api/sendText`, for `whatsapp_session` and `whatsapp_session.waha`. */
+/**
+ * WAHA's `POST /api/sendText`, for `whatsapp_session` and `whatsapp_session.waha`; a reply with
+ * a file goes to `POST /api/sendFile` `{session, chatId, file: {mimetype, filename, url}, caption}`,
+ * and WAHA fetches the signed link (docs/attachments.md, "Outbound").
+ */
 export function sessionGatewaySend(key: IntegrationKey): NonNullable<WebhookAdapter['send']> {
   return async (target, credentials, { timeoutMs }) => {
     if (!credentials.apiBaseUrl) return noCredentials(key, { apiBaseUrl: credentials.apiBaseUrl });
+    // Contacts are stored without the gateway's suffix (normalise strips `@c.us`); a handle
+    // that already names a chat (`…@g.us`, `…@c.us`) is used as it is.
+    const chat = { session: target.accountId, chatId: target.to.includes('@') ? target.to : `${target.to}@c.us` };
+    const file = target.attachments?.[0];
     return postToProvider({
       key,
-      url: apiUrl(credentials.apiBaseUrl, '/api/sendText'),
+      url: apiUrl(credentials.apiBaseUrl, file ? '/api/sendFile' : '/api/sendText'),
       headers: credentials.accessToken ? { 'x-api-key': credentials.accessToken } : {},
-      // Contacts are stored without the gateway's suffix (normalise strips `@c.us`); a handle
-      // that already names a chat (`…@g.us`, `…@c.us`) is used as it is.
-      body: { json: { session: target.accountId, chatId: target.to.includes('@') ? target.to : `${target.to}@c.us`, text: target.text } },
+      body: {
+        json: file
+          ? {
+              ...chat,
+              file: { mimetype: file.contentType, filename: file.filename, url: file.url },
+              ...(target.text !== '' ? { caption: target.text } : {}),
+            }
+          : { ...chat, text: target.text },
+      },
       timeoutMs,
       secrets: [credentials.accessToken],
       idField: 'id or id._serialized',

@@ -9,13 +9,16 @@ import {
   isObject,
   lookup,
   NormaliseError,
+  type OutboundAttachment,
   optionalString,
   requireObject,
   requireString,
+  type SendOutcome,
   signed,
   toDate,
   type WebhookAdapter,
 } from './channel.js';
+import { inTurn, readAll } from './media-send.js';
 import { apiUrl, META_GRAPH_API, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
 
@@ -29,7 +32,9 @@ const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 
  * `entry[].changes[].value.metadata.phone_number_id`.
  * Replies: `POST {apiBaseUrl}/{phone_number_id}/messages` with the access token as Bearer; the
  * id is `messages[0].id` (the `wamid` that later `statuses` name). A template reply sends its
- * stored `template` object as is (docs/replies.md, "Templates").
+ * stored `template` object as is (docs/replies.md, "Templates"). A file is uploaded to
+ * `/{phone_number_id}/media` and sent by its media id, the text as its caption
+ * (docs/attachments.md, "Outbound").
  */
 export const whatsappAdapter: WebhookAdapter = {
   key: 'whatsapp',
@@ -101,26 +106,40 @@ export const whatsappAdapter: WebhookAdapter = {
   },
   async send(target, credentials, { timeoutMs }) {
     if (!credentials.accessToken) return noCredentials('whatsapp', { accessToken: credentials.accessToken });
-    return postToProvider({
-      key: 'whatsapp',
-      url: apiUrl(credentials.apiBaseUrl ?? META_GRAPH_API, `/${encodeURIComponent(target.accountId)}/messages`),
-      headers: { authorization: `Bearer ${credentials.accessToken}` },
-      body: {
-        json: {
-          messaging_product: 'whatsapp',
-          recipient_type: 'individual',
-          to: target.to,
-          ...(target.template === undefined
-            ? { type: 'text', text: { body: target.text } }
-            : { type: 'template', template: target.template }),
-        },
-      },
-      timeoutMs,
-      secrets: [credentials.accessToken],
-      idField: 'messages[0].id',
-      readId: (body) =>
-        isObject(body) && Array.isArray(body.messages) && isObject(body.messages[0]) ? optionalString(body.messages[0].id) : undefined,
-    });
+    const token = credentials.accessToken;
+    const base = credentials.apiBaseUrl ?? META_GRAPH_API;
+    const post = (message: Record<string, unknown>) =>
+      postToProvider({
+        key: 'whatsapp',
+        url: apiUrl(base, `/${encodeURIComponent(target.accountId)}/messages`),
+        headers: { authorization: `Bearer ${token}` },
+        body: { json: { messaging_product: 'whatsapp', recipient_type: 'individual', to: target.to, ...message } },
+        timeoutMs,
+        secrets: [token],
+        idField: 'messages[0].id',
+        readId: (body) =>
+          isObject(body) && Array.isArray(body.messages) && isObject(body.messages[0]) ? optionalString(body.messages[0].id) : undefined,
+      });
+    const file = target.attachments?.[0];
+    if (!file)
+      return post(
+        target.template === undefined ? { type: 'text', text: { body: target.text } } : { type: 'template', template: target.template },
+      );
+    // The file is uploaded first; the message names the media id WhatsApp gives it.
+    const uploaded = await uploadMedia(base, target.accountId, token, file, timeoutMs);
+    if (uploaded.outcome !== 'sent') return uploaded;
+    const type = mediaType(file);
+    const captioned = type === 'image' || type === 'video' || type === 'document';
+    const media = {
+      id: uploaded.externalId,
+      ...(captioned && target.text !== '' ? { caption: target.text } : {}),
+      ...(type === 'document' ? { filename: file.filename } : {}),
+    };
+    // Audio and stickers take no caption: the text goes first, as a message of its own.
+    return inTurn([
+      ...(!captioned && target.text !== '' ? [() => post({ type: 'text', text: { body: target.text } })] : []),
+      () => post({ type, [type]: media }),
+    ]);
   },
 };
 
@@ -147,6 +166,41 @@ function mediaOf(m: Record<string, unknown>): { attachments?: InboundAttachment[
       { kind, ...(contentType ? { contentType } : {}), ...(filename ? { filename } : {}), source: { from: 'whatsapp_media', mediaId } },
     ],
   };
+}
+
+/** The Cloud API's message type for a file; a sticker must be WebP, any other goes as an image. */
+function mediaType(file: OutboundAttachment): 'image' | 'audio' | 'video' | 'document' | 'sticker' {
+  if (file.kind === 'sticker') return file.contentType === 'image/webp' ? 'sticker' : 'image';
+  return file.kind === 'file' ? 'document' : file.kind;
+}
+
+/**
+ * `POST {apiBaseUrl}/{phone_number_id}/media`, multipart `file`, `type` (the MIME type) and
+ * `messaging_product=whatsapp`; the answer's `id` is the media id (an outcome's `externalId`
+ * here). The file is read into memory to make the part: WhatsApp takes up to 100 MB, but our
+ * own cap (INBOX_MAX_ATTACHMENT_BYTES, 25 MB by default) bounds what is held.
+ */
+async function uploadMedia(
+  base: string,
+  accountId: string,
+  token: string,
+  file: OutboundAttachment,
+  timeoutMs: number,
+): Promise<SendOutcome> {
+  const form = new FormData();
+  form.set('messaging_product', 'whatsapp');
+  form.set('type', file.contentType);
+  form.set('file', new Blob([await readAll(await file.open())], { type: file.contentType }), file.filename);
+  return postToProvider({
+    key: 'whatsapp media upload',
+    url: apiUrl(base, `/${encodeURIComponent(accountId)}/media`),
+    headers: { authorization: `Bearer ${token}` },
+    body: { multipart: form },
+    timeoutMs,
+    secrets: [token],
+    idField: 'id',
+    readId: (body) => (isObject(body) ? optionalString(body.id) : undefined),
+  });
 }
 
 function messageText(m: Record<string, unknown>): string {

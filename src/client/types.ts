@@ -447,9 +447,14 @@ export interface WebhookDelivery {
 }
 
 export interface ReplyRequest {
-  /** 1 to 4096 characters; exactly one of `text` and `template`. */
+  /** 1 to 4096 characters; never with `template`. With `attachmentIds`, their caption (or leave it out). */
   text?: string;
-  /** WhatsApp Cloud: a synced, APPROVED template. */
+  /**
+   * Uploads to send (1 to 10 ids of stored attachments on no message yet). WhatsApp, Messenger,
+   * Instagram, WAHA, SMS and Telegram take one; e-mail and live chat several; others none (422).
+   */
+  attachmentIds?: number[];
+  /** WhatsApp Cloud: a synced, APPROVED template, sent alone. */
   template?: TemplateReply;
   /** true: a private note for colleagues, stored and never sent (answered 201). */
   private?: boolean;

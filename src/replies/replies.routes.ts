@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
+import { MAX_REPLY_ATTACHMENTS } from '../channels/attachment-limits.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { BigId } from '../http/ids.js';
@@ -11,7 +12,15 @@ import { TemplateReply } from './template-reply.js';
 
 export const ReplyBody = Type.Object(
   {
-    text: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    text: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'the reply; with attachments, their caption' })),
+    attachmentIds: Type.Optional(
+      Type.Array(BigId, {
+        minItems: 1,
+        maxItems: MAX_REPLY_ATTACHMENTS,
+        description:
+          'uploads (POST /v1/attachments) to send: stored, of this workspace, on no message yet. WhatsApp, Messenger, Instagram, WAHA, SMS and Telegram take one; e-mail and live chat several; other channels none (docs/attachments.md)',
+      }),
+    ),
     template: Type.Optional(
       Type.With(TemplateReply, { description: 'WhatsApp Cloud: a synced, APPROVED template instead of `text` (docs/replies.md)' }),
     ),
@@ -21,7 +30,7 @@ export const ReplyBody = Type.Object(
 );
 
 /**
- * `POST /v1/threads/:id/messages {text | template, private?}`: an agent's reply, or with `private: true`
+ * `POST /v1/threads/:id/messages {text? | template?, attachmentIds?, private?}`: an agent's reply, or with `private: true`
  * a note that is stored (201) and never sent. The message row (`queued`) and its
  * send job commit together and the answer is 202 at once; the worker sends it and moves it to
  * `sent` or `failed`. With `Idempotency-Key` a retried POST answers the first answer again and
@@ -36,7 +45,7 @@ export const replyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       schema: {
         summary: 'Reply in a thread',
         description:
-          "Queues `{ text }` or `{ template }` (WhatsApp Cloud; exactly one of the two) for the thread's channel and answers 202 with the queued message. Needs the `write` scope. Send an `Idempotency-Key` so a retry never sends twice. Unknown body fields are refused (422).",
+          "Queues `{ text }`, `{ attachmentIds }` (with `text` as their caption, or alone) or `{ template }` (WhatsApp Cloud; alone) for the thread's channel and answers 202 with the queued message. Needs the `write` scope. Send an `Idempotency-Key` so a retry never sends twice. Unknown body fields are refused (422).",
         params: Type.Object({ id: Type.With(BigId, { description: 'the thread id' }) }),
         headers: Type.Object({
           'idempotency-key': Type.Optional(
@@ -59,6 +68,7 @@ export const replyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
         threadId: request.params.id,
         text: request.body.text,
         template: request.body.template,
+        attachmentIds: request.body.attachmentIds,
         private: request.body.private === true,
         authorId: auth.kind === 'api_key' ? null : auth.userId,
         idempotencyKey: request.headers['idempotency-key'],

@@ -1,5 +1,6 @@
 import { contentUrl } from '../attachments/attachments.resources.js';
 import { messageResources } from '../attachments/message-attachments.js';
+import { linkAttachments } from '../attachments/reply-attachments.queries.js';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import { insertTranscriptLines } from '../conversations/conversations.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
@@ -9,6 +10,7 @@ import { withIdempotency } from '../idempotency/with-idempotency.js';
 import { announce } from '../messaging/announce.js';
 import { PREVIEW_LENGTH } from '../messaging/announcements.js';
 import { findReplyThread, insertReply } from './replies.queries.js';
+import { checkChannelTakes, checkDistinct, lockUnusedAttachments, replyPreview } from './reply-attachments.js';
 import { enqueueSend } from './send-message.queue.js';
 import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
 
@@ -20,9 +22,11 @@ export interface ReplyRequest {
   appId: string;
   workspaceId: number;
   threadId: number;
-  /** Exactly one of `text` and `template`. */
+  /** At most one of `text` and `template`; `text` may be left out when attachments are given. */
   text?: string;
   template?: TemplateReply;
+  /** Uploads (`POST /v1/attachments`) the reply carries; `text` is then their caption. */
+  attachmentIds?: number[];
   /** A private note for colleagues: stored in the transcript, never sent. */
   private: boolean;
   /** The user writing; null for an API key. */
@@ -36,16 +40,27 @@ export interface ReplyRequest {
  * key, a retried request answers the first answer again and sends nothing more (docs/replies.md).
  * With `private`, a note: stored `sent` in the transcript and announced to agents and the
  * workspace's endpoints, never sent to the contact (docs/conversations.md). A reply after the
- * channel's reply window is refused (422 window_closed); a note never is.
+ * channel's reply window is refused (422 window_closed); a note never is. Attachments named
+ * by `attachmentIds` are checked against the channel and linked to the message in the same
+ * transaction (docs/attachments.md, "Outbound").
  */
 export async function postReply(deps: Deps, req: ReplyRequest) {
-  if ((req.text === undefined) === (req.template === undefined)) throw errors.validation('send exactly one of "text" and "template"');
+  const attachmentIds = req.attachmentIds ?? [];
+  if (req.text !== undefined && req.template !== undefined) throw errors.validation('send exactly one of "text" and "template"');
+  if (req.template !== undefined && attachmentIds.length > 0)
+    throw errors.validation('a template is sent alone: send "attachmentIds" with "text", or on their own');
+  if (req.text === undefined && req.template === undefined && attachmentIds.length === 0)
+    throw errors.validation('send exactly one of "text" and "template", or "attachmentIds": a reply is text or at least one attachment');
   if (req.private && req.template) throw errors.validation('a private note is text; templates are sent to the contact');
+  checkDistinct(attachmentIds);
   const what = req.private ? 'note' : req.template ? 'template' : 'reply';
+  // A reply with files is told apart by them too; one without keeps the key of before.
+  const content =
+    attachmentIds.length > 0 ? JSON.stringify({ text: req.text ?? '', attachmentIds }) : (req.text ?? JSON.stringify(req.template));
   const request = {
     space: req.appId,
     key: req.idempotencyKey,
-    request: `${what} ${req.threadId} ${sha256Hex(req.text ?? JSON.stringify(req.template))}`,
+    request: `${what} ${req.threadId} ${sha256Hex(content)}`,
     statusCode: req.private ? 201 : 202,
   };
   return withIdempotency(deps.db, request, async (trx) => {
@@ -54,7 +69,9 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
     const now = deps.now();
     if (req.private) {
       // A note branches off here: no send job, no channel check (nothing leaves the service),
-      // and the thread's preview stays the conversation's last word with the contact.
+      // and the thread's preview stays the conversation's last word with the contact. Its
+      // attachments are checked like a reply's and stay with it in the transcript.
+      const files = await lockUnusedAttachments(trx, thread.workspace_id, attachmentIds);
       const [note] = await insertTranscriptLines(
         trx,
         'note',
@@ -63,10 +80,16 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
             workspaceId: thread.workspace_id,
             threadId: thread.id,
             connectionId: thread.connection_id,
-            text: req.text!,
+            text: req.text ?? '',
             authorId: req.authorId,
           },
         ],
+        now,
+      );
+      await linkAttachments(
+        trx,
+        files.map((f) => f.id),
+        note!.id,
         now,
       );
       await announce(deps, trx, [{ type: 'message.created', message: note! }], now);
@@ -74,6 +97,7 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
       return answer!;
     }
     if (CANNOT_SEND.has(thread.integration_key)) throw errors.validation('this channel cannot send');
+    checkChannelTakes(thread.integration_key, attachmentIds.length);
     if (!req.template) {
       // The provider would refuse it after the send job ran (WhatsApp's 131047): say so now,
       // before anything is stored or queued (docs/replies.md, "Reply windows"). A template may
@@ -82,20 +106,26 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
       if (windowEnd && now.getTime() > windowEnd.getTime()) throw errors.windowClosed(thread.last_inbound_at);
     }
     // A template is checked against the synced list.
-    const content = req.template ? await prepareTemplateReply(trx, thread, req.template) : { text: req.text!, template: undefined };
+    const prepared = req.template ? await prepareTemplateReply(trx, thread, req.template) : { text: req.text ?? '', template: undefined };
+    const files = await lockUnusedAttachments(trx, thread.workspace_id, attachmentIds);
     const row = await insertReply(
       trx,
       {
         workspaceId: thread.workspace_id,
         threadId: thread.id,
         connectionId: thread.connection_id,
-        text: content.text,
-        preview: content.text.slice(0, PREVIEW_LENGTH),
+        text: prepared.text,
+        preview: replyPreview(
+          prepared.text,
+          files.map((f) => f.kind),
+        ).slice(0, PREVIEW_LENGTH),
         authorId: req.authorId,
-        template: content.template,
+        template: prepared.template,
       },
       now,
     );
+    // With the message, in its transaction: the Idempotency-Key replay finds them on it.
+    await linkAttachments(trx, attachmentIds, row.id, now);
     await enqueueSend(deps.boss, trx, { messageId: row.id, attempt: 1 });
     await announce(deps, trx, [{ type: 'message.created', message: row }], now);
     const [answer] = await messageResources(trx, [row], contentUrl(deps.config.publicUrl));

@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss';
-import type { SendCredentials, SendOutcome, WebhookAdapter } from '../channels/channel.js';
+import { findMessageAttachments } from '../attachments/reply-attachments.queries.js';
+import type { OutboundAttachment, SendCredentials, SendOutcome, WebhookAdapter } from '../channels/channel.js';
 import { sendersWith } from '../channels/index.js';
 import type { VisitorBus } from '../channels/livechat.js';
 import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials } from '../connections/connection-credentials.js';
@@ -9,6 +10,7 @@ import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, jobsIn, type QueueDefinition } from '../jobs/queue.js';
 import { publishVisitorEvents } from '../livechat/visitor-events.js';
 import { announce } from '../messaging/announce.js';
+import { MissingBytesError, outboundAttachments } from './outbound-attachments.js';
 import { findSendContexts, type SendResult } from './replies.queries.js';
 import { claimSends, holdClaims, SEND_CLAIM_MARGIN_MS, settleClaims } from './send-claim.js';
 import { nextSendAttempt, SEND_RETRY_DELAYS_SECONDS } from './send-policy.js';
@@ -64,6 +66,7 @@ async function sendOne(
   ctx: SendContext,
   senderOf: (key: string) => WebhookAdapter | undefined,
   credentialsOf: (connectionId: number) => Promise<Record<string, string> | null>,
+  attachments: OutboundAttachment[],
 ): Promise<SendOutcome> {
   const adapter = senderOf(ctx.integration_key);
   const started = performance.now();
@@ -94,6 +97,7 @@ async function sendOne(
           messageId: ctx.id,
           replyTo,
           lastInboundAt: ctx.last_inbound_at,
+          ...(attachments.length > 0 ? { attachments } : {}),
         };
         return adapter.send!(target, credentials, {
           timeoutMs: SEND_TIMEOUT_MS,
@@ -108,7 +112,9 @@ async function sendOne(
           // and says what to do; the process and the batch's other replies go on.
           err instanceof SecretBoxError
             ? { outcome: 'failed', error: CREDENTIALS_DO_NOT_OPEN }
-            : { outcome: 'retry', error: `send failed: ${(err as Error).message}` },
+            : err instanceof MissingBytesError
+              ? { outcome: 'failed', error: err.message }
+              : { outcome: 'retry', error: `send failed: ${(err as Error).message}` },
       );
   }
   deps.metrics.sends.inc({ integration: ctx.integration_key, outcome: outcome.outcome });
@@ -159,8 +165,21 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
       return p;
     };
     const senderOf = sendersWith({ visitors: visitorBus(deps) });
+    // One read for the batch's attachments too; most replies have none.
+    const files = new Map<number, OutboundAttachment[]>();
+    const rows = await findMessageAttachments(
+      deps.db,
+      unique.map((j) => j.messageId),
+    );
+    for (const [i, attachment] of outboundAttachments(deps, rows).entries()) {
+      const messageId = rows[i]!.message_id!;
+      files.set(messageId, [...(files.get(messageId) ?? []), attachment]);
+    }
     const outcomes = await Promise.all(
-      unique.map(async (job) => ({ job, outcome: await sendOne(deps, contexts.get(job.messageId)!, senderOf, credentialsOf) })),
+      unique.map(async (job) => ({
+        job,
+        outcome: await sendOne(deps, contexts.get(job.messageId)!, senderOf, credentialsOf, files.get(job.messageId) ?? []),
+      })),
     );
 
     await deps.db.transaction().execute(async (trx) => {

@@ -1,0 +1,34 @@
+import type { Readable } from 'node:stream';
+import type { findMessageAttachments } from '../attachments/reply-attachments.queries.js';
+import { linkKey, signedLink } from '../attachments/signed-links.js';
+import type { OutboundAttachment } from '../channels/channel.js';
+import type { Deps } from '../deps.js';
+
+type AttachmentRow = Awaited<ReturnType<typeof findMessageAttachments>>[number];
+
+/** A reply's attachment whose bytes are not in the storage: no later attempt will find them. */
+export class MissingBytesError extends Error {
+  override name = 'MissingBytesError';
+}
+
+/**
+ * A reply's stored attachments as a channel's `send` takes them: signed links made now (each
+ * attempt signs afresh, so a retry's links are valid for another 15 minutes) and the bytes
+ * opened from the storage only when a channel reads them.
+ */
+export function outboundAttachments(deps: Deps, rows: AttachmentRow[]): OutboundAttachment[] {
+  const link = { publicUrl: deps.config.publicUrl, key: linkKey(deps.secretKey), now: deps.now() };
+  return rows.map((row) => ({
+    id: row.id,
+    kind: row.kind,
+    contentType: row.content_type,
+    filename: row.filename ?? `attachment-${row.id}`,
+    size: row.size ?? 0,
+    url: signedLink(link, row.id),
+    async open(): Promise<Readable> {
+      const stream = row.storage_key === null ? undefined : await deps.storage.get(row.storage_key);
+      if (!stream) throw new MissingBytesError(`attachment ${row.id}: its bytes are not in the storage`);
+      return stream;
+    },
+  }));
+}
