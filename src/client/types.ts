@@ -467,9 +467,14 @@ export interface StartConversationRequest {
   to: string;
   /** The contact's name, kept when the contact has none yet. */
   name?: string;
-  /** Exactly one of `text` and `template` (WhatsApp Cloud free text needs an open reply window). */
+  /**
+   * `text`, `template`, or `attachmentIds` (with `text` as their caption, or alone); a template
+   * goes alone (WhatsApp Cloud free text needs an open reply window).
+   */
   text?: string;
   template?: TemplateReply;
+  /** Uploads (`attachments.upload`) to send with the first message. */
+  attachmentIds?: number[];
 }
 
 /** The answer of `POST /v1/conversations` (202): the contact's thread and the queued message. */

@@ -6,6 +6,7 @@ import { envelope } from '../http/envelope.js';
 import { BigId } from '../http/ids.js';
 import { Envelope } from '../http/schemas.js';
 import { MessageResource, ThreadResource } from '../messaging/messaging.resources.js';
+import { AttachmentIds } from './replies.routes.js';
 import { startConversation } from './start-conversation.js';
 import { TemplateReply } from './template-reply.js';
 
@@ -19,7 +20,8 @@ export const StartBody = Type.Object(
         'the recipient on that channel: a phone number in E.164 (SMS, aggregator, WhatsApp), a WhatsApp id or WAHA chat id, an e-mail address',
     }),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "the contact's name, kept if the contact has none" })),
-    text: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'the first message (free form)' })),
+    text: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'the first message (free form); with attachments, their caption' })),
+    attachmentIds: Type.Optional(AttachmentIds),
     template: Type.Optional(
       Type.With(TemplateReply, { description: 'WhatsApp Cloud: a synced, APPROVED template instead of `text` (docs/replies.md)' }),
     ),
@@ -30,7 +32,7 @@ export const StartBody = Type.Object(
 export const Started = Type.Object({ thread: ThreadResource, message: MessageResource }, { title: 'StartedConversation' });
 
 /**
- * `POST /v1/conversations {connectionId, to, name?, text | template}`: the business speaks
+ * `POST /v1/conversations {connectionId, to, name?, text? | template?, attachmentIds?}`: the business speaks
  * first. Answers 202 with the thread and the queued message; the replies' sender sends it.
  */
 export const conversationStartRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -42,7 +44,7 @@ export const conversationStartRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> 
       schema: {
         summary: 'Start a conversation',
         description:
-          'Finds or creates the contact by `to` (stored normalised: E.164, a WhatsApp id, a lower-case address) and its thread on the connection, and queues `{ text }` or `{ template }` (exactly one). WhatsApp Cloud takes free text only while the reply window is open (else 422 `window_closed`); Messenger, Instagram, Telegram and live chat cannot speak first (422). Needs the `write` scope. Send an `Idempotency-Key` so a retry never sends twice.',
+          'Finds or creates the contact by `to` (stored normalised: E.164, a WhatsApp id, a lower-case address) and its thread on the connection, and queues `{ text }`, `{ attachmentIds }` (with `text` as their caption, or alone) or `{ template }` (alone). WhatsApp Cloud takes free text only while the reply window is open (else 422 `window_closed`); Messenger, Instagram, Telegram and live chat cannot speak first (422). Needs the `write` scope. Send an `Idempotency-Key` so a retry never sends twice.',
         headers: Type.Object({
           'idempotency-key': Type.Optional(
             Type.String({
@@ -66,6 +68,7 @@ export const conversationStartRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> 
         name: request.body.name,
         text: request.body.text,
         template: request.body.template,
+        attachmentIds: request.body.attachmentIds,
         authorId: auth.kind === 'api_key' ? null : auth.userId,
         idempotencyKey: request.headers['idempotency-key'],
       });

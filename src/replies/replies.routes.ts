@@ -10,17 +10,18 @@ import { MessageResource } from '../messaging/messaging.resources.js';
 import { postReply } from './replies.service.js';
 import { TemplateReply } from './template-reply.js';
 
+/** Uploads to send with a message; a reply and a new conversation take them alike. */
+export const AttachmentIds = Type.Array(BigId, {
+  minItems: 1,
+  maxItems: MAX_REPLY_ATTACHMENTS,
+  description:
+    'uploads (POST /v1/attachments) to send: stored, of this workspace, on no message yet. WhatsApp, Messenger, Instagram, WAHA, SMS and Telegram take one; e-mail and live chat several; other channels none (docs/attachments.md)',
+});
+
 export const ReplyBody = Type.Object(
   {
     text: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'the reply; with attachments, their caption' })),
-    attachmentIds: Type.Optional(
-      Type.Array(BigId, {
-        minItems: 1,
-        maxItems: MAX_REPLY_ATTACHMENTS,
-        description:
-          'uploads (POST /v1/attachments) to send: stored, of this workspace, on no message yet. WhatsApp, Messenger, Instagram, WAHA, SMS and Telegram take one; e-mail and live chat several; other channels none (docs/attachments.md)',
-      }),
-    ),
+    attachmentIds: Type.Optional(AttachmentIds),
     template: Type.Optional(
       Type.With(TemplateReply, { description: 'WhatsApp Cloud: a synced, APPROVED template instead of `text` (docs/replies.md)' }),
     ),

@@ -10,7 +10,7 @@ import { withIdempotency } from '../idempotency/with-idempotency.js';
 import { announce } from '../messaging/announce.js';
 import { PREVIEW_LENGTH } from '../messaging/announcements.js';
 import { findReplyThread, insertReply } from './replies.queries.js';
-import { checkChannelTakes, checkDistinct, lockUnusedAttachments, replyPreview } from './reply-attachments.js';
+import { checkChannelTakes, checkContent, lockUnusedAttachments, replyPreview } from './reply-attachments.js';
 import { enqueueSend } from './send-message.queue.js';
 import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
 
@@ -46,13 +46,8 @@ export interface ReplyRequest {
  */
 export async function postReply(deps: Deps, req: ReplyRequest) {
   const attachmentIds = req.attachmentIds ?? [];
-  if (req.text !== undefined && req.template !== undefined) throw errors.validation('send exactly one of "text" and "template"');
-  if (req.template !== undefined && attachmentIds.length > 0)
-    throw errors.validation('a template is sent alone: send "attachmentIds" with "text", or on their own');
-  if (req.text === undefined && req.template === undefined && attachmentIds.length === 0)
-    throw errors.validation('send exactly one of "text" and "template", or "attachmentIds": a reply is text or at least one attachment');
+  checkContent(req.text, req.template, attachmentIds);
   if (req.private && req.template) throw errors.validation('a private note is text; templates are sent to the contact');
-  checkDistinct(attachmentIds);
   const what = req.private ? 'note' : req.template ? 'template' : 'reply';
   // A reply with files is told apart by them too; one without keeps the key of before.
   const content =

@@ -3,6 +3,19 @@ import { filesPerMessage } from '../channels/attachment-limits.js';
 import type { Executor } from '../db/database.js';
 import { errors } from '../http/errors.js';
 
+/**
+ * What a message to the contact may be: text, a template, or files (with the text as their
+ * caption, or alone); a template goes alone. Shared by replies and new conversations.
+ */
+export function checkContent(text: string | undefined, template: unknown, attachmentIds: readonly number[]): void {
+  if (text !== undefined && template !== undefined) throw errors.validation('send exactly one of "text" and "template"');
+  if (template !== undefined && attachmentIds.length > 0)
+    throw errors.validation('a template is sent alone: send "attachmentIds" with "text", or on their own');
+  if (text === undefined && template === undefined && attachmentIds.length === 0)
+    throw errors.validation('send exactly one of "text" and "template", or "attachmentIds": a message is text or at least one attachment');
+  checkDistinct(attachmentIds);
+}
+
 /** The ids a reply names, each once; checked before anything else about them. */
 export function checkDistinct(ids: readonly number[]): void {
   if (new Set(ids).size !== ids.length) throw errors.validation('attachmentIds: an attachment is named twice');

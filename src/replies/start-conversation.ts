@@ -1,5 +1,6 @@
 import { contentUrl } from '../attachments/attachments.resources.js';
 import { messageResources } from '../attachments/message-attachments.js';
+import { linkAttachments } from '../attachments/reply-attachments.queries.js';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import { findConnection } from '../connections/connections.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
@@ -11,6 +12,7 @@ import { type Change, PREVIEW_LENGTH } from '../messaging/announcements.js';
 import { findThreadViews, upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
 import { threadResource } from '../messaging/messaging.resources.js';
 import { recipientHandle } from './recipient-handle.js';
+import { checkChannelTakes, checkContent, lockUnusedAttachments, replyPreview } from './reply-attachments.js';
 import { insertReply } from './replies.queries.js';
 import { enqueueSend } from './send-message.queue.js';
 import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
@@ -24,9 +26,11 @@ export interface StartRequest {
   to: string;
   /** The contact's name, kept when the contact has none yet. */
   name?: string;
-  /** Exactly one of `text` and `template`. */
+  /** `text`, `template`, or `attachmentIds` (with `text` as their caption, or alone). */
   text?: string;
   template?: TemplateReply;
+  /** Uploads (POST /v1/attachments) sent with the first message, as a reply sends them. */
+  attachmentIds?: number[];
   /** The user writing; null for an API key. */
   authorId: number | null;
   idempotencyKey: string | undefined;
@@ -42,8 +46,9 @@ export interface StartRequest {
  * left behind by a 422. With an idempotency key a retried request answers the first answer.
  */
 export async function startConversation(deps: Deps, req: StartRequest) {
-  if ((req.text === undefined) === (req.template === undefined)) throw errors.validation('send exactly one of "text" and "template"');
-  const asked = JSON.stringify([req.to, req.name ?? null, req.text ?? null, req.template ?? null]);
+  const attachmentIds = req.attachmentIds ?? [];
+  checkContent(req.text, req.template, attachmentIds);
+  const asked = JSON.stringify([req.to, req.name ?? null, req.text ?? null, req.template ?? null, ...(attachmentIds.length > 0 ? [attachmentIds] : [])]);
   const request = {
     space: req.appId,
     key: req.idempotencyKey,
@@ -54,6 +59,7 @@ export async function startConversation(deps: Deps, req: StartRequest) {
     const connection = await findConnection(trx, req.workspaceId, req.connectionId);
     if (!connection) throw errors.notFound('connection');
     const handle = recipientHandle(connection.integration_key, req.to);
+    checkChannelTakes(connection.integration_key, attachmentIds.length);
     const now = deps.now();
     const contacts = await upsertContacts(
       trx,
@@ -80,7 +86,8 @@ export async function startConversation(deps: Deps, req: StartRequest) {
           { ...thread, integration_key: connection.integration_key, business_account_id: connection.business_account_id },
           req.template,
         )
-      : { text: req.text!, template: undefined };
+      : { text: req.text ?? '', template: undefined };
+    const files = await lockUnusedAttachments(trx, req.workspaceId, attachmentIds);
     const message = await insertReply(
       trx,
       {
@@ -88,12 +95,16 @@ export async function startConversation(deps: Deps, req: StartRequest) {
         threadId: thread.id,
         connectionId: connection.id,
         text: content.text,
-        preview: content.text.slice(0, PREVIEW_LENGTH),
+        preview: replyPreview(
+          content.text,
+          files.map((f) => f.kind),
+        ).slice(0, PREVIEW_LENGTH),
         authorId: req.authorId,
         template: content.template,
       },
       now,
     );
+    await linkAttachments(trx, attachmentIds, message.id, now);
     await enqueueSend(deps.boss, trx, { messageId: message.id, attempt: 1 });
     const [view] = await findThreadViews(trx, [thread.id]);
     const changes: Change[] = [

@@ -80,7 +80,7 @@ describe('POST /v1/threads/:id/messages with attachmentIds', () => {
   });
 
   const refusals: [string, () => Promise<Record<string, unknown>>, string][] = [
-    ['neither text nor attachments', async () => ({}), 'a reply is text or at least one attachment'],
+    ['neither text nor attachments', async () => ({}), 'a message is text or at least one attachment'],
     ['an unknown id', async () => ({ text: 'hi', attachmentIds: [9_007_199_254_740_000] }), 'names no attachment of this workspace'],
     [
       "another workspace's upload",

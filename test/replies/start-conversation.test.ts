@@ -3,6 +3,7 @@ import { startFakeProviders } from '../../harness/fake-providers.js';
 import { startSmtpServer } from '../../harness/smtp.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
+import { multipartBody, PNG_1X1 } from '../helpers/multipart.js';
 import { fixture, waitFor } from '../helpers/webhooks.js';
 
 const TOKEN = 'EAAG-start-token-0123456789';
@@ -275,6 +276,78 @@ describe('POST /v1/conversations on every channel that can speak first', () => {
       type: 'text',
       text: { body: 'Thanks for writing!' },
     });
+  });
+});
+
+/** Uploads a file through the real route and answers its id. */
+async function upload(filename: string, bytes: Buffer, contentType: string): Promise<number> {
+  const body = multipartBody({ filename, contentType, bytes });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/v1/attachments',
+    headers: { ...tenant.headers, ...body.headers },
+    payload: body.payload,
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().data.id;
+}
+
+describe('POST /v1/conversations with attachmentIds', () => {
+  it('e-mail: the first message carries the uploaded files as MIME parts, the text their caption', async () => {
+    const invoice = Buffer.from('%PDF-1.4\n% an invoice\n');
+    const ids = [await upload('invoice.pdf', invoice, 'application/pdf'), await upload('dot.png', PNG_1X1, 'image/png')];
+    const res = await start({ connectionId: email.id, to: 'mara@example.org', text: 'Your invoice, as promised.', attachmentIds: ids });
+    expect(res.statusCode, res.body).toBe(202);
+    const { message } = res.json().data;
+    expect(message.attachments.map((a: { id: number; messageId: number }) => [a.id, a.messageId])).toEqual(
+      ids.map((id) => [id, message.id]),
+    );
+    expect((await settled(message.id)).status).toBe('sent');
+    const mail = smtp.mails[0]!.mail;
+    expect(mail.text?.trim()).toBe('Your invoice, as promised.');
+    expect(mail.attachments.map((a) => [a.filename, a.contentType, a.content])).toEqual([
+      ['invoice.pdf', 'application/pdf', invoice],
+      ['dot.png', 'image/png', PNG_1X1],
+    ]);
+  });
+
+  it('files alone are a message; the thread preview names them', async () => {
+    const id = await upload('dot.png', PNG_1X1, 'image/png');
+    const res = await start({ connectionId: email.id, to: 'nils@example.org', attachmentIds: [id] });
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.json().data.message).toMatchObject({ text: '', attachments: [{ id, kind: 'image' }] });
+    expect(res.json().data.thread.lastMessagePreview).toBe('[image]');
+  });
+
+  it.each([
+    ['a channel that cannot send files', () => aggregator.id, 'cannot send files'],
+    ['more files than the channel carries', () => sms.id, 'one attachment'],
+  ])('refuses %s, writing nothing and leaving the uploads unused', async (_what, connectionId, says) => {
+    const ids = [await upload('a.png', PNG_1X1, 'image/png'), await upload('b.png', PNG_1X1, 'image/png')];
+    const before = await Promise.all([count('contacts'), count('threads'), count('messages')]);
+    const res = await start({
+      connectionId: connectionId(),
+      to: '+14155550150',
+      text: 'Hi',
+      attachmentIds: connectionId() === sms.id ? ids : ids.slice(0, 1),
+    });
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json().error.message).toContain(says);
+    expect(await Promise.all([count('contacts'), count('threads'), count('messages')])).toEqual(before);
+    const rows = await ctx.deps.db.selectFrom('attachments').select('message_id').where('id', 'in', ids).execute();
+    expect(rows.map((r) => r.message_id)).toEqual([null, null]);
+  });
+
+  it('refuses a template with files', async () => {
+    const id = await upload('a.png', PNG_1X1, 'image/png');
+    const res = await start({
+      connectionId: whatsapp.id,
+      to: '+14155550151',
+      template: { name: 'order_update', language: 'en_US', parameters: { body: ['1'] } },
+      attachmentIds: [id],
+    });
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json().error.message).toContain('a template is sent alone');
   });
 });
 
