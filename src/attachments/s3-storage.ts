@@ -17,7 +17,7 @@ import { type AttachmentStorage, StorageUnavailableError, TooLargeError } from '
  * The size of one multipart part: S3 wants at least 5 MB for every part but the last, and a
  * part is held whole while it is sent, so this is also what one write keeps in memory.
  */
-export const PART_BYTES = 6 * 1024 * 1024;
+export const PART_BYTES = 5 * 1024 * 1024;
 
 export interface S3StorageOptions {
   bucket: string;
@@ -58,7 +58,7 @@ export function s3Storage(options: S3StorageOptions): AttachmentStorage & { clie
   const client = new S3Client({
     region: options.region,
     ...(options.endpoint ? { endpoint: options.endpoint, forcePathStyle: true } : {}),
-    requestHandler: { connectionTimeout: timeout, requestTimeout: timeout },
+    requestHandler: { connectionTimeout: timeout, requestTimeout: timeout, throwOnRequestTimeout: true },
     // Checksums only where S3 demands them: S3-compatible servers do not all check the
     // newer trailing ones, and TLS and the ETag already cover a part in transit.
     requestChecksumCalculation: 'WHEN_REQUIRED',
