@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { CHUNK_BYTES, postgresStorage } from '../../src/attachments/postgres-storage.js';
 import { TooLargeError } from '../../src/attachments/storage.js';
+import { createDatabase } from '../../src/db/database.js';
 import { useTestContext } from '../helpers/app.js';
 
 const ctx = await useTestContext();
@@ -52,5 +54,20 @@ describe('postgres attachment storage', () => {
     await store.delete('k-gone');
     expect(await store.get('k-gone')).toBeUndefined();
     await store.delete('k-never');
+  });
+
+  it('relaxes synchronous_commit for the commit of a chunk only, never for the session after it', async () => {
+    // One connection, so the statement after the write runs in the very session that wrote.
+    const one = createDatabase(ctx.database.url, { max: 1 });
+    try {
+      const setting = async () => (await sql<{ s: string }>`SELECT current_setting('synchronous_commit') AS s`.execute(one.db)).rows[0]!.s;
+      // The test cluster runs with it off for speed; the service's sessions have it on.
+      await sql`SET synchronous_commit = on`.execute(one.db);
+      expect(await setting()).toBe('on');
+      await postgresStorage(one.db).put('k-sync', pieces(Buffer.alloc(CHUNK_BYTES + 1, 3), 4096), { maxBytes: 2 * CHUNK_BYTES });
+      expect(await setting()).toBe('on');
+    } finally {
+      await one.close();
+    }
   });
 });
