@@ -37,9 +37,10 @@ export function s3OptionsFrom(config: Config): S3StorageOptions {
   return { bucket: config.s3.bucket, endpoint: config.s3.endpoint, region: config.s3.region, prefix: config.s3.prefix };
 }
 
+// A missing object, not a missing bucket (also a 404): that one is a fault to report.
 const missing = (err: unknown) => {
-  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404;
+  const name = (err as { name?: string }).name;
+  return name === 'NoSuchKey' || name === 'NotFound';
 };
 
 /** What the caller may show: the operation and the SDK's error name and message, never a credential. */

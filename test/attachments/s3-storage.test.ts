@@ -43,6 +43,18 @@ describe('s3 storage', () => {
     expect(await got.Body!.transformToString()).toBe('configured');
   });
 
+  it('reports a bucket that does not exist as StorageUnavailableError, not as a missing file', async () => {
+    const wrong = s3Storage({
+      bucket: 'no-such-bucket',
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      prefix: '',
+      client: { credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, maxAttempts: 1 },
+    });
+    await expect(wrong.get('k')).rejects.toBeInstanceOf(StorageUnavailableError);
+    await expect(wrong.put('k', pieces(Buffer.from('x')), { maxBytes: 10 })).rejects.toBeInstanceOf(StorageUnavailableError);
+  });
+
   it('fails with StorageUnavailableError, not a hang, when the server accepts and never answers', async () => {
     const sockets: net.Socket[] = [];
     const silent = net.createServer((socket) => sockets.push(socket));
