@@ -1,10 +1,10 @@
 # syntax=docker/dockerfile:1
-# Build stage: install everything, compile TypeScript to dist/.
+# Build stage: install everything, compile TypeScript to dist/ and the agent console to dist/console.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json vite.console.config.ts ./
 COPY src ./src
 COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev

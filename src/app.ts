@@ -18,6 +18,7 @@ import { threadWorkflowRoutes } from './conversations/threads.routes.js';
 import { isDatabaseUnavailable } from './db/database.js';
 import type { Deps } from './deps.js';
 import { healthRoutes } from './health/health.routes.js';
+import { consoleRoutes } from './http/console.routes.js';
 import { errorBody } from './http/envelope.js';
 import { AppError, errors } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -29,6 +30,7 @@ import { type Logger, RequestLogger } from './logger.js';
 import { messagingRoutes } from './messaging/messaging.routes.js';
 import { operatorRoutes } from './operator/operator.routes.js';
 import { realtimeRoutes } from './realtime/realtime.routes.js';
+import { conversationStartRoutes } from './replies/conversations.routes.js';
 import { replyRoutes } from './replies/replies.routes.js';
 import { teamRoutes } from './users/users.routes.js';
 import { deadLetterRoutes } from './webhooks-in/dead-letter.routes.js';
@@ -89,6 +91,8 @@ export const HTTP_TIMEOUTS = { requestTimeoutMs: 30_000, connectionTimeoutMs: 60
 export interface AppOptions {
   /** The ingestion writer (tests pass one to watch it); one is made from deps otherwise. */
   inboxWriter?: InboxWriter;
+  /** Where the built agent console is (default dist/console, as `npm run build` writes it). */
+  consoleDir?: string;
 }
 
 /**
@@ -187,6 +191,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(searchRoutes, { deps, prefix: '/v1' });
   await app.register(labelRoutes, { deps, prefix: '/v1' });
   await app.register(replyRoutes, { deps, prefix: '/v1' });
+  await app.register(conversationStartRoutes, { deps, prefix: '/v1' });
   await app.register(blockVisitorRoutes, { deps, prefix: '/v1' });
   await app.register(teamRoutes, { deps, prefix: '/v1/users' });
   await app.register(contactRoutes, { deps, prefix: '/v1/contacts' });
@@ -195,6 +200,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(endpointRoutes, { deps, prefix: '/v1/webhook-endpoints' });
   await app.register(livechatRoutes, { deps, prefix: '/v1/livechat' });
   await app.register(widgetRoutes, { deps, prefix: '/livechat' });
+  await app.register(consoleRoutes, { prefix: '/app', ...(options.consoleDir ? { dir: options.consoleDir } : {}) });
   await app.register(webhookRoutes, { deps, writer: options.inboxWriter ?? new InboxWriter(deps), prefix: '/webhooks' });
 
   return app;

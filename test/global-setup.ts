@@ -5,6 +5,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { startBoss } from '../src/jobs/boss.js';
 import { createQueues } from '../src/jobs/registry.js';
 import { createLogger } from '../src/logger.js';
+import { ensureConsoleBuilt } from './helpers/console-build.js';
 import { TEMPLATE_DB, withDatabaseName } from './helpers/names.js';
 import { acquireTestPostgres } from './helpers/postgres.js';
 
@@ -17,8 +18,14 @@ declare module 'vitest' {
 /**
  * Once per run: get a Postgres, build a template database with every migration and the
  * pg-boss schema and queues, then let each test file clone it (CREATE DATABASE … TEMPLATE).
+ * The agent console is built alongside when its sources changed.
  */
 export default async function setup(project: TestProject) {
+  // The browser tests of the agent console (test/console/) need its build.
+  const consoleBuild = ensureConsoleBuilt().then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   const postgres = await acquireTestPostgres();
   const admin = new pg.Client({ connectionString: postgres.adminUrl });
   await admin.connect();
@@ -34,6 +41,8 @@ export default async function setup(project: TestProject) {
   await createQueues(boss);
   await boss.stop({ graceful: false, close: true });
 
+  const buildFailed = await consoleBuild;
+  if (buildFailed) throw buildFailed;
   project.provide('pgAdminUrl', postgres.adminUrl);
   process.stderr.write(`[test postgres] ${postgres.source}, template ${TEMPLATE_DB} ready\n`);
   return async () => {

@@ -58,14 +58,54 @@ export async function lastMessageId(db: Db): Promise<number> {
   return Number((await sql<{ id: string }>`SELECT coalesce(max(id), 0)::bigint AS id FROM messages`.execute(db)).rows[0]!.id);
 }
 
-/** `count` queued replies spread over the threads, in one transaction, as a burst of agents would leave them. */
-export async function insertQueuedReplies(trx: Executor, count: number, threads: number): Promise<number[]> {
+/** A template reply as the route stores it: the rendered body and the `template` WhatsApp is sent. */
+export interface QueuedTemplate {
+  text: string;
+  template: unknown;
+}
+
+/**
+ * `count` queued replies spread over the threads, in one transaction, as a burst of agents
+ * would leave them; with `template`, template replies.
+ */
+export async function insertQueuedReplies(trx: Executor, count: number, threads: number, template?: QueuedTemplate): Promise<number[]> {
+  const text = template ? sql`${template.text}` : sql`'Reply ' || g || ': thanks, your order is on its way.'`;
+  const json = template ? JSON.stringify(template.template) : null;
   const { rows } = await sql<{ id: number }>`
-    INSERT INTO messages (workspace_id, thread_id, connection_id, direction, text, status)
-    SELECT t.workspace_id, t.id, t.connection_id, 'outbound', 'Reply ' || g || ': thanks, your order is on its way.', 'queued'
+    INSERT INTO messages (workspace_id, thread_id, connection_id, direction, text, status, template)
+    SELECT t.workspace_id, t.id, t.connection_id, 'outbound', ${text}, 'queued', ${json}::jsonb
     FROM generate_series(1, ${count}) g JOIN (SELECT *, row_number() OVER (ORDER BY id) - 1 AS n FROM threads) t ON t.n = g % ${threads}
     RETURNING id`.execute(trx);
   return rows.map((r) => r.id);
+}
+
+/**
+ * The reply phase run alone (`--send-only`): `count` WhatsApp contacts, each with a thread on
+ * the connection that wrote an hour ago (its reply window open), as the processing phase
+ * would have left them.
+ */
+export async function seedReplyThreads(db: Db, workspaceId: number, connectionId: number, count: number): Promise<void> {
+  await sql`
+    WITH c AS (
+      INSERT INTO contacts (workspace_id, name) SELECT ${workspaceId}, 'Bench contact ' || g FROM generate_series(1, ${count}) g RETURNING id
+    ), h AS (
+      INSERT INTO contact_handles (contact_id, workspace_id, integration_key, external_id)
+      SELECT id, ${workspaceId}, 'whatsapp', (4915100000000 + id)::text FROM c
+    )
+    INSERT INTO threads (workspace_id, connection_id, contact_id, last_message_preview, last_inbound_at)
+    SELECT ${workspaceId}, ${connectionId}, id, 'Hello', now() - interval '1 hour' FROM c`.execute(db);
+}
+
+/** Gives the connection a WABA and one approved template, as a sync would have left them. */
+export async function seedTemplate(db: Db, connectionId: number, template: { name: string; body: string }): Promise<void> {
+  await sql`UPDATE connections SET business_account_id = '1029384756', templates_sync_status = 'succeeded' WHERE id = ${connectionId}`.execute(
+    db,
+  );
+  const components = JSON.stringify([{ type: 'BODY', text: template.body }]);
+  await sql`
+    INSERT INTO whatsapp_templates (connection_id, name, language, category, status, components, parameter_count)
+    VALUES (${connectionId}, ${template.name}, 'en_US', 'UTILITY', 'APPROVED', ${components}::jsonb, 2)
+    ON CONFLICT DO NOTHING`.execute(db);
 }
 
 /** Replies sent after message `afterId`, and the seconds from the first sent to the last. */

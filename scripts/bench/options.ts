@@ -13,6 +13,7 @@ export interface BenchOptions {
   logLevel: string;
   ingestOnly: boolean;
   outboundOnly: boolean;
+  sendOnly: boolean;
   single: boolean;
   sustained: number;
   conversations: boolean;
@@ -47,6 +48,7 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
       'log-level': { type: 'string', default: 'info', help: 'LOG_LEVEL of the service processes' },
       'ingest-only': { type: 'boolean', help: 'stop after the ceiling/ingest rounds' },
       'outbound-only': { type: 'boolean', help: 'run only the outbound webhook phase' },
+      'send-only': { type: 'boolean', help: 'run only the reply phase (text, then template replies) on seeded threads' },
       single: { type: 'boolean', help: 'one role-all process: a burst beside the ceiling, then --sustained' },
       sustained: { type: 'string', default: '2000', help: "deliveries/s of --single's open-loop phase" },
       conversations: { type: 'boolean', help: 'run only the conversations phase: thread filters and message search on a large inbox' },
@@ -82,6 +84,7 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     logLevel: v['log-level'],
     ingestOnly: v['ingest-only'],
     outboundOnly: v['outbound-only'],
+    sendOnly: v['send-only'],
     single: v.single,
     sustained: number('sustained', v.sustained),
     conversations: v.conversations,

@@ -27,6 +27,7 @@ import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { measureAttachments } from './attachments.js';
+import { seedReplyThreads } from './bench.queries.js';
 import { pct, say, TWILIO_NUMBER } from './common.js';
 import { measureConversations } from './conversations.js';
 import { measureIngest } from './ingest.js';
@@ -143,6 +144,14 @@ async function main() {
       return;
     }
 
+    if (options.sendOnly) {
+      await seedReplyThreads(db, workspace.id, connection.id, 500);
+      const { rssMb, ...send } = await measureSend(options, databaseUrl, db, workspace.id, connection.id);
+      table([...sendRows(send), ['peak RSS', `${Math.round(rssMb)} MB`]]);
+      if (options.json) out(JSON.stringify({ send }));
+      return;
+    }
+
     if (options.outboundOnly) {
       const outbound = await measureOutbound(options, databaseUrl, db, workspace.id);
       const o = outbound.result;
@@ -194,7 +203,7 @@ async function main() {
     }
     const processed = await measureProcess(options, databaseUrl, db);
     const latency = await measureLatency(options, databaseUrl, db);
-    const send = await measureSend(options, databaseUrl, db, workspace.id);
+    const send = await measureSend(options, databaseUrl, db, workspace.id, connection.id);
     say(`6 outbound: ${options.outbound} webhook deliveries to one endpoint, then to four, then 200 events/s, one role-all process`);
     const outbound = await measureOutbound(options, databaseUrl, db, workspace.id);
 
@@ -240,11 +249,7 @@ async function main() {
         `latency at ${options.rate}/s`,
         `p50 ${result.process.p50LatencyMs} ms, p99 ${result.process.p99LatencyMs} ms received → processed; generator ${pct(latency.generatorCpu)} of a core`,
       ],
-      [
-        'reply POSTs (20 connections)',
-        `${send.postRps} req/s, generator ${pct(send.postGeneratorCpu)} of a core; p99 ${send.postP99Ms} ms (${send.posted} answered 202, ${send.postNon2xx} not)`,
-      ],
-      ['sending (1 process)', `${send.sendsPerSec} replies/s (${send.sent} queued replies sent in ${send.seconds} s)`],
+      ...sendRows(send),
       [
         'outbound webhooks, 1 endpoint',
         `${o.oneEndpoint.deliveriesPerSec} deliveries/s (${o.oneEndpoint.delivered} in ${o.oneEndpoint.seconds} s, at most 10 in flight)`,
@@ -264,6 +269,24 @@ async function main() {
     await database.close();
     await stopPostgres();
   }
+}
+
+type SendFigures = Omit<Awaited<ReturnType<typeof measureSend>>, 'rssMb'>;
+
+/** The reply phase's rows: text and template replies side by side, the route's and the sender's. */
+function sendRows(send: SendFigures): [string, string][] {
+  const posts = (p: SendFigures | SendFigures['template']) =>
+    `${p.postRps} req/s, generator ${pct(p.postGeneratorCpu)} of a core; p99 ${p.postP99Ms} ms (${p.posted} answered 202, ${p.postNon2xx} not)`;
+  const t = send.template;
+  return [
+    ['reply POSTs, text (20 connections)', posts(send)],
+    ['reply POSTs, template (20 connections)', posts(t)],
+    ['sending text (1 process)', `${send.sendsPerSec} replies/s (${send.sent} queued replies sent in ${send.seconds} s)`],
+    [
+      'sending templates (1 process)',
+      `${t.sendsPerSec} replies/s (${t.sent} queued template replies sent in ${t.seconds} s; ${((t.sendsPerSec / send.sendsPerSec) * 100).toFixed(0)} % of text; provider took ${t.providerAccepted})`,
+    ],
+  ];
 }
 
 await main();

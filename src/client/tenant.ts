@@ -23,6 +23,8 @@ import type {
   PersonalAccessTokenCreate,
   ReplyRequest,
   RequeueResult,
+  StartConversationRequest,
+  StartedConversation,
   TeamUser,
   TeamUserCreate,
   TeamUserPatch,
@@ -134,6 +136,14 @@ export function tenantClient(initial: ClientOptions) {
       send<Message>('POST', `/v1/threads/${id(threadId)}/messages`, body, {
         'idempotency-key': opts.idempotencyKey ?? idempotencyKey,
       }),
+    conversations: {
+      /**
+       * Speaks first: finds or creates the contact by `to` and its thread on the connection and
+       * queues the message (202). The idempotency key may come in the body or in `opts`.
+       */
+      start: ({ idempotencyKey, ...body }: StartConversationRequest & IdempotencyOptions, opts: IdempotencyOptions = {}) =>
+        send<StartedConversation>('POST', '/v1/conversations', body, { 'idempotency-key': opts.idempotencyKey ?? idempotencyKey }),
+    },
     /** Full-text search over the workspace's messages, newest first; API keys never find private notes. */
     searchMessages: (query: ListQuery & MessageSearch) => client.all<Message>('/v1/messages/search', { ...query }),
     /** Every label on the workspace's threads with its open threads (one list, not paged). */

@@ -427,6 +427,24 @@ export interface ReplyRequest {
   private?: boolean;
 }
 
+/** `POST /v1/conversations`: the business speaks first (docs/replies.md, "Starting a conversation"). */
+export interface StartConversationRequest {
+  connectionId: number;
+  /** A phone number in E.164, a WhatsApp id or WAHA chat id, or an e-mail address; stored normalised. */
+  to: string;
+  /** The contact's name, kept when the contact has none yet. */
+  name?: string;
+  /** Exactly one of `text` and `template` (WhatsApp Cloud free text needs an open reply window). */
+  text?: string;
+  template?: TemplateReply;
+}
+
+/** The answer of `POST /v1/conversations` (202): the contact's thread and the queued message. */
+export interface StartedConversation {
+  thread: Thread;
+  message: Message;
+}
+
 /** `GET /v1/messages/search`: `q` in web search syntax (`"a phrase"`, `or`, `-excluded`), 1–256 characters. */
 export interface MessageSearch {
   q: string;

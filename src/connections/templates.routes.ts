@@ -33,7 +33,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       schema: {
         summary: "Sync a connection's templates from WhatsApp",
         description:
-          'Answers 202 with the connection (`templatesSync.status: "running"`) and reads every page of the WABA\'s `message_templates` after the answer. `templatesSync` then says `succeeded`, or `failed` with the error (the previous list is kept).',
+          'Answers 202 with the connection (`templatesSync.status: "running"`) and queues a `sync-templates` job (at most one waiting per connection) that reads every page of the WABA\'s `message_templates`. `templatesSync` then says `succeeded`, or `failed` with the error (the previous list is kept).',
         params: Params,
         response: { 202: Envelope(ConnectionResource) },
       },

@@ -1,15 +1,10 @@
 import { type Static, Type } from 'typebox';
-import { META_GRAPH_API } from '../channels/provider-http.js';
-import { fetchWhatsappTemplates } from '../channels/whatsapp-templates.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { connectionCredentials } from './connection-credentials.js';
 import { findConnection } from './connections.queries.js';
-import { componentText, countParameters } from './template-parameters.js';
-import { listTemplates, replaceTemplates, setTemplatesSync, type TemplateRow } from './templates.queries.js';
-
-/** A provider that has not answered a page in this long fails the sync. */
-const SYNC_PAGE_TIMEOUT_MS = 10_000;
+import { enqueueTemplateSync } from './sync-templates.queue.js';
+import { listTemplates, setTemplatesSync } from './templates.queries.js';
 
 export const TemplateResource = Type.Object(
   {
@@ -50,49 +45,24 @@ export async function listConnectionTemplates(deps: Pick<Deps, 'db'>, workspaceI
 }
 
 /**
- * Starts a sync and answers at once with the connection (`templatesSync.status: "running"`);
- * the pages are read after the answer. Success replaces the list in one transaction; any
- * failure keeps the previous list and records the error on the connection (docs/replies.md).
- * A process that dies mid-sync leaves `running`: the next sync simply starts again.
+ * Queues a sync (the `sync-templates` job, docs/replies.md) and answers at once with the
+ * connection (`templatesSync.status: "running"`), set in the transaction that queues the job.
+ * Success replaces the list in one transaction; any failure keeps the previous list and
+ * records the error on the connection. What can be checked before asking the provider is
+ * checked here, so a request that cannot succeed is a 4xx now rather than a `failed` later.
  */
 export async function startTemplateSync(deps: Deps, workspaceId: number, connectionId: number) {
-  const connection = await templateConnection(deps, workspaceId, connectionId);
+  await templateConnection(deps, workspaceId, connectionId);
   const integration = deps.config.integrations.whatsapp ?? {};
   // Opened now so credentials that do not open are the caller's 4xx/5xx, not a silent failure.
   const own = await connectionCredentials(deps, connectionId);
-  const accessToken = own?.accessToken ?? integration.accessToken;
-  if (!accessToken)
+  if (!(own?.accessToken ?? integration.accessToken))
     throw errors.validation('the connection has no accessToken (and INBOX_INTEGRATIONS.whatsapp has none): set its credentials first');
-  await setTemplatesSync(deps.db, connectionId, 'running', deps.now(), null);
-  const after = await findConnection(deps.db, workspaceId, connectionId);
-  if (!after) throw errors.notFound('connection');
-  const run = syncTemplates(deps, {
-    connectionId,
-    wabaId: connection.business_account_id,
-    accessToken,
-    apiBaseUrl: integration.apiBaseUrl ?? META_GRAPH_API,
-  });
-  // Not awaited: the answer is 202 and the outcome is read on the connection.
-  run.catch((err: unknown) => deps.log.error({ err, connectionId }, 'template sync could not record its outcome'));
-  return after;
-}
-
-async function syncTemplates(deps: Deps, job: { connectionId: number; wabaId: string; accessToken: string; apiBaseUrl: string }) {
-  let rows: TemplateRow[];
-  try {
-    const listed = await fetchWhatsappTemplates({ ...job, timeoutMs: SYNC_PAGE_TIMEOUT_MS });
-    const unique = new Map(listed.map((t) => [`${t.name}\u0000${t.language}`, t]));
-    rows = [...unique.values()].map((t) => ({ ...t, parameterCount: countParameters(componentText(t.components, 'BODY')) }));
-  } catch (err) {
-    const error = (err as Error).message;
-    deps.log.warn({ connectionId: job.connectionId, error }, 'template sync failed; the previous list is kept');
-    await setTemplatesSync(deps.db, job.connectionId, 'failed', deps.now(), error);
-    return;
-  }
-  // The connection's row is updated first: its lock makes two syncs that finish together
-  // replace the list one after the other instead of colliding on the same keys.
-  await deps.db.transaction().execute(async (trx) => {
-    await setTemplatesSync(trx, job.connectionId, 'succeeded', deps.now(), null);
-    await replaceTemplates(trx, job.connectionId, rows);
+  return deps.db.transaction().execute(async (trx) => {
+    await setTemplatesSync(trx, connectionId, 'running', deps.now(), null);
+    await enqueueTemplateSync(deps.boss, trx, { workspaceId, connectionId });
+    const after = await findConnection(trx, workspaceId, connectionId);
+    if (!after) throw errors.notFound('connection');
+    return after;
   });
 }

@@ -16,6 +16,7 @@ import type { ThreadPatchBody } from '../../src/conversations/threads.routes.js'
 import type { Blocked } from '../../src/livechat/block-visitor.routes.js';
 import type { ContactResource, MessageResource, ThreadResource } from '../../src/messaging/messaging.resources.js';
 import type { ThreadFilterQuery } from '../../src/messaging/thread-filters.js';
+import type { StartBody, Started } from '../../src/replies/conversations.routes.js';
 import type { ReplyBody } from '../../src/replies/replies.routes.js';
 import type { TemplateReply } from '../../src/replies/template-reply.js';
 import type { TeamUserCreate, TeamUserPatch } from '../../src/users/users.routes.js';
@@ -83,6 +84,8 @@ const checks = [
   same<Same<Client.CannedResponsePatch, typeof CannedResponsePatch>>(true),
   same<Same<Client.ThreadPatch, typeof ThreadPatchBody>>(true),
   same<Same<Client.ReplyRequest, typeof ReplyBody>>(true),
+  same<Same<Client.StartConversationRequest, typeof StartBody>>(true),
+  same<Same<Client.StartedConversation, typeof Started>>(true),
   same<Same<Client.WhatsappTemplate, typeof TemplateResource>>(true),
   same<Same<Client.TemplateReply, typeof TemplateReply>>(true),
   same<Same<Client.Label, typeof LabelResource>>(true),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type InboxClientError, operatorClient, tenantClient } from 'inbox/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeProviders } from '../../harness/fake-providers.js';
+import { SYNC_TEMPLATES_QUEUE, type SyncTemplatesJob, syncTemplates } from '../../src/connections/sync-templates.queue.js';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
 import { seedMessage, seedThread } from '../helpers/conversations.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
@@ -11,7 +12,8 @@ import { waitFor } from '../helpers/webhooks.js';
 /** Every write of the typed client, against the real app over real HTTP. */
 const fake = await startFakeProviders();
 afterAll(() => fake.close());
-// Template sync reads the fake Graph API; nothing else here reaches a provider (no workers).
+// Template sync reads the fake Graph API, its job run here by hand; nothing else reaches a
+// provider (no workers).
 const ctx = await useTestContext({
   env: {
     INBOX_INTEGRATIONS: JSON.stringify({
@@ -246,8 +248,10 @@ describe('tenant client: writes', () => {
   it('syncs and lists WhatsApp templates, then queues a template reply', async () => {
     const line = await makeConnection(ctx.deps, tenant.workspace.id, { externalAccountId: '106540352242999' });
     expect((await inbox.updateConnection(line.id, { businessAccountId: '4400' })).businessAccountId).toBe('4400');
-    expect((await inbox.syncTemplates(line.id)).templatesSync?.status).toMatch(/running|succeeded/);
-    // The sync finishes after its 202: observe the list.
+    expect((await inbox.syncTemplates(line.id)).templatesSync?.status).toBe('running');
+    // The sync is a job that runs after the 202; with no workers here, it is run by hand.
+    const [job] = await ctx.deps.boss.fetch<SyncTemplatesJob>(SYNC_TEMPLATES_QUEUE);
+    await syncTemplates(ctx.deps, job!.data);
     const templates = await waitFor(async () => {
       const list = await inbox.templates(line.id);
       return list.length === 3 ? list : undefined;
@@ -270,6 +274,22 @@ describe('tenant client: writes', () => {
     });
     expect(queued).toMatchObject({ status: 'queued', text: 'Hi Bo, your order #7 has shipped.' });
     const refused = await failure(inbox.reply(t.id, { template: { name: 'spring_sale', language: 'en_US', parameters: { body: ['x'] } } }));
+    expect(refused).toMatchObject({ code: 'validation_failed', status: 422 });
+  });
+
+  it('starts a conversation: the thread and the queued message; a retry with its key answers the same', async () => {
+    const sms = await makeConnection(ctx.deps, tenant.workspace.id, {
+      integrationKey: 'sms',
+      externalAccountId: '+14155550100',
+      credentials: { accountSid: 'AC0123456789abcdef0123456789abcdef', accessToken: 'sms-token' },
+    });
+    const body = { connectionId: sms.id, to: '+1 415 555 0160', name: 'Cy', text: 'Your order is ready.' };
+    const started = await inbox.conversations.start({ ...body, idempotencyKey: 'client-start-1' });
+    expect(started.thread).toMatchObject({ connectionId: sms.id, integrationKey: 'sms' });
+    expect(started.message).toMatchObject({ threadId: started.thread.id, status: 'queued', text: 'Your order is ready.' });
+    expect(await inbox.conversations.start(body, { idempotencyKey: 'client-start-1' })).toEqual(started);
+    expect((await inbox.contact(started.thread.contactId)).handles).toEqual([{ integrationKey: 'sms', externalId: '+14155550160' }]);
+    const refused = await failure(inbox.conversations.start({ ...body, to: 'not a number' }));
     expect(refused).toMatchObject({ code: 'validation_failed', status: 422 });
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { FAKE_TEMPLATES, startFakeProviders } from '../../harness/fake-providers.js';
+import { SYNC_TEMPLATES_QUEUE } from '../../src/connections/sync-templates.queue.js';
 import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';
@@ -171,16 +172,31 @@ describe('template sync', () => {
     expect(await listed(whatsapp.id)).toEqual(before);
   });
 
-  it('lets two syncs at once end with one whole list', async () => {
+  it('runs as a sync-templates job: one waits while one runs, so a burst reads the list twice', async () => {
     await patch(whatsapp.id, { businessAccountId: WABA });
-    const [a, b] = await Promise.all([startSync(whatsapp.id), startSync(whatsapp.id)]);
-    expect([a.statusCode, b.statusCode]).toEqual([202, 202]);
+    // Earlier tests' syncs of this connection are not this burst's.
+    const all = () => ctx.deps.boss.findJobs(SYNC_TEMPLATES_QUEUE, { key: String(whatsapp.id) });
+    const earlier = new Set((await all()).map((j) => j.id));
+    const jobs = async () => (await all()).filter((j) => !earlier.has(j.id));
+    let release!: () => void;
+    fake.behave(TEMPLATES_PATH, { heldUntil: new Promise<void>((r) => (release = r)) });
+    expect((await startSync(whatsapp.id)).statusCode).toBe(202);
+    await waitFor(async () => fake.requests.some((r) => r.path === TEMPLATES_PATH), 'the first sync to ask the provider');
+    // The first sync is running (its request held): three more POSTs leave one job waiting.
+    const more = await Promise.all([startSync(whatsapp.id), startSync(whatsapp.id), startSync(whatsapp.id)]);
+    expect(more.map((r) => r.statusCode)).toEqual([202, 202, 202]);
+    expect(more[0]!.json().data.templatesSync.status).toBe('running');
+    expect((await jobs()).map((j) => j.state).sort()).toEqual(['active', 'created']);
+    release();
     await waitFor(async () => {
-      const pages = fake.requests.filter((r) => r.path === TEMPLATES_PATH && r.response !== undefined).length;
-      const c = await connection(whatsapp.id);
-      return pages === 4 && c.templatesSync.status === 'succeeded' ? c : undefined;
-    }, 'both syncs');
+      const burst = await jobs();
+      return burst.length === 2 && burst.every((j) => j.state === 'completed');
+    }, 'both jobs to complete');
+    expect((await connection(whatsapp.id)).templatesSync.status).toBe('succeeded');
+    expect(fake.requests.filter((r) => r.path === TEMPLATES_PATH)).toHaveLength(4);
     expect(await listed(whatsapp.id)).toHaveLength(3);
+    // The job carries ids, never the connection's token.
+    for (const j of await jobs()) expect(j.data).toEqual({ workspaceId: tenant.workspace.id, connectionId: whatsapp.id });
   });
 
   it('is for admins, needs a businessAccountId, and 404s another workspace connection', async () => {

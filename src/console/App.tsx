@@ -1,0 +1,111 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ConversationList } from './ConversationList';
+import { connection } from './realtime';
+import { navigate, onLinkClick, route, threadIdOf } from './router';
+import { Shortcuts } from './Shortcuts';
+import { SignIn } from './SignIn';
+import { session, signOut } from './session';
+import { Settings } from './settings/Settings';
+import { useStore } from './store';
+import { neighbour, Transcript } from './Transcript';
+
+const typing = (el: EventTarget | null) =>
+  el instanceof HTMLElement && (el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName));
+
+export function App() {
+  const s = useStore(session);
+  const path = useStore(route);
+  const link = useStore(connection);
+  const [help, setHelp] = useState(false);
+  const threadId = threadIdOf(path);
+
+  // j/k/r/e/? anywhere but in a field (docs/console.md, "Keyboard").
+  useEffect(() => {
+    if (!s) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target) || document.querySelector('dialog[open]')) return;
+      if (e.key === 'j' || e.key === 'k') {
+        const next = neighbour(threadIdOf(route.get()), e.key === 'j' ? 1 : -1);
+        if (next !== null) {
+          navigate(`/c/${next}`);
+          requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-thread-id="${next}"]`)?.focus());
+        }
+      } else if (e.key === 'r') {
+        const box = document.getElementById('reply-box');
+        if (box) {
+          e.preventDefault();
+          box.focus();
+        }
+      } else if (e.key === 'e') {
+        document.querySelector<HTMLButtonElement>('[data-action="resolve"]')?.click();
+      } else if (e.key === '?') {
+        setHelp(true);
+      } else return;
+      e.preventDefault();
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [Boolean(s)]);
+
+  useEffect(() => {
+    if (!s && path !== '/') navigate('/', { replace: true });
+  }, [Boolean(s)]);
+
+  if (!s) return <SignIn />;
+  const settings = /^\/settings(?:\/([a-z-]+))?/.exec(path);
+  return (
+    <div class="shell">
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <a href="/app/" class="brand" onClick={(e) => onLinkClick(e, '/')}>
+          Inbox
+        </a>
+        <nav aria-label="Main">
+          <a href="/app/" aria-current={!settings ? 'page' : undefined} onClick={(e) => onLinkClick(e, '/')}>
+            Conversations
+          </a>
+          {s.user.roles.includes('admin') && (
+            <a
+              href="/app/settings/connections"
+              aria-current={settings ? 'page' : undefined}
+              onClick={(e) => onLinkClick(e, '/settings/connections')}
+            >
+              Settings
+            </a>
+          )}
+        </nav>
+        <span class="me">{s.user.name}</span>
+        <button type="button" class="link" onClick={() => setHelp(true)} aria-label="Keyboard shortcuts">
+          ?
+        </button>
+        <button type="button" onClick={() => void signOut()}>
+          Sign out
+        </button>
+      </header>
+      {link === 'lost' && (
+        <p class="banner" role="status">
+          Connection lost. Reconnecting… Your drafts are kept.
+        </p>
+      )}
+      <main id="main" class={settings ? 'main' : threadId ? 'main inbox has-thread' : 'main inbox'}>
+        {settings ? (
+          <Settings page={settings[1] ?? 'connections'} />
+        ) : (
+          <>
+            <ConversationList selectedId={threadId} />
+            {threadId ? (
+              <Transcript threadId={threadId} />
+            ) : (
+              <section class="transcript-pane placeholder" aria-label="Conversation">
+                <p class="empty">Choose a conversation. Press ? for keyboard shortcuts.</p>
+              </section>
+            )}
+          </>
+        )}
+      </main>
+      {help && <Shortcuts onClose={() => setHelp(false)} />}
+    </div>
+  );
+}

@@ -1,0 +1,198 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { CannedResponse, Thread } from '../client/client';
+import { errorText, InboxClientError } from './api';
+import { draftOf, saveDraft } from './drafts';
+import { fullTime } from './format';
+import { session } from './session';
+import { useStore } from './store';
+import { TemplatePicker } from './TemplatePicker';
+
+/** Waits before retrying a send the network dropped: same key each time. */
+const RETRY_MS = [500, 1_000, 2_000, 4_000];
+
+let canned: Promise<CannedResponse[]> | null = null;
+
+/**
+ * The reply box: Enter sends, Shift+Enter breaks a line; `/` at the start lists canned
+ * responses; "Private note" writes for colleagues only. Outside the channel's reply window it
+ * says so and offers the connection's templates.
+ */
+export function Composer({ thread }: { thread: Thread }) {
+  const s = useStore(session)!;
+  const [draft, setDraft] = useState(() => draftOf(thread.id));
+  const [sending, setSending] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [windowClosed, setWindowClosed] = useState<string | null>(null);
+  const [responses, setResponses] = useState<CannedResponse[]>([]);
+  const [pick, setPick] = useState(0);
+  const box = useRef<HTMLTextAreaElement>(null);
+
+  useEffect(() => {
+    setDraft(draftOf(thread.id));
+    setError(null);
+    setWindowClosed(null);
+  }, [thread.id]);
+
+  const update = (next: typeof draft) => {
+    setDraft(next);
+    saveDraft(thread.id, next);
+  };
+
+  const closedByClock = thread.replyWindowEndsAt !== null && new Date(thread.replyWindowEndsAt).getTime() < Date.now();
+  const closed = !draft.note && (closedByClock || windowClosed !== null);
+
+  // Canned responses: `/shortcode…` at the start of the box.
+  const slash = /^\/([a-z0-9_-]*)$/.exec(draft.text);
+  useEffect(() => {
+    // Read again each time the menu opens, so a response a colleague just added is there.
+    if (!slash) {
+      canned = null;
+      return;
+    }
+    canned ??= s.client.page<CannedResponse>('/v1/canned-responses', { limit: 100 }).then((p) => p.data);
+    canned.then(setResponses).catch(() => {
+      canned = null;
+    });
+  }, [Boolean(slash)]);
+  const matching = slash ? responses.filter((r) => r.shortCode.startsWith(slash[1]!)) : [];
+  const menuOpen = matching.length > 0;
+
+  function insert(r: CannedResponse) {
+    update({ ...draft, text: r.content });
+    setPick(0);
+    box.current?.focus();
+  }
+
+  async function send() {
+    const text = draft.text.trim();
+    if (!text || sending) return;
+    const key = draft.idempotencyKey ?? crypto.randomUUID();
+    const pending = { ...draft, idempotencyKey: key };
+    update(pending);
+    setSending(true);
+    setError(null);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await s.client.reply(thread.id, { text, ...(draft.note ? { private: true } : {}) }, { idempotencyKey: key });
+        update({ text: '', note: pending.note });
+        break;
+      } catch (err) {
+        // The request may have reached the service: only the same key may try again.
+        if (err instanceof TypeError && attempt < RETRY_MS.length) {
+          await new Promise((r) => setTimeout(r, RETRY_MS[attempt]));
+          continue;
+        }
+        if (err instanceof InboxClientError && err.code === 'window_closed') {
+          setWindowClosed(err.message);
+          update({ ...pending, idempotencyKey: undefined });
+        } else if (err instanceof InboxClientError && err.status < 500 && err.status !== 429) {
+          // Refused: nothing was sent, so the next try is a new message.
+          setError(errorText(err));
+          update({ ...pending, idempotencyKey: undefined });
+        } else {
+          setError(`Not sent yet: ${errorText(err)} Press Enter to try again; it will not be sent twice.`);
+        }
+        break;
+      }
+    }
+    setSending(false);
+  }
+
+  function onKeyDown(e: KeyboardEvent) {
+    if (menuOpen) {
+      if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+        e.preventDefault();
+        setPick((p) => (p + (e.key === 'ArrowDown' ? 1 : matching.length - 1)) % matching.length);
+        return;
+      }
+      if (e.key === 'Enter' || e.key === 'Tab') {
+        e.preventDefault();
+        insert(matching[Math.min(pick, matching.length - 1)]!);
+        return;
+      }
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        update({ ...draft, text: '' });
+        return;
+      }
+    }
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      void send();
+    } else if (e.key === 'Escape') {
+      box.current?.blur();
+    }
+  }
+
+  return (
+    <div class={draft.note ? 'composer note-mode' : 'composer'}>
+      {closed && (
+        <div class="window-closed" role="status">
+          <p>
+            {windowClosed ??
+              `The reply window closed at ${fullTime(thread.replyWindowEndsAt!)}: the channel accepts only a template until the contact writes again.`}
+          </p>
+          <TemplatePicker thread={thread} onSent={() => setWindowClosed(null)} />
+        </div>
+      )}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {menuOpen && (
+        <div class="canned" role="listbox" aria-label="Canned responses" id="canned-list">
+          {matching.map((r, i) => (
+            <div
+              key={r.id}
+              tabIndex={-1}
+              id={`canned-${r.id}`}
+              role="option"
+              aria-selected={i === pick}
+              class={i === pick ? 'picked' : ''}
+              onMouseDown={(e) => {
+                e.preventDefault();
+                insert(r);
+              }}
+            >
+              <strong>/{r.shortCode}</strong> {r.content}
+            </div>
+          ))}
+        </div>
+      )}
+      <label for="reply-box" class="sr-only">
+        Reply
+      </label>
+      <textarea
+        id="reply-box"
+        ref={box}
+        rows={3}
+        placeholder={
+          draft.note
+            ? 'Write a private note (only your team sees it)'
+            : 'Write a reply. Enter sends, Shift+Enter breaks a line, / for canned responses'
+        }
+        value={draft.text}
+        disabled={closed && !draft.note}
+        aria-controls={menuOpen ? 'canned-list' : undefined}
+        aria-activedescendant={menuOpen ? `canned-${matching[Math.min(pick, matching.length - 1)]!.id}` : undefined}
+        onInput={(e) => update({ ...draft, text: e.currentTarget.value, idempotencyKey: undefined })}
+        onKeyDown={onKeyDown}
+      />
+      <div class="composer-bar">
+        <label class="check">
+          <input type="checkbox" checked={draft.note} onChange={(e) => update({ ...draft, note: e.currentTarget.checked })} />
+          Private note
+        </label>
+        <button
+          type="button"
+          class="primary"
+          onClick={() => void send()}
+          disabled={sending || !draft.text.trim() || (closed && !draft.note)}
+        >
+          {sending ? 'Sending…' : draft.note ? 'Add note' : 'Send'}
+        </button>
+      </div>
+    </div>
+  );
+}

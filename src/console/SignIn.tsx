@@ -1,0 +1,75 @@
+import { useState } from 'preact/hooks';
+import { errorText, InboxClientError, retryAfterOf } from './api';
+import { duration } from './format';
+import { signedOutReason, signIn } from './session';
+import { useStore } from './store';
+
+/** The sign-in page: e-mail, password, "remember me". A refused attempt keeps the e-mail. */
+export function SignIn() {
+  const reason = useStore(signedOutReason);
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [remember, setRemember] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await signIn(email.trim(), password, remember);
+    } catch (err) {
+      const wait = retryAfterOf(err);
+      if (wait !== null) setError(`Too many failed attempts. Try again in ${duration(wait)}.`);
+      else if (err instanceof InboxClientError && err.status === 401) setError('Wrong e-mail or password.');
+      else setError(errorText(err));
+      setPassword('');
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <main class="signin">
+      <form class="signin-card" onSubmit={submit} aria-labelledby="signin-title">
+        <h1 id="signin-title">Sign in to Inbox</h1>
+        {reason && !error && (
+          <p class="notice" role="status">
+            {reason}
+          </p>
+        )}
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <label for="signin-email">E-mail</label>
+        <input
+          id="signin-email"
+          type="email"
+          autocomplete="username"
+          required
+          value={email}
+          onInput={(e) => setEmail(e.currentTarget.value)}
+        />
+        <label for="signin-password">Password</label>
+        <input
+          id="signin-password"
+          type="password"
+          autocomplete="current-password"
+          required
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
+        <label class="check">
+          <input type="checkbox" checked={remember} onChange={(e) => setRemember(e.currentTarget.checked)} />
+          Remember me for 30 days
+        </label>
+        <button type="submit" class="primary" disabled={busy}>
+          Sign in
+        </button>
+      </form>
+    </main>
+  );
+}

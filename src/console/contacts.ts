@@ -1,0 +1,33 @@
+import type { Contact } from '../client/client';
+import { session } from './session';
+import { createStore } from './store';
+
+/**
+ * Contacts by id, fetched once each: a thread carries only its `contactId`, and the list and
+ * the transcript both show the contact's name.
+ */
+export const contacts = createStore<ReadonlyMap<number, Contact>>(new Map());
+const inFlight = new Set<number>();
+
+export function wantContacts(ids: number[]): void {
+  const client = session.get()?.client;
+  if (!client) return;
+  for (const id of new Set(ids)) {
+    if (contacts.get().has(id) || inFlight.has(id)) continue;
+    inFlight.add(id);
+    client
+      .contact(id)
+      .then((c) => contacts.update((m) => new Map(m).set(id, c)))
+      .catch(() => undefined)
+      .finally(() => inFlight.delete(id));
+  }
+}
+
+export function contactName(c: Contact | undefined, fallbackId: number): string {
+  if (!c) return `Contact ${fallbackId}`;
+  return c.name ?? c.email ?? c.handles[0]?.externalId ?? `Contact ${fallbackId}`;
+}
+
+session.subscribe((s) => {
+  if (!s) contacts.set(new Map());
+});

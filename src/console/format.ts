@@ -1,0 +1,40 @@
+/** How the console writes times, channels and people. */
+
+const CHANNELS: Record<string, string> = {
+  whatsapp: 'WhatsApp',
+  'whatsapp_session.waha': 'WhatsApp (WAHA)',
+  whatsapp_session: 'WhatsApp session',
+  'social_one.native': 'Messenger',
+  'social_two.native': 'Instagram',
+  social_one: 'Messenger',
+  social_two: 'Instagram',
+  aggregator: 'Aggregator',
+  sms: 'SMS',
+  'sms.twilio': 'SMS',
+  email: 'E-mail',
+  'email.postmark': 'E-mail',
+  'email.mailgun': 'E-mail',
+  livechat: 'Live chat',
+  telegram: 'Telegram',
+};
+
+export const channelName = (integrationKey: string) => CHANNELS[integrationKey] ?? integrationKey;
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const dayFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
+const fullFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+/** Today: the time; earlier: the day. */
+export function shortTime(iso: string, now = new Date()): string {
+  const d = new Date(iso);
+  return d.toDateString() === now.toDateString() ? timeFormat.format(d) : dayFormat.format(d);
+}
+
+export const fullTime = (iso: string) => fullFormat.format(new Date(iso));
+
+/** Seconds as "2 minutes" / "40 seconds" for messages such as "try again in …". */
+export function duration(seconds: number): string {
+  if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`;
+}

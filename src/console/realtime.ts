@@ -1,0 +1,109 @@
+import type { Thread } from '../client/client';
+import { session, verifySession } from './session';
+import { createStore } from './store';
+
+/**
+ * The tab's one `/v1/realtime` socket (docs/auth.md, "The realtime socket"). It reconnects
+ * with backoff while signed in; after any gap it bumps `resync`, and the list and the open
+ * transcript re-read what they show, since events sent while it was away are not replayed.
+ */
+export type RealtimeEvent =
+  | { type: 'ready'; data: { userId: number; workspaceId: number } }
+  | { type: 'message.created'; data: { id: number; threadId: number; direction: string; kind: string; private: boolean; status: string } }
+  | { type: 'message.updated'; data: { id: number; threadId: number; status: string; error: string | null } }
+  | { type: 'thread.updated'; data: Thread }
+  | { type: 'session.revoked' | 'token.revoked'; data: unknown };
+
+export type ConnectionState = 'connecting' | 'open' | 'lost';
+
+export const connection = createStore<ConnectionState>('connecting');
+/** Bumped when the socket is back after a gap: re-read whatever is on screen. */
+export const resync = createStore(0);
+
+const listeners = new Set<(event: RealtimeEvent) => void>();
+export function onRealtime(listener: (event: RealtimeEvent) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+const BACKOFF_MS = [500, 1_000, 2_000, 4_000, 8_000, 15_000];
+
+let socket: WebSocket | null = null;
+let token: string | null = null;
+let attempt = 0;
+let retry: ReturnType<typeof setTimeout> | undefined;
+let hadGap = false;
+
+function open(): void {
+  const current = session.get();
+  clearTimeout(retry);
+  if (!current) return;
+  token = current.token;
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/v1/realtime?token=${encodeURIComponent(token)}`;
+  const ws = new WebSocket(url);
+  socket = ws;
+  if (connection.get() !== 'lost') connection.set('connecting');
+  ws.onmessage = (frame) => {
+    if (ws !== socket) return;
+    let event: RealtimeEvent;
+    try {
+      event = JSON.parse(String(frame.data)) as RealtimeEvent;
+    } catch {
+      return;
+    }
+    if (event.type === 'ready') {
+      attempt = 0;
+      connection.set('open');
+      if (hadGap) resync.update((n) => n + 1);
+      hadGap = false;
+    }
+    for (const listener of [...listeners]) listener(event);
+  };
+  ws.onclose = (close) => {
+    if (ws !== socket) return;
+    socket = null;
+    hadGap = true;
+    if (!session.get()) return;
+    if (close.code === 4001) {
+      // The token ended: a refresh (its replacement is ready) or the session itself.
+      void verifySession().then((live) => {
+        if (live && session.get()?.token !== token) open();
+        else if (live) later();
+      });
+      return;
+    }
+    later();
+  };
+}
+
+function later(): void {
+  connection.set('lost');
+  const base = BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)]!;
+  attempt += 1;
+  clearTimeout(retry);
+  retry = setTimeout(open, base / 2 + Math.random() * base);
+}
+
+function close(): void {
+  clearTimeout(retry);
+  const ws = socket;
+  socket = null;
+  ws?.close(1000);
+  connection.set('connecting');
+}
+
+session.subscribe((s) => {
+  if (!s) close();
+  // A refreshed token: the service closes the old socket (4001) and onclose opens anew.
+  else if (!socket && s.token !== token) open();
+});
+
+/** Opens the socket when signed in; called once at start. */
+export function startRealtime(): void {
+  if (session.get() && !socket) open();
+}
+
+// Coming back online is a hint to try now instead of waiting out the backoff.
+addEventListener('online', () => {
+  if (session.get() && !socket) open();
+});

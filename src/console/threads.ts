@@ -1,0 +1,49 @@
+import type { Thread, ThreadStatus } from '../client/client';
+import { createStore } from './store';
+
+/** What the list shows: the view (tab), the status, and the optional channel and label filters. */
+export type View = 'mine' | 'unassigned' | 'all';
+
+export interface ListFilter {
+  view: View;
+  status: ThreadStatus;
+  connectionId: number | null;
+  label: string | null;
+  contactId: number | null;
+}
+
+export const filter = createStore<ListFilter>({ view: 'all', status: 'open', connectionId: null, label: null, contactId: null });
+
+/** The threads the list shows now, in order: j/k walk it. */
+export const visibleThreads = createStore<readonly Thread[]>([]);
+
+/** Whether a thread (as an event announces it) belongs in the list under `f`. */
+export function matches(t: Thread, f: ListFilter, me: number): boolean {
+  if (t.status !== f.status) return false;
+  if (f.view === 'mine' && t.assigneeId !== me) return false;
+  if (f.view === 'unassigned' && t.assigneeId !== null) return false;
+  if (f.connectionId !== null && t.connectionId !== f.connectionId) return false;
+  if (f.label !== null && !t.labels.includes(f.label)) return false;
+  if (f.contactId !== null && t.contactId !== f.contactId) return false;
+  return true;
+}
+
+/** Most recently active first, as the service pages them. */
+export const byActivity = (a: Thread, b: Thread) => b.lastMessageAt.localeCompare(a.lastMessageAt) || b.id - a.id;
+
+export function queryOf(f: ListFilter): Record<string, string | number | undefined> {
+  return {
+    status: f.status,
+    assigneeId: f.view === 'mine' ? 'me' : f.view === 'unassigned' ? 'none' : undefined,
+    connectionId: f.connectionId ?? undefined,
+    label: f.label ?? undefined,
+    contactId: f.contactId ?? undefined,
+  };
+}
+
+/** Merges fresh threads into the loaded ones: same id replaced, new ones added, order kept. */
+export function mergeThreads(current: readonly Thread[], fresh: readonly Thread[], keep: (t: Thread) => boolean): Thread[] {
+  const byId = new Map(current.map((t) => [t.id, t]));
+  for (const t of fresh) byId.set(t.id, t);
+  return [...byId.values()].filter(keep).sort(byActivity);
+}

@@ -1,0 +1,68 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { errors } from '../http/errors.js';
+
+/**
+ * The handle a new conversation's `to` becomes on a channel (docs/replies.md, "Starting a
+ * conversation"): exactly the contact `externalId` that channel's inbound messages carry, so a
+ * later message from that person joins the same contact and thread. WhatsApp ids are the
+ * number's digits (Meta's `wa_id`, WAHA's chat id without `@c.us`); SMS and the aggregator
+ * keep E.164 with its `+`; e-mail addresses are lower-cased.
+ */
+const HANDLES: Record<string, (to: string) => string> = {
+  whatsapp: (to) => phone(to, { plusOptional: true }).slice(1),
+  whatsapp_session: (to) => chatId(to),
+  'whatsapp_session.waha': (to) => chatId(to),
+  sms: (to) => phone(to, { plusOptional: false }),
+  'sms.twilio': (to) => phone(to, { plusOptional: false }),
+  aggregator: (to) => phone(to, { plusOptional: false }),
+  email: emailAddress,
+  'email.postmark': emailAddress,
+  'email.mailgun': emailAddress,
+};
+
+/** Why a channel absent from HANDLES cannot speak first. */
+const CANNOT_START: Record<string, string> = {
+  'social_one.native': 'Messenger only lets a page answer people who wrote to it first',
+  'social_two.native': 'Instagram only lets an account answer people who wrote to it first',
+  livechat: 'live chat visitors start their own conversations from the widget',
+  telegram: 'a Telegram bot can only write to chats that wrote to it first',
+  ai: 'this channel cannot send',
+};
+
+/** The normalised handle of `to` on `integrationKey`, or a 422 that names the problem. */
+export function recipientHandle(integrationKey: string, to: string): string {
+  const normalise = HANDLES[integrationKey];
+  if (!normalise) {
+    const why = CANNOT_START[integrationKey] ?? 'this channel cannot start a conversation';
+    throw errors.validation(`${integrationKey} cannot start a conversation: ${why}`);
+  }
+  return normalise(to.trim());
+}
+
+/** E.164 (`+` and the country code); WhatsApp ids are the same digits without the `+`. */
+function phone(to: string, { plusOptional }: { plusOptional: boolean }): string {
+  const digitsOnly = /^\d+$/.test(to);
+  const parsed = to.startsWith('+') || (plusOptional && digitsOnly) ? parsePhoneNumberFromString(digitsOnly ? `+${to}` : to) : undefined;
+  if (!parsed?.isValid())
+    throw errors.validation(
+      `"to" (${JSON.stringify(to.slice(0, 64))}) is not a phone number: give it in E.164, + and the country code (+14155550100)`,
+    );
+  return parsed.number;
+}
+
+/** A WAHA chat id: `<number>@c.us` (or `@s.whatsapp.net`) or a phone number → the digits; a group's `…@g.us` as it is. */
+function chatId(to: string): string {
+  if (/^[\d-]{5,64}@g\.us$/.test(to)) return to;
+  return phone(to.replace(/@(c\.us|s\.whatsapp\.net)$/, ''), { plusOptional: true }).slice(1);
+}
+
+/**
+ * A single mailbox `local@domain.tld`, as a provider's From header carries it; display
+ * names, lists and address comments are refused rather than guessed at.
+ */
+function emailAddress(to: string): string {
+  const address = to.toLowerCase();
+  if (address.length > 254 || !/^[^\s@<>(),;:"[\]\\]{1,64}@([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(address))
+    throw errors.validation(`"to" (${JSON.stringify(to.slice(0, 64))}) is not an e-mail address`);
+  return address;
+}

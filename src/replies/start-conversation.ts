@@ -1,0 +1,105 @@
+import { replyWindowEndsAt } from '../channels/reply-window.js';
+import { findConnection } from '../connections/connections.queries.js';
+import { sha256Hex } from '../crypto/hmac.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
+import { withIdempotency } from '../idempotency/with-idempotency.js';
+import { announce } from '../messaging/announce.js';
+import { type Change, PREVIEW_LENGTH } from '../messaging/announcements.js';
+import { findThreadViews, upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
+import { messageResource, threadResource } from '../messaging/messaging.resources.js';
+import { recipientHandle } from './recipient-handle.js';
+import { insertReply } from './replies.queries.js';
+import { enqueueSend } from './send-message.queue.js';
+import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
+
+export interface StartRequest {
+  /** The caller's app: its key space for `Idempotency-Key`. */
+  appId: string;
+  workspaceId: number;
+  connectionId: number;
+  /** The recipient as the caller wrote it; stored normalised (see recipient-handle.ts). */
+  to: string;
+  /** The contact's name, kept when the contact has none yet. */
+  name?: string;
+  /** Exactly one of `text` and `template`. */
+  text?: string;
+  template?: TemplateReply;
+  /** The user writing; null for an API key. */
+  authorId: number | null;
+  idempotencyKey: string | undefined;
+}
+
+/**
+ * Speaks first (docs/replies.md, "Starting a conversation"): finds or creates the contact by
+ * its normalised handle and the one thread of (connection, contact), and queues the message
+ * through the replies' sender, all in one transaction with the announcements
+ * (`contact.created` and `thread.created` as inbound messages make them, then
+ * `message.created`). A free-form message on a channel with a reply window needs the window
+ * open, as a reply does; a refusal rolls everything back, so a new contact or thread is never
+ * left behind by a 422. With an idempotency key a retried request answers the first answer.
+ */
+export async function startConversation(deps: Deps, req: StartRequest) {
+  if ((req.text === undefined) === (req.template === undefined)) throw errors.validation('send exactly one of "text" and "template"');
+  const asked = JSON.stringify([req.to, req.name ?? null, req.text ?? null, req.template ?? null]);
+  const request = {
+    space: req.appId,
+    key: req.idempotencyKey,
+    request: `conversation ${req.connectionId} ${sha256Hex(asked)}`,
+    statusCode: 202,
+  };
+  return withIdempotency(deps.db, request, async (trx) => {
+    const connection = await findConnection(trx, req.workspaceId, req.connectionId);
+    if (!connection) throw errors.notFound('connection');
+    const handle = recipientHandle(connection.integration_key, req.to);
+    const now = deps.now();
+    const contacts = await upsertContacts(
+      trx,
+      [{ workspaceId: req.workspaceId, integrationKey: connection.integration_key, externalId: handle, name: req.name ?? null }],
+      now,
+    );
+    const contactId = contacts.ids.get(`${req.workspaceId}|${connection.integration_key}|${handle}`)!;
+    // The one thread of (connection, contact), whatever its status, as a reply would use it;
+    // the contact's next message reopens a resolved one as usual.
+    const threads = await upsertThreads(
+      trx,
+      [{ workspaceId: req.workspaceId, connectionId: connection.id, contactId, lastMessageAt: now, preview: null, unread: 0 }],
+      now,
+    );
+    const thread = threads.get(`${connection.id}|${contactId}`)!;
+    if (!req.template) {
+      // A new thread's contact never wrote: on a windowed channel its window is closed.
+      const windowEnd = replyWindowEndsAt(connection.integration_key, thread.last_inbound_at);
+      if (windowEnd && now.getTime() > windowEnd.getTime()) throw errors.windowClosed(thread.last_inbound_at);
+    }
+    const content = req.template
+      ? await prepareTemplateReply(
+          trx,
+          { ...thread, integration_key: connection.integration_key, business_account_id: connection.business_account_id },
+          req.template,
+        )
+      : { text: req.text!, template: undefined };
+    const message = await insertReply(
+      trx,
+      {
+        workspaceId: req.workspaceId,
+        threadId: thread.id,
+        connectionId: connection.id,
+        text: content.text,
+        preview: content.text.slice(0, PREVIEW_LENGTH),
+        authorId: req.authorId,
+        template: content.template,
+      },
+      now,
+    );
+    await enqueueSend(deps.boss, trx, { messageId: message.id, attempt: 1 });
+    const [view] = await findThreadViews(trx, [thread.id]);
+    const changes: Change[] = [
+      ...contacts.created.map((c): Change => ({ type: 'contact.created', contact: { ...c, createdAt: now } })),
+      ...(thread.created ? [{ type: 'thread.created' as const, thread: view! }] : []),
+      { type: 'message.created', message },
+    ];
+    await announce(deps.boss, trx, changes, now);
+    return { thread: threadResource(view!), message: messageResource(message) };
+  });
+}

@@ -1,0 +1,234 @@
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Page, WebSocketRoute } from 'playwright-core';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createCannedResponse } from '../../src/conversations/canned-responses.service.js';
+import { PHONE_NUMBER_ID, useConsole } from '../helpers/console.js';
+import { makeUser } from '../helpers/factories.js';
+import { waitFor } from '../helpers/webhooks.js';
+
+/*
+ * The agent console end to end (issue 27's items 1, 2, 4, 5, 6 and its bad-input list):
+ * the built console in Chromium, the real service with its workers, the fake WhatsApp API.
+ */
+const c = await useConsole();
+const db = c.ctx.deps.db;
+const SEND_PATH = `/graph/v23.0/${PHONE_NUMBER_ID}/messages`;
+const sends = () => c.fake.requests.filter((r) => r.path === SEND_PATH);
+
+beforeEach(() => c.fake.reset());
+
+async function serious(page: Page, where: string) {
+  const result = await new AxeBuilder({ page }).analyze();
+  const found = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
+  expect(found, where).toEqual([]);
+}
+
+const messageRow = (text: string) =>
+  waitFor(() => db.selectFrom('messages').selectAll().where('text', '=', text).executeTakeFirst(), `the message "${text}"`);
+const sentRow = (text: string) =>
+  waitFor(async () => {
+    const m = await messageRow(text);
+    return m.status !== 'queued' ? m : undefined;
+  }, `"${text}" to leave queued`);
+
+describe('the agent console in Chromium', () => {
+  it('shows a new WhatsApp message live with its unread badge, answers it once despite a dropped network, and ticks to read', {
+    timeout: 90_000,
+  }, async () => {
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    const list = page.getByRole('list', { name: 'Conversation list' });
+
+    // 1. A delivery arrives while the list is open: it appears without a reload, unread.
+    await c.deliverWhatsapp({ from: '4915100000001', name: 'Lena Vogel', text: 'Hello, where is parcel 7781?' });
+    const row = list.getByRole('link', { name: /Lena Vogel/ });
+    await row.getByText('Hello, where is parcel 7781?').waitFor();
+    await expect.poll(() => row.locator('.badge').textContent()).toContain('1');
+
+    // 2. Open it, reply with Enter; the network drops once after the request reached the service.
+    let dropped = 0;
+    await page.route('**/v1/threads/*/messages', async (route) => {
+      if (route.request().method() === 'POST' && dropped === 0) {
+        dropped += 1;
+        await route.fetch(); // the service has it now…
+        await route.abort('connectionreset'); // …but the browser never hears the answer
+        return;
+      }
+      await route.continue();
+    });
+    await row.click();
+    await page.getByRole('heading', { name: 'Lena Vogel' }).waitFor();
+    const reply = page.getByRole('textbox', { name: 'Reply' });
+    await reply.fill('It left our warehouse this morning.');
+    await reply.press('Enter');
+    const bubble = page.locator('.msg-outbound', { hasText: 'It left our warehouse this morning.' });
+    await bubble.waitFor();
+    await expect.poll(() => reply.inputValue()).toBe('');
+    const sent = await sentRow('It left our warehouse this morning.');
+    expect(dropped).toBe(1);
+    await waitFor(async () => sends().length >= 1, 'the provider to receive the send');
+    expect(sends()).toHaveLength(1);
+    expect(await db.selectFrom('messages').select('id').where('text', '=', 'It left our warehouse this morning.').execute()).toHaveLength(
+      1,
+    );
+    // Opening the thread read it: the badge is gone.
+    await expect.poll(() => row.locator('.badge').count()).toBe(0);
+
+    await c.whatsappStatus(sent.external_id!, 'delivered', '4915100000001');
+    await bubble.getByText('Delivered').waitFor();
+    await c.whatsappStatus(sent.external_id!, 'read', '4915100000001');
+    await bubble.getByText('Read').waitFor();
+    expect(sends()).toHaveLength(1);
+
+    // 4. A private note is shown apart and never reaches the provider.
+    await page.getByLabel('Private note').check();
+    await reply.fill('Customer is a VIP, offer express shipping next time.');
+    await reply.press('Enter');
+    const note = page.locator('.msg-note', { hasText: 'Customer is a VIP' });
+    await note.getByText('Private note').waitFor();
+    expect((await messageRow('Customer is a VIP, offer express shipping next time.')).kind).toBe('note');
+    expect(sends()).toHaveLength(1);
+
+    await serious(page, 'the conversation');
+    // The browser logs the request the test cut itself; nothing else.
+    expect(c.errorsOf(page).filter((e) => !e.includes('ERR_CONNECTION_RESET'))).toEqual([]);
+    await context.close();
+  });
+
+  it("shows the provider's reason on a failed message", { timeout: 60_000 }, async () => {
+    c.fake.behave(SEND_PATH, 'bad-request');
+    await c.deliverWhatsapp({ from: '4915100000002', name: 'Tom Berg', text: 'Can I change my address?' });
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Tom Berg/ }).click();
+    const reply = page.getByRole('textbox', { name: 'Reply' });
+    await reply.fill('Yes, send us the new one.');
+    await reply.press('Enter');
+    const failed = await waitFor(async () => {
+      const m = await messageRow('Yes, send us the new one.');
+      return m.status === 'failed' ? m : undefined;
+    }, 'the send to fail');
+    const bubble = page.locator('.msg-outbound', { hasText: 'Yes, send us the new one.' });
+    await bubble.getByText('Failed').waitFor();
+    await bubble.getByText(failed.error!.slice(0, 30), { exact: false }).waitFor();
+    await context.close();
+  });
+
+  it('search finds a message by a word, / inserts a canned response, and the main flow runs on the keyboard alone', {
+    timeout: 90_000,
+  }, async () => {
+    await createCannedResponse(c.ctx.deps, c.tenant.workspace.id, { shortCode: 'thanks', content: 'Thank you for your patience!' });
+    await c.deliverWhatsapp({ from: '4915100000003', name: 'Ines Roth', text: 'My blender arrived broken' });
+    await messageRow('My blender arrived broken');
+    const { context, page } = await c.newPage();
+
+    // Keyboard only: sign in, j to the newest conversation, r to reply, Enter, e to resolve.
+    await page.goto(`${c.base}/app/`);
+    await page.getByLabel('E-mail').focus();
+    await page.keyboard.type(c.agent.email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(c.agent.password);
+    await page.keyboard.press('Enter');
+    await page.getByRole('tab', { name: 'All' }).waitFor();
+    await page.getByRole('list', { name: 'Conversation list' }).getByText('Ines Roth').waitFor();
+    // j walks the list from its top until Ines's conversation is open.
+    const heading = page.getByRole('heading', { name: 'Ines Roth' });
+    const transcriptName = page.locator('.transcript-head h2');
+    for (let i = 0; i < 10; i++) {
+      await page.keyboard.press('j');
+      await expect.poll(() => transcriptName.textContent()).not.toMatch(/^(Conversation)?$/);
+      if (await heading.isVisible()) break;
+    }
+    await heading.waitFor();
+    await page.keyboard.press('r');
+    await expect.poll(() => page.evaluate<string | undefined>('document.activeElement?.id')).toBe('reply-box');
+    await page.keyboard.type('/than');
+    await page.getByRole('listbox', { name: 'Canned responses' }).waitFor();
+    await page.keyboard.press('Enter');
+    const reply = page.getByRole('textbox', { name: 'Reply' });
+    await expect.poll(() => reply.inputValue()).toBe('Thank you for your patience!');
+    await page.keyboard.press('Enter');
+    await sentRow('Thank you for your patience!');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('e');
+    const thread = await waitFor(async () => {
+      const m = await messageRow('My blender arrived broken');
+      const t = await db.selectFrom('threads').select('status').where('id', '=', m.thread_id).executeTakeFirstOrThrow();
+      return t.status === 'resolved' ? t : undefined;
+    }, 'the thread to be resolved');
+    expect(thread.status).toBe('resolved');
+    await page.keyboard.press('?');
+    await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor();
+    await serious(page, 'the shortcuts dialog');
+    await page.keyboard.press('Escape');
+
+    // Search: a word of the message finds it.
+    await page.getByRole('searchbox', { name: 'Search messages and contacts' }).fill('blender');
+    await page.getByRole('list', { name: 'Matching messages' }).getByText('My blender arrived broken').waitFor();
+    await serious(page, 'search results');
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('a lost connection shows a banner and keeps the draft; the list catches up when it is back', { timeout: 90_000 }, async () => {
+    await c.deliverWhatsapp({ from: '4915100000004', name: 'Jonas Weber', text: 'Do you ship to Austria?' });
+    await c.deliverWhatsapp({ from: '4915100000005', name: 'Mia Klein', text: 'Invoice please' });
+    const { context, page } = await c.newPage();
+    let down = false;
+    const live: WebSocketRoute[] = [];
+    await page.routeWebSocket(/\/v1\/realtime/, (ws) => {
+      if (down) {
+        void ws.close({ code: 4000, reason: 'test: network down' });
+        return;
+      }
+      ws.connectToServer();
+      live.push(ws);
+    });
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Jonas Weber/ }).click();
+    const reply = page.getByRole('textbox', { name: 'Reply' });
+    await reply.fill('Yes, we ship to Austria within 3 days');
+    await waitFor(async () => live.length > 0, 'the socket');
+
+    down = true;
+    for (const ws of live.splice(0)) await ws.close({ code: 4000, reason: 'test: network down' });
+    await page.getByText('Connection lost').waitFor();
+    await serious(page, 'the connection banner');
+    // The draft survives switching away and back.
+    await page.getByRole('link', { name: /Mia Klein/ }).click();
+    await page.getByRole('heading', { name: 'Mia Klein' }).waitFor();
+    await page.getByRole('link', { name: /Jonas Weber/ }).click();
+    await expect.poll(() => reply.inputValue()).toBe('Yes, we ship to Austria within 3 days');
+
+    // Something happens while the socket is away; once back, the list re-reads it.
+    await c.deliverWhatsapp({ from: '4915100000006', name: 'Paul Frank', text: 'Arrived while you were offline' });
+    await messageRow('Arrived while you were offline');
+    down = false;
+    await page.getByText('Connection lost').waitFor({ state: 'hidden' });
+    await page.getByRole('list', { name: 'Conversation list' }).getByText('Arrived while you were offline').waitFor();
+    expect(await reply.inputValue()).toBe('Yes, we ship to Austria within 3 days');
+    await context.close();
+  });
+
+  it('a wrong password shows the error and keeps the e-mail; too many show when to try again', { timeout: 60_000 }, async () => {
+    const { user } = await makeUser(c.ctx.deps, c.tenant.workspace.id, { email: 'bo.limit@acme.test', roles: ['agent'] });
+    const { context, page } = await c.newPage();
+    await page.goto(`${c.base}/app/`);
+    await serious(page, 'the sign-in page');
+    await page.getByLabel('E-mail').fill(user.email);
+    for (let i = 0; i < 5; i++) {
+      await page.getByLabel('Password').fill(`wrong-${i}`);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').getByText('Wrong e-mail or password.').waitFor();
+      expect(await page.getByLabel('E-mail').inputValue()).toBe(user.email);
+    }
+    await page.getByLabel('Password').fill('wrong-again');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page
+      .getByRole('alert')
+      .getByText(/Try again in \d+ minutes?/)
+      .waitFor();
+    expect(await page.getByLabel('E-mail').inputValue()).toBe(user.email);
+    await context.close();
+  });
+});

@@ -1,0 +1,77 @@
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { PHONE, useConsole } from '../helpers/console.js';
+
+const c = await useConsole();
+
+async function serious(page: Page, where: string) {
+  const result = await new AxeBuilder({ page }).analyze();
+  const found = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
+  expect(found, where).toEqual([]);
+}
+
+const sideways = (page: Page) => page.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth');
+
+describe('the agent console at 390 px, its reply window and its session', () => {
+  it('on a phone the list and the conversation are separate views and nothing scrolls sideways', { timeout: 60_000 }, async () => {
+    await c.deliverWhatsapp({
+      from: '4915100000010',
+      name: 'Sophie Hartmann-Oberbergmeister',
+      text: 'A rather long first message that would push a careless layout sideways on a small phone screen: https://example.test/a/very/long/link/without/spaces',
+    });
+    const { context, page } = await c.newPage({ viewport: PHONE });
+    await page.goto(`${c.base}/app/`);
+    expect(await sideways(page)).toBe(false);
+    await c.signIn(page);
+    const link = page.getByRole('link', { name: /Sophie/ });
+    await link.waitFor();
+    expect(await sideways(page)).toBe(false);
+    await serious(page, 'the list at 390 px');
+    await link.click();
+    await page.getByRole('textbox', { name: 'Reply' }).waitFor();
+    expect(await page.getByRole('list', { name: 'Conversation list' }).isVisible()).toBe(false);
+    expect(await sideways(page)).toBe(false);
+    await serious(page, 'the conversation at 390 px');
+    await page.getByRole('button', { name: '← Conversations' }).click();
+    await link.waitFor();
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Connections' }).waitFor();
+    expect(await sideways(page)).toBe(false);
+    await serious(page, 'the settings at 390 px');
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('outside the reply window the composer says so and offers templates instead', { timeout: 60_000 }, async () => {
+    const twoDaysAgo = Math.floor(Date.now() / 1000) - 2 * 86_400;
+    await c.deliverWhatsapp({ from: '4915100000011', name: 'Old Timer', text: 'Wrote two days ago', timestamp: twoDaysAgo });
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Old Timer/ }).click();
+    await page.getByText(/reply window closed/).waitFor();
+    expect(await page.getByRole('textbox', { name: 'Reply' }).isDisabled()).toBe(true);
+    await page.getByText(/no approved templates|Choose a template/).waitFor();
+    // A private note is never refused by a window.
+    await page.getByLabel('Private note').check();
+    expect(await page.getByRole('textbox', { name: 'Reply' }).isDisabled()).toBe(false);
+    await serious(page, 'the closed reply window');
+    await context.close();
+  });
+
+  it('a session ended elsewhere returns to sign-in; sign out ends it here', { timeout: 60_000 }, async () => {
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    const token = await page.evaluate<string>("JSON.parse(sessionStorage.getItem('inbox.session')).token");
+    const res = await fetch(`${c.base}/api/user/logout`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBeLessThan(300);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.getByText('Your session has ended').waitFor();
+
+    await c.signIn(page);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate<string | null>("sessionStorage.getItem('inbox.session')")).toBeNull();
+    await context.close();
+  });
+});

@@ -1,0 +1,72 @@
+import { mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'vitest';
+import { createCannedResponse } from '../../src/conversations/canned-responses.service.js';
+import { PHONE, useConsole } from '../helpers/console.js';
+import { waitFor } from '../helpers/webhooks.js';
+
+/*
+ * The README's pictures of the console, with realistic seeded data. They go to
+ * CONSOLE_SCREENSHOT_DIR (`CONSOLE_SCREENSHOT_DIR=docs/images npx vitest run
+ * test/console/screenshots.test.ts` refreshes them), else to a temporary directory, so a
+ * test run leaves the working tree as it was.
+ */
+const OUT = process.env.CONSOLE_SCREENSHOT_DIR ?? path.join(tmpdir(), 'console-screenshots');
+const c = await useConsole({ agentName: 'Ada Lovelace' });
+const db = c.ctx.deps.db;
+
+const CUSTOMERS = [
+  {
+    from: '4915100000101',
+    name: 'Maya Schulz',
+    texts: ['Hi! My order #4471 says delivered but nothing arrived.', 'The tracking number is DE2231'],
+  },
+  { from: '4915100000102', name: 'Jonas Weber', texts: ['Do you ship to Austria?'] },
+  { from: '4915100000103', name: 'Lena Vogel', texts: ['Can I change the size of my jacket to XL?'] },
+  { from: '4915100000104', name: 'Tom Berg', texts: ['Invoice for March please, for my accountant'] },
+  { from: '4915100000105', name: 'Ines Roth', texts: ['The blender arrived with a cracked jug 😕'] },
+];
+
+describe('console screenshots', () => {
+  it('writes the list, a conversation and the phone view', { timeout: 120_000 }, async () => {
+    await mkdir(OUT, { recursive: true });
+    await createCannedResponse(c.ctx.deps, c.tenant.workspace.id, { shortCode: 'thanks', content: 'Thank you for your patience!' });
+    for (const who of CUSTOMERS)
+      for (const text of who.texts) {
+        await c.deliverWhatsapp({ from: who.from, name: who.name, text });
+        await waitFor(() => db.selectFrom('messages').select('id').where('text', '=', text).executeTakeFirst(), text);
+      }
+    const { context, page } = await c.newPage({ viewport: { width: 1280, height: 760 } });
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Ines Roth/ }).waitFor();
+    await page.screenshot({ path: path.join(OUT, 'console-list.png') });
+
+    await page.getByRole('link', { name: /Maya Schulz/ }).click();
+    const reply = page.getByRole('textbox', { name: 'Reply' });
+    await reply.fill("I'm sorry to hear that, Maya. I've opened a claim with the carrier.");
+    await reply.press('Enter');
+    const sent = await waitFor(async () => {
+      const m = await db.selectFrom('messages').selectAll().where('text', 'like', "I'm sorry to hear that%").executeTakeFirst();
+      return m?.external_id ? m : undefined;
+    }, 'the reply to be sent');
+    await c.whatsappStatus(sent.external_id!, 'read', '4915100000101');
+    await page.locator('.msg-outbound').getByText('Read').waitFor();
+    await page.getByLabel('Private note').check();
+    await reply.fill('Carrier claim 88-1207 opened; check again Friday.');
+    await reply.press('Enter');
+    await page.locator('.msg-note').waitFor();
+    await page.getByLabel('Private note').uncheck();
+    await reply.fill('/');
+    await page.getByRole('listbox', { name: 'Canned responses' }).waitFor();
+    await page.screenshot({ path: path.join(OUT, 'console-conversation.png') });
+    await context.close();
+
+    const phone = await c.newPage({ viewport: PHONE });
+    await c.signIn(phone.page);
+    await phone.page.getByRole('link', { name: /Maya Schulz/ }).click();
+    await phone.page.locator('.msg-note').waitFor();
+    await phone.page.screenshot({ path: path.join(OUT, 'console-phone.png') });
+    await phone.context.close();
+  });
+});
