@@ -70,4 +70,15 @@ describe('postgres attachment storage', () => {
       await one.close();
     }
   });
+
+  it('keeps chunks uncompressed, so a file that compresses still reads by slices', async () => {
+    const store = postgresStorage(ctx.deps.db);
+    const text = Buffer.alloc(CHUNK_BYTES, 'the same line of text, over and over\n');
+    await store.put('k-text', pieces(text, 64 * 1024), { maxBytes: 2 * CHUNK_BYTES });
+    const row = await sql<{ stored: number }>`
+      SELECT pg_column_size(data) AS stored FROM attachment_chunks WHERE storage_key = 'k-text' AND seq = 0
+    `.execute(ctx.deps.db);
+    expect(Number(row.rows[0]!.stored)).toBeGreaterThanOrEqual(CHUNK_BYTES);
+    expect((await readAll((await store.get('k-text'))!)).equals(text)).toBe(true);
+  });
 });
