@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createFakeMedia, type FakeMedia } from './fake-media.js';
 
 /**
  * One HTTP server that answers every provider's send endpoint the way its public docs show.
@@ -13,7 +14,8 @@ import type { AddressInfo } from 'node:net';
  *   sms                 {url}/twilio         (/2010-04-01/Accounts/{sid}/Messages.json)
  *   telegram            {url}/telegram       (/bot{token}/sendMessage, sendPhoto, sendDocument, setWebhook)
  *
- * Every request is recorded; `behave(path, …)` makes one path answer otherwise.
+ * Every request is recorded; `behave(path, …)` makes one path answer otherwise. The providers'
+ * media files (inbound attachments) are served by `media` (./fake-media.ts) on the same port.
  */
 export interface RecordedRequest {
   method: string;
@@ -51,6 +53,8 @@ export interface FakeProviders {
   baseUrls: Record<Provider, string>;
   requests: RecordedRequest[];
   behave(path: string, behaviour: Behaviour): void;
+  /** Media files with each provider's authentication, for inbound attachments. */
+  media: FakeMedia;
   /** Forgets requests and behaviours. */
   reset(): void;
   close(): Promise<void>;
@@ -63,8 +67,11 @@ export async function startFakeProviders(
 ): Promise<FakeProviders> {
   const requests: RecordedRequest[] = [];
   const behaviours = new Map<string, Behaviour>();
+  let url = '';
+  const media = createFakeMedia(() => url);
 
   const server = createServer((req, res) => {
+    if (media.handle(req, res)) return;
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -105,7 +112,7 @@ export async function startFakeProviders(
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const url = `http://${options.host ?? '127.0.0.1'}:${port}`;
+  url = `http://${options.host ?? '127.0.0.1'}:${port}`;
   return {
     url,
     baseUrls: {
@@ -117,10 +124,12 @@ export async function startFakeProviders(
       telegram: `${url}/telegram`,
     },
     requests,
+    media,
     behave: (path, behaviour) => void behaviours.set(path, behaviour),
     reset() {
       requests.length = 0;
       behaviours.clear();
+      media.reset();
     },
     close: () =>
       new Promise<void>((resolve) => {

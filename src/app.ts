@@ -5,6 +5,7 @@ import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
 import { accountsRoutes } from './accounts/accounts.routes.js';
 import { apiKeyRoutes } from './api-keys/api-keys.routes.js';
+import { attachmentRoutes } from './attachments/attachments.routes.js';
 import { personalAccessTokenRoutes } from './auth/personal-access-tokens.routes.js';
 import { userRoutes } from './auth/user.routes.js';
 import { connectionRoutes } from './connections/connections.routes.js';
@@ -192,6 +193,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(labelRoutes, { deps, prefix: '/v1' });
   await app.register(replyRoutes, { deps, prefix: '/v1' });
   await app.register(conversationStartRoutes, { deps, prefix: '/v1' });
+  await app.register(attachmentRoutes, { deps, prefix: '/v1' });
   await app.register(blockVisitorRoutes, { deps, prefix: '/v1' });
   await app.register(teamRoutes, { deps, prefix: '/v1/users' });
   await app.register(contactRoutes, { deps, prefix: '/v1/contacts' });

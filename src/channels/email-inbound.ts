@@ -1,5 +1,6 @@
 import EmailReplyParser from 'email-reply-parser';
-import type { NormalisedEvent } from '../messaging/events.js';
+import type { InboundAttachment, NormalisedEvent } from '../messaging/events.js';
+import { kindOfType } from './media-placeholder.js';
 
 /**
  * What the e-mail integrations (`email`, `email.postmark`, `email.mailgun`) share about an
@@ -19,12 +20,14 @@ export interface InboundMail {
   /** The raw In-Reply-To and References header values, when present. */
   inReplyTo?: string;
   references?: string;
+  /** The mail's files, in the delivery's order: the `index`-th is read again from the stored delivery. */
   attachments?: { filename?: string; contentType?: string }[];
   occurredAt?: Date;
 }
 
 export function inboundMailEvent(mail: InboundMail): Extract<NormalisedEvent, { type: 'message' }> {
-  const visible = [visibleReply(mail.body), ...(mail.attachments ?? []).map(attachmentPlaceholder)].filter((s) => s !== '').join('\n');
+  const visible = visibleReply(mail.body);
+  const attachments = (mail.attachments ?? []).map(deliveryAttachment);
   const references = threadReferences(mail.inReplyTo, mail.references);
   const subject = mail.subject?.trim();
   return {
@@ -36,6 +39,17 @@ export function inboundMailEvent(mail: InboundMail): Extract<NormalisedEvent, { 
     text: subject ? `${subject}\n\n${visible}` : visible,
     occurredAt: mail.occurredAt,
     ...(references.length > 0 ? { references } : {}),
+    ...(attachments.length > 0 ? { attachments } : {}),
+  };
+}
+
+/** A file inside the delivery (docs/attachments.md): read again from the stored body by its index. */
+function deliveryAttachment(a: { filename?: string; contentType?: string }, index: number): InboundAttachment {
+  return {
+    kind: kindOfType(a.contentType),
+    ...(a.contentType ? { contentType: a.contentType } : {}),
+    ...(a.filename ? { filename: a.filename } : {}),
+    source: { from: 'delivery', index },
   };
 }
 
@@ -75,14 +89,4 @@ const MAX_REFERENCES = 20;
 export function messageIdForms(id: string): string[] {
   const bare = id.replace(/^<(.*)>$/, '$1');
   return bare === id ? [id, `<${id}>`] : [id, bare];
-}
-
-/**
- * Attachments become a short line each until media are fetched: `[image: photo.jpg]`,
- * `[file: invoice.pdf]`.
- */
-export function attachmentPlaceholder(a: { filename?: string; contentType?: string }): string {
-  const type = (a.contentType ?? '').toLowerCase();
-  const kind = type.startsWith('image/') ? 'image' : type.startsWith('audio/') ? 'audio' : type.startsWith('video/') ? 'video' : 'file';
-  return a.filename ? `[${kind}: ${a.filename}]` : `[${kind}]`;
 }

@@ -67,6 +67,11 @@ export const emailAdapter: WebhookAdapter = {
               body: optionalString(e.text) ?? '',
               inReplyTo: optionalString(e.inReplyTo),
               references: optionalString(references),
+              attachments: arrayOf(e.attachments, `${where}.attachments`).map((raw, k) => {
+                const a = requireObject(raw, `${where}.attachments[${k}]`);
+                requireString(a.content, `${where}.attachments[${k}].content`);
+                return { filename: optionalString(a.filename), contentType: optionalString(a.contentType) };
+              }),
               occurredAt: at,
             }),
           ];

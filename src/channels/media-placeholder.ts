@@ -1,10 +1,18 @@
+import type { AttachmentKind } from '../messaging/events.js';
+
+/** The attachment kind of a declared MIME type: image, audio or video by its top level, else a file. */
+export function kindOfType(mimeType: string | undefined): AttachmentKind {
+  const kind = mimeType?.split('/')[0]?.toLowerCase();
+  return kind === 'image' || kind === 'video' || kind === 'audio' ? kind : 'file';
+}
+
 /**
- * Media stand in as a short text until attachments are fetched and stored: `[image]`,
- * `[video]`, `[audio]` or `[file]` by MIME type, followed by the caption when there is one.
+ * A medium the service cannot fetch (a provider that sent no address for it) stands in as a
+ * short text: `[image]`, `[video]`, `[audio]` or `[file]` by MIME type, followed by the
+ * caption when there is one.
  */
 export function mediaPlaceholder(mimeType: string | undefined): string {
-  const kind = mimeType?.split('/')[0]?.toLowerCase();
-  return kind === 'image' || kind === 'video' || kind === 'audio' ? `[${kind}]` : '[file]';
+  return `[${kindOfType(mimeType)}]`;
 }
 
 /** Placeholders and caption joined by spaces, the empty ones left out. */

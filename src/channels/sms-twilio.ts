@@ -1,5 +1,5 @@
 import { hmacDigest, safeEqual } from '../crypto/hmac.js';
-import type { MessageStatusEvent, StatusEvent } from '../messaging/events.js';
+import type { InboundAttachment, MessageStatusEvent, StatusEvent } from '../messaging/events.js';
 import {
   header,
   isObject,
@@ -11,7 +11,7 @@ import {
   type VerifyRequest,
   type WebhookAdapter,
 } from './channel.js';
-import { mediaPlaceholder, withCaption } from './media-placeholder.js';
+import { kindOfType } from './media-placeholder.js';
 import { twilioSend } from './sms.js';
 
 const STATUSES: Record<string, MessageStatusEvent | undefined> = {
@@ -106,11 +106,21 @@ function verifyTwilio(
   return { ok: false };
 }
 
-/** `[image]`, `[video]`… for each `MediaContentTypeN`, then the text. */
-function messageText(p: Record<string, unknown>): string {
+/** An MMS's media: `MediaUrlN` with `MediaContentTypeN`, downloaded with the account's basic auth. */
+function mediaOf(p: Record<string, unknown>): { attachments?: InboundAttachment[] } {
   const count = Math.min(Number.parseInt(optionalString(p.NumMedia) ?? '0', 10) || 0, MAX_MEDIA);
-  const placeholders = Array.from({ length: Math.max(count, 0) }, (_, i) => mediaPlaceholder(optionalString(p[`MediaContentType${i}`])));
-  return withCaption(placeholders, optionalString(p.Body));
+  const attachments: InboundAttachment[] = [];
+  for (let i = 0; i < count; i++) {
+    const url = optionalString(p[`MediaUrl${i}`]);
+    const contentType = optionalString(p[`MediaContentType${i}`]);
+    if (url)
+      attachments.push({
+        kind: kindOfType(contentType),
+        ...(contentType ? { contentType } : {}),
+        source: { from: 'url', url, auth: 'basic' },
+      });
+  }
+  return attachments.length > 0 ? { attachments } : {};
 }
 
 /**
@@ -139,7 +149,9 @@ export const smsTwilioAdapter: WebhookAdapter = {
           externalAccountId: requireString(p.To, 'To'),
           externalMessageId: sid,
           contact: { externalId: requireString(p.From, 'From'), name: optionalString(p.ProfileName) },
-          text: messageText(p),
+          // An MMS's text is its Body; its media are attachments.
+          text: optionalString(p.Body) ?? '',
+          ...mediaOf(p),
         },
       ];
     }

@@ -1,11 +1,12 @@
 import type { IntegrationKey } from '../config.js';
-import type { NormalisedEvent } from '../messaging/events.js';
+import type { AttachmentKind, InboundAttachment, NormalisedEvent } from '../messaging/events.js';
 import {
   arrayOf,
   header,
   hmacMatches,
   hubChallenge,
   isObject,
+  lookup,
   optionalString,
   requireObject,
   requireString,
@@ -44,13 +45,15 @@ export function socialAdapter(key: IntegrationKey & `${string}.native`): Webhook
             // Echoes are our own outbound messages seen again; they add nothing.
             if (item.message.is_echo === true) return;
             const sender = requireObject(item.sender, `entry[${i}].messaging[${j}].sender`);
+            const media = attachmentsOf(item.message.attachments);
             events.push({
               type: 'message',
               externalAccountId: account,
               externalMessageId: requireString(item.message.mid, `entry[${i}].messaging[${j}].message.mid`),
               contact: { externalId: requireString(sender.id, `entry[${i}].messaging[${j}].sender.id`) },
-              text: optionalString(item.message.text) ?? attachmentText(item.message.attachments),
+              text: optionalString(item.message.text) ?? media.text,
               occurredAt: at,
+              ...(media.files.length > 0 ? { attachments: media.files } : {}),
             });
           } else if (isObject(item.delivery)) {
             for (const mid of arrayOf(item.delivery.mids, 'delivery.mids')) {
@@ -89,8 +92,25 @@ export function socialAdapter(key: IntegrationKey & `${string}.native`): Webhook
   };
 }
 
-function attachmentText(attachments: unknown): string {
-  if (!Array.isArray(attachments) || attachments.length === 0) return '';
-  const types = attachments.map((a) => (isObject(a) ? (optionalString(a.type) ?? 'file') : 'file'));
-  return `[${types.join(', ')}]`;
+/** The Send API's attachment types that carry a file at `payload.url`. */
+const FILE_KINDS: Record<string, AttachmentKind> = { image: 'image', audio: 'audio', video: 'video', file: 'file' };
+
+/**
+ * A message's attachments: files on Meta's CDN (fetched without credentials, the URL itself
+ * is the grant), and the types of those that carry no file (a shared location, a fallback
+ * link), which stay in the text as `[location]`. A message whose attachments are all files has
+ * empty text: they are its attachments.
+ */
+function attachmentsOf(attachments: unknown): { text: string; files: InboundAttachment[] } {
+  const files: InboundAttachment[] = [];
+  const others: string[] = [];
+  for (const a of Array.isArray(attachments) ? attachments : []) {
+    const payload = isObject(a) && isObject(a.payload) ? a.payload : {};
+    const type = isObject(a) ? (optionalString(a.type) ?? 'file') : 'file';
+    const url = optionalString(payload.url);
+    const kind = payload.sticker_id !== undefined ? 'sticker' : lookup(FILE_KINDS, type);
+    if (url && kind) files.push({ kind, source: { from: 'url', url, auth: 'none' } });
+    else others.push(type);
+  }
+  return { text: others.length > 0 ? `[${others.join(', ')}]` : '', files };
 }

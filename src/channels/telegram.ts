@@ -1,3 +1,4 @@
+import type { AttachmentKind, InboundAttachment } from '../messaging/events.js';
 import {
   header,
   isObject,
@@ -26,8 +27,9 @@ export const TELEGRAM_SECRET_HEADER = 'x-telegram-bot-api-secret-token';
  * for, the secret is what names the connection: the verification's `account` (the bot's id),
  * stored with the delivery and read back here. A secret no connection has is refused.
  * A message's id is `<chat id>:<message_id>` (Telegram numbers messages per chat); the contact is
- * the chat (where replies go). Photos, documents and voice notes are placeholders with their
- * caption until media are fetched; an edit arrives as a new message marked "(edited)".
+ * the chat (where replies go). A photo, document, voice note, audio, video or sticker is an
+ * attachment read with `getFile`, and its caption is the text; an edit arrives as a new
+ * message marked "(edited)", with its new text only (an edit cannot change the file).
  * Replies: `POST {apiBaseUrl}/bot<token>/sendMessage {chat_id, text}`.
  */
 export const telegramAdapter: WebhookAdapter = {
@@ -58,6 +60,7 @@ export const telegramAdapter: WebhookAdapter = {
     const from = isObject(message.from) ? message.from : undefined;
     if (from?.is_bot === true) return [];
     const text = messageText(message);
+    const file = edited ? undefined : fileOf(message);
     return [
       {
         type: 'message',
@@ -67,6 +70,7 @@ export const telegramAdapter: WebhookAdapter = {
         contact: { externalId: chatId, ...nameOf(chat, from) },
         text: edited ? `(edited) ${text}` : text,
         occurredAt: toDate(edited ? (message.edit_date ?? message.date) : message.date),
+        ...(file ? { attachments: [file] } : {}),
       },
     ];
   },
@@ -91,19 +95,47 @@ export const telegramAdapter: WebhookAdapter = {
   },
 };
 
-function messageText(message: Record<string, unknown>): string {
-  const caption = optionalString(message.caption);
-  const withCaption = (placeholder: string) => (caption ? `${placeholder} ${caption}` : placeholder);
-  if (typeof message.text === 'string') return message.text;
-  if (message.photo !== undefined) return withCaption('[image]');
-  if (isObject(message.document)) {
-    const name = optionalString(message.document.file_name);
-    return withCaption(name ? `[file: ${name}]` : '[file]');
+/** The Bot API's file-carrying fields, as attachment kinds (a document is a file, a voice note audio). */
+const FILE_FIELDS: [field: string, kind: AttachmentKind][] = [
+  ['document', 'file'],
+  ['voice', 'audio'],
+  ['audio', 'audio'],
+  ['video', 'video'],
+  ['video_note', 'video'],
+  ['animation', 'video'],
+  ['sticker', 'sticker'],
+];
+
+/** The message's file: a photo's largest size, or the one file of a document, voice note…. */
+function fileOf(message: Record<string, unknown>): InboundAttachment | undefined {
+  if (Array.isArray(message.photo)) {
+    const largest = message.photo.filter(isObject).at(-1);
+    const fileId = largest ? optionalString(largest.file_id) : undefined;
+    // Telegram re-encodes photos as JPEG.
+    return fileId ? { kind: 'image', contentType: 'image/jpeg', source: { from: 'telegram_file', fileId } } : undefined;
   }
-  if (message.voice !== undefined) return withCaption('[voice]');
-  if (message.audio !== undefined) return withCaption('[audio]');
-  if (message.video !== undefined) return withCaption('[video]');
-  if (message.sticker !== undefined) return '[sticker]';
+  for (const [field, kind] of FILE_FIELDS) {
+    const f = message[field];
+    if (!isObject(f)) continue;
+    const fileId = optionalString(f.file_id);
+    if (!fileId) return undefined;
+    const contentType = optionalString(f.mime_type);
+    const filename = optionalString(f.file_name);
+    return {
+      kind,
+      ...(contentType ? { contentType } : {}),
+      ...(filename ? { filename } : {}),
+      source: { from: 'telegram_file', fileId },
+    };
+  }
+  return undefined;
+}
+
+/** The text, or a media message's caption (empty when none); other kinds (a location, a poll) say what they are. */
+function messageText(message: Record<string, unknown>): string {
+  if (typeof message.text === 'string') return message.text;
+  const caption = optionalString(message.caption);
+  if (message.photo !== undefined || FILE_FIELDS.some(([field]) => isObject(message[field]))) return caption ?? '';
   return caption ?? '[unsupported message]';
 }
 

@@ -1,5 +1,5 @@
 import { hmacDigest, safeEqual } from '../crypto/hmac.js';
-import type { MessageStatusEvent } from '../messaging/events.js';
+import type { InboundAttachment, MessageStatusEvent } from '../messaging/events.js';
 import {
   header,
   isObject,
@@ -12,7 +12,7 @@ import {
   toDate,
   type WebhookAdapter,
 } from './channel.js';
-import { mediaPlaceholder, withCaption } from './media-placeholder.js';
+import { kindOfType, mediaPlaceholder, withCaption } from './media-placeholder.js';
 import { sessionGatewaySend } from './whatsapp-session.js';
 
 /** WAHA's ack enum: -1 ERROR, 0 PENDING (no news), 1 SERVER, 2 DEVICE, 3 READ, 4 PLAYED. */
@@ -23,12 +23,27 @@ function handleOf(id: string): string {
   return id.replace(/@(c\.us|s\.whatsapp\.net)$/, '');
 }
 
-/** The message's text; a media message's is `[image]`, `[audio]`… and its caption (WAHA puts it in `body`). */
-function messageText(p: Record<string, unknown>): string {
+/**
+ * The message's text and file. A media message's text is its caption (WAHA puts it in `body`)
+ * and its file is `media.url`, downloaded with the API key (docs/attachments.md). A medium WAHA
+ * did not download (no `media.url`: media downloads off, or its `media.error`) stays a
+ * placeholder, `[image]`, `[audio]`…, before the caption.
+ */
+function messageContent(p: Record<string, unknown>, data: Record<string, unknown>): { text: string; attachments?: InboundAttachment[] } {
   const body = optionalString(p.body);
-  if (p.hasMedia !== true) return body ?? '';
+  if (p.hasMedia !== true) return { text: body ?? '' };
   const media = isObject(p.media) ? p.media : {};
-  return withCaption([mediaPlaceholder(optionalString(media.mimetype))], body);
+  const url = optionalString(media.url);
+  const contentType = optionalString(media.mimetype);
+  if (!url) return { text: withCaption([mediaPlaceholder(contentType)], body) };
+  const filename = optionalString(media.filename);
+  const attachment: InboundAttachment = {
+    kind: data.type === 'sticker' ? 'sticker' : kindOfType(contentType),
+    ...(contentType ? { contentType } : {}),
+    ...(filename ? { filename } : {}),
+    source: { from: 'url', url, auth: 'api_key' },
+  };
+  return { text: body ?? '', attachments: [attachment] };
 }
 
 /**
@@ -67,7 +82,7 @@ export const whatsappSessionWahaAdapter: WebhookAdapter = {
             externalId: handleOf(requireString(p.from, 'payload.from')),
             name: optionalString(data.notifyName) ?? optionalString(data.pushName),
           },
-          text: messageText(p),
+          ...messageContent(p, data),
           occurredAt: toDate(p.timestamp),
         },
       ];

@@ -1,6 +1,6 @@
 import { safeEqual } from '../crypto/hmac.js';
 import { parseJson } from '../http/raw-body.js';
-import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
+import type { AttachmentKind, InboundAttachment, MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
 import {
   arrayOf,
   header,
@@ -78,6 +78,7 @@ export const whatsappAdapter: WebhookAdapter = {
             contact: { externalId: from, name: names.get(from) },
             text: messageText(m),
             occurredAt: toDate(m.timestamp),
+            ...mediaOf(m),
           });
         });
         arrayOf(value.statuses, `${where}.value.statuses`).forEach((rawStatus, k) => {
@@ -123,11 +124,38 @@ export const whatsappAdapter: WebhookAdapter = {
   },
 };
 
+/** Cloud API's media message types, as the attachment kinds they become (a document is a file). */
+const MEDIA_KINDS: Record<string, AttachmentKind> = {
+  image: 'image',
+  audio: 'audio',
+  video: 'video',
+  document: 'file',
+  sticker: 'sticker',
+};
+
+/** A media message's file: its media id, read later with the Graph API (docs/attachments.md). */
+function mediaOf(m: Record<string, unknown>): { attachments?: InboundAttachment[] } {
+  const type = optionalString(m.type) ?? '';
+  const kind = lookup(MEDIA_KINDS, type);
+  const media = m[type];
+  const mediaId = isObject(media) ? optionalString(media.id) : undefined;
+  if (!kind || !isObject(media) || !mediaId) return {};
+  const contentType = optionalString(media.mime_type);
+  const filename = optionalString(media.filename);
+  return {
+    attachments: [
+      { kind, ...(contentType ? { contentType } : {}), ...(filename ? { filename } : {}), source: { from: 'whatsapp_media', mediaId } },
+    ],
+  };
+}
+
 function messageText(m: Record<string, unknown>): string {
   if (isObject(m.text) && typeof m.text.body === 'string') return m.text.body;
   const type = optionalString(m.type) ?? 'unknown';
   const media = m[type];
   if (isObject(media) && typeof media.caption === 'string') return media.caption;
+  // A media message's caption is its text, empty when it has none: the file is its attachment.
+  if (lookup(MEDIA_KINDS, type) && isObject(media) && optionalString(media.id)) return '';
   if (type === 'button' && isObject(m.button) && typeof m.button.text === 'string') return m.button.text;
   if (type === 'interactive' && isObject(m.interactive)) {
     const reply = m.interactive.button_reply ?? m.interactive.list_reply;

@@ -6,7 +6,7 @@
 /** What the client needs of `fetch`; the global `fetch` of Node 18+ and browsers fits. */
 export type FetchLike = (
   url: string,
-  init: { method: string; headers: Record<string, string>; body?: string },
+  init: { method: string; headers: Record<string, string>; body?: string | Uint8Array },
 ) => Promise<{ status: number; ok: boolean; text(): Promise<string> }>;
 
 export class InboxClientError extends Error {
@@ -42,6 +42,8 @@ export interface RequestInit {
   method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   query?: Query;
   body?: unknown;
+  /** Bytes sent as they are (an upload's multipart body), instead of a JSON `body`. */
+  rawBody?: { bytes: Uint8Array; contentType: string };
   headers?: Record<string, string | undefined>;
 }
 
@@ -63,11 +65,12 @@ export async function call<T>(options: ClientOptions, path: string, init: Reques
   if (options.adminKey) headers['x-service-admin-api-key'] = options.adminKey;
   for (const [k, v] of Object.entries(init.headers ?? {})) if (v !== undefined) headers[k] = v;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
+  if (init.rawBody) headers['content-type'] = init.rawBody.contentType;
   const doFetch = options.fetch ?? (globalThis.fetch as unknown as FetchLike);
   const res = await doFetch(url, {
     method: init.method ?? 'GET',
     headers,
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    body: init.rawBody ? init.rawBody.bytes : init.body === undefined ? undefined : JSON.stringify(init.body),
   });
   const text = await res.text();
   if (res.status === 204 && res.ok) return undefined as T;

@@ -1,8 +1,11 @@
+import { multipartFile } from './multipart.js';
 import { type ClientOptions, call, callData, type Envelope, type Query } from './request.js';
 import type {
   ApiKey,
   ApiKeyCreate,
+  Attachment,
   AuthCode,
+  BlobLike,
   CannedResponse,
   CannedResponseCreate,
   CannedResponsePatch,
@@ -143,6 +146,24 @@ export function tenantClient(initial: ClientOptions) {
        */
       start: ({ idempotencyKey, ...body }: StartConversationRequest & IdempotencyOptions, opts: IdempotencyOptions = {}) =>
         send<StartedConversation>('POST', '/v1/conversations', body, { 'idempotency-key': opts.idempotencyKey ?? idempotencyKey }),
+    },
+    // ---- attachments (docs/attachments.md) ----
+    attachments: {
+      /**
+       * Uploads a file to send with a reply (`write` scope): bytes or a Blob/File, with its
+       * name. The service reads the type from the bytes; `contentType` is the fallback it
+       * keeps when they do not say. An upload no message uses within 24 h is deleted.
+       */
+      upload: async (file: Uint8Array | BlobLike, filename: string, uploadOptions: { contentType?: string } = {}) => {
+        const bytes = file instanceof Uint8Array ? file : new Uint8Array(await file.arrayBuffer());
+        const contentType = uploadOptions.contentType ?? (file instanceof Uint8Array ? undefined : file.type) ?? undefined;
+        const rawBody = multipartFile('file', filename, contentType || 'application/octet-stream', bytes);
+        return callData<Attachment>(options, '/v1/attachments', { method: 'POST', rawBody });
+      },
+      /** An attachment: poll it while `pending`. */
+      get: (attachmentId: number) => get<Attachment>(`/v1/attachments/${id(attachmentId)}`),
+      /** Where its bytes are served (send the same credential to read them). */
+      contentUrl: (attachmentId: number) => `${options.baseUrl.replace(/\/+$/, '')}/v1/attachments/${id(attachmentId)}/content`,
     },
     /** Full-text search over the workspace's messages, newest first; API keys never find private notes. */
     searchMessages: (query: ListQuery & MessageSearch) => client.all<Message>('/v1/messages/search', { ...query }),

@@ -90,8 +90,36 @@ export interface Message {
   private: boolean;
   /** The user who wrote or caused it; null for contacts and API keys. */
   authorId: number | null;
+  /** Files the message carries, in the order they were added. */
+  attachments: Attachment[];
   createdAt: Timestamp;
   updatedAt: Timestamp;
+}
+
+export type AttachmentKind = 'image' | 'audio' | 'video' | 'sticker' | 'file';
+
+/** What the client needs of a Blob or File (browsers' and Node 20's fit) to upload it. */
+export interface BlobLike {
+  readonly type?: string;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/** A file on a message, or an upload no message has used yet (docs/attachments.md). */
+export interface Attachment {
+  id: number;
+  /** The message carrying it; null for an upload no message has used yet. */
+  messageId: number | null;
+  kind: AttachmentKind;
+  /** The type read from the bytes (the declared one only when the bytes do not say). */
+  contentType: string;
+  filename: string | null;
+  /** Bytes; null until stored. */
+  size: number | null;
+  /** `pending`: still being fetched from the provider; `failed`: see `error`. */
+  status: 'pending' | 'stored' | 'failed';
+  error: string | null;
+  /** `GET /v1/attachments/:id/content` (a signed link for live chat visitors). */
+  url: string;
 }
 
 export interface Contact {

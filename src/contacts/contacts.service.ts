@@ -39,7 +39,7 @@ export async function changeContact(deps: Deps, workspaceId: number, id: number,
     const row = await updateContact(trx, workspaceId, id, patch, deps.now());
     if (!row) throw errors.notFound('contact');
     const contact = await withHandles(trx, row);
-    await announce(deps.boss, trx, [{ type: 'contact.updated', workspaceId, contact }], deps.now());
+    await announce(deps, trx, [{ type: 'contact.updated', workspaceId, contact }], deps.now());
     return contact;
   });
 }
@@ -94,7 +94,7 @@ export async function mergeContacts(deps: Deps, workspaceId: number, intoId: num
     };
     const row = await absorbContact(trx, intoId, otherId, fill, now);
     const contact = await withHandles(trx, row);
-    await announce(deps.boss, trx, [{ type: 'contact.merged', workspaceId, contact, mergedContactId: otherId }], deps.now());
+    await announce(deps, trx, [{ type: 'contact.merged', workspaceId, contact, mergedContactId: otherId }], deps.now());
     return contact;
   });
 }

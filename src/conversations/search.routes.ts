@@ -1,12 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { contentUrl } from '../attachments/attachments.resources.js';
+import { messageResources } from '../attachments/message-attachments.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage } from '../http/schemas.js';
-import { MessageResource, messageResource } from '../messaging/messaging.resources.js';
+import { MessageResource } from '../messaging/messaging.resources.js';
 import { inspectSearch, searchMessages } from './search.queries.js';
 
 export const SEARCH_MAX_LENGTH = 256;
@@ -44,7 +46,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       if (nodes === 0) throw errors.validation('q: no words to search for (only operators or quotes)');
       if (!indexable) throw errors.validation('q: at least one word must be searched for, not only excluded (-word)');
       const found = await searchMessages(deps.db, auth.workspaceId, request.query.q, { includePrivate: auth.kind !== 'api_key' }, page);
-      return envelope(request, found.items.map(messageResource), found.meta);
+      return envelope(request, await messageResources(deps.db, found.items, contentUrl(deps.config.publicUrl)), found.meta);
     },
   );
 };

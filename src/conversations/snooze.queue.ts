@@ -52,7 +52,7 @@ export async function wakeThreads(deps: Deps, ids: number[] | null): Promise<num
       ...activity.map((message) => ({ type: 'message.created' as const, message })),
       ...views.map((thread) => ({ type: 'thread.updated' as const, thread })),
     ];
-    await announce(deps.boss, trx, changes, now);
+    await announce(deps, trx, changes, now);
     return woken.length;
   });
 }

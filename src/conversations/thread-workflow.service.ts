@@ -126,7 +126,7 @@ export async function changeThread(deps: Deps, auth: TenantAuth, threadId: numbe
       ...activity.map((message) => ({ type: 'message.created' as const, message })),
       { type: 'thread.updated', thread: view },
     ];
-    await announce(deps.boss, trx, changes, now);
+    await announce(deps, trx, changes, now);
     return threadResource(view);
   });
 }
@@ -143,7 +143,7 @@ export async function markThreadRead(deps: Deps, auth: TenantAuth, threadId: num
     const now = deps.now();
     await updateThread(trx, thread.id, { agentLastSeenAt: now }, now);
     const view = await viewOf(trx, thread.id);
-    await announce(deps.boss, trx, [{ type: 'thread.updated', thread: view }], now);
+    await announce(deps, trx, [{ type: 'thread.updated', thread: view }], now);
     return threadResource(view);
   });
 }

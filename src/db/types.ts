@@ -155,6 +155,8 @@ export interface AttachmentsTable {
   /** Inbound: how the fetch-media job downloads it (provider, URL or media id, connection). */
   source: unknown | null;
   attempt_count: Generated<number>;
+  /** A live chat upload: the visitor who made it (only they may send it). */
+  uploaded_by_visitor: number | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -31,6 +31,16 @@ export const errors = {
   challengeRefused: () => new AppError('not_found', 404, 'challenge not accepted'),
   conflict: (message: string) => new AppError('conflict', 409, message),
   payloadTooLarge: (limit: number) => new AppError('payload_too_large', 413, `request body exceeds ${limit} bytes`),
+  /** An upload over INBOX_MAX_ATTACHMENT_BYTES: the read stopped there and nothing was kept. */
+  attachmentTooLarge: (limit: number) =>
+    new AppError('payload_too_large', 413, `the file is larger than the limit of ${limit} bytes; nothing was kept`),
+  /** The content of an attachment whose bytes are not stored (still `pending`, or `failed`). */
+  attachmentNotStored: (status: string) =>
+    new AppError(
+      'attachment_not_stored',
+      409,
+      `the attachment is ${status}: its bytes are not stored${status === 'pending' ? ' yet; poll GET /v1/attachments/:id' : ''}`,
+    ),
   /** `received` is the request's content-type header as sent (cut to 100 characters). */
   unsupportedMediaType: (received: string | undefined, accepted: readonly string[] = ['application/json']) =>
     new AppError(

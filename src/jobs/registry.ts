@@ -1,4 +1,5 @@
 import type { PgBoss } from 'pg-boss';
+import { fetchMediaQueue } from '../attachments/fetch-media.queue.js';
 import { syncTemplatesQueue } from '../connections/sync-templates.queue.js';
 import { snoozeQueue } from '../conversations/snooze.queue.js';
 import type { Deps } from '../deps.js';
@@ -12,7 +13,15 @@ import type { QueueDefinition, WorkerContext } from './queue.js';
 
 /** Every queue of the service. Features add theirs here; this is the one list. */
 // biome-ignore lint/suspicious/noExplicitAny: one list of queues whose payloads differ; each handler types its own
-export const queues: QueueDefinition<any>[] = [webhookQueue, sendQueue, outboundQueue, maintenanceQueue, snoozeQueue, syncTemplatesQueue];
+export const queues: QueueDefinition<any>[] = [
+  webhookQueue,
+  sendQueue,
+  outboundQueue,
+  maintenanceQueue,
+  snoozeQueue,
+  syncTemplatesQueue,
+  fetchMediaQueue,
+];
 
 /**
  * Creates every queue, and brings the options of one that exists already to what its

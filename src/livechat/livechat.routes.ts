@@ -1,20 +1,24 @@
+import fastifyMultipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { AttachmentResource, attachmentResource, signedUrls } from '../attachments/attachments.resources.js';
+import { multipartOptions, readUpload } from '../attachments/multipart-upload.js';
 import { bearerToken } from '../auth/auth.js';
 import { WIDGET_KEY } from '../connections/allowed-origins.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
+import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope, NoContent } from '../http/schemas.js';
 import { MessageResource } from '../messaging/messaging.resources.js';
 import { originAllowed } from './cors.js';
 import { findVisitor, findWidget, listVisitorMessages, type Visitor, type Widget } from './livechat.queries.js';
-import { hashVisitorToken, postVisitorMessage, startConversation } from './livechat.service.js';
+import { hashVisitorToken, postVisitorMessage, startConversation, uploadVisitorFile } from './livechat.service.js';
 import { VisitorHub } from './visitor-hub.js';
 import { requireSocketOrigin, VisitorSocketLimits } from './visitor-limits.js';
-import { visitorMessage } from './visitor-message.js';
+import { visitorMessages } from './visitor-message.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,6 +43,12 @@ const ConversationBody = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
 });
+const VisitorMessageBody = Type.Object({
+  text: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  attachmentIds: Type.Optional(
+    Type.Array(BigId, { maxItems: 10, description: "the visitor's own uploads (POST …/attachments) this message carries" }),
+  ),
+});
 const PREFLIGHT = {
   'access-control-allow-methods': 'GET, POST, OPTIONS',
   'access-control-allow-headers': 'authorization, content-type, x-request-id',
@@ -62,6 +72,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   );
   app.addHook('onReady', () => hub.start());
   app.addHook('onClose', () => hub.close());
+  await app.register(fastifyMultipart, multipartOptions(deps.config.maxAttachmentBytes));
   app.decorateRequest('widget', null);
   app.decorateRequest('visitor', null);
 
@@ -92,7 +103,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       request.visitor = visitor;
     };
 
-  for (const path of ['/:widgetKey/conversations', '/:widgetKey/messages']) {
+  for (const path of ['/:widgetKey/conversations', '/:widgetKey/messages', '/:widgetKey/attachments']) {
     app.options(
       path,
       {
@@ -139,14 +150,37 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         summary: 'Send a visitor message',
         description: 'The visitor writes in its thread (Authorization: Bearer <visitorToken>). Limited per visitor (429).',
         params: WidgetParams,
-        body: Type.Object({ text: Type.String({ minLength: 1, maxLength: 4096 }) }),
+        body: VisitorMessageBody,
         response: { 201: Envelope(MessageResource) },
       },
     },
     async (request, reply) => {
-      const message = await postVisitorMessage(deps, widgetOf(request), visitorOf(request), request.body.text);
+      const message = await postVisitorMessage(deps, widgetOf(request), visitorOf(request), request.body);
       reply.code(201);
-      return envelope(request, visitorMessage(message));
+      const [view] = await visitorMessages(deps, [message]);
+      return envelope(request, view!);
+    },
+  );
+
+  app.post(
+    '/:widgetKey/attachments',
+    {
+      preValidation: requireVisitor(),
+      schema: {
+        summary: 'Upload a visitor file',
+        description:
+          'multipart/form-data with the file in the field `file` (Authorization: Bearer <visitorToken>); then send it with ' +
+          '`POST …/messages {attachmentIds}`. Limited per visitor like messages (429); over INBOX_MAX_ATTACHMENT_BYTES → 413.',
+        consumes: ['multipart/form-data'],
+        params: WidgetParams,
+        response: { 201: Envelope(AttachmentResource) },
+      },
+    },
+    async (request, reply) => {
+      const file = await readUpload(request);
+      const row = await uploadVisitorFile(deps, visitorOf(request), file);
+      reply.code(201);
+      return envelope(request, attachmentResource(row, signedUrls(deps)));
     },
   );
 
@@ -164,7 +198,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
     async (request) => {
       const page = await listVisitorMessages(deps.db, visitorOf(request), parseCursorQuery(request.query));
-      return envelope(request, page.items.map(visitorMessage), page.meta);
+      return envelope(request, await visitorMessages(deps, page.items), page.meta);
     },
   );
 

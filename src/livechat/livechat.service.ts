@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { attachVisitorUploads } from '../attachments/attachments.queries.js';
+import { storeUpload } from '../attachments/upload.service.js';
 import { randomToken, sha256Hex } from '../crypto/hmac.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { clientAddressKey } from '../http/client-address.js';
 import { errors } from '../http/errors.js';
-import { applyDeliveries } from '../messaging/apply-events.js';
+import { announce } from '../messaging/announce.js';
+import { applyDeliveries, applyDeliveriesUnannounced } from '../messaging/apply-events.js';
 import type { NormalisedEvent } from '../messaging/events.js';
+import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import {
   countRecentConversations,
   countRecentVisitorMessages,
@@ -42,7 +46,7 @@ export function hashVisitorToken(token: string): string {
  * the caller's transaction. There is no inbox row: no provider retries.
  */
 async function applyVisitorEvents(deps: Deps, trx: Executor, events: NormalisedEvent[], now: Date): Promise<void> {
-  const resolutions = await applyDeliveries(deps.boss, trx, [{ deliveryId: 'livechat', integrationKey: 'livechat', events }], now);
+  const resolutions = await applyDeliveries(deps, trx, [{ deliveryId: 'livechat', integrationKey: 'livechat', events }], now);
   // The connection went away since the request began: nothing was applied.
   if (resolutions.get('livechat')?.error) throw errors.notFound('widget');
 }
@@ -93,13 +97,47 @@ export async function startConversation(deps: Deps, widget: Widget, input: { nam
   return { visitorToken: token, threadId };
 }
 
+/** Visitors' uploads are limited like their messages: per visitor, per minute. */
+const VISITOR_UPLOADS: RateLimit = {
+  name: 'livechat-uploads',
+  what: 'uploads of one visitor',
+  limit: LIVECHAT_LIMITS.messagesPerVisitorPerMinute,
+  windowMs: MINUTE_MS,
+};
+
+/**
+ * A visitor uploads a file to send (docs/attachments.md): stored like a tenant's upload, and
+ * remembered as this visitor's, so only this visitor may send it. At most
+ * LIVECHAT_LIMITS.messagesPerVisitorPerMinute a minute (429 with retry-after); the hit is
+ * counted before any byte is read.
+ */
+export async function uploadVisitorFile(
+  deps: Deps,
+  visitor: Visitor,
+  file: { body: AsyncIterable<Uint8Array>; declaredType: string | undefined; filename: string | null },
+) {
+  await deps.db.transaction().execute((trx) => enforceRateLimit(trx, VISITOR_UPLOADS, visitor.id, deps.now()));
+  return storeUpload(deps, { workspaceId: visitor.workspace_id, visitorId: visitor.id, ...file });
+}
+
 /**
  * A visitor writes: a `message` event on the widget's account from the visitor's handle,
  * applied through messaging like a provider delivery, so agents see it in /v1/threads, on
  * /v1/realtime and in outbound webhooks. At most LIVECHAT_LIMITS.messagesPerVisitorPerMinute
- * per visitor; the next gets 429 with retry-after.
+ * per visitor; the next gets 429 with retry-after. `attachmentIds` are the visitor's own
+ * unused uploads: they are put on the message before it is announced, in the same
+ * transaction, so every announcement of the message carries them; any other id → 422 and
+ * nothing is written.
  */
-export async function postVisitorMessage(deps: Deps, widget: Widget, visitor: Visitor, text: string) {
+export async function postVisitorMessage(
+  deps: Deps,
+  widget: Widget,
+  visitor: Visitor,
+  input: { text?: string | undefined; attachmentIds?: number[] | undefined },
+) {
+  const attachmentIds = [...new Set(input.attachmentIds ?? [])];
+  if (input.text === undefined && attachmentIds.length === 0)
+    throw errors.validation('send "text", at least one of "attachmentIds", or both');
   const now = deps.now();
   // The visitor's own id for the message; `lc-` keeps it apart from replies' ids (their numbers).
   const externalId = `lc-${randomUUID()}`;
@@ -108,23 +146,29 @@ export async function postVisitorMessage(deps: Deps, widget: Widget, visitor: Vi
     if (recent.n >= LIVECHAT_LIMITS.messagesPerVisitorPerMinute) {
       throw errors.rateLimited(retryAfter(recent.oldest, now), `at most ${LIVECHAT_LIMITS.messagesPerVisitorPerMinute} messages a minute`);
     }
-    await applyVisitorEvents(
+    const event: NormalisedEvent = {
+      type: 'message',
+      externalAccountId: widget.external_account_id,
+      externalMessageId: externalId,
+      contact: { externalId: visitor.handle },
+      text: input.text ?? '',
+      occurredAt: now,
+    };
+    const { resolutions, changes } = await applyDeliveriesUnannounced(
       deps,
       trx,
-      [
-        {
-          type: 'message',
-          externalAccountId: widget.external_account_id,
-          externalMessageId: externalId,
-          contact: { externalId: visitor.handle },
-          text,
-          occurredAt: now,
-        },
-      ],
+      [{ deliveryId: 'livechat', integrationKey: 'livechat', events: [event] }],
       now,
     );
+    if (resolutions.get('livechat')?.error) throw errors.notFound('widget');
     const message = await findMessageByExternalId(trx, widget.id, externalId);
     if (!message) throw new Error('the message just written is not there');
+    const taken = await attachVisitorUploads(trx, visitor.id, attachmentIds, message.id, now);
+    if (taken.length < attachmentIds.length) {
+      const missing = attachmentIds.find((id) => !taken.includes(id));
+      throw errors.validation(`attachmentIds: ${missing} is not an unused upload of this visitor`);
+    }
+    await announce(deps, trx, changes, now);
     return message;
   });
 }

@@ -5,7 +5,7 @@ import { announce } from '../messaging/announce.js';
 import { HEARTBEAT_MS } from '../realtime/hub.js';
 import { findVisitorMessage, markDelivered, type Visitor } from './livechat.queries.js';
 import { publishVisitorEvents, VISITOR_CHANNEL, type VisitorBlocked, type VisitorEvent } from './visitor-events.js';
-import { visitorMessage } from './visitor-message.js';
+import { visitorMessages } from './visitor-message.js';
 
 /** Sockets one visitor may hold on one api process (tabs); the next is closed with 4008. */
 export const MAX_SOCKETS_PER_VISITOR = 10;
@@ -120,7 +120,8 @@ export class VisitorHub {
     if (held.length === 0) return;
     const message = await findVisitorMessage(this.deps.db, held[0]!.visitor, event.messageId);
     if (!message) return;
-    const frame = JSON.stringify({ type: event.type, data: visitorMessage(message) });
+    const [view] = await visitorMessages(this.deps, [message]);
+    const frame = JSON.stringify({ type: event.type, data: view });
     const taken = await Promise.all(held.map((c) => sendFrame(c.socket, frame)));
     if (event.type !== 'message.created' || message.direction !== 'outbound' || !taken.includes(true)) return;
     // A socket took the reply: it is delivered. Only the process whose update changed the row
@@ -128,7 +129,7 @@ export class VisitorHub {
     await this.deps.db.transaction().execute(async (trx) => {
       const row = await markDelivered(trx, message.id, this.deps.now());
       if (!row) return;
-      await announce(this.deps.boss, trx, [{ type: 'message.updated', message: row }], this.deps.now());
+      await announce(this.deps, trx, [{ type: 'message.updated', message: row }], this.deps.now());
       await publishVisitorEvents(trx, [{ type: 'message.updated', visitor: event.visitor, messageId: row.id }]);
     });
   }

@@ -1,3 +1,4 @@
+import { pruneUnusedUploads } from '../attachments/unused-uploads.js';
 import type { QueueDefinition } from '../jobs/queue.js';
 import { pruneInbox, pruneOutboundEvents } from './inbox-retention.js';
 import { pruneExpired } from './maintenance.queries.js';
@@ -9,8 +10,8 @@ export const MAINTENANCE_CRON = '*/10 * * * *';
 /**
  * Housekeeping: expired auth codes, old login attempts, ended sessions and personal-access
  * tokens, old idempotency keys, live chat visitors whose token ended, inbox rows past their
- * retention (processed ones and dead letters), and outbound webhook events past it with their
- * deliveries and attempts.
+ * retention (processed ones and dead letters), outbound webhook events past it with their
+ * deliveries and attempts, and uploads no message used within a day (with their bytes).
  */
 export const maintenanceQueue: QueueDefinition = {
   name: MAINTENANCE_QUEUE,
@@ -32,6 +33,8 @@ export const maintenanceQueue: QueueDefinition = {
       const outbound = await pruneOutboundEvents(deps.db, now, deps.config);
       deps.metrics.outboundEventsDeleted.inc(outbound.deleted);
       deps.log.info({ outboundEventsDeleted: outbound.deleted, more: outbound.more }, 'maintenance: old outbound webhook events deleted');
+      const uploads = await pruneUnusedUploads(deps, now);
+      deps.log.info({ unusedUploadsDeleted: uploads.deleted, more: uploads.more }, 'maintenance: unused uploads deleted');
     },
   },
 };

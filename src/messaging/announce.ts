@@ -1,18 +1,35 @@
 import type { PgBoss } from 'pg-boss';
+import { attachmentsOf } from '../attachments/attachments.queries.js';
+import { type Attachment, attachmentResource, contentUrl } from '../attachments/attachments.resources.js';
 import type { Executor } from '../db/database.js';
 import { publishEvents } from '../realtime/publish.js';
 import { writeOutbox } from '../webhooks-out/outbox.js';
-import { announcements, type Change } from './announcements.js';
+import { announcements, type Change, messageIdsOf } from './announcements.js';
+
+/** What announcing needs: the queue (the outbox's jobs) and the public URL (attachments' links). */
+export interface Announcer {
+  boss: PgBoss;
+  config: { publicUrl: string };
+}
 
 /**
  * Announces what changed, in the caller's transaction: the realtime events (NOTIFY, sent only
  * if and when it commits) and the outbox's deliveries to subscribed endpoints (committed with
  * the change, or not at all). The one way a message change is told to anyone; what each kind
- * of change says is in ./announcements.ts.
+ * of change says is in ./announcements.ts. The messages' attachments are read here, in one
+ * query, as the transaction sees them: so whatever the caller put on a message before
+ * announcing it travels with it.
  */
-export async function announce(boss: PgBoss, trx: Executor, changes: readonly Change[], now: Date): Promise<void> {
+export async function announce(deps: Announcer, trx: Executor, changes: readonly Change[], now: Date): Promise<void> {
   if (changes.length === 0) return;
-  const { realtime, outbound } = announcements(changes);
+  const url = contentUrl(deps.config.publicUrl);
+  const attachments = new Map<number, Attachment[]>();
+  for (const [messageId, rows] of await attachmentsOf(trx, messageIdsOf(changes)))
+    attachments.set(
+      messageId,
+      rows.map((row) => attachmentResource(row, url)),
+    );
+  const { realtime, outbound } = announcements(changes, attachments);
   await publishEvents(trx, realtime);
-  await writeOutbox(boss, trx, outbound, now);
+  await writeOutbox(deps.boss, trx, outbound, now);
 }

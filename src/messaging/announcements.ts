@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import type { Attachment } from '../attachments/attachments.resources.js';
 import type { MessagesTable } from '../db/types.js';
 import type { RealtimeEvent } from '../realtime/publish.js';
 import { messageResource, type ThreadView, threadResource } from './messaging.resources.js';
@@ -64,22 +65,36 @@ export interface OutboundEvent {
   data: object;
 }
 
+/** The attachments of the messages the changes name, by message id, already shaped. */
+export type AttachmentsByMessage = ReadonlyMap<number, Attachment[]>;
+
 type Shape<C extends Change> = {
   workspaceId(change: C): number;
   /** `data` of the realtime event; absent: agents are not told. */
-  realtime?(change: C): Record<string, unknown>;
-} & (C['type'] extends EndpointChangeType ? { /** `data` of the outbound event. */ endpoints(change: C): object } : { endpoints?: never });
+  realtime?(change: C, attachments: AttachmentsByMessage): Record<string, unknown>;
+} & (C['type'] extends EndpointChangeType
+  ? { /** `data` of the outbound event. */ endpoints(change: C, attachments: AttachmentsByMessage): object }
+  : { endpoints?: never });
 
 interface AnyShape {
   workspaceId(change: Change): number;
-  realtime?(change: Change): Record<string, unknown>;
-  endpoints?(change: Change): object;
+  realtime?(change: Change, attachments: AttachmentsByMessage): Record<string, unknown>;
+  endpoints?(change: Change, attachments: AttachmentsByMessage): object;
 }
+
+const attachmentsOf = (m: MessageRow, all: AttachmentsByMessage) => all.get(m.id) ?? [];
+/**
+ * What agents' sockets are told of a message's attachments: ids, kinds and states, enough to
+ * show a placeholder and refetch. Names and links stay out, so a message with many files
+ * still fits one NOTIFY (and one that does not is cut to ids by the publisher).
+ */
+const realtimeAttachments = (m: MessageRow, all: AttachmentsByMessage) =>
+  attachmentsOf(m, all).map((a) => ({ id: a.id, kind: a.kind, contentType: a.contentType, status: a.status }));
 
 const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>> } = {
   'message.created': {
     workspaceId: (c) => c.message.workspace_id,
-    realtime: ({ message: m }) => ({
+    realtime: ({ message: m }, all) => ({
       id: m.id,
       threadId: m.thread_id,
       direction: m.direction,
@@ -87,13 +102,20 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
       private: m.private,
       status: m.status,
       preview: m.text.slice(0, PREVIEW_LENGTH),
+      attachments: realtimeAttachments(m, all),
     }),
-    endpoints: (c) => messageResource(c.message),
+    endpoints: (c, all) => messageResource(c.message, attachmentsOf(c.message, all)),
   },
   'message.updated': {
     workspaceId: (c) => c.message.workspace_id,
-    realtime: ({ message: m }) => ({ id: m.id, threadId: m.thread_id, status: m.status, error: m.error }),
-    endpoints: (c) => messageResource(c.message),
+    realtime: ({ message: m }, all) => ({
+      id: m.id,
+      threadId: m.thread_id,
+      status: m.status,
+      error: m.error,
+      attachments: realtimeAttachments(m, all),
+    }),
+    endpoints: (c, all) => messageResource(c.message, attachmentsOf(c.message, all)),
   },
   'thread.created': {
     workspaceId: (c) => c.thread.workspace_id,
@@ -128,8 +150,14 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
   },
 };
 
-/** The realtime and outbound events of `changes`, each list in the order of the changes. */
-export function announcements(changes: readonly Change[]): { realtime: RealtimeEvent[]; outbound: OutboundEvent[] } {
+/**
+ * The realtime and outbound events of `changes`, each list in the order of the changes.
+ * `attachments` holds those of the messages the changes name (see messageIdsOf).
+ */
+export function announcements(
+  changes: readonly Change[],
+  attachments: AttachmentsByMessage,
+): { realtime: RealtimeEvent[]; outbound: OutboundEvent[] } {
   const realtime: RealtimeEvent[] = [];
   const outbound: OutboundEvent[] = [];
   for (const change of changes) {
@@ -137,8 +165,14 @@ export function announcements(changes: readonly Change[]): { realtime: RealtimeE
     // through a union, so the entry is read here as one taking any change.
     const shape = CHANGE_EVENTS[change.type] as unknown as AnyShape;
     const workspaceId = shape.workspaceId(change);
-    if (shape.realtime) realtime.push({ type: change.type, workspaceId, data: shape.realtime(change) });
-    if (shape.endpoints) outbound.push({ type: change.type as EndpointChangeType, workspaceId, data: shape.endpoints(change) });
+    if (shape.realtime) realtime.push({ type: change.type, workspaceId, data: shape.realtime(change, attachments) });
+    if (shape.endpoints)
+      outbound.push({ type: change.type as EndpointChangeType, workspaceId, data: shape.endpoints(change, attachments) });
   }
   return { realtime, outbound };
+}
+
+/** The messages `changes` name: whose attachments `announcements` needs. */
+export function messageIdsOf(changes: readonly Change[]): number[] {
+  return changes.flatMap((c) => (c.type === 'message.created' || c.type === 'message.updated' ? [c.message.id] : []));
 }

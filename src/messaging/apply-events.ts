@@ -1,7 +1,8 @@
-import type { PgBoss } from 'pg-boss';
+import { enqueueFetchMedia } from '../attachments/fetch-media.enqueue.js';
+import { insertPendingAttachments, type PendingAttachmentInput } from '../attachments/fetch-media.queries.js';
 import { workInboundThreads } from '../conversations/inbound-workflow.js';
 import type { Executor } from '../db/database.js';
-import { announce } from './announce.js';
+import { type Announcer, announce } from './announce.js';
 import { type Change, PREVIEW_LENGTH } from './announcements.js';
 import type { NormalisedEvent } from './events.js';
 import {
@@ -118,24 +119,49 @@ async function resolveConnections(db: Executor, deliveries: DeliveryEvents[]) {
  * webhook worker's and live chat's alike.
  */
 export async function applyDeliveries(
-  boss: PgBoss,
+  deps: Announcer,
   trx: Executor,
   deliveries: DeliveryEvents[],
   now: Date,
 ): Promise<Map<string, DeliveryResolution>> {
-  const { resolutions, resolved } = await resolveConnections(trx, deliveries);
-  const applicable = deliveries.filter((d) => !resolutions.get(d.deliveryId)!.error);
-  await announce(boss, trx, await applyEvents(trx, applicable, resolved, now), now);
+  const { resolutions, changes } = await applyDeliveriesUnannounced(deps, trx, deliveries, now);
+  await announce(deps, trx, changes, now);
   return resolutions;
 }
 
 /**
- * Applies the events of deliveries that resolved, set-based: one statement each for
- * contacts, threads, messages and receipts however many deliveries the batch holds.
- * Returns what changed, in the order it is to be announced.
+ * applyDeliveries without the announcement: for a caller that completes what was applied
+ * before it is told (live chat puts a visitor's uploads on the new message), then calls
+ * `announce` with `changes` in the same transaction. Downloads of the attachments it wrote
+ * `pending` are queued here, with the rest of the write.
  */
-async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved: Resolved, now: Date): Promise<Change[]> {
+export async function applyDeliveriesUnannounced(deps: Announcer, trx: Executor, deliveries: DeliveryEvents[], now: Date) {
+  const { resolutions, resolved } = await resolveConnections(trx, deliveries);
+  const applicable = deliveries.filter((d) => !resolutions.get(d.deliveryId)!.error);
+  const { changes, attachmentIds } = await applyEvents(trx, applicable, resolved, now);
+  // The bytes are downloaded later, by the fetch-media worker, never inside this transaction.
+  await enqueueFetchMedia(
+    deps.boss,
+    trx,
+    attachmentIds.map((attachmentId) => ({ attachmentId, attempt: 1 })),
+  );
+  return { resolutions, changes };
+}
+
+/**
+ * Applies the events of deliveries that resolved, set-based: one statement each for
+ * contacts, threads, messages, their attachments and receipts however many deliveries the
+ * batch holds. Returns what changed, in the order it is to be announced, and the attachments
+ * written `pending`, to be downloaded.
+ */
+async function applyEvents(
+  db: Executor,
+  deliveries: DeliveryEvents[],
+  resolved: Resolved,
+  now: Date,
+): Promise<{ changes: Change[]; attachmentIds: number[] }> {
   const { connections, sentMessages } = resolved;
+  const deliveryOf = new Map<InboundEvent, string>();
   const inbound: { connection: ConnectionRef; event: Extract<NormalisedEvent, { type: 'message' }> }[] = [];
   const opened: { connection: ConnectionRef; event: Extract<NormalisedEvent, { type: 'conversation' }> }[] = [];
   const statuses = new Map<string, StatusInput>();
@@ -143,6 +169,7 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
     for (const e of d.events) {
       if (e.type === 'message') {
         inbound.push({ connection: connections.get(byKey(d.integrationKey, e.externalAccountId))!, event: e });
+        deliveryOf.set(e, d.deliveryId);
         continue;
       }
       if (e.type === 'conversation') {
@@ -163,6 +190,7 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
   }
 
   const changes: Change[] = [];
+  let attachmentIds: number[] = [];
   if (inbound.length > 0 || opened.length > 0) {
     const contacts = await upsertContacts(
       db,
@@ -211,6 +239,7 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
       })),
       now,
     );
+    attachmentIds = await insertPendingAttachments(db, pendingAttachments(inserted, unique, deliveryOf), now);
     // Threads joined by reference move on as a contact's own do: last message, preview, unread.
     const touchedRows = await touchThreads(
       db,
@@ -267,10 +296,33 @@ async function applyEvents(db: Executor, deliveries: DeliveryEvents[], resolved:
     for (const m of work.activity) changes.push({ type: 'message.created', message: m });
   }
   for (const m of await applyStatuses(db, [...statuses.values()], now)) changes.push({ type: 'message.updated', message: m });
-  return changes;
+  return { changes, attachmentIds };
 }
 
 type InboundEvent = Extract<NormalisedEvent, { type: 'message' }>;
+
+/**
+ * The attachments of the messages this batch inserted (a message stored by an earlier
+ * delivery keeps the attachments it got then). A file inside the delivery names the delivery,
+ * so the job can read it again from the stored raw body.
+ */
+function pendingAttachments(
+  inserted: { id: number; connection_id: number | null; external_id: string | null; workspace_id: number }[],
+  byMessage: Map<string, { event: InboundEvent }>,
+  deliveryOf: Map<InboundEvent, string>,
+): PendingAttachmentInput[] {
+  return inserted.flatMap((m) => {
+    const event = byMessage.get(`${m.connection_id}|${m.external_id}`)?.event;
+    return (event?.attachments ?? []).map((a) => ({
+      workspaceId: m.workspace_id,
+      messageId: m.id,
+      kind: a.kind,
+      contentType: a.contentType,
+      filename: a.filename,
+      source: a.source.from === 'delivery' ? { ...a.source, deliveryId: deliveryOf.get(event!)! } : a.source,
+    }));
+  });
+}
 
 /**
  * The known thread each inbound message answers (e-mail threading): the thread of the first

@@ -56,12 +56,14 @@ export interface InboundAttachment {
  * with `GET {apiBaseUrl}/{mediaId}` (Bearer) → `{ url }`, then `GET url` (Bearer). `url`: a
  * download with the connection's credentials as `auth` says (Meta's CDN needs none, WAHA takes
  * `X-Api-Key`, Twilio basic auth). `delivery`: the `index`-th file inside the delivery itself
- * (an e-mail's MIME attachments), read again from the stored raw body.
+ * (an e-mail's MIME attachments), read again from the stored raw body. `telegram_file`: a Bot
+ * API `file_id`, read with `getFile` → `file_path`, then `GET {apiBaseUrl}/file/bot<token>/<path>`.
  */
 export type MediaSource =
   | { from: 'whatsapp_media'; mediaId: string }
   | { from: 'url'; url: string; auth: 'none' | 'bearer' | 'basic' | 'api_key' }
-  | { from: 'delivery'; index: number };
+  | { from: 'delivery'; index: number }
+  | { from: 'telegram_file'; fileId: string };
 
 /**
  * A receipt for an outbound message. `resolveBy` says how it finds the message's connection:

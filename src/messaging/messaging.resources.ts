@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import { type Static, Type } from 'typebox';
+import { type Attachment, AttachmentResource } from '../attachments/attachments.resources.js';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import type { ContactHandlesTable, ContactsTable, MessagesTable, ThreadsTable } from '../db/types.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
@@ -52,6 +53,7 @@ export const MessageResource = Type.Object(
     }),
     private: Type.Boolean({ description: 'true for notes and activity: never sent to the contact' }),
     authorId: Nullable(Type.Integer({ description: 'the user who wrote or caused it; null for contacts and API keys' })),
+    attachments: Type.Array(AttachmentResource, { description: 'files the message carries, in the order they were added' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -92,7 +94,8 @@ export function threadResource(row: ThreadView): Static<typeof ThreadResource> {
   };
 }
 
-export function messageResource(row: Selectable<MessagesTable>): Static<typeof MessageResource> {
+/** `attachments` are the message's own, already shaped (see src/attachments/message-attachments.ts). */
+export function messageResource(row: Selectable<MessagesTable>, attachments: Attachment[]): Static<typeof MessageResource> {
   return {
     id: row.id,
     threadId: row.thread_id,
@@ -104,6 +107,7 @@ export function messageResource(row: Selectable<MessagesTable>): Static<typeof M
     kind: row.kind,
     private: row.private,
     authorId: row.author_id,
+    attachments,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { contentUrl } from '../attachments/attachments.resources.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -57,7 +58,13 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request) => {
-      const page = await transcriptPage(deps.db, tenantOf(request).workspaceId, request.params.id, request.query);
+      const page = await transcriptPage(
+        deps.db,
+        tenantOf(request).workspaceId,
+        request.params.id,
+        request.query,
+        contentUrl(deps.config.publicUrl),
+      );
       return envelope(request, page.items, page.meta);
     },
   );

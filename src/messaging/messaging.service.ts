@@ -1,16 +1,17 @@
+import type { AttachmentUrl } from '../attachments/attachments.resources.js';
+import { messageResources } from '../attachments/message-attachments.js';
 import type { Executor } from '../db/database.js';
 import { errors } from '../http/errors.js';
 import { type CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { findThread, listMessages } from './messaging.queries.js';
-import { messageResource } from './messaging.resources.js';
 
 /**
  * A thread's messages, one cursor page, or `not_found` when the workspace has no such thread:
  * the tenant's own list and the operator's transcript are the same read.
  */
-export async function transcriptPage(db: Executor, workspaceId: number, threadId: number, query: CursorQuery) {
+export async function transcriptPage(db: Executor, workspaceId: number, threadId: number, query: CursorQuery, url: AttachmentUrl) {
   const thread = await findThread(db, workspaceId, threadId);
   if (!thread) throw errors.notFound('thread');
   const page = await listMessages(db, thread.id, parseCursorQuery(query));
-  return { items: page.items.map(messageResource), meta: page.meta };
+  return { items: await messageResources(db, page.items, url), meta: page.meta };
 }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { contentUrl } from '../attachments/attachments.resources.js';
 import { requireOperator } from '../auth/auth.js';
 import { listAllConnections } from '../connections/connections.queries.js';
 import { ConnectionResource, connectionResource } from '../connections/connections.service.js';
@@ -68,7 +69,8 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       },
     },
     async (request) => {
-      const page = await transcriptPage(deps.db, request.params.id, request.params.threadId, request.query);
+      const url = contentUrl(deps.config.publicUrl);
+      const page = await transcriptPage(deps.db, request.params.id, request.params.threadId, request.query, url);
       return envelope(request, page.items, page.meta);
     },
   );

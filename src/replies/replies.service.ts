@@ -1,3 +1,5 @@
+import { contentUrl } from '../attachments/attachments.resources.js';
+import { messageResources } from '../attachments/message-attachments.js';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import { insertTranscriptLines } from '../conversations/conversations.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
@@ -6,7 +8,6 @@ import { errors } from '../http/errors.js';
 import { withIdempotency } from '../idempotency/with-idempotency.js';
 import { announce } from '../messaging/announce.js';
 import { PREVIEW_LENGTH } from '../messaging/announcements.js';
-import { messageResource } from '../messaging/messaging.resources.js';
 import { findReplyThread, insertReply } from './replies.queries.js';
 import { enqueueSend } from './send-message.queue.js';
 import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
@@ -68,8 +69,9 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
         ],
         now,
       );
-      await announce(deps.boss, trx, [{ type: 'message.created', message: note! }], now);
-      return messageResource(note!);
+      await announce(deps, trx, [{ type: 'message.created', message: note! }], now);
+      const [answer] = await messageResources(trx, [note!], contentUrl(deps.config.publicUrl));
+      return answer!;
     }
     if (CANNOT_SEND.has(thread.integration_key)) throw errors.validation('this channel cannot send');
     if (!req.template) {
@@ -95,7 +97,8 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
       now,
     );
     await enqueueSend(deps.boss, trx, { messageId: row.id, attempt: 1 });
-    await announce(deps.boss, trx, [{ type: 'message.created', message: row }], now);
-    return messageResource(row);
+    await announce(deps, trx, [{ type: 'message.created', message: row }], now);
+    const [answer] = await messageResources(trx, [row], contentUrl(deps.config.publicUrl));
+    return answer!;
   });
 }

@@ -194,7 +194,7 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
       );
       for (const r of retries) if (released.has(r.job.messageId)) await enqueueSend(deps.boss, trx, r.job, r.at);
       await announce(
-        deps.boss,
+        deps,
         trx,
         changed.map((message) => ({ type: 'message.updated' as const, message })),
         now,

@@ -1,3 +1,5 @@
+import { contentUrl } from '../attachments/attachments.resources.js';
+import { messageResources } from '../attachments/message-attachments.js';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import { findConnection } from '../connections/connections.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
@@ -7,7 +9,7 @@ import { withIdempotency } from '../idempotency/with-idempotency.js';
 import { announce } from '../messaging/announce.js';
 import { type Change, PREVIEW_LENGTH } from '../messaging/announcements.js';
 import { findThreadViews, upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
-import { messageResource, threadResource } from '../messaging/messaging.resources.js';
+import { threadResource } from '../messaging/messaging.resources.js';
 import { recipientHandle } from './recipient-handle.js';
 import { insertReply } from './replies.queries.js';
 import { enqueueSend } from './send-message.queue.js';
@@ -99,7 +101,8 @@ export async function startConversation(deps: Deps, req: StartRequest) {
       ...(thread.created ? [{ type: 'thread.created' as const, thread: view! }] : []),
       { type: 'message.created', message },
     ];
-    await announce(deps.boss, trx, changes, now);
-    return { thread: threadResource(view!), message: messageResource(message) };
+    await announce(deps, trx, changes, now);
+    const [answer] = await messageResources(trx, [message], contentUrl(deps.config.publicUrl));
+    return { thread: threadResource(view!), message: answer! };
   });
 }

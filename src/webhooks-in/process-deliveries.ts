@@ -148,7 +148,7 @@ async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome>
       else readable.push({ row, events: result.events });
     }
     const resolutions = await applyDeliveries(
-      deps.boss,
+      deps,
       trx,
       readable.map((r) => r.events),
       now,

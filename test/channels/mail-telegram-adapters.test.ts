@@ -46,15 +46,16 @@ describe('email.postmark', () => {
     expect((await verify(basic('postmark', cfg.webhookSecret), {})).ok).toBe(false);
   });
 
-  it("normalises Postmark's documented example: account OriginalRecipient, attachment as placeholder", () => {
+  it("normalises Postmark's documented example: account OriginalRecipient, its attachment read again from the delivery", () => {
     expect(adapters['email.postmark'].normalise(JSON.parse(body), { verification: 'signed' })).toEqual([
       {
         type: 'message',
         externalAccountId: 'yourhash+samplehash@inbound.postmarkapp.com',
         externalMessageId: '73e6d360-66eb-11e1-8e72-a8904824019b',
         contact: { externalId: 'support@postmarkapp.com', name: 'Postmarkapp Support' },
-        text: 'Test subject\n\nThis is a test text body.\n[file: test.txt]',
+        text: 'Test subject\n\nThis is a test text body.',
         occurredAt: new Date('2014-08-01T20:45:32Z'),
+        attachments: [{ kind: 'file', contentType: 'text/plain', filename: 'test.txt', source: { from: 'delivery', index: 0 } }],
       },
     ]);
   });
@@ -127,7 +128,7 @@ describe('email.mailgun', () => {
     ]);
   });
 
-  it('reads multipart bodies (attachments as placeholders) and refuses truncated or malformed ones', async () => {
+  it('reads multipart bodies (attachment-N files as attachments) and refuses truncated or malformed ones', async () => {
     const form = new FormData();
     for (const [k, v] of new URLSearchParams(fixture('email.mailgun', 'inbound.form'))) form.append(k, v);
     form.append('attachment-1', new Blob([Buffer.from([0x89, 0x50, 0x4e, 0x47])], { type: 'image/png' }), 'photo.png');
@@ -140,7 +141,11 @@ describe('email.mailgun', () => {
     ]);
     const [event] = adapters['email.mailgun'].normalise(parsed, { verification: 'signed' });
     expect(event).toMatchObject({
-      text: 'Re: Sample POST request\n\nWarm regards, this is the answer.\n[image: photo.png]\n[file: invoice.pdf]',
+      text: 'Re: Sample POST request\n\nWarm regards, this is the answer.',
+      attachments: [
+        { kind: 'image', contentType: 'image/png', filename: 'photo.png', source: { from: 'delivery', index: 0 } },
+        { kind: 'file', contentType: 'application/pdf', filename: 'invoice.pdf', source: { from: 'delivery', index: 1 } },
+      ],
     });
     expect(parseFormBody(text.slice(0, text.length - 40))).toBeUndefined();
     expect(parseFormBody('--xyz\r\nno header end\r\n--xyz--\r\n')).toBeUndefined();
@@ -191,9 +196,29 @@ describe('telegram', () => {
         occurredAt: new Date(1441645532000),
       },
     ]);
-    expect(normalise('photo.json')[0]).toMatchObject({ externalMessageId: '1111111:1366', text: '[image] The broken hinge' });
-    expect(normalise('document.json')[0]).toMatchObject({ text: '[file: invoice.pdf]' });
-    expect(normalise('voice.json')[0]).toMatchObject({ text: '[voice]' });
+    expect(normalise('photo.json')[0]).toMatchObject({
+      externalMessageId: '1111111:1366',
+      text: 'The broken hinge',
+      // The largest of the photo's sizes.
+      attachments: [{ kind: 'image', contentType: 'image/jpeg', source: { from: 'telegram_file', fileId: 'AgADBAADbK0xG2ZqDgABr2' } }],
+    });
+    expect(normalise('document.json')[0]).toMatchObject({
+      text: '',
+      attachments: [
+        {
+          kind: 'file',
+          contentType: 'application/pdf',
+          filename: 'invoice.pdf',
+          source: { from: 'telegram_file', fileId: 'BQADBAADvwADrjZgB' },
+        },
+      ],
+    });
+    expect(normalise('voice.json')[0]).toMatchObject({
+      text: '',
+      attachments: [
+        { kind: 'audio', contentType: 'audio/ogg', source: { from: 'telegram_file', fileId: 'AwADBAADbXXXXXXXXXXXGBdhD2l6_XX' } },
+      ],
+    });
     expect(normalise('edited.json')[0]).toMatchObject({
       externalMessageId: '1111111:1365:edited:1441645600',
       text: '(edited) Edited text',

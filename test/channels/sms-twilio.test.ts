@@ -172,10 +172,21 @@ describe('sms.twilio: what Twilio sends becomes messages and receipts', () => {
     expect(contact.connection_id).toBe(number.id);
   });
 
-  it('an MMS becomes a placeholder per medium, then its text', async () => {
+  it('an MMS is its Body, with an attachment per MediaUrlN fetched with basic auth', async () => {
     const form = withSid('inbound-mms.form', 'MMinbound0001');
     expect((await post(form, { 'x-twilio-signature': signatureFor(form) })).statusCode).toBe(200);
-    expect((await messageBy('MMinbound0001')).text).toBe('[image] [file] Here is the receipt');
+    const message = await messageBy('MMinbound0001');
+    expect(message.text).toBe('Here is the receipt');
+    const attachments = await ctx.deps.db
+      .selectFrom('attachments')
+      .select(['kind', 'content_type', 'source'])
+      .where('message_id', '=', message.id)
+      .orderBy('id')
+      .execute();
+    expect(attachments.map((a) => [a.kind, a.content_type, (a.source as { auth: string }).auth])).toEqual([
+      ['image', 'image/jpeg', 'basic'],
+      ['file', 'application/pdf', 'basic'],
+    ]);
   });
 
   it('status callbacks find the message by MessageSid: delivered, then undelivered with its ErrorCode', async () => {

@@ -114,7 +114,7 @@ describe('whatsapp_session.waha: events', () => {
     expect(message).toMatchObject({ connection_id: session.id, direction: 'inbound', text: 'Hi there!' });
   });
 
-  it('normalises like the sibling key: handle without @c.us or @s.whatsapp.net, own messages skipped, media as a placeholder', () => {
+  it('normalises like the sibling key: handle without @c.us or @s.whatsapp.net, own messages skipped, media as attachments', () => {
     const normalise = (payload: unknown) => adapters['whatsapp_session.waha'].normalise(payload, { verification: 'signed' });
     expect(normalise(JSON.parse(fixture('whatsapp_session.waha', 'message.json')))).toEqual([
       {
@@ -127,8 +127,24 @@ describe('whatsapp_session.waha: events', () => {
       },
     ]);
     expect(normalise(JSON.parse(fixture('whatsapp_session.waha', 'message-image.json')))[0]).toMatchObject({
-      text: '[image] Look at this',
+      text: 'Look at this',
+      attachments: [
+        {
+          kind: 'image',
+          contentType: 'image/jpeg',
+          source: {
+            from: 'url',
+            url: 'http://localhost:3000/api/files/default/false_11111111111@c.us_BBBBBBBBBBBBBBBBBBBB.jpeg',
+            auth: 'api_key',
+          },
+        },
+      ],
     });
+    // A medium WAHA did not download (no media.url) stays a placeholder before the caption.
+    const undownloaded = JSON.parse(fixture('whatsapp_session.waha', 'message-image.json'));
+    undownloaded.payload.media = { url: null, mimetype: 'image/jpeg', error: 'download failed' };
+    expect(normalise(undownloaded)[0]).toMatchObject({ text: '[image] Look at this' });
+    expect(normalise(undownloaded)[0]).not.toHaveProperty('attachments');
     const noweb = JSON.parse(fixture('whatsapp_session.waha', 'message.json'));
     noweb.payload.from = '11111111111@s.whatsapp.net';
     noweb.payload._data = { pushName: 'Pushed' };

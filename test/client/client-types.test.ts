@@ -2,6 +2,7 @@ import type * as Client from 'inbox/client';
 import type { Static, TSchema } from 'typebox';
 import { describe, expect, it } from 'vitest';
 import type { ApiKeyResource, IssuedApiKey } from '../../src/api-keys/api-keys.service.js';
+import type { AttachmentResource } from '../../src/attachments/attachments.resources.js';
 import type { IssuedPat, CreateBody as PatCreate, PatResource } from '../../src/auth/personal-access-tokens.routes.js';
 import type { AuthCode, LoginResponse } from '../../src/auth/user.routes.js';
 import type { ConnectionCredentials } from '../../src/connections/connection-credentials.js';
@@ -50,6 +51,7 @@ type SameKeys<C, S extends TSchema> = Equal<keyof C, keyof Static<S>>;
 const checks = [
   same<Same<Client.Thread, typeof ThreadResource>>(true),
   same<Same<Client.Message, typeof MessageResource>>(true),
+  same<Same<Client.Attachment, typeof AttachmentResource>>(true),
   same<Same<Client.Contact, typeof ContactResource>>(true),
   same<Same<Client.Connection, typeof ConnectionResource>>(true),
   same<Same<Client.ConnectionPatch, typeof ConnectionPatch>>(true),

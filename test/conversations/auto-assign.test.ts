@@ -104,7 +104,7 @@ describe('automatic assignment', () => {
     const now = new Date();
     await ctx.deps.db.transaction().execute((trx) =>
       applyDeliveries(
-        ctx.deps.boss,
+        ctx.deps,
         trx,
         ['b-1', 'b-2', 'b-3'].map((id) => delivery(auto, id, id)),
         now,
@@ -173,7 +173,7 @@ describe('automatic assignment', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     // The first batch assigns its thread and holds its transaction open.
     const first = ctx.deps.db.transaction().execute(async (trx) => {
-      await applyDeliveries(ctx.deps.boss, trx, [delivery(auto, 'race-1', 'race-1')], new Date());
+      await applyDeliveries(ctx.deps, trx, [delivery(auto, 'race-1', 'race-1')], new Date());
       applied();
       await gate;
     });
@@ -181,7 +181,7 @@ describe('automatic assignment', () => {
     let secondDone = false;
     const second = ctx.deps.db
       .transaction()
-      .execute((trx) => applyDeliveries(ctx.deps.boss, trx, [delivery(auto, 'race-2', 'race-2')], new Date()))
+      .execute((trx) => applyDeliveries(ctx.deps, trx, [delivery(auto, 'race-2', 'race-2')], new Date()))
       .finally(() => (secondDone = true));
     // Observed, not slept: the second batch either waits on the workspace's assignment lock or
     // (were there none) finishes having counted without the first's uncommitted assignment.

@@ -276,7 +276,7 @@ describe('a new inbound message on a thread that is not open', () => {
     };
     await ctx.deps.db
       .transaction()
-      .execute((trx) => applyDeliveries(ctx.deps.boss, trx, [twice, { ...twice, deliveryId: 'twice-2' }], new Date()));
+      .execute((trx) => applyDeliveries(ctx.deps, trx, [twice, { ...twice, deliveryId: 'twice-2' }], new Date()));
     expect(await threadRow(id)).toMatchObject({ status: 'open', unread_count: 2 });
     expect((await getThread(id)).unreadCount).toBe(2);
   });

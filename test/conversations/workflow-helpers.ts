@@ -31,7 +31,7 @@ export async function inbound(
 ) {
   await ctx.deps.db.transaction().execute((trx) =>
     applyDeliveries(
-      ctx.deps.boss,
+      ctx.deps,
       trx,
       [
         {

@@ -165,6 +165,7 @@ describe('POST and GET /v1/livechat/:widgetKey/messages', () => {
       kind: 'message',
       private: false,
       authorId: null,
+      attachments: [],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

@@ -69,6 +69,7 @@ describe('GET /v1/livechat/:widgetKey/socket', () => {
         kind: 'message',
         private: false,
         authorId: null,
+        attachments: [],
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       },

@@ -11,7 +11,7 @@ const ctx = await useTestContext();
 const tenant = await makeTenant(ctx.deps);
 
 const apply = (deliveries: DeliveryEvents[]) =>
-  ctx.deps.db.transaction().execute((trx) => applyDeliveries(ctx.deps.boss, trx, deliveries, new Date()));
+  ctx.deps.db.transaction().execute((trx) => applyDeliveries(ctx.deps, trx, deliveries, new Date()));
 const statusOf = async (id: number) =>
   (await ctx.deps.db.selectFrom('messages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
 
@@ -95,7 +95,7 @@ describe('announcing what changed', () => {
       // Rolled back: nothing was applied, so nothing is heard.
       await expect(
         ctx.deps.db.transaction().execute(async (trx) => {
-          await applyDeliveries(ctx.deps.boss, trx, [delivery('rolled-back')], new Date());
+          await applyDeliveries(ctx.deps, trx, [delivery('rolled-back')], new Date());
           throw new Error('roll back');
         }),
       ).rejects.toThrow('roll back');
@@ -149,20 +149,32 @@ describe('announcing what changed', () => {
       integration_key: 'sms',
       unread_count: 2,
     };
-    const { realtime, outbound } = announcements([
-      {
-        type: 'contact.created',
-        contact: { id: 5, workspaceId: 3, name: null, integrationKey: 'sms', externalId: '+1555', createdAt: at },
-      },
-      { type: 'message.created', message },
-      { type: 'thread.updated', thread },
-      { type: 'message.updated', message: { ...message, status: 'failed', error: 'no' } },
-    ]);
+    const { realtime, outbound } = announcements(
+      [
+        {
+          type: 'contact.created',
+          contact: { id: 5, workspaceId: 3, name: null, integrationKey: 'sms', externalId: '+1555', createdAt: at },
+        },
+        { type: 'message.created', message },
+        { type: 'thread.updated', thread },
+        { type: 'message.updated', message: { ...message, status: 'failed', error: 'no' } },
+      ],
+      new Map(),
+    );
     expect(realtime).toEqual([
       {
         type: 'message.created',
         workspaceId: 3,
-        data: { id: 7, threadId: 9, direction: 'outbound', kind: 'message', private: false, status: 'queued', preview: 'hello' },
+        data: {
+          id: 7,
+          threadId: 9,
+          direction: 'outbound',
+          kind: 'message',
+          private: false,
+          status: 'queued',
+          preview: 'hello',
+          attachments: [],
+        },
       },
       {
         type: 'thread.updated',
@@ -184,7 +196,7 @@ describe('announcing what changed', () => {
           createdAt: at.toISOString(),
         },
       },
-      { type: 'message.updated', workspaceId: 3, data: { id: 7, threadId: 9, status: 'failed', error: 'no' } },
+      { type: 'message.updated', workspaceId: 3, data: { id: 7, threadId: 9, status: 'failed', error: 'no', attachments: [] } },
     ]);
     expect(outbound.map((e) => e.type)).toEqual(['contact.created', 'message.created', 'thread.updated', 'message.updated']);
     // Agents' sockets and customers' endpoints read the same Thread.

@@ -7,6 +7,8 @@
  * data-mode="page" (fills the page instead of a floating button; the hosted page uses it).
  * The visitor token is kept in localStorage per widget key; agents' replies arrive over a
  * websocket, which reconnects after the network drops and then reads the thread again.
+ * Visitors may attach a file (uploaded first, then sent by id); images show inline, other
+ * files as links, both through the signed links the service gives visitors.
  */
 (() => {
   const script = document.currentScript;
@@ -70,7 +72,10 @@
   .mine { align-self: flex-end; background: var(--accent); color: #fff; border-bottom-right-radius: 4px; }
   .who { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
   time { display: block; margin-top: 2px; font-size: 11px; opacity: .75; }
-  form { display: grid; grid-template-columns: 1fr auto; gap: 8px; padding: 12px; border-top: 1px solid #dcdfe5; background: #fff; }
+  .files { display: flex; flex-direction: column; gap: 4px; margin-top: 4px; }
+  .files img { display: block; max-width: 100%; max-height: 240px; border-radius: 8px; }
+  .files a { color: inherit; }
+  form { display: grid; grid-template-columns: auto 1fr auto; gap: 8px; padding: 12px; border-top: 1px solid #dcdfe5; background: #fff; }
   .intro { grid-column: 1 / -1; display: grid; grid-template-columns: 1fr 1fr; gap: 8px; }
   .intro[hidden] { display: none; }
   label { display: block; font-size: 12px; font-weight: 600; color: #33373f; margin-bottom: 2px; }
@@ -78,6 +83,12 @@
   textarea { resize: none; min-height: 42px; max-height: 120px; }
   .send { align-self: end; height: 42px; padding: 0 16px; border: 0; border-radius: 8px; background: var(--accent); color: #fff; font: inherit; font-weight: 600; cursor: pointer; }
   .send:disabled { opacity: .6; cursor: progress; }
+  .attach { align-self: end; display: grid; place-items: center; width: 42px; height: 42px; margin: 0; border: 1px solid #8a909c;
+    border-radius: 8px; cursor: pointer; font-size: 20px; }
+  .attach input { position: absolute; width: 1px; height: 1px; opacity: 0; }
+  .attach:focus-within { outline: 3px solid #f0a500; outline-offset: 2px; }
+  .chosen { grid-column: 1 / -1; margin: 0; font-size: 13px; color: #33373f; }
+  .chosen:empty { display: none; }
   .error { grid-column: 1 / -1; margin: 0; color: #a8071a; font-size: 13px; }
   .error:empty { display: none; }
   :focus-visible { outline: 3px solid #f0a500; outline-offset: 2px; }
@@ -105,8 +116,10 @@ ${
       <div><label for="name">Your name (optional)</label><input id="name" name="name" autocomplete="name" maxlength="200"></div>
       <div><label for="email">E-mail (optional)</label><input id="email" name="email" type="email" autocomplete="email" maxlength="320"></div>
     </div>
+    <label class="attach" title="Attach a file"><span aria-hidden="true">📎</span><input id="file" name="file" type="file" aria-label="Attach a file"></label>
     <div><label for="text">Message</label><textarea id="text" name="text" rows="1" maxlength="4096" placeholder="Write a message…" enterkeyhint="send"></textarea></div>
     <button class="send" type="submit">Send</button>
+    <p class="chosen" aria-live="polite"></p>
     <p class="error" role="alert"></p>
   </form>
 </section>`;
@@ -121,6 +134,8 @@ ${
   const textBox = $('#text');
   const sendButton = $('.send');
   const intro = $('.intro');
+  const fileInput = $('#file');
+  const chosen = $('.chosen');
   $('#title').textContent = title;
 
   function escapeHtml(s) {
@@ -148,7 +163,9 @@ ${
       const time = document.createElement('time');
       time.dateTime = message.createdAt;
       time.textContent = new Date(message.createdAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-      item.append(who, text, time);
+      const files = document.createElement('div');
+      files.className = 'files';
+      item.append(who, text, files, time);
       item.dataset.at = `${Date.parse(message.createdAt)}`;
       item.dataset.id = `${message.id}`;
       const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 80;
@@ -164,6 +181,34 @@ ${
       if (nearBottom || message.direction === 'inbound') log.scrollTop = log.scrollHeight;
     }
     item.dataset.status = message.status;
+    renderFiles(item.querySelector('.files'), message.attachments || []);
+  }
+
+  /** Images inline, other files as links; a file still being fetched says so. */
+  function renderFiles(box, attachments) {
+    box.replaceChildren(
+      ...attachments.map((a) => {
+        const name = a.filename || (a.kind === 'image' ? 'image' : 'file');
+        if (a.status !== 'stored') {
+          const note = document.createElement('span');
+          note.textContent = a.status === 'failed' ? `${name} (could not be loaded)` : `${name} (loading…)`;
+          return note;
+        }
+        if (a.kind === 'image' || a.kind === 'sticker') {
+          const img = document.createElement('img');
+          img.src = a.url;
+          img.alt = name;
+          img.loading = 'lazy';
+          return img;
+        }
+        const link = document.createElement('a');
+        link.href = a.url;
+        link.textContent = name;
+        link.target = '_blank';
+        link.rel = 'noopener noreferrer';
+        return link;
+      }),
+    );
   }
 
   function setStatus(text) {
@@ -176,12 +221,13 @@ ${
 
   async function call(method, path, body) {
     const headers = { accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    const form = body instanceof FormData;
+    if (body !== undefined && !form) headers['content-type'] = 'application/json';
     if (session) headers.authorization = `Bearer ${session.token}`;
     const res = await fetch(`${api}${path}`, {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined || form ? body : JSON.stringify(body),
       credentials: 'omit',
     });
     const json = await res.json().catch(() => ({}));
@@ -287,40 +333,66 @@ ${
   }
 
   function explain(res) {
+    if (res.status === 413) return 'That file is too large to send.';
     if (res.status === 429) return `You are sending messages too quickly. Please wait ${res.retryAfter || 'a few'} seconds.`;
     if (res.status === 422 && /email/i.test(res.json.error?.message || '')) return 'Please check the e-mail address.';
     return res.json.error?.message || `Something went wrong (HTTP ${res.status}).`;
   }
 
-  async function send(text) {
+  /** The message body: the text, and the file uploaded first (its id) when one is chosen. */
+  async function compose(text, file) {
+    const body = text ? { text } : {};
+    if (!file) return { body };
+    const data = new FormData();
+    data.append('file', file, file.name);
+    const uploaded = await call('POST', '/attachments', data);
+    if (uploaded.status !== 201) return { res: uploaded };
+    body.attachmentIds = [uploaded.json.data.id];
+    return { body };
+  }
+
+  async function sendOnce(text, file) {
+    const { body, res } = await compose(text, file);
+    return res || call('POST', '/messages', body);
+  }
+
+  async function send(text, file) {
     if (!session) {
       const started = await start();
       if (started.status !== 201) return explain(started);
     }
-    let res = await call('POST', '/messages', { text });
+    let res = await sendOnce(text, file);
     if (res.status === 401) {
       // The token expired: start over once.
       forget();
       const started = await start();
       if (started.status !== 201) return explain(started);
-      res = await call('POST', '/messages', { text });
+      res = await sendOnce(text, file);
     }
     if (res.status !== 201) return explain(res);
     render(res.json.data);
     return null;
   }
 
+  fileInput.addEventListener('change', () => {
+    const file = fileInput.files[0];
+    chosen.textContent = file ? `Attached: ${file.name}` : '';
+  });
+
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const text = textBox.value.trim();
-    if (!text || sendButton.disabled) return;
+    const file = fileInput.files[0] || null;
+    if ((!text && !file) || sendButton.disabled) return;
     errorLine.textContent = '';
     sendButton.disabled = true;
     try {
-      const problem = await send(text);
+      const problem = await send(text, file);
       if (problem) errorLine.textContent = problem;
       else {
         textBox.value = '';
+        fileInput.value = '';
+        chosen.textContent = '';
         grow();
       }
     } catch {

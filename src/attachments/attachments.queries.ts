@@ -1,0 +1,128 @@
+import type { Selectable } from 'kysely';
+import type { Executor } from '../db/database.js';
+import type { AttachmentKind, AttachmentsTable } from '../db/types.js';
+
+export type AttachmentRow = Selectable<AttachmentsTable>;
+
+/** The columns the API shows and the content route needs (never `source`: it may hold a provider's URL). */
+const COLUMNS = [
+  'id',
+  'workspace_id',
+  'message_id',
+  'kind',
+  'content_type',
+  'filename',
+  'size',
+  'status',
+  'error',
+  'storage_key',
+  'uploaded_by_visitor',
+  'created_at',
+] as const;
+export type AttachmentView = Pick<AttachmentRow, (typeof COLUMNS)[number]>;
+
+/**
+ * The attachments of these messages, in one query however many messages a page holds (no
+ * query per message), grouped by message and in the order they were added.
+ */
+export async function attachmentsOf(db: Executor, messageIds: readonly number[]): Promise<Map<number, AttachmentView[]>> {
+  const byMessage = new Map<number, AttachmentView[]>();
+  if (messageIds.length === 0) return byMessage;
+  const rows = await db
+    .selectFrom('attachments')
+    .select(COLUMNS)
+    .where('message_id', 'in', [...new Set(messageIds)])
+    .orderBy('id')
+    .execute();
+  for (const row of rows) {
+    const list = byMessage.get(row.message_id!);
+    if (list) list.push(row);
+    else byMessage.set(row.message_id!, [row]);
+  }
+  return byMessage;
+}
+
+/** One attachment of the workspace; undefined for an unknown id or another workspace's. */
+export async function findAttachment(db: Executor, workspaceId: number, id: number): Promise<AttachmentView | undefined> {
+  return db.selectFrom('attachments').select(COLUMNS).where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
+/** One attachment whatever its workspace: for a signed link, which names no workspace. */
+export async function findAttachmentById(db: Executor, id: number): Promise<AttachmentView | undefined> {
+  return db.selectFrom('attachments').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+/** An upload whose bytes are already stored under `storageKey`: `stored` at once, on no message yet. */
+export async function insertUpload(
+  db: Executor,
+  row: {
+    workspaceId: number;
+    kind: AttachmentKind;
+    contentType: string;
+    filename: string | null;
+    size: number;
+    storageKey: string;
+    visitorId: number | null;
+    now: Date;
+  },
+): Promise<AttachmentView> {
+  return db
+    .insertInto('attachments')
+    .values({
+      workspace_id: row.workspaceId,
+      kind: row.kind,
+      content_type: row.contentType,
+      filename: row.filename,
+      size: row.size,
+      status: 'stored',
+      storage_key: row.storageKey,
+      uploaded_by_visitor: row.visitorId,
+      created_at: row.now,
+      updated_at: row.now,
+    })
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * Puts a visitor's own unused uploads on `messageId`; answers the ids it took. Locked rows
+ * (`FOR UPDATE` through the UPDATE itself) cannot be taken twice by two parallel messages.
+ */
+export async function attachVisitorUploads(db: Executor, visitorId: number, ids: readonly number[], messageId: number, now: Date) {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .updateTable('attachments')
+    .set({ message_id: messageId, updated_at: now })
+    .where('id', 'in', [...ids])
+    .where('uploaded_by_visitor', '=', visitorId)
+    .where('message_id', 'is', null)
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Deletes at most `limit` uploads that no message took since before `cutoff`, and answers
+ * their storage keys so their bytes can be removed too. The rows go first: a key whose row
+ * is gone is never served, and its bytes are removed right after.
+ */
+export async function deleteUnusedUploads(db: Executor, cutoff: Date, limit: number): Promise<{ storageKeys: string[]; more: boolean }> {
+  const rows = await db
+    .deleteFrom('attachments')
+    .where(
+      'id',
+      'in',
+      db
+        .selectFrom('attachments')
+        .select('id')
+        .where('message_id', 'is', null)
+        .where('created_at', '<', cutoff)
+        .orderBy('created_at')
+        .limit(limit),
+    )
+    // Checked again on the row itself: a reply that took the upload meanwhile keeps it.
+    .where('message_id', 'is', null)
+    .returning('storage_key')
+    .execute();
+  return { storageKeys: rows.flatMap((r) => (r.storage_key ? [r.storage_key] : [])), more: rows.length === limit };
+}

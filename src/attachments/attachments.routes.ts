@@ -1,0 +1,119 @@
+import type { Readable } from 'node:stream';
+import fastifyMultipart from '@fastify/multipart';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { requireAuth, tenantOf } from '../auth/auth.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
+import { BigId } from '../http/ids.js';
+import { Envelope } from '../http/schemas.js';
+import { type AttachmentView, findAttachment, findAttachmentById } from './attachments.queries.js';
+import { AttachmentResource, attachmentResource, contentUrl } from './attachments.resources.js';
+import { contentHeaders } from './content-headers.js';
+import { multipartOptions, readUpload } from './multipart-upload.js';
+import { linkIsValid, linkKey } from './signed-links.js';
+import { storeUpload } from './upload.service.js';
+
+const AttachmentParams = Type.Object({ id: Type.With(BigId, { description: 'the attachment id' }) });
+const ContentQuery = Type.Object({
+  expires: Type.Optional(Type.String({ maxLength: 20, description: 'signed links only: when the link ends, unix seconds' })),
+  signature: Type.Optional(Type.String({ maxLength: 128, description: 'signed links only: the hex HMAC of the id and expires' })),
+});
+
+/**
+ * The Attachment resource (docs/attachments.md): uploads, the resource itself (to poll one
+ * still `pending`), and its bytes. The bytes answer a tenant's credential (`read` scope or a
+ * user) or a signed link (live chat visitors, providers that fetch media by URL).
+ */
+export const attachmentRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  await app.register(fastifyMultipart, multipartOptions(deps.config.maxAttachmentBytes));
+  const tenant = requireAuth(deps);
+  const url = contentUrl(deps.config.publicUrl);
+
+  app.post(
+    '/attachments',
+    {
+      preValidation: tenant,
+      schema: {
+        summary: 'Upload a file to send with a reply',
+        description:
+          'multipart/form-data with the file in the field `file` (`write` scope). Streamed to storage; the type is read from the bytes. ' +
+          'Over INBOX_MAX_ATTACHMENT_BYTES → 413 and nothing is kept. An upload no message uses within 24 h is deleted.',
+        consumes: ['multipart/form-data'],
+        response: { 201: Envelope(AttachmentResource) },
+      },
+    },
+    async (request, reply) => {
+      const part = await readUpload(request);
+      const row = await storeUpload(deps, { workspaceId: tenantOf(request).workspaceId, visitorId: null, ...part });
+      reply.code(201);
+      return envelope(request, attachmentResource(row, url));
+    },
+  );
+
+  app.get(
+    '/attachments/:id',
+    {
+      preValidation: tenant,
+      schema: {
+        summary: 'Get an attachment',
+        description: 'Its status, type and size; poll it while `pending`. Another workspace’s → 404.',
+        params: AttachmentParams,
+        response: { 200: Envelope(AttachmentResource) },
+      },
+    },
+    async (request) => {
+      const row = await findAttachment(deps.db, tenantOf(request).workspaceId, request.params.id);
+      if (!row) throw errors.notFound('attachment');
+      return envelope(request, attachmentResource(row, url));
+    },
+  );
+
+  app.get(
+    '/attachments/:id/content',
+    {
+      // A signed link is its own credential; without one, a tenant's is required.
+      preValidation: async (request, reply) => {
+        if (!hasLinkParams(request)) await tenant(request, reply);
+      },
+      schema: {
+        summary: "Download an attachment's bytes",
+        description:
+          'Streamed with the stored content-type, `x-content-type-options: nosniff`, `content-security-policy: sandbox`, and ' +
+          '`content-disposition: attachment` for anything but images, audio and video. A signed link (`?expires=&signature=`, ' +
+          '15 minutes) needs no credential; a wrong or expired one → 401. Not stored yet (`pending`) or `failed` → 409.',
+        params: AttachmentParams,
+        querystring: ContentQuery,
+        response: {
+          200: { description: 'the bytes', content: { '*/*': { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) } } },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      let row: AttachmentView | undefined;
+      if (hasLinkParams(request)) {
+        const { expires, signature } = request.query;
+        const at = /^\d{1,15}$/.test(expires ?? '') ? Number(expires) : Number.NaN;
+        if (!linkIsValid(linkKey(deps.secretKey), id, at, signature ?? '', deps.now()))
+          throw errors.unauthorized('this link is wrong or has expired');
+        row = await findAttachmentById(deps.db, id);
+      } else {
+        row = await findAttachment(deps.db, tenantOf(request).workspaceId, id);
+      }
+      if (!row) throw errors.notFound('attachment');
+      if (row.status !== 'stored' || !row.storage_key) throw errors.attachmentNotStored(row.status);
+      const body = await deps.storage.get(row.storage_key);
+      if (!body) throw errors.notFound('attachment content');
+      reply.headers(contentHeaders(row));
+      return reply.send(body);
+    },
+  );
+};
+
+function hasLinkParams(request: FastifyRequest): boolean {
+  const query = request.query as { expires?: unknown; signature?: unknown };
+  return query.expires !== undefined || query.signature !== undefined;
+}

@@ -1,0 +1,34 @@
+import { fileTypeFromBuffer } from 'file-type';
+
+/** How many leading bytes the type is read from (file-type's own detection size). */
+export const SNIFF_BYTES = 4100;
+export const OCTET_STREAM = 'application/octet-stream';
+
+const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
+
+/** A declared type, without its parameters and lower-cased, or undefined when it is not a type. */
+export function cleanContentType(declared: string | undefined): string | undefined {
+  const type = declared?.split(';')[0]?.trim().toLowerCase();
+  return type && MIME.test(type) ? type : undefined;
+}
+
+/**
+ * The type of a file from its first bytes (`file-type`); the sender's declared type only
+ * when the bytes do not say (text formats such as SVG, HTML, CSV have no signature), then
+ * application/octet-stream. A PNG declared `application/pdf` is stored as the PNG it is.
+ */
+export async function contentTypeOf(head: Uint8Array, declared: string | undefined): Promise<string> {
+  const detected = head.byteLength > 0 ? await fileTypeFromBuffer(head) : undefined;
+  return detected?.mime ?? cleanContentType(declared) ?? OCTET_STREAM;
+}
+
+/**
+ * A filename safe to keep and show: the last path segment, without control characters,
+ * at most 255 characters; null when nothing is left.
+ */
+export function cleanFilename(name: string | undefined): string | null {
+  if (!name) return null;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+  const base = (name.split(/[\\/]/).pop() ?? '').replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return base === '' || base === '.' || base === '..' ? null : base.slice(0, 255);
+}
