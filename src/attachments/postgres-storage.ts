@@ -13,6 +13,9 @@ export const CHUNK_BYTES = 1024 * 1024;
  */
 export const READ_BYTES = 256 * 1024;
 
+/** Slices a read has in flight ahead of its consumer: PostgreSQL encodes one while this process decodes another. */
+const READ_AHEAD = 2;
+
 /** Marks a promise handled now and keeps it to await later: a failure surfaces where it is awaited. */
 const settleLater = <T>(p: Promise<T>): Promise<T> => {
   p.catch(() => {});
@@ -24,8 +27,8 @@ const settleLater = <T>(p: Promise<T>): Promise<T> => {
  * to run, shared by every process, and memory stays flat whatever the file's size.
  *
  * Speed comes from overlap: a write inserts chunk n (one round trip) while chunk n+1 is read
- * from the source, and a read fetches the next READ_BYTES while the last are consumed. So a
- * transfer holds at most two chunks (writing) or two slices (reading) in this process, and a
+ * from the source, and a read has READ_AHEAD slices in flight while the last is consumed. So a
+ * transfer holds at most two chunks (writing) or a few slices (reading) in this process, and a
  * slow consumer stops the fetching (the stream's high-water mark is one slice).
  */
 export function postgresStorage(db: Db): AttachmentStorage {
@@ -68,34 +71,40 @@ export function postgresStorage(db: Db): AttachmentStorage {
     },
 
     async get(key) {
-      // Where the next slice starts, advanced when a slice is fetched, not when it is consumed.
-      let seq = 0;
-      let offset = 0;
-      const fetchNext = async (): Promise<Buffer | undefined> => {
-        const slice = await readChunkSlice(db, key, seq, offset, READ_BYTES);
-        if (slice === undefined) return undefined;
-        offset += slice.data.byteLength;
-        if (offset >= slice.chunkSize) {
-          seq++;
-          offset = 0;
-        }
-        return slice.data;
-      };
-      const first = await fetchNext();
+      // Every chunk but the last is exactly CHUNK_BYTES (put writes them so), and a chunk is a
+      // whole number of slices, so slice i is at a known chunk and offset: READ_AHEAD of them
+      // are fetched at once, on as many connections, ahead of the consumer. A slice shorter
+      // than READ_BYTES, empty or missing is past the end.
+      const slice = (i: number) =>
+        readChunkSlice(db, key, Math.floor((i * READ_BYTES) / CHUNK_BYTES), (i * READ_BYTES) % CHUNK_BYTES, READ_BYTES);
+      const first = await slice(0);
       if (first === undefined) return undefined;
-      let next: Promise<Buffer | undefined> | undefined = Promise.resolve(first);
+      const queue: Promise<{ data: Buffer } | undefined>[] = [Promise.resolve(first)];
+      let requested = 1;
+      let ended = false;
+      const fill = () => {
+        while (!ended && queue.length < READ_AHEAD) queue.push(settleLater(slice(requested++)));
+      };
+      fill();
       return new Readable({
         highWaterMark: READ_BYTES,
         read() {
-          const current = next ?? settleLater(fetchNext());
-          next = undefined;
+          const current = queue.shift()!;
           current.then(
-            (data) => {
-              if (data === undefined) {
+            (got) => {
+              const data = got?.data;
+              if (data === undefined || data.byteLength === 0) {
+                ended = true;
                 this.push(null);
                 return;
               }
-              next = settleLater(fetchNext());
+              if (data.byteLength < READ_BYTES) {
+                ended = true;
+                this.push(data);
+                this.push(null);
+                return;
+              }
+              fill();
               this.push(data);
             },
             (err: Error) => this.destroy(err),
