@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import { API_KEY_SCOPES, issueApiKey } from './api-keys/api-keys.service.js';
+import { moveStorageToS3 } from './attachments/move-storage.js';
+import { s3OptionsFrom, s3Storage } from './attachments/s3-storage.js';
 import { type Config, ConfigError, loadCliSettings, loadConfig } from './config.js';
 import { createConnection } from './connections/connections.service.js';
 import type { Db } from './db/database.js';
@@ -26,6 +28,9 @@ Commands:
                                      connect a channel account (e.g. a WhatsApp phone-number id)
                                      livechat: --account is the widget key (generated when
                                      absent); --allowed-origins https://a.example,https://b.example
+  attachments move-storage --to s3   copy every attachment's bytes from PostgreSQL to the
+                                     INBOX_S3_* bucket, deleting each from PostgreSQL once
+                                     copied; safe to stop and run again (docs/attachments.md)
 
 Configuration comes from the environment; see .env.example.`;
 
@@ -91,7 +96,10 @@ async function withDatabase(run: (db: Db, config: Config) => Promise<unknown>) {
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
+  const [first, ...afterFirst] = argv;
+  // `attachments <subcommand>` is one command with a two-word name.
+  const [command, rest] =
+    first === 'attachments' ? [`attachments ${afterFirst[0] ?? ''}`.trim(), afterFirst.slice(1)] : [first, afterFirst];
   const { values } = parseArgs({
     args: rest,
     options: {
@@ -104,6 +112,7 @@ export async function main(argv: string[]): Promise<void> {
       integration: { type: 'string' },
       account: { type: 'string' },
       'allowed-origins': { type: 'string' },
+      to: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -151,6 +160,17 @@ export async function main(argv: string[]): Promise<void> {
         allowedOrigins: values['allowed-origins'] === undefined ? undefined : list(values['allowed-origins']),
       };
       return withDatabase(async (db, config) => createConnection({ db, config, secretKey: await resolveSecretKey(config) }, id, input));
+    }
+    case 'attachments move-storage': {
+      if (values.to !== 's3') throw new UsageError('--to s3 is required (the only store bytes move to)');
+      return withDatabase(async (db, config) => {
+        if (config.s3.bucket === undefined)
+          throw new UsageError('INBOX_S3_BUCKET (and INBOX_S3_ENDPOINT for an S3-compatible server) must be set');
+        const moved = await moveStorageToS3(db, s3Storage(s3OptionsFrom(config)), {
+          onMoved: (key, size) => process.stderr.write(`moved ${key} (${size} bytes)\n`),
+        });
+        return { ...moved, to: 's3', bucket: config.s3.bucket };
+      });
     }
     case undefined:
     case 'help':

@@ -20,11 +20,15 @@ export interface BenchOptions {
   threads: number;
   messages: number;
   samples: number;
+  attachments: boolean;
+  attachmentMb: number;
+  attachmentTransfers: number;
 }
 
 const ABOUT = `Measures the service on this machine: ingestion beside a no-op ceiling (alternating rounds,
 the ratio's median), processing, latency, sending and outbound webhooks; or, with --single, one
-role-all process as \`npm start\` runs it. Figures go to stdout (--json adds one JSON line), progress
+role-all process as \`npm start\` runs it; or, with --attachments, files up and down through the
+service. Figures go to stdout (--json adds one JSON line), progress
 to stderr. Every figure is printed with the load generator's own CPU share (of one core).`;
 
 export function readBenchOptions(argv?: string[]): BenchOptions {
@@ -51,6 +55,12 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
       threads: { type: 'string', default: '100000', help: 'threads the conversations phase seeds' },
       messages: { type: 'string', default: '1000000', help: 'messages the conversations phase seeds' },
       samples: { type: 'string', default: '200', help: 'timed requests per read of the conversations phase' },
+      attachments: {
+        type: 'boolean',
+        help: 'run only the attachments phase: upload and download of files through the service, MB/s and RSS',
+      },
+      'attachment-mb': { type: 'string', default: '25', help: 'MB of each file of the attachments phase' },
+      'attachment-transfers': { type: 'string', default: '10', help: 'uploads (then downloads) at once in the attachments phase' },
     },
     argv,
   );
@@ -81,5 +91,8 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     threads: number('threads', v.threads),
     messages: number('messages', v.messages),
     samples: number('samples', v.samples),
+    attachments: v.attachments,
+    attachmentMb: number('attachment-mb', v['attachment-mb']),
+    attachmentTransfers: number('attachment-transfers', v['attachment-transfers']),
   };
 }

@@ -9,7 +9,8 @@
 //   5. send.ts:    reply POSTs, then --sends queued replies sent through a loopback fake provider;
 //   6. outbound.ts: --outbound webhook deliveries to one endpoint, then four, then 200 events/s;
 //   or single.ts (--single): one role-all process as `npm start` runs it, burst and sustained;
-//   or conversations.ts (--conversations): thread filters and message search on a large inbox.
+//   or conversations.ts (--conversations): thread filters and message search on a large inbox;
+//   or attachments.ts (--attachments): 25 MB files up and down through the service, MB/s and RSS.
 // Throughput is reported as a ratio against the ceiling because shared machines drift, and each
 // figure with the load generator's own CPU share, so a generator-bound figure shows as one.
 // Every number comes from this run; nothing is asserted.
@@ -25,6 +26,7 @@ import { createDatabase } from '../../src/db/database.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
+import { measureAttachments } from './attachments.js';
 import { seedReplyThreads } from './bench.queries.js';
 import { pct, say, TWILIO_NUMBER } from './common.js';
 import { measureConversations } from './conversations.js';
@@ -92,6 +94,26 @@ async function main() {
       out(`\nEXPLAIN ANALYZE, search for a middling word:\n${c.plans.searchMiddling}`);
       out(`\nEXPLAIN ANALYZE, search for a rare word:\n${c.plans.searchRare}`);
       if (options.json) out(JSON.stringify({ conversations: c }));
+      return;
+    }
+
+    if (options.attachments) {
+      const a = await measureAttachments(options, databaseUrl, db, workspace.id);
+      if ('skipped' in a) out(`attachments phase skipped: ${a.skipped}`);
+      else
+        table([
+          [`upload, one ${a.fileMb} MB file`, `${a.uploadMbPerSec} MB/s (median of 3; goal ≥ 100)`],
+          [`download, one ${a.fileMb} MB file`, `${a.downloadMbPerSec} MB/s (median of 3; goal ≥ 100)`],
+          [
+            `${a.transfers} uploads at once`,
+            `${a.concurrentUploadMbPerSec} MB/s in all; api RSS +${a.uploadsRssGrowthMb} MB over ${a.rssBeforeMb} MB (goal < 50)`,
+          ],
+          [
+            `${a.transfers} downloads at once`,
+            `${a.concurrentDownloadMbPerSec} MB/s in all; api RSS +${a.downloadsRssGrowthMb} MB over ${a.rssBeforeMb} MB (goal < 50)`,
+          ],
+        ]);
+      if (options.json) out(JSON.stringify({ attachments: a }));
       return;
     }
 

@@ -34,8 +34,10 @@ const DRIVERS = {
       outbound: '20000',
       'log-level': 'info',
       sustained: '2000',
+      'attachment-mb': '25',
+      'attachment-transfers': '10',
     },
-    flags: ['json', 'ingest-only', 'outbound-only', 'single'],
+    flags: ['json', 'ingest-only', 'outbound-only', 'single', 'attachments'],
   },
   faults: {
     script: 'scripts/faults/run.ts',
