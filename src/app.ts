@@ -6,6 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { accountsRoutes } from './accounts/accounts.routes.js';
 import { apiKeyRoutes } from './api-keys/api-keys.routes.js';
 import { attachmentRoutes } from './attachments/attachments.routes.js';
+import { StorageUnavailableError } from './attachments/storage.js';
 import { personalAccessTokenRoutes } from './auth/personal-access-tokens.routes.js';
 import { userRoutes } from './auth/user.routes.js';
 import { connectionRoutes } from './connections/connections.routes.js';
@@ -75,6 +76,8 @@ function toAppError(err: FastifyError & { code?: string }, bodyLimit: number, co
   }
   // The database did not answer within its timeouts: a 503 the client may retry, not a 500.
   if (isDatabaseUnavailable(err)) return errors.unavailable('the database is not answering in time; retry shortly', 1);
+  // The attachment store (S3) did not answer: the same, for any route that reads or writes bytes.
+  if (err instanceof StorageUnavailableError) return errors.unavailable('attachment storage is unavailable; retry shortly', 5);
   if (err instanceof SyntaxError && err.statusCode === 400) return errors.invalidJson();
   if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
     return errors.clientError(err.statusCode, err.message);

@@ -33,12 +33,22 @@ describe('attachments on the s3 store', () => {
     expect(await ctx.deps.db.selectFrom('attachment_chunks').select('seq').execute()).toEqual([]);
   });
 
-  it('answers 503 with nothing kept when S3 is down during an upload', async () => {
+  it('answers 503 with nothing kept when S3 is down during an upload, and 503 for a download', async () => {
+    const stored = await upload(Buffer.concat([PNG_1X1, randomBytes(1000)]));
+    expect(stored.statusCode, stored.body).toBe(201);
     const before = await rows();
     await s3.stop();
     const res = await upload(Buffer.concat([PNG_1X1, randomBytes(1000)]));
     expect(res.statusCode, res.body).toBe(503);
     expect(res.json().error.code).toBe('unavailable');
     expect(await rows()).toBe(before);
+    const content = await ctx.app.inject({
+      method: 'GET',
+      url: `/v1/attachments/${stored.json().data.id}/content`,
+      headers: writer.headers,
+    });
+    expect(content.statusCode, content.body).toBe(503);
+    expect(content.json().error.code).toBe('unavailable');
+    expect(content.headers['retry-after']).toBe('5');
   });
 });
