@@ -56,6 +56,10 @@ const unavailable = (what: string, err: unknown) =>
  */
 export function s3Storage(options: S3StorageOptions): AttachmentStorage & { client: S3Client } {
   const timeout = options.requestTimeoutMs ?? 30_000;
+  // The SDK warns on Node 20 that its releases after January 2027 need Node 22. This project
+  // pins the SDK to an exact version (package.json), so the warning tells an operator nothing
+  // they can act on; one who wants it back sets the variable to "false".
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const client = new S3Client({
     region: options.region,
     ...(options.endpoint ? { endpoint: options.endpoint, forcePathStyle: true } : {}),
