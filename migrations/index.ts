@@ -21,6 +21,7 @@ import * as m0019 from './0019_thread_labels.js';
 import * as m0020 from './0020_reply_windows.js';
 import * as m0021 from './0021_templates.js';
 import * as m0022 from './0022_attachment_uploader.js';
+import * as m0027 from './0027_inbox_raw_bytes.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '0020_reply_windows': m0020,
   '0021_templates': m0021,
   '0022_attachment_uploader': m0022,
+  '0027_inbox_raw_bytes': m0027,
 };
