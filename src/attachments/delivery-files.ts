@@ -1,21 +1,33 @@
 import busboy from 'busboy';
 import { MediaFetchError } from './media-download.js';
 
+/** A stored delivery: its UTF-8 text, and its exact bytes when the text does not hold them. */
+export interface StoredDelivery {
+  text: string;
+  bytes: Buffer | null;
+}
+
 /**
  * The bytes of a file that travelled inside a delivery (an e-mail's attachments), read again
- * from the stored raw body: the neutral `email` format's `attachments[].content` and
- * Postmark's `Attachments[].Content` (base64), Mailgun's `attachment-N` form parts. The
- * message's provider id picks the mail when a body holds several (the neutral format's
- * `events`). Files are as large as the delivery, which the body limit already bounds.
+ * from the stored delivery: the neutral `email` format's `attachments[].content` and
+ * Postmark's `Attachments[].Content` (base64) from its text, Mailgun's `attachment-N` form
+ * parts from its exact bytes when they were kept. The message's provider id picks the mail
+ * when a body holds several (the neutral format's `events`). Files are as large as the
+ * delivery, which the body limit already bounds.
  */
-export async function deliveryFile(integrationKey: string, rawBody: string, messageExternalId: string, index: number): Promise<Buffer> {
+export async function deliveryFile(
+  integrationKey: string,
+  delivery: StoredDelivery,
+  messageExternalId: string,
+  index: number,
+): Promise<Buffer> {
   switch (integrationKey) {
     case 'email':
-      return base64File(neutralMail(rawBody, messageExternalId)?.attachments, index, 'content');
+      return base64File(neutralMail(delivery.text, messageExternalId)?.attachments, index, 'content');
     case 'email.postmark':
-      return base64File(json(rawBody)?.Attachments, index, 'Content');
+      return base64File(json(delivery.text)?.Attachments, index, 'Content');
     case 'email.mailgun':
-      return multipartFile(rawBody, index);
+      return multipartFile(delivery, index);
     default:
       throw new MediaFetchError(`${integrationKey} deliveries carry no files`, false);
   }
@@ -58,12 +70,15 @@ function base64File(list: unknown, index: number, field: string): Buffer {
 const REPLACEMENT = Buffer.from('\uFFFD', 'utf8');
 
 /**
- * The `index`-th file part of a multipart body. The body was stored as text, so a part whose
- * bytes were not UTF-8 (most binary files) no longer holds them exactly: such a file fails
- * rather than be stored changed.
+ * The `index`-th file part of a multipart body, from its exact bytes when they were kept.
+ * Without them the text is the body byte for byte unless it holds U+FFFD (see bytesToKeep in
+ * channels/channel.ts); a row stored before bytes were kept may have lost some in a binary
+ * part, so such a file fails rather than be stored changed.
  */
-async function multipartFile(rawBody: string, index: number): Promise<Buffer> {
-  const boundary = /^--([^\r\n]{1,70})\r\n/.exec(rawBody)?.[1];
+async function multipartFile(delivery: StoredDelivery, index: number): Promise<Buffer> {
+  const body = delivery.bytes ?? Buffer.from(delivery.text, 'utf8');
+  // Read as parseFormBody reads it (channels/form-data.ts): up to 70 characters of UTF-8.
+  const boundary = /^--([^\r\n]{1,70})\r\n/.exec(body.subarray(0, 300).toString('utf8'))?.[1];
   if (boundary === undefined) throw new MediaFetchError(`the delivery has no file ${index}`, false);
   const files: Buffer[][] = [];
   const parser = busboy({
@@ -82,12 +97,12 @@ async function multipartFile(rawBody: string, index: number): Promise<Buffer> {
     stream.on('data', (d: Buffer) => parts.push(d));
     stream.on('error', () => {});
   });
-  parser.end(Buffer.from(rawBody, 'utf8'));
+  parser.end(body);
   await done;
   const parts = files[index];
   if (!parts) throw new MediaFetchError(`the delivery has no file ${index}`, false);
   const bytes = Buffer.concat(parts);
-  if (bytes.includes(REPLACEMENT)) {
+  if (delivery.bytes === null && bytes.includes(REPLACEMENT)) {
     throw new MediaFetchError('the stored delivery does not hold this file byte for byte (a binary form part): it cannot be kept', false);
   }
   return bytes;

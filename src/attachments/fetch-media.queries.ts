@@ -2,6 +2,7 @@ import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { AttachmentKind, MessagesTable } from '../db/types.js';
 import type { MediaSource } from '../messaging/events.js';
+import type { StoredDelivery } from './delivery-files.js';
 
 /** What a fetch-media job keeps in `attachments.source`: the MediaSource, and for a file inside a delivery, which delivery. */
 export type StoredSource = MediaSource & { deliveryId?: string };
@@ -50,10 +51,10 @@ export async function findFetchable(db: Executor, attachmentId: number) {
     .executeTakeFirst();
 }
 
-/** The stored raw body of a delivery, for a file that travelled inside it. */
-export async function findDeliveryBody(db: Executor, deliveryId: string): Promise<string | undefined> {
-  const row = await db.selectFrom('webhook_inbox').select('raw_body').where('id', '=', deliveryId).executeTakeFirst();
-  return row?.raw_body;
+/** A stored delivery, for a file that travelled inside it: its text, and its exact bytes when kept. */
+export async function findDeliveryBody(db: Executor, deliveryId: string): Promise<StoredDelivery | undefined> {
+  const row = await db.selectFrom('webhook_inbox').select(['raw_body', 'raw_bytes']).where('id', '=', deliveryId).executeTakeFirst();
+  return row && { text: row.raw_body, bytes: row.raw_bytes };
 }
 
 /**

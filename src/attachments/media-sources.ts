@@ -2,7 +2,7 @@ import type { SendCredentials } from '../channels/channel.js';
 import { apiUrl, META_GRAPH_API } from '../channels/provider-http.js';
 import { TELEGRAM_API } from '../channels/telegram.js';
 import type { IntegrationConfig } from '../config.js';
-import { deliveryFile } from './delivery-files.js';
+import { deliveryFile, type StoredDelivery } from './delivery-files.js';
 import type { StoredSource } from './fetch-media.queries.js';
 import { type MediaClient, MediaFetchError, type OpenedDownload } from './media-download.js';
 
@@ -30,8 +30,8 @@ export interface MediaContext {
   maxBytes: number;
   /** The message's provider id: which mail of a delivery holds a `delivery` file. */
   messageExternalId: string;
-  /** The stored raw body of a delivery, for `delivery` files. */
-  deliveryBody(deliveryId: string): Promise<string | undefined>;
+  /** A stored delivery (its text, and its exact bytes when kept), for `delivery` files. */
+  deliveryBody(deliveryId: string): Promise<StoredDelivery | undefined>;
 }
 
 /**

@@ -161,7 +161,8 @@ export interface WebhookAdapter {
   /**
    * Bodies may carry binary parts (multipart attachments), so NUL bytes are no sign of a forged
    * delivery: they are stored as U+FFFD (Postgres text cannot hold NUL), like the other bytes
-   * that are not UTF-8. Without it a body with NUL is refused.
+   * that are not UTF-8, and such a body also keeps its exact bytes (bytesToKeep) for the files
+   * read from it later. Without it a body with NUL is refused.
    */
   binaryParts?: boolean;
   /** The payload's event name for WebhookInbox.event, when it has one. */
@@ -185,6 +186,16 @@ export class NormaliseError extends Error {
 /** The text a body is stored (and so parsed) as: NUL, which Postgres text cannot hold, as U+FFFD. */
 export function storableText(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+/**
+ * The exact bytes to keep beside `stored` (the storableText of a binaryParts body), or null
+ * when that text already is the body byte for byte. Decoding turns every byte sequence that
+ * is not UTF-8 into U+FFFD and storableText turns NUL into it, so a text without U+FFFD holds
+ * the bytes exactly; one with it may not (and keeps them, at the cost of a second copy).
+ */
+export function bytesToKeep(stored: string, body: RawBody): Buffer | null {
+  return stored.includes('\uFFFD') ? body.bytes : null;
 }
 
 /** A header's single value (the first, when repeated); undefined when absent or empty. */

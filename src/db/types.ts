@@ -67,6 +67,8 @@ export interface WebhookInboxTable {
   app_id: string | null;
   event: string | null;
   raw_body: string;
+  /** The body's exact bytes, only when raw_body cannot hold them and the integration posts binary parts. */
+  raw_bytes: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
   payload_json: ColumnType<unknown, string | null, string | null>;
   verification: ColumnType<
     'signed' | 'report_secret' | 'correlated' | 'skipped',

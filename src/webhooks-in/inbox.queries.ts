@@ -7,43 +7,59 @@ import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
 import type { OffsetRequest } from '../http/pagination.js';
 import { truncate } from '../text/truncate.js';
 
-export type InboxRow = Selectable<WebhookInboxTable>;
+/** A row as readers see it: everything but `raw_bytes`, which only the fetch-media job reads. */
+export type InboxRow = Omit<Selectable<WebhookInboxTable>, 'raw_bytes'>;
 
 export interface NewInboxRow {
   id: string;
   integrationKey: string;
   event: string | null;
   rawBody: string;
+  /** The body's exact bytes, only when `rawBody` does not hold them (bytesToKeep in channels/channel.ts). */
+  rawBytes?: Buffer | null;
   verification: VerificationKind;
   /** The account the verification itself established, when it did (a Telegram secret names its bot). */
   verifiedAccount?: string | null;
 }
 
-const insertTexts = new Map<number, string>();
+const COLUMNS = 'id, integration_key, event, raw_body, verification, verified_account';
+const statements = new Map<string, { name: string; text: string }>();
 
-/** `INSERT … VALUES ($1..$6), ($7..$12), …` for `n` rows, built once per size. */
-function insertText(n: number): string {
-  let text = insertTexts.get(n);
-  if (!text) {
+/**
+ * `INSERT … VALUES ($1..$6), ($7..$12), …` for `n` rows, built once per size; with `raw_bytes`
+ * as a seventh column only for a batch that carries some, so that JSON deliveries (nearly all)
+ * bind exactly what they bound before.
+ */
+function insertStatement(n: number, withBytes: boolean): { name: string; text: string } {
+  const name = `inbox_insert_${withBytes ? 'bytes_' : ''}${n}`;
+  let statement = statements.get(name);
+  if (!statement) {
+    const width = withBytes ? 7 : 6;
     const tuples = Array.from({ length: n }, (_, i) => {
-      const p = i * 6;
-      return `($${p + 1}::uuid, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6})`;
+      const p = i * width;
+      const bytes = withBytes ? `, $${p + 7}::bytea` : '';
+      return `($${p + 1}::uuid, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}${bytes})`;
     });
-    text = `INSERT INTO webhook_inbox (id, integration_key, event, raw_body, verification, verified_account) VALUES ${tuples.join(', ')}`;
-    insertTexts.set(n, text);
+    const text = `INSERT INTO webhook_inbox (${COLUMNS}${withBytes ? ', raw_bytes' : ''}) VALUES ${tuples.join(', ')}`;
+    statement = { name, text };
+    statements.set(name, statement);
   }
-  return text;
+  return statement;
 }
 
 /**
  * One multi-row INSERT for a batch of accepted deliveries, on a raw client inside the
  * caller's transaction. This is the ingestion hot path: the statement text is built once per
- * batch size and prepared once per connection, so a batch costs one Bind and Execute.
+ * batch size (and shape) and prepared once per connection, so a batch costs one Bind and Execute.
  */
 export async function insertInboxRows(client: pg.ClientBase, rows: NewInboxRow[]): Promise<void> {
+  const withBytes = rows.some((r) => r.rawBytes);
   const values: unknown[] = [];
-  for (const r of rows) values.push(r.id, r.integrationKey, r.event, r.rawBody, r.verification, r.verifiedAccount ?? null);
-  await client.query({ name: `inbox_insert_${rows.length}`, text: insertText(rows.length), values });
+  for (const r of rows) {
+    values.push(r.id, r.integrationKey, r.event, r.rawBody, r.verification, r.verifiedAccount ?? null);
+    if (withBytes) values.push(r.rawBytes ?? null);
+  }
+  await client.query({ ...insertStatement(rows.length, withBytes), values });
 }
 
 /**
@@ -54,7 +70,7 @@ export async function insertInboxRows(client: pg.ClientBase, rows: NewInboxRow[]
 export async function lockPendingRows(db: Executor, ids: string[]): Promise<InboxRow[]> {
   return db
     .selectFrom('webhook_inbox')
-    .selectAll()
+    .select(ROW_COLUMNS)
     .where('id', 'in', ids)
     .where('status', 'in', ['received', 'failed'])
     .orderBy('created_at')
@@ -127,7 +143,7 @@ export type DeadLettered = InboxSummaryRow & { workspace_id: number | null };
 
 /** One row with its body: of `appId` only, or any row when `appId` is null (the operator). */
 export async function findInboxRow(db: Executor, id: string, appId: string | null) {
-  let q = db.selectFrom('webhook_inbox').selectAll().where('id', '=', id);
+  let q = db.selectFrom('webhook_inbox').select(ROW_COLUMNS).where('id', '=', id);
   if (appId !== null) q = q.where('app_id', '=', appId);
   return q.executeTakeFirst();
 }
@@ -152,6 +168,11 @@ const SUMMARY_COLUMNS = [
   'verification',
 ] as const;
 export type InboxSummaryRow = Omit<InboxRow, 'raw_body' | 'payload_json' | 'verified_account'>;
+/**
+ * What a row read with its body selects: not `raw_bytes`, a second copy of a binary body that
+ * only the fetch-media job reads (the worker parses the text, the operator is shown the text).
+ */
+const ROW_COLUMNS = [...SUMMARY_COLUMNS, 'raw_body', 'payload_json', 'verified_account'] as const;
 
 /** The caller's rows in one state, newest first (docs/webhooks.md, "Dead-letter routes"). */
 export async function listAppInbox(db: Executor, appId: string, status: InboxStatus, limit: number) {

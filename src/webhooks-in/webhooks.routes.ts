@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import {
+  bytesToKeep,
   firstHeader,
   parseBody,
   type Query,
@@ -65,7 +66,8 @@ const ingestSchema = {
  * `/webhooks/*`: provider deliveries. Not under /v1 and never versioned: these URLs live in
  * third parties' dashboards. The body is never parsed before verification; it arrives as
  * bytes, signatures are checked over those bytes, and every content type is stored as the
- * UTF-8 text of them.
+ * UTF-8 text of them (plus the bytes themselves when that text cannot hold them and the
+ * integration posts binary parts).
  */
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: InboxWriter }> = async (app, { deps, writer }) => {
   const isKnownOutboundMessage = async (integrationKey: string, id: string) =>
@@ -130,6 +132,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
         integrationKey: key,
         event: event === undefined ? null : event.replaceAll('\0', '\uFFFD'),
         rawBody,
+        // Only for bodies that carry files (JSON providers skip even the check), and only when
+        // the text lost bytes: the files inside are read again from these (docs/attachments.md).
+        rawBytes: adapter.binaryParts ? bytesToKeep(rawBody, body) : null,
         verification: verification.via,
         verifiedAccount: verification.account ?? null,
       });

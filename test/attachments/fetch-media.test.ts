@@ -32,6 +32,22 @@ const MAX_BYTES = 1024 * 1024;
 /** A 1×1 PNG, as file-type reads it from its first bytes. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
+/**
+ * A PDF as writers make them: a binary comment line and a stream of bytes that are not UTF-8,
+ * with NUL, and the UTF-8 of U+FFFD itself, which a file may hold like any other bytes.
+ */
+const BINARY_PDF = Buffer.concat([
+  Buffer.from('%PDF-1.7\n%'),
+  Buffer.from([0xe2, 0xe3, 0xcf, 0xd3]),
+  Buffer.from('\n1 0 obj <</Length 12>> stream\n'),
+  Buffer.from([0x00, 0xff, 0x80, 0xc3, 0x28, 0xa0, 0xa1, 0xfe, 0xef, 0xbf, 0xbd, 0x0d]),
+  Buffer.from('\nendstream endobj\ntrailer <<>>\n%%EOF\n'),
+]);
+/** The start of a JFIF JPEG (what file-type reads) and bytes of no encoding after it. */
+const JPEG = Buffer.concat([
+  Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]),
+  Buffer.from([0x80, 0x81, 0xfe, 0xfd, 0xc0, 0xc1, 0xf5, 0xf8, 0x0d, 0x0a, 0x2d, 0x2d, 0xff, 0xd9]),
+]);
 
 const fake = await startFakeProviders();
 afterAll(() => fake.close());
@@ -61,7 +77,7 @@ const waha = await makeConnection(ctx.deps, ws, { integrationKey: 'whatsapp_sess
 await makeConnection(ctx.deps, ws, { integrationKey: 'sms.twilio', externalAccountId: '+15557122661' });
 await makeConnection(ctx.deps, ws, { integrationKey: 'email.postmark', externalAccountId: 'yourhash+samplehash@inbound.postmarkapp.com' });
 await makeConnection(ctx.deps, ws, { integrationKey: 'email', externalAccountId: 'support@acme.test' });
-await makeConnection(ctx.deps, ws, { integrationKey: 'email.mailgun', externalAccountId: 'support@acme.test' });
+const mailgun = await makeConnection(ctx.deps, ws, { integrationKey: 'email.mailgun', externalAccountId: 'support@acme.test' });
 const bot = await makeConnection(ctx.deps, ws, {
   integrationKey: 'telegram',
   externalAccountId: '7000001',
@@ -100,6 +116,25 @@ async function postMessenger(url: string): Promise<string> {
   const text = JSON.stringify(body);
   await post('social_one.native', text, { 'x-hub-signature-256': `sha256=${sign(META_SECRET, text)}` });
   return m.mid;
+}
+
+/** A Mailgun inbound mail with `files` as `attachment-N` parts, signed as Mailgun signs (timestamp + token), posted. */
+async function postMailgun(files: { bytes: Buffer; type: string; name: string }[]): Promise<{ messageId: string; body: Buffer }> {
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const token = randomBytes(25).toString('hex');
+  const signature = createHmac('sha256', MAILGUN_KEY).update(`${timestamp}${token}`).digest('hex');
+  const params = new URLSearchParams(fixture('email.mailgun', 'inbound.form'));
+  const messageId = `<${id()}@example.com>`;
+  for (const [k, v] of Object.entries({ timestamp, token, signature, 'Message-Id': messageId })) params.set(k, v);
+  params.delete('In-Reply-To');
+  params.delete('References');
+  const form = new FormData();
+  for (const [k, v] of params) form.append(k, v);
+  for (const [i, f] of files.entries()) form.append(`attachment-${i + 1}`, new Blob([f.bytes], { type: f.type }), f.name);
+  const res = new Response(form);
+  const body = Buffer.from(await res.arrayBuffer());
+  await post('email.mailgun', body, {}, res.headers.get('content-type')!);
+  return { messageId, body };
 }
 
 const message = (externalId: string) =>
@@ -291,27 +326,49 @@ describe('files the channel names by id, and files inside a form body', () => {
     expect(fake.media.requests.map((r) => r.path)).toEqual([`/telegram/bot${BOT_TOKEN}/getFile`, new URL(file.url).pathname]);
   });
 
-  it('mailgun: a text part is kept byte for byte; a binary part, which the stored body cannot hold, fails and says why', async () => {
-    const timestamp = String(Math.floor(Date.now() / 1000));
-    const token = randomBytes(25).toString('hex');
-    const signature = createHmac('sha256', MAILGUN_KEY).update(`${timestamp}${token}`).digest('hex');
-    const params = new URLSearchParams(fixture('email.mailgun', 'inbound.form'));
-    const messageId = `<${id()}@example.com>`;
-    for (const [k, v] of Object.entries({ timestamp, token, signature, 'Message-Id': messageId })) params.set(k, v);
-    params.delete('In-Reply-To');
-    params.delete('References');
-    const form = new FormData();
-    for (const [k, v] of params) form.append(k, v);
+  it('mailgun: text and binary parts (a PDF, a JPEG, a PNG) are stored byte for byte, typed from their bytes', async () => {
     const csv = 'name,amount\nhinge,12.50\n';
-    form.append('attachment-1', new Blob([csv], { type: 'text/csv' }), 'order.csv');
-    form.append('attachment-2', new Blob([PNG], { type: 'image/png' }), 'photo.png');
-    const res = new Response(form);
-    await post('email.mailgun', Buffer.from(await res.arrayBuffer()), {}, res.headers.get('content-type')!);
-    const [text, binary] = await settled(messageId);
-    expect(text).toMatchObject({ status: 'stored', filename: 'order.csv', content_type: 'text/csv' });
-    expect((await storedBytes(text!.storage_key)).toString()).toBe(csv);
-    expect(binary).toMatchObject({ status: 'failed', filename: 'photo.png' });
-    expect(binary!.error).toMatch(/byte for byte/);
+    const { messageId, body } = await postMailgun([
+      { bytes: Buffer.from(csv), type: 'text/csv', name: 'order.csv' },
+      { bytes: BINARY_PDF, type: 'application/octet-stream', name: 'invoice.pdf' },
+      { bytes: JPEG, type: 'image/jpeg', name: 'site.jpg' },
+      { bytes: PNG, type: 'application/octet-stream', name: 'photo.bin' },
+    ]);
+    expect(body.toString('utf8')).toContain('\uFFFD'); // the premise: the body's text cannot hold these files
+    const rows = await settled(messageId);
+    expect(rows.map((a) => [a.status, a.filename, a.content_type, a.error])).toEqual([
+      ['stored', 'order.csv', 'text/csv', null],
+      ['stored', 'invoice.pdf', 'application/pdf', null],
+      ['stored', 'site.jpg', 'image/jpeg', null],
+      ['stored', 'photo.bin', 'image/png', null],
+    ]);
+    expect((await storedBytes(rows[0]!.storage_key)).toString()).toBe(csv);
+    expect(await storedBytes(rows[1]!.storage_key)).toEqual(BINARY_PDF);
+    expect(await storedBytes(rows[2]!.storage_key)).toEqual(JPEG);
+    expect(await storedBytes(rows[3]!.storage_key)).toEqual(PNG);
+    expect(rows.map((a) => a.size)).toEqual([csv.length, BINARY_PDF.length, JPEG.length, PNG.length]);
+  });
+
+  it('mailgun, a delivery stored before its bytes were kept: a text part is read from the text, a binary part fails and says why', async () => {
+    const csv = 'sku,qty\nbolt,3\n';
+    const { messageId } = await postMailgun([
+      { bytes: Buffer.from(csv), type: 'text/csv', name: 'order.csv' },
+      { bytes: BINARY_PDF, type: 'application/pdf', name: 'invoice.pdf' },
+    ]);
+    const [first] = await settled(messageId);
+    const source = first!.source as StoredSource;
+    // As a row written before raw_bytes existed: only the text, which lost the PDF's bytes.
+    await ctx.deps.db.updateTable('webhook_inbox').set({ raw_bytes: null }).where('id', '=', source.deliveryId!).execute();
+    const fromText = await pendingAttachment({ from: 'delivery', index: 0, deliveryId: source.deliveryId }, mailgun);
+    const lost = await pendingAttachment({ from: 'delivery', index: 1, deliveryId: source.deliveryId }, mailgun);
+    await fetchMedia(ctx.deps, client(), { attachmentId: fromText, attempt: 1 });
+    await fetchMedia(ctx.deps, client(), { attachmentId: lost, attempt: 1 });
+    const text = await attachment(fromText);
+    expect(text.status).toBe('stored');
+    expect((await storedBytes(text.storage_key)).toString()).toBe(csv);
+    const binary = await attachment(lost);
+    expect(binary.status).toBe('failed');
+    expect(binary.error).toMatch(/byte for byte/);
   });
 });
 
