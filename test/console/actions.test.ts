@@ -1,3 +1,4 @@
+import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { useConsole } from '../helpers/console.js';
@@ -149,6 +150,9 @@ describe('actions on a conversation', () => {
     await panel.getByLabel('plan value').fill('gold');
     await panel.getByRole('button', { name: 'Save contact' }).click();
     await panel.getByText('Saved').waitFor();
+    await page.getByRole('button', { name: 'Snooze…' }).click();
+    const axe = await new AxeBuilder({ page }).analyze();
+    expect(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
     const saved = await c.ctx.deps.db.selectFrom('contacts').selectAll().where('id', '=', contact.id).executeTakeFirstOrThrow();
     expect(saved.name).toBe('Maya Schulz');
     expect(saved.attributes).toEqual({ plan: 'gold' });
