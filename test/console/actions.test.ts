@@ -1,7 +1,7 @@
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { useConsole } from '../helpers/console.js';
+import { PHONE, useConsole } from '../helpers/console.js';
 import { makeConnection, makeUser } from '../helpers/factories.js';
 
 /*
@@ -95,6 +95,20 @@ describe('actions on a conversation', () => {
     await page.getByLabel('Date').fill(`${year}-03-04T10:30`);
     await page.getByRole('button', { name: 'Snooze until then' }).click();
     await expect.poll(async () => (await threadRow(id)).snoozed_until?.toISOString()).toBe(`${year}-03-04T10:30:00.000Z`);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('at a phone width nothing scrolls sideways, with the contact panel and snooze menu open', { timeout: 60_000 }, async () => {
+    const id = await newConversation('Small screen question');
+    const { context, page } = await c.newPage({ viewport: PHONE });
+    await c.signIn(page);
+    await page.goto(`${c.base}/app/c/${id}`);
+    await page.getByLabel('Assignee').waitFor();
+    await page.getByRole('button', { name: 'Snooze…' }).click();
+    await page.getByText('Contact details').click();
+    await page.getByRole('button', { name: 'Add attribute' }).click();
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });

@@ -6,7 +6,7 @@ import { reloadTeam } from '../team';
 import { Failure } from './Failure';
 import { attempt, collect, useLoad } from './use-load';
 
-/** The role a person picks; the service keeps a list, the console offers the usual three sets. */
+/** The role a person picks: the service keeps a list of roles, this page offers agent or admin. */
 const ROLE_SETS: [string, TeamUserRole[]][] = [
   ['agent', ['agent']],
   ['admin', ['admin']],
@@ -96,7 +96,9 @@ export function Users() {
                   value={roleOf(u)}
                   disabled={u.id === s.user.id}
                   onChange={(e) => {
-                    const roles = ROLE_SETS.find(([r]) => r === e.currentTarget.value)?.[1] ?? ['agent'];
+                    const picked = ROLE_SETS.find(([r]) => r === e.currentTarget.value)?.[1] ?? ['agent'];
+                    // Platform staff keep `operator`: this page only chooses between agent and admin.
+                    const roles: TeamUserRole[] = u.roles.includes('operator') ? [...picked, 'operator'] : picked;
                     void attempt(() => s.client.updateUser(u.id, { roles }), setError).then(after);
                   }}
                 >
