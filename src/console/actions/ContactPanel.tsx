@@ -38,6 +38,8 @@ export function ContactPanel({ thread }: { thread: Thread }) {
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
   const [busy, setBusy] = useState(false);
+  // Read when first opened: most conversations are answered without looking at the contact.
+  const [open, setOpen] = useState(false);
 
   const show = (c: Contact) => {
     setContact(c);
@@ -47,6 +49,7 @@ export function ContactPanel({ thread }: { thread: Thread }) {
   };
 
   useEffect(() => {
+    if (!open) return;
     let live = true;
     setSaved(false);
     setError(null);
@@ -60,7 +63,7 @@ export function ContactPanel({ thread }: { thread: Thread }) {
     return () => {
       live = false;
     };
-  }, [thread.contactId, thread.id]);
+  }, [thread.contactId, thread.id, open]);
 
   async function save(e: Event) {
     e.preventDefault();
@@ -93,7 +96,7 @@ export function ContactPanel({ thread }: { thread: Thread }) {
   };
 
   return (
-    <details class="contact-panel">
+    <details class="contact-panel" onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary>Contact details</summary>
       {error && (
         <p class="error" role="alert">
