@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { errorText } from '../api';
 import { fullTime } from '../format';
 import { session } from '../session';
 import { useStore } from '../store';
@@ -22,7 +23,7 @@ export function DeadLetters() {
       setError(null);
       await reload();
     } catch (err) {
-      setError((err as Error).message);
+      setError(errorText(err));
     }
   }
 

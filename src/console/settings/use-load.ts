@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { errorText } from '../api';
 
 /** Collects an async iterator (the client's cursor lists walk every page). */
@@ -12,9 +12,13 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // The newest closure: after a token refresh it holds the session's new client.
+  const latest = useRef(load);
+  latest.current = load;
   const reload = useCallback(
     () =>
-      load()
+      latest
+        .current()
         .then((value) => {
           setData(value);
           setError(null);
