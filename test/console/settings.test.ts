@@ -121,10 +121,8 @@ describe('admin settings', () => {
     const replaced = `EAAG-${randomUUID()}`;
     await page.getByLabel('Replace access token').fill(replaced);
     await page.getByRole('button', { name: 'Save' }).click();
-    await list
-      .getByText(/credentials set/)
-      .first()
-      .waitFor();
+    // The form closes once the service has answered the PATCH.
+    await page.getByLabel('Replace access token').waitFor({ state: 'detached' });
     const row = await c.ctx.deps.db.selectFrom('connections').select('id').where('name', '=', 'Second line').executeTakeFirstOrThrow();
     const { connectionCredentials } = await import('../../src/connections/connection-credentials.js');
     expect(await connectionCredentials(c.ctx.deps, Number(row.id))).toEqual({ accessToken: replaced });
@@ -141,19 +139,54 @@ describe('admin settings', () => {
       headers: c.tenant.headers,
       payload: { shortCode: 'thanks', content: 'Thank you for waiting.' },
     });
+    // Pages with rows: a dead letter in its table, and (below) an endpoint's delivery log open.
+    const endpoint = await c.ctx.app.inject({
+      method: 'POST',
+      url: '/v1/webhook-endpoints',
+      headers: c.tenant.headers,
+      payload: { url: `${receiver.url}/axe/${randomUUID()}`, description: 'a receiver with a long address to wrap' },
+    });
+    await c.ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${endpoint.json().data.id}/test`, headers: c.tenant.headers });
+    await c.ctx.deps.db
+      .insertInto('webhook_inbox')
+      .values({
+        id: randomUUID(),
+        integration_key: 'whatsapp',
+        app_id: c.tenant.workspace.appId,
+        raw_body: '{}',
+        payload_json: '{}',
+        event: null,
+        status: 'dead_letter',
+        last_error: 'no connection for this account',
+        attempt_count: 8,
+      })
+      .execute();
     for (const viewport of [undefined, { width: 390, height: 844 }]) {
       const { context, page } = await c.newPage(viewport ? { viewport } : {});
       await c.signIn(page);
       await page.goto(`${c.base}/app/settings/connections`);
       for (const name of PAGES) {
         await settings(page, name);
+        if (name === 'Webhooks') {
+          await page.getByRole('button', { name: 'Deliveries', exact: true }).first().click();
+          await page
+            .getByRole('table', { name: /^Deliveries to/ })
+            .first()
+            .waitFor();
+        }
+        if (name === 'Dead letters') await page.getByRole('button', { name: 'Requeue' }).first().waitFor();
         expect(await seriousViolations(page), `${name} at ${viewport?.width ?? 1280}px`).toEqual([]);
         if (viewport) {
           expect(await page.evaluate<number>('document.documentElement.scrollWidth'), name).toBeLessThanOrEqual(viewport.width);
+          // Nor the page inside: only a wide table may scroll, inside its own box.
+          const pane = await page.evaluate<number[]>(`(e => [e.scrollWidth, e.clientWidth])(document.querySelector('.settings-page'))`);
+          expect(pane[0], `${name}: the settings page scrolls sideways`).toBeLessThanOrEqual(pane[1]!);
           continue;
         }
         // Keyboard: Tab from the top of the page reaches every enabled control of the page.
-        const controls = await page.locator('.settings-page :is(a, button, input, select, textarea):not([disabled])').count();
+        const controls = await page
+          .locator('.settings-page :is(a, button, input, select, textarea, [tabindex="0"]):not([disabled])')
+          .count();
         await page.locator('body').focus();
         const reached = new Set<string>();
         for (let i = 0; i < controls + 30; i += 1) {

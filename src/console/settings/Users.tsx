@@ -75,56 +75,59 @@ export function Users() {
         </button>
         {added && <p role="status">{added} can sign in now.</p>}
       </form>
-      <table class="settings-table">
-        <caption class="sr-only">Users</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">E-mail</th>
-            <th scope="col">Role</th>
-            <th scope="col">Status</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(data ?? []).map((u) => (
-            <tr key={u.id}>
-              <td>{u.name}</td>
-              <td>{u.email}</td>
-              <td>
-                <select
-                  aria-label={`Role of ${u.name}`}
-                  value={roleOf(u)}
-                  disabled={u.id === s.user.id}
-                  onChange={(e) => {
-                    const picked = ROLE_SETS.find(([r]) => r === e.currentTarget.value)?.[1] ?? ['agent'];
-                    // Platform staff keep `operator`: this page only chooses between agent and admin.
-                    const roles: TeamUserRole[] = u.roles.includes('operator') ? [...picked, 'operator'] : picked;
-                    void attempt(() => s.client.updateUser(u.id, { roles }), setError).then(after);
-                  }}
-                >
-                  {ROLE_SETS.map(([r]) => (
-                    <option key={r} value={r}>
-                      {r}
-                    </option>
-                  ))}
-                </select>
-              </td>
-              <td>
-                {u.active ? 'Active' : 'Deactivated'}{' '}
-                {u.id !== s.user.id && (
-                  <button
-                    type="button"
-                    aria-label={`${u.active ? 'Deactivate' : 'Reactivate'} ${u.name}`}
-                    onClick={() => void attempt(() => s.client.updateUser(u.id, { active: !u.active }), setError).then(after)}
-                  >
-                    {u.active ? 'Deactivate' : 'Reactivate'}
-                  </button>
-                )}
-              </td>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region takes focus so a keyboard can scroll it (axe: scrollable-region-focusable) */}
+      <section class="table-scroll" aria-label="Users table" tabIndex={0}>
+        <table class="settings-table">
+          <caption class="sr-only">Users</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">E-mail</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {(data ?? []).map((u) => (
+              <tr key={u.id}>
+                <td>{u.name}</td>
+                <td>{u.email}</td>
+                <td>
+                  <select
+                    aria-label={`Role of ${u.name}`}
+                    value={roleOf(u)}
+                    disabled={u.id === s.user.id}
+                    onChange={(e) => {
+                      const picked = ROLE_SETS.find(([r]) => r === e.currentTarget.value)?.[1] ?? ['agent'];
+                      // Platform staff keep `operator`: this page only chooses between agent and admin.
+                      const roles: TeamUserRole[] = u.roles.includes('operator') ? [...picked, 'operator'] : picked;
+                      void attempt(() => s.client.updateUser(u.id, { roles }), setError).then(after);
+                    }}
+                  >
+                    {ROLE_SETS.map(([r]) => (
+                      <option key={r} value={r}>
+                        {r}
+                      </option>
+                    ))}
+                  </select>
+                </td>
+                <td>
+                  {u.active ? 'Active' : 'Deactivated'}{' '}
+                  {u.id !== s.user.id && (
+                    <button
+                      type="button"
+                      aria-label={`${u.active ? 'Deactivate' : 'Reactivate'} ${u.name}`}
+                      onClick={() => void attempt(() => s.client.updateUser(u.id, { active: !u.active }), setError).then(after)}
+                    >
+                      {u.active ? 'Deactivate' : 'Reactivate'}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
     </>
   );
 }
