@@ -10,6 +10,7 @@ import type {
   CannedResponseCreate,
   CannedResponsePatch,
   Connection,
+  ConnectionCreate,
   ConnectionPatch,
   Contact,
   ContactMerge,
@@ -194,6 +195,8 @@ export function tenantClient(initial: ClientOptions) {
 
     // ---- connections ----
     connections: (query: ListQuery = {}) => client.all<Connection>('/v1/connections', { ...query }),
+    /** Connects a channel account to the caller's workspace (an admin); credentials are write-only. */
+    createConnection: (body: ConnectionCreate) => send<Connection>('POST', '/v1/connections', body),
     updateConnection: (connectionId: number, patch: ConnectionPatch) =>
       send<Connection>('PATCH', `/v1/connections/${id(connectionId)}`, patch),
     /** Starts a template sync (202); poll the connection's `templatesSync` for its outcome. */

@@ -203,8 +203,9 @@ export interface ConnectionPatch {
 }
 
 /**
- * `POST /v1/workspaces/:id/connections` (the admin key): `externalAccountId` is required except
- * for livechat, whose widget key is generated when absent.
+ * `POST /v1/connections` (a workspace admin) and `POST /v1/engage/workspaces/:id/connections`
+ * (the admin key): `externalAccountId` is required except for livechat, whose widget key is
+ * generated when absent.
  */
 export interface ConnectionCreate {
   integrationKey: string;

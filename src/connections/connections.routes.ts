@@ -6,10 +6,14 @@ import { envelope } from '../http/envelope.js';
 import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope } from '../http/schemas.js';
+import { ConnectionCreateBody } from '../workspaces/engage.routes.js';
 import { listConnections } from './connections.queries.js';
-import { ConnectionPatch, ConnectionResource, changeConnection, connectionResource } from './connections.service.js';
+import { ConnectionPatch, ConnectionResource, changeConnection, connectionResource, createConnection } from './connections.service.js';
 
-/** `GET /v1/connections`: the caller's channel accounts, cursor pages; `PATCH …/:id` (admins). */
+/**
+ * `GET /v1/connections`: the caller's channel accounts, cursor pages; `POST` and
+ * `PATCH …/:id` (workspace admins).
+ */
 export const connectionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/',
@@ -20,6 +24,26 @@ export const connectionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     async (request) => {
       const page = await listConnections(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
       return envelope(request, page.items.map(connectionResource), page.meta);
+    },
+  );
+
+  // The engage route's body and rules, for the workspace's own admins (the console's settings).
+  app.post(
+    '/',
+    {
+      preValidation: requireAuth(deps, { scope: 'admin' }),
+      schema: {
+        summary: 'Connect a channel account',
+        description:
+          "Connects a channel account to the caller's workspace, as the engage route does for the platform operator. Credentials are write-only.",
+        body: ConnectionCreateBody,
+        response: { 201: Envelope(ConnectionResource) },
+      },
+    },
+    async (request, reply) => {
+      const connection = await createConnection(deps, tenantOf(request).workspaceId, request.body);
+      reply.code(201);
+      return envelope(request, connection);
     },
   );
 

@@ -1,6 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Message, Thread } from '../client/client';
 import { Attachments } from './Attachments';
+import { ContactPanel } from './actions/ContactPanel';
+import { ThreadActions } from './actions/ThreadActions';
 import { errorText } from './api';
 import { Composer } from './Composer';
 import { contactName, contacts, wantContacts } from './contacts';
@@ -190,6 +192,8 @@ export function Transcript({ threadId }: { threadId: number }) {
           </div>
         )}
       </header>
+      {thread && <ThreadActions thread={thread} onChange={setThread} />}
+      {thread && <ContactPanel thread={thread} />}
       {error && (
         <p class="error" role="alert">
           {error}

@@ -301,6 +301,18 @@ describe('tenant client: writes', () => {
     expect((await collect(inbox.connections())).find((c) => c.id === whatsapp.id)?.name).toBe('Support line');
   });
 
+  it('creates a connection with write-only credentials', async () => {
+    const made = await inbox.createConnection({
+      integrationKey: 'whatsapp',
+      externalAccountId: `acct-${Date.now()}`,
+      name: 'Second line',
+      credentials: { accessToken: 'EAAG-created' },
+    });
+    expect(made).toMatchObject({ integrationKey: 'whatsapp', name: 'Second line', hasCredentials: true });
+    expect(made).not.toHaveProperty('credentials');
+    expect((await collect(inbox.connections())).map((c) => c.id)).toContain(made.id);
+  });
+
   it('creates, lists, rotates and revokes API keys', async () => {
     const created = await inbox.createApiKey({ name: 'ci', scopes: ['read'] });
     expect(created.key).toMatch(/^inbox_ak_/);

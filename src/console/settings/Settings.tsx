@@ -1,16 +1,36 @@
+import type { ComponentType } from 'preact';
 import { onLinkClick } from '../router';
+import { session } from '../session';
+import { useStore } from '../store';
+import { CannedResponses } from './CannedResponses';
+import { Connections } from './Connections';
+import { DeadLetters } from './DeadLetters';
+import { Users } from './Users';
+import { Webhooks } from './Webhooks';
+import './settings.css';
 
-/** The admin settings' pages; each is filled in on its own (docs/console.md). */
-export const SETTINGS_PAGES: [slug: string, title: string][] = [
-  ['connections', 'Connections'],
-  ['webhooks', 'Webhooks'],
-  ['dead-letters', 'Dead letters'],
-  ['users', 'Users'],
-  ['canned-responses', 'Canned responses'],
+/** The admin settings' pages (docs/console.md, "Settings"). */
+export const SETTINGS_PAGES: [slug: string, title: string, page: ComponentType][] = [
+  ['connections', 'Connections', Connections],
+  ['webhooks', 'Webhooks', Webhooks],
+  ['dead-letters', 'Dead letters', DeadLetters],
+  ['users', 'Users', Users],
+  ['canned-responses', 'Canned responses', CannedResponses],
 ];
 
 export function Settings({ page }: { page: string }) {
+  const s = useStore(session)!;
   const current = SETTINGS_PAGES.find(([slug]) => slug === page) ?? SETTINGS_PAGES[0]!;
+  const Page = current[2];
+  // The service refuses an agent's calls anyway (403); the console does not offer them.
+  if (!s.user.roles.includes('admin')) {
+    return (
+      <section class="settings-page" aria-labelledby="settings-title">
+        <h2 id="settings-title">Settings</h2>
+        <p class="empty">Settings are for workspace admins.</p>
+      </section>
+    );
+  }
   return (
     <div class="settings">
       <nav class="settings-nav" aria-label="Settings">
@@ -30,7 +50,7 @@ export function Settings({ page }: { page: string }) {
       </nav>
       <section class="settings-page" aria-labelledby="settings-title">
         <h2 id="settings-title">{current[1]}</h2>
-        <p class="empty">This page is not built yet.</p>
+        <Page key={current[0]} />
       </section>
     </div>
   );

@@ -1,0 +1,183 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { Contact, Thread } from '../../client/client';
+import { errorText } from '../api';
+import { contacts } from '../contacts';
+import { channelName, shortTime } from '../format';
+import { onLinkClick } from '../router';
+import { session } from '../session';
+import { useStore } from '../store';
+
+type Value = string | number | boolean;
+interface Row {
+  key: string;
+  value: string;
+  /** The type the value had, kept when the edited text still reads as one. */
+  was: 'string' | 'number' | 'boolean';
+}
+
+const rowsOf = (c: Contact): Row[] =>
+  Object.entries(c.attributes).map(([key, v]) => ({ key, value: String(v), was: typeof v as Row['was'] }));
+
+function typedValue(row: Row): Value {
+  const text = row.value.trim();
+  if (row.was === 'number' && text !== '' && Number.isFinite(Number(text))) return Number(text);
+  if (row.was === 'boolean' && (text === 'true' || text === 'false')) return text === 'true';
+  return row.value;
+}
+
+/**
+ * The contact of the open conversation: name, handles and attributes (edited here, saved with
+ * `PATCH /v1/contacts/:id`, which replaces the attributes whole), and their other conversations.
+ */
+export function ContactPanel({ thread }: { thread: Thread }) {
+  const s = useStore(session)!;
+  const [contact, setContact] = useState<Contact | null>(null);
+  const [others, setOthers] = useState<Thread[]>([]);
+  const [name, setName] = useState('');
+  const [rows, setRows] = useState<Row[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [saved, setSaved] = useState(false);
+  const [busy, setBusy] = useState(false);
+  // Read when first opened: most conversations are answered without looking at the contact.
+  const [open, setOpen] = useState(false);
+
+  const show = (c: Contact) => {
+    setContact(c);
+    setName(c.name ?? '');
+    setRows(rowsOf(c));
+    contacts.update((m) => new Map(m).set(c.id, c));
+  };
+
+  useEffect(() => {
+    if (!open) return;
+    let live = true;
+    setSaved(false);
+    setError(null);
+    Promise.all([s.client.contact(thread.contactId), s.client.page<Thread>('/v1/threads', { contactId: thread.contactId, limit: 20 })])
+      .then(([c, page]) => {
+        if (!live) return;
+        show(c);
+        setOthers(page.data.filter((t) => t.id !== thread.id));
+      })
+      .catch((err: unknown) => live && setError(errorText(err)));
+    return () => {
+      live = false;
+    };
+  }, [thread.contactId, thread.id, open]);
+
+  async function save(e: Event) {
+    e.preventDefault();
+    const attributes: Record<string, Value> = {};
+    for (const row of rows) {
+      const key = row.key.trim();
+      if (key === '') continue;
+      if (key in attributes) {
+        setError(`The attribute "${key}" is there twice.`);
+        return;
+      }
+      attributes[key] = typedValue(row);
+    }
+    setBusy(true);
+    try {
+      show(await s.client.updateContact(thread.contactId, { name: name.trim() === '' ? null : name.trim(), attributes }));
+      setError(null);
+      setSaved(true);
+    } catch (err) {
+      setError(errorText(err));
+      setSaved(false);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const edit = (i: number, patch: Partial<Row>) => {
+    setSaved(false);
+    setRows((list) => list.map((r, j) => (j === i ? { ...r, ...patch } : r)));
+  };
+
+  return (
+    <details class="contact-panel" onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary>Contact details</summary>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {contact && (
+        <form onSubmit={save} aria-label="Contact">
+          <label class="field">
+            Name{' '}
+            <input
+              value={name}
+              maxLength={200}
+              onInput={(e) => {
+                setSaved(false);
+                setName(e.currentTarget.value);
+              }}
+            />
+          </label>
+          <h3>Handles</h3>
+          <ul class="handles">
+            {contact.email && <li>E-mail: {contact.email}</li>}
+            {contact.phone && <li>Phone: {contact.phone}</li>}
+            {contact.handles.map((h) => (
+              <li key={`${h.integrationKey}:${h.externalId}`}>
+                {channelName(h.integrationKey)}: {h.externalId}
+              </li>
+            ))}
+          </ul>
+          <h3>Attributes</h3>
+          {rows.length === 0 && <p class="muted">No attributes yet.</p>}
+          <ul class="attributes">
+            {rows.map((row, i) => (
+              <li key={i}>
+                <label>
+                  <span class="sr-only">Attribute {i + 1} name</span>
+                  <input value={row.key} placeholder="name" maxLength={100} onInput={(e) => edit(i, { key: e.currentTarget.value })} />
+                </label>
+                <label>
+                  <span class="sr-only">{row.key ? `${row.key} value` : `Attribute ${i + 1} value`}</span>
+                  <input value={row.value} placeholder="value" onInput={(e) => edit(i, { value: e.currentTarget.value })} />
+                </label>
+                <button
+                  type="button"
+                  aria-label={`Remove attribute ${row.key || i + 1}`}
+                  onClick={() => {
+                    setSaved(false);
+                    setRows((list) => list.filter((_, j) => j !== i));
+                  }}
+                >
+                  ×
+                </button>
+              </li>
+            ))}
+          </ul>
+          <div class="action-row">
+            <button type="button" onClick={() => setRows((list) => [...list, { key: '', value: '', was: 'string' }])}>
+              Add attribute
+            </button>
+            <button type="submit" class="primary" disabled={busy}>
+              Save contact
+            </button>
+            {saved && <span role="status">Saved</span>}
+          </div>
+        </form>
+      )}
+      <h3>Other conversations</h3>
+      {others.length === 0 ? (
+        <p class="muted">None.</p>
+      ) : (
+        <ul class="other-threads">
+          {others.map((t) => (
+            <li key={t.id}>
+              <a href={`/app/c/${t.id}`} onClick={(e) => onLinkClick(e, `/c/${t.id}`)}>
+                {channelName(t.integrationKey)} · {t.status} · {shortTime(t.lastMessageAt)}
+              </a>
+              {t.lastMessagePreview && <span class="muted"> {t.lastMessagePreview}</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </details>
+  );
+}

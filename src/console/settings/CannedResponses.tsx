@@ -1,0 +1,105 @@
+import { useState } from 'preact/hooks';
+import type { CannedResponse } from '../../client/client';
+import { session } from '../session';
+import { useStore } from '../store';
+import { Failure } from './Failure';
+import { attempt, collect, useLoad } from './use-load';
+
+/** Saved replies agents insert with `/` in the composer: create, edit, delete. */
+export function CannedResponses() {
+  const s = useStore(session)!;
+  const { data, error, reload, setError } = useLoad(() => collect(s.client.cannedResponses({ limit: 100 })));
+  const [shortCode, setShortCode] = useState('');
+  const [content, setContent] = useState('');
+  const [editing, setEditing] = useState<CannedResponse | null>(null);
+
+  async function create(e: Event) {
+    e.preventDefault();
+    if (await attempt(() => s.client.createCannedResponse({ shortCode, content }), setError)) {
+      setShortCode('');
+      setContent('');
+      await reload();
+    }
+  }
+
+  async function save(e: Event) {
+    e.preventDefault();
+    if (!editing) return;
+    const patch = { shortCode: editing.shortCode, content: editing.content };
+    if (await attempt(() => s.client.updateCannedResponse(editing.id, patch), setError)) {
+      setEditing(null);
+      await reload();
+    }
+  }
+
+  return (
+    <>
+      <Failure error={error} />
+      <form class="settings-form" onSubmit={create} aria-labelledby="canned-new">
+        <h3 id="canned-new">New canned response</h3>
+        <label>
+          Short code
+          <input required value={shortCode} maxLength={40} pattern="[a-z0-9_\-]+" onInput={(e) => setShortCode(e.currentTarget.value)} />
+        </label>
+        <label>
+          Content
+          <textarea required value={content} maxLength={4096} rows={3} onInput={(e) => setContent(e.currentTarget.value)} />
+        </label>
+        <button type="submit" class="primary">
+          Add canned response
+        </button>
+      </form>
+      {data && data.length === 0 && <p class="empty">No canned responses yet.</p>}
+      <ul class="settings-list" aria-label="Canned responses">
+        {(data ?? []).map((c) =>
+          editing?.id === c.id ? (
+            <li key={c.id}>
+              <form class="settings-form" onSubmit={save} aria-label={`Edit /${c.shortCode}`}>
+                <label>
+                  Short code
+                  <input required value={editing.shortCode} onInput={(e) => setEditing({ ...editing, shortCode: e.currentTarget.value })} />
+                </label>
+                <label>
+                  Content
+                  <textarea
+                    required
+                    value={editing.content}
+                    rows={3}
+                    onInput={(e) => setEditing({ ...editing, content: e.currentTarget.value })}
+                  />
+                </label>
+                <div class="row-actions">
+                  <button type="submit" class="primary">
+                    Save
+                  </button>
+                  <button type="button" onClick={() => setEditing(null)}>
+                    Cancel
+                  </button>
+                </div>
+              </form>
+            </li>
+          ) : (
+            <li key={c.id}>
+              <div>
+                <strong>/{c.shortCode}</strong>
+                <p class="muted">{c.content}</p>
+              </div>
+              <div class="row-actions">
+                <button type="button" onClick={() => setEditing(c)} aria-label={`Edit /${c.shortCode}`}>
+                  Edit
+                </button>
+                <button
+                  type="button"
+                  aria-label={`Delete /${c.shortCode}`}
+                  onClick={() => void attempt(() => s.client.deleteCannedResponse(c.id), setError).then(reload)}
+                >
+                  Delete
+                </button>
+              </div>
+            </li>
+          ),
+        )}
+      </ul>
+    </>
+  );
+}

@@ -1,0 +1,133 @@
+import { useState } from 'preact/hooks';
+import type { TeamUser, TeamUserRole } from '../../client/client';
+import { session } from '../session';
+import { useStore } from '../store';
+import { reloadTeam } from '../team';
+import { Failure } from './Failure';
+import { attempt, collect, useLoad } from './use-load';
+
+/** The role a person picks: the service keeps a list of roles, this page offers agent or admin. */
+const ROLE_SETS: [string, TeamUserRole[]][] = [
+  ['agent', ['agent']],
+  ['admin', ['admin']],
+];
+const roleOf = (u: TeamUser) => (u.roles.includes('admin') ? 'admin' : 'agent');
+
+/** The team: invite (create with a first password), change a role, deactivate or reactivate. */
+export function Users() {
+  const s = useStore(session)!;
+  const { data, error, reload, setError } = useLoad(() => collect(s.client.users({ limit: 100 })));
+  const [form, setForm] = useState({ name: '', email: '', password: '', role: 'agent' });
+  const [added, setAdded] = useState<string | null>(null);
+
+  const after = async () => {
+    await reload();
+    await reloadTeam();
+  };
+
+  async function create(e: Event) {
+    e.preventDefault();
+    const roles = ROLE_SETS.find(([r]) => r === form.role)?.[1] ?? ['agent'];
+    const body = { name: form.name, email: form.email, password: form.password, roles };
+    if (await attempt(() => s.client.createUser(body), setError)) {
+      setAdded(form.email);
+      setForm({ name: '', email: '', password: '', role: 'agent' });
+      await after();
+    }
+  }
+
+  return (
+    <>
+      <Failure error={error} />
+      <form class="settings-form" onSubmit={create} aria-labelledby="user-new">
+        <h3 id="user-new">Invite a teammate</h3>
+        <label>
+          Name
+          <input required value={form.name} maxLength={200} onInput={(e) => setForm({ ...form, name: e.currentTarget.value })} />
+        </label>
+        <label>
+          E-mail
+          <input type="email" required value={form.email} onInput={(e) => setForm({ ...form, email: e.currentTarget.value })} />
+        </label>
+        <label>
+          First password
+          <input
+            type="password"
+            autocomplete="new-password"
+            required
+            minLength={8}
+            value={form.password}
+            onInput={(e) => setForm({ ...form, password: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Role
+          <select value={form.role} onChange={(e) => setForm({ ...form, role: e.currentTarget.value })}>
+            {ROLE_SETS.map(([r]) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit" class="primary">
+          Add user
+        </button>
+        {added && <p role="status">{added} can sign in now.</p>}
+      </form>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region takes focus so a keyboard can scroll it (axe: scrollable-region-focusable) */}
+      <section class="table-scroll" aria-label="Users table" tabIndex={0}>
+        <table class="settings-table">
+          <caption class="sr-only">Users</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">E-mail</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(data ?? []).map((u) => (
+              <tr key={u.id}>
+                <td>{u.name}</td>
+                <td>{u.email}</td>
+                <td>
+                  <select
+                    aria-label={`Role of ${u.name}`}
+                    value={roleOf(u)}
+                    disabled={u.id === s.user.id}
+                    onChange={(e) => {
+                      const picked = ROLE_SETS.find(([r]) => r === e.currentTarget.value)?.[1] ?? ['agent'];
+                      // Platform staff keep `operator`: this page only chooses between agent and admin.
+                      const roles: TeamUserRole[] = u.roles.includes('operator') ? [...picked, 'operator'] : picked;
+                      void attempt(() => s.client.updateUser(u.id, { roles }), setError).then(after);
+                    }}
+                  >
+                    {ROLE_SETS.map(([r]) => (
+                      <option key={r} value={r}>
+                        {r}
+                      </option>
+                    ))}
+                  </select>
+                </td>
+                <td>
+                  {u.active ? 'Active' : 'Deactivated'}{' '}
+                  {u.id !== s.user.id && (
+                    <button
+                      type="button"
+                      aria-label={`${u.active ? 'Deactivate' : 'Reactivate'} ${u.name}`}
+                      onClick={() => void attempt(() => s.client.updateUser(u.id, { active: !u.active }), setError).then(after)}
+                    >
+                      {u.active ? 'Deactivate' : 'Reactivate'}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,45 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { errorText } from '../api';
+
+/** Collects an async iterator (the client's cursor lists walk every page). */
+export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+/** A settings page's data: loaded on mount and on `reload()`, with the error a person can read. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  // The newest closure: after a token refresh it holds the session's new client.
+  const latest = useRef(load);
+  latest.current = load;
+  const reload = useCallback(
+    () =>
+      latest
+        .current()
+        .then((value) => {
+          setData(value);
+          setError(null);
+        })
+        .catch((err: unknown) => setError(errorText(err))),
+    deps,
+  );
+  useEffect(() => {
+    void reload();
+  }, [reload]);
+  return { data, error, reload, setError };
+}
+
+/** Runs a change, reporting its error; answers whether it succeeded. */
+export async function attempt(run: () => Promise<unknown>, setError: (e: string | null) => void): Promise<boolean> {
+  try {
+    await run();
+    setError(null);
+    return true;
+  } catch (err) {
+    setError(errorText(err));
+    return false;
+  }
+}

@@ -1,0 +1,36 @@
+import type { TeamUser } from '../client/client';
+import { session } from './session';
+import { createStore } from './store';
+
+/**
+ * The workspace's users, read once per session (`GET /v1/users`, open to agents): the assignee
+ * picker offers them and the actions name the assignee. `reloadTeam` after a settings change.
+ */
+export const team = createStore<readonly TeamUser[] | null>(null);
+let loading: Promise<void> | null = null;
+
+export function wantTeam(): void {
+  if (team.get() === null) void reloadTeam();
+}
+
+export function reloadTeam(): Promise<void> {
+  const client = session.get()?.client;
+  if (!client) return Promise.resolve();
+  loading ??= (async () => {
+    const users: TeamUser[] = [];
+    for await (const u of client.users({ limit: 100 })) users.push(u);
+    team.set(users);
+  })()
+    .catch(() => undefined)
+    .finally(() => {
+      loading = null;
+    });
+  return loading;
+}
+
+/** Who may be assigned: active users who answer (agents, admins, or no role; never operators only). */
+export const assignable = (u: TeamUser) => u.active && (u.roles.length === 0 || u.roles.includes('agent') || u.roles.includes('admin'));
+
+session.subscribe((s) => {
+  if (!s) team.set(null);
+});

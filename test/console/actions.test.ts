@@ -1,0 +1,192 @@
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { PHONE, useConsole } from '../helpers/console.js';
+import { makeConnection, makeUser } from '../helpers/factories.js';
+
+/*
+ * Actions on a conversation and the contact panel, in a real Chromium against the real service
+ * (docs/console.md, "Actions"): a second agent sees them live, with no reload.
+ */
+const c = await useConsole();
+const bo = await makeUser(c.ctx.deps, c.tenant.workspace.id, { name: 'Bo Agent', email: `bo-${Date.now()}@acme.test`, roles: ['agent'] });
+
+let seq = 0;
+/** A new WhatsApp conversation; answers its thread id once the worker has written it. */
+async function newConversation(text: string): Promise<number> {
+  seq += 1;
+  const from = `49151000${String(seq).padStart(4, '0')}${Date.now() % 1000}`;
+  await c.deliverWhatsapp({ from, name: `Customer ${seq}`, text });
+  let row: { id: number } | undefined;
+  await expect
+    .poll(async () => {
+      row = await c.ctx.deps.db.selectFrom('threads').select('id').where('last_message_preview', '=', text).executeTakeFirst();
+      return row;
+    })
+    .toBeDefined();
+  return Number(row!.id);
+}
+
+const threadRow = (id: number) => c.ctx.deps.db.selectFrom('threads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+async function open(page: Page, threadId: number) {
+  await page.locator(`[data-thread-id="${threadId}"]`).click();
+  await page.getByRole('region', { name: 'Conversation' }).getByLabel('Assignee').waitFor();
+}
+
+/** Marks the document: the mark is gone after any reload or navigation. */
+const mark = (page: Page) => page.evaluate(() => ((globalThis as unknown as { __kept: boolean }).__kept = true));
+const stillMarked = (page: Page) => page.evaluate(() => (globalThis as unknown as { __kept?: boolean }).__kept === true);
+
+describe('actions on a conversation', () => {
+  it('a second agent sees an assignment and a resolution live, without a reload', { timeout: 90_000 }, async () => {
+    const id = await newConversation('Where is my parcel?');
+    const ada = await c.newPage();
+    const other = await c.newPage();
+    await c.signIn(ada.page);
+    await c.signIn(other.page, { email: bo.user.email, password: bo.password });
+    await open(ada.page, id);
+    await open(other.page, id);
+    await mark(other.page);
+
+    const boSelect = other.page.getByLabel('Assignee');
+    expect(await boSelect.inputValue()).toBe('');
+    await ada.page.getByLabel('Assignee').selectOption({ label: 'Bo Agent' });
+    await expect.poll(() => boSelect.inputValue()).toBe(String(bo.user.id));
+    await other.page.getByText('assigned to you').waitFor();
+    expect(Number((await threadRow(id)).assignee_id)).toBe(bo.user.id);
+
+    await ada.page.getByRole('button', { name: 'Resolve' }).click();
+    await other.page.getByRole('button', { name: 'Reopen' }).waitFor();
+    await other.page.getByRole('region', { name: 'Conversation', exact: true }).getByText('Resolved', { exact: true }).waitFor();
+    expect((await threadRow(id)).status).toBe('resolved');
+    // The activity messages the service wrote arrive in the second agent's transcript too.
+    await other.page.getByText(/resolved the conversation/).waitFor();
+    expect(await stillMarked(other.page)).toBe(true);
+    expect(c.errorsOf(ada.page)).toEqual([]);
+    expect(c.errorsOf(other.page)).toEqual([]);
+    await ada.context.close();
+    await other.context.close();
+  });
+
+  it('snoozes for an hour and until a picked date, refusing a past one', { timeout: 60_000 }, async () => {
+    const id = await newConversation('Call me back later');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, id);
+
+    const before = Date.now();
+    await page.getByRole('button', { name: 'Snooze…' }).click();
+    await page.getByRole('button', { name: '1 hour' }).click();
+    await page.getByText(/^Snoozed until/).waitFor();
+    const row = await threadRow(id);
+    expect(row.status).toBe('snoozed');
+    const until = new Date(row.snoozed_until!).getTime();
+    expect(until).toBeGreaterThanOrEqual(before + 3_600_000 - 1_000);
+    expect(until).toBeLessThanOrEqual(Date.now() + 3_600_000 + 1_000);
+
+    // A date in the past is refused in the page, before any request.
+    await page.getByRole('button', { name: 'Snooze…' }).click();
+    await page.getByLabel('Date').fill('2020-01-01T10:00');
+    await page.getByRole('button', { name: 'Snooze until then' }).click();
+    await page.getByRole('alert').getByText('Pick a date and time in the future.').waitFor();
+
+    const year = new Date().getFullYear() + 1;
+    await page.getByLabel('Date').fill(`${year}-03-04T10:30`);
+    await page.getByRole('button', { name: 'Snooze until then' }).click();
+    await expect.poll(async () => (await threadRow(id)).snoozed_until?.toISOString()).toBe(`${year}-03-04T10:30:00.000Z`);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('at a phone width nothing scrolls sideways, with the contact panel and snooze menu open', { timeout: 60_000 }, async () => {
+    const id = await newConversation('Small screen question');
+    const { context, page } = await c.newPage({ viewport: PHONE });
+    await c.signIn(page);
+    await page.goto(`${c.base}/app/c/${id}`);
+    await page.getByLabel('Assignee').waitFor();
+    await page.getByRole('button', { name: 'Snooze…' }).click();
+    await page.getByText('Contact details').click();
+    await page.getByRole('button', { name: 'Add attribute' }).click();
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('adds and removes labels', { timeout: 60_000 }, async () => {
+    const id = await newConversation('Refund please');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, id);
+    await page.getByLabel('New label').fill('VIP');
+    await page.getByRole('button', { name: 'Add label' }).click();
+    await page.getByRole('button', { name: 'Remove label vip' }).waitFor();
+    await page.getByLabel('New label').fill('billing');
+    await page.getByLabel('New label').press('Enter');
+    await expect.poll(async () => (await threadRow(id)).labels).toEqual(['vip', 'billing']);
+    await page.getByRole('button', { name: 'Remove label vip' }).click();
+    await expect.poll(async () => (await threadRow(id)).labels).toEqual(['billing']);
+    await page.getByLabel('New label').fill('not a label!');
+    await page.getByRole('button', { name: 'Add label' }).click();
+    await page
+      .getByRole('alert')
+      .getByText(/A label is 1 to 50/)
+      .waitFor();
+    expect((await threadRow(id)).labels).toEqual(['billing']);
+    await context.close();
+  });
+
+  it('edits the contact: name and attributes, and links their other conversations', { timeout: 60_000 }, async () => {
+    const id = await newConversation('I moved house');
+    const thread = await threadRow(id);
+    // The same customer on a second line: another conversation of theirs.
+    const contact = await c.ctx.deps.db.selectFrom('contacts').selectAll().where('id', '=', thread.contact_id).executeTakeFirstOrThrow();
+    const second = await c.ctx.deps.db
+      .insertInto('threads')
+      .values({
+        workspace_id: c.tenant.workspace.id,
+        connection_id: (await makeConnection(c.ctx.deps, c.tenant.workspace.id, { name: 'Second line' })).id,
+        contact_id: contact.id,
+        status: 'resolved',
+        last_message_preview: 'an older question',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, id);
+
+    await page.getByText('Contact details').click();
+    const panel = page.getByRole('form', { name: 'Contact' });
+    await panel.getByLabel('Name').fill('Maya Schulz');
+    await panel.getByRole('button', { name: 'Add attribute' }).click();
+    await panel.getByLabel('Attribute 1 name').fill('plan');
+    await panel.getByLabel('plan value').fill('gold');
+    await panel.getByRole('button', { name: 'Save contact' }).click();
+    await panel.getByText('Saved').waitFor();
+    await page.getByRole('button', { name: 'Snooze…' }).click();
+    const axe = await new AxeBuilder({ page }).analyze();
+    expect(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+    const saved = await c.ctx.deps.db.selectFrom('contacts').selectAll().where('id', '=', contact.id).executeTakeFirstOrThrow();
+    expect(saved.name).toBe('Maya Schulz');
+    expect(saved.attributes).toEqual({ plan: 'gold' });
+
+    // A refused change shows the service's reason and keeps what was typed.
+    await panel.getByRole('button', { name: 'Add attribute' }).click();
+    await panel.getByLabel('Attribute 2 name').fill('notes');
+    await panel.getByLabel('notes value').fill('x'.repeat(5000));
+    await panel.getByRole('button', { name: 'Save contact' }).click();
+    await page.getByRole('group').getByRole('alert').waitFor();
+    expect(await panel.getByLabel('notes value').inputValue()).toHaveLength(5000);
+    expect(
+      (await c.ctx.deps.db.selectFrom('contacts').selectAll().where('id', '=', contact.id).executeTakeFirstOrThrow()).attributes,
+    ).toEqual({
+      plan: 'gold',
+    });
+
+    await page.getByRole('link', { name: /WhatsApp · resolved/ }).click();
+    await page.waitForURL(`**/app/c/${second.id}`);
+    expect(c.errorsOf(page).filter((e) => !e.includes('422'))).toEqual([]);
+    await context.close();
+  });
+});

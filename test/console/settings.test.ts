@@ -1,0 +1,222 @@
+import { randomUUID } from 'node:crypto';
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Page } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { whatsappTextBody } from '../../harness/whatsapp-delivery.js';
+import { PHONE_NUMBER_ID, useConsole } from '../helpers/console.js';
+import { makeUser } from '../helpers/factories.js';
+import { startReceiver } from '../helpers/receiver.js';
+
+/*
+ * The admin settings in a real Chromium against the real service (docs/console.md,
+ * "Settings"): webhook endpoints with deliveries and redeliver, dead letters with requeue, and
+ * every page accessible and reachable from the keyboard.
+ */
+const c = await useConsole({ env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
+const receiver = await startReceiver();
+afterAll(() => receiver.close());
+
+const PAGES = ['Connections', 'Webhooks', 'Dead letters', 'Users', 'Canned responses'];
+
+async function seriousViolations(page: Page) {
+  const result = await new AxeBuilder({ page }).analyze();
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
+}
+
+async function settings(page: Page, name: string) {
+  await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name }).click();
+  await page.getByRole('heading', { name, level: 2 }).waitFor();
+}
+
+describe('admin settings', () => {
+  it('creates a webhook endpoint, shows a delivery and redelivers it', { timeout: 90_000 }, async () => {
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await settings(page, 'Webhooks');
+    const url = `${receiver.url}/hooks/${randomUUID()}`;
+    await page.getByLabel('URL').fill(url);
+    await page.getByLabel('Description').fill('CRM sync');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const secret = await page.locator('code.secret').textContent();
+    expect(secret).toMatch(/\S{16,}/);
+    await page.getByRole('list', { name: 'Endpoints' }).getByText(url).waitFor();
+
+    // A message arrives: the endpoint (every event) gets message.created among others.
+    await c.deliverWhatsapp({ from: '4917600000001', name: 'Lena Voss', text: 'Hello from the webhook test' });
+    const mine = () => receiver.received.filter((r) => r.path.startsWith(new URL(url).pathname) && r.json.type === 'message.created');
+    await expect.poll(() => mine().length, { timeout: 15_000 }).toBe(1);
+    const deliveryId = mine()[0]!.headers['x-service-delivery'];
+    const row = page.locator(`tr[data-delivery-id="${deliveryId}"]`);
+    await page.getByRole('button', { name: 'Refresh deliveries' }).click();
+    await row.getByRole('cell', { name: 'succeeded' }).waitFor();
+    await row.getByRole('cell', { name: '200' }).waitFor();
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    expect(await page.content()).not.toContain(secret!);
+
+    await row.getByRole('button', { name: /^Redeliver/ }).click();
+    await expect.poll(() => mine().length, { timeout: 15_000 }).toBe(2);
+    expect(mine()[1]!.headers['x-service-delivery']).toBe(deliveryId);
+    await page.getByRole('button', { name: 'Refresh deliveries' }).click();
+    await row.getByRole('cell', { name: '2', exact: true }).waitFor();
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('requeues a dead letter, which the worker then processes', { timeout: 60_000 }, async () => {
+    const id = randomUUID();
+    const text = `A message that failed ${id.slice(0, 8)}`;
+    const body = whatsappTextBody({ phoneNumberId: PHONE_NUMBER_ID, from: '4917600000002', name: 'Jonas Beck', id: `wamid.${id}`, text });
+    await c.ctx.deps.db
+      .insertInto('webhook_inbox')
+      .values({
+        id,
+        integration_key: 'whatsapp',
+        app_id: c.tenant.workspace.appId,
+        raw_body: body,
+        payload_json: body,
+        event: 'messages',
+        status: 'dead_letter',
+        last_error: 'connection not found (it has since been added)',
+        attempt_count: 8,
+      })
+      .execute();
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.goto(`${c.base}/app/settings/dead-letters`);
+    const row = page.locator(`tr[data-row-id="${id}"]`);
+    await row.getByText('connection not found').waitFor();
+    await row.getByRole('button', { name: 'Requeue' }).click();
+    await page.getByRole('status').getByText(`Delivery ${id} is queued again.`).waitFor();
+    await row.waitFor({ state: 'detached' });
+    await expect
+      .poll(
+        async () =>
+          (await c.ctx.deps.db.selectFrom('webhook_inbox').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status,
+        {
+          timeout: 15_000,
+        },
+      )
+      .toBe('processed');
+    await page.goto(`${c.base}/app/`);
+    await page.getByRole('list', { name: 'Conversation list' }).getByText(text).waitFor();
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('connections: credentials are write-only and replaced, never shown', { timeout: 60_000 }, async () => {
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.goto(`${c.base}/app/settings/connections`);
+    const token = `EAAG-${randomUUID()}`;
+    await page.getByLabel('Account id').fill(`1065${Date.now()}`);
+    await page.getByLabel('Name').fill('Second line');
+    await page.getByLabel('Access token').fill(token);
+    await page.getByRole('button', { name: 'Connect' }).click();
+    const list = page.getByRole('list', { name: 'Connections' });
+    await list.getByText('Second line').waitFor();
+    await page.getByRole('button', { name: 'Edit Second line' }).click();
+    expect(await page.getByLabel('Replace access token').inputValue()).toBe('');
+    expect(await page.content()).not.toContain(token);
+    const replaced = `EAAG-${randomUUID()}`;
+    await page.getByLabel('Replace access token').fill(replaced);
+    await page.getByRole('button', { name: 'Save' }).click();
+    // The form closes once the service has answered the PATCH.
+    await page.getByLabel('Replace access token').waitFor({ state: 'detached' });
+    const row = await c.ctx.deps.db.selectFrom('connections').select('id').where('name', '=', 'Second line').executeTakeFirstOrThrow();
+    const { connectionCredentials } = await import('../../src/connections/connection-credentials.js');
+    expect(await connectionCredentials(c.ctx.deps, Number(row.id))).toEqual({ accessToken: replaced });
+    expect(await page.content()).not.toContain(replaced);
+    await context.close();
+  });
+
+  it('every settings page: no serious axe finding, every control reachable by Tab, nothing wider than a phone', {
+    timeout: 90_000,
+  }, async () => {
+    await c.ctx.app.inject({
+      method: 'POST',
+      url: '/v1/canned-responses',
+      headers: c.tenant.headers,
+      payload: { shortCode: 'thanks', content: 'Thank you for waiting.' },
+    });
+    // Pages with rows: a dead letter in its table, and (below) an endpoint's delivery log open.
+    const endpoint = await c.ctx.app.inject({
+      method: 'POST',
+      url: '/v1/webhook-endpoints',
+      headers: c.tenant.headers,
+      payload: { url: `${receiver.url}/axe/${randomUUID()}`, description: 'a receiver with a long address to wrap' },
+    });
+    await c.ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${endpoint.json().data.id}/test`, headers: c.tenant.headers });
+    await c.ctx.deps.db
+      .insertInto('webhook_inbox')
+      .values({
+        id: randomUUID(),
+        integration_key: 'whatsapp',
+        app_id: c.tenant.workspace.appId,
+        raw_body: '{}',
+        payload_json: '{}',
+        event: null,
+        status: 'dead_letter',
+        last_error: 'no connection for this account',
+        attempt_count: 8,
+      })
+      .execute();
+    for (const viewport of [undefined, { width: 390, height: 844 }]) {
+      const { context, page } = await c.newPage(viewport ? { viewport } : {});
+      await c.signIn(page);
+      await page.goto(`${c.base}/app/settings/connections`);
+      for (const name of PAGES) {
+        await settings(page, name);
+        if (name === 'Webhooks') {
+          await page.getByRole('button', { name: 'Deliveries', exact: true }).first().click();
+          await page
+            .getByRole('table', { name: /^Deliveries to/ })
+            .first()
+            .waitFor();
+        }
+        if (name === 'Dead letters') await page.getByRole('button', { name: 'Requeue' }).first().waitFor();
+        expect(await seriousViolations(page), `${name} at ${viewport?.width ?? 1280}px`).toEqual([]);
+        if (viewport) {
+          expect(await page.evaluate<number>('document.documentElement.scrollWidth'), name).toBeLessThanOrEqual(viewport.width);
+          // Nor the page inside: only a wide table may scroll, inside its own box.
+          const pane = await page.evaluate<number[]>(`(e => [e.scrollWidth, e.clientWidth])(document.querySelector('.settings-page'))`);
+          expect(pane[0], `${name}: the settings page scrolls sideways`).toBeLessThanOrEqual(pane[1]!);
+          continue;
+        }
+        // Keyboard: Tab from the top of the page reaches every enabled control of the page.
+        const controls = await page
+          .locator('.settings-page :is(a, button, input, select, textarea, [tabindex="0"]):not([disabled])')
+          .count();
+        await page.locator('body').focus();
+        const reached = new Set<string>();
+        for (let i = 0; i < controls + 30; i += 1) {
+          await page.keyboard.press('Tab');
+          const key = await page.evaluate<string | null>(`(() => {
+            const el = document.activeElement;
+            if (!el?.closest('.settings-page')) return null;
+            return String([...document.querySelectorAll('.settings-page *')].indexOf(el));
+          })()`);
+          if (key !== null) reached.add(key);
+        }
+        expect(reached.size, name).toBe(controls);
+      }
+      expect(c.errorsOf(page)).toEqual([]);
+      await context.close();
+    }
+  });
+
+  it('is for admins: an agent sees no Settings link and no settings page', { timeout: 60_000 }, async () => {
+    const agent = await makeUser(c.ctx.deps, c.tenant.workspace.id, {
+      name: 'Cy Agent',
+      email: `cy-${Date.now()}@acme.test`,
+      roles: ['agent'],
+    });
+    const { context, page } = await c.newPage();
+    await c.signIn(page, { email: agent.user.email, password: agent.password });
+    expect(await page.getByRole('link', { name: 'Settings' }).count()).toBe(0);
+    await page.goto(`${c.base}/app/settings/webhooks`);
+    await page.getByText('Settings are for workspace admins.').waitFor();
+    expect(await page.getByLabel('URL').count()).toBe(0);
+    await context.close();
+  });
+});
