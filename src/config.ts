@@ -65,6 +65,11 @@ export interface Config {
   allowPrivateWebhookUrls: boolean;
   /** Connections' `smtpUrl` may reach loopback and private addresses (tests, an on-premise relay). */
   allowPrivateSmtp: boolean;
+  /**
+   * Workspace admins may connect channel accounts themselves (`POST /v1/connections`,
+   * INBOX_TENANT_CONNECTIONS, default true); false leaves it to the operator's engage route.
+   */
+  tenantConnections: boolean;
   /** Outbound webhook endpoints one workspace may have (INBOX_MAX_WEBHOOK_ENDPOINTS). */
   maxWebhookEndpoints: number;
   /** When set, `/metrics` asks for `Authorization: Bearer <token>` (INBOX_METRICS_TOKEN). */
@@ -215,6 +220,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     logWebhooks: bool('INBOX_LOG_WEBHOOKS'),
     allowPrivateWebhookUrls: bool('INBOX_ALLOW_PRIVATE_WEBHOOK_URLS'),
     allowPrivateSmtp: bool('INBOX_ALLOW_PRIVATE_SMTP'),
+    tenantConnections: str('INBOX_TENANT_CONNECTIONS') === undefined ? true : bool('INBOX_TENANT_CONNECTIONS'),
     maxWebhookEndpoints: int('INBOX_MAX_WEBHOOK_ENDPOINTS', 20, 1, 10_000),
     metricsToken: str('INBOX_METRICS_TOKEN'),
     trustProxy: readTrustProxy(str('INBOX_TRUST_PROXY'), problems),

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
 import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope } from '../http/schemas.js';
@@ -35,12 +36,17 @@ export const connectionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       schema: {
         summary: 'Connect a channel account',
         description:
-          "Connects a channel account to the caller's workspace, as the engage route does for the platform operator. Credentials are write-only.",
+          "Connects a channel account to the caller's workspace, as the engage route does for the platform operator. Credentials are write-only. A deployment with INBOX_TENANT_CONNECTIONS=false answers 403: the operator connects accounts there.",
         body: ConnectionCreateBody,
         response: { 201: Envelope(ConnectionResource) },
       },
     },
     async (request, reply) => {
+      // Deliveries find their connection by account id across the deployment: where several
+      // organisations share one, the operator may keep connecting accounts to itself, so that
+      // no workspace claims an account meant for another.
+      if (!deps.config.tenantConnections)
+        throw errors.forbidden('on this deployment the operator connects accounts (INBOX_TENANT_CONNECTIONS=false)');
       const connection = await createConnection(deps, tenantOf(request).workspaceId, request.body);
       reply.code(201);
       return envelope(request, connection);
