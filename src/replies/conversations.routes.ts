@@ -20,7 +20,9 @@ export const StartBody = Type.Object(
         'the recipient on that channel: a phone number in E.164 (SMS, aggregator, WhatsApp), a WhatsApp id or WAHA chat id, an e-mail address',
     }),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "the contact's name, kept if the contact has none" })),
-    text: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'the first message (free form); with attachments, their caption' })),
+    text: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 4096, description: 'the first message (free form); with attachments, their caption' }),
+    ),
     attachmentIds: Type.Optional(AttachmentIds),
     template: Type.Optional(
       Type.With(TemplateReply, { description: 'WhatsApp Cloud: a synced, APPROVED template instead of `text` (docs/replies.md)' }),

@@ -8,10 +8,9 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { withIdempotency } from '../idempotency/with-idempotency.js';
 import { announce } from '../messaging/announce.js';
-import { PREVIEW_LENGTH } from '../messaging/announcements.js';
-import { findReplyThread, insertReply } from './replies.queries.js';
-import { checkChannelTakes, checkContent, lockUnusedAttachments, replyPreview } from './reply-attachments.js';
-import { enqueueSend } from './send-message.queue.js';
+import { queueMessage } from './queue-message.js';
+import { findReplyThread } from './replies.queries.js';
+import { checkChannelTakes, checkContent, lockUnusedAttachments } from './reply-attachments.js';
 import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
 
 /** Channels that never send: the AI integration only ever receives. */
@@ -102,26 +101,20 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
     }
     // A template is checked against the synced list.
     const prepared = req.template ? await prepareTemplateReply(trx, thread, req.template) : { text: req.text ?? '', template: undefined };
-    const files = await lockUnusedAttachments(trx, thread.workspace_id, attachmentIds);
-    const row = await insertReply(
+    const row = await queueMessage(
+      deps.boss,
       trx,
       {
         workspaceId: thread.workspace_id,
         threadId: thread.id,
         connectionId: thread.connection_id,
         text: prepared.text,
-        preview: replyPreview(
-          prepared.text,
-          files.map((f) => f.kind),
-        ).slice(0, PREVIEW_LENGTH),
-        authorId: req.authorId,
         template: prepared.template,
+        attachmentIds,
+        authorId: req.authorId,
       },
       now,
     );
-    // With the message, in its transaction: the Idempotency-Key replay finds them on it.
-    await linkAttachments(trx, attachmentIds, row.id, now);
-    await enqueueSend(deps.boss, trx, { messageId: row.id, attempt: 1 });
     await announce(deps, trx, [{ type: 'message.created', message: row }], now);
     const [answer] = await messageResources(trx, [row], contentUrl(deps.config.publicUrl));
     return answer!;

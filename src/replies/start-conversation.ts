@@ -1,6 +1,5 @@
 import { contentUrl } from '../attachments/attachments.resources.js';
 import { messageResources } from '../attachments/message-attachments.js';
-import { linkAttachments } from '../attachments/reply-attachments.queries.js';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import { findConnection } from '../connections/connections.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
@@ -8,13 +7,12 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { withIdempotency } from '../idempotency/with-idempotency.js';
 import { announce } from '../messaging/announce.js';
-import { type Change, PREVIEW_LENGTH } from '../messaging/announcements.js';
+import type { Change } from '../messaging/announcements.js';
 import { findThreadViews, upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
 import { threadResource } from '../messaging/messaging.resources.js';
+import { queueMessage } from './queue-message.js';
 import { recipientHandle } from './recipient-handle.js';
-import { checkChannelTakes, checkContent, lockUnusedAttachments, replyPreview } from './reply-attachments.js';
-import { insertReply } from './replies.queries.js';
-import { enqueueSend } from './send-message.queue.js';
+import { checkChannelTakes, checkContent } from './reply-attachments.js';
 import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
 
 export interface StartRequest {
@@ -48,7 +46,13 @@ export interface StartRequest {
 export async function startConversation(deps: Deps, req: StartRequest) {
   const attachmentIds = req.attachmentIds ?? [];
   checkContent(req.text, req.template, attachmentIds);
-  const asked = JSON.stringify([req.to, req.name ?? null, req.text ?? null, req.template ?? null, ...(attachmentIds.length > 0 ? [attachmentIds] : [])]);
+  const asked = JSON.stringify([
+    req.to,
+    req.name ?? null,
+    req.text ?? null,
+    req.template ?? null,
+    ...(attachmentIds.length > 0 ? [attachmentIds] : []),
+  ]);
   const request = {
     space: req.appId,
     key: req.idempotencyKey,
@@ -87,25 +91,20 @@ export async function startConversation(deps: Deps, req: StartRequest) {
           req.template,
         )
       : { text: req.text ?? '', template: undefined };
-    const files = await lockUnusedAttachments(trx, req.workspaceId, attachmentIds);
-    const message = await insertReply(
+    const message = await queueMessage(
+      deps.boss,
       trx,
       {
         workspaceId: req.workspaceId,
         threadId: thread.id,
         connectionId: connection.id,
         text: content.text,
-        preview: replyPreview(
-          content.text,
-          files.map((f) => f.kind),
-        ).slice(0, PREVIEW_LENGTH),
-        authorId: req.authorId,
         template: content.template,
+        attachmentIds,
+        authorId: req.authorId,
       },
       now,
     );
-    await linkAttachments(trx, attachmentIds, message.id, now);
-    await enqueueSend(deps.boss, trx, { messageId: message.id, attempt: 1 });
     const [view] = await findThreadViews(trx, [thread.id]);
     const changes: Change[] = [
       ...contacts.created.map((c): Change => ({ type: 'contact.created', contact: { ...c, createdAt: now } })),
