@@ -26,15 +26,3 @@ export async function linkAttachments(db: Executor, ids: number[], messageId: nu
   if (ids.length === 0) return;
   await db.updateTable('attachments').set({ message_id: messageId, updated_at: at }).where('id', 'in', ids).execute();
 }
-
-/** The stored attachments of `messageIds`, in the order they were named (id order). */
-export async function findMessageAttachments(db: Executor, messageIds: number[]) {
-  if (messageIds.length === 0) return [];
-  return db
-    .selectFrom('attachments')
-    .select(['id', 'message_id', 'kind', 'content_type', 'filename', 'size', 'status', 'error', 'storage_key'])
-    .where('message_id', 'in', messageIds)
-    .orderBy('message_id')
-    .orderBy('id')
-    .execute();
-}

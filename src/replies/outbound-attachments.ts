@@ -1,10 +1,8 @@
 import type { Readable } from 'node:stream';
-import type { findMessageAttachments } from '../attachments/reply-attachments.queries.js';
+import type { AttachmentView } from '../attachments/attachments.queries.js';
 import { linkKey, signedLink } from '../attachments/signed-links.js';
 import type { OutboundAttachment } from '../channels/channel.js';
 import type { Deps } from '../deps.js';
-
-type AttachmentRow = Awaited<ReturnType<typeof findMessageAttachments>>[number];
 
 /** A reply's attachment whose bytes are not in the storage: no later attempt will find them. */
 export class MissingBytesError extends Error {
@@ -16,7 +14,7 @@ export class MissingBytesError extends Error {
  * attempt signs afresh, so a retry's links are valid for another 15 minutes) and the bytes
  * opened from the storage only when a channel reads them.
  */
-export function outboundAttachments(deps: Deps, rows: AttachmentRow[]): OutboundAttachment[] {
+export function outboundAttachments(deps: Deps, rows: readonly AttachmentView[]): OutboundAttachment[] {
   const link = { publicUrl: deps.config.publicUrl, key: linkKey(deps.secretKey), now: deps.now() };
   return rows.map((row) => ({
     id: row.id,

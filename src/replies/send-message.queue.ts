@@ -1,5 +1,5 @@
 import type { PgBoss } from 'pg-boss';
-import { findMessageAttachments } from '../attachments/reply-attachments.queries.js';
+import { attachmentsOf } from '../attachments/attachments.queries.js';
 import type { OutboundAttachment, SendCredentials, SendOutcome, WebhookAdapter } from '../channels/channel.js';
 import { sendersWith } from '../channels/index.js';
 import type { VisitorBus } from '../channels/livechat.js';
@@ -166,15 +166,11 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
     };
     const senderOf = sendersWith({ visitors: visitorBus(deps) });
     // One read for the batch's attachments too; most replies have none.
-    const files = new Map<number, OutboundAttachment[]>();
-    const rows = await findMessageAttachments(
+    const stored = await attachmentsOf(
       deps.db,
       unique.map((j) => j.messageId),
     );
-    for (const [i, attachment] of outboundAttachments(deps, rows).entries()) {
-      const messageId = rows[i]!.message_id!;
-      files.set(messageId, [...(files.get(messageId) ?? []), attachment]);
-    }
+    const files = new Map([...stored].map(([messageId, rows]) => [messageId, outboundAttachments(deps, rows)]));
     const outcomes = await Promise.all(
       unique.map(async (job) => ({
         job,
