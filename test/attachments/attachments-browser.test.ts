@@ -6,7 +6,7 @@ import { useTestContext } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { makeTenant } from '../helpers/factories.js';
 import { makeWidget } from '../helpers/livechat.js';
-import { multipartBody, PNG_1X1 } from '../helpers/multipart.js';
+import { PNG_1X1, uploadFile } from '../helpers/multipart.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 /*
@@ -52,15 +52,7 @@ const html = (tag: string) => `<!doctype html><html><body><h1>invoice</h1>
 <script>fetch('${beaconUrl}/${tag}');new Image().src='${beaconUrl}/${tag}-img';</script></body></html>`;
 
 async function uploadAndLink(body: string, filename: string, contentType: string) {
-  const form = multipartBody({ filename, contentType, bytes: body });
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: '/v1/attachments',
-    headers: { ...tenant.headers, ...form.headers },
-    payload: form.payload,
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  const { id } = res.json().data as { id: number };
+  const { id } = await uploadFile(ctx.app, tenant.headers, { filename, contentType, bytes: body });
   return signedLink({ publicUrl: base, key: linkKey(ctx.deps.secretKey), now: new Date() }, id);
 }
 

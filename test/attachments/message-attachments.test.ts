@@ -8,7 +8,7 @@ import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
 import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { seedMessage, seedThread } from '../helpers/conversations.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { multipartBody, PNG_1X1 } from '../helpers/multipart.js';
+import { multipartBody, PNG_1X1, uploadFile } from '../helpers/multipart.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 const PUBLIC_URL = 'https://inbox.example.test';
@@ -17,17 +17,7 @@ const tenant = await makeTenant(ctx.deps);
 const connection = await makeConnection(ctx.deps, tenant.workspace.id);
 const thread = await seedThread(ctx.deps, { id: connection.id, workspaceId: tenant.workspace.id });
 
-async function upload(bytes: Buffer | string, filename: string) {
-  const body = multipartBody({ filename, bytes });
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: '/v1/attachments',
-    headers: { ...tenant.headers, ...body.headers },
-    payload: body.payload,
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().data as { id: number };
-}
+const upload = (bytes: Buffer | string, filename: string) => uploadFile(ctx.app, tenant.headers, { filename, bytes });
 
 /** A message of the seeded thread carrying a stored upload and a pending inbound file. */
 async function messageWithFiles(text: string) {

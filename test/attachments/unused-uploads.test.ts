@@ -3,7 +3,7 @@ import { maintenanceQueue } from '../../src/maintenance/maintenance.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { seedMessage, seedThread } from '../helpers/conversations.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { multipartBody } from '../helpers/multipart.js';
+import { uploadFile } from '../helpers/multipart.js';
 
 const HOUR = 3_600_000;
 let clock = new Date('2026-11-24T08:00:00Z');
@@ -11,15 +11,8 @@ const ctx = await useTestContext({ now: () => clock });
 const tenant = await makeTenant(ctx.deps);
 
 async function upload(name: string) {
-  const body = multipartBody({ filename: name, bytes: Buffer.alloc(3000, name.charCodeAt(0)) });
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: '/v1/attachments',
-    headers: { ...tenant.headers, ...body.headers },
-    payload: body.payload,
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return ctx.deps.db.selectFrom('attachments').selectAll().where('id', '=', res.json().data.id).executeTakeFirstOrThrow();
+  const { id } = await uploadFile(ctx.app, tenant.headers, { filename: name, bytes: Buffer.alloc(3000, name.charCodeAt(0)) });
+  return ctx.deps.db.selectFrom('attachments').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 }
 
 const runMaintenance = () => maintenanceQueue.worker!.handle(ctx.deps, []);

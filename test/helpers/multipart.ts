@@ -30,3 +30,32 @@ export const PNG_1X1 = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
   'base64',
 );
+
+/** Anything that answers an injected request: the service's Fastify app. */
+interface Injects {
+  inject(options: { method: 'POST'; url: string; headers: Record<string, string>; payload: Buffer }): PromiseLike<{
+    statusCode: number;
+    body: string;
+    json(): { data: { id: number } };
+  }>;
+}
+
+/**
+ * Uploads one file through the real `POST /v1/attachments` with the caller's credential and
+ * answers the 201's Attachment; any other status fails the test with the answer's body.
+ */
+export async function uploadFile(
+  app: Injects,
+  credential: Record<string, string>,
+  file: { filename: string; contentType?: string; bytes: Buffer | string },
+): Promise<{ id: number }> {
+  const body = multipartBody(file);
+  const res = await app.inject({
+    method: 'POST',
+    url: '/v1/attachments',
+    headers: { ...credential, ...body.headers },
+    payload: body.payload,
+  });
+  if (res.statusCode !== 201) throw new Error(`upload answered ${res.statusCode}: ${res.body}`);
+  return res.json().data;
+}

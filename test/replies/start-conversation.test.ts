@@ -3,7 +3,7 @@ import { startFakeProviders } from '../../harness/fake-providers.js';
 import { startSmtpServer } from '../../harness/smtp.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { multipartBody, PNG_1X1 } from '../helpers/multipart.js';
+import { PNG_1X1, uploadFile } from '../helpers/multipart.js';
 import { fixture, waitFor } from '../helpers/webhooks.js';
 
 const TOKEN = 'EAAG-start-token-0123456789';
@@ -281,15 +281,7 @@ describe('POST /v1/conversations on every channel that can speak first', () => {
 
 /** Uploads a file through the real route and answers its id. */
 async function upload(filename: string, bytes: Buffer, contentType: string): Promise<number> {
-  const body = multipartBody({ filename, contentType, bytes });
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: '/v1/attachments',
-    headers: { ...tenant.headers, ...body.headers },
-    payload: body.payload,
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().data.id;
+  return (await uploadFile(ctx.app, tenant.headers, { filename, contentType, bytes })).id;
 }
 
 describe('POST /v1/conversations with attachmentIds', () => {
