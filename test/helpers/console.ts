@@ -35,12 +35,17 @@ export interface ConsoleHarness {
   whatsappStatus(externalId: string, status: 'sent' | 'delivered' | 'read' | 'failed', recipient: string): Promise<void>;
 }
 
-export async function useConsole(options: { agentName?: string; roles?: string[] } = {}): Promise<ConsoleHarness> {
+export async function useConsole(
+  options: { agentName?: string; roles?: string[]; env?: Record<string, string> } = {},
+): Promise<ConsoleHarness> {
   const fake = await startFakeProviders();
   afterAll(() => fake.close());
   const ctx = await useTestContext({
     workers: true,
-    env: { INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: WHATSAPP_SECRET, apiBaseUrl: fake.baseUrls.whatsapp } }) },
+    env: {
+      INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: WHATSAPP_SECRET, apiBaseUrl: fake.baseUrls.whatsapp } }),
+      ...options.env,
+    },
   });
   const base = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   const tenant = await makeTenant(ctx.deps, { name: 'Acme Support' });
