@@ -47,7 +47,10 @@ export function AttachButton({
         disabled={room <= 0}
         title={room <= 0 ? (limit === 1 ? 'This channel takes one file per message' : `At most ${limit} files`) : undefined}
       >
-        📎 {label}
+        <svg width="14" height="14" viewBox="0 0 24 24" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2">
+          <path d="M21 11.5l-8.6 8.6a5.5 5.5 0 01-7.8-7.8l8.6-8.6a3.7 3.7 0 015.2 5.2l-8.6 8.6a1.8 1.8 0 01-2.6-2.6l7.9-7.9" />
+        </svg>
+        {label}
       </button>
     </>
   );

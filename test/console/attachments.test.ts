@@ -2,9 +2,9 @@ import { AxeBuilder } from '@axe-core/playwright';
 import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { PHONE_NUMBER_ID, useConsole, WHATSAPP_SECRET } from '../helpers/console.js';
-import { picturePng } from '../helpers/pictures.js';
-import { fixture, sign, waitFor } from '../helpers/webhooks.js';
+import { PHONE_NUMBER_ID, useConsole } from '../helpers/console.js';
+import { deliverWhatsappImage, picturePng } from '../helpers/pictures.js';
+import { waitFor } from '../helpers/webhooks.js';
 
 /*
  * Files in the agent console: an inbound WhatsApp image shows inline once the service has
@@ -17,7 +17,6 @@ const c = await useConsole({
   env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true', INBOX_MAX_ATTACHMENT_BYTES: String(MAX_BYTES) },
 });
 const db = c.ctx.deps.db;
-const TOKEN = 'EAAG-console-token-0123456789';
 const SEND_PATH = `/graph/v23.0/${PHONE_NUMBER_ID}/messages`;
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
 const photo = await picturePng(c.browser, 'Parcel 7781: the box arrived torn');
@@ -28,27 +27,6 @@ async function serious(page: Page, where: string) {
   const result = await new AxeBuilder({ page }).analyze();
   const found = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
   expect(found, where).toEqual([]);
-}
-
-/** A WhatsApp Cloud image message from `from`, its media served by the fake, POSTed signed. */
-async function deliverImage(from: string, name: string, caption: string) {
-  const file = c.fake.media.whatsapp({ bytes: photo, contentType: 'image/png' }, { token: TOKEN });
-  const body = JSON.parse(fixture('whatsapp', 'image-message.json'));
-  const value = body.entry[0].changes[0].value;
-  value.contacts[0] = { profile: { name }, wa_id: from };
-  Object.assign(value.messages[0], {
-    from,
-    id: `wamid.console-image-${from}`,
-    timestamp: String(Math.floor(Date.now() / 1000)),
-    image: { caption, mime_type: 'image/png', id: file.mediaId },
-  });
-  const text = JSON.stringify(body);
-  const res = await fetch(`${c.base}/webhooks/whatsapp`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(WHATSAPP_SECRET, text)}` },
-    body: text,
-  });
-  expect(res.status).toBe(200);
 }
 
 /** Holds the service's writes of file bytes (postgres storage) while the test looks at `pending`. */
@@ -75,7 +53,7 @@ describe('files in the agent console', () => {
     const { context, page } = await c.newPage();
     await c.signIn(page);
     const release = await holdStorage();
-    await deliverImage('4915100000051', 'Mira Fischer', 'This one');
+    await deliverWhatsappImage(c, { from: '4915100000051', name: 'Mira Fischer', caption: 'This one', png: photo });
     await page
       .getByRole('list', { name: 'Conversation list' })
       .getByRole('link', { name: /Mira Fischer/ })
@@ -88,7 +66,9 @@ describe('files in the agent console', () => {
     await image.waitFor();
     // The bytes were read with the agent's token and shown from a blob: URL, fully decoded.
     expect(await image.getAttribute('src')).toMatch(/^blob:/);
-    await expect.poll(() => image.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).naturalWidth)).toBe(480);
+    await expect
+      .poll(() => image.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).naturalWidth))
+      .toBe(480);
     await expect.poll(() => bubble.getByText('downloading from the provider').count()).toBe(0);
 
     // Attach a PDF with the keyboard-reachable button; WhatsApp takes one file per message.
