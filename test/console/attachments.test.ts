@@ -133,4 +133,41 @@ describe('files in the agent console', () => {
     expect(c.errorsOf(page).filter((e) => !e.includes('413'))).toEqual([]);
     await context.close();
   });
+
+  it('an image pasted into the reply box is attached and sent with the text as its caption', { timeout: 60_000 }, async () => {
+    await c.deliverWhatsapp({ from: '4915100000053', name: 'Ida Lang', text: 'Which cable do I need?' });
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Ida Lang/ }).click();
+    const reply = page.getByRole('textbox', { name: 'Reply' });
+    await reply.fill('This one, see the picture.');
+    // What a browser hands the page when a screenshot is pasted: a File on the clipboard event.
+    await reply.evaluate(
+      (box, bytes) => {
+        // Browser globals, which this test's (Node) typings do not name.
+        const w = globalThis as unknown as {
+          DataTransfer: new () => { items: { add(file: unknown): void } };
+          ClipboardEvent: new (type: string, init: object) => Event;
+        };
+        const data = new w.DataTransfer();
+        data.items.add(new File([new Uint8Array(bytes)], 'image.png', { type: 'image/png' }));
+        box.dispatchEvent(new w.ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+      },
+      [...photo],
+    );
+    await page.getByRole('list', { name: 'Files to send' }).getByText('pasted-image.png').waitFor();
+    const send = page.getByRole('button', { name: 'Send', exact: true });
+    await expect.poll(() => send.isEnabled()).toBe(true);
+    await reply.press('Enter');
+    await waitFor(async () => c.fake.requests.some((r) => r.path === SEND_PATH), 'the send to reach WhatsApp');
+    const [upload] = [...c.fake.uploads.values()];
+    expect(upload!.bytes.equals(photo)).toBe(true);
+    expect(c.fake.requests.filter((r) => r.path === SEND_PATH)[0]!.parsed).toMatchObject({
+      type: 'image',
+      image: { caption: 'This one, see the picture.' },
+    });
+    await page.locator('.msg-outbound img.inline-image').waitFor();
+    expect(await reply.inputValue()).toBe('');
+    await context.close();
+  });
 });
