@@ -223,9 +223,13 @@ export function Transcript({ threadId }: { threadId: number }) {
           {error}
         </p>
       )}
+      {/* Focusable, so the keyboard can scroll a transcript whose messages hold no link (say, only images). */}
       <div
         class="messages"
         ref={scroller}
+        tabIndex={0}
+        role="region"
+        aria-label="Transcript"
         onScroll={(e) => {
           const el = e.currentTarget;
           stickToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
