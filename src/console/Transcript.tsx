@@ -50,7 +50,7 @@ export function Transcript({ threadId }: { threadId: number }) {
   const [older, setOlder] = useState<string | undefined>();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const scroller = useRef<HTMLDivElement>(null);
+  const scroller = useRef<HTMLElement>(null);
   const top = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
   const messagesRef = useRef<Message[]>([]);
@@ -223,12 +223,11 @@ export function Transcript({ threadId }: { threadId: number }) {
           {error}
         </p>
       )}
-      {/* Focusable, so the keyboard can scroll a transcript whose messages hold no link (say, only images). */}
-      <div
+      <section
         class="messages"
         ref={scroller}
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region takes focus so the keyboard can scroll it, also when its messages hold no link (say, only images)
         tabIndex={0}
-        role="region"
         aria-label="Transcript"
         onScroll={(e) => {
           const el = e.currentTarget;
@@ -263,7 +262,7 @@ export function Transcript({ threadId }: { threadId: number }) {
             </li>
           ))}
         </ol>
-      </div>
+      </section>
       {thread && <Composer thread={thread} />}
     </section>
   );
