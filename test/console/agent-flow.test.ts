@@ -134,11 +134,16 @@ describe('the agent console in Chromium', () => {
     // j walks the list from its top until Ines's conversation is open.
     const heading = page.getByRole('heading', { name: 'Ines Roth' });
     const transcriptName = page.locator('.transcript-head h2');
-    for (let i = 0; i < 10; i++) {
+    const selectedName = page.locator('.thread.selected .thread-name');
+    // Nothing is selected yet, so the first j selects the top row and each next one the row
+    // below: wait for each step's selection before the next press, never pressing past Ines.
+    const names = await page.locator('.thread .thread-name').allTextContents();
+    expect(names).toContain('Ines Roth');
+    for (const name of names.slice(0, names.indexOf('Ines Roth') + 1)) {
       await page.keyboard.press('j');
-      await expect.poll(() => transcriptName.textContent()).not.toMatch(/^(Conversation)?$/);
-      if (await heading.isVisible()) break;
+      await expect.poll(() => selectedName.textContent()).toBe(name);
     }
+    await expect.poll(() => transcriptName.textContent()).toBe('Ines Roth');
     await heading.waitFor();
     await page.keyboard.press('r');
     await expect.poll(() => page.evaluate<string | undefined>('document.activeElement?.id')).toBe('reply-box');
