@@ -15,6 +15,8 @@ export interface Thread {
   connectionId: number;
   integrationKey: string;
   contactId: number;
+  /** The contact's name; null while the contact has none (their handle is shown instead). */
+  contactName: string | null;
   status: ThreadStatus;
   /** When a snoozed thread opens again; null unless snoozed. */
   snoozedUntil: Timestamp | null;

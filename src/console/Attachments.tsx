@@ -1,33 +1,31 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Message } from '../client/client';
+import type { Attachment, Message } from '../client/client';
+import { fileSize } from './format';
 import { session } from './session';
 import { useStore } from './store';
 
 /**
- * A message's files, when it has `attachments` (docs/attachments.md): images inline, other
- * files as downloads. A link the service signed is used as it is; any other needs the
- * agent's token, so the bytes are fetched and shown from a blob: URL (the CSP allows those).
+ * A message's files (docs/attachments.md): images inline, other files as download links with
+ * name and size, a placeholder while the service is still fetching one from the provider
+ * (`pending`, replaced live on `message.updated`) and the reason when it could not. The
+ * content route needs the agent's credential, which an <img src> cannot send: the bytes are
+ * fetched with the token and shown from a blob: URL (the CSP allows those). A signed link
+ * (live chat) is used as it is.
  */
-interface Attachment {
-  id: number | string;
-  kind?: string;
-  contentType?: string | null;
-  filename?: string | null;
-  size?: number | null;
-  status?: string;
-  url?: string | null;
-}
-
 const isSigned = (url: string) => /[?&]signature=/.test(url);
 
-function useFileUrl(url: string | null | undefined): string | null {
+function useFileUrl(a: Attachment): string | null {
   const s = useStore(session);
   const [blobUrl, setBlobUrl] = useState<string | null>(null);
+  const wanted = a.status === 'stored';
+  // The service's own route on this origin: the `url` may name INBOX_PUBLIC_URL's host.
+  const url = wanted && s ? (isSigned(a.url) ? a.url : s.client.attachments.contentUrl(a.id)) : null;
   useEffect(() => {
-    if (!url || isSigned(url) || !s) return;
+    const token = session.get()?.token;
+    if (!url || isSigned(url) || !token) return;
     let made: string | null = null;
     let live = true;
-    fetch(url, { headers: { authorization: `Bearer ${s.token}` } })
+    fetch(url, { headers: { authorization: `Bearer ${token}` } })
       .then((r) => (r.ok ? r.blob() : Promise.reject(new Error(String(r.status)))))
       .then((b) => {
         if (!live) return;
@@ -39,33 +37,48 @@ function useFileUrl(url: string | null | undefined): string | null {
       live = false;
       if (made) URL.revokeObjectURL(made);
     };
-  }, [url, s?.token]);
+    // Not again on a token refresh: the bytes are the same.
+  }, [url]);
   if (!url) return null;
   return isSigned(url) ? url : blobUrl;
 }
 
 function File({ a }: { a: Attachment }) {
-  const url = useFileUrl(a.status === 'failed' ? null : a.url);
-  const name = a.filename || `${a.kind ?? 'file'} ${a.id}`;
-  if (a.status === 'pending') return <p class="file">{name}: downloading from the provider…</p>;
-  if (a.status === 'failed') return <p class="file failed">{name}: could not be fetched</p>;
-  const image = a.kind === 'image' || a.contentType?.startsWith('image/');
-  if (image && url) return <img class="inline-image" src={url} alt={a.filename || 'image'} loading="lazy" />;
+  const url = useFileUrl(a);
+  const name = a.filename || `${a.kind} ${a.id}`;
+  const size = a.size === null ? '' : ` (${fileSize(a.size)})`;
+  if (a.status === 'pending')
+    return (
+      <p class="file file-pending" data-attachment-status="pending">
+        {name}: downloading from the provider…
+      </p>
+    );
+  if (a.status === 'failed')
+    return (
+      <p class="file failed" data-attachment-status="failed">
+        {name}: could not be fetched{a.error ? ` (${a.error})` : ''}
+      </p>
+    );
+  const image = a.kind === 'image' || a.kind === 'sticker';
+  if (image && url) return <img class="inline-image" src={url} alt={a.filename || 'image'} data-attachment-id={a.id} />;
   return url ? (
-    <a class="file" href={url} download={name}>
+    <a class="file" href={url} download={name} data-attachment-id={a.id}>
       ⬇ {name}
+      {size}
     </a>
   ) : (
-    <p class="file">{name}</p>
+    <p class="file">
+      {name}
+      {size}
+    </p>
   );
 }
 
 export function Attachments({ message }: { message: Message }) {
-  const list = (message as Message & { attachments?: Attachment[] }).attachments;
-  if (!list?.length) return null;
+  if (!message.attachments?.length) return null;
   return (
     <div class="attachments">
-      {list.map((a) => (
+      {message.attachments.map((a) => (
         <File key={a.id} a={a} />
       ))}
     </div>

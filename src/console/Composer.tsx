@@ -1,7 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CannedResponse, Thread } from '../client/client';
+import { AttachButton, FileChips } from './AttachFiles';
 import { errorText, InboxClientError } from './api';
 import { draftOf, saveDraft } from './drafts';
+import { attachFiles, chosenFiles, clearFiles, filesOf, filesPerMessage } from './files';
 import { fullTime } from './format';
 import { session } from './session';
 import { useStore } from './store';
@@ -15,7 +17,8 @@ let canned: Promise<CannedResponse[]> | null = null;
 /**
  * The reply box: Enter sends, Shift+Enter breaks a line; `/` at the start lists canned
  * responses; "Private note" writes for colleagues only. Outside the channel's reply window it
- * says so and offers the connection's templates.
+ * says so and offers the connection's templates. Files attach with the button or a pasted image
+ * (see files.ts) and go with the reply by their ids; text is optional when there are files.
  */
 export function Composer({ thread }: { thread: Thread }) {
   const s = useStore(session)!;
@@ -26,6 +29,11 @@ export function Composer({ thread }: { thread: Thread }) {
   const [responses, setResponses] = useState<CannedResponse[]>([]);
   const [pick, setPick] = useState(0);
   const box = useRef<HTMLTextAreaElement>(null);
+  const files = filesOf(useStore(chosenFiles), thread.id);
+  const limit = filesPerMessage(thread.integrationKey, draft.note);
+  const stored = files.flatMap((f) => (f.state === 'stored' && f.attachment ? [f.attachment.id] : []));
+  // Every file must be uploaded (or removed) first, so a reply never goes without one it shows.
+  const filesReady = files.every((f) => f.state === 'stored');
 
   useEffect(() => {
     setDraft(draftOf(thread.id));
@@ -37,6 +45,8 @@ export function Composer({ thread }: { thread: Thread }) {
     setDraft(next);
     saveDraft(thread.id, next);
   };
+  // Other files make another message: it gets a key of its own.
+  const filesChanged = () => update({ ...draft, idempotencyKey: undefined });
 
   const closedByClock = thread.replyWindowEndsAt !== null && new Date(thread.replyWindowEndsAt).getTime() < Date.now();
   const closed = !draft.note && (closedByClock || windowClosed !== null);
@@ -65,7 +75,7 @@ export function Composer({ thread }: { thread: Thread }) {
 
   async function send() {
     const text = draft.text.trim();
-    if (!text || sending) return;
+    if ((!text && stored.length === 0) || !filesReady || sending) return;
     const key = draft.idempotencyKey ?? crypto.randomUUID();
     const pending = { ...draft, idempotencyKey: key };
     update(pending);
@@ -73,8 +83,17 @@ export function Composer({ thread }: { thread: Thread }) {
     setError(null);
     for (let attempt = 0; ; attempt++) {
       try {
-        await s.client.reply(thread.id, { text, ...(draft.note ? { private: true } : {}) }, { idempotencyKey: key });
+        await s.client.reply(
+          thread.id,
+          {
+            ...(text ? { text } : {}),
+            ...(stored.length > 0 ? { attachmentIds: stored } : {}),
+            ...(draft.note ? { private: true } : {}),
+          },
+          { idempotencyKey: key },
+        );
         update({ text: '', note: pending.note });
+        clearFiles(thread.id);
         break;
       } catch (err) {
         // The request may have reached the service: only the same key may try again.
@@ -178,17 +197,27 @@ export function Composer({ thread }: { thread: Thread }) {
         aria-activedescendant={menuOpen ? `canned-${matching[Math.min(pick, matching.length - 1)]!.id}` : undefined}
         onInput={(e) => update({ ...draft, text: e.currentTarget.value, idempotencyKey: undefined })}
         onKeyDown={onKeyDown}
+        onPaste={(e) => {
+          // An image on the clipboard (a screenshot) attaches like a chosen file.
+          const images = [...(e.clipboardData?.files ?? [])].filter((f) => f.type.startsWith('image/'));
+          if (images.length === 0 || limit === 0) return;
+          e.preventDefault();
+          attachFiles(thread.id, images.slice(0, Math.max(0, limit - files.length)));
+          filesChanged();
+        }}
       />
+      <FileChips threadId={thread.id} files={files} onChange={filesChanged} />
       <div class="composer-bar">
         <label class="check">
           <input type="checkbox" checked={draft.note} onChange={(e) => update({ ...draft, note: e.currentTarget.checked })} />
           Private note
         </label>
+        {!closed && <AttachButton threadId={thread.id} room={limit - files.length} limit={limit} onChange={filesChanged} />}
         <button
           type="button"
           class="primary"
           onClick={() => void send()}
-          disabled={sending || !draft.text.trim() || (closed && !draft.note)}
+          disabled={sending || (!draft.text.trim() && stored.length === 0) || !filesReady || (closed && !draft.note)}
         >
           {sending ? 'Sending…' : draft.note ? 'Add note' : 'Send'}
         </button>

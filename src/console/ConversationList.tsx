@@ -18,6 +18,9 @@ const TABS: [View, string][] = [
 ];
 const STATUSES = ['open', 'pending', 'snoozed', 'resolved'] as const;
 
+/** A thread names its contact; only a contact without a name is read, for an address or handle to show. */
+const unnamed = (list: Thread[]) => list.filter((t) => t.contactName === null).map((t) => t.contactId);
+
 /**
  * The conversation list: one cursor page at a time (more as the end scrolls into view, never
  * all of them), kept live by the realtime socket. New messages re-read the first page (one
@@ -47,7 +50,7 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
       visibleThreads.set(page.data);
       setCursor(page.meta.nextCursor);
       setError(null);
-      wantContacts(page.data.map((t) => t.contactId));
+      wantContacts(unnamed(page.data));
     } catch (err) {
       if (mine === generation.current) setError(errorText(err));
     } finally {
@@ -64,7 +67,7 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
       .then((page) => {
         if (mine !== generation.current) return;
         visibleThreads.update((current) => mergeThreads(current, page.data, (t) => matches(t, f, me)));
-        wantContacts(page.data.map((t) => t.contactId));
+        wantContacts(unnamed(page.data));
       })
       .catch(() => undefined);
   };
@@ -92,7 +95,7 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
           const t = event.data;
           const current = filter.get();
           visibleThreads.update((list) => mergeThreads(list, [t], (x) => x.id !== t.id || matches(t, current, me)));
-          wantContacts([t.contactId]);
+          wantContacts(unnamed([t]));
         } else if (event.type === 'message.created') {
           refreshSoon();
         }
@@ -125,7 +128,7 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
           if (mine !== generation.current) return;
           visibleThreads.update((current) => mergeThreads(current, page.data, () => true));
           setCursor(page.meta.nextCursor);
-          wantContacts(page.data.map((t) => t.contactId));
+          wantContacts(unnamed(page.data));
         })
         .catch((err: unknown) => setError(errorText(err)));
     });
@@ -200,7 +203,8 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
         </div>
         {f.contactId !== null && (
           <p class="chip">
-            Conversations of {contactName(names.get(f.contactId), f.contactId)}{' '}
+            Conversations of{' '}
+            {threads.find((t) => t.contactId === f.contactId)?.contactName ?? contactName(names.get(f.contactId), f.contactId)}{' '}
             <button type="button" class="link" onClick={() => set({ contactId: null })}>
               Show all
             </button>
@@ -224,7 +228,7 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
           )}
           <ul class="threads" aria-label="Conversation list" aria-busy={loading}>
             {threads.map((t) => {
-              const name = contactName(names.get(t.contactId), t.contactId);
+              const name = t.contactName ?? contactName(names.get(t.contactId), t.contactId);
               return (
                 <li key={t.id}>
                   <a

@@ -52,9 +52,11 @@ export function Transcript({ threadId }: { threadId: number }) {
   const [older, setOlder] = useState<string | undefined>();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const scroller = useRef<HTMLDivElement>(null);
+  const scroller = useRef<HTMLElement>(null);
   const top = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
+  const messagesRef = useRef<Message[]>([]);
+  messagesRef.current = messages;
 
   const markRead = () => {
     if (document.visibilityState === 'visible') void s.client.markThreadRead(threadId).catch(() => undefined);
@@ -67,7 +69,7 @@ export function Transcript({ threadId }: { threadId: number }) {
         s.client.page<Message>(`/v1/threads/${threadId}/messages`, { limit: PAGE }),
       ]);
       setThread(t);
-      wantContacts([t.contactId]);
+      if (t.contactName === null) wantContacts([t.contactId]);
       setMessages((current) => (first ? inOrder(page.data) : mergeMessages(current, page.data)));
       if (first) setOlder(page.meta.nextCursor);
       setError(null);
@@ -94,6 +96,7 @@ export function Transcript({ threadId }: { threadId: number }) {
       } else if (event.type === 'message.updated' && event.data.threadId === threadId) {
         const { id, status, error } = event.data;
         setMessages((list) => list.map((m) => (m.id === id ? { ...m, status: status as Message['status'], error } : m)));
+        void refreshAttachments(id, event.data.attachments ?? []);
       } else if (event.type === 'thread.updated' && event.data.id === threadId) {
         setThread(event.data);
       }
@@ -104,6 +107,31 @@ export function Transcript({ threadId }: { threadId: number }) {
       clearTimeout(timer);
     };
   }, [threadId, s.client]);
+
+  /**
+   * The event names only each file's id and status: a file that changed (stored, failed) is
+   * read again for its size, name and error, so a placeholder turns into the image live.
+   */
+  async function refreshAttachments(messageId: number, announced: { id: number; status: string }[]) {
+    const shown = messagesRef.current.find((m) => m.id === messageId)?.attachments ?? [];
+    const changed = announced.filter((a) => shown.find((b) => b.id === a.id)?.status !== a.status);
+    if (changed.length === 0) return;
+    const fresh = await Promise.all(changed.map((a) => s.client.attachments.get(a.id).catch(() => null)));
+    const byId = new Map(fresh.flatMap((a) => (a ? [[a.id, a] as const] : [])));
+    setMessages((list) =>
+      list.map((m) =>
+        m.id !== messageId
+          ? m
+          : {
+              ...m,
+              attachments: [
+                ...m.attachments.map((a) => byId.get(a.id) ?? a),
+                ...[...byId.values()].filter((a) => !m.attachments.some((b) => b.id === a.id)),
+              ],
+            },
+      ),
+    );
+  }
 
   // Keep the newest message in view unless the agent scrolled up to read.
   useEffect(() => {
@@ -157,7 +185,7 @@ export function Transcript({ threadId }: { threadId: number }) {
     }
   }
 
-  const name = thread ? contactName(names.get(thread.contactId), thread.contactId) : '';
+  const name = thread ? (thread.contactName ?? contactName(names.get(thread.contactId), thread.contactId)) : '';
   return (
     <section class="transcript-pane" aria-label="Conversation">
       <header class="transcript-head">
@@ -199,9 +227,12 @@ export function Transcript({ threadId }: { threadId: number }) {
           {error}
         </p>
       )}
-      <div
+      <section
         class="messages"
         ref={scroller}
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region takes focus so the keyboard can scroll it, also when its messages hold no link (say, only images)
+        tabIndex={0}
+        aria-label="Transcript"
         onScroll={(e) => {
           const el = e.currentTarget;
           stickToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
@@ -235,7 +266,7 @@ export function Transcript({ threadId }: { threadId: number }) {
             </li>
           ))}
         </ol>
-      </div>
+      </section>
       {thread && <Composer thread={thread} />}
     </section>
   );

@@ -21,7 +21,8 @@ export const retryAfterOf = (err: unknown): number | null =>
   err instanceof InboxClientError && err.status === 429 ? lastRetryAfter : null;
 
 const browserFetch: FetchLike = async (url, init) => {
-  const res = await fetch(url, init);
+  // An upload's bytes are a Uint8Array, which the DOM typings of BodyInit do not name.
+  const res = await fetch(url, init as RequestInit);
   if (res.status === 429) {
     const seconds = Number(res.headers.get('retry-after'));
     lastRetryAfter = Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds) : null;

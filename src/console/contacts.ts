@@ -3,8 +3,8 @@ import { session } from './session';
 import { createStore } from './store';
 
 /**
- * Contacts by id, fetched once each: a thread carries only its `contactId`, and the list and
- * the transcript both show the contact's name.
+ * Contacts by id, fetched once each: a thread carries its contact's name, so the list and the
+ * transcript read a contact only when it has none (to show an address or handle instead).
  */
 export const contacts = createStore<ReadonlyMap<number, Contact>>(new Map());
 const inFlight = new Set<number>();

@@ -10,7 +10,10 @@ import { createStore } from './store';
 export type RealtimeEvent =
   | { type: 'ready'; data: { userId: number; workspaceId: number } }
   | { type: 'message.created'; data: { id: number; threadId: number; direction: string; kind: string; private: boolean; status: string } }
-  | { type: 'message.updated'; data: { id: number; threadId: number; status: string; error: string | null } }
+  | {
+      type: 'message.updated';
+      data: { id: number; threadId: number; status: string; error: string | null; attachments?: { id: number; status: string }[] };
+    }
   | { type: 'thread.updated'; data: Thread }
   | { type: 'session.revoked' | 'token.revoked'; data: unknown };
 

@@ -128,7 +128,11 @@ export interface ThreadInput {
   lastInboundAt?: Date | null;
 }
 
-export type ThreadRow = Selectable<ThreadsTable> & { created: boolean };
+/** A thread as an upsert returns it, with its contact's name (what the thread's announcement shows). */
+export type ThreadRow = Selectable<ThreadsTable> & { created: boolean; contact_name: string | null };
+
+/** The contact's name of a returned thread row `t`, read in the same statement. */
+const CONTACT_NAME = sql`(SELECT c.name FROM contacts c WHERE c.id = t.contact_id) AS contact_name`;
 
 /** The later of two optional times (GREATEST's rule: null loses). */
 function latestOf(a: Date | null | undefined, b: Date | null | undefined): Date | null {
@@ -170,7 +174,7 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
       last_message_at = GREATEST(t.last_message_at, excluded.last_message_at),
       last_inbound_at = GREATEST(t.last_inbound_at, excluded.last_inbound_at),
       updated_at = excluded.updated_at
-    RETURNING t.*, (t.xmax = 0) AS created`.execute(db);
+    RETURNING t.*, (t.xmax = 0) AS created, ${CONTACT_NAME}`.execute(db);
   for (const r of rows) result.set(`${r.connection_id}|${r.contact_id}`, r);
   return result;
 }
@@ -233,7 +237,7 @@ export async function touchThreads(
     FROM unnest(${list.map((t) => t.threadId)}::bigint[], ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[],
                 ${list.map((t) => t.unread)}::int[]) AS v(id, lm, p, u)
     WHERE t.id = v.id
-    RETURNING t.*, false AS created`.execute(db);
+    RETURNING t.*, false AS created, ${CONTACT_NAME}`.execute(db);
   return rows;
 }
 
@@ -334,8 +338,9 @@ export async function listThreads(db: Executor, workspaceId: number, filters: Th
   const q = db
     .selectFrom('threads')
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
+    .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
     .selectAll('threads')
-    .select('connections.integration_key')
+    .select(['connections.integration_key', 'contacts.name as contact_name'])
     .where('threads.workspace_id', '=', workspaceId)
     .$if(statuses?.length === 1, (q) => q.where('threads.status', '=', statuses![0]!))
     .$if((statuses?.length ?? 0) > 1, (q) => q.where('threads.status', 'in', statuses!))
@@ -352,8 +357,9 @@ export async function findThread(db: Executor, workspaceId: number, id: number) 
   return db
     .selectFrom('threads')
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
+    .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
     .selectAll('threads')
-    .select('connections.integration_key')
+    .select(['connections.integration_key', 'contacts.name as contact_name'])
     .where('threads.workspace_id', '=', workspaceId)
     .where('threads.id', '=', id)
     .executeTakeFirst();
@@ -365,8 +371,9 @@ export async function findThreadViews(db: Executor, ids: number[]) {
   return db
     .selectFrom('threads')
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
+    .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
     .selectAll('threads')
-    .select('connections.integration_key')
+    .select(['connections.integration_key', 'contacts.name as contact_name'])
     .where('threads.id', 'in', ids)
     .execute();
 }

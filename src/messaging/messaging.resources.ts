@@ -10,8 +10,8 @@ import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 export const MESSAGE_STATUSES = ['received', 'queued', 'sent', 'delivered', 'read', 'failed'] as const;
 export const THREAD_STATUSES = ['open', 'pending', 'resolved', 'snoozed'] as const;
 
-/** A thread as the API shows it: its row and its connection's integration. */
-export type ThreadView = Selectable<ThreadsTable> & { integration_key: string };
+/** A thread as the API shows it: its row, its connection's integration and its contact's name. */
+export type ThreadView = Selectable<ThreadsTable> & { integration_key: string; contact_name: string | null };
 
 export const ThreadResource = Type.Object(
   {
@@ -19,6 +19,7 @@ export const ThreadResource = Type.Object(
     connectionId: Type.Integer(),
     integrationKey: Type.String(),
     contactId: Type.Integer(),
+    contactName: Nullable(Type.String({ description: "the contact's name; null while the contact has none" })),
     status: StringEnum(THREAD_STATUSES),
     snoozedUntil: Nullable(Type.String({ format: 'date-time', description: 'when a snoozed thread opens again; null unless snoozed' })),
     assigneeId: Nullable(Type.Integer({ description: 'the user working the thread' })),
@@ -81,6 +82,7 @@ export function threadResource(row: ThreadView): Static<typeof ThreadResource> {
     connectionId: row.connection_id,
     integrationKey: row.integration_key,
     contactId: row.contact_id,
+    contactName: row.contact_name,
     status: row.status,
     snoozedUntil: row.snoozed_until?.toISOString() ?? null,
     assigneeId: row.assignee_id,

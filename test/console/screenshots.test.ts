@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, it } from 'vitest';
 import { createCannedResponse } from '../../src/conversations/canned-responses.service.js';
 import { PHONE, useConsole } from '../helpers/console.js';
+import { deliverWhatsappImage, picturePng } from '../helpers/pictures.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 /*
@@ -13,7 +14,7 @@ import { waitFor } from '../helpers/webhooks.js';
  * test run leaves the working tree as it was.
  */
 const OUT = process.env.CONSOLE_SCREENSHOT_DIR ?? path.join(tmpdir(), 'console-screenshots');
-const c = await useConsole({ agentName: 'Ada Lovelace' });
+const c = await useConsole({ agentName: 'Ada Lovelace', env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
 const db = c.ctx.deps.db;
 
 const CUSTOMERS = [
@@ -37,12 +38,20 @@ describe('console screenshots', () => {
         await c.deliverWhatsapp({ from: who.from, name: who.name, text });
         await waitFor(() => db.selectFrom('messages').select('id').where('text', '=', text).executeTakeFirst(), text);
       }
+    // Maya sends a photo: the conversation shows it inline.
+    const png = await picturePng(c.browser, '18:05, no parcel', { width: 420, height: 240 });
+    await deliverWhatsappImage(c, { from: '4915100000101', name: 'Maya Schulz', caption: 'This is my doorstep right now', png });
+    await waitFor(async () => {
+      const a = await db.selectFrom('attachments').select('status').executeTakeFirst();
+      return a?.status === 'stored' ? a : undefined;
+    }, 'the photo to be stored');
     const { context, page } = await c.newPage({ viewport: { width: 1280, height: 760 } });
     await c.signIn(page);
     await page.getByRole('link', { name: /Ines Roth/ }).waitFor();
     await page.screenshot({ path: path.join(OUT, 'console-list.png') });
 
     await page.getByRole('link', { name: /Maya Schulz/ }).click();
+    await page.locator('img.inline-image').waitFor();
     const reply = page.getByRole('textbox', { name: 'Reply' });
     await reply.fill("I'm sorry to hear that, Maya. I've opened a claim with the carrier.");
     await reply.press('Enter');
@@ -66,6 +75,7 @@ describe('console screenshots', () => {
     await c.signIn(phone.page);
     await phone.page.getByRole('link', { name: /Maya Schulz/ }).click();
     await phone.page.locator('.msg-note').waitFor();
+    await phone.page.locator('img.inline-image').waitFor();
     await phone.page.screenshot({ path: path.join(OUT, 'console-phone.png') });
     await phone.context.close();
   });

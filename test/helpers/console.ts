@@ -13,6 +13,8 @@ import { sign } from './webhooks.js';
  */
 export const WHATSAPP_SECRET = 'console-whatsapp-app-secret';
 export const PHONE_NUMBER_ID = '106540352242922';
+/** The WhatsApp connection's access token: the fake's media answer to it. */
+export const WHATSAPP_TOKEN = 'EAAG-console-token-0123456789';
 export const PHONE = { width: 390, height: 844 };
 
 export interface ConsoleHarness {
@@ -53,7 +55,7 @@ export async function useConsole(
     integrationKey: 'whatsapp',
     externalAccountId: PHONE_NUMBER_ID,
     name: 'Acme WhatsApp',
-    credentials: { accessToken: 'EAAG-console-token-0123456789' },
+    credentials: { accessToken: WHATSAPP_TOKEN },
   });
   const made = await makeUser(ctx.deps, tenant.workspace.id, {
     name: options.agentName ?? 'Ada Agent',

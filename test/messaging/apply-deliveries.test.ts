@@ -147,6 +147,7 @@ describe('announcing what changed', () => {
       created_at: at,
       updated_at: at,
       integration_key: 'sms',
+      contact_name: 'Ada',
       unread_count: 2,
     };
     const { realtime, outbound } = announcements(
@@ -184,6 +185,7 @@ describe('announcing what changed', () => {
           connectionId: 1,
           integrationKey: 'sms',
           contactId: 5,
+          contactName: 'Ada',
           status: 'open',
           snoozedUntil: null,
           assigneeId: 4,

@@ -60,6 +60,7 @@ describe('tenant lists (cursor pages)', () => {
       connectionId: expect.any(Number),
       integrationKey: 'whatsapp',
       contactId: expect.any(Number),
+      contactName: 'Sender 2',
       status: 'open',
       snoozedUntil: null,
       assigneeId: null,
