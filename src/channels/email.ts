@@ -206,7 +206,7 @@ async function sendMail(
     const info = await transport.sendMail({
       from: target.accountId,
       to: target.to,
-      subject: replySubject(target.replyTo?.subject),
+      subject: replySubject(target.replyTo?.subject) ?? firstLineSubject(target.text, attachments.length),
       text: target.text,
       ...(attachments.length > 0 ? { attachments } : {}),
       ...(inReplyTo ? { inReplyTo, references: inReplyTo } : {}),
@@ -235,6 +235,24 @@ async function sendMail(
     // A send that failed before reading them leaves nothing open.
     for (const a of attachments) a.content.destroy();
   }
+}
+
+/**
+ * The subject of a mail that answers none (a conversation the business starts, or a thread
+ * whose mail had no subject): the text's first line, cut at a word within 78 characters as
+ * mail readers show it; for files alone, what they are. An empty subject reads as spam.
+ */
+export function firstLineSubject(text: string, files: number): string {
+  const line =
+    text
+      .split(/\r?\n/)
+      .find((l) => l.trim() !== '')
+      ?.trim() ?? '';
+  if (line === '') return files === 1 ? 'A file for you' : 'Files for you';
+  if (line.length <= 78) return line;
+  const cut = line.slice(0, 77);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > 40 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }
 
 /** `Re: <subject>`, without a second `Re:` when the subject already has one; none when unknown. */

@@ -2,7 +2,7 @@ import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeSmtp, startSmtpServer } from '../../harness/smtp.js';
 import type { SendCredentials, SendOutcome, SendTarget } from '../../src/channels/channel.js';
-import { parseSmtpUrl, SMTP_UNREACHABLE } from '../../src/channels/email.js';
+import { firstLineSubject, parseSmtpUrl, SMTP_UNREACHABLE } from '../../src/channels/email.js';
 import { adapters } from '../../src/channels/index.js';
 import { closedPort, silentServer } from '../helpers/sockets.js';
 
@@ -53,13 +53,23 @@ describe('email send (SMTP)', () => {
     expect(outcome).toEqual({ outcome: 'sent', externalId: mail.messageId });
   });
 
-  it('never doubles Re:, and sends no threading headers when nothing is known', async () => {
+  it('never doubles Re:, and sends no threading headers when nothing is known (the subject is then the first line)', async () => {
     await sendMail({ ...target, replyTo: { subject: 'RE: Invoice question' } });
     expect(smtp.mails[0]?.mail.subject).toBe('RE: Invoice question');
     expect(smtp.mails[0]?.mail.inReplyTo).toBeUndefined();
     await sendMail({ ...target, replyTo: undefined });
-    expect(smtp.mails[1]?.mail.subject).toBeUndefined();
+    expect(smtp.mails[1]?.mail.subject).toBe(target.text);
     expect(smtp.mails[1]?.mail.references).toBeUndefined();
+  });
+
+  it('a mail that answers none takes its first line as subject, cut at a word within 78 characters', () => {
+    expect(firstLineSubject('\n  Your table is ready.\nSee you at 8.', 0)).toBe('Your table is ready.');
+    const long = 'Your order 4471 left our warehouse this morning and should reach you by Friday afternoon';
+    const subject = firstLineSubject(long, 0);
+    expect(subject).toBe('Your order 4471 left our warehouse this morning and should reach you by…');
+    expect(subject.length).toBeLessThanOrEqual(78);
+    expect(firstLineSubject('', 1)).toBe('A file for you');
+    expect(firstLineSubject('   ', 2)).toBe('Files for you');
   });
 
   it('550 → failed with the server text; 451 → retry', async () => {

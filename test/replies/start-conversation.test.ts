@@ -205,6 +205,7 @@ describe('POST /v1/conversations on every channel that can speak first', () => {
       sent: () => {
         expect(smtp.mails).toHaveLength(1);
         expect(smtp.mails[0]!.to).toEqual(['dana.w@example.org']);
+        expect(smtp.mails[0]!.mail.subject).toBe('Your table is ready.');
         return expect(smtp.mails[0]!.mail.text?.trim()).toBe('Your table is ready.');
       },
     },
@@ -309,6 +310,8 @@ describe('POST /v1/conversations with attachmentIds', () => {
     expect(res.statusCode, res.body).toBe(202);
     expect(res.json().data.message).toMatchObject({ text: '', attachments: [{ id, kind: 'image' }] });
     expect(res.json().data.thread.lastMessagePreview).toBe('[image]');
+    await settled(res.json().data.message.id);
+    expect(smtp.mails[0]!.mail.subject).toBe('A file for you');
   });
 
   it.each([
