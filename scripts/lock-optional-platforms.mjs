@@ -1,33 +1,55 @@
 #!/usr/bin/env node
-// `node scripts/lock-optional-platforms.mjs`: keeps package-lock.json in sync for Biome's
-// per-platform binaries. Biome ships one optional package per platform; a registry mirror that
-// serves only some of them (this project's serves the Linux ones) makes `npm install` leave the
-// others out of the lock file, and `npm ci` then refuses the lock as out of sync. This writes
-// an entry for each missing platform package, with the os/cpu/libc fields npm uses to skip it,
-// so `npm ci` installs only the binary of the machine it runs on. Run it after `npm install`
-// changes Biome; it changes nothing when every entry is there.
+// `node scripts/lock-optional-platforms.mjs`: keeps package-lock.json in sync for packages that
+// ship one optional binary package per platform (Biome, Rollup under Vite). A registry mirror
+// that serves only some of them (this project's serves the Linux ones) makes `npm install`
+// leave the others out of the lock file, and `npm ci` then refuses the lock as out of sync
+// ("Missing: @rollup/rollup-darwin-arm64 from lock file"). This writes an entry for each
+// missing one, with the os/cpu/libc fields npm uses to skip it, read from the registry's
+// metadata (which it serves for every platform), so `npm ci` installs only the binary of the
+// machine it runs on. Run it after any `npm install`; it changes nothing when every entry is
+// there.
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
 const lockPath = path.join(root, 'package-lock.json');
 const lock = JSON.parse(readFileSync(lockPath, 'utf8'));
-const biome = lock.packages['node_modules/@biomejs/biome'];
-if (!biome) throw new Error('package-lock.json has no @biomejs/biome');
+const packages = lock.packages;
 
-/** `@biomejs/cli-<os>-<cpu>[-musl]` → the fields npm matches against the machine. */
-function platformOf(name) {
-  const m = /^@biomejs\/cli-(win32|darwin|linux|android)-(x64|arm64)(-musl)?$/.exec(name);
-  if (!m) throw new Error(`unexpected Biome platform package ${name}`);
-  return { os: [m[1]], cpu: [m[2]], ...(m[1] === 'linux' ? { libc: [m[3] ? 'musl' : 'glibc'] } : {}) };
+/** Whether npm would find `name` from the package at `at` (its own node_modules, then the root's). */
+function present(at, name) {
+  return packages[`${at}/node_modules/${name}`] !== undefined || packages[`node_modules/${name}`] !== undefined;
+}
+
+/** The registry's platform fields of one version, as the lock file keeps them. */
+function platformOf(name, version) {
+  const out = execFileSync('npm', ['view', `${name}@${version}`, 'os', 'cpu', 'libc', 'engines', 'license', '--json'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const meta = out.trim() === '' ? {} : JSON.parse(out);
+  const fields = {};
+  for (const key of ['license', 'os', 'cpu', 'libc', 'engines']) if (meta[key] !== undefined) fields[key] = meta[key];
+  if (!fields.os && !fields.cpu) throw new Error(`${name}@${version} names no platform: not a per-platform binary`);
+  return fields;
 }
 
 let added = 0;
-for (const [name, version] of Object.entries(biome.optionalDependencies ?? {})) {
-  const key = `node_modules/${name}`;
-  if (lock.packages[key]) continue;
-  lock.packages[key] = { version, dev: true, license: biome.license, optional: true, ...platformOf(name), engines: biome.engines };
-  added++;
+for (const [at, pkg] of Object.entries(packages)) {
+  for (const [name, version] of Object.entries(pkg.optionalDependencies ?? {})) {
+    if (present(at, name) || !/^\d+\.\d+\.\d+/.test(version)) continue;
+    packages[`node_modules/${name}`] = {
+      version,
+      ...(pkg.dev ? { dev: true } : {}),
+      optional: true,
+      ...platformOf(name, version),
+    };
+    added++;
+  }
 }
-if (added > 0) writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
-process.stdout.write(`${added} Biome platform entries added to package-lock.json\n`);
+if (added > 0) {
+  lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+  writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
+}
+process.stdout.write(`${added} platform entries added to package-lock.json\n`);
