@@ -71,6 +71,8 @@ function toAppError(err: FastifyError & { code?: string }, bodyLimit: number, co
       return errors.invalidJson();
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return errors.badRequest('content-length does not match the body');
+    case '22021': // character_not_in_repertoire: a NUL (U+0000) in a value bound for a text column
+      return errors.badRequest('a value contains a NUL character (U+0000), which this service does not store or search for');
     case '23505': // unique_violation
       return errors.conflict('a resource with the same unique value already exists');
   }
