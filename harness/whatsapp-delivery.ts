@@ -10,10 +10,12 @@ export interface WhatsappText {
   /** The provider's message id: unique per message, the key a provider retry repeats. */
   id: string;
   text: string;
+  /** The provider's timestamp in Unix seconds; now when absent. */
+  timestamp?: number;
 }
 
-/** The JSON body of a delivery carrying one inbound text message. */
-export function whatsappTextBody(m: WhatsappText): string {
+/** Meta's envelope around one change of the business line `phoneNumberId`. */
+function envelope(phoneNumberId: string, value: Record<string, unknown>): string {
   return JSON.stringify({
     object: 'whatsapp_business_account',
     entry: [
@@ -24,15 +26,29 @@ export function whatsappTextBody(m: WhatsappText): string {
             field: 'messages',
             value: {
               messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '15550783881', phone_number_id: m.phoneNumberId },
-              contacts: [{ profile: { name: m.name }, wa_id: m.from }],
-              messages: [
-                { from: m.from, id: m.id, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: m.text } },
-              ],
+              metadata: { display_phone_number: '15550783881', phone_number_id: phoneNumberId },
+              ...value,
             },
           },
         ],
       },
     ],
+  });
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** The JSON body of a delivery carrying one inbound text message. */
+export function whatsappTextBody(m: WhatsappText): string {
+  return envelope(m.phoneNumberId, {
+    contacts: [{ profile: { name: m.name }, wa_id: m.from }],
+    messages: [{ from: m.from, id: m.id, timestamp: String(m.timestamp ?? nowSeconds()), type: 'text', text: { body: m.text } }],
+  });
+}
+
+/** The JSON body of a delivery carrying one receipt for the message `id` sent to `recipient`. */
+export function whatsappStatusBody(s: { phoneNumberId: string; id: string; status: string; recipient: string }): string {
+  return envelope(s.phoneNumberId, {
+    statuses: [{ id: s.id, status: s.status, timestamp: String(nowSeconds()), recipient_id: s.recipient }],
   });
 }

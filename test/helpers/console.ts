@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, expect } from 'vitest';
 import { type FakeProviders, startFakeProviders } from '../../harness/fake-providers.js';
+import { whatsappStatusBody, whatsappTextBody } from '../../harness/whatsapp-delivery.js';
 import { type TestContext, useTestContext } from './app.js';
 import { launchBrowser } from './browser.js';
 import { makeConnection, makeTenant, makeUser } from './factories.js';
@@ -106,46 +107,11 @@ export async function useConsole(
       id = `wamid.${from}.${Date.now()}.${Math.random()}`,
       timestamp = Math.floor(Date.now() / 1000),
     }) {
-      const body = JSON.stringify({
-        object: 'whatsapp_business_account',
-        entry: [
-          {
-            id: '102290129340398',
-            changes: [
-              {
-                field: 'messages',
-                value: {
-                  messaging_product: 'whatsapp',
-                  metadata: { display_phone_number: '15550783881', phone_number_id: PHONE_NUMBER_ID },
-                  contacts: [{ profile: { name }, wa_id: from }],
-                  messages: [{ from, id, timestamp: String(timestamp), type: 'text', text: { body: text } }],
-                },
-              },
-            ],
-          },
-        ],
-      });
+      const body = whatsappTextBody({ phoneNumberId: PHONE_NUMBER_ID, from, name, id, text, timestamp });
       await post('/webhooks/whatsapp', body, signed(body));
     },
     async whatsappStatus(externalId, status, recipient) {
-      const body = JSON.stringify({
-        object: 'whatsapp_business_account',
-        entry: [
-          {
-            id: '102290129340398',
-            changes: [
-              {
-                field: 'messages',
-                value: {
-                  messaging_product: 'whatsapp',
-                  metadata: { display_phone_number: '15550783881', phone_number_id: PHONE_NUMBER_ID },
-                  statuses: [{ id: externalId, status, timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: recipient }],
-                },
-              },
-            ],
-          },
-        ],
-      });
+      const body = whatsappStatusBody({ phoneNumberId: PHONE_NUMBER_ID, id: externalId, status, recipient });
       await post('/webhooks/whatsapp', body, signed(body));
     },
   };
