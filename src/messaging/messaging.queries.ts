@@ -325,6 +325,16 @@ async function rareLabelThreadIds(db: Executor, workspaceId: number, label: stri
   return rows.length > RARE_LABEL_THREADS ? undefined : rows.map((r) => Number(r.thread_id));
 }
 
+/** Threads with what the Thread resource shows beside their own columns: the channel and the contact's name. */
+function threadViews(db: Executor) {
+  return db
+    .selectFrom('threads')
+    .innerJoin('connections', 'connections.id', 'threads.connection_id')
+    .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
+    .selectAll('threads')
+    .select(['connections.integration_key', 'contacts.name as contact_name']);
+}
+
 /**
  * A workspace's threads, most recently active first, one cursor page, narrowed by `filters`.
  * One status is an equality (not a list) so that threads_filter_idx returns rows already in
@@ -335,12 +345,7 @@ export async function listThreads(db: Executor, workspaceId: number, filters: Th
   // Outside a transaction a thread may lose the label between the two reads: the page still
   // tests threads.labels, so it never shows a thread without it.
   const rareIds = label === undefined ? undefined : await rareLabelThreadIds(db, workspaceId, label);
-  const q = db
-    .selectFrom('threads')
-    .innerJoin('connections', 'connections.id', 'threads.connection_id')
-    .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
-    .selectAll('threads')
-    .select(['connections.integration_key', 'contacts.name as contact_name'])
+  const q = threadViews(db)
     .where('threads.workspace_id', '=', workspaceId)
     .$if(statuses?.length === 1, (q) => q.where('threads.status', '=', statuses![0]!))
     .$if((statuses?.length ?? 0) > 1, (q) => q.where('threads.status', 'in', statuses!))
@@ -354,28 +359,13 @@ export async function listThreads(db: Executor, workspaceId: number, filters: Th
 }
 
 export async function findThread(db: Executor, workspaceId: number, id: number) {
-  return db
-    .selectFrom('threads')
-    .innerJoin('connections', 'connections.id', 'threads.connection_id')
-    .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
-    .selectAll('threads')
-    .select(['connections.integration_key', 'contacts.name as contact_name'])
-    .where('threads.workspace_id', '=', workspaceId)
-    .where('threads.id', '=', id)
-    .executeTakeFirst();
+  return threadViews(db).where('threads.workspace_id', '=', workspaceId).where('threads.id', '=', id).executeTakeFirst();
 }
 
 /** Threads as the API shows them, by id, for what announces them (any workspace). */
 export async function findThreadViews(db: Executor, ids: number[]) {
   if (ids.length === 0) return [];
-  return db
-    .selectFrom('threads')
-    .innerJoin('connections', 'connections.id', 'threads.connection_id')
-    .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
-    .selectAll('threads')
-    .select(['connections.integration_key', 'contacts.name as contact_name'])
-    .where('threads.id', 'in', ids)
-    .execute();
+  return threadViews(db).where('threads.id', 'in', ids).execute();
 }
 
 /** A thread's messages, newest first, one cursor page. */
