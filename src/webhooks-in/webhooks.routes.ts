@@ -73,8 +73,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
   const isKnownOutboundMessage = async (integrationKey: string, id: string) =>
     (await findOutboundByExternalId(deps.db, integrationKey, [id])).length > 0;
   const accountBySecret = (integrationKey: string, secret: string) => findAccountBySecretHash(deps.db, integrationKey, sha256Hex(secret));
-  /** A request's context: the one-time tokens it claims are its own, to give back if it is not stored. */
-  const contextFor = (claims: { integrationKey: string; token: string }[]): VerifyContext => ({
+  /**
+   * A request's context: the one-time tokens it claims are its own, to give back if it is not
+   * stored. `request` is built only when a verifier reads it (Twilio's signed URL), so the
+   * other providers' deliveries build no URLs.
+   */
+  const contextFor = (claims: { integrationKey: string; token: string }[], request: FastifyRequest, key: string): VerifyContext => ({
     isKnownOutboundMessage,
     accountBySecret,
     now: deps.now,
@@ -82,6 +86,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
       const claimed = await claimWebhookToken(deps.db, integrationKey, token, expiresAt, deps.now());
       if (claimed) claims.push({ integrationKey, token });
       return claimed;
+    },
+    get request() {
+      return verifyRequest(deps, request, key);
     },
   });
 
@@ -116,7 +123,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
       request.log.info({ integrationKey: key, signature: loggedSignature(key, request.headers), rawBody }, 'inbound webhook');
     }
     const claims: { integrationKey: string; token: string }[] = [];
-    const verification = await verify(deps, adapter, body, request, { ...contextFor(claims), request: verifyRequest(deps, request, key) });
+    const verification = await verify(deps, adapter, body, request, contextFor(claims, request, key));
     if (!verification.ok) {
       deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'rejected' });
       throw errors.invalidApiKey(verification.reason ?? 'webhook signature or shared secret is missing or wrong');
