@@ -1,5 +1,5 @@
 import type { IntegrationKey } from '../config.js';
-import { connectionCredentials } from '../connections/connection-credentials.js';
+import { connectionCredentials, providerCredentials } from '../connections/connection-credentials.js';
 import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
@@ -8,7 +8,7 @@ import { contentTypeOf, OCTET_STREAM, SNIFF_BYTES } from './content-type.js';
 import { enqueueFetchMedia, FETCH_MEDIA_QUEUE, type FetchMediaJob } from './fetch-media.enqueue.js';
 import { countAttempt, findDeliveryBody, findFetchable, type StoredSource, settleAttachment } from './fetch-media.queries.js';
 import { MediaClient, MediaFetchError } from './media-download.js';
-import { mediaCredentials, openMedia } from './media-sources.js';
+import { openMedia } from './media-sources.js';
 import { StorageUnavailableError, TooLargeError } from './storage.js';
 
 /** Delays before the second, third and fourth download; after the fourth fails, the attachment does. */
@@ -41,7 +41,7 @@ export async function fetchMedia(deps: Deps, client: MediaClient, job: FetchMedi
     const opened = await openMedia(row.source as StoredSource, {
       client,
       integrationKey: row.integration_key,
-      credentials: mediaCredentials(integration, await connectionCredentials(deps, row.connection_id)),
+      credentials: providerCredentials(integration, await connectionCredentials(deps, row.connection_id)),
       maxBytes: deps.config.maxAttachmentBytes,
       messageExternalId: row.message_external_id ?? '',
       deliveryBody: (id) => findDeliveryBody(deps.db, id),

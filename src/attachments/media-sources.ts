@@ -1,27 +1,12 @@
 import type { SendCredentials } from '../channels/channel.js';
 import { apiUrl, META_GRAPH_API } from '../channels/provider-http.js';
 import { TELEGRAM_API } from '../channels/telegram.js';
-import type { IntegrationConfig } from '../config.js';
 import { deliveryFile, type StoredDelivery } from './delivery-files.js';
 import type { StoredSource } from './fetch-media.queries.js';
 import { type MediaClient, MediaFetchError, type OpenedDownload } from './media-download.js';
 
 /** Twilio's API host, where its media URLs point unless apiBaseUrl says otherwise. */
 const TWILIO_API = 'https://api.twilio.com';
-
-/**
- * The credentials a download uses: the connection's own, over INBOX_INTEGRATIONS.<key>
- * (accessToken, Twilio's accountSid and authToken), merged as the reply sender merges them
- * (docs/replies.md); the API host is always the operator's.
- */
-export function mediaCredentials(integration: IntegrationConfig, own: Record<string, string> | null): SendCredentials {
-  return {
-    accessToken: integration.accessToken ?? integration.authToken,
-    accountSid: integration.accountSid,
-    ...own,
-    apiBaseUrl: integration.apiBaseUrl,
-  };
-}
 
 export interface MediaContext {
   client: MediaClient;

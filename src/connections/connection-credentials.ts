@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
-import type { IntegrationKey } from '../config.js';
+import type { SendCredentials } from '../channels/channel.js';
+import type { IntegrationConfig, IntegrationKey } from '../config.js';
 import { open, seal } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
@@ -102,4 +103,19 @@ export async function connectionCredentials(
   const sealed = await findSealedCredentials(deps.db, connectionId);
   if (!sealed) return null;
   return JSON.parse(open(deps.secretKey, sealed, aad(connectionId)).toString('utf8')) as Record<string, string>;
+}
+
+/**
+ * What a provider call authenticates with: the connection's own credentials first, the
+ * integration's settings (INBOX_INTEGRATIONS.<key>) the fallback of a deployment with one
+ * provider account. Twilio's auth token is also its API password. The host is always the
+ * operator's. Sends and media downloads alike.
+ */
+export function providerCredentials(integration: IntegrationConfig, own: Record<string, string> | null): SendCredentials {
+  return {
+    accessToken: integration.accessToken ?? integration.authToken,
+    accountSid: integration.accountSid,
+    ...own,
+    apiBaseUrl: integration.apiBaseUrl,
+  };
 }

@@ -1,9 +1,9 @@
 import type { PgBoss } from 'pg-boss';
 import { attachmentsOf } from '../attachments/attachments.queries.js';
-import type { OutboundAttachment, SendCredentials, SendOutcome, WebhookAdapter } from '../channels/channel.js';
+import type { OutboundAttachment, SendOutcome, WebhookAdapter } from '../channels/channel.js';
 import { sendersWith } from '../channels/index.js';
 import type { VisitorBus } from '../channels/livechat.js';
-import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials } from '../connections/connection-credentials.js';
+import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials, providerCredentials } from '../connections/connection-credentials.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
@@ -77,17 +77,9 @@ async function sendOne(
     outcome = { outcome: 'failed', error: `the contact has no ${ctx.integration_key} handle to reply to` };
   } else {
     const integration = deps.config.integrations[adapter.key] ?? {};
-    // The connection's own credentials first; the integration's settings are the fallback of
-    // a deployment with one provider account. The host is always the operator's.
     outcome = await credentialsOf(ctx.connection_id)
       .then((own) => {
-        const credentials: SendCredentials = {
-          // Twilio's auth token is also its API password: sms.twilio sends with it by default.
-          accessToken: integration.accessToken ?? integration.authToken,
-          accountSid: integration.accountSid,
-          ...own,
-          apiBaseUrl: integration.apiBaseUrl,
-        };
+        const credentials = providerCredentials(integration, own);
         const replyTo = { subject: subjectOf(ctx.last_inbound_text), messageId: ctx.last_inbound_external_id ?? undefined };
         const target = {
           accountId: ctx.external_account_id,
