@@ -152,7 +152,7 @@ export async function explainThreadPage(db: Db, workspaceId: number, userId: num
 
 /**
  * The plans of one page of message search, as a user (notes included) runs it: the bounded walk
- * and the index path (src/conversations/search.queries.ts), with the planner's estimate of the
+ * and the index path (src/threads/search.queries.ts), with the planner's estimate of the
  * matches, which chooses between them.
  */
 export async function explainSearch(db: Db, workspaceId: number, q: string): Promise<string> {

@@ -1,10 +1,10 @@
 import type { PgBoss } from 'pg-boss';
 import { fetchMediaQueue } from '../attachments/fetch-media.queue.js';
 import { syncTemplatesQueue } from '../connections/sync-templates.queue.js';
-import { snoozeQueue } from '../conversations/snooze.queue.js';
 import type { Deps } from '../deps.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { sendQueue } from '../replies/send-message.queue.js';
+import { snoozeQueue } from '../threads/snooze.queue.js';
 import { webhookQueue } from '../webhooks-in/inbox.queue.js';
 import { Dispatcher } from '../webhooks-out/dispatcher.js';
 import { outboundQueue } from '../webhooks-out/outbound.queue.js';

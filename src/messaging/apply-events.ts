@@ -1,7 +1,7 @@
 import { enqueueFetchMedia } from '../attachments/fetch-media.enqueue.js';
 import { insertPendingAttachments, type PendingAttachmentInput } from '../attachments/fetch-media.queries.js';
-import { workInboundThreads } from '../conversations/inbound-workflow.js';
 import type { Executor } from '../db/database.js';
+import { workInboundThreads } from '../threads/inbound-workflow.js';
 import { type Announcer, announce } from './announce.js';
 import { type Change, PREVIEW_LENGTH } from './announcements.js';
 import type { NormalisedEvent } from './events.js';

@@ -4,7 +4,7 @@ import { BY_CREATED, keysetPage, type SortKey } from '../db/pages.js';
 import type { MessageStatus, MessagesTable, ThreadsTable } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
 import { truncate } from '../text/truncate.js';
-import type { ThreadFilters } from './thread-filters.js';
+import type { ThreadFilters } from '../threads/thread-filters.js';
 
 export interface ConnectionRef {
   id: number;

@@ -10,7 +10,7 @@ import { BigId, IntId } from '../http/ids.js';
 import { CursorQuery, OffsetQuery, parseOffsetQuery, TENANTS_MAX_LIMIT } from '../http/pagination.js';
 import { CursorPage, OffsetPage } from '../http/schemas.js';
 import { MessageResource } from '../messaging/messaging.resources.js';
-import { transcriptPage } from '../messaging/messaging.service.js';
+import { transcriptPage } from '../threads/threads.service.js';
 import { listWorkspaces } from '../workspaces/workspaces.queries.js';
 import { WorkspaceResource, workspaceResource } from '../workspaces/workspaces.service.js';
 

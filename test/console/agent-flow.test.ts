@@ -1,7 +1,7 @@
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page, WebSocketRoute } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createCannedResponse } from '../../src/conversations/canned-responses.service.js';
+import { createCannedResponse } from '../../src/canned-responses/canned-responses.service.js';
 import { PHONE_NUMBER_ID, useConsole } from '../helpers/console.js';
 import { makeUser } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'vitest';
-import { createCannedResponse } from '../../src/conversations/canned-responses.service.js';
+import { createCannedResponse } from '../../src/canned-responses/canned-responses.service.js';
 import { PHONE, useConsole } from '../helpers/console.js';
 import { deliverWhatsappImage, picturePng } from '../helpers/pictures.js';
 import { waitFor } from '../helpers/webhooks.js';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { autoAssignedLine } from '../../src/conversations/activity.js';
 import { applyDeliveries, type DeliveryEvents } from '../../src/messaging/apply-events.js';
+import { autoAssignedLine } from '../../src/threads/activity.js';
 import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { makeWidget, startVisitor } from '../helpers/livechat.js';

@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { SEARCH_TUNING, searchMessages } from '../../src/conversations/search.queries.js';
 import { decodeCursor, encodeCursor } from '../../src/http/pagination.js';
+import { SEARCH_TUNING, searchMessages } from '../../src/threads/search.queries.js';
 import { useTestContext } from '../helpers/app.js';
 import { seedMessage, seedThread } from '../helpers/conversations.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 
-// The two ways a search page is found (src/conversations/search.queries.ts): a bounded walk of
+// The two ways a search page is found (src/threads/search.queries.ts): a bounded walk of
 // the newest messages, and the GIN index when the walk finds too few. Both must give the same
 // pages; the path is returned so that each is seen to run.
 const ctx = await useTestContext();

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
-import { REOPENED_BY_MESSAGE, SNOOZE_ENDED } from '../../src/conversations/activity.js';
-import { SNOOZE_QUEUE, snoozeQueue } from '../../src/conversations/snooze.queue.js';
 import { applyDeliveries } from '../../src/messaging/apply-events.js';
+import { REOPENED_BY_MESSAGE, SNOOZE_ENDED } from '../../src/threads/activity.js';
+import { SNOOZE_QUEUE, snoozeQueue } from '../../src/threads/snooze.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';

@@ -8,10 +8,10 @@ import { errors } from '../http/errors.js';
 import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope } from '../http/schemas.js';
-import { findThread, listThreads } from './messaging.queries.js';
-import { MessageResource, ThreadResource, threadResource } from './messaging.resources.js';
-import { transcriptPage } from './messaging.service.js';
+import { findThread, listThreads } from '../messaging/messaging.queries.js';
+import { MessageResource, ThreadResource, threadResource } from '../messaging/messaging.resources.js';
 import { parseThreadFilters, ThreadFilterQuery } from './thread-filters.js';
+import { transcriptPage } from './threads.service.js';
 
 const ThreadParams = Type.Object({ id: Type.With(BigId, { description: 'the thread id' }) });
 const ThreadsQuery = Type.Object({ ...CursorQuery.properties, ...ThreadFilterQuery });

@@ -8,8 +8,9 @@ import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { findThreadViews } from '../messaging/messaging.queries.js';
 import { threadResource } from '../messaging/messaging.resources.js';
-import { LABEL_PATTERN } from '../messaging/thread-filters.js';
 import { assigneeLine, labelsLine, statusLine } from './activity.js';
+import { enqueueSnoozeWake } from './snooze.queue.js';
+import { LABEL_PATTERN } from './thread-filters.js';
 import {
   apiKeyName,
   findAssignableUser,
@@ -19,8 +20,7 @@ import {
   type TranscriptLine,
   updateThread,
   userNames,
-} from './conversations.queries.js';
-import { enqueueSnoozeWake } from './snooze.queue.js';
+} from './thread-workflow.queries.js';
 
 /** Labels: at most this many on a thread, each 1–50 of `a-z 0-9 - _ :` once lower-cased. */
 export const MAX_LABELS = 20;

@@ -9,7 +9,7 @@ import {
   lockAssignment,
   reopenThreads,
   type TranscriptLine,
-} from './conversations.queries.js';
+} from './thread-workflow.queries.js';
 
 /** A thread an inbound batch upserted, as the upsert returned it (locked until commit). */
 export interface InboundThread {
