@@ -38,6 +38,12 @@ export async function findContact(db: Executor, workspaceId: number, id: number)
   return db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
 }
 
+/** The handles of these contacts, for the Contact resources that show them. */
+export async function listHandles(db: Executor, contactIds: number[]) {
+  if (contactIds.length === 0) return [];
+  return db.selectFrom('contact_handles').selectAll().where('contact_id', 'in', contactIds).execute();
+}
+
 export interface ContactPatch {
   name?: string | null;
   email?: string | null;

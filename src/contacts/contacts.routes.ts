@@ -5,10 +5,9 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope, Nullable } from '../http/schemas.js';
-import { listHandles } from '../messaging/messaging.queries.js';
-import { ContactResource, contactResource } from '../messaging/messaging.resources.js';
 import { ContactAttributes } from './contact-attributes.js';
-import { searchContacts } from './contacts.queries.js';
+import { listHandles, searchContacts } from './contacts.queries.js';
+import { ContactResource, contactResource } from './contacts.resources.js';
 import { changeContact, getContact, mergeContacts } from './contacts.service.js';
 
 const ContactId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the contact id' });

@@ -5,20 +5,20 @@ import type { ContactsTable, ThreadsTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
-import { listHandles } from '../messaging/messaging.queries.js';
-import { type ContactResource, contactResource } from '../messaging/messaging.resources.js';
 import { attributesProblem, checkAttributes } from './contact-attributes.js';
 import {
   absorbContact,
   type ContactPatch,
   findContact,
   foldThreads,
+  listHandles,
   lockContacts,
   lockHandles,
   lockThreadsOf,
   reassignThread,
   updateContact,
 } from './contacts.queries.js';
+import { type ContactResource, contactResource } from './contacts.resources.js';
 
 type Contact = Static<typeof ContactResource>;
 

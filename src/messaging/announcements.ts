@@ -2,7 +2,8 @@ import type { Selectable } from 'kysely';
 import type { Attachment } from '../attachments/attachments.resources.js';
 import type { MessagesTable } from '../db/types.js';
 import type { RealtimeEvent } from '../realtime/publish.js';
-import { messageResource, type ThreadView, threadResource } from './messaging.resources.js';
+import { type ThreadView, threadResource } from '../threads/threads.resources.js';
+import { messageResource } from './messaging.resources.js';
 
 /**
  * Every change messaging announces, and what each one tells whom: agents' sockets (the realtime

@@ -2,6 +2,7 @@ import { enqueueFetchMedia } from '../attachments/fetch-media.enqueue.js';
 import { insertPendingAttachments, type PendingAttachmentInput } from '../attachments/fetch-media.queries.js';
 import type { Executor } from '../db/database.js';
 import { workInboundThreads } from '../threads/inbound-workflow.js';
+import type { ThreadView } from '../threads/threads.resources.js';
 import { type Announcer, announce } from './announce.js';
 import { type Change, PREVIEW_LENGTH } from './announcements.js';
 import type { NormalisedEvent } from './events.js';
@@ -18,7 +19,6 @@ import {
   upsertContacts,
   upsertThreads,
 } from './messaging.queries.js';
-import type { ThreadView } from './messaging.resources.js';
 
 /** One delivery's events, ready to apply. */
 export interface DeliveryEvents {

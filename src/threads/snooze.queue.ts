@@ -4,9 +4,9 @@ import type { Deps } from '../deps.js';
 import { jobsIn, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
-import { findThreadViews } from '../messaging/messaging.queries.js';
 import { SNOOZE_ENDED } from './activity.js';
 import { insertTranscriptLines, wakeSnoozed } from './thread-workflow.queries.js';
+import { findThreadViews } from './threads.queries.js';
 
 export const SNOOZE_QUEUE = 'thread-snooze';
 /** Every minute, a sweep ends any snooze whose own job was lost or ran early (clock skew). */

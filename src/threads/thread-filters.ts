@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox';
 import type { TenantAuth } from '../auth/auth.js';
 import type { ThreadStatus } from '../db/types.js';
 import { errors } from '../http/errors.js';
+import { THREAD_STATUSES } from './threads.resources.js';
 
 /** What `GET /v1/threads` may narrow the list to; absent fields do not filter. */
 export interface ThreadFilters {
@@ -12,8 +13,6 @@ export interface ThreadFilters {
   contactId?: number;
   label?: string;
 }
-
-export const THREAD_STATUSES: readonly ThreadStatus[] = ['open', 'pending', 'resolved', 'snoozed'];
 
 /** A label as threads carry it: 1–50 of a-z 0-9 - _ : once lower-cased (docs/conversations.md). */
 export const LABEL_PATTERN = /^[a-z0-9_:-]{1,50}$/;
@@ -46,7 +45,7 @@ export function parseThreadFilters(query: ThreadFilterQuery, auth: TenantAuth): 
   const filters: ThreadFilters = {};
   if (query.status !== undefined) {
     const parts = query.status.split(',').map((s) => s.trim());
-    const bad = parts.find((s) => !THREAD_STATUSES.includes(s as ThreadStatus));
+    const bad = parts.find((s) => !(THREAD_STATUSES as readonly string[]).includes(s));
     if (bad !== undefined)
       throw errors.validation(`status: expected ${THREAD_STATUSES.join(', ')} (one, or a comma list), got "${bad.slice(0, 40)}"`);
     filters.statuses = [...new Set(parts as ThreadStatus[])];

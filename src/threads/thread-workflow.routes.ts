@@ -4,8 +4,8 @@ import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { Envelope, Nullable, StringEnum } from '../http/schemas.js';
-import { THREAD_STATUSES, ThreadResource } from '../messaging/messaging.resources.js';
 import { changeThread, MAX_LABELS, markThreadRead } from './thread-workflow.service.js';
+import { THREAD_STATUSES, ThreadResource } from './threads.resources.js';
 
 const ThreadParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "the thread's id" }) });
 

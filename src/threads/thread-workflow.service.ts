@@ -6,8 +6,6 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
-import { findThreadViews } from '../messaging/messaging.queries.js';
-import { threadResource } from '../messaging/messaging.resources.js';
 import { assigneeLine, labelsLine, statusLine } from './activity.js';
 import { enqueueSnoozeWake } from './snooze.queue.js';
 import { LABEL_PATTERN } from './thread-filters.js';
@@ -21,6 +19,8 @@ import {
   updateThread,
   userNames,
 } from './thread-workflow.queries.js';
+import { findThreadViews } from './threads.queries.js';
+import { threadResource } from './threads.resources.js';
 
 /** Labels: at most this many on a thread, each 1–50 of `a-z 0-9 - _ :` once lower-cased. */
 export const MAX_LABELS = 20;

@@ -8,9 +8,10 @@ import { errors } from '../http/errors.js';
 import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope } from '../http/schemas.js';
-import { findThread, listThreads } from '../messaging/messaging.queries.js';
-import { MessageResource, ThreadResource, threadResource } from '../messaging/messaging.resources.js';
+import { MessageResource } from '../messaging/messaging.resources.js';
 import { parseThreadFilters, ThreadFilterQuery } from './thread-filters.js';
+import { findThread, listThreads } from './threads.queries.js';
+import { ThreadResource, threadResource } from './threads.resources.js';
 import { transcriptPage } from './threads.service.js';
 
 const ThreadParams = Type.Object({ id: Type.With(BigId, { description: 'the thread id' }) });

@@ -3,7 +3,7 @@ import { messageResources } from '../attachments/message-attachments.js';
 import type { Executor } from '../db/database.js';
 import { errors } from '../http/errors.js';
 import { type CursorQuery, parseCursorQuery } from '../http/pagination.js';
-import { findThread, listMessages } from '../messaging/messaging.queries.js';
+import { findThread, listMessages } from './threads.queries.js';
 
 /**
  * A thread's messages, one cursor page, or `not_found` when the workspace has no such thread:

@@ -1,8 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import * as threadLabelsMigration from '../../migrations/0019_thread_labels.js';
-import { RARE_LABEL_THREADS } from '../../src/messaging/messaging.queries.js';
 import { listLabels } from '../../src/threads/labels.queries.js';
+import { RARE_LABEL_THREADS } from '../../src/threads/threads.queries.js';
 import { useTestContext } from '../helpers/app.js';
 import { seedThread } from '../helpers/conversations.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';

@@ -1,0 +1,78 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+import { BY_CREATED, keysetPage, type SortKey } from '../db/pages.js';
+import type { CursorRequest } from '../http/pagination.js';
+import type { ThreadFilters } from './thread-filters.js';
+
+/** Reading threads as the API shows them: the tenant's list, one thread, a transcript. */
+
+const BY_LAST_MESSAGE: SortKey = { at: 'threads.last_message_at', id: 'threads.id' };
+
+/**
+ * A label carried by at most this many of a workspace's threads is rare: the page reads those
+ * threads by id. A commoner label is found by walking the list in page order, where about one
+ * thread in (threads / carriers) matches. Measured at 100,000 threads (docs/performance.md,
+ * "Conversations"): an id is about 4 µs, a walked thread about 1 µs.
+ */
+export const RARE_LABEL_THREADS = 1000;
+
+/**
+ * The ids of the workspace's threads that carry `label` when they are few (RARE_LABEL_THREADS
+ * at most), else undefined. Read from thread_labels (kept by a trigger on threads), which is
+ * keyed by workspace: threads.labels' GIN index is not, so it cannot tell a label rare here
+ * from one common in another workspace, and the planner then walks every thread of this one.
+ */
+async function rareLabelThreadIds(db: Executor, workspaceId: number, label: string): Promise<number[] | undefined> {
+  const { rows } = await sql<{ thread_id: string }>`
+    SELECT thread_id FROM thread_labels WHERE workspace_id = ${workspaceId} AND name = ${label}
+    LIMIT ${RARE_LABEL_THREADS + 1}`.execute(db);
+  return rows.length > RARE_LABEL_THREADS ? undefined : rows.map((r) => Number(r.thread_id));
+}
+
+/** Threads with what the Thread resource shows beside their own columns: the channel and the contact's name. */
+function threadViews(db: Executor) {
+  return db
+    .selectFrom('threads')
+    .innerJoin('connections', 'connections.id', 'threads.connection_id')
+    .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
+    .selectAll('threads')
+    .select(['connections.integration_key', 'contacts.name as contact_name']);
+}
+
+/**
+ * A workspace's threads, most recently active first, one cursor page, narrowed by `filters`.
+ * One status is an equality (not a list) so that threads_filter_idx returns rows already in
+ * page order.
+ */
+export async function listThreads(db: Executor, workspaceId: number, filters: ThreadFilters, page: CursorRequest) {
+  const { statuses, assignee, connectionId, contactId, label } = filters;
+  // Outside a transaction a thread may lose the label between the two reads: the page still
+  // tests threads.labels, so it never shows a thread without it.
+  const rareIds = label === undefined ? undefined : await rareLabelThreadIds(db, workspaceId, label);
+  const q = threadViews(db)
+    .where('threads.workspace_id', '=', workspaceId)
+    .$if(statuses?.length === 1, (q) => q.where('threads.status', '=', statuses![0]!))
+    .$if((statuses?.length ?? 0) > 1, (q) => q.where('threads.status', 'in', statuses!))
+    .$if(assignee === 'none', (q) => q.where('threads.assignee_id', 'is', null))
+    .$if(typeof assignee === 'number', (q) => q.where('threads.assignee_id', '=', assignee as number))
+    .$if(connectionId !== undefined, (q) => q.where('threads.connection_id', '=', connectionId!))
+    .$if(contactId !== undefined, (q) => q.where('threads.contact_id', '=', contactId!))
+    .$if(label !== undefined, (q) => q.where(sql<boolean>`threads.labels @> ARRAY[${label}]::text[]`))
+    .$if(rareIds !== undefined, (q) => q.where(sql<boolean>`threads.id = ANY(${rareIds}::bigint[])`));
+  return keysetPage(q, BY_LAST_MESSAGE, page);
+}
+
+export async function findThread(db: Executor, workspaceId: number, id: number) {
+  return threadViews(db).where('threads.workspace_id', '=', workspaceId).where('threads.id', '=', id).executeTakeFirst();
+}
+
+/** Threads as the API shows them, by id, for what announces them (any workspace). */
+export async function findThreadViews(db: Executor, ids: number[]) {
+  if (ids.length === 0) return [];
+  return threadViews(db).where('threads.id', 'in', ids).execute();
+}
+
+/** A thread's messages, newest first, one cursor page. */
+export async function listMessages(db: Executor, threadId: number, page: CursorRequest) {
+  return keysetPage(db.selectFrom('messages').selectAll().where('thread_id', '=', threadId), BY_CREATED, page);
+}
