@@ -9,7 +9,9 @@ import { AppError } from './http/errors.js';
 import { createLogger } from './logger.js';
 import { openDatabase, ROLES, type Role, resolveSecretKey, startService } from './main.js';
 import { installProcessGuards } from './process-guards.js';
-import { createUser, createWorkspace, requireWorkspace, USER_ROLES } from './workspaces/workspaces.service.js';
+import { USER_ROLES } from './users/users.resources.js';
+import { createUser } from './users/users.service.js';
+import { createWorkspace, requireWorkspace } from './workspaces/workspaces.service.js';
 
 const USAGE = `Usage: inbox <command> [options]
 

@@ -8,7 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { createDatabase, type Db } from '../../src/db/database.js';
-import { createUser, createWorkspace } from '../../src/workspaces/workspaces.service.js';
+import { createUser } from '../../src/users/users.service.js';
+import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { say, serve } from './common.js';
 import { countMatches, explainSearch, explainThreadPage, seedConversations, seedNeighbour, WORDS } from './conversations.queries.js';
 import type { BenchOptions } from './options.js';

@@ -9,7 +9,7 @@ import type { Deps } from '../deps.js';
 import { clientAddressKey } from '../http/client-address.js';
 import { errors } from '../http/errors.js';
 import { publishEvent } from '../realtime/publish.js';
-import { userResource } from '../workspaces/workspaces.service.js';
+import { userResource } from '../users/users.resources.js';
 import {
   countFailedLogins,
   forgetLoginAttempt,

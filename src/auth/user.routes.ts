@@ -6,8 +6,8 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { Envelope, Meta, NoContent } from '../http/schemas.js';
-import { findUserByEmail } from '../workspaces/workspaces.queries.js';
-import { UserResource, userResource } from '../workspaces/workspaces.service.js';
+import { findUserByEmail } from '../users/users.queries.js';
+import { UserResource, userResource } from '../users/users.resources.js';
 import { optionalAuth, personOf, requireAuth, userOf } from './auth.js';
 import { consumeAuthCode, findLiveSession, findUser } from './sessions.queries.js';
 import {

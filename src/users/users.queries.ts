@@ -29,3 +29,24 @@ export async function lockActiveAdmins(db: Executor, workspaceId: number): Promi
 export async function updateUser(db: Executor, id: number, patch: { name?: string; roles?: string[]; active?: boolean }) {
   return db.updateTable('users').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
+
+export async function insertUser(
+  db: Executor,
+  row: { workspaceId: number; name: string; email: string; passwordHash: string; roles: string[] },
+) {
+  return db
+    .insertInto('users')
+    .values({
+      workspace_id: row.workspaceId,
+      name: row.name,
+      email: row.email,
+      password_hash: row.passwordHash,
+      roles: row.roles,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findUserByEmail(db: Executor, email: string) {
+  return db.selectFrom('users').selectAll().where(sql`lower(email)`, '=', email.toLowerCase()).executeTakeFirst();
+}

@@ -5,9 +5,9 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope, StringEnum } from '../http/schemas.js';
-import { USER_ROLES } from '../workspaces/workspaces.service.js';
 import { listUsers } from './users.queries.js';
-import { addTeamUser, changeTeamUser, TeamUserResource, teamUserResource } from './users.service.js';
+import { TeamUserResource, teamUserResource, USER_ROLES } from './users.resources.js';
+import { addTeamUser, changeTeamUser } from './users.service.js';
 
 const UserParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'the user id' }) });
 const Name = Type.String({ minLength: 1, maxLength: 200, description: 'display name' });

@@ -1,37 +1,34 @@
-import type { Selectable } from 'kysely';
-import { type Static, Type } from 'typebox';
+import argon2 from 'argon2';
 import { findUser } from '../auth/sessions.queries.js';
 import { endSessions } from '../auth/sessions.service.js';
-import type { UsersTable } from '../db/types.js';
+import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
-import { StringEnum, Timestamp } from '../http/schemas.js';
-import { createUser, USER_ROLES } from '../workspaces/workspaces.service.js';
-import { findWorkspaceUser, lockActiveAdmins, updateUser } from './users.queries.js';
+import { requireWorkspace } from '../workspaces/workspaces.service.js';
+import { findUserByEmail, findWorkspaceUser, insertUser, lockActiveAdmins, updateUser } from './users.queries.js';
+import { type TeamUser, teamUserResource, userResource } from './users.resources.js';
 
-/** A member of the team as `/v1/users` shows it: never the password hash. */
-export const TeamUserResource = Type.Object(
-  {
-    id: Type.Integer(),
-    name: Type.String(),
-    email: Type.String(),
-    roles: Type.Array(StringEnum(USER_ROLES)),
-    active: Type.Boolean({ description: 'false: deactivated, cannot sign in' }),
-    createdAt: Timestamp,
-  },
-  { title: 'User' },
-);
-export type TeamUser = Static<typeof TeamUserResource>;
+export function hashPassword(password: string): Promise<string> {
+  return argon2.hash(password, { type: argon2.argon2id });
+}
 
-export function teamUserResource(row: Selectable<UsersTable>): TeamUser {
-  return {
-    id: row.id,
-    name: row.name,
-    email: row.email,
-    roles: row.roles.filter((r): r is (typeof USER_ROLES)[number] => (USER_ROLES as readonly string[]).includes(r)),
-    active: row.active,
-    createdAt: row.created_at.toISOString(),
-  };
+/** A user of the workspace; 409 when any workspace's user has the e-mail already. */
+export async function createUser(
+  db: Executor,
+  workspaceId: number,
+  input: { name: string; email: string; password: string; roles: string[] },
+) {
+  await requireWorkspace(db, workspaceId);
+  if (await findUserByEmail(db, input.email)) throw errors.conflict('a user with this e-mail already exists');
+  const passwordHash = await hashPassword(input.password);
+  const row = await insertUser(db, {
+    workspaceId,
+    name: input.name,
+    email: input.email,
+    passwordHash,
+    roles: [...new Set(input.roles)],
+  });
+  return userResource(row);
 }
 
 export async function addTeamUser(

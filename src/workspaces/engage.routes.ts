@@ -9,7 +9,9 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { IntId } from '../http/ids.js';
 import { Envelope, StringEnum } from '../http/schemas.js';
-import { createUser, createWorkspace, requireWorkspace, USER_ROLES, UserResource, WorkspaceResource } from './workspaces.service.js';
+import { USER_ROLES, UserResource } from '../users/users.resources.js';
+import { createUser } from '../users/users.service.js';
+import { createWorkspace, requireWorkspace, WorkspaceResource } from './workspaces.service.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const WorkspaceParams = Type.Object({ id: Type.With(IntId, { description: 'the workspace id' }) });

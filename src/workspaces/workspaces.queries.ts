@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { offsetPage } from '../db/pages.js';
 import type { OffsetRequest } from '../http/pagination.js';
@@ -14,25 +13,4 @@ export async function findWorkspace(db: Executor, id: number) {
 /** Offset page of workspaces for the operator, oldest first, with the total of the same set. */
 export async function listWorkspaces(db: Executor, page: OffsetRequest) {
   return offsetPage(db.selectFrom('workspaces'), page, (q) => q.selectAll().orderBy('id'));
-}
-
-export async function insertUser(
-  db: Executor,
-  row: { workspaceId: number; name: string; email: string; passwordHash: string; roles: string[] },
-) {
-  return db
-    .insertInto('users')
-    .values({
-      workspace_id: row.workspaceId,
-      name: row.name,
-      email: row.email,
-      password_hash: row.passwordHash,
-      roles: row.roles,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
-export async function findUserByEmail(db: Executor, email: string) {
-  return db.selectFrom('users').selectAll().where(sql`lower(email)`, '=', email.toLowerCase()).executeTakeFirst();
 }

@@ -22,8 +22,8 @@ import type { SearchQuery } from '../../src/threads/search.routes.js';
 import type { ThreadFilterQuery } from '../../src/threads/thread-filters.js';
 import type { ThreadPatchBody } from '../../src/threads/thread-workflow.routes.js';
 import type { ThreadResource } from '../../src/threads/threads.resources.js';
+import type { TeamUserResource, UserResource } from '../../src/users/users.resources.js';
 import type { TeamUserCreate, TeamUserPatch } from '../../src/users/users.routes.js';
-import type { TeamUserResource } from '../../src/users/users.service.js';
 import type { InboxResource, InboxSummary, RequeueResult } from '../../src/webhooks-in/inbox.resource.js';
 import type {
   AttemptResource,
@@ -34,7 +34,7 @@ import type {
   EndpointWithSecret,
 } from '../../src/webhooks-out/endpoint.resources.js';
 import type { ConnectionCreateBody } from '../../src/workspaces/engage.routes.js';
-import type { UserResource, WorkspaceResource } from '../../src/workspaces/workspaces.service.js';
+import type { WorkspaceResource } from '../../src/workspaces/workspaces.service.js';
 
 /**
  * The client's types are plain TypeScript (so its declarations need no server package);

@@ -3,7 +3,8 @@ import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
 import type { ConnectionCredentials } from '../../src/connections/connection-credentials.js';
 import { createConnection } from '../../src/connections/connections.service.js';
 import type { Deps } from '../../src/deps.js';
-import { createUser, createWorkspace } from '../../src/workspaces/workspaces.service.js';
+import { createUser } from '../../src/users/users.service.js';
+import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 
 const unique = () => randomBytes(4).toString('hex');
 

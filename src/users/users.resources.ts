@@ -1,0 +1,43 @@
+import type { Selectable } from 'kysely';
+import { type Static, Type } from 'typebox';
+import type { UsersTable } from '../db/types.js';
+import { StringEnum, Timestamp } from '../http/schemas.js';
+
+/** Roles a user may hold: `admin` (workspace admin) and `operator` (platform staff). */
+export const USER_ROLES = ['admin', 'operator', 'agent'] as const;
+
+/** docs/api.md UserResource. */
+export const UserResource = Type.Object(
+  { id: Type.Integer(), name: Type.String(), email: Type.String(), workspaces_id: Type.Integer(), roles: Type.Array(Type.String()) },
+  { title: 'UserResource' },
+);
+
+/** UserResource of docs/api.md: snake_case `workspaces_id` as the contract names it. */
+export function userResource(row: Selectable<UsersTable>): Static<typeof UserResource> {
+  return { id: row.id, name: row.name, email: row.email, workspaces_id: row.workspace_id, roles: row.roles };
+}
+
+/** A member of the team as `/v1/users` shows it: never the password hash. */
+export const TeamUserResource = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    email: Type.String(),
+    roles: Type.Array(StringEnum(USER_ROLES)),
+    active: Type.Boolean({ description: 'false: deactivated, cannot sign in' }),
+    createdAt: Timestamp,
+  },
+  { title: 'User' },
+);
+export type TeamUser = Static<typeof TeamUserResource>;
+
+export function teamUserResource(row: Selectable<UsersTable>): TeamUser {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    roles: row.roles.filter((r): r is (typeof USER_ROLES)[number] => (USER_ROLES as readonly string[]).includes(r)),
+    active: row.active,
+    createdAt: row.created_at.toISOString(),
+  };
+}
