@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
-import type { ResolveHost } from './webhooks-out/address-guard.js';
+import type { ResolveHost } from './net/address-guard.js';
 
 /**
  * What the process entry builds once and hands to the app, the workers and the CLI.

@@ -3,7 +3,7 @@ import { connectionCredentials, providerCredentials } from '../connections/conne
 import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
-import { systemResolve } from '../webhooks-out/address-guard.js';
+import { systemResolve } from '../net/address-guard.js';
 import { contentTypeOf, OCTET_STREAM, SNIFF_BYTES } from './content-type.js';
 import { enqueueFetchMedia, FETCH_MEDIA_QUEUE, type FetchMediaJob } from './fetch-media.enqueue.js';
 import { countAttempt, findDeliveryBody, findFetchable, type StoredSource, settleAttachment } from './fetch-media.queries.js';

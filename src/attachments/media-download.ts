@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import { describeRefusal, guardedLookup, ipLiteral, type ResolveHost, refusedRange } from '../webhooks-out/address-guard.js';
+import { describeRefusal, guardedLookup, ipLiteral, type ResolveHost, refusedRange } from '../net/address-guard.js';
 
 /** Redirects a download follows at most, each hop checked by the address guard like the first. */
 export const MAX_REDIRECTS = 3;

@@ -4,7 +4,7 @@ import type { IntegrationConfig, IntegrationKey } from '../config.js';
 import { hmacSha256Hex, safeEqual, sha256SignatureDigest } from '../crypto/hmac.js';
 import { parseJson, type RawBody } from '../http/raw-body.js';
 import type { AttachmentKind, NormalisedEvent } from '../messaging/events.js';
-import type { ResolveHost } from '../webhooks-out/address-guard.js';
+import type { ResolveHost } from '../net/address-guard.js';
 
 /**
  * How a delivery was accepted. Stored with the row (webhook_inbox.verification) and handed

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import nodemailer, { type NodemailerError } from 'nodemailer';
 import { safeEqual } from '../crypto/hmac.js';
 import type { NormalisedEvent } from '../messaging/events.js';
-import { checkedAddress, RefusedAddressError, type ResolveHost, systemResolve } from '../webhooks-out/address-guard.js';
+import { checkedAddress, RefusedAddressError, type ResolveHost, systemResolve } from '../net/address-guard.js';
 import {
   arrayOf,
   firstHeader,

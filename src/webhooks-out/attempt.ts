@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
+import { describeRefusal, guardedLookup, ipLiteral, type ResolveHost, refusedRange } from '../net/address-guard.js';
 import { truncate } from '../text/truncate.js';
-import { describeRefusal, guardedLookup, ipLiteral, type ResolveHost, refusedRange } from './address-guard.js';
 
 /** A receiver that has not answered within this long has failed the attempt (docs/outbound-webhooks.md). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;

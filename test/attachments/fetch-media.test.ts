@@ -9,8 +9,8 @@ import { FETCH_MEDIA_QUEUE } from '../../src/attachments/fetch-media.enqueue.js'
 import { insertPendingAttachments, type StoredSource } from '../../src/attachments/fetch-media.queries.js';
 import { fetchMedia, MEDIA_RETRY_DELAYS_SECONDS } from '../../src/attachments/fetch-media.queue.js';
 import { MediaClient } from '../../src/attachments/media-download.js';
+import type { ResolveHost } from '../../src/net/address-guard.js';
 import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
-import type { ResolveHost } from '../../src/webhooks-out/address-guard.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';

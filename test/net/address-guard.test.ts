@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { type ResolveHost, refusedRange } from '../../src/webhooks-out/address-guard.js';
+import { type ResolveHost, refusedRange } from '../../src/net/address-guard.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 import { startReceiver } from '../helpers/receiver.js';
