@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { packageRoot } from '../livechat/widget.routes.js';
+import { packageRoot } from '../paths.js';
 
 /** Where `npm run build` writes the agent console (vite.console.config.ts). */
 export const CONSOLE_DIR = path.join(packageRoot(import.meta.dirname), 'dist', 'console');

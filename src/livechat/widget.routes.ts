@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -8,20 +7,10 @@ import { sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { NoContent } from '../http/schemas.js';
+import { packageRoot } from '../paths.js';
 import { findWidget, type Widget } from './livechat.queries.js';
 
-/**
- * The package's root: the first directory above `from` holding package.json. The widget's
- * files are not compiled, so they are read from src/ whether this module runs from src/
- * (tests, tsx) or from dist/src/ (`npm start`, the Docker image).
- */
-export function packageRoot(from: string): string {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, 'package.json'))) return dir;
-    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
-  }
-}
-
+/** The widget's files are not compiled: read from src/ even when this module runs from dist/src/. */
 export const WIDGET_DIR = path.join(packageRoot(import.meta.dirname), 'src', 'livechat', 'widget');
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { packageRoot, WIDGET_DIR } from '../../src/livechat/widget.routes.js';
+import { WIDGET_DIR } from '../../src/livechat/widget.routes.js';
+import { packageRoot } from '../../src/paths.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 import { makeWidget } from '../helpers/livechat.js';
