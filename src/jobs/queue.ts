@@ -1,7 +1,6 @@
 import { fromKysely, type Queue, type WorkOptions } from 'pg-boss';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
-import type { IngestLoad } from '../webhooks-in/ingest-priority.js';
 
 /**
  * One queue: its name, its pg-boss options and, when a worker serves it, the handler.
@@ -18,6 +17,15 @@ export interface QueueDefinition<T extends object = object> {
     options: WorkOptions;
     handle: (deps: Deps, jobs: { id: string; data: T }[], context?: WorkerContext) => Promise<void>;
   };
+}
+
+/**
+ * What the worker reads of ingestion in its own process: how many deliveries wait for their
+ * commit. The process entry hands the app's InboxWriter to the workers it starts (role `all`);
+ * a worker in a process of its own gets none.
+ */
+export interface IngestLoad {
+  readonly held: number;
 }
 
 /** What the process entry hands its workers besides the deps, as values passed at start. */

@@ -1,9 +1,9 @@
 import { isDatabaseUnavailable, withClientTransaction } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
+import type { IngestLoad } from '../jobs/queue.js';
 import { enqueueDeliveries, JOB_DELIVERIES } from './inbox.enqueue.js';
 import { insertInboxRows, type NewInboxRow } from './inbox.queries.js';
-import type { IngestLoad } from './ingest-priority.js';
 
 interface Pending {
   row: NewInboxRow;

@@ -1,13 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-
-/**
- * What the worker reads of ingestion in its own process: how many deliveries wait for their
- * commit. The process entry hands the app's InboxWriter to the workers it starts (role `all`);
- * a worker in a process of its own gets none.
- */
-export interface IngestLoad {
-  readonly held: number;
-}
+import type { IngestLoad } from '../jobs/queue.js';
 
 /**
  * The time yieldToIngest reads and waits on: ms since the epoch (the scale of a delivery's
