@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { AttachmentStorage } from './attachments/storage.js';
+import type { VisitorBus } from './channels/livechat.js';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import type { Logger } from './logger.js';
@@ -24,6 +25,8 @@ export interface Deps {
   secretKey: Buffer;
   /** Where attachments' bytes live (INBOX_STORAGE). */
   storage: AttachmentStorage;
+  /** Live chat's bus to the api process holding a visitor's socket, for senders of replies. */
+  visitors: VisitorBus;
   /** The clock; tests inject a fixed one to check schedules without waiting. */
   now: () => Date;
   /** How outbound webhooks resolve host names; the system resolver when absent (tests name their own). */

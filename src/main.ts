@@ -12,6 +12,7 @@ import { migrateToLatest } from './db/migrate.js';
 import type { Deps } from './deps.js';
 import { startBoss } from './jobs/boss.js';
 import { createQueues, type RunningWorkers, startWorkers } from './jobs/registry.js';
+import { visitorBus } from './livechat/visitor-events.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { InboxWriter } from './webhooks-in/inbox-writer.js';
@@ -170,6 +171,7 @@ export async function openInfrastructure(config: Config, log: Logger, options: {
       jwtSecret,
       secretKey,
       storage: createStorage(config, opened.database.db),
+      visitors: visitorBus(opened.database.db),
       now: () => new Date(),
     };
     return {

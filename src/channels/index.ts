@@ -16,7 +16,7 @@ import { whatsappSessionWahaAdapter } from './whatsapp-session-waha.js';
 
 /**
  * Every integration key's adapter; the ingestion route knows nothing else about providers.
- * Live chat's here is its webhook side only; a sender builds its own with `sendersWith`.
+ * Live chat's here is its webhook side only; a sender's comes from `sendersWith` and the deps' bus.
  */
 export const adapters: Record<IntegrationKey, WebhookAdapter> = {
   'social_one.native': socialAdapter('social_one.native'),
@@ -39,7 +39,7 @@ export function adapterFor(key: string): WebhookAdapter | undefined {
   return Object.hasOwn(adapters, key) ? adapters[key as IntegrationKey] : undefined;
 }
 
-/** What a sender needs besides the providers' HTTP APIs: live chat's visitor bus. */
+/** What a sender needs besides the providers' HTTP APIs: live chat's visitor bus (the deps carry it). */
 export interface SendBuses {
   visitors: VisitorBus;
 }

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { VisitorBus } from '../channels/livechat.js';
 import type { Executor } from '../db/database.js';
 
 /**
@@ -33,4 +34,14 @@ export interface VisitorBlocked {
 export async function publishVisitorEvents(db: Executor, events: (VisitorEvent | VisitorBlocked)[]): Promise<void> {
   if (events.length === 0) return;
   await sql`SELECT pg_notify(${VISITOR_CHANNEL}, e) FROM unnest(${events.map((e) => JSON.stringify(e))}::text[]) AS e`.execute(db);
+}
+
+/**
+ * Live chat's bus for senders: the reply is announced at once, before its outcome commits, so
+ * whichever api process holds the visitor's socket takes it now. That process reads the message
+ * and marks it `delivered` (from `queued` or `sent`, whichever it finds); the sender's `sent` is
+ * then written only if it is still `queued`, so the two orders end the same.
+ */
+export function visitorBus(db: Executor): VisitorBus {
+  return { offer: ({ visitor, messageId }) => publishVisitorEvents(db, [{ type: 'message.created', visitor, messageId }]) };
 }

@@ -2,13 +2,11 @@ import type { PgBoss } from 'pg-boss';
 import { attachmentsOf } from '../attachments/attachments.queries.js';
 import type { OutboundAttachment, SendOutcome, WebhookAdapter } from '../channels/channel.js';
 import { sendersWith } from '../channels/index.js';
-import type { VisitorBus } from '../channels/livechat.js';
 import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials, providerCredentials } from '../connections/connection-credentials.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, jobsIn, type QueueDefinition } from '../jobs/queue.js';
-import { publishVisitorEvents } from '../livechat/visitor-events.js';
 import { announce } from '../messaging/announce.js';
 import { MissingBytesError, outboundAttachments } from './outbound-attachments.js';
 import { findSendContexts, type SendResult } from './replies.queries.js';
@@ -49,16 +47,6 @@ function subjectOf(text: string | null): string | undefined {
 }
 
 type SendContext = Awaited<ReturnType<typeof findSendContexts>>[number];
-
-/**
- * Live chat's bus: the reply is announced at once, before its outcome commits, so whichever
- * api process holds the visitor's socket takes it now. That process reads the message and
- * marks it `delivered` (from `queued` or `sent`, whichever it finds); this worker's `sent`
- * is then written only if it is still `queued`, so the two orders end the same.
- */
-function visitorBus(deps: Deps): VisitorBus {
-  return { offer: ({ visitor, messageId }) => publishVisitorEvents(deps.db, [{ type: 'message.created', visitor, messageId }]) };
-}
 
 /** Calls the provider for one reply; never throws (an unexpected error is a retryable outcome). */
 async function sendOne(
@@ -156,7 +144,7 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
       }
       return p;
     };
-    const senderOf = sendersWith({ visitors: visitorBus(deps) });
+    const senderOf = sendersWith(deps);
     // One read for the batch's attachments too; most replies have none.
     const stored = await attachmentsOf(
       deps.db,

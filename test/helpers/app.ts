@@ -7,6 +7,7 @@ import { createDatabase, type DatabaseOptions } from '../../src/db/database.js';
 import type { Deps } from '../../src/deps.js';
 import { startBoss } from '../../src/jobs/boss.js';
 import { startWorkers } from '../../src/jobs/registry.js';
+import { visitorBus } from '../../src/livechat/visitor-events.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
 import { InboxWriter } from '../../src/webhooks-in/inbox-writer.js';
@@ -75,6 +76,7 @@ export async function startTestContext(options: TestContextOptions = {}): Promis
     jwtSecret: JWT_SECRET,
     secretKey: Buffer.from(SECRET_KEY_HEX, 'hex'),
     storage: createStorage(config, db),
+    visitors: visitorBus(db),
     now: options.now ?? (() => new Date()),
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
   };
