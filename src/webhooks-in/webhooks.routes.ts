@@ -1,52 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import {
-  bytesToKeep,
-  firstHeader,
-  parseBody,
-  type Query,
-  storableText,
-  type Verification,
-  type VerifyContext,
-  type VerifyRequest,
-  type WebhookAdapter,
-} from '../channels/channel.js';
+import { bytesToKeep, parseBody, type Query, storableText } from '../channels/channel.js';
 import { adapterFor } from '../channels/index.js';
-import { findAccountBySecretHash } from '../connections/telegram-webhook.queries.js';
-import { sha256Hex } from '../crypto/hmac.js';
 import { uuid7 } from '../crypto/uuid7.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
-import { acceptRawBodies, type RawBody, rawBodyFrom } from '../http/raw-body.js';
-import { findOutboundByExternalId } from '../messaging/messaging.queries.js';
+import { acceptRawBodies, rawBodyFrom } from '../http/raw-body.js';
 import type { InboxWriter } from './inbox-writer.js';
-import { claimWebhookToken, releaseWebhookTokens } from './webhook-tokens.queries.js';
-
-/** Headers INBOX_LOG_WEBHOOKS reads the signing header from, in order (docs/webhooks.md). */
-const LOGGED_SIGNATURE_HEADERS = [
-  'x-hub-signature-256',
-  'x-service-signature',
-  'x-gatewayone-signature',
-  'x-webhook-signature',
-  'x-signature',
-  'x-twilio-signature',
-  'x-webhook-hmac',
-];
-/**
- * Integrations whose "signature" header is the shared secret itself (the e-mail adapter's
- * `x-vendor-auth`/`x-service-signature`): logging it would hand out the credential, so only
- * its first 4 characters are logged, enough to tell which secret a sender used.
- */
-const BEARER_SECRET_HEADERS = new Set(['email']);
-
-function loggedSignature(key: string, headers: FastifyRequest['headers']): string | null {
-  const value = firstHeader(headers, LOGGED_SIGNATURE_HEADERS);
-  if (value === undefined) return null;
-  return BEARER_SECRET_HEADERS.has(key) ? `${value.slice(0, 4)}…` : value;
-}
-/** Integrations that can never be accepted, whatever the flags say (docs/webhooks.md, "Integrations"). */
-const NEVER_ACCEPTED = new Set(['livechat', 'ai']);
+import { deliveryVerifier, logDelivery, type TokenClaim } from './verify-delivery.js';
 
 const Params = Type.Object({
   integrationKey: Type.String({ description: "the integration key configured in the provider's dashboard (whatsapp, sms, …)" }),
@@ -70,27 +32,7 @@ const ingestSchema = {
  * integration posts binary parts).
  */
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: InboxWriter }> = async (app, { deps, writer }) => {
-  const isKnownOutboundMessage = async (integrationKey: string, id: string) =>
-    (await findOutboundByExternalId(deps.db, integrationKey, [id])).length > 0;
-  const accountBySecret = (integrationKey: string, secret: string) => findAccountBySecretHash(deps.db, integrationKey, sha256Hex(secret));
-  /**
-   * A request's context: the one-time tokens it claims are its own, to give back if it is not
-   * stored. `request` is built only when a verifier reads it (Twilio's signed URL), so the
-   * other providers' deliveries build no URLs.
-   */
-  const contextFor = (claims: { integrationKey: string; token: string }[], request: FastifyRequest, key: string): VerifyContext => ({
-    isKnownOutboundMessage,
-    accountBySecret,
-    now: deps.now,
-    async claimOnce(integrationKey, token, expiresAt) {
-      const claimed = await claimWebhookToken(deps.db, integrationKey, token, expiresAt, deps.now());
-      if (claimed) claims.push({ integrationKey, token });
-      return claimed;
-    },
-    get request() {
-      return verifyRequest(deps, request, key);
-    },
-  });
+  const verifier = deliveryVerifier(deps);
 
   acceptRawBodies(app);
 
@@ -119,11 +61,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
     if (!adapter) throw errors.notFound('integration');
     const body = rawBodyFrom(request);
     const rawBody = adapter.binaryParts ? storableText(body.text) : body.text;
-    if (deps.config.logWebhooks) {
-      request.log.info({ integrationKey: key, signature: loggedSignature(key, request.headers), rawBody }, 'inbound webhook');
-    }
-    const claims: { integrationKey: string; token: string }[] = [];
-    const verification = await verify(deps, adapter, body, request, contextFor(claims, request, key));
+    if (deps.config.logWebhooks) logDelivery(request, key, rawBody);
+    const claims: TokenClaim[] = [];
+    const verification = await verifier.verify(adapter, body, request, claims);
     if (!verification.ok) {
       deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'rejected' });
       throw errors.invalidApiKey(verification.reason ?? 'webhook signature or shared secret is missing or wrong');
@@ -147,8 +87,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
       });
     } catch (err) {
       // Not stored: the provider sends it again with the same one-time token, which must pass.
-      if (claims.length > 0)
-        await releaseWebhookTokens(deps.db, claims).catch((e: unknown) => request.log.warn({ err: e }, 'token release failed'));
+      await verifier.release(request, claims);
       throw err;
     }
     deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'accepted' });
@@ -169,40 +108,3 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inbo
   );
   app.post('/:integrationKey', { schema: ingestSchema }, (request, reply) => ingest(request, reply, request.params.integrationKey));
 };
-
-/** What a verifier may know of the request besides its headers and body. */
-function verifyRequest(deps: Deps, request: FastifyRequest, key: string): VerifyRequest {
-  return {
-    publicUrl: deps.config.publicUrl + request.url,
-    requestUrl: `${request.protocol}://${request.host}${request.url}`,
-    warn: (message) => request.log.warn({ integrationKey: key }, message),
-  };
-}
-
-async function verify(
-  deps: Deps,
-  adapter: WebhookAdapter,
-  body: RawBody,
-  request: FastifyRequest,
-  ctx: VerifyContext,
-): Promise<Verification> {
-  const key = adapter.key;
-  const cfg = deps.config.integrations[key] ?? {};
-  if (NEVER_ACCEPTED.has(key)) return { ok: false };
-  // Postgres text cannot hold NUL, and no provider delivery but a binary part contains one:
-  // refused like a bad signature, unless the integration posts binary parts (attachments).
-  if (!adapter.binaryParts && body.text.includes('\u0000')) return { ok: false };
-  if (cfg.skipVerify) return { ok: true, via: 'skipped' };
-  let result: Verification;
-  try {
-    result = await adapter.verify(body, request.headers, cfg, ctx);
-  } catch (err) {
-    request.log.warn({ err, integrationKey: key }, 'webhook verification error');
-    result = { ok: false };
-  }
-  if (!result.ok && deps.config.skipWebhookVerify) {
-    request.log.warn({ integrationKey: key }, `${key}: webhook signature unverified, accepted because INBOX_SKIP_WEBHOOK_VERIFY=true`);
-    return { ok: true, via: 'skipped' };
-  }
-  return result;
-}
