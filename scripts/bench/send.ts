@@ -10,7 +10,7 @@ import type { Db } from '../../src/db/database.js';
 import { startBoss } from '../../src/jobs/boss.js';
 import { jobsIn } from '../../src/jobs/queue.js';
 import { createLogger } from '../../src/logger.js';
-import { SEND_QUEUE } from '../../src/replies/send-message.queue.js';
+import { SEND_QUEUE } from '../../src/replies/send-message.enqueue.js';
 import {
   insertQueuedReplies,
   lastMessageId,

@@ -4,7 +4,7 @@ import type { Executor } from '../db/database.js';
 import { PREVIEW_LENGTH } from '../messaging/announcements.js';
 import { insertReply } from './replies.queries.js';
 import { lockUnusedAttachments, replyPreview } from './reply-attachments.js';
-import { enqueueSend } from './send-message.queue.js';
+import { enqueueSend } from './send-message.enqueue.js';
 
 export interface OutboundMessage {
   workspaceId: number;

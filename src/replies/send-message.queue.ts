@@ -1,19 +1,17 @@
-import type { PgBoss } from 'pg-boss';
 import { attachmentsOf } from '../attachments/attachments.queries.js';
 import type { OutboundAttachment, SendOutcome, WebhookAdapter } from '../channels/channel.js';
 import { sendersWith } from '../channels/index.js';
 import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials, providerCredentials } from '../connections/connection-credentials.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
-import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
-import { HEARTBEAT_SECONDS, jobsIn, type QueueDefinition } from '../jobs/queue.js';
+import { HEARTBEAT_SECONDS, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
 import { MissingBytesError, outboundAttachments } from './outbound-attachments.js';
 import { findSendContexts, type SendResult } from './replies.queries.js';
 import { claimSends, holdClaims, SEND_CLAIM_MARGIN_MS, settleClaims } from './send-claim.js';
+import { enqueueSend, SEND_QUEUE, type SendJob } from './send-message.enqueue.js';
 import { nextSendAttempt, SEND_RETRY_DELAYS_SECONDS } from './send-policy.js';
 
-export const SEND_QUEUE = 'send-message';
 /** A provider that has not answered in this long is a retryable failure (docs/replies.md). */
 export const SEND_TIMEOUT_MS = 10_000;
 /** A send claimed longer ago than this was abandoned (its process died mid-send) and may be taken over. */
@@ -27,17 +25,6 @@ export interface ClaimTiming {
   refreshMs: number;
 }
 const CLAIM_TIMING: ClaimTiming = { staleAfterMs: SEND_CLAIM_STALE_MS, refreshMs: SEND_CLAIM_REFRESH_MS };
-
-export interface SendJob {
-  messageId: number;
-  /** 1 for the first try; each retry of a retryable outcome adds one. */
-  attempt: number;
-}
-
-/** The one way a reply is queued: by the route (with its message row) and for a retry. */
-export async function enqueueSend(boss: PgBoss, trx: Executor, job: SendJob, startAfter?: Date): Promise<void> {
-  await boss.send(SEND_QUEUE, job, { db: jobsIn(trx), ...(startAfter ? { startAfter } : {}) });
-}
 
 /** The first line of an inbound e-mail's text is its subject (see the e-mail channel's normaliser). */
 function subjectOf(text: string | null): string | undefined {

@@ -1,26 +1,14 @@
-import type { PgBoss } from 'pg-boss';
-import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
-import { jobsIn, type QueueDefinition } from '../jobs/queue.js';
+import type { QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { SNOOZE_ENDED } from './activity.js';
+import { SNOOZE_QUEUE, type SnoozeJob } from './snooze.enqueue.js';
 import { insertTranscriptLines, wakeSnoozed } from './thread-workflow.queries.js';
 import { findThreadViews } from './threads.queries.js';
 
-export const SNOOZE_QUEUE = 'thread-snooze';
 /** Every minute, a sweep ends any snooze whose own job was lost or ran early (clock skew). */
 export const SNOOZE_SWEEP_CRON = '* * * * *';
-
-/** Ends the snooze of `threadId`; without one (the sweep), every snooze that is due. */
-export interface SnoozeJob {
-  threadId?: number;
-}
-
-/** The one way a snooze's end is queued: a job that starts when the snooze ends. */
-export async function enqueueSnoozeWake(boss: PgBoss, trx: Executor, job: SnoozeJob, startAfter: Date): Promise<void> {
-  await boss.send(SNOOZE_QUEUE, job, { db: jobsIn(trx), startAfter });
-}
 
 /**
  * Opens the threads whose snooze has ended, writes "the snooze ended" into each transcript

@@ -7,7 +7,7 @@ import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { assigneeLine, labelsLine, statusLine } from './activity.js';
-import { enqueueSnoozeWake } from './snooze.queue.js';
+import { enqueueSnoozeWake } from './snooze.enqueue.js';
 import { LABEL_PATTERN } from './thread-filters.js';
 import {
   apiKeyName,

@@ -12,7 +12,7 @@ import { type AttemptResult, WebhookSender } from './attempt.js';
 import { type AttemptRecord, type DeliverySettlement, findDispatchContexts, recordAttempts } from './deliveries.queries.js';
 import { signingSecrets } from './endpoint-secrets.js';
 import { clearFailureStreaks, disableEndpoints, endpointIdsOf, endpointWorkspaces, startFailureStreaks } from './endpoints.queries.js';
-import { type AttemptJob, enqueueAttempts, JOB_DELIVERIES, OUTBOUND_CHANNEL, OUTBOUND_QUEUE } from './outbound.queue.js';
+import { type AttemptJob, enqueueAttempts, JOB_DELIVERIES, OUTBOUND_CHANNEL, OUTBOUND_QUEUE } from './outbound.enqueue.js';
 import { webhookHeaders } from './signing.js';
 
 /** At most this many deliveries of one endpoint are in flight, across every worker process (docs/outbound-webhooks.md). */

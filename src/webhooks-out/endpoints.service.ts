@@ -16,7 +16,7 @@ import {
   nextEndpointId,
   replaceSecret,
 } from './endpoints.queries.js';
-import { enqueueAttempts } from './outbound.queue.js';
+import { enqueueAttempts } from './outbound.enqueue.js';
 import { deliverEvents } from './outbox.js';
 import { generateSecret, isValidSecret } from './signing.js';
 

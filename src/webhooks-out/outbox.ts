@@ -4,7 +4,7 @@ import type { Executor } from '../db/database.js';
 import type { OutboundEvent } from '../messaging/events.js';
 import { insertDeliveries, insertEvents, type NewEvent } from './deliveries.queries.js';
 import { findSubscribedEndpoints } from './endpoints.queries.js';
-import { enqueueAttempts, jobIdsFor } from './outbound.queue.js';
+import { enqueueAttempts, jobIdsFor } from './outbound.enqueue.js';
 
 /** The public id of an event: `evt_` and its UUIDv7 without dashes. */
 export function publicEventId(id: string): string {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeProviders } from '../../harness/fake-providers.js';
-import { SEND_QUEUE } from '../../src/replies/send-message.queue.js';
+import { SEND_QUEUE } from '../../src/replies/send-message.enqueue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { makeWidget, openSocket, startVisitor, visitorSays } from '../helpers/livechat.js';

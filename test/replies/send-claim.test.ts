@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeProviders } from '../../harness/fake-providers.js';
-import { SEND_CLAIM_STALE_MS, SEND_QUEUE, type SendJob, sendBatch, sendQueue } from '../../src/replies/send-message.queue.js';
+import { SEND_QUEUE, type SendJob } from '../../src/replies/send-message.enqueue.js';
+import { SEND_CLAIM_STALE_MS, sendBatch, sendQueue } from '../../src/replies/send-message.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';

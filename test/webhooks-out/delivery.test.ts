@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeProviders } from '../../harness/fake-providers.js';
-import { OUTBOUND_QUEUE } from '../../src/webhooks-out/outbound.queue.js';
+import { OUTBOUND_QUEUE } from '../../src/webhooks-out/outbound.enqueue.js';
 import { writeOutbox } from '../../src/webhooks-out/outbox.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { PgBoss } from 'pg-boss';
+import type { Executor } from '../db/database.js';
+import { jobsIn } from '../jobs/queue.js';
+
+/**
+ * Attempts of outbound deliveries: one job carries up to JOB_DELIVERIES deliveries of one
+ * endpoint, and its group is that endpoint, so one job per endpoint is active at a time.
+ */
+export const OUTBOUND_QUEUE = 'outbound-webhook';
+/**
+ * Deliveries per job. A job of a receiver that never answers takes JOB_DELIVERIES / 10 × 10 s
+ * (ten in flight, each timing out), well inside the queue's expiry; a larger job costs a busy
+ * endpoint fewer fetches.
+ */
+export const JOB_DELIVERIES = 50;
+/** NOTIFY channel that wakes the dispatchers when attempts are due now. */
+export const OUTBOUND_CHANNEL = 'inbox_webhooks_out';
+
+export interface AttemptJob {
+  deliveryIds: number[];
+}
+
+export interface AttemptItem {
+  deliveryId: number;
+  endpointId: number;
+  /**
+   * The job's id, recorded on the delivery: a job whose id a delivery no longer names skips it.
+   * Items with one job id form one job (same endpoint, same start).
+   */
+  jobId: string;
+  startAfter?: Date;
+}
+
+/**
+ * The one way an attempt is queued: by the outbox (first attempts), the dispatcher (retries),
+ * the test and redeliver routes. Joins the caller's transaction, so an attempt exists exactly
+ * when the change that caused it committed.
+ */
+export async function enqueueAttempts(boss: PgBoss, trx: Executor, items: AttemptItem[]): Promise<void> {
+  if (items.length === 0) return;
+  const jobs = new Map<string, AttemptItem[]>();
+  for (const i of items) {
+    const job = jobs.get(i.jobId);
+    if (job) job.push(i);
+    else jobs.set(i.jobId, [i]);
+  }
+  await boss.insert(
+    OUTBOUND_QUEUE,
+    [...jobs.entries()].map(([id, [first, ...rest]]) => ({
+      id,
+      data: { deliveryIds: [first!.deliveryId, ...rest.map((i) => i.deliveryId)] } satisfies AttemptJob,
+      group: { id: String(first!.endpointId) },
+      ...(first!.startAfter ? { startAfter: first!.startAfter } : {}),
+    })),
+    { db: jobsIn(trx) },
+  );
+  // Sent at commit, once per transaction however many attempts it queued.
+  if (items.some((i) => !i.startAfter)) await sql`SELECT pg_notify(${OUTBOUND_CHANNEL}, '')`.execute(trx);
+}
+
+/** Job ids for `count` deliveries of one endpoint due together: a new one every JOB_DELIVERIES. */
+export function jobIdsFor(count: number): string[] {
+  const ids: string[] = [];
+  let id = '';
+  for (let n = 0; n < count; n++) {
+    if (n % JOB_DELIVERIES === 0) id = randomUUID();
+    ids.push(id);
+  }
+  return ids;
+}
