@@ -1,7 +1,7 @@
 import type { IntegrationKey } from '../config.js';
 import { connectionCredentials, providerCredentials } from '../connections/connection-credentials.js';
 import type { Deps } from '../deps.js';
-import { HEARTBEAT_SECONDS, type QueueDefinition } from '../jobs/queue.js';
+import { defaultQueueOptions, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
 import { systemResolve } from '../net/address-guard.js';
 import { contentTypeOf, OCTET_STREAM, SNIFF_BYTES } from './content-type.js';
@@ -156,14 +156,11 @@ export function mediaClient(deps: Deps, options: FetchOptions = { timeoutMs: MED
 export const fetchMediaQueue: QueueDefinition<FetchMediaJob> = {
   name: FETCH_MEDIA_QUEUE,
   options: {
+    ...defaultQueueOptions,
     retryLimit: 5,
     retryDelay: 5,
-    retryBackoff: true,
-    retryDelayMax: 300,
     // A 25 MB file over a slow link; the heartbeat, not this, notices a dead worker.
     expireInSeconds: 30 * 60,
-    heartbeatSeconds: HEARTBEAT_SECONDS,
-    deleteAfterSeconds: 7 * 24 * 3600,
     notify: true,
   },
   worker: {

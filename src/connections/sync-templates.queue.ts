@@ -4,7 +4,7 @@ import { fetchWhatsappTemplates } from '../channels/whatsapp-templates.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
-import { HEARTBEAT_SECONDS, jobsIn, type QueueDefinition } from '../jobs/queue.js';
+import { defaultQueueOptions, jobsIn, type QueueDefinition } from '../jobs/queue.js';
 import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials } from './connection-credentials.js';
 import { findConnection } from './connections.queries.js';
 import { componentText, countParameters } from './template-parameters.js';
@@ -84,17 +84,7 @@ export async function syncTemplates(deps: Deps, job: SyncTemplatesJob): Promise<
  */
 export const syncTemplatesQueue: QueueDefinition<SyncTemplatesJob> = {
   name: SYNC_TEMPLATES_QUEUE,
-  options: {
-    policy: 'stately',
-    retryLimit: 5,
-    retryDelay: 5,
-    retryBackoff: true,
-    retryDelayMax: 300,
-    expireInSeconds: 600,
-    heartbeatSeconds: HEARTBEAT_SECONDS,
-    deleteAfterSeconds: 7 * 24 * 3600,
-    notify: true,
-  },
+  options: { ...defaultQueueOptions, policy: 'stately', retryLimit: 5, retryDelay: 5, expireInSeconds: 600, notify: true },
   worker: {
     options: { batchSize: 1, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 2, localConcurrency: 2 },
     async handle(deps, jobs) {

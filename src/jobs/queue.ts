@@ -45,6 +45,23 @@ export interface WorkerContext {
  */
 export const HEARTBEAT_SECONDS = 10;
 
+/**
+ * What a queue's jobs get unless its definition says otherwise. Handlers record their own
+ * outcomes and schedule their own retries, so pg-boss's retry covers only what a handler
+ * cannot record: a worker that died holding a job (its heartbeat stops) or a database that
+ * was away. It starts at 1 s, so a dead worker's jobs are taken up again at once, and backs
+ * off to 5 min over 12 tries; a job may run 2 minutes, and finished jobs are kept a week.
+ */
+export const defaultQueueOptions = {
+  retryLimit: 12,
+  retryDelay: 1,
+  retryBackoff: true,
+  retryDelayMax: 300,
+  expireInSeconds: 120,
+  heartbeatSeconds: HEARTBEAT_SECONDS,
+  deleteAfterSeconds: 7 * 24 * 3600,
+} satisfies QueueDefinition['options'];
+
 /** pg-boss's view of a Kysely transaction, so a job joins the caller's commit. */
 export function jobsIn(trx: Executor) {
   return fromKysely(trx as Parameters<typeof fromKysely>[0]);

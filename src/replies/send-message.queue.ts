@@ -4,7 +4,7 @@ import { sendersWith } from '../channels/index.js';
 import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials, providerCredentials } from '../connections/connection-credentials.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
-import { HEARTBEAT_SECONDS, type QueueDefinition } from '../jobs/queue.js';
+import { defaultQueueOptions, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
 import { MissingBytesError, outboundAttachments } from './outbound-attachments.js';
 import { findSendContexts, type SendResult } from './replies.queries.js';
@@ -195,16 +195,7 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
  */
 export const sendQueue: QueueDefinition<SendJob> = {
   name: SEND_QUEUE,
-  options: {
-    retryLimit: 12,
-    retryDelay: 1,
-    retryBackoff: true,
-    retryDelayMax: 300,
-    expireInSeconds: 120,
-    heartbeatSeconds: HEARTBEAT_SECONDS,
-    deleteAfterSeconds: 7 * 24 * 3600,
-    notify: true,
-  },
+  options: { ...defaultQueueOptions, notify: true },
   worker: {
     // Sends are I/O: batches of 50 sent at once, four batches in flight per worker, fetched
     // as soon as they are queued; retries and the jobs of a worker that died, which no NOTIFY

@@ -1,6 +1,6 @@
 import { uuid7Time } from '../crypto/uuid7.js';
 import type { Deps } from '../deps.js';
-import { HEARTBEAT_SECONDS, type QueueDefinition } from '../jobs/queue.js';
+import { defaultQueueOptions, type QueueDefinition } from '../jobs/queue.js';
 import { type DeliveriesJob, idsOf, WEBHOOK_QUEUE } from './inbox.enqueue.js';
 import { systemClock, yieldToIngest } from './ingest-priority.js';
 import { type BatchOutcome, processDeliveries } from './process-deliveries.js';
@@ -25,16 +25,7 @@ export const MAX_YIELD_PER_FETCH_MS = 30_000;
  */
 export const webhookQueue: QueueDefinition<DeliveriesJob> = {
   name: WEBHOOK_QUEUE,
-  options: {
-    retryLimit: 20,
-    retryDelay: 1,
-    retryBackoff: true,
-    retryDelayMax: 300,
-    expireInSeconds: 120,
-    heartbeatSeconds: HEARTBEAT_SECONDS,
-    deleteAfterSeconds: 7 * 24 * 3600,
-    notify: true,
-  },
+  options: { ...defaultQueueOptions, retryLimit: 20, notify: true },
   worker: {
     // NOTIFY wakes the worker for new jobs only; retries, rechecks and the jobs of a worker
     // that died become due silently, and are found by the poll (pg-boss's default with NOTIFY

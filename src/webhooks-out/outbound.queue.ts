@@ -1,4 +1,4 @@
-import { HEARTBEAT_SECONDS, type QueueDefinition } from '../jobs/queue.js';
+import { defaultQueueOptions, type QueueDefinition } from '../jobs/queue.js';
 import { type AttemptJob, OUTBOUND_QUEUE } from './outbound.enqueue.js';
 
 /**
@@ -9,13 +9,5 @@ import { type AttemptJob, OUTBOUND_QUEUE } from './outbound.enqueue.js';
  */
 export const outboundQueue: QueueDefinition<AttemptJob> = {
   name: OUTBOUND_QUEUE,
-  options: {
-    retryLimit: 12,
-    retryDelay: 1,
-    retryBackoff: true,
-    retryDelayMax: 300,
-    expireInSeconds: 120,
-    heartbeatSeconds: HEARTBEAT_SECONDS,
-    deleteAfterSeconds: 7 * 24 * 3600,
-  },
+  options: defaultQueueOptions,
 };
