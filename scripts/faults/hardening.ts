@@ -23,8 +23,9 @@ import {
 import { whatsappTextBody } from '../../harness/whatsapp-delivery.js';
 import { CREDENTIALS_DO_NOT_OPEN, sealCredentials } from '../../src/connections/connection-credentials.js';
 import { hmacSha256Hex } from '../../src/crypto/hmac.js';
-import { ENDPOINT_IN_FLIGHT, SECRET_REASON, WORKSPACE_JOBS } from '../../src/webhooks-out/dispatcher.js';
+import { ENDPOINT_IN_FLIGHT, WORKSPACE_JOBS } from '../../src/webhooks-out/dispatcher.js';
 import { sealSecret } from '../../src/webhooks-out/endpoint-secrets.js';
+import { SECRET_REASON } from '../../src/webhooks-out/settle.js';
 import { BANNER, startCountingListener, startWebhookReceiver } from './hardening-peers.js';
 import type { FaultPart } from './part.js';
 

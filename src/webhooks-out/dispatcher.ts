@@ -1,28 +1,21 @@
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Job } from 'pg-boss';
 import { SecretBoxError } from '../crypto/secret-box.js';
 import { PgListener } from '../db/listener.js';
 import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, jobsIn } from '../jobs/queue.js';
-import { afterFailedAttempt } from '../jobs/retry-policy.js';
 import { systemResolve } from '../net/address-guard.js';
 import { packageVersion } from '../version.js';
-import { type AttemptResult, WebhookSender } from './attempt.js';
-import { type AttemptRecord, type DeliverySettlement, findDispatchContexts, recordAttempts } from './deliveries.queries.js';
+import { WebhookSender } from './attempt.js';
+import { findDispatchContexts, recordAttempts } from './deliveries.queries.js';
 import { signingSecrets } from './endpoint-secrets.js';
 import { clearFailureStreaks, disableEndpoints, endpointIdsOf, endpointWorkspaces, startFailureStreaks } from './endpoints.queries.js';
-import { type AttemptJob, enqueueAttempts, JOB_DELIVERIES, OUTBOUND_CHANNEL, OUTBOUND_QUEUE } from './outbound.enqueue.js';
+import { type AttemptJob, enqueueAttempts, OUTBOUND_CHANNEL, OUTBOUND_QUEUE } from './outbound.enqueue.js';
+import { type Context, FAILING_REASON, GONE_REASON, type Held, type Result, SECRET_REASON, settle } from './settle.js';
 import { webhookHeaders } from './signing.js';
 
 /** At most this many deliveries of one endpoint are in flight, across every worker process (docs/outbound-webhooks.md). */
 export const ENDPOINT_IN_FLIGHT = 10;
-/** An endpoint with no successful attempt for this long is disabled (docs/outbound-webhooks.md). */
-export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 3600 * 1000;
-export const GONE_REASON = 'the endpoint answered 410 Gone';
-export const FAILING_REASON = 'no successful delivery for 5 days';
-export const SECRET_REASON =
-  'the signing secret cannot be opened (INBOX_SECRET_KEY changed, or the row was altered or copied): rotate the secret, then enable the endpoint';
 
 /** Jobs (endpoints) one process works on at once: at most 20 × 10 deliveries in flight. */
 export const PROCESS_JOBS = 20;
@@ -33,26 +26,7 @@ const POLL_MS = 1_000;
 /** Held jobs' heartbeats are sent at half the queue's heartbeatSeconds. */
 const HEARTBEAT_MS = (HEARTBEAT_SECONDS * 1000) / 2;
 
-type Context = Awaited<ReturnType<typeof findDispatchContexts>>[number];
 type Fetched = Job<AttemptJob>;
-
-/** A job being worked: its outcomes commit as they come; the last one's commit completes it. */
-interface Held {
-  job: Fetched;
-  /** The endpoint's workspace, for its share of the slots (undefined: the endpoint is gone). */
-  workspaceId: number | undefined;
-  total: number;
-  committed: number;
-}
-
-type Result =
-  /** The delivery is gone, settled or owned by a newer job: nothing to send. */
-  | { kind: 'stale'; held: Held }
-  | { kind: 'attempted'; held: Held; ctx: Context; at: Date; attempt: AttemptResult }
-  /** The endpoint is disabled: the delivery ends without an HTTP attempt. */
-  | { kind: 'disabled'; held: Held; ctx: Context; at: Date }
-  /** The endpoint's signing secret does not open: the delivery fails and the endpoint is disabled. */
-  | { kind: 'unsealable'; held: Held; ctx: Context; at: Date };
 
 /**
  * Sends outbound webhooks. A job holds up to 50 deliveries of one endpoint and pg-boss lets
@@ -291,101 +265,14 @@ export class Dispatcher {
     this.flushing = undefined;
   }
 
-  /** Records a batch of outcomes in one transaction; returns how many jobs it completed. */
+  /** Records a batch of outcomes in one transaction (what settle decided); returns how many jobs it completed. */
   private async commit(batch: Result[]): Promise<number> {
     const now = this.deps.now();
-    const counts = new Map<Held, number>();
-    for (const r of batch) counts.set(r.held, (counts.get(r.held) ?? 0) + 1);
-    const done = [...counts].filter(([h, n]) => h.committed + n === h.total).map(([h]) => h);
-    // Retries of one endpoint due at one time share a job (of up to JOB_DELIVERIES).
-    const retryJobs = new Map<string, { id: string; size: number }>();
-    const retryJobId = (endpointId: number, at: Date) => {
-      const key = `${endpointId}|${at.getTime()}`;
-      let job = retryJobs.get(key);
-      if (!job || job.size >= JOB_DELIVERIES) {
-        job = { id: randomUUID(), size: 0 };
-        retryJobs.set(key, job);
-      }
-      job.size++;
-      return job.id;
-    };
-    const attempts: AttemptRecord[] = [];
-    const settlements: DeliverySettlement[] = [];
-    const succeeded = new Set<number>();
-    const failing = new Set<number>();
-    const gone = new Set<number>();
-    const unsealable = new Set<number>();
-    const outcomes: string[] = [];
-    const streakStart = new Map<number, Date | null>();
-    for (const r of batch) {
-      if (r.kind !== 'stale') streakStart.set(r.ctx.endpoint_id, r.ctx.failing_since);
-      if (r.kind === 'stale') continue;
-      const { ctx } = r;
-      // A delivery that cannot go out fails with the reason, without an attempt at the receiver.
-      const failUnsent = (error: string) => {
-        attempts.push({ deliveryId: ctx.id, attemptedAt: r.at, statusCode: null, durationMs: 0, error: `not sent: ${error}` });
-        settlements.push({
-          id: ctx.id,
-          jobId: r.held.job.id,
-          status: 'failed',
-          attemptCount: ctx.attempt_count,
-          nextJobId: null,
-          nextAttemptAt: null,
-        });
-        outcomes.push('failed');
-      };
-      if (r.kind === 'unsealable') {
-        unsealable.add(ctx.endpoint_id);
-        failUnsent(SECRET_REASON);
-        continue;
-      }
-      if (r.kind === 'disabled') {
-        failUnsent(`the endpoint is disabled${ctx.disabled_reason ? ` (${ctx.disabled_reason})` : ''}`);
-        continue;
-      }
-      const { attempt } = r;
-      attempts.push({
-        deliveryId: ctx.id,
-        attemptedAt: r.at,
-        statusCode: attempt.statusCode,
-        durationMs: attempt.durationMs,
-        error: attempt.error,
-      });
-      const count = ctx.attempt_count + 1;
-      if (attempt.outcome === 'succeeded') {
-        succeeded.add(ctx.endpoint_id);
-        settlements.push({
-          id: ctx.id,
-          jobId: r.held.job.id,
-          status: 'succeeded',
-          attemptCount: count,
-          nextJobId: null,
-          nextAttemptAt: null,
-        });
-        outcomes.push('succeeded');
-        continue;
-      }
-      failing.add(ctx.endpoint_id);
-      if (attempt.outcome === 'gone') gone.add(ctx.endpoint_id);
-      const next = attempt.outcome === 'gone' ? null : afterFailedAttempt(count, now).nextRetryAt;
-      settlements.push({
-        id: ctx.id,
-        jobId: r.held.job.id,
-        status: next ? 'pending' : 'failed',
-        attemptCount: count,
-        nextJobId: next ? retryJobId(ctx.endpoint_id, next) : null,
-        nextAttemptAt: next,
-      });
-      outcomes.push(next ? 'retry' : 'failed');
-    }
-
-    const starting = [...failing].filter((id) => !succeeded.has(id) && !this.streaking.get(id));
-    const ending = [...succeeded].filter((id) => this.streaking.get(id) !== false);
-    const staleBefore = new Date(now.getTime() - DISABLE_AFTER_FAILING_MS);
-    const stale = [...failing].filter((id) => {
-      const since = streakStart.get(id);
-      return since !== undefined && since !== null && since <= staleBefore;
-    });
+    const { counts, done, attempts, settlements, starting, ending, gone, stale, staleBefore, unsealable, outcomes } = settle(
+      batch,
+      this.streaking,
+      now,
+    );
     const disabled = await this.deps.db.transaction().execute(async (trx) => {
       await sql`SET LOCAL synchronous_commit = off`.execute(trx);
       const changed = await recordAttempts(trx, attempts, settlements, now);
@@ -399,11 +286,9 @@ export class Dispatcher {
       await startFailureStreaks(trx, starting, now);
       await clearFailureStreaks(trx, ending);
       const off =
-        gone.size > 0 || stale.length > 0
-          ? await disableEndpoints(trx, [...gone], GONE_REASON, stale, staleBefore, FAILING_REASON, now)
-          : [];
-      if (unsealable.size > 0)
-        off.push(...(await disableEndpoints(trx, [...unsealable], SECRET_REASON, [], staleBefore, FAILING_REASON, now)));
+        gone.length > 0 || stale.length > 0 ? await disableEndpoints(trx, gone, GONE_REASON, stale, staleBefore, FAILING_REASON, now) : [];
+      if (unsealable.length > 0)
+        off.push(...(await disableEndpoints(trx, unsealable, SECRET_REASON, [], staleBefore, FAILING_REASON, now)));
       // Fenced by the attempt fetched: a job that expired and was claimed again is not ours to complete.
       if (done.length > 0)
         await this.deps.boss.complete(

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { SECRET_REASON } from '../../src/webhooks-out/dispatcher.js';
 import { deliverEvents } from '../../src/webhooks-out/outbox.js';
+import { SECRET_REASON } from '../../src/webhooks-out/settle.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 import { startReceiver } from '../helpers/receiver.js';
