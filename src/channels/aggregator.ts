@@ -1,6 +1,7 @@
 import type { MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
 import {
   arrayOf,
+  type ChannelAdapter,
   firstHeader,
   hmacMatches,
   isObject,
@@ -11,7 +12,6 @@ import {
   requireString,
   signed,
   toDate,
-  type WebhookAdapter,
 } from './channel.js';
 import { apiUrl, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
@@ -28,7 +28,7 @@ const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 
  * Bearer, `{accountId, to, text}`; the id is `id`. There is no default host: each aggregator
  * deployment names its own.
  */
-export const aggregatorAdapter: WebhookAdapter = {
+export const aggregatorAdapter: ChannelAdapter = {
   key: 'aggregator',
   challenge: () => null,
   verify: (body, headers, cfg) => signed(hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), body, cfg.webhookSecret, 'optional')),

@@ -147,7 +147,11 @@ export interface SendOptions {
   now?: () => Date;
 }
 
-export interface WebhookAdapter {
+/**
+ * A channel adapter (docs/architecture.md, "Words"): everything the service knows of one
+ * integration key, its webhook side (challenge, verify, normalise) and, where it has one, its sender.
+ */
+export interface ChannelAdapter {
   key: IntegrationKey;
   /** Subscription handshake: the value to echo as text/plain, or null (→ 404). */
   challenge(query: Query, headers: IncomingHttpHeaders, cfg: IntegrationConfig): string | null;
@@ -249,7 +253,7 @@ export function hubChallenge(query: Query, expectedToken: string | undefined): s
  * The raw body as `adapter` reads it (docs/webhooks.md fallback parse). NUL characters, which
  * Postgres text and jsonb cannot hold, come out as U+FFFD so the delivery can still be stored.
  */
-export function parseBody(adapter: WebhookAdapter, rawBody: string): unknown {
+export function parseBody(adapter: ChannelAdapter, rawBody: string): unknown {
   const payload = adapter.parse ? adapter.parse(rawBody) : parseJson(rawBody);
   return rawBody.includes('\\u0000') || rawBody.includes('%00') ? withoutNul(payload) : payload;
 }

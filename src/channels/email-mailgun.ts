@@ -1,5 +1,6 @@
 import { hmacSha256Hex, safeEqual } from '../crypto/hmac.js';
 import {
+  type ChannelAdapter,
   isObject,
   NormaliseError,
   optionalString,
@@ -8,7 +9,6 @@ import {
   signed,
   storableText,
   toDate,
-  type WebhookAdapter,
 } from './channel.js';
 import { emailAdapter } from './email.js';
 import { inboundMailEvent } from './email-inbound.js';
@@ -30,7 +30,7 @@ const CLAIM_MARGIN_SECONDS = 60;
  * parses it and hands the payload over. The account is `recipient`. Replies go out like the
  * `email` channel's.
  */
-export const mailgunAdapter: WebhookAdapter = {
+export const mailgunAdapter: ChannelAdapter = {
   key: 'email.mailgun',
   challenge: () => null,
   parse: parseFormBody,

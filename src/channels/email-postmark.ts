@@ -1,5 +1,5 @@
 import { safeEqual } from '../crypto/hmac.js';
-import { arrayOf, header, isObject, optionalString, requireObject, requireString, signed, toDate, type WebhookAdapter } from './channel.js';
+import { arrayOf, type ChannelAdapter, header, isObject, optionalString, requireObject, requireString, signed, toDate } from './channel.js';
 import { emailAdapter } from './email.js';
 import { inboundMailEvent } from './email-inbound.js';
 
@@ -15,7 +15,7 @@ export const POSTMARK_USER = 'postmark';
  * else the first of `ToFull`); the id is the mail's Message-ID header (what a reply's
  * In-Reply-To names), else Postmark's `MessageID`. Replies go out like the `email` channel's.
  */
-export const postmarkAdapter: WebhookAdapter = {
+export const postmarkAdapter: ChannelAdapter = {
   key: 'email.postmark',
   challenge: () => null,
   verify(_body, headers, cfg) {

@@ -6,6 +6,7 @@ import type { NormalisedEvent } from '../messaging/events.js';
 import { checkedAddress, RefusedAddressError, type ResolveHost, systemResolve } from '../net/address-guard.js';
 import {
   arrayOf,
+  type ChannelAdapter,
   firstHeader,
   isObject,
   NormaliseError,
@@ -16,7 +17,6 @@ import {
   type SendTarget,
   signed,
   toDate,
-  type WebhookAdapter,
 } from './channel.js';
 import { inboundMailEvent } from './email-inbound.js';
 import { noCredentials, outcomes } from './send-outcome.js';
@@ -33,7 +33,7 @@ import { noCredentials, outcomes } from './send-outcome.js';
  * the thread of the last inbound mail; the id is the Message-ID sent, which bounces name. A
  * reply's files are MIME attachments with their filename and content type.
  */
-export const emailAdapter: WebhookAdapter = {
+export const emailAdapter: ChannelAdapter = {
   key: 'email',
   challenge: () => null,
   verify(_body, headers, cfg) {

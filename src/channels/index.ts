@@ -1,6 +1,6 @@
 import type { IntegrationKey } from '../config.js';
 import { aggregatorAdapter } from './aggregator.js';
-import type { WebhookAdapter } from './channel.js';
+import type { ChannelAdapter } from './channel.js';
 import { emailAdapter } from './email.js';
 import { mailgunAdapter } from './email-mailgun.js';
 import { postmarkAdapter } from './email-postmark.js';
@@ -18,7 +18,7 @@ import { whatsappSessionWahaAdapter } from './whatsapp-session-waha.js';
  * Every integration key's adapter; the ingestion route knows nothing else about providers.
  * Live chat's here is its webhook side only; a sender's comes from `sendersWith` and the deps' bus.
  */
-export const adapters: Record<IntegrationKey, WebhookAdapter> = {
+export const adapters: Record<IntegrationKey, ChannelAdapter> = {
   'social_one.native': socialAdapter('social_one.native'),
   'social_two.native': socialAdapter('social_two.native'),
   aggregator: aggregatorAdapter,
@@ -35,7 +35,7 @@ export const adapters: Record<IntegrationKey, WebhookAdapter> = {
   'email.mailgun': mailgunAdapter,
 };
 
-export function adapterFor(key: string): WebhookAdapter | undefined {
+export function adapterFor(key: string): ChannelAdapter | undefined {
   return Object.hasOwn(adapters, key) ? adapters[key as IntegrationKey] : undefined;
 }
 
@@ -45,7 +45,7 @@ export interface SendBuses {
 }
 
 /** The adapter a sender sends through, by key: the registry's, and live chat's built with its bus. */
-export function sendersWith(buses: SendBuses): (key: string) => WebhookAdapter | undefined {
+export function sendersWith(buses: SendBuses): (key: string) => ChannelAdapter | undefined {
   const livechat = livechatAdapter(buses.visitors);
   return (key) => (key === 'livechat' ? livechat : adapterFor(key));
 }

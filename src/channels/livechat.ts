@@ -1,4 +1,4 @@
-import type { SendOutcome, WebhookAdapter } from './channel.js';
+import type { ChannelAdapter, SendOutcome } from './channel.js';
 import { rejectingAdapter } from './rejecting.js';
 
 /**
@@ -17,7 +17,7 @@ export interface VisitorBus {
  * `delivered`, and a visitor with no socket open finds it when the widget reconnects and reads
  * the thread.
  */
-export function livechatAdapter(visitors: VisitorBus): WebhookAdapter {
+export function livechatAdapter(visitors: VisitorBus): ChannelAdapter {
   return {
     ...rejectingAdapter('livechat'),
     async send(target): Promise<SendOutcome> {

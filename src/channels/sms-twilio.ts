@@ -1,6 +1,7 @@
 import { hmacDigest, safeEqual } from '../crypto/hmac.js';
 import type { InboundAttachment, MessageStatusEvent, StatusEvent } from '../messaging/events.js';
 import {
+  type ChannelAdapter,
   header,
   isObject,
   lookup,
@@ -9,7 +10,6 @@ import {
   requireString,
   type Verification,
   type VerifyRequest,
-  type WebhookAdapter,
 } from './channel.js';
 import { kindOfType } from './media-placeholder.js';
 import { twilioSend } from './sms.js';
@@ -132,7 +132,7 @@ function mediaOf(p: Record<string, unknown>): { attachments?: InboundAttachment[
  * through Twilio's Messages API as the `sms` key's, plus `StatusCallback` pointing back at this
  * webhook, so their receipts arrive without a console setting (docs/webhooks.md).
  */
-export const smsTwilioAdapter: WebhookAdapter = {
+export const smsTwilioAdapter: ChannelAdapter = {
   key: 'sms.twilio',
   challenge: () => null,
   parse: parseForm,

@@ -2,6 +2,7 @@ import type { IntegrationKey } from '../config.js';
 import { parseJson } from '../http/raw-body.js';
 import type { MessageStatusEvent, StatusEvent } from '../messaging/events.js';
 import {
+  type ChannelAdapter,
   header,
   hmacMatches,
   isObject,
@@ -10,7 +11,6 @@ import {
   requireObject,
   requireString,
   signed,
-  type WebhookAdapter,
 } from './channel.js';
 import { apiUrl, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
@@ -48,7 +48,7 @@ function parseSmsBody(rawBody: string): Record<string, unknown> | undefined {
  * Replies: `POST {apiBaseUrl}/2010-04-01/Accounts/{accountSid}/Messages.json`, form `To`,
  * `From` (the connection's number), `Body`, basic auth `accountSid:accessToken`; the id is `sid`.
  */
-export const smsAdapter: WebhookAdapter = {
+export const smsAdapter: ChannelAdapter = {
   key: 'sms',
   challenge: () => null,
   parse: parseSmsBody,
@@ -106,7 +106,7 @@ export const smsAdapter: WebhookAdapter = {
  * posts the reply's receipts there with no Status callback URL set in its console; `sms` sends
  * exactly the three fields its neutral format documents, and `MediaUrl` for a reply with a file.
  */
-export function twilioSend(key: IntegrationKey, { statusCallback = false } = {}): NonNullable<WebhookAdapter['send']> {
+export function twilioSend(key: IntegrationKey, { statusCallback = false } = {}): NonNullable<ChannelAdapter['send']> {
   return async (target, credentials, { timeoutMs, publicUrl }) => {
     const { accountSid, accessToken } = credentials;
     if (!accountSid || !accessToken) return noCredentials(key, { accountSid, accessToken });

@@ -2,6 +2,7 @@ import type { IntegrationKey } from '../config.js';
 import type { AttachmentKind, InboundAttachment, NormalisedEvent } from '../messaging/events.js';
 import {
   arrayOf,
+  type ChannelAdapter,
   header,
   hmacMatches,
   hubChallenge,
@@ -12,7 +13,6 @@ import {
   requireString,
   signed,
   toDate,
-  type WebhookAdapter,
 } from './channel.js';
 import { inTurn } from './media-send.js';
 import { apiUrl, META_GRAPH_API, postToProvider } from './provider-http.js';
@@ -31,7 +31,7 @@ const SEND_TYPES: Record<AttachmentKind, string> = { image: 'image', sticker: 'i
  * names the page, so the account id is not in the request); the id is `message_id`. A file
  * goes by its signed link (`attachment.payload.url`), which Meta fetches.
  */
-export function socialAdapter(key: IntegrationKey & `${string}.native`): WebhookAdapter {
+export function socialAdapter(key: IntegrationKey & `${string}.native`): ChannelAdapter {
   return {
     key,
     challenge: (query, _headers, cfg) => hubChallenge(query, cfg.webhookVerifyToken),

@@ -1,5 +1,6 @@
 import type { AttachmentKind, InboundAttachment } from '../messaging/events.js';
 import {
+  type ChannelAdapter,
   header,
   isObject,
   NormaliseError,
@@ -9,7 +10,6 @@ import {
   requireString,
   signed,
   toDate,
-  type WebhookAdapter,
 } from './channel.js';
 import { inTurn } from './media-send.js';
 import { apiUrl, postToProvider } from './provider-http.js';
@@ -35,7 +35,7 @@ export const TELEGRAM_SECRET_HEADER = 'x-telegram-bot-api-secret-token';
  * Replies: `POST {apiBaseUrl}/bot<token>/sendMessage {chat_id, text}`; a file by its signed link
  * with `sendPhoto`, `sendAudio`, `sendVideo`, `sendDocument` or `sendSticker`.
  */
-export const telegramAdapter: WebhookAdapter = {
+export const telegramAdapter: ChannelAdapter = {
   key: 'telegram',
   challenge: () => null,
   async verify(_body, headers, _cfg, ctx) {

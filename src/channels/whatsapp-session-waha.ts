@@ -1,6 +1,7 @@
 import { hmacDigest, safeEqual } from '../crypto/hmac.js';
 import type { InboundAttachment, MessageStatusEvent } from '../messaging/events.js';
 import {
+  type ChannelAdapter,
   header,
   isObject,
   lookup,
@@ -10,7 +11,6 @@ import {
   requireString,
   signed,
   toDate,
-  type WebhookAdapter,
 } from './channel.js';
 import { kindOfType, mediaPlaceholder, withCaption } from './media-placeholder.js';
 import { sessionGatewaySend } from './whatsapp-session.js';
@@ -53,7 +53,7 @@ function messageContent(p: Record<string, unknown>, data: Record<string, unknown
  * `X-Webhook-Hmac-Algorithm: sha512`; nothing else is accepted (no sibling headers, no
  * SHA-256). The account is `session`. Replies: WAHA's `POST /api/sendText`, as the sibling's.
  */
-export const whatsappSessionWahaAdapter: WebhookAdapter = {
+export const whatsappSessionWahaAdapter: ChannelAdapter = {
   key: 'whatsapp_session.waha',
   challenge: () => null,
   verify(body, headers, cfg) {

@@ -1,6 +1,7 @@
 import type { IntegrationKey } from '../config.js';
 import type { MessageStatusEvent } from '../messaging/events.js';
 import {
+  type ChannelAdapter,
   firstHeader,
   hmacMatches,
   isObject,
@@ -11,7 +12,6 @@ import {
   requireString,
   signed,
   toDate,
-  type WebhookAdapter,
 } from './channel.js';
 import { apiUrl, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
@@ -32,7 +32,7 @@ const ACKS: Record<string, MessageStatusEvent> = { '1': 'sent', '2': 'delivered'
  * the id is `id` (a string) or `id._serialized`. The gateway is self-hosted, so there is no
  * default host; a gateway run without an API key is allowed, so the token is optional.
  */
-export const whatsappSessionAdapter: WebhookAdapter = {
+export const whatsappSessionAdapter: ChannelAdapter = {
   key: 'whatsapp_session',
   challenge: () => null,
   verify: (body, headers, cfg) => signed(hmacMatches(firstHeader(headers, SIGNATURE_HEADERS), body, cfg.webhookSecret, 'optional')),
@@ -82,7 +82,7 @@ export const whatsappSessionAdapter: WebhookAdapter = {
  * a file goes to `POST /api/sendFile` `{session, chatId, file: {mimetype, filename, url}, caption}`,
  * and WAHA fetches the signed link (docs/attachments.md, "Outbound").
  */
-export function sessionGatewaySend(key: IntegrationKey): NonNullable<WebhookAdapter['send']> {
+export function sessionGatewaySend(key: IntegrationKey): NonNullable<ChannelAdapter['send']> {
   return async (target, credentials, { timeoutMs }) => {
     if (!credentials.apiBaseUrl) return noCredentials(key, { apiBaseUrl: credentials.apiBaseUrl });
     // Contacts are stored without the gateway's suffix (normalise strips `@c.us`); a handle

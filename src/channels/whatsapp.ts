@@ -3,6 +3,7 @@ import { parseJson } from '../http/raw-body.js';
 import type { AttachmentKind, InboundAttachment, MessageStatusEvent, NormalisedEvent } from '../messaging/events.js';
 import {
   arrayOf,
+  type ChannelAdapter,
   header,
   hmacMatches,
   hubChallenge,
@@ -16,7 +17,6 @@ import {
   type SendOutcome,
   signed,
   toDate,
-  type WebhookAdapter,
 } from './channel.js';
 import { inTurn, readAll } from './media-send.js';
 import { apiUrl, META_GRAPH_API, postToProvider } from './provider-http.js';
@@ -36,7 +36,7 @@ const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 
  * `/{phone_number_id}/media` and sent by its media id, the text as its caption
  * (docs/attachments.md, "Outbound").
  */
-export const whatsappAdapter: WebhookAdapter = {
+export const whatsappAdapter: ChannelAdapter = {
   key: 'whatsapp',
   challenge: (query, _headers, cfg) => hubChallenge(query, cfg.webhookSecret),
   verify(body, headers, cfg) {

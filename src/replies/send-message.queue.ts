@@ -1,5 +1,5 @@
 import { attachmentsOf } from '../attachments/attachments.queries.js';
-import type { OutboundAttachment, SendOutcome, WebhookAdapter } from '../channels/channel.js';
+import type { ChannelAdapter, OutboundAttachment, SendOutcome } from '../channels/channel.js';
 import { sendersWith } from '../channels/index.js';
 import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials, providerCredentials } from '../connections/connection-credentials.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
@@ -39,7 +39,7 @@ type SendContext = Awaited<ReturnType<typeof findSendContexts>>[number];
 async function sendOne(
   deps: Deps,
   ctx: SendContext,
-  senderOf: (key: string) => WebhookAdapter | undefined,
+  senderOf: (key: string) => ChannelAdapter | undefined,
   credentialsOf: (connectionId: number) => Promise<Record<string, string> | null>,
   attachments: OutboundAttachment[],
 ): Promise<SendOutcome> {

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { firstHeader, type Verification, type VerifyContext, type VerifyRequest, type WebhookAdapter } from '../channels/channel.js';
+import { type ChannelAdapter, firstHeader, type Verification, type VerifyContext, type VerifyRequest } from '../channels/channel.js';
 import { findAccountBySecretHash } from '../connections/telegram-webhook.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
@@ -73,7 +73,7 @@ export function deliveryVerifier(deps: Deps) {
   });
   return {
     /** Verifies a delivery; the tokens it claims on the way are pushed onto `claims`. */
-    verify: (adapter: WebhookAdapter, body: RawBody, request: FastifyRequest, claims: TokenClaim[]) =>
+    verify: (adapter: ChannelAdapter, body: RawBody, request: FastifyRequest, claims: TokenClaim[]) =>
       verify(deps, adapter, body, request, contextFor(claims, request, adapter.key)),
     /** Gives a delivery's claims back when it was not stored: the provider sends it again with the same token. */
     async release(request: FastifyRequest, claims: TokenClaim[]): Promise<void> {
@@ -94,7 +94,7 @@ function verifyRequest(deps: Deps, request: FastifyRequest, key: string): Verify
 
 async function verify(
   deps: Deps,
-  adapter: WebhookAdapter,
+  adapter: ChannelAdapter,
   body: RawBody,
   request: FastifyRequest,
   ctx: VerifyContext,
