@@ -16,7 +16,7 @@ import {
   inboxSummary,
   RequeueHeaders,
   RequeueResult,
-} from './inbox.resource.js';
+} from './inbox.resources.js';
 import { requeueDelivery } from './requeue.js';
 
 export const DEAD_LETTER_DEFAULT_LIMIT = 100;

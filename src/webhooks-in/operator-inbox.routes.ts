@@ -17,7 +17,7 @@ import {
   inboxSummary,
   RequeueHeaders,
   RequeueResult,
-} from './inbox.resource.js';
+} from './inbox.resources.js';
 import { requeueDelivery } from './requeue.js';
 
 /**

@@ -17,7 +17,7 @@ import {
   markFailed,
   markProcessed,
 } from './inbox.queries.js';
-import { inboxSummary } from './inbox.resource.js';
+import { inboxSummary } from './inbox.resources.js';
 
 export interface BatchOutcome {
   processed: number;

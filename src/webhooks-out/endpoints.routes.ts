@@ -8,6 +8,7 @@ import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope, NoContent, StringEnum } from '../http/schemas.js';
 import { listAttempts, listDeliveries } from './deliveries.queries.js';
+import { deleteEndpoint, findEndpoint, listEndpoints, updateEndpoint } from './endpoints.queries.js';
 import {
   DELIVERY_STATUSES,
   DeliveryResource,
@@ -17,8 +18,7 @@ import {
   EndpointResource,
   EndpointWithSecret,
   endpointResource,
-} from './endpoint.resources.js';
-import { deleteEndpoint, findEndpoint, listEndpoints, updateEndpoint } from './endpoints.queries.js';
+} from './endpoints.resources.js';
 import {
   checkPatch,
   createEndpoint,

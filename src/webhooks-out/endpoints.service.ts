@@ -5,7 +5,6 @@ import { errors } from '../http/errors.js';
 import { describeRefusal, ipLiteral, refusedRange } from '../net/address-guard.js';
 import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { findDelivery, listAttempts, restartDelivery } from './deliveries.queries.js';
-import { deliveryResource, endpointResource } from './endpoint.resources.js';
 import { sealSecret } from './endpoint-secrets.js';
 import {
   countEndpointsLocked,
@@ -16,6 +15,7 @@ import {
   nextEndpointId,
   replaceSecret,
 } from './endpoints.queries.js';
+import { deliveryResource, endpointResource } from './endpoints.resources.js';
 import { enqueueAttempts } from './outbound.enqueue.js';
 import { deliverEvents } from './outbox.js';
 import { generateSecret, isValidSecret } from './signing.js';

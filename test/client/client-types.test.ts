@@ -24,7 +24,7 @@ import type { ThreadPatchBody } from '../../src/threads/thread-workflow.routes.j
 import type { ThreadResource } from '../../src/threads/threads.resources.js';
 import type { TeamUserResource, UserResource } from '../../src/users/users.resources.js';
 import type { TeamUserCreate, TeamUserPatch } from '../../src/users/users.routes.js';
-import type { InboxResource, InboxSummary, RequeueResult } from '../../src/webhooks-in/inbox.resource.js';
+import type { InboxResource, InboxSummary, RequeueResult } from '../../src/webhooks-in/inbox.resources.js';
 import type {
   AttemptResource,
   DeliveryResource,
@@ -32,7 +32,7 @@ import type {
   EndpointPatch,
   EndpointResource,
   EndpointWithSecret,
-} from '../../src/webhooks-out/endpoint.resources.js';
+} from '../../src/webhooks-out/endpoints.resources.js';
 import type { ConnectionCreateBody } from '../../src/workspaces/engage.routes.js';
 import type { WorkspaceResource } from '../../src/workspaces/workspaces.service.js';
 
