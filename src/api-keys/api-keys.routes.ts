@@ -13,7 +13,7 @@ import { API_KEY_SCOPES, ApiKeyResource, apiKeyResource, IssuedApiKey, issueApiK
 const KeyParams = Type.Object({ id: Type.With(BigId, { description: 'the API key id' }) });
 
 /** API keys of the caller's workspace (JWT admin or an `admin`-scoped key). */
-export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps, { scope: 'admin' }));
 
   app.get(

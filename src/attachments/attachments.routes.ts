@@ -27,7 +27,7 @@ const ContentQuery = Type.Object({
  * still `pending`), and its bytes. The bytes answer a tenant's credential (`read` scope or a
  * user) or a signed link (live chat visitors, providers that fetch media by URL).
  */
-export const attachmentRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const attachmentsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   await app.register(fastifyMultipart, multipartOptions(deps.config.maxAttachmentBytes));
   const tenant = requireAuth(deps);
   const url = contentUrl(deps.config.publicUrl);

@@ -48,7 +48,7 @@ export const CreateBody = Type.Object({
 });
 
 /** `/v1/personal-access-tokens`: a signed-in user's tokens for the socket and `GET /api/user/user`. */
-export const personalAccessTokenRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const personalAccessTokensRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps, { kinds: ['user'] }));
 
   app.get(

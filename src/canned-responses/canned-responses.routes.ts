@@ -29,7 +29,7 @@ export const CannedResponsePatch = Type.Object(
  * `/v1/canned-responses`: saved replies agents insert by short code. Any workspace user or
  * `write` key manages them; a `read` key may list them.
  */
-export const cannedResponseRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const cannedResponsesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps));
 
   app.get(

@@ -15,7 +15,7 @@ import { ConnectionPatch, ConnectionResource, changeConnection, connectionResour
  * `GET /v1/connections`: the caller's channel accounts, cursor pages; `POST` and
  * `PATCH …/:id` (workspace admins).
  */
-export const connectionRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/',
     {

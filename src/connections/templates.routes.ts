@@ -11,7 +11,7 @@ import { listConnectionTemplates, startTemplateSync, TemplateResource } from './
 const Params = Type.Object({ id: Type.With(BigId, { description: 'the connection id' }) });
 
 /** WhatsApp Cloud message templates of a connection (docs/replies.md, "Templates"). */
-export const templateRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const templatesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/:id/templates',
     {

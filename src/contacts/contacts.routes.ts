@@ -46,7 +46,7 @@ export const ContactMergeBody = Type.Object(
 );
 
 /** `/v1/contacts`: the people behind the threads; list and search, read, edit, merge. */
-export const contactRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const contactsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps));
 
   app.get(

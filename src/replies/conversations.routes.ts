@@ -38,7 +38,7 @@ export const Started = Type.Object({ thread: ThreadResource, message: MessageRes
  * `POST /v1/conversations {connectionId, to, name?, text? | template?, attachmentIds?}`: the business speaks
  * first. Answers 202 with the thread and the queued message; the replies' sender sends it.
  */
-export const conversationStartRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const conversationsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
     '/conversations',
     {

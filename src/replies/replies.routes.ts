@@ -37,7 +37,7 @@ export const ReplyBody = Type.Object(
  * `sent` or `failed`. With `Idempotency-Key` a retried POST answers the first answer again and
  * sends nothing more.
  */
-export const replyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const repliesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
     '/threads/:id/messages',
     {

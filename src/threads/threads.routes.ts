@@ -18,7 +18,7 @@ const ThreadParams = Type.Object({ id: Type.With(BigId, { description: 'the thre
 const ThreadsQuery = Type.Object({ ...CursorQuery.properties, ...ThreadFilterQuery });
 
 /** Tenant lists of what the workers made: threads and their messages (cursor pages; contacts: src/contacts/). */
-export const messagingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const threadsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preHandler', requireAuth(deps));
 
   app.get(

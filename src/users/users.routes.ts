@@ -36,7 +36,7 @@ export const TeamUserPatch = Type.Object(
  * The team: `/v1/users`. Anyone of the workspace may list it (agents pick assignees from
  * it); only workspace admins (a JWT admin or an `admin`-scoped key) add and change users.
  */
-export const teamRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const admin = requireAuth(deps, { scope: 'admin' });
 
   app.get(

@@ -31,7 +31,7 @@ const ingestSchema = {
  * UTF-8 text of them (plus the bytes themselves when that text cannot hold them and the
  * integration posts binary parts).
  */
-export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: InboxWriter }> = async (app, { deps, writer }) => {
+export const webhooksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: InboxWriter }> = async (app, { deps, writer }) => {
   const verifier = deliveryVerifier(deps);
 
   acceptRawBodies(app);

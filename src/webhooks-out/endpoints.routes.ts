@@ -37,7 +37,7 @@ const DeliveryParams = Type.Object({ id: Type.With(BigId, { description: 'the de
  * redelivery (docs/outbound-webhooks.md). Workspace admins only — a JWT admin or an `admin`
  * API key — reads included: the log shows what the workspace's receivers answered.
  */
-export const endpointRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const endpointsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps, { scope: 'admin' }));
 
   app.get(
