@@ -3,9 +3,9 @@ import { contentDisposition } from '../../src/attachments/content-headers.js';
 import { cleanFilename } from '../../src/attachments/content-type.js';
 import { linkKey, signedLink } from '../../src/attachments/signed-links.js';
 import { useTestContext } from '../helpers/app.js';
-import { seedMessage, seedThread, signedInUser } from '../helpers/conversations.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { multipartBody, PNG_1X1 } from '../helpers/multipart.js';
+import { seedMessage, seedThread, signedInUser } from '../helpers/threads.js';
 
 const MAX = 64 * 1024;
 const PUBLIC_URL = 'https://inbox.example.test';

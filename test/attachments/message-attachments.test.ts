@@ -6,9 +6,9 @@ import { StorageUnavailableError } from '../../src/attachments/storage.js';
 import { announce } from '../../src/messaging/announce.js';
 import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
 import { adminHeaders, useTestContext } from '../helpers/app.js';
-import { seedMessage, seedThread } from '../helpers/conversations.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { multipartBody, PNG_1X1, uploadFile } from '../helpers/multipart.js';
+import { seedMessage, seedThread } from '../helpers/threads.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 const PUBLIC_URL = 'https://inbox.example.test';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { maintenanceQueue } from '../../src/maintenance/maintenance.queue.js';
 import { useTestContext } from '../helpers/app.js';
-import { seedMessage, seedThread } from '../helpers/conversations.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { uploadFile } from '../helpers/multipart.js';
+import { seedMessage, seedThread } from '../helpers/threads.js';
 
 const HOUR = 3_600_000;
 let clock = new Date('2026-11-24T08:00:00Z');

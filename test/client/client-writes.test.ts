@@ -4,9 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeProviders } from '../../harness/fake-providers.js';
 import { SYNC_TEMPLATES_QUEUE, type SyncTemplatesJob, syncTemplates } from '../../src/connections/sync-templates.queue.js';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
-import { seedMessage, seedThread } from '../helpers/conversations.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { makeWidget, startVisitor, visitorSays } from '../helpers/livechat.js';
+import { seedMessage, seedThread } from '../helpers/threads.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 /** Every write of the typed client, against the real app over real HTTP. */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { applyDeliveries } from '../../src/messaging/apply-events.js';
-import { listenToBus } from '../conversations/workflow-helpers.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';
+import { listenToBus } from './workflow-helpers.js';
 
 /*
  * A Thread carries its contact's name, so a list of threads needs no read per contact: in the

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { decodeCursor, encodeCursor } from '../../src/http/pagination.js';
 import { SEARCH_TUNING, searchMessages } from '../../src/threads/search.queries.js';
 import { useTestContext } from '../helpers/app.js';
-import { seedMessage, seedThread } from '../helpers/conversations.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
+import { seedMessage, seedThread } from '../helpers/threads.js';
 
 // The two ways a search page is found (src/threads/search.queries.ts): a bounded walk of
 // the newest messages, and the GIN index when the walk finds too few. Both must give the same

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
 import { useTestContext } from '../helpers/app.js';
-import { seedThread, signedInUser } from '../helpers/conversations.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
+import { seedThread, signedInUser } from '../helpers/threads.js';
 
 const ctx = await useTestContext();
 const tenant = await makeTenant(ctx.deps);

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
 import { MALFORMED_CURSOR_MESSAGE } from '../../src/http/errors.js';
 import { useTestContext } from '../helpers/app.js';
-import { seedMessage, seedThread, signedInUser } from '../helpers/conversations.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
+import { seedMessage, seedThread, signedInUser } from '../helpers/threads.js';
 
 const ctx = await useTestContext();
 const tenant = await makeTenant(ctx.deps); // an admin key

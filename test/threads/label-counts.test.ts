@@ -4,8 +4,8 @@ import * as threadLabelsMigration from '../../migrations/0019_thread_labels.js';
 import { listLabels } from '../../src/threads/labels.queries.js';
 import { RARE_LABEL_THREADS } from '../../src/threads/threads.queries.js';
 import { useTestContext } from '../helpers/app.js';
-import { seedThread } from '../helpers/conversations.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
+import { seedThread } from '../helpers/threads.js';
 import { inbound } from './workflow-helpers.js';
 
 // GET /v1/labels and the `label=` filter read thread_labels, which a trigger on threads keeps
