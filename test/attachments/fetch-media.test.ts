@@ -13,7 +13,7 @@ import type { ResolveHost } from '../../src/net/address-guard.js';
 import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
-import { fixture, sign, waitFor } from '../helpers/webhooks.js';
+import { deliverSigned, fixture, waitFor } from '../helpers/webhooks.js';
 
 const WA_SECRET = 'whatsapp-app-secret-0123456789';
 const WA_TOKEN = 'whatsapp-access-token-0123456789';
@@ -103,8 +103,8 @@ async function postWhatsApp(name: string, mediaId: string): Promise<string> {
   const m = body.entry[0].changes[0].value.messages[0];
   m.id = `wamid.${id()}`;
   m[m.type].id = mediaId;
-  const text = JSON.stringify(body);
-  await post('whatsapp', text, { 'x-hub-signature-256': `sha256=${sign(WA_SECRET, text)}` });
+  const res = await deliverSigned(ctx, 'whatsapp', body);
+  expect(res.statusCode, res.body).toBe(200);
   return m.id;
 }
 
@@ -113,8 +113,8 @@ async function postMessenger(url: string): Promise<string> {
   const m = body.entry[0].messaging[0].message;
   m.mid = `m_${id()}`;
   m.attachments[0].payload.url = url;
-  const text = JSON.stringify(body);
-  await post('social_one.native', text, { 'x-hub-signature-256': `sha256=${sign(META_SECRET, text)}` });
+  const res = await deliverSigned(ctx, 'social_one.native', body);
+  expect(res.statusCode, res.body).toBe(200);
   return m.mid;
 }
 

@@ -6,7 +6,7 @@ import { processDeliveries } from '../../src/webhooks-in/process-deliveries.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { fixture, sign } from '../helpers/webhooks.js';
+import { deliverSigned, fixture } from '../helpers/webhooks.js';
 
 const SECRET = 'client-secret';
 const ctx = await useTestContext({ env: { INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET } }) } });
@@ -20,13 +20,7 @@ for (let i = 0; i < 12; i++) {
   const payload = JSON.parse(fixture('whatsapp', 'text-message.json'));
   payload.entry[0].changes[0].value.messages[0].id = `wamid.client-${i}`;
   payload.entry[0].changes[0].value.messages[0].timestamp = String(1763000000 + i);
-  const body = JSON.stringify(payload);
-  await ctx.app.inject({
-    method: 'POST',
-    url: '/webhooks/whatsapp',
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
-    payload: body,
-  });
+  await deliverSigned(ctx, 'whatsapp', payload);
 }
 await processDeliveries(
   ctx.deps,

@@ -3,7 +3,7 @@ import { FAKE_TEMPLATES, startFakeProviders } from '../../harness/fake-providers
 import { SYNC_TEMPLATES_QUEUE } from '../../src/connections/sync-templates.queue.js';
 import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { fixture, sign, waitFor } from '../helpers/webhooks.js';
+import { deliverSigned, fixture, waitFor } from '../helpers/webhooks.js';
 
 const SECRET = 'templates-webhook-secret';
 const TOKEN = 'EAAG-templates-token-0123456789';
@@ -54,13 +54,7 @@ async function inboundThread(from: string) {
   value.contacts[0].wa_id = from;
   value.messages[0].from = from;
   value.messages[0].id = `wamid.in-${from}`;
-  const body = JSON.stringify(payload);
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: '/webhooks/whatsapp',
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
-    payload: body,
-  });
+  const res = await deliverSigned(ctx, 'whatsapp', payload);
   expect(res.statusCode).toBe(200);
   return waitFor(
     () => ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', `wamid.in-${from}`).executeTakeFirst(),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger, RequestLogger } from '../../src/logger.js';
 import { useTestContext } from '../helpers/app.js';
-import { fixture, sign } from '../helpers/webhooks.js';
+import { deliverSigned, fixture } from '../helpers/webhooks.js';
 
 const WA_SECRET = 'wa-signing-secret-never-logged';
 const VERIFY_TOKEN = 'social-verify-token-never-logged';
@@ -60,12 +60,7 @@ describe('one line per request', () => {
     expect(apiLines[0]!.ms).toEqual(expect.any(Number));
 
     const body = fixture('whatsapp', 'text-message.json');
-    const accepted = await ctx.app.inject({
-      method: 'POST',
-      url: '/webhooks/whatsapp',
-      headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(WA_SECRET, body)}` },
-      payload: body,
-    });
+    const accepted = await deliverSigned(ctx, 'whatsapp', body);
     expect(accepted.statusCode).toBe(200);
     // counted in /metrics instead (inbox_webhook_deliveries_total{outcome="accepted"})
     expect(linesOf(accepted.headers['x-request-id'] as string)).toEqual([]);

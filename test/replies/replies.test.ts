@@ -8,7 +8,7 @@ import { SEND_QUEUE } from '../../src/replies/send-message.enqueue.js';
 import { sendQueue } from '../../src/replies/send-message.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { fixture, sign, waitFor } from '../helpers/webhooks.js';
+import { deliverSigned, fixture, waitFor } from '../helpers/webhooks.js';
 
 const SECRET = 'replies-webhook-secret';
 const TOKEN = 'EAAG-replies-page-token-0123456789';
@@ -48,13 +48,7 @@ async function inboundThread(from: string) {
   value.messages[0].id = `wamid.in-${from}`;
   // Written just now, so the 24-hour reply window is open.
   value.messages[0].timestamp = String(Math.floor(Date.now() / 1000));
-  const body = JSON.stringify(payload);
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: '/webhooks/whatsapp',
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
-    payload: body,
-  });
+  const res = await deliverSigned(ctx, 'whatsapp', payload);
   expect(res.statusCode).toBe(200);
   return waitFor(
     () => ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', `wamid.in-${from}`).executeTakeFirst(),
@@ -80,13 +74,7 @@ const settled = (id: number) =>
 function statusWebhook(externalId: string, status: string) {
   const payload = JSON.parse(fixture('whatsapp', 'statuses.json'));
   payload.entry[0].changes[0].value.statuses = [{ id: externalId, status, timestamp: '1750263773', recipient_id: '16505551234' }];
-  const body = JSON.stringify(payload);
-  return ctx.app.inject({
-    method: 'POST',
-    url: '/webhooks/whatsapp',
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
-    payload: body,
-  });
+  return deliverSigned(ctx, 'whatsapp', payload);
 }
 
 describe('POST /v1/threads/:id/messages', () => {

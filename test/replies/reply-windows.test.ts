@@ -4,7 +4,7 @@ import { startFakeProviders } from '../../harness/fake-providers.js';
 import { SEND_QUEUE } from '../../src/replies/send-message.enqueue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { fixture, sign, waitFor } from '../helpers/webhooks.js';
+import { deliverSigned, fixture, waitFor } from '../helpers/webhooks.js';
 
 const SECRET = 'reply-windows-webhook-secret';
 const TOKEN = 'EAAG-reply-windows-token-0123456789';
@@ -48,13 +48,7 @@ async function writesIn(from: string, id: string, at: Date) {
   value.messages[0].from = from;
   value.messages[0].id = id;
   value.messages[0].timestamp = String(at.getTime() / 1000);
-  const body = JSON.stringify(payload);
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: '/webhooks/whatsapp',
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
-    payload: body,
-  });
+  const res = await deliverSigned(ctx, 'whatsapp', payload);
   expect(res.statusCode).toBe(200);
   const m = await waitFor(
     () => ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', id).executeTakeFirst(),

@@ -4,7 +4,7 @@ import { MALFORMED_CURSOR_MESSAGE } from '../../src/http/errors.js';
 import { processDeliveries } from '../../src/webhooks-in/process-deliveries.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { fixture, sign } from '../helpers/webhooks.js';
+import { deliverSigned, fixture } from '../helpers/webhooks.js';
 
 const SECRET = 'lists-secret';
 const ctx = await useTestContext({ env: { INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET } }) } });
@@ -26,13 +26,7 @@ for (let i = 0; i < 33; i++) {
     timestamp: String(1763000000 + i),
     text: { body: `message ${i}` },
   };
-  const body = JSON.stringify(payload);
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: '/webhooks/whatsapp',
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
-    payload: body,
-  });
+  const res = await deliverSigned(ctx, 'whatsapp', payload);
   expect(res.statusCode).toBe(200);
 }
 ids.push(...(await ctx.deps.db.selectFrom('webhook_inbox').select('id').execute()).map((r) => r.id));

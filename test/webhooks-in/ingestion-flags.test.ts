@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { deliveryPayload } from '../../src/webhooks-in/delivery-payload.js';
 import { useTestContext } from '../helpers/app.js';
-import { fixture, sign } from '../helpers/webhooks.js';
+import { deliverSigned, fixture } from '../helpers/webhooks.js';
 
 const logLines: Record<string, unknown>[] = [];
 const ctx = await useTestContext({
@@ -60,12 +60,7 @@ describe('enqueue failure', () => {
     try {
       const before = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox`.execute(ctx.deps.db);
       const body = fixture('whatsapp', 'image-message.json');
-      const res = await ctx.app.inject({
-        method: 'POST',
-        url: '/webhooks/whatsapp',
-        headers: { 'x-hub-signature-256': `sha256=${sign('secret', body)}`, 'content-type': 'application/json' },
-        payload: body,
-      });
+      const res = await deliverSigned(ctx, 'whatsapp', body);
       expect(res.statusCode).toBe(500);
       expect(res.json().error).toEqual({ code: 'internal_error', message: 'internal error' });
       const after = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_inbox`.execute(ctx.deps.db);

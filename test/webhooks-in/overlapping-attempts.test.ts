@@ -7,7 +7,7 @@ import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
 import { processDeliveries, RECHECK_LOCKED_SECONDS } from '../../src/webhooks-in/process-deliveries.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { fixture, sign } from '../helpers/webhooks.js';
+import { deliverSigned, fixture } from '../helpers/webhooks.js';
 
 /**
  * A worker whose heartbeat lapsed may still hold a delivery's row in an open transaction when
@@ -24,13 +24,7 @@ async function deliver(): Promise<{ rowId: string; messageId: string }> {
   const payload = JSON.parse(fixture('whatsapp', 'text-message.json'));
   const messageId = `wamid.overlap.${++sequence}`;
   payload.entry[0].changes[0].value.messages[0].id = messageId;
-  const body = JSON.stringify(payload);
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: '/webhooks/whatsapp',
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
-    payload: body,
-  });
+  const res = await deliverSigned(ctx, 'whatsapp', payload);
   expect(res.statusCode).toBe(200);
   const row = await ctx.deps.db.selectFrom('webhook_inbox').select('id').orderBy('created_at', 'desc').limit(1).executeTakeFirstOrThrow();
   return { rowId: row.id, messageId };

@@ -6,7 +6,7 @@ import { createDatabase } from '../../src/db/database.js';
 import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
 import { InboxWriter } from '../../src/webhooks-in/inbox-writer.js';
 import { useTestContext } from '../helpers/app.js';
-import { fixture, sign, waitFor } from '../helpers/webhooks.js';
+import { deliverSigned, fixture, waitFor } from '../helpers/webhooks.js';
 
 const SECRET = 'overload-secret-0123';
 const CAP = 8;
@@ -27,13 +27,7 @@ function delivery(id: string): string {
   template.entry[0].changes[0].value.messages[0].id = id;
   return JSON.stringify(template);
 }
-const post = (body: string) =>
-  app.inject({
-    method: 'POST',
-    url: '/webhooks/whatsapp',
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
-    payload: body,
-  });
+const post = (body: string) => deliverSigned({ app, deps: ctx.deps }, 'whatsapp', body);
 
 interface Answer {
   body: string;

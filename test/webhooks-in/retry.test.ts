@@ -5,7 +5,7 @@ import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
 import { processDeliveries } from '../../src/webhooks-in/process-deliveries.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { fixture, sign } from '../helpers/webhooks.js';
+import { deliverSigned, fixture } from '../helpers/webhooks.js';
 
 const SECRET = 'retry-test-secret';
 let clock = new Date('2026-11-22T10:00:00.000Z');
@@ -18,12 +18,7 @@ const ctx = await useTestContext({
 const tenant = await makeTenant(ctx.deps);
 
 async function deliver(body: string): Promise<string> {
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: '/webhooks/whatsapp',
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` },
-    payload: body,
-  });
+  const res = await deliverSigned(ctx, 'whatsapp', body);
   expect(res.statusCode).toBe(200);
   const row = await ctx.deps.db
     .selectFrom('webhook_inbox')

@@ -9,7 +9,7 @@ import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { makeWidget, startVisitor, visitorSays } from '../helpers/livechat.js';
 import { type Received, startReceiver } from '../helpers/receiver.js';
-import { fixture, sign, waitFor } from '../helpers/webhooks.js';
+import { deliverSigned, fixture, waitFor } from '../helpers/webhooks.js';
 
 const WA_SECRET = 'outbound-whatsapp-secret';
 const PHONE_ID = '106540352242922';
@@ -60,13 +60,7 @@ async function inbound(w: Workspace, from: string, messageId: string) {
   value.messages[0].id = messageId;
   // Written just now, so an agent may still reply (WhatsApp's 24-hour window).
   value.messages[0].timestamp = String(Math.floor(Date.now() / 1000));
-  const body = JSON.stringify(payload);
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: '/webhooks/whatsapp',
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(WA_SECRET, body)}` },
-    payload: body,
-  });
+  const res = await deliverSigned(ctx, 'whatsapp', payload);
   expect(res.statusCode).toBe(200);
 }
 
@@ -235,12 +229,7 @@ describe('outbound webhooks', () => {
     stranger.changes[0].value.metadata.phone_number_id = '999000111';
     payload.entry.push(stranger);
     const body = JSON.stringify(payload);
-    await ctx.app.inject({
-      method: 'POST',
-      url: '/webhooks/whatsapp',
-      headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(WA_SECRET, body)}` },
-      payload: body,
-    });
+    await deliverSigned(ctx, 'whatsapp', body);
     const row = await waitFor(
       () =>
         ctx.deps.db.selectFrom('webhook_inbox').selectAll().where('raw_body', '=', body).where('status', '=', 'failed').executeTakeFirst(),
