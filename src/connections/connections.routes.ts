@@ -7,9 +7,15 @@ import { errors } from '../http/errors.js';
 import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope } from '../http/schemas.js';
-import { ConnectionCreateBody } from '../workspaces/engage.routes.js';
 import { listConnections } from './connections.queries.js';
-import { ConnectionPatch, ConnectionResource, changeConnection, connectionResource, createConnection } from './connections.service.js';
+import {
+  ConnectionCreateBody,
+  ConnectionPatch,
+  ConnectionResource,
+  changeConnection,
+  connectionResource,
+  createConnection,
+} from './connections.service.js';
 
 /**
  * `GET /v1/connections`: the caller's channel accounts, cursor pages; `POST` and

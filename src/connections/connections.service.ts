@@ -42,6 +42,23 @@ export const ConnectionResource = Type.Object(
   { title: 'Connection' },
 );
 
+/** A new connection: `POST /v1/connections` (tenant) and `POST /v1/engage/workspaces/:id/connections`. */
+export const ConnectionCreateBody = Type.Object({
+  integrationKey: Type.String({ minLength: 1, maxLength: 64 }),
+  externalAccountId: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 320,
+      description: 'required, except for livechat: its widget key, generated (wk_…) when absent',
+    }),
+  ),
+  name: ConnectionName,
+  credentials: Type.Optional(ConnectionCredentials),
+  allowedOrigins: Type.Optional(AllowedOrigins),
+  autoAssign: Type.Optional(AutoAssign),
+  businessAccountId: Type.Optional(BusinessAccountId),
+});
+
 /**
  * `PATCH /v1/connections/:id`: `credentials` replace the previous ones whole; null removes them.
  * `allowedOrigins` (livechat) replace the previous list whole.

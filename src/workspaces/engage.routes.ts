@@ -2,9 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { API_KEY_SCOPES, IssuedApiKey, issueApiKey } from '../api-keys/api-keys.service.js';
 import { requireAdminKey } from '../auth/auth.js';
-import { AllowedOrigins } from '../connections/allowed-origins.js';
-import { ConnectionCredentials } from '../connections/connection-credentials.js';
-import { AutoAssign, BusinessAccountId, ConnectionResource, createConnection } from '../connections/connections.service.js';
+import { ConnectionCreateBody, ConnectionResource, createConnection } from '../connections/connections.service.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { IntId } from '../http/ids.js';
@@ -15,22 +13,6 @@ import { createWorkspace, requireWorkspace, WorkspaceResource } from './workspac
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const WorkspaceParams = Type.Object({ id: Type.With(IntId, { description: 'the workspace id' }) });
-
-export const ConnectionCreateBody = Type.Object({
-  integrationKey: Type.String({ minLength: 1, maxLength: 64 }),
-  externalAccountId: Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: 320,
-      description: 'required, except for livechat: its widget key, generated (wk_…) when absent',
-    }),
-  ),
-  name: Name,
-  credentials: Type.Optional(ConnectionCredentials),
-  allowedOrigins: Type.Optional(AllowedOrigins),
-  autoAssign: Type.Optional(AutoAssign),
-  businessAccountId: Type.Optional(BusinessAccountId),
-});
 
 /** Engage admin routes (docs/api.md): the platform operator provisions tenants. */
 export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {

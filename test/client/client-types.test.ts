@@ -8,7 +8,7 @@ import type { AuthCode, LoginResponse } from '../../src/auth/user.routes.js';
 import type { CannedResponseCreate, CannedResponsePatch } from '../../src/canned-responses/canned-responses.routes.js';
 import type { CannedResponseResource } from '../../src/canned-responses/canned-responses.service.js';
 import type { ConnectionCredentials } from '../../src/connections/connection-credentials.js';
-import type { ConnectionPatch, ConnectionResource } from '../../src/connections/connections.service.js';
+import type { ConnectionCreateBody, ConnectionPatch, ConnectionResource } from '../../src/connections/connections.service.js';
 import type { TemplateResource } from '../../src/connections/templates.service.js';
 import type { ContactResource } from '../../src/contacts/contacts.resources.js';
 import type { ContactMergeBody, ContactPatchBody } from '../../src/contacts/contacts.routes.js';
@@ -33,7 +33,6 @@ import type {
   EndpointResource,
   EndpointWithSecret,
 } from '../../src/webhooks-out/endpoints.resources.js';
-import type { ConnectionCreateBody } from '../../src/workspaces/engage.routes.js';
 import type { WorkspaceResource } from '../../src/workspaces/workspaces.service.js';
 
 /**
