@@ -5,6 +5,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json vite.console.config.ts ./
+COPY bin ./bin
 COPY src ./src
 COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev

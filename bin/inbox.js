@@ -1,14 +1,15 @@
 #!/usr/bin/env node
-// `npx inbox …` in a source checkout runs the TypeScript CLI through tsx, so admin commands
-// need no build step. `npm start` and the Docker image run the compiled dist/ instead.
-import { existsSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+// `npx inbox …` runs the compiled dist/ when it was built from the sources as they are now
+// (`npm start` builds it when they changed; bin/build-state.js), which starts in about a second.
+// In a checkout whose dist/ is missing or older than its sources it runs the TypeScript through
+// tsx instead, so a command never runs stale code and never needs a build first.
+import { pathToFileURL } from 'node:url';
+import { hasSources, isBuildFresh, ROOT } from './build-state.js';
 
-const source = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
-if (existsSync(source)) {
+if (hasSources() && !isBuildFresh()) {
   const { register } = await import('tsx/esm/api');
   register();
-  await import(pathToFileURL(source).href);
+  await import(pathToFileURL(`${ROOT}/src/cli.ts`).href);
 } else {
-  await import(new URL('../dist/src/cli.js', import.meta.url).href);
+  await import(pathToFileURL(`${ROOT}/dist/src/cli.js`).href);
 }

@@ -39,11 +39,13 @@ let added = 0;
 for (const [at, pkg] of Object.entries(packages)) {
   for (const [name, version] of Object.entries(pkg.optionalDependencies ?? {})) {
     if (present(at, name) || !/^\d+\.\d+\.\d+/.test(version)) continue;
+    const { engines, ...platform } = platformOf(name, version);
+    // Keys in the order npm writes them, so a later `npm install` leaves the file unchanged.
+    const fields = { ...platform, ...(pkg.dev ? { dev: true } : {}), optional: true };
     packages[`node_modules/${name}`] = {
       version,
-      ...(pkg.dev ? { dev: true } : {}),
-      optional: true,
-      ...platformOf(name, version),
+      ...Object.fromEntries(Object.entries(fields).sort(([a], [b]) => a.localeCompare(b))),
+      ...(engines ? { engines } : {}),
     };
     added++;
   }

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { API_KEY_SCOPES, issueApiKey } from './api-keys/api-keys.service.js';
 import { moveStorageToS3 } from './attachments/move-storage.js';
 import { s3OptionsFrom, s3Storage } from './attachments/s3-storage.js';
-import { type Config, ConfigError, loadCliSettings, loadConfig } from './config.js';
+import { applyDotEnv, type Config, ConfigError, loadCliSettings, loadConfig } from './config.js';
 import { createConnection } from './connections/connections.service.js';
 import type { Db } from './db/database.js';
 import { AppError } from './http/errors.js';
@@ -11,9 +11,11 @@ import { openDatabase, ROLES, type Role, resolveSecretKey, startService } from '
 import { installProcessGuards } from './process-guards.js';
 import { USER_ROLES } from './users/users.resources.js';
 import { createUser } from './users/users.service.js';
+import { packageVersion } from './version.js';
 import { createWorkspace, requireWorkspace } from './workspaces/workspaces.service.js';
 
 const USAGE = `Usage: inbox <command> [options]
+       inbox --help | --version
 
 Commands:
   serve [--role all|api|worker]      run the service (default role: all)
@@ -34,7 +36,8 @@ Commands:
                                      INBOX_S3_* bucket, deleting each from PostgreSQL once
                                      copied; safe to stop and run again (docs/attachments.md)
 
-Configuration comes from the environment; see .env.example.`;
+Configuration comes from the environment and, for what it does not set, a .env file in the
+working directory; every variable is in .env.example and docs/configuration.md.`;
 
 const list = (value: string | undefined) =>
   (value ?? '')
@@ -99,6 +102,14 @@ async function withDatabase(run: (db: Db, config: Config) => Promise<unknown>) {
 
 export async function main(argv: string[]): Promise<void> {
   const [first, ...afterFirst] = argv;
+  if (first === '--version' || first === '-v') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return;
+  }
+  if (first === '--help' || first === '-h' || first === 'help' || first === undefined) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   // `attachments <subcommand>` is one command with a two-word name.
   const [command, rest] =
     first === 'attachments' ? [`attachments ${afterFirst[0] ?? ''}`.trim(), afterFirst.slice(1)] : [first, afterFirst];
@@ -119,6 +130,10 @@ export async function main(argv: string[]): Promise<void> {
     },
     strict: true,
   });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   switch (command) {
     case 'serve': {
       const role = (values.role ?? 'all') as Role;
@@ -174,10 +189,6 @@ export async function main(argv: string[]): Promise<void> {
         return { ...moved, to: 's3', bucket: config.s3.bucket };
       });
     }
-    case undefined:
-    case 'help':
-      process.stdout.write(`${USAGE}\n`);
-      return;
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
@@ -189,7 +200,11 @@ export async function main(argv: string[]): Promise<void> {
  */
 const exit = (code: number) => process.exit(code);
 
-main(process.argv.slice(2)).then(
+const started = (async () => {
+  applyDotEnv();
+  await main(process.argv.slice(2));
+})();
+started.then(
   () => {
     if (process.argv[2] !== 'serve') exit(0);
   },

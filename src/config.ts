@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { parseEnv } from 'node:util';
 import { parseSecretKey } from './crypto/secret-box.js';
 
 /** Integration keys the service knows (docs/webhooks.md, "Integrations"). */
@@ -132,6 +133,25 @@ export const SESSION_SECRET_MIN = 16;
 export const SESSION_SECRET_MAX = 255;
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * Reads the `.env` file of the working directory, when there is one, into the process's
+ * environment, where everything (this module and the AWS SDK's credential chain alike) finds
+ * it. A variable the environment already sets keeps its value: the environment wins. A `.env`
+ * that exists but cannot be read stops the start like any other bad setting.
+ */
+export function applyDotEnv(cwd = process.cwd(), env: Env = process.env): void {
+  const file = path.join(cwd, '.env');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    throw new ConfigError([`.env: cannot read ${file} (${code ?? 'unknown error'})`]);
+  }
+  for (const [name, value] of Object.entries(parseEnv(text))) env[name] ??= value;
+}
 
 /**
  * Reads the whole configuration from `env` once. Every problem is collected and thrown

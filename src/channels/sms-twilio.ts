@@ -33,7 +33,7 @@ const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response/>';
  * URLSearchParams never throws: a malformed escape stays as it was sent, so such a body
  * simply fails its signature.
  */
-function formParams(rawBody: string): Map<string, string[]> {
+export function formParams(rawBody: string): Map<string, string[]> {
   const params = new Map<string, string[]>();
   for (const [name, value] of new URLSearchParams(rawBody)) {
     const values = params.get(name);
@@ -52,7 +52,7 @@ function parseForm(rawBody: string): Record<string, string> {
  * Twilio's signature: base64 HMAC-SHA1(auth token, URL + every parameter's name and value,
  * names sorted; a repeated name's distinct values sorted), as twilio-node computes it.
  */
-function twilioSignature(authToken: string, url: string, params: Map<string, string[]>): string {
+export function twilioSignature(authToken: string, url: string, params: Map<string, string[]>): string {
   let data = new URL(url).toString();
   for (const name of [...params.keys()].sort()) {
     for (const value of [...new Set(params.get(name))].sort()) data += name + value;
