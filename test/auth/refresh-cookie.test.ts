@@ -95,7 +95,12 @@ describe('POST /api/user/refresh with the cookie', () => {
       expect(res.statusCode, site).toBe(403);
       expect(res.json().error.code).toBe('forbidden');
     }
-    expect((await refreshWithCookie(cookie, { 'sec-fetch-site': 'same-origin' })).statusCode).toBe(200);
+    const own = await refreshWithCookie(cookie, { 'sec-fetch-site': 'same-origin' });
+    expect(own.statusCode).toBe(200);
+    // No other origin may read an answer: no CORS, whoever asks.
+    const elsewhere = await refreshWithCookie(cookie, { origin: 'https://evil.example' });
+    expect(elsewhere.statusCode).toBe(200);
+    expect(Object.keys(elsewhere.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
     const get = await ctx.app.inject({ method: 'GET', url: REFRESH_PATH, headers: { cookie: `${REFRESH_COOKIE}=${cookie}` } });
     expect(get.statusCode).toBe(404);
   });
