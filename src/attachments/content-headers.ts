@@ -34,9 +34,17 @@ const INERT_DOWNLOADS = new Map<string, string>([
  */
 export function servedType(stored: string): { type: string; inline: boolean } {
   const type = cleanContentType(stored) ?? OCTET_STREAM;
-  const family = type.split('/')[0];
-  if (RASTER_IMAGES.has(type) || family === 'audio' || family === 'video') return { type, inline: true };
+  if (RASTER_IMAGES.has(type) || isMedia(type)) return { type, inline: true };
   return { type: INERT_DOWNLOADS.get(type) ?? OCTET_STREAM, inline: false };
+}
+
+/**
+ * Audio and video, except a subtype naming XML or HTML: a browser renders any `…+xml` type
+ * as an XML document (which may hold XHTML script), whatever its family says.
+ */
+function isMedia(type: string): boolean {
+  const family = type.split('/')[0];
+  return (family === 'audio' || family === 'video') && !/xml|html/.test(type);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Attachment, Message } from '../client/client';
+import { blobType, isRasterImage } from './file-types';
 import { fileSize } from './format';
 import { session } from './session';
 import { useStore } from './store';
@@ -18,17 +19,6 @@ import { useStore } from './store';
  * file's blob is re-typed `application/octet-stream`, which a browser only ever downloads.
  */
 const isSigned = (url: string) => /[?&]signature=/.test(url);
-
-const RASTER_IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
-
-/** The type a file's blob may carry: its own for raster images, audio and video; else octet-stream. */
-export function blobType(contentType: string): string {
-  const type = contentType.split(';')[0]!.trim().toLowerCase();
-  const family = type.split('/')[0];
-  return RASTER_IMAGES.has(type) || family === 'audio' || family === 'video' ? type : 'application/octet-stream';
-}
-
-const isRasterImage = (a: Attachment) => RASTER_IMAGES.has(blobType(a.contentType));
 
 function useFileUrl(a: Attachment): string | null {
   const s = useStore(session);
@@ -78,7 +68,7 @@ function File({ a }: { a: Attachment }) {
       </p>
     );
   // An SVG is an image too, but one that can carry a script: it is offered as a download.
-  const image = (a.kind === 'image' || a.kind === 'sticker') && isRasterImage(a);
+  const image = (a.kind === 'image' || a.kind === 'sticker') && isRasterImage(a.contentType);
   if (image && url) return <img class="inline-image" src={url} alt={a.filename || 'image'} data-attachment-id={a.id} />;
   return url ? (
     <a class="file" href={url} download={name} data-attachment-id={a.id}>

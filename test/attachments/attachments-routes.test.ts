@@ -117,6 +117,8 @@ describe('POST /v1/attachments', () => {
       ['application/javascript', 'alert(1)', 'application/octet-stream', 'attachment'],
       ['text/css', 'body{}', 'application/octet-stream', 'attachment'],
       ['image/bmp', 'x', 'application/octet-stream', 'attachment'],
+      // Any `…+xml` type renders as an XML document, whatever its family.
+      ['audio/x-playlist+xml', '<a/>', 'application/octet-stream', 'attachment'],
       ['application/x-made-up', 'x', 'application/octet-stream', 'attachment'],
     ];
     for (const [declared, bytes, served, disposition] of cases) {
