@@ -40,7 +40,13 @@ export const restoring = createStore<boolean>(resumable);
 /** Why the agent is on the sign-in page again (shown there once). */
 export const signedOutReason = createStore<string | null>(null);
 
-const fromAnswer = (answer: LoginResponse, remember: boolean, client: TenantClient): Session => ({
+/**
+ * The one client of every signed-in call, sending whatever token the session holds when the
+ * call is made: a component that kept the client keeps working after the token is replaced.
+ */
+const client = makeClient(() => session.get()?.token);
+
+const fromAnswer = (answer: LoginResponse, remember: boolean): Session => ({
   user: answer.data,
   token: answer.access_token,
   expiry: answer.token_expiry,
@@ -50,9 +56,8 @@ const fromAnswer = (answer: LoginResponse, remember: boolean, client: TenantClie
 
 /** A token of the cookie's session, or null when the service says there is none (401/403). */
 async function fromCookie(remember: boolean): Promise<Session | null> {
-  const client = makeClient();
   try {
-    return fromAnswer(await client.refresh(), remember, client);
+    return fromAnswer(await makeClient().refresh(), remember);
   } catch (err) {
     const status = (err as { status?: number }).status;
     if (status === 401 || status === 403) return null;
@@ -67,17 +72,19 @@ function save(s: Session | null): void {
 }
 
 export async function signIn(email: string, password: string, remember: boolean): Promise<void> {
-  const client = makeClient();
-  const answer = await client.login({ email, password, remember });
+  const answer = await makeClient().login({ email, password, remember });
   signedOutReason.set(null);
-  session.set(fromAnswer(answer, remember, client));
+  session.set(fromAnswer(answer, remember));
 }
 
 /** Ends the session on the service too (which clears the cookie); the local session ends whatever the service says. */
 export async function signOut(): Promise<void> {
   const current = session.get();
   session.set(null);
-  await current?.client.logout().catch(() => undefined);
+  if (current)
+    await makeClient(() => current.token)
+      .logout()
+      .catch(() => undefined);
 }
 
 function endLocally(reason: string): void {
@@ -122,8 +129,8 @@ export function refreshNow(): Promise<boolean> {
   if (!current) return Promise.resolve(false);
   return once(async () => {
     try {
-      const answer = await current.client.refresh();
-      if (session.get() === current) session.set(fromAnswer(answer, current.remember, current.client));
+      const answer = await makeClient(() => current.token).refresh();
+      if (session.get() === current) session.set(fromAnswer(answer, current.remember));
       return true;
     } catch (err) {
       if ((err as { status?: number }).status === 401) return recover(current);
@@ -152,13 +159,20 @@ export function verifySession(): Promise<boolean> {
 }
 
 let timer: ReturnType<typeof setTimeout> | undefined;
-/** Timers longer than ~24.8 days overflow, so a 30-day token is checked daily until its time comes. */
+/**
+ * Timers longer than ~24.8 days overflow, so a 30-day token is checked daily until its time
+ * comes. A refresh that left the token as it was (offline, or a check was under way) is tried
+ * again 5 s later.
+ */
 function scheduleRefresh(s: Session | null): void {
   clearTimeout(timer);
   if (!s) return;
   const due = s.expiry * 1000 - REFRESH_AHEAD_MS - Date.now();
+  const retryUnchanged = () => {
+    if (session.get() === s) scheduleRefresh(s);
+  };
   timer = setTimeout(
-    () => (due <= 86_400_000 ? void refreshNow() : scheduleRefresh(session.get())),
+    () => (due <= 86_400_000 ? void refreshNow().then(retryUnchanged) : scheduleRefresh(session.get())),
     Math.max(5_000, Math.min(due, 86_400_000)),
   );
 }
