@@ -81,8 +81,10 @@ export const attachmentsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         summary: "Download an attachment's bytes",
         description:
-          'Streamed with the stored content-type, `x-content-type-options: nosniff`, `content-security-policy: sandbox`, and ' +
-          '`content-disposition: attachment` for anything but images, audio and video. A signed link (`?expires=&signature=`, ' +
+          'Streamed with `x-content-type-options: nosniff` and `content-security-policy: sandbox`. Raster images (PNG, JPEG, GIF, ' +
+          'WebP), audio and video keep their type and show inline; PDF, plain text, CSV, ZIP and Office documents keep their type ' +
+          'as a download (`content-disposition: attachment`); anything else (HTML, SVG, XML, scripts, unknown) is an ' +
+          '`application/octet-stream` download. A signed link (`?expires=&signature=`, ' +
           '15 minutes) needs no credential; a wrong or expired one → 401. Not stored yet (`pending`) or `failed` → 409.',
         params: AttachmentParams,
         querystring: ContentQuery,

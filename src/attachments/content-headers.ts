@@ -1,17 +1,65 @@
+import { cleanContentType, OCTET_STREAM } from './content-type.js';
+
+/** Raster images: shown inline. SVG is not one of them (an SVG is a document that can carry script). */
+const RASTER_IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/**
+ * Types no browser runs as a page, kept as they are but always downloaded. Plain text is
+ * served with its charset named, so a browser never guesses one.
+ */
+const INERT_DOWNLOADS = new Map<string, string>([
+  ['application/pdf', 'application/pdf'],
+  ['text/plain', 'text/plain; charset=utf-8'],
+  ['text/csv', 'text/csv'],
+  ['application/zip', 'application/zip'],
+  ['application/msword', 'application/msword'],
+  ['application/vnd.ms-excel', 'application/vnd.ms-excel'],
+  ['application/vnd.ms-powerpoint', 'application/vnd.ms-powerpoint'],
+  ...[
+    'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+    'application/vnd.oasis.opendocument.text',
+    'application/vnd.oasis.opendocument.spreadsheet',
+    'application/vnd.oasis.opendocument.presentation',
+  ].map((t): [string, string] => [t, t]),
+]);
+
+/**
+ * How a stored type is served: raster images, audio and video inline with their own type;
+ * the inert document types above as downloads with their own type; anything else (HTML,
+ * XHTML, SVG, XML, JavaScript, CSS, a type never seen) as an `application/octet-stream`
+ * download, which no browser renders or runs, and which `script-src 'self'` can never load
+ * as a script of the service's origin.
+ */
+export function servedType(stored: string): { type: string; inline: boolean } {
+  const type = cleanContentType(stored) ?? OCTET_STREAM;
+  if (RASTER_IMAGES.has(type) || isMedia(type)) return { type, inline: true };
+  return { type: INERT_DOWNLOADS.get(type) ?? OCTET_STREAM, inline: false };
+}
+
+/**
+ * Audio and video, except a subtype naming XML or HTML: a browser renders any `…+xml` type
+ * as an XML document (which may hold XHTML script), whatever its family says.
+ */
+function isMedia(type: string): boolean {
+  const family = type.split('/')[0];
+  return (family === 'audio' || family === 'video') && !/xml|html/.test(type);
+}
+
 /**
  * The headers an attachment's bytes are served with (docs/attachments.md, "Serving"). The
  * bytes come from anyone (a customer, a provider, an uploader), yet they are served from the
  * service's own origin, where an agent's session lives: so nothing served may ever run as a
- * page of that origin. `nosniff` holds the browser to the stored type; `sandbox` makes any
- * document (an HTML file, an SVG with a script) run without scripts and in an opaque origin;
- * anything but images, audio and video is a download, not a page.
+ * page of that origin. Only inert types keep their own type (`servedType`); `nosniff` holds
+ * the browser to it; `sandbox` makes any document that still opened run without scripts and
+ * in an opaque origin; anything but images, audio and video is a download, not a page.
  */
 export function contentHeaders(a: { content_type: string; filename: string | null; size: number | null }): Record<string, string> {
-  const family = a.content_type.split('/')[0];
-  const inline = family === 'image' || family === 'audio' || family === 'video';
+  const served = servedType(a.content_type);
   const headers: Record<string, string> = {
-    'content-type': a.content_type,
-    'content-disposition': contentDisposition(inline ? 'inline' : 'attachment', a.filename),
+    'content-type': served.type,
+    'content-disposition': contentDisposition(served.inline ? 'inline' : 'attachment', a.filename),
     'x-content-type-options': 'nosniff',
     'content-security-policy': 'sandbox',
     'cache-control': 'private, max-age=300',

@@ -121,12 +121,14 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
       roles: pat.roles,
     };
   }
-  let claims: { sub?: unknown; jti?: unknown; exp?: unknown };
+  let claims: { sub?: unknown; jti?: unknown; exp?: unknown; use?: unknown };
   try {
     claims = request.server.jwt.verify(token);
   } catch {
     return null; // bad signature, wrong algorithm, expired, malformed
   }
+  // Access tokens carry no `use`; the refresh cookie's token (`use: "refresh"`) is never a bearer.
+  if (claims.use !== undefined) return null;
   if (typeof claims.jti !== 'string' || !isUuid(claims.jti)) return null;
   const session = await findLiveSession(deps.db, claims.jti, now);
   if (!session || String(session.user_id) !== String(claims.sub)) return null;

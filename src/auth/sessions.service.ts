@@ -8,6 +8,7 @@ import type { DB, UsersTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { clientAddressKey } from '../http/client-address.js';
 import { errors } from '../http/errors.js';
+import { isUuid } from '../http/ids.js';
 import { publishEvent } from '../realtime/publish.js';
 import { userResource } from '../users/users.resources.js';
 import {
@@ -38,31 +39,50 @@ export async function issueAuthCode(db: Executor, userId: number, remember: bool
   return code;
 }
 
+/** What a session is for the refresh cookie: which one, until when, and whether it is remembered. */
+export interface SessionInfo {
+  id: string;
+  userId: number;
+  remember: boolean;
+  expiresAt: Date;
+}
+
+/** The access token of a session: the JWT's `jti` is the session id, so ending the session ends the token. */
+function signAccessToken(jwt: JWT, user: User, session: SessionInfo, now: Date): string {
+  return jwt.sign({
+    sub: String(user.id),
+    jti: session.id,
+    wid: user.workspace_id,
+    iat: Math.floor(now.getTime() / 1000),
+    exp: Math.floor(session.expiresAt.getTime() / 1000),
+  });
+}
+
+function loginAnswer(jwt: JWT, user: User, session: SessionInfo, authCode: string, now: Date) {
+  return {
+    data: userResource(user),
+    access_token: signAccessToken(jwt, user, session, now),
+    token_expiry: Math.floor(session.expiresAt.getTime() / 1000),
+    auth_code: authCode,
+  };
+}
+
 /**
  * Starts a server-side session and answers with the login response (docs/auth.md):
- * `{ data: UserResource, access_token, token_expiry, auth_code }`. The JWT's `jti` is the
- * session id, so ending the session ends the token. Given a transaction, the session starts
- * in it (a refresh makes it depend on the old session's end); otherwise in one of its own.
+ * `{ data: UserResource, access_token, token_expiry, auth_code }`, beside the session it
+ * started. Given a transaction, the session starts in it (a refresh makes it depend on the
+ * old session's end); otherwise in one of its own.
  */
 export async function startSession(deps: Deps, jwt: JWT, user: User, remember: boolean, trx?: Transaction<DB>) {
   const now = deps.now();
   const seconds = remember ? SESSION_SECONDS.remember : SESSION_SECONDS.normal;
-  const expiresAt = new Date(now.getTime() + seconds * 1000);
-  const sessionId = randomUUID();
+  const session: SessionInfo = { id: randomUUID(), userId: user.id, remember, expiresAt: new Date(now.getTime() + seconds * 1000) };
   const insert = async (db: Executor) => {
-    await insertSession(db, { id: sessionId, userId: user.id, remember, expiresAt });
+    await insertSession(db, session);
     return issueAuthCode(db, user.id, remember, now);
   };
   const authCode = trx ? await insert(trx) : await deps.db.transaction().execute(insert);
-  const tokenExpiry = Math.floor(expiresAt.getTime() / 1000);
-  const accessToken = jwt.sign({
-    sub: String(user.id),
-    jti: sessionId,
-    wid: user.workspace_id,
-    iat: Math.floor(now.getTime() / 1000),
-    exp: tokenExpiry,
-  });
-  return { data: userResource(user), access_token: accessToken, token_expiry: tokenExpiry, auth_code: authCode };
+  return { answer: loginAnswer(jwt, user, session, authCode, now), session };
 }
 
 /**
@@ -77,6 +97,43 @@ export async function refreshSession(deps: Deps, jwt: JWT, user: User, sessionId
     if (ended.sessionIds.length === 0) return null;
     return startSession(deps, jwt, user, remember, trx);
   });
+}
+
+/**
+ * A new access token of a live session, which goes on (the refresh cookie's way, docs/auth.md):
+ * every tab of the console holds a token of the one session, so one tab's reload must not end
+ * the others'. The session still ends at logout, revocation, deactivation or its expiry.
+ */
+export async function resumeSession(deps: Deps, jwt: JWT, user: User, session: SessionInfo) {
+  const now = deps.now();
+  const authCode = await issueAuthCode(deps.db, user.id, session.remember, now);
+  return loginAnswer(jwt, user, session, authCode, now);
+}
+
+/**
+ * The refresh cookie's token: a JWT of the session marked `use: "refresh"`, which the bearer
+ * guard refuses (src/auth/auth.ts), so it is good for nothing but the refresh route.
+ */
+export function signRefreshToken(jwt: JWT, session: SessionInfo, now: Date): string {
+  return jwt.sign({
+    sub: String(session.userId),
+    jti: session.id,
+    use: 'refresh',
+    iat: Math.floor(now.getTime() / 1000),
+    exp: Math.floor(session.expiresAt.getTime() / 1000),
+  });
+}
+
+/** The session a refresh token names (signature and expiry checked), or null. Liveness is the caller's to check. */
+export function readRefreshToken(jwt: JWT, token: string): { sessionId: string; userId: string } | null {
+  let claims: { sub?: unknown; jti?: unknown; use?: unknown };
+  try {
+    claims = jwt.verify(token);
+  } catch {
+    return null;
+  }
+  if (claims.use !== 'refresh' || typeof claims.jti !== 'string' || !isUuid(claims.jti) || typeof claims.sub !== 'string') return null;
+  return { sessionId: claims.jti, userId: claims.sub };
 }
 
 /** What a revocation ended: sessions (JWTs) and personal-access tokens. */

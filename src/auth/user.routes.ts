@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
@@ -9,6 +9,7 @@ import { Envelope, Meta, NoContent } from '../http/schemas.js';
 import { findUserByEmail } from '../users/users.queries.js';
 import { UserResource, userResource } from '../users/users.resources.js';
 import { optionalAuth, personOf, requireAuth, userOf } from './auth.js';
+import { clearRefreshCookie, readRefreshCookie, setRefreshCookie } from './refresh-cookie.js';
 import { consumeAuthCode, findLiveSession, findUser } from './sessions.queries.js';
 import {
   AUTH_CODE_SECONDS,
@@ -16,7 +17,11 @@ import {
   endSessions,
   forgetSuccessfulLogin,
   issueAuthCode,
+  readRefreshToken,
   refreshSession,
+  resumeSession,
+  type SessionInfo,
+  signRefreshToken,
   startSession,
   verifyPassword,
 } from './sessions.service.js';
@@ -40,6 +45,14 @@ export const AuthCode = Type.Object(
 /** `/api/user/*`: login and sessions (docs/auth.md). Field names keep the contract's snake_case. */
 export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const withMeta = <T extends object>(request: { id: string }, body: T) => ({ ...body, meta: { requestId: request.id } });
+  const bearer = requireAuth(deps, { kinds: ['user'] });
+  const secure = () => deps.config.publicUrl.startsWith('https:');
+  /** Remembered: kept until the session ends; otherwise until the browser closes. */
+  const giveRefreshCookie = (reply: FastifyReply, session: SessionInfo) =>
+    setRefreshCookie(reply, signRefreshToken(app.jwt, session, deps.now()), {
+      secure: secure(),
+      maxAgeSeconds: session.remember ? (session.expiresAt.getTime() - deps.now().getTime()) / 1000 : undefined,
+    });
 
   app.post(
     '/login',
@@ -47,7 +60,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       schema: {
         summary: 'Log in',
         description:
-          'Email, password and `remember`; answers the user, `access_token` (JWT), `token_expiry` (unix seconds) and a one-time `auth_code`. Failed attempts are rate limited (429 with retry-after).',
+          'Email, password and `remember`; answers the user, `access_token` (JWT), `token_expiry` (unix seconds) and a one-time `auth_code`. ' +
+          'Also sets the console’s `HttpOnly` refresh cookie (kept 30 days with `remember`, else until the browser closes; docs/auth.md). ' +
+          'Failed attempts are rate limited (429 with retry-after).',
         body: Type.Object({
           email: Type.String({ minLength: 1, maxLength: 320 }),
           password: Type.String({ minLength: 1, maxLength: 1024 }),
@@ -56,7 +71,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
         response: { 200: LoginResponse },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const email = request.body.email.trim().toLowerCase();
       const attempt = await admitLoginAttempt(deps, email, request.ip);
       const user = await findUserByEmail(deps.db, email);
@@ -64,7 +79,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       // deactivated user (who must learn nothing a wrong password would not tell).
       if (!(await verifyPassword(user, request.body.password)) || !user?.active) throw errors.unauthorized('invalid e-mail or password');
       await forgetSuccessfulLogin(deps, attempt);
-      return withMeta(request, await startSession(deps, app.jwt, user, request.body.remember ?? false));
+      const started = await startSession(deps, app.jwt, user, request.body.remember ?? false);
+      giveRefreshCookie(reply, started.session);
+      return withMeta(request, started.answer);
     },
   );
 
@@ -84,14 +101,24 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
   app.post(
     '/refresh',
     {
-      preHandler: requireAuth(deps, { kinds: ['user'] }),
+      // No credential header but the refresh cookie: the console's way (the handler reads it).
+      // Any credential header: the contract's bearer refresh, exactly as for programs.
+      preHandler: async (request, reply) => {
+        const headers = request.headers;
+        if (headers.authorization === undefined && headers['x-api-key'] === undefined && readRefreshCookie(request) !== undefined) return;
+        await bearer(request, reply);
+      },
       schema: {
         summary: 'Refresh the session token',
-        description: 'Answers the login response shape with a new token; the token it replaces stops working.',
+        description:
+          'With a bearer JWT: answers the login response shape with a new token and session; the token it replaces stops working. ' +
+          'With no credential header but the console’s `HttpOnly` refresh cookie (set at login): a new token of the same, still ' +
+          'live session (docs/auth.md). A bad or ended cookie → 401 and the cookie is cleared.',
         response: { 200: LoginResponse },
       },
     },
-    async (request) => {
+    async (request, reply) => {
+      if (!request.auth) return withMeta(request, await refreshFromCookie(request, reply));
       const auth = userOf(request);
       const session = await findLiveSession(deps.db, auth.sessionId, deps.now());
       const user = await findUser(deps.db, auth.userId);
@@ -99,17 +126,47 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       // The replaced token stops working: its session ends in the transaction that starts the new one.
       const refreshed = await refreshSession(deps, app.jwt, user, session.session_id, session.remember);
       if (!refreshed) throw errors.unauthorized('invalid or expired token');
-      return withMeta(request, refreshed);
+      // The console refreshes by bearer too (to extend its session): its cookie follows the
+      // session it named, else a reload would find that session ended.
+      const cookie = readRefreshCookie(request);
+      if (cookie !== undefined && readRefreshToken(app.jwt, cookie)?.sessionId === auth.sessionId)
+        giveRefreshCookie(reply, refreshed.session);
+      return withMeta(request, refreshed.answer);
     },
   );
+
+  /**
+   * The cookie alone is a credential here and nowhere else. Beyond `SameSite=Strict` and
+   * POST, a browser's own word that the request comes from another site (`Sec-Fetch-Site`,
+   * which a page cannot forge) refuses it: a sibling subdomain counts as the same site.
+   */
+  async function refreshFromCookie(request: FastifyRequest, reply: FastifyReply) {
+    const site = request.headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'same-origin')
+      throw errors.forbidden('the refresh cookie is accepted from the console’s own pages only');
+    const claims = readRefreshToken(app.jwt, readRefreshCookie(request) ?? '');
+    const session = claims && (await findLiveSession(deps.db, claims.sessionId, deps.now()));
+    const user = session && String(session.user_id) === claims.userId ? await findUser(deps.db, session.user_id) : undefined;
+    if (!session || !user) {
+      clearRefreshCookie(reply, secure());
+      throw errors.unauthorized('the session has ended; sign in again');
+    }
+    return resumeSession(deps, app.jwt, user, {
+      id: session.session_id,
+      userId: session.user_id,
+      remember: session.remember,
+      expiresAt: session.expires_at,
+    });
+  }
 
   app.post(
     '/logout',
     {
-      preHandler: requireAuth(deps, { kinds: ['user'] }),
+      preHandler: bearer,
       schema: {
         summary: 'Log out',
-        description: 'Ends the session of the bearer token (204); the token stops working at once.',
+        description:
+          'Ends the session of the bearer token (204); the token stops working at once, and the console’s refresh cookie is cleared.',
         response: { 204: NoContent },
       },
     },
@@ -118,6 +175,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       await deps.db
         .transaction()
         .execute((trx) => endSessions(deps, trx, { id: auth.userId, workspaceId: auth.workspaceId }, auth.sessionId, 'logout'));
+      clearRefreshCookie(reply, secure());
       reply.code(204);
     },
   );
@@ -164,7 +222,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       if (!spent) throw errors.unauthorized('invalid, used or expired auth code');
       const user = await findUser(deps.db, spent.user_id);
       if (!user?.active) throw errors.unauthorized('invalid, used or expired auth code');
-      return withMeta(request, await startSession(deps, app.jwt, user, spent.remember));
+      return withMeta(request, (await startSession(deps, app.jwt, user, spent.remember)).answer);
     },
   );
 };

@@ -4,7 +4,7 @@ import { connection } from './realtime';
 import { navigate, onLinkClick, route, threadIdOf } from './router';
 import { Shortcuts } from './Shortcuts';
 import { SignIn } from './SignIn';
-import { session, signOut } from './session';
+import { restoring, session, signOut } from './session';
 import { Settings } from './settings/Settings';
 import { useStore } from './store';
 import { neighbour, Transcript } from './Transcript';
@@ -14,6 +14,7 @@ const typing = (el: EventTarget | null) =>
 
 export function App() {
   const s = useStore(session);
+  const waking = useStore(restoring);
   const path = useStore(route);
   const link = useStore(connection);
   const [help, setHelp] = useState(false);
@@ -47,10 +48,19 @@ export function App() {
     return () => removeEventListener('keydown', onKey);
   }, [Boolean(s)]);
 
+  // A reload keeps its address while the refresh cookie is asked for the session.
   useEffect(() => {
-    if (!s && path !== '/') navigate('/', { replace: true });
-  }, [Boolean(s)]);
+    if (!s && !waking && path !== '/') navigate('/', { replace: true });
+  }, [Boolean(s), waking]);
 
+  if (!s && waking)
+    return (
+      <main class="signin" aria-busy="true">
+        <p class="notice" role="status">
+          Signing in…
+        </p>
+      </main>
+    );
   if (!s) return <SignIn />;
   const settings = /^\/settings(?:\/([a-z-]+))?/.exec(path);
   return (

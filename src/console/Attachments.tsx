@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Attachment, Message } from '../client/client';
+import { blobType, isRasterImage } from './file-types';
 import { fileSize } from './format';
 import { session } from './session';
 import { useStore } from './store';
@@ -11,6 +12,11 @@ import { useStore } from './store';
  * content route needs the agent's credential, which an <img src> cannot send: the bytes are
  * fetched with the token and shown from a blob: URL (the CSP allows those). A signed link
  * (live chat) is used as it is.
+ *
+ * A blob: URL is a document of the console's own origin, without the content route's
+ * sandbox: opened in a tab, an SVG or HTML blob of its own type would run its script beside
+ * the agent's session. So only raster images, audio and video keep their type; any other
+ * file's blob is re-typed `application/octet-stream`, which a browser only ever downloads.
  */
 const isSigned = (url: string) => /[?&]signature=/.test(url);
 
@@ -20,6 +26,7 @@ function useFileUrl(a: Attachment): string | null {
   const wanted = a.status === 'stored';
   // The service's own route on this origin: the `url` may name INBOX_PUBLIC_URL's host.
   const url = wanted && s ? (isSigned(a.url) ? a.url : s.client.attachments.contentUrl(a.id)) : null;
+  const type = blobType(a.contentType);
   useEffect(() => {
     const token = session.get()?.token;
     if (!url || isSigned(url) || !token) return;
@@ -29,7 +36,8 @@ function useFileUrl(a: Attachment): string | null {
       .then((r) => (r.ok ? r.blob() : Promise.reject(new Error(String(r.status)))))
       .then((b) => {
         if (!live) return;
-        made = URL.createObjectURL(b);
+        // Typed here, whatever the answer's content-type said.
+        made = URL.createObjectURL(b.slice(0, b.size, type));
         setBlobUrl(made);
       })
       .catch(() => undefined);
@@ -38,7 +46,7 @@ function useFileUrl(a: Attachment): string | null {
       if (made) URL.revokeObjectURL(made);
     };
     // Not again on a token refresh: the bytes are the same.
-  }, [url]);
+  }, [url, type]);
   if (!url) return null;
   return isSigned(url) ? url : blobUrl;
 }
@@ -59,7 +67,8 @@ function File({ a }: { a: Attachment }) {
         {name}: could not be fetched{a.error ? ` (${a.error})` : ''}
       </p>
     );
-  const image = a.kind === 'image' || a.kind === 'sticker';
+  // An SVG is an image too, but one that can carry a script: it is offered as a download.
+  const image = (a.kind === 'image' || a.kind === 'sticker') && isRasterImage(a.contentType);
   if (image && url) return <img class="inline-image" src={url} alt={a.filename || 'image'} data-attachment-id={a.id} />;
   return url ? (
     <a class="file" href={url} download={name} data-attachment-id={a.id}>

@@ -20,20 +20,31 @@ let lastRetryAfter: number | null = null;
 export const retryAfterOf = (err: unknown): number | null =>
   err instanceof InboxClientError && err.status === 429 ? lastRetryAfter : null;
 
-const browserFetch: FetchLike = async (url, init) => {
-  // An upload's bytes are a Uint8Array, which the DOM typings of BodyInit do not name.
-  const res = await fetch(url, init as RequestInit);
-  if (res.status === 429) {
-    const seconds = Number(res.headers.get('retry-after'));
-    lastRetryAfter = Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds) : null;
-  }
-  const auth = init.headers.authorization;
-  if (res.status === 401 && auth?.startsWith('Bearer ')) hooks.onUnauthorized(auth.slice(7));
-  return res;
-};
+/** The browser's fetch; `token` (read at each call) is sent when the client itself names none. */
+const browserFetch =
+  (token?: () => string | undefined): FetchLike =>
+  async (url, init) => {
+    const current = token?.();
+    const headers = current && !init.headers.authorization ? { ...init.headers, authorization: `Bearer ${current}` } : init.headers;
+    // An upload's bytes are a Uint8Array, which the DOM typings of BodyInit do not name.
+    const res = await fetch(url, { ...init, headers } as RequestInit);
+    if (res.status === 429) {
+      const seconds = Number(res.headers.get('retry-after'));
+      lastRetryAfter = Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds) : null;
+    }
+    const auth = headers.authorization;
+    if (res.status === 401 && auth?.startsWith('Bearer ')) hooks.onUnauthorized(auth.slice(7));
+    return res;
+  };
 
-export function makeClient(token?: string): TenantClient {
-  return tenantClient({ baseUrl: location.origin, fetch: browserFetch, ...(token ? { token } : {}) });
+/**
+ * A client of the service on this origin. With `token`, every call sends the token it reads
+ * at that moment: one client serves a whole sign-in, however often its token is replaced, so
+ * no component holding it ever sends a token that has ended. Without, calls are anonymous
+ * (login, and the refresh cookie's way).
+ */
+export function makeClient(token?: () => string | undefined): TenantClient {
+  return tenantClient({ baseUrl: location.origin, fetch: browserFetch(token) });
 }
 
 /** A message a person can act on, from whatever a call threw. */

@@ -73,17 +73,17 @@ async function open(url: string) {
 }
 
 describe('hostile uploads in a real browser', () => {
-  it('an SVG with a script is shown as an image but its script never runs', async () => {
+  it('an SVG with a script is a download, never a document of the service that runs it', async () => {
     const link = await uploadAndLink(svg('served-svg'), 'logo.svg', 'image/svg+xml');
     const served = await open(link);
-    expect(served.loaded).toBe(200);
+    expect(served.downloaded).toBe(true);
     await served.context.close();
 
     careless.set('/logo.svg', { type: 'image/svg+xml', body: svg('careless-svg') });
     const control = await open(`${plainUrl}/logo.svg`);
     await waitFor(async () => hits.includes('/careless-svg'), 'the careless SVG to run its script');
     await control.context.close();
-    // The page served by the service loaded first and called nothing.
+    // The file served by the service was opened first and called nothing.
     expect(hits.filter((h) => h.startsWith('/served-svg'))).toEqual([]);
   });
 
@@ -98,6 +98,25 @@ describe('hostile uploads in a real browser', () => {
     await waitFor(async () => hits.includes('/careless-html'), 'the careless page to run its script');
     await control.context.close();
     expect(hits.filter((h) => h.startsWith('/served-html'))).toEqual([]);
+  });
+
+  it("an uploaded script is never loaded by a <script> of the service’s own page (script-src 'self')", async () => {
+    const link = await uploadAndLink(`fetch('${beaconUrl}/served-js');document.title='ran';`, 'app.js', 'text/javascript');
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    // The console's sign-in page: an origin and a CSP (script-src 'self') of the service itself.
+    await page.goto(`${base}/app/`);
+    const outcome = await page.evaluate<string>(`new Promise((resolve) => {
+      const script = document.createElement('script');
+      script.src = ${JSON.stringify(link)};
+      script.onload = () => resolve('loaded');
+      script.onerror = () => resolve('refused');
+      document.head.append(script);
+    })`);
+    expect(outcome).toBe('refused');
+    expect(await page.title()).not.toBe('ran');
+    await context.close();
+    expect(hits.filter((h) => h.startsWith('/served-js'))).toEqual([]);
   });
 
   it('the live chat widget sends a file chosen with its file button and shows the image inline', async () => {

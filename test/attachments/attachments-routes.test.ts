@@ -72,14 +72,70 @@ describe('POST /v1/attachments', () => {
     expect(bare.json().data).toMatchObject({ kind: 'file', contentType: 'application/octet-stream' });
   });
 
-  it('serves anything but images, audio and video as a download, its name encoded as RFC 6266 says', async () => {
+  it('serves an HTML file as an octet-stream download, its name encoded as RFC 6266 says; the resource keeps its type', async () => {
     const res = await upload(tenant.headers, { filename: 'Café menu.html', contentType: 'text/html', bytes: '<script>alert(1)</script>' });
-    const { id } = res.json().data;
+    const { id, contentType } = res.json().data;
+    expect(contentType).toBe('text/html');
     const content = await ctx.app.inject({ method: 'GET', url: `/v1/attachments/${id}/content`, headers: tenant.headers });
-    expect(content.headers['content-type']).toBe('text/html');
+    expect(content.headers['content-type']).toBe('application/octet-stream');
     expect(content.headers['content-disposition']).toBe(`attachment; filename="Caf_ menu.html"; filename*=UTF-8''Caf%C3%A9%20menu.html`);
     expect(content.headers['content-security-policy']).toBe('sandbox');
     expect(content.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  it('keeps a file’s own type only for inert types; scriptable and unknown types are octet-stream downloads', async () => {
+    // [declared type, bytes, served content-type, disposition]
+    const cases: [string, string | Buffer, string, 'inline' | 'attachment'][] = [
+      ['image/png', PNG_1X1, 'image/png', 'inline'],
+      ['image/jpeg', 'x', 'image/jpeg', 'inline'],
+      ['image/gif', 'x', 'image/gif', 'inline'],
+      ['image/webp', 'x', 'image/webp', 'inline'],
+      ['audio/ogg', 'x', 'audio/ogg', 'inline'],
+      ['video/mp4', 'x', 'video/mp4', 'inline'],
+      ['application/pdf', 'x', 'application/pdf', 'attachment'],
+      ['text/plain', 'words', 'text/plain; charset=utf-8', 'attachment'],
+      ['text/csv', 'a,b', 'text/csv', 'attachment'],
+      ['application/zip', 'x', 'application/zip', 'attachment'],
+      ['application/msword', 'x', 'application/msword', 'attachment'],
+      [
+        'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+        'x',
+        'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+        'attachment',
+      ],
+      [
+        'image/svg+xml',
+        '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
+        'application/octet-stream',
+        'attachment',
+      ],
+      ['text/html', '<script>alert(1)</script>', 'application/octet-stream', 'attachment'],
+      ['application/xhtml+xml', '<html xmlns="http://www.w3.org/1999/xhtml"/>', 'application/octet-stream', 'attachment'],
+      ['application/xml', '<a/>', 'application/octet-stream', 'attachment'],
+      ['text/xml', '<a/>', 'application/octet-stream', 'attachment'],
+      ['text/javascript', 'alert(1)', 'application/octet-stream', 'attachment'],
+      ['application/javascript', 'alert(1)', 'application/octet-stream', 'attachment'],
+      ['text/css', 'body{}', 'application/octet-stream', 'attachment'],
+      ['image/bmp', 'x', 'application/octet-stream', 'attachment'],
+      // Any `…+xml` type renders as an XML document, whatever its family.
+      ['audio/x-playlist+xml', '<a/>', 'application/octet-stream', 'attachment'],
+      ['application/x-made-up', 'x', 'application/octet-stream', 'attachment'],
+    ];
+    for (const [declared, bytes, served, disposition] of cases) {
+      const res = await upload(writer.headers, { filename: 'f', contentType: declared, bytes });
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json().data.contentType, declared).toBe(declared);
+      const content = await ctx.app.inject({
+        method: 'GET',
+        url: `/v1/attachments/${res.json().data.id}/content`,
+        headers: writer.headers,
+      });
+      expect(content.statusCode, declared).toBe(200);
+      expect(content.headers['content-type'], declared).toBe(served);
+      expect(content.headers['content-disposition'], declared).toBe(`${disposition}; filename="f"; filename*=UTF-8''f`);
+      expect(content.headers['x-content-type-options'], declared).toBe('nosniff');
+      expect(content.headers['content-security-policy'], declared).toBe('sandbox');
+    }
   });
 
   it('names files safely: quotes and non-ASCII in the header, no paths or control characters kept', () => {
