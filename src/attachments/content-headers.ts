@@ -63,6 +63,9 @@ export function contentHeaders(a: { content_type: string; filename: string | nul
     'x-content-type-options': 'nosniff',
     'content-security-policy': 'sandbox',
     'cache-control': 'private, max-age=300',
+    // The same URL answers 401 without a credential: a browser must not reuse an answer it got
+    // with the agent's token for a later request that carries none.
+    vary: 'Authorization',
   };
   if (a.size !== null) headers['content-length'] = String(a.size);
   return headers;

@@ -61,6 +61,7 @@ describe('POST /v1/attachments', () => {
     expect(content.headers['content-length']).toBe(String(PNG_1X1.byteLength));
     expect(content.headers['content-disposition']).toBe(`inline; filename="invoice.pdf"; filename*=UTF-8''invoice.pdf`);
     expect(content.headers['x-content-type-options']).toBe('nosniff');
+    expect(content.headers.vary).toBe('Authorization');
     expect(content.headers['content-security-policy']).toBe('sandbox');
   });
 

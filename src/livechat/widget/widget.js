@@ -194,7 +194,9 @@ ${
           note.textContent = a.status === 'failed' ? `${name} (could not be loaded)` : `${name} (loading…)`;
           return note;
         }
-        if (a.kind === 'image' || a.kind === 'sticker') {
+        // Only raster images show inline: the service serves any other image type (SVG) as a
+        // download, which an <img> could not show.
+        if ((a.kind === 'image' || a.kind === 'sticker') && /^image\/(png|jpeg|gif|webp)$/.test(a.contentType)) {
           const img = document.createElement('img');
           img.src = a.url;
           img.alt = name;
