@@ -72,6 +72,8 @@ export interface Config {
   tenantConnections: boolean;
   /** Outbound webhook endpoints one workspace may have (INBOX_MAX_WEBHOOK_ENDPOINTS). */
   maxWebhookEndpoints: number;
+  /** `POST /v1/conversations` per workspace and minute (INBOX_MAX_NEW_CONVERSATIONS_PER_MINUTE). */
+  maxNewConversationsPerMinute: number;
   /** When set, `/metrics` asks for `Authorization: Bearer <token>` (INBOX_METRICS_TOKEN). */
   metricsToken: string | undefined;
   /**
@@ -222,6 +224,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     allowPrivateSmtp: bool('INBOX_ALLOW_PRIVATE_SMTP'),
     tenantConnections: str('INBOX_TENANT_CONNECTIONS') === undefined ? true : bool('INBOX_TENANT_CONNECTIONS'),
     maxWebhookEndpoints: int('INBOX_MAX_WEBHOOK_ENDPOINTS', 20, 1, 10_000),
+    maxNewConversationsPerMinute: int('INBOX_MAX_NEW_CONVERSATIONS_PER_MINUTE', 60, 1, 1_000_000),
     metricsToken: str('INBOX_METRICS_TOKEN'),
     trustProxy: readTrustProxy(str('INBOX_TRUST_PROXY'), problems),
     logLevel,

@@ -10,6 +10,7 @@ import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { findThreadViews, upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
 import { threadResource } from '../messaging/messaging.resources.js';
+import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { queueMessage } from './queue-message.js';
 import { recipientHandle } from './recipient-handle.js';
 import { checkChannelTakes, checkContent } from './reply-attachments.js';
@@ -33,6 +34,18 @@ export interface StartRequest {
   authorId: number | null;
   idempotencyKey: string | undefined;
 }
+
+/**
+ * New conversations a workspace may start per minute (INBOX_MAX_NEW_CONVERSATIONS_PER_MINUTE):
+ * each may send through a provider account and write a contact, so one tenant can neither run
+ * up a provider's bill nor fill the database at the speed of its API key.
+ */
+const newConversationsLimit = (limit: number): RateLimit => ({
+  name: 'new-conversations',
+  what: 'new conversations of a workspace',
+  limit,
+  windowMs: 60_000,
+});
 
 /**
  * Speaks first (docs/replies.md, "Starting a conversation"): finds or creates the contact by
@@ -60,6 +73,9 @@ export async function startConversation(deps: Deps, req: StartRequest) {
     statusCode: 202,
   };
   return withIdempotency(deps.db, request, async (trx) => {
+    // Counted in this transaction: a refused request (429, or any 4xx below) writes nothing,
+    // and a replayed idempotency key answers above without counting again.
+    await enforceRateLimit(trx, newConversationsLimit(deps.config.maxNewConversationsPerMinute), req.workspaceId, deps.now());
     const connection = await findConnection(trx, req.workspaceId, req.connectionId);
     if (!connection) throw errors.notFound('connection');
     const handle = recipientHandle(connection.integration_key, req.to);
