@@ -262,6 +262,8 @@ export interface RateLimitHitsTable {
   id: Generated<number>;
   bucket: string;
   created_at: Date;
+  /** What the hit counts against its limit: 1 for a call, the bytes of an upload. */
+  cost: Generated<string>;
 }
 
 export type EndpointScheme = 'service' | 'standard';

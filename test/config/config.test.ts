@@ -35,6 +35,8 @@ describe('loadConfig', () => {
       allowPrivateSmtp: false,
       maxWebhookEndpoints: 20,
       maxNewConversationsPerMinute: 60,
+      livechatMaxAttachmentBytes: 10 * 1024 * 1024,
+      livechatUploadBytesPerHour: 500 * 1024 * 1024,
       metricsToken: undefined,
     });
   });
