@@ -69,6 +69,27 @@ describe('a multipart body without a boundary', () => {
     expect([await count('attachments'), await count('webhook_inbox')]).toEqual(before);
   });
 
+  it('and a body with a boundary but no delimiter line, are 400 on the upload routes', async () => {
+    for (const [url, headers] of [
+      ['/v1/attachments', tenant.headers],
+      [`/v1/livechat/${widget.key}/attachments`, visitor.headers],
+    ] as const) {
+      for (const [boundary, payload] of [
+        ['xyz', 'garbage'],
+        ['(x)', Buffer.from([0])],
+      ] as const) {
+        const res = await ctx.app.inject({
+          method: 'POST',
+          url,
+          headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}` },
+          payload,
+        });
+        expect(res.statusCode, `${url} ${boundary}: ${res.body}`).toBe(400);
+        expect(res.json().error.code).toBe('bad_request');
+      }
+    }
+  });
+
   it('leaves well-formed multipart bodies alone, a quoted boundary included', async () => {
     const body = multipartBody({ filename: 'a.png', bytes: PNG_1X1 });
     const quoted = body.headers['content-type'].replace(/boundary=(.*)$/, 'boundary="$1"');
