@@ -20,6 +20,7 @@ import { healthRoutes } from './health/health.routes.js';
 import { consoleRoutes } from './http/console.routes.js';
 import { errorBody } from './http/envelope.js';
 import { AppError, errors } from './http/errors.js';
+import { missingBoundary } from './http/multipart-boundary.js';
 import { registerOpenApi } from './http/openapi.js';
 import { refuseUndeclaredFields, validatorCompiler } from './http/validation.js';
 import { blockVisitorRoutes } from './livechat/block-visitor.routes.js';
@@ -137,7 +138,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // Fastify runs these without the promise an async hook costs.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    done();
+    done(missingBoundary(request.headers['content-type']));
   });
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';

@@ -176,7 +176,9 @@ export async function main(argv: string[]): Promise<void> {
         name: need(values, 'name'),
         allowedOrigins: values['allowed-origins'] === undefined ? undefined : list(values['allowed-origins']),
       };
-      return withDatabase(async (db, config) => createConnection({ db, config, secretKey: await resolveSecretKey(config) }, id, input));
+      return withDatabase(async (db, config) =>
+        createConnection({ db, config, secretKey: await resolveSecretKey(config) }, id, input, 'operator'),
+      );
     }
     case 'attachments move-storage': {
       if (values.to !== 's3') throw new UsageError('--to s3 is required (the only store bytes move to)');

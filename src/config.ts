@@ -73,6 +73,8 @@ export interface Config {
   tenantConnections: boolean;
   /** Outbound webhook endpoints one workspace may have (INBOX_MAX_WEBHOOK_ENDPOINTS). */
   maxWebhookEndpoints: number;
+  /** `POST /v1/conversations` per workspace and minute (INBOX_MAX_NEW_CONVERSATIONS_PER_MINUTE). */
+  maxNewConversationsPerMinute: number;
   /** When set, `/metrics` asks for `Authorization: Bearer <token>` (INBOX_METRICS_TOKEN). */
   metricsToken: string | undefined;
   /**
@@ -93,6 +95,10 @@ export interface Config {
   livechatMaxSocketsPerAddress: number;
   /** Live chat visitor sockets one api process holds in all. */
   livechatMaxSocketsPerProcess: number;
+  /** The largest file a live chat visitor may upload (never above maxAttachmentBytes). */
+  livechatMaxAttachmentBytes: number;
+  /** Bytes one widget takes from its visitors' uploads in any hour, across every process. */
+  livechatUploadBytesPerHour: number;
   /** Where attachments' bytes live (INBOX_STORAGE): PostgreSQL chunks, or an S3 bucket. */
   storage: 'postgres' | 's3';
   /** INBOX_S3_*: the bucket, an endpoint for S3-compatible servers, the region and a key prefix. */
@@ -242,6 +248,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     allowPrivateSmtp: bool('INBOX_ALLOW_PRIVATE_SMTP'),
     tenantConnections: str('INBOX_TENANT_CONNECTIONS') === undefined ? true : bool('INBOX_TENANT_CONNECTIONS'),
     maxWebhookEndpoints: int('INBOX_MAX_WEBHOOK_ENDPOINTS', 20, 1, 10_000),
+    maxNewConversationsPerMinute: int('INBOX_MAX_NEW_CONVERSATIONS_PER_MINUTE', 60, 1, 1_000_000),
     metricsToken: str('INBOX_METRICS_TOKEN'),
     trustProxy: readTrustProxy(str('INBOX_TRUST_PROXY'), problems),
     logLevel,
@@ -251,6 +258,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     deadLetterRetentionDays: int('INBOX_DEAD_LETTER_RETENTION_DAYS', 90, 1, 36500),
     livechatMaxSocketsPerAddress: int('INBOX_LIVECHAT_MAX_SOCKETS_PER_ADDRESS', 50, 1, 1_000_000),
     livechatMaxSocketsPerProcess: int('INBOX_LIVECHAT_MAX_SOCKETS_PER_PROCESS', 10_000, 1, 1_000_000),
+    livechatMaxAttachmentBytes: int('INBOX_LIVECHAT_MAX_ATTACHMENT_BYTES', 10 * 1024 * 1024, 1, 5 * 1024 * 1024 * 1024),
+    livechatUploadBytesPerHour: int('INBOX_LIVECHAT_UPLOAD_BYTES_PER_HOUR', 500 * 1024 * 1024, 1, 1024 ** 5),
     storage: 'postgres',
     s3: {
       bucket: str('INBOX_S3_BUCKET'),

@@ -57,8 +57,11 @@ export const REDACT_PATHS = [
   'config.integrations.*.accessToken',
 ];
 
-/** Query parameters whose values are credentials (a socket's token, a widget visitor's token). */
-const SECRET_QUERY_PARAMS = new Set(['token', 'visitortoken', 'hub.verify_token']);
+/**
+ * Query parameters whose values are credentials: a socket's token, a widget visitor's token,
+ * and a signed attachment link's `signature` and `expires` (together they are the link).
+ */
+const SECRET_QUERY_PARAMS = new Set(['token', 'visitortoken', 'hub.verify_token', 'signature', 'expires']);
 
 /**
  * A request URL as it may be logged. `/webhooks/*` loses its whole query: the `hub.*` challenge

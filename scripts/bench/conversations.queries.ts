@@ -128,8 +128,8 @@ export async function seedConversations(
 export async function seedNeighbour(db: Db, workspaceId: number, threads: number): Promise<void> {
   await sql`
     WITH cn AS (
-      INSERT INTO connections (workspace_id, integration_key, external_account_id, name)
-      VALUES (${workspaceId}, 'whatsapp', 'bench-neighbour', 'Neighbour line') RETURNING id
+      INSERT INTO connections (workspace_id, integration_key, external_account_id, name, managed_by)
+      VALUES (${workspaceId}, 'whatsapp', 'bench-neighbour', 'Neighbour line', 'operator') RETURNING id
     ),
     c AS (
       INSERT INTO contacts (workspace_id, name)

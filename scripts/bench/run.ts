@@ -67,17 +67,27 @@ async function main() {
     const workspace = await createWorkspace(db, 'Bench');
     const config = loadConfig({ INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: WEBHOOK_SECRET } }) });
     // No credentials are set, so the key seals nothing.
-    const connection = await createConnection({ db, config, secretKey: randomBytes(32) }, workspace.id, {
-      integrationKey: 'whatsapp',
-      externalAccountId: PHONE_NUMBER_ID,
-      name: 'Bench line',
-    });
+    const connection = await createConnection(
+      { db, config, secretKey: randomBytes(32) },
+      workspace.id,
+      {
+        integrationKey: 'whatsapp',
+        externalAccountId: PHONE_NUMBER_ID,
+        name: 'Bench line',
+      },
+      'operator',
+    );
     // The Twilio number of the ingest phase's form-encoded run, so phase 3 processes those too.
-    await createConnection({ db, config, secretKey: randomBytes(32) }, workspace.id, {
-      integrationKey: 'sms.twilio',
-      externalAccountId: TWILIO_NUMBER,
-      name: 'Bench Twilio number',
-    });
+    await createConnection(
+      { db, config, secretKey: randomBytes(32) },
+      workspace.id,
+      {
+        integrationKey: 'sms.twilio',
+        externalAccountId: TWILIO_NUMBER,
+        name: 'Bench Twilio number',
+      },
+      'operator',
+    );
 
     if (options.conversations) {
       const c = await measureConversations(options, databaseUrl, db, workspace.id, connection.id);

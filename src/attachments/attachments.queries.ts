@@ -102,11 +102,16 @@ export async function attachVisitorUploads(db: Executor, visitorId: number, ids:
 }
 
 /**
- * Deletes at most `limit` uploads that no message took since before `cutoff`, and answers
- * their storage keys so their bytes can be removed too. The rows go first: a key whose row
- * is gone is never served, and its bytes are removed right after.
+ * Deletes at most `limit` uploads that no message took, made before `cutoffs.any` (or, a live
+ * chat visitor's, before `cutoffs.visitors`), and answers their storage keys so their bytes
+ * can be removed too. The rows go first: a key whose row is gone is never served, and its
+ * bytes are removed right after.
  */
-export async function deleteUnusedUploads(db: Executor, cutoff: Date, limit: number): Promise<{ storageKeys: string[]; more: boolean }> {
+export async function deleteUnusedUploads(
+  db: Executor,
+  cutoffs: { any: Date; visitors: Date },
+  limit: number,
+): Promise<{ storageKeys: string[]; more: boolean }> {
   const rows = await db
     .deleteFrom('attachments')
     .where(
@@ -116,7 +121,12 @@ export async function deleteUnusedUploads(db: Executor, cutoff: Date, limit: num
         .selectFrom('attachments')
         .select('id')
         .where('message_id', 'is', null)
-        .where('created_at', '<', cutoff)
+        .where((eb) =>
+          eb.or([
+            eb('created_at', '<', cutoffs.any),
+            eb.and([eb('created_at', '<', cutoffs.visitors), eb('uploaded_by_visitor', 'is not', null)]),
+          ]),
+        )
         .orderBy('created_at')
         .limit(limit),
     )

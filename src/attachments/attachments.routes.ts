@@ -47,7 +47,12 @@ export const attachmentsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     },
     async (request, reply) => {
       const part = await readUpload(request);
-      const row = await storeUpload(deps, { workspaceId: tenantOf(request).workspaceId, visitorId: null, ...part });
+      const row = await storeUpload(deps, {
+        workspaceId: tenantOf(request).workspaceId,
+        visitorId: null,
+        maxBytes: deps.config.maxAttachmentBytes,
+        ...part,
+      });
       reply.code(201);
       return envelope(request, attachmentResource(row, url));
     },

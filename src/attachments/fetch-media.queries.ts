@@ -46,6 +46,7 @@ export async function findFetchable(db: Executor, attachmentId: number) {
       'm.external_id as message_external_id',
       'c.id as connection_id',
       'c.integration_key',
+      'c.managed_by',
     ])
     .where('a.id', '=', attachmentId)
     .executeTakeFirst();

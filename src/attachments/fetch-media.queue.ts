@@ -41,7 +41,7 @@ export async function fetchMedia(deps: Deps, client: MediaClient, job: FetchMedi
     const opened = await openMedia(row.source as StoredSource, {
       client,
       integrationKey: row.integration_key,
-      credentials: providerCredentials(integration, await connectionCredentials(deps, row.connection_id)),
+      credentials: providerCredentials(integration, row.managed_by, await connectionCredentials(deps, row.connection_id)),
       maxBytes: deps.config.maxAttachmentBytes,
       messageExternalId: row.message_external_id ?? '',
       deliveryBody: (id) => findDeliveryBody(deps.db, id),

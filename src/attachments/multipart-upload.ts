@@ -33,10 +33,14 @@ export async function readUpload(request: FastifyRequest) {
   return { body: part.file, declaredType: part.mimetype, filename: cleanFilename(part.filename) };
 }
 
-/** A malformed multipart body is the client's fault: 400, never a 500. */
+/**
+ * A malformed multipart body is the client's fault: 400, never a 500. Reading the first part
+ * reads nothing but the request, so the multipart reader's plain errors (a body with no
+ * delimiter line: "Unexpected end of multipart data") are the body's too.
+ */
 function multipartError(err: unknown) {
   const status = (err as { statusCode?: unknown } | null)?.statusCode;
-  if (typeof status === 'number' && status >= 400 && status < 500)
-    return errors.badRequest(`malformed multipart body: ${(err as Error).message}`);
+  if (typeof status === 'number' && status >= 500) return err;
+  if (err instanceof Error) return errors.badRequest(`malformed multipart body: ${err.message}`);
   return err;
 }

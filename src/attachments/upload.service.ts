@@ -14,6 +14,8 @@ export interface UploadInput {
   body: AsyncIterable<Uint8Array>;
   declaredType: string | undefined;
   filename: string | null;
+  /** The largest file this upload may be (INBOX_MAX_ATTACHMENT_BYTES, less for a visitor). */
+  maxBytes: number;
 }
 
 /** Reading the request's bytes failed (a cut or malformed body): the client's fault, not the store's. */
@@ -30,8 +32,9 @@ const isMultipartTooLarge = (err: unknown) => (err as { code?: unknown } | null)
  * Stores an upload (docs/attachments.md, "Uploads"): the bytes stream into storage under a
  * fresh key as they arrive, never held whole; the first SNIFF_BYTES are kept aside on the
  * way to read the type from. Only once every byte is stored is the row written, so a store
- * that fails (503) or a file over INBOX_MAX_ATTACHMENT_BYTES (413, stopped at the limit)
- * leaves no row; a row that cannot be written takes its bytes with it.
+ * that fails (503) or a file over `maxBytes` (413, stopped at the limit)
+ * leaves no row; a row that cannot be written takes its bytes with it. `maxBytes` is the
+ * upload's limit: INBOX_MAX_ATTACHMENT_BYTES, or a visitor's smaller one.
  */
 export async function storeUpload(
   deps: Pick<Deps, 'db' | 'storage' | 'config' | 'now' | 'log'>,
@@ -59,7 +62,7 @@ export async function storeUpload(
       yield piece;
     }
   }
-  const max = deps.config.maxAttachmentBytes;
+  const max = input.maxBytes;
   let size: number;
   try {
     ({ size } = await deps.storage.put(key, teed(), { maxBytes: max }));

@@ -165,6 +165,11 @@ export interface Connection {
   businessAccountId: string | null;
   /** The last template sync; null before the first (docs/replies.md, "Templates"). */
   templatesSync: { status: 'running' | 'succeeded' | 'failed'; at: Timestamp; error: string | null } | null;
+  /**
+   * Who made it: `operator` (engage route, CLI) may fall back on the deployment's provider
+   * credentials; `workspace` (`createConnection`) sends only with its own.
+   */
+  managedBy: 'operator' | 'workspace';
   createdAt: Timestamp;
 }
 

@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox';
 import type { SendCredentials } from '../channels/channel.js';
 import type { IntegrationConfig, IntegrationKey } from '../config.js';
 import { open, seal } from '../crypto/secret-box.js';
+import type { ManagedBy } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { findSealedCredentials } from './connections.queries.js';
@@ -90,9 +91,9 @@ export function sealCredentials(key: Buffer, connectionId: number, credentials: 
 
 /**
  * The credentials set on a connection, opened; null when it has none (or does not exist).
- * For the reply sender: the connection's values come first, and
- * `INBOX_INTEGRATIONS.<key>.apiBaseUrl`/`accessToken` (and the provider's default host) stay the
- * fallback for whatever a connection leaves unset — the merge is the sender's, not done here.
+ * For the reply sender: the connection's values come first, and for a connection the operator
+ * made `INBOX_INTEGRATIONS.<key>.accessToken` (and always its `apiBaseUrl`, or the provider's
+ * default host) stay the fallback for whatever it leaves unset — merged by providerCredentials.
  * Throws (a SecretBoxError) when the stored value does not open: INBOX_SECRET_KEY changed, or the
  * row was altered or copied from another connection.
  */
@@ -106,16 +107,32 @@ export async function connectionCredentials(
 }
 
 /**
- * What a provider call authenticates with: the connection's own credentials first, the
- * integration's settings (INBOX_INTEGRATIONS.<key>) the fallback of a deployment with one
- * provider account. Twilio's auth token is also its API password. The host is always the
- * operator's. Sends and media downloads alike.
+ * What a provider call authenticates with: the connection's own credentials first; the
+ * integration's settings (INBOX_INTEGRATIONS.<key>) are the fallback of a deployment with one
+ * provider account, and only for connections the operator made. A connection a workspace
+ * admin made speaks on its own account or not at all: the operator's account is not a
+ * tenant's to send through, nor to download with (docs/security.md). Twilio's auth token is
+ * also its API password. The host is always the operator's. Sends, template syncs and media
+ * downloads alike: the one place credentials are merged.
  */
-export function providerCredentials(integration: IntegrationConfig, own: Record<string, string> | null): SendCredentials {
-  return {
-    accessToken: integration.accessToken ?? integration.authToken,
-    accountSid: integration.accountSid,
-    ...own,
-    apiBaseUrl: integration.apiBaseUrl,
-  };
+export function providerCredentials(
+  integration: IntegrationConfig,
+  managedBy: ManagedBy,
+  own: Record<string, string> | null,
+): SendCredentials {
+  const fallback =
+    managedBy === 'operator' ? { accessToken: integration.accessToken ?? integration.authToken, accountSid: integration.accountSid } : {};
+  return { ...fallback, ...own, apiBaseUrl: integration.apiBaseUrl };
+}
+
+/** A send's error when a workspace's connection has no credentials of its own. */
+export const NO_CREDENTIALS = 'connection has no credentials';
+
+/**
+ * Whether a connection cannot call its provider at all: one a workspace made, of an
+ * integration that takes credentials, without any of its own. Its sends fail at once (no
+ * retry can help) rather than reach the provider unauthenticated.
+ */
+export function lacksCredentials(integrationKey: string, managedBy: ManagedBy, own: Record<string, string> | null): boolean {
+  return managedBy === 'workspace' && own === null && REQUIRED_CREDENTIALS[integrationKey as IntegrationKey] !== undefined;
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { BY_CREATED, keysetPage, offsetPage } from '../db/pages.js';
+import type { ManagedBy } from '../db/types.js';
 import type { CursorRequest, OffsetRequest } from '../http/pagination.js';
 
 /**
@@ -19,6 +20,7 @@ const COLUMNS = [
   'templates_sync_status',
   'templates_sync_at',
   'templates_sync_error',
+  'managed_by',
   'created_at',
 ] as const;
 const hasCredentials = sql<boolean>`credentials_sealed IS NOT NULL`.as('has_credentials');
@@ -33,6 +35,7 @@ export async function insertConnection(
     allowedOrigins?: string[];
     autoAssign?: boolean;
     businessAccountId?: string;
+    managedBy: ManagedBy;
   },
 ) {
   return db
@@ -45,6 +48,7 @@ export async function insertConnection(
       allowed_origins: row.allowedOrigins ?? [],
       auto_assign: row.autoAssign ?? false,
       business_account_id: row.businessAccountId ?? null,
+      managed_by: row.managedBy,
     })
     .returning([...COLUMNS, hasCredentials])
     .executeTakeFirstOrThrow();

@@ -42,7 +42,7 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         summary: 'Connect a channel account',
         description:
-          "Connects a channel account to the caller's workspace, as the engage route does for the platform operator. Credentials are write-only. A deployment with INBOX_TENANT_CONNECTIONS=false answers 403: the operator connects accounts there.",
+          'Connects a channel account to the caller\'s workspace, as the engage route does for the platform operator. Credentials are write-only. The connection is `managedBy: "workspace"`: it sends only with its own credentials, never the deployment\'s INBOX_INTEGRATIONS ones (a send without them fails: "connection has no credentials"). A deployment with INBOX_TENANT_CONNECTIONS=false answers 403: the operator connects accounts there.',
         body: ConnectionCreateBody,
         response: { 201: Envelope(ConnectionResource) },
       },
@@ -53,7 +53,7 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       // no workspace claims an account meant for another.
       if (!deps.config.tenantConnections)
         throw errors.forbidden('on this deployment the operator connects accounts (INBOX_TENANT_CONNECTIONS=false)');
-      const connection = await createConnection(deps, tenantOf(request).workspaceId, request.body);
+      const connection = await createConnection(deps, tenantOf(request).workspaceId, request.body, 'workspace');
       reply.code(201);
       return envelope(request, connection);
     },

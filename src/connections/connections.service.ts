@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { INTEGRATION_KEYS } from '../config.js';
+import type { ManagedBy } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
@@ -24,6 +25,9 @@ export const TemplatesSync = Type.Object({
   error: Nullable(Type.String({ description: 'why the last sync failed; the previous list was kept' })),
 });
 
+/** Who may make a connection, and so whose provider account it may use (docs/security.md). */
+export const MANAGED_BY = ['operator', 'workspace'] as const satisfies readonly ManagedBy[];
+
 export const ConnectionResource = Type.Object(
   {
     id: Type.Integer(),
@@ -37,6 +41,10 @@ export const ConnectionResource = Type.Object(
     autoAssign: Type.Boolean({ description: 'new and reopened threads go to the agent with the fewest open assigned threads' }),
     businessAccountId: Nullable(Type.String({ description: 'WhatsApp Cloud: the WABA id whose templates are synced; null when unset' })),
     templatesSync: Nullable(TemplatesSync),
+    managedBy: StringEnum(MANAGED_BY, {
+      description:
+        "who made it: `operator` (engage route, CLI) may fall back on the deployment's INBOX_INTEGRATIONS credentials; `workspace` (POST /v1/connections) sends only with its own",
+    }),
     createdAt: Timestamp,
   },
   { title: 'Connection' },
@@ -92,6 +100,7 @@ export function connectionResource(row: ConnectionRow): Static<typeof Connection
             at: row.templates_sync_at.toISOString(),
             error: row.templates_sync_error,
           },
+    managedBy: row.managed_by,
     createdAt: row.created_at.toISOString(),
   };
 }
@@ -121,7 +130,9 @@ function accountOf(input: { integrationKey: string; externalAccountId?: string; 
 }
 
 /**
- * Connects a channel account to a workspace. A `whatsapp_session` connection is refused
+ * Connects a channel account to a workspace, as `managedBy` says who is making it: the
+ * operator (engage route, CLI) or the workspace's own admin (`POST /v1/connections`), whose
+ * connection then sends only with its own credentials. A `whatsapp_session` connection is refused
  * unless the gateway's webhook signing secret (16..255 characters, checked at start) is
  * configured, because its deliveries could not be verified otherwise (docs/webhooks.md, "Integrations").
  * A livechat connection without an account id gets a random widget key (`wk_…`).
@@ -138,13 +149,14 @@ export async function createConnection(
     autoAssign?: boolean;
     businessAccountId?: string;
   },
+  managedBy: ManagedBy,
 ) {
   const { credentials, allowedOrigins: _origins, ...given } = input;
   if (given.businessAccountId !== undefined) onlyWhatsapp(given.integrationKey);
   if (!(INTEGRATION_KEYS as readonly string[]).includes(given.integrationKey)) {
     throw errors.validation(`integrationKey must be one of ${INTEGRATION_KEYS.join(', ')}`);
   }
-  const fields = { ...given, ...accountOf(input) };
+  const fields = { ...given, ...accountOf(input), managedBy };
   if (fields.integrationKey === 'whatsapp_session' && !deps.config.integrations.whatsapp_session?.webhookSecret) {
     throw errors.validation(
       'connecting a whatsapp_session requires a webhook signing secret of 16 to 255 characters: set whatsapp_session.webhookSecret in INBOX_INTEGRATIONS',

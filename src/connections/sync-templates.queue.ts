@@ -5,7 +5,13 @@ import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { defaultQueueOptions, jobsIn, type QueueDefinition } from '../jobs/queue.js';
-import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials } from './connection-credentials.js';
+import {
+  CREDENTIALS_DO_NOT_OPEN,
+  connectionCredentials,
+  lacksCredentials,
+  NO_CREDENTIALS,
+  providerCredentials,
+} from './connection-credentials.js';
 import { findConnection } from './connections.queries.js';
 import { componentText, countParameters } from './template-parameters.js';
 import { replaceTemplates, setTemplatesSync, type TemplateRow } from './templates.queries.js';
@@ -43,7 +49,8 @@ async function syncSource(deps: Deps, job: SyncTemplatesJob) {
     if (err instanceof SecretBoxError) return { error: CREDENTIALS_DO_NOT_OPEN };
     throw err;
   }
-  const accessToken = own?.accessToken ?? integration.accessToken;
+  if (lacksCredentials('whatsapp', connection.managed_by, own)) return { error: NO_CREDENTIALS };
+  const { accessToken } = providerCredentials(integration, connection.managed_by, own);
   if (!accessToken) return { error: 'the connection has no accessToken (and INBOX_INTEGRATIONS.whatsapp has none)' };
   return { wabaId: connection.business_account_id, accessToken, apiBaseUrl: integration.apiBaseUrl ?? META_GRAPH_API };
 }

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
-import { connectionCredentials } from './connection-credentials.js';
+import { connectionCredentials, lacksCredentials, NO_CREDENTIALS, providerCredentials } from './connection-credentials.js';
 import { findConnection } from './connections.queries.js';
 import { enqueueTemplateSync } from './sync-templates.queue.js';
 import { listTemplates, setTemplatesSync } from './templates.queries.js';
@@ -52,11 +52,13 @@ export async function listConnectionTemplates(deps: Pick<Deps, 'db'>, workspaceI
  * checked here, so a request that cannot succeed is a 4xx now rather than a `failed` later.
  */
 export async function startTemplateSync(deps: Deps, workspaceId: number, connectionId: number) {
-  await templateConnection(deps, workspaceId, connectionId);
+  const connection = await templateConnection(deps, workspaceId, connectionId);
   const integration = deps.config.integrations.whatsapp ?? {};
   // Opened now so credentials that do not open are the caller's 4xx/5xx, not a silent failure.
   const own = await connectionCredentials(deps, connectionId);
-  if (!(own?.accessToken ?? integration.accessToken))
+  if (lacksCredentials('whatsapp', connection.managed_by, own))
+    throw errors.validation(`${NO_CREDENTIALS}: set its credentials first (PATCH /v1/connections/:id)`);
+  if (!providerCredentials(integration, connection.managed_by, own).accessToken)
     throw errors.validation('the connection has no accessToken (and INBOX_INTEGRATIONS.whatsapp has none): set its credentials first');
   return deps.db.transaction().execute(async (trx) => {
     await setTemplatesSync(trx, connectionId, 'running', deps.now(), null);

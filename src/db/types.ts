@@ -57,7 +57,11 @@ export interface ConnectionsTable {
   templates_sync_status: ColumnType<string | null, string | null | undefined, string | null>;
   templates_sync_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   templates_sync_error: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Who made it: only `operator` connections may use the INBOX_INTEGRATIONS credentials. */
+  managed_by: ManagedBy;
 }
+
+export type ManagedBy = 'operator' | 'workspace';
 
 export type InboxStatus = 'received' | 'processed' | 'failed' | 'dead_letter';
 
@@ -258,6 +262,8 @@ export interface RateLimitHitsTable {
   id: Generated<number>;
   bucket: string;
   created_at: Date;
+  /** What the hit counts against its limit: 1 for a call, the bytes of an upload. */
+  cost: Generated<string>;
 }
 
 export type EndpointScheme = 'service' | 'standard';

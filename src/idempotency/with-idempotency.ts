@@ -1,4 +1,6 @@
-import type { Db, Executor } from '../db/database.js';
+import type { Transaction } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { DB } from '../db/types.js';
 import { errors } from '../http/errors.js';
 import { findIdempotentResponse, lockIdempotencyKey, saveIdempotentResponse } from './idempotency.queries.js';
 
@@ -24,7 +26,7 @@ export interface IdempotentRequest {
  * the lock both would miss the stored answer, both would act, and the second would fail on
  * what the first changed. See docs/replies.md and docs/webhooks.md.
  */
-export async function withIdempotency<T>(db: Db, req: IdempotentRequest, work: (trx: Executor) => Promise<T>): Promise<T> {
+export async function withIdempotency<T>(db: Db, req: IdempotentRequest, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
     const { key } = req;
     if (key === undefined) return work(trx);

@@ -15,7 +15,7 @@ import { CursorPage, Envelope, NoContent } from '../http/schemas.js';
 import { MessageResource } from '../messaging/messaging.resources.js';
 import { originAllowed } from './cors.js';
 import { findVisitor, findWidget, listVisitorMessages, type Visitor, type Widget } from './livechat.queries.js';
-import { hashVisitorToken, postVisitorMessage, startConversation, uploadVisitorFile } from './livechat.service.js';
+import { hashVisitorToken, postVisitorMessage, startConversation, uploadVisitorFile, visitorMaxBytes } from './livechat.service.js';
 import { VisitorHub } from './visitor-hub.js';
 import { requireSocketOrigin, VisitorSocketLimits } from './visitor-limits.js';
 import { visitorMessages } from './visitor-message.js';
@@ -72,7 +72,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   );
   app.addHook('onReady', () => hub.start());
   app.addHook('onClose', () => hub.close());
-  await app.register(fastifyMultipart, multipartOptions(deps.config.maxAttachmentBytes));
+  await app.register(fastifyMultipart, multipartOptions(visitorMaxBytes(deps.config)));
   app.decorateRequest('widget', null);
   app.decorateRequest('visitor', null);
 
@@ -170,7 +170,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         summary: 'Upload a visitor file',
         description:
           'multipart/form-data with the file in the field `file` (Authorization: Bearer <visitorToken>); then send it with ' +
-          '`POST …/messages {attachmentIds}`. Limited per visitor like messages (429); over INBOX_MAX_ATTACHMENT_BYTES → 413.',
+          '`POST …/messages {attachmentIds}`. Limited per visitor like messages, and per widget to INBOX_LIVECHAT_UPLOAD_BYTES_PER_HOUR bytes an hour (429 with retry-after); a file over INBOX_LIVECHAT_MAX_ATTACHMENT_BYTES → 413. An upload not sent within an hour is deleted.',
         consumes: ['multipart/form-data'],
         params: WidgetParams,
         response: { 201: Envelope(AttachmentResource) },
@@ -178,7 +178,8 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
     async (request, reply) => {
       const file = await readUpload(request);
-      const row = await uploadVisitorFile(deps, visitorOf(request), file);
+      const length = Number(request.headers['content-length']);
+      const row = await uploadVisitorFile(deps, visitorOf(request), file, Number.isSafeInteger(length) && length >= 0 ? length : undefined);
       reply.code(201);
       return envelope(request, attachmentResource(row, signedUrls(deps)));
     },

@@ -10,6 +10,7 @@ import { announce } from '../messaging/announce.js';
 import { applyDeliveries, applyDeliveriesUnannounced } from '../messaging/apply-events.js';
 import type { NormalisedEvent } from '../messaging/events.js';
 import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
+import { settleHit } from '../rate-limits/rate-limits.queries.js';
 import {
   countRecentConversations,
   countRecentVisitorMessages,
@@ -105,19 +106,53 @@ const VISITOR_UPLOADS: RateLimit = {
   windowMs: MINUTE_MS,
 };
 
+/** The bytes one widget takes from all its visitors in any hour (INBOX_LIVECHAT_UPLOAD_BYTES_PER_HOUR). */
+const widgetUploadBytes = (limit: number): RateLimit => ({
+  name: 'livechat-upload-bytes',
+  what: "bytes of this widget's visitor uploads",
+  limit,
+  windowMs: 60 * MINUTE_MS,
+});
+
+/** The largest file a visitor may upload: INBOX_LIVECHAT_MAX_ATTACHMENT_BYTES, never above INBOX_MAX_ATTACHMENT_BYTES. */
+export function visitorMaxBytes(config: Deps['config']): number {
+  return Math.min(config.livechatMaxAttachmentBytes, config.maxAttachmentBytes);
+}
+
 /**
  * A visitor uploads a file to send (docs/attachments.md): stored like a tenant's upload, and
- * remembered as this visitor's, so only this visitor may send it. At most
- * LIVECHAT_LIMITS.messagesPerVisitorPerMinute a minute (429 with retry-after); the hit is
- * counted before any byte is read.
+ * remembered as this visitor's, so only this visitor may send it. Visitors are anonymous, so
+ * before any byte is read (docs/security.md, "Visitors' files"): at most
+ * LIVECHAT_LIMITS.messagesPerVisitorPerMinute uploads a minute per visitor, and the widget's
+ * hourly byte budget must still hold what this file may be (429 with retry-after). The file
+ * is stopped at visitorMaxBytes (413). The budget is reserved for the most the request can
+ * carry (its declared length, else the limit), so parallel uploads cannot overrun it, and
+ * settled to the bytes kept once the upload ends: a refused or failed one costs nothing.
  */
 export async function uploadVisitorFile(
   deps: Deps,
   visitor: Visitor,
   file: { body: AsyncIterable<Uint8Array>; declaredType: string | undefined; filename: string | null },
+  declaredLength: number | undefined,
 ) {
-  await deps.db.transaction().execute((trx) => enforceRateLimit(trx, VISITOR_UPLOADS, visitor.id, deps.now()));
-  return storeUpload(deps, { workspaceId: visitor.workspace_id, visitorId: visitor.id, ...file });
+  const maxBytes = visitorMaxBytes(deps.config);
+  const reserved = Math.min(declaredLength ?? maxBytes, maxBytes);
+  const hit = await deps.db.transaction().execute(async (trx) => {
+    const now = deps.now();
+    await enforceRateLimit(trx, VISITOR_UPLOADS, visitor.id, now);
+    return enforceRateLimit(trx, widgetUploadBytes(deps.config.livechatUploadBytesPerHour), visitor.connection_id, now, reserved);
+  });
+  let kept = 0;
+  try {
+    const row = await storeUpload(deps, { workspaceId: visitor.workspace_id, visitorId: visitor.id, maxBytes, ...file });
+    kept = row.size ?? 0;
+    return row;
+  } finally {
+    // A settle that fails leaves the reservation counted: the budget errs on the safe side.
+    await settleHit(deps.db, hit, kept).catch((err) =>
+      deps.log.warn({ err }, 'could not settle a visitor upload against its widget budget'),
+    );
+  }
 }
 
 /**

@@ -209,7 +209,7 @@ async function applyEvents(
     const unique = new Map<string, (typeof inbound)[number]>();
     for (const item of inbound) unique.set(`${item.connection.id}|${item.event.externalMessageId}`, item);
     // An e-mail that answers a known message joins that message's thread (docs/webhooks.md).
-    const joined = await threadsByReference(db, [...unique.values()]);
+    const joined = await threadsByReference(db, [...unique.values()], contactOf);
     const ownThread = (item: (typeof inbound)[number]) => !joined.has(item.event);
     const threads = await upsertThreads(
       db,
@@ -326,10 +326,16 @@ function pendingAttachments(
 
 /**
  * The known thread each inbound message answers (e-mail threading): the thread of the first
- * of its `references` that is a message of the same connection. Messages whose references
- * name nothing known go to the contact's open thread as usual.
+ * of its `references` that is a message of the same connection and whose contact is the
+ * sender. A Message-ID is no credential: anyone who saw one (a Cc, a forwarded mail) could
+ * name it, and an agent would then answer a stranger's words in the customer's thread. Mail
+ * whose references name no thread of its sender goes to the sender's own thread as usual.
  */
-async function threadsByReference(db: Executor, inbound: { connection: ConnectionRef; event: InboundEvent }[]) {
+async function threadsByReference(
+  db: Executor,
+  inbound: { connection: ConnectionRef; event: InboundEvent }[],
+  contactOf: (connection: ConnectionRef, externalId: string) => number,
+) {
   const wanted = inbound.flatMap(({ connection, event }) =>
     (event.references ?? []).map((externalId) => ({ connectionId: connection.id, externalId })),
   );
@@ -337,10 +343,11 @@ async function threadsByReference(db: Executor, inbound: { connection: Connectio
   if (wanted.length === 0) return joined;
   const found = await findThreadsOfMessages(db, wanted);
   for (const { connection, event } of inbound) {
+    const sender = contactOf(connection, event.contact.externalId);
     for (const ref of event.references ?? []) {
-      const threadId = found.get(`${connection.id}|${ref}`);
-      if (threadId !== undefined) {
-        joined.set(event, threadId);
+      const thread = found.get(`${connection.id}|${ref}`);
+      if (thread?.contactId === sender) {
+        joined.set(event, thread.threadId);
         break;
       }
     }

@@ -192,18 +192,20 @@ export async function uncountUnread(db: Executor, corrections: { threadId: numbe
 
 /**
  * The thread of each known message among `refs` (by connection and provider id, either
- * direction): `connectionId|externalId` → thread id. What an e-mail's In-Reply-To/References
- * name, to join the conversation they belong to.
+ * direction), with that thread's contact: `connectionId|externalId` → thread. What an
+ * e-mail's In-Reply-To/References name, to join the conversation they belong to.
  */
 export async function findThreadsOfMessages(db: Executor, refs: { connectionId: number; externalId: string }[]) {
-  const result = new Map<string, number>();
+  const result = new Map<string, { threadId: number; contactId: number }>();
   if (refs.length === 0) return result;
-  const { rows } = await sql<{ connection_id: number; external_id: string; thread_id: number }>`
-    SELECT m.connection_id, m.external_id, m.thread_id
+  const { rows } = await sql<{ connection_id: number; external_id: string; thread_id: number; contact_id: number }>`
+    SELECT m.connection_id, m.external_id, m.thread_id, t.contact_id
     FROM messages m
     JOIN unnest(${refs.map((r) => r.connectionId)}::bigint[], ${refs.map((r) => r.externalId)}::text[]) AS k(connection_id, external_id)
-      ON m.connection_id = k.connection_id AND m.external_id = k.external_id`.execute(db);
-  for (const r of rows) result.set(`${r.connection_id}|${r.external_id}`, Number(r.thread_id));
+      ON m.connection_id = k.connection_id AND m.external_id = k.external_id
+    JOIN threads t ON t.id = m.thread_id`.execute(db);
+  for (const r of rows)
+    result.set(`${r.connection_id}|${r.external_id}`, { threadId: Number(r.thread_id), contactId: Number(r.contact_id) });
   return result;
 }
 

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import type { ManagedBy } from '../db/types.js';
 
 /** A thread a reply can go to, with what sending needs: its connection and contact handle. */
 export async function findReplyThread(db: Executor, workspaceId: number, threadId: number) {
@@ -77,13 +78,14 @@ export async function findSendContexts(db: Executor, ids: number[]) {
     text: string;
     integration_key: string;
     external_account_id: string;
+    managed_by: ManagedBy;
     to: string | null;
     last_inbound_external_id: string | null;
     last_inbound_text: string | null;
     last_inbound_at: Date | null;
     template: unknown;
   }>`
-    SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, m.template, c.integration_key, c.external_account_id,
+    SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, m.template, c.integration_key, c.external_account_id, c.managed_by,
            h.external_id AS to, li.external_id AS last_inbound_external_id, li.text AS last_inbound_text, t.last_inbound_at
     FROM messages m
     JOIN threads t ON t.id = m.thread_id

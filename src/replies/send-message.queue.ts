@@ -1,7 +1,13 @@
 import { attachmentsOf } from '../attachments/attachments.queries.js';
 import type { ChannelAdapter, OutboundAttachment, SendOutcome } from '../channels/channel.js';
 import { sendersWith } from '../channels/index.js';
-import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials, providerCredentials } from '../connections/connection-credentials.js';
+import {
+  CREDENTIALS_DO_NOT_OPEN,
+  connectionCredentials,
+  lacksCredentials,
+  NO_CREDENTIALS,
+  providerCredentials,
+} from '../connections/connection-credentials.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { defaultQueueOptions, type QueueDefinition } from '../jobs/queue.js';
@@ -53,8 +59,11 @@ async function sendOne(
   } else {
     const integration = deps.config.integrations[adapter.key] ?? {};
     outcome = await credentialsOf(ctx.connection_id)
-      .then((own) => {
-        const credentials = providerCredentials(integration, own);
+      .then((own): Promise<SendOutcome> | SendOutcome => {
+        // A workspace's connection never borrows the operator's account: without its own
+        // credentials no attempt can succeed, so the message fails now, unsent.
+        if (lacksCredentials(ctx.integration_key, ctx.managed_by, own)) return { outcome: 'failed', error: NO_CREDENTIALS };
+        const credentials = providerCredentials(integration, ctx.managed_by, own);
         const replyTo = { subject: subjectOf(ctx.last_inbound_text), messageId: ctx.last_inbound_external_id ?? undefined };
         const target = {
           accountId: ctx.external_account_id,

@@ -9,6 +9,7 @@ import { withIdempotency } from '../idempotency/with-idempotency.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
+import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { findThreadViews } from '../threads/threads.queries.js';
 import { threadResource } from '../threads/threads.resources.js';
 import { queueMessage } from './queue-message.js';
@@ -36,6 +37,18 @@ export interface StartRequest {
 }
 
 /**
+ * New conversations a workspace may start per minute (INBOX_MAX_NEW_CONVERSATIONS_PER_MINUTE):
+ * each may send through a provider account and write a contact, so one tenant can neither run
+ * up a provider's bill nor fill the database at the speed of its API key.
+ */
+const newConversationsLimit = (limit: number): RateLimit => ({
+  name: 'new-conversations',
+  what: 'new conversations of a workspace',
+  limit,
+  windowMs: 60_000,
+});
+
+/**
  * Speaks first (docs/replies.md, "Starting a conversation"): finds or creates the contact by
  * its normalised handle and the one thread of (connection, contact), and queues the message
  * through the replies' sender, all in one transaction with the announcements
@@ -61,6 +74,9 @@ export async function startConversation(deps: Deps, req: StartRequest) {
     statusCode: 202,
   };
   return withIdempotency(deps.db, request, async (trx) => {
+    // Counted in this transaction: a refused request (429, or any 4xx below) writes nothing,
+    // and a replayed idempotency key answers above without counting again.
+    await enforceRateLimit(trx, newConversationsLimit(deps.config.maxNewConversationsPerMinute), req.workspaceId, deps.now());
     const connection = await findConnection(trx, req.workspaceId, req.connectionId);
     if (!connection) throw errors.notFound('connection');
     const handle = recipientHandle(connection.integration_key, req.to);

@@ -11,7 +11,10 @@ import { addTeamUser, changeTeamUser } from './users.service.js';
 
 const UserParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'the user id' }) });
 const Name = Type.String({ minLength: 1, maxLength: 200, description: 'display name' });
-const Roles = Type.Array(StringEnum(USER_ROLES), { maxItems: 10, description: 'admin, agent and/or operator' });
+const Roles = Type.Array(StringEnum(USER_ROLES), {
+  maxItems: 10,
+  description: 'admin and/or agent; `operator` is granted only by the platform operator (422 here)',
+});
 
 export const TeamUserCreate = Type.Object(
   {
@@ -34,7 +37,8 @@ export const TeamUserPatch = Type.Object(
 
 /**
  * The team: `/v1/users`. Anyone of the workspace may list it (agents pick assignees from
- * it); only workspace admins (a JWT admin or an `admin`-scoped key) add and change users.
+ * it); only workspace admins (a JWT admin or an `admin`-scoped key) add and change users,
+ * and never platform operators (docs/security.md).
  */
 export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const admin = requireAuth(deps, { scope: 'admin' });

@@ -31,11 +31,24 @@ export async function createUser(
   return userResource(row);
 }
 
+/**
+ * The role `operator` reaches every tenant (`/v1/operator/*`): only the deployment's operator
+ * grants it, with the admin key or the CLI (docs/security.md). A workspace admin, holding
+ * power over one tenant, can neither grant it nor touch a user who has it.
+ */
+export const OPERATOR_REFUSED = 'the operator role is granted only by the platform operator (admin key or CLI), never through /v1/users';
+export const OPERATOR_UNCHANGED = 'this user is a platform operator: only the platform operator (admin key or CLI) may change them';
+
+function refuseOperatorRole(roles: readonly string[] | undefined) {
+  if (roles?.includes('operator')) throw errors.validation(OPERATOR_REFUSED);
+}
+
 export async function addTeamUser(
   deps: Deps,
   workspaceId: number,
   input: { name: string; email: string; password: string; roles: string[] },
 ) {
+  refuseOperatorRole(input.roles);
   const created = await createUser(deps.db, workspaceId, input);
   return teamUserResource((await findUser(deps.db, created.id))!);
 }
@@ -52,7 +65,8 @@ export interface UserPatch {
  * sockets (the `session.revoked` path that logout uses); their assigned threads stay theirs.
  * A change that would leave the workspace without an active admin is refused (422): an
  * admin cannot deactivate themselves or drop their own admin role, and neither can anyone
- * else take away the last one.
+ * else take away the last one. Neither the role `operator` nor a user who holds it is a
+ * workspace admin's to change (422, as above).
  */
 export async function changeTeamUser(
   deps: Deps,
@@ -61,12 +75,14 @@ export async function changeTeamUser(
   id: number,
   patch: UserPatch,
 ): Promise<TeamUser> {
+  refuseOperatorRole(patch.roles);
   return deps.db.transaction().execute(async (trx) => {
     // The admins are locked before the target is read, so two admins changing each other at
     // once cannot both pass the "another admin remains" check below.
     const admins = await lockActiveAdmins(trx, workspaceId);
     const user = await findWorkspaceUser(trx, workspaceId, id);
     if (!user) throw errors.notFound('user');
+    if (user.roles.includes('operator')) throw errors.validation(OPERATOR_UNCHANGED);
     const roles = patch.roles === undefined ? undefined : [...new Set(patch.roles)];
     const staysAdmin = (patch.active ?? user.active) && (roles ?? user.roles).includes('admin');
     if (admins.includes(id) && !staysAdmin) {

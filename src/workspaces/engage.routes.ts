@@ -81,7 +81,7 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       },
     },
     async (request, reply) => {
-      const connection = await createConnection(deps, request.params.id, request.body);
+      const connection = await createConnection(deps, request.params.id, request.body, 'operator');
       reply.code(201);
       return envelope(request, connection);
     },

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { maintenanceQueue } from '../../src/maintenance/maintenance.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { uploadFile } from '../helpers/multipart.js';
+import { makeWidget, startVisitor } from '../helpers/livechat.js';
+import { multipartBody, uploadFile } from '../helpers/multipart.js';
 import { seedMessage, seedThread } from '../helpers/threads.js';
 
 const HOUR = 3_600_000;
@@ -41,5 +42,32 @@ describe('unused uploads', () => {
     expect(await chunksOf(used.storage_key)).toBe(1);
     const gone = await ctx.app.inject({ method: 'GET', url: `/v1/attachments/${unused.id}`, headers: tenant.headers });
     expect(gone.statusCode).toBe(404);
+  });
+
+  it("a live chat visitor's upload not sent within 1 h is deleted; a tenant's waits its 24 h", async () => {
+    const widget = await makeWidget(ctx.deps, tenant.workspace.id);
+    const visitor = await startVisitor(ctx.app, widget.key);
+    const body = multipartBody({ filename: 'visitor.bin', bytes: Buffer.alloc(3000, 9) });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/livechat/${widget.key}/attachments`,
+      headers: { ...visitor.headers, ...body.headers },
+      payload: body.payload,
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const visitors = await ctx.deps.db.selectFrom('attachments').selectAll().where('id', '=', res.json().data.id).executeTakeFirstOrThrow();
+    const tenants = await upload('tenant.bin');
+    const exists = async (id: number) =>
+      (await ctx.deps.db.selectFrom('attachments').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+
+    clock = new Date(clock.getTime() + 59 * 60_000);
+    await runMaintenance();
+    expect([await exists(visitors.id), await exists(tenants.id)]).toEqual([true, true]);
+
+    clock = new Date(clock.getTime() + 2 * 60_000);
+    await runMaintenance();
+    expect([await exists(visitors.id), await exists(tenants.id)]).toEqual([false, true]);
+    expect(await chunksOf(visitors.storage_key)).toBe(0);
+    expect(await chunksOf(tenants.storage_key)).toBe(1);
   });
 });

@@ -415,10 +415,12 @@ describe('tenant client: writes', () => {
     expect(team.map((u) => u.id)).toEqual(expect.arrayContaining([agent.id, admin.user.id]));
     const session = tenantClient({ baseUrl });
     await session.login({ email, password: 'correct horse', remember: false });
-    expect(await inbox.updateUser(agent.id, { name: 'Agent Smith', roles: ['agent', 'operator'] })).toMatchObject({
+    expect(await inbox.updateUser(agent.id, { name: 'Agent Smith', roles: ['agent', 'admin'] })).toMatchObject({
       name: 'Agent Smith',
-      roles: ['agent', 'operator'],
+      roles: ['agent', 'admin'],
     });
+    // Only the platform operator makes operators.
+    expect(await failure(inbox.updateUser(agent.id, { roles: ['operator'] }))).toMatchObject({ code: 'validation_failed', status: 422 });
     expect(await inbox.updateUser(agent.id, { active: false })).toMatchObject({ id: agent.id, active: false });
     // Deactivating ended the session it held and refuses a new one.
     expect(await failure(session.me())).toMatchObject({ status: 401 });

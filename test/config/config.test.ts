@@ -34,6 +34,9 @@ describe('loadConfig', () => {
       deadLetterRetentionDays: 90,
       allowPrivateSmtp: false,
       maxWebhookEndpoints: 20,
+      maxNewConversationsPerMinute: 60,
+      livechatMaxAttachmentBytes: 10 * 1024 * 1024,
+      livechatUploadBytesPerHour: 500 * 1024 * 1024,
       metricsToken: undefined,
     });
   });
@@ -41,12 +44,18 @@ describe('loadConfig', () => {
   it('reads the tenant limits and the metrics token, and refuses a bad endpoint cap', () => {
     expect(
       loadConfig(
-        { INBOX_ALLOW_PRIVATE_SMTP: 'true', INBOX_MAX_WEBHOOK_ENDPOINTS: '5', INBOX_METRICS_TOKEN: ' scrape-token ' },
+        {
+          INBOX_ALLOW_PRIVATE_SMTP: 'true',
+          INBOX_MAX_WEBHOOK_ENDPOINTS: '5',
+          INBOX_METRICS_TOKEN: ' scrape-token ',
+          INBOX_MAX_NEW_CONVERSATIONS_PER_MINUTE: '7',
+        },
         '/srv/inbox',
       ),
     ).toMatchObject({
       allowPrivateSmtp: true,
       maxWebhookEndpoints: 5,
+      maxNewConversationsPerMinute: 7,
       metricsToken: 'scrape-token',
     });
     expect(problems({ INBOX_MAX_WEBHOOK_ENDPOINTS: '0' })).toEqual([

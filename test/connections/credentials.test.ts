@@ -47,6 +47,7 @@ describe('credentials on create (engage)', () => {
       autoAssign: false,
       businessAccountId: null,
       templatesSync: null,
+      managedBy: 'operator',
       createdAt: expect.any(String),
     });
     expect(res.body).not.toContain(token);

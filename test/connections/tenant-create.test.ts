@@ -35,6 +35,7 @@ describe('POST /v1/connections (a workspace admin connects a channel account)', 
       externalAccountId: account,
       name: 'Support line',
       hasCredentials: true,
+      managedBy: 'workspace',
     });
     expect(res.body).not.toContain(token);
     expect(await connectionCredentials(ctx.deps, res.json().data.id)).toEqual({ accessToken: token });

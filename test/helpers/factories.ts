@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
 import type { ConnectionCredentials } from '../../src/connections/connection-credentials.js';
 import { createConnection } from '../../src/connections/connections.service.js';
+import type { ManagedBy } from '../../src/db/types.js';
 import type { Deps } from '../../src/deps.js';
 import { createUser } from '../../src/users/users.service.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
@@ -33,14 +34,26 @@ export async function makeUser(
 export async function makeConnection(
   deps: Deps,
   workspaceId: number,
-  options: { integrationKey?: string; externalAccountId?: string; name?: string; credentials?: ConnectionCredentials } = {},
+  options: {
+    integrationKey?: string;
+    externalAccountId?: string;
+    name?: string;
+    credentials?: ConnectionCredentials;
+    /** Who made it: the operator (engage route, CLI) unless a test says a workspace admin did. */
+    managedBy?: ManagedBy;
+  } = {},
 ) {
-  return createConnection(deps, workspaceId, {
-    integrationKey: options.integrationKey ?? 'whatsapp',
-    externalAccountId: options.externalAccountId ?? `acct-${unique()}`,
-    name: options.name ?? 'Test connection',
-    credentials: options.credentials,
-  });
+  return createConnection(
+    deps,
+    workspaceId,
+    {
+      integrationKey: options.integrationKey ?? 'whatsapp',
+      externalAccountId: options.externalAccountId ?? `acct-${unique()}`,
+      name: options.name ?? 'Test connection',
+      credentials: options.credentials,
+    },
+    options.managedBy ?? 'operator',
+  );
 }
 
 /** An outbound message already sent through `connection` (what receipts reconcile against). */

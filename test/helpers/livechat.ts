@@ -10,12 +10,17 @@ export async function makeWidget(
   workspaceId: number,
   options: { allowedOrigins?: string[]; key?: string; name?: string } = {},
 ) {
-  const connection = await createConnection(deps, workspaceId, {
-    integrationKey: 'livechat',
-    externalAccountId: options.key,
-    name: options.name ?? 'Website chat',
-    allowedOrigins: options.allowedOrigins,
-  });
+  const connection = await createConnection(
+    deps,
+    workspaceId,
+    {
+      integrationKey: 'livechat',
+      externalAccountId: options.key,
+      name: options.name ?? 'Website chat',
+      allowedOrigins: options.allowedOrigins,
+    },
+    'operator',
+  );
   return { connection, key: connection.externalAccountId };
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { linkKey, signedLink } from '../../src/attachments/signed-links.js';
 import { createLogger, RequestLogger } from '../../src/logger.js';
 import { useTestContext } from '../helpers/app.js';
 import { deliverSigned, fixture } from '../helpers/webhooks.js';
@@ -46,6 +47,24 @@ describe('request logs', () => {
     for (const secret of ['socket-token-abc', 'visitor-token-def', 'visitor-token-ghi']) expect(text).not.toContain(secret);
     const logged = logLines.map((l) => (l.req as { url?: string } | undefined)?.url);
     expect(logged).toContain('/v1/realtime?x=1&token=[redacted]&visitorToken=[redacted]');
+  });
+
+  it("redact a signed attachment link's signature and expires, however the names are spelt", async () => {
+    const link = signedLink({ publicUrl: 'http://x', key: linkKey(ctx.deps.secretKey), now: new Date() }, 4242);
+    const query = new URL(link).search;
+    const expires = new URLSearchParams(query).get('expires')!;
+    const signature = new URLSearchParams(query).get('signature')!;
+    const urls = [
+      `/v1/attachments/4242/content${query}`,
+      `/v1/attachments/4242/content?SIGNATURE=${signature}&Expires=${expires}`,
+      `/v1/attachments/4242/content?%73ignature=${signature}&expire%73=${expires}&x=1`,
+    ];
+    for (const url of urls) await ctx.app.inject({ method: 'GET', url });
+    const text = written(logLines);
+    expect(text).not.toContain(signature);
+    expect(text).not.toContain(expires);
+    const logged = logLines.map((l) => (l.req as { url?: string } | undefined)?.url);
+    expect(logged).toContain('/v1/attachments/4242/content?expires=[redacted]&signature=[redacted]');
   });
 });
 

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { useTestContext } from '../helpers/app.js';
+import { OPERATOR_REFUSED, OPERATOR_UNCHANGED } from '../../src/users/users.service.js';
+import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';
 
@@ -186,5 +187,56 @@ describe('PATCH /v1/users/:id', () => {
     expect((await call('PATCH', `/v1/users/${agent.user.id}`, admin.headers, { active: true })).json().data.active).toBe(true);
     expect((await login(agent.user.email, agent.password)).statusCode).toBe(200);
     expect((await call('GET', '/v1/threads', agent.headers)).statusCode).toBe(401);
+  });
+});
+
+describe('the operator role', () => {
+  const operatorOf = async (workspaceId: number) => {
+    const made = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/engage/workspaces/${workspaceId}/users`,
+      headers: adminHeaders(),
+      payload: { name: 'Staff', email: `staff-${workspaceId}@ops.test`, password: 'operator password', roles: ['operator'] },
+    });
+    expect(made.statusCode).toBe(201);
+    const token = (await login(`staff-${workspaceId}@ops.test`, 'operator password')).json().access_token as string;
+    return { id: made.json().data.id as number, headers: { authorization: `Bearer ${token}` } };
+  };
+
+  it('is never granted through /v1/users, by an admin JWT or an admin key (422, nothing written)', async () => {
+    const { tenant, admin } = await team();
+    const agent = await member(tenant.workspace.id, ['agent']);
+    const body = { name: 'Mallory', email: 'mallory.team@acme.test', password: 'long enough' };
+    for (const headers of [admin.headers, tenant.headers]) {
+      for (const roles of [['operator'], ['admin', 'operator']]) {
+        const created = await call('POST', '/v1/users', headers, { ...body, roles });
+        expect(created.statusCode, JSON.stringify(roles)).toBe(422);
+        expect(created.json().error).toEqual({ code: 'validation_failed', message: OPERATOR_REFUSED });
+        const promoted = await call('PATCH', `/v1/users/${agent.user.id}`, headers, { roles });
+        expect(promoted.statusCode).toBe(422);
+        expect(promoted.json().error).toEqual({ code: 'validation_failed', message: OPERATOR_REFUSED });
+      }
+    }
+    const users = (await call('GET', '/v1/users', admin.headers)).json().data as { email: string; id: number; roles: string[] }[];
+    expect(users.map((u) => u.email)).not.toContain('mallory.team@acme.test');
+    expect(users.find((u) => u.id === agent.user.id)!.roles).toEqual(['agent']);
+    // the refused agent's JWT still cannot reach the operator's routes
+    expect((await call('GET', '/v1/operator/tenants', agent.headers)).statusCode).toBe(403);
+  });
+
+  it('is still granted by the admin key, and a workspace admin can neither change nor deactivate an operator', async () => {
+    const { tenant, admin } = await team();
+    const operator = await operatorOf(tenant.workspace.id);
+    expect((await call('GET', '/v1/operator/tenants', operator.headers)).statusCode).toBe(200);
+    for (const headers of [admin.headers, tenant.headers]) {
+      for (const patch of [{ active: false }, { roles: ['agent'] }, { name: 'Renamed' }]) {
+        const res = await call('PATCH', `/v1/users/${operator.id}`, headers, patch);
+        expect(res.statusCode, JSON.stringify(patch)).toBe(422);
+        expect(res.json().error).toEqual({ code: 'validation_failed', message: OPERATOR_UNCHANGED });
+      }
+    }
+    const listed = (await call('GET', '/v1/users', admin.headers)).json().data as { id: number }[];
+    expect(listed.find((u) => u.id === operator.id)).toMatchObject({ name: 'Staff', roles: ['operator'], active: true });
+    expect((await call('GET', '/v1/operator/tenants', operator.headers)).statusCode).toBe(200);
   });
 });

@@ -90,7 +90,7 @@ describe('email.postmark', () => {
     expect(await rowCount()).toBe(before);
   });
 
-  it('takes a stream into a thread, replies over SMTP in that thread, and a reply from a Cc joins it', async () => {
+  it('takes a stream into a thread, replies over SMTP in that thread; a stranger naming its Message-ID gets a thread of their own', async () => {
     const connection = await makeConnection(ctx.deps, ws, {
       integrationKey: 'email.postmark',
       externalAccountId: 'support@acme.test',
@@ -136,45 +136,81 @@ describe('email.postmark', () => {
     expect(mail.mail.inReplyTo).toBe('<first-mail@mail.example.org>');
     expect(mail.mail.subject).toBe('Re: Invoice question');
 
-    // A colleague on Cc answers the service's reply: another address, the same conversation.
-    const colleague = JSON.parse(fixture('email.postmark', 'reply.json').replaceAll('<REPLACED_BY_TEST@acme.test>', sent.external_id!));
-    colleague.FromFull = { Email: 'sam@example.org', Name: 'Sam', MailboxHash: '' };
-    colleague.Headers[0].Value = '<colleague@mail.example.org>';
-    await post('email.postmark', JSON.stringify(colleague), {
+    // Another address names the service's reply in In-Reply-To and References: a Message-ID is
+    // no credential, so the mail opens a thread of its sender's rather than joining Dana's.
+    const stranger = JSON.parse(fixture('email.postmark', 'reply.json').replaceAll('<REPLACED_BY_TEST@acme.test>', sent.external_id!));
+    stranger.FromFull = { Email: 'sam@example.org', Name: 'Sam', MailboxHash: '' };
+    stranger.Headers[0].Value = '<stranger@mail.example.org>';
+    await post('email.postmark', JSON.stringify(stranger), {
       'content-type': 'application/json',
       authorization: basic('postmark', POSTMARK_SECRET),
     });
-    expect((await messageWithId('<colleague@mail.example.org>')).thread_id).toBe(received.thread_id);
+    const strangers = await messageWithId('<stranger@mail.example.org>');
+    expect(strangers.thread_id).not.toBe(received.thread_id);
+    const own = await ctx.deps.db
+      .selectFrom('threads')
+      .select('contact_id')
+      .where('id', '=', strangers.thread_id)
+      .executeTakeFirstOrThrow();
+    const handle = await ctx.deps.db.selectFrom('contact_handles').select('external_id').where('contact_id', '=', own.contact_id).execute();
+    expect(handle.map((h) => h.external_id)).toEqual(['sam@example.org']);
 
-    // Without a known reference, the same colleague's mail opens a thread of its own.
-    const fresh = { ...colleague, Headers: [{ Name: 'Message-ID', Value: '<fresh@mail.example.org>' }] };
-    await post('email.postmark', JSON.stringify(fresh), {
+    // Dana's own answer naming the same reply stays in her thread.
+    const again = JSON.parse(fixture('email.postmark', 'reply.json').replaceAll('<REPLACED_BY_TEST@acme.test>', sent.external_id!));
+    again.Headers[0].Value = '<dana-again@mail.example.org>';
+    await post('email.postmark', JSON.stringify(again), {
       'content-type': 'application/json',
       authorization: basic('postmark', POSTMARK_SECRET),
     });
-    expect((await messageWithId('<fresh@mail.example.org>')).thread_id).not.toBe(received.thread_id);
+    expect((await messageWithId('<dana-again@mail.example.org>')).thread_id).toBe(received.thread_id);
     expect(connection.integrationKey).toBe('email.postmark');
   });
 });
 
 describe('email (the neutral key) threading', () => {
-  it('joins the thread its inReplyTo names', async () => {
+  const mail = (messageId: string, from: string, inReplyTo: string) =>
+    post(
+      'email',
+      JSON.stringify({
+        type: 'inbound',
+        messageId,
+        from: { email: from },
+        to: 'help@acme.test',
+        subject: 'Re: hello',
+        text: 'Yes please.\n\nOn Mon, Acme wrote:\n> hello',
+        inReplyTo,
+        references: [`<${inReplyTo}>`],
+      }),
+      { 'content-type': 'application/json', 'x-vendor-auth': 'plain-mail-secret' },
+    );
+
+  it("joins the thread its inReplyTo names only when the sender is that thread's contact", async () => {
     const connection = await makeConnection(ctx.deps, ws, { integrationKey: 'email', externalAccountId: 'help@acme.test' });
+    // The service wrote to no one yet: that thread's contact has no address, so nobody joins it.
     const out = await makeOutboundMessage(ctx.deps, connection, '<sent-by-inbox@acme.test>');
-    const body = JSON.stringify({
-      type: 'inbound',
-      messageId: '<neutral-reply@example.org>',
-      from: { email: 'someone.else@example.org' },
-      to: 'help@acme.test',
-      subject: 'Re: hello',
-      text: 'Yes please.\n\nOn Mon, Acme wrote:\n> hello',
-      inReplyTo: 'sent-by-inbox@acme.test',
-      references: ['<sent-by-inbox@acme.test>'],
-    });
-    expect((await post('email', body, { 'content-type': 'application/json', 'x-vendor-auth': 'plain-mail-secret' })).statusCode).toBe(200);
+    expect((await mail('<neutral-reply@example.org>', 'someone.else@example.org', 'sent-by-inbox@acme.test')).statusCode).toBe(200);
     const m = await messageWithId('<neutral-reply@example.org>');
-    expect(m.thread_id).toBe(out.thread_id);
+    expect(m.thread_id).not.toBe(out.thread_id);
     expect(m.text).toBe('Re: hello\n\nYes please.');
+
+    // The service answers in that sender's thread; the sender's reply naming it joins it, a
+    // stranger's naming it does not.
+    await ctx.deps.db
+      .insertInto('messages')
+      .values({
+        workspace_id: ws,
+        thread_id: m.thread_id,
+        connection_id: connection.id,
+        direction: 'outbound',
+        external_id: '<answer@acme.test>',
+        text: 'Done.',
+        status: 'sent',
+      })
+      .execute();
+    await mail('<mallory@example.net>', 'mallory@example.net', 'answer@acme.test');
+    await mail('<someone-again@example.org>', 'someone.else@example.org', 'answer@acme.test');
+    expect((await messageWithId('<mallory@example.net>')).thread_id).not.toBe(m.thread_id);
+    expect((await messageWithId('<someone-again@example.org>')).thread_id).toBe(m.thread_id);
   });
 });
 
@@ -188,7 +224,8 @@ describe('email.mailgun', () => {
     expect(res.json()).toEqual({ status: 'queued' });
     const m = await messageWithId('<517ACC75.5010709@example.com>');
     expect(m.text).toBe('Re: Sample POST request\n\nWarm regards, this is the answer.');
-    expect(m.thread_id).toBe(out.thread_id); // its In-Reply-To names the service's message
+    // Its In-Reply-To names the service's message, but in another contact's thread.
+    expect(m.thread_id).not.toBe(out.thread_id);
 
     const before = await rowCount();
     const replay = await post('email.mailgun', body, { 'content-type': contentType });
