@@ -12,6 +12,8 @@ const ROLE_SETS: [string, TeamUserRole[]][] = [
   ['admin', ['admin']],
 ];
 const roleOf = (u: TeamUser) => (u.roles.includes('admin') ? 'admin' : 'agent');
+/** Only the platform's operator changes platform staff: the service refuses a workspace admin. */
+const isOperator = (u: TeamUser) => u.roles.includes('operator');
 
 /** The team: invite (create with a first password), change a role, deactivate or reactivate. */
 export function Users() {
@@ -96,11 +98,9 @@ export function Users() {
                   <select
                     aria-label={`Role of ${u.name}`}
                     value={roleOf(u)}
-                    disabled={u.id === s.user.id}
+                    disabled={u.id === s.user.id || isOperator(u)}
                     onChange={(e) => {
-                      const picked = ROLE_SETS.find(([r]) => r === e.currentTarget.value)?.[1] ?? ['agent'];
-                      // Platform staff keep `operator`: this page only chooses between agent and admin.
-                      const roles: TeamUserRole[] = u.roles.includes('operator') ? [...picked, 'operator'] : picked;
+                      const roles = ROLE_SETS.find(([r]) => r === e.currentTarget.value)?.[1] ?? ['agent'];
                       void attempt(() => s.client.updateUser(u.id, { roles }), setError).then(after);
                     }}
                   >
@@ -112,8 +112,9 @@ export function Users() {
                   </select>
                 </td>
                 <td>
-                  {u.active ? 'Active' : 'Deactivated'}{' '}
-                  {u.id !== s.user.id && (
+                  {u.active ? 'Active' : 'Deactivated'}
+                  {isOperator(u) && ' (platform staff)'}{' '}
+                  {u.id !== s.user.id && !isOperator(u) && (
                     <button
                       type="button"
                       aria-label={`${u.active ? 'Deactivate' : 'Reactivate'} ${u.name}`}
