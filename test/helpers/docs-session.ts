@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { freePort } from '../../src/db/embedded.js';
-import { blockScript, type Ports, type ShellBlock, startsTheService } from './shell-blocks.js';
+import { blockScript, type Ports, type ShellBlock, serviceRunsFromTheStart } from './shell-blocks.js';
 
 /**
  * Runs one markdown file's ```sh blocks the way a reader runs them: the service in one
@@ -67,6 +67,21 @@ class Service {
   ) {}
 
   async start(): Promise<void> {
+    const t0 = Date.now();
+    try {
+      await this.startOnce();
+    } finally {
+      if (process.env.DOCS_TRANSCRIPT) process.stderr.write(`[service start ${Date.now() - t0} ms]\n`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const t0 = Date.now();
+    await this.stopOnce();
+    if (process.env.DOCS_TRANSCRIPT) process.stderr.write(`[service stop ${Date.now() - t0} ms]\n`);
+  }
+
+  private async startOnce(): Promise<void> {
     const child = spawn(process.execPath, ['bin/inbox.js', 'serve'], { cwd: this.dir, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     const append = (d: Buffer) => {
@@ -88,7 +103,7 @@ class Service {
     throw new Error('the service was not ready within 90 s');
   }
 
-  async stop(): Promise<void> {
+  private async stopOnce(): Promise<void> {
     const child = this.child;
     this.child = undefined;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -161,7 +176,7 @@ export async function runDocBlocks(file: string, blocks: ShellBlock[], databaseU
       ].join('\n'),
     );
   try {
-    if (!startsTheService(blocks)) await service.start();
+    if (serviceRunsFromTheStart(blocks)) await service.start();
     session = spawn('bash', ['--noprofile', '--norc', SESSION_SCRIPT], {
       cwd: dir,
       env,

@@ -9,7 +9,8 @@
  * - a comment line beginning `# restart the service` becomes a call that restarts it (the
  *   reader stops `npm start` and starts it again, so a `.env` edit takes effect). A file whose
  *   first such line begins `# start the service` has no service before that line: its first
- *   block configures one (`echo … >> .env`) and starts it there;
+ *   block configures one (`echo … >> .env`) and starts it there. A file that never speaks
+ *   to the service (no address of it, no directive) gets none;
  * - a comment line `# wait until it prints "TEXT"` waits until what the block printed so far
  *   holds TEXT (a server or listener started with `&` is ready);
  * - a curl command whose comment starts with a status (`# 202 {…}`, `# → 422`), on its last
@@ -114,15 +115,20 @@ export const DIRECTIVES = { restart: '__docs_restart', waitFor: '__docs_wait_for
 
 const singleQuoted = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
-/** Whether the file's first start directive is `# start the service`: no service runs before it. */
-export function startsTheService(blocks: ShellBlock[]): boolean {
+const SERVICE_ADDRESS = /\b(?:localhost|127\.0\.0\.1):3000\b/;
+
+/**
+ * Whether the service runs before the file's first block: unless the file starts it itself
+ * (its first start directive is `# start the service`), or never speaks to it at all.
+ */
+export function serviceRunsFromTheStart(blocks: ShellBlock[]): boolean {
   for (const block of blocks) {
     for (const cmd of commands(block.text)) {
       const m = cmd.code === '' && cmd.comment ? START_DIRECTIVE.exec(cmd.comment) : null;
-      if (m) return m[1] === undefined;
+      if (m) return m[1] !== undefined;
     }
   }
-  return false;
+  return blocks.some((b) => SERVICE_ADDRESS.test(b.text));
 }
 
 export interface Ports {
