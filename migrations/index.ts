@@ -23,6 +23,7 @@ import * as m0021 from './0021_templates.js';
 import * as m0022 from './0022_attachment_uploader.js';
 import * as m0023 from './0023_attachment_chunks_uncompressed.js';
 import * as m0024 from './0024_inbox_raw_bytes.js';
+import * as m0030 from './0030_teams.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -53,4 +54,5 @@ export const migrations: Record<string, Migration> = {
   '0022_attachment_uploader': m0022,
   '0023_attachment_chunks_uncompressed': m0023,
   '0024_inbox_raw_bytes': m0024,
+  '0030_teams': m0030,
 };

@@ -30,6 +30,7 @@ import { operatorRoutes } from './operator/operator.routes.js';
 import { realtimeRoutes } from './realtime/realtime.routes.js';
 import { conversationsRoutes } from './replies/conversations.routes.js';
 import { repliesRoutes } from './replies/replies.routes.js';
+import { teamsRoutes } from './teams/teams.routes.js';
 import { labelsRoutes } from './threads/labels.routes.js';
 import { searchRoutes } from './threads/search.routes.js';
 import { threadWorkflowRoutes } from './threads/thread-workflow.routes.js';
@@ -201,6 +202,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(attachmentsRoutes, { deps, prefix: '/v1' });
   await app.register(blockVisitorRoutes, { deps, prefix: '/v1' });
   await app.register(usersRoutes, { deps, prefix: '/v1/users' });
+  await app.register(teamsRoutes, { deps, prefix: '/v1/teams' });
   await app.register(contactsRoutes, { deps, prefix: '/v1/contacts' });
   await app.register(cannedResponsesRoutes, { deps, prefix: '/v1/canned-responses' });
   await app.register(threadWorkflowRoutes, { deps, prefix: '/v1' });

@@ -19,6 +19,7 @@ const COLUMNS = [
   'templates_sync_status',
   'templates_sync_at',
   'templates_sync_error',
+  'team_id',
   'created_at',
 ] as const;
 const hasCredentials = sql<boolean>`credentials_sealed IS NOT NULL`.as('has_credentials');
@@ -33,6 +34,7 @@ export async function insertConnection(
     allowedOrigins?: string[];
     autoAssign?: boolean;
     businessAccountId?: string;
+    teamId?: number | null;
   },
 ) {
   return db
@@ -45,6 +47,7 @@ export async function insertConnection(
       allowed_origins: row.allowedOrigins ?? [],
       auto_assign: row.autoAssign ?? false,
       business_account_id: row.businessAccountId ?? null,
+      team_id: row.teamId ?? null,
     })
     .returning([...COLUMNS, hasCredentials])
     .executeTakeFirstOrThrow();
@@ -76,6 +79,7 @@ export async function updateConnection(
     allowedOrigins?: string[];
     autoAssign?: boolean;
     businessAccountId?: string | null;
+    teamId?: number | null;
   },
 ): Promise<ConnectionRow | undefined> {
   return db
@@ -86,6 +90,7 @@ export async function updateConnection(
       allowed_origins: patch.allowedOrigins,
       auto_assign: patch.autoAssign,
       business_account_id: patch.businessAccountId,
+      team_id: patch.teamId,
     })
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)

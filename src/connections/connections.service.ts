@@ -3,6 +3,7 @@ import { INTEGRATION_KEYS } from '../config.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
+import { requireTeamOf } from '../teams/teams.service.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { AllowedOrigins, checkAllowedOrigins, newWidgetKey, WIDGET_KEY } from './allowed-origins.js';
 import { ConnectionCredentials, checkCredentials, sealCredentials } from './connection-credentials.js';
@@ -14,6 +15,11 @@ export const BusinessAccountId = Type.String({
   maxLength: 64,
   pattern: '^[0-9]+$',
   description: 'WhatsApp Cloud: the WhatsApp Business Account (WABA) id whose message templates the connection sends',
+});
+export const ConnectionTeamId = Type.Integer({
+  minimum: 1,
+  maximum: 2_147_483_647,
+  description: 'a team of the workspace: new threads on the connection start in it (docs/teams.md)',
 });
 export const AutoAssign = Type.Boolean({ description: 'assign new and reopened threads automatically (docs/conversations.md)' });
 
@@ -37,6 +43,7 @@ export const ConnectionResource = Type.Object(
     autoAssign: Type.Boolean({ description: 'new and reopened threads go to the agent with the fewest open assigned threads' }),
     businessAccountId: Nullable(Type.String({ description: 'WhatsApp Cloud: the WABA id whose templates are synced; null when unset' })),
     templatesSync: Nullable(TemplatesSync),
+    teamId: Nullable(Type.Integer({ description: 'the team new threads on the connection start in; null = none' })),
     createdAt: Timestamp,
   },
   { title: 'Connection' },
@@ -57,6 +64,7 @@ export const ConnectionCreateBody = Type.Object({
   allowedOrigins: Type.Optional(AllowedOrigins),
   autoAssign: Type.Optional(AutoAssign),
   businessAccountId: Type.Optional(BusinessAccountId),
+  teamId: Type.Optional(Nullable(ConnectionTeamId)),
 });
 
 /**
@@ -70,6 +78,7 @@ export const ConnectionPatch = Type.Object(
     allowedOrigins: Type.Optional(AllowedOrigins),
     autoAssign: Type.Optional(AutoAssign),
     businessAccountId: Type.Optional(Nullable(BusinessAccountId)),
+    teamId: Type.Optional(Nullable(ConnectionTeamId)),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -92,6 +101,7 @@ export function connectionResource(row: ConnectionRow): Static<typeof Connection
             at: row.templates_sync_at.toISOString(),
             error: row.templates_sync_error,
           },
+    teamId: row.team_id,
     createdAt: row.created_at.toISOString(),
   };
 }
@@ -137,6 +147,7 @@ export async function createConnection(
     allowedOrigins?: string[];
     autoAssign?: boolean;
     businessAccountId?: string;
+    teamId?: number | null;
   },
 ) {
   const { credentials, allowedOrigins: _origins, ...given } = input;
@@ -152,6 +163,7 @@ export async function createConnection(
   }
   if (credentials !== undefined) checkCredentials(fields.integrationKey, credentials);
   await requireWorkspace(deps.db, workspaceId);
+  if (fields.teamId !== undefined && fields.teamId !== null) await requireTeamOf(deps.db, workspaceId, fields.teamId);
   if (credentials === undefined) return connectionResource(await insertConnection(deps.db, { workspaceId, ...fields }));
   // The sealed value names its row (AAD), so the row must exist first: one transaction.
   const row = await deps.db.transaction().execute(async (trx) => {
@@ -180,12 +192,14 @@ export async function changeConnection(deps: ConnectionDeps, workspaceId: number
     allowedOrigins = checkAllowedOrigins(patch.allowedOrigins);
   }
   if (patch.businessAccountId !== undefined) onlyWhatsapp(current.integration_key);
+  if (patch.teamId !== undefined && patch.teamId !== null) await requireTeamOf(deps.db, workspaceId, patch.teamId);
   if (
     patch.name === undefined &&
     credentialsSealed === undefined &&
     allowedOrigins === undefined &&
     patch.autoAssign === undefined &&
-    patch.businessAccountId === undefined
+    patch.businessAccountId === undefined &&
+    patch.teamId === undefined
   )
     return connectionResource(current);
   const row = await updateConnection(deps.db, workspaceId, id, {
@@ -194,6 +208,7 @@ export async function changeConnection(deps: ConnectionDeps, workspaceId: number
     allowedOrigins,
     autoAssign: patch.autoAssign,
     businessAccountId: patch.businessAccountId,
+    teamId: patch.teamId,
   });
   if (!row) throw errors.notFound('connection'); // deleted meanwhile
   return connectionResource(row);

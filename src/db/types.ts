@@ -57,6 +57,8 @@ export interface ConnectionsTable {
   templates_sync_status: ColumnType<string | null, string | null | undefined, string | null>;
   templates_sync_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   templates_sync_error: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The team new threads on the connection start in; null = none. */
+  team_id: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export type InboxStatus = 'received' | 'processed' | 'failed' | 'dead_letter';
@@ -131,6 +133,8 @@ export interface ThreadsTable {
   last_message_preview: string | null;
   /** The provider's timestamp of the contact's last inbound message: where a reply window starts. */
   last_inbound_at: Generated<Date | null>;
+  /** The team the thread belongs to (docs/teams.md); null = none. */
+  team_id: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -325,6 +329,22 @@ export interface LivechatVisitorsTable {
   expires_at: Timestamp;
 }
 
+export interface TeamsTable {
+  id: Generated<number>;
+  workspace_id: number;
+  name: string;
+  description: string | null;
+  /** Routing by availability applies to the team's threads (docs/teams.md). */
+  auto_assign: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface TeamMembersTable {
+  team_id: number;
+  user_id: number;
+}
+
 export interface CannedResponsesTable {
   id: Generated<number>;
   workspace_id: number;
@@ -361,6 +381,8 @@ export interface DB {
   webhook_tokens: WebhookTokensTable;
   whatsapp_templates: WhatsappTemplatesTable;
   canned_responses: CannedResponsesTable;
+  teams: TeamsTable;
+  team_members: TeamMembersTable;
 }
 
 export type { NullableTimestamp, Timestamp };
