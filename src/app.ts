@@ -42,6 +42,7 @@ import { operatorInboxRoutes } from './webhooks-in/operator-inbox.routes.js';
 import { webhooksRoutes } from './webhooks-in/webhooks.routes.js';
 import { endpointsRoutes } from './webhooks-out/endpoints.routes.js';
 import { engageRoutes } from './workspaces/engage.routes.js';
+import { workspaceSettingsRoutes } from './workspaces/workspace-settings.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -203,6 +204,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(blockVisitorRoutes, { deps, prefix: '/v1' });
   await app.register(usersRoutes, { deps, prefix: '/v1/users' });
   await app.register(teamsRoutes, { deps, prefix: '/v1/teams' });
+  await app.register(workspaceSettingsRoutes, { deps, prefix: '/v1' });
   await app.register(contactsRoutes, { deps, prefix: '/v1/contacts' });
   await app.register(cannedResponsesRoutes, { deps, prefix: '/v1/canned-responses' });
   await app.register(threadWorkflowRoutes, { deps, prefix: '/v1' });

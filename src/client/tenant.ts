@@ -49,6 +49,8 @@ import type {
   WebhookInboxRecord,
   WebhookInboxRow,
   WhatsappTemplate,
+  WorkspaceSettings,
+  WorkspaceSettingsPatch,
 } from './types.js';
 
 export interface CursorPage<T> {
@@ -196,6 +198,10 @@ export function tenantClient(initial: ClientOptions) {
     users: (query: ListQuery = {}) => client.all<TeamUser>('/v1/users', { ...query }),
     createUser: (body: TeamUserCreate) => send<TeamUser>('POST', '/v1/users', body),
     updateUser: (userId: number, patch: TeamUserPatch) => send<TeamUser>('PATCH', `/v1/users/${id(userId)}`, patch),
+
+    // ---- the workspace's settings (changing them takes an admin) ----
+    workspace: () => get<WorkspaceSettings>('/v1/workspace'),
+    updateWorkspace: (patch: WorkspaceSettingsPatch) => send<WorkspaceSettings>('PATCH', '/v1/workspace', patch),
 
     // ---- teams (changing them takes an admin; docs/teams.md) ----
     teams: (query: ListQuery = {}) => client.all<Team>('/v1/teams', { ...query }),

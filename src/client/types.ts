@@ -535,3 +535,20 @@ export interface TeamPatch {
 export interface TeamMembers {
   userIds: number[];
 }
+
+/** `GET /v1/workspace`: the caller's workspace and its settings (docs/teams.md). */
+export interface WorkspaceSettings {
+  id: number;
+  name: string;
+  /** Agents (users without `admin`) see only threads of their teams, of no team, or assigned to them. */
+  restrictAgentsToTeams: boolean;
+  /** A user's reply on an unassigned thread assigns it to them. */
+  assignOnReply: boolean;
+}
+
+/** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
+export interface WorkspaceSettingsPatch {
+  name?: string;
+  restrictAgentsToTeams?: boolean;
+  assignOnReply?: boolean;
+}

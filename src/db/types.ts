@@ -11,6 +11,8 @@ export interface WorkspacesTable {
   id: Generated<number>;
   name: string;
   app_id: string;
+  /** The settings set so far (src/workspaces/workspace-settings.ts); an absent one has its default. */
+  settings: ColumnType<Record<string, unknown>, string | undefined, string>;
   created_at: Generated<Date>;
 }
 

@@ -35,6 +35,7 @@ import type {
   EndpointResource,
   EndpointWithSecret,
 } from '../../src/webhooks-out/endpoints.resources.js';
+import type { WorkspaceSettingsPatch, WorkspaceSettingsResource } from '../../src/workspaces/workspace-settings.js';
 import type { WorkspaceResource } from '../../src/workspaces/workspaces.service.js';
 
 /**
@@ -88,6 +89,8 @@ const checks = [
   same<Same<Client.CannedResponseCreate, typeof CannedResponseCreate>>(true),
   same<Same<Client.CannedResponsePatch, typeof CannedResponsePatch>>(true),
   same<Same<Client.ThreadPatch, typeof ThreadPatchBody>>(true),
+  same<Same<Client.WorkspaceSettings, typeof WorkspaceSettingsResource>>(true),
+  same<Same<Client.WorkspaceSettingsPatch, typeof WorkspaceSettingsPatch>>(true),
   same<Same<Client.Team, typeof TeamResource>>(true),
   same<Same<Client.TeamCreate, typeof TeamCreate>>(true),
   same<Same<Client.TeamPatch, typeof TeamPatch>>(true),
