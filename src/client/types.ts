@@ -540,8 +540,6 @@ export interface TeamMembers {
 export interface WorkspaceSettings {
   id: number;
   name: string;
-  /** Agents (users without `admin`) see only threads of their teams, of no team, or assigned to them. */
-  restrictAgentsToTeams: boolean;
   /** A user's reply on an unassigned thread assigns it to them. */
   assignOnReply: boolean;
 }
@@ -549,6 +547,5 @@ export interface WorkspaceSettings {
 /** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
 export interface WorkspaceSettingsPatch {
   name?: string;
-  restrictAgentsToTeams?: boolean;
   assignOnReply?: boolean;
 }

@@ -14,10 +14,6 @@ const setting = <T extends TSchema>(schema: T, fallback: Static<T>) => ({ schema
  * `workspaces.settings`, only once set; an absent one reads as its default.
  */
 export const WORKSPACE_SETTINGS = {
-  restrictAgentsToTeams: setting(
-    Type.Boolean({ description: 'agents (users without `admin`) see only threads of their teams, of no team, or assigned to them' }),
-    false,
-  ),
   assignOnReply: setting(Type.Boolean({ description: "a user's reply on an unassigned thread assigns it to them" }), true),
 };
 

@@ -15,14 +15,14 @@ describe('/v1/workspace', () => {
     const tenant = await makeTenant(ctx.deps, { name: 'Acme' });
     const agent = await signedInUser(ctx.app, ctx, tenant.workspace.id, { roles: ['agent'] });
     const readKey = await makeTenant(ctx.deps, { scopes: ['read'] });
-    const expected = { id: tenant.workspace.id, name: 'Acme', restrictAgentsToTeams: false, assignOnReply: true };
+    const expected = { id: tenant.workspace.id, name: 'Acme', assignOnReply: true };
     for (const headers of [tenant.headers, agent.headers]) {
       const res = await call('GET', headers);
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().data).toEqual(expected);
     }
     expect((await call('GET', readKey.headers)).json().data.id).toBe(readKey.workspace.id);
-    expect(Object.keys(WORKSPACE_SETTINGS).sort()).toEqual(['assignOnReply', 'restrictAgentsToTeams']);
+    expect(Object.keys(WORKSPACE_SETTINGS).sort()).toEqual(['assignOnReply']);
   });
 
   it('lets admins change only the fields given; agents and write keys get 403', async () => {
@@ -33,23 +33,23 @@ describe('/v1/workspace', () => {
     expect((await call('PATCH', agent.headers, { assignOnReply: false })).statusCode).toBe(403);
     expect((await call('PATCH', writeKey.headers, { assignOnReply: false })).statusCode).toBe(403);
 
-    const first = await call('PATCH', admin.headers, { restrictAgentsToTeams: true });
+    const first = await call('PATCH', admin.headers, { assignOnReply: false });
     expect(first.statusCode, first.body).toBe(200);
-    expect(first.json().data).toEqual({ id: tenant.workspace.id, name: 'Before', restrictAgentsToTeams: true, assignOnReply: true });
-    const second = await call('PATCH', tenant.headers, { assignOnReply: false, name: 'After' });
-    expect(second.json().data).toEqual({ id: tenant.workspace.id, name: 'After', restrictAgentsToTeams: true, assignOnReply: false });
+    expect(first.json().data).toEqual({ id: tenant.workspace.id, name: 'Before', assignOnReply: false });
+    const second = await call('PATCH', tenant.headers, { name: 'After' });
+    expect(second.json().data).toEqual({ id: tenant.workspace.id, name: 'After', assignOnReply: false });
     expect((await call('GET', agent.headers)).json().data).toEqual(second.json().data);
     // Another workspace keeps its defaults.
-    expect((await call('GET', writeKey.headers)).json().data).toMatchObject({ restrictAgentsToTeams: false, assignOnReply: true });
+    expect((await call('GET', writeKey.headers)).json().data).toMatchObject({ assignOnReply: true });
   });
 
   it('refuses unknown fields, wrong types and an empty patch with 422, changing nothing', async () => {
     const tenant = await makeTenant(ctx.deps);
-    for (const payload of [{ restrictAgentsToTeams: true, colour: 'red' }, { assignOnReply: 'yes' }, {}, { name: '' }, { id: 5 }]) {
+    for (const payload of [{ assignOnReply: true, colour: 'red' }, { restrictAgentsToTeams: true }, { assignOnReply: 'yes' }, {}, { name: '' }, { id: 5 }]) {
       const res = await call('PATCH', tenant.headers, payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(422);
       expect(res.json().error.code).toBe('validation_failed');
     }
-    expect((await call('GET', tenant.headers)).json().data).toMatchObject({ restrictAgentsToTeams: false, assignOnReply: true });
+    expect((await call('GET', tenant.headers)).json().data).toMatchObject({ assignOnReply: true });
   });
 });
