@@ -31,6 +31,7 @@ import { operatorRoutes } from './operator/operator.routes.js';
 import { realtimeRoutes } from './realtime/realtime.routes.js';
 import { conversationsRoutes } from './replies/conversations.routes.js';
 import { repliesRoutes } from './replies/replies.routes.js';
+import { teamsRoutes } from './teams/teams.routes.js';
 import { labelsRoutes } from './threads/labels.routes.js';
 import { searchRoutes } from './threads/search.routes.js';
 import { threadWorkflowRoutes } from './threads/thread-workflow.routes.js';
@@ -42,6 +43,7 @@ import { operatorInboxRoutes } from './webhooks-in/operator-inbox.routes.js';
 import { webhooksRoutes } from './webhooks-in/webhooks.routes.js';
 import { endpointsRoutes } from './webhooks-out/endpoints.routes.js';
 import { engageRoutes } from './workspaces/engage.routes.js';
+import { workspaceSettingsRoutes } from './workspaces/workspace-settings.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -202,6 +204,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(attachmentsRoutes, { deps, prefix: '/v1' });
   await app.register(blockVisitorRoutes, { deps, prefix: '/v1' });
   await app.register(usersRoutes, { deps, prefix: '/v1/users' });
+  await app.register(teamsRoutes, { deps, prefix: '/v1/teams' });
+  await app.register(workspaceSettingsRoutes, { deps, prefix: '/v1' });
   await app.register(contactsRoutes, { deps, prefix: '/v1/contacts' });
   await app.register(cannedResponsesRoutes, { deps, prefix: '/v1/canned-responses' });
   await app.register(threadWorkflowRoutes, { deps, prefix: '/v1' });

@@ -39,7 +39,7 @@ export interface Envelope<T> {
 export type Query = Record<string, string | number | undefined>;
 
 export interface RequestInit {
-  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   query?: Query;
   body?: unknown;
   /** Bytes sent as they are (an upload's multipart body), instead of a JSON `body`. */

@@ -29,6 +29,10 @@ import type {
   RequeueResult,
   StartConversationRequest,
   StartedConversation,
+  Team,
+  TeamCreate,
+  TeamMembers,
+  TeamPatch,
   TeamUser,
   TeamUserCreate,
   TeamUserPatch,
@@ -45,6 +49,8 @@ import type {
   WebhookInboxRecord,
   WebhookInboxRow,
   WhatsappTemplate,
+  WorkspaceSettings,
+  WorkspaceSettingsPatch,
 } from './types.js';
 
 export interface CursorPage<T> {
@@ -66,7 +72,7 @@ const id = (value: number | string) => encodeURIComponent(String(value));
 
 /**
  * The tenant API: a workspace's threads (filtered, worked and read), messages (replies, notes
- * and search), labels, contacts, canned responses, team, connections, API keys, webhook
+ * and search), labels, contacts, canned responses, users, teams, connections, API keys, webhook
  * endpoints, dead letters and personal-access tokens, and the `/api/user` session routes.
  * Lists are async iterators that follow `meta.nextCursor` while it is present (a short page
  * is not the end; a missing `meta` is). `login` and `generateToken` keep the token they
@@ -76,7 +82,7 @@ export function tenantClient(initial: ClientOptions) {
   const options: ClientOptions = { ...initial };
   const get = <T>(path: string, query?: Query) => callData<T>(options, path, { query });
   const send = <T>(
-    method: 'POST' | 'PATCH' | 'DELETE',
+    method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     path: string,
     body?: unknown,
     headers?: Record<string, string | undefined>,
@@ -192,6 +198,20 @@ export function tenantClient(initial: ClientOptions) {
     users: (query: ListQuery = {}) => client.all<TeamUser>('/v1/users', { ...query }),
     createUser: (body: TeamUserCreate) => send<TeamUser>('POST', '/v1/users', body),
     updateUser: (userId: number, patch: TeamUserPatch) => send<TeamUser>('PATCH', `/v1/users/${id(userId)}`, patch),
+
+    // ---- the workspace's settings (changing them takes an admin) ----
+    workspace: () => get<WorkspaceSettings>('/v1/workspace'),
+    updateWorkspace: (patch: WorkspaceSettingsPatch) => send<WorkspaceSettings>('PATCH', '/v1/workspace', patch),
+
+    // ---- teams (changing them takes an admin; docs/teams.md) ----
+    teams: (query: ListQuery = {}) => client.all<Team>('/v1/teams', { ...query }),
+    team: (teamId: number) => get<Team>(`/v1/teams/${id(teamId)}`),
+    createTeam: (body: TeamCreate) => send<Team>('POST', '/v1/teams', body),
+    updateTeam: (teamId: number, patch: TeamPatch) => send<Team>('PATCH', `/v1/teams/${id(teamId)}`, patch),
+    /** Replaces the team's members with `userIds` (users of the workspace only). */
+    setTeamMembers: (teamId: number, body: TeamMembers) => send<Team>('PUT', `/v1/teams/${id(teamId)}/members`, body),
+    /** Its threads and connections stay, with `teamId` null. */
+    deleteTeam: (teamId: number) => remove(`/v1/teams/${id(teamId)}`),
 
     // ---- connections ----
     connections: (query: ListQuery = {}) => client.all<Connection>('/v1/connections', { ...query }),

@@ -22,6 +22,8 @@ export interface Thread {
   snoozedUntil: Timestamp | null;
   /** The user working the thread. */
   assigneeId: number | null;
+  /** The team the thread belongs to (docs/teams.md); null = none. */
+  teamId: number | null;
   labels: string[];
   /** Inbound messages that arrived since `agentLastSeenAt`. */
   unreadCount: number;
@@ -45,6 +47,8 @@ export interface ThreadPatch {
   assigneeId?: number | null;
   /** When a snoozed thread opens again; in the future. */
   snoozedUntil?: Timestamp | null;
+  /** A team of the workspace; null takes the thread out of its team. */
+  teamId?: number | null;
   /** The whole set: at most 20, each 1–50 of a-z 0-9 - _ : (lower-cased by the service). */
   labels?: string[];
 }
@@ -59,6 +63,8 @@ export interface ThreadFilters {
   contactId?: number;
   /** One label, matched lower-cased. */
   label?: string;
+  /** A team's id, or `none` (threads of no team). */
+  teamId?: number | 'none';
 }
 
 /** `GET /v1/labels`: a label used on the workspace's threads. */
@@ -170,6 +176,8 @@ export interface Connection {
    * credentials; `workspace` (`createConnection`) sends only with its own.
    */
   managedBy: 'operator' | 'workspace';
+  /** The team new threads on the connection start in; null = none. */
+  teamId: number | null;
   createdAt: Timestamp;
 }
 
@@ -207,6 +215,8 @@ export interface ConnectionPatch {
   autoAssign?: boolean;
   /** WhatsApp Cloud: the WABA id; null removes it. */
   businessAccountId?: string | null;
+  /** A team of the workspace new threads start in; null: none. */
+  teamId?: number | null;
 }
 
 /**
@@ -222,6 +232,8 @@ export interface ConnectionCreate {
   allowedOrigins?: string[];
   autoAssign?: boolean;
   businessAccountId?: string;
+  /** A team of the workspace new threads start in. */
+  teamId?: number | null;
 }
 
 export type ApiKeyScope = 'admin' | 'read' | 'write';
@@ -494,4 +506,51 @@ export interface StartedConversation {
 /** `GET /v1/messages/search`: `q` in web search syntax (`"a phrase"`, `or`, `-excluded`), 1–256 characters. */
 export interface MessageSearch {
   q: string;
+}
+
+/** A group of the workspace's users (docs/teams.md). */
+export interface Team {
+  id: number;
+  /** 1–60 characters, unique in the workspace (whatever the case). */
+  name: string;
+  description: string | null;
+  /** The users of the team, lowest id first. */
+  memberIds: number[];
+  /** Whether the team's threads are routed to its available members. */
+  autoAssign: boolean;
+  /** The team's own business hours: null until business hours exist. */
+  businessHours: null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+/** `POST /v1/teams` (an admin). */
+export interface TeamCreate {
+  name: string;
+  description?: string | null;
+}
+
+/** `PATCH /v1/teams/:id` (an admin): at least one field; `description: null` clears it. */
+export interface TeamPatch {
+  name?: string;
+  description?: string | null;
+}
+
+/** `PUT /v1/teams/:id/members` (an admin): the whole list, replacing the previous one. */
+export interface TeamMembers {
+  userIds: number[];
+}
+
+/** `GET /v1/workspace`: the caller's workspace and its settings (docs/teams.md). */
+export interface WorkspaceSettings {
+  id: number;
+  name: string;
+  /** A user's reply on an unassigned thread assigns it to them. */
+  assignOnReply: boolean;
+}
+
+/** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
+export interface WorkspaceSettingsPatch {
+  name?: string;
+  assignOnReply?: boolean;
 }

@@ -21,6 +21,7 @@ const COLUMNS = [
   'templates_sync_at',
   'templates_sync_error',
   'managed_by',
+  'team_id',
   'created_at',
 ] as const;
 const hasCredentials = sql<boolean>`credentials_sealed IS NOT NULL`.as('has_credentials');
@@ -36,6 +37,7 @@ export async function insertConnection(
     autoAssign?: boolean;
     businessAccountId?: string;
     managedBy: ManagedBy;
+    teamId?: number | null;
   },
 ) {
   return db
@@ -49,6 +51,7 @@ export async function insertConnection(
       auto_assign: row.autoAssign ?? false,
       business_account_id: row.businessAccountId ?? null,
       managed_by: row.managedBy,
+      team_id: row.teamId ?? null,
     })
     .returning([...COLUMNS, hasCredentials])
     .executeTakeFirstOrThrow();
@@ -80,6 +83,7 @@ export async function updateConnection(
     allowedOrigins?: string[];
     autoAssign?: boolean;
     businessAccountId?: string | null;
+    teamId?: number | null;
   },
 ): Promise<ConnectionRow | undefined> {
   return db
@@ -90,6 +94,7 @@ export async function updateConnection(
       allowed_origins: patch.allowedOrigins,
       auto_assign: patch.autoAssign,
       business_account_id: patch.businessAccountId,
+      team_id: patch.teamId,
     })
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)

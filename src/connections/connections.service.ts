@@ -4,6 +4,7 @@ import type { ManagedBy } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
+import { requireTeamOf } from '../teams/teams.service.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { AllowedOrigins, checkAllowedOrigins, newWidgetKey, WIDGET_KEY } from './allowed-origins.js';
 import { ConnectionCredentials, checkCredentials, sealCredentials } from './connection-credentials.js';
@@ -15,6 +16,11 @@ export const BusinessAccountId = Type.String({
   maxLength: 64,
   pattern: '^[0-9]+$',
   description: 'WhatsApp Cloud: the WhatsApp Business Account (WABA) id whose message templates the connection sends',
+});
+export const ConnectionTeamId = Type.Integer({
+  minimum: 1,
+  maximum: 2_147_483_647,
+  description: 'a team of the workspace: new threads on the connection start in it (docs/teams.md)',
 });
 export const AutoAssign = Type.Boolean({ description: 'assign new and reopened threads automatically (docs/conversations.md)' });
 
@@ -45,6 +51,7 @@ export const ConnectionResource = Type.Object(
       description:
         "who made it: `operator` (engage route, CLI) may fall back on the deployment's INBOX_INTEGRATIONS credentials; `workspace` (POST /v1/connections) sends only with its own",
     }),
+    teamId: Nullable(Type.Integer({ description: 'the team new threads on the connection start in; null = none' })),
     createdAt: Timestamp,
   },
   { title: 'Connection' },
@@ -65,6 +72,7 @@ export const ConnectionCreateBody = Type.Object({
   allowedOrigins: Type.Optional(AllowedOrigins),
   autoAssign: Type.Optional(AutoAssign),
   businessAccountId: Type.Optional(BusinessAccountId),
+  teamId: Type.Optional(Nullable(ConnectionTeamId)),
 });
 
 /**
@@ -78,6 +86,7 @@ export const ConnectionPatch = Type.Object(
     allowedOrigins: Type.Optional(AllowedOrigins),
     autoAssign: Type.Optional(AutoAssign),
     businessAccountId: Type.Optional(Nullable(BusinessAccountId)),
+    teamId: Type.Optional(Nullable(ConnectionTeamId)),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -101,6 +110,7 @@ export function connectionResource(row: ConnectionRow): Static<typeof Connection
             error: row.templates_sync_error,
           },
     managedBy: row.managed_by,
+    teamId: row.team_id,
     createdAt: row.created_at.toISOString(),
   };
 }
@@ -148,6 +158,7 @@ export async function createConnection(
     allowedOrigins?: string[];
     autoAssign?: boolean;
     businessAccountId?: string;
+    teamId?: number | null;
   },
   managedBy: ManagedBy,
 ) {
@@ -164,6 +175,7 @@ export async function createConnection(
   }
   if (credentials !== undefined) checkCredentials(fields.integrationKey, credentials);
   await requireWorkspace(deps.db, workspaceId);
+  if (fields.teamId !== undefined && fields.teamId !== null) await requireTeamOf(deps.db, workspaceId, fields.teamId);
   if (credentials === undefined) return connectionResource(await insertConnection(deps.db, { workspaceId, ...fields }));
   // The sealed value names its row (AAD), so the row must exist first: one transaction.
   const row = await deps.db.transaction().execute(async (trx) => {
@@ -192,12 +204,14 @@ export async function changeConnection(deps: ConnectionDeps, workspaceId: number
     allowedOrigins = checkAllowedOrigins(patch.allowedOrigins);
   }
   if (patch.businessAccountId !== undefined) onlyWhatsapp(current.integration_key);
+  if (patch.teamId !== undefined && patch.teamId !== null) await requireTeamOf(deps.db, workspaceId, patch.teamId);
   if (
     patch.name === undefined &&
     credentialsSealed === undefined &&
     allowedOrigins === undefined &&
     patch.autoAssign === undefined &&
-    patch.businessAccountId === undefined
+    patch.businessAccountId === undefined &&
+    patch.teamId === undefined
   )
     return connectionResource(current);
   const row = await updateConnection(deps.db, workspaceId, id, {
@@ -206,6 +220,7 @@ export async function changeConnection(deps: ConnectionDeps, workspaceId: number
     allowedOrigins,
     autoAssign: patch.autoAssign,
     businessAccountId: patch.businessAccountId,
+    teamId: patch.teamId,
   });
   if (!row) throw errors.notFound('connection'); // deleted meanwhile
   return connectionResource(row);

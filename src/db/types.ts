@@ -11,6 +11,8 @@ export interface WorkspacesTable {
   id: Generated<number>;
   name: string;
   app_id: string;
+  /** The settings set so far (src/workspaces/workspace-settings.ts); an absent one has its default. */
+  settings: ColumnType<Record<string, unknown>, string | undefined, string>;
   created_at: Generated<Date>;
 }
 
@@ -59,6 +61,8 @@ export interface ConnectionsTable {
   templates_sync_error: ColumnType<string | null, string | null | undefined, string | null>;
   /** Who made it: only `operator` connections may use the INBOX_INTEGRATIONS credentials. */
   managed_by: ManagedBy;
+  /** The team new threads on the connection start in; null = none. */
+  team_id: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export type ManagedBy = 'operator' | 'workspace';
@@ -135,6 +139,8 @@ export interface ThreadsTable {
   last_message_preview: string | null;
   /** The provider's timestamp of the contact's last inbound message: where a reply window starts. */
   last_inbound_at: Generated<Date | null>;
+  /** The team the thread belongs to (docs/teams.md); null = none. */
+  team_id: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -331,6 +337,22 @@ export interface LivechatVisitorsTable {
   expires_at: Timestamp;
 }
 
+export interface TeamsTable {
+  id: Generated<number>;
+  workspace_id: number;
+  name: string;
+  description: string | null;
+  /** Routing by availability applies to the team's threads (docs/teams.md). */
+  auto_assign: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface TeamMembersTable {
+  team_id: number;
+  user_id: number;
+}
+
 export interface CannedResponsesTable {
   id: Generated<number>;
   workspace_id: number;
@@ -367,6 +389,8 @@ export interface DB {
   webhook_tokens: WebhookTokensTable;
   whatsapp_templates: WhatsappTemplatesTable;
   canned_responses: CannedResponsesTable;
+  teams: TeamsTable;
+  team_members: TeamMembersTable;
 }
 
 export type { NullableTimestamp, Timestamp };

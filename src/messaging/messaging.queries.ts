@@ -161,8 +161,8 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
   if (list.length === 0) return result;
   // xmax is 0 on a row version this statement inserted, and set on one it updated.
   const { rows } = await sql<ThreadRow>`
-    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, unread_count, last_inbound_at, created_at, updated_at)
-    SELECT w, cn, ct, lm, p, u, li, ${at}::timestamptz, ${at}::timestamptz
+    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, unread_count, last_inbound_at, team_id, created_at, updated_at)
+    SELECT w, cn, ct, lm, p, u, li, (SELECT c.team_id FROM connections c WHERE c.id = cn), ${at}::timestamptz, ${at}::timestamptz
     FROM unnest(${list.map((t) => t.workspaceId)}::int[], ${list.map((t) => t.connectionId)}::bigint[], ${list.map((t) => t.contactId)}::bigint[],
                 ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[], ${list.map((t) => t.unread)}::int[],
                 ${list.map((t) => t.lastInboundAt ?? null)}::timestamptz[]) AS v(w, cn, ct, lm, p, u, li)

@@ -13,6 +13,7 @@ export async function findReplyThread(db: Executor, workspaceId: number, threadI
       'threads.connection_id',
       'threads.contact_id',
       'threads.last_inbound_at',
+      'threads.assignee_id',
       'connections.integration_key',
       'connections.business_account_id',
     ])

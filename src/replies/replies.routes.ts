@@ -64,14 +64,12 @@ export const repliesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     async (request, reply) => {
       const auth = tenantOf(request);
       const message = await postReply(deps, {
-        appId: auth.appId,
-        workspaceId: auth.workspaceId,
+        auth,
         threadId: request.params.id,
         text: request.body.text,
         template: request.body.template,
         attachmentIds: request.body.attachmentIds,
         private: request.body.private === true,
-        authorId: auth.kind === 'api_key' ? null : auth.userId,
         idempotencyKey: request.headers['idempotency-key'],
       });
       return reply.code(request.body.private === true ? 201 : 202).send(envelope(request, message));

@@ -1,6 +1,7 @@
 import { contentUrl } from '../attachments/attachments.resources.js';
 import { messageResources } from '../attachments/message-attachments.js';
 import { linkAttachments } from '../attachments/reply-attachments.queries.js';
+import type { TenantAuth } from '../auth/auth.js';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
@@ -8,6 +9,8 @@ import { errors } from '../http/errors.js';
 import { withIdempotency } from '../idempotency/with-idempotency.js';
 import { announce } from '../messaging/announce.js';
 import { insertTranscriptLines } from '../threads/thread-workflow.queries.js';
+import { changeThreadIn } from '../threads/thread-workflow.service.js';
+import { workspaceSettings } from '../workspaces/workspace-settings.js';
 import { queueMessage } from './queue-message.js';
 import { findReplyThread } from './replies.queries.js';
 import { checkChannelTakes, checkContent, lockUnusedAttachments } from './reply-attachments.js';
@@ -17,9 +20,8 @@ import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
 const CANNOT_SEND = new Set(['ai']);
 
 export interface ReplyRequest {
-  /** The caller's app: its key space for `Idempotency-Key`. */
-  appId: string;
-  workspaceId: number;
+  /** Who writes: a user (its author) or an API key (no author); its app is the `Idempotency-Key` space. */
+  auth: TenantAuth;
   threadId: number;
   /** At most one of `text` and `template`; `text` may be left out when attachments are given. */
   text?: string;
@@ -28,8 +30,6 @@ export interface ReplyRequest {
   attachmentIds?: number[];
   /** A private note for colleagues: stored in the transcript, never sent. */
   private: boolean;
-  /** The user writing; null for an API key. */
-  authorId: number | null;
   idempotencyKey: string | undefined;
 }
 
@@ -44,6 +44,8 @@ export interface ReplyRequest {
  * transaction (docs/attachments.md, "Outbound").
  */
 export async function postReply(deps: Deps, req: ReplyRequest) {
+  const { auth } = req;
+  const authorId = auth.kind === 'api_key' ? null : auth.userId;
   const attachmentIds = req.attachmentIds ?? [];
   checkContent(req.text, req.template, attachmentIds);
   if (req.private && req.template) throw errors.validation('a private note is text; templates are sent to the contact');
@@ -52,13 +54,13 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
   const content =
     attachmentIds.length > 0 ? JSON.stringify({ text: req.text ?? '', attachmentIds }) : (req.text ?? JSON.stringify(req.template));
   const request = {
-    space: req.appId,
+    space: auth.appId,
     key: req.idempotencyKey,
     request: `${what} ${req.threadId} ${sha256Hex(content)}`,
     statusCode: req.private ? 201 : 202,
   };
   return withIdempotency(deps.db, request, async (trx) => {
-    const thread = await findReplyThread(trx, req.workspaceId, req.threadId);
+    const thread = await findReplyThread(trx, auth.workspaceId, req.threadId);
     if (!thread) throw errors.notFound('thread');
     const now = deps.now();
     if (req.private) {
@@ -75,7 +77,7 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
             threadId: thread.id,
             connectionId: thread.connection_id,
             text: req.text ?? '',
-            authorId: req.authorId,
+            authorId,
           },
         ],
         now,
@@ -111,11 +113,17 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
         text: prepared.text,
         template: prepared.template,
         attachmentIds,
-        authorId: req.authorId,
+        authorId,
       },
       now,
     );
     await announce(deps, trx, [{ type: 'message.created', message: row }], now);
+    // The person who answers an unassigned thread takes it (workspace setting assignOnReply):
+    // assigned as a PATCH assigns, with its activity line and thread.updated, in this commit.
+    if (authorId !== null && thread.assignee_id === null) {
+      const { assignOnReply } = await workspaceSettings(trx, auth.workspaceId);
+      if (assignOnReply) await changeThreadIn(deps, trx, auth, thread.id, { assigneeId: authorId });
+    }
     const [answer] = await messageResources(trx, [row], contentUrl(deps.config.publicUrl));
     return answer!;
   });

@@ -21,6 +21,11 @@ export function assigneeLine(actor: string, assignee: string | null, previous: s
   return previous !== null ? `${actor} unassigned ${previous} from the conversation` : `${actor} unassigned the conversation`;
 }
 
+export function teamLine(actor: string, team: string | null, previous: string | null): string {
+  if (team !== null) return `${actor} moved the conversation to the team ${team}`;
+  return `${actor} removed the conversation from the team ${previous ?? ''}`.trimEnd();
+}
+
 const list = (labels: string[]) => `${labels.length === 1 ? 'label' : 'labels'} ${labels.join(', ')}`;
 
 export function labelsLine(actor: string, added: string[], removed: string[]): string {

@@ -12,6 +12,8 @@ export interface ThreadFilters {
   connectionId?: number;
   contactId?: number;
   label?: string;
+  /** A team's id, or `none` for threads of no team. */
+  team?: number | 'none';
 }
 
 /** A label as threads carry it: 1–50 of a-z 0-9 - _ : once lower-cased (docs/conversations.md). */
@@ -24,6 +26,7 @@ export const ThreadFilterQuery = {
   connectionId: Type.Optional(Type.String({ description: 'only threads of this connection' })),
   contactId: Type.Optional(Type.String({ description: 'only threads with this contact' })),
   label: Type.Optional(Type.String({ description: 'only threads carrying this label (matched lower-cased)' })),
+  teamId: Type.Optional(Type.String({ description: "a team's id, or `none` (threads of no team)" })),
 };
 const ThreadFilterQueryObject = Type.Object(ThreadFilterQuery);
 export type ThreadFilterQuery = Static<typeof ThreadFilterQueryObject>;
@@ -64,6 +67,10 @@ export function parseThreadFilters(query: ThreadFilterQuery, auth: TenantAuth): 
     const label = query.label.trim().toLowerCase();
     if (!LABEL_PATTERN.test(label)) throw errors.validation('label: expected 1–50 characters of a-z 0-9 - _ :');
     filters.label = label;
+  }
+  if (query.teamId !== undefined) {
+    const raw = query.teamId.trim();
+    filters.team = raw === 'none' ? 'none' : id('teamId', raw, INT_MAX);
   }
   return filters;
 }

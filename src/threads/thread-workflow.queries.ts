@@ -97,6 +97,7 @@ export interface ThreadChange {
   assigneeId?: number | null;
   labels?: string[];
   agentLastSeenAt?: Date;
+  teamId?: number | null;
 }
 
 export async function updateThread(db: Executor, id: number, change: ThreadChange, at: Date) {
@@ -107,6 +108,7 @@ export async function updateThread(db: Executor, id: number, change: ThreadChang
       snoozed_until: change.snoozedUntil,
       assignee_id: change.assigneeId,
       labels: change.labels,
+      team_id: change.teamId,
       agent_last_seen_at: change.agentLastSeenAt,
       // Read now: nothing that arrived before is unread.
       ...(change.agentLastSeenAt ? { unread_count: 0 } : {}),

@@ -18,6 +18,11 @@ export const ThreadPatchBody = Type.Object(
     snoozedUntil: Type.Optional(
       Nullable(Type.String({ format: 'date-time', description: 'when a snoozed thread opens again; in the future' })),
     ),
+    teamId: Type.Optional(
+      Nullable(
+        Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'a team of the workspace; null takes the thread out of its team' }),
+      ),
+    ),
     labels: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Za-z0-9_:-]+$' }), {
         maxItems: MAX_LABELS,
@@ -39,7 +44,7 @@ export const threadWorkflowRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       preValidation: requireAuth(deps),
       schema: {
-        summary: "Change a thread's status, snooze, assignee or labels",
+        summary: "Change a thread's status, snooze, assignee, team or labels",
         params: ThreadParams,
         body: ThreadPatchBody,
         response: { 200: Envelope(ThreadResource) },

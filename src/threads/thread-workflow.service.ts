@@ -6,7 +6,9 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
-import { assigneeLine, labelsLine, statusLine } from './activity.js';
+import { findTeam } from '../teams/teams.queries.js';
+import { requireTeamOf } from '../teams/teams.service.js';
+import { assigneeLine, labelsLine, statusLine, teamLine } from './activity.js';
 import { enqueueSnoozeWake } from './snooze.enqueue.js';
 import { LABEL_PATTERN } from './thread-filters.js';
 import {
@@ -30,6 +32,7 @@ export interface ThreadPatch {
   assigneeId?: number | null;
   snoozedUntil?: string | null;
   labels?: string[];
+  teamId?: number | null;
 }
 
 /** Who made a change, as activity lines name them: a user, or "API key <name>" (no author). */
@@ -75,60 +78,71 @@ async function viewOf(db: Executor, id: number) {
 }
 
 /**
- * `PATCH /v1/threads/:id`: status (with a snooze's end), assignee, labels. Everything is
+ * `PATCH /v1/threads/:id`: status (with a snooze's end), assignee, team, labels. Everything is
  * checked before anything is written; a change writes an activity line for each thing that
  * changed and announces `thread.updated` in the same transaction, and a snooze queues the job
  * that ends it. A patch that changes nothing answers the thread and announces nothing.
  */
 export async function changeThread(deps: Deps, auth: TenantAuth, threadId: number, patch: ThreadPatch) {
-  return deps.db.transaction().execute(async (trx) => {
-    const thread = await lockThread(trx, auth.workspaceId, threadId);
-    if (!thread) throw errors.notFound('thread');
-    const now = deps.now();
-    const snooze = snoozeOf(thread, patch, now);
-    const labels = patch.labels === undefined ? undefined : normaliseLabels(patch.labels);
-    let assignee: { id: number; name: string } | null | undefined;
-    if (patch.assigneeId !== undefined && patch.assigneeId !== null) {
-      assignee = await findAssignableUser(trx, auth.workspaceId, patch.assigneeId);
-      if (!assignee) throw errors.validation('assigneeId names no active user of this workspace');
-    } else if (patch.assigneeId === null) assignee = null;
+  return deps.db.transaction().execute((trx) => changeThreadIn(deps, trx, auth, threadId, patch));
+}
 
-    const change: ThreadChange = {};
-    const statusChanged = snooze.status !== thread.status || snooze.until?.getTime() !== thread.snoozed_until?.getTime();
-    if (statusChanged) Object.assign(change, { status: snooze.status, snoozedUntil: snooze.until });
-    const assigneeChanged = assignee !== undefined && (assignee?.id ?? null) !== thread.assignee_id;
-    if (assigneeChanged) change.assigneeId = assignee?.id ?? null;
-    const added = labels?.filter((l) => !thread.labels.includes(l)) ?? [];
-    const removed = labels ? thread.labels.filter((l) => !labels.includes(l)) : [];
-    if (added.length > 0 || removed.length > 0) change.labels = labels;
-    if (Object.keys(change).length === 0) return threadResource(await viewOf(trx, thread.id));
+/** changeThread in the caller's transaction: for a change another one causes (a reply that assigns). */
+export async function changeThreadIn(deps: Deps, trx: Executor, auth: TenantAuth, threadId: number, patch: ThreadPatch) {
+  const thread = await lockThread(trx, auth.workspaceId, threadId);
+  if (!thread) throw errors.notFound('thread');
+  const now = deps.now();
+  const snooze = snoozeOf(thread, patch, now);
+  const labels = patch.labels === undefined ? undefined : normaliseLabels(patch.labels);
+  let assignee: { id: number; name: string } | null | undefined;
+  if (patch.assigneeId !== undefined && patch.assigneeId !== null) {
+    assignee = await findAssignableUser(trx, auth.workspaceId, patch.assigneeId);
+    if (!assignee) throw errors.validation('assigneeId names no active user of this workspace');
+  } else if (patch.assigneeId === null) assignee = null;
+  const team =
+    patch.teamId === undefined || patch.teamId === null ? patch.teamId : await requireTeamOf(trx, auth.workspaceId, patch.teamId);
 
-    await updateThread(trx, thread.id, change, now);
-    const actor = await actorOf(trx, auth);
-    const lines: string[] = [];
-    if (statusChanged) lines.push(statusLine(actor.name, snooze.status, snooze.until));
-    if (assigneeChanged) {
-      const previous = thread.assignee_id === null ? null : ((await userNames(trx, [thread.assignee_id])).get(thread.assignee_id) ?? null);
-      lines.push(assigneeLine(actor.name, assignee?.name ?? null, previous));
-    }
-    if (change.labels) lines.push(labelsLine(actor.name, added, removed));
-    const line = (text: string): TranscriptLine => ({
-      workspaceId: thread.workspace_id,
-      threadId: thread.id,
-      connectionId: thread.connection_id,
-      text,
-      authorId: actor.authorId,
-    });
-    const activity = await insertTranscriptLines(trx, 'activity', lines.map(line), now);
-    if (statusChanged && snooze.until) await enqueueSnoozeWake(deps.boss, trx, { threadId: thread.id }, snooze.until);
-    const view = await viewOf(trx, thread.id);
-    const changes: Change[] = [
-      ...activity.map((message) => ({ type: 'message.created' as const, message })),
-      { type: 'thread.updated', thread: view },
-    ];
-    await announce(deps, trx, changes, now);
-    return threadResource(view);
+  const change: ThreadChange = {};
+  const statusChanged = snooze.status !== thread.status || snooze.until?.getTime() !== thread.snoozed_until?.getTime();
+  if (statusChanged) Object.assign(change, { status: snooze.status, snoozedUntil: snooze.until });
+  const assigneeChanged = assignee !== undefined && (assignee?.id ?? null) !== thread.assignee_id;
+  if (assigneeChanged) change.assigneeId = assignee?.id ?? null;
+  const teamChanged = team !== undefined && (team?.id ?? null) !== thread.team_id;
+  if (teamChanged) change.teamId = team?.id ?? null;
+  const added = labels?.filter((l) => !thread.labels.includes(l)) ?? [];
+  const removed = labels ? thread.labels.filter((l) => !labels.includes(l)) : [];
+  if (added.length > 0 || removed.length > 0) change.labels = labels;
+  if (Object.keys(change).length === 0) return threadResource(await viewOf(trx, thread.id));
+
+  await updateThread(trx, thread.id, change, now);
+  const actor = await actorOf(trx, auth);
+  const lines: string[] = [];
+  if (statusChanged) lines.push(statusLine(actor.name, snooze.status, snooze.until));
+  if (assigneeChanged) {
+    const previous = thread.assignee_id === null ? null : ((await userNames(trx, [thread.assignee_id])).get(thread.assignee_id) ?? null);
+    lines.push(assigneeLine(actor.name, assignee?.name ?? null, previous));
+  }
+  if (teamChanged) {
+    const previous = thread.team_id === null ? null : ((await findTeam(trx, auth.workspaceId, thread.team_id))?.name ?? null);
+    lines.push(teamLine(actor.name, team?.name ?? null, previous));
+  }
+  if (change.labels) lines.push(labelsLine(actor.name, added, removed));
+  const line = (text: string): TranscriptLine => ({
+    workspaceId: thread.workspace_id,
+    threadId: thread.id,
+    connectionId: thread.connection_id,
+    text,
+    authorId: actor.authorId,
   });
+  const activity = await insertTranscriptLines(trx, 'activity', lines.map(line), now);
+  if (statusChanged && snooze.until) await enqueueSnoozeWake(deps.boss, trx, { threadId: thread.id }, snooze.until);
+  const view = await viewOf(trx, thread.id);
+  const changes: Change[] = [
+    ...activity.map((message) => ({ type: 'message.created' as const, message })),
+    { type: 'thread.updated', thread: view },
+  ];
+  await announce(deps, trx, changes, now);
+  return threadResource(view);
 }
 
 /**

@@ -45,7 +45,7 @@ function threadViews(db: Executor) {
  * page order.
  */
 export async function listThreads(db: Executor, workspaceId: number, filters: ThreadFilters, page: CursorRequest) {
-  const { statuses, assignee, connectionId, contactId, label } = filters;
+  const { statuses, assignee, connectionId, contactId, label, team } = filters;
   // Outside a transaction a thread may lose the label between the two reads: the page still
   // tests threads.labels, so it never shows a thread without it.
   const rareIds = label === undefined ? undefined : await rareLabelThreadIds(db, workspaceId, label);
@@ -57,6 +57,8 @@ export async function listThreads(db: Executor, workspaceId: number, filters: Th
     .$if(typeof assignee === 'number', (q) => q.where('threads.assignee_id', '=', assignee as number))
     .$if(connectionId !== undefined, (q) => q.where('threads.connection_id', '=', connectionId!))
     .$if(contactId !== undefined, (q) => q.where('threads.contact_id', '=', contactId!))
+    .$if(team === 'none', (q) => q.where('threads.team_id', 'is', null))
+    .$if(typeof team === 'number', (q) => q.where('threads.team_id', '=', team as number))
     .$if(label !== undefined, (q) => q.where(sql<boolean>`threads.labels @> ARRAY[${label}]::text[]`))
     .$if(rareIds !== undefined, (q) => q.where(sql<boolean>`threads.id = ANY(${rareIds}::bigint[])`));
   return keysetPage(q, BY_LAST_MESSAGE, page);

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { offsetPage } from '../db/pages.js';
 import type { OffsetRequest } from '../http/pagination.js';
@@ -13,4 +14,14 @@ export async function findWorkspace(db: Executor, id: number) {
 /** Offset page of workspaces for the operator, oldest first, with the total of the same set. */
 export async function listWorkspaces(db: Executor, page: OffsetRequest) {
   return offsetPage(db.selectFrom('workspaces'), page, (q) => q.selectAll().orderBy('id'));
+}
+
+/** Sets some settings (merged into the stored ones) and/or the name; undefined when there is no such workspace. */
+export async function updateWorkspaceSettings(db: Executor, id: number, patch: { name?: string; settings: Record<string, unknown> }) {
+  return db
+    .updateTable('workspaces')
+    .set({ name: patch.name, settings: sql`settings || ${JSON.stringify(patch.settings)}::jsonb` })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }

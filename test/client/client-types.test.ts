@@ -17,6 +17,8 @@ import type { MessageResource } from '../../src/messaging/messaging.resources.js
 import type { StartBody, Started } from '../../src/replies/conversations.routes.js';
 import type { ReplyBody } from '../../src/replies/replies.routes.js';
 import type { TemplateReply } from '../../src/replies/template-reply.js';
+import type { TeamResource } from '../../src/teams/teams.resources.js';
+import type { TeamCreate, TeamMembersBody, TeamPatch } from '../../src/teams/teams.routes.js';
 import type { LabelResource } from '../../src/threads/labels.routes.js';
 import type { SearchQuery } from '../../src/threads/search.routes.js';
 import type { ThreadFilterQuery } from '../../src/threads/thread-filters.js';
@@ -33,6 +35,7 @@ import type {
   EndpointResource,
   EndpointWithSecret,
 } from '../../src/webhooks-out/endpoints.resources.js';
+import type { WorkspaceSettingsPatch, WorkspaceSettingsResource } from '../../src/workspaces/workspace-settings.js';
 import type { WorkspaceResource } from '../../src/workspaces/workspaces.service.js';
 
 /**
@@ -86,6 +89,12 @@ const checks = [
   same<Same<Client.CannedResponseCreate, typeof CannedResponseCreate>>(true),
   same<Same<Client.CannedResponsePatch, typeof CannedResponsePatch>>(true),
   same<Same<Client.ThreadPatch, typeof ThreadPatchBody>>(true),
+  same<Same<Client.WorkspaceSettings, typeof WorkspaceSettingsResource>>(true),
+  same<Same<Client.WorkspaceSettingsPatch, typeof WorkspaceSettingsPatch>>(true),
+  same<Same<Client.Team, typeof TeamResource>>(true),
+  same<Same<Client.TeamCreate, typeof TeamCreate>>(true),
+  same<Same<Client.TeamPatch, typeof TeamPatch>>(true),
+  same<Same<Client.TeamMembers, typeof TeamMembersBody>>(true),
   same<Same<Client.ReplyRequest, typeof ReplyBody>>(true),
   same<Same<Client.StartConversationRequest, typeof StartBody>>(true),
   same<Same<Client.StartedConversation, typeof Started>>(true),

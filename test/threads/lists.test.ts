@@ -57,6 +57,7 @@ describe('tenant lists (cursor pages)', () => {
       contactName: 'Sender 2',
       status: 'open',
       snoozedUntil: null,
+      teamId: null,
       assigneeId: null,
       labels: [],
       unreadCount: 2,

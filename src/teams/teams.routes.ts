@@ -1,0 +1,119 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireAuth, tenantOf } from '../auth/auth.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
+import { IntId } from '../http/ids.js';
+import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
+import { CursorPage, Envelope, NoContent, Nullable } from '../http/schemas.js';
+import { deleteTeam, listTeams, memberIdsOf } from './teams.queries.js';
+import { TEAM_NAME_MAX, TeamResource, teamResource } from './teams.resources.js';
+import { changeTeam, createTeam, getTeam, setTeamMembers } from './teams.service.js';
+
+const Params = Type.Object({ id: Type.With(IntId, { description: 'the team id' }) });
+const Name = Type.String({ minLength: 1, maxLength: TEAM_NAME_MAX, description: `1–${TEAM_NAME_MAX} characters, unique in the workspace` });
+const Description = Nullable(Type.String({ maxLength: 1000, description: 'what the team does; null clears it' }));
+
+export const TeamCreate = Type.Object({ name: Name, description: Type.Optional(Description) }, { additionalProperties: false });
+export const TeamPatch = Type.Object(
+  { name: Type.Optional(Name), description: Type.Optional(Description) },
+  { additionalProperties: false, minProperties: 1 },
+);
+export const TeamMembersBody = Type.Object(
+  {
+    userIds: Type.Array(Type.With(IntId, { description: 'a user of the workspace' }), {
+      maxItems: 1000,
+      description: 'the whole list of members; it replaces the previous one',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * `/v1/teams` (docs/teams.md): anyone of the workspace (and `read` keys) may read them; only
+ * admins (a JWT admin or an `admin` key) create, change, staff and delete them.
+ */
+export const teamsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const read = requireAuth(deps);
+  const admin = requireAuth(deps, { scope: 'admin' });
+
+  app.get(
+    '/',
+    { preValidation: read, schema: { summary: 'List teams', querystring: CursorQuery, response: { 200: CursorPage(TeamResource) } } },
+    async (request) => {
+      const page = await listTeams(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
+      const members = await memberIdsOf(
+        deps.db,
+        page.items.map((t) => t.id),
+      );
+      return envelope(
+        request,
+        page.items.map((t) => teamResource(t, members.get(t.id)!)),
+        page.meta,
+      );
+    },
+  );
+
+  app.post(
+    '/',
+    { preValidation: admin, schema: { summary: 'Create a team', body: TeamCreate, response: { 201: Envelope(TeamResource) } } },
+    async (request, reply) => {
+      const team = await createTeam(deps, tenantOf(request).workspaceId, request.body);
+      reply.code(201);
+      return envelope(request, team);
+    },
+  );
+
+  app.get(
+    '/:id',
+    { preValidation: read, schema: { summary: 'Get a team', params: Params, response: { 200: Envelope(TeamResource) } } },
+    async (request) => envelope(request, await getTeam(deps, tenantOf(request).workspaceId, request.params.id)),
+  );
+
+  app.patch(
+    '/:id',
+    {
+      preValidation: admin,
+      schema: {
+        summary: 'Rename a team or change its description',
+        params: Params,
+        body: TeamPatch,
+        response: { 200: Envelope(TeamResource) },
+      },
+    },
+    async (request) => envelope(request, await changeTeam(deps, tenantOf(request).workspaceId, request.params.id, request.body)),
+  );
+
+  app.put(
+    '/:id/members',
+    {
+      preValidation: admin,
+      schema: {
+        summary: "Replace a team's members",
+        params: Params,
+        body: TeamMembersBody,
+        response: { 200: Envelope(TeamResource) },
+      },
+    },
+    async (request) =>
+      envelope(request, await setTeamMembers(deps, tenantOf(request).workspaceId, request.params.id, request.body.userIds)),
+  );
+
+  app.delete(
+    '/:id',
+    {
+      preValidation: admin,
+      schema: {
+        summary: 'Delete a team',
+        description: 'Its threads and connections stay, with teamId null.',
+        params: Params,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      if (!(await deleteTeam(deps.db, tenantOf(request).workspaceId, request.params.id))) throw errors.notFound('team');
+      reply.code(204);
+    },
+  );
+};

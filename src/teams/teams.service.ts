@@ -1,0 +1,77 @@
+import type { Executor } from '../db/database.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
+import {
+  findTeam,
+  findTeamByName,
+  insertTeam,
+  lockTeam,
+  memberIdsOf,
+  replaceMembers,
+  updateTeam,
+  workspaceUserIds,
+} from './teams.queries.js';
+import { type Team, teamResource } from './teams.resources.js';
+
+const taken = (name: string) => errors.conflict(`a team named "${name}" already exists in this workspace`);
+
+/** A name as stored: trimmed, and still 1–60 characters once trimmed. */
+function teamName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0) throw errors.validation('name: must not be blank');
+  return trimmed;
+}
+
+export async function getTeam(deps: Pick<Deps, 'db'>, workspaceId: number, id: number): Promise<Team> {
+  const row = await findTeam(deps.db, workspaceId, id);
+  if (!row) throw errors.notFound('team');
+  return teamResource(row, (await memberIdsOf(deps.db, [row.id])).get(row.id)!);
+}
+
+/**
+ * A new team, without members. A name another team holds is a 409 naming it; the check gives
+ * the clear message and the unique key still decides a race (a 409 from the error handler).
+ */
+export async function createTeam(deps: Deps, workspaceId: number, input: { name: string; description?: string | null }) {
+  const name = teamName(input.name);
+  if (await findTeamByName(deps.db, workspaceId, name)) throw taken(name);
+  const row = await insertTeam(deps.db, { workspaceId, name, description: input.description ?? null, at: deps.now() });
+  return teamResource(row, []);
+}
+
+export async function changeTeam(deps: Deps, workspaceId: number, id: number, patch: { name?: string; description?: string | null }) {
+  const name = patch.name === undefined ? undefined : teamName(patch.name);
+  if (name !== undefined) {
+    const holder = await findTeamByName(deps.db, workspaceId, name);
+    if (holder && holder.id !== id) throw taken(name);
+  }
+  const row = await updateTeam(deps.db, workspaceId, id, {
+    ...(name !== undefined ? { name } : {}),
+    ...(patch.description !== undefined ? { description: patch.description } : {}),
+    updated_at: deps.now(),
+  });
+  if (!row) throw errors.notFound('team');
+  return teamResource(row, (await memberIdsOf(deps.db, [row.id])).get(row.id)!);
+}
+
+/** `PUT /v1/teams/:id/members`: the whole list, replaced in one transaction; only users of the workspace. */
+export async function setTeamMembers(deps: Deps, workspaceId: number, id: number, userIds: number[]) {
+  const wanted = [...new Set(userIds)].sort((a, b) => a - b);
+  return deps.db.transaction().execute(async (trx) => {
+    const team = await lockTeam(trx, workspaceId, id);
+    if (!team) throw errors.notFound('team');
+    const known = await workspaceUserIds(trx, workspaceId, wanted);
+    const unknown = wanted.filter((u) => !known.has(u));
+    if (unknown.length > 0) throw errors.validation(`userIds: ${unknown.slice(0, 10).join(', ')} not users of this workspace`);
+    await replaceMembers(trx, team.id, wanted);
+    const row = (await updateTeam(trx, workspaceId, team.id, { updated_at: deps.now() }))!;
+    return teamResource(row, wanted);
+  });
+}
+
+/** The team of the workspace with `id`, or a 422 naming `field` (a thread or connection names it). */
+export async function requireTeamOf(db: Executor, workspaceId: number, id: number, field = 'teamId') {
+  const row = await findTeam(db, workspaceId, id);
+  if (!row) throw errors.validation(`${field}: ${id} is not a team of this workspace`);
+  return row;
+}

@@ -1,0 +1,61 @@
+import type { Selectable } from 'kysely';
+import { type Static, type TSchema, Type } from 'typebox';
+import type { Executor } from '../db/database.js';
+import type { WorkspacesTable } from '../db/types.js';
+import type { Deps } from '../deps.js';
+import { errors } from '../http/errors.js';
+import { findWorkspace, updateWorkspaceSettings } from './workspaces.queries.js';
+
+const setting = <T extends TSchema>(schema: T, fallback: Static<T>) => ({ schema, fallback });
+
+/**
+ * Every workspace setting with its schema and its default: adding a setting is one line here
+ * (the API shape, the client's checked type and the stored value follow). Stored in
+ * `workspaces.settings`, only once set; an absent one reads as its default.
+ */
+export const WORKSPACE_SETTINGS = {
+  assignOnReply: setting(Type.Boolean({ description: "a user's reply on an unassigned thread assigns it to them" }), true),
+};
+
+type Settings = typeof WORKSPACE_SETTINGS;
+type SettingSchemas = { [K in keyof Settings]: Settings[K]['schema'] };
+export type WorkspaceSettingValues = { [K in keyof Settings]: Static<Settings[K]['schema']> };
+
+const schemas = Object.fromEntries(Object.entries(WORKSPACE_SETTINGS).map(([k, v]) => [k, v.schema])) as SettingSchemas;
+const WorkspaceName = Type.String({ minLength: 1, maxLength: 200 });
+
+export const WorkspaceSettingsResource = Type.Object(
+  { id: Type.Integer(), name: WorkspaceName, ...schemas },
+  { title: 'WorkspaceSettings' },
+);
+export type WorkspaceSettings = Static<typeof WorkspaceSettingsResource>;
+
+export const WorkspaceSettingsPatch = Type.Partial(Type.Object({ name: WorkspaceName, ...schemas }), {
+  additionalProperties: false,
+  minProperties: 1,
+});
+
+/** The settings as they apply: each stored value, else its default. */
+export function settingValues(stored: Record<string, unknown>): WorkspaceSettingValues {
+  const entries = Object.entries(WORKSPACE_SETTINGS).map(([k, v]) => [k, k in stored ? stored[k] : v.fallback]);
+  return Object.fromEntries(entries) as WorkspaceSettingValues;
+}
+
+function settingsResource(row: Selectable<WorkspacesTable>): WorkspaceSettings {
+  return { id: row.id, name: row.name, ...settingValues(row.settings) };
+}
+
+/** The settings of a workspace, as they apply now. */
+export async function workspaceSettings(db: Executor, workspaceId: number): Promise<WorkspaceSettings> {
+  const row = await findWorkspace(db, workspaceId);
+  if (!row) throw errors.notFound('workspace');
+  return settingsResource(row);
+}
+
+/** `PATCH /v1/workspace`: only the fields given change; the others keep their value. */
+export async function changeWorkspaceSettings(deps: Pick<Deps, 'db'>, workspaceId: number, patch: Static<typeof WorkspaceSettingsPatch>) {
+  const { name, ...settings } = patch;
+  const row = await updateWorkspaceSettings(deps.db, workspaceId, { name, settings });
+  if (!row) throw errors.notFound('workspace');
+  return settingsResource(row);
+}

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { useTestContext } from '../helpers/app.js';
+import { makeConnection, makeTenant } from '../helpers/factories.js';
+import { seedThread, signedInUser } from '../helpers/threads.js';
+
+/**
+ * Workspace setting assignOnReply (default true): a signed-in user's reply on an unassigned
+ * thread assigns it to them in the reply's own commit, as a PATCH would (activity line,
+ * thread.updated); a note, an API key's reply, an assigned thread or the setting off assign
+ * nobody.
+ */
+const ctx = await useTestContext();
+
+async function setup() {
+  const tenant = await makeTenant(ctx.deps);
+  const connection = await makeConnection(ctx.deps, tenant.workspace.id, {
+    integrationKey: 'sms',
+    externalAccountId: `+1555${Date.now() % 1e7}`,
+  });
+  const agent = await signedInUser(ctx.app, ctx.deps, tenant.workspace.id);
+  const thread = await seedThread(ctx.deps, { id: connection.id, workspaceId: tenant.workspace.id });
+  return { tenant, agent, thread };
+}
+const reply = (threadId: number, headers: Record<string, string>, payload: Record<string, unknown> = { text: 'On it' }) =>
+  ctx.app.inject({ method: 'POST', url: `/v1/threads/${threadId}/messages`, headers, payload });
+const threadOf = async (id: number, headers: Record<string, string>) =>
+  (await ctx.app.inject({ method: 'GET', url: `/v1/threads/${id}`, headers })).json().data;
+const transcript = async (id: number, headers: Record<string, string>) =>
+  (await ctx.app.inject({ method: 'GET', url: `/v1/threads/${id}/messages?limit=100`, headers })).json().data as {
+    kind?: string;
+    text: string;
+    authorId: number | null;
+  }[];
+
+describe('assignOnReply', () => {
+  it("assigns an unassigned thread to the user who replies, with an activity line and the reply's author", async () => {
+    const { tenant, agent, thread } = await setup();
+    const res = await reply(thread.id, agent.headers);
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.json().data.authorId).toBe(agent.user.id);
+    expect((await threadOf(thread.id, tenant.headers)).assigneeId).toBe(agent.user.id);
+    const lines = await transcript(thread.id, tenant.headers);
+    expect(lines.some((m) => m.text.includes('assigned') && m.authorId === agent.user.id)).toBe(true);
+  });
+
+  it('leaves the thread as it is for a note, an API key, a thread already assigned, and the setting off', async () => {
+    const note = await setup();
+    expect((await reply(note.thread.id, note.agent.headers, { text: 'for us', private: true })).statusCode).toBe(201);
+    expect((await threadOf(note.thread.id, note.tenant.headers)).assigneeId).toBeNull();
+
+    const key = await setup();
+    expect((await reply(key.thread.id, key.tenant.headers)).statusCode).toBe(202);
+    expect((await threadOf(key.thread.id, key.tenant.headers)).assigneeId).toBeNull();
+
+    const taken = await setup();
+    const other = await signedInUser(ctx.app, ctx.deps, taken.tenant.workspace.id);
+    await ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/threads/${taken.thread.id}`,
+      headers: taken.tenant.headers,
+      payload: { assigneeId: other.user.id },
+    });
+    expect((await reply(taken.thread.id, taken.agent.headers)).statusCode).toBe(202);
+    expect((await threadOf(taken.thread.id, taken.tenant.headers)).assigneeId).toBe(other.user.id);
+
+    const off = await setup();
+    const patched = await ctx.app.inject({
+      method: 'PATCH',
+      url: '/v1/workspace',
+      headers: off.tenant.headers,
+      payload: { assignOnReply: false },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect((await reply(off.thread.id, off.agent.headers)).statusCode).toBe(202);
+    expect((await threadOf(off.thread.id, off.tenant.headers)).assigneeId).toBeNull();
+  });
+});
