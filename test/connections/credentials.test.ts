@@ -48,6 +48,7 @@ describe('credentials on create (engage)', () => {
       businessAccountId: null,
       templatesSync: null,
       managedBy: 'operator',
+      teamId: null,
       createdAt: expect.any(String),
     });
     expect(res.body).not.toContain(token);
