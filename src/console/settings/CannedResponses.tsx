@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import type { CannedResponse } from '../../client/client';
-import { Failure } from '../shared/Failure';
-import { session } from '../shared/session';
-import { useStore } from '../shared/store';
-import { attempt, collect, useLoad } from '../shared/use-load';
+import { session } from '../session';
+import { useStore } from '../store';
+import { Failure } from './Failure';
+import { attempt, collect, useLoad } from './use-load';
 
 /** Saved replies agents insert with `/` in the composer: create, edit, delete. */
 export function CannedResponses() {

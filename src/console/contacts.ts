@@ -1,4 +1,4 @@
-import type { Contact } from '../../client/client';
+import type { Contact } from '../client/client';
 import { session } from './session';
 import { createStore } from './store';
 
