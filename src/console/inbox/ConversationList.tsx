@@ -1,13 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Connection, Label, Thread } from '../client/client';
-import { errorText } from './api';
+import type { Connection, Label, Thread } from '../../client/client';
+import { errorText } from '../shared/api';
+import { channelName, shortTime } from '../shared/format';
+import { onRealtime, resync } from '../shared/realtime';
+import { navigate, onLinkClick } from '../shared/router';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
 import { contactName, contacts, wantContacts } from './contacts';
-import { channelName, shortTime } from './format';
-import { onRealtime, resync } from './realtime';
-import { navigate, onLinkClick } from './router';
 import { SearchResults } from './SearchResults';
-import { session } from './session';
-import { useStore } from './store';
 import { filter, type ListFilter, matches, mergeThreads, queryOf, type View, visibleThreads } from './threads';
 
 const PAGE = 25;

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { errorText } from '../api';
+import { errorText } from './api';
 
 /** Collects an async iterator (the client's cursor lists walk every page). */
 export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {

@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Thread, WhatsappTemplate } from '../client/client';
-import { errorText } from './api';
-import { session } from './session';
-import { useStore } from './store';
+import type { Thread, WhatsappTemplate } from '../../client/client';
+import { errorText } from '../shared/api';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
 
 /** The connection's approved templates, with an input per body parameter; sent as a template reply. */
 export function TemplatePicker({ thread, onSent }: { thread: Thread; onSent: () => void }) {

@@ -1,12 +1,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { CannedResponse, Thread } from '../client/client';
+import type { CannedResponse, Thread } from '../../client/client';
+import { errorText, InboxClientError } from '../shared/api';
+import { fullTime } from '../shared/format';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
 import { AttachButton, FileChips } from './AttachFiles';
-import { errorText, InboxClientError } from './api';
 import { draftOf, saveDraft } from './drafts';
 import { attachFiles, chosenFiles, clearFiles, filesOf, filesPerMessage } from './files';
-import { fullTime } from './format';
-import { session } from './session';
-import { useStore } from './store';
 import { TemplatePicker } from './TemplatePicker';
 
 /** Waits before retrying a send the network dropped: same key each time. */

@@ -1,16 +1,16 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Message, Thread } from '../client/client';
+import type { Message, Thread } from '../../client/client';
+import { errorText } from '../shared/api';
+import { channelName, fullTime, shortTime } from '../shared/format';
+import { onRealtime, resync } from '../shared/realtime';
+import { navigate } from '../shared/router';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
 import { Attachments } from './Attachments';
-import { ContactPanel } from './actions/ContactPanel';
-import { ThreadActions } from './actions/ThreadActions';
-import { errorText } from './api';
 import { Composer } from './Composer';
+import { ContactPanel } from './ContactPanel';
 import { contactName, contacts, wantContacts } from './contacts';
-import { channelName, fullTime, shortTime } from './format';
-import { onRealtime, resync } from './realtime';
-import { navigate } from './router';
-import { session } from './session';
-import { useStore } from './store';
+import { ThreadActions } from './ThreadActions';
 import { visibleThreads } from './threads';
 
 const PAGE = 30;
