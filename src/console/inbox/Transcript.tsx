@@ -1,28 +1,17 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Message, Thread } from '../../client/client';
-import { errorText } from '../shared/api';
+import { useEffect, useRef } from 'preact/hooks';
+import type { Message } from '../../client/client';
 import { channelName, fullTime, shortTime } from '../shared/format';
-import { onRealtime, resync } from '../shared/realtime';
 import { navigate } from '../shared/router';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
+import { useOnVisible } from '../shared/use-on-visible';
 import { Attachments } from './Attachments';
 import { Composer } from './Composer';
 import { ContactPanel } from './ContactPanel';
-import { contactName, contacts, wantContacts } from './contacts';
+import { contactName, contacts } from './contacts';
 import { ThreadActions } from './ThreadActions';
 import { visibleThreads } from './threads';
-
-const PAGE = 30;
-
-/** Oldest first for reading; the service pages newest first. */
-const inOrder = (list: Iterable<Message>) => [...list].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id - b.id);
-
-function mergeMessages(current: readonly Message[], fresh: readonly Message[]): Message[] {
-  const byId = new Map(current.map((m) => [m.id, m]));
-  for (const m of fresh) byId.set(m.id, m);
-  return inOrder(byId.values());
-}
+import { useThread } from './use-thread';
 
 const STATE: Record<string, [mark: string, word: string]> = {
   queued: ['🕓', 'Queued'],
@@ -43,95 +32,18 @@ function Delivery({ m }: { m: Message }) {
   );
 }
 
-/** One thread: its messages in order, older ones as the top scrolls into view, and the composer. */
+/** One thread (from `useThread`): its messages in order, older ones as the top scrolls into view, and the composer. */
 export function Transcript({ threadId }: { threadId: number }) {
   const s = useStore(session)!;
   const names = useStore(contacts);
-  const [thread, setThread] = useState<Thread | null>(null);
-  const [messages, setMessages] = useState<Message[]>([]);
-  const [older, setOlder] = useState<string | undefined>();
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { thread, setThread, messages, older, error, busy, loadOlder, update } = useThread(threadId);
   const scroller = useRef<HTMLElement>(null);
   const top = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
-  const messagesRef = useRef<Message[]>([]);
-  messagesRef.current = messages;
-
-  const markRead = () => {
-    if (document.visibilityState === 'visible') void s.client.markThreadRead(threadId).catch(() => undefined);
-  };
-
-  async function loadNewest(first: boolean) {
-    try {
-      const [t, page] = await Promise.all([
-        s.client.thread(threadId),
-        s.client.page<Message>(`/v1/threads/${threadId}/messages`, { limit: PAGE }),
-      ]);
-      setThread(t);
-      if (t.contactName === null) wantContacts([t.contactId]);
-      setMessages((current) => (first ? inOrder(page.data) : mergeMessages(current, page.data)));
-      if (first) setOlder(page.meta.nextCursor);
-      setError(null);
-    } catch (err) {
-      setError(errorText(err));
-    }
-  }
 
   useEffect(() => {
-    setThread(null);
-    setMessages([]);
-    setOlder(undefined);
     stickToBottom.current = true;
-    void loadNewest(true).then(markRead);
-    const stopResync = resync.subscribe(() => void loadNewest(false));
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const stopEvents = onRealtime((event) => {
-      if (event.type === 'message.created' && event.data.threadId === threadId) {
-        // Coalesced: a burst of messages costs one read.
-        timer ??= setTimeout(() => {
-          timer = undefined;
-          void loadNewest(false).then(() => event.data.direction === 'inbound' && markRead());
-        }, 50);
-      } else if (event.type === 'message.updated' && event.data.threadId === threadId) {
-        const { id, status, error } = event.data;
-        setMessages((list) => list.map((m) => (m.id === id ? { ...m, status: status as Message['status'], error } : m)));
-        void refreshAttachments(id, event.data.attachments ?? []);
-      } else if (event.type === 'thread.updated' && event.data.id === threadId) {
-        setThread(event.data);
-      }
-    });
-    return () => {
-      stopResync();
-      stopEvents();
-      clearTimeout(timer);
-    };
-  }, [threadId, s.client]);
-
-  /**
-   * The event names only each file's id and status: a file that changed (stored, failed) is
-   * read again for its size, name and error, so a placeholder turns into the image live.
-   */
-  async function refreshAttachments(messageId: number, announced: { id: number; status: string }[]) {
-    const shown = messagesRef.current.find((m) => m.id === messageId)?.attachments ?? [];
-    const changed = announced.filter((a) => shown.find((b) => b.id === a.id)?.status !== a.status);
-    if (changed.length === 0) return;
-    const fresh = await Promise.all(changed.map((a) => s.client.attachments.get(a.id).catch(() => null)));
-    const byId = new Map(fresh.flatMap((a) => (a ? [[a.id, a] as const] : [])));
-    setMessages((list) =>
-      list.map((m) =>
-        m.id !== messageId
-          ? m
-          : {
-              ...m,
-              attachments: [
-                ...m.attachments.map((a) => byId.get(a.id) ?? a),
-                ...[...byId.values()].filter((a) => !m.attachments.some((b) => b.id === a.id)),
-              ],
-            },
-      ),
-    );
-  }
+  }, [threadId]);
 
   // Keep the newest message in view unless the agent scrolled up to read.
   useEffect(() => {
@@ -139,51 +51,18 @@ export function Transcript({ threadId }: { threadId: number }) {
     if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
   }, [messages]);
 
-  useEffect(() => {
-    const el = top.current;
-    if (!el || !older) return;
-    const observer = new IntersectionObserver((entries) => {
-      if (!entries.some((e) => e.isIntersecting) || !older) return;
-      observer.disconnect();
-      const box = scroller.current;
-      const fromBottom = box ? box.scrollHeight - box.scrollTop : 0;
-      s.client
-        .page<Message>(`/v1/threads/${threadId}/messages`, { limit: PAGE, cursor: older })
-        .then((page) => {
-          stickToBottom.current = false;
-          setMessages((current) => mergeMessages(current, page.data));
-          setOlder(page.meta.nextCursor);
-          requestAnimationFrame(() => {
-            if (box) box.scrollTop = box.scrollHeight - fromBottom;
-          });
-        })
-        .catch((err: unknown) => setError(errorText(err)));
+  // Older messages as the top scrolls into view, the agent's place kept where it was.
+  useOnVisible(top, () => {
+    const box = scroller.current;
+    const fromBottom = box ? box.scrollHeight - box.scrollTop : 0;
+    void loadOlder().then((added) => {
+      if (!added) return;
+      stickToBottom.current = false;
+      requestAnimationFrame(() => {
+        if (box) box.scrollTop = box.scrollHeight - fromBottom;
+      });
     });
-    observer.observe(el);
-    return () => observer.disconnect();
   }, [older, threadId]);
-
-  async function setStatus(status: Thread['status']) {
-    setBusy(true);
-    try {
-      setThread(await s.client.updateThread(threadId, { status }));
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  }
-
-  async function assignToMe() {
-    setBusy(true);
-    try {
-      setThread(await s.client.updateThread(threadId, { assigneeId: s.user.id }));
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  }
 
   const name = thread ? (thread.contactName ?? contactName(names.get(thread.contactId), thread.contactId)) : '';
   return (
@@ -204,16 +83,22 @@ export function Transcript({ threadId }: { threadId: number }) {
         {thread && (
           <div class="actions">
             {thread.assigneeId !== s.user.id && (
-              <button type="button" onClick={assignToMe} disabled={busy}>
+              <button type="button" onClick={() => void update({ assigneeId: s.user.id })} disabled={busy}>
                 Assign to me
               </button>
             )}
             {thread.status === 'resolved' ? (
-              <button type="button" onClick={() => setStatus('open')} disabled={busy}>
+              <button type="button" onClick={() => void update({ status: 'open' })} disabled={busy}>
                 Reopen
               </button>
             ) : (
-              <button type="button" class="primary" onClick={() => setStatus('resolved')} disabled={busy} data-action="resolve">
+              <button
+                type="button"
+                class="primary"
+                onClick={() => void update({ status: 'resolved' })}
+                disabled={busy}
+                data-action="resolve"
+              >
                 Resolve
               </button>
             )}
