@@ -1,13 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ConversationList } from './ConversationList';
-import { connection } from './realtime';
-import { navigate, onLinkClick, route, threadIdOf } from './router';
-import { Shortcuts } from './Shortcuts';
+import { ConversationList } from './inbox/ConversationList';
+import { Shortcuts } from './inbox/Shortcuts';
+import { neighbour, Transcript } from './inbox/Transcript';
 import { SignIn } from './SignIn';
-import { restoring, session, signOut } from './session';
 import { Settings } from './settings/Settings';
-import { useStore } from './store';
-import { neighbour, Transcript } from './Transcript';
+import { connection } from './shared/realtime';
+import { navigate, onLinkClick, route, threadIdOf } from './shared/router';
+import { restoring, session, signOut } from './shared/session';
+import { useStore } from './shared/store';
 
 const typing = (el: EventTarget | null) =>
   el instanceof HTMLElement && (el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName));

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
-import { errorText, InboxClientError, retryAfterOf } from './api';
-import { duration } from './format';
-import { signedOutReason, signIn } from './session';
-import { useStore } from './store';
+import { errorText, InboxClientError, retryAfterOf } from './shared/api';
+import { duration } from './shared/format';
+import { signedOutReason, signIn } from './shared/session';
+import { useStore } from './shared/store';
 
 /** The sign-in page: e-mail, password, "remember me". A refused attempt keeps the e-mail. */
 export function SignIn() {

@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { App } from './App';
-import { startRealtime } from './realtime';
+import { startRealtime } from './shared/realtime';
 import './styles.css';
 
 startRealtime();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blobType, isRasterImage } from '../../src/console/file-types.js';
+import { blobType, isRasterImage } from '../../src/console/shared/file-types.js';
 
 // The types the console gives a file's blob: URL, a document of its own origin.
 describe('file types in the console', () => {

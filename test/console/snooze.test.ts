@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pickedDate, snoozeUntil } from '../../src/console/actions/snooze.js';
+import { pickedDate, snoozeUntil } from '../../src/console/inbox/snooze.js';
 
 // Local times, as the console computes them in the agent's browser.
 const at = (y: number, m: number, d: number, h = 0, min = 0) => new Date(y, m - 1, d, h, min);

@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import type { CannedResponse } from '../../client/client';
-import { session } from '../session';
-import { useStore } from '../store';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { attempt, collect, useLoad } from '../shared/use-load';
 import { Failure } from './Failure';
-import { attempt, collect, useLoad } from './use-load';
 
 /** Saved replies agents insert with `/` in the composer: create, edit, delete. */
 export function CannedResponses() {

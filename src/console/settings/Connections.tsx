@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
 import type { Connection, ConnectionCredentials, ConnectionPatch } from '../../client/client';
-import { channelName } from '../format';
-import { session } from '../session';
-import { useStore } from '../store';
+import { channelName } from '../shared/format';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { attempt, collect, useLoad } from '../shared/use-load';
 import { Failure } from './Failure';
-import { attempt, collect, useLoad } from './use-load';
 
 /** Integrations a workspace admin connects, with the credential fields each takes (docs/connections.md). */
 const INTEGRATIONS: [key: string, fields: (keyof ConnectionCredentials)[]][] = [

@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
-import { errorText } from '../api';
-import { fullTime } from '../format';
-import { session } from '../session';
-import { useStore } from '../store';
+import { errorText } from '../shared/api';
+import { fullTime } from '../shared/format';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { useLoad } from '../shared/use-load';
 import { Failure } from './Failure';
-import { useLoad } from './use-load';
 
 /**
  * Provider deliveries of this workspace that failed every attempt; requeue one once its cause

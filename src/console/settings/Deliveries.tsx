@@ -1,10 +1,10 @@
 import { useEffect } from 'preact/hooks';
 import type { WebhookDelivery, WebhookEndpoint } from '../../client/client';
-import { fullTime } from '../format';
-import { session } from '../session';
-import { useStore } from '../store';
+import { fullTime } from '../shared/format';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { attempt, useLoad } from '../shared/use-load';
 import { Failure } from './Failure';
-import { attempt, useLoad } from './use-load';
 
 const lastOf = (d: WebhookDelivery) => d.attempts[d.attempts.length - 1];
 

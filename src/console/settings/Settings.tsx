@@ -1,7 +1,7 @@
 import type { ComponentType } from 'preact';
-import { onLinkClick } from '../router';
-import { session } from '../session';
-import { useStore } from '../store';
+import { onLinkClick } from '../shared/router';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
 import { CannedResponses } from './CannedResponses';
 import { Connections } from './Connections';
 import { DeadLetters } from './DeadLetters';

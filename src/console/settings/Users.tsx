@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
 import type { TeamUser, TeamUserRole } from '../../client/client';
-import { session } from '../session';
-import { useStore } from '../store';
-import { reloadTeam } from '../team';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { reloadTeam } from '../shared/team';
+import { attempt, collect, useLoad } from '../shared/use-load';
 import { Failure } from './Failure';
-import { attempt, collect, useLoad } from './use-load';
 
 /** The role a person picks: the service keeps a list of roles, this page offers agent or admin. */
 const ROLE_SETS: [string, TeamUserRole[]][] = [

@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
 import type { SignatureScheme, WebhookEndpoint, WebhookEventFilter } from '../../client/client';
-import { session } from '../session';
-import { useStore } from '../store';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { attempt, collect, useLoad } from '../shared/use-load';
 import { Deliveries } from './Deliveries';
 import { Failure } from './Failure';
-import { attempt, collect, useLoad } from './use-load';
 
 const EVENTS: WebhookEventFilter[] = [
   '*',

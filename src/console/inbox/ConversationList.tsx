@@ -1,16 +1,16 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Connection, Label, Thread } from '../client/client';
-import { errorText } from './api';
-import { contactName, contacts, wantContacts } from './contacts';
-import { channelName, shortTime } from './format';
-import { onRealtime, resync } from './realtime';
-import { navigate, onLinkClick } from './router';
+import { useRef, useState } from 'preact/hooks';
+import type { Connection } from '../../client/client';
+import { channelName, shortTime } from '../shared/format';
+import { navigate, onLinkClick } from '../shared/router';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { useLoad } from '../shared/use-load';
+import { useOnVisible } from '../shared/use-on-visible';
+import { contactName, contacts } from './contacts';
 import { SearchResults } from './SearchResults';
-import { session } from './session';
-import { useStore } from './store';
-import { filter, type ListFilter, matches, mergeThreads, queryOf, type View, visibleThreads } from './threads';
+import { filter, type ListFilter, type View } from './threads';
+import { useThreads } from './use-threads';
 
-const PAGE = 25;
 const TABS: [View, string][] = [
   ['mine', 'Mine'],
   ['unassigned', 'Unassigned'],
@@ -18,123 +18,18 @@ const TABS: [View, string][] = [
 ];
 const STATUSES = ['open', 'pending', 'snoozed', 'resolved'] as const;
 
-/** A thread names its contact; only a contact without a name is read, for an address or handle to show. */
-const unnamed = (list: Thread[]) => list.filter((t) => t.contactName === null).map((t) => t.contactId);
-
-/**
- * The conversation list: one cursor page at a time (more as the end scrolls into view, never
- * all of them), kept live by the realtime socket. New messages re-read the first page (one
- * request however many arrive at once); `thread.updated` moves a thread in or out at once.
- */
+/** The conversation list: its threads from `useThreads`, the next page as the end scrolls into view. */
 export function ConversationList({ selectedId }: { selectedId: number | null }) {
   const s = useStore(session)!;
   const f = useStore(filter);
   const names = useStore(contacts);
-  const threads = useStore(visibleThreads);
-  const [cursor, setCursor] = useState<string | undefined>();
-  const [error, setError] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
+  const { threads, cursor, loading, error, loadMore } = useThreads(f);
   const [query, setQuery] = useState('');
-  const [connections, setConnections] = useState<Connection[]>([]);
-  const [labels, setLabels] = useState<Label[]>([]);
+  const connections =
+    useLoad(() => s.client.page<Connection>('/v1/connections', { limit: 100 }).then((p) => p.data), [s.client]).data ?? [];
+  const labels = useLoad(() => s.client.labels(), [s.client]).data ?? [];
   const sentinel = useRef<HTMLLIElement>(null);
-  const generation = useRef(0);
-  const me = s.user.id;
-
-  async function loadFirst(f: ListFilter) {
-    const mine = ++generation.current;
-    setLoading(true);
-    try {
-      const page = await s.client.page<Thread>('/v1/threads', { ...queryOf(f), limit: PAGE });
-      if (mine !== generation.current) return;
-      visibleThreads.set(page.data);
-      setCursor(page.meta.nextCursor);
-      setError(null);
-      wantContacts(unnamed(page.data));
-    } catch (err) {
-      if (mine === generation.current) setError(errorText(err));
-    } finally {
-      if (mine === generation.current) setLoading(false);
-    }
-  }
-
-  // Re-read the first page and merge it into what is loaded (new threads, new previews).
-  const refresh = useRef<{ timer?: ReturnType<typeof setTimeout>; run: () => void }>({ run: () => undefined });
-  refresh.current.run = () => {
-    const mine = generation.current;
-    s.client
-      .page<Thread>('/v1/threads', { ...queryOf(f), limit: PAGE })
-      .then((page) => {
-        if (mine !== generation.current) return;
-        visibleThreads.update((current) => mergeThreads(current, page.data, (t) => matches(t, f, me)));
-        wantContacts(unnamed(page.data));
-      })
-      .catch(() => undefined);
-  };
-  const refreshSoon = () => {
-    if (refresh.current.timer) return;
-    refresh.current.timer = setTimeout(() => {
-      refresh.current.timer = undefined;
-      refresh.current.run();
-    }, 100);
-  };
-
-  useEffect(() => {
-    void loadFirst(f);
-  }, [f]);
-
-  useEffect(() => {
-    const stop = resync.subscribe(() => void loadFirst(filter.get()));
-    return stop;
-  }, []);
-
-  useEffect(
-    () =>
-      onRealtime((event) => {
-        if (event.type === 'thread.updated') {
-          const t = event.data;
-          const current = filter.get();
-          visibleThreads.update((list) => mergeThreads(list, [t], (x) => x.id !== t.id || matches(t, current, me)));
-          wantContacts(unnamed([t]));
-        } else if (event.type === 'message.created') {
-          refreshSoon();
-        }
-      }),
-    [me],
-  );
-
-  useEffect(() => {
-    s.client
-      .page<Connection>('/v1/connections', { limit: 100 })
-      .then((p) => setConnections(p.data))
-      .catch(() => undefined);
-    s.client
-      .labels()
-      .then(setLabels)
-      .catch(() => undefined);
-  }, [s.client]);
-
-  // The next page when the end of the list scrolls into view.
-  useEffect(() => {
-    const el = sentinel.current;
-    if (!el || !cursor) return;
-    const observer = new IntersectionObserver((entries) => {
-      if (!entries.some((e) => e.isIntersecting)) return;
-      observer.disconnect();
-      const mine = generation.current;
-      s.client
-        .page<Thread>('/v1/threads', { ...queryOf(f), limit: PAGE, cursor })
-        .then((page) => {
-          if (mine !== generation.current) return;
-          visibleThreads.update((current) => mergeThreads(current, page.data, () => true));
-          setCursor(page.meta.nextCursor);
-          wantContacts(unnamed(page.data));
-        })
-        .catch((err: unknown) => setError(errorText(err)));
-    });
-    observer.observe(el);
-    return () => observer.disconnect();
-  }, [cursor, f]);
+  useOnVisible(sentinel, loadMore, [cursor, f]);
 
   const set = (patch: Partial<ListFilter>) => filter.set({ ...f, ...patch });
 

@@ -1,10 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Thread, ThreadPatch } from '../../client/client';
-import { errorText } from '../api';
-import { fullTime } from '../format';
-import { session } from '../session';
-import { useStore } from '../store';
-import { assignable, team, wantTeam } from '../team';
+import { errorText } from '../shared/api';
+import { fullTime } from '../shared/format';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { assignable, team, wantTeam } from '../shared/team';
 import { pickedDate, SNOOZE_CHOICES, snoozeUntil } from './snooze';
 import './actions.css';
 

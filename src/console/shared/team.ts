@@ -1,4 +1,4 @@
-import type { TeamUser } from '../client/client';
+import type { TeamUser } from '../../client/client';
 import { session } from './session';
 import { createStore } from './store';
 

@@ -1,28 +1,18 @@
-import { useEffect, useState } from 'preact/hooks';
-import type { Thread, WhatsappTemplate } from '../client/client';
-import { errorText } from './api';
-import { session } from './session';
-import { useStore } from './store';
+import { useState } from 'preact/hooks';
+import type { Thread } from '../../client/client';
+import { errorText } from '../shared/api';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { useTemplates } from './use-composer';
 
 /** The connection's approved templates, with an input per body parameter; sent as a template reply. */
 export function TemplatePicker({ thread, onSent }: { thread: Thread; onSent: () => void }) {
   const s = useStore(session)!;
-  const [templates, setTemplates] = useState<WhatsappTemplate[] | null>(null);
+  const { templates, error, setError } = useTemplates(thread.connectionId);
   const [chosen, setChosen] = useState('');
   const [params, setParams] = useState<string[]>([]);
-  const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [key, setKey] = useState(() => crypto.randomUUID());
-
-  useEffect(() => {
-    s.client
-      .templates(thread.connectionId)
-      .then((list) => setTemplates(list.filter((t) => t.status === 'APPROVED')))
-      .catch((err: unknown) => {
-        setTemplates([]);
-        setError(errorText(err));
-      });
-  }, [thread.connectionId]);
 
   const template = templates?.find((t) => `${t.name}|${t.language}` === chosen);
 

@@ -1,6 +1,6 @@
 import { useRef } from 'preact/hooks';
+import { fileSize } from '../shared/format';
 import { attachFiles, type ChosenFile, removeFile } from './files';
-import { fileSize } from './format';
 
 /**
  * The composer's "Attach files" button (a real button, so the keyboard reaches it; the file

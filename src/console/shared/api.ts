@@ -1,4 +1,4 @@
-import { type FetchLike, InboxClientError, type TenantClient, tenantClient } from '../client/client';
+import { type FetchLike, InboxClientError, type TenantClient, tenantClient } from '../../client/client';
 
 /**
  * The console's one way to the service: the package's own typed client (`inbox/client`) over

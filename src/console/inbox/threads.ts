@@ -1,5 +1,5 @@
-import type { Thread, ThreadStatus } from '../client/client';
-import { createStore } from './store';
+import type { Thread, ThreadStatus } from '../../client/client';
+import { createStore } from '../shared/store';
 
 /** What the list shows: the view (tab), the status, and the optional channel and label filters. */
 export type View = 'mine' | 'unassigned' | 'all';

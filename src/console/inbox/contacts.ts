@@ -1,6 +1,6 @@
-import type { Contact } from '../client/client';
-import { session } from './session';
-import { createStore } from './store';
+import type { Contact } from '../../client/client';
+import { session } from '../shared/session';
+import { createStore } from '../shared/store';
 
 /**
  * Contacts by id, fetched once each: a thread carries its contact's name, so the list and the

@@ -1,11 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Contact, Thread } from '../../client/client';
-import { errorText } from '../api';
-import { contacts } from '../contacts';
-import { channelName, shortTime } from '../format';
-import { onLinkClick } from '../router';
-import { session } from '../session';
-import { useStore } from '../store';
+import { errorText } from '../shared/api';
+import { channelName, shortTime } from '../shared/format';
+import { onLinkClick } from '../shared/router';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { contacts } from './contacts';
 
 type Value = string | number | boolean;
 interface Row {

@@ -1,7 +1,7 @@
-import type { Attachment } from '../client/client';
-import { errorText } from './api';
-import { session } from './session';
-import { createStore } from './store';
+import type { Attachment } from '../../client/client';
+import { errorText } from '../shared/api';
+import { session } from '../shared/session';
+import { createStore } from '../shared/store';
 
 /**
  * Files an agent attached to the next message of each conversation, uploaded at once through

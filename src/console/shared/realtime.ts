@@ -1,4 +1,4 @@
-import type { Thread } from '../client/client';
+import type { Thread } from '../../client/client';
 import { session, verifySession } from './session';
 import { createStore } from './store';
 

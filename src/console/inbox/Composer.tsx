@@ -1,18 +1,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { CannedResponse, Thread } from '../client/client';
+import type { CannedResponse, Thread } from '../../client/client';
+import { fullTime } from '../shared/format';
+import { useStore } from '../shared/store';
 import { AttachButton, FileChips } from './AttachFiles';
-import { errorText, InboxClientError } from './api';
 import { draftOf, saveDraft } from './drafts';
 import { attachFiles, chosenFiles, clearFiles, filesOf, filesPerMessage } from './files';
-import { fullTime } from './format';
-import { session } from './session';
-import { useStore } from './store';
 import { TemplatePicker } from './TemplatePicker';
-
-/** Waits before retrying a send the network dropped: same key each time. */
-const RETRY_MS = [500, 1_000, 2_000, 4_000];
-
-let canned: Promise<CannedResponse[]> | null = null;
+import { useCannedResponses, useReply } from './use-composer';
 
 /**
  * The reply box: Enter sends, Shift+Enter breaks a line; `/` at the start lists canned
@@ -21,12 +15,8 @@ let canned: Promise<CannedResponse[]> | null = null;
  * (see files.ts) and go with the reply by their ids; text is optional when there are files.
  */
 export function Composer({ thread }: { thread: Thread }) {
-  const s = useStore(session)!;
   const [draft, setDraft] = useState(() => draftOf(thread.id));
-  const [sending, setSending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [windowClosed, setWindowClosed] = useState<string | null>(null);
-  const [responses, setResponses] = useState<CannedResponse[]>([]);
+  const { sending, error, windowClosed, closedByClock, reopened, send: sendReply } = useReply(thread);
   const [pick, setPick] = useState(0);
   const box = useRef<HTMLTextAreaElement>(null);
   const files = filesOf(useStore(chosenFiles), thread.id);
@@ -37,8 +27,6 @@ export function Composer({ thread }: { thread: Thread }) {
 
   useEffect(() => {
     setDraft(draftOf(thread.id));
-    setError(null);
-    setWindowClosed(null);
   }, [thread.id]);
 
   const update = (next: typeof draft) => {
@@ -48,22 +36,11 @@ export function Composer({ thread }: { thread: Thread }) {
   // Other files make another message: it gets a key of its own.
   const filesChanged = () => update({ ...draft, idempotencyKey: undefined });
 
-  const closedByClock = thread.replyWindowEndsAt !== null && new Date(thread.replyWindowEndsAt).getTime() < Date.now();
   const closed = !draft.note && (closedByClock || windowClosed !== null);
 
   // Canned responses: `/shortcode…` at the start of the box.
   const slash = /^\/([a-z0-9_-]*)$/.exec(draft.text);
-  useEffect(() => {
-    // Read again each time the menu opens, so a response a colleague just added is there.
-    if (!slash) {
-      canned = null;
-      return;
-    }
-    canned ??= s.client.page<CannedResponse>('/v1/canned-responses', { limit: 100 }).then((p) => p.data);
-    canned.then(setResponses).catch(() => {
-      canned = null;
-    });
-  }, [Boolean(slash)]);
+  const responses = useCannedResponses(Boolean(slash));
   const matching = slash ? responses.filter((r) => r.shortCode.startsWith(slash[1]!)) : [];
   const menuOpen = matching.length > 0;
 
@@ -79,42 +56,20 @@ export function Composer({ thread }: { thread: Thread }) {
     const key = draft.idempotencyKey ?? crypto.randomUUID();
     const pending = { ...draft, idempotencyKey: key };
     update(pending);
-    setSending(true);
-    setError(null);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await s.client.reply(
-          thread.id,
-          {
-            ...(text ? { text } : {}),
-            ...(stored.length > 0 ? { attachmentIds: stored } : {}),
-            ...(draft.note ? { private: true } : {}),
-          },
-          { idempotencyKey: key },
-        );
-        update({ text: '', note: pending.note });
-        clearFiles(thread.id);
-        break;
-      } catch (err) {
-        // The request may have reached the service: only the same key may try again.
-        if (err instanceof TypeError && attempt < RETRY_MS.length) {
-          await new Promise((r) => setTimeout(r, RETRY_MS[attempt]));
-          continue;
-        }
-        if (err instanceof InboxClientError && err.code === 'window_closed') {
-          setWindowClosed(err.message);
-          update({ ...pending, idempotencyKey: undefined });
-        } else if (err instanceof InboxClientError && err.status < 500 && err.status !== 429) {
-          // Refused: nothing was sent, so the next try is a new message.
-          setError(errorText(err));
-          update({ ...pending, idempotencyKey: undefined });
-        } else {
-          setError(`Not sent yet: ${errorText(err)} Press Enter to try again; it will not be sent twice.`);
-        }
-        break;
-      }
+    const outcome = await sendReply(
+      {
+        ...(text ? { text } : {}),
+        ...(stored.length > 0 ? { attachmentIds: stored } : {}),
+        ...(draft.note ? { private: true } : {}),
+      },
+      key,
+    );
+    if (outcome === 'sent') {
+      update({ text: '', note: pending.note });
+      clearFiles(thread.id);
+    } else if (outcome === 'refused') {
+      update({ ...pending, idempotencyKey: undefined });
     }
-    setSending(false);
   }
 
   function onKeyDown(e: KeyboardEvent) {
@@ -151,7 +106,7 @@ export function Composer({ thread }: { thread: Thread }) {
             {windowClosed ??
               `The reply window closed at ${fullTime(thread.replyWindowEndsAt!)}: the channel accepts only a template until the contact writes again.`}
           </p>
-          <TemplatePicker thread={thread} onSent={() => setWindowClosed(null)} />
+          <TemplatePicker thread={thread} onSent={reopened} />
         </div>
       )}
       {error && (

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Attachment, Message } from '../client/client';
-import { blobType, isRasterImage } from './file-types';
-import { fileSize } from './format';
-import { session } from './session';
-import { useStore } from './store';
+import type { Attachment, Message } from '../../client/client';
+import { blobType, isRasterImage } from '../shared/file-types';
+import { fileSize } from '../shared/format';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
 
 /**
  * A message's files (docs/attachments.md): images inline, other files as download links with

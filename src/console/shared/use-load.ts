@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { errorText } from '../api';
+import { errorText } from './api';
 
 /** Collects an async iterator (the client's cursor lists walk every page). */
 export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
@@ -8,7 +8,7 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-/** A settings page's data: loaded on mount and on `reload()`, with the error a person can read. */
+/** A screen's data: loaded on mount, when `deps` change and on `reload()`, with the error a person can read. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<string | null>(null);

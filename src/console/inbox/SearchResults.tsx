@@ -1,11 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Contact, Message } from '../client/client';
-import { errorText } from './api';
+import type { Contact, Message } from '../../client/client';
+import { errorText } from '../shared/api';
+import { shortTime } from '../shared/format';
+import { onLinkClick } from '../shared/router';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
 import { contactName } from './contacts';
-import { shortTime } from './format';
-import { onLinkClick } from './router';
-import { session } from './session';
-import { useStore } from './store';
 
 /** Messages (full-text, newest first) and contacts (name, e-mail, handle) matching the search box. */
 export function SearchResults({ query, onContact }: { query: string; onContact: (contactId: number) => void }) {

@@ -1,0 +1,167 @@
+import { useEffect, useRef } from 'preact/hooks';
+import type { Message } from '../../client/client';
+import { channelName, fullTime, shortTime } from '../shared/format';
+import { navigate } from '../shared/router';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { useOnVisible } from '../shared/use-on-visible';
+import { Attachments } from './Attachments';
+import { Composer } from './Composer';
+import { ContactPanel } from './ContactPanel';
+import { contactName, contacts } from './contacts';
+import { ThreadActions } from './ThreadActions';
+import { visibleThreads } from './threads';
+import { useThread } from './use-thread';
+
+const STATE: Record<string, [mark: string, word: string]> = {
+  queued: ['🕓', 'Queued'],
+  sent: ['✓', 'Sent'],
+  delivered: ['✓✓', 'Delivered'],
+  read: ['✓✓', 'Read'],
+  failed: ['!', 'Failed'],
+};
+
+function Delivery({ m }: { m: Message }) {
+  const state = STATE[m.status];
+  if (m.direction !== 'outbound' || m.kind !== 'message' || !state) return null;
+  return (
+    <span class={`delivery delivery-${m.status}`}>
+      <span aria-hidden="true">{state[0]}</span> {state[1]}
+      {m.status === 'failed' && m.error && <span class="failure">: {m.error}</span>}
+    </span>
+  );
+}
+
+/** One thread (from `useThread`): its messages in order, older ones as the top scrolls into view, and the composer. */
+export function Transcript({ threadId }: { threadId: number }) {
+  const s = useStore(session)!;
+  const names = useStore(contacts);
+  const { thread, setThread, messages, older, error, busy, loadOlder, update } = useThread(threadId);
+  const scroller = useRef<HTMLElement>(null);
+  const top = useRef<HTMLDivElement>(null);
+  const stickToBottom = useRef(true);
+
+  useEffect(() => {
+    stickToBottom.current = true;
+  }, [threadId]);
+
+  // Keep the newest message in view unless the agent scrolled up to read.
+  useEffect(() => {
+    const el = scroller.current;
+    if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
+  }, [messages]);
+
+  // Older messages as the top scrolls into view, the agent's place kept where it was.
+  useOnVisible(top, () => {
+    const box = scroller.current;
+    const fromBottom = box ? box.scrollHeight - box.scrollTop : 0;
+    void loadOlder().then((added) => {
+      if (!added) return;
+      stickToBottom.current = false;
+      requestAnimationFrame(() => {
+        if (box) box.scrollTop = box.scrollHeight - fromBottom;
+      });
+    });
+  }, [older, threadId]);
+
+  const name = thread ? (thread.contactName ?? contactName(names.get(thread.contactId), thread.contactId)) : '';
+  return (
+    <section class="transcript-pane" aria-label="Conversation">
+      <header class="transcript-head">
+        <button type="button" class="back" onClick={() => navigate('/')}>
+          ← Conversations
+        </button>
+        <div class="who">
+          <h2>{name || 'Conversation'}</h2>
+          {thread && (
+            <p class="sub">
+              {channelName(thread.integrationKey)} · {thread.status}
+              {thread.assigneeId === s.user.id ? ' · assigned to you' : thread.assigneeId === null ? ' · unassigned' : ''}
+            </p>
+          )}
+        </div>
+        {thread && (
+          <div class="actions">
+            {thread.assigneeId !== s.user.id && (
+              <button type="button" onClick={() => void update({ assigneeId: s.user.id })} disabled={busy}>
+                Assign to me
+              </button>
+            )}
+            {thread.status === 'resolved' ? (
+              <button type="button" onClick={() => void update({ status: 'open' })} disabled={busy}>
+                Reopen
+              </button>
+            ) : (
+              <button
+                type="button"
+                class="primary"
+                onClick={() => void update({ status: 'resolved' })}
+                disabled={busy}
+                data-action="resolve"
+              >
+                Resolve
+              </button>
+            )}
+          </div>
+        )}
+      </header>
+      {thread && <ThreadActions thread={thread} onChange={setThread} />}
+      {thread && <ContactPanel thread={thread} />}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <section
+        class="messages"
+        ref={scroller}
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region takes focus so the keyboard can scroll it, also when its messages hold no link (say, only images)
+        tabIndex={0}
+        aria-label="Transcript"
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          stickToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        }}
+      >
+        {older && (
+          <div ref={top} class="more">
+            Loading older messages…
+          </div>
+        )}
+        <ol class="message-list" aria-label="Messages">
+          {messages.map((m) => (
+            <li key={m.id} class={`msg msg-${m.kind} ${m.kind === 'message' ? `msg-${m.direction}` : ''}`} data-message-id={m.id}>
+              {m.kind === 'activity' ? (
+                <p class="activity">
+                  {m.text} · <time dateTime={m.createdAt}>{shortTime(m.createdAt)}</time>
+                </p>
+              ) : (
+                <div class="bubble">
+                  {m.kind === 'note' && <p class="note-tag">Private note</p>}
+                  {m.text && <p class="text">{m.text}</p>}
+                  <Attachments message={m} />
+                  <p class="meta">
+                    <time dateTime={m.createdAt} title={fullTime(m.createdAt)}>
+                      {shortTime(m.createdAt)}
+                    </time>{' '}
+                    <Delivery m={m} />
+                  </p>
+                </div>
+              )}
+            </li>
+          ))}
+        </ol>
+      </section>
+      {thread && <Composer thread={thread} />}
+    </section>
+  );
+}
+
+/** The thread after/before the selected one in the list, for j and k. */
+export function neighbour(selected: number | null, step: 1 | -1): number | null {
+  const list = visibleThreads.get();
+  if (list.length === 0) return null;
+  const at = list.findIndex((t) => t.id === selected);
+  const next = at === -1 ? (step === 1 ? 0 : list.length - 1) : at + step;
+  return list[Math.max(0, Math.min(list.length - 1, next))]?.id ?? null;
+}

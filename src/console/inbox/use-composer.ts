@@ -1,0 +1,99 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { CannedResponse, ReplyRequest, Thread, WhatsappTemplate } from '../../client/client';
+import { errorText, InboxClientError } from '../shared/api';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { useLoad } from '../shared/use-load';
+
+/** Waits before retrying a send the network dropped: same key each time. */
+const RETRY_MS = [500, 1_000, 2_000, 4_000];
+
+/**
+ * How a send ended: `sent`; `refused` (nothing was sent, so the next try is a new message with
+ * a new key); or `unsure` (the service may have it: only the same key may try again).
+ */
+export type SendOutcome = 'sent' | 'refused' | 'unsure';
+
+/**
+ * Sending a thread's replies, with the state the composer shows: whether a send is under way,
+ * its error, and the channel's refusal when the reply window closed (`422 window_closed`).
+ */
+export function useReply(thread: Thread) {
+  const s = useStore(session)!;
+  const [sending, setSending] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [windowClosed, setWindowClosed] = useState<string | null>(null);
+
+  useEffect(() => {
+    setError(null);
+    setWindowClosed(null);
+  }, [thread.id]);
+
+  const closedByClock = thread.replyWindowEndsAt !== null && new Date(thread.replyWindowEndsAt).getTime() < Date.now();
+
+  /** Sends under `key`, retrying a dropped connection with the same key so the contact gets it once. */
+  async function send(body: ReplyRequest, key: string): Promise<SendOutcome> {
+    setSending(true);
+    setError(null);
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await s.client.reply(thread.id, body, { idempotencyKey: key });
+          return 'sent';
+        } catch (err) {
+          // The request may have reached the service: only the same key may try again.
+          if (err instanceof TypeError && attempt < RETRY_MS.length) {
+            await new Promise((r) => setTimeout(r, RETRY_MS[attempt]));
+            continue;
+          }
+          if (err instanceof InboxClientError && err.code === 'window_closed') {
+            setWindowClosed(err.message);
+            return 'refused';
+          }
+          if (err instanceof InboxClientError && err.status < 500 && err.status !== 429) {
+            setError(errorText(err));
+            return 'refused';
+          }
+          setError(`Not sent yet: ${errorText(err)} Press Enter to try again; it will not be sent twice.`);
+          return 'unsure';
+        }
+      }
+    } finally {
+      setSending(false);
+    }
+  }
+
+  return { sending, error, windowClosed, closedByClock, reopened: () => setWindowClosed(null), send };
+}
+
+let canned: Promise<CannedResponse[]> | null = null;
+
+/** The canned responses, read again each time the menu opens so one a colleague just added is there. */
+export function useCannedResponses(open: boolean): CannedResponse[] {
+  const s = useStore(session)!;
+  const [responses, setResponses] = useState<CannedResponse[]>([]);
+  useEffect(() => {
+    if (!open) {
+      canned = null;
+      return;
+    }
+    canned ??= s.client.page<CannedResponse>('/v1/canned-responses', { limit: 100 }).then((p) => p.data);
+    canned.then(setResponses).catch(() => {
+      canned = null;
+    });
+  }, [open]);
+  return responses;
+}
+
+/**
+ * The connection's approved templates, for a reply outside the window: null while loading, and
+ * none when they could not be read (the error says why).
+ */
+export function useTemplates(connectionId: number) {
+  const s = useStore(session)!;
+  const { data, error, setError } = useLoad<WhatsappTemplate[]>(
+    () => s.client.templates(connectionId).then((list) => list.filter((t) => t.status === 'APPROVED')),
+    [connectionId],
+  );
+  return { templates: data ?? (error ? [] : null), error, setError };
+}

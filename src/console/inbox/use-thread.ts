@@ -1,0 +1,136 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Message, Thread, ThreadPatch } from '../../client/client';
+import { errorText } from '../shared/api';
+import { onRealtime, resync } from '../shared/realtime';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { wantContacts } from './contacts';
+
+const PAGE = 30;
+
+/** Oldest first for reading; the service pages newest first. */
+const inOrder = (list: Iterable<Message>) => [...list].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id - b.id);
+
+function mergeMessages(current: readonly Message[], fresh: readonly Message[]): Message[] {
+  const byId = new Map(current.map((m) => [m.id, m]));
+  for (const m of fresh) byId.set(m.id, m);
+  return inOrder(byId.values());
+}
+
+/**
+ * One thread and its transcript: the newest page first, older pages on `loadOlder()`, kept
+ * live by the realtime socket and read again after a reconnect. The thread counts as read
+ * when it opens and when an inbound message arrives while the tab is visible.
+ */
+export function useThread(threadId: number) {
+  const s = useStore(session)!;
+  const [thread, setThread] = useState<Thread | null>(null);
+  const [messages, setMessages] = useState<Message[]>([]);
+  const [older, setOlder] = useState<string | undefined>();
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const messagesRef = useRef<Message[]>([]);
+  messagesRef.current = messages;
+
+  const markRead = () => {
+    if (document.visibilityState === 'visible') void s.client.markThreadRead(threadId).catch(() => undefined);
+  };
+
+  async function loadNewest(first: boolean) {
+    try {
+      const [t, page] = await Promise.all([
+        s.client.thread(threadId),
+        s.client.page<Message>(`/v1/threads/${threadId}/messages`, { limit: PAGE }),
+      ]);
+      setThread(t);
+      if (t.contactName === null) wantContacts([t.contactId]);
+      setMessages((current) => (first ? inOrder(page.data) : mergeMessages(current, page.data)));
+      if (first) setOlder(page.meta.nextCursor);
+      setError(null);
+    } catch (err) {
+      setError(errorText(err));
+    }
+  }
+
+  useEffect(() => {
+    setThread(null);
+    setMessages([]);
+    setOlder(undefined);
+    void loadNewest(true).then(markRead);
+    const stopResync = resync.subscribe(() => void loadNewest(false));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stopEvents = onRealtime((event) => {
+      if (event.type === 'message.created' && event.data.threadId === threadId) {
+        // Coalesced: a burst of messages costs one read.
+        timer ??= setTimeout(() => {
+          timer = undefined;
+          void loadNewest(false).then(() => event.data.direction === 'inbound' && markRead());
+        }, 50);
+      } else if (event.type === 'message.updated' && event.data.threadId === threadId) {
+        const { id, status, error } = event.data;
+        setMessages((list) => list.map((m) => (m.id === id ? { ...m, status: status as Message['status'], error } : m)));
+        void refreshAttachments(id, event.data.attachments ?? []);
+      } else if (event.type === 'thread.updated' && event.data.id === threadId) {
+        setThread(event.data);
+      }
+    });
+    return () => {
+      stopResync();
+      stopEvents();
+      clearTimeout(timer);
+    };
+  }, [threadId, s.client]);
+
+  /**
+   * The event names only each file's id and status: a file that changed (stored, failed) is
+   * read again for its size, name and error, so a placeholder turns into the image live.
+   */
+  async function refreshAttachments(messageId: number, announced: { id: number; status: string }[]) {
+    const shown = messagesRef.current.find((m) => m.id === messageId)?.attachments ?? [];
+    const changed = announced.filter((a) => shown.find((b) => b.id === a.id)?.status !== a.status);
+    if (changed.length === 0) return;
+    const fresh = await Promise.all(changed.map((a) => s.client.attachments.get(a.id).catch(() => null)));
+    const byId = new Map(fresh.flatMap((a) => (a ? [[a.id, a] as const] : [])));
+    setMessages((list) =>
+      list.map((m) =>
+        m.id !== messageId
+          ? m
+          : {
+              ...m,
+              attachments: [
+                ...m.attachments.map((a) => byId.get(a.id) ?? a),
+                ...[...byId.values()].filter((a) => !m.attachments.some((b) => b.id === a.id)),
+              ],
+            },
+      ),
+    );
+  }
+
+  /** The page before the oldest shown; answers whether one was added. */
+  async function loadOlder(): Promise<boolean> {
+    if (!older) return false;
+    try {
+      const page = await s.client.page<Message>(`/v1/threads/${threadId}/messages`, { limit: PAGE, cursor: older });
+      setMessages((current) => mergeMessages(current, page.data));
+      setOlder(page.meta.nextCursor);
+      return true;
+    } catch (err) {
+      setError(errorText(err));
+      return false;
+    }
+  }
+
+  /** A change from the header (status, assignee), shown as the service answers it. */
+  async function update(patch: ThreadPatch) {
+    setBusy(true);
+    try {
+      setThread(await s.client.updateThread(threadId, patch));
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return { thread, setThread, messages, older, error, busy, loadOlder, update };
+}

@@ -1,0 +1,109 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Thread } from '../../client/client';
+import { errorText } from '../shared/api';
+import { onRealtime, resync } from '../shared/realtime';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import { wantContacts } from './contacts';
+import { filter, type ListFilter, matches, mergeThreads, queryOf, visibleThreads } from './threads';
+
+const PAGE = 25;
+
+/** A thread names its contact; only a contact without a name is read, for an address or handle to show. */
+const unnamed = (list: Thread[]) => list.filter((t) => t.contactName === null).map((t) => t.contactId);
+
+/**
+ * The list's threads under `f`: one cursor page at a time (`loadMore` reads the next, never
+ * all of them), kept live by the realtime socket. New messages re-read the first page (one
+ * request however many arrive at once); `thread.updated` moves a thread in or out at once.
+ * The threads live in `visibleThreads`, which j/k walk.
+ */
+export function useThreads(f: ListFilter) {
+  const s = useStore(session)!;
+  const threads = useStore(visibleThreads);
+  const [cursor, setCursor] = useState<string | undefined>();
+  const [error, setError] = useState<string | null>(null);
+  const [loading, setLoading] = useState(true);
+  // Answers to an older filter's requests are dropped.
+  const generation = useRef(0);
+  const me = s.user.id;
+
+  async function loadFirst(f: ListFilter) {
+    const mine = ++generation.current;
+    setLoading(true);
+    try {
+      const page = await s.client.page<Thread>('/v1/threads', { ...queryOf(f), limit: PAGE });
+      if (mine !== generation.current) return;
+      visibleThreads.set(page.data);
+      setCursor(page.meta.nextCursor);
+      setError(null);
+      wantContacts(unnamed(page.data));
+    } catch (err) {
+      if (mine === generation.current) setError(errorText(err));
+    } finally {
+      if (mine === generation.current) setLoading(false);
+    }
+  }
+
+  // Re-read the first page and merge it into what is loaded (new threads, new previews).
+  const refresh = useRef<{ timer?: ReturnType<typeof setTimeout>; run: () => void }>({ run: () => undefined });
+  refresh.current.run = () => {
+    const mine = generation.current;
+    s.client
+      .page<Thread>('/v1/threads', { ...queryOf(f), limit: PAGE })
+      .then((page) => {
+        if (mine !== generation.current) return;
+        visibleThreads.update((current) => mergeThreads(current, page.data, (t) => matches(t, f, me)));
+        wantContacts(unnamed(page.data));
+      })
+      .catch(() => undefined);
+  };
+  const refreshSoon = () => {
+    if (refresh.current.timer) return;
+    refresh.current.timer = setTimeout(() => {
+      refresh.current.timer = undefined;
+      refresh.current.run();
+    }, 100);
+  };
+
+  useEffect(() => {
+    void loadFirst(f);
+  }, [f]);
+
+  useEffect(() => {
+    const stop = resync.subscribe(() => void loadFirst(filter.get()));
+    return stop;
+  }, []);
+
+  useEffect(
+    () =>
+      onRealtime((event) => {
+        if (event.type === 'thread.updated') {
+          const t = event.data;
+          const current = filter.get();
+          visibleThreads.update((list) => mergeThreads(list, [t], (x) => x.id !== t.id || matches(t, current, me)));
+          wantContacts(unnamed([t]));
+        } else if (event.type === 'message.created') {
+          refreshSoon();
+        }
+      }),
+    [me],
+  );
+
+  /** The next page, appended. */
+  function loadMore() {
+    if (!cursor) return;
+    const mine = generation.current;
+    s.client
+      .page<Thread>('/v1/threads', { ...queryOf(f), limit: PAGE, cursor })
+      .then((page) => {
+        if (mine !== generation.current) return;
+        visibleThreads.update((current) => mergeThreads(current, page.data, () => true));
+        setCursor(page.meta.nextCursor);
+        wantContacts(unnamed(page.data));
+      })
+      .catch((err: unknown) => setError(errorText(err)));
+  }
+
+  return { threads, cursor, loading, error, loadMore };
+}
