@@ -45,7 +45,14 @@ describe('/v1/workspace', () => {
 
   it('refuses unknown fields, wrong types and an empty patch with 422, changing nothing', async () => {
     const tenant = await makeTenant(ctx.deps);
-    for (const payload of [{ assignOnReply: true, colour: 'red' }, { restrictAgentsToTeams: true }, { assignOnReply: 'yes' }, {}, { name: '' }, { id: 5 }]) {
+    for (const payload of [
+      { assignOnReply: true, colour: 'red' },
+      { restrictAgentsToTeams: true },
+      { assignOnReply: 'yes' },
+      {},
+      { name: '' },
+      { id: 5 },
+    ]) {
       const res = await call('PATCH', tenant.headers, payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(422);
       expect(res.json().error.code).toBe('validation_failed');
