@@ -13,7 +13,7 @@ import { type FakeProviders, startFakeProviders } from './fake-providers.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 /** The compiled CLI, as `npm start` runs it; `bin/inbox.js` runs the TypeScript source (tests). */
-const ENTRIES = { dist: path.join(ROOT, 'dist/src/cli.js'), source: path.join(ROOT, 'bin/inbox.js') };
+const ENTRIES = { dist: 'dist/src/cli.js', source: 'bin/inbox.js' };
 export const ADMIN_KEY = `faults-admin-${randomBytes(16).toString('hex')}`;
 export const WEBHOOK_SECRET = randomBytes(24).toString('hex');
 const JWT_SECRET = randomBytes(32).toString('hex');
@@ -117,6 +117,11 @@ export interface ServiceOptions {
   env?: Record<string, string>;
   /** Default dist (run `npm run build` first). */
   entry?: keyof typeof ENTRIES;
+  /**
+   * The checkout whose build runs (default this one): the bench's `--compare` runs another
+   * commit's build from its own worktree, driven by this checkout's code.
+   */
+  root?: string;
   /** Node flags before the entry, e.g. `--cpu-prof`. */
   nodeArgs?: string[];
   /**
@@ -144,8 +149,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     accessToken: 'faults-token',
     ...(options.whatsappApiBaseUrl ? { apiBaseUrl: options.whatsappApiBaseUrl } : {}),
   };
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ENTRIES[options.entry ?? 'dist'], 'serve', '--role', options.role], {
-    cwd: ROOT,
+  const root = options.root ?? ROOT;
+  const entry = path.join(root, ENTRIES[options.entry ?? 'dist']);
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), entry, 'serve', '--role', options.role], {
+    cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/root',

@@ -10,7 +10,10 @@ export interface OptionSpec {
   help: string;
 }
 
-type Values<S extends Record<string, OptionSpec>> = { [K in keyof S]: S[K]['type'] extends 'boolean' ? boolean : string };
+/** A string option without a default is undefined when not given. */
+type Values<S extends Record<string, OptionSpec>> = {
+  [K in keyof S]: S[K]['type'] extends 'boolean' ? boolean : S[K] extends { default: string } ? string : string | undefined;
+};
 
 /** The usage text: the command, then every option with its default. */
 export function usage(command: string, about: string, specs: Record<string, OptionSpec>): string {

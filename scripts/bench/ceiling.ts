@@ -8,6 +8,7 @@ import { burst, type Measured, signedDeliveries } from './common.js';
 
 export interface Ceiling {
   url: string;
+  pid: number | undefined;
   rssMb(): number;
   /** One burst of `seconds` at `connections`. */
   measure(connections: number, seconds: number): Promise<Measured>;
@@ -41,6 +42,7 @@ export async function startCeiling(): Promise<Ceiling> {
   const ring = signedDeliveries(4096);
   return {
     url,
+    pid: child.pid,
     rssMb: () => rssMbOf(child.pid),
     measure: (connections, seconds) => burst(url, ring, { connections, duration: seconds, ring: true }),
     async stop() {

@@ -158,9 +158,13 @@ export async function burst(
 
 // ---------------------------------------------------------------- the service
 
-/** The heap limit `npm start` (and the Docker image) give the service, read from package.json so the two cannot drift. */
-const START_NODE_OPTIONS =
-  /--max-old-space-size=\d+/.exec(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start)?.[0] ?? '';
+/**
+ * The heap limit `npm start` (and the Docker image) give the service of the checkout at `root`,
+ * read from its package.json so the two cannot drift.
+ */
+function startNodeOptions(root: string): string {
+  return /--max-old-space-size=\d+/.exec(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start)?.[0] ?? '';
+}
 
 /** Extra node flags for the service processes, e.g. BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
@@ -169,21 +173,26 @@ export interface BenchService extends Service {
   peakRssMb(): number;
 }
 
-/** The service as it ships (dist/, `npm start`'s heap limit), its RSS sampled for the peak. */
+/**
+ * The service as it ships (dist/, `npm start`'s heap limit), its RSS sampled for the peak;
+ * `root` runs another checkout's build (`--compare`).
+ */
 export async function serve(
-  options: BenchOptions,
+  options: Pick<BenchOptions, 'logLevel'>,
   role: Role,
   databaseUrl: string,
-  extra: { whatsappApiBaseUrl?: string; env?: Record<string, string> } = {},
+  extra: { whatsappApiBaseUrl?: string; env?: Record<string, string>; root?: string } = {},
 ): Promise<BenchService> {
+  const root = extra.root ?? ROOT;
   const svc = await startService({
     role,
     databaseUrl,
+    root,
     nodeArgs: NODE_FLAGS,
     log: 'tail',
     ...(extra.whatsappApiBaseUrl ? { whatsappApiBaseUrl: extra.whatsappApiBaseUrl } : {}),
     env: {
-      NODE_OPTIONS: START_NODE_OPTIONS,
+      NODE_OPTIONS: startNodeOptions(root),
       // The worker announces readiness in its start line; it serves no requests to log.
       LOG_LEVEL: role === 'worker' ? 'info' : options.logLevel,
       ...extra.env,

@@ -23,12 +23,15 @@ export interface BenchOptions {
   attachments: boolean;
   attachmentMb: number;
   attachmentTransfers: number;
+  /** A git ref to compare this checkout's build with (`--compare`). */
+  compare: string | undefined;
 }
 
 const ABOUT = `Measures the service on this machine: ingestion beside a no-op ceiling (alternating rounds,
 the ratio's median), processing, latency, sending and outbound webhooks; or, with --single, one
 role-all process as \`npm start\` runs it; or, with --attachments, files up and down through the
-service. Figures go to stdout (--json adds one JSON line), progress
+service; or, with --compare <git-ref>, this build against the ref's, alternated round by round
+(ingest beside the ceiling, a worker's drain, CPU per delivery, RSS). Figures go to stdout (--json adds one JSON line), progress
 to stderr. Every figure is printed with the load generator's own CPU share (of one core).`;
 
 export function readBenchOptions(argv?: string[]): BenchOptions {
@@ -37,8 +40,8 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     ABOUT,
     {
       json: { type: 'boolean', help: 'also print the result as one JSON line' },
-      seconds: { type: 'string', default: '5', help: 'seconds of each measured load' },
-      rounds: { type: 'string', default: '3', help: 'alternating ceiling/ingest rounds (the median is reported)' },
+      seconds: { type: 'string', help: 'seconds of each measured load (default 5; 10 with --compare)' },
+      rounds: { type: 'string', default: '3', help: 'alternating ceiling/ingest rounds, or --compare rounds (the median is reported)' },
       connections: { type: 'string', default: '200', help: 'concurrent connections of the bursts' },
       rate: { type: 'string', default: '500', help: 'deliveries/s of the latency phase' },
       workers: { type: 'string', default: '1', help: 'worker processes of the processing phase' },
@@ -61,6 +64,10 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
       },
       'attachment-mb': { type: 'string', default: '25', help: 'MB of each file of the attachments phase' },
       'attachment-transfers': { type: 'string', default: '10', help: 'uploads (then downloads) at once in the attachments phase' },
+      compare: {
+        type: 'string',
+        help: 'compare this build with the build of a git ref (commit, branch, tag), built in a temporary worktree; see docs/performance.md',
+      },
     },
     argv,
   );
@@ -74,7 +81,7 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
   };
   return {
     json: v.json,
-    seconds: number('seconds', v.seconds),
+    seconds: number('seconds', v.seconds ?? (v.compare === undefined ? '5' : '10')),
     rounds: number('rounds', v.rounds),
     connections: number('connections', v.connections),
     rate: number('rate', v.rate),
@@ -94,5 +101,6 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     attachments: v.attachments,
     attachmentMb: number('attachment-mb', v['attachment-mb']),
     attachmentTransfers: number('attachment-transfers', v['attachment-transfers']),
+    compare: v.compare,
   };
 }

@@ -10,7 +10,8 @@
 //   6. outbound.ts: --outbound webhook deliveries to one endpoint, then four, then 200 events/s;
 //   or single.ts (--single): one role-all process as `npm start` runs it, burst and sustained;
 //   or conversations.ts (--conversations): thread filters and message search on a large inbox;
-//   or attachments.ts (--attachments): 25 MB files up and down through the service, MB/s and RSS.
+//   or attachments.ts (--attachments): 25 MB files up and down through the service, MB/s and RSS;
+//   or compare.ts (--compare <git-ref>): this build against the ref's, alternated, with ratios.
 // Throughput is reported as a ratio against the ceiling because shared machines drift, and each
 // figure with the load generator's own CPU share, so a generator-bound figure shows as one.
 // Every number comes from this run; nothing is asserted.
@@ -29,6 +30,7 @@ import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { measureAttachments } from './attachments.js';
 import { seedReplyThreads } from './bench.queries.js';
 import { pct, say, TWILIO_NUMBER } from './common.js';
+import { compareTable, measureCompare } from './compare.js';
 import { measureConversations } from './conversations.js';
 import { measureIngest } from './ingest.js';
 import { measureLatency } from './latency.js';
@@ -49,6 +51,12 @@ function table(rows: [string, string][], write = out): void {
 async function main() {
   say('building the service (npm run build)');
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  if (options.compare !== undefined) {
+    const c = await measureCompare({ ...options, compare: options.compare });
+    for (const line of compareTable(c)) out(line);
+    if (options.json) out(JSON.stringify({ compare: c }));
+    return;
+  }
   let stopPostgres = async () => {};
   let databaseUrl = process.env.DATABASE_URL;
   if (databaseUrl === undefined) {

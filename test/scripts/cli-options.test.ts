@@ -25,7 +25,7 @@ const DRIVERS = {
   bench: {
     script: 'scripts/bench/run.ts',
     options: {
-      seconds: '5',
+      seconds: '5; 10 with --compare',
       rounds: '3',
       connections: '200',
       rate: '500',

@@ -1,0 +1,321 @@
+// `--compare <git-ref>`: this checkout's build against another commit's, in one run of one
+// driver (this checkout's), alternated round by round so a machine that drifts drifts for both.
+// The ref is checked out into a temporary git worktree and built there with its own
+// dependencies; only its service (dist/src/cli.js serve) and its migrations run, each build on
+// a fresh database of its own. Each round, for each build: the no-op HMAC ceiling, then the
+// ingest burst against `--role api`, then a `--role worker` draining what the burst stored,
+// with the CPU of the service process and of PostgreSQL over each window.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { provisionTenant, ROOT } from '../../harness/service.js';
+import { createDatabase } from '../../src/db/database.js';
+import { startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { drainSeconds, inboxRows, pendingDeliveries } from './bench.queries.js';
+import { type Ceiling, startCeiling } from './ceiling.js';
+import { BURST_BODIES_PER_SECOND, burst, median, say, serve, signedDeliveries, WARMUP_SECONDS, waitFor } from './common.js';
+import { postgresCpuMs, processCpuMs } from './cpu.js';
+import type { BenchOptions } from './options.js';
+
+/** One build under comparison: where its checkout is and what to call it. */
+interface Build {
+  key: 'this' | 'ref';
+  label: string;
+  root: string;
+}
+
+/** What one build did in one round. */
+export interface RunFigures {
+  ceilingRps: number;
+  ceilingUsPerRequest: number;
+  ingestRps: number;
+  ingestRatio: number;
+  ingestP99Ms: number;
+  acknowledged: number;
+  non2xx: number;
+  generatorCpu: number;
+  drained: number;
+  drainSeconds: number;
+  drainPerSec: number;
+  /** The api process's CPU over the ingest burst, per delivery it acknowledged. */
+  apiUsPerAck: number;
+  /** PostgreSQL's CPU over the ingest burst, per acknowledged delivery. */
+  pgIngestUsPerAck: number;
+  /** The worker process's CPU from ready to drained, per delivery processed meanwhile. */
+  workerUsPerDelivery: number;
+  /** PostgreSQL's CPU over the same window, per delivery processed. */
+  pgDrainUsPerDelivery: number;
+  apiRssMb: number;
+  workerRssMb: number;
+}
+
+const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+const run = (cwd: string, command: string, args: string[]) => execFileSync(command, args, { cwd, stdio: ['ignore', 2, 2] });
+
+/**
+ * The ref checked out into a temporary worktree and built: `npm ci` there, unless its lock file
+ * is this checkout's (then this node_modules is linked in), and its own `npm run build`.
+ */
+async function prepareRef(ref: string): Promise<{ build: Build; remove: () => Promise<void> }> {
+  const sha = git('rev-parse', '--verify', `${ref}^{commit}`);
+  const dir = await mkdtemp(path.join(os.tmpdir(), `inbox-bench-ref-${sha.slice(0, 12)}-`));
+  let added = false;
+  const remove = async () => {
+    if (added) {
+      try {
+        git('worktree', 'remove', '--force', dir);
+      } catch {
+        // already gone: prune forgets it below
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
+    git('worktree', 'prune');
+  };
+  try {
+    say(`compare: checking ${ref} (${sha.slice(0, 12)}) out into ${dir}`);
+    git('worktree', 'add', '--detach', dir, sha);
+    added = true;
+    const lock = (root: string) => readFileSync(path.join(root, 'package-lock.json'), 'utf8');
+    if (existsSync(path.join(dir, 'package-lock.json')) && lock(dir) === lock(ROOT)) {
+      say('compare: same lock file, linking this node_modules');
+      symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+    } else {
+      say('compare: the lock files differ, npm ci in the ref');
+      run(dir, 'npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error']);
+    }
+    say('compare: building the ref (npm run build)');
+    run(dir, 'npm', ['run', 'build', '--silent']);
+    return { build: { key: 'ref', label: `${ref} (${sha.slice(0, 12)})`, root: dir }, remove };
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+}
+
+/** This checkout's label: its commit, and whether the build holds changes not committed. */
+function thisLabel(): string {
+  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+  return `this (${git('rev-parse', '--short=12', 'HEAD')}${dirty ? ' + uncommitted changes' : ''})`;
+}
+
+const withDatabase = (url: string, name: string) => {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+};
+
+/** One build's round: ceiling, ingest burst on `--role api`, then a `--role worker` drains. */
+async function measureRun(
+  options: BenchOptions,
+  build: Build,
+  databaseUrl: string,
+  ceiling: Ceiling,
+  postmasterPid: number,
+): Promise<RunFigures> {
+  const database = createDatabase(databaseUrl, { max: 2 });
+  const db = database.db;
+  try {
+    const api = await serve(options, 'api', databaseUrl, { root: build.root });
+    let ingest: Awaited<ReturnType<typeof burst>>;
+    let apiCpuMs: number;
+    let pgIngestMs: number;
+    let ceilingRun: Awaited<ReturnType<typeof burst>>;
+    let ceilingCpuMs: number;
+    try {
+      await burst(api.url, signedDeliveries(BURST_BODIES_PER_SECOND * WARMUP_SECONDS), {
+        connections: options.connections,
+        duration: WARMUP_SECONDS,
+      });
+      const bodies = signedDeliveries(BURST_BODIES_PER_SECOND * options.seconds);
+      const ceilingCpu = processCpuMs(ceiling.pid);
+      ceilingRun = await ceiling.measure(options.connections, options.seconds);
+      ceilingCpuMs = processCpuMs(ceiling.pid) - ceilingCpu;
+      const apiCpu = processCpuMs(api.child.pid);
+      const pgCpu = postgresCpuMs(postmasterPid);
+      ingest = await burst(api.url, bodies, { connections: options.connections, duration: options.seconds });
+      apiCpuMs = processCpuMs(api.child.pid) - apiCpu;
+      pgIngestMs = postgresCpuMs(postmasterPid) - pgCpu;
+    } finally {
+      await api.stop();
+    }
+    const acknowledged = ingest.result['2xx'];
+
+    const worker = await serve(options, 'worker', databaseUrl, { root: build.root });
+    let workerCpuMs: number;
+    let pgDrainMs: number;
+    let processedBefore: number;
+    try {
+      const workerCpu = processCpuMs(worker.child.pid);
+      const pgCpu = postgresCpuMs(postmasterPid);
+      // What the worker processed between its start and its ready line is not in its CPU window.
+      processedBefore = await inboxRows(db, true);
+      await waitFor('the worker to drain the inbox', async () => (await pendingDeliveries(db)) === 0, 300_000);
+      workerCpuMs = processCpuMs(worker.child.pid) - workerCpu;
+      pgDrainMs = postgresCpuMs(postmasterPid) - pgCpu;
+    } finally {
+      await worker.stop();
+    }
+    const drained = await inboxRows(db, true);
+    const seconds = await drainSeconds(db);
+    const inWindow = Math.max(drained - processedBefore, 1);
+    const r = ingest.result;
+    return {
+      ceilingRps: Math.round(ceilingRun.result.requests.average),
+      ceilingUsPerRequest: Math.round((ceilingCpuMs * 1000) / Math.max(ceilingRun.result['2xx'], 1)),
+      ingestRps: Math.round(r.requests.average),
+      ingestRatio: Number((r.requests.average / ceilingRun.result.requests.average).toFixed(3)),
+      ingestP99Ms: r.latency.p99,
+      acknowledged,
+      non2xx: r.non2xx + r.errors + r.timeouts,
+      generatorCpu: ingest.generatorCpu,
+      drained,
+      drainSeconds: Number(seconds.toFixed(2)),
+      drainPerSec: Math.round(drained / seconds),
+      apiUsPerAck: Math.round((apiCpuMs * 1000) / Math.max(acknowledged, 1)),
+      pgIngestUsPerAck: Math.round((pgIngestMs * 1000) / Math.max(acknowledged, 1)),
+      workerUsPerDelivery: Math.round((workerCpuMs * 1000) / inWindow),
+      pgDrainUsPerDelivery: Math.round((pgDrainMs * 1000) / inWindow),
+      apiRssMb: Math.round(api.peakRssMb()),
+      workerRssMb: Math.round(worker.peakRssMb()),
+    };
+  } finally {
+    await database.close();
+  }
+}
+
+/** A figure of the comparison: how it is read off one run, and which way is better. */
+interface Figure {
+  name: string;
+  of: (r: RunFigures) => number;
+  better: 'higher' | 'lower';
+}
+
+export const FIGURES: Figure[] = [
+  { name: 'ingest ÷ ceiling', of: (r) => r.ingestRatio, better: 'higher' },
+  { name: 'drain, one worker (deliveries/s)', of: (r) => r.drainPerSec, better: 'higher' },
+  { name: 'server CPU µs per delivery (api + worker)', of: (r) => r.apiUsPerAck + r.workerUsPerDelivery, better: 'lower' },
+  { name: 'Postgres CPU µs per delivery (ingest + drain)', of: (r) => r.pgIngestUsPerAck + r.pgDrainUsPerDelivery, better: 'lower' },
+  {
+    name: 'CPU per delivery ÷ the ceiling’s per request',
+    of: (r) =>
+      Number(((r.apiUsPerAck + r.workerUsPerDelivery + r.pgIngestUsPerAck + r.pgDrainUsPerDelivery) / r.ceilingUsPerRequest).toFixed(2)),
+    better: 'lower',
+  },
+  { name: '  ingest: api CPU µs per ack', of: (r) => r.apiUsPerAck, better: 'lower' },
+  { name: '  ingest: Postgres CPU µs per ack', of: (r) => r.pgIngestUsPerAck, better: 'lower' },
+  { name: '  drain: worker CPU µs per delivery', of: (r) => r.workerUsPerDelivery, better: 'lower' },
+  { name: '  drain: Postgres CPU µs per delivery', of: (r) => r.pgDrainUsPerDelivery, better: 'lower' },
+  { name: 'peak RSS, api (MB)', of: (r) => r.apiRssMb, better: 'lower' },
+  { name: 'peak RSS, worker (MB)', of: (r) => r.workerRssMb, better: 'lower' },
+];
+
+export interface CompareResult {
+  this: string;
+  ref: string;
+  rounds: { this: RunFigures; ref: RunFigures }[];
+  figures: { name: string; better: 'higher' | 'lower'; this: number[]; ref: number[]; ratios: number[]; verdict: string }[];
+}
+
+/** Better, worse, or within the spread: whether every round's ratio falls on one side of 1. */
+function verdict(ratios: number[], better: 'higher' | 'lower'): string {
+  const lo = Math.min(...ratios);
+  const hi = Math.max(...ratios);
+  if (lo > 1) return better === 'higher' ? 'better' : 'worse';
+  if (hi < 1) return better === 'higher' ? 'worse' : 'better';
+  return 'within spread';
+}
+
+export async function measureCompare(options: BenchOptions & { compare: string }): Promise<CompareResult> {
+  const ref = await prepareRef(options.compare);
+  const builds: Build[] = [{ key: 'this', label: thisLabel(), root: ROOT }, ref.build];
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'inbox-bench-compare-'));
+  const postgres = await startEmbeddedPostgres(dir); // default durability: fsync and synchronous commit on
+  const postmasterPid = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const admin = new pg.Client({ connectionString: withDatabase(postgres.url, 'postgres') });
+  await admin.connect();
+  const ceiling = await startCeiling();
+  try {
+    // Each build migrates a template of its own with its own service and gets its tenant through
+    // its own admin API; every round then starts from a copy of it.
+    for (const build of builds) {
+      say(`compare: a template database for ${build.label}`);
+      await admin.query(`CREATE DATABASE template_${build.key}`);
+      const api = await serve(options, 'api', withDatabase(postgres.url, `template_${build.key}`), { root: build.root });
+      try {
+        await provisionTenant(api.url, 'Bench');
+      } finally {
+        await api.stop();
+      }
+    }
+    say(`compare: warming the ceiling up, ${WARMUP_SECONDS} s`);
+    await ceiling.measure(options.connections, WARMUP_SECONDS);
+    const rounds: CompareResult['rounds'] = [];
+    for (let round = 1; round <= options.rounds; round++) {
+      // Which build goes first alternates, so neither always follows the other's drain.
+      const order = round % 2 === 1 ? builds : [...builds].reverse();
+      const figures: Partial<Record<Build['key'], RunFigures>> = {};
+      for (const build of order) {
+        const name = `round_${round}_${build.key}`;
+        await admin.query(`CREATE DATABASE ${name} TEMPLATE template_${build.key}`);
+        await admin.query('CHECKPOINT');
+        say(
+          `compare round ${round}/${options.rounds}, ${build.label}: ceiling, ingest on --role api (${options.connections} connections, ${options.seconds} s each), then --role worker drains`,
+        );
+        const f = await measureRun(options, build, withDatabase(postgres.url, name), ceiling, postmasterPid);
+        say(
+          `  ceiling ${f.ceilingRps} req/s, ingest ${f.ingestRps} req/s (${f.ingestRatio}; ${f.acknowledged} acknowledged, ${f.non2xx} not, generator ${Math.round(f.generatorCpu * 100)} % of a core), drain ${f.drainPerSec}/s (${f.drained} in ${f.drainSeconds} s); api ${f.apiUsPerAck} µs + Postgres ${f.pgIngestUsPerAck} µs per ack, worker ${f.workerUsPerDelivery} µs + Postgres ${f.pgDrainUsPerDelivery} µs per delivery; ceiling ${f.ceilingUsPerRequest} µs per request; RSS api ${f.apiRssMb} MB, worker ${f.workerRssMb} MB`,
+        );
+        figures[build.key] = f;
+        await admin.query(`DROP DATABASE ${name}`);
+      }
+      rounds.push({ this: figures.this!, ref: figures.ref! });
+    }
+    return {
+      this: builds[0]!.label,
+      ref: builds[1]!.label,
+      rounds,
+      figures: FIGURES.map((fig) => {
+        const ratios = rounds.map((r) => Number((fig.of(r.this) / fig.of(r.ref)).toFixed(3)));
+        return {
+          name: fig.name.trim(),
+          better: fig.better,
+          this: rounds.map((r) => fig.of(r.this)),
+          ref: rounds.map((r) => fig.of(r.ref)),
+          ratios,
+          verdict: verdict(ratios, fig.better),
+        };
+      }),
+    };
+  } finally {
+    await ceiling.stop();
+    await admin.end().catch(() => {});
+    await postgres.stop();
+    await rm(dir, { recursive: true, force: true });
+    await ref.remove();
+  }
+}
+
+/** The comparison as a table: each build's median [min–max], the median ratio this/ref [min–max of the rounds' ratios]. */
+export function compareTable(c: CompareResult): string[] {
+  const span = (xs: number[]) => `${median(xs)} [${Math.min(...xs)}–${Math.max(...xs)}]`;
+  const rows = [
+    ['figure (median [min–max] of rounds)', 'this', 'ref', 'this/ref [spread]', 'better', 'verdict'],
+    ...c.figures.map((f, i) => [FIGURES[i]!.name, span(f.this), span(f.ref), span(f.ratios), f.better, f.verdict]),
+  ];
+  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)));
+  return [
+    `this: ${c.this}`,
+    `ref:  ${c.ref}`,
+    `${c.rounds.length} rounds, builds alternated; a ratio is this ÷ ref within one round`,
+    '',
+    ...rows.map((r) =>
+      r
+        .map((cell, col) => cell.padEnd(widths[col]!))
+        .join('  ')
+        .trimEnd(),
+    ),
+  ];
+}

@@ -1,0 +1,37 @@
+// CPU time of the processes a phase measures, read from /proc: a service process's own, and
+// PostgreSQL's as a whole (the postmaster, its live backends and helpers, and the backends that
+// exited meanwhile, which the kernel adds to the postmaster's children's time when it reaps them).
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Milliseconds per clock tick of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
+const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+/** The fields of /proc/<pid>/stat after the command name; [1] is the parent, [11..14] utime, stime, cutime, cstime. */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined; // exited
+  }
+}
+
+/** CPU milliseconds (user + system) a live process has used so far; 0 once it has exited. */
+export function processCpuMs(pid: number | undefined): number {
+  const f = pid === undefined ? undefined : statFields(pid);
+  return f ? (Number(f[11]) + Number(f[12])) * TICK_MS : 0;
+}
+
+/** CPU milliseconds PostgreSQL has used so far: the postmaster, every child alive now, and every child reaped. */
+export function postgresCpuMs(postmasterPid: number): number {
+  const pm = statFields(postmasterPid);
+  if (!pm) return 0;
+  let ticks = Number(pm[11]) + Number(pm[12]) + Number(pm[13]) + Number(pm[14]);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const f = statFields(Number(entry));
+    if (f && Number(f[1]) === postmasterPid) ticks += Number(f[11]) + Number(f[12]);
+  }
+  return ticks * TICK_MS;
+}
