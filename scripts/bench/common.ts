@@ -181,13 +181,14 @@ export async function serve(
   options: Pick<BenchOptions, 'logLevel'>,
   role: Role,
   databaseUrl: string,
-  extra: { whatsappApiBaseUrl?: string; env?: Record<string, string>; root?: string } = {},
+  extra: { whatsappApiBaseUrl?: string; env?: Record<string, string>; root?: string; waitForStart?: boolean } = {},
 ): Promise<BenchService> {
   const root = extra.root ?? ROOT;
   const svc = await startService({
     role,
     databaseUrl,
     root,
+    ...(extra.waitForStart === false ? { waitForStart: false } : {}),
     nodeArgs: NODE_FLAGS,
     log: 'tail',
     ...(extra.whatsappApiBaseUrl ? { whatsappApiBaseUrl: extra.whatsappApiBaseUrl } : {}),

@@ -21,10 +21,12 @@ import { postgresCpuMs, processCpuMs } from './cpu.js';
 import type { BenchOptions } from './options.js';
 
 /** One build under comparison: where its checkout is and what to call it. */
-interface Build {
+export interface Build {
   key: 'this' | 'ref';
   label: string;
   root: string;
+  /** CPU ms a worker of this build and Postgres spend starting on an empty inbox. */
+  startCpu?: { workerMs: number; postgresMs: number };
 }
 
 /** What one build did in one round. */
@@ -59,7 +61,7 @@ const run = (cwd: string, command: string, args: string[]) => execFileSync(comma
  * The ref checked out into a temporary worktree and built: `npm ci` there, unless its lock file
  * is this checkout's (then this node_modules is linked in), and its own `npm run build`.
  */
-async function prepareRef(ref: string): Promise<{ build: Build; remove: () => Promise<void> }> {
+export async function prepareRef(ref: string): Promise<{ build: Build; remove: () => Promise<void> }> {
   const sha = git('rev-parse', '--verify', `${ref}^{commit}`);
   const dir = await mkdtemp(path.join(os.tmpdir(), `inbox-bench-ref-${sha.slice(0, 12)}-`));
   let added = false;
@@ -96,7 +98,7 @@ async function prepareRef(ref: string): Promise<{ build: Build; remove: () => Pr
 }
 
 /** This checkout's label: its commit, and whether the build holds changes not committed. */
-function thisLabel(): string {
+export function thisLabel(): string {
   const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
   return `this (${git('rev-parse', '--short=12', 'HEAD')}${dirty ? ' + uncommitted changes' : ''})`;
 }
@@ -143,24 +145,30 @@ async function measureRun(
     }
     const acknowledged = ingest.result['2xx'];
 
-    const worker = await serve(options, 'worker', databaseUrl, { root: build.root });
+    // The worker is timed from its spawn: on a backlog it processes before its start line
+    // comes. What starting costs it and Postgres on an empty inbox (measured once per build) is
+    // taken off, so the window holds the drain.
+    const pgBefore = postgresCpuMs(postmasterPid);
+    const worker = await serve(options, 'worker', databaseUrl, { root: build.root, waitForStart: false });
     let workerCpuMs: number;
     let pgDrainMs: number;
-    let processedBefore: number;
     try {
-      const workerCpu = processCpuMs(worker.child.pid);
-      const pgCpu = postgresCpuMs(postmasterPid);
-      // What the worker processed between its start and its ready line is not in its CPU window.
-      processedBefore = await inboxRows(db, true);
-      await waitFor('the worker to drain the inbox', async () => (await pendingDeliveries(db)) === 0, 300_000);
-      workerCpuMs = processCpuMs(worker.child.pid) - workerCpu;
-      pgDrainMs = postgresCpuMs(postmasterPid) - pgCpu;
+      await waitFor(
+        'the worker to drain the inbox',
+        async () => {
+          if (worker.child.exitCode !== null) throw new Error(`the worker exited:\n${worker.output().slice(-4000)}`);
+          return (await pendingDeliveries(db)) === 0;
+        },
+        300_000,
+      );
+      workerCpuMs = processCpuMs(worker.child.pid) - build.startCpu!.workerMs;
+      pgDrainMs = postgresCpuMs(postmasterPid) - pgBefore - build.startCpu!.postgresMs;
     } finally {
       await worker.stop();
     }
     const drained = await inboxRows(db, true);
     const seconds = await drainSeconds(db);
-    const inWindow = Math.max(drained - processedBefore, 1);
+    const inWindow = Math.max(drained, 1);
     const r = ingest.result;
     return {
       ceilingRps: Math.round(ceilingRun.result.requests.average),
@@ -249,6 +257,13 @@ export async function measureCompare(options: BenchOptions & { compare: string }
       } finally {
         await api.stop();
       }
+      await admin.query(`CREATE DATABASE start_${build.key} TEMPLATE template_${build.key}`);
+      const pgBefore = postgresCpuMs(postmasterPid);
+      const worker = await serve(options, 'worker', withDatabase(postgres.url, `start_${build.key}`), { root: build.root });
+      build.startCpu = { workerMs: processCpuMs(worker.child.pid), postgresMs: postgresCpuMs(postmasterPid) - pgBefore };
+      await worker.stop();
+      await admin.query(`DROP DATABASE start_${build.key}`);
+      say(`  a worker starts on ${build.startCpu.workerMs} ms of CPU, Postgres ${build.startCpu.postgresMs} ms`);
     }
     say(`compare: warming the ceiling up, ${WARMUP_SECONDS} s`);
     await ceiling.measure(options.connections, WARMUP_SECONDS);

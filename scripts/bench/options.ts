@@ -25,6 +25,8 @@ export interface BenchOptions {
   attachmentTransfers: number;
   /** A git ref to compare this checkout's build with (`--compare`). */
   compare: string | undefined;
+  statements: boolean;
+  deliveries: number;
 }
 
 const ABOUT = `Measures the service on this machine: ingestion beside a no-op ceiling (alternating rounds,
@@ -64,6 +66,11 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
       },
       'attachment-mb': { type: 'string', default: '25', help: 'MB of each file of the attachments phase' },
       'attachment-transfers': { type: 'string', default: '10', help: 'uploads (then downloads) at once in the attachments phase' },
+      statements: {
+        type: 'boolean',
+        help: 'run only the drain cost phase: statements, rows and index entries per delivery (with --compare, of both builds)',
+      },
+      deliveries: { type: 'string', default: '20000', help: 'deliveries the drain cost phase stores and drains' },
       compare: {
         type: 'string',
         help: 'compare this build with the build of a git ref (commit, branch, tag), built in a temporary worktree; see docs/performance.md',
@@ -102,5 +109,7 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     attachmentMb: number('attachment-mb', v['attachment-mb']),
     attachmentTransfers: number('attachment-transfers', v['attachment-transfers']),
     compare: v.compare,
+    statements: v.statements,
+    deliveries: number('deliveries', v.deliveries),
   };
 }

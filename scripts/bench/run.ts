@@ -30,7 +30,7 @@ import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { measureAttachments } from './attachments.js';
 import { seedReplyThreads } from './bench.queries.js';
 import { pct, say, TWILIO_NUMBER } from './common.js';
-import { compareTable, measureCompare } from './compare.js';
+import { type Build, compareTable, measureCompare, prepareRef, thisLabel } from './compare.js';
 import { measureConversations } from './conversations.js';
 import { measureIngest } from './ingest.js';
 import { measureLatency } from './latency.js';
@@ -39,6 +39,7 @@ import { measureOutbound } from './outbound.js';
 import { measureProcess } from './process.js';
 import { measureSend } from './send.js';
 import { measureSingle } from './single.js';
+import { drainCostLines, measureDrainCost, startProfiledPostgres } from './statements.js';
 
 const options = readBenchOptions();
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -51,6 +52,25 @@ function table(rows: [string, string][], write = out): void {
 async function main() {
   say('building the service (npm run build)');
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  if (options.statements) {
+    const ref = options.compare === undefined ? undefined : await prepareRef(options.compare);
+    const builds: Build[] = [{ key: 'this', label: thisLabel(), root: ROOT }, ...(ref ? [ref.build] : [])];
+    const postgres = await startProfiledPostgres();
+    try {
+      const costs = [];
+      for (const build of builds) {
+        say(`drain cost of ${build.label}: ${options.deliveries} deliveries stored, then drained`);
+        const cost = await measureDrainCost(options, build.root, postgres.admin, postgres.url, `drain_${build.key}`, options.deliveries);
+        for (const line of drainCostLines(build.label, cost)) out(line);
+        costs.push({ build: build.label, ...cost });
+      }
+      if (options.json) out(JSON.stringify({ statements: costs }));
+    } finally {
+      await postgres.stop();
+      await ref?.remove();
+    }
+    return;
+  }
   if (options.compare !== undefined) {
     const c = await measureCompare({ ...options, compare: options.compare });
     for (const line of compareTable(c)) out(line);

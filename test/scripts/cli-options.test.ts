@@ -36,8 +36,9 @@ const DRIVERS = {
       sustained: '2000',
       'attachment-mb': '25',
       'attachment-transfers': '10',
+      deliveries: '20000',
     },
-    flags: ['json', 'ingest-only', 'outbound-only', 'single', 'attachments'],
+    flags: ['json', 'ingest-only', 'outbound-only', 'single', 'attachments', 'statements'],
   },
   faults: {
     script: 'scripts/faults/run.ts',
