@@ -4,6 +4,7 @@
 // pg_stat_statements recording every statement it runs, those inside triggers too; the table
 // and index statistics say how many rows and index entries the drain wrote. Per delivery:
 // statements, calls, execution time, rows and index entries written, WAL bytes.
+// BENCH_SETUP_SQL, when set, runs before the drain: to measure a schema change before writing it.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -66,6 +67,8 @@ export async function measureDrainCost(options: BenchOptions, root: string, admi
     await client.connect();
     try {
       await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+      // An experiment's schema change before the drain (an index dropped, a storage parameter).
+      if (process.env.BENCH_SETUP_SQL) await client.query(process.env.BENCH_SETUP_SQL);
       const tablesBefore = await tableStats(client);
       await client.query('SELECT pg_stat_statements_reset()');
       const walBefore = (await client.query<{ lsn: string }>('SELECT pg_current_wal_lsn() AS lsn')).rows[0]!.lsn;
@@ -87,8 +90,10 @@ export async function measureDrainCost(options: BenchOptions, root: string, admi
         FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid
         WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
         ORDER BY s.total_exec_time DESC`);
-      // Each batch locks its rows once (lockPendingRows).
-      const batches = statements.filter((s) => /skip locked/i.test(s.query)).reduce((n, s) => n + Number(s.calls), 0);
+      // Each batch locks its rows once (lockPendingRows); pg-boss's fetch skips locked rows too.
+      const batches = statements
+        .filter((s) => /from "webhook_inbox".*for update skip locked/is.test(s.query))
+        .reduce((n, s) => n + Number(s.calls), 0);
       const { rows: gin } = await client
         .query<{ keys: number }>(`SELECT coalesce(avg(length(search_vector)), 0)::float8 AS keys FROM messages`)
         .catch(() => ({ rows: [{ keys: 0 }] }));
