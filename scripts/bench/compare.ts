@@ -20,6 +20,12 @@ import { BURST_BODIES_PER_SECOND, burst, median, say, serve, signedDeliveries, W
 import { postgresCpuMs, processCpuMs } from './cpu.js';
 import type { BenchOptions } from './options.js';
 
+/**
+ * BENCH_SETUP_SQL: SQL run on this build's databases once its migrations have run, to measure
+ * a schema change (an index dropped, a storage parameter) before a migration is written for it.
+ */
+export const SETUP_SQL = process.env.BENCH_SETUP_SQL || undefined;
+
 /** One build under comparison: where its checkout is and what to call it. */
 export interface Build {
   key: 'this' | 'ref';
@@ -100,7 +106,7 @@ export async function prepareRef(ref: string): Promise<{ build: Build; remove: (
 /** This checkout's label: its commit, and whether the build holds changes not committed. */
 export function thisLabel(): string {
   const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
-  return `this (${git('rev-parse', '--short=12', 'HEAD')}${dirty ? ' + uncommitted changes' : ''})`;
+  return `this (${git('rev-parse', '--short=12', 'HEAD')}${dirty ? ' + uncommitted changes' : ''}${SETUP_SQL ? `, with BENCH_SETUP_SQL: ${SETUP_SQL}` : ''})`;
 }
 
 const withDatabase = (url: string, name: string) => {
@@ -256,6 +262,11 @@ export async function measureCompare(options: BenchOptions & { compare: string }
         await provisionTenant(api.url, 'Bench');
       } finally {
         await api.stop();
+      }
+      if (build.key === 'this' && SETUP_SQL) {
+        const template = new pg.Client({ connectionString: withDatabase(postgres.url, `template_${build.key}`) });
+        await template.connect();
+        await template.query(SETUP_SQL).finally(() => template.end());
       }
       await admin.query(`CREATE DATABASE start_${build.key} TEMPLATE template_${build.key}`);
       const pgBefore = postgresCpuMs(postmasterPid);

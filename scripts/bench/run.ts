@@ -30,7 +30,7 @@ import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { measureAttachments } from './attachments.js';
 import { seedReplyThreads } from './bench.queries.js';
 import { pct, say, TWILIO_NUMBER } from './common.js';
-import { type Build, compareTable, measureCompare, prepareRef, thisLabel } from './compare.js';
+import { type Build, compareTable, measureCompare, prepareRef, SETUP_SQL, thisLabel } from './compare.js';
 import { measureConversations } from './conversations.js';
 import { measureIngest } from './ingest.js';
 import { measureLatency } from './latency.js';
@@ -60,7 +60,15 @@ async function main() {
       const costs = [];
       for (const build of builds) {
         say(`drain cost of ${build.label}: ${options.deliveries} deliveries stored, then drained`);
-        const cost = await measureDrainCost(options, build.root, postgres.admin, postgres.url, `drain_${build.key}`, options.deliveries);
+        const cost = await measureDrainCost(
+          options,
+          build.root,
+          postgres.admin,
+          postgres.url,
+          `drain_${build.key}`,
+          options.deliveries,
+          build.key === 'this' ? SETUP_SQL : undefined,
+        );
         for (const line of drainCostLines(build.label, cost)) out(line);
         costs.push({ build: build.label, ...cost });
       }

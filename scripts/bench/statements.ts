@@ -4,7 +4,7 @@
 // pg_stat_statements recording every statement it runs, those inside triggers too; the table
 // and index statistics say how many rows and index entries the drain wrote. Per delivery:
 // statements, calls, execution time, rows and index entries written, WAL bytes.
-// BENCH_SETUP_SQL, when set, runs before the drain: to measure a schema change before writing it.
+// BENCH_SETUP_SQL (see compare.ts) runs on this build's database before the drain.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -48,7 +48,15 @@ export interface DrainCost {
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
 
 /** The drain of `count` deliveries by the build at `root`, on a fresh database of `cluster`. */
-export async function measureDrainCost(options: BenchOptions, root: string, admin: pg.Client, url: string, name: string, count: number) {
+export async function measureDrainCost(
+  options: BenchOptions,
+  root: string,
+  admin: pg.Client,
+  url: string,
+  name: string,
+  count: number,
+  setupSql?: string,
+) {
   await admin.query(`CREATE DATABASE ${name}`);
   const u = new URL(url);
   u.pathname = `/${name}`;
@@ -67,8 +75,7 @@ export async function measureDrainCost(options: BenchOptions, root: string, admi
     await client.connect();
     try {
       await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-      // An experiment's schema change before the drain (an index dropped, a storage parameter).
-      if (process.env.BENCH_SETUP_SQL) await client.query(process.env.BENCH_SETUP_SQL);
+      if (setupSql) await client.query(setupSql);
       const tablesBefore = await tableStats(client);
       await client.query('SELECT pg_stat_statements_reset()');
       const walBefore = (await client.query<{ lsn: string }>('SELECT pg_current_wal_lsn() AS lsn')).rows[0]!.lsn;
