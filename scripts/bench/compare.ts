@@ -6,7 +6,7 @@
 // ingest burst against `--role api`, then a `--role worker` draining what the burst stored,
 // with the CPU of the service process and of PostgreSQL over each window.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -63,9 +63,20 @@ export interface RunFigures {
 const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
 const run = (cwd: string, command: string, args: string[]) => execFileSync(command, args, { cwd, stdio: ['ignore', 2, 2] });
 
+/** `cp -al` of node_modules: instant, no bytes copied; false where hard links cannot be made. */
+function linkedCopy(from: string, to: string): boolean {
+  try {
+    execFileSync('cp', ['-al', path.join(from, 'node_modules'), path.join(to, 'node_modules')], { stdio: 'ignore' });
+    return true;
+  } catch {
+    rmSync(path.join(to, 'node_modules'), { recursive: true, force: true });
+    return false;
+  }
+}
+
 /**
  * The ref checked out into a temporary worktree and built: `npm ci` there, unless its lock file
- * is this checkout's (then this node_modules is linked in), and its own `npm run build`.
+ * is this checkout's (then this node_modules is copied in as hard links), and its own `npm run build`.
  */
 export async function prepareRef(ref: string): Promise<{ build: Build; remove: () => Promise<void> }> {
   const sha = git('rev-parse', '--verify', `${ref}^{commit}`);
@@ -87,9 +98,10 @@ export async function prepareRef(ref: string): Promise<{ build: Build; remove: (
     git('worktree', 'add', '--detach', dir, sha);
     added = true;
     const lock = (root: string) => readFileSync(path.join(root, 'package-lock.json'), 'utf8');
-    if (existsSync(path.join(dir, 'package-lock.json')) && lock(dir) === lock(ROOT)) {
-      say('compare: same lock file, linking this node_modules');
-      symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+    // A hard-linked copy, not a symlink: the build's declarations must resolve packages inside
+    // the worktree (through a symlink tsc names this checkout's paths and refuses to emit).
+    if (existsSync(path.join(dir, 'package-lock.json')) && lock(dir) === lock(ROOT) && linkedCopy(ROOT, dir)) {
+      say('compare: same lock file, a hard-linked copy of this node_modules');
     } else {
       say('compare: the lock files differ, npm ci in the ref');
       run(dir, 'npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error']);
