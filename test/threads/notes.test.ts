@@ -149,11 +149,12 @@ describe('a live chat visitor', () => {
     const seen = read.json().data as { id: number; kind: string }[];
     expect(seen.map((m) => m.kind)).toEqual(['message', 'message']);
     expect(seen.map((m) => m.id)).not.toContain(note.id);
-    // The agent's transcript has all of it.
+    // The agent's transcript has all of it: the status, the labels, and Ada taking the thread by
+    // answering it (assignOnReply), none of which the visitor saw.
     const transcript = (
       await ctx.app.inject({ method: 'GET', url: `/v1/threads/${visitor.threadId}/messages`, headers: tenant.headers })
     ).json().data as { kind: string }[];
-    expect(transcript.map((m) => m.kind).sort()).toEqual(['activity', 'activity', 'message', 'message', 'note']);
+    expect(transcript.map((m) => m.kind).sort()).toEqual(['activity', 'activity', 'activity', 'message', 'message', 'note']);
     socket.ws.close();
   });
 });
