@@ -12,7 +12,8 @@
  *   block configures one (`echo … >> .env`) and starts it there. A file that never speaks
  *   to the service (no address of it, no directive) gets none;
  * - a comment line `# wait until it prints "TEXT"` waits until what the block printed so far
- *   holds TEXT (a server or listener started with `&` is ready);
+ *   holds TEXT (a server or listener started with `&` is ready), and fails as soon as that
+ *   command has ended instead (60 s at most);
  * - a curl command whose comment starts with a status (`# 202 {…}`, `# → 422`), on its last
  *   line or the line after it, must answer exactly that status; every other curl must
  *   answer below 400 (the session's `curl` function checks it).
