@@ -112,7 +112,7 @@ const START_DIRECTIVE = /^#\s*(re)?start the service\b/i;
 const WAIT_DIRECTIVE = /^#\s*wait until it prints "([^"]+)"/i;
 
 /** The shell functions docs-session.sh defines for the directives. */
-export const DIRECTIVES = { restart: '__docs_restart', waitFor: '__docs_wait_for' } as const;
+const DIRECTIVES = { restart: '__docs_restart', waitFor: '__docs_wait_for' } as const;
 
 const singleQuoted = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
