@@ -29,39 +29,24 @@ const FILES = [
     .map((f) => `docs/${f}`),
 ];
 
-const LANES = Number(process.env.DOCS_LANES ?? 1);
-const lanes: Promise<void>[] = Array.from({ length: LANES }, () => Promise.resolve());
-let nextLane = 0;
-function inLane<T>(run: () => Promise<T>): Promise<T> {
-  const lane = nextLane++ % LANES;
-  const result = lanes[lane]!.then(run);
-  lanes[lane] = result.then(
-    () => undefined,
-    () => undefined,
-  );
-  return result;
-}
-describe.concurrent('the sh blocks of the docs run against a real service', () => {
+// One file at a time: a service, a shell and `npx inbox` are mostly CPU (about 80 s of it for
+// the whole file), and two files side by side gained nothing measurable on a busy 2-core machine.
+describe('the sh blocks of the docs run against a real service', () => {
   for (const file of FILES) {
     const blocks = shellBlocks(read(file));
     if (blocks.length === 0) continue;
-    it(
-      `${file} (${blocks.length} blocks)`,
-      () =>
-        inLane(async () => {
-          // A database of its own: each file's reader starts from a fresh install.
-          const database = await createTestDatabase();
-          try {
-            const timings = await runDocBlocks(file, blocks, database.url);
-            if (process.env.DOCS_TRANSCRIPT) {
-              process.stderr.write(`${file}: ${timings.map((t) => `:${t.line} ${(t.ms / 1000).toFixed(1)} s`).join(', ')}\n`);
-            }
-          } finally {
-            await database.drop();
-          }
-        }),
-      240_000,
-    );
+    it(`${file} (${blocks.length} blocks)`, async () => {
+      // A database of its own: each file's reader starts from a fresh install.
+      const database = await createTestDatabase();
+      try {
+        const timings = await runDocBlocks(file, blocks, database.url);
+        if (process.env.DOCS_TRANSCRIPT) {
+          process.stderr.write(`${file}: ${timings.map((t) => `:${t.line} ${(t.ms / 1000).toFixed(1)} s`).join(', ')}\n`);
+        }
+      } finally {
+        await database.drop();
+      }
+    }, 240_000);
   }
 });
 

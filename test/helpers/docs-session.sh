@@ -1,5 +1,5 @@
 # The reader's second terminal, for test/helpers/docs-session.ts: sources one block's script
-# at a time, named on fd 3, and answers on fd 4 (`done`, `restart`, `await TEXT`, `finished`).
+# at a time, named on fd 3, and answers on fd 4 (`done`, `restart`, `printed TEXT`, `finished`).
 set -euo pipefail
 
 # curl as the docs use it, except that an HTTP error status fails the command, and a status
@@ -27,15 +27,28 @@ __docs_restart() {
   local reply
   echo restart >&4
   IFS= read -r reply <&3
-  [ "$reply" = ready ] || { printf 'the service did not start again: %s\n' "$reply" >&2; return 1; }
+  [ "$reply" = ready ] || { printf 'the service did not start: %s\n' "$reply" >&2; return 1; }
 }
 
-# What a `# wait until it prints "TEXT"` line runs.
+# What a `# wait until it prints "TEXT"` line runs: asks, every tenth of a second, whether the
+# block has printed TEXT, and gives up at once when the command last started with `&` has ended.
 __docs_wait_for() {
-  local reply
-  printf 'await %s\n' "$1" >&4
-  IFS= read -r reply <&3
-  [ "$reply" = ready ] || { printf '%s\n' "$reply" >&2; return 1; }
+  local reply rc=0 until=$((SECONDS + 60))
+  while :; do
+    printf 'printed %s\n' "$1" >&4
+    IFS= read -r reply <&3
+    [ "$reply" = yes ] && return 0
+    if ! kill -0 "${!:-0}" 2>/dev/null; then
+      wait "${!:-0}" 2>/dev/null || rc=$?
+      printf 'the background command ended (status %s) before it printed "%s"\n' "$rc" "$1" >&2
+      return 1
+    fi
+    if [ "$SECONDS" -ge "$until" ]; then
+      printf 'nothing printed "%s" within 60 s\n' "$1" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
 }
 
 while IFS= read -r __docs_next <&3 && [ "$__docs_next" != end ]; do

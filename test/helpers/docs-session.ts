@@ -29,7 +29,6 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const NOT_MIRRORED = new Set(['.env', '.data', '.git', '.dev', 'coverage']);
 const BLOCK_TIMEOUT_MS = 150_000;
 const LOG_LIMIT = 200_000;
-const WAIT_TIMEOUT_MS = 60_000;
 
 /** The session's own script: the shell functions the blocks get, and the loop that runs them. */
 const SESSION_SCRIPT = path.join(import.meta.dirname, 'docs-session.sh');
@@ -206,7 +205,8 @@ export async function runDocBlocks(file: string, blocks: ShellBlock[], databaseU
           const said = await Promise.race([fromSession(), exited, timeout]);
           if (said === expected) return undefined;
           if (said === 'restart') toSession.write(`${await restarted()}\n`);
-          else if (said.startsWith('await ')) toSession.write(`${await printed(said.slice('await '.length), from)}\n`);
+          else if (said.startsWith('printed '))
+            toSession.write(output.slice(from).includes(said.slice('printed '.length)) ? 'yes\n' : 'no\n');
           else return said;
         }
       } finally {
@@ -222,15 +222,6 @@ export async function runDocBlocks(file: string, blocks: ShellBlock[], databaseU
         return (err as Error).message.replace(/\n/g, ' ');
       }
     };
-    const printed = async (text: string, from: number) => {
-      const until = Date.now() + WAIT_TIMEOUT_MS;
-      while (!output.slice(from).includes(text)) {
-        if (Date.now() > until) return `nothing printed "${text}" within ${WAIT_TIMEOUT_MS / 1000} s`;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      return 'ready';
-    };
-
     for (const [i, block] of blocks.entries()) {
       const script = path.join(scriptDir, `block-${i + 1}.sh`);
       await writeFile(script, `${scripts[i]}\n`);

@@ -12,7 +12,8 @@
  *   block configures one (`echo … >> .env`) and starts it there. A file that never speaks
  *   to the service (no address of it, no directive) gets none;
  * - a comment line `# wait until it prints "TEXT"` waits until what the block printed so far
- *   holds TEXT (a server or listener started with `&` is ready);
+ *   holds TEXT (a server or listener started with `&` is ready), and fails as soon as that
+ *   command has ended instead (60 s at most);
  * - a curl command whose comment starts with a status (`# 202 {…}`, `# → 422`), on its last
  *   line or the line after it, must answer exactly that status; every other curl must
  *   answer below 400 (the session's `curl` function checks it).
@@ -111,7 +112,7 @@ const START_DIRECTIVE = /^#\s*(re)?start the service\b/i;
 const WAIT_DIRECTIVE = /^#\s*wait until it prints "([^"]+)"/i;
 
 /** The shell functions docs-session.sh defines for the directives. */
-export const DIRECTIVES = { restart: '__docs_restart', waitFor: '__docs_wait_for' } as const;
+const DIRECTIVES = { restart: '__docs_restart', waitFor: '__docs_wait_for' } as const;
 
 const singleQuoted = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
