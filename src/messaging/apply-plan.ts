@@ -1,0 +1,244 @@
+import type { PendingAttachmentInput } from '../attachments/fetch-media.queries.js';
+import { PREVIEW_LENGTH } from './announcements.js';
+import type { NormalisedEvent } from './events.js';
+import type { ConnectionRef, HandleInput, InboundMessageInput, StatusInput, ThreadInput, ThreadRow } from './messaging.queries.js';
+
+/**
+ * What applying a batch writes, decided without I/O: ./apply-upsert.ts writes it, ./apply-views.ts
+ * says what it changed. Part of the decision waits on the database's answers (the contacts' ids,
+ * the threads a reference names, the messages a retry had stored already); the pure steps below
+ * the plan take those answers, so every rule of the write is here and testable without a database.
+ */
+
+/** One delivery's events, ready to apply. */
+export interface DeliveryEvents {
+  deliveryId: string;
+  integrationKey: string;
+  events: NormalisedEvent[];
+}
+
+/** A sent message a receipt resolved by `sent_message` names: its connection and app. */
+export interface SentMessageRef {
+  connectionId: number;
+  appId: string;
+}
+
+/** Where resolved events go: connections by `key|account`, sent messages by `key|provider id`. */
+export interface Resolved {
+  connections: Map<string, ConnectionRef>;
+  sentMessages: Map<string, SentMessageRef>;
+}
+
+export const byKey = (integrationKey: string, id: string) => `${integrationKey}|${id}`;
+
+export type InboundEvent = Extract<NormalisedEvent, { type: 'message' }>;
+type OpenedEvent = Extract<NormalisedEvent, { type: 'conversation' }>;
+
+export interface PlannedMessage {
+  connection: ConnectionRef;
+  event: InboundEvent;
+  /** The delivery that brought it: a file inside the delivery is read again from its raw body. */
+  deliveryId: string;
+}
+
+export interface ApplyPlan {
+  /**
+   * Inbound messages, one per (connection, provider id): the same provider message twice in one
+   * batch (a provider's retry) is inserted once, as the last copy says, in the place of the first.
+   */
+  messages: PlannedMessage[];
+  /** Conversations a contact opened without a message. */
+  opened: { connection: ConnectionRef; event: OpenedEvent }[];
+  /** The contact of every inbound message (retries included) and conversation, in event order. */
+  handles: HandleInput[];
+  /** The messages the inbound ones answer, to find the thread they join. */
+  references: { connectionId: number; externalId: string }[];
+  /** Receipts, one per message: of several in one batch, the one that moves it furthest. */
+  statuses: StatusInput[];
+  /** Connections whose new and reopened threads are assigned automatically. */
+  autoAssign: Set<number>;
+  /** The integration key of each connection the batch writes threads on (thread views show it). */
+  integrationOf: Map<number, string>;
+}
+
+/** The contact ids upsertContacts answered, by `workspace|integration key|external id`. */
+export type ContactIds = Map<string, number>;
+/** The threads a batch upserted, by `connection|contact`. */
+export type UpsertedThreads = Map<string, ThreadRow>;
+/** The thread each message answers by reference, where it answers one of its sender's. */
+export type Joined = Map<InboundEvent, number>;
+
+/** The plan of the events of deliveries that resolved (see `resolveConnections`). */
+export function planBatch(deliveries: DeliveryEvents[], resolved: Resolved): ApplyPlan {
+  const { connections, sentMessages } = resolved;
+  const inbound: PlannedMessage[] = [];
+  const opened: ApplyPlan['opened'] = [];
+  const statuses = new Map<string, StatusInput>();
+  for (const d of deliveries) {
+    for (const e of d.events) {
+      if (e.type === 'message') {
+        inbound.push({ connection: connections.get(byKey(d.integrationKey, e.externalAccountId))!, event: e, deliveryId: d.deliveryId });
+        continue;
+      }
+      if (e.type === 'conversation') {
+        opened.push({ connection: connections.get(byKey(d.integrationKey, e.externalAccountId))!, event: e });
+        continue;
+      }
+      const connectionId =
+        e.resolveBy === 'sent_message'
+          ? sentMessages.get(byKey(d.integrationKey, e.externalMessageId))?.connectionId
+          : connections.get(byKey(d.integrationKey, e.externalAccountId))?.id;
+      if (connectionId === undefined) continue; // a receipt for no known message: nothing to update
+      const key = `${connectionId}|${e.externalMessageId}`;
+      statuses.set(
+        key,
+        strongest(statuses.get(key), { connectionId, externalId: e.externalMessageId, status: e.status, error: e.error ?? null }),
+      );
+    }
+  }
+  const unique = new Map<string, PlannedMessage>();
+  for (const item of inbound) unique.set(`${item.connection.id}|${item.event.externalMessageId}`, item);
+  const messages = [...unique.values()];
+  const all = [...inbound, ...opened];
+  return {
+    messages,
+    opened,
+    handles: all.map(({ connection, event }) => ({
+      workspaceId: connection.workspace_id,
+      integrationKey: connection.integration_key,
+      externalId: event.contact.externalId,
+      name: event.contact.name ?? null,
+    })),
+    references: messages.flatMap(({ connection, event }) =>
+      (event.references ?? []).map((externalId) => ({ connectionId: connection.id, externalId })),
+    ),
+    statuses: [...statuses.values()],
+    autoAssign: new Set(all.filter(({ connection }) => connection.auto_assign).map(({ connection }) => connection.id)),
+    integrationOf: new Map(all.map(({ connection }) => [connection.id, connection.integration_key])),
+  };
+}
+
+const at = (e: { occurredAt?: Date }, now: Date) => e.occurredAt ?? now;
+const contactOf = (ids: ContactIds, c: ConnectionRef, externalId: string) =>
+  ids.get(`${c.workspace_id}|${c.integration_key}|${externalId}`)!;
+const ownThreadOf = (threads: UpsertedThreads, ids: ContactIds, c: ConnectionRef, externalId: string) =>
+  threads.get(`${c.id}|${contactOf(ids, c, externalId)}`)!;
+
+/**
+ * The known thread each inbound message answers (e-mail threading, docs/webhooks.md): the
+ * thread of the first of its `references` that is a message of the same connection and whose
+ * contact is the sender. A Message-ID is no credential: anyone who saw one (a Cc, a forwarded
+ * mail) could name it, and an agent would then answer a stranger's words in the customer's
+ * thread. Mail whose references name no thread of its sender goes to the sender's own thread.
+ * `found`: what findThreadsOfMessages answered for the plan's `references`.
+ */
+export function joinedThreads(
+  plan: ApplyPlan,
+  found: Map<string, { threadId: number; contactId: number }>,
+  contactIds: ContactIds,
+): Joined {
+  const joined: Joined = new Map();
+  for (const { connection, event } of plan.messages) {
+    const sender = contactOf(contactIds, connection, event.contact.externalId);
+    for (const ref of event.references ?? []) {
+      const thread = found.get(`${connection.id}|${ref}`);
+      if (thread?.contactId === sender) {
+        joined.set(event, thread.threadId);
+        break;
+      }
+    }
+  }
+  return joined;
+}
+
+/** The threads to upsert: the own thread of each message that joins none, and of each conversation opened. */
+export function threadInputs(plan: ApplyPlan, contactIds: ContactIds, joined: Joined, now: Date): ThreadInput[] {
+  return [...plan.messages.filter(({ event }) => !joined.has(event)), ...plan.opened].map(({ connection, event }) => ({
+    workspaceId: connection.workspace_id,
+    connectionId: connection.id,
+    contactId: contactOf(contactIds, connection, event.contact.externalId),
+    lastMessageAt: at(event, now),
+    preview: event.type === 'message' ? event.text.slice(0, PREVIEW_LENGTH) : null,
+    unread: event.type === 'message' ? 1 : 0,
+    lastInboundAt: event.type === 'message' ? at(event, now) : null,
+  }));
+}
+
+/** The thread of each of the plan's messages, in order: the one it joined, else its contact's own. */
+export function messageThreads(plan: ApplyPlan, contactIds: ContactIds, joined: Joined, threads: UpsertedThreads): number[] {
+  return plan.messages.map(
+    ({ connection, event }) => joined.get(event) ?? ownThreadOf(threads, contactIds, connection, event.contact.externalId).id,
+  );
+}
+
+/** The thread of each conversation opened, in order. */
+export function openedThreads(plan: ApplyPlan, contactIds: ContactIds, threads: UpsertedThreads): number[] {
+  return plan.opened.map(({ connection, event }) => ownThreadOf(threads, contactIds, connection, event.contact.externalId).id);
+}
+
+/** The messages to insert; `threadIds` as messageThreads answered. */
+export function messageInputs(plan: ApplyPlan, threadIds: number[], now: Date): InboundMessageInput[] {
+  return plan.messages.map(({ connection, event }, i) => ({
+    workspaceId: connection.workspace_id,
+    threadId: threadIds[i]!,
+    connectionId: connection.id,
+    externalId: event.externalMessageId,
+    text: event.text,
+    createdAt: at(event, now),
+  }));
+}
+
+/** Threads joined by reference move on as a contact's own do: last message, preview, unread. */
+export function threadTouches(plan: ApplyPlan, joined: Joined, now: Date) {
+  return plan.messages.flatMap(({ event }) => {
+    const threadId = joined.get(event);
+    return threadId === undefined ? [] : [{ threadId, lastMessageAt: at(event, now), preview: event.text.slice(0, PREVIEW_LENGTH) }];
+  });
+}
+
+/**
+ * The attachments of the messages this batch inserted (a message stored by an earlier
+ * delivery keeps the attachments it got then). A file inside the delivery names the delivery,
+ * so the job can read it again from the stored raw body.
+ */
+export function pendingAttachments(
+  plan: ApplyPlan,
+  inserted: { id: number; connection_id: number | null; external_id: string | null; workspace_id: number }[],
+): PendingAttachmentInput[] {
+  const byMessage = new Map(plan.messages.map((m) => [`${m.connection.id}|${m.event.externalMessageId}`, m]));
+  return inserted.flatMap((m) => {
+    const planned = byMessage.get(`${m.connection_id}|${m.external_id}`);
+    return (planned?.event.attachments ?? []).map((a) => ({
+      workspaceId: m.workspace_id,
+      messageId: m.id,
+      kind: a.kind,
+      contentType: a.contentType,
+      filename: a.filename,
+      source: a.source.from === 'delivery' ? { ...a.source, deliveryId: planned!.deliveryId } : a.source,
+    }));
+  });
+}
+
+/**
+ * Unread counts to take back: a message the upserts counted as unread but the insert skipped
+ * (stored by an earlier delivery). `threadIds` as messageThreads answered.
+ */
+export function unreadCorrections(threadIds: number[], inserted: { thread_id: number }[]): { threadId: number; n: number }[] {
+  const skipped = new Map<number, number>();
+  for (const id of threadIds) skipped.set(id, (skipped.get(id) ?? 0) + 1);
+  for (const m of inserted) skipped.set(m.thread_id, skipped.get(m.thread_id)! - 1);
+  return [...skipped].filter(([, n]) => n > 0).map(([threadId, n]) => ({ threadId, n }));
+}
+
+const STATUS_RANK = { sent: 1, delivered: 2, read: 3 } as const;
+
+/** Of two receipts for one message in one batch, the one that moves it furthest. */
+function strongest(a: StatusInput | undefined, b: StatusInput): StatusInput {
+  if (!a) return b;
+  if (a.status === 'failed' || b.status === 'failed') {
+    const other = a.status === 'failed' ? b : a;
+    // `failed` only counts before delivery; a delivered or read receipt outranks it.
+    return other.status === 'delivered' || other.status === 'read' ? other : a.status === 'failed' ? a : b;
+  }
+  return STATUS_RANK[b.status] > STATUS_RANK[a.status] ? b : a;
+}

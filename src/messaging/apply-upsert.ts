@@ -1,0 +1,93 @@
+import { insertPendingAttachments } from '../attachments/fetch-media.queries.js';
+import type { Executor } from '../db/database.js';
+import { type InboundWorkDone, workInboundThreads } from '../threads/inbound-workflow.js';
+import type { MessageRow } from './announcements.js';
+import {
+  type ApplyPlan,
+  joinedThreads,
+  messageInputs,
+  messageThreads,
+  openedThreads,
+  pendingAttachments,
+  threadInputs,
+  threadTouches,
+  type UpsertedThreads,
+  unreadCorrections,
+} from './apply-plan.js';
+import {
+  applyStatuses,
+  findThreadsOfMessages,
+  type HandleInput,
+  insertInboundMessages,
+  type ThreadRow,
+  touchThreads,
+  uncountUnread,
+  upsertContacts,
+  upsertThreads,
+} from './messaging.queries.js';
+
+/** What a batch wrote, as the statements returned it: what ./apply-views.ts announces. */
+export interface Written {
+  contactsCreated: (HandleInput & { id: number })[];
+  threads: UpsertedThreads;
+  /** Threads joined by reference, as touchThreads left them. */
+  touched: ThreadRow[];
+  /** The thread of each conversation opened, in order. */
+  openedThreadIds: number[];
+  /** The messages inserted (a provider's retry of a stored one is not). */
+  messages: MessageRow[];
+  /** Unread counts taken back for messages the insert skipped. */
+  unreadTakenBack: { threadId: number; n: number }[];
+  /** Reopening, automatic assignment and their activity lines. */
+  work: InboundWorkDone;
+  /** Outbound messages a receipt moved on. */
+  statuses: MessageRow[];
+  /** Attachments written `pending`, to be downloaded. */
+  attachmentIds: number[];
+}
+
+/**
+ * Writes a plan in the caller's transaction, set-based: one statement each for contacts,
+ * threads, messages, their attachments and receipts however many deliveries the batch holds.
+ * Steps with nothing to write cost no statement.
+ */
+export async function writePlan(db: Executor, plan: ApplyPlan, now: Date): Promise<Written> {
+  const written: Written = {
+    contactsCreated: [],
+    threads: new Map(),
+    touched: [],
+    openedThreadIds: [],
+    messages: [],
+    unreadTakenBack: [],
+    work: { activity: [], reopened: [], assigned: [] },
+    statuses: [],
+    attachmentIds: [],
+  };
+  if (plan.messages.length > 0 || plan.opened.length > 0) {
+    const contacts = await upsertContacts(db, plan.handles, now);
+    written.contactsCreated = contacts.created;
+    const joined = joinedThreads(plan, await findThreadsOfMessages(db, plan.references), contacts.ids);
+    const threads = await upsertThreads(db, threadInputs(plan, contacts.ids, joined, now), now);
+    written.threads = threads;
+    written.openedThreadIds = openedThreads(plan, contacts.ids, threads);
+    const threadIds = messageThreads(plan, contacts.ids, joined, threads);
+    const inserted = await insertInboundMessages(db, messageInputs(plan, threadIds, now), now);
+    written.messages = inserted;
+    written.attachmentIds = await insertPendingAttachments(db, pendingAttachments(plan, inserted), now);
+    written.touched = await touchThreads(db, threadTouches(plan, joined, now), now);
+    written.unreadTakenBack = unreadCorrections(threadIds, inserted);
+    await uncountUnread(db, written.unreadTakenBack);
+    // Reopening and automatic assignment (docs/conversations.md), in this batch's statements.
+    written.work = await workInboundThreads(
+      db,
+      {
+        threads: [...threads.values(), ...written.touched],
+        withNewMessage: new Set(inserted.map((m) => m.thread_id)),
+        autoAssign: plan.autoAssign,
+      },
+      now,
+    );
+  }
+  written.statuses = await applyStatuses(db, plan.statuses, now);
+  return written;
+}
