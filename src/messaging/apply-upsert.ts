@@ -46,13 +46,9 @@ export interface Written {
   attachmentIds: number[];
 }
 
-/**
- * Writes a plan in the caller's transaction, set-based: one statement each for contacts,
- * threads, messages, their attachments and receipts however many deliveries the batch holds.
- * Steps with nothing to write cost no statement.
- */
-export async function writePlan(db: Executor, plan: ApplyPlan, now: Date): Promise<Written> {
-  const written: Written = {
+/** What a batch with nothing to write returns: a batch of receipts only leaves the rest so. */
+export function nothingWritten(): Written {
+  return {
     contactsCreated: [],
     threads: new Map(),
     touched: [],
@@ -63,6 +59,15 @@ export async function writePlan(db: Executor, plan: ApplyPlan, now: Date): Promi
     statuses: [],
     attachmentIds: [],
   };
+}
+
+/**
+ * Writes a plan in the caller's transaction, set-based: one statement each for contacts,
+ * threads, messages, their attachments and receipts however many deliveries the batch holds.
+ * Steps with nothing to write cost no statement.
+ */
+export async function writePlan(db: Executor, plan: ApplyPlan, now: Date): Promise<Written> {
+  const written = nothingWritten();
   if (plan.messages.length > 0 || plan.opened.length > 0) {
     const contacts = await upsertContacts(db, plan.handles, now);
     written.contactsCreated = contacts.created;

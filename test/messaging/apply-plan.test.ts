@@ -14,7 +14,7 @@ import {
   threadTouches,
   unreadCorrections,
 } from '../../src/messaging/apply-plan.js';
-import type { Written } from '../../src/messaging/apply-upsert.js';
+import { nothingWritten, type Written } from '../../src/messaging/apply-upsert.js';
 import { batchChanges } from '../../src/messaging/apply-views.js';
 import type { ConnectionRef, ThreadRow } from '../../src/messaging/messaging.queries.js';
 
@@ -159,18 +159,7 @@ describe('batchChanges', () => {
     ...fields,
   });
   const inboundRow = (id: number, threadId: number) => ({ id, thread_id: threadId, workspace_id: 3 }) as MessageRow;
-  const written = (fields: Partial<Written>): Written => ({
-    contactsCreated: [],
-    threads: new Map(),
-    touched: [],
-    openedThreadIds: [],
-    messages: [],
-    unreadTakenBack: [],
-    work: { activity: [], reopened: [], assigned: [] },
-    statuses: [],
-    attachmentIds: [],
-    ...fields,
-  });
+  const written = (fields: Partial<Written>): Written => ({ ...nothingWritten(), ...fields });
   const plan: Pick<ApplyPlan, 'integrationOf'> = { integrationOf: new Map([[7, 'email']]) };
 
   it('shows a reopened thread open and unsnoozed, told once however many messages it got', () => {
