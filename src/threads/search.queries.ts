@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import { afterCursor, BY_CREATED, keysetPage } from '../db/pages.js';
 import type { CursorRequest } from '../http/pagination.js';
 
@@ -55,7 +56,14 @@ export async function searchMessages(
   if ((await estimateMatches(db, q)) <= walk)
     return { ...(await searchByIndex(db, workspaceId, q, options, page)), path: 'index' as SearchPath };
 
-  const newest = afterCursor(db.selectFrom('messages').selectAll().where('workspace_id', '=', workspaceId), BY_CREATED, page.cursor)
+  const newest = afterCursor(
+    db
+      .selectFrom('messages')
+      .select([...MESSAGE_COLUMNS, sql<string>`search_vector`.as('search_vector')])
+      .where('workspace_id', '=', workspaceId),
+    BY_CREATED,
+    page.cursor,
+  )
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(walk);
@@ -63,7 +71,7 @@ export async function searchMessages(
   const walked = await keysetPage(
     db
       .selectFrom(newest.as('m'))
-      .selectAll()
+      .select(MESSAGE_COLUMNS.map((c) => `m.${c}` as const))
       .where(sql<boolean>`m.search_vector @@ websearch_to_tsquery('simple', ${q})`)
       .where('m.kind', '<>', 'activity')
       .$if(!options.includePrivate, (w) => w.where('m.private', '=', false)),
@@ -113,7 +121,7 @@ async function searchByIndex(db: Executor, workspaceId: number, q: string, optio
     page,
   );
   const ids = hits.items.map((h) => h.id);
-  const rows = ids.length === 0 ? [] : await db.selectFrom('messages').selectAll().where('id', 'in', ids).execute();
+  const rows = ids.length === 0 ? [] : await db.selectFrom('messages').select(MESSAGE_COLUMNS).where('id', 'in', ids).execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return { items: ids.map((id) => byId.get(id)!), meta: hits.meta };
 }
