@@ -224,4 +224,47 @@ describe('announcing what changed', () => {
       authorId: null,
     });
   });
+
+  it('shapes an outbound event only for a type an endpoint of its workspace takes', async () => {
+    const at = new Date('2026-01-02T03:04:05.000Z');
+    const thread = {
+      id: 9,
+      workspace_id: 3,
+      connection_id: 1,
+      contact_id: 5,
+      status: 'open' as const,
+      snoozed_until: null,
+      assignee_id: null,
+      labels: [],
+      agent_last_seen_at: null,
+      last_message_at: at,
+      last_message_preview: 'hello',
+      last_inbound_at: null,
+      created_at: at,
+      updated_at: at,
+      integration_key: 'sms',
+      contact_name: null,
+      unread_count: 1,
+    };
+    const asked: string[] = [];
+    const { realtime, outbound } = announcements(
+      [
+        { type: 'thread.created', thread },
+        { type: 'thread.updated', thread },
+        { type: 'thread.updated', thread: { ...thread, id: 10, workspace_id: 4 } },
+      ],
+      new Map(),
+      (workspaceId, type) => {
+        asked.push(`${workspaceId} ${type}`);
+        return workspaceId === 3 && type === 'thread.updated';
+      },
+    );
+    expect(asked).toEqual(['3 thread.created', '3 thread.updated', '4 thread.updated']);
+    expect(outbound.map((e) => [e.workspaceId, e.type])).toEqual([[3, 'thread.updated']]);
+    // Agents are told of every change whatever the endpoints take.
+    expect(realtime.map((e) => [e.workspaceId, e.type])).toEqual([
+      [3, 'thread.updated'],
+      [4, 'thread.updated'],
+    ]);
+  });
 });
