@@ -235,6 +235,7 @@ describe('announcing what changed', () => {
       status: 'open' as const,
       snoozed_until: null,
       assignee_id: null,
+      team_id: null,
       labels: [],
       agent_last_seen_at: null,
       last_message_at: at,
