@@ -124,8 +124,8 @@ export async function applyDeliveries(
   deliveries: DeliveryEvents[],
   now: Date,
 ): Promise<Map<string, DeliveryResolution>> {
-  const { resolutions, changes } = await applyDeliveriesUnannounced(deps, trx, deliveries, now);
-  await announce(deps, trx, changes, now);
+  const { resolutions, changes, bare } = await applyDeliveriesUnannounced(deps, trx, deliveries, now);
+  await announce(deps, trx, changes, now, { bare });
   return resolutions;
 }
 
@@ -138,14 +138,15 @@ export async function applyDeliveries(
 export async function applyDeliveriesUnannounced(deps: Announcer, trx: Executor, deliveries: DeliveryEvents[], now: Date) {
   const { resolutions, resolved } = await resolveConnections(trx, deliveries);
   const applicable = deliveries.filter((d) => !resolutions.get(d.deliveryId)!.error);
-  const { changes, attachmentIds } = await applyEvents(trx, applicable, resolved, now);
+  const { changes, attachmentIds, bare } = await applyEvents(trx, applicable, resolved, now);
   // The bytes are downloaded later, by the fetch-media worker, never inside this transaction.
   await enqueueFetchMedia(
     deps.boss,
     trx,
     attachmentIds.map((attachmentId) => ({ attachmentId, attempt: 1 })),
   );
-  return { resolutions, changes };
+  /** `bare`: the messages inserted with no attachment, whose attachments announce need not read. */
+  return { resolutions, changes, bare };
 }
 
 /**
@@ -159,7 +160,7 @@ async function applyEvents(
   deliveries: DeliveryEvents[],
   resolved: Resolved,
   now: Date,
-): Promise<{ changes: Change[]; attachmentIds: number[] }> {
+): Promise<{ changes: Change[]; attachmentIds: number[]; bare: Set<number> }> {
   const { connections, sentMessages } = resolved;
   const deliveryOf = new Map<InboundEvent, string>();
   const inbound: { connection: ConnectionRef; event: Extract<NormalisedEvent, { type: 'message' }> }[] = [];
@@ -191,6 +192,7 @@ async function applyEvents(
 
   const changes: Change[] = [];
   let attachmentIds: number[] = [];
+  const bare = new Set<number>();
   if (inbound.length > 0 || opened.length > 0) {
     const contacts = await upsertContacts(
       db,
@@ -239,7 +241,10 @@ async function applyEvents(
       })),
       now,
     );
-    attachmentIds = await insertPendingAttachments(db, pendingAttachments(inserted, unique, deliveryOf), now);
+    const pending = pendingAttachments(inserted, unique, deliveryOf);
+    attachmentIds = await insertPendingAttachments(db, pending, now);
+    const withFiles = new Set(pending.map((a) => a.messageId));
+    for (const m of inserted) if (!withFiles.has(m.id)) bare.add(m.id);
     // Threads joined by reference move on as a contact's own do: last message, preview, unread.
     const touchedRows = await touchThreads(
       db,
@@ -296,7 +301,7 @@ async function applyEvents(
     for (const m of work.activity) changes.push({ type: 'message.created', message: m });
   }
   for (const m of await applyStatuses(db, [...statuses.values()], now)) changes.push({ type: 'message.updated', message: m });
-  return { changes, attachmentIds };
+  return { changes, attachmentIds, bare };
 }
 
 type InboundEvent = Extract<NormalisedEvent, { type: 'message' }>;
