@@ -72,7 +72,8 @@ export async function searchMessages(
     db
       .selectFrom(newest.as('m'))
       .select(MESSAGE_COLUMNS.map((c) => `m.${c}` as const))
-      .where(sql<boolean>`m.search_vector @@ websearch_to_tsquery('simple', ${q})`)
+      // A message not indexed yet (stored moments ago) is tested on its text: same words, same answer.
+      .where(sql<boolean>`coalesce(m.search_vector, to_tsvector('simple', m.text)) @@ websearch_to_tsquery('simple', ${q})`)
       .where('m.kind', '<>', 'activity')
       .$if(!options.includePrivate, (w) => w.where('m.private', '=', false)),
     BY_CREATED,
@@ -94,8 +95,25 @@ async function estimateMatches(db: Executor, q: string): Promise<number> {
   return rows[0]!['QUERY PLAN'][0].Plan['Plan Rows'];
 }
 
-/** One page through messages_text_search_idx: every match, of which the newest are kept. */
+/**
+ * One page through messages_text_search_idx: every match, of which the newest are kept. The
+ * messages not indexed yet (the indexer fills their vector after the batch that stored them)
+ * are the rest of the answer: found through messages_unindexed_idx, which holds only those,
+ * and tested on their text. A message is in exactly one of the two, so nothing is counted twice.
+ */
 async function searchByIndex(db: Executor, workspaceId: number, q: string, options: { includePrivate: boolean }, page: CursorRequest) {
+  const matching = (match: ReturnType<typeof sql<boolean>>) =>
+    afterCursor(
+      db
+        .selectFrom('messages')
+        .select(['id', 'created_at'])
+        .where('workspace_id', '=', workspaceId)
+        .where(match)
+        .where('kind', '<>', 'activity')
+        .$if(!options.includePrivate, (w) => w.where('private', '=', false)),
+      BY_CREATED,
+      page.cursor,
+    );
   // MATERIALIZED: planned alone, without the page's ORDER BY and LIMIT that would send the
   // planner back to the walk, so the match is looked up in the GIN index.
   const hits = await keysetPage(
@@ -103,16 +121,8 @@ async function searchByIndex(db: Executor, workspaceId: number, q: string, optio
       .with(
         (cte) => cte('hits').materialized(),
         () =>
-          afterCursor(
-            db
-              .selectFrom('messages')
-              .select(['id', 'created_at'])
-              .where('workspace_id', '=', workspaceId)
-              .where(sql<boolean>`search_vector @@ websearch_to_tsquery('simple', ${q})`)
-              .where('kind', '<>', 'activity')
-              .$if(!options.includePrivate, (w) => w.where('private', '=', false)),
-            BY_CREATED,
-            page.cursor,
+          matching(sql<boolean>`search_vector @@ websearch_to_tsquery('simple', ${q})`).unionAll(
+            matching(sql<boolean>`search_vector IS NULL AND to_tsvector('simple', text) @@ websearch_to_tsquery('simple', ${q})`),
           ),
       )
       .selectFrom('hits')

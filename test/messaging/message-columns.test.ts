@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { MESSAGE_COLUMNS } from '../../src/db/message-columns.js';
 import { insertInboundMessages } from '../../src/messaging/messaging.queries.js';
+import { indexUnindexed } from '../../src/threads/search-index.js';
 import { listMessages } from '../../src/threads/threads.queries.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
@@ -46,8 +47,11 @@ describe('MESSAGE_COLUMNS', () => {
     expect(row!.text).toBe(text);
     const page = await listMessages(db, thread.id, { limit: 10, cursor: undefined });
     expect(Object.keys(page.items[0]!).sort()).toEqual([...MESSAGE_COLUMNS].sort());
-    // The vector is still written: search reads it.
-    const { rows } = await sql<{ v: string }>`SELECT search_vector::text AS v FROM messages WHERE id = ${row!.id}`.execute(db);
-    expect(rows[0]!.v).toContain("'order'");
+    // The vector is written after the batch, by the search indexer: search reads it.
+    const vector = async () =>
+      (await sql<{ v: string | null }>`SELECT search_vector::text AS v FROM messages WHERE id = ${row!.id}`.execute(db)).rows[0]!.v;
+    expect(await vector()).toBeNull();
+    await indexUnindexed(db, 10);
+    expect(await vector()).toContain("'order'");
   });
 });
