@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { API_KEY_SCOPES, issueApiKey } from './api-keys/api-keys.service.js';
 import { moveStorageToS3 } from './attachments/move-storage.js';
-import { s3OptionsFrom, s3Storage } from './attachments/s3-storage.js';
 import { applyDotEnv, type Config, ConfigError, loadCliSettings, loadConfig } from './config.js';
 import { createConnection } from './connections/connections.service.js';
 import type { Db } from './db/database.js';
@@ -185,6 +184,8 @@ export async function main(argv: string[]): Promise<void> {
       return withDatabase(async (db, config) => {
         if (config.s3.bucket === undefined)
           throw new UsageError('INBOX_S3_BUCKET (and INBOX_S3_ENDPOINT for an S3-compatible server) must be set');
+        // Loaded here: every other command, serve included, runs without the AWS SDK.
+        const { s3OptionsFrom, s3Storage } = await import('./attachments/s3-storage.js');
         const moved = await moveStorageToS3(db, s3Storage(s3OptionsFrom(config)), {
           onMoved: (key, size) => process.stderr.write(`moved ${key} (${size} bytes)\n`),
         });

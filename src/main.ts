@@ -170,7 +170,7 @@ export async function openInfrastructure(config: Config, log: Logger, options: {
       metrics: createMetrics(),
       jwtSecret,
       secretKey,
-      storage: createStorage(config, opened.database.db),
+      storage: await createStorage(config, opened.database.db),
       visitors: visitorBus(opened.database.db),
       now: () => new Date(),
     };

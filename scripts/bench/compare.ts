@@ -171,14 +171,15 @@ async function measureRun(
     let workerCpuMs: number;
     let pgDrainMs: number;
     try {
+      // A poll's error is retried by waitFor, so an exit is noted and told after.
       await waitFor(
         'the worker to drain the inbox',
-        async () => {
-          if (worker.child.exitCode !== null) throw new Error(`the worker exited:\n${worker.output().slice(-4000)}`);
-          return (await pendingDeliveries(db)) === 0;
-        },
+        async () => worker.child.exitCode !== null || (await pendingDeliveries(db)) === 0,
         300_000,
-      );
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}; the worker's log ends:\n${worker.output().slice(-4000)}`);
+      });
+      if (worker.child.exitCode !== null) throw new Error(`the worker exited (${worker.child.exitCode}):\n${worker.output().slice(-4000)}`);
       workerCpuMs = processCpuMs(worker.child.pid) - build.startCpu!.workerMs;
       pgDrainMs = postgresCpuMs(postmasterPid) - pgBefore - build.startCpu!.postgresMs;
     } finally {

@@ -4,6 +4,7 @@
 // real inbox. And the EXPLAINs of the two measured reads, written as the service writes them.
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
+import { indexUnindexed } from '../../src/threads/search-index.js';
 
 const BASE = `order delivery refund parcel package shipping address invoice payment card account password
 login email phone number price discount coupon return exchange size colour color stock store
@@ -111,6 +112,8 @@ export async function seedConversations(
              CASE WHEN note THEN 'note' ELSE 'message' END, note, at, at
       FROM (SELECT i, i % 50 = 0 AS note, now() - random() * interval '365 days' AS at
             FROM generate_series(${done + 1}::int, ${done + n}::int) AS i) g`.execute(db);
+    // Indexed for search as the worker's indexer would have by now (a year of messages).
+    while ((await indexUnindexed(db, 100_000)) > 0);
   }
   // What autovacuum would have done by the time an inbox is this big: statistics, the
   // visibility map, and the GIN index's pending list merged into the index proper.

@@ -36,7 +36,10 @@ export interface TableWrites {
 export interface DrainCost {
   deliveries: number;
   batches: number;
+  /** Statements the service sent per batch (its round trips; pg-boss's included). */
   statementsPerBatch: number;
+  /** Statements run inside those per delivery: foreign-key checks, triggers' statements. */
+  nestedPerDelivery: number;
   statementUsPerDelivery: number;
   walBytesPerDelivery: number;
   /** Index entries written per delivery: btree entries from inserts and non-HOT updates, and GIN keys. */
@@ -92,8 +95,14 @@ export async function measureDrainCost(
       await client.query('SELECT pg_stat_force_next_flush()').catch(() => {});
       await new Promise((r) => setTimeout(r, 1500));
       const tablesAfter = await tableStats(client);
-      const { rows: statements } = await client.query<{ query: string; calls: string; total_exec_time: number; rows: string }>(`
-        SELECT s.query, s.calls, s.total_exec_time, s.rows
+      const { rows: statements } = await client.query<{
+        query: string;
+        calls: string;
+        total_exec_time: number;
+        rows: string;
+        toplevel: boolean;
+      }>(`
+        SELECT s.query, s.calls, s.total_exec_time, s.rows, s.toplevel
         FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid
         WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
         ORDER BY s.total_exec_time DESC`);
@@ -123,17 +132,21 @@ export async function measureDrainCost(
         if (table === 'messages' && after.gin > 0) entries += ins * gin[0]!.keys;
         else entries += (ins + nonHot) * after.gin;
       }
-      const calls = statements.reduce((n, s) => n + Number(s.calls), 0);
+      // A nested statement (a foreign key's check, a trigger's) is also in its caller's time.
+      const toplevel = statements.filter((s) => s.toplevel);
+      const calls = toplevel.reduce((n, s) => n + Number(s.calls), 0);
+      const nested = statements.filter((s) => !s.toplevel).reduce((n, s) => n + Number(s.calls), 0);
       const result: DrainCost = {
         deliveries: count,
         batches,
         statementsPerBatch: round(calls / Math.max(batches, 1)),
-        statementUsPerDelivery: round((statements.reduce((n, s) => n + s.total_exec_time, 0) * 1000) / count),
+        nestedPerDelivery: round(nested / count, 2),
+        statementUsPerDelivery: round((toplevel.reduce((n, s) => n + s.total_exec_time, 0) * 1000) / count),
         walBytesPerDelivery: Math.round(wal / count),
         indexEntriesPerDelivery: round(entries / count),
         tables: tables.sort((a, b) => a.table.localeCompare(b.table)),
         statements: statements.slice(0, 25).map((s) => ({
-          query: s.query.replace(/\s+/g, ' ').slice(0, 110),
+          query: `${s.toplevel ? '' : '(nested) '}${s.query.replace(/\s+/g, ' ')}`.slice(0, 110),
           callsPerBatch: round(Number(s.calls) / Math.max(batches, 1), 2),
           usPerDelivery: round((s.total_exec_time * 1000) / count),
           rowsPerDelivery: round(Number(s.rows) / count, 2),
@@ -184,7 +197,7 @@ export async function startProfiledPostgres() {
 
 export function drainCostLines(label: string, c: DrainCost): string[] {
   const lines = [
-    `${label}: ${c.deliveries} deliveries in ${c.batches} batches; per delivery: ${c.statementUsPerDelivery} µs of statement execution, ${c.indexEntriesPerDelivery} index entries, ${c.walBytesPerDelivery} WAL bytes; ${c.statementsPerBatch} statements per batch`,
+    `${label}: ${c.deliveries} deliveries in ${c.batches} batches; per delivery: ${c.statementUsPerDelivery} µs of statement execution, ${c.indexEntriesPerDelivery} index entries, ${c.walBytesPerDelivery} WAL bytes; ${c.statementsPerBatch} statements per batch, ${c.nestedPerDelivery} nested ones per delivery`,
     '  table writes per delivery (inserts, updates, non-HOT updates; indexes):',
     ...c.tables.map(
       (t) =>

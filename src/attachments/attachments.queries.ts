@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { AttachmentKind, AttachmentsTable } from '../db/types.js';
 
@@ -31,7 +31,8 @@ export async function attachmentsOf(db: Executor, messageIds: readonly number[])
   const rows = await db
     .selectFrom('attachments')
     .select(COLUMNS)
-    .where('message_id', 'in', [...new Set(messageIds)])
+    // One array parameter, not one per message: an inbound batch names 250.
+    .where('message_id', '=', sql<number>`ANY(${[...new Set(messageIds)]}::bigint[])`)
     .orderBy('id')
     .execute();
   for (const row of rows) {

@@ -1,5 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import type { AttachmentKind, MessagesTable } from '../db/types.js';
 import type { MediaSource } from '../messaging/events.js';
 import type { StoredDelivery } from './delivery-files.js';
@@ -91,7 +92,7 @@ export async function settleAttachment(
     .returning('message_id')
     .executeTakeFirst();
   if (!settled?.message_id) return undefined;
-  return db.selectFrom('messages').selectAll().where('id', '=', settled.message_id).executeTakeFirst();
+  return db.selectFrom('messages').select(MESSAGE_COLUMNS).where('id', '=', settled.message_id).executeTakeFirst();
 }
 
 /** Counts a failed attempt that will be retried (the reason is logged; `error` is for a final failure). */

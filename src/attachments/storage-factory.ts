@@ -1,12 +1,15 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { postgresStorage } from './postgres-storage.js';
-import { s3OptionsFrom, s3Storage } from './s3-storage.js';
 import type { AttachmentStorage } from './storage.js';
 
-/** The storage INBOX_STORAGE names, built once at start. */
-export function createStorage(config: Config, db: Db): AttachmentStorage {
+/**
+ * The storage INBOX_STORAGE names, built once at start. The S3 store (and the AWS SDK under
+ * it, about 25 MB of every process's memory) is loaded only when it is the one named.
+ */
+export async function createStorage(config: Config, db: Db): Promise<AttachmentStorage> {
   if (config.storage === 'postgres') return postgresStorage(db);
+  const { s3OptionsFrom, s3Storage } = await import('./s3-storage.js');
   return withPostgresFallback(s3Storage(s3OptionsFrom(config)), postgresStorage(db));
 }
 

@@ -28,10 +28,21 @@ export interface IngestLoad {
   readonly held: number;
 }
 
+/**
+ * What processing tells the search indexer of its process: a batch that writes messages is in
+ * flight, then over (committed or not). Indexing waits for processing (src/threads/search-index.ts).
+ */
+export interface SearchIndexing {
+  begin(): void;
+  end(): void;
+}
+
 /** What the process entry hands its workers besides the deps, as values passed at start. */
 export interface WorkerContext {
   /** Ingestion in the same process (role `all`), which goes first; absent in a worker-only process. */
   ingest?: IngestLoad;
+  /** The process's search indexer, started with the workers. */
+  searchIndex?: SearchIndexing;
 }
 
 /**

@@ -4,6 +4,7 @@ import { syncTemplatesQueue } from '../connections/sync-templates.queue.js';
 import type { Deps } from '../deps.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { sendQueue } from '../replies/send-message.queue.js';
+import { SearchIndexer } from '../threads/search-index.js';
 import { snoozeQueue } from '../threads/snooze.queue.js';
 import { webhookQueue } from '../webhooks-in/inbox.queue.js';
 import { Dispatcher } from '../webhooks-out/dispatcher.js';
@@ -51,13 +52,15 @@ export interface RunningWorkers {
 export async function startWorkers(deps: Deps, context: WorkerContext = {}): Promise<RunningWorkers> {
   const started: string[] = [];
   const stats = new PlannerStats(deps);
+  const searchIndex = new SearchIndexer(deps);
+  const handed: WorkerContext = { ...context, searchIndex };
   for (const q of queues) {
     if (!q.worker) continue;
     const { handle, options } = q.worker;
     const full = options.batchSize ?? 1;
     await deps.boss.work(q.name, options, (jobs) => {
       if (jobs.length >= full && full > 1) stats.refreshSoon(q.name);
-      return handle(deps, jobs as { id: string; data: object }[], context);
+      return handle(deps, jobs as { id: string; data: object }[], handed);
     });
     if (q.schedule) await deps.boss.schedule(q.name, q.schedule);
     started.push(q.name);
@@ -66,11 +69,13 @@ export async function startWorkers(deps: Deps, context: WorkerContext = {}): Pro
   const dispatcher = new Dispatcher(deps);
   dispatcher.start();
   started.push(outboundQueue.name);
+  searchIndex.start();
   return {
     queues: started,
     async stop() {
       for (const q of queues) if (q.worker) await deps.boss.offWork(q.name, { wait: true });
       await dispatcher.stop();
+      await searchIndex.stop();
       await stats.settled();
     },
   };

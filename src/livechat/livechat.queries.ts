@@ -1,5 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { MESSAGE_COLUMNS, messageColumnsSql } from '../db/message-columns.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { MessagesTable } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
@@ -107,7 +108,7 @@ export async function countRecentVisitorMessages(db: Executor, visitor: Visitor,
 export async function findMessageByExternalId(db: Executor, connectionId: number, externalId: string) {
   return db
     .selectFrom('messages')
-    .selectAll()
+    .select(MESSAGE_COLUMNS)
     .where('connection_id', '=', connectionId)
     .where('external_id', '=', externalId)
     .executeTakeFirst();
@@ -120,7 +121,7 @@ export async function findMessageByExternalId(db: Executor, connectionId: number
 const visitorMessages = (db: Executor, visitor: Pick<Visitor, 'connection_id' | 'contact_id'>) =>
   db
     .selectFrom('messages')
-    .selectAll()
+    .select(MESSAGE_COLUMNS)
     .where('thread_id', 'in', visitorThreads(db, visitor))
     .where('kind', '=', 'message')
     .where('private', '=', false);
@@ -144,6 +145,6 @@ export async function markDelivered(db: Executor, messageId: number, at: Date) {
   const { rows } = await sql<Selectable<MessagesTable>>`
     UPDATE messages SET status = 'delivered', external_id = COALESCE(external_id, id::text), updated_at = ${at}
     WHERE id = ${messageId} AND direction = 'outbound' AND status IN ('queued', 'sent')
-    RETURNING *`.execute(db);
+    RETURNING ${messageColumnsSql()}`.execute(db);
   return rows[0];
 }

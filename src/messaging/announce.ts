@@ -3,8 +3,8 @@ import { attachmentsOf } from '../attachments/attachments.queries.js';
 import { type Attachment, attachmentResource, contentUrl } from '../attachments/attachments.resources.js';
 import type { Executor } from '../db/database.js';
 import { publishEvents } from '../realtime/publish.js';
-import { writeOutbox } from '../webhooks-out/outbox.js';
-import { announcements, type Change, messageIdsOf } from './announcements.js';
+import { findSubscriptions, writeOutbox } from '../webhooks-out/outbox.js';
+import { announcements, type Change, messageIdsOf, workspaceIdOf } from './announcements.js';
 
 /** What announcing needs: the queue (the outbox's jobs) and the public URL (attachments' links). */
 export interface Announcer {
@@ -18,18 +18,34 @@ export interface Announcer {
  * the change, or not at all). The one way a message change is told to anyone; what each kind
  * of change says is in ./announcements.ts. The messages' attachments are read here, in one
  * query, as the transaction sees them: so whatever the caller put on a message before
- * announcing it travels with it.
+ * announcing it travels with it; a caller that knows some of its messages carry none says
+ * so (`bare`), and the common inbound batch reads nothing. The endpoints are read first, so a
+ * change no endpoint takes is never shaped for one.
  */
-export async function announce(deps: Announcer, trx: Executor, changes: readonly Change[], now: Date): Promise<void> {
+export async function announce(
+  deps: Announcer,
+  trx: Executor,
+  changes: readonly Change[],
+  now: Date,
+  options: { bare?: ReadonlySet<number> } = {},
+): Promise<void> {
   if (changes.length === 0) return;
   const url = contentUrl(deps.config.publicUrl);
   const attachments = new Map<number, Attachment[]>();
-  for (const [messageId, rows] of await attachmentsOf(trx, messageIdsOf(changes)))
+  // `bare`: messages the caller wrote in this transaction with no attachment, none to read.
+  const { bare } = options;
+  const withFiles = bare ? messageIdsOf(changes).filter((id) => !bare.has(id)) : messageIdsOf(changes);
+  for (const [messageId, rows] of await attachmentsOf(trx, withFiles))
     attachments.set(
       messageId,
       rows.map((row) => attachmentResource(row, url)),
     );
-  const { realtime, outbound } = announcements(changes, attachments);
+  const subscriptions = await findSubscriptions(trx, changes.map(workspaceIdOf));
+  const { realtime, outbound } = announcements(
+    changes,
+    attachments,
+    (workspaceId, type) => subscriptions.endpointsFor(workspaceId, type).length > 0,
+  );
   await publishEvents(trx, realtime);
-  await writeOutbox(deps.boss, trx, outbound, now);
+  await writeOutbox(deps.boss, trx, outbound, now, subscriptions);
 }

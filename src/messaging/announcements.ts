@@ -69,18 +69,27 @@ export interface OutboundEvent {
 /** The attachments of the messages the changes name, by message id, already shaped. */
 export type AttachmentsByMessage = ReadonlyMap<number, Attachment[]>;
 
+/**
+ * What a shape reads besides the change: the messages' attachments, and each thread's resource
+ * made once per announcement (a thread.updated tells agents and endpoints the same resource).
+ */
+interface ShapeContext {
+  attachments: AttachmentsByMessage;
+  thread(view: ThreadView): ReturnType<typeof threadResource>;
+}
+
 type Shape<C extends Change> = {
   workspaceId(change: C): number;
   /** `data` of the realtime event; absent: agents are not told. */
-  realtime?(change: C, attachments: AttachmentsByMessage): Record<string, unknown>;
+  realtime?(change: C, ctx: ShapeContext): Record<string, unknown>;
 } & (C['type'] extends EndpointChangeType
-  ? { /** `data` of the outbound event. */ endpoints(change: C, attachments: AttachmentsByMessage): object }
+  ? { /** `data` of the outbound event. */ endpoints(change: C, ctx: ShapeContext): object }
   : { endpoints?: never });
 
 interface AnyShape {
   workspaceId(change: Change): number;
-  realtime?(change: Change, attachments: AttachmentsByMessage): Record<string, unknown>;
-  endpoints?(change: Change, attachments: AttachmentsByMessage): object;
+  realtime?(change: Change, ctx: ShapeContext): Record<string, unknown>;
+  endpoints?(change: Change, ctx: ShapeContext): object;
 }
 
 const attachmentsOf = (m: MessageRow, all: AttachmentsByMessage) => all.get(m.id) ?? [];
@@ -95,7 +104,7 @@ const realtimeAttachments = (m: MessageRow, all: AttachmentsByMessage) =>
 const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>> } = {
   'message.created': {
     workspaceId: (c) => c.message.workspace_id,
-    realtime: ({ message: m }, all) => ({
+    realtime: ({ message: m }, { attachments }) => ({
       id: m.id,
       threadId: m.thread_id,
       direction: m.direction,
@@ -103,29 +112,29 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
       private: m.private,
       status: m.status,
       preview: m.text.slice(0, PREVIEW_LENGTH),
-      attachments: realtimeAttachments(m, all),
+      attachments: realtimeAttachments(m, attachments),
     }),
-    endpoints: (c, all) => messageResource(c.message, attachmentsOf(c.message, all)),
+    endpoints: (c, { attachments }) => messageResource(c.message, attachmentsOf(c.message, attachments)),
   },
   'message.updated': {
     workspaceId: (c) => c.message.workspace_id,
-    realtime: ({ message: m }, all) => ({
+    realtime: ({ message: m }, { attachments }) => ({
       id: m.id,
       threadId: m.thread_id,
       status: m.status,
       error: m.error,
-      attachments: realtimeAttachments(m, all),
+      attachments: realtimeAttachments(m, attachments),
     }),
-    endpoints: (c, all) => messageResource(c.message, attachmentsOf(c.message, all)),
+    endpoints: (c, { attachments }) => messageResource(c.message, attachmentsOf(c.message, attachments)),
   },
   'thread.created': {
     workspaceId: (c) => c.thread.workspace_id,
-    endpoints: (c) => threadResource(c.thread),
+    endpoints: (c, ctx) => ctx.thread(c.thread),
   },
   'thread.updated': {
     workspaceId: (c) => c.thread.workspace_id,
-    realtime: (c) => threadResource(c.thread),
-    endpoints: (c) => threadResource(c.thread),
+    realtime: (c, ctx) => ctx.thread(c.thread),
+    endpoints: (c, ctx) => ctx.thread(c.thread),
   },
   'contact.created': {
     workspaceId: (c) => c.contact.workspaceId,
@@ -153,24 +162,44 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
 
 /**
  * The realtime and outbound events of `changes`, each list in the order of the changes.
- * `attachments` holds those of the messages the changes name (see messageIdsOf).
+ * `attachments` holds those of the messages the changes name (see messageIdsOf). An outbound
+ * event is made only where `subscribed` says an endpoint of its workspace takes its type: with
+ * no endpoint (the common case) no resource is shaped for nobody.
  */
 export function announcements(
   changes: readonly Change[],
   attachments: AttachmentsByMessage,
+  subscribed: (workspaceId: number, type: OutboundEventType) => boolean = () => true,
 ): { realtime: RealtimeEvent[]; outbound: OutboundEvent[] } {
   const realtime: RealtimeEvent[] = [];
   const outbound: OutboundEvent[] = [];
+  const threads = new Map<ThreadView, ReturnType<typeof threadResource>>();
+  const ctx: ShapeContext = {
+    attachments,
+    thread(view) {
+      let resource = threads.get(view);
+      if (!resource) {
+        resource = threadResource(view);
+        threads.set(view, resource);
+      }
+      return resource;
+    },
+  };
   for (const change of changes) {
     // The table's type pairs each change with its own entry; TypeScript cannot follow that
     // through a union, so the entry is read here as one taking any change.
     const shape = CHANGE_EVENTS[change.type] as unknown as AnyShape;
     const workspaceId = shape.workspaceId(change);
-    if (shape.realtime) realtime.push({ type: change.type, workspaceId, data: shape.realtime(change, attachments) });
-    if (shape.endpoints)
-      outbound.push({ type: change.type as EndpointChangeType, workspaceId, data: shape.endpoints(change, attachments) });
+    if (shape.realtime) realtime.push({ type: change.type, workspaceId, data: shape.realtime(change, ctx) });
+    if (shape.endpoints && subscribed(workspaceId, change.type as EndpointChangeType))
+      outbound.push({ type: change.type as EndpointChangeType, workspaceId, data: shape.endpoints(change, ctx) });
   }
   return { realtime, outbound };
+}
+
+/** The workspace a change belongs to. */
+export function workspaceIdOf(change: Change): number {
+  return (CHANGE_EVENTS[change.type] as unknown as AnyShape).workspaceId(change);
 }
 
 /** The messages `changes` name: whose attachments `announcements` needs. */

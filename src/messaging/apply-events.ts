@@ -89,8 +89,8 @@ export async function applyDeliveries(
   deliveries: DeliveryEvents[],
   now: Date,
 ): Promise<Map<string, DeliveryResolution>> {
-  const { resolutions, changes } = await applyDeliveriesUnannounced(deps, trx, deliveries, now);
-  await announce(deps, trx, changes, now);
+  const { resolutions, changes, bare } = await applyDeliveriesUnannounced(deps, trx, deliveries, now);
+  await announce(deps, trx, changes, now, { bare });
   return resolutions;
 }
 
@@ -112,5 +112,6 @@ export async function applyDeliveriesUnannounced(deps: Announcer, trx: Executor,
     trx,
     written.attachmentIds.map((attachmentId) => ({ attachmentId, attempt: 1 })),
   );
-  return { resolutions, changes };
+  /** `bare`: the messages inserted with no attachment, whose attachments announce need not read. */
+  return { resolutions, changes, bare: written.bare };
 }

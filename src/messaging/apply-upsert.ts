@@ -44,6 +44,8 @@ export interface Written {
   statuses: MessageRow[];
   /** Attachments written `pending`, to be downloaded. */
   attachmentIds: number[];
+  /** The messages inserted with no attachment, whose attachments announce need not read. */
+  bare: Set<number>;
 }
 
 /** What a batch with nothing to write returns: a batch of receipts only leaves the rest so. */
@@ -58,6 +60,7 @@ export function nothingWritten(): Written {
     work: { activity: [], reopened: [], assigned: [] },
     statuses: [],
     attachmentIds: [],
+    bare: new Set(),
   };
 }
 
@@ -78,7 +81,10 @@ export async function writePlan(db: Executor, plan: ApplyPlan, now: Date): Promi
     const threadIds = messageThreads(plan, contacts.ids, joined, threads);
     const inserted = await insertInboundMessages(db, messageInputs(plan, threadIds, now), now);
     written.messages = inserted;
-    written.attachmentIds = await insertPendingAttachments(db, pendingAttachments(plan, inserted), now);
+    const pending = pendingAttachments(plan, inserted);
+    written.attachmentIds = await insertPendingAttachments(db, pending, now);
+    const withFiles = new Set(pending.map((a) => a.messageId));
+    for (const m of inserted) if (!withFiles.has(m.id)) written.bare.add(m.id);
     written.touched = await touchThreads(db, threadTouches(plan, joined, now), now);
     written.unreadTakenBack = unreadCorrections(threadIds, inserted);
     await uncountUnread(db, written.unreadTakenBack);

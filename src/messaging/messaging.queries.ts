@@ -1,5 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { messageColumnsSql } from '../db/message-columns.js';
 import type { MessageStatus, MessagesTable, ThreadsTable } from '../db/types.js';
 import { truncate } from '../text/truncate.js';
 
@@ -262,7 +263,7 @@ export async function insertInboundMessages(db: Executor, messages: InboundMessa
       AS v(w, th, cn, e, tx, c)
     ORDER BY cn, e
     ON CONFLICT (connection_id, external_id) DO NOTHING
-    RETURNING *`.execute(db);
+    RETURNING ${messageColumnsSql()}`.execute(db);
   return rows;
 }
 
@@ -297,6 +298,6 @@ export async function applyStatuses(db: Executor, statuses: StatusInput[], at: D
         OR (v.status <> 'failed' AND m.status <> 'failed' AND
             array_position(ARRAY['queued','sent','delivered','read'], m.status) < array_position(ARRAY['queued','sent','delivered','read'], v.status))
       )
-    RETURNING m.*`.execute(db);
+    RETURNING ${messageColumnsSql('m')}`.execute(db);
   return rows;
 }

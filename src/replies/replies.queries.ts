@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import type { ManagedBy } from '../db/types.js';
 
 /** A thread a reply can go to, with what sending needs: its connection and contact handle. */
@@ -52,7 +53,7 @@ export async function insertReply(
       created_at: at,
       updated_at: at,
     })
-    .returningAll()
+    .returning(MESSAGE_COLUMNS)
     .executeTakeFirstOrThrow();
   await db
     .updateTable('threads')

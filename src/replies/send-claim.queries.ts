@@ -1,5 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { messageColumnsSql } from '../db/message-columns.js';
 import type { MessagesTable } from '../db/types.js';
 import type { SendResult } from './replies.queries.js';
 
@@ -54,7 +55,7 @@ export async function recordClaimedOutcomes(db: Executor, token: string, results
                 ${results.map((r) => (r.status === 'sent' ? r.externalId : null))}::text[], ${results.map((r) => (r.status === 'failed' ? r.error : null))}::text[])
       AS v(id, status, external_id, error)
     WHERE m.id = v.id AND m.status = 'queued' AND m.send_claim_token = ${token}
-    RETURNING m.*`.execute(db);
+    RETURNING ${messageColumnsSql('m')}`.execute(db);
   return rows;
 }
 

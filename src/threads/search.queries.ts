@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import { afterCursor, BY_CREATED, keysetPage } from '../db/pages.js';
 import type { CursorRequest } from '../http/pagination.js';
 
@@ -55,7 +56,14 @@ export async function searchMessages(
   if ((await estimateMatches(db, q)) <= walk)
     return { ...(await searchByIndex(db, workspaceId, q, options, page)), path: 'index' as SearchPath };
 
-  const newest = afterCursor(db.selectFrom('messages').selectAll().where('workspace_id', '=', workspaceId), BY_CREATED, page.cursor)
+  const newest = afterCursor(
+    db
+      .selectFrom('messages')
+      .select([...MESSAGE_COLUMNS, sql<string>`search_vector`.as('search_vector')])
+      .where('workspace_id', '=', workspaceId),
+    BY_CREATED,
+    page.cursor,
+  )
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(walk);
@@ -63,8 +71,9 @@ export async function searchMessages(
   const walked = await keysetPage(
     db
       .selectFrom(newest.as('m'))
-      .selectAll()
-      .where(sql<boolean>`m.search_vector @@ websearch_to_tsquery('simple', ${q})`)
+      .select(MESSAGE_COLUMNS.map((c) => `m.${c}` as const))
+      // A message not indexed yet (stored moments ago) is tested on its text: same words, same answer.
+      .where(sql<boolean>`coalesce(m.search_vector, to_tsvector('simple', m.text)) @@ websearch_to_tsquery('simple', ${q})`)
       .where('m.kind', '<>', 'activity')
       .$if(!options.includePrivate, (w) => w.where('m.private', '=', false)),
     BY_CREATED,
@@ -86,8 +95,25 @@ async function estimateMatches(db: Executor, q: string): Promise<number> {
   return rows[0]!['QUERY PLAN'][0].Plan['Plan Rows'];
 }
 
-/** One page through messages_text_search_idx: every match, of which the newest are kept. */
+/**
+ * One page through messages_text_search_idx: every match, of which the newest are kept. The
+ * messages not indexed yet (the indexer fills their vector after the batch that stored them)
+ * are the rest of the answer: found through messages_unindexed_idx, which holds only those,
+ * and tested on their text. A message is in exactly one of the two, so nothing is counted twice.
+ */
 async function searchByIndex(db: Executor, workspaceId: number, q: string, options: { includePrivate: boolean }, page: CursorRequest) {
+  const matching = (match: ReturnType<typeof sql<boolean>>) =>
+    afterCursor(
+      db
+        .selectFrom('messages')
+        .select(['id', 'created_at'])
+        .where('workspace_id', '=', workspaceId)
+        .where(match)
+        .where('kind', '<>', 'activity')
+        .$if(!options.includePrivate, (w) => w.where('private', '=', false)),
+      BY_CREATED,
+      page.cursor,
+    );
   // MATERIALIZED: planned alone, without the page's ORDER BY and LIMIT that would send the
   // planner back to the walk, so the match is looked up in the GIN index.
   const hits = await keysetPage(
@@ -95,16 +121,8 @@ async function searchByIndex(db: Executor, workspaceId: number, q: string, optio
       .with(
         (cte) => cte('hits').materialized(),
         () =>
-          afterCursor(
-            db
-              .selectFrom('messages')
-              .select(['id', 'created_at'])
-              .where('workspace_id', '=', workspaceId)
-              .where(sql<boolean>`search_vector @@ websearch_to_tsquery('simple', ${q})`)
-              .where('kind', '<>', 'activity')
-              .$if(!options.includePrivate, (w) => w.where('private', '=', false)),
-            BY_CREATED,
-            page.cursor,
+          matching(sql<boolean>`search_vector @@ websearch_to_tsquery('simple', ${q})`).unionAll(
+            matching(sql<boolean>`search_vector IS NULL AND to_tsvector('simple', text) @@ websearch_to_tsquery('simple', ${q})`),
           ),
       )
       .selectFrom('hits')
@@ -113,7 +131,7 @@ async function searchByIndex(db: Executor, workspaceId: number, q: string, optio
     page,
   );
   const ids = hits.items.map((h) => h.id);
-  const rows = ids.length === 0 ? [] : await db.selectFrom('messages').selectAll().where('id', 'in', ids).execute();
+  const rows = ids.length === 0 ? [] : await db.selectFrom('messages').select(MESSAGE_COLUMNS).where('id', 'in', ids).execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return { items: ids.map((id) => byId.get(id)!), meta: hits.meta };
 }

@@ -1,5 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { messageColumnsSql } from '../db/message-columns.js';
 import type { MessagesTable, ThreadStatus } from '../db/types.js';
 
 /** SQL of working a conversation: status, assignment, activity lines, read markers, snoozes. */
@@ -82,7 +83,7 @@ export async function insertTranscriptLines(db: Executor, kind: 'activity' | 'no
     FROM unnest(${lines.map((l) => l.workspaceId)}::int[], ${lines.map((l) => l.threadId)}::bigint[], ${lines.map((l) => l.connectionId)}::bigint[],
                 ${lines.map((l) => l.text)}::text[], ${lines.map((l) => l.authorId)}::int[]) WITH ORDINALITY AS v(w, th, cn, tx, au, n)
     ORDER BY n
-    RETURNING *`.execute(db);
+    RETURNING ${messageColumnsSql()}`.execute(db);
   return rows;
 }
 

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import { BY_CREATED, keysetPage, type SortKey } from '../db/pages.js';
 import type { CursorRequest } from '../http/pagination.js';
 import type { ThreadFilters } from './thread-filters.js';
@@ -76,5 +77,5 @@ export async function findThreadViews(db: Executor, ids: number[]) {
 
 /** A thread's messages, newest first, one cursor page. */
 export async function listMessages(db: Executor, threadId: number, page: CursorRequest) {
-  return keysetPage(db.selectFrom('messages').selectAll().where('thread_id', '=', threadId), BY_CREATED, page);
+  return keysetPage(db.selectFrom('messages').select(MESSAGE_COLUMNS).where('thread_id', '=', threadId), BY_CREATED, page);
 }

@@ -68,15 +68,18 @@ export async function insertInboxRows(client: pg.ClientBase, rows: NewInboxRow[]
  * Which of the skipped rows were only locked, findStillPending tells.
  */
 export async function lockPendingRows(db: Executor, ids: string[]): Promise<InboxRow[]> {
-  return db
-    .selectFrom('webhook_inbox')
-    .select(ROW_COLUMNS)
-    .where('id', 'in', ids)
-    .where('status', 'in', ['received', 'failed'])
-    .orderBy('created_at')
-    .forUpdate()
-    .skipLocked()
-    .execute();
+  return (
+    db
+      .selectFrom('webhook_inbox')
+      .select(ROW_COLUMNS)
+      // One array parameter, not one per id: a batch names 250.
+      .where('id', '=', sql<string>`ANY(${ids}::uuid[])`)
+      .where('status', 'in', ['received', 'failed'])
+      .orderBy('created_at')
+      .forUpdate()
+      .skipLocked()
+      .execute()
+  );
 }
 
 /**
@@ -88,7 +91,7 @@ export async function findStillPending(db: Executor, ids: string[]): Promise<str
   const rows = await db
     .selectFrom('webhook_inbox')
     .select('id')
-    .where('id', 'in', ids)
+    .where('id', '=', sql<string>`ANY(${ids}::uuid[])`)
     .where('status', 'in', ['received', 'failed'])
     .execute();
   return rows.map((r) => r.id);

@@ -34,14 +34,21 @@ export const webhookQueue: QueueDefinition<DeliveriesJob> = {
     // deliveries, applied PROCESS_BATCH at a time: seconds of work, plus at most 30 s of
     // waiting for ingestion (MAX_YIELD_PER_FETCH_MS), inside the 120 s a job may run.
     options: { batchSize: 20, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 2, burstWhenBatchFull: true, localConcurrency: 3 },
-    async handle(deps, jobs, { ingest } = {}) {
+    async handle(deps, jobs, { ingest, searchIndex } = {}) {
       const ids = [...new Set(jobs.flatMap((j) => idsOf(j.data)))];
       let yielded = 0;
       for (let i = 0; i < ids.length; i += PROCESS_BATCH) {
         const batch = ids.slice(i, i + PROCESS_BATCH);
         yielded += await yieldToIngest(ingest, systemClock, MAX_YIELD_PER_FETCH_MS - yielded, oldestOf(batch));
         const started = performance.now();
-        const outcome = await processDeliveries(deps, batch);
+        // The batch's messages are stored unindexed; the indexer parses them once processing pauses.
+        searchIndex?.begin();
+        let outcome: BatchOutcome;
+        try {
+          outcome = await processDeliveries(deps, batch);
+        } finally {
+          searchIndex?.end();
+        }
         record(deps, outcome, started);
       }
     },

@@ -50,37 +50,64 @@ export interface TokenClaim {
  * skip flags). Built once per app.
  */
 export function deliveryVerifier(deps: Deps) {
-  const isKnownOutboundMessage = async (integrationKey: string, id: string) =>
-    (await findOutboundByExternalId(deps.db, integrationKey, [id])).length > 0;
-  const accountBySecret = (integrationKey: string, secret: string) => findAccountBySecretHash(deps.db, integrationKey, sha256Hex(secret));
-  /**
-   * A request's context: the one-time tokens it claims are its own, to give back if it is not
-   * stored. `request` is built only when a verifier reads it (Twilio's signed URL), so the
-   * other providers' deliveries build no URLs.
-   */
-  const contextFor = (claims: TokenClaim[], request: FastifyRequest, key: string): VerifyContext => ({
-    isKnownOutboundMessage,
-    accountBySecret,
-    now: deps.now,
-    async claimOnce(integrationKey, token, expiresAt) {
-      const claimed = await claimWebhookToken(deps.db, integrationKey, token, expiresAt, deps.now());
-      if (claimed) claims.push({ integrationKey, token });
-      return claimed;
-    },
-    get request() {
-      return verifyRequest(deps, request, key);
-    },
-  });
+  const lookups: Lookups = {
+    isKnownOutboundMessage: async (integrationKey, id) => (await findOutboundByExternalId(deps.db, integrationKey, [id])).length > 0,
+    accountBySecret: (integrationKey, secret) => findAccountBySecretHash(deps.db, integrationKey, sha256Hex(secret)),
+  };
   return {
     /** Verifies a delivery; the tokens it claims on the way are pushed onto `claims`. */
     verify: (adapter: ChannelAdapter, body: RawBody, request: FastifyRequest, claims: TokenClaim[]) =>
-      verify(deps, adapter, body, request, contextFor(claims, request, adapter.key)),
+      verify(deps, adapter, body, request, new RequestContext(deps, lookups, request, adapter.key, claims)),
     /** Gives a delivery's claims back when it was not stored: the provider sends it again with the same token. */
     async release(request: FastifyRequest, claims: TokenClaim[]): Promise<void> {
       if (claims.length > 0)
         await releaseWebhookTokens(deps.db, claims).catch((e: unknown) => request.log.warn({ err: e }, 'token release failed'));
     },
   };
+}
+
+/** What verifiers look up in the database, made once per app. */
+interface Lookups {
+  isKnownOutboundMessage(integrationKey: string, externalMessageId: string): Promise<boolean>;
+  accountBySecret(integrationKey: string, secret: string): Promise<string | undefined>;
+}
+
+/**
+ * A request's verify context. A class, so a delivery costs one small object and no closures
+ * (the providers' hot path reads none of it): the one-time tokens it claims go onto `claims`,
+ * to give back if it is not stored, and `request` is built only when a verifier reads it
+ * (Twilio's signed URL), so the other providers' deliveries build no URLs.
+ */
+class RequestContext implements VerifyContext {
+  constructor(
+    private readonly deps: Deps,
+    private readonly lookups: Lookups,
+    private readonly fastifyRequest: FastifyRequest,
+    private readonly key: string,
+    private readonly claims: TokenClaim[],
+  ) {}
+
+  isKnownOutboundMessage(integrationKey: string, externalMessageId: string): Promise<boolean> {
+    return this.lookups.isKnownOutboundMessage(integrationKey, externalMessageId);
+  }
+
+  accountBySecret(integrationKey: string, secret: string): Promise<string | undefined> {
+    return this.lookups.accountBySecret(integrationKey, secret);
+  }
+
+  now(): Date {
+    return this.deps.now();
+  }
+
+  async claimOnce(integrationKey: string, token: string, expiresAt: Date): Promise<boolean> {
+    const claimed = await claimWebhookToken(this.deps.db, integrationKey, token, expiresAt, this.deps.now());
+    if (claimed) this.claims.push({ integrationKey, token });
+    return claimed;
+  }
+
+  get request(): VerifyRequest {
+    return verifyRequest(this.deps, this.fastifyRequest, this.key);
+  }
 }
 
 /** What a verifier may know of the request besides its headers and body. */

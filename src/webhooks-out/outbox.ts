@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import { uuid7 } from '../crypto/uuid7.js';
 import type { Executor } from '../db/database.js';
-import type { OutboundEvent } from '../messaging/events.js';
+import type { OutboundEvent, OutboundEventType } from '../messaging/events.js';
 import { insertDeliveries, insertEvents, type NewEvent } from './deliveries.queries.js';
 import { findSubscribedEndpoints } from './endpoints.queries.js';
 import { enqueueAttempts, jobIdsFor } from './outbound.enqueue.js';
@@ -22,23 +22,46 @@ export function eventBody(id: string, event: OutboundEvent, at: Date): string {
   });
 }
 
+/** The enabled endpoints of some workspaces and what each subscribes to: read once, asked per event. */
+export interface Subscriptions {
+  /** True when none of the workspaces has an enabled endpoint. */
+  none: boolean;
+  /** The endpoints an event of `type` in `workspaceId` goes to. */
+  endpointsFor(workspaceId: number, type: OutboundEventType): number[];
+}
+
+export async function findSubscriptions(trx: Executor, workspaceIds: number[]): Promise<Subscriptions> {
+  const endpoints = await findSubscribedEndpoints(trx, [...new Set(workspaceIds)]);
+  return {
+    none: endpoints.length === 0,
+    endpointsFor: (workspaceId, type) =>
+      endpoints.filter((ep) => ep.workspace_id === workspaceId && (ep.events.includes('*') || ep.events.includes(type))).map((ep) => ep.id),
+  };
+}
+
 /**
  * Writes outbound events into the caller's transaction (the outbox): for each event, one
  * delivery per enabled endpoint of its workspace subscribed to its type (or to `*`), and the
  * job of each first attempt. The change that caused an event and its deliveries commit
  * together: none is lost, none is sent for a rolled-back change. An event no endpoint wants
- * writes nothing.
+ * writes nothing. `subscriptions`: the endpoints, when the caller has read them already.
  */
-export async function writeOutbox(boss: PgBoss, trx: Executor, events: OutboundEvent[], at: Date): Promise<void> {
+export async function writeOutbox(
+  boss: PgBoss,
+  trx: Executor,
+  events: OutboundEvent[],
+  at: Date,
+  subscriptions?: Subscriptions,
+): Promise<void> {
   if (events.length === 0) return;
-  const endpoints = await findSubscribedEndpoints(trx, [...new Set(events.map((e) => e.workspaceId))]);
-  if (endpoints.length === 0) return;
-  const targets = events.map((e) => ({
-    event: e,
-    endpointIds: endpoints
-      .filter((ep) => ep.workspace_id === e.workspaceId && (ep.events.includes('*') || ep.events.includes(e.type)))
-      .map((ep) => ep.id),
-  }));
+  const subscribed =
+    subscriptions ??
+    (await findSubscriptions(
+      trx,
+      events.map((e) => e.workspaceId),
+    ));
+  if (subscribed.none) return;
+  const targets = events.map((e) => ({ event: e, endpointIds: subscribed.endpointsFor(e.workspaceId, e.type) }));
   await deliverEvents(boss, trx, targets, at);
 }
 

@@ -34,7 +34,7 @@ describe('s3 storage', () => {
     const saved = { ...process.env };
     Object.assign(process.env, s3.env);
     try {
-      const built = createStorage(config, undefined as never);
+      const built = await createStorage(config, undefined as never);
       await built.put('from-config', pieces(Buffer.from('configured')), { maxBytes: 100 });
     } finally {
       process.env = saved;

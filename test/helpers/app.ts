@@ -75,7 +75,7 @@ export async function startTestContext(options: TestContextOptions = {}): Promis
     metrics: createMetrics(),
     jwtSecret: JWT_SECRET,
     secretKey: Buffer.from(SECRET_KEY_HEX, 'hex'),
-    storage: createStorage(config, db),
+    storage: await createStorage(config, db),
     visitors: visitorBus(db),
     now: options.now ?? (() => new Date()),
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),

@@ -1,5 +1,7 @@
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import type { DB } from '../../src/db/types.js';
 import { announcements, PREVIEW_LENGTH } from '../../src/messaging/announcements.js';
 import { applyDeliveries, type DeliveryEvents } from '../../src/messaging/apply-events.js';
 import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
@@ -223,5 +225,90 @@ describe('announcing what changed', () => {
       private: false,
       authorId: null,
     });
+  });
+
+  it('shapes an outbound event only for a type an endpoint of its workspace takes', async () => {
+    const at = new Date('2026-01-02T03:04:05.000Z');
+    const thread = {
+      id: 9,
+      workspace_id: 3,
+      connection_id: 1,
+      contact_id: 5,
+      status: 'open' as const,
+      snoozed_until: null,
+      assignee_id: null,
+      team_id: null,
+      labels: [],
+      agent_last_seen_at: null,
+      last_message_at: at,
+      last_message_preview: 'hello',
+      last_inbound_at: null,
+      created_at: at,
+      updated_at: at,
+      integration_key: 'sms',
+      contact_name: null,
+      unread_count: 1,
+    };
+    const asked: string[] = [];
+    const { realtime, outbound } = announcements(
+      [
+        { type: 'thread.created', thread },
+        { type: 'thread.updated', thread },
+        { type: 'thread.updated', thread: { ...thread, id: 10, workspace_id: 4 } },
+      ],
+      new Map(),
+      (workspaceId, type) => {
+        asked.push(`${workspaceId} ${type}`);
+        return workspaceId === 3 && type === 'thread.updated';
+      },
+    );
+    expect(asked).toEqual(['3 thread.created', '3 thread.updated', '4 thread.updated']);
+    expect(outbound.map((e) => [e.workspaceId, e.type])).toEqual([[3, 'thread.updated']]);
+    // Agents are told of every change whatever the endpoints take.
+    expect(realtime.map((e) => [e.workspaceId, e.type])).toEqual([
+      [3, 'thread.updated'],
+      [4, 'thread.updated'],
+    ]);
+  });
+});
+
+describe('reading attachments to announce', () => {
+  it('reads none for messages the batch wrote without files, and reads those of a message with one', async () => {
+    const conn = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'aggregator' });
+    const statements: string[] = [];
+    // The app's own pool, with every statement it runs recorded.
+    const db = new Kysely<DB>({
+      dialect: new PostgresDialect({ pool: ctx.deps.pool }),
+      log: (e) => void statements.push(e.query.sql),
+    });
+    const message = (id: string, attachments?: { kind: 'image'; source: { from: 'url'; url: string; auth: 'none' } }[]) => ({
+      deliveryId: id,
+      integrationKey: 'aggregator',
+      events: [
+        {
+          type: 'message' as const,
+          externalAccountId: conn.externalAccountId,
+          externalMessageId: id,
+          contact: { externalId: `contact-${id}` },
+          text: 'hello',
+          ...(attachments ? { attachments } : {}),
+        },
+      ],
+    });
+    const readsAttachments = () => statements.filter((q) => /from "attachments"/.test(q)).length;
+    await db.transaction().execute((trx) => applyDeliveries(ctx.deps, trx, [message('bare-1'), message('bare-2')], new Date()));
+    expect(statements.some((q) => q.includes('INSERT INTO messages'))).toBe(true);
+    expect(readsAttachments()).toBe(0);
+    await db
+      .transaction()
+      .execute((trx) =>
+        applyDeliveries(
+          ctx.deps,
+          trx,
+          [message('with-file', [{ kind: 'image', source: { from: 'url', url: 'https://files.example/a.png', auth: 'none' } }])],
+          new Date(),
+        ),
+      );
+    expect(readsAttachments()).toBe(1);
   });
 });

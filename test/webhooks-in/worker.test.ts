@@ -104,6 +104,17 @@ describe('worker: received → processed', () => {
     expect(contact.name).toBe('Sheena Nelson');
   });
 
+  it("has the worker's search indexer parse a processed message's words after its batch", async () => {
+    const id = await deliverWhatsapp(whatsappText('wamid.indexed', '16505550199', 'the capybara parcel'));
+    expect((await settled(id)).status).toBe('processed');
+    const vector = await waitFor(async () => {
+      const { rows } = await sql<{ v: string | null }>`
+        SELECT search_vector::text AS v FROM messages WHERE external_id = ${'wamid.indexed'}`.execute(ctx.deps.db);
+      return rows[0]?.v;
+    }, 'the message indexed for search');
+    expect(vector).toContain("'capybara'");
+  });
+
   it("yields one message for a provider's duplicate delivery, and reuses the contact's open thread", async () => {
     const first = whatsappText('wamid.dup-1', '447700900001', 'first');
     const a = await deliverWhatsapp(first);

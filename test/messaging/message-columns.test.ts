@@ -1,0 +1,57 @@
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { MESSAGE_COLUMNS } from '../../src/db/message-columns.js';
+import { insertInboundMessages } from '../../src/messaging/messaging.queries.js';
+import { indexUnindexed } from '../../src/threads/search-index.js';
+import { listMessages } from '../../src/threads/threads.queries.js';
+import { useTestContext } from '../helpers/app.js';
+import { makeConnection, makeTenant } from '../helpers/factories.js';
+
+const ctx = await useTestContext();
+const db = ctx.deps.db;
+
+describe('MESSAGE_COLUMNS', () => {
+  it('names every column of messages but search_vector', async () => {
+    const { rows } = await sql<{ column_name: string }>`
+      SELECT column_name FROM information_schema.columns WHERE table_name = 'messages' AND table_schema = current_schema()`.execute(db);
+    const columns = rows.map((r) => r.column_name).filter((c) => c !== 'search_vector');
+    expect([...MESSAGE_COLUMNS].sort()).toEqual(columns.sort());
+    expect(rows.map((r) => r.column_name)).toContain('search_vector');
+  });
+
+  it("keeps the search vector out of the inbound insert's rows and out of a thread's message list", async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const connection = await makeConnection(ctx.deps, tenant.workspace.id);
+    const contact = await db.insertInto('contacts').values({ workspace_id: tenant.workspace.id }).returning('id').executeTakeFirstOrThrow();
+    const thread = await db
+      .insertInto('threads')
+      .values({ workspace_id: tenant.workspace.id, connection_id: connection.id, contact_id: contact.id, last_message_preview: null })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const text = 'where is my order, please';
+    const [row] = await insertInboundMessages(
+      db,
+      [
+        {
+          workspaceId: tenant.workspace.id,
+          threadId: thread.id,
+          connectionId: connection.id,
+          externalId: 'wamid.cols',
+          text,
+          createdAt: new Date(),
+        },
+      ],
+      new Date(),
+    );
+    expect(Object.keys(row!).sort()).toEqual([...MESSAGE_COLUMNS].sort());
+    expect(row!.text).toBe(text);
+    const page = await listMessages(db, thread.id, { limit: 10, cursor: undefined });
+    expect(Object.keys(page.items[0]!).sort()).toEqual([...MESSAGE_COLUMNS].sort());
+    // The vector is written after the batch, by the search indexer: search reads it.
+    const vector = async () =>
+      (await sql<{ v: string | null }>`SELECT search_vector::text AS v FROM messages WHERE id = ${row!.id}`.execute(db)).rows[0]!.v;
+    expect(await vector()).toBeNull();
+    await indexUnindexed(db, 10);
+    expect(await vector()).toContain("'order'");
+  });
+});
