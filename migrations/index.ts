@@ -24,10 +24,10 @@ import * as m0022 from './0022_attachment_uploader.js';
 import * as m0023 from './0023_attachment_chunks_uncompressed.js';
 import * as m0024 from './0024_inbox_raw_bytes.js';
 import * as m0025 from './0025_tenant_limits.js';
-import * as m0026 from './0026_threads_labels_index_dropped.js';
-import * as m0027 from './0027_search_vector_deferred.js';
 import * as m0030 from './0030_teams.js';
 import * as m0031 from './0031_workspace_settings.js';
+import * as m0036 from './0036_threads_labels_index_dropped.js';
+import * as m0037 from './0037_search_vector_deferred.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -59,8 +59,8 @@ export const migrations: Record<string, Migration> = {
   '0023_attachment_chunks_uncompressed': m0023,
   '0024_inbox_raw_bytes': m0024,
   '0025_tenant_limits': m0025,
-  '0026_threads_labels_index_dropped': m0026,
-  '0027_search_vector_deferred': m0027,
   '0030_teams': m0030,
   '0031_workspace_settings': m0031,
+  '0036_threads_labels_index_dropped': m0036,
+  '0037_search_vector_deferred': m0037,
 };
