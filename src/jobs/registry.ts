@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { sendQueue } from '../replies/send-message.queue.js';
 import { snoozeQueue } from '../threads/snooze.queue.js';
+import { userOfflineQueue } from '../users/presence.js';
 import { webhookQueue } from '../webhooks-in/inbox.queue.js';
 import { Dispatcher } from '../webhooks-out/dispatcher.js';
 import { outboundQueue } from '../webhooks-out/outbound.queue.js';
@@ -21,6 +22,7 @@ export const queues: QueueDefinition<any>[] = [
   snoozeQueue,
   syncTemplatesQueue,
   fetchMediaQueue,
+  userOfflineQueue,
 ];
 
 /**

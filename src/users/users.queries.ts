@@ -1,11 +1,22 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
+import type { UserAvailability } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
 
-/** A workspace's users, newest first, one cursor page. */
-export async function listUsers(db: Executor, workspaceId: number, page: CursorRequest) {
-  return keysetPage(db.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId), BY_CREATED, page);
+/** `connected`: one of the user's realtime sockets, on any api process, has not expired at `at`. */
+const connectedAt = (at: Date) =>
+  sql<boolean>`EXISTS (SELECT 1 FROM user_sockets s WHERE s.user_id = users.id AND s.expires_at > ${at})`.as('connected');
+
+/** A workspace's users, newest first, one cursor page; with `connected` at `at`. */
+export async function listUsers(db: Executor, workspaceId: number, page: CursorRequest, at: Date) {
+  return keysetPage(db.selectFrom('users').selectAll().select(connectedAt(at)).where('workspace_id', '=', workspaceId), BY_CREATED, page);
+}
+
+/** Users by id, with `connected` at `at` (what `user.updated` carries). */
+export async function findUserViews(db: Executor, ids: number[], at: Date) {
+  if (ids.length === 0) return [];
+  return db.selectFrom('users').selectAll().select(connectedAt(at)).where('id', 'in', ids).orderBy('id').execute();
 }
 
 /** One user of the workspace; another workspace's user is not found. */
@@ -26,7 +37,11 @@ export async function lockActiveAdmins(db: Executor, workspaceId: number): Promi
   return rows.map((r) => r.id);
 }
 
-export async function updateUser(db: Executor, id: number, patch: { name?: string; roles?: string[]; active?: boolean }) {
+export async function updateUser(
+  db: Executor,
+  id: number,
+  patch: { name?: string; roles?: string[]; active?: boolean; availability?: UserAvailability; max_open_threads?: number | null },
+) {
   return db.updateTable('users').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
