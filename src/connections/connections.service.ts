@@ -44,7 +44,7 @@ export const ConnectionResource = Type.Object(
     allowedOrigins: Type.Optional(
       Type.Array(Type.String(), { description: 'livechat connections only: origins allowed to call the visitor routes; empty = any' }),
     ),
-    autoAssign: Type.Boolean({ description: 'new and reopened threads go to the agent with the fewest open assigned threads' }),
+    autoAssign: Type.Boolean({ description: 'new and reopened threads are routed to online agents under their cap (docs/teams.md)' }),
     businessAccountId: Nullable(Type.String({ description: 'WhatsApp Cloud: the WABA id whose templates are synced; null when unset' })),
     templatesSync: Nullable(TemplatesSync),
     managedBy: StringEnum(MANAGED_BY, {
