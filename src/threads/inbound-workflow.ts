@@ -3,7 +3,7 @@ import type { Executor } from '../db/database.js';
 import type { MessagesTable, ThreadStatus } from '../db/types.js';
 import { REOPENED_BY_MESSAGE } from './activity.js';
 import { routeThreads } from './routing.js';
-import { insertTranscriptLines, reopenThreads, routingTeams, type TranscriptLine } from './thread-workflow.queries.js';
+import { insertTranscriptLines, reopenThreads, type TranscriptLine } from './thread-workflow.queries.js';
 
 /** A thread an inbound batch upserted, as the upsert returned it (locked until commit). */
 export interface InboundThread {
@@ -13,6 +13,8 @@ export interface InboundThread {
   status: ThreadStatus;
   assignee_id: number | null;
   team_id: number | null;
+  /** The thread's team has `autoAssign`. */
+  team_routes: boolean;
   created: boolean;
 }
 
@@ -36,12 +38,12 @@ export interface InboundWorkDone {
 /**
  * What a batch of inbound deliveries does to the conversations it touched, inside the batch's
  * transaction and set-based (a statement per step, however many threads): a new message on a
- * resolved, pending or snoozed thread opens it again; a thread that is new or reopened and has
- * no assignee, on a connection or in a team with `autoAssign`, is routed (./routing.ts). Says
- * what it did, for the batch's announcements.
+ * resolved, pending or snoozed thread opens it again; a thread with no assignee that is new,
+ * reopened or waiting (open, and a new message came), on a connection or in a team with
+ * `autoAssign`, is routed (./routing.ts). Says what it did, for the batch's announcements.
  * Steps with nothing to do cost no statement, so the common batch (open threads, no
- * routing) runs exactly as before: a team's `autoAssign` is read only for a new or reopened
- * thread with no assignee, and the routing lock is taken only when something is routed.
+ * routing) runs exactly as before: the team's `autoAssign` comes with the upserted rows, and
+ * the routing lock is taken only when something is routed.
  */
 export async function workInboundThreads(db: Executor, work: InboundWork, at: Date): Promise<InboundWorkDone> {
   const lines: TranscriptLine[] = [];
@@ -56,15 +58,15 @@ export async function workInboundThreads(db: Executor, work: InboundWork, at: Da
   const reopenedIds = new Set(reopened.map((t) => t.id));
   for (const t of reopened) line(t, REOPENED_BY_MESSAGE);
 
-  const fresh = work.threads.filter((t) => t.assignee_id === null && (t.created || reopenedIds.has(t.id)));
-  const teams = await routingTeams(db, [
-    ...new Set(fresh.flatMap((t) => (t.team_id !== null && !work.autoAssign.has(t.connection_id) ? [t.team_id] : []))),
-  ]);
-  const routed = await routeThreads(
-    db,
-    fresh.filter((t) => work.autoAssign.has(t.connection_id) || (t.team_id !== null && teams.has(t.team_id))).sort((a, b) => a.id - b.id),
-    at,
-  );
+  const routable = work.threads
+    .filter(
+      (t) =>
+        t.assignee_id === null &&
+        (t.created || reopenedIds.has(t.id) || (t.status === 'open' && work.withNewMessage.has(t.id))) &&
+        (work.autoAssign.has(t.connection_id) || t.team_routes),
+    )
+    .sort((a, b) => a.id - b.id);
+  const routed = await routeThreads(db, routable, at);
   const assigned: InboundWorkDone['assigned'] = routed.map((r) => ({ id: r.id, assignee_id: r.assignee_id }));
   lines.push(...routed.map((r) => r.line));
   return { activity: await insertTranscriptLines(db, 'activity', lines, at), reopened: [...reopenedIds], assigned };

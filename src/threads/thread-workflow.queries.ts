@@ -92,13 +92,6 @@ export async function lockWaitingThreads(db: Executor, workspaceId: number, limi
   return rows;
 }
 
-/** The teams among `ids` that route their threads. */
-export async function routingTeams(db: Executor, ids: number[]): Promise<Set<number>> {
-  if (ids.length === 0) return new Set();
-  const { rows } = await sql<{ id: number }>`SELECT id FROM teams WHERE id = ANY(${ids}::int[]) AND auto_assign`.execute(db);
-  return new Set(rows.map((r) => r.id));
-}
-
 /** Sets the assignee of threads that still have none; returns the threads it changed. */
 export async function assignUnassigned(db: Executor, assignments: { threadId: number; assigneeId: number }[], at: Date) {
   if (assignments.length === 0) return [];

@@ -119,6 +119,19 @@ describe('routing', () => {
     expect(await assigneeOf(newer)).toBe(ada.user.id);
   });
 
+  it('routes a waiting thread when its contact writes again and someone may take it', async () => {
+    const { users, connection } = await routingTeam(['Ada']);
+    const ada = users.Ada!;
+    await setMe(ada.headers, { availability: 'offline' });
+    const t = await inbound(ctx, connection, 'again', `again-1-${ada.user.id}`);
+    expect(await assigneeOf(t)).toBeNull();
+    // Ada is online without the change that routes (as when that change found the thread
+    // held by a batch and passed it over): the next message routes it.
+    await ctx.deps.db.updateTable('users').set({ availability: 'online' }).where('id', '=', ada.user.id).execute();
+    expect(await inbound(ctx, connection, 'again', `again-2-${ada.user.id}`)).toBe(t);
+    expect(await assigneeOf(t)).toBe(ada.user.id);
+  });
+
   it('assigns a waiting thread when an assignee resolves one, hands one to someone else, or has their cap raised', async () => {
     const { tenant, users, newThread } = await routingTeam(['Ada', 'Bo']);
     const [ada, bo] = [users.Ada!, users.Bo!];
