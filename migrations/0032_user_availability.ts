@@ -12,6 +12,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       ADD COLUMN max_open_threads integer CHECK (max_open_threads >= 0),
       -- Set when the user's last socket went; cleared when one opens or the user is set offline.
       ADD COLUMN disconnected_at timestamptz;
+    -- What each heartbeat's backstop looks for: users disconnected long enough.
+    CREATE INDEX users_disconnected_idx ON users (disconnected_at) WHERE disconnected_at IS NOT NULL;
 
     -- One row per open realtime socket, refreshed by its process's heartbeat; a row whose
     -- process died stops being refreshed and expires.

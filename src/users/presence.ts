@@ -128,12 +128,13 @@ export async function beatSockets(deps: Deps, processId: string, held: SocketRow
 
 /**
  * Sets `offline` the users `where` picks among those disconnected, clears their disconnection,
- * and announces those whose availability changed.
+ * and announces those whose availability changed. Rows are locked in id order: every api
+ * process's heartbeat runs this at once.
  */
 async function setOffline(trx: Kysely<DB> | Executor, where: ReturnType<typeof sql>, at: Date): Promise<void> {
   const { rows } = await sql<{ id: number; was: string }>`
     UPDATE users u SET availability = 'offline', disconnected_at = NULL
-    FROM (SELECT id, availability FROM users WHERE disconnected_at IS NOT NULL AND ${where} FOR UPDATE) AS before
+    FROM (SELECT id, availability FROM users WHERE disconnected_at IS NOT NULL AND ${where} ORDER BY id FOR NO KEY UPDATE) AS before
     WHERE u.id = before.id
     RETURNING u.id, before.availability AS was`.execute(trx);
   await announceUsers(

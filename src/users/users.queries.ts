@@ -26,14 +26,17 @@ export async function findWorkspaceUser(db: Executor, workspaceId: number, id: n
 
 /**
  * Locks the workspace's active admins (in id order, so two concurrent changes queue rather
- * than deadlock) and returns their ids: the set a change must not empty.
+ * than deadlock) and returns their ids: the set a change must not empty. NO KEY UPDATE, not
+ * UPDATE: it still queues two such changes, but not a transaction that holds the routing lock
+ * and assigns one of them a thread (the foreign key's KEY SHARE), which this change may wait
+ * for next.
  */
 export async function lockActiveAdmins(db: Executor, workspaceId: number): Promise<number[]> {
   const { rows } = await sql<{ id: number }>`
     SELECT id FROM users
     WHERE workspace_id = ${workspaceId} AND active AND 'admin' = ANY(roles)
     ORDER BY id
-    FOR UPDATE`.execute(db);
+    FOR NO KEY UPDATE`.execute(db);
   return rows.map((r) => r.id);
 }
 
