@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { applyDeliveries } from '../../src/messaging/apply-events.js';
 import { autoAssignedLine } from '../../src/threads/activity.js';
+import { lockAssignment } from '../../src/threads/thread-workflow.queries.js';
 import { startTestContext, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';
@@ -157,6 +158,73 @@ describe('routing', () => {
     expect(await assigneeOf(w3)).toBeNull();
     await call('PATCH', `/v1/users/${ada.user.id}`, tenant.headers, { maxOpenThreads: 3 });
     expect(await assigneeOf(w3)).toBe(ada.user.id);
+  });
+});
+
+describe('routing and other changes of users', () => {
+  it('an admin changing an admin while a batch routes to them: both go through, no deadlock', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const ada = await signedInUser(ctx.app, ctx, tenant.workspace.id, { name: 'Ada', roles: ['admin'] });
+    const connection = await makeConnection(ctx.deps, tenant.workspace.id);
+    await call('PATCH', `/v1/connections/${connection.id}`, tenant.headers, { autoAssign: true });
+    let go!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      go = resolve;
+    });
+    let locked!: () => void;
+    const holding = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    // A batch holds the routing lock first...
+    const batch = ctx.deps.db.transaction().execute(async (trx) => {
+      await lockAssignment(trx, [tenant.workspace.id]);
+      locked();
+      await gate;
+      // ...and, once the change below waits for that lock, assigns Ada a thread.
+      await applyDeliveries(
+        ctx.deps,
+        trx,
+        [
+          {
+            deliveryId: `dl-${tenant.workspace.id}`,
+            integrationKey: connection.integrationKey,
+            events: [
+              {
+                type: 'message',
+                externalAccountId: connection.externalAccountId,
+                externalMessageId: `dl-${tenant.workspace.id}`,
+                contact: { externalId: 'dl' },
+                text: 'hi',
+              },
+            ],
+          },
+        ],
+        new Date(),
+      );
+    });
+    await holding;
+    // The change locks the admins, then waits for the routing lock (a raised cap routes).
+    const change = ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/users/${ada.user.id}`,
+      headers: tenant.headers,
+      payload: { maxOpenThreads: 5 },
+    });
+    await waitFor(async () => {
+      const { rows } = await sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(
+        ctx.deps.db,
+      );
+      return rows[0]!.n > 0;
+    }, 'the change to wait for the routing lock');
+    go();
+    // Locking the admins FOR UPDATE made this a deadlock (Postgres aborted one of the two).
+    await batch;
+    expect((await change).statusCode).toBe(200);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM threads WHERE assignee_id = ${ada.user.id}`.execute(
+      ctx.deps.db,
+    );
+    expect(rows[0]!.n).toBe(1);
   });
 });
 
