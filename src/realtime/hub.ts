@@ -3,7 +3,7 @@ import { WebSocket } from 'ws';
 import { findLiveCredentials } from '../auth/sessions.queries.js';
 import { PgListener } from '../db/listener.js';
 import type { Deps } from '../deps.js';
-import { beatSockets, forgetSocket, OFFLINE_AFTER_MS, type PresenceTimings, recordSocket, type SocketRow } from '../users/presence.js';
+import { beatSockets, forgetSockets, OFFLINE_AFTER_MS, type PresenceTimings, recordSocket, type SocketRow } from '../users/presence.js';
 import { REALTIME_CHANNEL, type RealtimeEvent } from './publish.js';
 
 /** How often sockets are pinged; one that has not answered the previous ping is dropped. */
@@ -50,6 +50,7 @@ export class RealtimeHub {
   private readonly processId = randomUUID();
   private readonly rows = new WeakMap<RealtimeClient, SocketRow>();
   private readonly timings: PresenceTimings;
+  private closing = false;
 
   /** `timings` other than the defaults are for tests, which cannot wait minutes. */
   constructor(
@@ -166,8 +167,10 @@ export class RealtimeHub {
       if (set.size === 0) this.clients.delete(client.workspaceId);
       mine.delete(client);
       if (mine.size === 0) this.byUser.delete(client.userId);
+      // At shutdown, close() forgets every socket of the process at once.
+      if (this.closing) return;
       void recorded
-        .then(() => forgetSocket(this.deps, row, this.timings))
+        .then(() => forgetSockets(this.deps, this.processId, row, this.timings))
         .catch((err) => this.deps.log.warn({ err }, 'realtime could not forget a closed socket in the database'));
     });
     return true;
@@ -198,7 +201,11 @@ export class RealtimeHub {
 
   async close(): Promise<void> {
     clearInterval(this.heartbeatTimer);
+    this.closing = true;
     for (const set of this.clients.values()) for (const c of set) c.socket.close(1001, 'server shutting down');
+    await forgetSockets(this.deps, this.processId, null, this.timings).catch((err) =>
+      this.deps.log.warn({ err }, 'realtime could not forget its sockets in the database'),
+    );
     await this.listener.close();
   }
 }

@@ -63,22 +63,26 @@ export async function recordSocket(deps: Deps, socket: SocketRow, t: PresenceTim
 }
 
 /**
- * Forgets a closed socket. When the user has no other live socket, they are disconnected from
- * now: announced, and the offline job queued.
+ * Forgets closed sockets: one (its row), or with `socket` null every socket of the process (a
+ * process shutting down). Users left with no live socket are disconnected from now:
+ * announced, and the offline job queued.
  */
-export async function forgetSocket(deps: Deps, socket: SocketRow, t: PresenceTimings): Promise<void> {
+export async function forgetSockets(deps: Deps, processId: string, socket: SocketRow | null, t: PresenceTimings): Promise<void> {
   const at = deps.now();
   await deps.db.transaction().execute(async (trx) => {
-    // The statement sees user_sockets as before its DELETE: the deleted row is left out by hand.
+    // The statement sees user_sockets as before its DELETE: the deleted rows are left out by hand.
     const { rows } = await sql<{ id: number }>`
       WITH del AS (
-        DELETE FROM user_sockets WHERE process_id = ${socket.processId} AND socket_id = ${socket.socketId} RETURNING user_id
+        DELETE FROM user_sockets
+        WHERE process_id = ${processId} ${socket === null ? sql`` : sql`AND socket_id = ${socket.socketId}`}
+        RETURNING user_id
       )
       UPDATE users u SET disconnected_at = ${at}
-      WHERE u.id = ${socket.userId} AND EXISTS (SELECT 1 FROM del)
+      WHERE u.id IN (SELECT user_id FROM del)
         AND NOT EXISTS (
           SELECT 1 FROM user_sockets s
-          WHERE s.user_id = u.id AND s.expires_at > ${at} AND (s.process_id, s.socket_id) <> (${socket.processId}, ${socket.socketId})
+          WHERE s.user_id = u.id AND s.expires_at > ${at}
+            AND NOT (s.process_id = ${processId} ${socket === null ? sql`` : sql`AND s.socket_id = ${socket.socketId}`})
         )
       RETURNING u.id`.execute(trx);
     await disconnected(deps.boss, trx, rows, at, t);

@@ -119,6 +119,18 @@ describe('connected', () => {
     );
   });
 
+  it('ends at once for the sockets of a process that shuts down', async () => {
+    const c = await startTestContext({ database: a.database });
+    const cUrl = (await c.app.listen({ port: 0, host: '127.0.0.1' })).replace('http', 'ws');
+    const tenant = await makeTenant(a.deps);
+    const gil = await signedInUser(a.app, a, tenant.workspace.id, { name: 'Gil', roles: ['agent'] });
+    await connect(gil.headers, cUrl);
+    await waitFor(async () => (await userOnA(tenant.headers, gil.user.id)).connected, 'Gil connected');
+    await c.close();
+    expect((await userOnA(tenant.headers, gil.user.id)).connected).toBe(false);
+    await waitFor(async () => (await userOnA(tenant.headers, gil.user.id)).availability === 'offline', 'Gil offline');
+  });
+
   it('ends with a process that died: its sockets expire, and the user goes offline', async () => {
     const tenant = await makeTenant(a.deps);
     const cy = await signedInUser(a.app, a, tenant.workspace.id, { name: 'Cy', roles: ['agent'] });
