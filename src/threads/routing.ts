@@ -7,7 +7,6 @@ import {
   insertTranscriptLines,
   lockAssignment,
   lockWaitingThreads,
-  recordAssigned,
   routingPool,
   type TranscriptLine,
 } from './thread-workflow.queries.js';
@@ -64,7 +63,9 @@ export async function routeThreads(db: Executor, threads: RoutableThread[], at: 
     threads.map((t) => t.workspace_id),
   );
   // Read after the lock: every assignment another transaction made has committed.
-  return assignFrom(db, await routingPool(db, [...new Set(threads.map((t) => t.workspace_id))]), threads, at);
+  const teamless = threads.some((t) => t.team_id === null);
+  const teamIds = teamless ? null : [...new Set(threads.map((t) => t.team_id!))];
+  return assignFrom(db, await routingPool(db, [...new Set(threads.map((t) => t.workspace_id))], teamIds), threads, at);
 }
 
 async function assignFrom(db: Executor, pool: Candidate[], threads: RoutableThread[], at: Date) {
@@ -79,11 +80,6 @@ async function assignFrom(db: Executor, pool: Candidate[], threads: RoutableThre
   }
   const threadOf = new Map(threads.map((t) => [t.id, t]));
   const done = await assignUnassigned(db, chosen, at);
-  await recordAssigned(
-    db,
-    done.map((a) => a.assignee_id),
-    at,
-  );
   return done.map((a) => {
     const t = threadOf.get(a.id)!;
     const line: TranscriptLine = {

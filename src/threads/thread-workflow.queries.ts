@@ -36,9 +36,10 @@ export async function lockAssignment(db: Executor, workspaceIds: number[]) {
  * Who routing may give these workspaces' threads to, lowest id first: active users whose roles
  * include `agent` or `admin`, or who have none (never a platform `operator`), and whose
  * availability is `online`; with their open assigned threads, their cap, when they were last
- * given a thread and the teams they are members of.
+ * given a thread and the teams they are members of. With `teamIds`, only members of those
+ * teams (threads that all have a team need no one else counted).
  */
-export async function routingPool(db: Executor, workspaceIds: number[]) {
+export async function routingPool(db: Executor, workspaceIds: number[], teamIds: number[] | null = null) {
   if (workspaceIds.length === 0) return [];
   const { rows } = await sql<{
     id: number;
@@ -59,6 +60,7 @@ export async function routingPool(db: Executor, workspaceIds: number[]) {
       AND u.availability = 'online'
       AND NOT ('operator' = ANY(u.roles))
       AND (u.roles && ARRAY['agent', 'admin']::text[] OR cardinality(u.roles) = 0)
+      ${teamIds === null ? sql`` : sql`AND EXISTS (SELECT 1 FROM team_members m WHERE m.user_id = u.id AND m.team_id = ANY(${teamIds}::int[]))`}
     ORDER BY u.workspace_id, u.id`.execute(db);
   return rows;
 }
@@ -92,14 +94,24 @@ export async function lockWaitingThreads(db: Executor, workspaceId: number, limi
   return rows;
 }
 
-/** Sets the assignee of threads that still have none; returns the threads it changed. */
+/**
+ * Sets the assignee of threads that still have none, and remembers when each assignee was
+ * given one (as recordAssigned does), in one statement; returns the threads it changed.
+ */
 export async function assignUnassigned(db: Executor, assignments: { threadId: number; assigneeId: number }[], at: Date) {
   if (assignments.length === 0) return [];
   const { rows } = await sql<{ id: number; assignee_id: number }>`
-    UPDATE threads t SET assignee_id = v.assignee_id, updated_at = ${at}
-    FROM unnest(${assignments.map((a) => a.threadId)}::bigint[], ${assignments.map((a) => a.assigneeId)}::int[]) AS v(id, assignee_id)
-    WHERE t.id = v.id AND t.assignee_id IS NULL
-    RETURNING t.id, t.assignee_id`.execute(db);
+    WITH done AS (
+      UPDATE threads t SET assignee_id = v.assignee_id, updated_at = ${at}
+      FROM unnest(${assignments.map((a) => a.threadId)}::bigint[], ${assignments.map((a) => a.assigneeId)}::int[]) AS v(id, assignee_id)
+      WHERE t.id = v.id AND t.assignee_id IS NULL
+      RETURNING t.id, t.assignee_id
+    ), times AS (
+      INSERT INTO user_assignment_times (user_id, last_assigned_at)
+      SELECT DISTINCT assignee_id, ${at}::timestamptz FROM done
+      ON CONFLICT (user_id) DO UPDATE SET last_assigned_at = EXCLUDED.last_assigned_at
+    )
+    SELECT id, assignee_id FROM done`.execute(db);
   return rows;
 }
 
