@@ -84,6 +84,10 @@ describe('routing', () => {
     const routed = await makeConnection(ctx.deps, tenant.workspace.id);
     await call('PATCH', `/v1/connections/${routed.id}`, tenant.headers, { autoAssign: true });
     expect(await assigneeOf(await inbound(ctx, routed, 'r-1', `r-1-${tenant.workspace.id}`))).toBe(bo.user.id);
+    // Turning autoAssign on routes the connection's threads that wait already.
+    const waiting = await inbound(ctx, plain, 'p-2', `p-2-${tenant.workspace.id}`);
+    await call('PATCH', `/v1/connections/${plain.id}`, tenant.headers, { autoAssign: true });
+    expect(await assigneeOf(waiting)).toBe(bo.user.id);
   });
 
   it('keeps a thread nobody may take waiting, and assigns the oldest waiting ones when someone goes online', async () => {
