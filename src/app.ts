@@ -36,6 +36,7 @@ import { labelsRoutes } from './threads/labels.routes.js';
 import { searchRoutes } from './threads/search.routes.js';
 import { threadWorkflowRoutes } from './threads/thread-workflow.routes.js';
 import { threadsRoutes } from './threads/threads.routes.js';
+import type { PresenceTimings } from './users/presence.js';
 import { usersRoutes } from './users/users.routes.js';
 import { deadLetterRoutes } from './webhooks-in/dead-letter.routes.js';
 import { InboxWriter } from './webhooks-in/inbox-writer.js';
@@ -102,6 +103,8 @@ export interface AppOptions {
   inboxWriter?: InboxWriter;
   /** Where the built agent console is (default dist/console, as `npm run build` writes it). */
   consoleDir?: string;
+  /** The realtime heartbeat and the delay before `offline`: tests shorten them, nothing else sets them. */
+  presence?: Partial<PresenceTimings>;
 }
 
 /**
@@ -187,7 +190,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(userRoutes, { deps, prefix: '/api/user' });
   await app.register(personalAccessTokensRoutes, { deps, prefix: '/v1/personal-access-tokens' });
   await app.register(accountsRoutes, { deps, prefix: '/v1/accounts' });
-  await app.register(realtimeRoutes, { deps, prefix: '/v1' });
+  await app.register(realtimeRoutes, { deps, prefix: '/v1', ...(options.presence ? { presence: options.presence } : {}) });
   await app.register(engageRoutes, { deps, prefix: '/v1/engage' });
   await app.register(apiKeysRoutes, { deps, prefix: '/v1/api-keys' });
   await app.register(connectionsRoutes, { deps, prefix: '/v1/connections' });

@@ -328,7 +328,21 @@ export interface TeamUser {
   roles: TeamUserRole[];
   /** false: deactivated, cannot sign in. */
   active: boolean;
+  /** The user's status; routing gives threads only to `online` users. */
+  availability: UserAvailability;
+  /** Open assigned threads routing stops at; null = no cap. */
+  maxOpenThreads: number | null;
+  /** One of the user's realtime sockets is open, on any api process. */
+  connected: boolean;
   createdAt: Timestamp;
+}
+
+export type UserAvailability = 'online' | 'busy' | 'offline';
+
+/** `PATCH /v1/users/me`: one's own name and availability (going `online` routes waiting threads). */
+export interface OwnUserPatch {
+  name?: string;
+  availability?: UserAvailability;
 }
 
 export interface TeamUserCreate {
@@ -345,6 +359,8 @@ export interface TeamUserPatch {
   name?: string;
   roles?: TeamUserRole[];
   active?: boolean;
+  /** Open assigned threads routing stops at; null = no cap. */
+  maxOpenThreads?: number | null;
 }
 
 /** A saved reply agents insert by short code. */
@@ -516,7 +532,7 @@ export interface Team {
   description: string | null;
   /** The users of the team, lowest id first. */
   memberIds: number[];
-  /** Whether the team's threads are routed to its available members. */
+  /** Whether the team's threads are routed to its online members under their cap. */
   autoAssign: boolean;
   /** The team's own business hours: null until business hours exist. */
   businessHours: null;
@@ -528,12 +544,14 @@ export interface Team {
 export interface TeamCreate {
   name: string;
   description?: string | null;
+  autoAssign?: boolean;
 }
 
 /** `PATCH /v1/teams/:id` (an admin): at least one field; `description: null` clears it. */
 export interface TeamPatch {
   name?: string;
   description?: string | null;
+  autoAssign?: boolean;
 }
 
 /** `PUT /v1/teams/:id/members` (an admin): the whole list, replacing the previous one. */

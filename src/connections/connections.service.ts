@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { requireTeamOf } from '../teams/teams.service.js';
+import { routeWaiting } from '../threads/routing.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { AllowedOrigins, checkAllowedOrigins, newWidgetKey, WIDGET_KEY } from './allowed-origins.js';
 import { ConnectionCredentials, checkCredentials, sealCredentials } from './connection-credentials.js';
@@ -44,7 +45,7 @@ export const ConnectionResource = Type.Object(
     allowedOrigins: Type.Optional(
       Type.Array(Type.String(), { description: 'livechat connections only: origins allowed to call the visitor routes; empty = any' }),
     ),
-    autoAssign: Type.Boolean({ description: 'new and reopened threads go to the agent with the fewest open assigned threads' }),
+    autoAssign: Type.Boolean({ description: 'new and reopened threads are routed to online agents under their cap (docs/teams.md)' }),
     businessAccountId: Nullable(Type.String({ description: 'WhatsApp Cloud: the WABA id whose templates are synced; null when unset' })),
     templatesSync: Nullable(TemplatesSync),
     managedBy: StringEnum(MANAGED_BY, {
@@ -188,8 +189,16 @@ export async function createConnection(
   return connectionResource(row);
 }
 
-/** Renames a workspace's connection and/or sets (`credentials`) or removes (`null`) its credentials. */
-export async function changeConnection(deps: ConnectionDeps, workspaceId: number, id: number, patch: Static<typeof ConnectionPatch>) {
+/**
+ * Renames a workspace's connection and/or sets (`credentials`) or removes (`null`) its
+ * credentials. Turning `autoAssign` on routes the threads waiting on it, in the same transaction.
+ */
+export async function changeConnection(
+  deps: ConnectionDeps & Pick<Deps, 'boss' | 'now'>,
+  workspaceId: number,
+  id: number,
+  patch: Static<typeof ConnectionPatch>,
+) {
   const current = await findConnection(deps.db, workspaceId, id);
   if (!current) throw errors.notFound('connection');
   let credentialsSealed: Buffer | null | undefined;
@@ -214,13 +223,17 @@ export async function changeConnection(deps: ConnectionDeps, workspaceId: number
     patch.teamId === undefined
   )
     return connectionResource(current);
-  const row = await updateConnection(deps.db, workspaceId, id, {
-    name: patch.name,
-    credentialsSealed,
-    allowedOrigins,
-    autoAssign: patch.autoAssign,
-    businessAccountId: patch.businessAccountId,
-    teamId: patch.teamId,
+  const row = await deps.db.transaction().execute(async (trx) => {
+    const updated = await updateConnection(trx, workspaceId, id, {
+      name: patch.name,
+      credentialsSealed,
+      allowedOrigins,
+      autoAssign: patch.autoAssign,
+      businessAccountId: patch.businessAccountId,
+      teamId: patch.teamId,
+    });
+    if (updated && patch.autoAssign === true && !current.auto_assign) await routeWaiting(deps, trx, workspaceId, deps.now());
+    return updated;
   });
   if (!row) throw errors.notFound('connection'); // deleted meanwhile
   return connectionResource(row);

@@ -26,6 +26,30 @@ export interface UsersTable {
   /** False once an admin deactivates the user: no sign-in, every credential ended. */
   active: Generated<boolean>;
   created_at: Generated<Date>;
+  /** The user's own status; routing gives threads only to `online` users (docs/teams.md). */
+  availability: Generated<UserAvailability>;
+  /** Open assigned threads routing stops at; null = no cap. */
+  max_open_threads: number | null;
+  /** When the user's last realtime socket went (null while one is open, or once set offline). */
+  disconnected_at: NullableTimestamp;
+}
+
+export type UserAvailability = 'online' | 'busy' | 'offline';
+
+/** An open realtime socket of a user on one api process, refreshed by that process's heartbeat. */
+export interface UserSocketsTable {
+  process_id: string;
+  socket_id: string;
+  user_id: number;
+  workspace_id: number;
+  /** Two heartbeats after the last one that saw the socket. */
+  expires_at: Timestamp;
+}
+
+/** When a user was last given a thread: routing's tie-break. */
+export interface UserAssignmentTimesTable {
+  user_id: number;
+  last_assigned_at: Timestamp;
 }
 
 export interface ApiKeysTable {
@@ -365,6 +389,8 @@ export interface CannedResponsesTable {
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
+  user_sockets: UserSocketsTable;
+  user_assignment_times: UserAssignmentTimesTable;
   api_keys: ApiKeysTable;
   connections: ConnectionsTable;
   webhook_inbox: WebhookInboxTable;

@@ -6,6 +6,7 @@ import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { sendQueue } from '../replies/send-message.queue.js';
 import { SearchIndexer } from '../threads/search-index.js';
 import { snoozeQueue } from '../threads/snooze.queue.js';
+import { userOfflineQueue } from '../users/presence.js';
 import { webhookQueue } from '../webhooks-in/inbox.queue.js';
 import { Dispatcher } from '../webhooks-out/dispatcher.js';
 import { outboundQueue } from '../webhooks-out/outbound.queue.js';
@@ -22,6 +23,7 @@ export const queues: QueueDefinition<any>[] = [
   snoozeQueue,
   syncTemplatesQueue,
   fetchMediaQueue,
+  userOfflineQueue,
 ];
 
 /**

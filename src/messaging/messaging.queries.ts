@@ -129,10 +129,14 @@ export interface ThreadInput {
 }
 
 /** A thread as an upsert returns it, with its contact's name (what the thread's announcement shows). */
-export type ThreadRow = Selectable<ThreadsTable> & { created: boolean; contact_name: string | null };
+export type ThreadRow = Selectable<ThreadsTable> & { created: boolean; contact_name: string | null; team_routes: boolean };
 
-/** The contact's name of a returned thread row `t`, read in the same statement. */
-const CONTACT_NAME = sql`(SELECT c.name FROM contacts c WHERE c.id = t.contact_id) AS contact_name`;
+/**
+ * Read with a returned thread row `t` in the same statement: the contact's name, and whether
+ * the thread's team routes its threads (so a batch needs no statement more to know).
+ */
+const CONTACT_NAME = sql`(SELECT c.name FROM contacts c WHERE c.id = t.contact_id) AS contact_name,
+  COALESCE((SELECT tm.auto_assign FROM teams tm WHERE tm.id = t.team_id), false) AS team_routes`;
 
 /** The later of two optional times (GREATEST's rule: null loses). */
 function latestOf(a: Date | null | undefined, b: Date | null | undefined): Date | null {

@@ -1,7 +1,9 @@
-import type { WebSocket } from 'ws';
+import { randomUUID } from 'node:crypto';
+import { WebSocket } from 'ws';
 import { findLiveCredentials } from '../auth/sessions.queries.js';
 import { PgListener } from '../db/listener.js';
 import type { Deps } from '../deps.js';
+import { beatSockets, forgetSockets, OFFLINE_AFTER_MS, type PresenceTimings, recordSocket, type SocketRow } from '../users/presence.js';
 import { REALTIME_CHANNEL, type RealtimeEvent } from './publish.js';
 
 /** How often sockets are pinged; one that has not answered the previous ping is dropped. */
@@ -44,8 +46,18 @@ export class RealtimeHub {
   private readonly listener: PgListener;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly alive = new WeakMap<RealtimeClient, boolean>();
+  /** This process in `user_sockets` (users' `connected`, docs/teams.md). */
+  private readonly processId = randomUUID();
+  private readonly rows = new WeakMap<RealtimeClient, SocketRow>();
+  private readonly timings: PresenceTimings;
+  private closing = false;
 
-  constructor(private readonly deps: Deps) {
+  /** `timings` other than the defaults are for tests, which cannot wait minutes. */
+  constructor(
+    private readonly deps: Deps,
+    timings: Partial<PresenceTimings> = {},
+  ) {
+    this.timings = { heartbeatMs: HEARTBEAT_MS, offlineAfterMs: OFFLINE_AFTER_MS, ...timings };
     this.listener = new PgListener(deps, REALTIME_CHANNEL, 'inbox-realtime', {
       notification: (payload) => this.dispatch(payload),
       // Events published while the listener was down are lost; a revocation among them must
@@ -56,7 +68,7 @@ export class RealtimeHub {
 
   /** Connects the listener; when the database is away, keeps retrying in the background. */
   async start(): Promise<void> {
-    this.heartbeatTimer = setInterval(() => void this.heartbeat(), HEARTBEAT_MS);
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.timings.heartbeatMs);
     this.heartbeatTimer.unref();
     await this.listener.start();
   }
@@ -64,10 +76,11 @@ export class RealtimeHub {
   /**
    * Drops sockets whose peer vanished without a close (a laptop lid, a dead NAT mapping):
    * each beat terminates those that did not answer the previous ping and pings the rest.
-   * Then closes the sockets whose credential is no longer live; the promise settles when
-   * that check has run.
+   * Then closes the sockets whose credential is no longer live, and keeps the remaining ones
+   * alive in `user_sockets`; the promise settles when both have run.
    */
-  heartbeat(): Promise<void> {
+  async heartbeat(): Promise<void> {
+    const held: SocketRow[] = [];
     for (const set of this.clients.values()) {
       for (const client of set) {
         if (this.alive.get(client) === false) {
@@ -76,9 +89,13 @@ export class RealtimeHub {
         }
         this.alive.set(client, false);
         client.socket.ping();
+        if (client.socket.readyState === WebSocket.OPEN) held.push(this.rows.get(client)!);
       }
     }
-    return this.closeEnded();
+    const beat = beatSockets(this.deps, this.processId, held, this.timings).catch((err) =>
+      this.deps.log.warn({ err }, 'realtime could not keep its sockets alive in the database'),
+    );
+    await Promise.all([this.closeEnded(), beat]);
   }
 
   /**
@@ -125,6 +142,12 @@ export class RealtimeHub {
     }
     set.add(client);
     this.alive.set(client, true);
+    const row: SocketRow = { processId: this.processId, socketId: randomUUID(), userId: client.userId, workspaceId: client.workspaceId };
+    this.rows.set(client, row);
+    // The close's delete waits for the open's insert, so a short-lived socket leaves no row.
+    const recorded = recordSocket(this.deps, row, this.timings).catch((err) =>
+      this.deps.log.warn({ err }, 'realtime could not record a socket in the database'),
+    );
     let expiry: NodeJS.Timeout | undefined;
     const armExpiry = () => {
       if (client.expiresAt === null) return;
@@ -144,6 +167,11 @@ export class RealtimeHub {
       if (set.size === 0) this.clients.delete(client.workspaceId);
       mine.delete(client);
       if (mine.size === 0) this.byUser.delete(client.userId);
+      // At shutdown, close() forgets every socket of the process at once.
+      if (this.closing) return;
+      void recorded
+        .then(() => forgetSockets(this.deps, this.processId, row, this.timings))
+        .catch((err) => this.deps.log.warn({ err }, 'realtime could not forget a closed socket in the database'));
     });
     return true;
   }
@@ -173,7 +201,11 @@ export class RealtimeHub {
 
   async close(): Promise<void> {
     clearInterval(this.heartbeatTimer);
+    this.closing = true;
     for (const set of this.clients.values()) for (const c of set) c.socket.close(1001, 'server shutting down');
+    await forgetSockets(this.deps, this.processId, null, this.timings).catch((err) =>
+      this.deps.log.warn({ err }, 'realtime could not forget its sockets in the database'),
+    );
     await this.listener.close();
   }
 }

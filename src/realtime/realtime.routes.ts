@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { bearerToken, personOf, resolveToken } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
+import type { PresenceTimings } from '../users/presence.js';
 import { RealtimeHub } from './hub.js';
 
 /**
@@ -9,8 +10,8 @@ import { RealtimeHub } from './hub.js';
  * personal-access token, as `Authorization: Bearer …` or, for browsers (which cannot set
  * headers on a websocket), `?token=…`.
  */
-export const realtimeRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
-  const hub = new RealtimeHub(deps);
+export const realtimeRoutes: FastifyPluginAsync<{ deps: Deps; presence?: Partial<PresenceTimings> }> = async (app, { deps, presence }) => {
+  const hub = new RealtimeHub(deps, presence);
   app.addHook('onReady', () => hub.start());
   app.addHook('onClose', () => hub.close());
 

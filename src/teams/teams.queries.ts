@@ -28,10 +28,20 @@ export async function findTeamByName(db: Executor, workspaceId: number, name: st
     .executeTakeFirst();
 }
 
-export async function insertTeam(db: Executor, row: { workspaceId: number; name: string; description: string | null; at: Date }) {
+export async function insertTeam(
+  db: Executor,
+  row: { workspaceId: number; name: string; description: string | null; autoAssign: boolean; at: Date },
+) {
   return db
     .insertInto('teams')
-    .values({ workspace_id: row.workspaceId, name: row.name, description: row.description, created_at: row.at, updated_at: row.at })
+    .values({
+      workspace_id: row.workspaceId,
+      name: row.name,
+      description: row.description,
+      auto_assign: row.autoAssign,
+      created_at: row.at,
+      updated_at: row.at,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -40,7 +50,7 @@ export async function updateTeam(
   db: Executor,
   workspaceId: number,
   id: number,
-  patch: { name?: string; description?: string | null; updated_at: Date },
+  patch: { name?: string; description?: string | null; auto_assign?: boolean; updated_at: Date },
 ) {
   return db.updateTable('teams').set(patch).where('workspace_id', '=', workspaceId).where('id', '=', id).returningAll().executeTakeFirst();
 }

@@ -11,7 +11,7 @@ export const TeamResource = Type.Object(
     name: Type.String({ description: `1–${TEAM_NAME_MAX} characters, unique in the workspace (whatever the case)` }),
     description: Nullable(Type.String()),
     memberIds: Type.Array(Type.Integer(), { description: 'the users of the team, lowest id first' }),
-    autoAssign: Type.Boolean({ description: "whether the team's threads are routed to its available members; false until routing is on" }),
+    autoAssign: Type.Boolean({ description: "whether the team's threads are routed to its online members under their cap" }),
     businessHours: Type.Null({ description: "the team's own business hours; always null until business hours exist" }),
     createdAt: Timestamp,
     updatedAt: Timestamp,

@@ -15,9 +15,15 @@ const Params = Type.Object({ id: Type.With(IntId, { description: 'the team id' }
 const Name = Type.String({ minLength: 1, maxLength: TEAM_NAME_MAX, description: `1–${TEAM_NAME_MAX} characters, unique in the workspace` });
 const Description = Nullable(Type.String({ maxLength: 1000, description: 'what the team does; null clears it' }));
 
-export const TeamCreate = Type.Object({ name: Name, description: Type.Optional(Description) }, { additionalProperties: false });
+const AutoAssign = Type.Boolean({
+  description: 'route the team’s threads to its online members under their cap (docs/teams.md); default false',
+});
+export const TeamCreate = Type.Object(
+  { name: Name, description: Type.Optional(Description), autoAssign: Type.Optional(AutoAssign) },
+  { additionalProperties: false },
+);
 export const TeamPatch = Type.Object(
-  { name: Type.Optional(Name), description: Type.Optional(Description) },
+  { name: Type.Optional(Name), description: Type.Optional(Description), autoAssign: Type.Optional(AutoAssign) },
   { additionalProperties: false, minProperties: 1 },
 );
 export const TeamMembersBody = Type.Object(
@@ -76,7 +82,7 @@ export const teamsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     {
       preValidation: admin,
       schema: {
-        summary: 'Rename a team or change its description',
+        summary: 'Rename a team, change its description or its routing',
         params: Params,
         body: TeamPatch,
         response: { 200: Envelope(TeamResource) },

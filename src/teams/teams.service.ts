@@ -1,6 +1,7 @@
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
+import { routeWaiting } from '../threads/routing.js';
 import {
   findTeam,
   findTeamByName,
@@ -32,26 +33,47 @@ export async function getTeam(deps: Pick<Deps, 'db'>, workspaceId: number, id: n
  * A new team, without members. A name another team holds is a 409 naming it; the check gives
  * the clear message and the unique key still decides a race (a 409 from the error handler).
  */
-export async function createTeam(deps: Deps, workspaceId: number, input: { name: string; description?: string | null }) {
+export async function createTeam(
+  deps: Deps,
+  workspaceId: number,
+  input: { name: string; description?: string | null; autoAssign?: boolean },
+) {
   const name = teamName(input.name);
   if (await findTeamByName(deps.db, workspaceId, name)) throw taken(name);
-  const row = await insertTeam(deps.db, { workspaceId, name, description: input.description ?? null, at: deps.now() });
+  const row = await insertTeam(deps.db, {
+    workspaceId,
+    name,
+    description: input.description ?? null,
+    autoAssign: input.autoAssign ?? false,
+    at: deps.now(),
+  });
   return teamResource(row, []);
 }
 
-export async function changeTeam(deps: Deps, workspaceId: number, id: number, patch: { name?: string; description?: string | null }) {
+/** Changes a team; turning `autoAssign` on routes its waiting threads in the same transaction. */
+export async function changeTeam(
+  deps: Deps,
+  workspaceId: number,
+  id: number,
+  patch: { name?: string; description?: string | null; autoAssign?: boolean },
+) {
   const name = patch.name === undefined ? undefined : teamName(patch.name);
   if (name !== undefined) {
     const holder = await findTeamByName(deps.db, workspaceId, name);
     if (holder && holder.id !== id) throw taken(name);
   }
-  const row = await updateTeam(deps.db, workspaceId, id, {
-    ...(name !== undefined ? { name } : {}),
-    ...(patch.description !== undefined ? { description: patch.description } : {}),
-    updated_at: deps.now(),
+  return deps.db.transaction().execute(async (trx) => {
+    const now = deps.now();
+    const row = await updateTeam(trx, workspaceId, id, {
+      ...(name !== undefined ? { name } : {}),
+      ...(patch.description !== undefined ? { description: patch.description } : {}),
+      ...(patch.autoAssign !== undefined ? { auto_assign: patch.autoAssign } : {}),
+      updated_at: now,
+    });
+    if (!row) throw errors.notFound('team');
+    if (patch.autoAssign === true) await routeWaiting(deps, trx, workspaceId, now);
+    return teamResource(row, (await memberIdsOf(trx, [row.id])).get(row.id)!);
   });
-  if (!row) throw errors.notFound('team');
-  return teamResource(row, (await memberIdsOf(deps.db, [row.id])).get(row.id)!);
 }
 
 /** `PUT /v1/teams/:id/members`: the whole list, replaced in one transaction; only users of the workspace. */
@@ -65,6 +87,8 @@ export async function setTeamMembers(deps: Deps, workspaceId: number, id: number
     if (unknown.length > 0) throw errors.validation(`userIds: ${unknown.slice(0, 10).join(', ')} not users of this workspace`);
     await replaceMembers(trx, team.id, wanted);
     const row = (await updateTeam(trx, workspaceId, team.id, { updated_at: deps.now() }))!;
+    // A new member may take the team's waiting threads.
+    await routeWaiting(deps, trx, workspaceId, deps.now());
     return teamResource(row, wanted);
   });
 }

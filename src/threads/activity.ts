@@ -35,6 +35,6 @@ export function labelsLine(actor: string, added: string[], removed: string[]): s
   return `${actor} ${parts.join(' and ')}`;
 }
 
-export const autoAssignedLine = (assignee: string) => `The conversation was assigned automatically to ${assignee}`;
+export const autoAssignedLine = (assignee: string) => `Assigned to ${assignee} by routing`;
 export const REOPENED_BY_MESSAGE = 'A new message from the contact reopened the conversation';
 export const SNOOZE_ENDED = 'The snooze ended: the conversation is open again';

@@ -1,15 +1,9 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { MessagesTable, ThreadStatus } from '../db/types.js';
-import { autoAssignedLine, REOPENED_BY_MESSAGE } from './activity.js';
-import {
-  agentLoads,
-  assignUnassigned,
-  insertTranscriptLines,
-  lockAssignment,
-  reopenThreads,
-  type TranscriptLine,
-} from './thread-workflow.queries.js';
+import { REOPENED_BY_MESSAGE } from './activity.js';
+import { routeThreads } from './routing.js';
+import { insertTranscriptLines, reopenThreads, type TranscriptLine } from './thread-workflow.queries.js';
 
 /** A thread an inbound batch upserted, as the upsert returned it (locked until commit). */
 export interface InboundThread {
@@ -18,6 +12,9 @@ export interface InboundThread {
   connection_id: number;
   status: ThreadStatus;
   assignee_id: number | null;
+  team_id: number | null;
+  /** The thread's team has `autoAssign`. */
+  team_routes: boolean;
   created: boolean;
 }
 
@@ -25,7 +22,7 @@ export interface InboundWork {
   threads: InboundThread[];
   /** Threads a new inbound message was inserted into (a provider's retry is not new). */
   withNewMessage: Set<number>;
-  /** Connections whose new and reopened threads are assigned automatically. */
+  /** Connections whose new and reopened threads are routed (besides those of routing teams). */
   autoAssign: Set<number>;
 }
 
@@ -41,12 +38,12 @@ export interface InboundWorkDone {
 /**
  * What a batch of inbound deliveries does to the conversations it touched, inside the batch's
  * transaction and set-based (a statement per step, however many threads): a new message on a
- * resolved, pending or snoozed thread opens it again; a thread that is new or reopened and has
- * no assignee, on a connection with `autoAssign`, goes to the agent of its workspace with the
- * fewest open threads assigned (ties: the lowest id). Says what it did, for the batch's
- * announcements.
+ * resolved, pending or snoozed thread opens it again; a thread with no assignee that is new,
+ * reopened or waiting (open, and a new message came), on a connection or in a team with
+ * `autoAssign`, is routed (./routing.ts). Says what it did, for the batch's announcements.
  * Steps with nothing to do cost no statement, so the common batch (open threads, no
- * auto-assignment) runs exactly as before.
+ * routing) runs exactly as before: the team's `autoAssign` comes with the upserted rows, and
+ * the routing lock is taken only when something is routed.
  */
 export async function workInboundThreads(db: Executor, work: InboundWork, at: Date): Promise<InboundWorkDone> {
   const lines: TranscriptLine[] = [];
@@ -61,31 +58,16 @@ export async function workInboundThreads(db: Executor, work: InboundWork, at: Da
   const reopenedIds = new Set(reopened.map((t) => t.id));
   for (const t of reopened) line(t, REOPENED_BY_MESSAGE);
 
-  const assigned: InboundWorkDone['assigned'] = [];
-  const candidates = work.threads
-    .filter((t) => t.assignee_id === null && work.autoAssign.has(t.connection_id) && (t.created || reopenedIds.has(t.id)))
+  const routable = work.threads
+    .filter(
+      (t) =>
+        t.assignee_id === null &&
+        (t.created || reopenedIds.has(t.id) || (t.status === 'open' && work.withNewMessage.has(t.id))) &&
+        (work.autoAssign.has(t.connection_id) || t.team_routes),
+    )
     .sort((a, b) => a.id - b.id);
-  if (candidates.length > 0) {
-    const workspaces = [...new Set(candidates.map((t) => t.workspace_id))];
-    await lockAssignment(db, workspaces);
-    // Counted after the lock: every assignment another transaction made has committed.
-    const agents = await agentLoads(db, workspaces);
-    const chosen: { threadId: number; assigneeId: number }[] = [];
-    const nameOf = new Map(agents.map((a) => [a.id, a.name]));
-    for (const t of candidates) {
-      let best: (typeof agents)[number] | undefined;
-      for (const a of agents) {
-        if (a.workspace_id === t.workspace_id && (!best || a.open_threads < best.open_threads)) best = a; // ids ascend: ties keep the lowest
-      }
-      if (!best) continue; // a workspace with no agent: the thread waits unassigned
-      best.open_threads += 1;
-      chosen.push({ threadId: t.id, assigneeId: best.id });
-    }
-    const byId = new Map(candidates.map((t) => [t.id, t]));
-    for (const a of await assignUnassigned(db, chosen, at)) {
-      assigned.push(a);
-      line(byId.get(a.id)!, autoAssignedLine(nameOf.get(a.assignee_id)!));
-    }
-  }
+  const routed = await routeThreads(db, routable, at);
+  const assigned: InboundWorkDone['assigned'] = routed.map((r) => ({ id: r.id, assignee_id: r.assignee_id }));
+  lines.push(...routed.map((r) => r.line));
   return { activity: await insertTranscriptLines(db, 'activity', lines, at), reopened: [...reopenedIds], assigned };
 }

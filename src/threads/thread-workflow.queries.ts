@@ -19,9 +19,11 @@ export async function reopenThreads(db: Executor, ids: number[], at: Date) {
 }
 
 /**
- * Serialises automatic assignment per workspace until the transaction ends (advisory locks,
- * taken in a fixed order). Without it, two batches of one workspace would each count the
- * agents' open threads before the other commits and both pick the same least-loaded agent.
+ * Serialises routing per workspace until the transaction ends (advisory locks, taken in a
+ * fixed order). Without it, two transactions of one workspace would each count the agents'
+ * open threads before the other commits, both pick the same agent and pass their cap.
+ * Taken after the thread rows a transaction changes, never before: whoever holds it waits
+ * for no thread (the queue is read with SKIP LOCKED) and no user row (routing writes none).
  */
 export async function lockAssignment(db: Executor, workspaceIds: number[]) {
   const keys = [...new Set(workspaceIds)].sort((a, b) => a - b).map((w) => `auto-assign:${w}`);
@@ -32,33 +34,85 @@ export async function lockAssignment(db: Executor, workspaceIds: number[]) {
 }
 
 /**
- * The agents of these workspaces with the number of open threads assigned to each, lowest id
- * first. An agent is a user whose roles include `agent` or `admin`, or who has none; a user
- * with `operator` (platform staff) never is. Once users can be deactivated, an inactive user
- * is one more condition here (`AND u.active`).
+ * Who routing may give these workspaces' threads to, lowest id first: active users whose roles
+ * include `agent` or `admin`, or who have none (never a platform `operator`), and whose
+ * availability is `online`; with their open assigned threads, their cap, when they were last
+ * given a thread and the teams they are members of. With `teamIds`, only members of those
+ * teams (threads that all have a team need no one else counted).
  */
-export async function agentLoads(db: Executor, workspaceIds: number[]) {
+export async function routingPool(db: Executor, workspaceIds: number[], teamIds: number[] | null = null) {
   if (workspaceIds.length === 0) return [];
-  const { rows } = await sql<{ id: number; workspace_id: number; name: string; open_threads: number }>`
-    SELECT u.id, u.workspace_id, u.name,
-      (SELECT count(*)::int FROM threads t WHERE t.workspace_id = u.workspace_id AND t.status = 'open' AND t.assignee_id = u.id) AS open_threads
+  const { rows } = await sql<{
+    id: number;
+    workspace_id: number;
+    name: string;
+    max_open_threads: number | null;
+    last_assigned_at: Date | null;
+    open_threads: number;
+    team_ids: number[];
+  }>`
+    SELECT u.id, u.workspace_id, u.name, u.max_open_threads, a.last_assigned_at,
+      (SELECT count(*)::int FROM threads t WHERE t.workspace_id = u.workspace_id AND t.status = 'open' AND t.assignee_id = u.id) AS open_threads,
+      ARRAY(SELECT m.team_id FROM team_members m WHERE m.user_id = u.id) AS team_ids
     FROM users u
+    LEFT JOIN user_assignment_times a ON a.user_id = u.id
     WHERE u.workspace_id = ANY(${workspaceIds}::int[])
       AND u.active
+      AND u.availability = 'online'
       AND NOT ('operator' = ANY(u.roles))
       AND (u.roles && ARRAY['agent', 'admin']::text[] OR cardinality(u.roles) = 0)
+      ${teamIds === null ? sql`` : sql`AND EXISTS (SELECT 1 FROM team_members m WHERE m.user_id = u.id AND m.team_id = ANY(${teamIds}::int[]))`}
     ORDER BY u.workspace_id, u.id`.execute(db);
   return rows;
 }
 
-/** Sets the assignee of threads that still have none; returns the threads it changed. */
+/** Remembers that these users were given a thread at `at` (routing's tie-break). */
+export async function recordAssigned(db: Executor, userIds: number[], at: Date) {
+  if (userIds.length === 0) return;
+  await sql`
+    INSERT INTO user_assignment_times (user_id, last_assigned_at)
+    SELECT DISTINCT u, ${at}::timestamptz FROM unnest(${userIds}::int[]) AS u
+    ON CONFLICT (user_id) DO UPDATE SET last_assigned_at = EXCLUDED.last_assigned_at`.execute(db);
+}
+
+/**
+ * Routing's queue in a workspace: open threads with no assignee whose team or connection has
+ * `autoAssign`, oldest first, locked. Threads another transaction holds (an inbound batch that
+ * routes them itself) are skipped rather than waited for: the caller holds the routing lock,
+ * and that batch may be waiting for it.
+ */
+export async function lockWaitingThreads(db: Executor, workspaceId: number, limit: number) {
+  const { rows } = await sql<{ id: number; workspace_id: number; connection_id: number; team_id: number | null }>`
+    SELECT t.id, t.workspace_id, t.connection_id, t.team_id
+    FROM threads t
+    JOIN connections c ON c.id = t.connection_id
+    LEFT JOIN teams tm ON tm.id = t.team_id
+    WHERE t.workspace_id = ${workspaceId} AND t.status = 'open' AND t.assignee_id IS NULL
+      AND (c.auto_assign OR tm.auto_assign)
+    ORDER BY t.created_at, t.id
+    LIMIT ${limit}
+    FOR UPDATE OF t SKIP LOCKED`.execute(db);
+  return rows;
+}
+
+/**
+ * Sets the assignee of threads that still have none, and remembers when each assignee was
+ * given one (as recordAssigned does), in one statement; returns the threads it changed.
+ */
 export async function assignUnassigned(db: Executor, assignments: { threadId: number; assigneeId: number }[], at: Date) {
   if (assignments.length === 0) return [];
   const { rows } = await sql<{ id: number; assignee_id: number }>`
-    UPDATE threads t SET assignee_id = v.assignee_id, updated_at = ${at}
-    FROM unnest(${assignments.map((a) => a.threadId)}::bigint[], ${assignments.map((a) => a.assigneeId)}::int[]) AS v(id, assignee_id)
-    WHERE t.id = v.id AND t.assignee_id IS NULL
-    RETURNING t.id, t.assignee_id`.execute(db);
+    WITH done AS (
+      UPDATE threads t SET assignee_id = v.assignee_id, updated_at = ${at}
+      FROM unnest(${assignments.map((a) => a.threadId)}::bigint[], ${assignments.map((a) => a.assigneeId)}::int[]) AS v(id, assignee_id)
+      WHERE t.id = v.id AND t.assignee_id IS NULL
+      RETURNING t.id, t.assignee_id
+    ), times AS (
+      INSERT INTO user_assignment_times (user_id, last_assigned_at)
+      SELECT DISTINCT assignee_id, ${at}::timestamptz FROM done
+      ON CONFLICT (user_id) DO UPDATE SET last_assigned_at = EXCLUDED.last_assigned_at
+    )
+    SELECT id, assignee_id FROM done`.execute(db);
   return rows;
 }
 

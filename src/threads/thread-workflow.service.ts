@@ -9,13 +9,16 @@ import type { Change } from '../messaging/announcements.js';
 import { findTeam } from '../teams/teams.queries.js';
 import { requireTeamOf } from '../teams/teams.service.js';
 import { assigneeLine, labelsLine, statusLine, teamLine } from './activity.js';
+import { routeWaiting } from './routing.js';
 import { enqueueSnoozeWake } from './snooze.enqueue.js';
 import { LABEL_PATTERN } from './thread-filters.js';
 import {
   apiKeyName,
   findAssignableUser,
   insertTranscriptLines,
+  lockAssignment,
   lockThread,
+  recordAssigned,
   type ThreadChange,
   type TranscriptLine,
   updateThread,
@@ -142,6 +145,15 @@ export async function changeThreadIn(deps: Deps, trx: Executor, auth: TenantAuth
     { type: 'thread.updated', thread: view },
   ];
   await announce(deps, trx, changes, now);
+  if (statusChanged || assigneeChanged || teamChanged) {
+    // After the thread's own lock (the order every routing transaction keeps).
+    await lockAssignment(trx, [thread.workspace_id]);
+    if (assigneeChanged && assignee) await recordAssigned(trx, [assignee.id], now);
+    // A thread resolved or given to someone else may free its assignee; one unassigned,
+    // reopened or moved may now wait in a routing team's queue (and be routed right here).
+    const routed = await routeWaiting(deps, trx, thread.workspace_id, now);
+    if (routed.includes(thread.id)) return threadResource(await viewOf(trx, thread.id));
+  }
   return threadResource(view);
 }
 

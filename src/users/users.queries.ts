@@ -1,11 +1,22 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
+import type { UserAvailability } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
 
-/** A workspace's users, newest first, one cursor page. */
-export async function listUsers(db: Executor, workspaceId: number, page: CursorRequest) {
-  return keysetPage(db.selectFrom('users').selectAll().where('workspace_id', '=', workspaceId), BY_CREATED, page);
+/** `connected`: one of the user's realtime sockets, on any api process, has not expired at `at`. */
+const connectedAt = (at: Date) =>
+  sql<boolean>`EXISTS (SELECT 1 FROM user_sockets s WHERE s.user_id = users.id AND s.expires_at > ${at})`.as('connected');
+
+/** A workspace's users, newest first, one cursor page; with `connected` at `at`. */
+export async function listUsers(db: Executor, workspaceId: number, page: CursorRequest, at: Date) {
+  return keysetPage(db.selectFrom('users').selectAll().select(connectedAt(at)).where('workspace_id', '=', workspaceId), BY_CREATED, page);
+}
+
+/** Users by id, with `connected` at `at` (what `user.updated` carries). */
+export async function findUserViews(db: Executor, ids: number[], at: Date) {
+  if (ids.length === 0) return [];
+  return db.selectFrom('users').selectAll().select(connectedAt(at)).where('id', 'in', ids).orderBy('id').execute();
 }
 
 /** One user of the workspace; another workspace's user is not found. */
@@ -15,18 +26,25 @@ export async function findWorkspaceUser(db: Executor, workspaceId: number, id: n
 
 /**
  * Locks the workspace's active admins (in id order, so two concurrent changes queue rather
- * than deadlock) and returns their ids: the set a change must not empty.
+ * than deadlock) and returns their ids: the set a change must not empty. NO KEY UPDATE, not
+ * UPDATE: it still queues two such changes, but not a transaction that holds the routing lock
+ * and assigns one of them a thread (the foreign key's KEY SHARE), which this change may wait
+ * for next.
  */
 export async function lockActiveAdmins(db: Executor, workspaceId: number): Promise<number[]> {
   const { rows } = await sql<{ id: number }>`
     SELECT id FROM users
     WHERE workspace_id = ${workspaceId} AND active AND 'admin' = ANY(roles)
     ORDER BY id
-    FOR UPDATE`.execute(db);
+    FOR NO KEY UPDATE`.execute(db);
   return rows.map((r) => r.id);
 }
 
-export async function updateUser(db: Executor, id: number, patch: { name?: string; roles?: string[]; active?: boolean }) {
+export async function updateUser(
+  db: Executor,
+  id: number,
+  patch: { name?: string; roles?: string[]; active?: boolean; availability?: UserAvailability; max_open_threads?: number | null },
+) {
   return db.updateTable('users').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 

@@ -3,6 +3,9 @@ import { type Static, Type } from 'typebox';
 import type { UsersTable } from '../db/types.js';
 import { StringEnum, Timestamp } from '../http/schemas.js';
 
+/** A user's own status: routing gives threads only to `online` users (docs/teams.md). */
+export const USER_AVAILABILITY = ['online', 'busy', 'offline'] as const;
+
 /** Roles a user may hold: `admin` (workspace admin) and `operator` (platform staff). */
 export const USER_ROLES = ['admin', 'operator', 'agent'] as const;
 
@@ -25,19 +28,30 @@ export const TeamUserResource = Type.Object(
     email: Type.String(),
     roles: Type.Array(StringEnum(USER_ROLES)),
     active: Type.Boolean({ description: 'false: deactivated, cannot sign in' }),
+    availability: StringEnum(USER_AVAILABILITY, {
+      description:
+        'the user’s status; routing gives threads only to `online` users; set `offline` 2 minutes after their last socket closes',
+    }),
+    maxOpenThreads: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      description: 'open assigned threads routing stops at; null = no cap',
+    }),
+    connected: Type.Boolean({ description: 'one of the user’s realtime sockets is open, on any api process' }),
     createdAt: Timestamp,
   },
   { title: 'User' },
 );
 export type TeamUser = Static<typeof TeamUserResource>;
 
-export function teamUserResource(row: Selectable<UsersTable>): TeamUser {
+export function teamUserResource(row: Selectable<UsersTable> & { connected: boolean }): TeamUser {
   return {
     id: row.id,
     name: row.name,
     email: row.email,
     roles: row.roles.filter((r): r is (typeof USER_ROLES)[number] => (USER_ROLES as readonly string[]).includes(r)),
     active: row.active,
+    availability: row.availability,
+    maxOpenThreads: row.max_open_threads,
+    connected: row.connected,
     createdAt: row.created_at.toISOString(),
   };
 }

@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireAuth, tenantOf } from '../auth/auth.js';
+import { personOf, requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope, StringEnum } from '../http/schemas.js';
 import { listUsers } from './users.queries.js';
-import { TeamUserResource, teamUserResource, USER_ROLES } from './users.resources.js';
-import { addTeamUser, changeTeamUser } from './users.service.js';
+import { TeamUserResource, teamUserResource, USER_AVAILABILITY, USER_ROLES } from './users.resources.js';
+import { addTeamUser, changeOwnUser, changeTeamUser } from './users.service.js';
 
 const UserParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'the user id' }) });
 const Name = Type.String({ minLength: 1, maxLength: 200, description: 'display name' });
@@ -31,6 +31,21 @@ export const TeamUserPatch = Type.Object(
     name: Type.Optional(Name),
     roles: Type.Optional(Roles),
     active: Type.Optional(Type.Boolean({ description: 'false ends the user’s sessions, tokens and sockets at once' })),
+    maxOpenThreads: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 0, maximum: 100_000 }), Type.Null()], {
+        description: 'open assigned threads routing stops at; null = no cap',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const OwnUserPatch = Type.Object(
+  {
+    name: Type.Optional(Name),
+    availability: Type.Optional(
+      StringEnum(USER_AVAILABILITY, { description: 'routing gives threads only to `online` users; going online routes the waiting ones' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -50,7 +65,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       schema: { summary: 'List the workspace’s users', querystring: CursorQuery, response: { 200: CursorPage(TeamUserResource) } },
     },
     async (request) => {
-      const page = await listUsers(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
+      const page = await listUsers(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query), deps.now());
       return envelope(request, page.items.map(teamUserResource), page.meta);
     },
   );
@@ -69,6 +84,22 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       const user = await addTeamUser(deps, tenantOf(request).workspaceId, { ...request.body, roles: request.body.roles ?? [] });
       reply.code(201);
       return envelope(request, user);
+    },
+  );
+
+  app.patch(
+    '/me',
+    {
+      preValidation: requireAuth(deps, { kinds: ['user', 'pat'], allowPat: true }),
+      schema: {
+        summary: 'Change your own name or availability',
+        body: OwnUserPatch,
+        response: { 200: Envelope(TeamUserResource) },
+      },
+    },
+    async (request) => {
+      const auth = personOf(request);
+      return envelope(request, await changeOwnUser(deps, auth.workspaceId, auth.userId, request.body));
     },
   );
 

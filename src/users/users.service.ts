@@ -1,11 +1,13 @@
 import argon2 from 'argon2';
-import { findUser } from '../auth/sessions.queries.js';
 import { endSessions } from '../auth/sessions.service.js';
 import type { Executor } from '../db/database.js';
+import type { UserAvailability } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
+import { routeWaiting } from '../threads/routing.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
-import { findUserByEmail, findWorkspaceUser, insertUser, lockActiveAdmins, updateUser } from './users.queries.js';
+import { announceUsers } from './user-events.js';
+import { findUserByEmail, findUserViews, findWorkspaceUser, insertUser, lockActiveAdmins, updateUser } from './users.queries.js';
 import { type TeamUser, teamUserResource, userResource } from './users.resources.js';
 
 export function hashPassword(password: string): Promise<string> {
@@ -50,13 +52,14 @@ export async function addTeamUser(
 ) {
   refuseOperatorRole(input.roles);
   const created = await createUser(deps.db, workspaceId, input);
-  return teamUserResource((await findUser(deps.db, created.id))!);
+  return teamUserResource((await findUserViews(deps.db, [created.id], deps.now()))[0]!);
 }
 
 export interface UserPatch {
   name?: string;
   roles?: string[];
   active?: boolean;
+  maxOpenThreads?: number | null;
 }
 
 /**
@@ -66,7 +69,8 @@ export interface UserPatch {
  * A change that would leave the workspace without an active admin is refused (422): an
  * admin cannot deactivate themselves or drop their own admin role, and neither can anyone
  * else take away the last one. Neither the role `operator` nor a user who holds it is a
- * workspace admin's to change (422, as above).
+ * workspace admin's to change (422, as above). A change is announced as `user.updated`; one
+ * that may let the user take more threads (cap, roles, reactivation) routes the waiting ones.
  */
 export async function changeTeamUser(
   deps: Deps,
@@ -91,12 +95,39 @@ export async function changeTeamUser(
       }
       if (admins.length === 1) throw errors.validation('the workspace must keep at least one active admin');
     }
-    const row = await updateUser(trx, id, {
+    await updateUser(trx, id, {
       ...(patch.name !== undefined ? { name: patch.name } : {}),
       ...(roles ? { roles } : {}),
       ...(patch.active !== undefined ? { active: patch.active } : {}),
+      ...(patch.maxOpenThreads !== undefined ? { max_open_threads: patch.maxOpenThreads } : {}),
     });
     if (user.active && patch.active === false) await endSessions(deps, trx, { id, workspaceId }, undefined, 'deactivated');
-    return teamUserResource(row);
+    return changed(deps, trx, user, patch.maxOpenThreads !== undefined || roles !== undefined || patch.active === true);
   });
+}
+
+/**
+ * `PATCH /v1/users/me`: a user's own name and availability. Going `online` routes the
+ * waiting threads (docs/teams.md), in this transaction.
+ */
+export async function changeOwnUser(
+  deps: Deps,
+  workspaceId: number,
+  id: number,
+  patch: { name?: string; availability?: UserAvailability },
+): Promise<TeamUser> {
+  return deps.db.transaction().execute(async (trx) => {
+    const user = await findWorkspaceUser(trx, workspaceId, id);
+    if (!user) throw errors.notFound('user');
+    await updateUser(trx, id, patch);
+    return changed(deps, trx, user, patch.availability === 'online' && user.availability !== 'online');
+  });
+}
+
+/** Announces a changed user and, when it may have freed them up, routes the waiting threads. */
+async function changed(deps: Deps, trx: Executor, before: { id: number; workspace_id: number }, route: boolean): Promise<TeamUser> {
+  const now = deps.now();
+  if (route) await routeWaiting(deps, trx, before.workspace_id, now);
+  await announceUsers(trx, [before.id], now);
+  return teamUserResource((await findUserViews(trx, [before.id], now))[0]!);
 }

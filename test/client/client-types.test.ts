@@ -25,7 +25,7 @@ import type { ThreadFilterQuery } from '../../src/threads/thread-filters.js';
 import type { ThreadPatchBody } from '../../src/threads/thread-workflow.routes.js';
 import type { ThreadResource } from '../../src/threads/threads.resources.js';
 import type { TeamUserResource, UserResource } from '../../src/users/users.resources.js';
-import type { TeamUserCreate, TeamUserPatch } from '../../src/users/users.routes.js';
+import type { OwnUserPatch, TeamUserCreate, TeamUserPatch } from '../../src/users/users.routes.js';
 import type { InboxResource, InboxSummary, RequeueResult } from '../../src/webhooks-in/inbox.resources.js';
 import type {
   AttemptResource,
@@ -85,6 +85,7 @@ const checks = [
   same<Same<Client.TeamUser, typeof TeamUserResource>>(true),
   same<Same<Client.TeamUserCreate, typeof TeamUserCreate>>(true),
   same<Same<Client.TeamUserPatch, typeof TeamUserPatch>>(true),
+  same<Same<Client.OwnUserPatch, typeof OwnUserPatch>>(true),
   same<Same<Client.CannedResponse, typeof CannedResponseResource>>(true),
   same<Same<Client.CannedResponseCreate, typeof CannedResponseCreate>>(true),
   same<Same<Client.CannedResponsePatch, typeof CannedResponsePatch>>(true),

@@ -10,6 +10,7 @@ import { startWorkers } from '../../src/jobs/registry.js';
 import { visitorBus } from '../../src/livechat/visitor-events.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
+import type { PresenceTimings } from '../../src/users/presence.js';
 import { InboxWriter } from '../../src/webhooks-in/inbox-writer.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
@@ -42,6 +43,8 @@ export interface TestContextOptions {
   resolveHost?: Deps['resolveHost'];
   /** Pool options for the app's database (e.g. short timeouts for a stalled-database test). */
   databaseOptions?: DatabaseOptions;
+  /** A shorter realtime heartbeat and delay before `offline` (availability tests). */
+  presence?: Partial<PresenceTimings>;
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {
@@ -81,7 +84,7 @@ export async function startTestContext(options: TestContextOptions = {}): Promis
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
   };
   const inboxWriter = new InboxWriter(deps);
-  const app = await buildApp(deps, { inboxWriter });
+  const app = await buildApp(deps, { inboxWriter, ...(options.presence ? { presence: options.presence } : {}) });
   await app.ready();
   const workers = options.workers ? await startWorkers(deps, { ingest: inboxWriter }) : undefined;
   return {

@@ -156,6 +156,7 @@ describe('batchChanges', () => {
     updated_at: NOW,
     created: false,
     contact_name: null,
+    team_routes: false,
     ...fields,
   });
   const inboundRow = (id: number, threadId: number) => ({ id, thread_id: threadId, workspace_id: 3 }) as MessageRow;

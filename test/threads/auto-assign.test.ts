@@ -64,7 +64,7 @@ describe('the autoAssign setting', () => {
 });
 
 describe('automatic assignment', () => {
-  it('gives a new thread to the agent with the fewest open assigned threads, ties to the lowest id; never an operator', async () => {
+  it('gives a new thread to the agent with the fewest open assigned threads, ties to the one given a thread least recently; never an operator', async () => {
     const tenant = await makeTenant(ctx.deps);
     const ada = await signedInUser(ctx.app, ctx, tenant.workspace.id, { name: 'Ada', roles: ['admin'] });
     const { user: bo } = await makeUser(ctx.deps, tenant.workspace.id, { name: 'Bo', roles: ['agent'] });
@@ -87,20 +87,21 @@ describe('automatic assignment', () => {
       payload: { assigneeId: bo.id, status: 'resolved' },
     });
 
+    // Bo and Dee have no open thread; Bo was given one (by hand) and Dee never: Dee.
     const t1 = await inbound(ctx, auto, 'a-1', 'a-1');
-    expect(await assigneeOf(t1)).toBe(bo.id);
+    expect(await assigneeOf(t1)).toBe(dee.id);
     const t2 = await inbound(ctx, auto, 'a-2', 'a-2');
-    expect(await assigneeOf(t2)).toBe(dee.id);
+    expect(await assigneeOf(t2)).toBe(bo.id);
     const t3 = await inbound(ctx, auto, 'a-3', 'a-3');
-    expect(await assigneeOf(t3)).toBe(ada.user.id); // 1, 1, 1: the lowest id
-    expect((await transcriptLines(ctx, t1)).map((l) => [l.text, l.author_id])).toEqual([[autoAssignedLine('Bo'), null]]);
+    expect(await assigneeOf(t3)).toBe(ada.user.id); // 1, 1, 1: Ada was given one longest ago
+    expect((await transcriptLines(ctx, t1)).map((l) => [l.text, l.author_id])).toEqual([[autoAssignedLine('Dee'), null]]);
     const thread = (await ctx.app.inject({ method: 'GET', url: `/v1/threads/${t1}`, headers: tenant.headers })).json().data;
-    expect(thread.assigneeId).toBe(bo.id);
+    expect(thread.assigneeId).toBe(dee.id);
     // A second message on an open, assigned thread changes nothing.
     await inbound(ctx, auto, 'a-1', 'a-1b');
     expect(await transcriptLines(ctx, t1)).toHaveLength(1);
 
-    // One batch of three new threads spreads them as it goes: 2, 2, 2 → Ada (lowest), Bo, Dee.
+    // One batch of three new threads spreads them as it goes: 2, 2, 2 → Dee, Bo, Ada (least recently given one first).
     const now = new Date();
     await ctx.deps.db.transaction().execute((trx) =>
       applyDeliveries(

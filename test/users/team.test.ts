@@ -51,6 +51,9 @@ describe('GET /v1/users', () => {
         email: agent.user.email,
         roles: ['agent'],
         active: true,
+        availability: 'online',
+        maxOpenThreads: null,
+        connected: false,
         createdAt: expect.any(String),
       });
       expect(res.body).not.toMatch(/argon2|password/);
@@ -88,6 +91,9 @@ describe('POST /v1/users', () => {
       email: 'bo.team@acme.test',
       roles: ['agent'],
       active: true,
+      availability: 'online',
+      maxOpenThreads: null,
+      connected: false,
       createdAt: expect.any(String),
     });
     expect((await login('bo.team@acme.test', 'correct horse')).statusCode).toBe(200);

@@ -1,0 +1,132 @@
+import type { Executor } from '../db/database.js';
+import { type Announcer, announce } from '../messaging/announce.js';
+import type { Change } from '../messaging/announcements.js';
+import { autoAssignedLine } from './activity.js';
+import {
+  assignUnassigned,
+  insertTranscriptLines,
+  lockAssignment,
+  lockWaitingThreads,
+  routingPool,
+  type TranscriptLine,
+} from './thread-workflow.queries.js';
+import { findThreadViews } from './threads.queries.js';
+
+/**
+ * Routing (docs/teams.md "Availability and routing"): a thread of a team or connection with
+ * `autoAssign` goes to an online member under their cap; with nobody, it waits, and the
+ * changes that free someone up route the waiting threads in their own transaction.
+ */
+
+export interface RoutableThread {
+  id: number;
+  workspace_id: number;
+  connection_id: number;
+  team_id: number | null;
+}
+
+type Candidate = Awaited<ReturnType<typeof routingPool>>[number];
+
+/**
+ * The candidate a thread goes to: a member of its team (anyone with no team) below their cap;
+ * the fewest open assigned threads, then the one given a thread least recently (never is
+ * longest ago), then the lowest id.
+ */
+function pick(pool: Candidate[], thread: RoutableThread): Candidate | undefined {
+  let best: Candidate | undefined;
+  for (const c of pool) {
+    if (c.workspace_id !== thread.workspace_id) continue;
+    if (thread.team_id !== null && !c.team_ids.includes(thread.team_id)) continue;
+    if (c.max_open_threads !== null && c.open_threads >= c.max_open_threads) continue;
+    if (!best || before(c, best)) best = c;
+  }
+  return best;
+}
+
+function before(a: Candidate, b: Candidate): boolean {
+  if (a.open_threads !== b.open_threads) return a.open_threads < b.open_threads;
+  const at = a.last_assigned_at?.getTime() ?? Number.NEGATIVE_INFINITY;
+  const bt = b.last_assigned_at?.getTime() ?? Number.NEGATIVE_INFINITY;
+  if (at !== bt) return at < bt;
+  return a.id < b.id;
+}
+
+/**
+ * Routes threads (that have no assignee and are the caller's, locked) in the order given,
+ * under the routing lock of their workspaces. Answers the assignments made and their
+ * activity lines, for the caller to write with its own.
+ */
+export async function routeThreads(db: Executor, threads: RoutableThread[], at: Date) {
+  if (threads.length === 0) return [];
+  await lockAssignment(
+    db,
+    threads.map((t) => t.workspace_id),
+  );
+  // Read after the lock: every assignment another transaction made has committed.
+  const teamless = threads.some((t) => t.team_id === null);
+  const teamIds = teamless ? null : [...new Set(threads.map((t) => t.team_id!))];
+  return assignFrom(db, await routingPool(db, [...new Set(threads.map((t) => t.workspace_id))], teamIds), threads, at);
+}
+
+async function assignFrom(db: Executor, pool: Candidate[], threads: RoutableThread[], at: Date) {
+  const chosen: { threadId: number; assigneeId: number }[] = [];
+  const byId = new Map(pool.map((c) => [c.id, c]));
+  for (const t of threads) {
+    const best = pick(pool, t);
+    if (!best) continue; // nobody may take it: it waits
+    best.open_threads += 1;
+    best.last_assigned_at = at;
+    chosen.push({ threadId: t.id, assigneeId: best.id });
+  }
+  const threadOf = new Map(threads.map((t) => [t.id, t]));
+  const done = await assignUnassigned(db, chosen, at);
+  return done.map((a) => {
+    const t = threadOf.get(a.id)!;
+    const line: TranscriptLine = {
+      workspaceId: t.workspace_id,
+      threadId: t.id,
+      connectionId: t.connection_id,
+      text: autoAssignedLine(byId.get(a.assignee_id)!.name),
+      authorId: null,
+    };
+    return { id: a.id, assignee_id: a.assignee_id, line };
+  });
+}
+
+/** Waiting threads routed per round; an uncapped agent coming online takes the queue in rounds. */
+export const ROUTE_WAITING_BATCH = 500;
+
+/**
+ * Routes a workspace's waiting threads, oldest first, to whoever may take them now: called
+ * in the transaction of a change that may have freed someone up (a user went online, their
+ * cap rose, a thread of theirs was resolved or reassigned, a thread or team started routing).
+ * Writes the activity lines and announces the threads; answers the ids it assigned.
+ */
+export async function routeWaiting(deps: Announcer, trx: Executor, workspaceId: number, at: Date) {
+  await lockAssignment(trx, [workspaceId]);
+  const pool = await routingPool(trx, [workspaceId]);
+  const assigned: number[] = [];
+  const changes: Change[] = [];
+  let after = new Set<number>();
+  for (;;) {
+    if (!pool.some((c) => c.max_open_threads === null || c.open_threads < c.max_open_threads)) break;
+    const waiting = (await lockWaitingThreads(trx, workspaceId, ROUTE_WAITING_BATCH + after.size)).filter((t) => !after.has(t.id));
+    if (waiting.length === 0) break;
+    const done = await assignFrom(trx, pool, waiting, at);
+    const activity = await insertTranscriptLines(
+      trx,
+      'activity',
+      done.map((d) => d.line),
+      at,
+    );
+    changes.push(...activity.map((message) => ({ type: 'message.created' as const, message })));
+    assigned.push(...done.map((d) => d.id));
+    // Threads nobody could take stay in the queue; the next round looks past them.
+    after = new Set([...after, ...waiting.filter((t) => !done.some((d) => d.id === t.id)).map((t) => t.id)]);
+    if (waiting.length < ROUTE_WAITING_BATCH || done.length === 0) break;
+  }
+  if (assigned.length === 0) return assigned;
+  for (const thread of await findThreadViews(trx, assigned)) changes.push({ type: 'thread.updated', thread });
+  await announce(deps, trx, changes, at);
+  return assigned;
+}
