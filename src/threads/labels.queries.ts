@@ -1,14 +1,18 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { type ThreadReader, visibleThreadId } from './visibility.js';
 
 /**
  * Every label on the workspace's threads, by name, with how many open threads carry it. Read
  * from thread_labels (kept by a trigger on threads, migrations/0019_thread_labels.ts): the
  * distinct names by a skip scan of its primary key (one probe per name, however many threads
  * carry it), then each name's open threads counted in the partial index of open rows, without
- * reading a thread. docs/performance.md, "Conversations", has the figures.
+ * reading a thread. docs/performance.md, "Conversations", has the figures. Only the threads
+ * the reader sees are counted (./visibility.ts): for a reader the rule restricts, each counted
+ * thread's team is read.
  */
-export async function listLabels(db: Executor, workspaceId: number) {
+export async function listLabels(db: Executor, reader: ThreadReader) {
+  const { workspaceId } = reader;
   const { rows } = await sql<{ name: string; open_threads: number }>`
     WITH RECURSIVE names(name) AS (
       (SELECT name FROM thread_labels WHERE workspace_id = ${workspaceId} ORDER BY name LIMIT 1)
@@ -17,7 +21,8 @@ export async function listLabels(db: Executor, workspaceId: number) {
       FROM names n WHERE n.name IS NOT NULL
     )
     SELECT n.name,
-           (SELECT count(*) FROM thread_labels o WHERE o.workspace_id = ${workspaceId} AND o.name = n.name AND o.open)::int AS open_threads
+           (SELECT count(*) FROM thread_labels o WHERE o.workspace_id = ${workspaceId} AND o.name = n.name AND o.open
+              AND ${visibleThreadId(reader, sql.ref('o.thread_id'))})::int AS open_threads
     FROM names n
     WHERE n.name IS NOT NULL
     ORDER BY n.name`.execute(db);

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { afterCursor, BY_CREATED, keysetPage } from '../db/pages.js';
 import type { CursorRequest } from '../http/pagination.js';
+import { type ThreadReader, visibleThreadId } from './visibility.js';
 
 /**
  * What PostgreSQL makes of a search: `nodes` 0 when it holds no word at all (only operators,
@@ -32,9 +33,10 @@ export const SEARCH_TUNING: SearchTuning = { walkRowsPerHit: 200 };
 export type SearchPath = 'walk' | 'index' | 'fallback';
 
 /**
- * A workspace's messages matching `q` (websearch_to_tsquery syntax), newest first, one cursor
- * page, and which path found it. Activity lines are the service's own words and never hits;
- * private notes only where `includePrivate`.
+ * The messages of the reader's workspace matching `q` (websearch_to_tsquery syntax), newest
+ * first, one cursor page, and which path found it. Activity lines are the service's own words
+ * and never hits; private notes only where `includePrivate`; only messages of threads the
+ * reader sees (./visibility.ts).
  *
  * The path is chosen here, not by the planner: left to itself it prices testing a row at
  * nothing and walks for a word no message has (every message of the workspace). So: a search
@@ -45,7 +47,7 @@ export type SearchPath = 'walk' | 'index' | 'fallback';
  */
 export async function searchMessages(
   db: Executor,
-  workspaceId: number,
+  reader: ThreadReader,
   q: string,
   options: { includePrivate: boolean },
   page: CursorRequest,
@@ -53,9 +55,9 @@ export async function searchMessages(
 ) {
   const walk = (page.limit + 1) * tuning.walkRowsPerHit;
   if ((await estimateMatches(db, q)) <= walk)
-    return { ...(await searchByIndex(db, workspaceId, q, options, page)), path: 'index' as SearchPath };
+    return { ...(await searchByIndex(db, reader, q, options, page)), path: 'index' as SearchPath };
 
-  const newest = afterCursor(db.selectFrom('messages').selectAll().where('workspace_id', '=', workspaceId), BY_CREATED, page.cursor)
+  const newest = afterCursor(db.selectFrom('messages').selectAll().where('workspace_id', '=', reader.workspaceId), BY_CREATED, page.cursor)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(walk);
@@ -66,13 +68,14 @@ export async function searchMessages(
       .selectAll()
       .where(sql<boolean>`m.search_vector @@ websearch_to_tsquery('simple', ${q})`)
       .where('m.kind', '<>', 'activity')
-      .$if(!options.includePrivate, (w) => w.where('m.private', '=', false)),
+      .$if(!options.includePrivate, (w) => w.where('m.private', '=', false))
+      .where(visibleThreadId(reader, sql.ref('m.thread_id'))),
     BY_CREATED,
     page,
   );
   if (walked.meta.nextCursor !== undefined) return { ...walked, path: 'walk' as SearchPath };
 
-  return { ...(await searchByIndex(db, workspaceId, q, options, page)), path: 'fallback' as SearchPath };
+  return { ...(await searchByIndex(db, reader, q, options, page)), path: 'fallback' as SearchPath };
 }
 
 /**
@@ -87,7 +90,7 @@ async function estimateMatches(db: Executor, q: string): Promise<number> {
 }
 
 /** One page through messages_text_search_idx: every match, of which the newest are kept. */
-async function searchByIndex(db: Executor, workspaceId: number, q: string, options: { includePrivate: boolean }, page: CursorRequest) {
+async function searchByIndex(db: Executor, reader: ThreadReader, q: string, options: { includePrivate: boolean }, page: CursorRequest) {
   // MATERIALIZED: planned alone, without the page's ORDER BY and LIMIT that would send the
   // planner back to the walk, so the match is looked up in the GIN index.
   const hits = await keysetPage(
@@ -99,10 +102,11 @@ async function searchByIndex(db: Executor, workspaceId: number, q: string, optio
             db
               .selectFrom('messages')
               .select(['id', 'created_at'])
-              .where('workspace_id', '=', workspaceId)
+              .where('workspace_id', '=', reader.workspaceId)
               .where(sql<boolean>`search_vector @@ websearch_to_tsquery('simple', ${q})`)
               .where('kind', '<>', 'activity')
-              .$if(!options.includePrivate, (w) => w.where('private', '=', false)),
+              .$if(!options.includePrivate, (w) => w.where('private', '=', false))
+              .where(visibleThreadId(reader, sql.ref('messages.thread_id'))),
             BY_CREATED,
             page.cursor,
           ),
