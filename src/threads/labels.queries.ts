@@ -1,15 +1,18 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
-import { type ThreadReader, visibleThreadId } from './visibility.js';
+import { restrictsReader, type ThreadReader, visibleThreads } from './visibility.js';
 
 /**
  * Every label on the workspace's threads, by name, with how many open threads carry it. Read
  * from thread_labels (kept by a trigger on threads, migrations/0019_thread_labels.ts): the
  * distinct names by a skip scan of its primary key (one probe per name, however many threads
  * carry it), then each name's open threads counted in the partial index of open rows, without
- * reading a thread. docs/performance.md, "Conversations", has the figures. Only the threads
- * the reader sees are counted (./visibility.ts): for a reader the rule restricts, each counted
- * thread's team is read.
+ * reading a thread. docs/performance.md, "Conversations", has the figures.
+ *
+ * Only the threads the reader sees are counted (./visibility.ts). For a reader the rule
+ * restricts, the open label rows are joined to the threads they see, once for every name
+ * (`visible`, read only then: a CTE no branch reads is never run); for any other reader the
+ * counts stay index-only.
  */
 export async function listLabels(db: Executor, reader: ThreadReader) {
   const { workspaceId } = reader;
@@ -19,10 +22,17 @@ export async function listLabels(db: Executor, reader: ThreadReader) {
       UNION ALL
       SELECT (SELECT l.name FROM thread_labels l WHERE l.workspace_id = ${workspaceId} AND l.name > n.name ORDER BY l.name LIMIT 1)
       FROM names n WHERE n.name IS NOT NULL
+    ),
+    visible(name, open_threads) AS MATERIALIZED (
+      SELECT o.name, count(*) FROM thread_labels o JOIN threads ON threads.id = o.thread_id
+      WHERE o.workspace_id = ${workspaceId} AND o.open AND threads.workspace_id = ${workspaceId} AND ${visibleThreads(reader)}
+      GROUP BY o.name
     )
     SELECT n.name,
-           (SELECT count(*) FROM thread_labels o WHERE o.workspace_id = ${workspaceId} AND o.name = n.name AND o.open
-              AND ${visibleThreadId(reader, sql.ref('o.thread_id'))})::int AS open_threads
+           (CASE WHEN ${restrictsReader(reader)}
+                 THEN coalesce((SELECT v.open_threads FROM visible v WHERE v.name = n.name), 0)
+                 ELSE (SELECT count(*) FROM thread_labels o WHERE o.workspace_id = ${workspaceId} AND o.name = n.name AND o.open)
+            END)::int AS open_threads
     FROM names n
     WHERE n.name IS NOT NULL
     ORDER BY n.name`.execute(db);

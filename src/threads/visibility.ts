@@ -54,13 +54,25 @@ export function visibleThreads(reader: ThreadReader, thread = 'threads'): RawBui
 /**
  * The same rule for a row that names its thread by id (a message, an attachment's message):
  * `.where(visibleThreadId(auth, sql.ref('messages.thread_id')))`. The setting is tested first,
- * so a workspace that does not restrict reads no thread row for it.
+ * so a workspace that does not restrict reads no thread row for it. The thread is read by a
+ * scalar subquery, one primary-key probe per row tested: an EXISTS here may be planned as a hash
+ * of every thread of the workspace, built for a search page that tests a few thousand messages.
  */
 export function visibleThreadId(reader: ThreadReader, threadId: Expression<unknown>): RawBuilder<boolean> {
   const person = restrictable(reader);
   if (!person) return sql<boolean>`TRUE`;
   return sql<boolean>`(NOT ${restricted(person.workspaceId)}
-    OR EXISTS (SELECT 1 FROM threads vt WHERE vt.id = ${threadId} AND ${seenByUser('vt', person.userId, person.workspaceId)}))`;
+    OR COALESCE((SELECT ${seenByUser('vt', person.userId, person.workspaceId)} FROM threads vt WHERE vt.id = ${threadId}), false))`;
+}
+
+/**
+ * Whether the rule narrows what `reader` sees, as a condition (false for admins and keys, else
+ * the workspace's setting): for a read that is shaped differently when it does, such as counts
+ * that are kept beside the threads and must otherwise not read them (`CASE WHEN … THEN … END`).
+ */
+export function restrictsReader(reader: ThreadReader): RawBuilder<boolean> {
+  const person = restrictable(reader);
+  return person ? restricted(person.workspaceId) : sql<boolean>`FALSE`;
 }
 
 /** For each user: every thread of the workspace (`'all'`), or which of `threadIds` they see. */
