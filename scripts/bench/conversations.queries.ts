@@ -5,6 +5,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
 import { indexUnindexed } from '../../src/threads/search-index.js';
+import { visibleThreads } from '../../src/threads/visibility.js';
 
 const BASE = `order delivery refund parcel package shipping address invoice payment card account password
 login email phone number price discount coupon return exchange size colour color stock store
@@ -182,4 +183,51 @@ export async function countMatches(db: Db, workspaceId: number, q: string): Prom
     SELECT count(*)::int AS n FROM messages
     WHERE workspace_id = ${workspaceId} AND search_vector @@ websearch_to_tsquery('simple', ${q})`.execute(db);
   return rows[0]!.n;
+}
+
+/** Teams of the bench workspace: agent i is in team i % TEAMS; one thread in TEAMS + 1 has none. */
+export const TEAMS = 5;
+
+/**
+ * Puts the bench workspace's threads into TEAMS teams (by a hash of the thread's id, one in
+ * TEAMS + 1 in none), each agent into one team, and turns restrictAgentsToTeams on: from then on
+ * the bench's agent reads as a team-restricted agent (docs/teams.md, "Who sees what").
+ */
+export async function seedTeams(db: Db, workspaceId: number, agentIds: number[]): Promise<void> {
+  const { rows: teams } = await sql<{ id: number }>`
+    INSERT INTO teams (workspace_id, name)
+    SELECT ${workspaceId}, 'Bench team ' || i FROM generate_series(1, ${TEAMS}::int) AS i
+    RETURNING id`.execute(db);
+  const teamIds = teams.map((t) => t.id);
+  await sql`
+    INSERT INTO team_members (team_id, user_id)
+    SELECT (${teamIds}::int[])[1 + (n - 1) % ${TEAMS}::int], u
+    FROM unnest(${agentIds}::int[]) WITH ORDINALITY AS a(u, n)`.execute(db);
+  await sql`
+    UPDATE threads SET team_id = (${teamIds}::int[])[abs(hashint8(id * 13)) % ${TEAMS + 1}::int]
+    WHERE workspace_id = ${workspaceId}`.execute(db);
+  await sql`UPDATE workspaces SET settings = settings || '{"restrictAgentsToTeams": true}'::jsonb WHERE id = ${workspaceId}`.execute(db);
+  await sql`VACUUM ANALYZE threads`.execute(db);
+}
+
+/** The plan of the first page of `GET /v1/threads` as a team-restricted agent reads it (the service's own condition). */
+export async function explainRestrictedPage(db: Db, workspaceId: number, userId: number): Promise<string> {
+  const reader = { kind: 'user' as const, workspaceId, userId, roles: ['agent'] };
+  const query = db
+    .selectFrom('threads')
+    .innerJoin('connections', 'connections.id', 'threads.connection_id')
+    .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
+    .selectAll('threads')
+    .select(['connections.integration_key', 'contacts.name as contact_name'])
+    .where('threads.workspace_id', '=', workspaceId)
+    .where(visibleThreads(reader))
+    .orderBy('threads.last_message_at', 'desc')
+    .orderBy('threads.id', 'desc')
+    .limit(26);
+  const compiled = query.compile();
+  const { rows } = await db.executeQuery<{ 'QUERY PLAN': string }>({
+    ...compiled,
+    sql: `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${compiled.sql}`,
+  });
+  return rows.map((r) => r['QUERY PLAN']).join('\n');
 }

@@ -4,14 +4,24 @@
 // against one api process, with a signed-in agent's JWT, p50/p95 of `GET /v1/threads?status=open&
 // assigneeId=me` and of `GET /v1/messages/search` for words of several frequencies, each request
 // alone (one at a time, so the figure is a request's own latency, not a queue's), and prints the
-// EXPLAIN (ANALYZE) of both reads. Goals: thread page p95 ≤ 20 ms, search p95 ≤ 50 ms.
+// EXPLAIN (ANALYZE) of both reads; then, with the threads in teams and restrictAgentsToTeams on,
+// the same agent's lists again. Goals: thread page p95 ≤ 20 ms (restricted too), search p95 ≤ 50 ms.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { createDatabase, type Db } from '../../src/db/database.js';
 import { createUser } from '../../src/users/users.service.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { say, serve } from './common.js';
-import { countMatches, explainSearch, explainThreadPage, seedConversations, seedNeighbour, WORDS } from './conversations.queries.js';
+import {
+  countMatches,
+  explainRestrictedPage,
+  explainSearch,
+  explainThreadPage,
+  seedConversations,
+  seedNeighbour,
+  seedTeams,
+  WORDS,
+} from './conversations.queries.js';
 import type { BenchOptions } from './options.js';
 
 /** Threads of a second workspace, all labelled `escalated` (the bench workspace's rare label). */
@@ -116,8 +126,30 @@ export async function measureConversations(options: BenchOptions, databaseUrl: s
       searchCommon: await explainSearch(db, workspaceId, common),
       searchMiddling: await explainSearch(db, workspaceId, middling),
       searchRare: await explainSearch(db, workspaceId, rare),
+      restrictedPage: '',
     };
-    return { seeded, threadPage, others, searches: searchTimes, plans, rssMb: api.peakRssMb() };
+
+    // The same agent once the workspace restricts agents to their teams: the list must stay as fast.
+    await seedTeams(
+      db,
+      workspaceId,
+      agents.map((a) => a.id),
+    );
+    const restricted = [
+      await time('restricted: threads', `${api.url}/v1/threads`, headers, options.samples),
+      await time('restricted: threads status=open', `${api.url}/v1/threads?status=open`, headers, options.samples),
+      await time(
+        'restricted: threads status=open&assigneeId=me',
+        `${api.url}/v1/threads?status=open&assigneeId=me`,
+        headers,
+        options.samples,
+      ),
+      await time('restricted: threads label=vip', `${api.url}/v1/threads?label=vip`, headers, options.samples),
+      await time('restricted: labels', `${api.url}/v1/labels`, headers, options.samples),
+      await time(`restricted: search ${common}`, `${api.url}/v1/messages/search?q=${common}`, headers, options.samples),
+    ];
+    plans.restrictedPage = await explainRestrictedPage(db, workspaceId, me);
+    return { seeded, threadPage, others, restricted, searches: searchTimes, plans, rssMb: api.peakRssMb() };
   } finally {
     await api.stop();
   }

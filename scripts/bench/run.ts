@@ -134,8 +134,15 @@ async function main() {
       out(
         `${c.seeded.threads} threads, ${c.seeded.messages} messages (seeded in ${c.seeded.seconds} s); ${options.samples} requests each, one at a time, over HTTP`,
       );
-      table([line(c.threadPage), ...c.others.map(line), ...c.searches.map(line), ['api peak RSS', `${Math.round(c.rssMb)} MB`]]);
+      table([
+        line(c.threadPage),
+        ...c.others.map(line),
+        ...c.searches.map(line),
+        ...c.restricted.map(line),
+        ['api peak RSS', `${Math.round(c.rssMb)} MB`],
+      ]);
       out(`\nEXPLAIN ANALYZE, thread page status=open&assigneeId=me:\n${c.plans.threadPage}`);
+      out(`\nEXPLAIN ANALYZE, a team-restricted agent's first thread page:\n${c.plans.restrictedPage}`);
       out(`\nEXPLAIN ANALYZE, search for the most common word:\n${c.plans.searchCommon}`);
       out(`\nEXPLAIN ANALYZE, search for a middling word:\n${c.plans.searchMiddling}`);
       out(`\nEXPLAIN ANALYZE, search for a rare word:\n${c.plans.searchRare}`);

@@ -1,6 +1,7 @@
 import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { AttachmentKind, AttachmentsTable } from '../db/types.js';
+import { type ThreadReader, visibleThreadId } from '../threads/visibility.js';
 
 export type AttachmentRow = Selectable<AttachmentsTable>;
 
@@ -43,9 +44,24 @@ export async function attachmentsOf(db: Executor, messageIds: readonly number[])
   return byMessage;
 }
 
-/** One attachment of the workspace; undefined for an unknown id or another workspace's. */
-export async function findAttachment(db: Executor, workspaceId: number, id: number): Promise<AttachmentView | undefined> {
-  return db.selectFrom('attachments').select(COLUMNS).where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+/**
+ * One attachment of the reader's workspace; undefined for an unknown id, another workspace's,
+ * or one on a message of a thread the reader does not see (an upload on no message yet is
+ * the workspace's).
+ */
+export async function findAttachment(db: Executor, reader: ThreadReader, id: number): Promise<AttachmentView | undefined> {
+  return db
+    .selectFrom('attachments')
+    .select(COLUMNS)
+    .where('id', '=', id)
+    .where('workspace_id', '=', reader.workspaceId)
+    .where((eb) =>
+      eb.or([
+        eb('message_id', 'is', null),
+        visibleThreadId(reader, sql`(SELECT m.thread_id FROM messages m WHERE m.id = attachments.message_id)`),
+      ]),
+    )
+    .executeTakeFirst();
 }
 
 /** One attachment whatever its workspace: for a signed link, which names no workspace. */

@@ -70,7 +70,7 @@ export const attachmentsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       },
     },
     async (request) => {
-      const row = await findAttachment(deps.db, tenantOf(request).workspaceId, request.params.id);
+      const row = await findAttachment(deps.db, tenantOf(request), request.params.id);
       if (!row) throw errors.notFound('attachment');
       return envelope(request, attachmentResource(row, url));
     },
@@ -108,7 +108,7 @@ export const attachmentsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
           throw errors.unauthorized('this link is wrong or has expired');
         row = await findAttachmentById(deps.db, id);
       } else {
-        row = await findAttachment(deps.db, tenantOf(request).workspaceId, id);
+        row = await findAttachment(deps.db, tenantOf(request), id);
       }
       if (!row) throw errors.notFound('attachment');
       if (row.status !== 'stored' || !row.storage_key) throw errors.attachmentNotStored(row.status);

@@ -565,10 +565,13 @@ export interface WorkspaceSettings {
   name: string;
   /** A user's reply on an unassigned thread assigns it to them. */
   assignOnReply: boolean;
+  /** Users without the admin role see only their teams' threads, threads of no team, and their own. */
+  restrictAgentsToTeams: boolean;
 }
 
 /** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
 export interface WorkspaceSettingsPatch {
   name?: string;
   assignOnReply?: boolean;
+  restrictAgentsToTeams?: boolean;
 }

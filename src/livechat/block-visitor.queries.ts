@@ -1,13 +1,15 @@
 import type { Executor } from '../db/database.js';
+import { type ThreadReader, visibleThreads } from '../threads/visibility.js';
 
-/** A thread of the workspace with its channel; undefined when the workspace has no such thread. */
-export async function findThreadChannel(db: Executor, workspaceId: number, threadId: number) {
+/** A thread the reader sees, with its channel; undefined for any other. */
+export async function findThreadChannel(db: Executor, reader: ThreadReader, threadId: number) {
   return db
     .selectFrom('threads')
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
     .select(['threads.id', 'threads.contact_id', 'threads.connection_id', 'connections.integration_key'])
-    .where('threads.workspace_id', '=', workspaceId)
+    .where('threads.workspace_id', '=', reader.workspaceId)
     .where('threads.id', '=', threadId)
+    .where(visibleThreads(reader))
     .executeTakeFirst();
 }
 

@@ -32,6 +32,6 @@ export const blockVisitorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
         response: { 200: Envelope(Blocked) },
       },
     },
-    async (request) => envelope(request, await blockVisitor(deps, tenantOf(request).workspaceId, request.params.id)),
+    async (request) => envelope(request, await blockVisitor(deps, tenantOf(request), request.params.id)),
   );
 };

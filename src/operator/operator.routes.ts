@@ -70,7 +70,8 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
     async (request) => {
       const url = contentUrl(deps.config.publicUrl);
-      const page = await transcriptPage(deps.db, request.params.id, request.params.threadId, request.query, url);
+      const reader = { kind: 'operator' as const, workspaceId: request.params.id };
+      const page = await transcriptPage(deps.db, reader, request.params.threadId, request.query, url);
       return envelope(request, page.items, page.meta);
     },
   );

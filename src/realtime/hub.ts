@@ -4,6 +4,7 @@ import { findLiveCredentials } from '../auth/sessions.queries.js';
 import { PgListener } from '../db/listener.js';
 import type { Deps } from '../deps.js';
 import { beatSockets, forgetSockets, OFFLINE_AFTER_MS, type PresenceTimings, recordSocket, type SocketRow } from '../users/presence.js';
+import { type ThreadsSeen, threadsSeenBy } from '../threads/visibility.js';
 import { REALTIME_CHANNEL, type RealtimeEvent } from './publish.js';
 
 /** How often sockets are pinged; one that has not answered the previous ping is dropped. */
@@ -51,6 +52,9 @@ export class RealtimeHub {
   private readonly rows = new WeakMap<RealtimeClient, SocketRow>();
   private readonly timings: PresenceTimings;
   private closing = false;
+  /** Events received and not yet sent, in the order they arrived. */
+  private readonly queued: RealtimeEvent[] = [];
+  private draining = false;
 
   /** `timings` other than the defaults are for tests, which cannot wait minutes. */
   constructor(
@@ -186,14 +190,70 @@ export class RealtimeHub {
     } catch {
       return;
     }
+    this.queued.push(event);
+    if (!this.draining) void this.drain();
+  }
+
+  /**
+   * Sends the queued events in order, a batch at a time: who sees the threads a batch names
+   * is asked once for the batch (src/threads/visibility.ts), as things are now, so a change of
+   * teams, roles or the setting applies from the next batch on.
+   */
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      // The notifications of one read from the listener arrive together: one lookup for them all.
+      await new Promise((resolve) => setImmediate(resolve));
+      while (this.queued.length > 0) {
+        const batch = this.queued.splice(0);
+        const seen = await this.threadsSeen(batch);
+        for (const event of batch) this.send(event, seen);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  /** Per workspace, which of the batch's threads each user holding a socket here sees. */
+  private async threadsSeen(batch: RealtimeEvent[]): Promise<Map<number, ThreadsSeen>> {
+    const threadIds = new Map<number, Set<number>>();
+    for (const event of batch) {
+      const threadId = threadIdOf(event);
+      if (threadId === undefined || !this.clients.has(event.workspaceId)) continue;
+      const ids = threadIds.get(event.workspaceId) ?? new Set();
+      threadIds.set(event.workspaceId, ids.add(threadId));
+    }
+    const seen = new Map<number, ThreadsSeen>();
+    await Promise.all(
+      [...threadIds].map(async ([workspaceId, ids]) => {
+        const userIds = [...new Set([...(this.clients.get(workspaceId) ?? [])].map((c) => c.userId))];
+        try {
+          seen.set(workspaceId, await threadsSeenBy(this.deps.db, workspaceId, userIds, [...ids]));
+        } catch (err) {
+          // Unknown is unseen: these threads' events are not sent; clients refetch on their next event.
+          this.deps.log.warn({ err }, 'realtime could not tell who sees the threads of its events');
+          seen.set(workspaceId, new Map());
+        }
+      }),
+    );
+    return seen;
+  }
+
+  private send(event: RealtimeEvent, seen: Map<number, ThreadsSeen>): void {
     const revocation = event.type === 'session.revoked' || event.type === 'token.revoked';
     // A revocation too large for NOTIFY arrives without its ids: ask the database instead.
     if (revocation && event.truncated) void this.closeEnded();
     const set = this.clients.get(event.workspaceId);
     if (!set) return;
     const message = JSON.stringify({ type: event.type, data: event.data, ...(event.truncated ? { truncated: true } : {}) });
+    const threadId = threadIdOf(event);
+    const byUser = seen.get(event.workspaceId);
     for (const client of [...set]) {
       if (event.targetUserId !== undefined && client.userId !== event.targetUserId) continue;
+      if (threadId !== undefined) {
+        const threads = byUser?.get(client.userId);
+        if (threads !== 'all' && !threads?.has(threadId)) continue;
+      }
       client.socket.send(message);
       if (revocation && endsCredential(event, client)) client.socket.close(CLOSE_CREDENTIAL_ENDED, 'session ended');
     }
@@ -208,6 +268,14 @@ export class RealtimeHub {
     );
     await this.listener.close();
   }
+}
+
+/** The thread an event is about: `data.threadId`, or the thread itself for `thread.*`; undefined for others. */
+function threadIdOf(event: RealtimeEvent): number | undefined {
+  const { data } = event;
+  if (typeof data.threadId === 'number') return data.threadId;
+  if (event.type.startsWith('thread.') && typeof data.id === 'number') return data.id;
+  return undefined;
 }
 
 /** A user-wide revocation closes every socket of the user; otherwise those of the named sessions and tokens. */

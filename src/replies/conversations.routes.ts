@@ -73,6 +73,7 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
         template: request.body.template,
         attachmentIds: request.body.attachmentIds,
         authorId: auth.kind === 'api_key' ? null : auth.userId,
+        reader: auth,
         idempotencyKey: request.headers['idempotency-key'],
       });
       return reply.code(202).send(envelope(request, started));

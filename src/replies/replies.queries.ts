@@ -2,9 +2,10 @@ import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import type { ManagedBy } from '../db/types.js';
+import { type ThreadReader, visibleThreads } from '../threads/visibility.js';
 
-/** A thread a reply can go to, with what sending needs: its connection and contact handle. */
-export async function findReplyThread(db: Executor, workspaceId: number, threadId: number) {
+/** A thread the reader sees and a reply can go to, with what sending needs: its connection and contact handle. */
+export async function findReplyThread(db: Executor, reader: ThreadReader, threadId: number) {
   return db
     .selectFrom('threads')
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
@@ -18,8 +19,9 @@ export async function findReplyThread(db: Executor, workspaceId: number, threadI
       'connections.integration_key',
       'connections.business_account_id',
     ])
-    .where('threads.workspace_id', '=', workspaceId)
+    .where('threads.workspace_id', '=', reader.workspaceId)
     .where('threads.id', '=', threadId)
+    .where(visibleThreads(reader))
     .executeTakeFirst();
 }
 

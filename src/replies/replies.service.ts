@@ -60,7 +60,7 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
     statusCode: req.private ? 201 : 202,
   };
   return withIdempotency(deps.db, request, async (trx) => {
-    const thread = await findReplyThread(trx, auth.workspaceId, req.threadId);
+    const thread = await findReplyThread(trx, auth, req.threadId);
     if (!thread) throw errors.notFound('thread');
     const now = deps.now();
     if (req.private) {

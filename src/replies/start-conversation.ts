@@ -10,8 +10,9 @@ import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
 import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
-import { findThreadViews } from '../threads/threads.queries.js';
+import { findThread, findThreadViews } from '../threads/threads.queries.js';
 import { threadResource } from '../threads/threads.resources.js';
+import type { ThreadReader } from '../threads/visibility.js';
 import { queueMessage } from './queue-message.js';
 import { recipientHandle } from './recipient-handle.js';
 import { checkChannelTakes, checkContent } from './reply-attachments.js';
@@ -33,6 +34,8 @@ export interface StartRequest {
   attachmentIds?: number[];
   /** The user writing; null for an API key. */
   authorId: number | null;
+  /** The caller: the conversation's thread must be one it sees (a team's connection it is not in: 404). */
+  reader: ThreadReader;
   idempotencyKey: string | undefined;
 }
 
@@ -96,6 +99,9 @@ export async function startConversation(deps: Deps, req: StartRequest) {
       now,
     );
     const thread = threads.get(`${connection.id}|${contactId}`)!;
+    // Read before anything is sent: a thread the caller does not see is refused, and the
+    // rollback takes back a contact or thread made for it.
+    if (!(await findThread(trx, req.reader, thread.id))) throw errors.notFound('thread');
     if (!req.template) {
       // A new thread's contact never wrote: on a windowed channel its window is closed.
       const windowEnd = replyWindowEndsAt(connection.integration_key, thread.last_inbound_at);

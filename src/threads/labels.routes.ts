@@ -27,7 +27,7 @@ export const labelsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       },
     },
     async (request) => {
-      const rows = await listLabels(deps.db, tenantOf(request).workspaceId);
+      const rows = await listLabels(deps.db, tenantOf(request));
       return envelope(
         request,
         rows.map((r) => ({ name: r.name, openThreads: r.open_threads })),

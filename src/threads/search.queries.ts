@@ -3,6 +3,7 @@ import type { Executor } from '../db/database.js';
 import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import { afterCursor, BY_CREATED, keysetPage } from '../db/pages.js';
 import type { CursorRequest } from '../http/pagination.js';
+import { type ThreadReader, visibleThreadId } from './visibility.js';
 
 /**
  * What PostgreSQL makes of a search: `nodes` 0 when it holds no word at all (only operators,
@@ -33,9 +34,10 @@ export const SEARCH_TUNING: SearchTuning = { walkRowsPerHit: 200 };
 export type SearchPath = 'walk' | 'index' | 'fallback';
 
 /**
- * A workspace's messages matching `q` (websearch_to_tsquery syntax), newest first, one cursor
- * page, and which path found it. Activity lines are the service's own words and never hits;
- * private notes only where `includePrivate`.
+ * The messages of the reader's workspace matching `q` (websearch_to_tsquery syntax), newest
+ * first, one cursor page, and which path found it. Activity lines are the service's own words
+ * and never hits; private notes only where `includePrivate`; only messages of threads the
+ * reader sees (./visibility.ts).
  *
  * The path is chosen here, not by the planner: left to itself it prices testing a row at
  * nothing and walks for a word no message has (every message of the workspace). So: a search
@@ -46,7 +48,7 @@ export type SearchPath = 'walk' | 'index' | 'fallback';
  */
 export async function searchMessages(
   db: Executor,
-  workspaceId: number,
+  reader: ThreadReader,
   q: string,
   options: { includePrivate: boolean },
   page: CursorRequest,
@@ -54,13 +56,13 @@ export async function searchMessages(
 ) {
   const walk = (page.limit + 1) * tuning.walkRowsPerHit;
   if ((await estimateMatches(db, q)) <= walk)
-    return { ...(await searchByIndex(db, workspaceId, q, options, page)), path: 'index' as SearchPath };
+    return { ...(await searchByIndex(db, reader, q, options, page)), path: 'index' as SearchPath };
 
   const newest = afterCursor(
     db
       .selectFrom('messages')
       .select([...MESSAGE_COLUMNS, sql<string>`search_vector`.as('search_vector')])
-      .where('workspace_id', '=', workspaceId),
+      .where('workspace_id', '=', reader.workspaceId),
     BY_CREATED,
     page.cursor,
   )
@@ -75,13 +77,14 @@ export async function searchMessages(
       // A message not indexed yet (stored moments ago) is tested on its text: same words, same answer.
       .where(sql<boolean>`coalesce(m.search_vector, to_tsvector('simple', m.text)) @@ websearch_to_tsquery('simple', ${q})`)
       .where('m.kind', '<>', 'activity')
-      .$if(!options.includePrivate, (w) => w.where('m.private', '=', false)),
+      .$if(!options.includePrivate, (w) => w.where('m.private', '=', false))
+      .where(visibleThreadId(reader, sql.ref('m.thread_id'))),
     BY_CREATED,
     page,
   );
   if (walked.meta.nextCursor !== undefined) return { ...walked, path: 'walk' as SearchPath };
 
-  return { ...(await searchByIndex(db, workspaceId, q, options, page)), path: 'fallback' as SearchPath };
+  return { ...(await searchByIndex(db, reader, q, options, page)), path: 'fallback' as SearchPath };
 }
 
 /**
@@ -101,16 +104,17 @@ async function estimateMatches(db: Executor, q: string): Promise<number> {
  * are the rest of the answer: found through messages_unindexed_idx, which holds only those,
  * and tested on their text. A message is in exactly one of the two, so nothing is counted twice.
  */
-async function searchByIndex(db: Executor, workspaceId: number, q: string, options: { includePrivate: boolean }, page: CursorRequest) {
+async function searchByIndex(db: Executor, reader: ThreadReader, q: string, options: { includePrivate: boolean }, page: CursorRequest) {
   const matching = (match: ReturnType<typeof sql<boolean>>) =>
     afterCursor(
       db
         .selectFrom('messages')
         .select(['id', 'created_at'])
-        .where('workspace_id', '=', workspaceId)
+        .where('workspace_id', '=', reader.workspaceId)
         .where(match)
         .where('kind', '<>', 'activity')
-        .$if(!options.includePrivate, (w) => w.where('private', '=', false)),
+        .$if(!options.includePrivate, (w) => w.where('private', '=', false))
+        .where(visibleThreadId(reader, sql.ref('messages.thread_id'))),
       BY_CREATED,
       page.cursor,
     );

@@ -45,7 +45,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       const { nodes, indexable } = await inspectSearch(deps.db, request.query.q);
       if (nodes === 0) throw errors.validation('q: no words to search for (only operators or quotes)');
       if (!indexable) throw errors.validation('q: at least one word must be searched for, not only excluded (-word)');
-      const found = await searchMessages(deps.db, auth.workspaceId, request.query.q, { includePrivate: auth.kind !== 'api_key' }, page);
+      const found = await searchMessages(deps.db, auth, request.query.q, { includePrivate: auth.kind !== 'api_key' }, page);
       return envelope(request, await messageResources(deps.db, found.items, contentUrl(deps.config.publicUrl)), found.meta);
     },
   );

@@ -2,6 +2,7 @@ import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { messageColumnsSql } from '../db/message-columns.js';
 import type { MessagesTable, ThreadStatus } from '../db/types.js';
+import { type ThreadReader, visibleThreads } from './visibility.js';
 
 /** SQL of working a conversation: status, assignment, activity lines, read markers, snoozes. */
 
@@ -141,9 +142,16 @@ export async function insertTranscriptLines(db: Executor, kind: 'activity' | 'no
   return rows;
 }
 
-/** A workspace's thread, locked until the transaction ends; undefined when it is not the workspace's. */
-export async function lockThread(db: Executor, workspaceId: number, id: number) {
-  return db.selectFrom('threads').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).forUpdate().executeTakeFirst();
+/** A thread the reader sees, locked until the transaction ends; undefined for any other. */
+export async function lockThread(db: Executor, reader: ThreadReader, id: number) {
+  return db
+    .selectFrom('threads')
+    .selectAll()
+    .where('workspace_id', '=', reader.workspaceId)
+    .where('id', '=', id)
+    .where(visibleThreads(reader))
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 export interface ThreadChange {

@@ -92,7 +92,7 @@ export async function changeThread(deps: Deps, auth: TenantAuth, threadId: numbe
 
 /** changeThread in the caller's transaction: for a change another one causes (a reply that assigns). */
 export async function changeThreadIn(deps: Deps, trx: Executor, auth: TenantAuth, threadId: number, patch: ThreadPatch) {
-  const thread = await lockThread(trx, auth.workspaceId, threadId);
+  const thread = await lockThread(trx, auth, threadId);
   if (!thread) throw errors.notFound('thread');
   const now = deps.now();
   const snooze = snoozeOf(thread, patch, now);
@@ -164,7 +164,7 @@ export async function changeThreadIn(deps: Deps, trx: Executor, auth: TenantAuth
  */
 export async function markThreadRead(deps: Deps, auth: TenantAuth, threadId: number) {
   return deps.db.transaction().execute(async (trx) => {
-    const thread = await lockThread(trx, auth.workspaceId, threadId);
+    const thread = await lockThread(trx, auth, threadId);
     if (!thread) throw errors.notFound('thread');
     const now = deps.now();
     await updateThread(trx, thread.id, { agentLastSeenAt: now }, now);

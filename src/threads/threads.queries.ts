@@ -4,6 +4,7 @@ import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import { BY_CREATED, keysetPage, type SortKey } from '../db/pages.js';
 import type { CursorRequest } from '../http/pagination.js';
 import type { ThreadFilters } from './thread-filters.js';
+import { type ThreadReader, visibleThreads } from './visibility.js';
 
 /** Reading threads as the API shows them: the tenant's list, one thread, a transcript. */
 
@@ -40,18 +41,23 @@ function threadViews(db: Executor) {
     .select(['connections.integration_key', 'contacts.name as contact_name']);
 }
 
+/** The threads of the reader's workspace that the reader may see (./visibility.ts), as they are shown. */
+function readableThreads(db: Executor, reader: ThreadReader) {
+  return threadViews(db).where('threads.workspace_id', '=', reader.workspaceId).where(visibleThreads(reader));
+}
+
 /**
- * A workspace's threads, most recently active first, one cursor page, narrowed by `filters`.
- * One status is an equality (not a list) so that threads_filter_idx returns rows already in
- * page order.
+ * The threads the reader sees, most recently active first, one cursor page, narrowed by
+ * `filters`. One status is an equality (not a list) so that threads_filter_idx returns rows
+ * already in page order.
  */
-export async function listThreads(db: Executor, workspaceId: number, filters: ThreadFilters, page: CursorRequest) {
+export async function listThreads(db: Executor, reader: ThreadReader, filters: ThreadFilters, page: CursorRequest) {
+  const { workspaceId } = reader;
   const { statuses, assignee, connectionId, contactId, label, team } = filters;
   // Outside a transaction a thread may lose the label between the two reads: the page still
   // tests threads.labels, so it never shows a thread without it.
   const rareIds = label === undefined ? undefined : await rareLabelThreadIds(db, workspaceId, label);
-  const q = threadViews(db)
-    .where('threads.workspace_id', '=', workspaceId)
+  const q = readableThreads(db, reader)
     .$if(statuses?.length === 1, (q) => q.where('threads.status', '=', statuses![0]!))
     .$if((statuses?.length ?? 0) > 1, (q) => q.where('threads.status', 'in', statuses!))
     .$if(assignee === 'none', (q) => q.where('threads.assignee_id', 'is', null))
@@ -65,8 +71,9 @@ export async function listThreads(db: Executor, workspaceId: number, filters: Th
   return keysetPage(q, BY_LAST_MESSAGE, page);
 }
 
-export async function findThread(db: Executor, workspaceId: number, id: number) {
-  return threadViews(db).where('threads.workspace_id', '=', workspaceId).where('threads.id', '=', id).executeTakeFirst();
+/** One thread the reader may see; undefined for any other (another workspace's, another team's). */
+export async function findThread(db: Executor, reader: ThreadReader, id: number) {
+  return readableThreads(db, reader).where('threads.id', '=', id).executeTakeFirst();
 }
 
 /** Threads as the API shows them, by id, for what announces them (any workspace). */

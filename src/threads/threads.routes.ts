@@ -33,7 +33,7 @@ export const threadsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     async (request) => {
       const auth = tenantOf(request);
       const filters = parseThreadFilters(request.query, auth);
-      const page = await listThreads(deps.db, auth.workspaceId, filters, parseCursorQuery(request.query));
+      const page = await listThreads(deps.db, auth, filters, parseCursorQuery(request.query));
       return envelope(request, page.items.map(threadResource), page.meta);
     },
   );
@@ -42,7 +42,7 @@ export const threadsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     '/threads/:id',
     { schema: { summary: 'Get a thread', params: ThreadParams, response: { 200: Envelope(ThreadResource) } } },
     async (request) => {
-      const thread = await findThread(deps.db, tenantOf(request).workspaceId, request.params.id);
+      const thread = await findThread(deps.db, tenantOf(request), request.params.id);
       if (!thread) throw errors.notFound('thread');
       return envelope(request, threadResource(thread));
     },
@@ -59,13 +59,7 @@ export const threadsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request) => {
-      const page = await transcriptPage(
-        deps.db,
-        tenantOf(request).workspaceId,
-        request.params.id,
-        request.query,
-        contentUrl(deps.config.publicUrl),
-      );
+      const page = await transcriptPage(deps.db, tenantOf(request), request.params.id, request.query, contentUrl(deps.config.publicUrl));
       return envelope(request, page.items, page.meta);
     },
   );

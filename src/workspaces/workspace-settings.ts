@@ -2,7 +2,6 @@ import type { Selectable } from 'kysely';
 import { type Static, type TSchema, Type } from 'typebox';
 import type { Executor } from '../db/database.js';
 import type { WorkspacesTable } from '../db/types.js';
-import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { findWorkspace, updateWorkspaceSettings } from './workspaces.queries.js';
 
@@ -15,6 +14,12 @@ const setting = <T extends TSchema>(schema: T, fallback: Static<T>) => ({ schema
  */
 export const WORKSPACE_SETTINGS = {
   assignOnReply: setting(Type.Boolean({ description: "a user's reply on an unassigned thread assigns it to them" }), true),
+  restrictAgentsToTeams: setting(
+    Type.Boolean({
+      description: 'a user without the admin role sees only the threads of their teams, those of no team, and those assigned to them',
+    }),
+    false,
+  ),
 };
 
 type Settings = typeof WORKSPACE_SETTINGS;
@@ -53,7 +58,7 @@ export async function workspaceSettings(db: Executor, workspaceId: number): Prom
 }
 
 /** `PATCH /v1/workspace`: only the fields given change; the others keep their value. */
-export async function changeWorkspaceSettings(deps: Pick<Deps, 'db'>, workspaceId: number, patch: Static<typeof WorkspaceSettingsPatch>) {
+export async function changeWorkspaceSettings(deps: { db: Executor }, workspaceId: number, patch: Static<typeof WorkspaceSettingsPatch>) {
   const { name, ...settings } = patch;
   const row = await updateWorkspaceSettings(deps.db, workspaceId, { name, settings });
   if (!row) throw errors.notFound('workspace');

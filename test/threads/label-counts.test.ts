@@ -221,7 +221,7 @@ describe('the label filter', () => {
     expect(rows.rows[0]!.n).toBe(RARE_LABEL_THREADS);
     expect(await pages('label=bulk')).toEqual(await expected());
     expect(await pages('label=bulk&status=open')).toEqual(await expected('open'));
-    expect(await listLabels(db, t.ws)).toEqual([
+    expect(await listLabels(db, { kind: 'operator', workspaceId: t.ws })).toEqual([
       { name: 'bulk', open_threads: (await expected('open')).filter((id) => id !== first).length },
     ]);
   });

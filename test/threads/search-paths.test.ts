@@ -13,6 +13,8 @@ import { seedMessage, seedThread } from '../helpers/threads.js';
 const ctx = await useTestContext();
 const tenant = await makeTenant(ctx.deps);
 const ws = tenant.workspace.id;
+// A reader who sees every thread: what is tested here is the path, not who sees what.
+const reader = { kind: 'operator' as const, workspaceId: ws };
 const line = { ...(await makeConnection(ctx.deps, ws)), workspaceId: ws };
 const thread = await seedThread(ctx.deps, line);
 
@@ -46,7 +48,14 @@ const all = async (q: string, options = user, tuning = SEARCH_TUNING) => {
   const paths = new Set<string>();
   let cursor: string | undefined;
   do {
-    const page = await searchMessages(ctx.deps.db, ws, q, options, { limit: 1, cursor: cursor ? decodeCursor(cursor) : undefined }, tuning);
+    const page = await searchMessages(
+      ctx.deps.db,
+      reader,
+      q,
+      options,
+      { limit: 1, cursor: cursor ? decodeCursor(cursor) : undefined },
+      tuning,
+    );
     ids.push(...page.items.map((m) => m.id));
     paths.add(page.path);
     cursor = page.meta.nextCursor;
@@ -56,14 +65,14 @@ const all = async (q: string, options = user, tuning = SEARCH_TUNING) => {
 
 describe('searchMessages: the walk and the index path', () => {
   it('fills a page of a common word by walking the newest messages', async () => {
-    const page = await searchMessages(ctx.deps.db, ws, 'common', user, { limit: 2, cursor: undefined }, short);
+    const page = await searchMessages(ctx.deps.db, reader, 'common', user, { limit: 2, cursor: undefined }, short);
     expect(page.path).toBe('walk');
     expect(page.items.map((m) => m.external_id)).toEqual([`filler-${filler}`, `filler-${filler - 4}`]);
     expect(page.meta.nextCursor).toBeDefined();
   });
 
   it('looks a rare word up in the index at once, with the same rules', async () => {
-    const page = await searchMessages(ctx.deps.db, ws, 'kumquat', user, { limit: 1, cursor: undefined }, short);
+    const page = await searchMessages(ctx.deps.db, reader, 'kumquat', user, { limit: 1, cursor: undefined }, short);
     expect(page.path).toBe('index');
     expect(page.items.map((m) => m.id)).toEqual([old.last.id]);
     expect(page.items[0]).toMatchObject({ text: 'last rare kumquat', thread_id: thread.id });
@@ -91,7 +100,12 @@ describe('searchMessages: the walk and the index path', () => {
     const foreign = await seedMessage(ctx.deps, await seedThread(ctx.deps, otherLine), 'kumquat common elsewhere', { createdAt: day(20) });
     expect((await all('kumquat')).ids).not.toContain(foreign.id);
     expect(
-      (await searchMessages(ctx.deps.db, other.workspace.id, 'kumquat', user, { limit: 1, cursor: undefined })).items.map((m) => m.id),
+      (
+        await searchMessages(ctx.deps.db, { kind: 'operator', workspaceId: other.workspace.id }, 'kumquat', user, {
+          limit: 1,
+          cursor: undefined,
+        })
+      ).items.map((m) => m.id),
     ).toEqual([foreign.id]);
   });
 });

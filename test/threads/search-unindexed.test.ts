@@ -44,7 +44,7 @@ const pages = async (q: string, tuning?: SearchTuning) => {
   do {
     const page = await searchMessages(
       db,
-      ws,
+      { kind: 'api_key', workspaceId: ws },
       q,
       { includePrivate: true },
       { limit: 1, cursor: cursor ? decodeCursor(cursor) : undefined },

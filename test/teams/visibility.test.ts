@@ -1,0 +1,228 @@
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import WebSocket from 'ws';
+import { useTestContext } from '../helpers/app.js';
+import { someBytes, storeUpload } from '../helpers/attachments.js';
+import { makeConnection, makeTenant } from '../helpers/factories.js';
+import { seedMessage, seedThread } from '../helpers/threads.js';
+import { waitFor } from '../helpers/webhooks.js';
+import { signedInUser } from '../threads/workflow-helpers.js';
+
+// Who sees what (docs/teams.md): with restrictAgentsToTeams, an agent sees the threads of their
+// teams, of no team and assigned to them; any other thread does not exist for them.
+
+// Every route the app registers, collected as Fastify registers it (as test/auth/scopes.test.ts
+// does), so a thread route added later is walked without anyone listing it here.
+const routes = vi.hoisted(() => [] as { method: string; url: string }[]);
+vi.mock('fastify', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('fastify')>();
+  const wrapped = ((options?: object) => {
+    const app = actual.default(options);
+    app.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+    });
+    return app;
+  }) as unknown as typeof actual.default;
+  return { ...actual, default: wrapped, fastify: wrapped };
+});
+
+const ctx = await useTestContext();
+const db = ctx.deps.db;
+const tenant = await makeTenant(ctx.deps);
+const ws = tenant.workspace.id;
+const ada = await signedInUser(ctx.app, ctx, ws, { name: 'Ada', roles: ['admin'] });
+const bo = await signedInUser(ctx.app, ctx, ws, { name: 'Bo', roles: ['agent'] });
+
+type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+const call = (method: Method, url: string, headers: Record<string, string>, payload?: object) =>
+  ctx.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+const ok = async (method: Method, url: string, headers: Record<string, string>, payload?: object) => {
+  const res = await call(method, url, headers, payload);
+  expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300);
+  return res.json().data;
+};
+const setRestricted = (on: boolean) => ok('PATCH', '/v1/workspace', tenant.headers, { restrictAgentsToTeams: on });
+
+const billing = await ok('POST', '/v1/teams', tenant.headers, { name: 'Billing' });
+const returns = await ok('POST', '/v1/teams', tenant.headers, { name: 'Returns' });
+await ok('PUT', `/v1/teams/${billing.id}/members`, tenant.headers, { userIds: [bo.user.id] });
+
+const line = { ...(await makeConnection(ctx.deps, ws)), workspaceId: ws };
+/** A thread with a message (carrying `kumquat` and an attachment) and the label `vip`. */
+async function thread(teamId: number | null, assigneeId: number | null = null) {
+  const row = await seedThread(ctx.deps, line, { labels: ['vip'], assigneeId });
+  await db.updateTable('threads').set({ team_id: teamId }).where('id', '=', row.id).execute();
+  const message = await seedMessage(ctx.deps, row, `kumquat in thread ${row.id}`);
+  const attachmentId = await storeUpload(ctx.deps, ws, { bytes: someBytes(), contentType: 'image/png', kind: 'image' });
+  await db.updateTable('attachments').set({ message_id: message.id }).where('id', '=', attachmentId).execute();
+  return { id: row.id, messageId: message.id, attachmentId };
+}
+const mine = await thread(billing.id);
+const noTeam = await thread(null);
+const assigned = await thread(returns.id, bo.user.id);
+const theirs = await thread(returns.id);
+await setRestricted(true);
+
+/** The ids a route addresses, by the first segments of its path. */
+const SCOPED: { prefix: string; id: (t: typeof mine) => number }[] = [
+  { prefix: '/v1/threads/:id', id: (t) => t.id },
+  { prefix: '/v1/attachments/:id', id: (t) => t.attachmentId },
+];
+/** A body each route accepts, so that what it answers is about the thread, not the body. */
+const BODIES: Record<string, object> = {
+  'PATCH /v1/threads/:id': { status: 'open' },
+  'POST /v1/threads/:id/messages': { text: 'a note', private: true },
+};
+/** Visible, and still refused for what the thread is (a WhatsApp thread has no visitor to block). */
+const SEEN_BUT_REFUSED: Record<string, number> = { 'POST /v1/threads/:id/block-visitor': 422 };
+
+const scopedRoutes = () =>
+  routes.filter((r) => SCOPED.some((s) => r.url === s.prefix || r.url.startsWith(`${s.prefix}/`)) && r.url.startsWith('/v1/'));
+
+async function walk(t: typeof mine, headers: Record<string, string>) {
+  const answers: { route: string; status: number; code?: string }[] = [];
+  for (const route of scopedRoutes()) {
+    const key = `${route.method} ${route.url}`;
+    const scope = SCOPED.find((s) => route.url.startsWith(s.prefix))!;
+    const url = route.url.replace(':id', String(scope.id(t)));
+    const res = await call(
+      route.method as Method,
+      url,
+      headers,
+      route.method === 'GET' || route.method === 'HEAD' ? undefined : (BODIES[key] ?? {}),
+    );
+    const json = route.method !== 'HEAD' && String(res.headers['content-type']).startsWith('application/json');
+    answers.push({ route: key, status: res.statusCode, code: json ? res.json().error?.code : undefined });
+  }
+  return answers;
+}
+
+const listIds = async (headers: Record<string, string>, query = '') =>
+  ((await ok('GET', `/v1/threads?limit=100${query}`, headers)) as { id: number }[]).map((t) => t.id).sort((a, b) => a - b);
+const all = [mine, noTeam, assigned, theirs].map((t) => t.id).sort((a, b) => a - b);
+const visible = [mine, noTeam, assigned].map((t) => t.id).sort((a, b) => a - b);
+
+describe('restrictAgentsToTeams on every thread route', () => {
+  it("answers 404 to an agent on another team's thread on every route, and serves their own", async () => {
+    const walked = scopedRoutes().map((r) => `${r.method} ${r.url}`);
+    for (const route of [
+      'GET /v1/threads/:id',
+      'PATCH /v1/threads/:id',
+      'GET /v1/threads/:id/messages',
+      'POST /v1/threads/:id/messages',
+      'POST /v1/threads/:id/read',
+      'GET /v1/attachments/:id',
+      'GET /v1/attachments/:id/content',
+    ])
+      expect(walked).toContain(route);
+    // A route naming a thread, a message or an attachment by id must be one walked here.
+    const byId = routes.filter((r) => r.url.startsWith('/v1/') && /(thread|message|attachment)s?\/:/.test(r.url));
+    const outside = byId.filter((r) => !walked.includes(`${r.method} ${r.url}`) && !r.url.startsWith('/v1/operator/'));
+    expect(outside.map((r) => `${r.method} ${r.url}`)).toEqual([]);
+
+    for (const a of await walk(theirs, bo.headers)) {
+      expect(a.status, a.route).toBe(404);
+      if (a.code !== undefined) expect(a.code, a.route).toBe('not_found');
+    }
+    // The threads of their teams, of no team and assigned to them answer as usual.
+    for (const t of [mine, noTeam, assigned]) {
+      for (const a of await walk(t, bo.headers)) {
+        const expected = SEEN_BUT_REFUSED[a.route];
+        if (expected !== undefined) expect(a.status, a.route).toBe(expected);
+        else expect(a.status, `${a.route} on thread ${t.id}`).toBeLessThan(300);
+      }
+    }
+    // Admins and API keys reach every thread.
+    for (const headers of [ada.headers, tenant.headers])
+      for (const a of await walk(theirs, headers)) expect(a.status, a.route).not.toBe(404);
+  });
+});
+
+describe('restrictAgentsToTeams in lists, search and label counts', () => {
+  it('leaves the thread out of the lists, whatever the filter', async () => {
+    expect(await listIds(bo.headers)).toEqual(visible);
+    expect(await listIds(bo.headers, `&teamId=${returns.id}`)).toEqual([assigned.id]);
+    expect(await listIds(bo.headers, '&label=vip&status=open')).toEqual(visible);
+    expect(await listIds(ada.headers)).toEqual(all);
+    expect(await listIds(tenant.headers)).toEqual(all);
+  });
+
+  it('leaves its messages out of search and the thread out of label counts', async () => {
+    const found = async (headers: Record<string, string>) =>
+      ((await ok('GET', '/v1/messages/search?q=kumquat&limit=100', headers)) as { threadId: number }[])
+        .map((m) => m.threadId)
+        .sort((a, b) => a - b);
+    expect(await found(bo.headers)).toEqual(visible);
+    expect(await found(ada.headers)).toEqual(all);
+    const vip = async (headers: Record<string, string>) =>
+      ((await ok('GET', '/v1/labels', headers)) as { name: string; openThreads: number }[]).find((l) => l.name === 'vip')?.openThreads;
+    expect(await vip(bo.headers)).toBe(3);
+    expect(await vip(ada.headers)).toBe(4);
+    expect(await vip(tenant.headers)).toBe(4);
+  });
+});
+
+describe('restrictAgentsToTeams as it changes', () => {
+  it('shows everything with the setting off, and applies membership on the next request', async () => {
+    await setRestricted(false);
+    expect(await listIds(bo.headers)).toEqual(all);
+    expect((await call('GET', `/v1/threads/${theirs.id}`, bo.headers)).statusCode).toBe(200);
+    await setRestricted(true);
+    expect((await call('GET', `/v1/threads/${theirs.id}`, bo.headers)).statusCode).toBe(404);
+    await ok('PUT', `/v1/teams/${returns.id}/members`, tenant.headers, { userIds: [bo.user.id] });
+    expect(await listIds(bo.headers)).toEqual(all);
+    await ok('PUT', `/v1/teams/${returns.id}/members`, tenant.headers, { userIds: [] });
+    expect(await listIds(bo.headers)).toEqual(visible);
+  });
+});
+
+const url = (await ctx.app.listen({ port: 0, host: '127.0.0.1' })).replace('http', 'ws');
+const sockets: WebSocket[] = [];
+afterAll(() => {
+  for (const s of sockets) s.close();
+});
+
+describe('restrictAgentsToTeams on the realtime socket', () => {
+  async function connect(headers: Record<string, string>) {
+    const ws = new WebSocket(`${url}/v1/realtime`, { headers });
+    sockets.push(ws);
+    const events: { type: string; data: { id?: number; threadId?: number } }[] = [];
+    ws.on('message', (m) => events.push(JSON.parse(String(m))));
+    await waitFor(async () => events.some((e) => e.type === 'ready'), 'the socket to be ready');
+    return events;
+  }
+  const about = (events: Awaited<ReturnType<typeof connect>>, threadId: number) =>
+    events.filter((e) => e.data.threadId === threadId || (e.type.startsWith('thread.') && e.data.id === threadId)).map((e) => e.type);
+
+  it("never sends an agent the events of another team's thread, and sends their own team's", async () => {
+    const agent = await connect(bo.headers);
+    const admin = await connect(ada.headers);
+    await ok('PATCH', `/v1/threads/${theirs.id}`, ada.headers, { labels: ['vip', 'urgent'] });
+    await ok('POST', `/v1/threads/${theirs.id}/messages`, ada.headers, { text: 'a note', private: true });
+    await ok('PATCH', `/v1/threads/${mine.id}`, ada.headers, { labels: ['vip', 'urgent'] });
+    // Events arrive in order: once the agent has the second thread's, the first's would be there.
+    await waitFor(async () => about(agent, mine.id).includes('thread.updated'), "the agent's team's thread.updated");
+    await waitFor(async () => about(admin, mine.id).includes('thread.updated'), "the admin's copy");
+    expect(about(agent, mine.id)).toEqual(['message.created', 'thread.updated']);
+    expect(about(agent, theirs.id)).toEqual([]);
+    // The label change's activity line and thread, then the note (a note changes no thread field).
+    expect(about(admin, theirs.id)).toEqual(['message.created', 'thread.updated', 'message.created']);
+
+    // Who sees what is asked per batch of events: joining the team applies from the next one.
+    await ok('PUT', `/v1/teams/${returns.id}/members`, tenant.headers, { userIds: [bo.user.id] });
+    await ok('PATCH', `/v1/threads/${theirs.id}`, ada.headers, { labels: ['vip'] });
+    await waitFor(async () => about(agent, theirs.id).includes('thread.updated'), 'the thread.updated of a team just joined');
+    await ok('PUT', `/v1/teams/${returns.id}/members`, tenant.headers, { userIds: [] });
+  });
+});
+
+describe('restrictAgentsToTeams on new conversations', () => {
+  it("refuses to start a conversation that lands in another team's thread", async () => {
+    const returnsLine = await makeConnection(ctx.deps, ws, { integrationKey: 'sms' });
+    await ok('PATCH', `/v1/connections/${returnsLine.id}`, tenant.headers, { teamId: returns.id });
+    const payload = { connectionId: returnsLine.id, to: '+4915112345678', text: 'hello' };
+    const refused = await call('POST', '/v1/conversations', bo.headers, payload);
+    expect(refused.statusCode, refused.body).toBe(404);
+    expect(await db.selectFrom('threads').select('id').where('connection_id', '=', returnsLine.id).execute()).toEqual([]);
+    expect((await call('POST', '/v1/conversations', ada.headers, payload)).statusCode).toBe(202);
+  });
+});
