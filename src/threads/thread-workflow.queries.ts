@@ -86,6 +86,11 @@ export async function insertTranscriptLines(db: Executor, kind: 'activity' | 'no
   return rows;
 }
 
+/** The users a note names, kept on it; answers the note as it now is. */
+export async function setMentions(db: Executor, messageId: number, userIds: number[]) {
+  return db.updateTable('messages').set({ mentions: userIds }).where('id', '=', messageId).returningAll().executeTakeFirstOrThrow();
+}
+
 /** A workspace's thread, locked until the transaction ends; undefined when it is not the workspace's. */
 export async function lockThread(db: Executor, workspaceId: number, id: number) {
   return db.selectFrom('threads').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).forUpdate().executeTakeFirst();
