@@ -272,6 +272,7 @@ async function applyEvents(
       {
         threads: [...threads.values(), ...touchedRows],
         withNewMessage: new Set(inserted.map((m) => m.thread_id)),
+        newMessages: inserted,
         autoAssign: new Set(
           [...inbound, ...opened].filter(({ connection }) => connection.auto_assign).map(({ connection }) => connection.id),
         ),
@@ -294,6 +295,7 @@ async function applyEvents(
       updated(m.thread_id);
     }
     for (const m of work.activity) changes.push({ type: 'message.created', message: m });
+    for (const n of work.notifications) changes.push({ type: 'notification.created', notification: n });
   }
   for (const m of await applyStatuses(db, [...statuses.values()], now)) changes.push({ type: 'message.updated', message: m });
   return { changes, attachmentIds };

@@ -1,6 +1,8 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { MessagesTable, ThreadStatus } from '../db/types.js';
+import { insertNotifications, type NewNotification } from '../notifications/notifications.queries.js';
+import type { NotificationRow } from '../notifications/notifications.resources.js';
 import { autoAssignedLine, REOPENED_BY_MESSAGE } from './activity.js';
 import {
   agentLoads,
@@ -25,6 +27,8 @@ export interface InboundWork {
   threads: InboundThread[];
   /** Threads a new inbound message was inserted into (a provider's retry is not new). */
   withNewMessage: Set<number>;
+  /** The new inbound messages themselves, in the order they were inserted. */
+  newMessages: { id: number; thread_id: number }[];
   /** Connections whose new and reopened threads are assigned automatically. */
   autoAssign: Set<number>;
 }
@@ -36,6 +40,8 @@ export interface InboundWorkDone {
   reopened: number[];
   /** Threads given an assignee. */
   assigned: { id: number; assignee_id: number }[];
+  /** Notifications written, each for its user's sockets only. */
+  notifications: NotificationRow[];
 }
 
 /**
@@ -45,13 +51,18 @@ export interface InboundWorkDone {
  * no assignee, on a connection with `autoAssign`, goes to the agent of its workspace with the
  * fewest open threads assigned (ties: the lowest id). Says what it did, for the batch's
  * announcements.
+ * The users concerned are notified (docs/teams.md, "Mentions and notifications"): the agent
+ * routing gave a thread to (`assigned`), and the assignee of a thread a contact wrote in
+ * (`message`; a thread routed in this batch has its `assigned` instead), in one statement.
  * Steps with nothing to do cost no statement, so the common batch (open threads, no
- * auto-assignment) runs exactly as before.
+ * auto-assignment, nobody assigned) runs exactly as before.
  */
 export async function workInboundThreads(db: Executor, work: InboundWork, at: Date): Promise<InboundWorkDone> {
   const lines: TranscriptLine[] = [];
+  /** Writes a line; answers its place among the lines written. */
   const line = (t: { id: number; workspace_id: number; connection_id: number }, text: string) =>
-    lines.push({ workspaceId: t.workspace_id, threadId: t.id, connectionId: t.connection_id, text, authorId: null });
+    lines.push({ workspaceId: t.workspace_id, threadId: t.id, connectionId: t.connection_id, text, authorId: null }) - 1;
+  const notices: (NewNotification & { line?: number })[] = [];
 
   const reopened = await reopenThreads(
     db,
@@ -84,8 +95,30 @@ export async function workInboundThreads(db: Executor, work: InboundWork, at: Da
     const byId = new Map(candidates.map((t) => [t.id, t]));
     for (const a of await assignUnassigned(db, chosen, at)) {
       assigned.push(a);
-      line(byId.get(a.id)!, autoAssignedLine(nameOf.get(a.assignee_id)!));
+      const t = byId.get(a.id)!;
+      const place = line(t, autoAssignedLine(nameOf.get(a.assignee_id)!));
+      notices.push({
+        workspaceId: t.workspace_id,
+        userId: a.assignee_id,
+        type: 'assigned',
+        threadId: t.id,
+        messageId: null,
+        actorId: null,
+        line: place,
+      });
     }
   }
-  return { activity: await insertTranscriptLines(db, 'activity', lines, at), reopened: [...reopenedIds], assigned };
+  const activity = await insertTranscriptLines(db, 'activity', lines, at);
+  const before = new Map(work.threads.map((t) => [t.id, t]));
+  for (const m of work.newMessages) {
+    const t = before.get(m.thread_id);
+    if (t?.assignee_id != null)
+      notices.push({ workspaceId: t.workspace_id, userId: t.assignee_id, type: 'message', threadId: t.id, messageId: m.id, actorId: null });
+  }
+  const notifications = await insertNotifications(
+    db,
+    notices.map(({ line, ...n }) => (line === undefined ? n : { ...n, messageId: activity[line]?.id ?? null })),
+    at,
+  );
+  return { activity, reopened: [...reopenedIds], assigned, notifications };
 }
