@@ -1,3 +1,4 @@
+import type { KyselyPlugin, RootOperationNode } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { applyDeliveries, type DeliveryEvents } from '../../src/messaging/apply-events.js';
 import { useTestContext } from '../helpers/app.js';
@@ -173,6 +174,34 @@ describe('message', () => {
     const messages = (await rowsOf(bo.user.id)).filter((n) => n.type === 'message');
     expect(messages).toMatchObject(ids.map((m) => ({ thread_id: threadId, message_id: m.id, actor_id: null })));
     expect(await rowsOf(ada.user.id)).toEqual([]);
+  });
+
+  it('writes the notifications of a whole batch, across threads and users, with one statement', async () => {
+    const { tenant, connection, ada, bo } = await setup();
+    await apply({
+      ...delivery(connection, '+15550003333', ['b-1']),
+      events: [...delivery(connection, '+15550003333', ['b-1']).events, ...delivery(connection, '+15550004444', ['b-2']).events],
+    });
+    const threadOf = async (id: string) =>
+      (await ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', id).executeTakeFirstOrThrow()).thread_id;
+    const [one, two] = [await threadOf('b-1'), await threadOf('b-2')];
+    expect((await patch(one, tenant.headers, { assigneeId: ada.user.id })).statusCode).toBe(200);
+    expect((await patch(two, tenant.headers, { assigneeId: bo.user.id })).statusCode).toBe(200);
+    const inserts: string[] = [];
+    const counter: KyselyPlugin = {
+      transformQuery: ({ node }: { node: RootOperationNode }) => {
+        const text = node.kind === 'RawNode' ? node.sqlFragments.join('?') : '';
+        if (text.includes('INSERT INTO notifications')) inserts.push(text);
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const batch = delivery(connection, '+15550003333', ['b-3', 'b-4']);
+    batch.events.push(...delivery(connection, '+15550004444', ['b-5']).events);
+    await ctx.deps.db.transaction().execute((trx) => applyDeliveries(ctx.deps, trx.withPlugin(counter), [batch], new Date()));
+    expect(inserts).toHaveLength(1);
+    expect((await rowsOf(ada.user.id)).filter((n) => n.type === 'message')).toHaveLength(2);
+    expect((await rowsOf(bo.user.id)).filter((n) => n.type === 'message')).toHaveLength(1);
   });
 });
 
