@@ -23,6 +23,7 @@ import type {
   LoginResponse,
   Message,
   MessageSearch,
+  Notification,
   PersonalAccessToken,
   PersonalAccessTokenCreate,
   ReplyRequest,
@@ -39,6 +40,7 @@ import type {
   Thread,
   ThreadFilters,
   ThreadPatch,
+  ThreadViewing,
   User,
   VisitorBlocked,
   WebhookDelivery,
@@ -212,6 +214,16 @@ export function tenantClient(initial: ClientOptions) {
     setTeamMembers: (teamId: number, body: TeamMembers) => send<Team>('PUT', `/v1/teams/${id(teamId)}/members`, body),
     /** Its threads and connections stay, with `teamId` null. */
     deleteTeam: (teamId: number) => remove(`/v1/teams/${id(teamId)}`),
+
+    // ---- notifications: the signed-in user's own (docs/teams.md, "Mentions and notifications") ----
+    /** Newest first; `unread: true` for the unread only. */
+    notifications: ({ unread, ...query }: ListQuery & { unread?: boolean } = {}) =>
+      client.all<Notification>('/v1/notifications', { ...query, unread: unread === undefined ? undefined : String(unread) }),
+    readNotification: (notificationId: number) => send<Notification>('POST', `/v1/notifications/${id(notificationId)}/read`),
+    readAllNotifications: () => call<void>(options, '/v1/notifications/read-all', { method: 'POST' }),
+    /** Tells the workspace's sockets you are looking at (or typing in) the thread: `thread.viewing`. */
+    viewing: (threadId: number, body: ThreadViewing = {}) =>
+      call<void>(options, `/v1/threads/${id(threadId)}/viewing`, { method: 'POST', body }),
 
     // ---- connections ----
     connections: (query: ListQuery = {}) => client.all<Connection>('/v1/connections', { ...query }),

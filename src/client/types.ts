@@ -98,6 +98,8 @@ export interface Message {
   private: boolean;
   /** The user who wrote or caused it; null for contacts and API keys. */
   authorId: number | null;
+  /** Notes only: the users the note names, each told by a `mentioned` notification. */
+  mentions?: number[];
   /** Files the message carries, in the order they were added. */
   attachments: Attachment[];
   createdAt: Timestamp;
@@ -494,6 +496,8 @@ export interface ReplyRequest {
   template?: TemplateReply;
   /** true: a private note for colleagues, stored and never sent (answered 201). */
   private?: boolean;
+  /** Notes only (`private: true`): users of the workspace to tell (1 to 50 ids, each a `mentioned` notification). */
+  mentions?: number[];
 }
 
 /** `POST /v1/conversations`: the business speaks first (docs/replies.md, "Starting a conversation"). */
@@ -574,4 +578,30 @@ export interface WorkspaceSettingsPatch {
   name?: string;
   assignOnReply?: boolean;
   restrictAgentsToTeams?: boolean;
+}
+
+export type NotificationType = 'assigned' | 'mentioned' | 'message' | 'sla_warning' | 'sla_breached';
+
+/** `GET /v1/notifications`: something that needs the signed-in user (docs/teams.md, "Mentions and notifications"). */
+export interface Notification {
+  id: number;
+  /**
+   * `assigned`: someone else or routing assigned the thread to you; `mentioned`: a note names
+   * you; `message`: a contact wrote in a thread assigned to you; `sla_warning`, `sla_breached`.
+   */
+  type: NotificationType;
+  threadId: number | null;
+  /** The message, note or activity line it is about. */
+  messageId: number | null;
+  /** The user who caused it; null for contacts, routing and API keys. */
+  actorId: number | null;
+  createdAt: Timestamp;
+  /** null while unread. */
+  readAt: Timestamp | null;
+}
+
+/** `POST /v1/threads/:id/viewing`: announced to the workspace as `thread.viewing {threadId, userId, typing}`. */
+export interface ThreadViewing {
+  /** true while you type a reply or note. */
+  typing?: boolean;
 }

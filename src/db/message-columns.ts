@@ -26,6 +26,7 @@ export const MESSAGE_COLUMNS = [
   'send_claimed_at',
   'send_attempt',
   'template',
+  'mentions',
 ] as const satisfies readonly (keyof MessagesTable)[];
 
 /** MESSAGE_COLUMNS as a SQL list, for a `RETURNING` or a select written in SQL; `alias.` before each with an alias. */

@@ -237,6 +237,8 @@ export interface MessagesTable {
   send_attempt: Generated<number>;
   /** A template reply: the `template` object sent to WhatsApp as is; null for text. */
   template: ColumnType<unknown, string | null | undefined, string | null>;
+  /** The users a note names (docs/teams.md, "Mentions and notifications"); null on other messages. */
+  mentions: number[] | null;
 }
 
 export interface SessionsTable {
@@ -372,6 +374,20 @@ export interface TeamsTable {
   updated_at: Generated<Date>;
 }
 
+export type NotificationType = 'assigned' | 'mentioned' | 'message' | 'sla_warning' | 'sla_breached';
+
+export interface NotificationsTable {
+  id: Generated<number>;
+  workspace_id: number;
+  user_id: number;
+  type: NotificationType;
+  thread_id: number | null;
+  message_id: number | null;
+  actor_id: number | null;
+  created_at: Generated<Date>;
+  read_at: Date | null;
+}
+
 export interface TeamMembersTable {
   team_id: number;
   user_id: number;
@@ -417,6 +433,7 @@ export interface DB {
   canned_responses: CannedResponsesTable;
   teams: TeamsTable;
   team_members: TeamMembersTable;
+  notifications: NotificationsTable;
 }
 
 export type { NullableTimestamp, Timestamp };

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Attachment } from '../attachments/attachments.resources.js';
 import type { MessagesTable } from '../db/types.js';
+import { type NotificationRow, notificationResource } from '../notifications/notifications.resources.js';
 import type { RealtimeEvent } from '../realtime/publish.js';
 import { type ThreadView, threadResource } from '../threads/threads.resources.js';
 import { messageResource } from './messaging.resources.js';
@@ -38,7 +39,9 @@ export type Change =
   | { type: 'contact.created'; contact: NewContact }
   /** `contact` is the Contact resource as the API shows it. */
   | { type: 'contact.updated'; workspaceId: number; contact: object }
-  | { type: 'contact.merged'; workspaceId: number; contact: object; mergedContactId: number };
+  | { type: 'contact.merged'; workspaceId: number; contact: object; mergedContactId: number }
+  /** Told only to the sockets of the user it is for; never to endpoints. */
+  | { type: 'notification.created'; notification: NotificationRow };
 
 /** The changes customers' endpoints may subscribe to (webhook_inbox.dead_lettered is the inbox's own). */
 export const ENDPOINT_CHANGE_TYPES = [
@@ -80,6 +83,8 @@ interface ShapeContext {
 
 type Shape<C extends Change> = {
   workspaceId(change: C): number;
+  /** The one user whose sockets are told; absent: every socket of the workspace. */
+  targetUserId?(change: C): number;
   /** `data` of the realtime event; absent: agents are not told. */
   realtime?(change: C, ctx: ShapeContext): Record<string, unknown>;
 } & (C['type'] extends EndpointChangeType
@@ -88,6 +93,7 @@ type Shape<C extends Change> = {
 
 interface AnyShape {
   workspaceId(change: Change): number;
+  targetUserId?(change: Change): number;
   realtime?(change: Change, ctx: ShapeContext): Record<string, unknown>;
   endpoints?(change: Change, ctx: ShapeContext): object;
 }
@@ -158,6 +164,11 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
     realtime: (c) => ({ contact: c.contact, mergedContactId: c.mergedContactId }),
     endpoints: (c) => ({ contact: c.contact, mergedContactId: c.mergedContactId }),
   },
+  'notification.created': {
+    workspaceId: (c) => c.notification.workspace_id,
+    targetUserId: (c) => c.notification.user_id,
+    realtime: (c) => notificationResource(c.notification),
+  },
 };
 
 /**
@@ -190,7 +201,11 @@ export function announcements(
     // through a union, so the entry is read here as one taking any change.
     const shape = CHANGE_EVENTS[change.type] as unknown as AnyShape;
     const workspaceId = shape.workspaceId(change);
-    if (shape.realtime) realtime.push({ type: change.type, workspaceId, data: shape.realtime(change, ctx) });
+    if (shape.realtime) {
+      const event: RealtimeEvent = { type: change.type, workspaceId, data: shape.realtime(change, ctx) };
+      if (shape.targetUserId) event.targetUserId = shape.targetUserId(change);
+      realtime.push(event);
+    }
     if (shape.endpoints && subscribed(workspaceId, change.type as EndpointChangeType))
       outbound.push({ type: change.type as EndpointChangeType, workspaceId, data: shape.endpoints(change, ctx) });
   }

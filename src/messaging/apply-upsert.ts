@@ -57,7 +57,7 @@ export function nothingWritten(): Written {
     openedThreadIds: [],
     messages: [],
     unreadTakenBack: [],
-    work: { activity: [], reopened: [], assigned: [] },
+    work: { activity: [], reopened: [], assigned: [], notifications: [] },
     statuses: [],
     attachmentIds: [],
     bare: new Set(),
@@ -94,6 +94,7 @@ export async function writePlan(db: Executor, plan: ApplyPlan, now: Date): Promi
       {
         threads: [...threads.values(), ...written.touched],
         withNewMessage: new Set(inserted.map((m) => m.thread_id)),
+        newMessages: inserted,
         autoAssign: plan.autoAssign,
       },
       now,

@@ -34,6 +34,7 @@ export function batchChanges(plan: Pick<ApplyPlan, 'integrationOf'>, written: Wr
     updated(m.thread_id);
   }
   for (const m of written.work.activity) changes.push({ type: 'message.created', message: m });
+  for (const n of written.work.notifications) changes.push({ type: 'notification.created', notification: n });
   for (const m of written.statuses) changes.push({ type: 'message.updated', message: m });
   return changes;
 }

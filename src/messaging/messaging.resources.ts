@@ -22,6 +22,9 @@ export const MessageResource = Type.Object(
     }),
     private: Type.Boolean({ description: 'true for notes and activity: never sent to the contact' }),
     authorId: Nullable(Type.Integer({ description: 'the user who wrote or caused it; null for contacts and API keys' })),
+    mentions: Type.Optional(
+      Type.Array(Type.Integer(), { description: 'notes only: the users the note names, each told by a `mentioned` notification' }),
+    ),
     attachments: Type.Array(AttachmentResource, { description: 'files the message carries, in the order they were added' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
@@ -42,6 +45,7 @@ export function messageResource(row: Selectable<MessagesTable>, attachments: Att
     kind: row.kind,
     private: row.private,
     authorId: row.author_id,
+    ...(row.kind === 'note' ? { mentions: row.mentions ?? [] } : {}),
     attachments,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),

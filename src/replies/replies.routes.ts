@@ -4,10 +4,10 @@ import { requireAuth, tenantOf } from '../auth/auth.js';
 import { MAX_REPLY_ATTACHMENTS } from '../channels/attachment-limits.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
-import { BigId } from '../http/ids.js';
+import { BigId, IntId } from '../http/ids.js';
 import { Envelope } from '../http/schemas.js';
 import { MessageResource } from '../messaging/messaging.resources.js';
-import { postReply } from './replies.service.js';
+import { MAX_MENTIONS, postReply } from './replies.service.js';
 import { TemplateReply } from './template-reply.js';
 
 /** Uploads to send with a message; a reply and a new conversation take them alike. */
@@ -26,6 +26,13 @@ export const ReplyBody = Type.Object(
       Type.With(TemplateReply, { description: 'WhatsApp Cloud: a synced, APPROVED template instead of `text` (docs/replies.md)' }),
     ),
     private: Type.Optional(Type.Boolean({ description: 'true: a private note for colleagues, stored and never sent (201)' })),
+    mentions: Type.Optional(
+      Type.Array(Type.With(IntId, { description: 'a user of the workspace' }), {
+        minItems: 1,
+        maxItems: MAX_MENTIONS,
+        description: 'notes only (`private: true`): the users the note names; each gets a `mentioned` notification',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -70,6 +77,7 @@ export const repliesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         template: request.body.template,
         attachmentIds: request.body.attachmentIds,
         private: request.body.private === true,
+        mentions: request.body.mentions,
         idempotencyKey: request.headers['idempotency-key'],
       });
       return reply.code(request.body.private === true ? 201 : 202).send(envelope(request, message));

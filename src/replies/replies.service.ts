@@ -8,13 +8,19 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { withIdempotency } from '../idempotency/with-idempotency.js';
 import { announce } from '../messaging/announce.js';
-import { insertTranscriptLines } from '../threads/thread-workflow.queries.js';
+import type { Change } from '../messaging/announcements.js';
+import { insertNotifications } from '../notifications/notifications.queries.js';
+import { workspaceUserIds } from '../teams/teams.queries.js';
+import { insertTranscriptLines, setMentions } from '../threads/thread-workflow.queries.js';
 import { changeThreadIn } from '../threads/thread-workflow.service.js';
 import { workspaceSettings } from '../workspaces/workspace-settings.js';
 import { queueMessage } from './queue-message.js';
 import { findReplyThread } from './replies.queries.js';
 import { checkChannelTakes, checkContent, lockUnusedAttachments } from './reply-attachments.js';
 import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
+
+/** The most users one note may name. */
+export const MAX_MENTIONS = 50;
 
 /** Channels that never send: the AI integration only ever receives. */
 const CANNOT_SEND = new Set(['ai']);
@@ -30,6 +36,8 @@ export interface ReplyRequest {
   attachmentIds?: number[];
   /** A private note for colleagues: stored in the transcript, never sent. */
   private: boolean;
+  /** A note's named users (docs/teams.md, "Mentions and notifications"): users of the workspace. */
+  mentions?: number[];
   idempotencyKey: string | undefined;
 }
 
@@ -49,10 +57,16 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
   const attachmentIds = req.attachmentIds ?? [];
   checkContent(req.text, req.template, attachmentIds);
   if (req.private && req.template) throw errors.validation('a private note is text; templates are sent to the contact');
+  // A mention tells a colleague; in a reply it would be words sent to the contact.
+  if (req.mentions !== undefined && !req.private) throw errors.validation('mentions: only a private note (private: true) names users');
+  const mentions = [...new Set(req.mentions ?? [])];
   const what = req.private ? 'note' : req.template ? 'template' : 'reply';
   // A reply with files is told apart by them too; one without keeps the key of before.
+  // A note naming users is told apart by them too.
   const content =
-    attachmentIds.length > 0 ? JSON.stringify({ text: req.text ?? '', attachmentIds }) : (req.text ?? JSON.stringify(req.template));
+    attachmentIds.length > 0 || mentions.length > 0
+      ? JSON.stringify({ text: req.text ?? '', attachmentIds, ...(mentions.length > 0 ? { mentions } : {}) })
+      : (req.text ?? JSON.stringify(req.template));
   const request = {
     space: auth.appId,
     key: req.idempotencyKey,
@@ -67,8 +81,11 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
       // A note branches off here: no send job, no channel check (nothing leaves the service),
       // and the thread's preview stays the conversation's last word with the contact. Its
       // attachments are checked like a reply's and stay with it in the transcript.
+      const known = await workspaceUserIds(trx, thread.workspace_id, mentions);
+      const strangers = mentions.filter((u) => !known.has(u));
+      if (strangers.length > 0) throw errors.validation(`mentions: ${strangers.slice(0, 10).join(', ')} not users of this workspace`);
       const files = await lockUnusedAttachments(trx, thread.workspace_id, attachmentIds);
-      const [note] = await insertTranscriptLines(
+      const [written] = await insertTranscriptLines(
         trx,
         'note',
         [
@@ -82,14 +99,34 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
         ],
         now,
       );
+      const note = mentions.length > 0 ? await setMentions(trx, written!.id, mentions) : written!;
       await linkAttachments(
         trx,
         files.map((f) => f.id),
-        note!.id,
+        note.id,
         now,
       );
-      await announce(deps, trx, [{ type: 'message.created', message: note! }], now);
-      const [answer] = await messageResources(trx, [note!], contentUrl(deps.config.publicUrl));
+      // Each named colleague is told, but not the author naming themselves.
+      const notifications = await insertNotifications(
+        trx,
+        mentions
+          .filter((userId) => userId !== authorId)
+          .map((userId) => ({
+            workspaceId: thread.workspace_id,
+            userId,
+            type: 'mentioned' as const,
+            threadId: thread.id,
+            messageId: note.id,
+            actorId: authorId,
+          })),
+        now,
+      );
+      const changes: Change[] = [
+        { type: 'message.created', message: note },
+        ...notifications.map((notification) => ({ type: 'notification.created' as const, notification })),
+      ];
+      await announce(deps, trx, changes, now);
+      const [answer] = await messageResources(trx, [note], contentUrl(deps.config.publicUrl));
       return answer!;
     }
     if (CANNOT_SEND.has(thread.integration_key)) throw errors.validation('this channel cannot send');

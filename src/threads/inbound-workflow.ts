@@ -1,6 +1,8 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { MessagesTable, ThreadStatus } from '../db/types.js';
+import { insertNotifications, type NewNotification } from '../notifications/notifications.queries.js';
+import type { NotificationRow } from '../notifications/notifications.resources.js';
 import { REOPENED_BY_MESSAGE } from './activity.js';
 import { routeThreads } from './routing.js';
 import { insertTranscriptLines, reopenThreads, type TranscriptLine } from './thread-workflow.queries.js';
@@ -22,6 +24,8 @@ export interface InboundWork {
   threads: InboundThread[];
   /** Threads a new inbound message was inserted into (a provider's retry is not new). */
   withNewMessage: Set<number>;
+  /** The new inbound messages themselves, in the order they were inserted. */
+  newMessages: { id: number; thread_id: number }[];
   /** Connections whose new and reopened threads are routed (besides those of routing teams). */
   autoAssign: Set<number>;
 }
@@ -33,6 +37,8 @@ export interface InboundWorkDone {
   reopened: number[];
   /** Threads given an assignee. */
   assigned: { id: number; assignee_id: number }[];
+  /** Notifications written for the users concerned. */
+  notifications: NotificationRow[];
 }
 
 /**
@@ -44,6 +50,9 @@ export interface InboundWorkDone {
  * Steps with nothing to do cost no statement, so the common batch (open threads, no
  * routing) runs exactly as before: the team's `autoAssign` comes with the upserted rows, and
  * the routing lock is taken only when something is routed.
+ * The users concerned are notified (docs/teams.md, "Mentions and notifications"): the agent
+ * routing gave a thread to (`assigned`), and the assignee of a thread a contact wrote in
+ * (`message`; a thread routed in this batch has its `assigned` instead), in one statement.
  */
 export async function workInboundThreads(db: Executor, work: InboundWork, at: Date): Promise<InboundWorkDone> {
   const lines: TranscriptLine[] = [];
@@ -68,6 +77,30 @@ export async function workInboundThreads(db: Executor, work: InboundWork, at: Da
     .sort((a, b) => a.id - b.id);
   const routed = await routeThreads(db, routable, at);
   const assigned: InboundWorkDone['assigned'] = routed.map((r) => ({ id: r.id, assignee_id: r.assignee_id }));
-  lines.push(...routed.map((r) => r.line));
-  return { activity: await insertTranscriptLines(db, 'activity', lines, at), reopened: [...reopenedIds], assigned };
+  const notices: (NewNotification & { line?: number })[] = [];
+  for (const r of routed) {
+    const place = lines.push(r.line) - 1;
+    notices.push({
+      workspaceId: r.line.workspaceId,
+      userId: r.assignee_id,
+      type: 'assigned',
+      threadId: r.id,
+      messageId: null,
+      actorId: null,
+      line: place,
+    });
+  }
+  const activity = await insertTranscriptLines(db, 'activity', lines, at);
+  const before = new Map(work.threads.map((t) => [t.id, t]));
+  for (const m of work.newMessages) {
+    const t = before.get(m.thread_id);
+    if (t?.assignee_id != null)
+      notices.push({ workspaceId: t.workspace_id, userId: t.assignee_id, type: 'message', threadId: t.id, messageId: m.id, actorId: null });
+  }
+  const notifications = await insertNotifications(
+    db,
+    notices.map(({ line, ...n }) => (line === undefined ? n : { ...n, messageId: activity[line]?.id ?? null })),
+    at,
+  );
+  return { activity, reopened: [...reopenedIds], assigned, notifications };
 }

@@ -1,6 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
-import { messageColumnsSql } from '../db/message-columns.js';
+import { MESSAGE_COLUMNS, messageColumnsSql } from '../db/message-columns.js';
 import type { MessagesTable, ThreadStatus } from '../db/types.js';
 import { type ThreadReader, visibleThreads } from './visibility.js';
 
@@ -140,6 +140,16 @@ export async function insertTranscriptLines(db: Executor, kind: 'activity' | 'no
     ORDER BY n
     RETURNING ${messageColumnsSql()}`.execute(db);
   return rows;
+}
+
+/** The users a note names, kept on it; answers the note as it now is. */
+export async function setMentions(db: Executor, messageId: number, userIds: number[]) {
+  return db
+    .updateTable('messages')
+    .set({ mentions: userIds })
+    .where('id', '=', messageId)
+    .returning(MESSAGE_COLUMNS)
+    .executeTakeFirstOrThrow();
 }
 
 /** A thread the reader sees, locked until the transaction ends; undefined for any other. */

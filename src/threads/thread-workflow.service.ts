@@ -6,6 +6,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
+import { insertNotifications } from '../notifications/notifications.queries.js';
 import { findTeam } from '../teams/teams.queries.js';
 import { requireTeamOf } from '../teams/teams.service.js';
 import { assigneeLine, labelsLine, statusLine, teamLine } from './activity.js';
@@ -121,8 +122,10 @@ export async function changeThreadIn(deps: Deps, trx: Executor, auth: TenantAuth
   const actor = await actorOf(trx, auth);
   const lines: string[] = [];
   if (statusChanged) lines.push(statusLine(actor.name, snooze.status, snooze.until));
+  let assignedLine = -1;
   if (assigneeChanged) {
     const previous = thread.assignee_id === null ? null : ((await userNames(trx, [thread.assignee_id])).get(thread.assignee_id) ?? null);
+    assignedLine = lines.length;
     lines.push(assigneeLine(actor.name, assignee?.name ?? null, previous));
   }
   if (teamChanged) {
@@ -139,10 +142,30 @@ export async function changeThreadIn(deps: Deps, trx: Executor, auth: TenantAuth
   });
   const activity = await insertTranscriptLines(trx, 'activity', lines.map(line), now);
   if (statusChanged && snooze.until) await enqueueSnoozeWake(deps.boss, trx, { threadId: thread.id }, snooze.until);
+  // The new assignee is told, unless they took the thread themselves (assignOnReply too).
+  const assignedTo = change.assigneeId ?? null;
+  const notifications =
+    assignedTo === null || assignedTo === actor.authorId
+      ? []
+      : await insertNotifications(
+          trx,
+          [
+            {
+              workspaceId: thread.workspace_id,
+              userId: assignedTo,
+              type: 'assigned',
+              threadId: thread.id,
+              messageId: activity[assignedLine]?.id ?? null,
+              actorId: actor.authorId,
+            },
+          ],
+          now,
+        );
   const view = await viewOf(trx, thread.id);
   const changes: Change[] = [
     ...activity.map((message) => ({ type: 'message.created' as const, message })),
     { type: 'thread.updated', thread: view },
+    ...notifications.map((notification) => ({ type: 'notification.created' as const, notification })),
   ];
   await announce(deps, trx, changes, now);
   if (statusChanged || assigneeChanged || teamChanged) {

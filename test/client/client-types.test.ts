@@ -14,6 +14,8 @@ import type { ContactResource } from '../../src/contacts/contacts.resources.js';
 import type { ContactMergeBody, ContactPatchBody } from '../../src/contacts/contacts.routes.js';
 import type { Blocked } from '../../src/livechat/block-visitor.routes.js';
 import type { MessageResource } from '../../src/messaging/messaging.resources.js';
+import type { NotificationResource } from '../../src/notifications/notifications.resources.js';
+import type { NotificationsQuery } from '../../src/notifications/notifications.routes.js';
 import type { StartBody, Started } from '../../src/replies/conversations.routes.js';
 import type { ReplyBody } from '../../src/replies/replies.routes.js';
 import type { TemplateReply } from '../../src/replies/template-reply.js';
@@ -24,6 +26,7 @@ import type { SearchQuery } from '../../src/threads/search.routes.js';
 import type { ThreadFilterQuery } from '../../src/threads/thread-filters.js';
 import type { ThreadPatchBody } from '../../src/threads/thread-workflow.routes.js';
 import type { ThreadResource } from '../../src/threads/threads.resources.js';
+import type { ViewingBody } from '../../src/threads/viewing.routes.js';
 import type { TeamUserResource, UserResource } from '../../src/users/users.resources.js';
 import type { OwnUserPatch, TeamUserCreate, TeamUserPatch } from '../../src/users/users.routes.js';
 import type { InboxResource, InboxSummary, RequeueResult } from '../../src/webhooks-in/inbox.resources.js';
@@ -102,6 +105,9 @@ const checks = [
   same<Same<Client.WhatsappTemplate, typeof TemplateResource>>(true),
   same<Same<Client.TemplateReply, typeof TemplateReply>>(true),
   same<Same<Client.Label, typeof LabelResource>>(true),
+  same<Same<Client.Notification, typeof NotificationResource>>(true),
+  same<Same<Client.ThreadViewing, typeof ViewingBody>>(true),
+  same<SameKeys<Client.ListQuery & { unread?: boolean; cursor?: string }, typeof NotificationsQuery>>(true),
   same<Equal<keyof Client.ThreadFilters, keyof ThreadFilterQuery>>(true),
   same<SameKeys<Client.MessageSearch & Client.ListQuery & { cursor?: string }, typeof SearchQuery>>(true),
 ];

@@ -132,6 +132,7 @@ describe('announcing what changed', () => {
       kind: 'message' as const,
       private: false,
       author_id: null,
+      mentions: null,
     };
     const thread = {
       id: 9,

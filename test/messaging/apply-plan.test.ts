@@ -170,7 +170,7 @@ describe('batchChanges', () => {
       written({
         threads: new Map([['7|101', snoozed]]),
         messages: [inboundRow(1, 60), inboundRow(2, 60)],
-        work: { activity: [inboundRow(3, 60)], reopened: [60], assigned: [{ id: 60, assignee_id: 5 }] },
+        work: { activity: [inboundRow(3, 60)], reopened: [60], assigned: [{ id: 60, assignee_id: 5 }], notifications: [] },
       }),
       NOW,
     );

@@ -57,6 +57,7 @@ describe('POST /v1/threads/:id/messages {text, private: true}', () => {
       kind: 'note',
       private: true,
       authorId: ada.user.id,
+      mentions: [],
       attachments: [],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
