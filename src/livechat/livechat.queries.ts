@@ -52,6 +52,14 @@ export async function findHandleThread(db: Executor, connectionId: number, works
   return rows[0];
 }
 
+/**
+ * The e-mail a visitor typed, onto their contact. Only an empty one is filled: a contact
+ * known under another address keeps it (the visitor's row still holds what they typed).
+ */
+export async function fillContactEmail(db: Executor, contactId: number, email: string) {
+  await db.updateTable('contacts').set({ email, updated_at: sql`now()` }).where('id', '=', contactId).where('email', 'is', null).execute();
+}
+
 export async function insertVisitor(
   db: Executor,
   row: {

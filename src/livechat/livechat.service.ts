@@ -14,6 +14,7 @@ import { settleHit } from '../rate-limits/rate-limits.queries.js';
 import {
   countRecentConversations,
   countRecentVisitorMessages,
+  fillContactEmail,
   findHandleThread,
   findMessageByExternalId,
   insertVisitor,
@@ -81,6 +82,7 @@ export async function startConversation(deps: Deps, widget: Widget, input: { nam
     );
     const opened = await findHandleThread(trx, widget.id, widget.workspace_id, handle);
     if (!opened) throw new Error('the conversation just opened has no thread');
+    if (input.email) await fillContactEmail(trx, opened.contact_id, input.email);
     await insertVisitor(trx, {
       workspaceId: widget.workspace_id,
       connectionId: widget.id,

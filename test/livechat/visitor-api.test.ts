@@ -110,8 +110,12 @@ describe('POST /v1/livechat/:widgetKey/conversations', () => {
       status: 'open',
       lastMessagePreview: null,
     });
-    const contact = ((await agentGet('/v1/contacts')).json().data as { id: number; name: string }[]).find((c) => c.id === thread.contactId);
+    const contact = ((await agentGet('/v1/contacts')).json().data as { id: number; name: string; email: string | null }[]).find(
+      (c) => c.id === thread.contactId,
+    );
     expect(contact?.name).toBe('Ada Visitor');
+    // The e-mail the visitor typed is the contact's, for agents to answer by mail later.
+    expect(contact?.email).toBe('ada@visitor.test');
 
     const rows = await ctx.deps.db.selectFrom('livechat_visitors').selectAll().where('thread_id', '=', threadId).execute();
     expect(rows).toHaveLength(1);
@@ -129,8 +133,10 @@ describe('POST /v1/livechat/:widgetKey/conversations', () => {
     expect(bare.statusCode, bare.body).toBe(201);
     const mailOnly = await startVisitor(ctx.app, widget.key, { email: 'solo@visitor.test' });
     const thread = (await agentGet(`/v1/threads/${mailOnly.threadId}`)).json().data;
-    const contacts = (await agentGet('/v1/contacts')).json().data as { id: number; name: string }[];
-    expect(contacts.find((c) => c.id === thread.contactId)?.name).toBe('solo@visitor.test');
+    const contacts = (await agentGet('/v1/contacts')).json().data as { id: number; name: string; email: string | null }[];
+    expect(contacts.find((c) => c.id === thread.contactId)).toMatchObject({ name: 'solo@visitor.test', email: 'solo@visitor.test' });
+    const bareThread = (await agentGet(`/v1/threads/${bare.json().data.threadId}`)).json().data;
+    expect(contacts.find((c) => c.id === bareThread.contactId)?.email).toBeNull();
     const bad = await ctx.app.inject({ method: 'POST', url: url('/conversations'), payload: { email: 'not an address' } });
     expect(bad.statusCode).toBe(422);
     expect(bad.json()).toEqual({

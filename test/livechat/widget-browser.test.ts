@@ -58,9 +58,9 @@ const statusOf = async (id: number) =>
 const threadShowing = (text: string) =>
   waitFor(
     async () =>
-      ((await agentGet('/v1/threads')).data as { id: number; integrationKey: string; lastMessagePreview: string }[]).find(
-        (t) => t.lastMessagePreview === text,
-      ),
+      (
+        (await agentGet('/v1/threads')).data as { id: number; contactId: number; integrationKey: string; lastMessagePreview: string }[]
+      ).find((t) => t.lastMessagePreview === text),
     `a thread showing "${text}"`,
   );
 
@@ -110,8 +110,9 @@ describe('the live chat widget in Chromium', () => {
       'the visitor message on the agent socket',
     );
     expect(created.data).toMatchObject({ direction: 'inbound', preview: 'Hi! Does the green jacket come in XL?' });
-    const contacts = (await agentGet('/v1/contacts')).data as { name: string }[];
-    expect(contacts.map((c) => c.name)).toContain('Maya');
+    const contacts = (await agentGet('/v1/contacts')).data as { id: number; name: string; email: string | null }[];
+    // The contact carries what the visitor typed, the e-mail too.
+    expect(contacts.find((c) => c.id === thread.contactId)).toMatchObject({ name: 'Maya', email: 'maya@example.test' });
 
     const reply = await agentReplies(thread.id, 'Hi Maya! Yes, XL is in stock in green.');
     await page.getByRole('log').getByText('Hi Maya! Yes, XL is in stock in green.').waitFor();

@@ -1,6 +1,7 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Connection } from '../../client/client';
 import { channelName, shortTime } from '../shared/format';
+import { onRealtime } from '../shared/realtime';
 import { navigate, onLinkClick } from '../shared/router';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
@@ -27,7 +28,20 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
   const [query, setQuery] = useState('');
   const connections =
     useLoad(() => s.client.page<Connection>('/v1/connections', { limit: 100 }).then((p) => p.data), [s.client]).data ?? [];
-  const labels = useLoad(() => s.client.labels(), [s.client]).data ?? [];
+  const labelList = useLoad(() => s.client.labels(), [s.client]);
+  const labels = labelList.data ?? [];
+  // A label first given to a thread (here or by a colleague) joins the filter at once.
+  const known = useRef(labels);
+  known.current = labels;
+  useEffect(
+    () =>
+      onRealtime((event) => {
+        if (event.type === 'thread.updated' && event.data.labels.some((l) => !known.current.some((k) => k.name === l))) {
+          void labelList.reload();
+        }
+      }),
+    [labelList.reload],
+  );
   const sentinel = useRef<HTMLLIElement>(null);
   useOnVisible(sentinel, loadMore, [cursor, f]);
 

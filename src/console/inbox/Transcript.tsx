@@ -4,6 +4,7 @@ import { channelName, fullTime, shortTime } from '../shared/format';
 import { navigate } from '../shared/router';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
+import { team, wantTeam } from '../shared/team';
 import { useOnVisible } from '../shared/use-on-visible';
 import { Attachments } from './Attachments';
 import { Composer } from './Composer';
@@ -32,6 +33,45 @@ function Delivery({ m }: { m: Message }) {
   );
 }
 
+/** An ISO instant the service writes into an activity line ("snoozed … until 2026-…Z"). */
+const INSTANT = /(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z)/;
+
+/**
+ * An activity line as the agent reads it: the stored text keeps the machine-readable instant,
+ * shown here in the agent's own locale and time zone.
+ */
+function ActivityText({ text }: { text: string }) {
+  return (
+    <>
+      {text.split(INSTANT).map((part, i) =>
+        i % 2 === 1 ? (
+          <time key={part} dateTime={part}>
+            {fullTime(part)}
+          </time>
+        ) : (
+          part
+        ),
+      )}
+    </>
+  );
+}
+
+/** Who wrote an outbound message or note: a user by name, "API" for an API key. */
+function Author({ m }: { m: Message }) {
+  const users = useStore(team);
+  if (m.direction !== 'outbound' && m.kind !== 'note') return null;
+  const name = m.authorId === null ? 'API' : (users?.find((u) => u.id === m.authorId)?.name ?? `User ${m.authorId}`);
+  return <span class="author">{name} · </span>;
+}
+
+/** The thread to show once this one is resolved: the next in the list, else the one before. */
+function after(threadId: number): number | null {
+  const next = neighbour(threadId, 1);
+  if (next !== null && next !== threadId) return next;
+  const previous = neighbour(threadId, -1);
+  return previous !== threadId ? previous : null;
+}
+
 /** One thread (from `useThread`): its messages in order, older ones as the top scrolls into view, and the composer. */
 export function Transcript({ threadId }: { threadId: number }) {
   const s = useStore(session)!;
@@ -41,15 +81,45 @@ export function Transcript({ threadId }: { threadId: number }) {
   const top = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
 
+  const list = useRef<HTMLOListElement>(null);
+
+  useEffect(wantTeam, []);
   useEffect(() => {
     stickToBottom.current = true;
   }, [threadId]);
 
-  // Keep the newest message in view unless the agent scrolled up to read.
-  useEffect(() => {
+  // Keep the newest message in view unless the agent scrolled up to read: when messages
+  // arrive, and when the list grows or the box shrinks without a scroll event (an image that
+  // loads, a file placeholder that turns into a preview, the header filling in).
+  // A scroll event also comes from the browser itself: the pinning's own, a frame later, and
+  // scroll anchoring's shift when an image above grows the list. Neither is the agent
+  // scrolling away, so only a scroll over the height last laid out here says where they read.
+  const pinnedAt = useRef(-1);
+  const laidOut = useRef(0);
+  const pin = () => {
     const el = scroller.current;
-    if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
-  }, [messages]);
+    if (!el) return;
+    laidOut.current = el.scrollHeight;
+    if (!stickToBottom.current) return;
+    el.scrollTop = el.scrollHeight;
+    pinnedAt.current = el.scrollTop;
+  };
+  useEffect(pin, [messages]);
+  useEffect(() => {
+    const box = scroller.current;
+    const content = list.current;
+    if (!box || !content) return;
+    // Also the box itself: the header above it grows once the team and contact load.
+    const resized = new ResizeObserver(pin);
+    resized.observe(content);
+    resized.observe(box);
+    return () => resized.disconnect();
+  }, [threadId]);
+
+  async function resolve() {
+    const next = after(threadId);
+    if ((await update({ status: 'resolved' })) && next !== null) navigate(`/c/${next}`);
+  }
 
   // Older messages as the top scrolls into view, the agent's place kept where it was.
   useOnVisible(top, () => {
@@ -92,13 +162,7 @@ export function Transcript({ threadId }: { threadId: number }) {
                 Reopen
               </button>
             ) : (
-              <button
-                type="button"
-                class="primary"
-                onClick={() => void update({ status: 'resolved' })}
-                disabled={busy}
-                data-action="resolve"
-              >
+              <button type="button" class="primary" onClick={() => void resolve()} disabled={busy} data-action="resolve">
                 Resolve
               </button>
             )}
@@ -120,6 +184,7 @@ export function Transcript({ threadId }: { threadId: number }) {
         aria-label="Transcript"
         onScroll={(e) => {
           const el = e.currentTarget;
+          if (el.scrollTop === pinnedAt.current || el.scrollHeight !== laidOut.current) return;
           stickToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
         }}
       >
@@ -128,12 +193,12 @@ export function Transcript({ threadId }: { threadId: number }) {
             Loading older messages…
           </div>
         )}
-        <ol class="message-list" aria-label="Messages">
+        <ol class="message-list" aria-label="Messages" ref={list}>
           {messages.map((m) => (
             <li key={m.id} class={`msg msg-${m.kind} ${m.kind === 'message' ? `msg-${m.direction}` : ''}`} data-message-id={m.id}>
               {m.kind === 'activity' ? (
                 <p class="activity">
-                  {m.text} · <time dateTime={m.createdAt}>{shortTime(m.createdAt)}</time>
+                  <ActivityText text={m.text} /> · <time dateTime={m.createdAt}>{shortTime(m.createdAt)}</time>
                 </p>
               ) : (
                 <div class="bubble">
@@ -141,6 +206,7 @@ export function Transcript({ threadId }: { threadId: number }) {
                   {m.text && <p class="text">{m.text}</p>}
                   <Attachments message={m} />
                   <p class="meta">
+                    <Author m={m} />
                     <time dateTime={m.createdAt} title={fullTime(m.createdAt)}>
                       {shortTime(m.createdAt)}
                     </time>{' '}

@@ -12,7 +12,17 @@ export interface ListFilter {
   contactId: number | null;
 }
 
-export const filter = createStore<ListFilter>({ view: 'all', status: 'open', connectionId: null, label: null, contactId: null });
+/** The tab the agent chose last, kept in this browser across reloads and sign-ins. */
+const VIEW_KEY = 'inbox.view';
+const VIEWS: readonly View[] = ['mine', 'unassigned', 'all'];
+
+function storedView(): View {
+  const v = localStorage.getItem(VIEW_KEY);
+  return VIEWS.includes(v as View) ? (v as View) : 'all';
+}
+
+export const filter = createStore<ListFilter>({ view: storedView(), status: 'open', connectionId: null, label: null, contactId: null });
+filter.subscribe((f) => localStorage.setItem(VIEW_KEY, f.view));
 
 /** The threads the list shows now, in order: j/k walk it. */
 export const visibleThreads = createStore<readonly Thread[]>([]);

@@ -36,7 +36,21 @@ export function useThread(threadId: number) {
     if (document.visibilityState === 'visible') void s.client.markThreadRead(threadId).catch(() => undefined);
   };
 
+  /**
+   * Each message's newest `message.updated`, with when it came. A read that set out before
+   * the event may answer the older state (a reply still `queued` although the event said
+   * `sent`), and the event may come before the read brings the message at all: the read's
+   * answer gives way to what came later.
+   */
+  const updates = useRef(new Map<number, { status: Message['status']; error: string | null; at: number }>());
+  const withUpdates = (list: Message[], askedAt: number) =>
+    list.map((m) => {
+      const later = updates.current.get(m.id);
+      return later && later.at > askedAt ? { ...m, status: later.status, error: later.error } : m;
+    });
+
   async function loadNewest(first: boolean) {
+    const askedAt = performance.now();
     try {
       const [t, page] = await Promise.all([
         s.client.thread(threadId),
@@ -44,7 +58,8 @@ export function useThread(threadId: number) {
       ]);
       setThread(t);
       if (t.contactName === null) wantContacts([t.contactId]);
-      setMessages((current) => (first ? inOrder(page.data) : mergeMessages(current, page.data)));
+      const fresh = withUpdates(page.data, askedAt);
+      setMessages((current) => (first ? inOrder(fresh) : mergeMessages(current, fresh)));
       if (first) setOlder(page.meta.nextCursor);
       setError(null);
     } catch (err) {
@@ -56,6 +71,7 @@ export function useThread(threadId: number) {
     setThread(null);
     setMessages([]);
     setOlder(undefined);
+    updates.current.clear();
     void loadNewest(true).then(markRead);
     const stopResync = resync.subscribe(() => void loadNewest(false));
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -68,6 +84,7 @@ export function useThread(threadId: number) {
         }, 50);
       } else if (event.type === 'message.updated' && event.data.threadId === threadId) {
         const { id, status, error } = event.data;
+        updates.current.set(id, { status: status as Message['status'], error, at: performance.now() });
         setMessages((list) => list.map((m) => (m.id === id ? { ...m, status: status as Message['status'], error } : m)));
         void refreshAttachments(id, event.data.attachments ?? []);
       } else if (event.type === 'thread.updated' && event.data.id === threadId) {
@@ -120,13 +137,15 @@ export function useThread(threadId: number) {
     }
   }
 
-  /** A change from the header (status, assignee), shown as the service answers it. */
-  async function update(patch: ThreadPatch) {
+  /** A change from the header (status, assignee), shown as the service answers it; answers whether it was made. */
+  async function update(patch: ThreadPatch): Promise<boolean> {
     setBusy(true);
     try {
       setThread(await s.client.updateThread(threadId, patch));
+      return true;
     } catch (err) {
       setError(errorText(err));
+      return false;
     } finally {
       setBusy(false);
     }
