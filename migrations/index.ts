@@ -26,6 +26,7 @@ import * as m0024 from './0024_inbox_raw_bytes.js';
 import * as m0025 from './0025_tenant_limits.js';
 import * as m0030 from './0030_teams.js';
 import * as m0031 from './0031_workspace_settings.js';
+import * as m0035 from './0035_account_tokens.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -59,4 +60,5 @@ export const migrations: Record<string, Migration> = {
   '0025_tenant_limits': m0025,
   '0030_teams': m0030,
   '0031_workspace_settings': m0031,
+  '0035_account_tokens': m0035,
 };

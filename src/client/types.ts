@@ -335,8 +335,8 @@ export interface TeamUserCreate {
   name: string;
   /** Sign-in e-mail, unique across the service. */
   email: string;
-  /** At least 8 characters. */
-  password: string;
+  /** At least 8 characters; without it the user is invited by e-mail to choose their own. */
+  password?: string;
   roles?: TeamUserRole[];
 }
 

@@ -39,7 +39,7 @@ export async function createUser(
 export const OPERATOR_REFUSED = 'the operator role is granted only by the platform operator (admin key or CLI), never through /v1/users';
 export const OPERATOR_UNCHANGED = 'this user is a platform operator: only the platform operator (admin key or CLI) may change them';
 
-function refuseOperatorRole(roles: readonly string[] | undefined) {
+export function refuseOperatorRole(roles: readonly string[] | undefined) {
   if (roles?.includes('operator')) throw errors.validation(OPERATOR_REFUSED);
 }
 
