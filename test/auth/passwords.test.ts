@@ -45,8 +45,7 @@ const liveSessions = async (userId: number) =>
     (await sql<{ n: string }>`SELECT count(*) AS n FROM sessions WHERE user_id = ${userId} AND revoked_at IS NULL`.execute(ctx.deps.db))
       .rows[0]!.n,
   );
-const tokenRows = async () =>
-  Number((await sql<{ n: string }>`SELECT count(*) AS n FROM account_tokens`.execute(ctx.deps.db)).rows[0]!.n);
+const tokenRows = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM account_tokens`.execute(ctx.deps.db)).rows[0]!.n);
 const passwordHash = async (userId: number) =>
   (await ctx.deps.db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirstOrThrow()).password_hash;
 
