@@ -215,9 +215,9 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
       url = await app.listen({ port: config.port, host: config.host });
     }
     if (role !== 'api') workers = await startWorkers(deps, { ingest: inboxWriter });
-    log.info({ role, url, database: redactUrl(infra.databaseUrl), workers: workers?.queues ?? [] }, 'inbox is running');
-    // The process that serves the console says how to reach its setup screen.
+    // The process that serves the console says how to reach its setup screen, before it says it runs.
     if (app) await announceSetupLink(deps);
+    log.info({ role, url, database: redactUrl(infra.databaseUrl), workers: workers?.queues ?? [] }, 'inbox is running');
   } catch (err) {
     await app?.close().catch(() => {});
     await infra.close().catch(() => {});
