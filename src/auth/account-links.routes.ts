@@ -18,6 +18,23 @@ export const NewPassword = Type.String({
 });
 const Email = Type.String({ format: 'email', maxLength: 320 });
 
+export const PasswordResetBody = Type.Object({ email: Email }, { additionalProperties: false });
+export const PasswordResetConfirmBody = Type.Object({ token: Token, newPassword: NewPassword }, { additionalProperties: false });
+export const InviteAcceptBody = Type.Object({ token: Token, password: NewPassword }, { additionalProperties: false });
+export const SetupStatus = Type.Object({ open: Type.Boolean() }, { title: 'SetupStatus' });
+export const SetupBody = Type.Object(
+  {
+    token: Token,
+    workspaceName: Type.String({ minLength: 1, maxLength: 200 }),
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'the admin’s display name' }),
+    email: Email,
+    password: NewPassword,
+  },
+  { additionalProperties: false },
+);
+export const SetupResult = Type.Object({ workspace: WorkspaceResource, user: UserResource }, { title: 'SetupResult' });
+export const ResetAccepted = Type.Object({ message: Type.String() });
+
 /**
  * `/api/user/*` routes that a link opens, with no session (docs/accounts.md): password
  * resets, invites and the first-run setup. Each link works once.
@@ -31,8 +48,8 @@ export const accountLinksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
         description:
           'Always 202, whether or not the address has an account: when it has (and is active), a link to `/app/reset#token=…` valid 1 hour is mailed. ' +
           '5 requests per e-mail address per hour (429). 503 `mail_unavailable` when the service has no mail (INBOX_SMTP_URL).',
-        body: Type.Object({ email: Email }, { additionalProperties: false }),
-        response: { 202: Envelope(Type.Object({ message: Type.String() })) },
+        body: PasswordResetBody,
+        response: { 202: Envelope(ResetAccepted) },
       },
     },
     async (request, reply) => {
@@ -49,7 +66,7 @@ export const accountLinksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
         summary: 'Set a new password with a reset link',
         description:
           'Spends the link (once) and ends every session and personal-access token of the user. An invalid, used or expired link → 401; a bad password → 422 and the link stays good.',
-        body: Type.Object({ token: Token, newPassword: NewPassword }, { additionalProperties: false }),
+        body: PasswordResetConfirmBody,
         response: { 200: Envelope(UserResource) },
       },
     },
@@ -63,7 +80,7 @@ export const accountLinksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
         summary: 'Accept an invite: choose a password',
         description:
           'Sets the invited user’s password and activates them; the link (7 days) works once. Then sign in with `/api/user/login`.',
-        body: Type.Object({ token: Token, password: NewPassword }, { additionalProperties: false }),
+        body: InviteAcceptBody,
         response: { 200: Envelope(UserResource) },
       },
     },
@@ -76,7 +93,7 @@ export const accountLinksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
       schema: {
         summary: 'Whether the first-run setup is open',
         description: '`open` is true while no workspace exists (the setup link the service logged at start works then).',
-        response: { 200: Envelope(Type.Object({ open: Type.Boolean() })) },
+        response: { 200: Envelope(SetupStatus) },
       },
     },
     async (request) => envelope(request, { open: await setupOpen(deps) }),
@@ -90,17 +107,8 @@ export const accountLinksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
         description:
           'With the token of the setup link the service logs at start while no workspace exists. Creates the workspace and an admin user; ' +
           'then sign in with `/api/user/login`. Once any workspace exists → 409.',
-        body: Type.Object(
-          {
-            token: Token,
-            workspaceName: Type.String({ minLength: 1, maxLength: 200 }),
-            name: Type.String({ minLength: 1, maxLength: 200, description: 'the admin’s display name' }),
-            email: Email,
-            password: NewPassword,
-          },
-          { additionalProperties: false },
-        ),
-        response: { 201: Envelope(Type.Object({ workspace: WorkspaceResource, user: UserResource })) },
+        body: SetupBody,
+        response: { 201: Envelope(SetupResult) },
       },
     },
     async (request, reply) => {

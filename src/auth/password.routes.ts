@@ -7,6 +7,12 @@ import { NewPassword } from './account-links.routes.js';
 import { requireAuth, userOf } from './auth.js';
 import { changePassword } from './passwords.service.js';
 
+export const PasswordChangeBody = Type.Object(
+  { currentPassword: Type.String({ minLength: 1, maxLength: 1024 }), newPassword: NewPassword },
+  { additionalProperties: false },
+);
+export const PasswordChanged = Type.Object({ endedSessions: Type.Integer({ description: 'the other sessions that ended' }) });
+
 /** `POST /v1/users/me/password`: a signed-in person changes their own password (docs/accounts.md). */
 export const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -18,11 +24,8 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         description:
           'Needs a signed-in session (JWT). A wrong `currentPassword` → 403 (and counts as a failed login); a new password under 12 characters or equal to the e-mail → 422. ' +
           'Every other session of the user ends; this one goes on.',
-        body: Type.Object(
-          { currentPassword: Type.String({ minLength: 1, maxLength: 1024 }), newPassword: NewPassword },
-          { additionalProperties: false },
-        ),
-        response: { 200: Envelope(Type.Object({ endedSessions: Type.Integer({ description: 'the other sessions that ended' }) })) },
+        body: PasswordChangeBody,
+        response: { 200: Envelope(PasswordChanged) },
       },
     },
     async (request) => {
