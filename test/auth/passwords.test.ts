@@ -149,6 +149,26 @@ describe('password reset by e-mail', () => {
     expect(again.json().error.message).toBe('token: this link is invalid, used or expired; ask for a new one');
   });
 
+  it('a used link ends the user’s other open reset links', async () => {
+    await makeUser(ctx.deps, tenant.workspace.id, { email: 'twice@acme.test' });
+    const first = await resetToken('twice@acme.test');
+    smtp.reset();
+    const second = await resetToken('twice@acme.test');
+    expect((await post('/api/user/password-reset/confirm', { token: second, newPassword: 'a brand new password' })).statusCode).toBe(200);
+    expect((await post('/api/user/password-reset/confirm', { token: first, newPassword: 'another new password' })).statusCode).toBe(401);
+  });
+
+  it('a mail the SMTP server refuses still answers 202 and is logged without the token', async () => {
+    await makeUser(ctx.deps, tenant.workspace.id, { email: 'bounces@acme.test' });
+    smtp.refuse('bounces@acme.test', 550);
+    const res = await post('/api/user/password-reset', { email: 'bounces@acme.test' });
+    expect(res.statusCode).toBe(202);
+    await mailer.settled();
+    const failed = logLines.filter((l) => l.msg === 'system mail not sent');
+    expect(failed.at(-1)).toMatchObject({ mail: 'password_reset', reason: expect.stringContaining('550') });
+    expect(JSON.stringify(failed)).not.toContain(SMTP_PASS);
+  });
+
   it('refuses a link after its hour', async () => {
     const { password } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'late@acme.test' });
     const token = await resetToken('late@acme.test');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { announceSetupLink } from '../../src/workspaces/first-run.js';
-import { useTestContext } from '../helpers/app.js';
+import { startTestContext, useTestContext } from '../helpers/app.js';
 
 const logLines: Record<string, unknown>[] = [];
 const ctx = await useTestContext({ env: { INBOX_PUBLIC_URL: 'https://inbox.acme.test' }, logLines });
@@ -60,5 +60,26 @@ describe('first run', () => {
     expect(logLines.filter((l) => String(l.msg).includes('/app/setup#token='))).toHaveLength(2);
     expect((await ctx.app.inject({ method: 'GET', url: '/api/user/setup' })).json().data).toEqual({ open: false });
     expect(await workspaces()).toHaveLength(1);
+  });
+
+  it('two links used at the same moment make one workspace; the other gets 409', async () => {
+    const fresh = await startTestContext();
+    try {
+      const links = [(await announceSetupLink(fresh.deps))!, (await announceSetupLink(fresh.deps))!];
+      const answers = await Promise.all(
+        links.map((link, i) =>
+          fresh.app.inject({
+            method: 'POST',
+            url: '/api/user/setup',
+            payload: { ...body(link.split('#token=')[1]!), email: `founder-${i}@acme.test` },
+          }),
+        ),
+      );
+      expect(answers.map((a) => a.statusCode).sort()).toEqual([201, 409]);
+      expect(await fresh.deps.db.selectFrom('workspaces').selectAll().execute()).toHaveLength(1);
+      expect(await fresh.deps.db.selectFrom('users').selectAll().execute()).toHaveLength(1);
+    } finally {
+      await fresh.close();
+    }
   });
 });
