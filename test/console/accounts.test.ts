@@ -56,7 +56,11 @@ describe('account pages', () => {
     await page.getByLabel('Type it again').fill('short');
     await page.getByRole('button', { name: 'Set my password' }).click();
     // The browser's own check stops a short one before it is sent.
-    expect(await page.getByLabel('New password', { exact: true }).evaluate((el) => (el as HTMLInputElement).validity.tooShort)).toBe(true);
+    expect(
+      await page
+        .getByLabel('New password', { exact: true })
+        .evaluate((el) => (el as unknown as { validity: { tooShort: boolean } }).validity.tooShort),
+    ).toBe(true);
     await page.getByLabel('New password', { exact: true }).fill('forgetful@acme.test');
     await page.getByLabel('Type it again').fill('forgetful@acme.test');
     await page.getByRole('button', { name: 'Set my password' }).click();
