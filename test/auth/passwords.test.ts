@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { startSmtpServer } from '../../harness/smtp.js';
 import { systemMailer } from '../../src/mail/system-mailer.js';
 import { useTestContext } from '../helpers/app.js';
@@ -9,7 +10,9 @@ import { makeTenant, makeUser } from '../helpers/factories.js';
 const SMTP_PASS = 'smtp-pass-7f3a9c1e';
 const smtp = await startSmtpServer({ auth: { user: 'mailer@acme.test', pass: SMTP_PASS } });
 afterAll(() => smtp.close());
-let clock = new Date('2026-11-26T10:00:00Z');
+// The service's clock, moved forward by tests that check expiry; it starts at the real time,
+// since signed-in tokens (signed by this clock) are verified against the real one.
+let clock = new Date();
 const logLines: Record<string, unknown>[] = [];
 const ctx = await useTestContext({
   env: {
@@ -21,12 +24,13 @@ const ctx = await useTestContext({
   now: () => clock,
   logLines,
 });
+const wsUrl = (await ctx.app.listen({ port: 0, host: '127.0.0.1' })).replace('http', 'ws');
 const tenant = await makeTenant(ctx.deps, { name: 'Acme Support' });
 const mailer = systemMailer(ctx.deps)!;
 const RESET_LINK = /https:\/\/inbox\.acme\.test\/app\/reset#token=([\w-]+)/;
 
 beforeEach(async () => {
-  clock = new Date('2026-11-26T10:00:00Z');
+  clock = new Date();
   await mailer.settled();
   smtp.reset();
 });
@@ -64,6 +68,10 @@ describe('POST /v1/users/me/password', () => {
     const { user, password } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'change@acme.test' });
     const mine = await session('change@acme.test', password);
     const other = await session('change@acme.test', password);
+    const socket = new WebSocket(`${wsUrl}/v1/realtime?token=${encodeURIComponent(other)}`);
+    const ready = new Promise<void>((resolve) => socket.on('message', (m) => JSON.parse(String(m)).type === 'ready' && resolve()));
+    const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
+    await ready;
     const res = await post(
       '/v1/users/me/password',
       { currentPassword: password, newPassword: 'a much longer password' },
@@ -71,6 +79,7 @@ describe('POST /v1/users/me/password', () => {
     );
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data).toEqual({ endedSessions: 1 });
+    expect(await closed).toBe(4001);
     expect((await me(mine)).statusCode).toBe(200);
     expect((await me(other)).statusCode).toBe(401);
     expect(await liveSessions(user.id)).toBe(1);
