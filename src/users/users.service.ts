@@ -1,4 +1,5 @@
 import argon2 from 'argon2';
+import { retireAccountTokens } from '../auth/account-tokens.js';
 import { findUser } from '../auth/sessions.queries.js';
 import { endSessions } from '../auth/sessions.service.js';
 import type { Executor } from '../db/database.js';
@@ -97,6 +98,8 @@ export async function changeTeamUser(
       ...(patch.active !== undefined ? { active: patch.active } : {}),
     });
     if (user.active && patch.active === false) await endSessions(deps, trx, { id, workspaceId }, undefined, 'deactivated');
+    // An invite not yet accepted would otherwise let a deactivated person in (docs/accounts.md).
+    if (patch.active === false) await retireAccountTokens(trx, 'invite', id, deps.now());
     return teamUserResource(row);
   });
 }

@@ -80,6 +80,15 @@ describe('POST /v1/users without a password: an invite', () => {
     expect((await login('waiting@acme.test', 'any password at all')).statusCode).toBe(401);
   });
 
+  it('deactivating an invited user ends their invite', async () => {
+    const token = await invite('changed.mind@acme.test');
+    const row = await ctx.deps.db.selectFrom('users').select('id').where('email', '=', 'changed.mind@acme.test').executeTakeFirstOrThrow();
+    const patched = await ctx.app.inject({ method: 'PATCH', url: `/v1/users/${row.id}`, payload: { active: false }, headers: asAdmin });
+    expect(patched.statusCode).toBe(200);
+    expect((await post('/api/user/invite/accept', { token, password: 'let me in anyway' })).statusCode).toBe(401);
+    expect((await login('changed.mind@acme.test', 'let me in anyway')).statusCode).toBe(401);
+  });
+
   it('refuses a link after 7 days', async () => {
     const token = await invite('slow@acme.test');
     clock = new Date(clock.getTime() + 7 * 24 * 3600 * 1000 + 1);
