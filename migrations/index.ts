@@ -28,6 +28,7 @@ import * as m0030 from './0030_teams.js';
 import * as m0031 from './0031_workspace_settings.js';
 import * as m0032 from './0032_user_availability.js';
 import * as m0033 from './0033_notifications.js';
+import * as m0035 from './0035_account_tokens.js';
 import * as m0036 from './0036_threads_labels_index_dropped.js';
 import * as m0037 from './0037_search_vector_deferred.js';
 
@@ -65,6 +66,7 @@ export const migrations: Record<string, Migration> = {
   '0031_workspace_settings': m0031,
   '0032_user_availability': m0032,
   '0033_notifications': m0033,
+  '0035_account_tokens': m0035,
   '0036_threads_labels_index_dropped': m0036,
   '0037_search_vector_deferred': m0037,
 };

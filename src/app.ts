@@ -7,6 +7,8 @@ import { accountsRoutes } from './accounts/accounts.routes.js';
 import { apiKeysRoutes } from './api-keys/api-keys.routes.js';
 import { attachmentsRoutes } from './attachments/attachments.routes.js';
 import { StorageUnavailableError } from './attachments/storage.js';
+import { accountLinksRoutes } from './auth/account-links.routes.js';
+import { passwordRoutes } from './auth/password.routes.js';
 import { personalAccessTokensRoutes } from './auth/personal-access-tokens.routes.js';
 import { userRoutes } from './auth/user.routes.js';
 import { cannedResponsesRoutes } from './canned-responses/canned-responses.routes.js';
@@ -190,6 +192,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await registerOpenApi(app);
   await app.register(healthRoutes, { deps });
   await app.register(userRoutes, { deps, prefix: '/api/user' });
+  await app.register(accountLinksRoutes, { deps, prefix: '/api/user' });
   await app.register(personalAccessTokensRoutes, { deps, prefix: '/v1/personal-access-tokens' });
   await app.register(accountsRoutes, { deps, prefix: '/v1/accounts' });
   await app.register(realtimeRoutes, { deps, prefix: '/v1', ...(options.presence ? { presence: options.presence } : {}) });
@@ -209,6 +212,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(attachmentsRoutes, { deps, prefix: '/v1' });
   await app.register(blockVisitorRoutes, { deps, prefix: '/v1' });
   await app.register(usersRoutes, { deps, prefix: '/v1/users' });
+  await app.register(passwordRoutes, { deps, prefix: '/v1/users' });
   await app.register(teamsRoutes, { deps, prefix: '/v1/teams' });
   await app.register(notificationsRoutes, { deps, prefix: '/v1/notifications' });
   await app.register(viewingRoutes, { deps, prefix: '/v1' });

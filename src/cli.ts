@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { API_KEY_SCOPES, issueApiKey } from './api-keys/api-keys.service.js';
 import { moveStorageToS3 } from './attachments/move-storage.js';
+import { issueResetLink } from './auth/passwords.service.js';
 import { applyDotEnv, type Config, ConfigError, loadCliSettings, loadConfig } from './config.js';
 import { createConnection } from './connections/connections.service.js';
 import type { Db } from './db/database.js';
@@ -23,6 +24,9 @@ Commands:
   create-user --workspace ID --name NAME --email EMAIL [--roles admin,operator]
                                      create a user; the password is read from INBOX_NEW_PASSWORD
                                      or, if unset, from standard input
+  reset-password --email EMAIL       print a one-time link (valid 1 hour) where the user sets a
+                                     new password, for a service without mail; using it ends
+                                     every session of the user (docs/accounts.md)
   create-api-key --workspace ID --name NAME [--scopes read|write|admin]
                                      create an API key; the key is printed once. read: GET
                                      routes; write: read + every other tenant route; admin:
@@ -152,6 +156,10 @@ export async function main(argv: string[]): Promise<void> {
       const password = await readPassword();
       if (password.length < 8) throw new UsageError('the password must be at least 8 characters');
       return withDatabase((db) => createUser(db, id, { ...input, password }));
+    }
+    case 'reset-password': {
+      const email = need(values, 'email');
+      return withDatabase((db, config) => issueResetLink({ db, config }, email, new Date()));
     }
     case 'create-api-key': {
       const scopes = list(values.scopes);

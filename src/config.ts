@@ -67,6 +67,11 @@ export interface Config {
   /** Connections' `smtpUrl` may reach loopback and private addresses (tests, an on-premise relay). */
   allowPrivateSmtp: boolean;
   /**
+   * The service's own mail (invites, password resets): INBOX_SMTP_URL and INBOX_MAIL_FROM, both
+   * or neither. Undefined: what needs mail answers 503 `mail_unavailable` (docs/accounts.md).
+   */
+  systemMail: { smtpUrl: string; from: string } | undefined;
+  /**
    * Workspace admins may connect channel accounts themselves (`POST /v1/connections`,
    * INBOX_TENANT_CONNECTIONS, default true); false leaves it to the operator's engage route.
    */
@@ -246,6 +251,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     logWebhooks: bool('INBOX_LOG_WEBHOOKS'),
     allowPrivateWebhookUrls: bool('INBOX_ALLOW_PRIVATE_WEBHOOK_URLS'),
     allowPrivateSmtp: bool('INBOX_ALLOW_PRIVATE_SMTP'),
+    systemMail: readSystemMail(str('INBOX_SMTP_URL'), str('INBOX_MAIL_FROM'), problems),
     tenantConnections: str('INBOX_TENANT_CONNECTIONS') === undefined ? true : bool('INBOX_TENANT_CONNECTIONS'),
     maxWebhookEndpoints: int('INBOX_MAX_WEBHOOK_ENDPOINTS', 20, 1, 10_000),
     maxNewConversationsPerMinute: int('INBOX_MAX_NEW_CONVERSATIONS_PER_MINUTE', 60, 1, 1_000_000),
@@ -290,6 +296,27 @@ export interface CliSettings {
 
 export function loadCliSettings(env: Env = process.env): CliSettings {
   return { newPassword: env.INBOX_NEW_PASSWORD || undefined, logLevel: env.LOG_LEVEL?.trim() || 'warn' };
+}
+
+/**
+ * INBOX_SMTP_URL (`smtp://user:pass@host:587` or `smtps://…`) and INBOX_MAIL_FROM
+ * (`Inbox <inbox@example.com>`). The URL is never echoed: it holds the SMTP password.
+ */
+function readSystemMail(smtpUrl: string | undefined, from: string | undefined, problems: string[]) {
+  if (smtpUrl === undefined && from === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = smtpUrl === undefined ? undefined : new URL(smtpUrl);
+  } catch {
+    url = undefined;
+  }
+  if (smtpUrl === undefined) problems.push('INBOX_SMTP_URL: required when INBOX_MAIL_FROM is set');
+  else if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '')
+    problems.push('INBOX_SMTP_URL: expected an smtp:// or smtps:// URL with a host, e.g. smtp://user:pass@smtp.example.com:587');
+  if (from === undefined) problems.push('INBOX_MAIL_FROM: required when INBOX_SMTP_URL is set, e.g. "Inbox <inbox@example.com>"');
+  else if (!/^(?:[^<>@]*<[^<>@\s]+@[^<>@\s]+>|[^<>@\s]+@[^<>@\s]+)$/.test(from))
+    problems.push(`INBOX_MAIL_FROM: expected an address or "Name <address>", got "${from}"`);
+  return smtpUrl === undefined || from === undefined ? undefined : { smtpUrl, from };
 }
 
 /**

@@ -19,6 +19,8 @@ const SECRET_HEADERS = [
 /** Field names that hold a credential whatever object they sit in. */
 const SECRET_FIELDS = [
   'password',
+  'currentPassword',
+  'newPassword',
   'token',
   'visitorToken',
   'accessToken',

@@ -14,8 +14,10 @@ import { startBoss } from './jobs/boss.js';
 import { createQueues, type RunningWorkers, startWorkers } from './jobs/registry.js';
 import { visitorBus } from './livechat/visitor-events.js';
 import { createLogger, type Logger } from './logger.js';
+import { systemMailer } from './mail/system-mailer.js';
 import { createMetrics } from './metrics.js';
 import { InboxWriter } from './webhooks-in/inbox-writer.js';
+import { announceSetupLink } from './workspaces/first-run.js';
 
 export type Role = 'all' | 'api' | 'worker';
 export const ROLES: Role[] = ['all', 'api', 'worker'];
@@ -213,6 +215,8 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
       url = await app.listen({ port: config.port, host: config.host });
     }
     if (role !== 'api') workers = await startWorkers(deps, { ingest: inboxWriter });
+    // The process that serves the console says how to reach its setup screen, before it says it runs.
+    if (app) await announceSetupLink(deps);
     log.info({ role, url, database: redactUrl(infra.databaseUrl), workers: workers?.queues ?? [] }, 'inbox is running');
   } catch (err) {
     await app?.close().catch(() => {});
@@ -229,6 +233,7 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
       // finish their jobs, then close the pools and the embedded database.
       stopping ??= (async () => {
         await app?.close();
+        await systemMailer(deps)?.settled();
         await workers?.stop();
         await infra.close();
         log.info('inbox stopped');

@@ -171,3 +171,25 @@ export async function countFailedLogins(db: Executor, email: string, ip: string,
     WHERE created_at > ${since} AND id < ${beforeId} AND (email = ${email} OR ip = ${ip})`.execute(db);
   return rows[0]!;
 }
+
+/** Ends every live session of a user but `keepSessionId` (the one asking); returns the sessions it ended. */
+export async function revokeOtherSessions(db: Executor, userId: number, keepSessionId: string, at: Date): Promise<string[]> {
+  const rows = await db
+    .updateTable('sessions')
+    .set({ revoked_at: at })
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('id', '<>', keepSessionId)
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** A user's new password hash (a change, a reset, an accepted invite). */
+export async function setPasswordHash(db: Executor, userId: number, passwordHash: string, activate: boolean): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ password_hash: passwordHash, ...(activate ? { active: true } : {}) })
+    .where('id', '=', userId)
+    .execute();
+}

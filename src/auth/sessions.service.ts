@@ -17,6 +17,7 @@ import {
   insertAuthCode,
   insertSession,
   recordLoginAttempt,
+  revokeOtherSessions,
   revokePats,
   revokeSessions,
 } from './sessions.queries.js';
@@ -169,6 +170,29 @@ export async function endSessions(
     });
   }
   return { sessionIds, patIds };
+}
+
+/**
+ * Ends every session of the user but the one asking (a password change keeps its own
+ * session and signs out every other device), closing their sockets as endSessions does.
+ */
+export async function endOtherSessions(
+  deps: Deps,
+  db: Executor,
+  user: { id: number; workspaceId: number },
+  keepSessionId: string,
+  reason: string,
+): Promise<string[]> {
+  const sessionIds = await revokeOtherSessions(db, user.id, keepSessionId, deps.now());
+  if (sessionIds.length > 0) {
+    await publishEvent(db, {
+      type: 'session.revoked',
+      workspaceId: user.workspaceId,
+      targetUserId: user.id,
+      data: { userId: user.id, sessionIds, patIds: [], userWide: false, reason },
+    });
+  }
+  return sessionIds;
 }
 
 /** Deletes one of the user's personal-access tokens and closes the sockets opened with it. */

@@ -16,6 +16,7 @@ import type {
   ContactMerge,
   ContactPatch,
   InboxStatus,
+  InviteAccept,
   IssuedApiKey,
   IssuedPersonalAccessToken,
   Label,
@@ -24,10 +25,18 @@ import type {
   Message,
   MessageSearch,
   Notification,
+  PasswordChange,
+  PasswordChanged,
+  PasswordReset,
+  PasswordResetAccepted,
+  PasswordResetConfirm,
   PersonalAccessToken,
   PersonalAccessTokenCreate,
   ReplyRequest,
   RequeueResult,
+  SetupRequest,
+  SetupResult,
+  SetupStatus,
   StartConversationRequest,
   StartedConversation,
   Team,
@@ -128,6 +137,16 @@ export function tenantClient(initial: ClientOptions) {
     generateCode: () => send<AuthCode>('POST', '/api/user/generate-code'),
     generateToken: async (authCode: string) =>
       session(await call<LoginResponse>(options, '/api/user/generate-token', { method: 'POST', body: { auth_code: authCode } })),
+
+    // ---- passwords, invites and the first run (docs/accounts.md) ----
+    /** Signed in: every other session of the user ends. */
+    changePassword: (body: PasswordChange) => send<PasswordChanged>('POST', '/v1/users/me/password', body),
+    /** 202 whatever the address; a link is mailed when it is an active user's. */
+    requestPasswordReset: (body: PasswordReset) => send<PasswordResetAccepted>('POST', '/api/user/password-reset', body),
+    confirmPasswordReset: (body: PasswordResetConfirm) => send<User>('POST', '/api/user/password-reset/confirm', body),
+    acceptInvite: (body: InviteAccept) => send<User>('POST', '/api/user/invite/accept', body),
+    setupStatus: () => get<SetupStatus>('/api/user/setup'),
+    setup: (body: SetupRequest) => send<SetupResult>('POST', '/api/user/setup', body),
 
     // ---- conversations ----
     /** Most recently active first; the filters combine (docs/conversations.md). */

@@ -347,12 +347,53 @@ export interface OwnUserPatch {
   availability?: UserAvailability;
 }
 
+/** `POST /v1/users/me/password` (docs/accounts.md). */
+export interface PasswordChange {
+  currentPassword: string;
+  /** At least 12 characters, not the account's e-mail. */
+  newPassword: string;
+}
+export interface PasswordChanged {
+  /** The other sessions that ended. */
+  endedSessions: number;
+}
+export interface PasswordReset {
+  email: string;
+}
+export interface PasswordResetAccepted {
+  message: string;
+}
+export interface PasswordResetConfirm {
+  /** The `token` of the link's fragment. */
+  token: string;
+  newPassword: string;
+}
+export interface InviteAccept {
+  token: string;
+  password: string;
+}
+export interface SetupStatus {
+  /** True while no workspace exists: the first-run setup link works. */
+  open: boolean;
+}
+export interface SetupRequest {
+  token: string;
+  workspaceName: string;
+  name: string;
+  email: string;
+  password: string;
+}
+export interface SetupResult {
+  workspace: Workspace;
+  user: User;
+}
+
 export interface TeamUserCreate {
   name: string;
   /** Sign-in e-mail, unique across the service. */
   email: string;
-  /** At least 8 characters. */
-  password: string;
+  /** At least 8 characters; without it the user is invited by e-mail to choose their own. */
+  password?: string;
   roles?: TeamUserRole[];
 }
 

@@ -1,4 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
+import { accountPage } from './account/AccountPages';
+import { ChangePassword } from './account/ChangePassword';
 import { ConversationList } from './inbox/ConversationList';
 import { Shortcuts } from './inbox/Shortcuts';
 import { neighbour, Transcript } from './inbox/Transcript';
@@ -19,6 +21,8 @@ export function App() {
   const link = useStore(connection);
   const [help, setHelp] = useState(false);
   const threadId = threadIdOf(path);
+  // A link's page (reset, invite, setup) opens whoever is signed in, and without a session.
+  const linkPage = accountPage(path);
 
   // j/k/r/e/? anywhere but in a field (docs/console.md, "Keyboard").
   useEffect(() => {
@@ -50,8 +54,10 @@ export function App() {
 
   // A reload keeps its address while the refresh cookie is asked for the session.
   useEffect(() => {
-    if (!s && !waking && path !== '/') navigate('/', { replace: true });
+    if (!s && !waking && path !== '/' && !linkPage) navigate('/', { replace: true });
   }, [Boolean(s), waking]);
+
+  if (linkPage) return linkPage;
 
   if (!s && waking)
     return (
@@ -86,7 +92,14 @@ export function App() {
             </a>
           )}
         </nav>
-        <span class="me">{s.user.name}</span>
+        <a
+          href="/app/account"
+          class="me"
+          aria-current={path === '/account' ? 'page' : undefined}
+          onClick={(e) => onLinkClick(e, '/account')}
+        >
+          {s.user.name}
+        </a>
         <button type="button" class="link" onClick={() => setHelp(true)} aria-label="Keyboard shortcuts">
           ?
         </button>
@@ -99,8 +112,10 @@ export function App() {
           Connection lost. Reconnecting… Your drafts are kept.
         </p>
       )}
-      <main id="main" class={settings ? 'main' : threadId ? 'main inbox has-thread' : 'main inbox'}>
-        {settings ? (
+      <main id="main" class={settings || path === '/account' ? 'main' : threadId ? 'main inbox has-thread' : 'main inbox'}>
+        {path === '/account' ? (
+          <ChangePassword />
+        ) : settings ? (
           <Settings page={settings[1] ?? 'connections'} />
         ) : (
           <>

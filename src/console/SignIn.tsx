@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { errorText, InboxClientError, retryAfterOf } from './shared/api';
 import { duration } from './shared/format';
+import { onLinkClick } from './shared/router';
 import { signedOutReason, signIn } from './shared/session';
 import { useStore } from './shared/store';
 
@@ -69,6 +70,9 @@ export function SignIn() {
         <button type="submit" class="primary" disabled={busy}>
           Sign in
         </button>
+        <a href="/app/reset" onClick={(e) => onLinkClick(e, '/reset')}>
+          Forgot your password?
+        </a>
       </form>
     </main>
   );

@@ -250,6 +250,21 @@ export interface SessionsTable {
   revoked_at: NullableTimestamp;
 }
 
+export type AccountTokenKind = 'password_reset' | 'invite' | 'setup';
+
+/** One-time links of docs/accounts.md; only the token's SHA-256 is kept. */
+export interface AccountTokensTable {
+  id: Generated<number>;
+  kind: AccountTokenKind;
+  token_hash: string;
+  /** Null for a setup token, which creates its user. */
+  user_id: number | null;
+  created_at: Generated<Date>;
+  /** Null: valid until used (the setup link). */
+  expires_at: NullableTimestamp;
+  used_at: NullableTimestamp;
+}
+
 export interface AuthCodesTable {
   code_hash: string;
   user_id: number;
@@ -419,6 +434,7 @@ export interface DB {
   attachment_chunks: AttachmentChunksTable;
   sessions: SessionsTable;
   auth_codes: AuthCodesTable;
+  account_tokens: AccountTokensTable;
   personal_access_tokens: PersonalAccessTokensTable;
   login_attempts: LoginAttemptsTable;
   webhook_endpoints: WebhookEndpointsTable;

@@ -62,6 +62,13 @@ export const errors = {
   internal: () => new AppError('internal_error', 500, 'internal error'),
   /** A provider's API refused or failed a call the request needed (its words, secrets cut out). */
   providerError: (message: string) => new AppError('provider_error', 502, message),
+  /** The service's own mail is not configured (INBOX_SMTP_URL, INBOX_MAIL_FROM): invites and resets cannot be sent. */
+  mailUnavailable: () =>
+    new AppError(
+      'mail_unavailable',
+      503,
+      'the service cannot send e-mail: the operator has not set INBOX_SMTP_URL and INBOX_MAIL_FROM (docs/accounts.md)',
+    ),
   unavailable: (message: string, retryAfterSeconds?: number) =>
     new AppError('unavailable', 503, message, retryAfterSeconds === undefined ? {} : { 'retry-after': String(retryAfterSeconds) }),
 };

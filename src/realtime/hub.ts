@@ -3,8 +3,8 @@ import { WebSocket } from 'ws';
 import { findLiveCredentials } from '../auth/sessions.queries.js';
 import { PgListener } from '../db/listener.js';
 import type { Deps } from '../deps.js';
-import { beatSockets, forgetSockets, OFFLINE_AFTER_MS, type PresenceTimings, recordSocket, type SocketRow } from '../users/presence.js';
 import { type ThreadsSeen, threadsSeenBy } from '../threads/visibility.js';
+import { beatSockets, forgetSockets, OFFLINE_AFTER_MS, type PresenceTimings, recordSocket, type SocketRow } from '../users/presence.js';
 import { REALTIME_CHANNEL, type RealtimeEvent } from './publish.js';
 
 /** How often sockets are pinged; one that has not answered the previous ping is dropped. */

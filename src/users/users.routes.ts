@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope, StringEnum } from '../http/schemas.js';
+import { inviteUser } from './invites.service.js';
 import { listUsers } from './users.queries.js';
 import { TeamUserResource, teamUserResource, USER_AVAILABILITY, USER_ROLES } from './users.resources.js';
 import { addTeamUser, changeOwnUser, changeTeamUser } from './users.service.js';
@@ -20,7 +21,13 @@ export const TeamUserCreate = Type.Object(
   {
     name: Name,
     email: Type.String({ format: 'email', maxLength: 320, description: 'sign-in e-mail, unique across the service' }),
-    password: Type.String({ minLength: 8, maxLength: 1024, description: 'at least 8 characters' }),
+    password: Type.Optional(
+      Type.String({
+        minLength: 8,
+        maxLength: 1024,
+        description: 'at least 8 characters; without it the user is invited by e-mail to choose their own (docs/accounts.md)',
+      }),
+    ),
     roles: Type.Optional(Roles),
   },
   { additionalProperties: false },
@@ -81,7 +88,12 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       },
     },
     async (request, reply) => {
-      const user = await addTeamUser(deps, tenantOf(request).workspaceId, { ...request.body, roles: request.body.roles ?? [] });
+      const auth = tenantOf(request);
+      const { password, ...invitee } = { ...request.body, roles: request.body.roles ?? [] };
+      const user =
+        password === undefined
+          ? await inviteUser(deps, auth.workspaceId, auth.kind === 'api_key' ? null : auth.userId, invitee)
+          : await addTeamUser(deps, auth.workspaceId, { ...invitee, password });
       reply.code(201);
       return envelope(request, user);
     },

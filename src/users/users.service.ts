@@ -1,4 +1,5 @@
 import argon2 from 'argon2';
+import { retireAccountTokens } from '../auth/account-tokens.js';
 import { endSessions } from '../auth/sessions.service.js';
 import type { Executor } from '../db/database.js';
 import type { UserAvailability } from '../db/types.js';
@@ -41,7 +42,7 @@ export async function createUser(
 export const OPERATOR_REFUSED = 'the operator role is granted only by the platform operator (admin key or CLI), never through /v1/users';
 export const OPERATOR_UNCHANGED = 'this user is a platform operator: only the platform operator (admin key or CLI) may change them';
 
-function refuseOperatorRole(roles: readonly string[] | undefined) {
+export function refuseOperatorRole(roles: readonly string[] | undefined) {
   if (roles?.includes('operator')) throw errors.validation(OPERATOR_REFUSED);
 }
 
@@ -102,6 +103,8 @@ export async function changeTeamUser(
       ...(patch.maxOpenThreads !== undefined ? { max_open_threads: patch.maxOpenThreads } : {}),
     });
     if (user.active && patch.active === false) await endSessions(deps, trx, { id, workspaceId }, undefined, 'deactivated');
+    // An invite not yet accepted would otherwise let a deactivated person in (docs/accounts.md).
+    if (patch.active === false) await retireAccountTokens(trx, 'invite', id, deps.now());
     return changed(deps, trx, user, patch.maxOpenThreads !== undefined || roles !== undefined || patch.active === true);
   });
 }

@@ -65,6 +65,8 @@ describe('the service entry', () => {
     expect(first.output()).toContain('inbox is running');
     expect(first.output()).toContain(`"url":"${base}"`);
     expect(first.output()).not.toMatch(/postgres:\/\/postgres:[^*@]+@/); // the password is redacted
+    // No workspace yet: the first start logs the one-time setup link (docs/accounts.md).
+    expect(first.output()).toMatch(new RegExp(`open ${base}/app/setup#token=[\\w-]{43} to create the first workspace`));
 
     const created = await fetch(`${base}/v1/engage/workspaces`, {
       method: 'POST',
@@ -89,6 +91,7 @@ describe('the service entry', () => {
 
     const second = run(['serve'], env);
     await waitReady(base, second);
+    expect(second.output()).not.toContain('/app/setup#token=');
     const tenants = await fetch(`${base}/v1/operator/tenants`, { headers: { 'x-service-admin-api-key': ADMIN } });
     expect(((await tenants.json()) as { data: unknown[] }).data).toContainEqual(
       expect.objectContaining({ id: workspace.id, name: 'Survives restarts' }),

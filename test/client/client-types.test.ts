@@ -3,6 +3,16 @@ import type { Static, TSchema } from 'typebox';
 import { describe, expect, it } from 'vitest';
 import type { ApiKeyResource, IssuedApiKey } from '../../src/api-keys/api-keys.service.js';
 import type { AttachmentResource } from '../../src/attachments/attachments.resources.js';
+import type {
+  InviteAcceptBody,
+  PasswordResetBody,
+  PasswordResetConfirmBody,
+  ResetAccepted,
+  SetupBody,
+  SetupResult,
+  SetupStatus,
+} from '../../src/auth/account-links.routes.js';
+import type { PasswordChangeBody, PasswordChanged } from '../../src/auth/password.routes.js';
 import type { IssuedPat, CreateBody as PatCreate, PatResource } from '../../src/auth/personal-access-tokens.routes.js';
 import type { AuthCode, LoginResponse } from '../../src/auth/user.routes.js';
 import type { CannedResponseCreate, CannedResponsePatch } from '../../src/canned-responses/canned-responses.routes.js';
@@ -73,6 +83,15 @@ const checks = [
   same<Same<Client.User, typeof UserResource>>(true),
   same<Same<Client.LoginResponse, typeof LoginResponse>>(true),
   same<Same<Client.AuthCode, typeof AuthCode>>(true),
+  same<Same<Client.PasswordChange, typeof PasswordChangeBody>>(true),
+  same<Same<Client.PasswordChanged, typeof PasswordChanged>>(true),
+  same<Same<Client.PasswordReset, typeof PasswordResetBody>>(true),
+  same<Same<Client.PasswordResetAccepted, typeof ResetAccepted>>(true),
+  same<Same<Client.PasswordResetConfirm, typeof PasswordResetConfirmBody>>(true),
+  same<Same<Client.InviteAccept, typeof InviteAcceptBody>>(true),
+  same<Same<Client.SetupStatus, typeof SetupStatus>>(true),
+  same<Same<Client.SetupRequest, typeof SetupBody>>(true),
+  same<Same<Client.SetupResult, typeof SetupResult>>(true),
   same<Same<Client.WebhookInboxRow, typeof InboxSummary>>(true),
   same<Same<Client.WebhookInboxRecord, typeof InboxResource>>(true),
   same<Same<Client.RequeueResult, typeof RequeueResult>>(true),

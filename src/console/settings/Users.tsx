@@ -15,7 +15,7 @@ const roleOf = (u: TeamUser) => (u.roles.includes('admin') ? 'admin' : 'agent');
 /** Only the platform's operator changes platform staff: the service refuses a workspace admin. */
 const isOperator = (u: TeamUser) => u.roles.includes('operator');
 
-/** The team: invite (create with a first password), change a role, deactivate or reactivate. */
+/** The team: invite by e-mail (or create with a first password), change a role, deactivate or reactivate. */
 export function Users() {
   const s = useStore(session)!;
   const { data, error, reload, setError } = useLoad(() => collect(s.client.users({ limit: 100 })));
@@ -30,9 +30,10 @@ export function Users() {
   async function create(e: Event) {
     e.preventDefault();
     const roles = ROLE_SETS.find(([r]) => r === form.role)?.[1] ?? ['agent'];
-    const body = { name: form.name, email: form.email, password: form.password, roles };
+    // Without a first password the service mails an invite and the person chooses their own.
+    const body = { name: form.name, email: form.email, roles, ...(form.password ? { password: form.password } : {}) };
     if (await attempt(() => s.client.createUser(body), setError)) {
-      setAdded(form.email);
+      setAdded(form.password ? `${form.email} can sign in now.` : `An invite is on its way to ${form.email}; it works for 7 days.`);
       setForm({ name: '', email: '', password: '', role: 'agent' });
       await after();
     }
@@ -52,11 +53,10 @@ export function Users() {
           <input type="email" required value={form.email} onInput={(e) => setForm({ ...form, email: e.currentTarget.value })} />
         </label>
         <label>
-          First password
+          First password (optional: without one, an invite is mailed)
           <input
             type="password"
             autocomplete="new-password"
-            required
             minLength={8}
             value={form.password}
             onInput={(e) => setForm({ ...form, password: e.currentTarget.value })}
@@ -75,7 +75,7 @@ export function Users() {
         <button type="submit" class="primary">
           Add user
         </button>
-        {added && <p role="status">{added} can sign in now.</p>}
+        {added && <p role="status">{added}</p>}
       </form>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region takes focus so a keyboard can scroll it (axe: scrollable-region-focusable) */}
       <section class="table-scroll" aria-label="Users table" tabIndex={0}>

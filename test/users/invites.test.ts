@@ -1,0 +1,144 @@
+import { sql } from 'kysely';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { startSmtpServer } from '../../harness/smtp.js';
+import { systemMailer } from '../../src/mail/system-mailer.js';
+import { useTestContext } from '../helpers/app.js';
+import { makeTenant, makeUser } from '../helpers/factories.js';
+
+const smtp = await startSmtpServer();
+afterAll(() => smtp.close());
+// The service's clock, moved forward by tests that check expiry; it starts at the real time,
+// since signed-in tokens (signed by this clock) are verified against the real one.
+let clock = new Date();
+const ctx = await useTestContext({
+  env: {
+    INBOX_SMTP_URL: smtp.url,
+    INBOX_MAIL_FROM: 'inbox@acme.test',
+    INBOX_ALLOW_PRIVATE_SMTP: 'true',
+    INBOX_PUBLIC_URL: 'https://inbox.acme.test/support',
+  },
+  now: () => clock,
+});
+const tenant = await makeTenant(ctx.deps, { name: 'Acme <Support>' });
+const { password: adminPassword } = await makeUser(ctx.deps, tenant.workspace.id, {
+  email: 'boss@acme.test',
+  name: 'Ada Boss',
+  roles: ['admin'],
+});
+const adminToken = (
+  await ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: 'boss@acme.test', password: adminPassword } })
+).json().access_token as string;
+const asAdmin = { authorization: `Bearer ${adminToken}` };
+const mailer = systemMailer(ctx.deps)!;
+const INVITE_LINK = /https:\/\/inbox\.acme\.test\/support\/app\/invite#token=([\w-]+)/;
+
+beforeEach(async () => {
+  clock = new Date();
+  await mailer.settled();
+  smtp.reset();
+});
+
+const post = (url: string, payload: object, headers: Record<string, string> = {}) =>
+  ctx.app.inject({ method: 'POST', url, payload, headers });
+const login = (email: string, password: string) => post('/api/user/login', { email, password });
+const userRows = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM users`.execute(ctx.deps.db)).rows[0]!.n);
+const tokenRows = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM account_tokens`.execute(ctx.deps.db)).rows[0]!.n);
+
+async function invite(email: string, headers: Record<string, string> = asAdmin): Promise<string> {
+  const res = await post('/v1/users', { name: 'New Agent', email, roles: ['agent'] }, headers);
+  expect(res.statusCode, res.body).toBe(201);
+  expect(res.json().data).toMatchObject({ email, active: false, roles: ['agent'] });
+  const mail = smtp.mails.find((m) => m.to.includes(email));
+  expect(mail, 'an invite mail').toBeDefined();
+  return INVITE_LINK.exec(mail!.mail.text ?? '')![1]!;
+}
+
+describe('POST /v1/users without a password: an invite', () => {
+  it('mails a single-use link; accepting it sets the password and activates the user', async () => {
+    const token = await invite('grace@acme.test');
+    const [{ mail }] = smtp.mails as [(typeof smtp.mails)[number]];
+    expect(mail.subject).toBe('You are invited to Acme <Support>');
+    expect(mail.text).toContain('Ada Boss has invited you to answer conversations with the team of Acme <Support>');
+    expect(mail.text).toContain('expires in 7 days');
+    expect(mail.html).toContain('Acme &#60;Support&#62;');
+    expect(mail.html).not.toContain('Acme <Support>');
+    expect(mail.html).toContain(`href="https://inbox.acme.test/support/app/invite#token=${token}"`);
+
+    const accepted = await post('/api/user/invite/accept', { token, password: 'grace chose this' });
+    expect(accepted.statusCode, accepted.body).toBe(200);
+    expect(accepted.json().data).toMatchObject({ email: 'grace@acme.test', roles: ['agent'], workspaces_id: tenant.workspace.id });
+    expect((await login('grace@acme.test', 'grace chose this')).statusCode).toBe(200);
+    const again = await post('/api/user/invite/accept', { token, password: 'mallory chose this' });
+    expect(again.statusCode).toBe(401);
+    expect((await login('grace@acme.test', 'grace chose this')).statusCode).toBe(200);
+  });
+
+  it('an invited user cannot sign in before accepting', async () => {
+    await invite('waiting@acme.test');
+    const row = await ctx.deps.db.selectFrom('users').selectAll().where('email', '=', 'waiting@acme.test').executeTakeFirstOrThrow();
+    expect(row.active).toBe(false);
+    expect((await login('waiting@acme.test', 'any password at all')).statusCode).toBe(401);
+  });
+
+  it('deactivating an invited user ends their invite', async () => {
+    const token = await invite('changed.mind@acme.test');
+    const row = await ctx.deps.db.selectFrom('users').select('id').where('email', '=', 'changed.mind@acme.test').executeTakeFirstOrThrow();
+    const patched = await ctx.app.inject({ method: 'PATCH', url: `/v1/users/${row.id}`, payload: { active: false }, headers: asAdmin });
+    expect(patched.statusCode).toBe(200);
+    expect((await post('/api/user/invite/accept', { token, password: 'let me in anyway' })).statusCode).toBe(401);
+    expect((await login('changed.mind@acme.test', 'let me in anyway')).statusCode).toBe(401);
+  });
+
+  it('refuses a link after 7 days', async () => {
+    const token = await invite('slow@acme.test');
+    clock = new Date(clock.getTime() + 7 * 24 * 3600 * 1000 + 1);
+    expect((await post('/api/user/invite/accept', { token, password: 'slow but sure pw' })).statusCode).toBe(401);
+  });
+
+  it('a bad password (short, or the e-mail) leaves the link unspent', async () => {
+    const token = await invite('picky@acme.test');
+    expect((await post('/api/user/invite/accept', { token, password: 'short one' })).statusCode).toBe(422);
+    const email = await post('/api/user/invite/accept', { token, password: 'PICKY@acme.test' });
+    expect(email.statusCode).toBe(422);
+    expect(email.json().error.message).toBe('password: must not be your e-mail address');
+    expect((await post('/api/user/invite/accept', { token, password: 'picky but fine pw' })).statusCode).toBe(200);
+  });
+
+  it('works with an admin API key too (the mail names no inviter)', async () => {
+    await invite('keyed@acme.test', tenant.headers);
+    expect(smtp.mails[0]!.mail.text).toContain('You have been invited to answer conversations');
+  });
+
+  it('a user created with a password works as before: active at once, no mail', async () => {
+    const res = await post('/v1/users', { name: 'Direct', email: 'direct@acme.test', password: 'long enough' }, asAdmin);
+    expect(res.statusCode).toBe(201);
+    expect(res.json().data.active).toBe(true);
+    expect((await login('direct@acme.test', 'long enough')).statusCode).toBe(200);
+    await mailer.settled();
+    expect(smtp.mails).toHaveLength(0);
+  });
+
+  it('a mail the server refuses adds nobody (502) and a refused body writes and mails nothing', async () => {
+    smtp.refuse('bounced@acme.test', 550);
+    const users = await userRows();
+    const tokens = await tokenRows();
+    const bounced = await post('/v1/users', { name: 'Bounced', email: 'bounced@acme.test' }, asAdmin);
+    expect(bounced.statusCode).toBe(502);
+    expect(bounced.json().error.code).toBe('provider_error');
+    expect(bounced.json().error.message).toContain('the invite could not be sent, so the user was not added');
+    for (const bad of [
+      { name: 'Dup', email: 'BOSS@acme.test' },
+      { name: 'Op', email: 'op@acme.test', roles: ['operator'] },
+      { name: 'Bad', email: 'not an address' },
+      { email: 'nameless@acme.test' },
+    ]) {
+      const res = await post('/v1/users', bad, asAdmin);
+      expect([409, 422], JSON.stringify(bad)).toContain(res.statusCode);
+    }
+    expect(await userRows()).toBe(users);
+    expect(await tokenRows()).toBe(tokens);
+    expect(smtp.mails).toHaveLength(0);
+    const garbage = await post('/api/user/invite/accept', { token: 'not-a-token', password: 'whatever it is pw' });
+    expect(garbage.statusCode).toBe(401);
+  });
+});
