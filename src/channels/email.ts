@@ -1,9 +1,9 @@
-import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
-import nodemailer, { type NodemailerError } from 'nodemailer';
+import type { NodemailerError } from 'nodemailer';
 import { safeEqual } from '../crypto/hmac.js';
 import type { NormalisedEvent } from '../messaging/events.js';
 import { checkedAddress, RefusedAddressError, type ResolveHost, systemResolve } from '../net/address-guard.js';
+import { parseSmtpUrl, safeDecode, smtpTransport } from '../net/smtp.js';
 import {
   arrayOf,
   type ChannelAdapter,
@@ -121,38 +121,6 @@ const PERMANENT_CODES = new Set(['ECONFIG', 'EENVELOPE', 'EMESSAGE', 'EAUTH', 'E
 const CONNECTION_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EPROTOCOL', 'EDNS', 'ETLS']);
 export const SMTP_UNREACHABLE = 'could not reach the SMTP server';
 
-/** What a connection's `smtpUrl` may say: where to connect and as whom, nothing else. */
-export interface SmtpTarget {
-  secure: boolean;
-  host: string;
-  port: number;
-  auth?: { user: string; pass: string };
-}
-
-/**
- * Reads an `smtp://` or `smtps://` URL into host, port, security and auth only. Query options
- * (nodemailer reads `?debug=`, `?logger=`, `?proxy=`, `?tls.…` from a URL) and the path are
- * ignored: the URL is a tenant's, and none of those are the tenant's to set. Undefined when
- * the URL does not parse or is not SMTP.
- */
-export function parseSmtpUrl(smtpUrl: string): SmtpTarget | undefined {
-  let url: URL;
-  try {
-    url = new URL(smtpUrl);
-  } catch {
-    return undefined;
-  }
-  if ((url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') return undefined;
-  const secure = url.protocol === 'smtps:';
-  const user = safeDecode(url.username);
-  return {
-    secure,
-    host: url.hostname.replace(/^\[|\]$/g, ''),
-    port: url.port ? Number(url.port) : secure ? 465 : 587,
-    ...(user ? { auth: { user, pass: safeDecode(url.password) } } : {}),
-  };
-}
-
 async function sendMail(
   target: SendTarget,
   smtpUrl: string,
@@ -188,19 +156,7 @@ async function sendMail(
     for (const a of attachments) a.content.destroy();
     throw err;
   }
-  const transport = nodemailer.createTransport({
-    host: address,
-    port: smtp.port,
-    secure: smtp.secure,
-    ...(isIP(smtp.host) ? {} : { servername: smtp.host }),
-    ...(smtp.auth ? { auth: smtp.auth } : {}),
-    connectionTimeout: timeoutMs,
-    greetingTimeout: timeoutMs,
-    socketTimeout: timeoutMs,
-    dnsTimeout: timeoutMs,
-    logger: false,
-    debug: false,
-  });
+  const transport = smtpTransport(address, smtp, timeoutMs);
   const inReplyTo = target.replyTo?.messageId;
   try {
     const info = await transport.sendMail({
@@ -259,12 +215,4 @@ export function firstLineSubject(text: string, files: number): string {
 function replySubject(subject: string | undefined): string | undefined {
   if (subject === undefined || subject.trim() === '') return undefined;
   return /^\s*re\s*:/i.test(subject) ? subject : `Re: ${subject}`;
-}
-
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
 }

@@ -1,10 +1,9 @@
-import { isIP } from 'node:net';
-import nodemailer, { type NodemailerError } from 'nodemailer';
-import { parseSmtpUrl } from '../channels/email.js';
+import type { NodemailerError } from 'nodemailer';
 import { outcomes } from '../channels/send-outcome.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { checkedAddress, RefusedAddressError, systemResolve } from '../net/address-guard.js';
+import { parseSmtpUrl, smtpTransport } from '../net/smtp.js';
 
 /** One message of the service's own (docs/accounts.md): always both a plain-text and an HTML part. */
 export interface SystemMail {
@@ -80,18 +79,7 @@ function createSystemMailer(deps: Deps, settings: { smtpUrl: string; from: strin
         throw new MailSendError(`INBOX_SMTP_URL: ${err.message}; set INBOX_ALLOW_PRIVATE_SMTP=true for a relay on your own network`);
       throw new MailSendError('could not resolve the host of INBOX_SMTP_URL');
     }
-    const transport = nodemailer.createTransport({
-      host: address,
-      port: smtp.port,
-      secure: smtp.secure,
-      ...(isIP(smtp.host) ? {} : { servername: smtp.host }),
-      ...(smtp.auth ? { auth: smtp.auth } : {}),
-      connectionTimeout: SYSTEM_MAIL_TIMEOUT_MS,
-      greetingTimeout: SYSTEM_MAIL_TIMEOUT_MS,
-      socketTimeout: SYSTEM_MAIL_TIMEOUT_MS,
-      logger: false,
-      debug: false,
-    });
+    const transport = smtpTransport(address, smtp, SYSTEM_MAIL_TIMEOUT_MS);
     try {
       await transport.sendMail({
         from: settings.from,

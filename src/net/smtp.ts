@@ -1,0 +1,64 @@
+import { isIP } from 'node:net';
+import nodemailer from 'nodemailer';
+
+/** What a connection's `smtpUrl` may say: where to connect and as whom, nothing else. */
+export interface SmtpTarget {
+  secure: boolean;
+  host: string;
+  port: number;
+  auth?: { user: string; pass: string };
+}
+
+/**
+ * Reads an `smtp://` or `smtps://` URL into host, port, security and auth only. Query options
+ * (nodemailer reads `?debug=`, `?logger=`, `?proxy=`, `?tls.…` from a URL) and the path are
+ * ignored: the URL is a tenant's, and none of those are the tenant's to set. Undefined when
+ * the URL does not parse or is not SMTP.
+ */
+export function parseSmtpUrl(smtpUrl: string): SmtpTarget | undefined {
+  let url: URL;
+  try {
+    url = new URL(smtpUrl);
+  } catch {
+    return undefined;
+  }
+  if ((url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') return undefined;
+  const secure = url.protocol === 'smtps:';
+  const user = safeDecode(url.username);
+  return {
+    secure,
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port: url.port ? Number(url.port) : secure ? 465 : 587,
+    ...(user ? { auth: { user, pass: safeDecode(url.password) } } : {}),
+  };
+}
+
+/**
+ * The one way this service opens SMTP: to an address already checked by the address guard
+ * (`host` kept for TLS's server name), every wait bounded, nodemailer's own logging off (it
+ * would print credentials and message bodies).
+ */
+export function smtpTransport(address: string, smtp: SmtpTarget, timeoutMs: number) {
+  return nodemailer.createTransport({
+    host: address,
+    port: smtp.port,
+    secure: smtp.secure,
+    ...(isIP(smtp.host) ? {} : { servername: smtp.host }),
+    ...(smtp.auth ? { auth: smtp.auth } : {}),
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+    dnsTimeout: timeoutMs,
+    logger: false,
+    debug: false,
+  });
+}
+
+/** A URL part decoded, or left as it is when it is not valid percent-encoding. */
+export function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
