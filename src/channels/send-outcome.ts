@@ -1,3 +1,4 @@
+import { redactSecrets } from '../text/redact.js';
 import { truncate } from '../text/truncate.js';
 import type { SendOutcome } from './channel.js';
 
@@ -10,7 +11,7 @@ export const SEND_ERROR_MAX = 1000;
  * password back), then the text is bounded.
  */
 export function outcomes(secrets: readonly (string | undefined)[]) {
-  const clean = (error: string) => truncate(redact(error, secrets), SEND_ERROR_MAX);
+  const clean = (error: string) => truncate(redactSecrets(error, secrets), SEND_ERROR_MAX);
   return {
     failed: (error: string): SendOutcome => ({ outcome: 'failed', error: clean(error) }),
     retry: (error: string, retryAfterSeconds?: number): SendOutcome =>
@@ -30,12 +31,4 @@ export function noCredentials(key: string, required: Record<string, string | und
     outcome: 'failed',
     error: `the ${key} connection has no credentials (${missing.join(', ')} missing): set them with PATCH /v1/connections/:id`,
   };
-}
-
-function redact(text: string, secrets: readonly (string | undefined)[]): string {
-  let out = text;
-  // Longest first, so a secret that contains another is cut whole.
-  const sorted = secrets.filter((s): s is string => !!s && s.length >= 4).sort((a, b) => b.length - a.length);
-  for (const secret of sorted) out = out.replaceAll(secret, '[redacted]');
-  return out;
 }

@@ -1,9 +1,10 @@
 import type { NodemailerError } from 'nodemailer';
-import { outcomes } from '../channels/send-outcome.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { checkedAddress, RefusedAddressError, systemResolve } from '../net/address-guard.js';
 import { parseSmtpUrl, smtpTransport } from '../net/smtp.js';
+import { redactSecrets } from '../text/redact.js';
+import { truncate } from '../text/truncate.js';
 
 /** One message of the service's own (docs/accounts.md): always both a plain-text and an HTML part. */
 export interface SystemMail {
@@ -30,6 +31,9 @@ export interface SystemMailer {
   /** Resolves once every send started so far has ended (tests wait on it, the shutdown too). */
   settled(): Promise<void>;
 }
+
+/** A failed send's reason is kept to at most this many characters in the log. */
+const MAIL_ERROR_MAX = 1000;
 
 /** One SMTP conversation may take this long, greeting to the server's last answer. */
 export const SYSTEM_MAIL_TIMEOUT_MS = 15_000;
@@ -62,10 +66,7 @@ function createSystemMailer(deps: Deps, settings: { smtpUrl: string; from: strin
   } catch {
     // The configuration has checked the URL already.
   }
-  const clean = (text: string) => {
-    const outcome = outcomes([settings.smtpUrl, password, smtp?.auth?.pass]).failed(text);
-    return outcome.outcome === 'failed' ? outcome.error : text;
-  };
+  const clean = (text: string) => truncate(redactSecrets(text, [settings.smtpUrl, password, smtp?.auth?.pass]), MAIL_ERROR_MAX);
 
   async function send(mail: SystemMail): Promise<void> {
     if (!smtp) throw new MailSendError('INBOX_SMTP_URL is not an smtp:// or smtps:// URL');
