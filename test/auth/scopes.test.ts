@@ -8,18 +8,8 @@ import { makeTenant, makeUser } from '../helpers/factories.js';
 
 // Every route the app registers, collected as Fastify registers it (an onRoute hook on each
 // instance), so a route added later is covered without anyone listing it here.
-const routes = vi.hoisted(() => [] as { method: string; url: string }[]);
-vi.mock('fastify', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('fastify')>();
-  const wrapped = ((options?: object) => {
-    const app = actual.default(options);
-    app.addHook('onRoute', (route) => {
-      for (const method of [route.method].flat()) routes.push({ method, url: route.url });
-    });
-    return app;
-  }) as unknown as typeof actual.default;
-  return { ...actual, default: wrapped, fastify: wrapped };
-});
+const { routes, fastifyWithRouteLog } = await vi.hoisted(() => import('../helpers/route-log.js'));
+vi.mock('fastify', fastifyWithRouteLog);
 
 const ctx = await useTestContext();
 const tenant = await makeTenant(ctx.deps);

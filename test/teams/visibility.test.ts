@@ -10,20 +10,10 @@ import { signedInUser } from '../threads/workflow-helpers.js';
 // Who sees what (docs/teams.md): with restrictAgentsToTeams, an agent sees the threads of their
 // teams, of no team and assigned to them; any other thread does not exist for them.
 
-// Every route the app registers, collected as Fastify registers it (as test/auth/scopes.test.ts
-// does), so a thread route added later is walked without anyone listing it here.
-const routes = vi.hoisted(() => [] as { method: string; url: string }[]);
-vi.mock('fastify', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('fastify')>();
-  const wrapped = ((options?: object) => {
-    const app = actual.default(options);
-    app.addHook('onRoute', (route) => {
-      for (const method of [route.method].flat()) routes.push({ method, url: route.url });
-    });
-    return app;
-  }) as unknown as typeof actual.default;
-  return { ...actual, default: wrapped, fastify: wrapped };
-});
+// Every route the app registers (test/helpers/route-log.ts), so a thread route added later is
+// walked without anyone listing it here.
+const { routes, fastifyWithRouteLog } = await vi.hoisted(() => import('../helpers/route-log.js'));
+vi.mock('fastify', fastifyWithRouteLog);
 
 const ctx = await useTestContext();
 const db = ctx.deps.db;
