@@ -47,13 +47,15 @@ const unread = (userId: number) =>
 /**
  * Records what the page does with the browser's notification and audio APIs while still
  * calling the real ones: how often it asked for permission, what it showed, tones it played.
+ * Headless Chromium answers "denied" to a page nobody has asked for yet; a fresh profile of a
+ * browser on a desk answers "default", which the spy reports until the page asks.
  */
 const SPY = `
   window.__asks = 0; window.__shown = []; window.__tones = 0;
   const Real = window.Notification;
   class Spy extends Real {
     constructor(title, options) { super(title, options); window.__shown.push({ title, body: options && options.body }); }
-    static get permission() { return Real.permission; }
+    static get permission() { return window.__asks === 0 && Real.permission === 'denied' ? 'default' : Real.permission; }
     static requestPermission(...args) { window.__asks += 1; return Real.requestPermission(...args); }
   }
   window.Notification = Spy;
@@ -166,7 +168,7 @@ describe('working as a team in the console', () => {
     await context.close();
   });
 
-  it('two agents: B viewing and typing shows to A, an @ mention from B reaches A, an assignment moves A\'s tab count; forgotten after 20 s', {
+  it("two agents: B viewing and typing shows to A, an @ mention from B reaches A, an assignment moves A's tab count; forgotten after 20 s", {
     timeout: 120_000,
   }, async () => {
     await db.updateTable('notifications').set({ read_at: new Date() }).where('user_id', '=', ada.id).execute();
@@ -204,7 +206,12 @@ describe('working as a team in the console', () => {
     await b.page.keyboard.type('the customer wants XL, can you check stock?');
     await b.page.keyboard.press('Enter');
     const note = await waitFor(
-      () => db.selectFrom('messages').selectAll().where('text', '=', '@Ada Lovelace the customer wants XL, can you check stock?').executeTakeFirst(),
+      () =>
+        db
+          .selectFrom('messages')
+          .selectAll()
+          .where('text', '=', '@Ada Lovelace the customer wants XL, can you check stock?')
+          .executeTakeFirst(),
       'the note',
     );
     expect(note.kind).toBe('note');

@@ -33,14 +33,20 @@ export function BellMenu() {
     const outside = (e: MouseEvent) => {
       if (!wrap.current?.contains(e.target as Node)) setOpen(false);
     };
+    // Escape closes it wherever the focus is (also after "Mark all read" disabled itself).
+    const escape = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return;
+      e.preventDefault();
+      setOpen(false);
+      button.current?.focus();
+    };
     document.addEventListener('mousedown', outside);
-    return () => document.removeEventListener('mousedown', outside);
+    document.addEventListener('keydown', escape);
+    return () => {
+      document.removeEventListener('mousedown', outside);
+      document.removeEventListener('keydown', escape);
+    };
   }, [open]);
-
-  function close() {
-    setOpen(false);
-    button.current?.focus();
-  }
 
   function openThread(e: MouseEvent, n: InboxNotification) {
     if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
@@ -74,17 +80,7 @@ export function BellMenu() {
         )}
       </button>
       {open && (
-        <section
-          id="notifications"
-          class="notification-panel"
-          aria-label="Notifications"
-          onKeyDown={(e) => {
-            if (e.key === 'Escape') {
-              e.stopPropagation();
-              close();
-            }
-          }}
-        >
+        <section id="notifications" class="notification-panel" aria-label="Notifications">
           <div class="panel-head">
             <h2>Notifications</h2>
             <button type="button" class="link" onClick={() => void markAllRead()} disabled={count === 0}>
