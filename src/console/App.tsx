@@ -110,7 +110,7 @@ export function App() {
         >
           {s.user.name}
         </a>
-        <button type="button" class="link" onClick={() => setHelp(true)} aria-label="Keyboard shortcuts">
+        <button type="button" class="link shortcuts-button" onClick={() => setHelp(true)} aria-label="Keyboard shortcuts">
           ?
         </button>
         <button type="button" onClick={() => void signOut()}>

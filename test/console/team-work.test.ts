@@ -1,7 +1,7 @@
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { useConsole } from '../helpers/console.js';
+import { PHONE, useConsole } from '../helpers/console.js';
 import { makeUser } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';
 
@@ -141,6 +141,23 @@ describe('working as a team in the console', () => {
     expect(await page.evaluate('window.__asks')).toBe(0);
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
+
+    // On a phone every control of the header stays on the screen.
+    const phone = await c.newPage({ viewport: PHONE });
+    await c.signIn(phone.page);
+    await phone.page.getByRole('combobox', { name: 'Your status' }).waitFor();
+    const controls = await phone.page.locator('.topbar').locator('a, button, select').all();
+    expect(controls.length).toBeGreaterThan(4);
+    for (const control of controls) {
+      // A hidden control (the brand, the shortcuts) has no box.
+      const box = await control.boundingBox();
+      if (box) expect(box.x + box.width, (await control.textContent()) ?? '').toBeLessThanOrEqual(PHONE.width);
+    }
+    await phone.page.locator('button.bell').click();
+    const panelBox = await phone.page.getByRole('region', { name: 'Notifications' }).boundingBox();
+    expect(panelBox!.x).toBeGreaterThanOrEqual(0);
+    expect(panelBox!.x + panelBox!.width).toBeLessThanOrEqual(PHONE.width);
+    await phone.context.close();
   });
 
   it('the status menu sets availability and shows a change made elsewhere live', { timeout: 60_000 }, async () => {
@@ -225,6 +242,10 @@ describe('working as a team in the console', () => {
 
     // Bo assigns the thread to Ada from the header: her Mine count moves live.
     await b.page.getByLabel('Assignee').selectOption(String(ada.id));
+    await waitFor(async () => {
+      const t = await db.selectFrom('threads').select('assignee_id').where('id', '=', thread).executeTakeFirstOrThrow();
+      return t.assignee_id === ada.id ? t : undefined;
+    }, "the thread to be Ada's");
     await expect.poll(() => mine.textContent()).toBe(`Mine ${Number(mineBefore) + 1}`);
     await expect.poll(() => a.page.title()).toBe('(2) Inbox');
 
