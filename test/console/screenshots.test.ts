@@ -106,8 +106,13 @@ describe('console screenshots', () => {
     await as('PATCH', `/v1/threads/${await threadOf('Can I change the size of my jacket to XL?')}`, { assigneeId: c.agent.id });
 
     const { context, page } = await c.newPage({ viewport: { width: 1280, height: 760 } });
-    // As after the agent allowed them (headless Chromium would say they are blocked).
-    await context.grantPermissions(['notifications'], { origin: c.base });
+    // A fresh profile as on a desk: headless Chromium reports notifications blocked until asked.
+    await page.addInitScript(`{
+      const Real = window.Notification;
+      window.Notification = class extends Real {
+        static get permission() { return Real.permission === 'denied' ? 'default' : Real.permission; }
+      };
+    }`);
     await c.signIn(page);
     await page.getByRole('link', { name: /Maya Schulz/ }).click();
     await page.locator('img.inline-image').waitFor();

@@ -148,10 +148,15 @@ describe('working as a team in the console', () => {
     await phone.page.getByRole('combobox', { name: 'Your status' }).waitFor();
     const controls = await phone.page.locator('.topbar').locator('a, button, select').all();
     expect(controls.length).toBeGreaterThan(4);
+    let right = 0;
     for (const control of controls) {
-      // A hidden control (the brand, the shortcuts) has no box.
+      // A hidden control (the brand, the shortcuts) has no box; the others sit side by side.
       const box = await control.boundingBox();
-      if (box) expect(box.x + box.width, (await control.textContent()) ?? '').toBeLessThanOrEqual(PHONE.width);
+      if (!box) continue;
+      const name = (await control.textContent()) ?? '';
+      expect(box.x, `${name} overlaps the control before it`).toBeGreaterThanOrEqual(right);
+      expect(box.x + box.width, name).toBeLessThanOrEqual(PHONE.width);
+      right = box.x + box.width;
     }
     await phone.page.locator('button.bell').click();
     const panelBox = await phone.page.getByRole('region', { name: 'Notifications' }).boundingBox();
