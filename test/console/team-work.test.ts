@@ -118,7 +118,7 @@ describe('working as a team in the console', () => {
     await panel.getByText('Desktop notifications are on.').waitFor();
     expect(await page.evaluate('window.__asks')).toBe(1);
     await panel.getByLabel('Play a sound').check();
-    expect(await page.evaluate(() => localStorage.getItem('inbox.notify.sound'))).toBe('on');
+    expect(await page.evaluate("localStorage.getItem('inbox.notify.sound')")).toBe('on');
     await boApi('PATCH', `/v1/threads/${second}`, { assigneeId: ada.id });
     await expect.poll(() => page.evaluate('window.__shown.length')).toBe(1);
     expect(await page.evaluate('window.__shown[0].body')).toMatch(/Bo Builder assigned you · Jonas Weber/);
@@ -256,7 +256,7 @@ describe('working as a team in the console', () => {
 
     // Bo leaves: after 20 s without a word from him, Ada's console forgets him.
     await b.context.close();
-    await expect.poll(() => banner.textContent(), { timeout: 35_000, intervals: [1_000] }).toBe('');
+    await expect.poll(() => banner.textContent(), { timeout: 35_000, interval: 1_000 }).toBe('');
     expect(c.errorsOf(a.page)).toEqual([]);
     await a.context.close();
   });

@@ -34,17 +34,17 @@ export function BellMenu() {
       if (!wrap.current?.contains(e.target as Node)) setOpen(false);
     };
     // Escape closes it wherever the focus is (also after "Mark all read" disabled itself).
-    const escape = (e: KeyboardEvent) => {
+    const onEscape = (e: KeyboardEvent) => {
       if (e.key !== 'Escape') return;
       e.preventDefault();
       setOpen(false);
       button.current?.focus();
     };
     document.addEventListener('mousedown', outside);
-    document.addEventListener('keydown', escape);
+    document.addEventListener('keydown', onEscape);
     return () => {
       document.removeEventListener('mousedown', outside);
-      document.removeEventListener('keydown', escape);
+      document.removeEventListener('keydown', onEscape);
     };
   }, [open]);
 
