@@ -89,11 +89,3 @@ onRealtime((event) => {
   wantThreadNames([n.threadId]);
   alert(n, () => void markRead(n));
 });
-
-/** Loads the bell when the console starts signed in (a reload with the refresh cookie sets the session later). */
-export function startBell(): void {
-  if (session.get() && !started) {
-    started = true;
-    reload();
-  }
-}
