@@ -1,10 +1,15 @@
-import type { TeamUser } from '../../client/client';
-
 /**
  * Mentions in a private note (docs/console.md, "Mentions"): `@` followed by the start of a
  * name lists the workspace's people; the note is sent with the ids of everyone whose "@Name"
  * stays in its text, so deleting the name takes the mention back.
  */
+/** Who can be mentioned: a workspace user (`Person`) as far as mentions read it; no import, so tests read this file alone. */
+export interface Person {
+  id: number;
+  name: string;
+  active: boolean;
+}
+
 export interface MentionQuery {
   /** Where the `@` is. */
   at: number;
@@ -23,7 +28,7 @@ export function mentionAt(text: string, caret: number): MentionQuery | null {
 }
 
 /** People whose name, or a word of it, starts with what was typed (case and accents aside). */
-export function choicesFor(users: readonly TeamUser[], query: string, me: number): TeamUser[] {
+export function choicesFor<P extends Person>(users: readonly P[], query: string, me: number): P[] {
   const q = fold(query);
   return users
     .filter((u) => u.active && u.id !== me)
@@ -36,23 +41,23 @@ export function choicesFor(users: readonly TeamUser[], query: string, me: number
 
 const fold = (s: string) => s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
 
-/** The text with the `@…` at `q` replaced by "@Name ", and where the caret goes. */
-export function insertMention(text: string, q: MentionQuery, caret: number, user: TeamUser): { text: string; caret: number } {
-  const inserted = `@${user.name} `;
+/** The text with the `@…` at `q` replaced by "@Name " (no second space before one that follows), and where the caret goes. */
+export function insertMention(text: string, q: MentionQuery, caret: number, user: Person): { text: string; caret: number } {
+  const inserted = text.slice(caret).startsWith(' ') ? `@${user.name}` : `@${user.name} `;
   return { text: text.slice(0, q.at) + inserted + text.slice(caret), caret: q.at + inserted.length };
 }
 
 const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** A pattern finding "@Name" of any of `users`, the longest names first ("@Cy Young" before "@Cy"). */
-function pattern(users: readonly TeamUser[]): RegExp | null {
+function pattern(users: readonly Person[]): RegExp | null {
   if (users.length === 0) return null;
   const names = [...users].sort((a, b) => b.name.length - a.name.length).map((u) => literal(u.name));
   return new RegExp(`@(${names.join('|')})(?![\\p{L}\\p{N}])`, 'gu');
 }
 
 /** The ids of the people whose "@Name" is in `text`. */
-export function mentionedIn(text: string, users: readonly TeamUser[]): number[] {
+export function mentionedIn(text: string, users: readonly Person[]): number[] {
   const re = pattern(users.filter((u) => u.active));
   if (!re) return [];
   const ids = new Set<number>();
@@ -64,7 +69,7 @@ export function mentionedIn(text: string, users: readonly TeamUser[]): number[] 
 }
 
 /** `text` cut into plain parts and "@Name" parts of `users`, for showing a note. */
-export function splitMentions(text: string, users: readonly TeamUser[]): { text: string; mention: boolean }[] {
+export function splitMentions(text: string, users: readonly Person[]): { text: string; mention: boolean }[] {
   const re = pattern(users);
   if (!re) return [{ text, mention: false }];
   const parts: { text: string; mention: boolean }[] = [];
