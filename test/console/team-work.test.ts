@@ -124,6 +124,12 @@ describe('working as a team in the console', () => {
     expect(await page.evaluate('window.__shown[0].body')).toMatch(/Bo Builder assigned you · Jonas Weber/);
     expect(await page.evaluate('window.__tones')).toBeGreaterThan(0);
     await expect.poll(() => page.title()).toBe('(3) Inbox');
+    // Jonas writes in the conversation Ada is reading: counted, but neither shown nor chimed.
+    const tones = await page.evaluate('window.__tones');
+    await c.deliverWhatsapp({ from: '4915100000202', name: 'Jonas Weber', text: 'Vienna, 1010' });
+    await expect.poll(() => page.title()).toBe('(4) Inbox');
+    expect(await page.evaluate('window.__shown.length')).toBe(1);
+    expect(await page.evaluate('window.__tones')).toBe(tones);
 
     // Mark all read: the count and the title clear, and so does the service's list.
     await panel.getByRole('button', { name: 'Mark all read' }).click();

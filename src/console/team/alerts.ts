@@ -1,5 +1,5 @@
 import type { Notification as InboxNotification } from '../../client/client';
-import { navigate } from '../shared/router';
+import { navigate, route, threadIdOf } from '../shared/router';
 import { createStore } from '../shared/store';
 import { describe } from './describe';
 
@@ -57,6 +57,8 @@ function chime(): void {
 /** `onOpen`: the agent clicked the browser's notification (it opens the thread too). */
 export function alert(n: InboxNotification, onOpen: () => void): void {
   if (!ALERTED.includes(n.type) || n.readAt) return;
+  // A contact's message in the conversation the agent is reading is already in front of them.
+  if (n.type === 'message' && document.visibilityState === 'visible' && threadIdOf(route.get()) === n.threadId) return;
   if (soundOn.get()) chime();
   if (permission.get() !== 'granted' || !supported()) return;
   const shown = new globalThis.Notification('Inbox', { body: describe(n), tag: `inbox-notification-${n.id}` });
