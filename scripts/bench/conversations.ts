@@ -112,6 +112,8 @@ export async function measureConversations(options: BenchOptions, databaseUrl: s
       await time('threads label=escalated', `${api.url}/v1/threads?label=escalated`, headers, options.samples),
       await time('threads status=open&label=absent', `${api.url}/v1/threads?status=open&label=absent`, headers, options.samples),
       await time('labels', `${api.url}/v1/labels`, headers, options.samples),
+      // The console's tab counts, read again after thread events.
+      await time('threads/counts status=open', `${api.url}/v1/threads/counts?status=open`, headers, options.samples),
     ];
     // Words by frequency: the most common, a middling one, a rare one; a phrase, an `or`, an exclusion.
     const [common, middling, rare] = [WORDS[0]!, WORDS[100]!, WORDS[3000]!];
@@ -146,6 +148,7 @@ export async function measureConversations(options: BenchOptions, databaseUrl: s
       ),
       await time('restricted: threads label=vip', `${api.url}/v1/threads?label=vip`, headers, options.samples),
       await time('restricted: labels', `${api.url}/v1/labels`, headers, options.samples),
+      await time('restricted: threads/counts status=open', `${api.url}/v1/threads/counts?status=open`, headers, options.samples),
       await time(`restricted: search ${common}`, `${api.url}/v1/messages/search?q=${common}`, headers, options.samples),
     ];
     plans.restrictedPage = await explainRestrictedPage(db, workspaceId, me);

@@ -25,6 +25,7 @@ import type {
   Message,
   MessageSearch,
   Notification,
+  OwnUserPatch,
   PasswordChange,
   PasswordChanged,
   PasswordReset,
@@ -47,6 +48,8 @@ import type {
   TeamUserCreate,
   TeamUserPatch,
   Thread,
+  ThreadCounts,
+  ThreadCountsQuery,
   ThreadFilters,
   ThreadPatch,
   ThreadViewing,
@@ -219,6 +222,8 @@ export function tenantClient(initial: ClientOptions) {
     users: (query: ListQuery = {}) => client.all<TeamUser>('/v1/users', { ...query }),
     createUser: (body: TeamUserCreate) => send<TeamUser>('POST', '/v1/users', body),
     updateUser: (userId: number, patch: TeamUserPatch) => send<TeamUser>('PATCH', `/v1/users/${id(userId)}`, patch),
+    /** One's own name or availability; the workspace hears `user.updated`. */
+    updateMe: (patch: OwnUserPatch) => send<TeamUser>('PATCH', '/v1/users/me', patch),
 
     // ---- the workspace's settings (changing them takes an admin) ----
     workspace: () => get<WorkspaceSettings>('/v1/workspace'),
@@ -240,6 +245,9 @@ export function tenantClient(initial: ClientOptions) {
       client.all<Notification>('/v1/notifications', { ...query, unread: unread === undefined ? undefined : String(unread) }),
     readNotification: (notificationId: number) => send<Notification>('POST', `/v1/notifications/${id(notificationId)}/read`),
     readAllNotifications: () => call<void>(options, '/v1/notifications/read-all', { method: 'POST' }),
+    /** How many threads each view (mine, unassigned, all) holds under the list's other filters. */
+    threadCounts: ({ status, ...query }: ThreadCountsQuery = {}) =>
+      get<ThreadCounts>('/v1/threads/counts', { ...query, status: Array.isArray(status) ? status.join(',') : status }),
     /** Tells the workspace's sockets you are looking at (or typing in) the thread: `thread.viewing`. */
     viewing: (threadId: number, body: ThreadViewing = {}) =>
       call<void>(options, `/v1/threads/${id(threadId)}/viewing`, { method: 'POST', body }),

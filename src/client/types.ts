@@ -67,6 +67,17 @@ export interface ThreadFilters {
   teamId?: number | 'none';
 }
 
+/** `GET /v1/threads/counts` filters: the list's, but for the assignee, which each count is about. */
+export type ThreadCountsQuery = Omit<ThreadFilters, 'assigneeId'>;
+
+/** `GET /v1/threads/counts`: the threads of each view of the list, under the same filters. */
+export interface ThreadCounts {
+  /** Assigned to the caller; null for an API key, which is nobody. */
+  mine: number | null;
+  unassigned: number;
+  all: number;
+}
+
 /** `GET /v1/labels`: a label used on the workspace's threads. */
 export interface Label {
   name: string;

@@ -10,6 +10,9 @@ import { connection } from './shared/realtime';
 import { navigate, onLinkClick, route, threadIdOf } from './shared/router';
 import { restoring, session, signOut } from './shared/session';
 import { useStore } from './shared/store';
+import { wantTeam } from './shared/team';
+import { BellMenu } from './team/Bell';
+import { StatusMenu } from './team/StatusMenu';
 
 const typing = (el: EventTarget | null) =>
   el instanceof HTMLElement && (el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName));
@@ -52,6 +55,11 @@ export function App() {
     return () => removeEventListener('keydown', onKey);
   }, [Boolean(s)]);
 
+  // The status menu, the bell's names and the @ picker read the team.
+  useEffect(() => {
+    if (s) wantTeam();
+  }, [s?.user.id]);
+
   // A reload keeps its address while the refresh cookie is asked for the session.
   useEffect(() => {
     if (!s && !waking && path !== '/' && !linkPage) navigate('/', { replace: true });
@@ -92,6 +100,8 @@ export function App() {
             </a>
           )}
         </nav>
+        <StatusMenu />
+        <BellMenu />
         <a
           href="/app/account"
           class="me"
@@ -100,7 +110,7 @@ export function App() {
         >
           {s.user.name}
         </a>
-        <button type="button" class="link" onClick={() => setHelp(true)} aria-label="Keyboard shortcuts">
+        <button type="button" class="link shortcuts-button" onClick={() => setHelp(true)} aria-label="Keyboard shortcuts">
           ?
         </button>
         <button type="button" onClick={() => void signOut()}>

@@ -71,6 +71,32 @@ export async function listThreads(db: Executor, reader: ThreadReader, filters: T
   return keysetPage(q, BY_LAST_MESSAGE, page);
 }
 
+/**
+ * How many threads the reader sees under `filters` (the assignee aside): all of them, the
+ * unassigned ones and those assigned to `me` (null: no person asked). One statement, counted
+ * with FILTER, so the three views' numbers agree with each other at one moment.
+ */
+export async function countThreads(db: Executor, reader: ThreadReader, filters: Omit<ThreadFilters, 'assignee'>, me: number | null) {
+  const { statuses, connectionId, contactId, label, team } = filters;
+  const row = await db
+    .selectFrom('threads')
+    .where('threads.workspace_id', '=', reader.workspaceId)
+    .where(visibleThreads(reader))
+    .$if(statuses !== undefined && statuses.length > 0, (q) => q.where('threads.status', 'in', statuses!))
+    .$if(connectionId !== undefined, (q) => q.where('threads.connection_id', '=', connectionId!))
+    .$if(contactId !== undefined, (q) => q.where('threads.contact_id', '=', contactId!))
+    .$if(team === 'none', (q) => q.where('threads.team_id', 'is', null))
+    .$if(typeof team === 'number', (q) => q.where('threads.team_id', '=', team as number))
+    .$if(label !== undefined, (q) => q.where(sql<boolean>`threads.labels @> ARRAY[${label}]::text[]`))
+    .select([
+      sql<string>`count(*)`.as('all'),
+      sql<string>`count(*) FILTER (WHERE threads.assignee_id IS NULL)`.as('unassigned'),
+      sql<string>`count(*) FILTER (WHERE threads.assignee_id = ${me ?? 0})`.as('mine'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { mine: me === null ? null : Number(row.mine), unassigned: Number(row.unassigned), all: Number(row.all) };
+}
+
 /** One thread the reader may see; undefined for any other (another workspace's, another team's). */
 export async function findThread(db: Executor, reader: ThreadReader, id: number) {
   return readableThreads(db, reader).where('threads.id', '=', id).executeTakeFirst();

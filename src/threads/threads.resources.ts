@@ -57,3 +57,13 @@ export function threadResource(row: ThreadView): Static<typeof ThreadResource> {
     createdAt: row.created_at.toISOString(),
   };
 }
+
+/** `GET /v1/threads/counts`: the number of threads in each view of the list, under one set of filters. */
+export const ThreadCountsResource = Type.Object(
+  {
+    mine: Nullable(Type.Integer({ minimum: 0, description: 'assigned to the caller; null for an API key' })),
+    unassigned: Type.Integer({ minimum: 0 }),
+    all: Type.Integer({ minimum: 0 }),
+  },
+  { title: 'ThreadCounts' },
+);

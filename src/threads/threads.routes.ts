@@ -10,12 +10,14 @@ import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope } from '../http/schemas.js';
 import { MessageResource } from '../messaging/messaging.resources.js';
 import { parseThreadFilters, ThreadFilterQuery } from './thread-filters.js';
-import { findThread, listThreads } from './threads.queries.js';
-import { ThreadResource, threadResource } from './threads.resources.js';
+import { countThreads, findThread, listThreads } from './threads.queries.js';
+import { ThreadCountsResource, ThreadResource, threadResource } from './threads.resources.js';
 import { transcriptPage } from './threads.service.js';
 
 const ThreadParams = Type.Object({ id: Type.With(BigId, { description: 'the thread id' }) });
 const ThreadsQuery = Type.Object({ ...CursorQuery.properties, ...ThreadFilterQuery });
+const { assigneeId: _eachCount, ...CountFilters } = ThreadFilterQuery;
+const CountsQuery = Type.Object(CountFilters, { additionalProperties: false });
 
 /** Tenant lists of what the workers made: threads and their messages (cursor pages; contacts: src/contacts/). */
 export const threadsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -35,6 +37,25 @@ export const threadsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       const filters = parseThreadFilters(request.query, auth);
       const page = await listThreads(deps.db, auth, filters, parseCursorQuery(request.query));
       return envelope(request, page.items.map(threadResource), page.meta);
+    },
+  );
+
+  // The console's tabs (docs/conversations.md, "Counts per view"): each count is about an
+  // assignee, so the list's other filters apply and `assigneeId` is not one of them.
+  app.get(
+    '/threads/counts',
+    {
+      schema: {
+        summary: 'Count the threads of each view (mine, unassigned, all) under the list filters',
+        querystring: CountsQuery,
+        response: { 200: Envelope(ThreadCountsResource) },
+      },
+    },
+    async (request) => {
+      const auth = tenantOf(request);
+      const filters = parseThreadFilters(request.query, auth);
+      const me = auth.kind === 'api_key' ? null : auth.userId;
+      return envelope(request, await countThreads(deps.db, auth, filters, me));
     },
   );
 

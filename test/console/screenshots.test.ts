@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, it } from 'vitest';
 import { createCannedResponse } from '../../src/canned-responses/canned-responses.service.js';
 import { PHONE, useConsole } from '../helpers/console.js';
+import { makeUser } from '../helpers/factories.js';
 import { deliverWhatsappImage, picturePng } from '../helpers/pictures.js';
 import { waitFor } from '../helpers/webhooks.js';
 
@@ -78,5 +79,60 @@ describe('console screenshots', () => {
     await phone.page.locator('img.inline-image').waitFor();
     await phone.page.screenshot({ path: path.join(OUT, 'console-phone.png') });
     await phone.context.close();
+  });
+
+  it('writes the bell open and the collision banner', { timeout: 120_000 }, async () => {
+    // Runs after the first: the customers above are there, Maya's thread is Ada's.
+    const made = await makeUser(c.ctx.deps, c.tenant.workspace.id, { name: 'Bo Builder', email: 'bo@acme.test', roles: ['agent'] });
+    const login = await c.ctx.app.inject({
+      method: 'POST',
+      url: '/api/user/login',
+      payload: { email: made.user.email, password: made.password },
+    });
+    const bo = { authorization: `Bearer ${login.json().access_token as string}` };
+    const threadOf = async (text: string) =>
+      (await db.selectFrom('messages').select('thread_id').where('text', '=', text).executeTakeFirstOrThrow()).thread_id;
+    const as = async (method: 'PATCH' | 'POST', url: string, payload: object) => {
+      const res = await c.ctx.app.inject({ method, url, headers: bo, payload });
+      if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.body}`);
+    };
+    await as('PATCH', `/v1/threads/${await threadOf('Invoice for March please, for my accountant')}`, { assigneeId: c.agent.id });
+    await as('POST', `/v1/threads/${await threadOf('Do you ship to Austria?')}/messages`, {
+      text: '@Ada Lovelace this one is yours, they asked about Austria',
+      private: true,
+      mentions: [c.agent.id],
+    });
+    const maya = await threadOf('The tracking number is DE2231');
+    await as('PATCH', `/v1/threads/${await threadOf('Can I change the size of my jacket to XL?')}`, { assigneeId: c.agent.id });
+
+    const { context, page } = await c.newPage({ viewport: { width: 1280, height: 760 } });
+    // A fresh profile as on a desk: headless Chromium reports notifications blocked until asked.
+    await page.addInitScript(`{
+      const Real = window.Notification;
+      window.Notification = class extends Real {
+        static get permission() { return Real.permission === 'denied' ? 'default' : Real.permission; }
+      };
+    }`);
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Maya Schulz/ }).click();
+    await page.locator('img.inline-image').waitFor();
+    await page.locator('button.bell .bell-count', { hasText: '3' }).waitFor();
+    await page.locator('button.bell').click();
+    await page.getByRole('list', { name: 'Notification list' }).getByText('Bo Builder mentioned you').waitFor();
+    await page.getByRole('list', { name: 'Notification list' }).getByText('Tom Berg').waitFor();
+    await page.screenshot({ path: path.join(OUT, 'console-bell.png') });
+    await page.keyboard.press('Escape');
+
+    // Bo opens Maya's conversation and starts a note: Ada sees him typing.
+    const other = await c.newPage();
+    await c.signIn(other.page, { email: made.user.email, password: made.password });
+    await other.page.goto(`${c.base}/app/c/${maya}`);
+    await other.page.getByLabel('Private note').check();
+    await other.page.getByRole('textbox', { name: 'Reply' }).pressSequentially('The carrier says');
+    await page.locator('.collision', { hasText: 'Bo Builder is typing…' }).waitFor();
+    await page.getByRole('textbox', { name: 'Reply' }).focus();
+    await page.screenshot({ path: path.join(OUT, 'console-collision.png') });
+    await other.context.close();
+    await context.close();
   });
 });

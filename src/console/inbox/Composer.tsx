@@ -1,24 +1,34 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CannedResponse, Thread } from '../../client/client';
 import { fullTime } from '../shared/format';
+import { session } from '../shared/session';
 import { useStore } from '../shared/store';
+import { team, wantTeam } from '../shared/team';
 import { AttachButton, FileChips } from './AttachFiles';
 import { draftOf, saveDraft } from './drafts';
 import { attachFiles, chosenFiles, clearFiles, filesOf, filesPerMessage } from './files';
+import { choicesFor, insertMention, mentionAt, mentionedIn } from './mentions';
 import { TemplatePicker } from './TemplatePicker';
 import { useCannedResponses, useReply } from './use-composer';
+import { typed } from './viewing';
 
 /**
  * The reply box: Enter sends, Shift+Enter breaks a line; `/` at the start lists canned
  * responses; "Private note" writes for colleagues only. Outside the channel's reply window it
  * says so and offers the connection's templates. Files attach with the button or a pasted image
  * (see files.ts) and go with the reply by their ids; text is optional when there are files.
+ * In a note, `@` lists the people to mention (mentions.ts).
  */
 export function Composer({ thread }: { thread: Thread }) {
   const [draft, setDraft] = useState(() => draftOf(thread.id));
   const { sending, error, windowClosed, closedByClock, reopened, send: sendReply } = useReply(thread);
   const [pick, setPick] = useState(0);
+  const [caret, setCaret] = useState(0);
+  /** Where the `@` of a mention list the agent closed with Escape is: it stays closed. */
+  const [dismissedAt, setDismissedAt] = useState(-1);
   const box = useRef<HTMLTextAreaElement>(null);
+  const me = useStore(session)!.user.id;
+  const users = useStore(team);
   const files = filesOf(useStore(chosenFiles), thread.id);
   const limit = filesPerMessage(thread.integrationKey, draft.note);
   const stored = files.flatMap((f) => (f.state === 'stored' && f.attachment ? [f.attachment.id] : []));
@@ -44,6 +54,29 @@ export function Composer({ thread }: { thread: Thread }) {
   const matching = slash ? responses.filter((r) => r.shortCode.startsWith(slash[1]!)) : [];
   const menuOpen = matching.length > 0;
 
+  // Mentions: `@name…` at the caret, in a note.
+  useEffect(() => {
+    if (draft.note) wantTeam();
+  }, [draft.note]);
+  const mention = draft.note && !menuOpen ? mentionAt(draft.text, caret) : null;
+  const people = mention && mention.at !== dismissedAt && users ? choicesFor(users, mention.query, me) : [];
+  const peopleOpen = people.length > 0;
+  const picked = Math.min(pick, people.length - 1);
+
+  function mentionPerson(index: number) {
+    if (!mention) return;
+    const user = people[index];
+    if (!user) return;
+    const next = insertMention(draft.text, mention, caret, user);
+    update({ ...draft, text: next.text, idempotencyKey: undefined });
+    setCaret(next.caret);
+    setPick(0);
+    requestAnimationFrame(() => {
+      box.current?.focus();
+      box.current?.setSelectionRange(next.caret, next.caret);
+    });
+  }
+
   function insert(r: CannedResponse) {
     update({ ...draft, text: r.content });
     setPick(0);
@@ -54,6 +87,13 @@ export function Composer({ thread }: { thread: Thread }) {
     const text = draft.text.trim();
     if ((!text && stored.length === 0) || !filesReady || sending) return;
     const key = draft.idempotencyKey ?? crypto.randomUUID();
+    const mentions =
+      draft.note && users
+        ? mentionedIn(
+            text,
+            users.filter((u) => u.id !== me),
+          )
+        : [];
     const pending = { ...draft, idempotencyKey: key };
     update(pending);
     const outcome = await sendReply(
@@ -61,6 +101,7 @@ export function Composer({ thread }: { thread: Thread }) {
         ...(text ? { text } : {}),
         ...(stored.length > 0 ? { attachmentIds: stored } : {}),
         ...(draft.note ? { private: true } : {}),
+        ...(mentions.length > 0 ? { mentions } : {}),
       },
       key,
     );
@@ -73,6 +114,23 @@ export function Composer({ thread }: { thread: Thread }) {
   }
 
   function onKeyDown(e: KeyboardEvent) {
+    if (peopleOpen) {
+      if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+        e.preventDefault();
+        setPick((p) => (Math.min(p, people.length - 1) + (e.key === 'ArrowDown' ? 1 : people.length - 1)) % people.length);
+        return;
+      }
+      if (e.key === 'Enter' || e.key === 'Tab') {
+        e.preventDefault();
+        mentionPerson(picked);
+        return;
+      }
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        setDismissedAt(mention!.at);
+        return;
+      }
+    }
     if (menuOpen) {
       if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
         e.preventDefault();
@@ -134,6 +192,26 @@ export function Composer({ thread }: { thread: Thread }) {
           ))}
         </div>
       )}
+      {peopleOpen && (
+        <div class="canned mentions" role="listbox" aria-label="People to mention" id="mention-list">
+          {people.map((u, i) => (
+            <div
+              key={u.id}
+              tabIndex={-1}
+              id={`mention-${u.id}`}
+              role="option"
+              aria-selected={i === picked}
+              class={i === picked ? 'picked' : ''}
+              onMouseDown={(e) => {
+                e.preventDefault();
+                mentionPerson(i);
+              }}
+            >
+              <strong>@{u.name}</strong> <span class="muted">{u.email}</span>
+            </div>
+          ))}
+        </div>
+      )}
       <label for="reply-box" class="sr-only">
         Reply
       </label>
@@ -143,14 +221,26 @@ export function Composer({ thread }: { thread: Thread }) {
         rows={3}
         placeholder={
           draft.note
-            ? 'Write a private note (only your team sees it)'
+            ? 'Write a private note (only your team sees it); @ mentions a colleague'
             : 'Write a reply. Enter sends, Shift+Enter breaks a line, / for canned responses'
         }
         value={draft.text}
         disabled={closed && !draft.note}
-        aria-controls={menuOpen ? 'canned-list' : undefined}
-        aria-activedescendant={menuOpen ? `canned-${matching[Math.min(pick, matching.length - 1)]!.id}` : undefined}
-        onInput={(e) => update({ ...draft, text: e.currentTarget.value, idempotencyKey: undefined })}
+        aria-controls={menuOpen ? 'canned-list' : peopleOpen ? 'mention-list' : undefined}
+        aria-activedescendant={
+          menuOpen
+            ? `canned-${matching[Math.min(pick, matching.length - 1)]!.id}`
+            : peopleOpen
+              ? `mention-${people[picked]!.id}`
+              : undefined
+        }
+        onInput={(e) => {
+          update({ ...draft, text: e.currentTarget.value, idempotencyKey: undefined });
+          setCaret(e.currentTarget.selectionStart);
+          typed(thread.id);
+        }}
+        onKeyUp={(e) => setCaret(e.currentTarget.selectionStart)}
+        onClick={(e) => setCaret(e.currentTarget.selectionStart)}
         onKeyDown={onKeyDown}
         onPaste={(e) => {
           // An image on the clipboard (a screenshot) attaches like a chosen file.

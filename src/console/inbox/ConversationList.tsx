@@ -10,6 +10,7 @@ import { useOnVisible } from '../shared/use-on-visible';
 import { contactName, contacts } from './contacts';
 import { SearchResults } from './SearchResults';
 import { filter, type ListFilter, type View } from './threads';
+import { useCounts } from './use-counts';
 import { useThreads } from './use-threads';
 
 const TABS: [View, string][] = [
@@ -26,6 +27,7 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
   const names = useStore(contacts);
   const { threads, cursor, loading, error, loadMore } = useThreads(f);
   const [query, setQuery] = useState('');
+  const counts = useCounts(f);
   const connections =
     useLoad(() => s.client.page<Connection>('/v1/connections', { limit: 100 }).then((p) => p.data), [s.client]).data ?? [];
   const labelList = useLoad(() => s.client.labels(), [s.client]);
@@ -69,6 +71,7 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
               onClick={() => set({ view })}
             >
               {name}
+              {counts && counts[view] !== null && <span class="tab-count"> {counts[view]}</span>}
             </button>
           ))}
         </div>

@@ -7,6 +7,7 @@ export const SHORTCUTS: [key: string, what: string][] = [
   ['e', 'Resolve the conversation'],
   ['Enter', 'Send (Shift+Enter: new line)'],
   ['/', 'Canned responses (in the reply box)'],
+  ['@', 'Mention a colleague (in a private note)'],
   ['Esc', 'Leave the reply box, close this list'],
   ['?', 'Show these shortcuts'],
 ];

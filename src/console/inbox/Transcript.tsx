@@ -4,15 +4,17 @@ import { channelName, fullTime, shortTime } from '../shared/format';
 import { navigate } from '../shared/router';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
-import { team, wantTeam } from '../shared/team';
+import { team, userName, wantTeam } from '../shared/team';
 import { useOnVisible } from '../shared/use-on-visible';
 import { Attachments } from './Attachments';
 import { Composer } from './Composer';
 import { ContactPanel } from './ContactPanel';
 import { contactName, contacts } from './contacts';
+import { splitMentions } from './mentions';
 import { ThreadActions } from './ThreadActions';
 import { visibleThreads } from './threads';
 import { useThread } from './use-thread';
+import { joinNames, useViewing, viewers } from './viewing';
 
 const STATE: Record<string, [mark: string, word: string]> = {
   queued: ['🕓', 'Queued'],
@@ -56,12 +58,46 @@ function ActivityText({ text }: { text: string }) {
   );
 }
 
+/** A note's text with the people it mentions set apart ("@Cy"). */
+function NoteText({ m }: { m: Message }) {
+  const users = useStore(team);
+  const named = (users ?? []).filter((u) => m.mentions?.includes(u.id));
+  return (
+    <>
+      {splitMentions(m.text, named).map((part, i) =>
+        part.mention ? (
+          <mark class="mention" key={i}>
+            {part.text}
+          </mark>
+        ) : (
+          part.text
+        ),
+      )}
+    </>
+  );
+}
+
 /** Who wrote an outbound message or note: a user by name, "API" for an API key. */
 function Author({ m }: { m: Message }) {
   const users = useStore(team);
   if (m.direction !== 'outbound' && m.kind !== 'note') return null;
   const name = m.authorId === null ? 'API' : (users?.find((u) => u.id === m.authorId)?.name ?? `User ${m.authorId}`);
   return <span class="author">{name} · </span>;
+}
+
+/** Who else has the thread open: "Cy is viewing", "Bo is typing…" (a live region, so a screen reader hears it). */
+function Collision({ threadId }: { threadId: number }) {
+  const here = useStore(viewers).get(threadId) ?? [];
+  const users = useStore(team);
+  const names = (typing: boolean) => here.filter((v) => v.typing === typing).map((v) => userName(users, v.userId));
+  const verb = (list: string[], one: string, many: string) =>
+    list.length === 0 ? null : `${joinNames(list)} ${list.length === 1 ? one : many}`;
+  const parts = [verb(names(true), 'is typing…', 'are typing…'), verb(names(false), 'is viewing', 'are viewing')].filter(Boolean);
+  return (
+    <p class="collision" role="status">
+      {parts.join(' · ')}
+    </p>
+  );
 }
 
 /** The thread to show once this one is resolved: the next in the list, else the one before. */
@@ -84,6 +120,7 @@ export function Transcript({ threadId }: { threadId: number }) {
   const list = useRef<HTMLOListElement>(null);
 
   useEffect(wantTeam, []);
+  useViewing(threadId);
   useEffect(() => {
     stickToBottom.current = true;
   }, [threadId]);
@@ -169,6 +206,7 @@ export function Transcript({ threadId }: { threadId: number }) {
           </div>
         )}
       </header>
+      <Collision threadId={threadId} />
       {thread && <ThreadActions thread={thread} onChange={setThread} />}
       {thread && <ContactPanel thread={thread} />}
       {error && (
@@ -203,7 +241,7 @@ export function Transcript({ threadId }: { threadId: number }) {
               ) : (
                 <div class="bubble">
                   {m.kind === 'note' && <p class="note-tag">Private note</p>}
-                  {m.text && <p class="text">{m.text}</p>}
+                  {m.text && <p class="text">{m.kind === 'note' ? <NoteText m={m} /> : m.text}</p>}
                   <Attachments message={m} />
                   <p class="meta">
                     <Author m={m} />

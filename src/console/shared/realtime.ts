@@ -1,4 +1,4 @@
-import type { Thread } from '../../client/client';
+import type { Notification, TeamUser, Thread } from '../../client/client';
 import { session, verifySession } from './session';
 import { createStore } from './store';
 
@@ -15,6 +15,9 @@ export type RealtimeEvent =
       data: { id: number; threadId: number; status: string; error: string | null; attachments?: { id: number; status: string }[] };
     }
   | { type: 'thread.updated'; data: Thread }
+  | { type: 'notification.created'; data: Notification }
+  | { type: 'user.updated'; data: TeamUser }
+  | { type: 'thread.viewing'; data: { threadId: number; userId: number; typing: boolean } }
   | { type: 'session.revoked' | 'token.revoked'; data: unknown };
 
 export type ConnectionState = 'connecting' | 'open' | 'lost';

@@ -1,10 +1,12 @@
 import type { TeamUser } from '../../client/client';
+import { onRealtime } from './realtime';
 import { session } from './session';
 import { createStore } from './store';
 
 /**
  * The workspace's users, read once per session (`GET /v1/users`, open to agents): the assignee
- * picker offers them and the actions name the assignee. `reloadTeam` after a settings change.
+ * picker offers them, the actions name the assignee, the `@` picker and the status menu read
+ * them. `user.updated` keeps each up to date; `reloadTeam` after a settings change.
  */
 export const team = createStore<readonly TeamUser[] | null>(null);
 let loading: Promise<void> | null = null;
@@ -34,3 +36,12 @@ export const assignable = (u: TeamUser) => u.active && (u.roles.length === 0 || 
 session.subscribe((s) => {
   if (!s) team.set(null);
 });
+
+onRealtime((event) => {
+  if (event.type !== 'user.updated') return;
+  const user = event.data;
+  team.update((list) => list && (list.some((u) => u.id === user.id) ? list.map((u) => (u.id === user.id ? user : u)) : [...list, user]));
+});
+
+/** A user's name as the console shows it, while the team is loading too. */
+export const userName = (users: readonly TeamUser[] | null, id: number) => users?.find((u) => u.id === id)?.name ?? `User ${id}`;

@@ -1,0 +1,56 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { ThreadCounts } from '../../client/client';
+import { onRealtime, resync } from '../shared/realtime';
+import { session } from '../shared/session';
+import { useStore } from '../shared/store';
+import type { ListFilter } from './threads';
+
+/** A burst of thread events (a busy minute, a bulk change) costs one read of the counts. */
+export const COUNTS_DEBOUNCE_MS = 500;
+
+/**
+ * The number of threads of each tab under the list's other filters (`GET /v1/threads/counts`),
+ * read again when the filters change, after a gap of the socket, and shortly after thread
+ * events: an assignment, a new thread or a resolve elsewhere moves the numbers live.
+ */
+export function useCounts(f: ListFilter): ThreadCounts | null {
+  const s = useStore(session)!;
+  const [counts, setCounts] = useState<ThreadCounts | null>(null);
+  const asked = useRef(0);
+  const latest = useRef(f);
+  latest.current = f;
+
+  const read = () => {
+    const mine = ++asked.current;
+    const { status, connectionId, label, contactId } = latest.current;
+    s.client
+      .threadCounts({ status, connectionId: connectionId ?? undefined, label: label ?? undefined, contactId: contactId ?? undefined })
+      .then((c) => {
+        if (mine === asked.current) setCounts(c);
+      })
+      .catch(() => undefined);
+  };
+
+  useEffect(read, [f.status, f.connectionId, f.label, f.contactId, s.client]);
+
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const soon = () => {
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        read();
+      }, COUNTS_DEBOUNCE_MS);
+    };
+    const stopEvents = onRealtime((event) => {
+      if (event.type === 'thread.updated' || event.type === 'message.created') soon();
+    });
+    const stopResync = resync.subscribe(read);
+    return () => {
+      clearTimeout(timer);
+      stopEvents();
+      stopResync();
+    };
+  }, [s.client]);
+
+  return counts;
+}

@@ -1,0 +1,39 @@
+import type { Thread } from '../../client/client';
+import { contactName, contacts, wantContacts } from '../inbox/contacts';
+import { session } from '../shared/session';
+import { createStore } from '../shared/store';
+
+/** The conversations notifications name, read once each: the bell shows the contact's name. */
+export const namedThreads = createStore<ReadonlyMap<number, Thread>>(new Map());
+const asked = new Set<number>();
+
+export function wantThreadNames(ids: (number | null)[]): void {
+  const client = session.get()?.client;
+  if (!client) return;
+  for (const id of new Set(ids)) {
+    if (id === null || asked.has(id)) continue;
+    asked.add(id);
+    client
+      .thread(id)
+      .then((t) => {
+        if (t.contactName === null) wantContacts([t.contactId]);
+        namedThreads.update((m) => new Map(m).set(id, t));
+      })
+      // A thread the agent may no longer see (another team's now) keeps a generic name.
+      .catch(() => undefined);
+  }
+}
+
+/** The contact's name of a thread, or "Conversation 42" until it is known. */
+export function threadName(id: number): string {
+  const t = namedThreads.get().get(id);
+  if (!t) return `Conversation ${id}`;
+  return t.contactName ?? contactName(contacts.get().get(t.contactId), t.contactId);
+}
+
+session.subscribe((s) => {
+  if (!s) {
+    asked.clear();
+    namedThreads.set(new Map());
+  }
+});
