@@ -179,6 +179,11 @@ export function createMetrics() {
       labelNames: ['queue', 'state'] as const,
       registers: [registry],
     }),
+    ready: new Gauge({
+      name: 'inbox_ready',
+      help: "1 when this process's last scrape-time read of Postgres (the queue's jobs, dead letters) succeeded, else 0",
+      registers: [registry],
+    }),
     oldestJobAge: new Gauge({
       name: 'inbox_queue_oldest_job_age_seconds',
       help: 'Age of the oldest job waiting in each queue, from when it became due (0 when none waits; read from Postgres at scrape time)',

@@ -65,6 +65,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     collecting = (async () => {
       const results = await Promise.allSettled(metricsCollectors.map((collect) => collect(deps)));
       for (const r of results) if (r.status === 'rejected') log.warn({ err: r.reason }, 'metrics collector failed');
+      // For an alert that needs no probe of its own: Postgres did not answer this process.
+      deps.metrics.ready.set(results.every((r) => r.status === 'fulfilled') ? 1 : 0);
       collectedAt = deps.now().getTime();
     })().finally(() => (collecting = undefined));
     return collecting;
