@@ -37,7 +37,7 @@ RUN apt-get update \
 # A 1 GB heap limit: the service's live heap is 40-60 MB, and with the default limit (a quarter
 # of the machine's memory, up to 4 GB) V8 lets garbage pile up to ~300 MB before its first full
 # collection; with this one a process peaks near 180 MB (docs/performance.md). Override with -e.
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 INBOX_METRICS_PORT=9464 INBOX_DATA_DIR=/data NODE_OPTIONS=--max-old-space-size=1024
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 INBOX_DATA_DIR=/data INBOX_METRICS_PORT=9464 NODE_OPTIONS=--max-old-space-size=1024
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
@@ -48,8 +48,9 @@ COPY bin ./bin
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data
-# 3000: the api (roles all and api). 9464: a worker's /healthz, /readyz and /metrics.
-EXPOSE 3000 9464
+# The api (roles all and api), then a worker's /healthz, /readyz and /metrics.
+EXPOSE 3000
+EXPOSE 9464
 # Ready on either port: the api roles answer on PORT, a worker on INBOX_METRICS_PORT.
 HEALTHCHECK --interval=10s --timeout=3s CMD node -e "const e=process.env;Promise.any([e.PORT,e.INBOX_METRICS_PORT].map(p=>fetch('http://127.0.0.1:'+p+'/readyz').then(r=>{if(!r.ok)throw 0}))).then(()=>process.exit(0),()=>process.exit(1))"
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/inbox.js"]

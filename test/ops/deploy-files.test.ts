@@ -360,7 +360,7 @@ describe('Dockerfile', () => {
     for (const label of ['title', 'version', 'revision', 'created', 'licenses', 'description']) {
       expect(dockerfile).toContain(`org.opencontainers.image.${label}=`);
     }
-    expect(dockerfile).toMatch(/^EXPOSE 3000 9464$/m);
+    expect(dockerfile).toMatch(/^EXPOSE 3000\nEXPOSE 9464$/m);
   });
 
   it('leaves the embedded PostgreSQL out of the production image', () => {
