@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { startService } from '../../harness/service.js';
 import { ConfigError, loadConfig, SECRET_VARIABLES } from '../../src/config.js';
 import { withDatabaseName } from '../helpers/names.js';
 
@@ -173,5 +174,19 @@ describe('INBOX_MIGRATE_ON_START, INBOX_DB_POOL_MAX, INBOX_QUEUE_POOL_MAX, INBOX
     const created = await inbox(['create-workspace', '--name', 'Now'], env);
     expect(created.code, created.output).toBe(0);
     expect(JSON.parse(created.output.slice(created.output.indexOf('{')))).toMatchObject({ name: 'Now' });
+
+    // The roles as deploy/ runs them: they check both schemas (pg-boss's included) and serve.
+    const worker = await startService({
+      role: 'worker',
+      databaseUrl: url,
+      entry: 'source',
+      log: 'tail',
+      env: { INBOX_MIGRATE_ON_START: 'false' },
+    });
+    try {
+      expect(await (await fetch(`${worker.url}/readyz`)).json()).toEqual({ status: 'ready' });
+    } finally {
+      await worker.stop();
+    }
   }, 90_000);
 });
