@@ -258,15 +258,15 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
     if (inboxWriter) {
       app = await buildApp(deps, { inboxWriter });
       url = await app.listen({ port: config.port, host: config.host });
-    }
-    if (role !== 'api') workers = await startWorkers(deps, { ingest: inboxWriter });
-    // A worker serves no API, but is probed and scraped like any process.
-    if (!app) {
+    } else {
+      // A worker serves no API, but is probed and scraped like any process; a port already
+      // taken stops the start before it takes any job.
       app = await buildOpsApp(deps);
       url = await app.listen({ port: config.metricsPort, host: config.host });
     }
+    if (role !== 'api') workers = await startWorkers(deps, { ingest: inboxWriter });
     // The process that serves the console says how to reach its setup screen, before it says it runs.
-    if (app) await announceSetupLink(deps);
+    if (inboxWriter) await announceSetupLink(deps);
     log.info({ role, url, database: redactUrl(infra.databaseUrl), workers: workers?.queues ?? [] }, 'inbox is running');
   } catch (err) {
     await app?.close().catch(() => {});

@@ -48,6 +48,8 @@ describe('--role worker', () => {
     const worker = await start('worker');
     // The harness gives each process its own port as INBOX_METRICS_PORT.
     expect(worker.output()).toContain(`"url":"${worker.url}"`);
+    // The setup link is the console's: only a process that serves it logs one.
+    expect(worker.output()).not.toContain('/app/setup#token=');
     expect((await fetch(`${worker.url}/healthz`)).status).toBe(200);
     expect(await (await fetch(`${worker.url}/readyz`)).json()).toEqual({ status: 'ready' });
     // Nothing of the API: a worker is not a second way in.
@@ -82,6 +84,7 @@ describe('the connection budget', () => {
     // Only this process connects to the test's database now.
     expect(await connectionsByName()).toEqual({});
     const api = await start('api', { INBOX_DB_POOL_MAX: '3', INBOX_QUEUE_POOL_MAX: '2' });
+    expect(api.output()).toContain('/app/setup#token=');
     // A burst far wider than the pool: every /readyz asks both pools.
     const answers = await Promise.all(Array.from({ length: 60 }, () => fetch(`${api.url}/readyz`).then((r) => r.status)));
     expect(answers.every((s) => s === 200)).toBe(true);
