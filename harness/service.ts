@@ -163,6 +163,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       HOME: process.env.HOME ?? '/root',
       DATABASE_URL: options.databaseUrl,
       PORT: String(port),
+      // A worker serves /healthz, /readyz and /metrics there: one free port per process.
+      INBOX_METRICS_PORT: String(port),
       INBOX_DATA_DIR: dataDir,
       INBOX_ADMIN_API_KEY: ADMIN_KEY,
       INBOX_JWT_SECRET: JWT_SECRET,

@@ -112,10 +112,10 @@ export interface AppOptions {
 }
 
 /**
- * Builds the HTTP app on already-created infrastructure. No listening, no process hooks:
- * the process entry (main.ts) and the tests own those.
+ * The HTTP server every role shares: timeouts, request ids and logging, the request metrics,
+ * the one error body for every failure. Routes are added by the callers.
  */
-export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
+function httpServer(deps: Deps) {
   const app = Fastify({
     requestTimeout: HTTP_TIMEOUTS.requestTimeoutMs,
     connectionTimeout: HTTP_TIMEOUTS.connectionTimeoutMs,
@@ -174,6 +174,25 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     const e = errors.noRoute(request.method, request.url.split('?')[0]!);
     reply.code(e.status).send(errorBody(request.id, e.code, e.message));
   });
+  return app;
+}
+
+/**
+ * What a `--role worker` process serves on INBOX_METRICS_PORT: /healthz, /readyz and /metrics
+ * only, so workers are probed and scraped like the api without serving any of its routes.
+ */
+export async function buildOpsApp(deps: Deps): Promise<FastifyInstance> {
+  const app = httpServer(deps);
+  await app.register(healthRoutes, { deps });
+  return app;
+}
+
+/**
+ * Builds the HTTP app on already-created infrastructure. No listening, no process hooks:
+ * the process entry (main.ts) and the tests own those.
+ */
+export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = httpServer(deps);
 
   // HS256 only: a token naming any other algorithm (or none) is refused.
   await app.register(fastifyJwt, { secret: deps.jwtSecret, sign: { algorithm: 'HS256' }, verify: { algorithms: ['HS256'] } });

@@ -7,7 +7,7 @@ import { createConnection } from './connections/connections.service.js';
 import type { Db } from './db/database.js';
 import { AppError } from './http/errors.js';
 import { createLogger } from './logger.js';
-import { openDatabase, ROLES, type Role, resolveSecretKey, startService } from './main.js';
+import { migrateAll, openDatabase, ROLES, type Role, resolveSecretKey, startService } from './main.js';
 import { installProcessGuards } from './process-guards.js';
 import { USER_ROLES } from './users/users.resources.js';
 import { createUser } from './users/users.service.js';
@@ -18,8 +18,11 @@ const USAGE = `Usage: inbox <command> [options]
        inbox --help | --version
 
 Commands:
-  serve [--role all|api|worker]      run the service (default role: all)
-  migrate                            apply database migrations and exit
+  serve [--role all|api|worker]      run the service (default role: all); every role serves
+                                     /healthz, /readyz and /metrics, a worker on
+                                     INBOX_METRICS_PORT (default 9464)
+  migrate                            apply the database's and the queue's migrations and exit
+                                     (with INBOX_MIGRATE_ON_START=false, serve only checks them)
   create-workspace --name NAME       create a workspace (tenant) and its app id
   create-user --workspace ID --name NAME --email EMAIL [--roles admin,operator]
                                      create a user; the password is read from INBOX_NEW_PASSWORD
@@ -143,8 +146,12 @@ export async function main(argv: string[]): Promise<void> {
       if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
       return serve(role);
     }
-    case 'migrate':
-      return withDatabase(async () => ({ migrated: true }));
+    case 'migrate': {
+      const config = loadConfig();
+      await migrateAll(config, createLogger(loadCliSettings().logLevel));
+      process.stdout.write(`${JSON.stringify({ migrated: true }, null, 2)}\n`);
+      return;
+    }
     case 'create-workspace':
       return withDatabase((db) => createWorkspace(db, need(values, 'name')));
     case 'create-user': {

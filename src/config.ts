@@ -110,6 +110,14 @@ export interface Config {
   s3: { bucket: string | undefined; endpoint: string | undefined; region: string; prefix: string };
   /** The largest attachment taken in (download) or accepted (upload), in bytes. */
   maxAttachmentBytes: number;
+  /** Where a `--role worker` process serves /healthz, /readyz and /metrics (INBOX_METRICS_PORT). */
+  metricsPort: number;
+  /** Connections of each process's query pool (INBOX_DB_POOL_MAX). */
+  dbPoolMax: number;
+  /** Connections of each process's queue (pg-boss) pool (INBOX_QUEUE_POOL_MAX). */
+  queuePoolMax: number;
+  /** `serve` migrates the database before it starts (INBOX_MIGRATE_ON_START); false leaves it to `inbox migrate`. */
+  migrateOnStart: boolean;
 }
 
 export class ConfigError extends Error {
@@ -146,6 +154,24 @@ export const SESSION_SECRET_MAX = 255;
 type Env = Record<string, string | undefined>;
 
 /**
+ * The variables that hold secrets. Each may instead name a file with `<NAME>_FILE` (a Docker or
+ * Kubernetes secret mounted as a file): its content, trimmed, is the value. INBOX_INTEGRATIONS
+ * has its own INBOX_INTEGRATIONS_FILE (a JSON file, parsed as such).
+ */
+export const SECRET_VARIABLES = [
+  'DATABASE_URL',
+  'INBOX_JWT_SECRET',
+  'INBOX_SECRET_KEY',
+  'INBOX_ADMIN_API_KEY',
+  'INBOX_ACCOUNTS_WEBHOOK_SECRET',
+  'INBOX_METRICS_TOKEN',
+  'INBOX_SMTP_URL',
+];
+
+/** Default pool sizes: each process holds at most this many connections per pool. */
+export const POOL_DEFAULTS = { db: 10, queue: 10 } as const;
+
+/**
  * Reads the `.env` file of the working directory, when there is one, into the process's
  * environment, where everything (this module and the AWS SDK's credential chain alike) finds
  * it. A variable the environment already sets keeps its value: the environment wins. A `.env`
@@ -170,9 +196,13 @@ export function applyDotEnv(cwd = process.cwd(), env: Env = process.env): void {
  */
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
   const problems: string[] = [];
+  const fromFiles = new Map<string, string | undefined>();
   const str = (name: string): string | undefined => {
     const v = env[name];
-    return v === undefined || v.trim() === '' ? undefined : v.trim();
+    const value = v === undefined || v.trim() === '' ? undefined : v.trim();
+    if (!SECRET_VARIABLES.includes(name)) return value;
+    if (!fromFiles.has(name)) fromFiles.set(name, readSecretFile(name, value, env[`${name}_FILE`], cwd, problems));
+    return value ?? fromFiles.get(name);
   };
   const bool = (name: string): boolean => {
     const v = str(name);
@@ -274,6 +304,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       prefix: str('INBOX_S3_PREFIX') ?? '',
     },
     maxAttachmentBytes: int('INBOX_MAX_ATTACHMENT_BYTES', 25 * 1024 * 1024, 1, 5 * 1024 * 1024 * 1024),
+    metricsPort: int('INBOX_METRICS_PORT', 9464, 0, 65535),
+    dbPoolMax: int('INBOX_DB_POOL_MAX', POOL_DEFAULTS.db, 1, 1000),
+    queuePoolMax: int('INBOX_QUEUE_POOL_MAX', POOL_DEFAULTS.queue, 1, 1000),
+    migrateOnStart: str('INBOX_MIGRATE_ON_START') === undefined ? true : bool('INBOX_MIGRATE_ON_START'),
   };
   const storage = str('INBOX_STORAGE') ?? 'postgres';
   if (storage === 'postgres' || storage === 's3') config.storage = storage;
@@ -284,6 +318,35 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * `<name>_FILE`: the secret read from a file. Setting both the variable and its file is refused
+ * (which one wins would be a guess), and so is a file that cannot be read or is empty. The
+ * problem names the variable and the path, never the content.
+ */
+function readSecretFile(
+  name: string,
+  value: string | undefined,
+  fileSetting: string | undefined,
+  cwd: string,
+  problems: string[],
+): string | undefined {
+  const file = fileSetting?.trim();
+  if (file === undefined || file === '') return undefined;
+  if (value !== undefined) {
+    problems.push(`${name}_FILE: set either ${name} or ${name}_FILE, not both`);
+    return undefined;
+  }
+  let text: string;
+  try {
+    text = readFileSync(path.resolve(cwd, file), 'utf8').trim();
+  } catch (err) {
+    problems.push(`${name}_FILE: cannot read "${file}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    return undefined;
+  }
+  if (text === '') problems.push(`${name}_FILE: "${file}" is empty`);
+  return text === '' ? undefined : text;
 }
 
 /** What the one-shot CLI commands read from the environment besides the service's config. */

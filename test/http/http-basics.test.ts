@@ -123,7 +123,7 @@ describe('health and metrics', () => {
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     expect(res.body).toMatch(/inbox_http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
     expect(res.body).toContain('# TYPE inbox_queue_jobs gauge');
-    expect(res.body).toMatch(/inbox_process_resident_memory_bytes \d+/);
+    expect(res.body).toMatch(/^process_resident_memory_bytes \d+$/m);
   });
 });
 

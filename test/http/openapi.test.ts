@@ -1,5 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
+import { packageVersion } from '../../src/version.js';
 import { useTestContext } from '../helpers/app.js';
 
 const ctx = await useTestContext();
@@ -18,6 +19,7 @@ describe('OpenAPI document', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
     const doc = await document();
     expect(doc.openapi).toBe('3.1.0');
+    expect((doc as unknown as { info: { version: string } }).info.version).toBe(packageVersion());
     const result = await new Validator().validate(doc as unknown as Parameters<Validator['validate']>[0]);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);

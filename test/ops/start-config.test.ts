@@ -1,0 +1,192 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { startService } from '../../harness/service.js';
+import { ConfigError, loadConfig, SECRET_VARIABLES } from '../../src/config.js';
+import { withDatabaseName } from '../helpers/names.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const dirs: string[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanups) await c();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const d = mkdtempSync(path.join(os.tmpdir(), 'inbox-start-config-'));
+  dirs.push(d);
+  return d;
+};
+
+function problems(env: Record<string, string>, cwd: string): string[] {
+  try {
+    loadConfig(env, cwd);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+/** A valid value for each secret, as its variable takes it. */
+const VALUES: Record<string, string> = {
+  DATABASE_URL: 'postgres://inbox:pw@db.internal:5432/inbox',
+  INBOX_JWT_SECRET: 'a-jwt-secret-of-at-least-32-characters-0123',
+  INBOX_SECRET_KEY: '00'.repeat(32),
+  INBOX_ADMIN_API_KEY: 'an-admin-key-of-at-least-32-characters-0123',
+  INBOX_ACCOUNTS_WEBHOOK_SECRET: 'accounts-secret',
+  INBOX_METRICS_TOKEN: 'metrics-token',
+  INBOX_SMTP_URL: 'smtp://user:pass@smtp.example.com:587',
+};
+const extra: Record<string, string> = { INBOX_SMTP_URL: 'INBOX_MAIL_FROM' };
+
+describe('*_FILE: secrets read from files', () => {
+  it.each(SECRET_VARIABLES)('%s_FILE gives %s the file’s content, trimmed', (name) => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'secret'), `${VALUES[name]}\n`);
+    const env = { [`${name}_FILE`]: 'secret', ...(extra[name] ? { [extra[name]]: 'inbox@example.com' } : {}) };
+    const config = loadConfig(env, dir);
+    const read = {
+      DATABASE_URL: config.databaseUrl,
+      INBOX_JWT_SECRET: config.jwtSecret,
+      INBOX_SECRET_KEY: config.secretKey?.toString('hex'),
+      INBOX_ADMIN_API_KEY: config.adminApiKey,
+      INBOX_ACCOUNTS_WEBHOOK_SECRET: config.accountsWebhookSecret,
+      INBOX_METRICS_TOKEN: config.metricsToken,
+      INBOX_SMTP_URL: config.systemMail?.smtpUrl,
+    }[name];
+    expect(read).toBe(VALUES[name]);
+    // The value's own checks still apply to what the file holds.
+    if (name === 'INBOX_JWT_SECRET') {
+      writeFileSync(path.join(dir, 'secret'), 'short\n');
+      expect(problems(env, dir)).toEqual(['INBOX_JWT_SECRET: must be at least 32 characters']);
+    }
+  });
+
+  it('refuses a file that cannot be read, an empty one, and a variable set both ways, naming the path and never the content', () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'empty'), '\n');
+    writeFileSync(path.join(dir, 'locked'), VALUES.INBOX_ADMIN_API_KEY!);
+    chmodSync(path.join(dir, 'locked'), 0o000);
+    const canRead = process.getuid?.() === 0; // root reads a mode-000 file
+    const found = problems(
+      {
+        INBOX_JWT_SECRET_FILE: '/run/secrets/nowhere',
+        INBOX_METRICS_TOKEN_FILE: 'empty',
+        INBOX_ACCOUNTS_WEBHOOK_SECRET: 'from-env',
+        INBOX_ACCOUNTS_WEBHOOK_SECRET_FILE: 'empty',
+        INBOX_SECRET_KEY_FILE: dir, // a folder
+        ...(canRead ? {} : { INBOX_ADMIN_API_KEY_FILE: 'locked' }),
+      },
+      dir,
+    );
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'INBOX_JWT_SECRET_FILE: cannot read "/run/secrets/nowhere" (ENOENT)',
+        'INBOX_METRICS_TOKEN_FILE: "empty" is empty',
+        'INBOX_ACCOUNTS_WEBHOOK_SECRET_FILE: set either INBOX_ACCOUNTS_WEBHOOK_SECRET or INBOX_ACCOUNTS_WEBHOOK_SECRET_FILE, not both',
+        `INBOX_SECRET_KEY_FILE: cannot read "${dir}" (EISDIR)`,
+        ...(canRead ? [] : ['INBOX_ADMIN_API_KEY_FILE: cannot read "locked" (EACCES)']),
+      ]),
+    );
+    expect(found.join('\n')).not.toContain(VALUES.INBOX_ADMIN_API_KEY);
+  });
+
+  it('a production start takes its required secrets from files', () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'jwt'), VALUES.INBOX_JWT_SECRET!);
+    writeFileSync(path.join(dir, 'key'), VALUES.INBOX_SECRET_KEY!);
+    const config = loadConfig({ NODE_ENV: 'production', INBOX_JWT_SECRET_FILE: 'jwt', INBOX_SECRET_KEY_FILE: path.join(dir, 'key') }, dir);
+    expect(config.jwtSecret).toBe(VALUES.INBOX_JWT_SECRET);
+    expect(problems({ NODE_ENV: 'production', INBOX_JWT_SECRET_FILE: 'jwt' }, dir)).toEqual([
+      expect.stringMatching(/^INBOX_SECRET_KEY: required when NODE_ENV=production/),
+    ]);
+  });
+});
+
+describe('INBOX_MIGRATE_ON_START, INBOX_DB_POOL_MAX, INBOX_QUEUE_POOL_MAX, INBOX_METRICS_PORT', () => {
+  it('have their defaults and refuse what they cannot take', () => {
+    expect(loadConfig({}, '/srv')).toMatchObject({ migrateOnStart: true, dbPoolMax: 10, queuePoolMax: 10, metricsPort: 9464 });
+    expect(loadConfig({ INBOX_MIGRATE_ON_START: 'false', INBOX_DB_POOL_MAX: '4' }, '/srv')).toMatchObject({
+      migrateOnStart: false,
+      dbPoolMax: 4,
+    });
+    expect(problems({ INBOX_MIGRATE_ON_START: 'later', INBOX_DB_POOL_MAX: '0', INBOX_QUEUE_POOL_MAX: 'ten' }, '/srv')).toEqual([
+      'INBOX_DB_POOL_MAX: expected a whole number from 1 to 1000, got "0"',
+      'INBOX_QUEUE_POOL_MAX: expected a whole number from 1 to 1000, got "ten"',
+      'INBOX_MIGRATE_ON_START: expected true or false, got "later"',
+    ]);
+  });
+
+  function inbox(args: string[], env: Record<string, string>) {
+    return new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn(process.execPath, [path.join(ROOT, 'bin/inbox.js'), ...args], {
+        cwd: tempDir(),
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', LOG_LEVEL: 'warn', ...env },
+      });
+      let output = '';
+      child.stdout.on('data', (d) => (output += d));
+      child.stderr.on('data', (d) => (output += d));
+      child.stdin.end();
+      child.on('exit', (code) => resolve({ code, output }));
+    });
+  }
+
+  it('false: a start on an unmigrated database stops naming `inbox migrate`; after it, the schema and the queue are ready', async () => {
+    const adminUrl = inject('pgAdminUrl');
+    const name = `inbox_t_empty_${process.pid}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    cleanups.push(async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    });
+    const url = withDatabaseName(adminUrl, name);
+    const env = { DATABASE_URL: url, INBOX_MIGRATE_ON_START: 'false' };
+    const tables = async () => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      const { rows } = await c.query<{ schema: string; n: number }>(
+        `SELECT table_schema AS schema, count(*)::int AS n FROM information_schema.tables
+         WHERE table_schema IN ('public', 'pgboss') GROUP BY 1 ORDER BY 1`,
+      );
+      await c.end();
+      return Object.fromEntries(rows.map((r) => [r.schema, r.n]));
+    };
+
+    const refused = await inbox(['create-workspace', '--name', 'Too soon'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.output).toMatch(
+      /INBOX_MIGRATE_ON_START: false, and the database lacks \d+ migration\(s\) of this version .*run `inbox migrate` first/,
+    );
+    expect(await tables()).toEqual({}); // nothing was written
+
+    const migrated = await inbox(['migrate'], env);
+    expect(migrated.code, migrated.output).toBe(0);
+    const after = await tables();
+    expect(after.public).toBeGreaterThan(20);
+    expect(after.pgboss).toBeGreaterThan(0);
+
+    const created = await inbox(['create-workspace', '--name', 'Now'], env);
+    expect(created.code, created.output).toBe(0);
+    expect(JSON.parse(created.output.slice(created.output.indexOf('{')))).toMatchObject({ name: 'Now' });
+
+    // The roles as deploy/ runs them: they check both schemas (pg-boss's included) and serve.
+    const worker = await startService({
+      role: 'worker',
+      databaseUrl: url,
+      entry: 'source',
+      log: 'tail',
+      env: { INBOX_MIGRATE_ON_START: 'false' },
+    });
+    try {
+      expect(await (await fetch(`${worker.url}/readyz`)).json()).toEqual({ status: 'ready' });
+    } finally {
+      await worker.stop();
+    }
+  }, 90_000);
+});
