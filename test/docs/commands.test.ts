@@ -88,10 +88,10 @@ describe('commands the docs keep out of sh blocks', () => {
   it('"Running in Docker": no container engine here; the image has what the commands use, and their secrets make a production configuration', () => {
     const block = readmeBlock(NOT_RUN[2]!);
     const dockerfile = read('Dockerfile');
-    expect(block).toContain('docker run -p 3000:3000 -v inbox-data:/data');
+    // The image has no embedded PostgreSQL: the block names the database it runs against.
+    expect(block).toContain('docker run -p 3000:3000 -e DATABASE_URL=');
     expect(dockerfile).toMatch(/^EXPOSE 3000$/m);
-    expect(dockerfile).toMatch(/^ENV .*\bHOST=0\.0\.0\.0 PORT=3000 INBOX_DATA_DIR=\/data\b/m);
-    expect(dockerfile).toMatch(/^VOLUME \/data$/m);
+    expect(dockerfile).toMatch(/^ENV .*\bHOST=0\.0\.0\.0 PORT=3000\b/m);
     // `docker exec <container> node bin/inbox.js create-workspace …` (the README, below the block)
     expect(dockerfile).toMatch(/^COPY bin \.\/bin$/m);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "bin\/inbox\.js"\]\nCMD \["serve"\]$/m);
@@ -102,11 +102,13 @@ describe('commands the docs keep out of sh blocks', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'inbox-readme-'));
     const generate = block.split('\n').find((l) => l.startsWith('openssl rand'))!;
     execFileSync('bash', ['-euo', 'pipefail', '-c', generate], { cwd: dir });
+    // The secrets go in as files (-v "$PWD:/run/secrets:ro"): here, the files just generated.
     const env: Record<string, string> = { NODE_ENV: 'production' };
-    for (const [, name, file] of block.matchAll(/-e (\w+)="\$\(cat ([\w-]+)\)"/g)) {
-      env[name!] = readFileSync(path.join(dir, file!), 'utf8').replace(/\n+$/, '');
+    for (const [, name, file] of block.matchAll(/-e (\w+_FILE)=\/run\/secrets\/([\w-]+)/g)) {
+      env[name!] = path.join(dir, file!);
     }
-    expect(Object.keys(env)).toEqual(['NODE_ENV', 'INBOX_JWT_SECRET', 'INBOX_SECRET_KEY', 'INBOX_ADMIN_API_KEY']);
+    expect(block).toContain('-v "$PWD:/run/secrets:ro"');
+    expect(Object.keys(env)).toEqual(['NODE_ENV', 'INBOX_JWT_SECRET_FILE', 'INBOX_SECRET_KEY_FILE', 'INBOX_ADMIN_API_KEY_FILE']);
     expect(loadConfig(env, dir).production).toBe(true);
     expect(() => loadConfig({ NODE_ENV: 'production' }, dir)).toThrow(ConfigError);
   });
