@@ -26,6 +26,19 @@ export async function pendingDeliveries(db: Db): Promise<number> {
 }
 
 /**
+ * Messages whose search vector is not computed yet (a build that indexes after the batch);
+ * 0 where the column is generated or absent.
+ */
+export async function unindexedMessages(db: Db): Promise<number> {
+  try {
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE search_vector IS NULL`.execute(db);
+    return rows[0]!.n;
+  } catch {
+    return 0;
+  }
+}
+
+/**
  * Seconds from the first processed batch to the last, by the database's clock. A batch stamps
  * processed_at as it starts, so worker start-up is not counted, and neither is the last
  * batch's own few tens of milliseconds (under 1 % of a drain of several seconds).

@@ -100,7 +100,11 @@ export function summarise(file: string, after?: string): ProfileSummary {
   }
   const urls = p.nodes.map((n) => n.callFrame.url).filter((u) => u.includes('/dist/src/'));
   const root = urls[0] ? urls[0].slice(0, urls[0].indexOf('/dist/src/')).replace(/^file:\/\//, '') : '?';
-  const role = inclusive.has('processDeliveries') ? 'worker' : inclusive.has('ingestDelivery') || urls.some((u) => u.includes('webhooks.routes')) ? 'api' : 'other';
+  const role = inclusive.has('processDeliveries')
+    ? 'worker'
+    : inclusive.has('ingestDelivery') || urls.some((u) => u.includes('webhooks.routes'))
+      ? 'api'
+      : 'other';
   return { file, root, role, totalMs, idleMs, self, modules, inclusive };
 }
 
@@ -146,14 +150,16 @@ function main(): void {
   const after = opt('--after');
   if (args.length === 1 && !args[0]!.endsWith('.cpuprofile')) {
     const dir = args[0]!;
-    for (const f of readdirSync(dir).filter((n) => n.endsWith('.cpuprofile')).sort()) {
+    for (const f of readdirSync(dir)
+      .filter((n) => n.endsWith('.cpuprofile'))
+      .sort()) {
       const s = summarise(path.join(dir, f));
       console.log(`${f}  ${s.role.padEnd(6)} ${s.root}  busy ${Math.round(s.totalMs)} ms, idle ${Math.round(s.idleMs)} ms`);
     }
     return;
   }
   const sums = args.map((f) => summarise(f, after));
-  const scale = sums.map((_, i) => (per[i] ?? per[0] ? 1000 / (per[i] ?? per[0])! : 1));
+  const scale = sums.map((_, i) => ((per[i] ?? per[0]) ? 1000 / (per[i] ?? per[0])! : 1));
   const unit = per.length > 0 ? 'µs/delivery' : 'ms';
   const fmt = (v: number | undefined, i: number) => (v === undefined ? '-' : (v * scale[i]!).toFixed(1));
   const head = (what: string) => [what, ...sums.map((s) => `${path.basename(path.dirname(s.root))}/${path.basename(s.root)} (${unit})`)];
@@ -170,7 +176,12 @@ function main(): void {
   console.log('\nself time by module\n');
   console.log(table([head('module'), ...ranked((s) => s.modules, top)]));
   console.log('\ninclusive time (synchronous work under the function)\n');
-  console.log(table([head('function'), ...PATH.filter((f) => sums.some((s) => s.inclusive.has(f))).map((f) => [f, ...sums.map((s, i) => fmt(s.inclusive.get(f), i))])]));
+  console.log(
+    table([
+      head('function'),
+      ...PATH.filter((f) => sums.some((s) => s.inclusive.has(f))).map((f) => [f, ...sums.map((s, i) => fmt(s.inclusive.get(f), i))]),
+    ]),
+  );
 }
 
 main();
