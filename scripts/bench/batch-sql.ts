@@ -80,6 +80,7 @@ async function measure(url: string, setup: string | undefined): Promise<{ upsert
             preview: FILLER.slice(0, 140),
             unread: 1,
             lastInboundAt: now,
+            teamId: null,
           })),
           now,
         );

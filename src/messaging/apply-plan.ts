@@ -164,6 +164,7 @@ export function threadInputs(plan: ApplyPlan, contactIds: ContactIds, joined: Jo
     preview: event.type === 'message' ? event.text.slice(0, PREVIEW_LENGTH) : null,
     unread: event.type === 'message' ? 1 : 0,
     lastInboundAt: event.type === 'message' ? at(event, now) : null,
+    teamId: connection.team_id,
   }));
 }
 

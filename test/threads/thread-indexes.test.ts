@@ -24,6 +24,7 @@ describe('the indexes of threads', () => {
       lastMessageAt: at,
       preview: 'hi',
       unread: 1,
+      teamId: null,
     });
     const first = await upsertThreads(ctx.deps.db, [input(a.id), input(b.id)], at);
     const again = await upsertThreads(ctx.deps.db, [input(a.id)], at);
