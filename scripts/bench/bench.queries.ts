@@ -26,6 +26,32 @@ export async function pendingDeliveries(db: Db): Promise<number> {
 }
 
 /**
+ * Whether any job of the webhook queue is still to run: what a drain's end is polled with every
+ * 100 ms. An EXISTS stops at the first row; pendingDeliveries reads every job's ids (about 4 ms
+ * a call on a backlog, PostgreSQL CPU that a frequent poll would add to the drain's).
+ */
+export async function anyDeliveryPending(db: Db): Promise<boolean> {
+  const { rows } = await sql<{ pending: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND state IN ('created', 'retry', 'active')) AS pending`.execute(
+    db,
+  );
+  return rows[0]!.pending;
+}
+
+/**
+ * Whether a message's search vector is still to compute (a build that indexes after the batch);
+ * false where the column is generated or absent. An EXISTS, polled every 100 ms.
+ */
+export async function anyMessageUnindexed(db: Db): Promise<boolean> {
+  try {
+    const { rows } = await sql<{ any: boolean }>`SELECT EXISTS (SELECT 1 FROM messages WHERE search_vector IS NULL) AS any`.execute(db);
+    return rows[0]!.any;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Seconds from the first processed batch to the last, by the database's clock. A batch stamps
  * processed_at as it starts, so worker start-up is not counted, and neither is the last
  * batch's own few tens of milliseconds (under 1 % of a drain of several seconds).

@@ -206,9 +206,10 @@ export async function serve(
 }
 
 /**
- * Polls `check` once a second, so the poll takes next to no CPU from the process being
- * measured; the measured times come from the rows' own timestamps, not from when a poll noticed.
+ * Polls `check` once a second (or every `intervalMs`), so the poll takes next to no CPU from
+ * the process being measured; the measured times come from the rows' own timestamps, not from
+ * when a poll noticed.
  */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  await waitUntil(what, check, timeoutMs, 1000);
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, intervalMs = 1000): Promise<void> {
+  await waitUntil(what, check, timeoutMs, intervalMs);
 }

@@ -14,10 +14,10 @@ import pg from 'pg';
 import { provisionTenant, ROOT } from '../../harness/service.js';
 import { createDatabase } from '../../src/db/database.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
-import { drainSeconds, inboxRows, pendingDeliveries } from './bench.queries.js';
+import { anyDeliveryPending, anyMessageUnindexed, drainSeconds, inboxRows } from './bench.queries.js';
 import { type Ceiling, startCeiling } from './ceiling.js';
 import { BURST_BODIES_PER_SECOND, burst, median, say, serve, signedDeliveries, WARMUP_SECONDS, waitFor } from './common.js';
-import { postgresCpuMs, processCpuMs } from './cpu.js';
+import { cpuByKindSince, postgresCpuByKind, postgresCpuMs, processCpuMs } from './cpu.js';
 import type { BenchOptions } from './options.js';
 
 /**
@@ -52,12 +52,19 @@ export interface RunFigures {
   apiUsPerAck: number;
   /** PostgreSQL's CPU over the ingest burst, per acknowledged delivery. */
   pgIngestUsPerAck: number;
+  /** The same by kind of PostgreSQL process (backends, autovacuum, walwriter, …), µs per ack. */
+  pgIngestByKind: Record<string, number>;
   /** The worker process's CPU from ready to drained, per delivery processed meanwhile. */
   workerUsPerDelivery: number;
   /** PostgreSQL's CPU over the same window, per delivery processed. */
   pgDrainUsPerDelivery: number;
   apiRssMb: number;
   workerRssMb: number;
+  /**
+   * Once drained, the worker's search indexer parsing the messages the drain stored (a build
+   * with the deferred vector): worker + PostgreSQL CPU per delivery, outside the drain's window.
+   */
+  indexUsPerDelivery: number;
 }
 
 const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
@@ -142,6 +149,7 @@ async function measureRun(
     let ingest: Awaited<ReturnType<typeof burst>>;
     let apiCpuMs: number;
     let pgIngestMs: number;
+    let pgIngestKinds: Record<string, number> = {};
     let ceilingRun: Awaited<ReturnType<typeof burst>>;
     let ceilingCpuMs: number;
     try {
@@ -155,9 +163,11 @@ async function measureRun(
       ceilingCpuMs = processCpuMs(ceiling.pid) - ceilingCpu;
       const apiCpu = processCpuMs(api.child.pid);
       const pgCpu = postgresCpuMs(postmasterPid);
+      const pgKinds = postgresCpuByKind(postmasterPid);
       ingest = await burst(api.url, bodies, { connections: options.connections, duration: options.seconds });
       apiCpuMs = processCpuMs(api.child.pid) - apiCpu;
       pgIngestMs = postgresCpuMs(postmasterPid) - pgCpu;
+      pgIngestKinds = cpuByKindSince(pgKinds, postgresCpuByKind(postmasterPid));
     } finally {
       await api.stop();
     }
@@ -170,18 +180,26 @@ async function measureRun(
     const worker = await serve(options, 'worker', databaseUrl, { root: build.root, waitForStart: false });
     let workerCpuMs: number;
     let pgDrainMs: number;
+    let indexMs = 0;
     try {
-      // A poll's error is retried by waitFor, so an exit is noted and told after.
+      // A poll's error is retried by waitFor, so an exit is noted and told after. Every 100 ms:
+      // the search indexer starts 250 ms after the last batch, and its work is not the drain's.
       await waitFor(
         'the worker to drain the inbox',
-        async () => worker.child.exitCode !== null || (await pendingDeliveries(db)) === 0,
+        async () => worker.child.exitCode !== null || !(await anyDeliveryPending(db)),
         300_000,
+        100,
       ).catch((err: Error) => {
         throw new Error(`${err.message}; the worker's log ends:\n${worker.output().slice(-4000)}`);
       });
       if (worker.child.exitCode !== null) throw new Error(`the worker exited (${worker.child.exitCode}):\n${worker.output().slice(-4000)}`);
       workerCpuMs = processCpuMs(worker.child.pid) - build.startCpu!.workerMs;
       pgDrainMs = postgresCpuMs(postmasterPid) - pgBefore - build.startCpu!.postgresMs;
+      if (await anyMessageUnindexed(db)) {
+        const [w, p] = [processCpuMs(worker.child.pid), postgresCpuMs(postmasterPid)];
+        await waitFor('the search indexer to catch up', async () => !(await anyMessageUnindexed(db)), 300_000, 100);
+        indexMs = processCpuMs(worker.child.pid) - w + postgresCpuMs(postmasterPid) - p;
+      }
     } finally {
       await worker.stop();
     }
@@ -203,10 +221,16 @@ async function measureRun(
       drainPerSec: Math.round(drained / seconds),
       apiUsPerAck: Math.round((apiCpuMs * 1000) / Math.max(acknowledged, 1)),
       pgIngestUsPerAck: Math.round((pgIngestMs * 1000) / Math.max(acknowledged, 1)),
+      pgIngestByKind: Object.fromEntries(
+        Object.entries(pgIngestKinds)
+          .filter(([, ms]) => ms > 0)
+          .map(([k, ms]) => [k, Number(((ms * 1000) / Math.max(acknowledged, 1)).toFixed(1))]),
+      ),
       workerUsPerDelivery: Math.round((workerCpuMs * 1000) / inWindow),
       pgDrainUsPerDelivery: Math.round((pgDrainMs * 1000) / inWindow),
       apiRssMb: Math.round(api.peakRssMb()),
       workerRssMb: Math.round(worker.peakRssMb()),
+      indexUsPerDelivery: Math.round((indexMs * 1000) / inWindow),
     };
   } finally {
     await database.close();
@@ -305,7 +329,7 @@ export async function measureCompare(options: BenchOptions & { compare: string }
         );
         const f = await measureRun(options, build, withDatabase(postgres.url, name), ceiling, postmasterPid);
         say(
-          `  ceiling ${f.ceilingRps} req/s, ingest ${f.ingestRps} req/s (${f.ingestRatio}; ${f.acknowledged} acknowledged, ${f.non2xx} not, generator ${Math.round(f.generatorCpu * 100)} % of a core), drain ${f.drainPerSec}/s (${f.drained} in ${f.drainSeconds} s); api ${f.apiUsPerAck} µs + Postgres ${f.pgIngestUsPerAck} µs per ack, worker ${f.workerUsPerDelivery} µs + Postgres ${f.pgDrainUsPerDelivery} µs per delivery; ceiling ${f.ceilingUsPerRequest} µs per request; RSS api ${f.apiRssMb} MB, worker ${f.workerRssMb} MB`,
+          `  ceiling ${f.ceilingRps} req/s, ingest ${f.ingestRps} req/s (${f.ingestRatio}; ${f.acknowledged} acknowledged, ${f.non2xx} not, generator ${Math.round(f.generatorCpu * 100)} % of a core), drain ${f.drainPerSec}/s (${f.drained} in ${f.drainSeconds} s); api ${f.apiUsPerAck} µs + Postgres ${f.pgIngestUsPerAck} µs per ack, worker ${f.workerUsPerDelivery} µs + Postgres ${f.pgDrainUsPerDelivery} µs per delivery; ceiling ${f.ceilingUsPerRequest} µs per request; RSS api ${f.apiRssMb} MB, worker ${f.workerRssMb} MB; ingest Postgres by process ${JSON.stringify(f.pgIngestByKind)} µs per ack; search indexing after the drain ${f.indexUsPerDelivery} µs per delivery`,
         );
         figures[build.key] = f;
         await admin.query(`DROP DATABASE ${name}`);

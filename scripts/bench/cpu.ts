@@ -35,3 +35,43 @@ export function postgresCpuMs(postmasterPid: number): number {
   }
   return ticks * TICK_MS;
 }
+
+/** What a PostgreSQL child is, from its process title ("postgres: walwriter", "postgres: user db 127.0.0.1(…) idle"). */
+function kindOf(pid: number): string {
+  let title: string;
+  try {
+    title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return 'exited';
+  }
+  const m =
+    /^postgres: (autovacuum (?:launcher|worker)|walwriter|checkpointer|background writer|logical replication launcher|io worker|walsummarizer)/.exec(
+      title,
+    );
+  return m ? m[1]!.replace('autovacuum launcher', 'autovacuum').replace('autovacuum worker', 'autovacuum') : 'backends';
+}
+
+/**
+ * postgresCpuMs split by kind of process: the client backends, autovacuum, the WAL writer, the
+ * checkpointer, the background writer, and `exited` (the postmaster and the children it reaped).
+ */
+export function postgresCpuByKind(postmasterPid: number): Record<string, number> {
+  const pm = statFields(postmasterPid);
+  if (!pm) return {};
+  const out: Record<string, number> = { exited: (Number(pm[11]) + Number(pm[12]) + Number(pm[13]) + Number(pm[14])) * TICK_MS };
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const f = statFields(Number(entry));
+    if (!f || Number(f[1]) !== postmasterPid) continue;
+    const kind = kindOf(Number(entry));
+    out[kind] = (out[kind] ?? 0) + (Number(f[11]) + Number(f[12])) * TICK_MS;
+  }
+  return out;
+}
+
+/** `after - before` of each kind, in ms. */
+export function cpuByKindSince(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) out[k] = Math.round((after[k] ?? 0) - (before[k] ?? 0));
+  return out;
+}

@@ -138,9 +138,12 @@ export function joinedThreads(
   contactIds: ContactIds,
 ): Joined {
   const joined: Joined = new Map();
+  // The common batch names no known message: no sender's contact to look up for it.
+  if (found.size === 0) return joined;
   for (const { connection, event } of plan.messages) {
+    if (!event.references?.length) continue;
     const sender = contactOf(contactIds, connection, event.contact.externalId);
-    for (const ref of event.references ?? []) {
+    for (const ref of event.references) {
       const thread = found.get(`${connection.id}|${ref}`);
       if (thread?.contactId === sender) {
         joined.set(event, thread.threadId);
@@ -161,6 +164,7 @@ export function threadInputs(plan: ApplyPlan, contactIds: ContactIds, joined: Jo
     preview: event.type === 'message' ? event.text.slice(0, PREVIEW_LENGTH) : null,
     unread: event.type === 'message' ? 1 : 0,
     lastInboundAt: event.type === 'message' ? at(event, now) : null,
+    teamId: connection.team_id,
   }));
 }
 

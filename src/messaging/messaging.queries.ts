@@ -14,6 +14,8 @@ export interface ConnectionRef {
   app_id: string;
   /** New and reopened threads of the connection are assigned automatically. */
   auto_assign: boolean;
+  /** The team a new thread of the connection belongs to; null = none. */
+  team_id: number | null;
 }
 
 /** Connections (with their app id) for a set of (integration key, account id) pairs. */
@@ -23,7 +25,7 @@ export async function findConnectionsByAccount(
 ): Promise<ConnectionRef[]> {
   if (keys.length === 0) return [];
   const { rows } = await sql<ConnectionRef>`
-    SELECT c.id, c.workspace_id, c.integration_key, c.external_account_id, w.app_id, c.auto_assign
+    SELECT c.id, c.workspace_id, c.integration_key, c.external_account_id, w.app_id, c.auto_assign, c.team_id
     FROM connections c
     JOIN workspaces w ON w.id = c.workspace_id
     JOIN unnest(${keys.map((k) => k.integrationKey)}::text[], ${keys.map((k) => k.externalAccountId)}::text[]) AS k(integration_key, external_account_id)
@@ -126,6 +128,8 @@ export interface ThreadInput {
    * only: where the thread's reply window starts. Absent or null: no inbound message.
    */
   lastInboundAt?: Date | null;
+  /** The team of the connection, which a thread this input creates joins (an existing thread keeps its own). */
+  teamId: number | null;
 }
 
 /** A thread as an upsert returns it, with its contact's name (what the thread's announcement shows). */
@@ -136,7 +140,7 @@ export type ThreadRow = Selectable<ThreadsTable> & { created: boolean; contact_n
  * the thread's team routes its threads (so a batch needs no statement more to know).
  */
 const CONTACT_NAME = sql`(SELECT c.name FROM contacts c WHERE c.id = t.contact_id) AS contact_name,
-  COALESCE((SELECT tm.auto_assign FROM teams tm WHERE tm.id = t.team_id), false) AS team_routes`;
+  CASE WHEN t.team_id IS NULL THEN false ELSE COALESCE((SELECT tm.auto_assign FROM teams tm WHERE tm.id = t.team_id), false) END AS team_routes`;
 
 /** The later of two optional times (GREATEST's rule: null loses). */
 function latestOf(a: Date | null | undefined, b: Date | null | undefined): Date | null {
@@ -167,10 +171,10 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
   // xmax is 0 on a row version this statement inserted, and set on one it updated.
   const { rows } = await sql<ThreadRow>`
     INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, unread_count, last_inbound_at, team_id, created_at, updated_at)
-    SELECT w, cn, ct, lm, p, u, li, (SELECT c.team_id FROM connections c WHERE c.id = cn), ${at}::timestamptz, ${at}::timestamptz
+    SELECT w, cn, ct, lm, p, u, li, tm, ${at}::timestamptz, ${at}::timestamptz
     FROM unnest(${list.map((t) => t.workspaceId)}::int[], ${list.map((t) => t.connectionId)}::bigint[], ${list.map((t) => t.contactId)}::bigint[],
                 ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[], ${list.map((t) => t.unread)}::int[],
-                ${list.map((t) => t.lastInboundAt ?? null)}::timestamptz[]) AS v(w, cn, ct, lm, p, u, li)
+                ${list.map((t) => t.lastInboundAt ?? null)}::timestamptz[], ${list.map((t) => t.teamId)}::int[]) AS v(w, cn, ct, lm, p, u, li, tm)
     ORDER BY cn, ct
     ON CONFLICT (connection_id, contact_id) DO UPDATE SET
       unread_count = t.unread_count + excluded.unread_count,

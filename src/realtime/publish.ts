@@ -54,7 +54,8 @@ function idsOnly(data: Record<string, unknown>): Record<string, unknown> {
  */
 export function notifyPayload(event: RealtimeEvent): string {
   const json = JSON.stringify(event);
-  if (Buffer.byteLength(json) <= NOTIFY_MAX_BYTES) return json;
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most payloads are short enough not to be measured.
+  if (json.length * 3 <= NOTIFY_MAX_BYTES || Buffer.byteLength(json) <= NOTIFY_MAX_BYTES) return json;
   const { value: data, cut } = truncateStrings(event.data);
   const shortened = JSON.stringify({ ...event, data, ...(cut ? { truncated: true } : {}) });
   if (cut && Buffer.byteLength(shortened) <= NOTIFY_MAX_BYTES) return shortened;

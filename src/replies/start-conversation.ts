@@ -95,7 +95,17 @@ export async function startConversation(deps: Deps, req: StartRequest) {
     // the contact's next message reopens a resolved one as usual.
     const threads = await upsertThreads(
       trx,
-      [{ workspaceId: req.workspaceId, connectionId: connection.id, contactId, lastMessageAt: now, preview: null, unread: 0 }],
+      [
+        {
+          workspaceId: req.workspaceId,
+          connectionId: connection.id,
+          contactId,
+          lastMessageAt: now,
+          preview: null,
+          unread: 0,
+          teamId: connection.team_id,
+        },
+      ],
       now,
     );
     const thread = threads.get(`${connection.id}|${contactId}`)!;

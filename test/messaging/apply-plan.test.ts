@@ -29,6 +29,7 @@ const conn: ConnectionRef = {
   external_account_id: 'support@example.test',
   app_id: 'app_1',
   auto_assign: false,
+  team_id: null,
 };
 const resolved: Resolved = {
   connections: new Map([[byKey('email', conn.external_account_id), conn]]),
