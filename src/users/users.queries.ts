@@ -43,7 +43,16 @@ export async function lockActiveAdmins(db: Executor, workspaceId: number): Promi
 export async function updateUser(
   db: Executor,
   id: number,
-  patch: { name?: string; roles?: string[]; active?: boolean; availability?: UserAvailability; max_open_threads?: number | null },
+  patch: {
+    name?: string;
+    roles?: string[];
+    active?: boolean;
+    availability?: UserAvailability;
+    max_open_threads?: number | null;
+    notify_email_assigned?: boolean;
+    notify_email_mentioned?: boolean;
+    notify_email_sla?: boolean;
+  },
 ) {
   return db.updateTable('users').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
