@@ -123,15 +123,15 @@ export async function routeWaiting(deps: Announcer, trx: Executor, workspaceId: 
       at,
     );
     changes.push(...activity.map((message) => ({ type: 'message.created' as const, message })));
-    done.forEach((d, i) =>
-      notices.push({
+    notices.push(
+      ...done.map((d, i) => ({
         workspaceId,
         userId: d.assignee_id,
-        type: 'assigned',
+        type: 'assigned' as const,
         threadId: d.id,
         messageId: activity[i]?.id ?? null,
         actorId: null,
-      }),
+      })),
     );
     assigned.push(...done.map((d) => d.id));
     // Threads nobody could take stay in the queue; the next round looks past them.
