@@ -29,6 +29,7 @@ export interface BenchOptions {
   deliveries: number;
   routing: boolean;
   routingEvents: number;
+  routingNewPercent: number;
 }
 
 const ABOUT = `Measures the service on this machine: ingestion beside a no-op ceiling (alternating rounds,
@@ -79,6 +80,7 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
         help: 'run only the routing phase: 50 agents in 5 teams with autoAssign against none, applying batches, alternated in one process',
       },
       'routing-events': { type: 'string', default: '4000', help: 'inbound messages each routing-phase run applies' },
+      'routing-new': { type: 'string', default: '10', help: 'percent of the routing phase’s messages that open a thread (and are routed)' },
       compare: {
         type: 'string',
         help: 'compare this build with the build of a git ref (commit, branch, tag), built in a temporary worktree; see docs/performance.md',
@@ -121,5 +123,6 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     deliveries: number('deliveries', v.deliveries),
     routing: v.routing,
     routingEvents: number('routing-events', v['routing-events']),
+    routingNewPercent: Math.min(100, number('routing-new', v['routing-new'])),
   };
 }

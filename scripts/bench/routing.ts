@@ -1,12 +1,17 @@
 // `--routing`: what routing costs processing. Two workspaces alike in everything (50 agents in
 // 5 teams of 10, five connections, one per team, new threads starting in the connection's
-// team) but `autoAssign` on the teams of one; the same kind of batches (new contacts opening
-// threads and known contacts writing again) are applied to each through the workers' own
-// entry, applyDeliveries, one transaction per batch, in this one process. Runs alternate
-// (routing first in odd rounds, last in even ones) so the machine's drift falls on both; each
-// round's ratio is routing's throughput over no routing's, reported as the median with the
-// lowest and highest. Only the apply step is timed, not fetching or parsing the inbox rows,
-// so routing's share of a whole worker's drain is smaller than the figure shown.
+// team) but `autoAssign` on the teams of one; the same kind of batches (--routing-new percent
+// of the messages from new contacts, who open threads; the rest from contacts of this run who
+// wrote before) are applied to each through the workers' own entry, applyDeliveries, one
+// transaction per batch, in this one process. Without routing, the new threads are assigned by
+// hand between batches (untimed), so the messages that follow tell an assignee on both sides:
+// what is compared is routing itself (its lock, pool, assignment, activity line and
+// notification). Each run starts with every thread resolved, so open threads per agent stay
+// what a run makes, not the bench's sum. Runs alternate (routing first in odd rounds, last in
+// even ones) so the machine's drift falls on both; each round's ratio is routing's throughput
+// over no routing's, reported as the median with the lowest and highest. Only the apply step
+// is timed, not fetching or parsing inbox rows, so routing's share of a worker's whole drain
+// is smaller than the figure shown.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.js';
@@ -29,8 +34,9 @@ interface Side {
   label: 'routing' | 'no routing';
   workspaceId: number;
   accounts: string[];
-  /** Contacts that wrote so far, who write again in later batches. */
+  /** Contacts that wrote so far in this run, who write again in its later batches. */
   contacts: number;
+  run: number;
 }
 
 async function seedSide(db: Db, label: Side['label'], autoAssign: boolean): Promise<Side> {
@@ -60,23 +66,23 @@ async function seedSide(db: Db, label: Side['label'], autoAssign: boolean): Prom
     await db.updateTable('connections').set({ team_id: teamId }).where('id', '=', connection.id).execute();
     accounts.push(account);
   }
-  return { label, workspaceId: workspace.id, accounts, contacts: 0 };
+  return { label, workspaceId: workspace.id, accounts, contacts: 0, run: 0 };
 }
 
 let sequence = 0;
 
-/** One batch: half new contacts (each opens a thread), half contacts who wrote before. */
-function batchOf(side: Side): DeliveryEvents {
+/** One batch: one message in `every` from a new contact (who opens a thread), the rest from contacts who wrote before. */
+function batchOf(side: Side, every: number): DeliveryEvents {
   const events = [];
   for (let i = 0; i < BATCH; i++) {
     sequence++;
-    const again = i % 2 === 1 && side.contacts > 0;
+    const again = sequence % every !== 0 && side.contacts > 0;
     const contact = again ? (sequence * 7919) % side.contacts : side.contacts++;
     events.push({
       type: 'message' as const,
       externalAccountId: side.accounts[contact % TEAMS]!,
       externalMessageId: `bench-routing-${side.workspaceId}-${sequence}`,
-      contact: { externalId: `+1555${String(contact).padStart(7, '0')}`, name: `Customer ${contact}` },
+      contact: { externalId: `+1${String(side.run).padStart(3, '0')}${String(contact).padStart(7, '0')}`, name: `Customer ${contact}` },
       text: `Message ${sequence}: where is my order?`,
     });
   }
@@ -88,6 +94,8 @@ export interface RoutingFigures {
   teams: number;
   batches: number;
   eventsPerRun: number;
+  /** Percent of the messages that open a thread (and are routed). */
+  newPercent: number;
   rounds: { routingPerSec: number; plainPerSec: number; ratio: number }[];
   ratio: number;
   lowest: number;
@@ -105,11 +113,31 @@ export async function measureRouting(options: BenchOptions, databaseUrl: string,
     const routing = await seedSide(db, 'routing', true);
     const plain = await seedSide(db, 'no routing', false);
     const batches = Math.max(10, Math.round(options.routingEvents / BATCH));
+    const every = Math.max(1, Math.round(100 / options.routingNewPercent));
     const run = async (side: Side) => {
-      const work = Array.from({ length: batches }, () => batchOf(side));
-      const started = performance.now();
-      for (const d of work) await db.transaction().execute((trx) => applyDeliveries(deps, trx, [d], new Date()));
-      return (batches * BATCH) / ((performance.now() - started) / 1000);
+      // Between runs, untimed, the agents resolve what they have: a run starts with nobody
+      // holding open threads, as a working day would, not with the whole bench's backlog.
+      await sql`UPDATE threads SET status = 'resolved' WHERE workspace_id = ${side.workspaceId} AND status <> 'resolved'`.execute(db);
+      await sql`ANALYZE threads`.execute(db);
+      side.run += 1;
+      side.contacts = 0;
+      const work = Array.from({ length: batches }, () => batchOf(side, every));
+      let ms = 0;
+      for (const d of work) {
+        const started = performance.now();
+        await db.transaction().execute((trx) => applyDeliveries(deps, trx, [d], new Date()));
+        ms += performance.now() - started;
+        // Without routing, people take the new threads by hand (untimed), so later messages
+        // in them tell an assignee on both sides and only routing itself differs.
+        if (side === plain)
+          await sql`
+            UPDATE threads t SET assignee_id = u.id
+            FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM threads
+                  WHERE workspace_id = ${side.workspaceId} AND status = 'open' AND assignee_id IS NULL) w,
+                 (SELECT id, row_number() OVER (ORDER BY id) AS n FROM users WHERE workspace_id = ${side.workspaceId}) u
+            WHERE t.id = w.id AND u.n = (w.n % ${AGENTS}) + 1`.execute(db);
+      }
+      return (batches * BATCH) / (ms / 1000);
     };
     // A warm-up of each, untimed: plans cached, tables and indexes in memory.
     await run(routing);
@@ -126,12 +154,13 @@ export async function measureRouting(options: BenchOptions, databaseUrl: string,
     const ratios = rounds.map((r) => r.ratio);
     const { rows } = await sql<{ assigned: string; waiting: string }>`
       SELECT count(*) FILTER (WHERE assignee_id IS NOT NULL) AS assigned, count(*) FILTER (WHERE assignee_id IS NULL) AS waiting
-      FROM threads WHERE workspace_id = ${routing.workspaceId}`.execute(db);
+      FROM threads WHERE workspace_id = ${routing.workspaceId} AND status = 'open'`.execute(db);
     return {
       agents: AGENTS,
       teams: TEAMS,
       batches,
       eventsPerRun: batches * BATCH,
+      newPercent: 100 / every,
       rounds,
       ratio: median(ratios),
       lowest: Math.min(...ratios),

@@ -52,8 +52,11 @@ function table(rows: [string, string][], write = out): void {
 }
 
 async function main() {
-  say('building the service (npm run build)');
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  // The routing phase runs in this process from the sources: no service process to build.
+  if (!options.routing) {
+    say('building the service (npm run build)');
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  }
   if (options.statements) {
     const ref = options.compare === undefined ? undefined : await prepareRef(options.compare);
     const builds: Build[] = [{ key: 'this', label: thisLabel(), root: ROOT }, ...(ref ? [ref.build] : [])];
@@ -156,14 +159,17 @@ async function main() {
       const r = await measureRouting(options, databaseUrl, db);
       const perSec = (key: 'routingPerSec' | 'plainPerSec') => r.rounds.map((x) => x[key]).join(', ');
       table([
-        ['setup', `${r.agents} agents in ${r.teams} teams; ${r.eventsPerRun} messages per run in batches of 20, half opening threads`],
+        [
+          'setup',
+          `${r.agents} agents in ${r.teams} teams; ${r.eventsPerRun} messages per run in batches of 20, ${r.newPercent.toFixed(0)} % opening a thread`,
+        ],
         ['with routing (autoAssign)', `${perSec('routingPerSec')} messages/s`],
         ['without routing', `${perSec('plainPerSec')} messages/s`],
         [
           'routing / none',
           `${(r.ratio * 100).toFixed(1)} % (median of ${r.rounds.length} alternating rounds; lowest ${(r.lowest * 100).toFixed(1)} %, highest ${(r.highest * 100).toFixed(1)} %; goal ≥ 90 %)`,
         ],
-        ['routed threads', `${r.assigned} assigned, ${r.waiting} waiting`],
+        ['open threads of the last run', `${r.assigned} assigned by routing, ${r.waiting} waiting`],
       ]);
       if (options.json) out(JSON.stringify({ routing: r }));
       return;
