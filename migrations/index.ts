@@ -32,6 +32,7 @@ import * as m0035 from './0035_account_tokens.js';
 import * as m0036 from './0036_threads_labels_index_dropped.js';
 import * as m0037 from './0037_search_vector_deferred.js';
 import * as m0038 from './0038_threads_pair_key_by_contact.js';
+import * as m0040 from './0040_notification_mail.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -71,4 +72,5 @@ export const migrations: Record<string, Migration> = {
   '0036_threads_labels_index_dropped': m0036,
   '0037_search_vector_deferred': m0037,
   '0038_threads_pair_key_by_contact': m0038,
+  '0040_notification_mail': m0040,
 };

@@ -27,12 +27,16 @@ export interface BenchOptions {
   compare: string | undefined;
   statements: boolean;
   deliveries: number;
+  routing: boolean;
+  routingEvents: number;
+  routingNewPercent: number;
 }
 
 const ABOUT = `Measures the service on this machine: ingestion beside a no-op ceiling (alternating rounds,
 the ratio's median), processing, latency, sending and outbound webhooks; or, with --single, one
 role-all process as \`npm start\` runs it; or, with --attachments, files up and down through the
-service; or, with --compare <git-ref>, this build against the ref's, alternated round by round
+service; or, with --routing, processing with routing against without; or, with --compare <git-ref>,
+this build against the ref's, alternated round by round
 (ingest beside the ceiling, a worker's drain, CPU per delivery, RSS). Figures go to stdout (--json adds one JSON line), progress
 to stderr. Every figure is printed with the load generator's own CPU share (of one core).`;
 
@@ -71,6 +75,12 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
         help: 'run only the drain cost phase: statements, rows and index entries per delivery (with --compare, of both builds)',
       },
       deliveries: { type: 'string', default: '20000', help: 'deliveries the drain cost phase stores and drains' },
+      routing: {
+        type: 'boolean',
+        help: 'run only the routing phase: 50 agents in 5 teams with autoAssign against none, applying batches, alternated in one process',
+      },
+      'routing-events': { type: 'string', default: '4000', help: 'inbound messages each routing-phase run applies' },
+      'routing-new': { type: 'string', default: '10', help: 'percent of the routing phase’s messages that open a thread (and are routed)' },
       compare: {
         type: 'string',
         help: 'compare this build with the build of a git ref (commit, branch, tag), built in a temporary worktree; see docs/performance.md',
@@ -111,5 +121,8 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     compare: v.compare,
     statements: v.statements,
     deliveries: number('deliveries', v.deliveries),
+    routing: v.routing,
+    routingEvents: number('routing-events', v['routing-events']),
+    routingNewPercent: Math.min(100, number('routing-new', v['routing-new'])),
   };
 }

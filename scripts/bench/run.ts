@@ -11,6 +11,7 @@
 //   or single.ts (--single): one role-all process as `npm start` runs it, burst and sustained;
 //   or conversations.ts (--conversations): thread filters and message search on a large inbox;
 //   or attachments.ts (--attachments): 25 MB files up and down through the service, MB/s and RSS;
+//   or routing.ts (--routing): applying batches with 50 agents in 5 routing teams against none;
 //   or compare.ts (--compare <git-ref>): this build against the ref's, alternated, with ratios.
 // Throughput is reported as a ratio against the ceiling because shared machines drift, and each
 // figure with the load generator's own CPU share, so a generator-bound figure shows as one.
@@ -37,6 +38,7 @@ import { measureLatency } from './latency.js';
 import { readBenchOptions } from './options.js';
 import { measureOutbound } from './outbound.js';
 import { measureProcess } from './process.js';
+import { measureRouting } from './routing.js';
 import { measureSend } from './send.js';
 import { measureSingle } from './single.js';
 import { drainCostLines, measureDrainCost, startProfiledPostgres } from './statements.js';
@@ -50,8 +52,11 @@ function table(rows: [string, string][], write = out): void {
 }
 
 async function main() {
-  say('building the service (npm run build)');
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  // The routing phase runs in this process from the sources: no service process to build.
+  if (!options.routing) {
+    say('building the service (npm run build)');
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  }
   if (options.statements) {
     const ref = options.compare === undefined ? undefined : await prepareRef(options.compare);
     const builds: Build[] = [{ key: 'this', label: thisLabel(), root: ROOT }, ...(ref ? [ref.build] : [])];
@@ -147,6 +152,26 @@ async function main() {
       out(`\nEXPLAIN ANALYZE, search for a middling word:\n${c.plans.searchMiddling}`);
       out(`\nEXPLAIN ANALYZE, search for a rare word:\n${c.plans.searchRare}`);
       if (options.json) out(JSON.stringify({ conversations: c }));
+      return;
+    }
+
+    if (options.routing) {
+      const r = await measureRouting(options, databaseUrl, db);
+      const perSec = (key: 'routingPerSec' | 'plainPerSec') => r.rounds.map((x) => x[key]).join(', ');
+      table([
+        [
+          'setup',
+          `${r.agents} agents in ${r.teams} teams; ${r.eventsPerRun} messages per run in batches of 20, ${r.newPercent.toFixed(0)} % opening a thread`,
+        ],
+        ['with routing (autoAssign)', `${perSec('routingPerSec')} messages/s`],
+        ['without routing', `${perSec('plainPerSec')} messages/s`],
+        [
+          'routing / none',
+          `${(r.ratio * 100).toFixed(1)} % (median of ${r.rounds.length} alternating rounds; lowest ${(r.lowest * 100).toFixed(1)} %, highest ${(r.highest * 100).toFixed(1)} %; goal ≥ 90 %)`,
+        ],
+        ['open threads of the last run', `${r.assigned} assigned by routing, ${r.waiting} waiting`],
+      ]);
+      if (options.json) out(JSON.stringify({ routing: r }));
       return;
     }
 

@@ -347,15 +347,27 @@ export interface TeamUser {
   maxOpenThreads: number | null;
   /** One of the user's realtime sockets is open, on any api process. */
   connected: boolean;
+  /** Only on your own user: which notifications are e-mailed while you have no socket open. */
+  notify?: { email: NotifyEmail };
   createdAt: Timestamp;
+}
+
+/** Notifications e-mailed while none of the user's sockets is open (at most one mail per 5 minutes). */
+export interface NotifyEmail {
+  assigned: boolean;
+  mentioned: boolean;
+  /** `sla_warning` and `sla_breached`. */
+  sla: boolean;
 }
 
 export type UserAvailability = 'online' | 'busy' | 'offline';
 
-/** `PATCH /v1/users/me`: one's own name and availability (going `online` routes waiting threads). */
+/** `PATCH /v1/users/me`: one's own name, availability (going `online` routes waiting threads) and mail settings. */
 export interface OwnUserPatch {
   name?: string;
   availability?: UserAvailability;
+  /** The fields left out keep their value. */
+  notify?: { email?: Partial<NotifyEmail> };
 }
 
 /** `POST /v1/users/me/password` (docs/accounts.md). */

@@ -194,7 +194,7 @@ export async function createConnection(
  * credentials. Turning `autoAssign` on routes the threads waiting on it, in the same transaction.
  */
 export async function changeConnection(
-  deps: ConnectionDeps & Pick<Deps, 'boss' | 'now'>,
+  deps: ConnectionDeps & Pick<Deps, 'boss' | 'now' | 'log'>,
   workspaceId: number,
   id: number,
   patch: Static<typeof ConnectionPatch>,

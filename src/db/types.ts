@@ -32,6 +32,11 @@ export interface UsersTable {
   max_open_threads: number | null;
   /** When the user's last realtime socket went (null while one is open, or once set offline). */
   disconnected_at: NullableTimestamp;
+  /** Which notifications are e-mailed while the user has no socket open (docs/teams.md). */
+  notify_email_assigned: Generated<boolean>;
+  notify_email_mentioned: Generated<boolean>;
+  /** Both `sla_warning` and `sla_breached`. */
+  notify_email_sla: Generated<boolean>;
 }
 
 export type UserAvailability = 'online' | 'busy' | 'offline';
@@ -403,6 +408,18 @@ export interface NotificationsTable {
   read_at: Date | null;
 }
 
+/** A notification waiting for its user's next e-mail. */
+export interface NotificationMailQueueTable {
+  notification_id: number;
+  user_id: number;
+}
+
+/** When a user was last e-mailed their notifications: the start of their window. */
+export interface NotificationMailTimesTable {
+  user_id: number;
+  sent_at: Date | null;
+}
+
 export interface TeamMembersTable {
   team_id: number;
   user_id: number;
@@ -450,6 +467,8 @@ export interface DB {
   teams: TeamsTable;
   team_members: TeamMembersTable;
   notifications: NotificationsTable;
+  notification_mail_queue: NotificationMailQueueTable;
+  notification_mail_times: NotificationMailTimesTable;
 }
 
 export type { NullableTimestamp, Timestamp };

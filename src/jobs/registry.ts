@@ -3,6 +3,7 @@ import { fetchMediaQueue } from '../attachments/fetch-media.queue.js';
 import { syncTemplatesQueue } from '../connections/sync-templates.queue.js';
 import type { Deps } from '../deps.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
+import { notificationMailQueue } from '../notifications/notification-mail.queue.js';
 import { sendQueue } from '../replies/send-message.queue.js';
 import { SearchIndexer } from '../threads/search-index.js';
 import { snoozeQueue } from '../threads/snooze.queue.js';
@@ -24,6 +25,7 @@ export const queues: QueueDefinition<any>[] = [
   syncTemplatesQueue,
   fetchMediaQueue,
   userOfflineQueue,
+  notificationMailQueue,
 ];
 
 /**

@@ -1,15 +1,22 @@
 import type { PgBoss } from 'pg-boss';
 import { attachmentsOf } from '../attachments/attachments.queries.js';
 import { type Attachment, attachmentResource, contentUrl } from '../attachments/attachments.resources.js';
+import type { Config } from '../config.js';
 import type { Executor } from '../db/database.js';
+import type { Logger } from '../logger.js';
+import { queueNotificationMail } from '../notifications/notification-mail.enqueue.js';
 import { publishEvents } from '../realtime/publish.js';
 import { findSubscriptions, writeOutbox } from '../webhooks-out/outbox.js';
 import { announcements, type Change, messageIdsOf, workspaceIdOf } from './announcements.js';
 
-/** What announcing needs: the queue (the outbox's jobs) and the public URL (attachments' links). */
+/**
+ * What announcing needs: the queue (the outbox's and notification mails' jobs), the public URL
+ * (attachments' links), whether system mail is set up, and the log.
+ */
 export interface Announcer {
   boss: PgBoss;
-  config: { publicUrl: string };
+  config: Pick<Config, 'publicUrl' | 'systemMail'>;
+  log: Logger;
 }
 
 /**
@@ -20,7 +27,8 @@ export interface Announcer {
  * query, as the transaction sees them: so whatever the caller put on a message before
  * announcing it travels with it; a caller that knows some of its messages carry none says
  * so (`bare`), and the common inbound batch reads nothing. The endpoints are read first, so a
- * change no endpoint takes is never shaped for one.
+ * change no endpoint takes is never shaped for one. A notification for a user with no socket
+ * open is also queued for their next e-mail (../notifications/notification-mail.enqueue.ts).
  */
 export async function announce(
   deps: Announcer,
@@ -48,4 +56,10 @@ export async function announce(
   );
   await publishEvents(trx, realtime);
   await writeOutbox(deps.boss, trx, outbound, now, subscriptions);
+  await queueNotificationMail(
+    deps,
+    trx,
+    changes.flatMap((c) => (c.type === 'notification.created' ? [c.notification] : [])),
+    now,
+  );
 }

@@ -1,6 +1,7 @@
 import type { Executor } from '../db/database.js';
 import { type Announcer, announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
+import { insertNotifications, type NewNotification } from '../notifications/notifications.queries.js';
 import { autoAssignedLine } from './activity.js';
 import {
   assignUnassigned,
@@ -100,13 +101,15 @@ export const ROUTE_WAITING_BATCH = 500;
  * Routes a workspace's waiting threads, oldest first, to whoever may take them now: called
  * in the transaction of a change that may have freed someone up (a user went online, their
  * cap rose, a thread of theirs was resolved or reassigned, a thread or team started routing).
- * Writes the activity lines and announces the threads; answers the ids it assigned.
+ * Writes the activity lines, tells each assignee (an `assigned` notification naming the
+ * line, no actor: routing did it) and announces the threads; answers the ids it assigned.
  */
 export async function routeWaiting(deps: Announcer, trx: Executor, workspaceId: number, at: Date) {
   await lockAssignment(trx, [workspaceId]);
   const pool = await routingPool(trx, [workspaceId]);
   const assigned: number[] = [];
   const changes: Change[] = [];
+  const notices: NewNotification[] = [];
   let after = new Set<number>();
   for (;;) {
     if (!pool.some((c) => c.max_open_threads === null || c.open_threads < c.max_open_threads)) break;
@@ -120,6 +123,16 @@ export async function routeWaiting(deps: Announcer, trx: Executor, workspaceId: 
       at,
     );
     changes.push(...activity.map((message) => ({ type: 'message.created' as const, message })));
+    notices.push(
+      ...done.map((d, i) => ({
+        workspaceId,
+        userId: d.assignee_id,
+        type: 'assigned' as const,
+        threadId: d.id,
+        messageId: activity[i]?.id ?? null,
+        actorId: null,
+      })),
+    );
     assigned.push(...done.map((d) => d.id));
     // Threads nobody could take stay in the queue; the next round looks past them.
     after = new Set([...after, ...waiting.filter((t) => !done.some((d) => d.id === t.id)).map((t) => t.id)]);
@@ -127,6 +140,7 @@ export async function routeWaiting(deps: Announcer, trx: Executor, workspaceId: 
   }
   if (assigned.length === 0) return assigned;
   for (const thread of await findThreadViews(trx, assigned)) changes.push({ type: 'thread.updated', thread });
+  for (const notification of await insertNotifications(trx, notices, at)) changes.push({ type: 'notification.created', notification });
   await announce(deps, trx, changes, at);
   return assigned;
 }

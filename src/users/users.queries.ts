@@ -1,12 +1,13 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { UserAvailability } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
 
 /** `connected`: one of the user's realtime sockets, on any api process, has not expired at `at`. */
-const connectedAt = (at: Date) =>
-  sql<boolean>`EXISTS (SELECT 1 FROM user_sockets s WHERE s.user_id = users.id AND s.expires_at > ${at})`.as('connected');
+export const hasOpenSocket = (userId: RawBuilder<number>, at: Date) =>
+  sql<boolean>`EXISTS (SELECT 1 FROM user_sockets s WHERE s.user_id = ${userId} AND s.expires_at > ${at})`;
+const connectedAt = (at: Date) => hasOpenSocket(sql.ref('users.id'), at).as('connected');
 
 /** A workspace's users, newest first, one cursor page; with `connected` at `at`. */
 export async function listUsers(db: Executor, workspaceId: number, page: CursorRequest, at: Date) {
@@ -43,7 +44,16 @@ export async function lockActiveAdmins(db: Executor, workspaceId: number): Promi
 export async function updateUser(
   db: Executor,
   id: number,
-  patch: { name?: string; roles?: string[]; active?: boolean; availability?: UserAvailability; max_open_threads?: number | null },
+  patch: {
+    name?: string;
+    roles?: string[];
+    active?: boolean;
+    availability?: UserAvailability;
+    max_open_threads?: number | null;
+    notify_email_assigned?: boolean;
+    notify_email_mentioned?: boolean;
+    notify_email_sla?: boolean;
+  },
 ) {
   return db.updateTable('users').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }

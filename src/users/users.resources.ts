@@ -20,6 +20,16 @@ export function userResource(row: Selectable<UsersTable>): Static<typeof UserRes
   return { id: row.id, name: row.name, email: row.email, workspaces_id: row.workspace_id, roles: row.roles };
 }
 
+/** What a user has e-mailed while none of their sockets is open; each defaults to true. */
+export const NotifyEmail = Type.Object(
+  {
+    assigned: Type.Boolean({ description: 'someone else or routing assigned you a thread' }),
+    mentioned: Type.Boolean({ description: 'a note names you' }),
+    sla: Type.Boolean({ description: 'a target of your thread is near or past (sla_warning, sla_breached)' }),
+  },
+  { title: 'NotifyEmail' },
+);
+
 /** A member of the team as `/v1/users` shows it: never the password hash. */
 export const TeamUserResource = Type.Object(
   {
@@ -36,13 +46,26 @@ export const TeamUserResource = Type.Object(
       description: 'open assigned threads routing stops at; null = no cap',
     }),
     connected: Type.Boolean({ description: 'one of the user’s realtime sockets is open, on any api process' }),
+    notify: Type.Optional(
+      Type.Object(
+        { email: NotifyEmail },
+        {
+          description:
+            'only on your own user: which notifications are e-mailed to you while you have no socket open, at most one mail per 5 minutes',
+        },
+      ),
+    ),
     createdAt: Timestamp,
   },
   { title: 'User' },
 );
 export type TeamUser = Static<typeof TeamUserResource>;
 
-export function teamUserResource(row: Selectable<UsersTable> & { connected: boolean }): TeamUser {
+/**
+ * The User; `self` (the caller is this user) adds their own notification settings, which
+ * nobody else sees (not the team list, not `user.updated`).
+ */
+export function teamUserResource(row: Selectable<UsersTable> & { connected: boolean }, self = false): TeamUser {
   return {
     id: row.id,
     name: row.name,
@@ -52,6 +75,13 @@ export function teamUserResource(row: Selectable<UsersTable> & { connected: bool
     availability: row.availability,
     maxOpenThreads: row.max_open_threads,
     connected: row.connected,
+    ...(self
+      ? {
+          notify: {
+            email: { assigned: row.notify_email_assigned, mentioned: row.notify_email_mentioned, sla: row.notify_email_sla },
+          },
+        }
+      : {}),
     createdAt: row.created_at.toISOString(),
   };
 }

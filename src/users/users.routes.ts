@@ -7,7 +7,7 @@ import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope, StringEnum } from '../http/schemas.js';
 import { inviteUser } from './invites.service.js';
 import { listUsers } from './users.queries.js';
-import { TeamUserResource, teamUserResource, USER_AVAILABILITY, USER_ROLES } from './users.resources.js';
+import { NotifyEmail, TeamUserResource, teamUserResource, USER_AVAILABILITY, USER_ROLES } from './users.resources.js';
 import { addTeamUser, changeOwnUser, changeTeamUser } from './users.service.js';
 
 const UserParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'the user id' }) });
@@ -53,6 +53,15 @@ export const OwnUserPatch = Type.Object(
     availability: Type.Optional(
       StringEnum(USER_AVAILABILITY, { description: 'routing gives threads only to `online` users; going online routes the waiting ones' }),
     ),
+    notify: Type.Optional(
+      Type.Object(
+        { email: Type.Optional(Type.Partial(NotifyEmail, { additionalProperties: false })) },
+        {
+          additionalProperties: false,
+          description: 'which notifications are e-mailed to you while you have no socket open; the fields you leave out keep their value',
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -72,8 +81,14 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       schema: { summary: 'List the workspace’s users', querystring: CursorQuery, response: { 200: CursorPage(TeamUserResource) } },
     },
     async (request) => {
-      const page = await listUsers(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query), deps.now());
-      return envelope(request, page.items.map(teamUserResource), page.meta);
+      const auth = tenantOf(request);
+      const page = await listUsers(deps.db, auth.workspaceId, parseCursorQuery(request.query), deps.now());
+      const self = auth.kind === 'api_key' ? null : auth.userId;
+      return envelope(
+        request,
+        page.items.map((row) => teamUserResource(row, row.id === self)),
+        page.meta,
+      );
     },
   );
 
@@ -104,7 +119,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     {
       preValidation: requireAuth(deps, { kinds: ['user', 'pat'], allowPat: true }),
       schema: {
-        summary: 'Change your own name or availability',
+        summary: 'Change your own name, availability or notification e-mails',
         body: OwnUserPatch,
         response: { 200: Envelope(TeamUserResource) },
       },

@@ -109,28 +109,46 @@ export async function changeTeamUser(
   });
 }
 
+/** `PATCH /v1/users/me`: what a user may change of themselves. */
+export interface OwnUserPatch {
+  name?: string;
+  availability?: UserAvailability;
+  /** Merged into what is set: a field left out keeps its value. */
+  notify?: { email?: { assigned?: boolean; mentioned?: boolean; sla?: boolean } };
+}
+
 /**
- * `PATCH /v1/users/me`: a user's own name and availability. Going `online` routes the
- * waiting threads (docs/teams.md), in this transaction.
+ * `PATCH /v1/users/me`: a user's own name, availability and notification e-mail settings.
+ * Going `online` routes the waiting threads (docs/teams.md), in this transaction. Answers
+ * the user with their own settings (`notify`).
  */
-export async function changeOwnUser(
-  deps: Deps,
-  workspaceId: number,
-  id: number,
-  patch: { name?: string; availability?: UserAvailability },
-): Promise<TeamUser> {
+export async function changeOwnUser(deps: Deps, workspaceId: number, id: number, patch: OwnUserPatch): Promise<TeamUser> {
   return deps.db.transaction().execute(async (trx) => {
     const user = await findWorkspaceUser(trx, workspaceId, id);
     if (!user) throw errors.notFound('user');
-    await updateUser(trx, id, patch);
-    return changed(deps, trx, user, patch.availability === 'online' && user.availability !== 'online');
+    const email = patch.notify?.email ?? {};
+    const set = {
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(patch.availability !== undefined ? { availability: patch.availability } : {}),
+      ...(email.assigned !== undefined ? { notify_email_assigned: email.assigned } : {}),
+      ...(email.mentioned !== undefined ? { notify_email_mentioned: email.mentioned } : {}),
+      ...(email.sla !== undefined ? { notify_email_sla: email.sla } : {}),
+    };
+    if (Object.keys(set).length > 0) await updateUser(trx, id, set);
+    return changed(deps, trx, user, patch.availability === 'online' && user.availability !== 'online', true);
   });
 }
 
 /** Announces a changed user and, when it may have freed them up, routes the waiting threads. */
-async function changed(deps: Deps, trx: Executor, before: { id: number; workspace_id: number }, route: boolean): Promise<TeamUser> {
+async function changed(
+  deps: Deps,
+  trx: Executor,
+  before: { id: number; workspace_id: number },
+  route: boolean,
+  self = false,
+): Promise<TeamUser> {
   const now = deps.now();
   if (route) await routeWaiting(deps, trx, before.workspace_id, now);
   await announceUsers(trx, [before.id], now);
-  return teamUserResource((await findUserViews(trx, [before.id], now))[0]!);
+  return teamUserResource((await findUserViews(trx, [before.id], now))[0]!, self);
 }

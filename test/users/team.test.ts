@@ -54,6 +54,8 @@ describe('GET /v1/users', () => {
         availability: 'online',
         maxOpenThreads: null,
         connected: false,
+        // Only the agent's own row shows their notification settings.
+        ...(headers === agent.headers ? { notify: { email: { assigned: true, mentioned: true, sla: true } } } : {}),
         createdAt: expect.any(String),
       });
       expect(res.body).not.toMatch(/argon2|password/);
