@@ -31,6 +31,8 @@ import * as m0033 from './0033_notifications.js';
 import * as m0035 from './0035_account_tokens.js';
 import * as m0036 from './0036_threads_labels_index_dropped.js';
 import * as m0037 from './0037_search_vector_deferred.js';
+import * as m0041 from './0041_connection_webhooks.js';
+import * as m0042 from './0042_connection_health.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -69,4 +71,6 @@ export const migrations: Record<string, Migration> = {
   '0035_account_tokens': m0035,
   '0036_threads_labels_index_dropped': m0036,
   '0037_search_vector_deferred': m0037,
+  '0041_connection_webhooks': m0041,
+  '0042_connection_health': m0042,
 };

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireAuth, tenantOf } from '../auth/auth.js';
+import { isAdmin, requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
@@ -29,8 +29,14 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: { summary: 'List connections', querystring: CursorQuery, response: { 200: CursorPage(ConnectionResource) } },
     },
     async (request) => {
-      const page = await listConnections(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
-      return envelope(request, page.items.map(connectionResource), page.meta);
+      const auth = tenantOf(request);
+      const page = await listConnections(deps.db, auth.workspaceId, parseCursorQuery(request.query));
+      const view = { publicUrl: deps.config.publicUrl, admin: isAdmin(auth) };
+      return envelope(
+        request,
+        page.items.map((r) => connectionResource(r, view)),
+        page.meta,
+      );
     },
   );
 

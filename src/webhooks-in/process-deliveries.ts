@@ -45,6 +45,7 @@ function normaliseRow(row: InboxRow): { events: DeliveryEvents } | { error: stri
           verification: row.verification,
           ...(row.verified_account !== null ? { account: row.verified_account } : {}),
         }),
+        ...(row.verified_account !== null ? { account: row.verified_account } : {}),
       },
     };
   } catch (err) {
