@@ -166,3 +166,19 @@ export async function findWebhookConnection(
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
 }
+
+/**
+ * Deletes a workspace's connection, keeping the row (its threads reference it and stay) marked:
+ * its URL stops answering and its account may be connected again. False when there was none.
+ */
+export async function markConnectionDeleted(db: Executor, workspaceId: number, id: number, at: Date): Promise<boolean> {
+  const row = await db
+    .updateTable('connections')
+    .set({ deleted_at: at })
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where('deleted_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -27,7 +27,8 @@ export async function findConnectionsByAccount(
     FROM connections c
     JOIN workspaces w ON w.id = c.workspace_id
     JOIN unnest(${keys.map((k) => k.integrationKey)}::text[], ${keys.map((k) => k.externalAccountId)}::text[]) AS k(integration_key, external_account_id)
-      ON c.integration_key = k.integration_key AND c.external_account_id = k.external_account_id`.execute(db);
+      ON c.integration_key = k.integration_key AND c.external_account_id = k.external_account_id
+    WHERE c.deleted_at IS NULL`.execute(db);
   return rows;
 }
 
