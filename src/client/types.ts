@@ -355,6 +355,8 @@ export interface TeamUser {
   roles: TeamUserRole[];
   /** false: deactivated, cannot sign in. */
   active: boolean;
+  /** Invited by e-mail and not signed up yet (inactive until they choose a password). */
+  invited: boolean;
   /** The user's status; routing gives threads only to `online` users. */
   availability: UserAvailability;
   /** Open assigned threads routing stops at; null = no cap. */
