@@ -193,6 +193,12 @@ export interface Connection {
   createdAt: Timestamp;
 }
 
+/** `POST /v1/connections/:id/check`: whether the provider took the credentials, in words. */
+export interface ConnectionCheck {
+  ok: boolean;
+  message: string;
+}
+
 /** A synced WhatsApp template, Meta's values as they come. */
 export interface WhatsappTemplate {
   name: string;
