@@ -311,24 +311,24 @@ function Health({ c }: { c: Connection }) {
 function Copyable({ label, value }: { label: string; value: string }) {
   const [copied, setCopied] = useState(false);
   return (
-    <label>
-      {label}
-      <span class="row-actions">
+    <div class="row-actions">
+      <label>
+        {label}
         <input readOnly value={value} onFocus={(e) => e.currentTarget.select()} />
-        <button
-          type="button"
-          aria-label={`Copy ${label.toLowerCase()}`}
-          onClick={() =>
-            void navigator.clipboard?.writeText(value).then(
-              () => setCopied(true),
-              () => setCopied(false),
-            )
-          }
-        >
-          {copied ? 'Copied' : 'Copy'}
-        </button>
-      </span>
-    </label>
+      </label>
+      <button
+        type="button"
+        aria-label={`Copy the ${label.toLowerCase()}`}
+        onClick={() =>
+          void navigator.clipboard?.writeText(value).then(
+            () => setCopied(true),
+            () => setCopied(false),
+          )
+        }
+      >
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </div>
   );
 }
 
