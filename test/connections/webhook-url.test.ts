@@ -1,7 +1,8 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
+import { setTelegramSecretHash } from '../../src/connections/telegram-webhook.queries.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';
@@ -387,5 +388,28 @@ describe('A connection webhook URL', () => {
     const row = await processedRow(await newestRowId());
     expect(row.status, row.last_error ?? '').toBe('processed');
     expect(row.app_id).toBe(tenant.workspace.appId);
+  });
+
+  it("refuses on a Telegram bot's URL a secret that names another bot", async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const mine = await workspaceConnection(tenant.headers, { integrationKey: 'telegram', externalAccountId: digits() });
+    const other = await workspaceConnection(tenant.headers, { integrationKey: 'telegram', externalAccountId: digits() });
+    const mySecret = `my-${unique()}-secret`;
+    const otherSecret = `other-${unique()}-secret`;
+    await setTelegramSecretHash(ctx.deps.db, mine.id, createHash('sha256').update(mySecret).digest('hex'));
+    await setTelegramSecretHash(ctx.deps.db, other.id, createHash('sha256').update(otherSecret).digest('hex'));
+    const update = fixture('telegram', 'message.json');
+    const post = (secret: string) =>
+      ctx.app.inject({
+        method: 'POST',
+        url: pathOf(mine),
+        headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': secret },
+        payload: update,
+      });
+    const before = await inboxRows();
+    expect((await post(otherSecret)).statusCode).toBe(401);
+    expect(await inboxRows()).toBe(before);
+    expect((await post(mySecret)).statusCode).toBe(200);
+    expect(await inboxRows()).toBe(before + 1);
   });
 });
