@@ -304,6 +304,8 @@ function answer(
     const problem = templateSendProblem(req.parsed);
     if (problem) return { status: 400, body: errorBody('whatsapp', 400, `(#132000) ${problem}`) };
   }
+  const read = req.method === 'GET' ? accountRead(req.path) : undefined;
+  if (read) return { status: 200, body: read };
   if (req.method !== 'POST' || req.provider === undefined)
     return { status: 404, body: { error: { message: `no such endpoint: ${req.method} ${req.path}` } } };
   if (behaviour === 'rate-limited' || typeof behaviour === 'object') {
@@ -339,6 +341,22 @@ function metaSendProblem(parsed: unknown): string | undefined {
     return typeof p.tag === 'string' && tags.includes(p.tag) ? undefined : '(#100) Param tag must be one of {HUMAN_AGENT, ...}';
   }
   return '(#100) Param messaging_type must be one of {RESPONSE, UPDATE, MESSAGE_TAG}';
+}
+
+/**
+ * The providers' cheapest authenticated reads, as a connection check calls them: Graph's phone
+ * number or page, Twilio's account, Telegram's getMe, WAHA's session. Undefined for other paths.
+ */
+function accountRead(path: string): unknown {
+  let m = new RegExp(`^${GRAPH_PREFIX.replaceAll('.', '\\.')}/([0-9]+)$`).exec(path);
+  if (m) return { id: m[1], display_phone_number: '+1 555 078 3881', verified_name: 'Fake Business' };
+  m = /^\/twilio\/2010-04-01\/Accounts\/([^/]+)\.json$/.exec(path);
+  if (m) return { sid: m[1], friendly_name: 'Fake Twilio account', status: 'active' };
+  m = /^\/telegram\/bot([0-9]+):[^/]+\/getMe$/.exec(path);
+  if (m) return { ok: true, result: { id: Number(m[1]), is_bot: true, first_name: 'Fake bot', username: 'fake_inbox_bot' } };
+  m = /^\/waha\/api\/sessions\/([^/]+)$/.exec(path);
+  if (m) return { name: decodeURIComponent(m[1]!), status: 'WORKING' };
+  return undefined;
 }
 
 const TEMPLATES_PATH = new RegExp(`^${GRAPH_PREFIX.replaceAll('.', '\\.')}/[^/]+/message_templates$`);

@@ -33,6 +33,8 @@ import * as m0036 from './0036_threads_labels_index_dropped.js';
 import * as m0037 from './0037_search_vector_deferred.js';
 import * as m0038 from './0038_threads_pair_key_by_contact.js';
 import * as m0040 from './0040_notification_mail.js';
+import * as m0041 from './0041_connection_webhooks.js';
+import * as m0042 from './0042_connection_health.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -73,4 +75,6 @@ export const migrations: Record<string, Migration> = {
   '0037_search_vector_deferred': m0037,
   '0038_threads_pair_key_by_contact': m0038,
   '0040_notification_mail': m0040,
+  '0041_connection_webhooks': m0041,
+  '0042_connection_health': m0042,
 };

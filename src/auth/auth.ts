@@ -171,6 +171,11 @@ function hasScope(auth: TenantAuth, scope: Scope): boolean {
   return auth.scopes.some((s) => (SCOPE_RANK[s as Scope] ?? 0) >= SCOPE_RANK[scope]);
 }
 
+/** Whether a tenant caller holds the `admin` scope (a JWT admin, an admin API key): what admins alone are shown. */
+export function isAdmin(auth: TenantAuth): boolean {
+  return hasScope(auth, 'admin');
+}
+
 /**
  * A tenant caller (user, API key; PAT where allowed) is required and must hold the route's
  * scope: `scope` when given (admin routes), else `read` for GET/HEAD and `write` for any

@@ -10,6 +10,7 @@ import type {
   CannedResponseCreate,
   CannedResponsePatch,
   Connection,
+  ConnectionCheck,
   ConnectionCreate,
   ConnectionPatch,
   Contact,
@@ -261,6 +262,13 @@ export function tenantClient(initial: ClientOptions) {
     /** Starts a template sync (202); poll the connection's `templatesSync` for its outcome. */
     syncTemplates: (connectionId: number) => send<Connection>('POST', `/v1/connections/${id(connectionId)}/templates/sync`),
     templates: (connectionId: number) => get<WhatsappTemplate[]>(`/v1/connections/${id(connectionId)}/templates`),
+    /** The provider's cheapest authenticated read with the connection's credentials; stores nothing. */
+    checkConnection: (connectionId: number) => send<ConnectionCheck>('POST', `/v1/connections/${id(connectionId)}/check`),
+    /** Telegram: `setWebhook` with a fresh secret, so the bot's updates come here. */
+    connectTelegramWebhook: (connectionId: number) =>
+      send<{ connectionId: number; url: string }>('POST', `/v1/connections/${id(connectionId)}/telegram/webhook`, {}),
+    /** Its URL answers 404 from then on; its threads stay, read-only. */
+    deleteConnection: (connectionId: number) => remove(`/v1/connections/${id(connectionId)}`),
 
     // ---- API keys ----
     apiKeys: (query: ListQuery = {}) => client.all<ApiKey>('/v1/api-keys', { ...query }),

@@ -191,7 +191,23 @@ export interface Connection {
   managedBy: 'operator' | 'workspace';
   /** The team new threads on the connection start in; null = none. */
   teamId: number | null;
+  /** The URL to paste into the provider's console; null for livechat and ai. */
+  webhookUrl: string | null;
+  /** Whether webhook secrets of its own are set; their values are never returned. */
+  hasWebhookSecrets: boolean;
+  /** Meta keys, to admins only: the verify token to paste into Meta's webhook settings. */
+  webhookVerifyToken?: string;
+  /** Health: the last delivery applied, the last failure (a delivery or a send) and when. */
+  lastDeliveryAt: Timestamp | null;
+  lastErrorAt: Timestamp | null;
+  lastError: string | null;
   createdAt: Timestamp;
+}
+
+/** `POST /v1/connections/:id/check`: whether the provider took the credentials, in words. */
+export interface ConnectionCheck {
+  ok: boolean;
+  message: string;
 }
 
 /** A synced WhatsApp template, Meta's values as they come. */
@@ -219,10 +235,24 @@ export interface ConnectionCredentials {
   smtpUrl?: string;
 }
 
+/**
+ * Write-only webhook verification settings of a connection, named as INBOX_INTEGRATIONS names
+ * them for its integration key (docs/connections.md).
+ */
+export interface WebhookSecrets {
+  appSecret?: string;
+  webhookSecret?: string;
+  providerReportSecret?: string;
+  authToken?: string;
+  webhookVerifyToken?: string;
+}
+
 /** `PATCH /v1/connections/:id`: at least one field. `credentials: null` removes them. */
 export interface ConnectionPatch {
   name?: string;
   credentials?: ConnectionCredentials | null;
+  /** Replace the webhook secrets whole; null removes them. */
+  webhookSecrets?: WebhookSecrets | null;
   allowedOrigins?: string[];
   /** Assign new and reopened threads automatically (docs/conversations.md). */
   autoAssign?: boolean;
@@ -242,6 +272,7 @@ export interface ConnectionCreate {
   externalAccountId?: string;
   name: string;
   credentials?: ConnectionCredentials;
+  webhookSecrets?: WebhookSecrets;
   allowedOrigins?: string[];
   autoAssign?: boolean;
   businessAccountId?: string;
@@ -341,6 +372,8 @@ export interface TeamUser {
   roles: TeamUserRole[];
   /** false: deactivated, cannot sign in. */
   active: boolean;
+  /** Invited by e-mail and not signed up yet (inactive until they choose a password). */
+  invited: boolean;
   /** The user's status; routing gives threads only to `online` users. */
   availability: UserAvailability;
   /** Open assigned threads routing stops at; null = no cap. */

@@ -5,8 +5,9 @@ import type { ManagedBy } from '../db/types.js';
 import type { CursorRequest, OffsetRequest } from '../http/pagination.js';
 
 /**
- * What a connection answer is built from: every column but the sealed credentials, which only
- * `findSealedCredentials` reads, plus whether there are any.
+ * What a connection answer is built from: every column but the sealed credentials and webhook
+ * secrets, which only `findSealedCredentials` and `findWebhookConnection` read, plus whether
+ * there are any.
  */
 const COLUMNS = [
   'id',
@@ -22,9 +23,16 @@ const COLUMNS = [
   'templates_sync_error',
   'managed_by',
   'team_id',
+  'connection_key',
+  'webhook_verify_token',
+  'last_delivery_at',
+  'last_error_at',
+  'last_error',
   'created_at',
 ] as const;
 const hasCredentials = sql<boolean>`credentials_sealed IS NOT NULL`.as('has_credentials');
+const hasWebhookSecrets = sql<boolean>`webhook_secrets_sealed IS NOT NULL`.as('has_webhook_secrets');
+const SELECTED = [...COLUMNS, hasCredentials, hasWebhookSecrets] as const;
 
 export async function insertConnection(
   db: Executor,
@@ -38,6 +46,8 @@ export async function insertConnection(
     businessAccountId?: string;
     managedBy: ManagedBy;
     teamId?: number | null;
+    connectionKey: string;
+    webhookVerifyToken: string | null;
   },
 ) {
   return db
@@ -52,20 +62,23 @@ export async function insertConnection(
       business_account_id: row.businessAccountId ?? null,
       managed_by: row.managedBy,
       team_id: row.teamId ?? null,
+      connection_key: row.connectionKey,
+      webhook_verify_token: row.webhookVerifyToken,
     })
-    .returning([...COLUMNS, hasCredentials])
+    .returning(SELECTED)
     .executeTakeFirstOrThrow();
 }
 
 export type ConnectionRow = Awaited<ReturnType<typeof insertConnection>>;
 
-/** One of a workspace's connections; undefined when it is another workspace's or none. */
+/** One of a workspace's live connections; undefined when it is another workspace's, deleted or none. */
 export async function findConnection(db: Executor, workspaceId: number, id: number): Promise<ConnectionRow | undefined> {
   return db
     .selectFrom('connections')
-    .select([...COLUMNS, hasCredentials])
+    .select(SELECTED)
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)
+    .where('deleted_at', 'is', null)
     .executeTakeFirst();
 }
 
@@ -84,6 +97,8 @@ export async function updateConnection(
     autoAssign?: boolean;
     businessAccountId?: string | null;
     teamId?: number | null;
+    webhookSecretsSealed?: Buffer | null;
+    webhookVerifyToken?: string;
   },
 ): Promise<ConnectionRow | undefined> {
   return db
@@ -95,10 +110,13 @@ export async function updateConnection(
       auto_assign: patch.autoAssign,
       business_account_id: patch.businessAccountId,
       team_id: patch.teamId,
+      webhook_secrets_sealed: patch.webhookSecretsSealed,
+      webhook_verify_token: patch.webhookVerifyToken,
     })
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)
-    .returning([...COLUMNS, hasCredentials])
+    .where('deleted_at', 'is', null)
+    .returning(SELECTED)
     .executeTakeFirst();
 }
 
@@ -111,10 +129,7 @@ export async function findSealedCredentials(db: Executor, id: number): Promise<B
 /** A workspace's connections, newest first, one cursor page. */
 export async function listConnections(db: Executor, workspaceId: number, page: CursorRequest) {
   return keysetPage(
-    db
-      .selectFrom('connections')
-      .select([...COLUMNS, hasCredentials])
-      .where('workspace_id', '=', workspaceId),
+    db.selectFrom('connections').select(SELECTED).where('workspace_id', '=', workspaceId).where('deleted_at', 'is', null),
     BY_CREATED,
     page,
   );
@@ -122,8 +137,48 @@ export async function listConnections(db: Executor, workspaceId: number, page: C
 
 /** Every connection with its workspace's app id, for the operator: offset page plus total. */
 export async function listAllConnections(db: Executor, filter: { workspaceId?: number; integrationKey?: string }, page: OffsetRequest) {
-  let q = db.selectFrom('connections');
+  let q = db.selectFrom('connections').where('deleted_at', 'is', null);
   if (filter.workspaceId !== undefined) q = q.where('workspace_id', '=', filter.workspaceId);
   if (filter.integrationKey !== undefined) q = q.where('integration_key', '=', filter.integrationKey);
-  return offsetPage(q, page, (b) => b.select([...COLUMNS, hasCredentials]).orderBy('id'));
+  return offsetPage(q, page, (b) => b.select(SELECTED).orderBy('id'));
+}
+
+/** What a delivery on a connection's own URL is verified and stored with. */
+export interface WebhookConnection {
+  id: number;
+  external_account_id: string;
+  managed_by: ManagedBy;
+  webhook_secrets_sealed: Buffer | null;
+  webhook_verify_token: string | null;
+}
+
+/** The live connection a webhook URL names; undefined when none (or deleted). */
+export async function findWebhookConnection(
+  db: Executor,
+  integrationKey: string,
+  connectionKey: string,
+): Promise<WebhookConnection | undefined> {
+  return db
+    .selectFrom('connections')
+    .select(['id', 'external_account_id', 'managed_by', 'webhook_secrets_sealed', 'webhook_verify_token'])
+    .where('connection_key', '=', connectionKey)
+    .where('integration_key', '=', integrationKey)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/**
+ * Deletes a workspace's connection, keeping the row (its threads reference it and stay) marked:
+ * its URL stops answering and its account may be connected again. False when there was none.
+ */
+export async function markConnectionDeleted(db: Executor, workspaceId: number, id: number, at: Date): Promise<boolean> {
+  const row = await db
+    .updateTable('connections')
+    .set({ deleted_at: at })
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where('deleted_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
 }

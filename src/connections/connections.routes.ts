@@ -1,13 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireAuth, tenantOf } from '../auth/auth.js';
+import { isAdmin, requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
-import { CursorPage, Envelope } from '../http/schemas.js';
-import { listConnections } from './connections.queries.js';
+import { CursorPage, Envelope, NoContent } from '../http/schemas.js';
+import { checkConnection } from './connection-check.js';
+import { listConnections, markConnectionDeleted } from './connections.queries.js';
 import {
   ConnectionCreateBody,
   ConnectionPatch,
@@ -29,8 +30,14 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: { summary: 'List connections', querystring: CursorQuery, response: { 200: CursorPage(ConnectionResource) } },
     },
     async (request) => {
-      const page = await listConnections(deps.db, tenantOf(request).workspaceId, parseCursorQuery(request.query));
-      return envelope(request, page.items.map(connectionResource), page.meta);
+      const auth = tenantOf(request);
+      const page = await listConnections(deps.db, auth.workspaceId, parseCursorQuery(request.query));
+      const view = { publicUrl: deps.config.publicUrl, admin: isAdmin(auth) };
+      return envelope(
+        request,
+        page.items.map((r) => connectionResource(r, view)),
+        page.meta,
+      );
     },
   );
 
@@ -75,5 +82,46 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       },
     },
     async (request) => envelope(request, await changeConnection(deps, tenantOf(request).workspaceId, request.params.id, request.body)),
+  );
+
+  app.post(
+    '/:id/check',
+    {
+      preValidation: requireAuth(deps, { scope: 'admin' }),
+      schema: {
+        summary: 'Check a connection against its provider',
+        description:
+          "Calls the provider's cheapest authenticated read with the credentials a reply would use (Graph's phone number or page, Twilio's account, Telegram's getMe, WAHA's session, an SMTP login) and answers whether it worked, in words. Nothing is stored.",
+        params: Type.Object({ id: Type.With(BigId, { description: 'the connection id' }) }),
+        response: {
+          200: Envelope(
+            Type.Object(
+              { ok: Type.Boolean(), message: Type.String({ description: 'what the provider answered, or what is missing' }) },
+              { title: 'ConnectionCheck' },
+            ),
+          ),
+        },
+      },
+    },
+    async (request) => envelope(request, await checkConnection(deps, tenantOf(request).workspaceId, request.params.id)),
+  );
+
+  app.delete(
+    '/:id',
+    {
+      preValidation: requireAuth(deps, { scope: 'admin' }),
+      schema: {
+        summary: 'Delete a connection',
+        description:
+          'Stops its deliveries (its webhook URL answers 404). Its threads stay, read-only: replies to them answer 409. The account may be connected again.',
+        params: Type.Object({ id: Type.With(BigId, { description: 'the connection id' }) }),
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      if (!(await markConnectionDeleted(deps.db, tenantOf(request).workspaceId, request.params.id, deps.now())))
+        throw errors.notFound('connection');
+      reply.code(204);
+    },
   );
 };

@@ -10,6 +10,15 @@ import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { AllowedOrigins, checkAllowedOrigins, newWidgetKey, WIDGET_KEY } from './allowed-origins.js';
 import { ConnectionCredentials, checkCredentials, sealCredentials } from './connection-credentials.js';
 import { type ConnectionRow, findConnection, insertConnection, updateConnection } from './connections.queries.js';
+import {
+  checkWebhookSecrets,
+  META_KEYS,
+  newConnectionKey,
+  newVerifyToken,
+  sealWebhookSecrets,
+  WebhookSecrets,
+  webhookUrl,
+} from './webhook-secrets.js';
 
 export const ConnectionName = Type.String({ minLength: 1, maxLength: 200 });
 export const BusinessAccountId = Type.String({
@@ -53,10 +62,29 @@ export const ConnectionResource = Type.Object(
         "who made it: `operator` (engage route, CLI) may fall back on the deployment's INBOX_INTEGRATIONS credentials; `workspace` (POST /v1/connections) sends only with its own",
     }),
     teamId: Nullable(Type.Integer({ description: 'the team new threads on the connection start in; null = none' })),
+    webhookUrl: Nullable(
+      Type.String({
+        description:
+          "the URL to paste into the provider's console: <INBOX_PUBLIC_URL>/webhooks/<integrationKey>/<connectionKey>; null for livechat and ai",
+      }),
+    ),
+    hasWebhookSecrets: Type.Boolean({ description: 'whether webhook secrets of its own are set; their values are never returned' }),
+    webhookVerifyToken: Type.Optional(
+      Type.String({ description: "Meta keys, to admins only: the verify token to paste into Meta's webhook settings" }),
+    ),
+    lastDeliveryAt: Nullable(Timestamp),
+    lastErrorAt: Nullable(Timestamp),
+    lastError: Nullable(Type.String({ description: 'the last delivery that failed to process, or send that failed, in words' })),
     createdAt: Timestamp,
   },
   { title: 'Connection' },
 );
+
+/** Who a connection answer is for: its URL is built on INBOX_PUBLIC_URL; verify tokens are for admins. */
+export interface ConnectionView {
+  publicUrl: string;
+  admin: boolean;
+}
 
 /** A new connection: `POST /v1/connections` (tenant) and `POST /v1/engage/workspaces/:id/connections`. */
 export const ConnectionCreateBody = Type.Object({
@@ -70,6 +98,7 @@ export const ConnectionCreateBody = Type.Object({
   ),
   name: ConnectionName,
   credentials: Type.Optional(ConnectionCredentials),
+  webhookSecrets: Type.Optional(WebhookSecrets),
   allowedOrigins: Type.Optional(AllowedOrigins),
   autoAssign: Type.Optional(AutoAssign),
   businessAccountId: Type.Optional(BusinessAccountId),
@@ -77,13 +106,14 @@ export const ConnectionCreateBody = Type.Object({
 });
 
 /**
- * `PATCH /v1/connections/:id`: `credentials` replace the previous ones whole; null removes them.
- * `allowedOrigins` (livechat) replace the previous list whole.
+ * `PATCH /v1/connections/:id`: `credentials` and `webhookSecrets` replace the previous ones
+ * whole; null removes them. `allowedOrigins` (livechat) replace the previous list whole.
  */
 export const ConnectionPatch = Type.Object(
   {
     name: Type.Optional(ConnectionName),
     credentials: Type.Optional(Nullable(ConnectionCredentials)),
+    webhookSecrets: Type.Optional(Nullable(WebhookSecrets)),
     allowedOrigins: Type.Optional(AllowedOrigins),
     autoAssign: Type.Optional(AutoAssign),
     businessAccountId: Type.Optional(Nullable(BusinessAccountId)),
@@ -92,7 +122,7 @@ export const ConnectionPatch = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
-export function connectionResource(row: ConnectionRow): Static<typeof ConnectionResource> {
+export function connectionResource(row: ConnectionRow, view: ConnectionView): Static<typeof ConnectionResource> {
   return {
     id: row.id,
     integrationKey: row.integration_key,
@@ -112,9 +142,18 @@ export function connectionResource(row: ConnectionRow): Static<typeof Connection
           },
     managedBy: row.managed_by,
     teamId: row.team_id,
+    webhookUrl: webhookUrl(view.publicUrl, row.integration_key, row.connection_key),
+    hasWebhookSecrets: row.has_webhook_secrets,
+    ...(view.admin && row.webhook_verify_token !== null ? { webhookVerifyToken: row.webhook_verify_token } : {}),
+    lastDeliveryAt: row.last_delivery_at?.toISOString() ?? null,
+    lastErrorAt: row.last_error_at?.toISOString() ?? null,
+    lastError: row.last_error,
     createdAt: row.created_at.toISOString(),
   };
 }
+
+/** The answer of an admin route (create, change): the verify token shows. */
+const adminView = (deps: Pick<Deps, 'config'>): ConnectionView => ({ publicUrl: deps.config.publicUrl, admin: true });
 
 /** Templates live in a WhatsApp Business Account: only WhatsApp Cloud connections have one. */
 function onlyWhatsapp(integrationKey: string) {
@@ -156,6 +195,7 @@ export async function createConnection(
     externalAccountId?: string;
     name: string;
     credentials?: ConnectionCredentials;
+    webhookSecrets?: WebhookSecrets;
     allowedOrigins?: string[];
     autoAssign?: boolean;
     businessAccountId?: string;
@@ -163,30 +203,39 @@ export async function createConnection(
   },
   managedBy: ManagedBy,
 ) {
-  const { credentials, allowedOrigins: _origins, ...given } = input;
+  const { credentials, webhookSecrets, allowedOrigins: _origins, ...given } = input;
   if (given.businessAccountId !== undefined) onlyWhatsapp(given.integrationKey);
   if (!(INTEGRATION_KEYS as readonly string[]).includes(given.integrationKey)) {
     throw errors.validation(`integrationKey must be one of ${INTEGRATION_KEYS.join(', ')}`);
   }
-  const fields = { ...given, ...accountOf(input), managedBy };
-  if (fields.integrationKey === 'whatsapp_session' && !deps.config.integrations.whatsapp_session?.webhookSecret) {
+  if (webhookSecrets !== undefined) checkWebhookSecrets(given.integrationKey, webhookSecrets);
+  const verifyToken = META_KEYS.includes(given.integrationKey) ? (webhookSecrets?.webhookVerifyToken ?? newVerifyToken()) : null;
+  const fields = { ...given, ...accountOf(input), managedBy, connectionKey: newConnectionKey(), webhookVerifyToken: verifyToken };
+  // The gateway's deliveries could not be verified otherwise: its own secret, or the
+  // operator's for a connection the operator makes.
+  const sessionSecret =
+    webhookSecrets?.webhookSecret ?? (managedBy === 'operator' ? deps.config.integrations.whatsapp_session?.webhookSecret : undefined);
+  if (fields.integrationKey === 'whatsapp_session' && !sessionSecret) {
     throw errors.validation(
-      'connecting a whatsapp_session requires a webhook signing secret of 16 to 255 characters: set whatsapp_session.webhookSecret in INBOX_INTEGRATIONS',
+      'connecting a whatsapp_session requires a webhook signing secret of 16 to 255 characters: set webhookSecrets.webhookSecret, or whatsapp_session.webhookSecret in INBOX_INTEGRATIONS',
     );
   }
   if (credentials !== undefined) checkCredentials(fields.integrationKey, credentials);
   await requireWorkspace(deps.db, workspaceId);
   if (fields.teamId !== undefined && fields.teamId !== null) await requireTeamOf(deps.db, workspaceId, fields.teamId);
-  if (credentials === undefined) return connectionResource(await insertConnection(deps.db, { workspaceId, ...fields }));
-  // The sealed value names its row (AAD), so the row must exist first: one transaction.
+  if (credentials === undefined && webhookSecrets === undefined)
+    return connectionResource(await insertConnection(deps.db, { workspaceId, ...fields }), adminView(deps));
+  // A sealed value names its row (AAD), so the row must exist first: one transaction.
   const row = await deps.db.transaction().execute(async (trx) => {
     const inserted = await insertConnection(trx, { workspaceId, ...fields });
-    const sealed = sealCredentials(deps.secretKey, inserted.id, credentials);
-    const updated = await updateConnection(trx, workspaceId, inserted.id, { credentialsSealed: sealed });
+    const updated = await updateConnection(trx, workspaceId, inserted.id, {
+      credentialsSealed: credentials === undefined ? undefined : sealCredentials(deps.secretKey, inserted.id, credentials),
+      webhookSecretsSealed: webhookSecrets === undefined ? undefined : sealWebhookSecrets(deps.secretKey, inserted.id, webhookSecrets),
+    });
     if (!updated) throw errors.internal(); // the row this transaction just inserted
     return updated;
   });
-  return connectionResource(row);
+  return connectionResource(row, adminView(deps));
 }
 
 /**
@@ -207,6 +256,14 @@ export async function changeConnection(
     checkCredentials(current.integration_key, patch.credentials);
     credentialsSealed = sealCredentials(deps.secretKey, id, patch.credentials);
   }
+  let webhookSecretsSealed: Buffer | null | undefined;
+  let webhookVerifyToken: string | undefined;
+  if (patch.webhookSecrets === null) webhookSecretsSealed = null;
+  else if (patch.webhookSecrets !== undefined) {
+    checkWebhookSecrets(current.integration_key, patch.webhookSecrets);
+    webhookSecretsSealed = sealWebhookSecrets(deps.secretKey, id, patch.webhookSecrets);
+    webhookVerifyToken = patch.webhookSecrets.webhookVerifyToken;
+  }
   let allowedOrigins: string[] | undefined;
   if (patch.allowedOrigins !== undefined) {
     if (current.integration_key !== 'livechat') throw errors.validation('allowedOrigins applies to livechat connections only');
@@ -217,16 +274,19 @@ export async function changeConnection(
   if (
     patch.name === undefined &&
     credentialsSealed === undefined &&
+    webhookSecretsSealed === undefined &&
     allowedOrigins === undefined &&
     patch.autoAssign === undefined &&
     patch.businessAccountId === undefined &&
     patch.teamId === undefined
   )
-    return connectionResource(current);
+    return connectionResource(current, adminView(deps));
   const row = await deps.db.transaction().execute(async (trx) => {
     const updated = await updateConnection(trx, workspaceId, id, {
       name: patch.name,
       credentialsSealed,
+      webhookSecretsSealed,
+      webhookVerifyToken,
       allowedOrigins,
       autoAssign: patch.autoAssign,
       businessAccountId: patch.businessAccountId,
@@ -236,5 +296,5 @@ export async function changeConnection(
     return updated;
   });
   if (!row) throw errors.notFound('connection'); // deleted meanwhile
-  return connectionResource(row);
+  return connectionResource(row, adminView(deps));
 }

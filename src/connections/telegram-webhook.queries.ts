@@ -14,6 +14,6 @@ export async function findAccountBySecretHash(db: Executor, integrationKey: stri
     SELECT c.external_account_id
     FROM telegram_webhook_secrets s
     JOIN connections c ON c.id = s.connection_id
-    WHERE s.secret_hash = ${secretHash} AND c.integration_key = ${integrationKey}`.execute(db);
+    WHERE s.secret_hash = ${secretHash} AND c.integration_key = ${integrationKey} AND c.deleted_at IS NULL`.execute(db);
   return rows[0]?.external_account_id;
 }

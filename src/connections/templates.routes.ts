@@ -40,7 +40,7 @@ export const templatesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
     async (request, reply) => {
       const row = await startTemplateSync(deps, tenantOf(request).workspaceId, request.params.id);
-      return reply.code(202).send(envelope(request, connectionResource(row)));
+      return reply.code(202).send(envelope(request, connectionResource(row, { publicUrl: deps.config.publicUrl, admin: true })));
     },
   );
 };

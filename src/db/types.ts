@@ -92,6 +92,18 @@ export interface ConnectionsTable {
   managed_by: ManagedBy;
   /** The team new threads on the connection start in; null = none. */
   team_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The public part of its own webhook URL, `/webhooks/<integrationKey>/<connectionKey>`. */
+  connection_key: string;
+  /** Sealed webhook verification settings of its own (src/connections/webhook-secrets.ts). */
+  webhook_secrets_sealed: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
+  /** Meta keys: the verify token of the subscription challenge, shown to admins. */
+  webhook_verify_token: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Health: the last batch applied to it, the last failure and when. */
+  last_delivery_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  last_error_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  last_error: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Deleted: its URL answers 404, its threads stay, read-only. */
+  deleted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export type ManagedBy = 'operator' | 'workspace';

@@ -27,7 +27,8 @@ export interface DeliveryResolution {
  * message it names (sent through the delivery's integration) and can never claim an account;
  * one naming no such message resolves to nothing and is skipped.
  */
-async function resolveConnections(db: Executor, deliveries: DeliveryEvents[]) {
+async function resolveConnections(db: Executor, given: DeliveryEvents[]) {
+  const deliveries = given.map(ownAccountOnly);
   const wanted = new Map<string, { integrationKey: string; externalAccountId: string }>();
   const sentIds = new Map<string, Set<string>>();
   for (const d of deliveries) {
@@ -51,9 +52,14 @@ async function resolveConnections(db: Executor, deliveries: DeliveryEvents[]) {
     resolved.connections.set(byKey(c.integration_key, c.external_account_id), c);
   for (const [integrationKey, ids] of sentIds) {
     for (const m of await findOutboundByExternalId(db, integrationKey, [...ids])) {
-      resolved.sentMessages.set(byKey(integrationKey, m.external_id), { connectionId: m.connection_id, appId: m.app_id });
+      resolved.sentMessages.set(byKey(integrationKey, m.external_id), {
+        connectionId: m.connection_id,
+        account: m.external_account_id,
+        appId: m.app_id,
+      });
     }
   }
+  for (let i = 0; i < deliveries.length; i++) deliveries[i] = ownSentMessagesOnly(deliveries[i]!, resolved);
 
   const resolutions = new Map<string, DeliveryResolution>();
   for (const d of deliveries) {
@@ -73,7 +79,27 @@ async function resolveConnections(db: Executor, deliveries: DeliveryEvents[]) {
     resolution.appId = apps.size === 1 ? [...apps][0]! : null;
     resolutions.set(d.deliveryId, resolution);
   }
-  return { resolutions, resolved };
+  return { resolutions, resolved, deliveries };
+}
+
+/** A delivery bound to one account without its events that name another (see DeliveryEvents.account). */
+function ownAccountOnly(d: DeliveryEvents): DeliveryEvents {
+  const account = d.account;
+  if (account === undefined) return d;
+  const own = d.events.filter((e) => (e.type === 'status' && e.resolveBy === 'sent_message') || e.externalAccountId === account);
+  return own.length === d.events.length ? d : { ...d, events: own };
+}
+
+/** …and without its receipts for messages another account sent. */
+function ownSentMessagesOnly(d: DeliveryEvents, resolved: Resolved): DeliveryEvents {
+  const account = d.account;
+  if (account === undefined) return d;
+  const own = d.events.filter(
+    (e) =>
+      !(e.type === 'status' && e.resolveBy === 'sent_message') ||
+      resolved.sentMessages.get(byKey(d.integrationKey, e.externalMessageId))?.account === account,
+  );
+  return own.length === d.events.length ? d : { ...d, events: own };
 }
 
 /**
@@ -101,8 +127,8 @@ export async function applyDeliveries(
  * `pending` are queued here, with the rest of the write.
  */
 export async function applyDeliveriesUnannounced(deps: Announcer, trx: Executor, deliveries: DeliveryEvents[], now: Date) {
-  const { resolutions, resolved } = await resolveConnections(trx, deliveries);
-  const applicable = deliveries.filter((d) => !resolutions.get(d.deliveryId)!.error);
+  const { resolutions, resolved, deliveries: bound } = await resolveConnections(trx, deliveries);
+  const applicable = bound.filter((d) => !resolutions.get(d.deliveryId)!.error);
   const plan = planBatch(applicable, resolved);
   const written = await writePlan(trx, plan, now);
   const changes = batchChanges(plan, written, now);

@@ -15,11 +15,18 @@ export interface DeliveryEvents {
   deliveryId: string;
   integrationKey: string;
   events: NormalisedEvent[];
+  /**
+   * The one account the delivery may touch, when its verification established one: it came
+   * through a connection's own URL, or its secret names a Telegram bot. An event naming another
+   * account (or a sent message of another account) is dropped.
+   */
+  account?: string;
 }
 
-/** A sent message a receipt resolved by `sent_message` names: its connection and app. */
+/** A sent message a receipt resolved by `sent_message` names: its connection, that connection's account, and app. */
 export interface SentMessageRef {
   connectionId: number;
+  account: string;
   appId: string;
 }
 

@@ -29,15 +29,16 @@ export async function findConnectionsByAccount(
     FROM connections c
     JOIN workspaces w ON w.id = c.workspace_id
     JOIN unnest(${keys.map((k) => k.integrationKey)}::text[], ${keys.map((k) => k.externalAccountId)}::text[]) AS k(integration_key, external_account_id)
-      ON c.integration_key = k.integration_key AND c.external_account_id = k.external_account_id`.execute(db);
+      ON c.integration_key = k.integration_key AND c.external_account_id = k.external_account_id
+    WHERE c.deleted_at IS NULL`.execute(db);
   return rows;
 }
 
 /** Outbound messages sent through `integrationKey` with these provider ids, with their connection. */
 export async function findOutboundByExternalId(db: Executor, integrationKey: string, externalIds: string[]) {
   if (externalIds.length === 0) return [];
-  const { rows } = await sql<{ external_id: string; connection_id: number; app_id: string }>`
-    SELECT m.external_id, m.connection_id, w.app_id
+  const { rows } = await sql<{ external_id: string; connection_id: number; external_account_id: string; app_id: string }>`
+    SELECT m.external_id, m.connection_id, c.external_account_id, w.app_id
     FROM messages m
     JOIN connections c ON c.id = m.connection_id
     JOIN workspaces w ON w.id = m.workspace_id

@@ -48,7 +48,10 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       const page = await listAllConnections(deps.db, { workspaceId, integrationKey }, parseOffsetQuery(request.query));
       return envelope(
         request,
-        page.items.map((r) => ({ ...connectionResource(r), workspaceId: r.workspace_id })),
+        page.items.map((r) => ({
+          ...connectionResource(r, { publicUrl: deps.config.publicUrl, admin: true }),
+          workspaceId: r.workspace_id,
+        })),
         page.meta,
       );
     },

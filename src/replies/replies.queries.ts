@@ -18,6 +18,7 @@ export async function findReplyThread(db: Executor, reader: ThreadReader, thread
       'threads.assignee_id',
       'connections.integration_key',
       'connections.business_account_id',
+      'connections.deleted_at as connection_deleted_at',
     ])
     .where('threads.workspace_id', '=', reader.workspaceId)
     .where('threads.id', '=', threadId)

@@ -130,6 +130,8 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
       return answer!;
     }
     if (CANNOT_SEND.has(thread.integration_key)) throw errors.validation('this channel cannot send');
+    if (thread.connection_deleted_at !== null)
+      throw errors.conflict("this thread's connection was deleted: the thread is kept read-only and replies cannot be sent");
     checkChannelTakes(thread.integration_key, attachmentIds.length);
     if (!req.template) {
       // The provider would refuse it after the send job ran (WhatsApp's 131047): say so now,

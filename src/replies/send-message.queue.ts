@@ -8,6 +8,7 @@ import {
   NO_CREDENTIALS,
   providerCredentials,
 } from '../connections/connection-credentials.js';
+import { recordSendErrors } from '../connections/connection-health.queries.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { defaultQueueOptions, type QueueDefinition } from '../jobs/queue.js';
@@ -176,6 +177,10 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
           results.push({ id: job.messageId, status: 'failed', error });
         }
       }
+      const failures = results.flatMap((r) =>
+        r.status === 'failed' ? [{ connectionId: contexts.get(r.id)!.connection_id, error: r.error }] : [],
+      );
+      await recordSendErrors(trx, failures, now);
       const { changed, released } = await settleClaims(
         trx,
         claim.token,

@@ -51,7 +51,7 @@ export async function inviteUser(
         throw errors.providerError(`the invite could not be sent, so the user was not added: ${err.message}`);
       throw err;
     }
-    return teamUserResource({ ...row, connected: false }); // invited: no socket yet
+    return teamUserResource({ ...row, connected: false, invited: true }); // invited: no socket yet
   });
 }
 

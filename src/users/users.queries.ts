@@ -8,16 +8,35 @@ import type { CursorRequest } from '../http/pagination.js';
 export const hasOpenSocket = (userId: RawBuilder<number>, at: Date) =>
   sql<boolean>`EXISTS (SELECT 1 FROM user_sockets s WHERE s.user_id = ${userId} AND s.expires_at > ${at})`;
 const connectedAt = (at: Date) => hasOpenSocket(sql.ref('users.id'), at).as('connected');
+/** `invited`: inactive with an invite not used yet; a deactivated user's invites are retired. */
+const invited =
+  sql<boolean>`(NOT users.active AND EXISTS (SELECT 1 FROM account_tokens t WHERE t.user_id = users.id AND t.kind = 'invite' AND t.used_at IS NULL))`.as(
+    'invited',
+  );
 
 /** A workspace's users, newest first, one cursor page; with `connected` at `at`. */
 export async function listUsers(db: Executor, workspaceId: number, page: CursorRequest, at: Date) {
-  return keysetPage(db.selectFrom('users').selectAll().select(connectedAt(at)).where('workspace_id', '=', workspaceId), BY_CREATED, page);
+  return keysetPage(
+    db
+      .selectFrom('users')
+      .selectAll()
+      .select([connectedAt(at), invited])
+      .where('workspace_id', '=', workspaceId),
+    BY_CREATED,
+    page,
+  );
 }
 
 /** Users by id, with `connected` at `at` (what `user.updated` carries). */
 export async function findUserViews(db: Executor, ids: number[], at: Date) {
   if (ids.length === 0) return [];
-  return db.selectFrom('users').selectAll().select(connectedAt(at)).where('id', 'in', ids).orderBy('id').execute();
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .select([connectedAt(at), invited])
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .execute();
 }
 
 /** One user of the workspace; another workspace's user is not found. */

@@ -38,6 +38,7 @@ export const TeamUserResource = Type.Object(
     email: Type.String(),
     roles: Type.Array(StringEnum(USER_ROLES)),
     active: Type.Boolean({ description: 'false: deactivated, cannot sign in' }),
+    invited: Type.Boolean({ description: 'invited by e-mail and not signed up yet: inactive until they choose a password' }),
     availability: StringEnum(USER_AVAILABILITY, {
       description:
         'the user’s status; routing gives threads only to `online` users; set `offline` 2 minutes after their last socket closes',
@@ -65,13 +66,14 @@ export type TeamUser = Static<typeof TeamUserResource>;
  * The User; `self` (the caller is this user) adds their own notification settings, which
  * nobody else sees (not the team list, not `user.updated`).
  */
-export function teamUserResource(row: Selectable<UsersTable> & { connected: boolean }, self = false): TeamUser {
+export function teamUserResource(row: Selectable<UsersTable> & { connected: boolean; invited: boolean }, self = false): TeamUser {
   return {
     id: row.id,
     name: row.name,
     email: row.email,
     roles: row.roles.filter((r): r is (typeof USER_ROLES)[number] => (USER_ROLES as readonly string[]).includes(r)),
     active: row.active,
+    invited: row.invited,
     availability: row.availability,
     maxOpenThreads: row.max_open_threads,
     connected: row.connected,

@@ -1,5 +1,6 @@
 import { NormaliseError } from '../channels/channel.js';
 import { adapterFor } from '../channels/index.js';
+import { type AccountHealth, recordAccountHealth } from '../connections/connection-health.queries.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { afterFailedAttempt } from '../jobs/retry-policy.js';
@@ -45,6 +46,7 @@ function normaliseRow(row: InboxRow): { events: DeliveryEvents } | { error: stri
           verification: row.verification,
           ...(row.verified_account !== null ? { account: row.verified_account } : {}),
         }),
+        ...(row.verified_account !== null ? { account: row.verified_account } : {}),
       },
     };
   } catch (err) {
@@ -65,6 +67,45 @@ function deadLetterEvents(rows: DeadLettered[]): OutboundEvent[] {
   return rows.flatMap((r) =>
     r.workspace_id === null ? [] : [{ type: 'webhook_inbox.dead_lettered' as const, workspaceId: r.workspace_id, data: inboxSummary(r) }],
   );
+}
+
+/**
+ * What a batch tells of its connections' health, one entry per account: applied deliveries by
+ * the accounts their events name; failed ones where the account is known without reading the
+ * body (it came through the connection's own URL, or its secret named the bot).
+ */
+function batchHealth(
+  readable: { row: InboxRow; events: DeliveryEvents }[],
+  resolutions: Map<string, { error?: string }>,
+  rows: InboxRow[],
+  failed: FailedUpdate[],
+): AccountHealth[] {
+  const health = new Map<string, AccountHealth>();
+  const entry = (integrationKey: string, account: string) => {
+    const key = `${integrationKey}|${account}`;
+    let h = health.get(key);
+    if (!h) {
+      h = { integrationKey, account, delivered: false, error: null };
+      health.set(key, h);
+    }
+    return h;
+  };
+  for (const { row, events } of readable) {
+    if (resolutions.get(row.id)?.error) continue;
+    // A delivery bound to one account touched no other (apply-events drops the rest).
+    if (events.account !== undefined) entry(row.integration_key, events.account).delivered = true;
+    else
+      for (const e of events.events)
+        if ('externalAccountId' in e && e.externalAccountId !== '') entry(row.integration_key, e.externalAccountId).delivered = true;
+  }
+  if (failed.length > 0) {
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const f of failed) {
+      const row = byId.get(f.id);
+      if (row?.verified_account) entry(row.integration_key, row.verified_account).error = f.lastError;
+    }
+  }
+  return [...health.values()];
 }
 
 /** When a row another attempt holds is looked at again. */
@@ -164,6 +205,7 @@ async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome>
       }
     }
     await markProcessed(trx, processed, now);
+    await recordAccountHealth(trx, batchHealth(readable, resolutions, rows, failed), now);
     const dead = await markFailed(trx, failed, now);
     await scheduleRetries(deps, trx, failed);
     await writeOutbox(deps.boss, trx, deadLetterEvents(dead), now);

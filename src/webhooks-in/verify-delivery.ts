@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { type ChannelAdapter, firstHeader, type Verification, type VerifyContext, type VerifyRequest } from '../channels/channel.js';
+import type { IntegrationConfig } from '../config.js';
 import { findAccountBySecretHash } from '../connections/telegram-webhook.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
@@ -55,9 +56,12 @@ export function deliveryVerifier(deps: Deps) {
     accountBySecret: (integrationKey, secret) => findAccountBySecretHash(deps.db, integrationKey, sha256Hex(secret)),
   };
   return {
-    /** Verifies a delivery; the tokens it claims on the way are pushed onto `claims`. */
-    verify: (adapter: ChannelAdapter, body: RawBody, request: FastifyRequest, claims: TokenClaim[]) =>
-      verify(deps, adapter, body, request, new RequestContext(deps, lookups, request, adapter.key, claims)),
+    /**
+     * Verifies a delivery; the tokens it claims on the way are pushed onto `claims`. `settings`
+     * replace INBOX_INTEGRATIONS.<key> for a connection's own URL (verificationSettings).
+     */
+    verify: (adapter: ChannelAdapter, body: RawBody, request: FastifyRequest, claims: TokenClaim[], settings?: IntegrationConfig) =>
+      verify(deps, adapter, body, request, new RequestContext(deps, lookups, request, adapter.key, claims), settings),
     /** Gives a delivery's claims back when it was not stored: the provider sends it again with the same token. */
     async release(request: FastifyRequest, claims: TokenClaim[]): Promise<void> {
       if (claims.length > 0)
@@ -125,9 +129,10 @@ async function verify(
   body: RawBody,
   request: FastifyRequest,
   ctx: VerifyContext,
+  settings: IntegrationConfig | undefined,
 ): Promise<Verification> {
   const key = adapter.key;
-  const cfg = deps.config.integrations[key] ?? {};
+  const cfg = settings ?? deps.config.integrations[key] ?? {};
   if (NEVER_ACCEPTED.has(key)) return { ok: false };
   // Postgres text cannot hold NUL, and no provider delivery but a binary part contains one:
   // refused like a bad signature, unless the integration posts binary parts (attachments).

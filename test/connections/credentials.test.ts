@@ -49,6 +49,12 @@ describe('credentials on create (engage)', () => {
       templatesSync: null,
       managedBy: 'operator',
       teamId: null,
+      webhookUrl: expect.stringMatching(/\/webhooks\/whatsapp\/ck_/),
+      hasWebhookSecrets: false,
+      webhookVerifyToken: expect.stringMatching(/^vt_/),
+      lastDeliveryAt: null,
+      lastErrorAt: null,
+      lastError: null,
       createdAt: expect.any(String),
     });
     expect(res.body).not.toContain(token);

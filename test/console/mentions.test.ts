@@ -12,6 +12,7 @@ const user = (id: number, name: string, active = true): TeamUser => ({
   availability: 'online',
   maxOpenThreads: null,
   connected: false,
+  invited: false,
   createdAt: '2026-01-01T00:00:00.000Z',
 });
 const cy = user(1, 'Cy');

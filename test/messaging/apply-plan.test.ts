@@ -33,7 +33,7 @@ const conn: ConnectionRef = {
 };
 const resolved: Resolved = {
   connections: new Map([[byKey('email', conn.external_account_id), conn]]),
-  sentMessages: new Map([[byKey('email', 'sent-1'), { connectionId: conn.id, appId: 'app_1' }]]),
+  sentMessages: new Map([[byKey('email', 'sent-1'), { connectionId: conn.id, account: conn.external_account_id, appId: 'app_1' }]]),
 };
 const message = (id: string, from: string, text: string, extra: object = {}) =>
   ({

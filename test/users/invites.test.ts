@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSmtpServer } from '../../harness/smtp.js';
 import { systemMailer } from '../../src/mail/system-mailer.js';
+import type { TeamUser } from '../../src/users/users.resources.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 
@@ -64,8 +65,15 @@ describe('POST /v1/users without a password: an invite', () => {
     expect(mail.html).not.toContain('Acme <Support>');
     expect(mail.html).toContain(`href="https://inbox.acme.test/support/app/invite#token=${token}"`);
 
+    // Listed as invited (not deactivated) until they accept.
+    const listed = async () =>
+      ((await ctx.app.inject({ method: 'GET', url: '/v1/users?limit=100', headers: asAdmin })).json().data as TeamUser[]).find(
+        (u) => u.email === 'grace@acme.test',
+      )!;
+    expect(await listed()).toMatchObject({ active: false, invited: true });
     const accepted = await post('/api/user/invite/accept', { token, password: 'grace chose this' });
     expect(accepted.statusCode, accepted.body).toBe(200);
+    expect(await listed()).toMatchObject({ active: true, invited: false });
     expect(accepted.json().data).toMatchObject({ email: 'grace@acme.test', roles: ['agent'], workspaces_id: tenant.workspace.id });
     expect((await login('grace@acme.test', 'grace chose this')).statusCode).toBe(200);
     const again = await post('/api/user/invite/accept', { token, password: 'mallory chose this' });
@@ -85,6 +93,7 @@ describe('POST /v1/users without a password: an invite', () => {
     const row = await ctx.deps.db.selectFrom('users').select('id').where('email', '=', 'changed.mind@acme.test').executeTakeFirstOrThrow();
     const patched = await ctx.app.inject({ method: 'PATCH', url: `/v1/users/${row.id}`, payload: { active: false }, headers: asAdmin });
     expect(patched.statusCode).toBe(200);
+    expect(patched.json().data).toMatchObject({ active: false, invited: false });
     expect((await post('/api/user/invite/accept', { token, password: 'let me in anyway' })).statusCode).toBe(401);
     expect((await login('changed.mind@acme.test', 'let me in anyway')).statusCode).toBe(401);
   });

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { Connection, ConnectionCredentials, ConnectionPatch } from '../../client/client';
+import type { Connection, ConnectionCheck, ConnectionCredentials, ConnectionPatch, WebhookSecrets } from '../../client/client';
 import { channelName } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
@@ -23,6 +23,34 @@ const FIELD_NAMES: Record<keyof ConnectionCredentials, string> = {
   accountSid: 'Account SID',
   smtpUrl: 'SMTP URL',
 };
+/** The webhook secrets each integration verifies with, and what the provider's console calls them (docs/connections.md). */
+const SECRET_FIELDS: Record<string, [keyof WebhookSecrets, string][]> = {
+  whatsapp: [['webhookSecret', 'Meta app secret']],
+  'social_one.native': [['appSecret', 'Meta app secret']],
+  'social_two.native': [['appSecret', 'Meta app secret']],
+  'sms.twilio': [['authToken', 'Twilio auth token']],
+  'whatsapp_session.waha': [['webhookSecret', 'WAHA HMAC key (16 to 255 characters)']],
+  'email.postmark': [['webhookSecret', 'Postmark webhook password']],
+  'email.mailgun': [['webhookSecret', 'Mailgun webhook signing key']],
+};
+
+/** Where to paste the URL in each provider's console (docs/connections.md, "Connecting each provider"). */
+const STEPS: Record<string, string> = {
+  whatsapp:
+    'In Meta for Developers: WhatsApp → Configuration → Webhook → Edit. Paste the URL as Callback URL and the token as Verify token, verify and save, then subscribe to "messages".',
+  'social_one.native':
+    'In Meta for Developers: Messenger → Settings → Webhooks. Paste the URL as Callback URL and the token as Verify token, then subscribe the page to "messages".',
+  'social_two.native':
+    'In Meta for Developers: Instagram → Webhooks. Paste the URL as Callback URL and the token as Verify token, then subscribe to "messages".',
+  'sms.twilio': 'In the Twilio console: Phone Numbers → your number → Messaging → "A message comes in": Webhook, HTTP POST, paste the URL.',
+  'whatsapp_session.waha': "In WAHA: the session's webhook URL is this URL, events message and message.ack, with the same HMAC key.",
+  'email.postmark':
+    'In Postmark: the Inbound stream → Settings → Webhook URL: https://postmark:<password>@ followed by the URL without https://.',
+  'email.mailgun': 'In Mailgun: Receiving → Create route → forward to this URL.',
+  telegram: 'Press "Connect webhook": the service tells Telegram where to send the bot\'s messages.',
+  livechat: 'Copy the snippet into every page of your site.',
+};
+
 const fieldsOf = (key: string) => INTEGRATIONS.find(([k]) => k === key)?.[1] ?? ['accessToken'];
 
 /** Only the fields that were typed: an empty field means "keep what is stored". */
@@ -125,21 +153,33 @@ export function Connections() {
   const { data, error, reload, setError } = useLoad(() => collect(s.client.connections({ limit: 100 })));
   const [form, setForm] = useState({ integrationKey: 'whatsapp', externalAccountId: '', name: '', autoAssign: false });
   const [creds, setCreds] = useState<Partial<Record<keyof ConnectionCredentials, string>>>({});
+  const [secrets, setSecrets] = useState<Partial<Record<keyof WebhookSecrets, string>>>({});
   const [editing, setEditing] = useState<number | null>(null);
+  const [made, setMade] = useState<number | null>(null);
 
   async function create(e: Event) {
     e.preventDefault();
     const credentials = typed(creds);
+    const secretEntries = Object.entries(secrets).filter(([, v]) => v && v.trim() !== '');
+    const webhookSecrets = secretEntries.length > 0 ? (Object.fromEntries(secretEntries) as WebhookSecrets) : undefined;
     const body = {
       integrationKey: form.integrationKey,
       name: form.name,
       autoAssign: form.autoAssign,
       ...(form.externalAccountId.trim() ? { externalAccountId: form.externalAccountId.trim() } : {}),
       ...(credentials ? { credentials } : {}),
+      ...(webhookSecrets ? { webhookSecrets } : {}),
     };
-    if (await attempt(() => s.client.createConnection(body), setError)) {
+    let connection: Connection | undefined;
+    if (
+      await attempt(async () => {
+        connection = await s.client.createConnection(body);
+      }, setError)
+    ) {
       setForm({ ...form, externalAccountId: '', name: '' });
       setCreds({});
+      setSecrets({});
+      setMade(connection!.id);
       await reload();
     }
   }
@@ -148,7 +188,7 @@ export function Connections() {
     <>
       <Failure error={error} />
       <form class="settings-form" onSubmit={create} aria-labelledby="connection-new">
-        <h3 id="connection-new">Connect an account</h3>
+        <h3 id="connection-new">Add a channel</h3>
         <label>
           Channel
           <select
@@ -156,6 +196,7 @@ export function Connections() {
             onChange={(e) => {
               setForm({ ...form, integrationKey: e.currentTarget.value });
               setCreds({});
+              setSecrets({});
             }}
           >
             {INTEGRATIONS.map(([key]) => (
@@ -179,6 +220,17 @@ export function Connections() {
           <input required value={form.name} maxLength={200} onInput={(e) => setForm({ ...form, name: e.currentTarget.value })} />
         </label>
         <CredentialFields integrationKey={form.integrationKey} values={creds} onInput={setCreds} replace={false} />
+        {(SECRET_FIELDS[form.integrationKey] ?? []).map(([f, label]) => (
+          <label key={f}>
+            {label}
+            <input
+              type="password"
+              autocomplete="off"
+              value={secrets[f] ?? ''}
+              onInput={(e) => setSecrets({ ...secrets, [f]: e.currentTarget.value })}
+            />
+          </label>
+        ))}
         <label class="check">
           <input type="checkbox" checked={form.autoAssign} onChange={(e) => setForm({ ...form, autoAssign: e.currentTarget.checked })} />
           Assign new conversations automatically
@@ -187,6 +239,15 @@ export function Connections() {
           Connect
         </button>
       </form>
+      {made !== null && data?.some((c) => c.id === made) && (
+        <section class="settings-form" aria-labelledby="connection-made">
+          <h3 id="connection-made">Now tell the provider</h3>
+          <Setup c={data.find((c) => c.id === made)!} />
+          <button type="button" onClick={() => setMade(null)}>
+            Done
+          </button>
+        </section>
+      )}
       {data && data.length === 0 && <p class="empty">No connections yet.</p>}
       <ul class="settings-list" aria-label="Connections">
         {(data ?? []).map((c) => (
@@ -207,11 +268,16 @@ export function Connections() {
                     {channelName(c.integrationKey)} · {c.externalAccountId} · credentials {c.hasCredentials ? 'set' : 'none'}
                     {c.autoAssign ? ' · auto-assign' : ''}
                   </p>
+                  <Health c={c} />
                 </div>
                 <div class="row-actions">
                   <button type="button" onClick={() => setEditing(c.id)} aria-label={`Edit ${c.name}`}>
                     Edit
                   </button>
+                  <button type="button" onClick={() => setMade(c.id)} aria-label={`Set up ${c.name}`}>
+                    Set up
+                  </button>
+                  <DeleteButton c={c} onDeleted={() => void reload()} />
                 </div>
               </>
             )}
@@ -219,5 +285,120 @@ export function Connections() {
         ))}
       </ul>
     </>
+  );
+}
+
+/** Last delivery and last error, as the connection records them. */
+function Health({ c }: { c: Connection }) {
+  const when = (at: string | null) => (at ? new Date(at).toLocaleString() : 'never');
+  return (
+    <p class="muted">
+      Last delivery: {when(c.lastDeliveryAt)}
+      {c.lastError && (
+        <>
+          {' '}
+          ·{' '}
+          <span role="note">
+            last error ({when(c.lastErrorAt)}): {c.lastError}
+          </span>
+        </>
+      )}
+    </p>
+  );
+}
+
+/** A value to paste elsewhere: read-only, selectable, with a copy button. */
+function Copyable({ label, value }: { label: string; value: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div class="row-actions">
+      <label>
+        {label}
+        <input readOnly value={value} onFocus={(e) => e.currentTarget.select()} />
+      </label>
+      <button
+        type="button"
+        aria-label={`Copy the ${label.toLowerCase()}`}
+        onClick={() =>
+          void navigator.clipboard?.writeText(value).then(
+            () => setCopied(true),
+            () => setCopied(false),
+          )
+        }
+      >
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </div>
+  );
+}
+
+/** What to paste into the provider's console, the steps, and "Check connection". */
+function Setup({ c }: { c: Connection }) {
+  const s = useStore(session)!;
+  const [result, setResult] = useState<ConnectionCheck | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const origin = c.webhookUrl ? new URL(c.webhookUrl).origin : location.origin;
+  const snippet = `<script src="${origin}/livechat/widget.js" data-widget-key="${c.externalAccountId}" async></script>`;
+  return (
+    <div>
+      <Failure error={error} />
+      {c.webhookUrl && c.integrationKey !== 'telegram' && <Copyable label="Webhook URL" value={c.webhookUrl} />}
+      {c.webhookVerifyToken && <Copyable label="Verify token" value={c.webhookVerifyToken} />}
+      {c.integrationKey === 'livechat' && <Copyable label="Embed snippet" value={snippet} />}
+      {STEPS[c.integrationKey] && <p>{STEPS[c.integrationKey]}</p>}
+      <div class="row-actions">
+        {c.integrationKey === 'telegram' && (
+          <button type="button" onClick={() => void attempt(() => s.client.connectTelegramWebhook(c.id), setError)}>
+            Connect webhook
+          </button>
+        )}
+        <button
+          type="button"
+          onClick={async () => {
+            setResult(null);
+            await attempt(async () => setResult(await s.client.checkConnection(c.id)), setError);
+          }}
+        >
+          Check connection
+        </button>
+      </div>
+      {result && (
+        <p role="status" class={result.ok ? 'ok' : 'error'}>
+          {result.ok ? 'Working: ' : 'Not working: '}
+          {result.message}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** Deleting takes a second, deliberate press: its URL stops answering at once. */
+function DeleteButton({ c, onDeleted }: { c: Connection; onDeleted(): void }) {
+  const s = useStore(session)!;
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  if (!confirming)
+    return (
+      <button type="button" onClick={() => setConfirming(true)} aria-label={`Delete ${c.name}`}>
+        Delete
+      </button>
+    );
+  return (
+    <fieldset class="inline" aria-label={`Confirm deleting ${c.name}`}>
+      <Failure error={error} />
+      <span>Delete {c.name}? Its threads stay, read-only.</span>{' '}
+      <button
+        type="button"
+        class="danger"
+        onClick={async () => {
+          if (await attempt(() => s.client.deleteConnection(c.id), setError)) onDeleted();
+        }}
+      >
+        Yes, delete
+      </button>
+      <button type="button" onClick={() => setConfirming(false)}>
+        Keep it
+      </button>
+    </fieldset>
   );
 }

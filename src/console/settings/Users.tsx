@@ -112,9 +112,9 @@ export function Users() {
                   </select>
                 </td>
                 <td>
-                  {u.active ? 'Active' : 'Deactivated'}
+                  {u.active ? 'Active' : u.invited ? 'Invited' : 'Deactivated'}
                   {isOperator(u) && ' (platform staff)'}{' '}
-                  {u.id !== s.user.id && !isOperator(u) && (
+                  {u.id !== s.user.id && !isOperator(u) && !u.invited && (
                     <button
                       type="button"
                       aria-label={`${u.active ? 'Deactivate' : 'Reactivate'} ${u.name}`}

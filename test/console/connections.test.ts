@@ -1,0 +1,122 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Locator, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { whatsappTextBody } from '../../harness/whatsapp-delivery.js';
+import { useConsole } from '../helpers/console.js';
+import { sign, waitFor } from '../helpers/webhooks.js';
+
+/*
+ * "Add a channel" in a real Chromium against the real service and the loopback fake providers
+ * (docs/connections.md): a workspace admin connects WhatsApp and live chat from the keyboard
+ * alone, is shown what to paste where, and checks the connection.
+ */
+const OUT = process.env.CONSOLE_SCREENSHOT_DIR ?? path.join(tmpdir(), 'console-screenshots');
+mkdirSync(OUT, { recursive: true });
+const c = await useConsole();
+
+/** Presses Tab until `target` has the focus: the page is driven as a keyboard user drives it. */
+async function tabTo(page: Page, target: Locator) {
+  for (let i = 0; i < 80; i += 1) {
+    if (await target.evaluate((el: { ownerDocument: { activeElement: unknown } }) => el === el.ownerDocument.activeElement)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error('Tab never reached the control');
+}
+async function typeInto(page: Page, target: Locator, text: string) {
+  await tabTo(page, target);
+  await page.keyboard.type(text);
+}
+async function seriousViolations(page: Page) {
+  const result = await new AxeBuilder({ page }).analyze();
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
+}
+
+describe('Add a channel', () => {
+  it('connects WhatsApp Cloud and live chat from the keyboard, with what to paste and a check', { timeout: 120_000 }, async () => {
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.goto(`${c.base}/app/settings/connections`);
+    await page.getByRole('heading', { name: 'Add a channel' }).waitFor();
+
+    // WhatsApp Cloud (the channel preselected): its fields, then Connect.
+    const phoneId = `1065${Date.now()}`;
+    const appSecret = 'meta-app-secret-typed-in-console';
+    await typeInto(page, page.getByLabel('Account id'), phoneId);
+    await typeInto(page, page.getByLabel('Name', { exact: true }), 'Sales WhatsApp');
+    await typeInto(page, page.getByLabel('Access token'), 'EAAG-console-added-token');
+    await typeInto(page, page.getByLabel('Meta app secret'), appSecret);
+    await tabTo(page, page.getByRole('button', { name: 'Connect', exact: true }));
+    await page.keyboard.press('Enter');
+
+    const setup = page.getByRole('region', { name: 'Now tell the provider' });
+    await setup.waitFor();
+    const url = await setup.getByLabel('Webhook URL', { exact: true }).inputValue();
+    const verifyToken = await setup.getByLabel('Verify token', { exact: true }).inputValue();
+    expect(url).toMatch(/\/webhooks\/whatsapp\/ck_[A-Za-z0-9_-]{24}$/);
+    expect(verifyToken).toMatch(/^vt_/);
+    await setup.getByText('Callback URL').waitFor();
+    expect(await page.content()).not.toContain(appSecret);
+
+    // What was shown works: Meta's challenge with the token, then a delivery signed with the secret.
+    const hook = `${c.base}${new URL(url).pathname}`;
+    const challenge = await fetch(`${hook}?hub.mode=subscribe&hub.verify_token=${verifyToken}&hub.challenge=4242`);
+    expect(await challenge.text()).toBe('4242');
+    const body = whatsappTextBody({
+      phoneNumberId: phoneId,
+      from: '4917600000077',
+      name: 'Mia',
+      id: `wamid.${Date.now()}`,
+      text: 'Hi sales',
+    });
+    const delivered = await fetch(hook, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(appSecret, body)}` },
+      body,
+    });
+    expect(delivered.status).toBe(200);
+
+    await tabTo(page, setup.getByRole('button', { name: 'Check connection' }));
+    await page.keyboard.press('Enter');
+    await setup.getByRole('status').getByText('Working: Graph answered for +1 555 078 3881').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: path.join(OUT, 'connections-add-whatsapp.png'), fullPage: true });
+    const list = page.getByRole('list', { name: 'Connections' });
+    await page.reload();
+    await list.getByText('Sales WhatsApp').waitFor();
+    await waitFor(
+      async () =>
+        (
+          await c.ctx.deps.db
+            .selectFrom('connections')
+            .select('last_delivery_at')
+            .where('external_account_id', '=', phoneId)
+            .executeTakeFirst()
+        )?.last_delivery_at,
+      'the delivery recorded on the connection',
+    );
+
+    // Live chat: choose it by typing on the Channel select, name it, Connect; the snippet shows.
+    await tabTo(page, page.getByRole('form', { name: 'Add a channel' }).getByRole('combobox'));
+    await page.keyboard.type('Live');
+    expect(await page.getByRole('form', { name: 'Add a channel' }).getByRole('combobox').inputValue()).toBe('livechat');
+    await typeInto(page, page.getByLabel('Name', { exact: true }), 'Website chat');
+    await tabTo(page, page.getByRole('button', { name: 'Connect', exact: true }));
+    await page.keyboard.press('Enter');
+    await setup.waitFor();
+    const snippet = await setup.getByLabel('Embed snippet', { exact: true }).inputValue();
+    expect(snippet).toMatch(/^<script src="[^"]+\/livechat\/widget\.js" data-widget-key="wk_[A-Za-z0-9_-]+" async><\/script>$/);
+    await tabTo(page, setup.getByRole('button', { name: 'Check connection' }));
+    await page.keyboard.press('Enter');
+    await setup
+      .getByRole('status')
+      .getByText(/^Working: live chat needs no provider/)
+      .waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: path.join(OUT, 'connections-add-livechat.png'), fullPage: true });
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+});
