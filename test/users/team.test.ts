@@ -53,6 +53,7 @@ describe('GET /v1/users', () => {
         active: true,
         availability: 'online',
         maxOpenThreads: null,
+        invited: false,
         connected: false,
         // Only the agent's own row shows their notification settings.
         ...(headers === agent.headers ? { notify: { email: { assigned: true, mentioned: true, sla: true } } } : {}),
@@ -95,6 +96,7 @@ describe('POST /v1/users', () => {
       active: true,
       availability: 'online',
       maxOpenThreads: null,
+      invited: false,
       connected: false,
       createdAt: expect.any(String),
     });
