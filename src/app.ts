@@ -10,6 +10,7 @@ import { StorageUnavailableError } from './attachments/storage.js';
 import { accountLinksRoutes } from './auth/account-links.routes.js';
 import { passwordRoutes } from './auth/password.routes.js';
 import { personalAccessTokensRoutes } from './auth/personal-access-tokens.routes.js';
+import { twoFactorRoutes } from './auth/two-factor.routes.js';
 import { userRoutes } from './auth/user.routes.js';
 import { cannedResponsesRoutes } from './canned-responses/canned-responses.routes.js';
 import { connectionsRoutes } from './connections/connections.routes.js';
@@ -213,6 +214,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(blockVisitorRoutes, { deps, prefix: '/v1' });
   await app.register(usersRoutes, { deps, prefix: '/v1/users' });
   await app.register(passwordRoutes, { deps, prefix: '/v1/users' });
+  await app.register(twoFactorRoutes, { deps, prefix: '/v1/users' });
   await app.register(teamsRoutes, { deps, prefix: '/v1/teams' });
   await app.register(notificationsRoutes, { deps, prefix: '/v1/notifications' });
   await app.register(viewingRoutes, { deps, prefix: '/v1' });

@@ -300,6 +300,26 @@ export interface LoginRequest {
   email: string;
   password: string;
   remember: boolean;
+  /** With two-factor sign-in on: a current code or a recovery code (without it → 401 `otp_required`). */
+  otp?: string;
+}
+
+/** `GET /v1/users/me/2fa`. */
+export interface TwoFactorStatus {
+  enabled: boolean;
+  /** Unused recovery codes; 0 while two-factor sign-in is off. */
+  recoveryCodesLeft: number;
+}
+/** `POST /v1/users/me/2fa/setup`: a new secret; nothing is on until `enable`. */
+export interface TwoFactorSetup {
+  /** Base32, for typing into an authenticator app. */
+  secret: string;
+  /** The same as an `otpauth://totp/` address, for a QR code. */
+  otpauthUrl: string;
+}
+/** `POST /v1/users/me/2fa/enable`: 10 recovery codes, each good once, shown only here. */
+export interface TwoFactorEnabled {
+  recoveryCodes: string[];
 }
 
 /** Login, refresh and generate-token answer this shape. */
@@ -612,6 +632,8 @@ export interface WorkspaceSettings {
   assignOnReply: boolean;
   /** Users without the admin role see only their teams' threads, threads of no team, and their own. */
   restrictAgentsToTeams: boolean;
+  /** A user without two-factor sign-in reaches only its setup (403 `2fa_required` elsewhere). */
+  require2fa: boolean;
 }
 
 /** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
@@ -619,6 +641,7 @@ export interface WorkspaceSettingsPatch {
   name?: string;
   assignOnReply?: boolean;
   restrictAgentsToTeams?: boolean;
+  require2fa?: boolean;
 }
 
 export type NotificationType = 'assigned' | 'mentioned' | 'message' | 'sla_warning' | 'sla_breached';

@@ -32,6 +32,19 @@ export interface UsersTable {
   max_open_threads: number | null;
   /** When the user's last realtime socket went (null while one is open, or once set offline). */
   disconnected_at: NullableTimestamp;
+  /** The TOTP secret, sealed (aad `user-totp:<id>`); set at setup, in force once `totp_enabled_at` is. */
+  totp_secret: Buffer | null;
+  totp_enabled_at: NullableTimestamp;
+  /** The time step of the last TOTP code accepted: a code never works twice. */
+  totp_last_step: number | null;
+}
+
+/** A two-factor recovery code: only its SHA-256, each good once. */
+export interface RecoveryCodesTable {
+  id: Generated<number>;
+  user_id: number;
+  code_hash: string;
+  used_at: NullableTimestamp;
 }
 
 export type UserAvailability = 'online' | 'busy' | 'offline';
@@ -450,6 +463,7 @@ export interface DB {
   teams: TeamsTable;
   team_members: TeamMembersTable;
   notifications: NotificationsTable;
+  recovery_codes: RecoveryCodesTable;
 }
 
 export type { NullableTimestamp, Timestamp };

@@ -20,6 +20,13 @@ export const WORKSPACE_SETTINGS = {
     }),
     false,
   ),
+  require2fa: setting(
+    Type.Boolean({
+      description:
+        'a user without two-factor sign-in can sign in but reach only its setup (403 `2fa_required` elsewhere; docs/security.md)',
+    }),
+    false,
+  ),
 };
 
 type Settings = typeof WORKSPACE_SETTINGS;
