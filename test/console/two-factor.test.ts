@@ -25,7 +25,12 @@ async function seriousViolations(page: Page) {
 
 describe('two-factor sign-in in the console', () => {
   it('enrols where the workspace requires it, then asks for a code at sign-in', { timeout: 90_000 }, async () => {
-    const patch = await c.ctx.app.inject({ method: 'PATCH', url: '/v1/workspace', headers: c.tenant.headers, payload: { require2fa: true } });
+    const patch = await c.ctx.app.inject({
+      method: 'PATCH',
+      url: '/v1/workspace',
+      headers: c.tenant.headers,
+      payload: { require2fa: true },
+    });
     expect(patch.statusCode, patch.body).toBe(200);
     const { user, password } = await makeUser(c.ctx.deps, c.tenant.workspace.id, { name: 'Tess Twofactor', email: 'tess@acme.test' });
     const { context, page } = await c.newPage();
