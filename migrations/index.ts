@@ -32,6 +32,7 @@ import * as m0035 from './0035_account_tokens.js';
 import * as m0036 from './0036_threads_labels_index_dropped.js';
 import * as m0037 from './0037_search_vector_deferred.js';
 import * as m0048 from './0048_two_factor.js';
+import * as m0049 from './0049_audit_log.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -71,4 +72,5 @@ export const migrations: Record<string, Migration> = {
   '0036_threads_labels_index_dropped': m0036,
   '0037_search_vector_deferred': m0037,
   '0048_two_factor': m0048,
+  '0049_audit_log': m0049,
 };

@@ -7,6 +7,7 @@ import { accountsRoutes } from './accounts/accounts.routes.js';
 import { apiKeysRoutes } from './api-keys/api-keys.routes.js';
 import { attachmentsRoutes } from './attachments/attachments.routes.js';
 import { StorageUnavailableError } from './attachments/storage.js';
+import { auditRoutes } from './audit/audit.routes.js';
 import { accountLinksRoutes } from './auth/account-links.routes.js';
 import { passwordRoutes } from './auth/password.routes.js';
 import { personalAccessTokensRoutes } from './auth/personal-access-tokens.routes.js';
@@ -219,6 +220,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(notificationsRoutes, { deps, prefix: '/v1/notifications' });
   await app.register(viewingRoutes, { deps, prefix: '/v1' });
   await app.register(workspaceSettingsRoutes, { deps, prefix: '/v1' });
+  await app.register(auditRoutes, { deps, prefix: '/v1' });
   await app.register(contactsRoutes, { deps, prefix: '/v1/contacts' });
   await app.register(cannedResponsesRoutes, { deps, prefix: '/v1/canned-responses' });
   await app.register(threadWorkflowRoutes, { deps, prefix: '/v1' });

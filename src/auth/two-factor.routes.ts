@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { trailOf } from '../audit/audit.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { Envelope, NoContent } from '../http/schemas.js';
@@ -71,7 +72,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         response: { 200: Envelope(TwoFactorEnabled) },
       },
     },
-    async (request) => envelope(request, await enableTwoFactor(deps, userOf(request).userId, request.body.code)),
+    async (request) => envelope(request, await enableTwoFactor(deps, userOf(request).userId, request.body.code, trailOf(request))),
   );
 
   app.post(
@@ -86,7 +87,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request, reply) => {
-      await disableTwoFactor(deps, userOf(request).userId, request.body.password, request.ip);
+      await disableTwoFactor(deps, userOf(request).userId, request.body.password, trailOf(request));
       reply.code(204);
     },
   );
@@ -104,7 +105,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request, reply) => {
-      await resetTwoFactor(deps, tenantOf(request).workspaceId, request.params.id);
+      await resetTwoFactor(deps, tenantOf(request).workspaceId, request.params.id, trailOf(request));
       reply.code(204);
     },
   );

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Selectable } from 'kysely';
+import { recordAudit, type Trail } from '../audit/audit.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import { open, seal } from '../crypto/secret-box.js';
 import type { Executor } from '../db/database.js';
@@ -75,26 +76,28 @@ export async function setupTwoFactor(deps: Deps, userId: number): Promise<{ secr
  * Checks a code under the OTP limit, in a transaction of its own: a wrong code's hit is
  * committed (it counts), a right one is settled at no cost, as a successful login is forgotten.
  */
-async function underOtpLimit(deps: Deps, userId: number, check: (trx: Executor) => Promise<boolean>): Promise<boolean> {
+async function underOtpLimit(deps: Deps, userId: number, trail: Trail, check: (trx: Executor) => Promise<boolean>): Promise<boolean> {
   return deps.db.transaction().execute(async (trx) => {
     const hit = await enforceRateLimit(trx, OTP_LIMIT, userId, deps.now());
     const ok = await check(trx);
     if (ok) await settleHit(trx, hit, 0);
+    else await recordAudit(trx, trail, 'sign_in.2fa_failed', { type: 'user', id: userId });
     return ok;
   });
 }
 
 /** Turns two-factor sign-in on with a code of the set-up secret; answers the 10 recovery codes, shown this once. */
-export async function enableTwoFactor(deps: Deps, userId: number, code: string): Promise<{ recoveryCodes: string[] }> {
+export async function enableTwoFactor(deps: Deps, userId: number, code: string, trail: Trail): Promise<{ recoveryCodes: string[] }> {
   const user = await activeUser(deps, userId);
   if (twoFactorOn(user)) throw errors.conflict('two-factor sign-in is already on');
   const secret = openSecret(deps, user);
   const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-  const ok = await underOtpLimit(deps, user.id, async (trx) => {
+  const ok = await underOtpLimit(deps, user.id, trail, async (trx) => {
     const step = acceptTotp(secret, code.trim(), deps.now(), null);
     if (step === null) return false;
     if (!(await enableTotp(trx, user.id, step, deps.now()))) throw errors.conflict('two-factor sign-in is already on');
     await replaceRecoveryCodes(trx, user.id, recoveryCodes.map(recoveryHash));
+    await recordAudit(trx, trail, 'two_factor.enabled', { type: 'user', id: user.id });
     return true;
   });
   if (!ok) throw errors.validation('code: not the current code of your authenticator app');
@@ -102,21 +105,25 @@ export async function enableTwoFactor(deps: Deps, userId: number, code: string):
 }
 
 /** Turns it off; the password is asked (and counted like a login), so an unattended session cannot. */
-export async function disableTwoFactor(deps: Deps, userId: number, password: string, ip: string): Promise<void> {
+export async function disableTwoFactor(deps: Deps, userId: number, password: string, trail: Trail): Promise<void> {
   const user = await activeUser(deps, userId);
-  const attempt = await admitLoginAttempt(deps, user.email.toLowerCase(), ip);
+  const attempt = await admitLoginAttempt(deps, user.email.toLowerCase(), trail.ip ?? '');
   if (!(await verifyPassword(user, password))) throw errors.forbidden('password: not your current password');
   await forgetSuccessfulLogin(deps, attempt);
-  await deps.db.transaction().execute((trx) => clearTwoFactor(trx, user.id));
+  await deps.db.transaction().execute(async (trx) => {
+    await clearTwoFactor(trx, user.id);
+    await recordAudit(trx, trail, 'two_factor.disabled', { type: 'user', id: user.id });
+  });
 }
 
 /** `POST /v1/users/:id/2fa/reset`: a workspace admin turns a user's two-factor sign-in off (a lost phone). */
-export async function resetTwoFactor(deps: Deps, workspaceId: number, targetId: number): Promise<void> {
+export async function resetTwoFactor(deps: Deps, workspaceId: number, targetId: number, trail: Trail): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
     const user = await findWorkspaceUser(trx, workspaceId, targetId);
     if (!user) throw errors.notFound('user');
     if (user.roles.includes('operator')) throw errors.validation(OPERATOR_UNCHANGED);
     await clearTwoFactor(trx, user.id);
+    await recordAudit(trx, trail, 'user.two_factor_reset', { type: 'user', id: user.id });
   });
 }
 
@@ -125,12 +132,12 @@ export async function resetTwoFactor(deps: Deps, workspaceId: number, targetId: 
  * otherwise `otp` must be a current code (never one already used) or an unused recovery code
  * (then spent). No `otp` → 401 `otp_required`; a wrong one → 401, the 6th in 15 minutes → 429.
  */
-export async function requireSecondFactor(deps: Deps, user: User, otp: string | undefined): Promise<void> {
+export async function requireSecondFactor(deps: Deps, user: User, otp: string | undefined, trail: Trail): Promise<void> {
   if (!twoFactorOn(user)) return;
   if (otp === undefined) throw errors.otpRequired();
   const code = otp.trim();
   const secret = openSecret(deps, user);
-  const ok = await underOtpLimit(deps, user.id, async (trx) => {
+  const ok = await underOtpLimit(deps, user.id, trail, async (trx) => {
     if (/^\d{6}$/.test(code)) {
       const step = acceptTotp(secret, code, deps.now(), user.totp_last_step);
       return step !== null && (await advanceTotpStep(trx, user.id, step));

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { personTrail, recordAudit } from '../audit/audit.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -85,11 +86,23 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       const attempt = await admitLoginAttempt(deps, email, request.ip);
       const user = await findUserByEmail(deps.db, email);
       // The same answer, after the same work, whether or not the e-mail exists, and for a
-      // deactivated user (who must learn nothing a wrong password would not tell).
-      if (!(await verifyPassword(user, request.body.password)) || !user?.active) throw errors.unauthorized('invalid e-mail or password');
+      // deactivated user (who must learn nothing a wrong password would not tell). A failure
+      // is written to the audit log either way: of the user's workspace, or of none.
+      if (!(await verifyPassword(user, request.body.password)) || !user?.active) {
+        const trail = user
+          ? personTrail(user, request.ip)
+          : { workspaceId: null, actor: { type: 'system' as const, id: null }, ip: request.ip };
+        await recordAudit(deps.db, trail, 'sign_in.failed', user ? { type: 'user', id: user.id } : null);
+        throw errors.unauthorized('invalid e-mail or password');
+      }
       await forgetSuccessfulLogin(deps, attempt);
-      await requireSecondFactor(deps, user, request.body.otp);
-      const started = await startSession(deps, app.jwt, user, request.body.remember ?? false);
+      const trail = personTrail(user, request.ip);
+      await requireSecondFactor(deps, user, request.body.otp, trail);
+      const started = await deps.db.transaction().execute(async (trx) => {
+        const done = await startSession(deps, app.jwt, user, request.body.remember ?? false, trx);
+        await recordAudit(trx, trail, 'sign_in.succeeded', { type: 'user', id: user.id });
+        return done;
+      });
       giveRefreshCookie(reply, started.session);
       return withMeta(request, started.answer);
     },

@@ -39,6 +39,21 @@ export interface UsersTable {
   totp_last_step: number | null;
 }
 
+/** An entry of the audit log: append-only (the database refuses UPDATE and DELETE but retention's). */
+export interface AuditLogTable {
+  id: Generated<number>;
+  /** Null for the platform operator's actions outside any workspace. */
+  workspace_id: number | null;
+  at: Generated<Date>;
+  actor_type: 'user' | 'api_key' | 'operator' | 'system';
+  actor_id: number | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  ip: string | null;
+  changes: Record<string, unknown> | null;
+}
+
 /** A two-factor recovery code: only its SHA-256, each good once. */
 export interface RecoveryCodesTable {
   id: Generated<number>;
@@ -464,6 +479,7 @@ export interface DB {
   team_members: TeamMembersTable;
   notifications: NotificationsTable;
   recovery_codes: RecoveryCodesTable;
+  audit_log: AuditLogTable;
 }
 
 export type { NullableTimestamp, Timestamp };
