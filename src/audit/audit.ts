@@ -38,6 +38,11 @@ export function trailOf(request: FastifyRequest, workspaceId?: number): Trail {
   return { workspaceId: workspaceId ?? own, actor: actorOf(auth, operatorRoute), ip: request.ip };
 }
 
+/** The service itself (the CLI, scripts, jobs): no person, no address. */
+export function systemTrail(workspaceId: number | null): Trail {
+  return { workspaceId, actor: { type: 'system', id: null }, ip: null };
+}
+
 /** A trail for a person not yet signed in (a sign-in attempt): the user acts on their own workspace. */
 export function personTrail(user: { id: number; workspace_id: number }, ip: string): Trail {
   return { workspaceId: user.workspace_id, actor: { type: 'user', id: user.id }, ip };

@@ -12,7 +12,7 @@ const login = (email: string, password: string) =>
   ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email, password, remember: false } });
 const adminToken = (await login(admin.user.email, admin.password)).json().access_token as string;
 const asAdmin = { authorization: `Bearer ${adminToken}` };
-const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, headers: Record<string, string>, payload?: object) =>
+const call = (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, headers: Record<string, string>, payload?: object) =>
   ctx.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
 
 interface Entry {
@@ -89,6 +89,31 @@ describe('what the audit log records', () => {
     expect(entry).toMatchObject({ actor: { type: 'api_key', name: 'test key' }, changes: { assignOnReply: { old: true, new: false } } });
     await call('POST', `/v1/users/${admin.user.id}/2fa/reset`, tenant.headers);
     expect((await entries('?action=user.two_factor_reset'))[0]!.target).toEqual({ type: 'user', id: String(admin.user.id) });
+  });
+
+  it('teams and webhook endpoints, the endpoint secret as [set]', async () => {
+    const team = await call('POST', '/v1/teams', asAdmin, { name: 'Billing' });
+    expect(team.statusCode, team.body).toBe(201);
+    const teamId = team.json().data.id as number;
+    await call('PATCH', `/v1/teams/${teamId}`, asAdmin, { name: 'Billing EU' });
+    await call('PUT', `/v1/teams/${teamId}/members`, asAdmin, { userIds: [admin.user.id] });
+    expect((await call('DELETE', `/v1/teams/${teamId}`, asAdmin)).statusCode).toBe(204);
+    const endpoint = await call('POST', '/v1/webhook-endpoints', asAdmin, { url: 'https://hooks.example.com/inbox' });
+    expect(endpoint.statusCode, endpoint.body).toBe(201);
+    const endpointId = endpoint.json().data.id as number;
+    const rotated = await call('POST', `/v1/webhook-endpoints/${endpointId}/rotate-secret`, asAdmin);
+    await call('PATCH', `/v1/webhook-endpoints/${endpointId}`, asAdmin, { enabled: false });
+    const actions = (await entries('?limit=100')).map((e) => e.action);
+    for (const a of ['team.created', 'team.updated', 'team.members_changed', 'team.deleted', 'webhook_endpoint.created'])
+      expect(actions).toContain(a);
+    expect((await entries('?action=team.updated'))[0]!.changes).toEqual({ name: { old: 'Billing', new: 'Billing EU' } });
+    expect((await entries('?action=team.members_changed'))[0]!.changes).toEqual({ userIds: { old: [], new: [admin.user.id] } });
+    expect((await entries('?action=webhook_endpoint.created'))[0]!.changes!.secret).toEqual({ old: null, new: '[set]' });
+    expect((await entries('?action=webhook_endpoint.secret_rotated'))[0]!.changes!.secret).toEqual({ old: '[set]', new: '[set]' });
+    expect((await entries('?action=webhook_endpoint.updated'))[0]!.changes!.enabled).toEqual({ old: true, new: false });
+    const table = await everything();
+    expect(table).not.toContain(endpoint.json().data.secret);
+    expect(table).not.toContain(rotated.json().data.secret);
   });
 
   it('nothing for a change that did not happen: the entry is in its transaction', async () => {
