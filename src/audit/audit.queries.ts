@@ -35,7 +35,9 @@ export interface AuditFilter {
   /** A workspace's entries; undefined with `operatorOnly`: the platform operator's own. */
   workspaceId?: number;
   operatorOnly?: boolean;
+  /** With `actorType` (default `user`): user ids and API key ids are counted apart. */
   actorId?: number;
+  actorType?: AuditLogTable['actor_type'];
   action?: string;
   from?: Date;
   to?: Date;
@@ -53,7 +55,11 @@ export async function listAuditLog(db: Executor, filter: AuditFilter, page: Curs
     .select(sql<string | null>`coalesce(users.name, api_keys.name)`.as('actor_name'));
   if (filter.workspaceId !== undefined) q = q.where('audit_log.workspace_id', '=', filter.workspaceId);
   if (filter.operatorOnly) q = q.where('audit_log.actor_type', '=', 'operator');
-  if (filter.actorId !== undefined) q = q.where('audit_log.actor_id', '=', filter.actorId);
+  if (filter.actorType !== undefined) q = q.where('audit_log.actor_type', '=', filter.actorType);
+  if (filter.actorId !== undefined) {
+    q = q.where('audit_log.actor_id', '=', filter.actorId);
+    if (filter.actorType === undefined) q = q.where('audit_log.actor_type', 'in', ['user', 'operator']);
+  }
   if (filter.action !== undefined) q = q.where('audit_log.action', '=', filter.action);
   if (filter.from !== undefined) q = q.where('audit_log.at', '>=', filter.from);
   if (filter.to !== undefined) q = q.where('audit_log.at', '<', filter.to);

@@ -31,7 +31,8 @@ export type AuditEntry = Static<typeof AuditEntryResource>;
 
 export const AuditQuery = Type.Object({
   ...CursorQuery.properties,
-  actorId: Type.Optional(Type.Integer({ minimum: 1, description: 'entries of this user or API key' })),
+  actorId: Type.Optional(Type.Integer({ minimum: 1, description: 'entries of this user (or, with `actorType: api_key`, this API key)' })),
+  actorType: Type.Optional(StringEnum(['user', 'api_key', 'operator', 'system'] as const)),
   action: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   from: Type.Optional(Type.String({ format: 'date-time', description: 'entries at or after' })),
   to: Type.Optional(Type.String({ format: 'date-time', description: 'entries before' })),
@@ -55,6 +56,7 @@ function auditEntryResource(row: Selectable<AuditLogTable> & { actor_name: strin
 
 const filterOf = (q: Static<typeof AuditQuery>): AuditFilter => ({
   actorId: q.actorId,
+  actorType: q.actorType,
   action: q.action,
   from: q.from === undefined ? undefined : new Date(q.from),
   to: q.to === undefined ? undefined : new Date(q.to),

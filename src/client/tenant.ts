@@ -4,6 +4,8 @@ import type {
   ApiKey,
   ApiKeyCreate,
   Attachment,
+  AuditEntry,
+  AuditLogQuery,
   AuthCode,
   BlobLike,
   CannedResponse,
@@ -289,6 +291,8 @@ export function tenantClient(initial: ClientOptions) {
 
     // ---- dead letters (the app's own provider deliveries) ----
     /** One list, not paged: `status` defaults to `dead_letter`, `limit` to 100. */
+    /** One page of the audit log, newest first (admins); pass `meta.nextCursor` back for older entries. */
+    auditLog: (query: AuditLogQuery = {}) => client.page<AuditEntry>('/v1/audit-log', { ...query }),
     deadLetters: (query: { status?: InboxStatus; limit?: number } = {}) => get<WebhookInboxRow[]>('/v1/admin/webhook-inbox', { ...query }),
     deadLetter: (rowId: string) => get<WebhookInboxRecord>(`/v1/admin/webhook-inbox/${id(rowId)}`),
     /** Answers the status the row had before it was queued again. */

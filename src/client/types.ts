@@ -317,6 +317,30 @@ export interface TwoFactorSetup {
   /** The same as an `otpauth://totp/` address, for a QR code. */
   otpauthUrl: string;
 }
+/** `GET /v1/audit-log` (admins) and `GET /v1/operator/audit-log`: who did what (docs/security.md). */
+export interface AuditEntry {
+  id: number;
+  at: string;
+  actor: { type: 'user' | 'api_key' | 'operator' | 'system'; id: number | null; name: string | null };
+  /** E.g. `sign_in.succeeded`, `user.updated`, `api_key.created`. */
+  action: string;
+  target: { type: string; id: string } | null;
+  ip: string | null;
+  /** Field → `{old, new}`; a secret shows `"[set]"`, never its value. */
+  changes: Record<string, unknown> | null;
+}
+/** The audit log's filters; they combine. `from`/`to` are ISO 8601 times (`to` excluded). */
+export interface AuditLogQuery {
+  /** A user's id; with `actorType: 'api_key'`, an API key's. */
+  actorId?: number;
+  actorType?: AuditEntry['actor']['type'];
+  action?: string;
+  from?: string;
+  to?: string;
+  limit?: number;
+  cursor?: string;
+}
+
 /** `POST /v1/users/me/2fa/enable`: 10 recovery codes, each good once, shown only here. */
 export interface TwoFactorEnabled {
   recoveryCodes: string[];

@@ -3,6 +3,7 @@ import type { Static, TSchema } from 'typebox';
 import { describe, expect, it } from 'vitest';
 import type { ApiKeyResource, IssuedApiKey } from '../../src/api-keys/api-keys.service.js';
 import type { AttachmentResource } from '../../src/attachments/attachments.resources.js';
+import type { AuditEntryResource } from '../../src/audit/audit.routes.js';
 import type {
   InviteAcceptBody,
   PasswordResetBody,
@@ -86,6 +87,7 @@ const checks = [
   same<Same<Client.AuthCode, typeof AuthCode>>(true),
   same<Same<Client.PasswordChange, typeof PasswordChangeBody>>(true),
   same<Same<Client.TwoFactorStatus, typeof TwoFactorStatus>>(true),
+  same<Same<Client.AuditEntry, typeof AuditEntryResource>>(true),
   same<Same<Client.TwoFactorSetup, typeof TwoFactorSetup>>(true),
   same<Same<Client.TwoFactorEnabled, typeof TwoFactorEnabled>>(true),
   same<Same<Client.PasswordChanged, typeof PasswordChanged>>(true),
