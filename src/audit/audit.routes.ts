@@ -32,8 +32,12 @@ export type AuditEntry = Static<typeof AuditEntryResource>;
 export const AuditQuery = Type.Object({
   ...CursorQuery.properties,
   actorId: Type.Optional(Type.Integer({ minimum: 1, description: 'entries of this user (or, with `actorType: api_key`, this API key)' })),
-  actorType: Type.Optional(StringEnum(['user', 'api_key', 'operator', 'system'] as const)),
-  action: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  actorType: Type.Optional(
+    StringEnum(['user', 'api_key', 'operator', 'system'] as const, {
+      description: 'entries of this kind of actor (`actorId` alone: a user)',
+    }),
+  ),
+  action: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'entries of this action, e.g. `sign_in.failed`' })),
   from: Type.Optional(Type.String({ format: 'date-time', description: 'entries at or after' })),
   to: Type.Optional(Type.String({ format: 'date-time', description: 'entries before' })),
 });
