@@ -96,6 +96,8 @@ export interface Config {
   retentionDays: number;
   /** Dead letters older than this many days are deleted. */
   deadLetterRetentionDays: number;
+  /** Audit log entries older than this many days are deleted (INBOX_AUDIT_RETENTION_DAYS). */
+  auditRetentionDays: number;
   /** Live chat visitor sockets one api process holds per client address (IPv6: per /64). */
   livechatMaxSocketsPerAddress: number;
   /** Live chat visitor sockets one api process holds in all. */
@@ -292,6 +294,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     ingestMaxPending: int('INBOX_INGEST_MAX_PENDING', 5000, 1, 1_000_000),
     retentionDays: int('INBOX_RETENTION_DAYS', 30, 1, 36500),
     deadLetterRetentionDays: int('INBOX_DEAD_LETTER_RETENTION_DAYS', 90, 1, 36500),
+    auditRetentionDays: int('INBOX_AUDIT_RETENTION_DAYS', 365, 1, 36500),
     livechatMaxSocketsPerAddress: int('INBOX_LIVECHAT_MAX_SOCKETS_PER_ADDRESS', 50, 1, 1_000_000),
     livechatMaxSocketsPerProcess: int('INBOX_LIVECHAT_MAX_SOCKETS_PER_PROCESS', 10_000, 1, 1_000_000),
     livechatMaxAttachmentBytes: int('INBOX_LIVECHAT_MAX_ATTACHMENT_BYTES', 10 * 1024 * 1024, 1, 5 * 1024 * 1024 * 1024),

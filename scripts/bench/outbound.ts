@@ -5,6 +5,7 @@
 // their createdAt to their arrival.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
+import { systemTrail } from '../../src/audit/audit.js';
 import { loadConfig } from '../../src/config.js';
 import type { Db } from '../../src/db/database.js';
 import { startBoss } from '../../src/jobs/boss.js';
@@ -39,10 +40,15 @@ export async function measureOutbound(options: BenchOptions, databaseUrl: string
   const boss = await startBoss(databaseUrl, createLogger('warn'), { max: 2, supervise: false });
   const endpointIds: number[] = [];
   for (let i = 0; i < 4; i++) {
-    const e = await createEndpoint({ db, config, secretKey, now: () => new Date() } as Parameters<typeof createEndpoint>[0], workspaceId, {
-      url: `${receiverUrl}/e${i}`,
-      events: ['message.created'],
-    });
+    const e = await createEndpoint(
+      { db, config, secretKey, now: () => new Date() } as Parameters<typeof createEndpoint>[0],
+      workspaceId,
+      {
+        url: `${receiverUrl}/e${i}`,
+        events: ['message.created'],
+      },
+      systemTrail(workspaceId),
+    );
     endpointIds.push(e.id);
   }
   const event = (n: number) => ({

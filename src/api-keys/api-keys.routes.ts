@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { changesOf, recordAudit, trailOf } from '../audit/audit.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -40,8 +41,14 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     },
     async (request, reply) => {
       const { workspaceId } = tenantOf(request);
+      const issued = await deps.db.transaction().execute(async (trx) => {
+        const key = await issueApiKey(trx, workspaceId, request.body.name, request.body.scopes ?? []);
+        const shown = changesOf(null, { name: key.name, scopes: key.scopes, key: true }, ['key']);
+        await recordAudit(trx, trailOf(request), 'api_key.created', { type: 'api_key', id: key.id }, shown);
+        return key;
+      });
       reply.code(201);
-      return envelope(request, await issueApiKey(deps.db, workspaceId, request.body.name, request.body.scopes ?? []));
+      return envelope(request, issued);
     },
   );
 
@@ -58,8 +65,13 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     async (request) => {
       const { workspaceId } = tenantOf(request);
       const secret = newApiKeySecret();
-      const row = await replaceApiKeySecret(deps.db, workspaceId, request.params.id, secret.keyHash, secret.keyPrefix);
-      if (!row) throw errors.notFound('api key');
+      const row = await deps.db.transaction().execute(async (trx) => {
+        const rotated = await replaceApiKeySecret(trx, workspaceId, request.params.id, secret.keyHash, secret.keyPrefix);
+        if (!rotated) throw errors.notFound('api key');
+        const shown = changesOf({ key: true }, { key: true }, ['key']);
+        await recordAudit(trx, trailOf(request), 'api_key.rotated', { type: 'api_key', id: rotated.id }, shown);
+        return rotated;
+      });
       return envelope(request, { ...apiKeyResource(row), key: secret.key });
     },
   );
@@ -69,7 +81,10 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     { schema: { summary: 'Revoke an API key', params: KeyParams, response: { 204: NoContent } } },
     async (request, reply) => {
       const { workspaceId } = tenantOf(request);
-      if (!(await revokeApiKey(deps.db, workspaceId, request.params.id, deps.now()))) throw errors.notFound('api key');
+      await deps.db.transaction().execute(async (trx) => {
+        if (!(await revokeApiKey(trx, workspaceId, request.params.id, deps.now()))) throw errors.notFound('api key');
+        await recordAudit(trx, trailOf(request), 'api_key.revoked', { type: 'api_key', id: request.params.id });
+      });
       reply.code(204);
     },
   );

@@ -22,6 +22,8 @@ export interface UserAuth extends TenantBase {
   roles: string[];
   /** When the token stops working: the JWT's `exp` or its session's end, whichever is first. */
   expiresAt: Date;
+  /** The workspace requires two-factor sign-in and this user has not turned it on. */
+  twoFactorMissing: boolean;
 }
 
 /** A user's personal-access token, accepted only where a route allows one. */
@@ -31,6 +33,7 @@ export interface PatAuth extends TenantBase {
   patId: number;
   roles: string[];
   expiresAt: Date;
+  twoFactorMissing: boolean;
 }
 
 /** A workspace's API key. */
@@ -96,6 +99,11 @@ export const PAT_PREFIX = 'inbox_pat_';
 export interface ResolveOptions {
   /** Personal-access tokens are accepted only where a route says so (docs/auth.md: a few routes). */
   allowPat?: boolean;
+  /**
+   * The route is one a user must reach before turning two-factor sign-in on where the workspace
+   * requires it (set it up, enable it, who am I, refresh, logout); every other refuses them (403).
+   */
+  before2fa?: boolean;
 }
 
 /**
@@ -119,6 +127,7 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
       expiresAt: pat.expires_at,
       scopes: userScopes(pat.roles),
       roles: pat.roles,
+      twoFactorMissing: pat.two_factor_missing,
     };
   }
   let claims: { sub?: unknown; jti?: unknown; exp?: unknown; use?: unknown };
@@ -142,6 +151,7 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
     expiresAt: exp.getTime() < session.expires_at.getTime() ? exp : session.expires_at,
     scopes: userScopes(session.roles),
     roles: session.roles,
+    twoFactorMissing: session.two_factor_missing,
   };
 }
 
@@ -156,6 +166,7 @@ export async function resolveAuth(deps: Deps, request: FastifyRequest, options: 
   if (token !== undefined) {
     const auth = await resolveBearer(deps, request, token, options);
     if (!auth) throw errors.unauthorized('invalid or expired token');
+    if (auth.twoFactorMissing && !options.before2fa) throw errors.twoFactorRequired();
     return auth;
   }
   if (headerValue(request, 'authorization') !== undefined) throw errors.unauthorized('unsupported authorization scheme');
@@ -164,7 +175,9 @@ export async function resolveAuth(deps: Deps, request: FastifyRequest, options: 
 
 /** Resolves a bare token (the realtime socket's `?token=`): a JWT or a personal-access token. */
 export async function resolveToken(deps: Deps, request: FastifyRequest, token: string): Promise<PersonAuth | null> {
-  return resolveBearer(deps, request, token, { allowPat: true });
+  const auth = await resolveBearer(deps, request, token, { allowPat: true });
+  if (auth?.twoFactorMissing) throw errors.twoFactorRequired();
+  return auth;
 }
 
 function hasScope(auth: TenantAuth, scope: Scope): boolean {
@@ -182,7 +195,7 @@ export function isAdmin(auth: TenantAuth): boolean {
  * other method. Use it as a preValidation hook so a caller without the scope learns
  * nothing from the body's validation.
  */
-export function requireAuth(deps: Deps, options: { scope?: Scope; allowPat?: boolean; kinds?: TenantAuth['kind'][] } = {}) {
+export function requireAuth(deps: Deps, options: { scope?: Scope; kinds?: TenantAuth['kind'][] } & ResolveOptions = {}) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
     const auth = await resolveAuth(deps, request, options);
     if (!auth) throw errors.unauthorized();

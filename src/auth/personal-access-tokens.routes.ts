@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Selectable } from 'kysely';
 import { type Static, Type } from 'typebox';
+import { changesOf, recordAudit, trailOf } from '../audit/audit.js';
 import { randomToken, sha256Hex } from '../crypto/hmac.js';
 import type { PersonalAccessTokensTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
@@ -74,13 +75,18 @@ export const personalAccessTokensRoutes: FastifyPluginAsyncTypebox<{ deps: Deps 
       const token = randomToken(PAT_PREFIX, 24);
       const now = deps.now();
       const expiresAt = new Date(now.getTime() + (request.body.expiresInDays ?? PAT_DEFAULT_DAYS) * 86_400_000);
-      const row = await insertPat(deps.db, {
-        userId: userOf(request).userId,
-        name: request.body.name,
-        tokenHash: sha256Hex(token),
-        tokenPrefix: token.slice(0, 15),
-        createdAt: now,
-        expiresAt,
+      const row = await deps.db.transaction().execute(async (trx) => {
+        const pat = await insertPat(trx, {
+          userId: userOf(request).userId,
+          name: request.body.name,
+          tokenHash: sha256Hex(token),
+          tokenPrefix: token.slice(0, 15),
+          createdAt: now,
+          expiresAt,
+        });
+        const shown = changesOf(null, { name: pat.name, expiresAt: expiresAt.toISOString(), token: true }, ['token']);
+        await recordAudit(trx, trailOf(request), 'personal_access_token.created', { type: 'personal_access_token', id: pat.id }, shown);
+        return pat;
       });
       reply.code(201);
       return envelope(request, { ...patResource(row), token });
@@ -98,7 +104,7 @@ export const personalAccessTokensRoutes: FastifyPluginAsyncTypebox<{ deps: Deps 
     },
     async (request, reply) => {
       const auth = userOf(request);
-      if (!(await deletePat(deps, { id: auth.userId, workspaceId: auth.workspaceId }, request.params.id)))
+      if (!(await deletePat(deps, { id: auth.userId, workspaceId: auth.workspaceId }, request.params.id, trailOf(request))))
         throw errors.notFound('personal-access token');
       reply.code(204);
     },

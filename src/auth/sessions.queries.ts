@@ -3,6 +3,13 @@ import type { Executor } from '../db/database.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { CursorRequest } from '../http/pagination.js';
 
+/**
+ * The workspace requires two-factor sign-in (setting `require2fa`, default false) and the user
+ * has not turned it on: the guard then lets them reach only what turns it on (docs/security.md).
+ */
+const twoFactorMissing =
+  sql<boolean>`coalesce((workspaces.settings ->> 'require2fa')::boolean, false) AND users.totp_enabled_at IS NULL`.as('two_factor_missing');
+
 export async function insertSession(db: Executor, row: { id: string; userId: number; remember: boolean; expiresAt: Date }) {
   await db.insertInto('sessions').values({ id: row.id, user_id: row.userId, remember: row.remember, expires_at: row.expiresAt }).execute();
 }
@@ -22,6 +29,7 @@ export async function findLiveSession(db: Executor, id: string, now: Date) {
         'users.workspace_id',
         'users.roles',
         'workspaces.app_id',
+        twoFactorMissing,
       ])
       .where('sessions.id', '=', id)
       // Deactivation revokes every session too; this also covers one started in a race with it.
@@ -96,6 +104,7 @@ export async function findActivePat(db: Executor, tokenHash: string, now: Date) 
       'users.workspace_id',
       'users.roles',
       'workspaces.app_id',
+      twoFactorMissing,
     ])
     .where('personal_access_tokens.token_hash', '=', tokenHash)
     .where('users.active', '=', true)

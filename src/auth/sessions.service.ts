@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { JWT } from '@fastify/jwt';
 import argon2 from 'argon2';
 import type { Selectable, Transaction } from 'kysely';
+import { recordAudit, type Trail } from '../audit/audit.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import type { Executor } from '../db/database.js';
 import type { DB, UsersTable } from '../db/types.js';
@@ -196,10 +197,11 @@ export async function endOtherSessions(
 }
 
 /** Deletes one of the user's personal-access tokens and closes the sockets opened with it. */
-export async function deletePat(deps: Deps, user: { id: number; workspaceId: number }, id: number): Promise<boolean> {
+export async function deletePat(deps: Deps, user: { id: number; workspaceId: number }, id: number, trail: Trail): Promise<boolean> {
   return deps.db.transaction().execute(async (trx) => {
     const patIds = await revokePats(trx, { userId: user.id, id }, deps.now());
     if (patIds.length === 0) return false;
+    await recordAudit(trx, trail, 'personal_access_token.deleted', { type: 'personal_access_token', id });
     await publishEvent(trx, {
       type: 'token.revoked',
       workspaceId: user.workspaceId,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { personTrail, recordAudit } from '../audit/audit.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -25,6 +26,7 @@ import {
   startSession,
   verifyPassword,
 } from './sessions.service.js';
+import { requireSecondFactor } from './two-factor.service.js';
 
 /** The login response: the user, the bearer token, its expiry and a one-time auth code. */
 export const LoginResponse = Type.Object(
@@ -45,7 +47,8 @@ export const AuthCode = Type.Object(
 /** `/api/user/*`: login and sessions (docs/auth.md). Field names keep the contract's snake_case. */
 export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const withMeta = <T extends object>(request: { id: string }, body: T) => ({ ...body, meta: { requestId: request.id } });
-  const bearer = requireAuth(deps, { kinds: ['user'] });
+  // Reachable before two-factor sign-in is on where the workspace requires it: refresh, logout.
+  const bearer = requireAuth(deps, { kinds: ['user'], before2fa: true });
   const secure = () => deps.config.publicUrl.startsWith('https:');
   /** Remembered: kept until the session ends; otherwise until the browser closes. */
   const giveRefreshCookie = (reply: FastifyReply, session: SessionInfo) =>
@@ -62,11 +65,18 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
         description:
           'Email, password and `remember`; answers the user, `access_token` (JWT), `token_expiry` (unix seconds) and a one-time `auth_code`. ' +
           'Also sets the console’s `HttpOnly` refresh cookie (kept 30 days with `remember`, else until the browser closes; docs/auth.md). ' +
-          'Failed attempts are rate limited (429 with retry-after).',
+          'Failed attempts are rate limited (429 with retry-after). With two-factor sign-in on, a right password without `otp` → 401 `otp_required` (docs/security.md).',
         body: Type.Object({
           email: Type.String({ minLength: 1, maxLength: 320 }),
           password: Type.String({ minLength: 1, maxLength: 1024 }),
           remember: Type.Optional(Type.Boolean()),
+          otp: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 64,
+              description: 'with two-factor sign-in on: a current code or a recovery code (without it → 401 `otp_required`)',
+            }),
+          ),
         }),
         response: { 200: LoginResponse },
       },
@@ -76,10 +86,23 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       const attempt = await admitLoginAttempt(deps, email, request.ip);
       const user = await findUserByEmail(deps.db, email);
       // The same answer, after the same work, whether or not the e-mail exists, and for a
-      // deactivated user (who must learn nothing a wrong password would not tell).
-      if (!(await verifyPassword(user, request.body.password)) || !user?.active) throw errors.unauthorized('invalid e-mail or password');
+      // deactivated user (who must learn nothing a wrong password would not tell). A failure
+      // is written to the audit log either way: of the user's workspace, or of none.
+      if (!(await verifyPassword(user, request.body.password)) || !user?.active) {
+        const trail = user
+          ? personTrail(user, request.ip)
+          : { workspaceId: null, actor: { type: 'system' as const, id: null }, ip: request.ip };
+        await recordAudit(deps.db, trail, 'sign_in.failed', user ? { type: 'user', id: user.id } : null);
+        throw errors.unauthorized('invalid e-mail or password');
+      }
       await forgetSuccessfulLogin(deps, attempt);
-      const started = await startSession(deps, app.jwt, user, request.body.remember ?? false);
+      const trail = personTrail(user, request.ip);
+      await requireSecondFactor(deps, user, request.body.otp, trail);
+      const started = await deps.db.transaction().execute(async (trx) => {
+        const done = await startSession(deps, app.jwt, user, request.body.remember ?? false, trx);
+        await recordAudit(trx, trail, 'sign_in.succeeded', { type: 'user', id: user.id });
+        return done;
+      });
       giveRefreshCookie(reply, started.session);
       return withMeta(request, started.answer);
     },
@@ -88,7 +111,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
   app.get(
     '/user',
     {
-      preHandler: requireAuth(deps, { allowPat: true, kinds: ['user', 'pat'] }),
+      preHandler: requireAuth(deps, { allowPat: true, kinds: ['user', 'pat'], before2fa: true }),
       schema: { summary: 'The current user', response: { 200: Envelope(UserResource) } },
     },
     async (request) => {

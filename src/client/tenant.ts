@@ -4,6 +4,8 @@ import type {
   ApiKey,
   ApiKeyCreate,
   Attachment,
+  AuditEntry,
+  AuditLogQuery,
   AuthCode,
   BlobLike,
   CannedResponse,
@@ -54,6 +56,9 @@ import type {
   ThreadFilters,
   ThreadPatch,
   ThreadViewing,
+  TwoFactorEnabled,
+  TwoFactorSetup,
+  TwoFactorStatus,
   User,
   VisitorBlocked,
   WebhookDelivery,
@@ -148,6 +153,13 @@ export function tenantClient(initial: ClientOptions) {
     /** 202 whatever the address; a link is mailed when it is an active user's. */
     requestPasswordReset: (body: PasswordReset) => send<PasswordResetAccepted>('POST', '/api/user/password-reset', body),
     confirmPasswordReset: (body: PasswordResetConfirm) => send<User>('POST', '/api/user/password-reset/confirm', body),
+    // ---- two-factor sign-in (docs/security.md) ----
+    twoFactor: () => get<TwoFactorStatus>('/v1/users/me/2fa'),
+    setupTwoFactor: () => send<TwoFactorSetup>('POST', '/v1/users/me/2fa/setup'),
+    enableTwoFactor: (code: string) => send<TwoFactorEnabled>('POST', '/v1/users/me/2fa/enable', { code }),
+    disableTwoFactor: (password: string) => call<void>(options, '/v1/users/me/2fa/disable', { method: 'POST', body: { password } }),
+    /** An admin turns a user's two-factor sign-in off (a lost phone). */
+    resetTwoFactor: (userId: number) => call<void>(options, `/v1/users/${id(userId)}/2fa/reset`, { method: 'POST' }),
     acceptInvite: (body: InviteAccept) => send<User>('POST', '/api/user/invite/accept', body),
     setupStatus: () => get<SetupStatus>('/api/user/setup'),
     setup: (body: SetupRequest) => send<SetupResult>('POST', '/api/user/setup', body),
@@ -295,6 +307,8 @@ export function tenantClient(initial: ClientOptions) {
 
     // ---- dead letters (the app's own provider deliveries) ----
     /** One list, not paged: `status` defaults to `dead_letter`, `limit` to 100. */
+    /** One page of the audit log, newest first (admins); pass `meta.nextCursor` back for older entries. */
+    auditLog: (query: AuditLogQuery = {}) => client.page<AuditEntry>('/v1/audit-log', { ...query }),
     deadLetters: (query: { status?: InboxStatus; limit?: number } = {}) => get<WebhookInboxRow[]>('/v1/admin/webhook-inbox', { ...query }),
     deadLetter: (rowId: string) => get<WebhookInboxRecord>(`/v1/admin/webhook-inbox/${id(rowId)}`),
     /** Answers the status the row had before it was queued again. */

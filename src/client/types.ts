@@ -342,6 +342,50 @@ export interface LoginRequest {
   email: string;
   password: string;
   remember: boolean;
+  /** With two-factor sign-in on: a current code or a recovery code (without it → 401 `otp_required`). */
+  otp?: string;
+}
+
+/** `GET /v1/users/me/2fa`. */
+export interface TwoFactorStatus {
+  enabled: boolean;
+  /** Unused recovery codes; 0 while two-factor sign-in is off. */
+  recoveryCodesLeft: number;
+}
+/** `POST /v1/users/me/2fa/setup`: a new secret; nothing is on until `enable`. */
+export interface TwoFactorSetup {
+  /** Base32, for typing into an authenticator app. */
+  secret: string;
+  /** The same as an `otpauth://totp/` address, for a QR code. */
+  otpauthUrl: string;
+}
+/** `GET /v1/audit-log` (admins) and `GET /v1/operator/audit-log`: who did what (docs/security.md). */
+export interface AuditEntry {
+  id: number;
+  at: string;
+  actor: { type: 'user' | 'api_key' | 'operator' | 'system'; id: number | null; name: string | null };
+  /** E.g. `sign_in.succeeded`, `user.updated`, `api_key.created`. */
+  action: string;
+  target: { type: string; id: string } | null;
+  ip: string | null;
+  /** Field → `{old, new}`; a secret shows `"[set]"`, never its value. */
+  changes: Record<string, unknown> | null;
+}
+/** The audit log's filters; they combine. `from`/`to` are ISO 8601 times (`to` excluded). */
+export interface AuditLogQuery {
+  /** A user's id; with `actorType: 'api_key'`, an API key's. */
+  actorId?: number;
+  actorType?: AuditEntry['actor']['type'];
+  action?: string;
+  from?: string;
+  to?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/** `POST /v1/users/me/2fa/enable`: 10 recovery codes, each good once, shown only here. */
+export interface TwoFactorEnabled {
+  recoveryCodes: string[];
 }
 
 /** Login, refresh and generate-token answer this shape. */
@@ -668,6 +712,8 @@ export interface WorkspaceSettings {
   assignOnReply: boolean;
   /** Users without the admin role see only their teams' threads, threads of no team, and their own. */
   restrictAgentsToTeams: boolean;
+  /** A user without two-factor sign-in reaches only its setup (403 `2fa_required` elsewhere). */
+  require2fa: boolean;
 }
 
 /** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
@@ -675,6 +721,7 @@ export interface WorkspaceSettingsPatch {
   name?: string;
   assignOnReply?: boolean;
   restrictAgentsToTeams?: boolean;
+  require2fa?: boolean;
 }
 
 export type NotificationType = 'assigned' | 'mentioned' | 'message' | 'sla_warning' | 'sla_breached';

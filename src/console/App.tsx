@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { accountPage } from './account/AccountPages';
 import { ChangePassword } from './account/ChangePassword';
+import { TwoFactor } from './account/TwoFactor';
 import { ConversationList } from './inbox/ConversationList';
 import { Shortcuts } from './inbox/Shortcuts';
 import { neighbour, Transcript } from './inbox/Transcript';
@@ -8,7 +9,7 @@ import { SignIn } from './SignIn';
 import { Settings } from './settings/Settings';
 import { connection } from './shared/realtime';
 import { navigate, onLinkClick, route, threadIdOf } from './shared/router';
-import { restoring, session, signOut } from './shared/session';
+import { restoring, session, signOut, twoFactorRequired } from './shared/session';
 import { useStore } from './shared/store';
 import { wantTeam } from './shared/team';
 import { BellMenu } from './team/Bell';
@@ -22,6 +23,7 @@ export function App() {
   const waking = useStore(restoring);
   const path = useStore(route);
   const link = useStore(connection);
+  const needsTwoFactor = useStore(twoFactorRequired);
   const [help, setHelp] = useState(false);
   const threadId = threadIdOf(path);
   // A link's page (reset, invite, setup) opens whoever is signed in, and without a session.
@@ -76,6 +78,21 @@ export function App() {
       </main>
     );
   if (!s) return <SignIn />;
+  if (needsTwoFactor)
+    return (
+      <main id="main" class="main">
+        <section class="settings-page" aria-labelledby="required-title">
+          <h1 id="required-title">Set up two-factor sign-in</h1>
+          <p class="notice" role="status">
+            Your workspace requires two-factor sign-in. Set it up to open the inbox.
+          </p>
+          <TwoFactor />
+          <button type="button" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        </section>
+      </main>
+    );
   const settings = /^\/settings(?:\/([a-z-]+))?/.exec(path);
   return (
     <div class="shell">

@@ -37,6 +37,34 @@ export interface UsersTable {
   notify_email_mentioned: Generated<boolean>;
   /** Both `sla_warning` and `sla_breached`. */
   notify_email_sla: Generated<boolean>;
+  /** The TOTP secret, sealed (aad `user-totp:<id>`); set at setup, in force once `totp_enabled_at` is. */
+  totp_secret: Buffer | null;
+  totp_enabled_at: NullableTimestamp;
+  /** The time step of the last TOTP code accepted: a code never works twice. */
+  totp_last_step: number | null;
+}
+
+/** An entry of the audit log: append-only (the database refuses UPDATE and DELETE but retention's). */
+export interface AuditLogTable {
+  id: Generated<number>;
+  /** Null for the platform operator's actions outside any workspace. */
+  workspace_id: number | null;
+  at: Generated<Date>;
+  actor_type: 'user' | 'api_key' | 'operator' | 'system';
+  actor_id: number | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  ip: string | null;
+  changes: Record<string, unknown> | null;
+}
+
+/** A two-factor recovery code: only its SHA-256, each good once. */
+export interface RecoveryCodesTable {
+  id: Generated<number>;
+  user_id: number;
+  code_hash: string;
+  used_at: NullableTimestamp;
 }
 
 export type UserAvailability = 'online' | 'busy' | 'offline';
@@ -481,6 +509,8 @@ export interface DB {
   notifications: NotificationsTable;
   notification_mail_queue: NotificationMailQueueTable;
   notification_mail_times: NotificationMailTimesTable;
+  recovery_codes: RecoveryCodesTable;
+  audit_log: AuditLogTable;
 }
 
 export type { NullableTimestamp, Timestamp };

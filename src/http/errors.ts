@@ -24,6 +24,11 @@ export const errors = {
   invalidJson: (message = 'request body is not valid JSON') => new AppError('invalid_json', 400, message),
   unauthorized: (message = 'authentication required') => new AppError('unauthorized', 401, message),
   invalidApiKey: (message = 'invalid API key') => new AppError('invalid_api_key', 401, message),
+  /** The password was right; the user has two-factor sign-in on: send `otp` too (docs/security.md). */
+  otpRequired: () => new AppError('otp_required', 401, 'two-factor sign-in is on: send otp, a current code or a recovery code'),
+  /** The workspace requires two-factor sign-in and the caller has not turned it on (docs/security.md). */
+  twoFactorRequired: () =>
+    new AppError('2fa_required', 403, 'this workspace requires two-factor sign-in: turn it on with POST /v1/users/me/2fa/setup and enable'),
   forbidden: (message = 'not allowed') => new AppError('forbidden', 403, message),
   notFound: (what = 'resource') => new AppError('not_found', 404, `${what} not found`),
   noRoute: (method: string, path: string) => new AppError('not_found', 404, `no route for ${method} ${path}`),

@@ -1,4 +1,5 @@
 import { pruneUnusedUploads } from '../attachments/unused-uploads.js';
+import { pruneAuditLog } from '../audit/audit.queries.js';
 import type { QueueDefinition } from '../jobs/queue.js';
 import { pruneInbox, pruneOutboundEvents } from './inbox-retention.js';
 import { pruneExpired } from './maintenance.queries.js';
@@ -35,6 +36,8 @@ export const maintenanceQueue: QueueDefinition = {
       deps.log.info({ outboundEventsDeleted: outbound.deleted, more: outbound.more }, 'maintenance: old outbound webhook events deleted');
       const uploads = await pruneUnusedUploads(deps, now);
       deps.log.info({ unusedUploadsDeleted: uploads.deleted, more: uploads.more }, 'maintenance: unused uploads deleted');
+      const audit = await pruneAuditLog(deps.db, deps.config.auditRetentionDays, now);
+      deps.log.info({ auditEntriesDeleted: audit.deleted, more: audit.more }, 'maintenance: old audit log entries deleted');
     },
   },
 };

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { recordAudit, trailOf } from '../audit/audit.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -65,7 +66,7 @@ export const teamsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     '/',
     { preValidation: admin, schema: { summary: 'Create a team', body: TeamCreate, response: { 201: Envelope(TeamResource) } } },
     async (request, reply) => {
-      const team = await createTeam(deps, tenantOf(request).workspaceId, request.body);
+      const team = await createTeam(deps, tenantOf(request).workspaceId, request.body, trailOf(request));
       reply.code(201);
       return envelope(request, team);
     },
@@ -88,7 +89,8 @@ export const teamsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
         response: { 200: Envelope(TeamResource) },
       },
     },
-    async (request) => envelope(request, await changeTeam(deps, tenantOf(request).workspaceId, request.params.id, request.body)),
+    async (request) =>
+      envelope(request, await changeTeam(deps, tenantOf(request).workspaceId, request.params.id, request.body, trailOf(request))),
   );
 
   app.put(
@@ -103,7 +105,10 @@ export const teamsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       },
     },
     async (request) =>
-      envelope(request, await setTeamMembers(deps, tenantOf(request).workspaceId, request.params.id, request.body.userIds)),
+      envelope(
+        request,
+        await setTeamMembers(deps, tenantOf(request).workspaceId, request.params.id, request.body.userIds, trailOf(request)),
+      ),
   );
 
   app.delete(
@@ -118,7 +123,10 @@ export const teamsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       },
     },
     async (request, reply) => {
-      if (!(await deleteTeam(deps.db, tenantOf(request).workspaceId, request.params.id))) throw errors.notFound('team');
+      await deps.db.transaction().execute(async (trx) => {
+        if (!(await deleteTeam(trx, tenantOf(request).workspaceId, request.params.id))) throw errors.notFound('team');
+        await recordAudit(trx, trailOf(request), 'team.deleted', { type: 'team', id: request.params.id });
+      });
       reply.code(204);
     },
   );

@@ -1,3 +1,4 @@
+import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
@@ -37,15 +38,20 @@ export async function createTeam(
   deps: Deps,
   workspaceId: number,
   input: { name: string; description?: string | null; autoAssign?: boolean },
+  trail: Trail,
 ) {
   const name = teamName(input.name);
   if (await findTeamByName(deps.db, workspaceId, name)) throw taken(name);
-  const row = await insertTeam(deps.db, {
-    workspaceId,
-    name,
-    description: input.description ?? null,
-    autoAssign: input.autoAssign ?? false,
-    at: deps.now(),
+  const row = await deps.db.transaction().execute(async (trx) => {
+    const team = await insertTeam(trx, {
+      workspaceId,
+      name,
+      description: input.description ?? null,
+      autoAssign: input.autoAssign ?? false,
+      at: deps.now(),
+    });
+    await recordAudit(trx, trail, 'team.created', { type: 'team', id: team.id }, changesOf(null, { ...input, name }));
+    return team;
   });
   return teamResource(row, []);
 }
@@ -56,6 +62,7 @@ export async function changeTeam(
   workspaceId: number,
   id: number,
   patch: { name?: string; description?: string | null; autoAssign?: boolean },
+  trail: Trail,
 ) {
   const name = patch.name === undefined ? undefined : teamName(patch.name);
   if (name !== undefined) {
@@ -64,20 +71,23 @@ export async function changeTeam(
   }
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.now();
+    const before = await lockTeam(trx, workspaceId, id);
     const row = await updateTeam(trx, workspaceId, id, {
       ...(name !== undefined ? { name } : {}),
       ...(patch.description !== undefined ? { description: patch.description } : {}),
       ...(patch.autoAssign !== undefined ? { auto_assign: patch.autoAssign } : {}),
       updated_at: now,
     });
-    if (!row) throw errors.notFound('team');
+    if (!row || !before) throw errors.notFound('team');
+    const old = { name: before.name, description: before.description, autoAssign: before.auto_assign };
+    await recordAudit(trx, trail, 'team.updated', { type: 'team', id }, changesOf(old, { ...patch, name }));
     if (patch.autoAssign === true) await routeWaiting(deps, trx, workspaceId, now);
     return teamResource(row, (await memberIdsOf(trx, [row.id])).get(row.id)!);
   });
 }
 
 /** `PUT /v1/teams/:id/members`: the whole list, replaced in one transaction; only users of the workspace. */
-export async function setTeamMembers(deps: Deps, workspaceId: number, id: number, userIds: number[]) {
+export async function setTeamMembers(deps: Deps, workspaceId: number, id: number, userIds: number[], trail: Trail) {
   const wanted = [...new Set(userIds)].sort((a, b) => a - b);
   return deps.db.transaction().execute(async (trx) => {
     const team = await lockTeam(trx, workspaceId, id);
@@ -85,7 +95,15 @@ export async function setTeamMembers(deps: Deps, workspaceId: number, id: number
     const known = await workspaceUserIds(trx, workspaceId, wanted);
     const unknown = wanted.filter((u) => !known.has(u));
     if (unknown.length > 0) throw errors.validation(`userIds: ${unknown.slice(0, 10).join(', ')} not users of this workspace`);
+    const before = (await memberIdsOf(trx, [team.id])).get(team.id) ?? [];
     await replaceMembers(trx, team.id, wanted);
+    await recordAudit(
+      trx,
+      trail,
+      'team.members_changed',
+      { type: 'team', id: team.id },
+      changesOf({ userIds: before }, { userIds: wanted }),
+    );
     const row = (await updateTeam(trx, workspaceId, team.id, { updated_at: deps.now() }))!;
     // A new member may take the team's waiting threads.
     await routeWaiting(deps, trx, workspaceId, deps.now());

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
 import { accountLink, consumeAccountToken, INVITE_TOKEN_SECONDS, issueAccountToken, retireAccountTokens } from '../auth/account-tokens.js';
 import { checkNewPassword, INVALID_LINK } from '../auth/passwords.service.js';
 import { findUser, setPasswordHash } from '../auth/sessions.queries.js';
@@ -22,6 +23,7 @@ export async function inviteUser(
   workspaceId: number,
   inviterUserId: number | null,
   input: { name: string; email: string; roles: string[] },
+  trail: Trail,
 ): Promise<TeamUser> {
   refuseOperatorRole(input.roles);
   const mailer = requireSystemMailer(deps);
@@ -29,6 +31,7 @@ export async function inviteUser(
   return deps.db.transaction().execute(async (trx) => {
     const created = await createUser(trx, workspaceId, { ...input, password: randomBytes(32).toString('base64url') });
     const row = await updateUser(trx, created.id, { active: false });
+    await recordAudit(trx, trail, 'user.invited', { type: 'user', id: row.id }, changesOf(null, input));
     const workspace = await findWorkspace(trx, workspaceId);
     const inviter = inviterUserId === null ? undefined : await findUser(trx, inviterUserId);
     const { token } = await issueAccountToken(trx, { kind: 'invite', userId: row.id, now, lifetimeSeconds: INVITE_TOKEN_SECONDS });

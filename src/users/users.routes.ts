@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { trailOf } from '../audit/audit.js';
 import { personOf, requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -107,8 +108,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       const { password, ...invitee } = { ...request.body, roles: request.body.roles ?? [] };
       const user =
         password === undefined
-          ? await inviteUser(deps, auth.workspaceId, auth.kind === 'api_key' ? null : auth.userId, invitee)
-          : await addTeamUser(deps, auth.workspaceId, { ...invitee, password });
+          ? await inviteUser(deps, auth.workspaceId, auth.kind === 'api_key' ? null : auth.userId, invitee, trailOf(request))
+          : await addTeamUser(deps, auth.workspaceId, { ...invitee, password }, trailOf(request));
       reply.code(201);
       return envelope(request, user);
     },
@@ -144,7 +145,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     async (request) => {
       const auth = tenantOf(request);
       const caller = auth.kind === 'api_key' ? null : auth.userId;
-      return envelope(request, await changeTeamUser(deps, auth.workspaceId, caller, request.params.id, request.body));
+      return envelope(request, await changeTeamUser(deps, auth.workspaceId, caller, request.params.id, request.body, trailOf(request)));
     },
   );
 };

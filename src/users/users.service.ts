@@ -1,4 +1,5 @@
 import argon2 from 'argon2';
+import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
 import { retireAccountTokens } from '../auth/account-tokens.js';
 import { endSessions } from '../auth/sessions.service.js';
 import type { Executor } from '../db/database.js';
@@ -50,9 +51,21 @@ export async function addTeamUser(
   deps: Deps,
   workspaceId: number,
   input: { name: string; email: string; password: string; roles: string[] },
+  trail: Trail,
 ) {
   refuseOperatorRole(input.roles);
-  const created = await createUser(deps.db, workspaceId, input);
+  const created = await deps.db.transaction().execute(async (trx) => {
+    const user = await createUser(trx, workspaceId, input);
+    const { password: _secret, ...shown } = input;
+    await recordAudit(
+      trx,
+      trail,
+      'user.created',
+      { type: 'user', id: user.id },
+      changesOf(null, { ...shown, password: true }, ['password']),
+    );
+    return user;
+  });
   return teamUserResource((await findUserViews(deps.db, [created.id], deps.now()))[0]!);
 }
 
@@ -79,6 +92,7 @@ export async function changeTeamUser(
   callerUserId: number | null,
   id: number,
   patch: UserPatch,
+  trail: Trail,
 ): Promise<TeamUser> {
   refuseOperatorRole(patch.roles);
   return deps.db.transaction().execute(async (trx) => {
@@ -102,6 +116,13 @@ export async function changeTeamUser(
       ...(patch.active !== undefined ? { active: patch.active } : {}),
       ...(patch.maxOpenThreads !== undefined ? { max_open_threads: patch.maxOpenThreads } : {}),
     });
+    const changes = changesOf(
+      { name: user.name, roles: user.roles, active: user.active, maxOpenThreads: user.max_open_threads },
+      { name: patch.name, roles, active: patch.active, maxOpenThreads: patch.maxOpenThreads },
+    );
+    const action =
+      user.active && patch.active === false ? 'user.deactivated' : !user.active && patch.active ? 'user.reactivated' : 'user.updated';
+    await recordAudit(trx, trail, action, { type: 'user', id }, changes);
     if (user.active && patch.active === false) await endSessions(deps, trx, { id, workspaceId }, undefined, 'deactivated');
     // An invite not yet accepted would otherwise let a deactivated person in (docs/accounts.md).
     if (patch.active === false) await retireAccountTokens(trx, 'invite', id, deps.now());

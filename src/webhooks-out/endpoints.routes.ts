@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { changesOf, recordAudit, trailOf } from '../audit/audit.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -60,7 +61,7 @@ export const endpointsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request, reply) => {
-      const endpoint = await createEndpoint(deps, tenantOf(request).workspaceId, request.body);
+      const endpoint = await createEndpoint(deps, tenantOf(request).workspaceId, request.body, trailOf(request));
       return reply.code(201).send(envelope(request, endpoint));
     },
   );
@@ -90,8 +91,15 @@ export const endpointsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     async (request) => {
       const { signatureScheme, ...rest } = request.body;
       const patch = checkPatch(deps, { ...rest, scheme: signatureScheme });
-      const row = await updateEndpoint(deps.db, tenantOf(request).workspaceId, request.params.id, patch, deps.now());
-      if (!row) throw errors.notFound('webhook endpoint');
+      const workspaceId = tenantOf(request).workspaceId;
+      const row = await deps.db.transaction().execute(async (trx) => {
+        const before = await findEndpoint(trx, workspaceId, request.params.id, true);
+        const after = before && (await updateEndpoint(trx, workspaceId, request.params.id, patch, deps.now()));
+        if (!before || !after) throw errors.notFound('webhook endpoint');
+        const changes = changesOf(endpointResource(before), endpointResource(after));
+        await recordAudit(trx, trailOf(request), 'webhook_endpoint.updated', { type: 'webhook_endpoint', id: after.id }, changes);
+        return after;
+      });
       return envelope(request, endpointResource(row));
     },
   );
@@ -100,7 +108,10 @@ export const endpointsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     '/:id',
     { schema: { summary: 'Delete a webhook endpoint', params: Params, response: { 204: NoContent } } },
     async (request, reply) => {
-      if (!(await deleteEndpoint(deps.db, tenantOf(request).workspaceId, request.params.id))) throw errors.notFound('webhook endpoint');
+      await deps.db.transaction().execute(async (trx) => {
+        if (!(await deleteEndpoint(trx, tenantOf(request).workspaceId, request.params.id))) throw errors.notFound('webhook endpoint');
+        await recordAudit(trx, trailOf(request), 'webhook_endpoint.deleted', { type: 'webhook_endpoint', id: request.params.id });
+      });
       reply.code(204);
     },
   );
@@ -124,7 +135,13 @@ export const endpointsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     async (request) =>
       envelope(
         request,
-        await rotateSecret(deps, tenantOf(request).workspaceId, request.params.id, request.query.graceSeconds ?? DEFAULT_GRACE_SECONDS),
+        await rotateSecret(
+          deps,
+          tenantOf(request).workspaceId,
+          request.params.id,
+          request.query.graceSeconds ?? DEFAULT_GRACE_SECONDS,
+          trailOf(request),
+        ),
       ),
   );
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
@@ -64,7 +65,7 @@ export interface NewEndpointInput {
   secret?: string;
 }
 
-export async function createEndpoint(deps: Deps, workspaceId: number, input: NewEndpointInput) {
+export async function createEndpoint(deps: Deps, workspaceId: number, input: NewEndpointInput, trail: Trail) {
   const url = checkEndpointUrl(input.url, deps.config.allowPrivateWebhookUrls);
   if (input.secret !== undefined && !isValidSecret(input.secret))
     throw errors.validation('secret: expected whsec_ followed by base64 of 24 to 64 bytes');
@@ -75,6 +76,8 @@ export async function createEndpoint(deps: Deps, workspaceId: number, input: New
       throw errors.validation(`a workspace has at most ${max} webhook endpoints (INBOX_MAX_WEBHOOK_ENDPOINTS): delete one first`);
     }
     const id = await nextEndpointId(trx);
+    const shown = changesOf(null, { ...input, url, secret: true }, ['secret']);
+    await recordAudit(trx, trail, 'webhook_endpoint.created', { type: 'webhook_endpoint', id }, shown);
     return insertEndpoint(
       trx,
       {
@@ -101,11 +104,13 @@ export function checkPatch(deps: Deps, patch: EndpointPatch): EndpointPatch {
  * A new secret, answered once. The old one goes on signing beside it for `graceSeconds`, so a
  * receiver that accepts any listed signature moves over without a failed delivery.
  */
-export async function rotateSecret(deps: Deps, workspaceId: number, id: number, graceSeconds: number) {
+export async function rotateSecret(deps: Deps, workspaceId: number, id: number, graceSeconds: number, trail: Trail) {
   return deps.db.transaction().execute(async (trx) => {
     const endpoint = await existingEndpoint(trx, workspaceId, id, true);
     const now = deps.now();
     const secret = generateSecret();
+    const shown = changesOf({ secret: true }, { secret: true }, ['secret']);
+    await recordAudit(trx, trail, 'webhook_endpoint.secret_rotated', { type: 'webhook_endpoint', id }, shown);
     const row = await replaceSecret(
       trx,
       id,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { API_KEY_SCOPES, IssuedApiKey, issueApiKey } from '../api-keys/api-keys.service.js';
+import { changesOf, recordAudit, trailOf } from '../audit/audit.js';
 import { requireAdminKey } from '../auth/auth.js';
 import { ConnectionCreateBody, ConnectionResource, createConnection } from '../connections/connections.service.js';
 import type { Deps } from '../deps.js';
@@ -23,7 +24,18 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     { schema: { summary: 'Create a workspace', body: Type.Object({ name: Name }), response: { 201: Envelope(WorkspaceResource) } } },
     async (request, reply) => {
       reply.code(201);
-      return envelope(request, await createWorkspace(deps.db, request.body.name));
+      const workspace = await deps.db.transaction().execute(async (trx) => {
+        const created = await createWorkspace(trx, request.body.name);
+        await recordAudit(
+          trx,
+          trailOf(request, created.id),
+          'workspace.created',
+          { type: 'workspace', id: created.id },
+          changesOf(null, request.body),
+        );
+        return created;
+      });
+      return envelope(request, workspace);
     },
   );
 
@@ -43,7 +55,12 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       },
     },
     async (request, reply) => {
-      const user = await createUser(deps.db, request.params.id, { ...request.body, roles: request.body.roles ?? [] });
+      const user = await deps.db.transaction().execute(async (trx) => {
+        const created = await createUser(trx, request.params.id, { ...request.body, roles: request.body.roles ?? [] });
+        const shown = changesOf(null, { name: created.name, email: created.email, roles: created.roles, password: true }, ['password']);
+        await recordAudit(trx, trailOf(request, request.params.id), 'user.created', { type: 'user', id: created.id }, shown);
+        return created;
+      });
       reply.code(201);
       return envelope(request, user);
     },
@@ -64,7 +81,12 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     },
     async (request, reply) => {
       await requireWorkspace(deps.db, request.params.id);
-      const key = await issueApiKey(deps.db, request.params.id, request.body.name, request.body.scopes ?? []);
+      const key = await deps.db.transaction().execute(async (trx) => {
+        const issued = await issueApiKey(trx, request.params.id, request.body.name, request.body.scopes ?? []);
+        const shown = changesOf(null, { name: issued.name, scopes: issued.scopes, key: true }, ['key']);
+        await recordAudit(trx, trailOf(request, request.params.id), 'api_key.created', { type: 'api_key', id: issued.id }, shown);
+        return issued;
+      });
       reply.code(201);
       return envelope(request, key);
     },

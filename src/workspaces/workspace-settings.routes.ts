@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { trailOf } from '../audit/audit.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -29,6 +30,7 @@ export const workspaceSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> 
         response: { 200: Envelope(WorkspaceSettingsResource) },
       },
     },
-    async (request) => envelope(request, await changeWorkspaceSettings(deps, tenantOf(request).workspaceId, request.body)),
+    async (request) =>
+      envelope(request, await changeWorkspaceSettings(deps, tenantOf(request).workspaceId, request.body, trailOf(request))),
   );
 };

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { type Static, type TSchema, Type } from 'typebox';
-import type { Executor } from '../db/database.js';
+import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
+import type { Db, Executor } from '../db/database.js';
 import type { WorkspacesTable } from '../db/types.js';
 import { errors } from '../http/errors.js';
 import { findWorkspace, updateWorkspaceSettings } from './workspaces.queries.js';
@@ -17,6 +18,13 @@ export const WORKSPACE_SETTINGS = {
   restrictAgentsToTeams: setting(
     Type.Boolean({
       description: 'a user without the admin role sees only the threads of their teams, those of no team, and those assigned to them',
+    }),
+    false,
+  ),
+  require2fa: setting(
+    Type.Boolean({
+      description:
+        'a user without two-factor sign-in can sign in but reach only its setup (403 `2fa_required` elsewhere; docs/security.md)',
     }),
     false,
   ),
@@ -57,10 +65,20 @@ export async function workspaceSettings(db: Executor, workspaceId: number): Prom
   return settingsResource(row);
 }
 
-/** `PATCH /v1/workspace`: only the fields given change; the others keep their value. */
-export async function changeWorkspaceSettings(deps: { db: Executor }, workspaceId: number, patch: Static<typeof WorkspaceSettingsPatch>) {
+/** `PATCH /v1/workspace`: only the fields given change; the others keep their value. Audited with the change. */
+export async function changeWorkspaceSettings(
+  deps: { db: Db },
+  workspaceId: number,
+  patch: Static<typeof WorkspaceSettingsPatch>,
+  trail: Trail,
+) {
   const { name, ...settings } = patch;
-  const row = await updateWorkspaceSettings(deps.db, workspaceId, { name, settings });
-  if (!row) throw errors.notFound('workspace');
-  return settingsResource(row);
+  return deps.db.transaction().execute(async (trx) => {
+    const before = await findWorkspace(trx, workspaceId);
+    const row = await updateWorkspaceSettings(trx, workspaceId, { name, settings });
+    if (!before || !row) throw errors.notFound('workspace');
+    const changes = changesOf(settingsResource(before), patch);
+    await recordAudit(trx, trail, 'workspace.settings_changed', { type: 'workspace', id: workspaceId }, changes);
+    return settingsResource(row);
+  });
 }

@@ -3,6 +3,7 @@ import type { Static, TSchema } from 'typebox';
 import { describe, expect, it } from 'vitest';
 import type { ApiKeyResource, IssuedApiKey } from '../../src/api-keys/api-keys.service.js';
 import type { AttachmentResource } from '../../src/attachments/attachments.resources.js';
+import type { AuditEntryResource } from '../../src/audit/audit.routes.js';
 import type {
   InviteAcceptBody,
   PasswordResetBody,
@@ -14,6 +15,7 @@ import type {
 } from '../../src/auth/account-links.routes.js';
 import type { PasswordChangeBody, PasswordChanged } from '../../src/auth/password.routes.js';
 import type { IssuedPat, CreateBody as PatCreate, PatResource } from '../../src/auth/personal-access-tokens.routes.js';
+import type { TwoFactorEnabled, TwoFactorSetup, TwoFactorStatus } from '../../src/auth/two-factor.routes.js';
 import type { AuthCode, LoginResponse } from '../../src/auth/user.routes.js';
 import type { CannedResponseCreate, CannedResponsePatch } from '../../src/canned-responses/canned-responses.routes.js';
 import type { CannedResponseResource } from '../../src/canned-responses/canned-responses.service.js';
@@ -84,6 +86,10 @@ const checks = [
   same<Same<Client.LoginResponse, typeof LoginResponse>>(true),
   same<Same<Client.AuthCode, typeof AuthCode>>(true),
   same<Same<Client.PasswordChange, typeof PasswordChangeBody>>(true),
+  same<Same<Client.TwoFactorStatus, typeof TwoFactorStatus>>(true),
+  same<Same<Client.AuditEntry, typeof AuditEntryResource>>(true),
+  same<Same<Client.TwoFactorSetup, typeof TwoFactorSetup>>(true),
+  same<Same<Client.TwoFactorEnabled, typeof TwoFactorEnabled>>(true),
   same<Same<Client.PasswordChanged, typeof PasswordChanged>>(true),
   same<Same<Client.PasswordReset, typeof PasswordResetBody>>(true),
   same<Same<Client.PasswordResetAccepted, typeof ResetAccepted>>(true),

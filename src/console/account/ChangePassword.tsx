@@ -4,9 +4,10 @@ import { duration } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { PASSWORD_MIN } from './AccountPages';
+import { TwoFactor } from './TwoFactor';
 import '../settings/settings.css';
 
-/** `/app/account`: the signed-in person's own account; for now, their password. */
+/** `/app/account`: the signed-in person's own account: their password and two-factor sign-in. */
 export function ChangePassword() {
   const s = useStore(session)!;
   const [current, setCurrent] = useState('');
@@ -92,6 +93,7 @@ export function ChangePassword() {
           Change password
         </button>
       </form>
+      <TwoFactor />
     </section>
   );
 }

@@ -2,6 +2,7 @@ import type { ComponentType } from 'preact';
 import { onLinkClick } from '../shared/router';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
+import { AuditLog } from './AuditLog';
 import { CannedResponses } from './CannedResponses';
 import { Connections } from './Connections';
 import { DeadLetters } from './DeadLetters';
@@ -16,6 +17,7 @@ export const SETTINGS_PAGES: [slug: string, title: string, page: ComponentType][
   ['dead-letters', 'Dead letters', DeadLetters],
   ['users', 'Users', Users],
   ['canned-responses', 'Canned responses', CannedResponses],
+  ['audit-log', 'Audit log', AuditLog],
 ];
 
 export function Settings({ page }: { page: string }) {

@@ -8,9 +8,11 @@ import { type FetchLike, InboxClientError, type TenantClient, tenantClient } fro
 export interface ApiHooks {
   /** A signed-in request answered 401 (the session may have been revoked). */
   onUnauthorized(tokenUsed: string): void;
+  /** A signed-in request answered 403 `2fa_required`: the workspace asks for two-factor sign-in first. */
+  onTwoFactorRequired(): void;
 }
 
-let hooks: ApiHooks = { onUnauthorized: () => undefined };
+let hooks: ApiHooks = { onUnauthorized: () => undefined, onTwoFactorRequired: () => undefined };
 export const setApiHooks = (next: ApiHooks) => {
   hooks = next;
 };
@@ -34,6 +36,14 @@ const browserFetch =
     }
     const auth = headers.authorization;
     if (res.status === 401 && auth?.startsWith('Bearer ')) hooks.onUnauthorized(auth.slice(7));
+    if (res.status === 403 && auth?.startsWith('Bearer ')) {
+      // The body is read from a copy: the caller still reads the answer itself.
+      const body = (await res
+        .clone()
+        .json()
+        .catch(() => null)) as { error?: { code?: string } } | null;
+      if (body?.error?.code === '2fa_required') hooks.onTwoFactorRequired();
+    }
     return res;
   };
 

@@ -39,6 +39,8 @@ export const session = createStore<Session | null>(null);
 export const restoring = createStore<boolean>(resumable);
 /** Why the agent is on the sign-in page again (shown there once). */
 export const signedOutReason = createStore<string | null>(null);
+/** The workspace requires two-factor sign-in and this user has not turned it on: only its setup opens. */
+export const twoFactorRequired = createStore<boolean>(false);
 
 /**
  * The one client of every signed-in call, sending whatever token the session holds when the
@@ -71,8 +73,9 @@ function save(s: Session | null): void {
   if (s) (s.remember ? localStorage : sessionStorage).setItem(RESUME, '1');
 }
 
-export async function signIn(email: string, password: string, remember: boolean): Promise<void> {
-  const answer = await makeClient().login({ email, password, remember });
+/** `otp`: a code of the authenticator app or a recovery code, when the first try answered `otp_required`. */
+export async function signIn(email: string, password: string, remember: boolean, otp?: string): Promise<void> {
+  const answer = await makeClient().login({ email, password, remember, ...(otp ? { otp } : {}) });
   signedOutReason.set(null);
   session.set(fromAnswer(answer, remember));
 }
@@ -177,6 +180,7 @@ function scheduleRefresh(s: Session | null): void {
   );
 }
 session.subscribe((s) => {
+  if (!s) twoFactorRequired.set(false);
   save(s);
   scheduleRefresh(s);
 });
@@ -185,6 +189,9 @@ setApiHooks({
   onUnauthorized(tokenUsed) {
     // A call made with a token a refresh has since replaced says nothing about the session.
     if (session.get()?.token === tokenUsed) void verifySession();
+  },
+  onTwoFactorRequired() {
+    if (session.get()) twoFactorRequired.set(true);
   },
 });
 

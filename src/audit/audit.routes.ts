@@ -1,0 +1,108 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Selectable } from 'kysely';
+import { type Static, Type } from 'typebox';
+import { requireAuth, requireOperator, tenantOf } from '../auth/auth.js';
+import type { AuditLogTable } from '../db/types.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
+import { CursorPage, Nullable, StringEnum, Timestamp } from '../http/schemas.js';
+import { type AuditFilter, listAuditLog } from './audit.queries.js';
+
+export const AuditEntryResource = Type.Object(
+  {
+    id: Type.Integer(),
+    at: Timestamp,
+    actor: Type.Object({
+      type: StringEnum(['user', 'api_key', 'operator', 'system'] as const),
+      id: Nullable(Type.Integer()),
+      name: Nullable(Type.String({ description: "the user's or API key's name as it is now" })),
+    }),
+    action: Type.String({ description: 'e.g. `sign_in.succeeded`, `user.updated`, `api_key.created` (docs/security.md)' }),
+    target: Nullable(Type.Object({ type: Type.String(), id: Type.String() })),
+    ip: Nullable(Type.String()),
+    changes: Nullable(
+      Type.Record(Type.String(), Type.Unknown(), { description: 'field → `{old, new}`; a secret shows `"[set]"`, never its value' }),
+    ),
+  },
+  { title: 'AuditEntry' },
+);
+export type AuditEntry = Static<typeof AuditEntryResource>;
+
+export const AuditQuery = Type.Object({
+  ...CursorQuery.properties,
+  actorId: Type.Optional(Type.Integer({ minimum: 1, description: 'entries of this user (or, with `actorType: api_key`, this API key)' })),
+  actorType: Type.Optional(
+    StringEnum(['user', 'api_key', 'operator', 'system'] as const, {
+      description: 'entries of this kind of actor (`actorId` alone: a user)',
+    }),
+  ),
+  action: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'entries of this action, e.g. `sign_in.failed`' })),
+  from: Type.Optional(Type.String({ format: 'date-time', description: 'entries at or after' })),
+  to: Type.Optional(Type.String({ format: 'date-time', description: 'entries before' })),
+});
+
+function auditEntryResource(row: Selectable<AuditLogTable> & { actor_name: string | null }): AuditEntry {
+  return {
+    id: row.id,
+    at: row.at.toISOString(),
+    actor: {
+      type: row.actor_type,
+      id: row.actor_id,
+      name: row.actor_type === 'operator' && row.actor_id === null ? 'operator' : row.actor_name,
+    },
+    action: row.action,
+    target: row.target_type === null ? null : { type: row.target_type, id: row.target_id ?? '' },
+    ip: row.ip,
+    changes: row.changes,
+  };
+}
+
+const filterOf = (q: Static<typeof AuditQuery>): AuditFilter => ({
+  actorId: q.actorId,
+  actorType: q.actorType,
+  action: q.action,
+  from: q.from === undefined ? undefined : new Date(q.from),
+  to: q.to === undefined ? undefined : new Date(q.to),
+});
+
+/**
+ * The audit log (docs/security.md, "Audit log"): a workspace's admins read theirs, the
+ * platform operator reads its own actions. No route changes or deletes an entry.
+ */
+export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.get(
+    '/audit-log',
+    {
+      preValidation: requireAuth(deps, { scope: 'admin' }),
+      schema: {
+        summary: "The workspace's audit log",
+        description: 'Admins: who did what, newest first (cursor pages); filters `actorId`, `action`, `from`, `to` combine.',
+        querystring: AuditQuery,
+        response: { 200: CursorPage(AuditEntryResource) },
+      },
+    },
+    async (request) => {
+      const filter = { ...filterOf(request.query), workspaceId: tenantOf(request).workspaceId };
+      const page = await listAuditLog(deps.db, filter, parseCursorQuery(request.query));
+      return envelope(request, page.items.map(auditEntryResource), page.meta);
+    },
+  );
+
+  app.get(
+    '/operator/audit-log',
+    {
+      preValidation: requireOperator(deps),
+      schema: {
+        summary: "The platform operator's own actions",
+        description: 'What the admin key and operator users did (provisioning, operator routes), newest first; the same filters.',
+        querystring: AuditQuery,
+        response: { 200: CursorPage(AuditEntryResource) },
+      },
+    },
+    async (request) => {
+      const page = await listAuditLog(deps.db, { ...filterOf(request.query), operatorOnly: true }, parseCursorQuery(request.query));
+      return envelope(request, page.items.map(auditEntryResource), page.meta);
+    },
+  );
+};

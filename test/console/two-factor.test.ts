@@ -1,0 +1,106 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Page } from 'playwright-core';
+import QRCode from 'qrcode';
+import { describe, expect, it } from 'vitest';
+import { totpCode, totpUrl } from '../../src/auth/totp.js';
+import { useConsole } from '../helpers/console.js';
+import { makeUser } from '../helpers/factories.js';
+
+/*
+ * Two-factor sign-in in a real Chromium (docs/security.md): a workspace that requires it sends
+ * a new user to the enrolment screen (a QR code drawn in the page, recovery codes shown once),
+ * and the sign-in form then asks for a code.
+ */
+const OUT = process.env.CONSOLE_SCREENSHOT_DIR ?? path.join(tmpdir(), 'console-screenshots');
+mkdirSync(OUT, { recursive: true });
+const c = await useConsole();
+
+async function seriousViolations(page: Page) {
+  const result = await new AxeBuilder({ page }).analyze();
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
+}
+
+describe('two-factor sign-in in the console', () => {
+  it('enrols where the workspace requires it, then asks for a code at sign-in', { timeout: 90_000 }, async () => {
+    const patch = await c.ctx.app.inject({
+      method: 'PATCH',
+      url: '/v1/workspace',
+      headers: c.tenant.headers,
+      payload: { require2fa: true },
+    });
+    expect(patch.statusCode, patch.body).toBe(200);
+    const { user, password } = await makeUser(c.ctx.deps, c.tenant.workspace.id, { name: 'Tess Twofactor', email: 'tess@acme.test' });
+    const { context, page } = await c.newPage();
+    // Nothing of the enrolment may leave for another host (no QR code service).
+    const elsewhere: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(c.base)) elsewhere.push(r.url());
+    });
+
+    await page.goto(`${c.base}/app/`);
+    await page.getByLabel('E-mail').fill(user.email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Set up two-factor sign-in' }).waitFor();
+    await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
+    const qr = page.getByRole('img', { name: 'QR code for your authenticator app' });
+    await qr.waitFor();
+    const secret = (await page.locator('.totp-key').textContent())!.trim();
+    expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+    // The QR code carries the otpauth address: as many dark modules as the code of that address has.
+    const drawn = ((await qr.locator('path').getAttribute('d')) ?? '').split('z').filter(Boolean).length;
+    const modules = QRCode.create(totpUrl(secret, user.email), { errorCorrectionLevel: 'M' }).modules;
+    expect(drawn).toBe(Array.from(modules.data).filter(Boolean).length);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: path.join(OUT, 'two-factor-setup.png') });
+
+    await page.getByLabel('Code from the app').fill(totpCode(secret, Math.floor(Date.now() / 1000) - 600));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByRole('alert').getByText('That code is not right').waitFor();
+    await page.getByLabel('Code from the app').fill(totpCode(secret, Math.floor(Date.now() / 1000)));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    const list = page.getByRole('list', { name: 'Recovery codes' });
+    await list.waitFor();
+    const codes = (await list.getByRole('listitem').allTextContents()).map((t) => t.trim());
+    expect(codes).toHaveLength(10);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: path.join(OUT, 'two-factor-recovery-codes.png') });
+    await page.getByRole('button', { name: 'I have saved them' }).click();
+    await page.getByRole('tab', { name: 'All' }).waitFor();
+    expect(elsewhere).toEqual([]);
+
+    // Signing in again: the password, then the code step (here a recovery code, once).
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('E-mail').fill(user.email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const otp = page.getByLabel('Code from your authenticator app');
+    await otp.waitFor();
+    await otp.fill('000000');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('alert').getByText('That code is not right.').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: path.join(OUT, 'two-factor-sign-in.png') });
+    await otp.fill(codes[0]!);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('tab', { name: 'All' }).waitFor();
+    expect(c.errorsOf(page).filter((e) => !/40[13]|422/.test(e))).toEqual([]);
+    await context.close();
+  });
+
+  it('shows the account page’s enrolment at phone width', { timeout: 60_000 }, async () => {
+    const { page, context } = await c.newPage({ viewport: { width: 390, height: 844 } });
+    await c.ctx.app.inject({ method: 'PATCH', url: '/v1/workspace', headers: c.tenant.headers, payload: { require2fa: false } });
+    await c.signIn(page);
+    await page.goto(`${c.base}/app/account`);
+    await page.getByRole('heading', { name: 'Two-factor sign-in' }).waitFor();
+    await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
+    await page.getByRole('img', { name: 'QR code for your authenticator app' }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: path.join(OUT, 'two-factor-account-390.png'), fullPage: true });
+    await context.close();
+  });
+});
