@@ -87,8 +87,11 @@ export interface SendTarget {
   template?: unknown;
   /** The reply's own message id (live chat uses it as the provider id). */
   messageId: number;
-  /** E-mail threading: subject and Message-ID of the last inbound message, when known. */
-  replyTo?: { subject?: string; messageId?: string };
+  /**
+   * E-mail threading: subject and Message-ID of the last inbound message, when known, and the
+   * ids its References named (the reply's References are those and the Message-ID).
+   */
+  replyTo?: { subject?: string; messageId?: string; references?: string[] };
   /** The provider's timestamp of the contact's last inbound message (Meta's messaging_type). */
   lastInboundAt?: Date | null;
   /**

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { NodemailerError } from 'nodemailer';
 import { safeEqual } from '../crypto/hmac.js';
-import type { NormalisedEvent } from '../messaging/events.js';
+import type { MailAddress, NormalisedEvent } from '../messaging/events.js';
 import { checkedAddress, RefusedAddressError, type ResolveHost, systemResolve } from '../net/address-guard.js';
 import { parseSmtpUrl, safeDecode, smtpTransport } from '../net/smtp.js';
 import {
@@ -67,6 +67,8 @@ export const emailAdapter: ChannelAdapter = {
               from: { email: requireString(from.email, `${where}.from.email`), name: optionalString(from.name) },
               subject: optionalString(e.subject),
               body: optionalString(e.text) ?? '',
+              html: optionalString(e.html),
+              ...(e.cc === undefined ? {} : { cc: addressList(e.cc, `${where}.cc`) }),
               inReplyTo: optionalString(e.inReplyTo),
               references: optionalString(references),
               attachments: arrayOf(e.attachments, `${where}.attachments`).map((raw, k) => {
@@ -114,6 +116,16 @@ export const emailAdapter: ChannelAdapter = {
     return sendMail(target, credentials.smtpUrl, timeoutMs, smtp ?? { allowPrivate: false });
   },
 };
+
+/** The neutral format's `cc`: a list of `{email, name?}` or bare addresses. */
+function addressList(value: unknown, where: string): MailAddress[] {
+  return arrayOf(value, where).flatMap((raw) => {
+    if (typeof raw === 'string') return raw === '' ? [] : [{ email: raw.trim().toLowerCase() }];
+    if (!isObject(raw) || typeof raw.email !== 'string') return [];
+    const name = optionalString(raw.name);
+    return [{ email: raw.email.trim().toLowerCase(), ...(name ? { name } : {}) }];
+  });
+}
 
 /** Failures without an SMTP reply that another attempt would meet again. */
 const PERMANENT_CODES = new Set(['ECONFIG', 'EENVELOPE', 'EMESSAGE', 'EAUTH', 'ENOAUTH', 'EMAXRECIPIENTS', 'EREQUIRETLS']);
@@ -165,7 +177,7 @@ async function sendMail(
       subject: replySubject(target.replyTo?.subject) ?? firstLineSubject(target.text, attachments.length),
       text: target.text,
       ...(attachments.length > 0 ? { attachments } : {}),
-      ...(inReplyTo ? { inReplyTo, references: inReplyTo } : {}),
+      ...(inReplyTo ? { inReplyTo, references: [...(target.replyTo?.references ?? []), inReplyTo] } : {}),
       // The socket timeouts bound each wait; this bounds the whole attempt.
       signal: AbortSignal.timeout(timeoutMs),
       disableFileAccess: true,

@@ -81,6 +81,22 @@ export interface VisitorBlocked {
   visitorsBlocked: number;
 }
 
+export interface MailAddress {
+  email: string;
+  name?: string;
+}
+
+export interface EmailHeaders {
+  messageId: string;
+  inReplyTo: string | null;
+  from: MailAddress;
+  to: MailAddress[];
+  cc: MailAddress[];
+  /** Outbound only. */
+  bcc?: MailAddress[];
+  subject: string | null;
+}
+
 export type MessageStatus = 'received' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
 
 export interface Message {
@@ -100,6 +116,15 @@ export interface Message {
   authorId: number | null;
   /** Notes only: the users the note names, each told by a `mentioned` notification. */
   mentions?: number[];
+  /** E-mail only: the headers a reader of the mail sees. */
+  email?: EmailHeaders;
+  /**
+   * E-mail only: the HTML part, sanitized (an allowlist; no script; remote images as
+   * `data-remote-src`, shown only on the agent's click; links rel=noopener).
+   */
+  html?: string | null;
+  /** E-mail only: the quoted history and signature cut from `text`. */
+  quotedText?: string | null;
   /** Files the message carries, in the order they were added. */
   attachments: Attachment[];
   createdAt: Timestamp;

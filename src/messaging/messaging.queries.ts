@@ -1,7 +1,7 @@
 import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { messageColumnsSql } from '../db/message-columns.js';
-import type { MessageStatus, MessagesTable, ThreadsTable } from '../db/types.js';
+import type { EmailHeaders, MessageStatus, MessagesTable, ThreadsTable } from '../db/types.js';
 import { truncate } from '../text/truncate.js';
 
 /** The pipeline's SQL: what applying inbound events writes, set-based (contacts, threads, messages, receipts). */
@@ -116,6 +116,8 @@ export interface ThreadInput {
   workspaceId: number;
   connectionId: number;
   contactId: number;
+  /** The conversation on an e-mail connection (its opening Message-ID); '' (the default) elsewhere. */
+  conversationKey?: string;
   lastMessageAt: Date;
   /** null: a conversation opened without a message, which leaves the preview as it is. */
   preview: string | null;
@@ -138,6 +140,11 @@ export type ThreadRow = Selectable<ThreadsTable> & { created: boolean; contact_n
 const CONTACT_NAME = sql`(SELECT c.name FROM contacts c WHERE c.id = t.contact_id) AS contact_name,
   COALESCE((SELECT tm.auto_assign FROM teams tm WHERE tm.id = t.team_id), false) AS team_routes`;
 
+/** A thread's key in what upsertThreads answers: one per (connection, contact, conversation). */
+export function threadKey(connectionId: number, contactId: number, conversationKey = ''): string {
+  return `${connectionId}|${contactId}|${conversationKey}`;
+}
+
 /** The later of two optional times (GREATEST's rule: null loses). */
 function latestOf(a: Date | null | undefined, b: Date | null | undefined): Date | null {
   if (!a) return b ?? null;
@@ -146,7 +153,7 @@ function latestOf(a: Date | null | undefined, b: Date | null | undefined): Date 
 }
 
 /**
- * Upserts the one thread of every (connection, contact), whatever its status, moving
+ * Upserts the one thread of every (connection, contact, conversation key), whatever its status, moving
  * `last_message_at` and the preview forward only and adding the inputs' `unread` to its
  * unread count (see `uncountUnread` for the messages that turn out to be stored already). Returns `connectionId|contactId` → the
  * thread, `created` when this call inserted it. The row stays locked until the transaction
@@ -155,7 +162,7 @@ function latestOf(a: Date | null | undefined, b: Date | null | undefined): Date 
 export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Date): Promise<Map<string, ThreadRow>> {
   const byKey = new Map<string, ThreadInput>();
   for (const t of threads) {
-    const k = `${t.connectionId}|${t.contactId}`;
+    const k = threadKey(t.connectionId, t.contactId, t.conversationKey);
     const seen = byKey.get(k);
     const unread = t.unread + (seen?.unread ?? 0);
     const lastInboundAt = latestOf(t.lastInboundAt, seen?.lastInboundAt);
@@ -166,20 +173,21 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
   if (list.length === 0) return result;
   // xmax is 0 on a row version this statement inserted, and set on one it updated.
   const { rows } = await sql<ThreadRow>`
-    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, unread_count, last_inbound_at, team_id, created_at, updated_at)
-    SELECT w, cn, ct, lm, p, u, li, (SELECT c.team_id FROM connections c WHERE c.id = cn), ${at}::timestamptz, ${at}::timestamptz
+    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, conversation_key, last_message_at, last_message_preview, unread_count, last_inbound_at, team_id, created_at, updated_at)
+    SELECT w, cn, ct, k, lm, p, u, li, (SELECT c.team_id FROM connections c WHERE c.id = cn), ${at}::timestamptz, ${at}::timestamptz
     FROM unnest(${list.map((t) => t.workspaceId)}::int[], ${list.map((t) => t.connectionId)}::bigint[], ${list.map((t) => t.contactId)}::bigint[],
+                ${list.map((t) => t.conversationKey ?? '')}::text[],
                 ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[], ${list.map((t) => t.unread)}::int[],
-                ${list.map((t) => t.lastInboundAt ?? null)}::timestamptz[]) AS v(w, cn, ct, lm, p, u, li)
-    ORDER BY cn, ct
-    ON CONFLICT (connection_id, contact_id) DO UPDATE SET
+                ${list.map((t) => t.lastInboundAt ?? null)}::timestamptz[]) AS v(w, cn, ct, k, lm, p, u, li)
+    ORDER BY cn, ct, k
+    ON CONFLICT (connection_id, contact_id, conversation_key) DO UPDATE SET
       unread_count = t.unread_count + excluded.unread_count,
       last_message_preview = CASE WHEN excluded.last_message_at >= t.last_message_at THEN COALESCE(excluded.last_message_preview, t.last_message_preview) ELSE t.last_message_preview END,
       last_message_at = GREATEST(t.last_message_at, excluded.last_message_at),
       last_inbound_at = GREATEST(t.last_inbound_at, excluded.last_inbound_at),
       updated_at = excluded.updated_at
     RETURNING t.*, (t.xmax = 0) AS created, ${CONTACT_NAME}`.execute(db);
-  for (const r of rows) result.set(`${r.connection_id}|${r.contact_id}`, r);
+  for (const r of rows) result.set(threadKey(r.connection_id, r.contact_id, r.conversation_key), r);
   return result;
 }
 
@@ -254,17 +262,22 @@ export interface InboundMessageInput {
   externalId: string;
   text: string;
   createdAt: Date;
+  email?: EmailHeaders | null;
+  html?: string | null;
+  quotedText?: string | null;
 }
 
 /** Inserts inbound messages; one already stored (same connection and provider id) is skipped. */
 export async function insertInboundMessages(db: Executor, messages: InboundMessageInput[], at: Date) {
   if (messages.length === 0) return [];
   const { rows } = await sql<Selectable<MessagesTable>>`
-    INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, created_at, updated_at)
-    SELECT w, th, cn, 'inbound', e, tx, 'received', c, ${at}::timestamptz
+    INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, created_at, updated_at, email, html, quoted_text)
+    SELECT w, th, cn, 'inbound', e, tx, 'received', c, ${at}::timestamptz, em, h, q
     FROM unnest(${messages.map((m) => m.workspaceId)}::int[], ${messages.map((m) => m.threadId)}::bigint[], ${messages.map((m) => m.connectionId)}::bigint[],
-                ${messages.map((m) => m.externalId)}::text[], ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.createdAt)}::timestamptz[])
-      AS v(w, th, cn, e, tx, c)
+                ${messages.map((m) => m.externalId)}::text[], ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.createdAt)}::timestamptz[],
+                ${messages.map((m) => (m.email ? JSON.stringify(m.email) : null))}::jsonb[], ${messages.map((m) => m.html ?? null)}::text[],
+                ${messages.map((m) => m.quotedText ?? null)}::text[])
+      AS v(w, th, cn, e, tx, c, em, h, q)
     ORDER BY cn, e
     ON CONFLICT (connection_id, external_id) DO NOTHING
     RETURNING ${messageColumnsSql()}`.execute(db);
