@@ -564,6 +564,12 @@ export interface ReplyRequest {
   private?: boolean;
   /** Notes only (`private: true`): users of the workspace to tell (1 to 50 ids, each a `mentioned` notification). */
   mentions?: number[];
+  /** E-mail threads only: the Cc (default: the last inbound mail's Cc); [] sends none. */
+  cc?: string[];
+  /** E-mail threads only: blind copies. */
+  bcc?: string[];
+  /** E-mail threads only (default: `Re: ` and the thread's subject). */
+  subject?: string;
 }
 
 /** `POST /v1/conversations`: the business speaks first (docs/replies.md, "Starting a conversation"). */

@@ -37,6 +37,7 @@ export async function insertReply(
     authorId: number | null;
     /** A template reply: the `template` object WhatsApp is sent. */
     template?: unknown;
+    email?: EmailHeaders;
   },
   at: Date,
 ) {
@@ -52,6 +53,7 @@ export async function insertReply(
       status: 'queued',
       author_id: row.authorId,
       template: row.template === undefined ? null : JSON.stringify(row.template),
+      email: row.email ? JSON.stringify(row.email) : null,
       created_at: at,
       updated_at: at,
     })
@@ -87,10 +89,11 @@ export async function findSendContexts(db: Executor, ids: number[]) {
     last_inbound_external_id: string | null;
     last_inbound_text: string | null;
     last_inbound_email: EmailHeaders | null;
+    email: EmailHeaders | null;
     last_inbound_at: Date | null;
     template: unknown;
   }>`
-    SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, m.template, c.integration_key, c.external_account_id, c.managed_by,
+    SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, m.template, m.email, c.integration_key, c.external_account_id, c.managed_by,
            h.external_id AS to, li.external_id AS last_inbound_external_id, li.text AS last_inbound_text,
            li.email AS last_inbound_email, t.last_inbound_at
     FROM messages m

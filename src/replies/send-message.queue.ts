@@ -82,6 +82,7 @@ async function sendOne(
           ...(ctx.template == null ? {} : { template: ctx.template }),
           messageId: ctx.id,
           replyTo,
+          ...(ctx.email ? { email: ctx.email } : {}),
           lastInboundAt: ctx.last_inbound_at,
           ...(attachments.length > 0 ? { attachments } : {}),
         };
