@@ -35,6 +35,7 @@ import { realtimeRoutes } from './realtime/realtime.routes.js';
 import { conversationsRoutes } from './replies/conversations.routes.js';
 import { repliesRoutes } from './replies/replies.routes.js';
 import { teamsRoutes } from './teams/teams.routes.js';
+import { emailFrameRoutes } from './threads/email-frame.routes.js';
 import { labelsRoutes } from './threads/labels.routes.js';
 import { searchRoutes } from './threads/search.routes.js';
 import { threadWorkflowRoutes } from './threads/thread-workflow.routes.js';
@@ -208,6 +209,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(searchRoutes, { deps, prefix: '/v1' });
   await app.register(labelsRoutes, { deps, prefix: '/v1' });
   await app.register(repliesRoutes, { deps, prefix: '/v1' });
+  await app.register(emailFrameRoutes, { deps, prefix: '/v1' });
   await app.register(conversationsRoutes, { deps, prefix: '/v1' });
   await app.register(attachmentsRoutes, { deps, prefix: '/v1' });
   await app.register(blockVisitorRoutes, { deps, prefix: '/v1' });

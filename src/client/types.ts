@@ -97,6 +97,12 @@ export interface EmailHeaders {
   subject: string | null;
 }
 
+/** `POST /v1/messages/:id/html-link`: add `&images=1` to let remote images load. */
+export interface HtmlLink {
+  url: string;
+  expiresAt: Timestamp;
+}
+
 export type MessageStatus = 'received' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
 
 export interface Message {

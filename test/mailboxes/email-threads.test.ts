@@ -143,6 +143,36 @@ describe('threads per e-mail conversation', () => {
     expect(html).toContain('<a href="https://shop.test/order" target="_blank" rel="noopener noreferrer">order</a>');
   });
 
+  it("serves the HTML for the console's frame by a signed link, under its own CSP", async () => {
+    const m = await stored('<html@cy.test>');
+    const minted = await ctx.app.inject({ method: 'POST', url: `/v1/messages/${m.id}/html-link`, headers: tenant.headers });
+    expect(minted.statusCode, minted.body).toBe(200);
+    const url = new URL(minted.json().data.url);
+    const page = await ctx.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
+    expect(page.statusCode).toBe(200);
+    const csp = page.headers['content-security-policy'] as string;
+    expect(csp).toMatch(/^sandbox allow-popups allow-popups-to-escape-sandbox;/);
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain('img-src data:;');
+    expect(page.body).toContain('data-remote-src="https://track.test/pixel.gif"');
+    // Images only when asked for: the policy and the page both change.
+    const withImages = await ctx.app.inject({ method: 'GET', url: `${url.pathname}${url.search}&images=1` });
+    expect(withImages.headers['content-security-policy']).toContain('img-src data: https: http:;');
+    expect(withImages.body).toContain(' src="https://track.test/pixel.gif"');
+    // A signature for another message, or none at all, opens nothing.
+    const other = await stored('<a1@ada.test>');
+    expect((await ctx.app.inject({ method: 'GET', url: `/v1/messages/${other.id}/html${url.search}` })).statusCode).toBe(401);
+    expect((await ctx.app.inject({ method: 'GET', url: `/v1/messages/${m.id}/html` })).statusCode).toBe(422);
+    // Another workspace's key finds no such message; a message without HTML has no link.
+    const stranger = await makeTenant(ctx.deps);
+    expect((await ctx.app.inject({ method: 'POST', url: `/v1/messages/${m.id}/html-link`, headers: stranger.headers })).statusCode).toBe(
+      404,
+    );
+    expect((await ctx.app.inject({ method: 'POST', url: `/v1/messages/${other.id}/html-link`, headers: tenant.headers })).statusCode).toBe(
+      404,
+    );
+  });
+
   it('the messages of another channel carry no e-mail fields', async () => {
     const res = await ctx.app.inject({
       method: 'GET',

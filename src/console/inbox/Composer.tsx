@@ -4,6 +4,8 @@ import { fullTime } from '../shared/format';
 import { useStore } from '../shared/store';
 import { AttachButton, FileChips } from './AttachFiles';
 import { draftOf, saveDraft } from './drafts';
+import { EmailFields, mailFields } from './EmailFields';
+import { isEmailThread } from './EmailMessage';
 import { attachFiles, chosenFiles, clearFiles, filesOf, filesPerMessage } from './files';
 import { TemplatePicker } from './TemplatePicker';
 import { useCannedResponses, useReply } from './use-composer';
@@ -24,6 +26,7 @@ export function Composer({ thread }: { thread: Thread }) {
   const stored = files.flatMap((f) => (f.state === 'stored' && f.attachment ? [f.attachment.id] : []));
   // Every file must be uploaded (or removed) first, so a reply never goes without one it shows.
   const filesReady = files.every((f) => f.state === 'stored');
+  const mail = isEmailThread(thread.integrationKey);
 
   useEffect(() => {
     setDraft(draftOf(thread.id));
@@ -61,6 +64,7 @@ export function Composer({ thread }: { thread: Thread }) {
         ...(text ? { text } : {}),
         ...(stored.length > 0 ? { attachmentIds: stored } : {}),
         ...(draft.note ? { private: true } : {}),
+        ...(mail && !draft.note ? mailFields(draft) : {}),
       },
       key,
     );
@@ -161,6 +165,9 @@ export function Composer({ thread }: { thread: Thread }) {
           filesChanged();
         }}
       />
+      {mail && !draft.note && (
+        <EmailFields draft={draft} onChange={(fields) => update({ ...draft, ...fields, idempotencyKey: undefined })} />
+      )}
       <FileChips threadId={thread.id} files={files} onChange={filesChanged} />
       <div class="composer-bar">
         <label class="check">
