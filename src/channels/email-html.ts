@@ -20,21 +20,24 @@ export const MAX_MAIL_HTML = 1_000_000;
 
 /** The text of an HTML part, for a mail that has no plain one. */
 export function htmlToText(html: string): string {
-  const blocks = html.replace(/<(br|\/p|\/div|\/tr|\/h[1-6]|\/li)\b[^>]*>/gi, '\n$&');
-  return sanitizeHtml(blocks, {
-    allowedTags: [],
-    allowedAttributes: {},
-    nonTextTags: ['style', 'script', 'textarea', 'option', 'head', 'title'],
-  })
-    .replace(/&nbsp;/g, ' ')
-    .replace(/&amp;/g, '&')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/[ \t]+\n/g, '\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+  const blocks = html.replace(/<(br|\/div|\/tr|\/li)\b[^>]*>/gi, '\n$&').replace(/<\/(p|h[1-6])\b[^>]*>/gi, '\n\n$&');
+  return (
+    sanitizeHtml(blocks, {
+      allowedTags: [],
+      allowedAttributes: {},
+      nonTextTags: ['style', 'script', 'textarea', 'option', 'head', 'title'],
+    })
+      .replace(/&nbsp;/g, ' ')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      // Last, so `&amp;lt;` reads as the text `&lt;` it is.
+      .replace(/&amp;/g, '&')
+      .replace(/[ \t]+\n/g, '\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim()
+  );
 }
 
 /** A style value that names no resource and runs nothing: no url(), expression(), or escapes. */

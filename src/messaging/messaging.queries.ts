@@ -171,15 +171,18 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
   const list = [...byKey.values()];
   const result = new Map<string, ThreadRow>();
   if (list.length === 0) return result;
+  // Only a batch with e-mail conversations sends their keys; every other takes the column's
+  // default '' and costs no array more (docs/performance.md: other deliveries' cost stays flat).
+  const keyed = list.some((t) => t.conversationKey);
+  const keys = keyed ? sql`, ${list.map((t) => t.conversationKey ?? '')}::text[]` : sql``;
   // xmax is 0 on a row version this statement inserted, and set on one it updated.
   const { rows } = await sql<ThreadRow>`
-    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, conversation_key, last_message_at, last_message_preview, unread_count, last_inbound_at, team_id, created_at, updated_at)
-    SELECT w, cn, ct, k, lm, p, u, li, (SELECT c.team_id FROM connections c WHERE c.id = cn), ${at}::timestamptz, ${at}::timestamptz
+    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, unread_count, last_inbound_at, team_id, created_at, updated_at${keyed ? sql`, conversation_key` : sql``})
+    SELECT w, cn, ct, lm, p, u, li, (SELECT c.team_id FROM connections c WHERE c.id = cn), ${at}::timestamptz, ${at}::timestamptz${keyed ? sql`, k` : sql``}
     FROM unnest(${list.map((t) => t.workspaceId)}::int[], ${list.map((t) => t.connectionId)}::bigint[], ${list.map((t) => t.contactId)}::bigint[],
-                ${list.map((t) => t.conversationKey ?? '')}::text[],
                 ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[], ${list.map((t) => t.unread)}::int[],
-                ${list.map((t) => t.lastInboundAt ?? null)}::timestamptz[]) AS v(w, cn, ct, k, lm, p, u, li)
-    ORDER BY cn, ct, k
+                ${list.map((t) => t.lastInboundAt ?? null)}::timestamptz[]${keys}) AS v(w, cn, ct, lm, p, u, li${keyed ? sql`, k` : sql``})
+    ORDER BY cn, ct${keyed ? sql`, k` : sql``}
     ON CONFLICT (connection_id, contact_id, conversation_key) DO UPDATE SET
       unread_count = t.unread_count + excluded.unread_count,
       last_message_preview = CASE WHEN excluded.last_message_at >= t.last_message_at THEN COALESCE(excluded.last_message_preview, t.last_message_preview) ELSE t.last_message_preview END,
@@ -270,14 +273,18 @@ export interface InboundMessageInput {
 /** Inserts inbound messages; one already stored (same connection and provider id) is skipped. */
 export async function insertInboundMessages(db: Executor, messages: InboundMessageInput[], at: Date) {
   if (messages.length === 0) return [];
+  // Only a batch with e-mail sends their headers, HTML and quotes (see upsertThreads).
+  const mail = messages.some((m) => m.email || m.html || m.quotedText);
+  const mailArrays = mail
+    ? sql`, ${messages.map((m) => (m.email ? JSON.stringify(m.email) : null))}::jsonb[], ${messages.map((m) => m.html ?? null)}::text[],
+                ${messages.map((m) => m.quotedText ?? null)}::text[]`
+    : sql``;
   const { rows } = await sql<Selectable<MessagesTable>>`
-    INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, created_at, updated_at, email, html, quoted_text)
-    SELECT w, th, cn, 'inbound', e, tx, 'received', c, ${at}::timestamptz, em, h, q
+    INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, created_at, updated_at${mail ? sql`, email, html, quoted_text` : sql``})
+    SELECT w, th, cn, 'inbound', e, tx, 'received', c, ${at}::timestamptz${mail ? sql`, em, h, q` : sql``}
     FROM unnest(${messages.map((m) => m.workspaceId)}::int[], ${messages.map((m) => m.threadId)}::bigint[], ${messages.map((m) => m.connectionId)}::bigint[],
-                ${messages.map((m) => m.externalId)}::text[], ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.createdAt)}::timestamptz[],
-                ${messages.map((m) => (m.email ? JSON.stringify(m.email) : null))}::jsonb[], ${messages.map((m) => m.html ?? null)}::text[],
-                ${messages.map((m) => m.quotedText ?? null)}::text[])
-      AS v(w, th, cn, e, tx, c, em, h, q)
+                ${messages.map((m) => m.externalId)}::text[], ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.createdAt)}::timestamptz[]${mailArrays})
+      AS v(w, th, cn, e, tx, c${mail ? sql`, em, h, q` : sql``})
     ORDER BY cn, e
     ON CONFLICT (connection_id, external_id) DO NOTHING
     RETURNING ${messageColumnsSql()}`.execute(db);
