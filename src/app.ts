@@ -37,6 +37,7 @@ import { realtimeRoutes } from './realtime/realtime.routes.js';
 import { conversationsRoutes } from './replies/conversations.routes.js';
 import { repliesRoutes } from './replies/replies.routes.js';
 import { teamsRoutes } from './teams/teams.routes.js';
+import { emailFrameRoutes } from './threads/email-frame.routes.js';
 import { labelsRoutes } from './threads/labels.routes.js';
 import { searchRoutes } from './threads/search.routes.js';
 import { threadWorkflowRoutes } from './threads/thread-workflow.routes.js';
@@ -229,6 +230,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(searchRoutes, { deps, prefix: '/v1' });
   await app.register(labelsRoutes, { deps, prefix: '/v1' });
   await app.register(repliesRoutes, { deps, prefix: '/v1' });
+  await app.register(emailFrameRoutes, { deps, prefix: '/v1' });
   await app.register(conversationsRoutes, { deps, prefix: '/v1' });
   await app.register(attachmentsRoutes, { deps, prefix: '/v1' });
   await app.register(blockVisitorRoutes, { deps, prefix: '/v1' });

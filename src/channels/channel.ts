@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { IntegrationConfig, IntegrationKey } from '../config.js';
 import { hmacSha256Hex, safeEqual, sha256SignatureDigest } from '../crypto/hmac.js';
 import { parseJson, type RawBody } from '../http/raw-body.js';
-import type { AttachmentKind, NormalisedEvent } from '../messaging/events.js';
+import type { AttachmentKind, EmailHeaders, NormalisedEvent } from '../messaging/events.js';
 import type { ResolveHost } from '../net/address-guard.js';
 
 /**
@@ -87,8 +87,16 @@ export interface SendTarget {
   template?: unknown;
   /** The reply's own message id (live chat uses it as the provider id). */
   messageId: number;
-  /** E-mail threading: subject and Message-ID of the last inbound message, when known. */
-  replyTo?: { subject?: string; messageId?: string };
+  /**
+   * E-mail threading: subject and Message-ID of the last inbound message, when known, and the
+   * ids its References named (the reply's References are those and the Message-ID).
+   */
+  replyTo?: { subject?: string; messageId?: string; references?: string[] };
+  /**
+   * E-mail: the reply's own headers as decided when it was queued (Message-ID, Cc, Bcc,
+   * subject, the mail answered); they win over `replyTo`. Absent on replies queued before.
+   */
+  email?: EmailHeaders;
   /** The provider's timestamp of the contact's last inbound message (Meta's messaging_type). */
   lastInboundAt?: Date | null;
   /**

@@ -1,12 +1,22 @@
 import EmailReplyParser from 'email-reply-parser';
-import type { InboundAttachment, NormalisedEvent } from '../messaging/events.js';
+import type { IntegrationKey } from '../config.js';
+import type { InboundAttachment, MailAddress, NormalisedEvent } from '../messaging/events.js';
+import { htmlToText, sanitizeMailHtml } from './email-html.js';
 import { kindOfType } from './media-placeholder.js';
+
+/** The integrations whose messages are e-mail: threaded per conversation, answered with a subject. */
+export const EMAIL_INTEGRATION_KEYS: readonly IntegrationKey[] = ['email', 'email.postmark', 'email.mailgun'];
+
+export function isEmailIntegration(key: string): boolean {
+  return (EMAIL_INTEGRATION_KEYS as readonly string[]).includes(key);
+}
 
 /**
  * What the e-mail integrations (`email`, `email.postmark`, `email.mailgun`) share about an
- * inbound mail: one message event whose text is the subject, a blank line and the visible
- * reply, with the ids it answers so it can join a known thread (docs/webhooks.md, "E-mail
- * threading"). The delivery's raw body (kept in the inbox row) still holds the whole mail.
+ * inbound mail: one message event whose text is the visible reply (the quoted history and
+ * signature go to `quotedText`), with its headers (`email`), its sanitized HTML, and the ids
+ * it answers so it can join the conversation they belong to (docs/email.md, "Threads"). The
+ * delivery's raw body (kept in the inbox row) still holds the whole mail.
  */
 export interface InboundMail {
   /** The receiving address: the connection's account. */
@@ -14,9 +24,14 @@ export interface InboundMail {
   /** The Message-ID (or the provider's id when the mail has none). */
   messageId: string;
   from: { email: string; name?: string };
+  /** Every address the mail was sent to, and its copies (default: `to` alone, none). */
+  toList?: MailAddress[];
+  cc?: MailAddress[];
   subject?: string;
   /** The plain-text body as received, quoted history and signature included. */
   body: string;
+  /** The HTML part as received, when the mail has one; sanitized here. */
+  html?: string;
   /** The raw In-Reply-To and References header values, when present. */
   inReplyTo?: string;
   references?: string;
@@ -26,18 +41,32 @@ export interface InboundMail {
 }
 
 export function inboundMailEvent(mail: InboundMail): Extract<NormalisedEvent, { type: 'message' }> {
-  const visible = visibleReply(mail.body);
+  const html = mail.html ? sanitizeMailHtml(mail.html) : undefined;
+  const body = mail.body.trim() === '' && mail.html ? htmlToText(mail.html) : mail.body;
+  const { visible, quoted } = splitReply(body);
   const attachments = (mail.attachments ?? []).map(deliveryAttachment);
   const references = threadReferences(mail.inReplyTo, mail.references);
   const subject = mail.subject?.trim();
+  const messageId = mail.messageId.trim();
+  const from = { email: mail.from.email.trim().toLowerCase(), ...(mail.from.name ? { name: mail.from.name } : {}) };
   return {
     type: 'message',
     externalAccountId: mail.to.trim().toLowerCase(),
-    externalMessageId: mail.messageId.trim(),
-    contact: { externalId: mail.from.email.trim().toLowerCase(), ...(mail.from.name ? { name: mail.from.name } : {}) },
-    // The subject leads, as the e-mail channel's sender reads it back for `Re:` (replies).
-    text: subject ? `${subject}\n\n${visible}` : visible,
+    externalMessageId: messageId,
+    contact: { externalId: from.email, ...(mail.from.name ? { name: mail.from.name } : {}) },
+    text: visible,
     occurredAt: mail.occurredAt,
+    email: {
+      messageId,
+      inReplyTo: messageIds(mail.inReplyTo)[0] ?? null,
+      from,
+      to: mail.toList?.length ? mail.toList : [{ email: mail.to.trim().toLowerCase() }],
+      cc: mail.cc ?? [],
+      subject: subject || null,
+      references: messageIds(mail.references).slice(-MAX_REFERENCES),
+    },
+    ...(html ? { html } : {}),
+    ...(quoted ? { quotedText: quoted } : {}),
     ...(references.length > 0 ? { references } : {}),
     ...(attachments.length > 0 ? { attachments } : {}),
   };
@@ -60,13 +89,26 @@ function deliveryAttachment(a: { filename?: string; contentType?: string }, inde
  * would tell the agent nothing.
  */
 export function visibleReply(body: string): string {
+  return splitReply(body).visible;
+}
+
+/** The visible reply and what was cut from it (quoted history, signature), by the same parser. */
+export function splitReply(body: string): { visible: string; quoted?: string } {
   const text = body.replace(/\r\n?/g, '\n');
-  const visible = new EmailReplyParser().parseReply(text).trim();
-  return visible === '' ? text.trim() : visible;
+  const parsed = new EmailReplyParser().read(text);
+  const visible = parsed.getVisibleText().trim();
+  const fragments = parsed.getFragments();
+  if (visible === '') return { visible: text.trim() };
+  const quoted = fragments
+    .filter((f) => f.isHidden())
+    .map((f) => f.getContent())
+    .join('\n')
+    .trim();
+  return quoted === '' ? { visible } : { visible, quoted };
 }
 
 /** `<a@x> <b@y>` → message ids as written, angle brackets included. */
-function messageIds(value: string | undefined): string[] {
+export function messageIds(value: string | undefined): string[] {
   if (!value) return [];
   const bracketed = value.match(/<[^<>\s]+>/g);
   if (bracketed) return bracketed;

@@ -1,4 +1,5 @@
 import { hmacSha256Hex, safeEqual } from '../crypto/hmac.js';
+import type { MailAddress } from '../messaging/events.js';
 import {
   type ChannelAdapter,
   isObject,
@@ -63,8 +64,11 @@ export const mailgunAdapter: ChannelAdapter = {
         to: recipient,
         messageId: requireString(field('Message-Id'), 'Message-Id'),
         from,
+        toList: addressesOf(field('To')),
+        cc: addressesOf(field('Cc')),
         subject: field('subject'),
         body: optionalString(fields['body-plain']) ?? '',
+        html: optionalString(fields['body-html']),
         inReplyTo: field('In-Reply-To'),
         references: field('References'),
         attachments: (Array.isArray(form.files) ? (form.files as unknown[]) : [])
@@ -94,6 +98,15 @@ function messageHeaders(json: string | undefined): Map<string, string> {
     if (!out.has(name)) out.set(name, pair[1]);
   }
   return out;
+}
+
+/** A To or Cc header: addresses separated by commas outside quotes and angle brackets. */
+function addressesOf(value: string | undefined): MailAddress[] {
+  if (!value) return [];
+  return (value.match(/(?:"[^"]*"|<[^>]*>|[^,])+/g) ?? []).flatMap((part) => {
+    const a = parseAddress(part);
+    return a ? [{ ...a, email: a.email.toLowerCase() }] : [];
+  });
 }
 
 /** `Bob <bob@example.com>` or `bob@example.com` → address and name. */

@@ -1,4 +1,5 @@
 import { safeEqual } from '../crypto/hmac.js';
+import type { MailAddress } from '../messaging/events.js';
 import { arrayOf, type ChannelAdapter, header, isObject, optionalString, requireObject, requireString, signed, toDate } from './channel.js';
 import { emailAdapter } from './email.js';
 import { inboundMailEvent } from './email-inbound.js';
@@ -37,8 +38,11 @@ export const postmarkAdapter: ChannelAdapter = {
         to: requireString(to, 'OriginalRecipient'),
         messageId: headers.get('message-id') ?? requireString(mail.MessageID, 'MessageID'),
         from: { email: requireString(from.Email, 'FromFull.Email'), name: optionalString(from.Name) },
+        toList: postmarkAddresses(mail.ToFull),
+        cc: postmarkAddresses(mail.CcFull),
         subject: optionalString(mail.Subject),
         body: optionalString(mail.TextBody) ?? '',
+        html: optionalString(mail.HtmlBody),
         inReplyTo: headers.get('in-reply-to'),
         references: headers.get('references'),
         attachments: arrayOf(mail.Attachments, 'Attachments').map((a, i) => {
@@ -51,6 +55,17 @@ export const postmarkAdapter: ChannelAdapter = {
   },
   send: emailAdapter.send,
 };
+
+/** `ToFull`/`CcFull`: `[{ Email, Name }]`; entries without an address are left out. */
+function postmarkAddresses(list: unknown): MailAddress[] {
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((a) => {
+    const email = isObject(a) ? optionalString(a.Email) : undefined;
+    if (!email) return [];
+    const name = isObject(a) ? optionalString(a.Name) : undefined;
+    return [{ email: email.trim().toLowerCase(), ...(name ? { name } : {}) }];
+  });
+}
 
 function firstRecipient(toFull: unknown): string | undefined {
   const first = Array.isArray(toFull) ? toFull[0] : undefined;

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { NodemailerError } from 'nodemailer';
 import { safeEqual } from '../crypto/hmac.js';
-import type { NormalisedEvent } from '../messaging/events.js';
+import type { MailAddress, NormalisedEvent } from '../messaging/events.js';
 import { checkedAddress, RefusedAddressError, type ResolveHost, systemResolve } from '../net/address-guard.js';
 import { parseSmtpUrl, safeDecode, smtpTransport } from '../net/smtp.js';
 import {
@@ -67,6 +67,8 @@ export const emailAdapter: ChannelAdapter = {
               from: { email: requireString(from.email, `${where}.from.email`), name: optionalString(from.name) },
               subject: optionalString(e.subject),
               body: optionalString(e.text) ?? '',
+              html: optionalString(e.html),
+              ...(e.cc === undefined ? {} : { cc: addressList(e.cc, `${where}.cc`) }),
               inReplyTo: optionalString(e.inReplyTo),
               references: optionalString(references),
               attachments: arrayOf(e.attachments, `${where}.attachments`).map((raw, k) => {
@@ -115,6 +117,16 @@ export const emailAdapter: ChannelAdapter = {
   },
 };
 
+/** The neutral format's `cc`: a list of `{email, name?}` or bare addresses. */
+function addressList(value: unknown, where: string): MailAddress[] {
+  return arrayOf(value, where).flatMap((raw) => {
+    if (typeof raw === 'string') return raw === '' ? [] : [{ email: raw.trim().toLowerCase() }];
+    if (!isObject(raw) || typeof raw.email !== 'string') return [];
+    const name = optionalString(raw.name);
+    return [{ email: raw.email.trim().toLowerCase(), ...(name ? { name } : {}) }];
+  });
+}
+
 /** Failures without an SMTP reply that another attempt would meet again. */
 const PERMANENT_CODES = new Set(['ECONFIG', 'EENVELOPE', 'EMESSAGE', 'EAUTH', 'ENOAUTH', 'EMAXRECIPIENTS', 'EREQUIRETLS']);
 /** Failures before an SMTP server greeted us: whatever answered is not shown (see below). */
@@ -157,15 +169,23 @@ async function sendMail(
     throw err;
   }
   const transport = smtpTransport(address, smtp, timeoutMs);
-  const inReplyTo = target.replyTo?.messageId;
+  const own = target.email;
+  const inReplyTo = own ? (own.inReplyTo ?? undefined) : target.replyTo?.messageId;
+  const references = own ? own.references : [...(target.replyTo?.references ?? []), ...(inReplyTo ? [inReplyTo] : [])];
   try {
     const info = await transport.sendMail({
       from: target.accountId,
       to: target.to,
-      subject: replySubject(target.replyTo?.subject) ?? firstLineSubject(target.text, attachments.length),
+      ...(own && own.cc.length > 0 ? { cc: own.cc.map((a) => a.email) } : {}),
+      ...(own?.bcc && own.bcc.length > 0 ? { bcc: own.bcc.map((a) => a.email) } : {}),
+      ...(own ? { messageId: own.messageId } : {}),
+      subject:
+        (own ? (own.subject ?? undefined) : replySubject(target.replyTo?.subject)) ?? firstLineSubject(target.text, attachments.length),
       text: target.text,
+      html: textAsHtml(target.text),
       ...(attachments.length > 0 ? { attachments } : {}),
-      ...(inReplyTo ? { inReplyTo, references: inReplyTo } : {}),
+      ...(inReplyTo ? { inReplyTo } : {}),
+      ...(references && references.length > 0 ? { references } : {}),
       // The socket timeouts bound each wait; this bounds the whole attempt.
       signal: AbortSignal.timeout(timeoutMs),
       disableFileAccess: true,
@@ -211,8 +231,18 @@ export function firstLineSubject(text: string, files: number): string {
   return `${(space > 40 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }
 
+/** The reply's HTML part: its text, escaped, paragraphs and line breaks kept. */
+export function textAsHtml(text: string): string {
+  const escaped = text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const paragraphs = escaped
+    .split(/\r?\n\s*\r?\n/)
+    .filter((p) => p.trim() !== '')
+    .map((p) => `<p>${p.replace(/\r?\n/g, '<br>')}</p>`);
+  return `<!doctype html><html><body>${paragraphs.join('')}</body></html>`;
+}
+
 /** `Re: <subject>`, without a second `Re:` when the subject already has one; none when unknown. */
-function replySubject(subject: string | undefined): string | undefined {
+export function replySubject(subject: string | undefined): string | undefined {
   if (subject === undefined || subject.trim() === '') return undefined;
-  return /^\s*re\s*:/i.test(subject) ? subject : `Re: ${subject}`;
+  return /^\s*re\s*:/i.test(subject) ? subject.trim() : `Re: ${subject.trim()}`;
 }

@@ -18,6 +18,7 @@ import type {
   Contact,
   ContactMerge,
   ContactPatch,
+  HtmlLink,
   InboxStatus,
   InviteAccept,
   IssuedApiKey,
@@ -183,6 +184,8 @@ export function tenantClient(initial: ClientOptions) {
       send<Message>('POST', `/v1/threads/${id(threadId)}/messages`, body, {
         'idempotency-key': opts.idempotencyKey ?? idempotencyKey,
       }),
+    /** A link (5 minutes, no credential) to an e-mail message's sanitized HTML with its own CSP, for a frame. */
+    messageHtmlLink: (messageId: number) => send<HtmlLink>('POST', `/v1/messages/${id(messageId)}/html-link`),
     conversations: {
       /**
        * Speaks first: finds or creates the contact by `to` and its thread on the connection and

@@ -92,6 +92,28 @@ export interface VisitorBlocked {
   visitorsBlocked: number;
 }
 
+export interface MailAddress {
+  email: string;
+  name?: string;
+}
+
+export interface EmailHeaders {
+  messageId: string;
+  inReplyTo: string | null;
+  from: MailAddress;
+  to: MailAddress[];
+  cc: MailAddress[];
+  /** Outbound only. */
+  bcc?: MailAddress[];
+  subject: string | null;
+}
+
+/** `POST /v1/messages/:id/html-link`: add `&images=1` to let remote images load. */
+export interface HtmlLink {
+  url: string;
+  expiresAt: Timestamp;
+}
+
 export type MessageStatus = 'received' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
 
 export interface Message {
@@ -111,6 +133,15 @@ export interface Message {
   authorId: number | null;
   /** Notes only: the users the note names, each told by a `mentioned` notification. */
   mentions?: number[];
+  /** E-mail only: the headers a reader of the mail sees. */
+  email?: EmailHeaders;
+  /**
+   * E-mail only: the HTML part, sanitized (an allowlist; no script; remote images as
+   * `data-remote-src`, shown only on the agent's click; links rel=noopener).
+   */
+  html?: string | null;
+  /** E-mail only: the quoted history and signature cut from `text`. */
+  quotedText?: string | null;
   /** Files the message carries, in the order they were added. */
   attachments: Attachment[];
   createdAt: Timestamp;
@@ -639,6 +670,12 @@ export interface ReplyRequest {
   private?: boolean;
   /** Notes only (`private: true`): users of the workspace to tell (1 to 50 ids, each a `mentioned` notification). */
   mentions?: number[];
+  /** E-mail threads only: the Cc (default: the last inbound mail's Cc); [] sends none. */
+  cc?: string[];
+  /** E-mail threads only: blind copies. */
+  bcc?: string[];
+  /** E-mail threads only (default: `Re: ` and the thread's subject). */
+  subject?: string;
 }
 
 /** `POST /v1/conversations`: the business speaks first (docs/replies.md, "Starting a conversation"). */

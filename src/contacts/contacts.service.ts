@@ -51,7 +51,7 @@ const newestFirst = (a: Selectable<ThreadsTable>, b: Selectable<ThreadsTable>) =
  * Merges contact `otherId` into `intoId`, in one transaction: the other's handles, live chat
  * visitors and threads become this one's, and the other is deleted (`contact.merged`).
  *
- * One thread per (connection, contact): where both have a thread on the same connection, this
+ * One thread per (connection, contact, conversation): where both have one on the same, this
  * contact's thread stays (its status and assignee with it) and the other's messages move into
  * it; the emptied thread is deleted. A connection only the other contact used keeps its thread,
  * now this contact's. Fields this contact lacks (name, e-mail, phone) are taken from the other;
@@ -71,10 +71,13 @@ export async function mergeContacts(deps: Deps, workspaceId: number, intoId: num
     if (!into || !other) throw errors.notFound('contact');
 
     const threads = await lockThreadsOf(trx, [intoId, otherId]);
-    const connections = new Set(threads.filter((t) => t.contact_id === otherId).map((t) => t.connection_id));
-    for (const connectionId of connections) {
-      const mine = threads.filter((t) => t.connection_id === connectionId && t.contact_id === intoId).sort(newestFirst);
-      const theirs = threads.filter((t) => t.connection_id === connectionId && t.contact_id === otherId).sort(newestFirst);
+    // A thread is one per (connection, conversation) of a contact: e-mail conversations
+    // (docs/email.md) stay apart, each the other contact's only where this one has none of it.
+    const conversationOf = (t: (typeof threads)[number]) => `${t.connection_id}|${t.conversation_key}`;
+    const conversations = new Set(threads.filter((t) => t.contact_id === otherId).map(conversationOf));
+    for (const conversation of conversations) {
+      const mine = threads.filter((t) => conversationOf(t) === conversation && t.contact_id === intoId).sort(newestFirst);
+      const theirs = threads.filter((t) => conversationOf(t) === conversation && t.contact_id === otherId).sort(newestFirst);
       const keep = mine[0] ?? theirs[0]!;
       if (keep.contact_id !== intoId) await reassignThread(trx, keep.id, intoId, now);
       await foldThreads(

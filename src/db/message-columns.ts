@@ -27,6 +27,9 @@ export const MESSAGE_COLUMNS = [
   'send_attempt',
   'template',
   'mentions',
+  'email',
+  'html',
+  'quoted_text',
 ] as const satisfies readonly (keyof MessagesTable)[];
 
 /** MESSAGE_COLUMNS as a SQL list, for a `RETURNING` or a select written in SQL; `alias.` before each with an alias. */

@@ -210,6 +210,8 @@ export interface ThreadsTable {
   last_inbound_at: Generated<Date | null>;
   /** The team the thread belongs to (docs/teams.md); null = none. */
   team_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** '' but on e-mail, where it is the Message-ID that opened the conversation (docs/email.md). */
+  conversation_key: Generated<string>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -260,6 +262,26 @@ export interface WhatsappTemplatesTable {
   parameter_count: number;
 }
 
+/** An address as a mail names it. */
+export interface MailAddress {
+  email: string;
+  name?: string;
+}
+
+/** What an e-mail message shows of its headers (Message.email, docs/email.md). */
+export interface EmailHeaders {
+  messageId: string;
+  inReplyTo: string | null;
+  from: MailAddress;
+  to: MailAddress[];
+  cc: MailAddress[];
+  /** Outbound only: the blind copies the reply was sent to. */
+  bcc?: MailAddress[];
+  subject: string | null;
+  /** The ids the mail names in References, as written (kept for a reply's own References). */
+  references?: string[];
+}
+
 export interface MessagesTable {
   id: Generated<number>;
   workspace_id: number;
@@ -284,6 +306,12 @@ export interface MessagesTable {
   template: ColumnType<unknown, string | null | undefined, string | null>;
   /** The users a note names (docs/teams.md, "Mentions and notifications"); null on other messages. */
   mentions: number[] | null;
+  /** E-mail only (Message.email, docs/email.md); null on other channels. */
+  email: ColumnType<EmailHeaders | null, string | null | undefined, string | null>;
+  /** An e-mail's sanitized HTML part. */
+  html: string | null;
+  /** The quoted history and signature cut from an e-mail's text. */
+  quoted_text: string | null;
 }
 
 export interface SessionsTable {

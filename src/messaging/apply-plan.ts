@@ -1,7 +1,15 @@
 import type { PendingAttachmentInput } from '../attachments/fetch-media.queries.js';
 import { PREVIEW_LENGTH } from './announcements.js';
 import type { NormalisedEvent } from './events.js';
-import type { ConnectionRef, HandleInput, InboundMessageInput, StatusInput, ThreadInput, ThreadRow } from './messaging.queries.js';
+import {
+  type ConnectionRef,
+  type HandleInput,
+  type InboundMessageInput,
+  type StatusInput,
+  type ThreadInput,
+  type ThreadRow,
+  threadKey,
+} from './messaging.queries.js';
 
 /**
  * What applying a batch writes, decided without I/O: ./apply-upsert.ts writes it, ./apply-views.ts
@@ -70,7 +78,7 @@ export interface ApplyPlan {
 
 /** The contact ids upsertContacts answered, by `workspace|integration key|external id`. */
 export type ContactIds = Map<string, number>;
-/** The threads a batch upserted, by `connection|contact`. */
+/** The threads a batch upserted, by `connection|contact|conversation key` (see threadKey). */
 export type UpsertedThreads = Map<string, ThreadRow>;
 /** The thread each message answers by reference, where it answers one of its sender's. */
 export type Joined = Map<InboundEvent, number>;
@@ -129,56 +137,90 @@ const at = (e: { occurredAt?: Date }, now: Date) => e.occurredAt ?? now;
 const contactOf = (ids: ContactIds, c: ConnectionRef, externalId: string) =>
   ids.get(`${c.workspace_id}|${c.integration_key}|${externalId}`)!;
 const ownThreadOf = (threads: UpsertedThreads, ids: ContactIds, c: ConnectionRef, externalId: string) =>
-  threads.get(`${c.id}|${contactOf(ids, c, externalId)}`)!;
+  threads.get(threadKey(c.id, contactOf(ids, c, externalId)))!;
 
 /**
- * The known thread each inbound message answers (e-mail threading, docs/webhooks.md): the
+ * The thread each inbound message joins (e-mail threading, docs/email.md "Threads"): the
  * thread of the first of its `references` that is a message of the same connection and whose
- * contact is the sender. A Message-ID is no credential: anyone who saw one (a Cc, a forwarded
- * mail) could name it, and an agent would then answer a stranger's words in the customer's
- * thread. Mail whose references name no thread of its sender goes to the sender's own thread.
- * `found`: what findThreadsOfMessages answered for the plan's `references`.
+ * contact is the sender, whether stored (`found`: what findThreadsOfMessages answered for the
+ * plan's `references`) or earlier in this batch. A Message-ID is no credential: anyone who saw
+ * one (a Cc, a forwarded mail) could name it, and an agent would then answer a stranger's
+ * words in the customer's thread. A message that joins none goes to a thread of its own key
+ * (see `conversationKey`): an e-mail opens a new conversation, any other message goes to its
+ * contact's one thread on the connection.
  */
-export function joinedThreads(
+export function threadChoices(
   plan: ApplyPlan,
   found: Map<string, { threadId: number; contactId: number }>,
   contactIds: ContactIds,
-): Joined {
+): ThreadChoices {
   const joined: Joined = new Map();
-  // The common batch names no known message: no sender's contact to look up for it.
-  if (found.size === 0) return joined;
+  const keys = new Map<InboundEvent, string>();
+  const inBatch = new Map<string, { sender: number; event: InboundEvent }>();
   for (const { connection, event } of plan.messages) {
-    if (!event.references?.length) continue;
+    // The common batch: no e-mail, and no message names a known one; every message keeps its
+    // contact's one thread (key '') and no sender's contact needs looking up.
+    if (!event.email && !(found.size > 0 && event.references?.length)) continue;
     const sender = contactOf(contactIds, connection, event.contact.externalId);
-    for (const ref of event.references) {
+    let choice: { threadId: number } | { key: string } | undefined;
+    for (const ref of event.references ?? []) {
       const thread = found.get(`${connection.id}|${ref}`);
-      if (thread?.contactId === sender) {
-        joined.set(event, thread.threadId);
-        break;
+      if (thread) {
+        if (thread.contactId === sender) choice = { threadId: thread.threadId };
+      } else {
+        const earlier = inBatch.get(`${connection.id}|${ref}`);
+        if (earlier?.sender === sender) {
+          const threadId = joined.get(earlier.event);
+          choice = threadId === undefined ? { key: keys.get(earlier.event)! } : { threadId };
+        }
       }
+      if (choice) break;
     }
+    if (choice && 'threadId' in choice) joined.set(event, choice.threadId);
+    else keys.set(event, choice?.key ?? conversationKey(event));
+    inBatch.set(`${connection.id}|${event.externalMessageId}`, { sender, event });
   }
-  return joined;
+  return { joined, keys };
+}
+
+/** What threadChoices decided: the known thread a message joins, else the key of its own. */
+export interface ThreadChoices {
+  joined: Joined;
+  keys: Map<InboundEvent, string>;
+}
+
+/**
+ * The conversation a message opens when it joins none: an e-mail its own (its Message-ID, so
+ * a provider's retry of it finds the same thread), anything else the contact's one thread.
+ */
+export function conversationKey(event: InboundEvent): string {
+  return event.email ? event.externalMessageId : '';
 }
 
 /** The threads to upsert: the own thread of each message that joins none, and of each conversation opened. */
-export function threadInputs(plan: ApplyPlan, contactIds: ContactIds, joined: Joined, now: Date): ThreadInput[] {
-  return [...plan.messages.filter(({ event }) => !joined.has(event)), ...plan.opened].map(({ connection, event }) => ({
-    workspaceId: connection.workspace_id,
-    connectionId: connection.id,
-    contactId: contactOf(contactIds, connection, event.contact.externalId),
-    lastMessageAt: at(event, now),
-    preview: event.type === 'message' ? event.text.slice(0, PREVIEW_LENGTH) : null,
-    unread: event.type === 'message' ? 1 : 0,
-    lastInboundAt: event.type === 'message' ? at(event, now) : null,
-    teamId: connection.team_id,
-  }));
+export function threadInputs(plan: ApplyPlan, contactIds: ContactIds, choices: ThreadChoices, now: Date): ThreadInput[] {
+  return [...plan.messages.filter(({ event }) => !choices.joined.has(event)), ...plan.opened].map(({ connection, event }) => {
+    const conversationKey = event.type === 'message' ? choices.keys.get(event) : undefined;
+    return {
+      workspaceId: connection.workspace_id,
+      connectionId: connection.id,
+      contactId: contactOf(contactIds, connection, event.contact.externalId),
+      ...(conversationKey ? { conversationKey } : {}),
+      lastMessageAt: at(event, now),
+      preview: event.type === 'message' ? event.text.slice(0, PREVIEW_LENGTH) : null,
+      unread: event.type === 'message' ? 1 : 0,
+      lastInboundAt: event.type === 'message' ? at(event, now) : null,
+      teamId: connection.team_id,
+    };
+  });
 }
 
-/** The thread of each of the plan's messages, in order: the one it joined, else its contact's own. */
-export function messageThreads(plan: ApplyPlan, contactIds: ContactIds, joined: Joined, threads: UpsertedThreads): number[] {
+/** The thread of each of the plan's messages, in order: the one it joined, else its own. */
+export function messageThreads(plan: ApplyPlan, contactIds: ContactIds, choices: ThreadChoices, threads: UpsertedThreads): number[] {
   return plan.messages.map(
-    ({ connection, event }) => joined.get(event) ?? ownThreadOf(threads, contactIds, connection, event.contact.externalId).id,
+    ({ connection, event }) =>
+      choices.joined.get(event) ??
+      threads.get(threadKey(connection.id, contactOf(contactIds, connection, event.contact.externalId), choices.keys.get(event)))!.id,
   );
 }
 
@@ -196,6 +238,9 @@ export function messageInputs(plan: ApplyPlan, threadIds: number[], now: Date): 
     externalId: event.externalMessageId,
     text: event.text,
     createdAt: at(event, now),
+    email: event.email ?? null,
+    html: event.html ?? null,
+    quotedText: event.quotedText ?? null,
   }));
 }
 

@@ -4,11 +4,11 @@ import { type InboundWorkDone, workInboundThreads } from '../threads/inbound-wor
 import type { MessageRow } from './announcements.js';
 import {
   type ApplyPlan,
-  joinedThreads,
   messageInputs,
   messageThreads,
   openedThreads,
   pendingAttachments,
+  threadChoices,
   threadInputs,
   threadTouches,
   type UpsertedThreads,
@@ -74,18 +74,18 @@ export async function writePlan(db: Executor, plan: ApplyPlan, now: Date): Promi
   if (plan.messages.length > 0 || plan.opened.length > 0) {
     const contacts = await upsertContacts(db, plan.handles, now);
     written.contactsCreated = contacts.created;
-    const joined = joinedThreads(plan, await findThreadsOfMessages(db, plan.references), contacts.ids);
-    const threads = await upsertThreads(db, threadInputs(plan, contacts.ids, joined, now), now);
+    const choices = threadChoices(plan, await findThreadsOfMessages(db, plan.references), contacts.ids);
+    const threads = await upsertThreads(db, threadInputs(plan, contacts.ids, choices, now), now);
     written.threads = threads;
     written.openedThreadIds = openedThreads(plan, contacts.ids, threads);
-    const threadIds = messageThreads(plan, contacts.ids, joined, threads);
+    const threadIds = messageThreads(plan, contacts.ids, choices, threads);
     const inserted = await insertInboundMessages(db, messageInputs(plan, threadIds, now), now);
     written.messages = inserted;
     const pending = pendingAttachments(plan, inserted);
     written.attachmentIds = await insertPendingAttachments(db, pending, now);
     const withFiles = new Set(pending.map((a) => a.messageId));
     for (const m of inserted) if (!withFiles.has(m.id)) written.bare.add(m.id);
-    written.touched = await touchThreads(db, threadTouches(plan, joined, now), now);
+    written.touched = await touchThreads(db, threadTouches(plan, choices.joined, now), now);
     written.unreadTakenBack = unreadCorrections(threadIds, inserted);
     await uncountUnread(db, written.unreadTakenBack);
     // Reopening and automatic assignment (docs/conversations.md), in this batch's statements.

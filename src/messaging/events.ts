@@ -3,7 +3,10 @@
  * independent of the provider. Channel adapters produce these; messaging applies them.
  */
 
+import type { EmailHeaders } from '../db/types.js';
 import { ENDPOINT_CHANGE_TYPES } from './announcements.js';
+
+export type { EmailHeaders, MailAddress } from '../db/types.js';
 
 export type MessageStatusEvent = 'sent' | 'delivered' | 'read' | 'failed';
 
@@ -27,6 +30,15 @@ export type NormalisedEvent =
        * each one `pending`; a fetch-media job then reads the bytes from `source`.
        */
       attachments?: InboundAttachment[];
+      /**
+       * An e-mail's headers: the message then threads per conversation (a reference to a thread
+       * of its sender joins it, anything else opens a new one) instead of per contact.
+       */
+      email?: EmailHeaders;
+      /** An e-mail's HTML part, already sanitized (channels/email-html.ts). */
+      html?: string;
+      /** The quoted history and signature cut from an e-mail's `text`. */
+      quotedText?: string;
     }
   | {
       /**

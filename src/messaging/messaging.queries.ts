@@ -1,7 +1,7 @@
 import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { messageColumnsSql } from '../db/message-columns.js';
-import type { MessageStatus, MessagesTable, ThreadsTable } from '../db/types.js';
+import type { EmailHeaders, MessageStatus, MessagesTable, ThreadsTable } from '../db/types.js';
 import { truncate } from '../text/truncate.js';
 
 /** The pipeline's SQL: what applying inbound events writes, set-based (contacts, threads, messages, receipts). */
@@ -119,6 +119,8 @@ export interface ThreadInput {
   workspaceId: number;
   connectionId: number;
   contactId: number;
+  /** The conversation on an e-mail connection (its opening Message-ID); '' (the default) elsewhere. */
+  conversationKey?: string;
   lastMessageAt: Date;
   /** null: a conversation opened without a message, which leaves the preview as it is. */
   preview: string | null;
@@ -143,6 +145,11 @@ export type ThreadRow = Selectable<ThreadsTable> & { created: boolean; contact_n
 const CONTACT_NAME = sql`(SELECT c.name FROM contacts c WHERE c.id = t.contact_id) AS contact_name,
   CASE WHEN t.team_id IS NULL THEN false ELSE COALESCE((SELECT tm.auto_assign FROM teams tm WHERE tm.id = t.team_id), false) END AS team_routes`;
 
+/** A thread's key in what upsertThreads answers: one per (connection, contact, conversation). */
+export function threadKey(connectionId: number, contactId: number, conversationKey = ''): string {
+  return `${connectionId}|${contactId}|${conversationKey}`;
+}
+
 /** The later of two optional times (GREATEST's rule: null loses). */
 function latestOf(a: Date | null | undefined, b: Date | null | undefined): Date | null {
   if (!a) return b ?? null;
@@ -151,7 +158,7 @@ function latestOf(a: Date | null | undefined, b: Date | null | undefined): Date 
 }
 
 /**
- * Upserts the one thread of every (connection, contact), whatever its status, moving
+ * Upserts the one thread of every (connection, contact, conversation key), whatever its status, moving
  * `last_message_at` and the preview forward only and adding the inputs' `unread` to its
  * unread count (see `uncountUnread` for the messages that turn out to be stored already). Returns `connectionId|contactId` → the
  * thread, `created` when this call inserted it. The row stays locked until the transaction
@@ -160,7 +167,7 @@ function latestOf(a: Date | null | undefined, b: Date | null | undefined): Date 
 export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Date): Promise<Map<string, ThreadRow>> {
   const byKey = new Map<string, ThreadInput>();
   for (const t of threads) {
-    const k = `${t.connectionId}|${t.contactId}`;
+    const k = threadKey(t.connectionId, t.contactId, t.conversationKey);
     const seen = byKey.get(k);
     const unread = t.unread + (seen?.unread ?? 0);
     const lastInboundAt = latestOf(t.lastInboundAt, seen?.lastInboundAt);
@@ -169,22 +176,26 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
   const list = [...byKey.values()];
   const result = new Map<string, ThreadRow>();
   if (list.length === 0) return result;
+  // Only a batch with e-mail conversations sends their keys; every other takes the column's
+  // default '' and costs no array more (docs/performance.md: other deliveries' cost stays flat).
+  const keyed = list.some((t) => t.conversationKey);
+  const keys = keyed ? sql`, ${list.map((t) => t.conversationKey ?? '')}::text[]` : sql``;
   // xmax is 0 on a row version this statement inserted, and set on one it updated.
   const { rows } = await sql<ThreadRow>`
-    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, unread_count, last_inbound_at, team_id, created_at, updated_at)
-    SELECT w, cn, ct, lm, p, u, li, tm, ${at}::timestamptz, ${at}::timestamptz
+    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, unread_count, last_inbound_at, team_id, created_at, updated_at${keyed ? sql`, conversation_key` : sql``})
+    SELECT w, cn, ct, lm, p, u, li, tm, ${at}::timestamptz, ${at}::timestamptz${keyed ? sql`, k` : sql``}
     FROM unnest(${list.map((t) => t.workspaceId)}::int[], ${list.map((t) => t.connectionId)}::bigint[], ${list.map((t) => t.contactId)}::bigint[],
                 ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[], ${list.map((t) => t.unread)}::int[],
-                ${list.map((t) => t.lastInboundAt ?? null)}::timestamptz[], ${list.map((t) => t.teamId)}::int[]) AS v(w, cn, ct, lm, p, u, li, tm)
-    ORDER BY cn, ct
-    ON CONFLICT (connection_id, contact_id) DO UPDATE SET
+                ${list.map((t) => t.lastInboundAt ?? null)}::timestamptz[], ${list.map((t) => t.teamId)}::int[]${keys}) AS v(w, cn, ct, lm, p, u, li, tm${keyed ? sql`, k` : sql``})
+    ORDER BY cn, ct${keyed ? sql`, k` : sql``}
+    ON CONFLICT (connection_id, contact_id, conversation_key) DO UPDATE SET
       unread_count = t.unread_count + excluded.unread_count,
       last_message_preview = CASE WHEN excluded.last_message_at >= t.last_message_at THEN COALESCE(excluded.last_message_preview, t.last_message_preview) ELSE t.last_message_preview END,
       last_message_at = GREATEST(t.last_message_at, excluded.last_message_at),
       last_inbound_at = GREATEST(t.last_inbound_at, excluded.last_inbound_at),
       updated_at = excluded.updated_at
     RETURNING t.*, (t.xmax = 0) AS created, ${CONTACT_NAME}`.execute(db);
-  for (const r of rows) result.set(`${r.connection_id}|${r.contact_id}`, r);
+  for (const r of rows) result.set(threadKey(r.connection_id, r.contact_id, r.conversation_key), r);
   return result;
 }
 
@@ -259,17 +270,26 @@ export interface InboundMessageInput {
   externalId: string;
   text: string;
   createdAt: Date;
+  email?: EmailHeaders | null;
+  html?: string | null;
+  quotedText?: string | null;
 }
 
 /** Inserts inbound messages; one already stored (same connection and provider id) is skipped. */
 export async function insertInboundMessages(db: Executor, messages: InboundMessageInput[], at: Date) {
   if (messages.length === 0) return [];
+  // Only a batch with e-mail sends their headers, HTML and quotes (see upsertThreads).
+  const mail = messages.some((m) => m.email || m.html || m.quotedText);
+  const mailArrays = mail
+    ? sql`, ${messages.map((m) => (m.email ? JSON.stringify(m.email) : null))}::jsonb[], ${messages.map((m) => m.html ?? null)}::text[],
+                ${messages.map((m) => m.quotedText ?? null)}::text[]`
+    : sql``;
   const { rows } = await sql<Selectable<MessagesTable>>`
-    INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, created_at, updated_at)
-    SELECT w, th, cn, 'inbound', e, tx, 'received', c, ${at}::timestamptz
+    INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, created_at, updated_at${mail ? sql`, email, html, quoted_text` : sql``})
+    SELECT w, th, cn, 'inbound', e, tx, 'received', c, ${at}::timestamptz${mail ? sql`, em, h, q` : sql``}
     FROM unnest(${messages.map((m) => m.workspaceId)}::int[], ${messages.map((m) => m.threadId)}::bigint[], ${messages.map((m) => m.connectionId)}::bigint[],
-                ${messages.map((m) => m.externalId)}::text[], ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.createdAt)}::timestamptz[])
-      AS v(w, th, cn, e, tx, c)
+                ${messages.map((m) => m.externalId)}::text[], ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.createdAt)}::timestamptz[]${mailArrays})
+      AS v(w, th, cn, e, tx, c${mail ? sql`, em, h, q` : sql``})
     ORDER BY cn, e
     ON CONFLICT (connection_id, external_id) DO NOTHING
     RETURNING ${messageColumnsSql()}`.execute(db);

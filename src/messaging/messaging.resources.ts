@@ -1,12 +1,28 @@
 import type { Selectable } from 'kysely';
 import { type Static, Type } from 'typebox';
 import { type Attachment, AttachmentResource } from '../attachments/attachments.resources.js';
-import type { MessagesTable } from '../db/types.js';
+import type { EmailHeaders, MessagesTable } from '../db/types.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 
 /** The Message resource (docs/api.md) and its mapper; a thread's and a contact's live in their folders. */
 
 export const MESSAGE_STATUSES = ['received', 'queued', 'sent', 'delivered', 'read', 'failed'] as const;
+
+const MailAddressResource = Type.Object({ email: Type.String(), name: Type.Optional(Type.String()) });
+
+/** Message.email (docs/email.md): the headers a reader of the mail sees. */
+export const EmailResource = Type.Object(
+  {
+    messageId: Type.String(),
+    inReplyTo: Nullable(Type.String()),
+    from: MailAddressResource,
+    to: Type.Array(MailAddressResource),
+    cc: Type.Array(MailAddressResource),
+    bcc: Type.Optional(Type.Array(MailAddressResource, { description: 'outbound only' })),
+    subject: Nullable(Type.String()),
+  },
+  { description: 'e-mail only' },
+);
 
 export const MessageResource = Type.Object(
   {
@@ -25,6 +41,16 @@ export const MessageResource = Type.Object(
     mentions: Type.Optional(
       Type.Array(Type.Integer(), { description: 'notes only: the users the note names, each told by a `mentioned` notification' }),
     ),
+    email: Type.Optional(EmailResource),
+    html: Type.Optional(
+      Nullable(
+        Type.String({
+          description:
+            "e-mail only: the HTML part, sanitized (an allowlist; no script; remote images as `data-remote-src`, shown only on the agent's click; links rel=noopener)",
+        }),
+      ),
+    ),
+    quotedText: Type.Optional(Nullable(Type.String({ description: 'e-mail only: the quoted history and signature cut from `text`' }))),
     attachments: Type.Array(AttachmentResource, { description: 'files the message carries, in the order they were added' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
@@ -46,8 +72,22 @@ export function messageResource(row: Selectable<MessagesTable>, attachments: Att
     private: row.private,
     authorId: row.author_id,
     ...(row.kind === 'note' ? { mentions: row.mentions ?? [] } : {}),
+    ...(row.email ? { email: emailHeaders(row.email), html: row.html, quotedText: row.quoted_text } : {}),
     attachments,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** The stored headers as the resource shows them (References stay inside: replies read them). */
+function emailHeaders(e: EmailHeaders): Static<typeof EmailResource> {
+  return {
+    messageId: e.messageId,
+    inReplyTo: e.inReplyTo,
+    from: e.from,
+    to: e.to,
+    cc: e.cc,
+    ...(e.bcc ? { bcc: e.bcc } : {}),
+    subject: e.subject,
   };
 }

@@ -1,6 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import { linkAttachments } from '../attachments/reply-attachments.queries.js';
 import type { Executor } from '../db/database.js';
+import type { EmailHeaders } from '../db/types.js';
 import { PREVIEW_LENGTH } from '../messaging/announcements.js';
 import { insertReply } from './replies.queries.js';
 import { lockUnusedAttachments, replyPreview } from './reply-attachments.js';
@@ -18,6 +19,8 @@ export interface OutboundMessage {
   attachmentIds: number[];
   /** The user writing; null for an API key. */
   authorId: number | null;
+  /** A reply on an e-mail thread: the mail's headers, decided now so a retry sends the same mail. */
+  email?: EmailHeaders;
 }
 
 /**
@@ -41,6 +44,7 @@ export async function queueMessage(boss: PgBoss, trx: Executor, message: Outboun
       ).slice(0, PREVIEW_LENGTH),
       authorId: message.authorId,
       template: message.template,
+      email: message.email,
     },
     now,
   );

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { MESSAGE_COLUMNS } from '../db/message-columns.js';
-import type { ManagedBy } from '../db/types.js';
+import type { EmailHeaders, ManagedBy } from '../db/types.js';
 import { type ThreadReader, visibleThreads } from '../threads/visibility.js';
 
 /** A thread the reader sees and a reply can go to, with what sending needs: its connection and contact handle. */
@@ -38,6 +38,7 @@ export async function insertReply(
     authorId: number | null;
     /** A template reply: the `template` object WhatsApp is sent. */
     template?: unknown;
+    email?: EmailHeaders;
   },
   at: Date,
 ) {
@@ -53,6 +54,7 @@ export async function insertReply(
       status: 'queued',
       author_id: row.authorId,
       template: row.template === undefined ? null : JSON.stringify(row.template),
+      email: row.email ? JSON.stringify(row.email) : null,
       created_at: at,
       updated_at: at,
     })
@@ -87,11 +89,14 @@ export async function findSendContexts(db: Executor, ids: number[]) {
     to: string | null;
     last_inbound_external_id: string | null;
     last_inbound_text: string | null;
+    last_inbound_email: EmailHeaders | null;
+    email: EmailHeaders | null;
     last_inbound_at: Date | null;
     template: unknown;
   }>`
-    SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, m.template, c.integration_key, c.external_account_id, c.managed_by,
-           h.external_id AS to, li.external_id AS last_inbound_external_id, li.text AS last_inbound_text, t.last_inbound_at
+    SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, m.template, m.email, c.integration_key, c.external_account_id, c.managed_by,
+           h.external_id AS to, li.external_id AS last_inbound_external_id, li.text AS last_inbound_text,
+           li.email AS last_inbound_email, t.last_inbound_at
     FROM messages m
     JOIN threads t ON t.id = m.thread_id
     JOIN connections c ON c.id = m.connection_id
@@ -101,7 +106,7 @@ export async function findSendContexts(db: Executor, ids: number[]) {
       LIMIT 1
     ) h ON true
     LEFT JOIN LATERAL (
-      SELECT external_id, text FROM messages
+      SELECT external_id, text, email FROM messages
       WHERE thread_id = m.thread_id AND direction = 'inbound'
       ORDER BY created_at DESC, id DESC
       LIMIT 1

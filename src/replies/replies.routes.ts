@@ -26,6 +26,18 @@ export const ReplyBody = Type.Object(
       Type.With(TemplateReply, { description: 'WhatsApp Cloud: a synced, APPROVED template instead of `text` (docs/replies.md)' }),
     ),
     private: Type.Optional(Type.Boolean({ description: 'true: a private note for colleagues, stored and never sent (201)' })),
+    cc: Type.Optional(
+      Type.Array(Type.String({ minLength: 3, maxLength: 254 }), {
+        maxItems: 50,
+        description: "e-mail threads only: the Cc (default: the last inbound mail's Cc); [] sends none",
+      }),
+    ),
+    bcc: Type.Optional(
+      Type.Array(Type.String({ minLength: 3, maxLength: 254 }), { maxItems: 50, description: 'e-mail threads only: blind copies' }),
+    ),
+    subject: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 998, description: "e-mail threads only (default: `Re: ` and the thread's subject)" }),
+    ),
     mentions: Type.Optional(
       Type.Array(Type.With(IntId, { description: 'a user of the workspace' }), {
         minItems: 1,
@@ -78,6 +90,7 @@ export const repliesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         attachmentIds: request.body.attachmentIds,
         private: request.body.private === true,
         mentions: request.body.mentions,
+        email: { cc: request.body.cc, bcc: request.body.bcc, subject: request.body.subject },
         idempotencyKey: request.headers['idempotency-key'],
       });
       return reply.code(request.body.private === true ? 201 : 202).send(envelope(request, message));

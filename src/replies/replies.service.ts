@@ -2,6 +2,7 @@ import { contentUrl } from '../attachments/attachments.resources.js';
 import { messageResources } from '../attachments/message-attachments.js';
 import { linkAttachments } from '../attachments/reply-attachments.queries.js';
 import type { TenantAuth } from '../auth/auth.js';
+import { isEmailIntegration } from '../channels/email-inbound.js';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
@@ -14,6 +15,7 @@ import { workspaceUserIds } from '../teams/teams.queries.js';
 import { insertTranscriptLines, setMentions } from '../threads/thread-workflow.queries.js';
 import { changeThreadIn } from '../threads/thread-workflow.service.js';
 import { workspaceSettings } from '../workspaces/workspace-settings.js';
+import { checkEmailReplyFields, type EmailReplyFields, emailReplyHeaders } from './email-reply.js';
 import { queueMessage } from './queue-message.js';
 import { findReplyThread } from './replies.queries.js';
 import { checkChannelTakes, checkContent, lockUnusedAttachments } from './reply-attachments.js';
@@ -38,6 +40,8 @@ export interface ReplyRequest {
   private: boolean;
   /** A note's named users (docs/teams.md, "Mentions and notifications"): users of the workspace. */
   mentions?: number[];
+  /** E-mail threads only: the reply's Cc, Bcc and subject (docs/email.md, "Replies"). */
+  email?: EmailReplyFields;
   idempotencyKey: string | undefined;
 }
 
@@ -60,12 +64,13 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
   // A mention tells a colleague; in a reply it would be words sent to the contact.
   if (req.mentions !== undefined && !req.private) throw errors.validation('mentions: only a private note (private: true) names users');
   const mentions = [...new Set(req.mentions ?? [])];
+  const mailFields = Object.fromEntries(Object.entries(req.email ?? {}).filter(([, v]) => v !== undefined)) as EmailReplyFields;
   const what = req.private ? 'note' : req.template ? 'template' : 'reply';
   // A reply with files is told apart by them too; one without keeps the key of before.
   // A note naming users is told apart by them too.
   const content =
-    attachmentIds.length > 0 || mentions.length > 0
-      ? JSON.stringify({ text: req.text ?? '', attachmentIds, ...(mentions.length > 0 ? { mentions } : {}) })
+    attachmentIds.length > 0 || mentions.length > 0 || Object.keys(mailFields).length > 0
+      ? JSON.stringify({ text: req.text ?? '', attachmentIds, ...(mentions.length > 0 ? { mentions } : {}), ...mailFields })
       : (req.text ?? JSON.stringify(req.template));
   const request = {
     space: auth.appId,
@@ -77,6 +82,8 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
     const thread = await findReplyThread(trx, auth, req.threadId);
     if (!thread) throw errors.notFound('thread');
     const now = deps.now();
+    const onEmail = isEmailIntegration(thread.integration_key);
+    checkEmailReplyFields(mailFields, onEmail, req.private);
     if (req.private) {
       // A note branches off here: no send job, no channel check (nothing leaves the service),
       // and the thread's preview stays the conversation's last word with the contact. Its
@@ -153,6 +160,7 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
         template: prepared.template,
         attachmentIds,
         authorId,
+        ...(onEmail ? { email: await emailReplyHeaders(trx, thread.id, mailFields) } : {}),
       },
       now,
     );

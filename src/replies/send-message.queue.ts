@@ -10,6 +10,7 @@ import {
 } from '../connections/connection-credentials.js';
 import { recordSendErrors } from '../connections/connection-health.queries.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
+import type { EmailHeaders } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { defaultQueueOptions, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
@@ -33,11 +34,20 @@ export interface ClaimTiming {
 }
 const CLAIM_TIMING: ClaimTiming = { staleAfterMs: SEND_CLAIM_STALE_MS, refreshMs: SEND_CLAIM_REFRESH_MS };
 
-/** The first line of an inbound e-mail's text is its subject (see the e-mail channel's normaliser). */
-function subjectOf(text: string | null): string | undefined {
-  if (!text) return undefined;
-  const cut = text.indexOf('\n\n');
-  return cut > 0 ? text.slice(0, cut) : undefined;
+/**
+ * The mail a reply answers: its subject and the ids to name (docs/email.md, "Replies"). A mail
+ * stored before messages kept their headers led its text with the subject and a blank line.
+ */
+function replyToOf(ctx: {
+  last_inbound_text: string | null;
+  last_inbound_external_id: string | null;
+  last_inbound_email: EmailHeaders | null;
+}) {
+  const email = ctx.last_inbound_email;
+  if (email) return { subject: email.subject ?? undefined, messageId: email.messageId, references: email.references ?? [] };
+  const text = ctx.last_inbound_text;
+  const cut = text ? text.indexOf('\n\n') : -1;
+  return { subject: cut > 0 ? text!.slice(0, cut) : undefined, messageId: ctx.last_inbound_external_id ?? undefined };
 }
 
 type SendContext = Awaited<ReturnType<typeof findSendContexts>>[number];
@@ -65,7 +75,7 @@ async function sendOne(
         // credentials no attempt can succeed, so the message fails now, unsent.
         if (lacksCredentials(ctx.integration_key, ctx.managed_by, own)) return { outcome: 'failed', error: NO_CREDENTIALS };
         const credentials = providerCredentials(integration, ctx.managed_by, own);
-        const replyTo = { subject: subjectOf(ctx.last_inbound_text), messageId: ctx.last_inbound_external_id ?? undefined };
+        const replyTo = replyToOf(ctx);
         const target = {
           accountId: ctx.external_account_id,
           to: ctx.to!,
@@ -73,6 +83,7 @@ async function sendOne(
           ...(ctx.template == null ? {} : { template: ctx.template }),
           messageId: ctx.id,
           replyTo,
+          ...(ctx.email ? { email: ctx.email } : {}),
           lastInboundAt: ctx.last_inbound_at,
           ...(attachments.length > 0 ? { attachments } : {}),
         };

@@ -8,7 +8,7 @@ import { errors } from '../http/errors.js';
 import { withIdempotency } from '../idempotency/with-idempotency.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
-import { upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
+import { threadKey, upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
 import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { findThread, findThreadViews } from '../threads/threads.queries.js';
 import { threadResource } from '../threads/threads.resources.js';
@@ -92,7 +92,9 @@ export async function startConversation(deps: Deps, req: StartRequest) {
     );
     const contactId = contacts.ids.get(`${req.workspaceId}|${connection.integration_key}|${handle}`)!;
     // The one thread of (connection, contact), whatever its status, as a reply would use it;
-    // the contact's next message reopens a resolved one as usual.
+    // the contact's next message reopens a resolved one as usual. On e-mail that is the
+    // contact's thread of key '' (docs/email.md, "Threads"): the answer names the mail sent and
+    // joins it; a mail naming nothing opens a conversation of its own.
     const threads = await upsertThreads(
       trx,
       [
@@ -108,7 +110,7 @@ export async function startConversation(deps: Deps, req: StartRequest) {
       ],
       now,
     );
-    const thread = threads.get(`${connection.id}|${contactId}`)!;
+    const thread = threads.get(threadKey(connection.id, contactId))!;
     // Read before anything is sent: a thread the caller does not see is refused, and the
     // rollback takes back a contact or thread made for it.
     if (!(await findThread(trx, req.reader, thread.id))) throw errors.notFound('thread');

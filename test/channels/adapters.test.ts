@@ -310,8 +310,18 @@ describe('email', () => {
         externalAccountId: 'support@acme.test',
         externalMessageId: '<CAF=3Dx+8u1Zk2Q@mail.example.org>',
         contact: { externalId: 'dana@example.org', name: 'Dana Whitfield' },
-        text: 'Invoice question\n\nHi, the invoice for October shows two line items for the same order.',
+        // The subject is a header, not the text (docs/email.md).
+        text: 'Hi, the invoice for October shows two line items for the same order.',
         occurredAt: new Date('2026-11-20T08:00:00Z'),
+        email: {
+          messageId: '<CAF=3Dx+8u1Zk2Q@mail.example.org>',
+          inReplyTo: null,
+          from: { email: 'dana@example.org', name: 'Dana Whitfield' },
+          to: [{ email: 'support@acme.test' }],
+          cc: [],
+          subject: 'Invoice question',
+          references: [],
+        },
       },
     ]);
     expect(normalise('email', JSON.parse(fixture('email', 'bounce.json')))).toEqual([

@@ -53,8 +53,18 @@ describe('email.postmark', () => {
         externalAccountId: 'yourhash+samplehash@inbound.postmarkapp.com',
         externalMessageId: '73e6d360-66eb-11e1-8e72-a8904824019b',
         contact: { externalId: 'support@postmarkapp.com', name: 'Postmarkapp Support' },
-        text: 'Test subject\n\nThis is a test text body.',
+        text: 'This is a test text body.',
         occurredAt: new Date('2014-08-01T20:45:32Z'),
+        email: {
+          messageId: '73e6d360-66eb-11e1-8e72-a8904824019b',
+          inReplyTo: null,
+          from: { email: 'support@postmarkapp.com', name: 'Postmarkapp Support' },
+          to: [{ email: 'yourhash+samplehash@inbound.postmarkapp.com', name: 'Firstname Lastname' }],
+          cc: [{ email: 'firstcc@postmarkapp.com', name: 'First Cc' }, { email: 'secondcc@postmarkapp.com' }],
+          subject: 'Test subject',
+          references: [],
+        },
+        html: '<p>This is a test html body.</p>',
         attachments: [{ kind: 'file', contentType: 'text/plain', filename: 'test.txt', source: { from: 'delivery', index: 0 } }],
       },
     ]);
@@ -65,7 +75,14 @@ describe('email.postmark', () => {
     expect(event).toMatchObject({
       externalAccountId: 'support@acme.test',
       externalMessageId: '<CAB7r1Qq=dana-2@mail.example.org>',
-      text: 'Re: Invoice question\n\nThanks, that fixed it!\n\nDana',
+      text: 'Thanks, that fixed it!\n\nDana',
+      quotedText: expect.stringMatching(/^On Fri, Nov 20, 2026 .* wrote:\n> We removed the duplicate line item\./),
+      email: {
+        messageId: '<CAB7r1Qq=dana-2@mail.example.org>',
+        inReplyTo: '<REPLACED_BY_TEST@acme.test>',
+        subject: 'Re: Invoice question',
+        references: ['<CAF=3Dx+8u1Zk2Q@mail.example.org>', '<REPLACED_BY_TEST@acme.test>'],
+      },
       references: [
         '<REPLACED_BY_TEST@acme.test>',
         'REPLACED_BY_TEST@acme.test',
@@ -121,8 +138,19 @@ describe('email.mailgun', () => {
         externalAccountId: 'support@acme.test',
         externalMessageId: '<517ACC75.5010709@example.com>',
         contact: { externalId: 'bob@example.com', name: 'Bob Builder' },
-        text: 'Re: Sample POST request\n\nWarm regards, this is the answer.',
+        text: 'Warm regards, this is the answer.',
         occurredAt: new Date('2026-11-16T10:05:00Z'),
+        email: {
+          messageId: '<517ACC75.5010709@example.com>',
+          inReplyTo: '<outbound-1@acme.test>',
+          from: { email: 'bob@example.com', name: 'Bob Builder' },
+          to: [{ email: 'support@acme.test' }],
+          cc: [],
+          subject: 'Re: Sample POST request',
+          references: ['<outbound-1@acme.test>'],
+        },
+        html: '<p>Warm regards, this is the answer.</p>',
+        quotedText: '--\nBob Builder\n\nOn Mon, Nov 16, 2026 at 10:00 AM Acme <support@acme.test> wrote:\n> Hi Bob, does the parcel fit?',
         references: ['<outbound-1@acme.test>', 'outbound-1@acme.test'],
       },
     ]);
@@ -141,7 +169,7 @@ describe('email.mailgun', () => {
     ]);
     const [event] = adapters['email.mailgun'].normalise(parsed, { verification: 'signed' });
     expect(event).toMatchObject({
-      text: 'Re: Sample POST request\n\nWarm regards, this is the answer.',
+      text: 'Warm regards, this is the answer.',
       attachments: [
         { kind: 'image', contentType: 'image/png', filename: 'photo.png', source: { from: 'delivery', index: 0 } },
         { kind: 'file', contentType: 'application/pdf', filename: 'invoice.pdf', source: { from: 'delivery', index: 1 } },

@@ -93,7 +93,7 @@ describe('e-mail: files inside the delivery', () => {
     ];
     const [event] = normalise('email', body);
     expect(event).toMatchObject({
-      text: 'Invoice question\n\nHi, the invoice for October shows two line items for the same order.',
+      text: 'Hi, the invoice for October shows two line items for the same order.',
       attachments: [
         { kind: 'image', filename: 'photo.png', contentType: 'image/png', source: { from: 'delivery', index: 0 } },
         { kind: 'file', filename: 'notes.txt', contentType: 'text/plain', source: { from: 'delivery', index: 1 } },

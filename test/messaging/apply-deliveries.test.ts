@@ -133,6 +133,9 @@ describe('announcing what changed', () => {
       private: false,
       author_id: null,
       mentions: null,
+      email: null,
+      html: null,
+      quoted_text: null,
     };
     const thread = {
       id: 9,
@@ -148,6 +151,7 @@ describe('announcing what changed', () => {
       last_message_preview: 'hello',
       last_inbound_at: null,
       team_id: null,
+      conversation_key: '',
       created_at: at,
       updated_at: at,
       integration_key: 'sms',
@@ -239,6 +243,7 @@ describe('announcing what changed', () => {
       snoozed_until: null,
       assignee_id: null,
       team_id: null,
+      conversation_key: '',
       labels: [],
       agent_last_seen_at: null,
       last_message_at: at,

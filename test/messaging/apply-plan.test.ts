@@ -5,11 +5,11 @@ import {
   byKey,
   type ContactIds,
   type DeliveryEvents,
-  joinedThreads,
   messageThreads,
   pendingAttachments,
   planBatch,
   type Resolved,
+  threadChoices,
   threadInputs,
   threadTouches,
   unreadCorrections,
@@ -103,12 +103,57 @@ describe('the steps that take the database answers', () => {
       { connectionId: 7, externalId: 'm-a' },
     ]);
     const ids = contactIds(['alice', 100], ['carol', 101]);
-    const joined = joinedThreads(plan, new Map([['7|m-a', { threadId: 50, contactId: 100 }]]), ids);
+    const choices = threadChoices(plan, new Map([['7|m-a', { threadId: 50, contactId: 100 }]]), ids);
     // Alice's reply joins thread 50 and moves it on; Carol gets her own thread.
-    expect(threadInputs(plan, ids, joined, NOW).map((t) => t.contactId)).toEqual([101]);
-    expect(threadTouches(plan, joined, NOW)).toEqual([{ threadId: 50, lastMessageAt: NOW, preview: 'reply' }]);
-    const threads = new Map([['7|101', { id: 60 } as ThreadRow]]);
-    expect(messageThreads(plan, ids, joined, threads)).toEqual([50, 60]);
+    expect(threadInputs(plan, ids, choices, NOW).map((t) => t.contactId)).toEqual([101]);
+    expect(threadTouches(plan, choices.joined, NOW)).toEqual([{ threadId: 50, lastMessageAt: NOW, preview: 'reply' }]);
+    const threads = new Map([['7|101|', { id: 60 } as ThreadRow]]);
+    expect(messageThreads(plan, ids, choices, threads)).toEqual([50, 60]);
+  });
+
+  it('opens a thread per e-mail conversation, and a reply within the batch joins the mail it answers', () => {
+    const mail = (id: string, from: string, references: string[] = []) =>
+      message(id, from, id, {
+        references,
+        email: { messageId: id, inReplyTo: references[0] ?? null, from: { email: from }, to: [], cc: [], subject: 's' },
+      });
+    const plan = planBatch(
+      [
+        delivery('d', [
+          mail('a1', 'alice'),
+          mail('a2', 'alice'),
+          mail('a1-re', 'alice', ['a1']),
+          mail('carol-re', 'carol', ['a2']),
+          message('chat', 'alice', 'not a mail'),
+        ]),
+      ],
+      resolved,
+    );
+    const ids = contactIds(['alice', 100], ['carol', 101]);
+    const choices = threadChoices(plan, new Map(), ids);
+    expect(choices.joined.size).toBe(0);
+    // Two conversations of Alice's, the reply in the first; Carol's reply to Alice's mail opens her own.
+    expect(threadInputs(plan, ids, choices, NOW).map((t) => [t.contactId, t.conversationKey])).toEqual([
+      [100, 'a1'],
+      [100, 'a2'],
+      [100, 'a1'],
+      [101, 'carol-re'],
+      [100, ''],
+    ]);
+    const threads = new Map([
+      ['7|100|a1', { id: 1 } as ThreadRow],
+      ['7|100|a2', { id: 2 } as ThreadRow],
+      ['7|101|carol-re', { id: 3 } as ThreadRow],
+      ['7|100|', { id: 4 } as ThreadRow],
+    ]);
+    expect(messageThreads(plan, ids, choices, threads)).toEqual([1, 2, 1, 3, 4]);
+    // A reply within the batch to a mail that joined a stored thread joins that thread too.
+    const stored = threadChoices(
+      planBatch([delivery('d', [mail('b1', 'alice', ['old']), mail('b2', 'alice', ['b1'])])], resolved),
+      new Map([['7|old', { threadId: 50, contactId: 100 }]]),
+      ids,
+    );
+    expect([...stored.joined.values()]).toEqual([50, 50]);
   });
 
   it('writes attachments pending and counts unread only for the messages the insert stored', () => {
@@ -153,6 +198,7 @@ describe('batchChanges', () => {
     last_message_preview: 'hi',
     last_inbound_at: NOW,
     team_id: null,
+    conversation_key: '',
     created_at: NOW,
     updated_at: NOW,
     created: false,
@@ -169,7 +215,7 @@ describe('batchChanges', () => {
     const changes = batchChanges(
       plan,
       written({
-        threads: new Map([['7|101', snoozed]]),
+        threads: new Map([['7|101|', snoozed]]),
         messages: [inboundRow(1, 60), inboundRow(2, 60)],
         work: { activity: [inboundRow(3, 60)], reopened: [60], assigned: [{ id: 60, assignee_id: 5 }], notifications: [] },
       }),
@@ -186,7 +232,7 @@ describe('batchChanges', () => {
       plan,
       written({
         contactsCreated: [{ id: 101, workspaceId: 3, integrationKey: 'email', externalId: 'carol', name: null }],
-        threads: new Map([['7|101', thread({ created: true, unread_count: 2 })]]),
+        threads: new Map([['7|101|', thread({ created: true, unread_count: 2 })]]),
         openedThreadIds: [60],
         messages: [inboundRow(1, 60)],
         unreadTakenBack: [{ threadId: 60, n: 1 }],

@@ -128,9 +128,17 @@ const inbound: Record<string, (from: string, id: string) => Promise<{ thread_id:
     Object.assign(payload.data, { id, from: { id: from, name: 'Jonas' } });
     return deliver('aggregator', JSON.stringify(payload), 'application/json', id);
   },
-  email(from, id) {
+  async email(from, id) {
+    // An answer names the mail it answers: an e-mail thread is a conversation (docs/email.md).
+    const sent = await ctx.deps.db
+      .selectFrom('messages')
+      .select('external_id')
+      .where('connection_id', '=', email.id)
+      .where('direction', '=', 'outbound')
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
     const payload = JSON.parse(fixture('email', 'inbound.json'));
-    Object.assign(payload.events[0], { messageId: id, to: email.externalAccountId, from: { email: from } });
+    Object.assign(payload.events[0], { messageId: id, to: email.externalAccountId, from: { email: from }, inReplyTo: sent?.external_id });
     return deliver('email', JSON.stringify(payload), 'application/json', id);
   },
 };

@@ -6,6 +6,8 @@ import { useStore } from '../shared/store';
 import { team, wantTeam } from '../shared/team';
 import { AttachButton, FileChips } from './AttachFiles';
 import { draftOf, saveDraft } from './drafts';
+import { EmailFields, mailFields } from './EmailFields';
+import { isEmailThread } from './EmailMessage';
 import { attachFiles, chosenFiles, clearFiles, filesOf, filesPerMessage } from './files';
 import { choicesFor, insertMention, mentionAt, mentionedIn } from './mentions';
 import { TemplatePicker } from './TemplatePicker';
@@ -34,6 +36,7 @@ export function Composer({ thread }: { thread: Thread }) {
   const stored = files.flatMap((f) => (f.state === 'stored' && f.attachment ? [f.attachment.id] : []));
   // Every file must be uploaded (or removed) first, so a reply never goes without one it shows.
   const filesReady = files.every((f) => f.state === 'stored');
+  const mail = isEmailThread(thread.integrationKey);
 
   useEffect(() => {
     setDraft(draftOf(thread.id));
@@ -102,6 +105,7 @@ export function Composer({ thread }: { thread: Thread }) {
         ...(stored.length > 0 ? { attachmentIds: stored } : {}),
         ...(draft.note ? { private: true } : {}),
         ...(mentions.length > 0 ? { mentions } : {}),
+        ...(mail && !draft.note ? mailFields(draft) : {}),
       },
       key,
     );
@@ -251,6 +255,9 @@ export function Composer({ thread }: { thread: Thread }) {
           filesChanged();
         }}
       />
+      {mail && !draft.note && (
+        <EmailFields draft={draft} onChange={(fields) => update({ ...draft, ...fields, idempotencyKey: undefined })} />
+      )}
       <FileChips threadId={thread.id} files={files} onChange={filesChanged} />
       <div class="composer-bar">
         <label class="check">

@@ -10,6 +10,7 @@ import { Attachments } from './Attachments';
 import { Composer } from './Composer';
 import { ContactPanel } from './ContactPanel';
 import { contactName, contacts } from './contacts';
+import { EmailMessage } from './EmailMessage';
 import { splitMentions } from './mentions';
 import { ThreadActions } from './ThreadActions';
 import { visibleThreads } from './threads';
@@ -241,7 +242,11 @@ export function Transcript({ threadId }: { threadId: number }) {
               ) : (
                 <div class="bubble">
                   {m.kind === 'note' && <p class="note-tag">Private note</p>}
-                  {m.text && <p class="text">{m.kind === 'note' ? <NoteText m={m} /> : m.text}</p>}
+                  {m.email ? (
+                    <EmailMessage m={{ ...m, email: m.email }} />
+                  ) : (
+                    m.text && <p class="text">{m.kind === 'note' ? <NoteText m={m} /> : m.text}</p>
+                  )}
                   <Attachments message={m} />
                   <p class="meta">
                     <Author m={m} />

@@ -6,6 +6,9 @@
 export interface Draft {
   text: string;
   note: boolean;
+  /** E-mail threads: Cc and Bcc as typed (comma-separated); an empty Cc keeps the last mail's. */
+  cc?: string;
+  bcc?: string;
   /** Set while a send is under way or failed to reach the service. */
   idempotencyKey?: string;
 }

@@ -1,0 +1,130 @@
+import sanitizeHtml from 'sanitize-html';
+
+/**
+ * An inbound mail's HTML as the console may show it (docs/email.md, "What an agent sees"):
+ * an allowlist of tags and attributes, no script, no form, no frame, styles limited to a list
+ * of properties whose values cannot load anything. Remote images never load by themselves (a
+ * pixel would tell the sender when and where the mail was read): their address moves to
+ * `data-remote-src` and the console puts it back when the agent asks for images. Links open
+ * apart with `rel="noopener noreferrer"`, so the page they open cannot reach back.
+ */
+export function sanitizeMailHtml(html: string): string | undefined {
+  const clean = sanitizeHtml(html, OPTIONS).trim();
+  // A body of markup alone (a tracking pixel, empty tables) says nothing the text does not.
+  if (clean === '' || clean.length > MAX_MAIL_HTML) return undefined;
+  return clean;
+}
+
+/** Above this, a mail's HTML is not kept (its text still is): no reader shows more usefully. */
+export const MAX_MAIL_HTML = 1_000_000;
+
+/** The text of an HTML part, for a mail that has no plain one. */
+export function htmlToText(html: string): string {
+  const blocks = html.replace(/<(br|\/div|\/tr|\/li)\b[^>]*>/gi, '\n$&').replace(/<\/(p|h[1-6])\b[^>]*>/gi, '\n\n$&');
+  return (
+    sanitizeHtml(blocks, {
+      allowedTags: [],
+      allowedAttributes: {},
+      nonTextTags: ['style', 'script', 'textarea', 'option', 'head', 'title'],
+    })
+      .replace(/&nbsp;/g, ' ')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      // Last, so `&amp;lt;` reads as the text `&lt;` it is.
+      .replace(/&amp;/g, '&')
+      .replace(/[ \t]+\n/g, '\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim()
+  );
+}
+
+/** A style value that names no resource and runs nothing: no url(), expression(), or escapes. */
+const PLAIN_VALUE = /^(?!.*(url|expression|image-set|var)\s*\()(?!.*[\\@<>])[#%.,()\s\w-]*$/i;
+
+const STYLE_PROPERTIES = [
+  'color',
+  'background-color',
+  'font-family',
+  'font-size',
+  'font-style',
+  'font-weight',
+  'line-height',
+  'letter-spacing',
+  'text-align',
+  'text-decoration',
+  'text-indent',
+  'text-transform',
+  'vertical-align',
+  'white-space',
+  'width',
+  'max-width',
+  'min-width',
+  'height',
+  'margin',
+  'margin-top',
+  'margin-right',
+  'margin-bottom',
+  'margin-left',
+  'padding',
+  'padding-top',
+  'padding-right',
+  'padding-bottom',
+  'padding-left',
+  'border',
+  'border-top',
+  'border-right',
+  'border-bottom',
+  'border-left',
+  'border-color',
+  'border-style',
+  'border-width',
+  'border-collapse',
+  'border-radius',
+  'display',
+  'list-style-type',
+];
+
+const OPTIONS: sanitizeHtml.IOptions = {
+  allowedTags: [
+    ...sanitizeHtml.defaults.allowedTags,
+    'img',
+    'font',
+    'center',
+    'span',
+    'del',
+    'ins',
+    'u',
+    's',
+    'sub',
+    'sup',
+    'small',
+    'big',
+  ],
+  // Everything outside the list goes with its content where the content is code or a page.
+  nonTextTags: ['style', 'script', 'textarea', 'option', 'noscript', 'head', 'title', 'iframe', 'object', 'embed', 'svg', 'math'],
+  allowedAttributes: {
+    '*': ['style', 'dir', 'lang', 'title', 'align', 'valign', 'width', 'height', 'bgcolor', 'color'],
+    a: ['href', 'name', 'target', 'rel'],
+    img: ['src', 'alt', 'data-remote-src'],
+    td: ['colspan', 'rowspan'],
+    th: ['colspan', 'rowspan'],
+    table: ['border', 'cellpadding', 'cellspacing'],
+    font: ['face', 'size'],
+    ol: ['start', 'type'],
+  },
+  allowedStyles: { '*': Object.fromEntries(STYLE_PROPERTIES.map((p) => [p, [PLAIN_VALUE]])) },
+  allowedSchemes: ['http', 'https', 'mailto', 'tel'],
+  allowedSchemesByTag: { img: ['http', 'https', 'cid', 'data'] },
+  allowProtocolRelative: false,
+  transformTags: {
+    a: (tagName, attribs) => ({ tagName, attribs: { ...attribs, target: '_blank', rel: 'noopener noreferrer' } }),
+    img: (tagName, attribs) => {
+      const { src, 'data-remote-src': _ignored, ...rest } = attribs;
+      if (src && /^\s*(https?:)?\/\//i.test(src)) return { tagName, attribs: { ...rest, 'data-remote-src': src } };
+      // A data: image is inline already; cid: names a part of the mail, shown among its files.
+      return { tagName, attribs: src && /^\s*data:image\//i.test(src) ? { ...rest, src } : rest };
+    },
+  },
+};

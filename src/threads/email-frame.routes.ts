@@ -1,0 +1,117 @@
+import { hkdfSync } from 'node:crypto';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireAuth, tenantOf } from '../auth/auth.js';
+import { hmacSha256, safeEqual } from '../crypto/hmac.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
+import { BigId } from '../http/ids.js';
+import { Envelope } from '../http/schemas.js';
+import { visibleThreads } from './visibility.js';
+
+/** How long a frame link works: long enough to open the thread, short enough to leak little. */
+const FRAME_LINK_SECONDS = 300;
+
+const frameKey = (secretKey: Buffer) => Buffer.from(hkdfSync('sha256', secretKey, Buffer.alloc(0), 'inbox e-mail frame links', 32));
+const signature = (key: Buffer, id: number, expires: number) => hmacSha256(key, `${id}.${expires}`).toString('hex');
+
+/**
+ * The policy of a mail's frame (docs/email.md, "What an agent sees"): a sandbox without
+ * scripts or same-origin, nothing loaded but inline styles and inline images, and remote
+ * images (`images=1`) only after the agent asked for them; framed by the console only.
+ */
+export function frameCsp(images: boolean): string {
+  return [
+    'sandbox allow-popups allow-popups-to-escape-sandbox',
+    "default-src 'none'",
+    `img-src data:${images ? ' https: http:' : ''}`,
+    "style-src 'unsafe-inline'",
+    'font-src data:',
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'self'",
+  ].join('; ');
+}
+
+const FRAME_STYLE =
+  'body{font:14px/1.45 system-ui,sans-serif;margin:8px;color:#1d2230;overflow-wrap:anywhere}img{max-width:100%;height:auto}';
+
+/**
+ * An e-mail's sanitized HTML as a page of its own, for the console's frame: its own CSP rather
+ * than the console's (a srcdoc frame would inherit the console's, which allows neither the
+ * mail's inline styles nor, after a click, its remote images). The frame cannot send the
+ * agent's token, so the console asks for a link signed for five minutes.
+ */
+export const emailFrameRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  const key = frameKey(deps.secretKey);
+  const params = Type.Object({ id: Type.With(BigId, { description: 'the message id' }) });
+
+  app.post(
+    '/messages/:id/html-link',
+    {
+      preValidation: requireAuth(deps),
+      schema: {
+        summary: "A link to an e-mail message's HTML",
+        description:
+          'For a frame: the sanitized HTML served with its own `content-security-policy` (a sandbox, no script, remote images only with `images=1`), without a credential for 5 minutes. A message without HTML, or one the caller does not see → 404.',
+        params,
+        response: { 200: Envelope(Type.Object({ url: Type.String(), expiresAt: Type.String() })) },
+      },
+    },
+    async (request) => {
+      const reader = tenantOf(request);
+      const row = await deps.db
+        .selectFrom('messages')
+        .innerJoin('threads', 'threads.id', 'messages.thread_id')
+        .select('messages.id')
+        .where('messages.id', '=', request.params.id)
+        .where('messages.workspace_id', '=', reader.workspaceId)
+        .where('messages.html', 'is not', null)
+        .where(visibleThreads(reader))
+        .executeTakeFirst();
+      if (!row) throw errors.notFound('message');
+      const expires = Math.floor(deps.now().getTime() / 1000) + FRAME_LINK_SECONDS;
+      const url = `${deps.config.publicUrl}/v1/messages/${row.id}/html?expires=${expires}&signature=${signature(key, row.id, expires)}`;
+      return envelope(request, { url, expiresAt: new Date(expires * 1000).toISOString() });
+    },
+  );
+
+  app.get(
+    '/messages/:id/html',
+    {
+      schema: {
+        summary: "An e-mail message's HTML, for a frame",
+        description: 'By a link from `POST /v1/messages/:id/html-link`; `images=1` lets remote images load. Wrong or expired → 401.',
+        params,
+        querystring: Type.Object({
+          expires: Type.String({ description: 'unix seconds, from the link' }),
+          signature: Type.String({ description: 'from the link' }),
+          images: Type.Optional(Type.Literal('1', { description: '1: remote images load' })),
+        }),
+        response: {
+          200: { description: 'the page', content: { 'text/html': { schema: Type.String() } } },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const { expires, signature: given, images } = request.query;
+      const at = /^\d{1,15}$/.test(expires) ? Number(expires) : Number.NaN;
+      if (!Number.isSafeInteger(at) || at * 1000 <= deps.now().getTime() || !safeEqual(given, signature(key, id, at)))
+        throw errors.unauthorized('this link is wrong or has expired');
+      const row = await deps.db.selectFrom('messages').select('html').where('id', '=', id).executeTakeFirst();
+      if (!row?.html) throw errors.notFound('message');
+      const page = `<!doctype html><html><head><meta charset="utf-8"><base target="_blank"><style>${FRAME_STYLE}</style></head><body>${
+        images ? row.html.replace(/\sdata-remote-src=/g, ' src=') : row.html
+      }</body></html>`;
+      return reply
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('content-security-policy', frameCsp(images === '1'))
+        .header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', 'no-referrer')
+        .header('cache-control', 'private, no-store')
+        .send(page);
+    },
+  );
+};

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { htmlToText, MAX_MAIL_HTML, sanitizeMailHtml } from '../../src/channels/email-html.js';
+import { inboundMailEvent } from '../../src/channels/email-inbound.js';
+
+describe('an inbound mail HTML part', () => {
+  it('keeps allowed styles and drops every property or value that could load or run something', () => {
+    const clean = sanitizeMailHtml(
+      '<div style="color:#333;background:url(https://t.test/x);width:expression(alert(1));font-weight:bold;position:fixed">hi</div>',
+    );
+    expect(clean).toBe('<div style="color:#333;font-weight:bold">hi</div>');
+  });
+
+  it('holds back protocol-relative images, keeps data: images, and drops a forged data-remote-src of a data: image', () => {
+    expect(sanitizeMailHtml('<img src="//t.test/p.gif">')).toBe('<img data-remote-src="//t.test/p.gif" />');
+    expect(sanitizeMailHtml('<img src="data:image/png;base64,iVBORw0KGgo=">')).toBe('<img src="data:image/png;base64,iVBORw0KGgo=" />');
+    expect(sanitizeMailHtml('<img src="javascript:alert(1)">')).toBe('<img />');
+  });
+
+  it('keeps no HTML that shows nothing, nor more than the limit', () => {
+    expect(sanitizeMailHtml('<script>alert(1)</script><style>p{}</style>')).toBeUndefined();
+    expect(sanitizeMailHtml(`<p>${'x'.repeat(MAX_MAIL_HTML)}</p>`)).toBeUndefined();
+  });
+
+  it('gives a mail without a plain part the text of its HTML, entities read once', () => {
+    expect(htmlToText('<p>Fish &amp;amp; chips &lt;3</p><p>Line<br>break</p><script>x()</script>')).toBe(
+      'Fish &amp; chips <3\n\nLine\nbreak',
+    );
+    const event = inboundMailEvent({
+      to: 'help@x.test',
+      messageId: '<h@x.test>',
+      from: { email: 'a@x.test' },
+      body: '',
+      html: '<p>Only HTML here.</p>',
+    });
+    expect(event.text).toBe('Only HTML here.');
+    expect(event.html).toBe('<p>Only HTML here.</p>');
+  });
+});

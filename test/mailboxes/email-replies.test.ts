@@ -1,0 +1,140 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { type FakeSmtp, startSmtpServer } from '../../harness/smtp.js';
+import { useTestContext } from '../helpers/app.js';
+import { makeConnection, makeTenant } from '../helpers/factories.js';
+import { waitFor } from '../helpers/webhooks.js';
+
+const MAIL_SECRET = 'neutral-mail-secret-0456';
+const smtp: FakeSmtp = await startSmtpServer();
+afterAll(() => smtp.close());
+const ctx = await useTestContext({
+  workers: true,
+  env: {
+    INBOX_ALLOW_PRIVATE_SMTP: 'true',
+    INBOX_INTEGRATIONS: JSON.stringify({ email: { webhookSecret: MAIL_SECRET }, sms: { webhookSecret: 'sms-secret-0123456789' } }),
+  },
+});
+const tenant = await makeTenant(ctx.deps);
+const ws = tenant.workspace.id;
+const db = ctx.deps.db;
+await makeConnection(ctx.deps, ws, { integrationKey: 'email', externalAccountId: 'help@replies.test', credentials: { smtpUrl: smtp.url } });
+
+const inbound = async (payload: Record<string, unknown>) => {
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/webhooks/email',
+    headers: { 'content-type': 'application/json', 'x-vendor-auth': MAIL_SECRET },
+    payload: { type: 'inbound', to: 'help@replies.test', text: 'Hello', ...payload },
+  });
+  expect(res.statusCode).toBe(200);
+  return waitFor(
+    () =>
+      db
+        .selectFrom('messages')
+        .selectAll()
+        .where('external_id', '=', payload.messageId as string)
+        .executeTakeFirst(),
+    `message ${payload.messageId}`,
+  );
+};
+const reply = (threadId: number, payload: Record<string, unknown>) =>
+  ctx.app.inject({ method: 'POST', url: `/v1/threads/${threadId}/messages`, headers: tenant.headers, payload });
+const sent = (id: number) =>
+  waitFor(
+    () => db.selectFrom('messages').selectAll().where('id', '=', id).where('status', '=', 'sent').executeTakeFirst(),
+    `message ${id} sent`,
+  );
+
+describe('replies on e-mail threads', () => {
+  it('answer the last mail: threading headers, Re: subject, our Message-ID, its Cc kept, plain and HTML', async () => {
+    const first = await inbound({
+      messageId: '<q1@ada.test>',
+      from: { email: 'ada@ada.test', name: 'Ada' },
+      subject: 'Where is my parcel?',
+      cc: [{ email: 'bo@ada.test' }, { email: 'help@replies.test' }],
+      references: ['<older@ada.test>'],
+    });
+    const res = await reply(first.thread_id, { text: 'It left today.\n\nTracking follows.' });
+    expect(res.statusCode, res.body).toBe(202);
+    const queued = res.json().data;
+    // Decided when queued, so a retry sends the very same mail.
+    expect(queued.email).toMatchObject({
+      inReplyTo: '<q1@ada.test>',
+      from: { email: 'help@replies.test' },
+      to: [{ email: 'ada@ada.test' }],
+      cc: [{ email: 'bo@ada.test' }],
+      subject: 'Re: Where is my parcel?',
+    });
+    expect(queued.email.messageId).toMatch(/^<[0-9a-f-]{36}@replies\.test>$/);
+    const row = await sent(queued.id);
+    expect(row.external_id).toBe(queued.email.messageId);
+
+    const mail = smtp.mails.at(-1)!;
+    expect(mail.mail.messageId).toBe(queued.email.messageId);
+    expect(mail.mail.inReplyTo).toBe('<q1@ada.test>');
+    expect(mail.mail.references).toEqual(['<older@ada.test>', '<q1@ada.test>']);
+    expect(mail.mail.subject).toBe('Re: Where is my parcel?');
+    expect(mail.to.sort()).toEqual(['ada@ada.test', 'bo@ada.test']);
+    expect(mail.mail.text?.trim()).toBe('It left today.\n\nTracking follows.');
+    expect(mail.mail.html).toContain('<p>It left today.</p><p>Tracking follows.</p>');
+
+    // Ada's answer to our reply joins the thread.
+    const answer = await inbound({
+      messageId: '<q2@ada.test>',
+      from: { email: 'ada@ada.test' },
+      subject: 'Re: x',
+      inReplyTo: row.external_id,
+    });
+    expect(answer.thread_id).toBe(first.thread_id);
+  });
+
+  it('takes cc, bcc and subject; Bcc reaches its address and never shows in the headers', async () => {
+    const first = await inbound({
+      messageId: '<c1@cy.test>',
+      from: { email: 'cy@cy.test' },
+      subject: 'Refund',
+      cc: [{ email: 'dee@cy.test' }],
+    });
+    const res = await reply(first.thread_id, { text: 'Done.', cc: [], bcc: ['Audit@Acme.test'], subject: 'Your refund' });
+    expect(res.statusCode, res.body).toBe(202);
+    await sent(res.json().data.id);
+    const mail = smtp.mails.at(-1)!;
+    expect(mail.mail.subject).toBe('Your refund');
+    expect(mail.mail.cc).toBeUndefined();
+    expect(mail.mail.bcc).toBeUndefined();
+    expect(mail.mail.headers.has('bcc')).toBe(false);
+    expect(mail.to.sort()).toEqual(['audit@acme.test', 'cy@cy.test']);
+    expect(res.json().data.email).toMatchObject({ cc: [], bcc: [{ email: 'audit@acme.test' }], subject: 'Your refund' });
+  });
+
+  it('refuses cc/bcc/subject off e-mail threads, on notes, and addresses that are none', async () => {
+    const first = await inbound({ messageId: '<r1@ed.test>', from: { email: 'ed@ed.test' }, subject: 'Hi' });
+    const bad = await reply(first.thread_id, { text: 'x', cc: ['not an address'] });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().error.code).toBe('validation_failed');
+    const note = await reply(first.thread_id, { text: 'x', private: true, bcc: ['a@b.test'] });
+    expect(note.statusCode).toBe(422);
+    const sms = await makeConnection(ctx.deps, ws, { integrationKey: 'sms', externalAccountId: '+14155550100' });
+    const thread = await db
+      .insertInto('threads')
+      .values({
+        workspace_id: ws,
+        connection_id: sms.id,
+        contact_id: (await db.insertInto('contacts').values({ workspace_id: ws }).returning('id').executeTakeFirstOrThrow()).id,
+        last_message_preview: null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const off = await reply(thread.id, { text: 'x', subject: 'Hello' });
+    expect(off.statusCode).toBe(422);
+    expect(off.json().error.message).toMatch(/e-mail thread/);
+    expect(
+      await db
+        .selectFrom('messages')
+        .select('id')
+        .where('thread_id', 'in', [first.thread_id, thread.id])
+        .where('direction', '=', 'outbound')
+        .execute(),
+    ).toEqual([]);
+  });
+});
