@@ -1,13 +1,13 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { upsertThreads } from '../../src/messaging/messaging.queries.js';
+import { threadKey, upsertThreads } from '../../src/messaging/messaging.queries.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 
 const ctx = await useTestContext();
 
 describe('the indexes of threads', () => {
-  it('keep one thread per connection and contact, and find a contact’s threads, with one index', async () => {
+  it('keep one thread per connection, contact and conversation, and find a contact’s threads, with one index', async () => {
     const tenant = await makeTenant(ctx.deps);
     const a = await makeConnection(ctx.deps, tenant.workspace.id);
     const b = await makeConnection(ctx.deps, tenant.workspace.id);
@@ -28,8 +28,8 @@ describe('the indexes of threads', () => {
     });
     const first = await upsertThreads(ctx.deps.db, [input(a.id), input(b.id)], at);
     const again = await upsertThreads(ctx.deps.db, [input(a.id)], at);
-    expect(again.get(`${a.id}|${contact.id}`)).toMatchObject({
-      id: first.get(`${a.id}|${contact.id}`)!.id,
+    expect(again.get(threadKey(a.id, contact.id))).toMatchObject({
+      id: first.get(threadKey(a.id, contact.id))!.id,
       created: false,
       unread_count: 2,
     });
@@ -38,7 +38,7 @@ describe('the indexes of threads', () => {
         .insertInto('threads')
         .values({ workspace_id: tenant.workspace.id, connection_id: b.id, contact_id: contact.id })
         .execute(),
-    ).rejects.toThrow(/threads_pair_key/);
+    ).rejects.toThrow(/threads_conversation_key/);
 
     // Every inbound message updates its thread outside HOT, writing an entry in each of the
     // table's indexes: the unique pair leads with the contact, so it also serves the reads by
@@ -47,8 +47,10 @@ describe('the indexes of threads', () => {
       SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'threads' AND indexdef LIKE '%(contact_id%'`.execute(ctx.deps.db);
     expect(indexes).toEqual([
       {
-        indexname: 'threads_pair_key',
-        indexdef: expect.stringContaining('UNIQUE INDEX threads_pair_key ON public.threads USING btree (contact_id, connection_id)'),
+        indexname: 'threads_conversation_key',
+        indexdef: expect.stringContaining(
+          'UNIQUE INDEX threads_conversation_key ON public.threads USING btree (contact_id, connection_id, conversation_key)',
+        ),
       },
     ]);
     const plan = await ctx.deps.db.transaction().execute(async (trx) => {
@@ -56,6 +58,6 @@ describe('the indexes of threads', () => {
       const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN SELECT id FROM threads WHERE contact_id = ${contact.id}`.execute(trx);
       return rows.map((r) => r['QUERY PLAN']).join('\n');
     });
-    expect(plan).toContain('threads_pair_key');
+    expect(plan).toContain('threads_conversation_key');
   });
 });
