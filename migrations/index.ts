@@ -31,6 +31,7 @@ import * as m0033 from './0033_notifications.js';
 import * as m0035 from './0035_account_tokens.js';
 import * as m0036 from './0036_threads_labels_index_dropped.js';
 import * as m0037 from './0037_search_vector_deferred.js';
+import * as m0043 from './0043_sla.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -69,4 +70,5 @@ export const migrations: Record<string, Migration> = {
   '0035_account_tokens': m0035,
   '0036_threads_labels_index_dropped': m0036,
   '0037_search_vector_deferred': m0037,
+  '0043_sla': m0043,
 };

@@ -150,8 +150,12 @@ export function tenantClient(initial: ClientOptions) {
 
     // ---- conversations ----
     /** Most recently active first; the filters combine (docs/conversations.md). */
-    threads: ({ status, ...query }: ListQuery & ThreadFilters = {}) =>
-      client.all<Thread>('/v1/threads', { ...query, status: Array.isArray(status) ? status.join(',') : status }),
+    threads: ({ status, priority, ...query }: ListQuery & ThreadFilters = {}) =>
+      client.all<Thread>('/v1/threads', {
+        ...query,
+        status: Array.isArray(status) ? status.join(',') : status,
+        priority: Array.isArray(priority) ? priority.join(',') : priority,
+      }),
     thread: (threadId: number) => get<Thread>(`/v1/threads/${id(threadId)}`),
     /** Status (with a snooze's end), assignee, labels: at least one field. */
     updateThread: (threadId: number, patch: ThreadPatch) => send<Thread>('PATCH', `/v1/threads/${id(threadId)}`, patch),

@@ -25,6 +25,10 @@ export interface Thread {
   /** The team the thread belongs to (docs/teams.md); null = none. */
   teamId: number | null;
   labels: string[];
+  /** How urgent the thread is; SLA policies may match it. */
+  priority: ThreadPriority;
+  /** The SLA of the thread's current opening; null without a policy (docs/sla.md). */
+  sla: ThreadSla | null;
   /** Inbound messages that arrived since `agentLastSeenAt`. */
   unreadCount: number;
   /** When an agent last read the thread (`markThreadRead`). */
@@ -39,6 +43,20 @@ export interface Thread {
   createdAt: Timestamp;
 }
 
+export type ThreadPriority = 'low' | 'normal' | 'high' | 'urgent';
+export type SlaTarget = 'firstResponse' | 'nextResponse' | 'resolution';
+
+/** A thread's SLA clocks: each due time is null once met, or when the policy sets no such target. */
+export interface ThreadSla {
+  policyId: number;
+  firstResponseDueAt: Timestamp | null;
+  /** Running from a contact message that follows a reply. */
+  nextResponseDueAt: Timestamp | null;
+  resolutionDueAt: Timestamp | null;
+  status: 'ok' | 'warning' | 'breached';
+  breaches: { target: SlaTarget; dueAt: Timestamp; breachedAt: Timestamp }[];
+}
+
 /** `PATCH /v1/threads/:id`: at least one field (docs/conversations.md). */
 export interface ThreadPatch {
   /** `snoozed` needs a future `snoozedUntil`. */
@@ -51,6 +69,8 @@ export interface ThreadPatch {
   teamId?: number | null;
   /** The whole set: at most 20, each 1–50 of a-z 0-9 - _ : (lower-cased by the service). */
   labels?: string[];
+  /** SLA policies may match it (docs/sla.md). */
+  priority?: ThreadPriority;
 }
 
 /** `GET /v1/threads` filters; absent ones do not filter, given ones combine. */
@@ -65,6 +85,12 @@ export interface ThreadFilters {
   label?: string;
   /** A team's id, or `none` (threads of no team). */
   teamId?: number | 'none';
+  /** One priority, or several (sent as a comma list). */
+  priority?: ThreadPriority | ThreadPriority[];
+  /** Only threads whose SLA has this status (docs/sla.md). */
+  slaStatus?: 'ok' | 'warning' | 'breached';
+  /** `sla`: the nearest SLA due time first, only threads with a clock running. */
+  sort?: 'sla';
 }
 
 /** `GET /v1/labels`: a label used on the workspace's threads. */
@@ -579,8 +605,8 @@ export interface Team {
   memberIds: number[];
   /** Whether the team's threads are routed to its online members under their cap. */
   autoAssign: boolean;
-  /** The team's own business hours: null until business hours exist. */
-  businessHours: null;
+  /** The team's own business hours, which win over the workspace's for its threads; null = the workspace's. */
+  businessHours: BusinessHours | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
 }
@@ -590,6 +616,7 @@ export interface TeamCreate {
   name: string;
   description?: string | null;
   autoAssign?: boolean;
+  businessHours?: BusinessHours | null;
 }
 
 /** `PATCH /v1/teams/:id` (an admin): at least one field; `description: null` clears it. */
@@ -597,6 +624,7 @@ export interface TeamPatch {
   name?: string;
   description?: string | null;
   autoAssign?: boolean;
+  businessHours?: BusinessHours | null;
 }
 
 /** `PUT /v1/teams/:id/members` (an admin): the whole list, replacing the previous one. */
@@ -605,9 +633,21 @@ export interface TeamMembers {
 }
 
 /** `GET /v1/workspace`: the caller's workspace and its settings (docs/teams.md). */
+/**
+ * When a workspace or team works (docs/sla.md): intervals of local time per weekday ("HH:MM";
+ * an end may be "24:00"), in an IANA zone, and whole-day holidays ("YYYY-MM-DD").
+ */
+export interface BusinessHours {
+  timezone: string;
+  weekly: Record<'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun', string[][]>;
+  holidays: string[];
+}
+
 export interface WorkspaceSettings {
   id: number;
   name: string;
+  /** When business-hours SLA clocks run and away replies stay quiet; null = always open. */
+  businessHours: BusinessHours | null;
   /** A user's reply on an unassigned thread assigns it to them. */
   assignOnReply: boolean;
   /** Users without the admin role see only their teams' threads, threads of no team, and their own. */
@@ -617,6 +657,7 @@ export interface WorkspaceSettings {
 /** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
 export interface WorkspaceSettingsPatch {
   name?: string;
+  businessHours?: BusinessHours | null;
   assignOnReply?: boolean;
   restrictAgentsToTeams?: boolean;
 }

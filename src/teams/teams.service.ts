@@ -1,6 +1,7 @@
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
+import { type BusinessHours, checkBusinessHours } from '../sla/business-hours.js';
 import { routeWaiting } from '../threads/routing.js';
 import {
   findTeam,
@@ -36,15 +37,17 @@ export async function getTeam(deps: Pick<Deps, 'db'>, workspaceId: number, id: n
 export async function createTeam(
   deps: Deps,
   workspaceId: number,
-  input: { name: string; description?: string | null; autoAssign?: boolean },
+  input: { name: string; description?: string | null; autoAssign?: boolean; businessHours?: BusinessHours | null },
 ) {
   const name = teamName(input.name);
+  const businessHours = input.businessHours ? checkBusinessHours(input.businessHours) : null;
   if (await findTeamByName(deps.db, workspaceId, name)) throw taken(name);
   const row = await insertTeam(deps.db, {
     workspaceId,
     name,
     description: input.description ?? null,
     autoAssign: input.autoAssign ?? false,
+    businessHours,
     at: deps.now(),
   });
   return teamResource(row, []);
@@ -55,9 +58,10 @@ export async function changeTeam(
   deps: Deps,
   workspaceId: number,
   id: number,
-  patch: { name?: string; description?: string | null; autoAssign?: boolean },
+  patch: { name?: string; description?: string | null; autoAssign?: boolean; businessHours?: BusinessHours | null },
 ) {
   const name = patch.name === undefined ? undefined : teamName(patch.name);
+  const businessHours = patch.businessHours ? checkBusinessHours(patch.businessHours) : patch.businessHours;
   if (name !== undefined) {
     const holder = await findTeamByName(deps.db, workspaceId, name);
     if (holder && holder.id !== id) throw taken(name);
@@ -68,6 +72,7 @@ export async function changeTeam(
       ...(name !== undefined ? { name } : {}),
       ...(patch.description !== undefined ? { description: patch.description } : {}),
       ...(patch.autoAssign !== undefined ? { auto_assign: patch.autoAssign } : {}),
+      ...(businessHours !== undefined ? { business_hours: businessHours === null ? null : JSON.stringify(businessHours) } : {}),
       updated_at: now,
     });
     if (!row) throw errors.notFound('team');

@@ -3,6 +3,7 @@ import { type Static, type TSchema, Type } from 'typebox';
 import type { Executor } from '../db/database.js';
 import type { WorkspacesTable } from '../db/types.js';
 import { errors } from '../http/errors.js';
+import { BusinessHoursSetting, checkBusinessHours } from '../sla/business-hours.js';
 import { findWorkspace, updateWorkspaceSettings } from './workspaces.queries.js';
 
 const setting = <T extends TSchema>(schema: T, fallback: Static<T>) => ({ schema, fallback });
@@ -13,6 +14,12 @@ const setting = <T extends TSchema>(schema: T, fallback: Static<T>) => ({ schema
  * `workspaces.settings`, only once set; an absent one reads as its default.
  */
 export const WORKSPACE_SETTINGS = {
+  businessHours: setting(
+    Type.With(BusinessHoursSetting, {
+      description: 'when business-hours SLA clocks run and away replies stay quiet; null = always open (docs/sla.md)',
+    }),
+    null,
+  ),
   assignOnReply: setting(Type.Boolean({ description: "a user's reply on an unassigned thread assigns it to them" }), true),
   restrictAgentsToTeams: setting(
     Type.Boolean({
@@ -60,6 +67,7 @@ export async function workspaceSettings(db: Executor, workspaceId: number): Prom
 /** `PATCH /v1/workspace`: only the fields given change; the others keep their value. */
 export async function changeWorkspaceSettings(deps: { db: Executor }, workspaceId: number, patch: Static<typeof WorkspaceSettingsPatch>) {
   const { name, ...settings } = patch;
+  if (settings.businessHours) settings.businessHours = checkBusinessHours(settings.businessHours);
   const row = await updateWorkspaceSettings(deps.db, workspaceId, { name, settings });
   if (!row) throw errors.notFound('workspace');
   return settingsResource(row);

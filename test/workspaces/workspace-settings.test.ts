@@ -15,14 +15,14 @@ describe('/v1/workspace', () => {
     const tenant = await makeTenant(ctx.deps, { name: 'Acme' });
     const agent = await signedInUser(ctx.app, ctx, tenant.workspace.id, { roles: ['agent'] });
     const readKey = await makeTenant(ctx.deps, { scopes: ['read'] });
-    const expected = { id: tenant.workspace.id, name: 'Acme', assignOnReply: true, restrictAgentsToTeams: false };
+    const expected = { id: tenant.workspace.id, name: 'Acme', businessHours: null, assignOnReply: true, restrictAgentsToTeams: false };
     for (const headers of [tenant.headers, agent.headers]) {
       const res = await call('GET', headers);
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().data).toEqual(expected);
     }
     expect((await call('GET', readKey.headers)).json().data.id).toBe(readKey.workspace.id);
-    expect(Object.keys(WORKSPACE_SETTINGS).sort()).toEqual(['assignOnReply', 'restrictAgentsToTeams']);
+    expect(Object.keys(WORKSPACE_SETTINGS).sort()).toEqual(['assignOnReply', 'businessHours', 'restrictAgentsToTeams']);
   });
 
   it('lets admins change only the fields given; agents and write keys get 403', async () => {
@@ -35,9 +35,21 @@ describe('/v1/workspace', () => {
 
     const first = await call('PATCH', admin.headers, { assignOnReply: false });
     expect(first.statusCode, first.body).toBe(200);
-    expect(first.json().data).toEqual({ id: tenant.workspace.id, name: 'Before', assignOnReply: false, restrictAgentsToTeams: false });
+    expect(first.json().data).toEqual({
+      id: tenant.workspace.id,
+      name: 'Before',
+      businessHours: null,
+      assignOnReply: false,
+      restrictAgentsToTeams: false,
+    });
     const second = await call('PATCH', tenant.headers, { name: 'After', restrictAgentsToTeams: true });
-    expect(second.json().data).toEqual({ id: tenant.workspace.id, name: 'After', assignOnReply: false, restrictAgentsToTeams: true });
+    expect(second.json().data).toEqual({
+      id: tenant.workspace.id,
+      name: 'After',
+      businessHours: null,
+      assignOnReply: false,
+      restrictAgentsToTeams: true,
+    });
     expect((await call('GET', agent.headers)).json().data).toEqual(second.json().data);
     // Another workspace keeps its defaults.
     expect((await call('GET', writeKey.headers)).json().data).toMatchObject({ assignOnReply: true, restrictAgentsToTeams: false });
