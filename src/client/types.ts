@@ -206,6 +206,8 @@ export interface Connection {
   managedBy: 'operator' | 'workspace';
   /** The team new threads on the connection start in; null = none. */
   teamId: number | null;
+  /** Answers a contact whose message opens a thread outside business hours, once per 12 h; null = off. */
+  awayMessage: string | null;
   createdAt: Timestamp;
 }
 
@@ -245,6 +247,8 @@ export interface ConnectionPatch {
   businessAccountId?: string | null;
   /** A team of the workspace new threads start in; null: none. */
   teamId?: number | null;
+  /** Sent outside business hours (docs/sla.md); null turns it off. */
+  awayMessage?: string | null;
 }
 
 /**
@@ -491,6 +495,8 @@ export type WebhookEventFilter =
   | 'contact.created'
   | 'contact.updated'
   | 'contact.merged'
+  | 'sla.warning'
+  | 'sla.breached'
   | 'webhook_inbox.dead_lettered'
   | '*';
 export type SignatureScheme = 'service' | 'standard';

@@ -22,6 +22,7 @@ const COLUMNS = [
   'templates_sync_error',
   'managed_by',
   'team_id',
+  'away_message',
   'created_at',
 ] as const;
 const hasCredentials = sql<boolean>`credentials_sealed IS NOT NULL`.as('has_credentials');
@@ -84,6 +85,7 @@ export async function updateConnection(
     autoAssign?: boolean;
     businessAccountId?: string | null;
     teamId?: number | null;
+    awayMessage?: string | null;
   },
 ): Promise<ConnectionRow | undefined> {
   return db
@@ -95,6 +97,7 @@ export async function updateConnection(
       auto_assign: patch.autoAssign,
       business_account_id: patch.businessAccountId,
       team_id: patch.teamId,
+      away_message: patch.awayMessage,
     })
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)

@@ -53,6 +53,11 @@ export const ConnectionResource = Type.Object(
         "who made it: `operator` (engage route, CLI) may fall back on the deployment's INBOX_INTEGRATIONS credentials; `workspace` (POST /v1/connections) sends only with its own",
     }),
     teamId: Nullable(Type.Integer({ description: 'the team new threads on the connection start in; null = none' })),
+    awayMessage: Nullable(
+      Type.String({
+        description: 'answers a contact whose message opens a thread outside business hours, once per 12 h; null = off (docs/sla.md)',
+      }),
+    ),
     createdAt: Timestamp,
   },
   { title: 'Connection' },
@@ -88,6 +93,9 @@ export const ConnectionPatch = Type.Object(
     autoAssign: Type.Optional(AutoAssign),
     businessAccountId: Type.Optional(Nullable(BusinessAccountId)),
     teamId: Type.Optional(Nullable(ConnectionTeamId)),
+    awayMessage: Type.Optional(
+      Nullable(Type.String({ minLength: 1, maxLength: 4096, description: 'sent outside business hours (docs/sla.md); null turns it off' })),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -112,6 +120,7 @@ export function connectionResource(row: ConnectionRow): Static<typeof Connection
           },
     managedBy: row.managed_by,
     teamId: row.team_id,
+    awayMessage: row.away_message,
     createdAt: row.created_at.toISOString(),
   };
 }
@@ -220,7 +229,8 @@ export async function changeConnection(
     allowedOrigins === undefined &&
     patch.autoAssign === undefined &&
     patch.businessAccountId === undefined &&
-    patch.teamId === undefined
+    patch.teamId === undefined &&
+    patch.awayMessage === undefined
   )
     return connectionResource(current);
   const row = await deps.db.transaction().execute(async (trx) => {
@@ -231,6 +241,7 @@ export async function changeConnection(
       autoAssign: patch.autoAssign,
       businessAccountId: patch.businessAccountId,
       teamId: patch.teamId,
+      awayMessage: patch.awayMessage === undefined || patch.awayMessage === null ? patch.awayMessage : patch.awayMessage.trim() || null,
     });
     if (updated && patch.autoAssign === true && !current.auto_assign) await routeWaiting(deps, trx, workspaceId, deps.now());
     return updated;

@@ -4,6 +4,7 @@ import { syncTemplatesQueue } from '../connections/sync-templates.queue.js';
 import type { Deps } from '../deps.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { sendQueue } from '../replies/send-message.queue.js';
+import { slaClockQueue } from '../sla/sla-clock.queue.js';
 import { SearchIndexer } from '../threads/search-index.js';
 import { snoozeQueue } from '../threads/snooze.queue.js';
 import { userOfflineQueue } from '../users/presence.js';
@@ -24,6 +25,7 @@ export const queues: QueueDefinition<any>[] = [
   syncTemplatesQueue,
   fetchMediaQueue,
   userOfflineQueue,
+  slaClockQueue,
 ];
 
 /**

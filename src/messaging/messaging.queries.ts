@@ -14,6 +14,10 @@ export interface ConnectionRef {
   app_id: string;
   /** New and reopened threads of the connection are assigned automatically. */
   auto_assign: boolean;
+  /** The workspace has an enabled SLA policy: the batch moves SLA clocks (docs/sla.md). */
+  sla: boolean;
+  /** The text that answers a contact writing outside business hours; null = off. */
+  away_message: string | null;
 }
 
 /** Connections (with their app id) for a set of (integration key, account id) pairs. */
@@ -23,7 +27,8 @@ export async function findConnectionsByAccount(
 ): Promise<ConnectionRef[]> {
   if (keys.length === 0) return [];
   const { rows } = await sql<ConnectionRef>`
-    SELECT c.id, c.workspace_id, c.integration_key, c.external_account_id, w.app_id, c.auto_assign
+    SELECT c.id, c.workspace_id, c.integration_key, c.external_account_id, w.app_id, c.auto_assign, c.away_message,
+      EXISTS (SELECT 1 FROM sla_policies p WHERE p.workspace_id = c.workspace_id AND p.enabled) AS sla
     FROM connections c
     JOIN workspaces w ON w.id = c.workspace_id
     JOIN unnest(${keys.map((k) => k.integrationKey)}::text[], ${keys.map((k) => k.externalAccountId)}::text[]) AS k(integration_key, external_account_id)

@@ -7,6 +7,7 @@ import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { insertNotifications } from '../notifications/notifications.queries.js';
+import { moveSla, type SlaEvent } from '../sla/sla.service.js';
 import { findTeam } from '../teams/teams.queries.js';
 import { requireTeamOf } from '../teams/teams.service.js';
 import { assigneeLine, labelsLine, priorityLine, statusLine, teamLine } from './activity.js';
@@ -75,6 +76,16 @@ function snoozeOf(thread: Selectable<ThreadsTable>, patch: ThreadPatch, now: Dat
   return { status, until };
 }
 
+/**
+ * What a change does to the SLA clock (docs/sla.md): resolving stops it, leaving `resolved`
+ * is a new opening, a new priority, team or labels may bring another policy.
+ */
+function slaEventOf(before: ThreadStatus, after: ThreadStatus, matchedFieldsChanged: boolean): SlaEvent | null {
+  if (after === 'resolved' && before !== 'resolved') return 'resolved';
+  if (before === 'resolved' && after !== 'resolved') return 'opened';
+  return matchedFieldsChanged ? 'matched' : null;
+}
+
 /** The thread as the API shows it, read in the caller's transaction. */
 async function viewOf(db: Executor, id: number) {
   const [view] = await findThreadViews(db, [id]);
@@ -122,6 +133,16 @@ export async function changeThreadIn(deps: Deps, trx: Executor, auth: TenantAuth
   if (Object.keys(change).length === 0) return threadResource(await viewOf(trx, thread.id));
 
   await updateThread(trx, thread.id, change, now);
+  const slaEvent = slaEventOf(thread.status, snooze.status, priorityChanged || teamChanged || change.labels !== undefined);
+  if (slaEvent) {
+    const after = {
+      ...thread,
+      priority: change.priority ?? thread.priority,
+      team_id: change.teamId !== undefined ? change.teamId : thread.team_id,
+      labels: change.labels ?? thread.labels,
+    };
+    await moveSla(deps, trx, thread.workspace_id, [{ thread: after, event: slaEvent }], now);
+  }
   const actor = await actorOf(trx, auth);
   const lines: string[] = [];
   if (statusChanged) lines.push(statusLine(actor.name, snooze.status, snooze.until));

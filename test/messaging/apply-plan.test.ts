@@ -29,6 +29,8 @@ const conn: ConnectionRef = {
   external_account_id: 'support@example.test',
   app_id: 'app_1',
   auto_assign: false,
+  sla: false,
+  away_message: null,
 };
 const resolved: Resolved = {
   connections: new Map([[byKey('email', conn.external_account_id), conn]]),
