@@ -200,6 +200,8 @@ describe('announcing what changed', () => {
           teamId: null,
           assigneeId: 4,
           labels: ['vip'],
+          priority: 'normal',
+          sla: null,
           unreadCount: 2,
           agentLastSeenAt: null,
           lastMessageAt: at.toISOString(),
