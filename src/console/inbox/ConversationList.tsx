@@ -102,6 +102,10 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
           </label>
           <label>
             <span class="sr-only">Label</span>
+            <select aria-label="Sort" value={f.sort} onChange={(e) => set({ sort: e.currentTarget.value as ListFilter['sort'] })}>
+              <option value="recent">Most recent</option>
+              <option value="sla">SLA due first</option>
+            </select>
             <select aria-label="Label" value={f.label ?? ''} onChange={(e) => set({ label: e.currentTarget.value || null })}>
               <option value="">All labels</option>
               {labels.map((l) => (
