@@ -37,6 +37,9 @@ import type {
   SetupRequest,
   SetupResult,
   SetupStatus,
+  SlaPolicy,
+  SlaPolicyCreate,
+  SlaPolicyPatch,
   StartConversationRequest,
   StartedConversation,
   Team,
@@ -218,6 +221,12 @@ export function tenantClient(initial: ClientOptions) {
     updateCannedResponse: (cannedResponseId: number, patch: CannedResponsePatch) =>
       send<CannedResponse>('PATCH', `/v1/canned-responses/${id(cannedResponseId)}`, patch),
     deleteCannedResponse: (cannedResponseId: number) => remove(`/v1/canned-responses/${id(cannedResponseId)}`),
+
+    // ---- SLA policies (an admin; docs/sla.md) ----
+    slaPolicies: () => get<SlaPolicy[]>('/v1/sla-policies'),
+    createSlaPolicy: (body: SlaPolicyCreate) => send<SlaPolicy>('POST', '/v1/sla-policies', body),
+    updateSlaPolicy: (policyId: number, patch: SlaPolicyPatch) => send<SlaPolicy>('PATCH', `/v1/sla-policies/${id(policyId)}`, patch),
+    deleteSlaPolicy: (policyId: number) => remove(`/v1/sla-policies/${id(policyId)}`),
 
     // ---- the team (creating and changing users takes an admin) ----
     users: (query: ListQuery = {}) => client.all<TeamUser>('/v1/users', { ...query }),

@@ -693,3 +693,44 @@ export interface ThreadViewing {
   /** true while you type a reply or note. */
   typing?: boolean;
 }
+
+/** An SLA policy (docs/sla.md): targets are ISO 8601 durations of at least `PT10S`. */
+export interface SlaPolicy {
+  id: number;
+  name: string;
+  /** The first enabled policy by position whose conditions match applies. */
+  position: number;
+  enabled: boolean;
+  firstResponse: string | null;
+  nextResponse: string | null;
+  resolution: string | null;
+  /** The clocks run only inside the thread's business hours. */
+  businessHoursOnly: boolean;
+  conditions: SlaConditions;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+/** Every condition given must match; none given matches every thread. */
+export interface SlaConditions {
+  priorities?: ThreadPriority[];
+  connectionIds?: number[];
+  teamIds?: number[];
+  /** The thread carries at least one of them. */
+  labels?: string[];
+}
+
+/** `POST /v1/sla-policies` (an admin): at least one target. */
+export interface SlaPolicyCreate {
+  name: string;
+  position?: number;
+  enabled?: boolean;
+  firstResponse?: string | null;
+  nextResponse?: string | null;
+  resolution?: string | null;
+  businessHoursOnly?: boolean;
+  conditions?: SlaConditions;
+}
+
+/** `PATCH /v1/sla-policies/:id` (an admin): at least one field. */
+export type SlaPolicyPatch = Partial<Omit<SlaPolicy, 'id' | 'createdAt' | 'updatedAt'>>;
