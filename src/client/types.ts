@@ -645,7 +645,8 @@ export interface TeamMembers {
  */
 export interface BusinessHours {
   timezone: string;
-  weekly: Record<'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun', string[][]>;
+  /** A weekday left out is closed. */
+  weekly: Partial<Record<'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun', string[][]>>;
   holidays: string[];
 }
 

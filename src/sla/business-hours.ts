@@ -21,9 +21,9 @@ export const BusinessHoursSchema = Type.Object(
   {
     timezone: Type.String({ minLength: 1, maxLength: 64, description: 'an IANA zone name, e.g. "Europe/Berlin"' }),
     weekly: Type.Object(
-      Object.fromEntries(WEEKDAYS.map((d) => [d, Type.Array(Interval, { maxItems: MAX_INTERVALS_PER_DAY })])) as Record<
+      Object.fromEntries(WEEKDAYS.map((d) => [d, Type.Optional(Type.Array(Interval, { maxItems: MAX_INTERVALS_PER_DAY }))])) as Record<
         Weekday,
-        ReturnType<typeof Type.Array<typeof Interval>>
+        ReturnType<typeof Type.Optional<ReturnType<typeof Type.Array<typeof Interval>>>>
       >,
       { additionalProperties: false, description: 'open intervals of each weekday, local time; an empty list = closed' },
     ),
@@ -62,7 +62,7 @@ function validDate(s: string): boolean {
 export function checkBusinessHours(value: BusinessHours, field = 'businessHours'): BusinessHours {
   if (!IANAZone.isValidZone(value.timezone) || value.timezone !== value.timezone.trim())
     throw errors.validation(`${field}.timezone: "${value.timezone.slice(0, 64)}" is not an IANA zone name (e.g. "Europe/Berlin")`);
-  const weekly = {} as BusinessHours['weekly'];
+  const weekly = {} as Required<BusinessHours['weekly']>;
   let open = 0;
   for (const day of WEEKDAYS) {
     const intervals = value.weekly[day] ?? [];

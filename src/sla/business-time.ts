@@ -23,13 +23,13 @@ export function insideBusinessHours(hours: BusinessHours | null, at: Date): bool
   const local = DateTime.fromJSDate(at, { zone: hours.timezone });
   if (hours.holidays.includes(local.toISODate()!)) return false;
   const minute = local.hour * 60 + local.minute;
-  return hours.weekly[WEEKDAYS[local.weekday - 1]!].some(([s, e]) => minute >= minutesOf(s!) && minute < minutesOf(e!));
+  return (hours.weekly[WEEKDAYS[local.weekday - 1]!] ?? []).some(([s, e]) => minute >= minutesOf(s!) && minute < minutesOf(e!));
 }
 
 /** The open stretches of one local day, as [from, to) in epoch milliseconds, in order. */
 function openStretches(hours: BusinessHours, day: DateTime): [number, number][] {
   if (hours.holidays.includes(day.toISODate()!)) return [];
-  const intervals = hours.weekly[WEEKDAYS[day.weekday - 1]!];
+  const intervals = hours.weekly[WEEKDAYS[day.weekday - 1]!] ?? [];
   if (intervals.length === 0) return [];
   const next = day.plus({ days: 1 }).startOf('day');
   const steady = day.offset === next.offset && day.hour === 0 && day.minute === 0;

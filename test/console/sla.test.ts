@@ -62,4 +62,47 @@ describe('SLA in the conversation list', () => {
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });
+
+  it('sets business hours, an away message and a policy from the settings page', { timeout: 120_000 }, async () => {
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'SLAs and hours' }).click();
+    await page.getByRole('heading', { name: 'Business hours' }).waitFor();
+
+    const hours = { timezone: 'America/New_York', weekly: { mon: [['08:00', '16:00']] }, holidays: [] };
+    await page.getByRole('textbox', { name: /Business hours/ }).fill(JSON.stringify(hours));
+    await page.getByRole('button', { name: 'Save business hours' }).click();
+    await expect
+      .poll(
+        async () =>
+          (await c.ctx.app.inject({ method: 'GET', url: '/v1/workspace', headers: c.tenant.headers })).json().data.businessHours?.timezone,
+      )
+      .toBe('America/New_York');
+
+    const away = page.getByRole('form', { name: `Away message of ${c.whatsapp.name}` });
+    await away.getByRole('textbox').fill('We answer on weekdays from 8.');
+    await away.getByRole('button', { name: 'Save away message' }).click();
+    await expect
+      .poll(
+        async () =>
+          (await db.selectFrom('connections').select('away_message').where('id', '=', c.whatsapp.id).executeTakeFirst())?.away_message,
+      )
+      .toBe('We answer on weekdays from 8.');
+
+    await page.getByRole('textbox', { name: 'Name' }).fill('VIP');
+    await page.getByRole('combobox', { name: 'Priority' }).selectOption('high');
+    await page.getByRole('textbox', { name: /First response/ }).fill('PT30M');
+    await page.getByRole('button', { name: 'Add SLA policy' }).click();
+    await page.getByRole('list', { name: 'SLA policies' }).getByText('first response PT30M').waitFor();
+    // A target the service refuses is shown, not swallowed.
+    await page.getByRole('textbox', { name: 'Name' }).fill('Too fast');
+    await page.getByRole('textbox', { name: /First response/ }).fill('PT5S');
+    await page.getByRole('button', { name: 'Add SLA policy' }).click();
+    await page.getByText(/at least PT10S/).waitFor();
+    const result = await new AxeBuilder({ page }).analyze();
+    expect(result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+    expect(c.errorsOf(page).filter((e) => !/422/.test(e))).toEqual([]);
+    await context.close();
+  });
 });

@@ -5,6 +5,7 @@ import { useStore } from '../shared/store';
 import { CannedResponses } from './CannedResponses';
 import { Connections } from './Connections';
 import { DeadLetters } from './DeadLetters';
+import { Sla } from './Sla';
 import { Users } from './Users';
 import { Webhooks } from './Webhooks';
 import './settings.css';
@@ -16,6 +17,7 @@ export const SETTINGS_PAGES: [slug: string, title: string, page: ComponentType][
   ['dead-letters', 'Dead letters', DeadLetters],
   ['users', 'Users', Users],
   ['canned-responses', 'Canned responses', CannedResponses],
+  ['sla', 'SLAs and hours', Sla],
 ];
 
 export function Settings({ page }: { page: string }) {
