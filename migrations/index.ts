@@ -35,6 +35,7 @@ import * as m0038 from './0038_threads_pair_key_by_contact.js';
 import * as m0040 from './0040_notification_mail.js';
 import * as m0041 from './0041_connection_webhooks.js';
 import * as m0042 from './0042_connection_health.js';
+import * as m0043 from './0043_sla.js';
 import * as m0046 from './0046_email_conversations.js';
 import * as m0048 from './0048_two_factor.js';
 import * as m0049 from './0049_audit_log.js';
@@ -80,6 +81,7 @@ export const migrations: Record<string, Migration> = {
   '0040_notification_mail': m0040,
   '0041_connection_webhooks': m0041,
   '0042_connection_health': m0042,
+  '0043_sla': m0043,
   '0046_email_conversations': m0046,
   '0048_two_factor': m0048,
   '0049_audit_log': m0049,

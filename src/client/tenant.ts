@@ -42,6 +42,9 @@ import type {
   SetupRequest,
   SetupResult,
   SetupStatus,
+  SlaPolicy,
+  SlaPolicyCreate,
+  SlaPolicyPatch,
   StartConversationRequest,
   StartedConversation,
   Team,
@@ -167,8 +170,12 @@ export function tenantClient(initial: ClientOptions) {
 
     // ---- conversations ----
     /** Most recently active first; the filters combine (docs/conversations.md). */
-    threads: ({ status, ...query }: ListQuery & ThreadFilters = {}) =>
-      client.all<Thread>('/v1/threads', { ...query, status: Array.isArray(status) ? status.join(',') : status }),
+    threads: ({ status, priority, ...query }: ListQuery & ThreadFilters = {}) =>
+      client.all<Thread>('/v1/threads', {
+        ...query,
+        status: Array.isArray(status) ? status.join(',') : status,
+        priority: Array.isArray(priority) ? priority.join(',') : priority,
+      }),
     thread: (threadId: number) => get<Thread>(`/v1/threads/${id(threadId)}`),
     /** Status (with a snooze's end), assignee, labels: at least one field. */
     updateThread: (threadId: number, patch: ThreadPatch) => send<Thread>('PATCH', `/v1/threads/${id(threadId)}`, patch),
@@ -234,6 +241,12 @@ export function tenantClient(initial: ClientOptions) {
       send<CannedResponse>('PATCH', `/v1/canned-responses/${id(cannedResponseId)}`, patch),
     deleteCannedResponse: (cannedResponseId: number) => remove(`/v1/canned-responses/${id(cannedResponseId)}`),
 
+    // ---- SLA policies (an admin; docs/sla.md) ----
+    slaPolicies: () => get<SlaPolicy[]>('/v1/sla-policies'),
+    createSlaPolicy: (body: SlaPolicyCreate) => send<SlaPolicy>('POST', '/v1/sla-policies', body),
+    updateSlaPolicy: (policyId: number, patch: SlaPolicyPatch) => send<SlaPolicy>('PATCH', `/v1/sla-policies/${id(policyId)}`, patch),
+    deleteSlaPolicy: (policyId: number) => remove(`/v1/sla-policies/${id(policyId)}`),
+
     // ---- the team (creating and changing users takes an admin) ----
     users: (query: ListQuery = {}) => client.all<TeamUser>('/v1/users', { ...query }),
     createUser: (body: TeamUserCreate) => send<TeamUser>('POST', '/v1/users', body),
@@ -262,8 +275,12 @@ export function tenantClient(initial: ClientOptions) {
     readNotification: (notificationId: number) => send<Notification>('POST', `/v1/notifications/${id(notificationId)}/read`),
     readAllNotifications: () => call<void>(options, '/v1/notifications/read-all', { method: 'POST' }),
     /** How many threads each view (mine, unassigned, all) holds under the list's other filters. */
-    threadCounts: ({ status, ...query }: ThreadCountsQuery = {}) =>
-      get<ThreadCounts>('/v1/threads/counts', { ...query, status: Array.isArray(status) ? status.join(',') : status }),
+    threadCounts: ({ status, priority, ...query }: ThreadCountsQuery = {}) =>
+      get<ThreadCounts>('/v1/threads/counts', {
+        ...query,
+        status: Array.isArray(status) ? status.join(',') : status,
+        priority: Array.isArray(priority) ? priority.join(',') : priority,
+      }),
     /** Tells the workspace's sockets you are looking at (or typing in) the thread: `thread.viewing`. */
     viewing: (threadId: number, body: ThreadViewing = {}) =>
       call<void>(options, `/v1/threads/${id(threadId)}/viewing`, { method: 'POST', body }),

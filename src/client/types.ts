@@ -25,6 +25,10 @@ export interface Thread {
   /** The team the thread belongs to (docs/teams.md); null = none. */
   teamId: number | null;
   labels: string[];
+  /** How urgent the thread is; SLA policies may match it. */
+  priority: ThreadPriority;
+  /** The SLA of the thread's current opening; null without a policy (docs/sla.md). */
+  sla: ThreadSla | null;
   /** Inbound messages that arrived since `agentLastSeenAt`. */
   unreadCount: number;
   /** When an agent last read the thread (`markThreadRead`). */
@@ -39,6 +43,20 @@ export interface Thread {
   createdAt: Timestamp;
 }
 
+export type ThreadPriority = 'low' | 'normal' | 'high' | 'urgent';
+export type SlaTarget = 'firstResponse' | 'nextResponse' | 'resolution';
+
+/** A thread's SLA clocks: each due time is null once met, or when the policy sets no such target. */
+export interface ThreadSla {
+  policyId: number;
+  firstResponseDueAt: Timestamp | null;
+  /** Running from a contact message that follows a reply. */
+  nextResponseDueAt: Timestamp | null;
+  resolutionDueAt: Timestamp | null;
+  status: 'ok' | 'warning' | 'breached';
+  breaches: { target: SlaTarget; dueAt: Timestamp; breachedAt: Timestamp }[];
+}
+
 /** `PATCH /v1/threads/:id`: at least one field (docs/conversations.md). */
 export interface ThreadPatch {
   /** `snoozed` needs a future `snoozedUntil`. */
@@ -51,6 +69,8 @@ export interface ThreadPatch {
   teamId?: number | null;
   /** The whole set: at most 20, each 1–50 of a-z 0-9 - _ : (lower-cased by the service). */
   labels?: string[];
+  /** SLA policies may match it (docs/sla.md). */
+  priority?: ThreadPriority;
 }
 
 /** `GET /v1/threads` filters; absent ones do not filter, given ones combine. */
@@ -65,6 +85,12 @@ export interface ThreadFilters {
   label?: string;
   /** A team's id, or `none` (threads of no team). */
   teamId?: number | 'none';
+  /** One priority, or several (sent as a comma list). */
+  priority?: ThreadPriority | ThreadPriority[];
+  /** Only threads whose SLA has this status (docs/sla.md). */
+  slaStatus?: 'ok' | 'warning' | 'breached';
+  /** `sla`: the nearest SLA due time first, only threads with a clock running. */
+  sort?: 'sla';
 }
 
 /** `GET /v1/threads/counts` filters: the list's, but for the assignee, which each count is about. */
@@ -232,6 +258,8 @@ export interface Connection {
   lastDeliveryAt: Timestamp | null;
   lastErrorAt: Timestamp | null;
   lastError: string | null;
+  /** Answers a contact whose message opens a thread outside business hours, once per 12 h; null = off. */
+  awayMessage: string | null;
   createdAt: Timestamp;
 }
 
@@ -291,6 +319,8 @@ export interface ConnectionPatch {
   businessAccountId?: string | null;
   /** A team of the workspace new threads start in; null: none. */
   teamId?: number | null;
+  /** Sent outside business hours (docs/sla.md); null turns it off. */
+  awayMessage?: string | null;
 }
 
 /**
@@ -596,6 +626,8 @@ export type WebhookEventFilter =
   | 'contact.created'
   | 'contact.updated'
   | 'contact.merged'
+  | 'sla.warning'
+  | 'sla.breached'
   | 'webhook_inbox.dead_lettered'
   | '*';
 export type SignatureScheme = 'service' | 'standard';
@@ -716,8 +748,8 @@ export interface Team {
   memberIds: number[];
   /** Whether the team's threads are routed to its online members under their cap. */
   autoAssign: boolean;
-  /** The team's own business hours: null until business hours exist. */
-  businessHours: null;
+  /** The team's own business hours, which win over the workspace's for its threads; null = the workspace's. */
+  businessHours: BusinessHours | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
 }
@@ -727,6 +759,7 @@ export interface TeamCreate {
   name: string;
   description?: string | null;
   autoAssign?: boolean;
+  businessHours?: BusinessHours | null;
 }
 
 /** `PATCH /v1/teams/:id` (an admin): at least one field; `description: null` clears it. */
@@ -734,6 +767,7 @@ export interface TeamPatch {
   name?: string;
   description?: string | null;
   autoAssign?: boolean;
+  businessHours?: BusinessHours | null;
 }
 
 /** `PUT /v1/teams/:id/members` (an admin): the whole list, replacing the previous one. */
@@ -742,9 +776,22 @@ export interface TeamMembers {
 }
 
 /** `GET /v1/workspace`: the caller's workspace and its settings (docs/teams.md). */
+/**
+ * When a workspace or team works (docs/sla.md): intervals of local time per weekday ("HH:MM";
+ * an end may be "24:00"), in an IANA zone, and whole-day holidays ("YYYY-MM-DD").
+ */
+export interface BusinessHours {
+  timezone: string;
+  /** A weekday left out is closed. */
+  weekly: Partial<Record<'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun', string[][]>>;
+  holidays: string[];
+}
+
 export interface WorkspaceSettings {
   id: number;
   name: string;
+  /** When business-hours SLA clocks run and away replies stay quiet; null = always open. */
+  businessHours: BusinessHours | null;
   /** A user's reply on an unassigned thread assigns it to them. */
   assignOnReply: boolean;
   /** Users without the admin role see only their teams' threads, threads of no team, and their own. */
@@ -756,6 +803,7 @@ export interface WorkspaceSettings {
 /** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
 export interface WorkspaceSettingsPatch {
   name?: string;
+  businessHours?: BusinessHours | null;
   assignOnReply?: boolean;
   restrictAgentsToTeams?: boolean;
   require2fa?: boolean;
@@ -786,3 +834,44 @@ export interface ThreadViewing {
   /** true while you type a reply or note. */
   typing?: boolean;
 }
+
+/** An SLA policy (docs/sla.md): targets are ISO 8601 durations of at least `PT10S`. */
+export interface SlaPolicy {
+  id: number;
+  name: string;
+  /** The first enabled policy by position whose conditions match applies. */
+  position: number;
+  enabled: boolean;
+  firstResponse: string | null;
+  nextResponse: string | null;
+  resolution: string | null;
+  /** The clocks run only inside the thread's business hours. */
+  businessHoursOnly: boolean;
+  conditions: SlaConditions;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+/** Every condition given must match; none given matches every thread. */
+export interface SlaConditions {
+  priorities?: ThreadPriority[];
+  connectionIds?: number[];
+  teamIds?: number[];
+  /** The thread carries at least one of them. */
+  labels?: string[];
+}
+
+/** `POST /v1/sla-policies` (an admin): at least one target. */
+export interface SlaPolicyCreate {
+  name: string;
+  position?: number;
+  enabled?: boolean;
+  firstResponse?: string | null;
+  nextResponse?: string | null;
+  resolution?: string | null;
+  businessHoursOnly?: boolean;
+  conditions?: SlaConditions;
+}
+
+/** `PATCH /v1/sla-policies/:id` (an admin): at least one field. */
+export type SlaPolicyPatch = Partial<Omit<SlaPolicy, 'id' | 'createdAt' | 'updatedAt'>>;

@@ -28,6 +28,7 @@ const COLUMNS = [
   'last_delivery_at',
   'last_error_at',
   'last_error',
+  'away_message',
   'created_at',
 ] as const;
 const hasCredentials = sql<boolean>`credentials_sealed IS NOT NULL`.as('has_credentials');
@@ -99,6 +100,7 @@ export async function updateConnection(
     teamId?: number | null;
     webhookSecretsSealed?: Buffer | null;
     webhookVerifyToken?: string;
+    awayMessage?: string | null;
   },
 ): Promise<ConnectionRow | undefined> {
   return db
@@ -112,6 +114,7 @@ export async function updateConnection(
       team_id: patch.teamId,
       webhook_secrets_sealed: patch.webhookSecretsSealed,
       webhook_verify_token: patch.webhookVerifyToken,
+      away_message: patch.awayMessage,
     })
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)

@@ -75,6 +75,11 @@ export const ConnectionResource = Type.Object(
     lastDeliveryAt: Nullable(Timestamp),
     lastErrorAt: Nullable(Timestamp),
     lastError: Nullable(Type.String({ description: 'the last delivery that failed to process, or send that failed, in words' })),
+    awayMessage: Nullable(
+      Type.String({
+        description: 'answers a contact whose message opens a thread outside business hours, once per 12 h; null = off (docs/sla.md)',
+      }),
+    ),
     createdAt: Timestamp,
   },
   { title: 'Connection' },
@@ -118,6 +123,9 @@ export const ConnectionPatch = Type.Object(
     autoAssign: Type.Optional(AutoAssign),
     businessAccountId: Type.Optional(Nullable(BusinessAccountId)),
     teamId: Type.Optional(Nullable(ConnectionTeamId)),
+    awayMessage: Type.Optional(
+      Nullable(Type.String({ minLength: 1, maxLength: 4096, description: 'sent outside business hours (docs/sla.md); null turns it off' })),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -148,6 +156,7 @@ export function connectionResource(row: ConnectionRow, view: ConnectionView): St
     lastDeliveryAt: row.last_delivery_at?.toISOString() ?? null,
     lastErrorAt: row.last_error_at?.toISOString() ?? null,
     lastError: row.last_error,
+    awayMessage: row.away_message,
     createdAt: row.created_at.toISOString(),
   };
 }
@@ -278,7 +287,8 @@ export async function changeConnection(
     allowedOrigins === undefined &&
     patch.autoAssign === undefined &&
     patch.businessAccountId === undefined &&
-    patch.teamId === undefined
+    patch.teamId === undefined &&
+    patch.awayMessage === undefined
   )
     return connectionResource(current, adminView(deps));
   const row = await deps.db.transaction().execute(async (trx) => {
@@ -291,6 +301,7 @@ export async function changeConnection(
       autoAssign: patch.autoAssign,
       businessAccountId: patch.businessAccountId,
       teamId: patch.teamId,
+      awayMessage: patch.awayMessage === undefined || patch.awayMessage === null ? patch.awayMessage : patch.awayMessage.trim() || null,
     });
     if (updated && patch.autoAssign === true && !current.auto_assign) await routeWaiting(deps, trx, workspaceId, deps.now());
     return updated;

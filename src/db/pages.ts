@@ -2,12 +2,14 @@ import { type SelectQueryBuilder, sql } from 'kysely';
 import { type CursorRequest, cursorPage, type OffsetRequest, offsetMeta } from '../http/pagination.js';
 
 /**
- * A keyset sort: two columns, a timestamp and a unique id, newest first. Named once per list;
- * the page's cursor is read from the row fields of the same names (the part after the table).
+ * A keyset sort: two columns, a timestamp and a unique id, newest first (or, with `ascending`,
+ * soonest first). Named once per list; the page's cursor is read from the row fields of the
+ * same names (the part after the table).
  */
 export interface SortKey {
   at: string;
   id: string;
+  ascending?: boolean;
 }
 
 export const BY_CREATED: SortKey = { at: 'created_at', id: 'id' };
@@ -23,7 +25,7 @@ type AnyQuery<O> = SelectQueryBuilder<any, any, O>;
 /** `query` narrowed to the rows after `cursor` in `sort` order (all of them without a cursor). */
 export function afterCursor<Q extends AnyQuery<unknown>>(query: Q, sort: SortKey, cursor: CursorRequest['cursor']): Q {
   if (!cursor) return query;
-  return query.where((eb) => eb(eb.refTuple(sort.at, sort.id), '<', eb.tuple(cursor.at, cursor.id))) as Q;
+  return query.where((eb) => eb(eb.refTuple(sort.at, sort.id), sort.ascending ? '>' : '<', eb.tuple(cursor.at, cursor.id))) as Q;
 }
 
 /**
@@ -32,8 +34,8 @@ export function afterCursor<Q extends AnyQuery<unknown>>(query: Q, sort: SortKey
  */
 export async function keysetPage<O>(query: AnyQuery<O>, sort: SortKey, page: CursorRequest): Promise<Page<O>> {
   const rows = await afterCursor(query, sort, page.cursor)
-    .orderBy(sort.at, 'desc')
-    .orderBy(sort.id, 'desc')
+    .orderBy(sort.at, sort.ascending ? 'asc' : 'desc')
+    .orderBy(sort.id, sort.ascending ? 'asc' : 'desc')
     .limit(page.limit + 1)
     .execute();
   const at = sort.at.split('.').pop()!;

@@ -132,6 +132,8 @@ export interface ConnectionsTable {
   last_error: ColumnType<string | null, string | null | undefined, string | null>;
   /** Deleted: its URL answers 404, its threads stay, read-only. */
   deleted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Answers a contact who writes outside business hours (docs/sla.md); null = off. */
+  away_message: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type ManagedBy = 'operator' | 'workspace';
@@ -212,6 +214,14 @@ export interface ThreadsTable {
   team_id: ColumnType<number | null, number | null | undefined, number | null>;
   /** '' but on e-mail, where it is the Message-ID that opened the conversation (docs/email.md). */
   conversation_key: Generated<string>;
+  priority: ColumnType<ThreadPriority, ThreadPriority | undefined, ThreadPriority>;
+  /** The SLA clock of the current opening (src/sla/sla-state.ts); null without a policy. */
+  sla: ColumnType<unknown, string | null | undefined, string | null>;
+  /** The nearest due time of the SLA targets still running: `?sort=sla`. */
+  sla_due_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  sla_status: ColumnType<SlaStatus | null, SlaStatus | null | undefined, SlaStatus | null>;
+  /** When the connection's away message last answered the thread. */
+  away_replied_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -458,8 +468,43 @@ export interface TeamsTable {
   description: string | null;
   /** Routing by availability applies to the team's threads (docs/teams.md). */
   auto_assign: Generated<boolean>;
+  /** The team's own business hours (docs/sla.md), which win over the workspace's; null = the workspace's. */
+  business_hours: ColumnType<BusinessHoursValue | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+}
+
+/** Business hours as stored (src/sla/business-hours.ts checks them). */
+export interface BusinessHoursValue {
+  timezone: string;
+  weekly: Record<'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun', string[][]>;
+  holidays: string[];
+}
+
+export type ThreadPriority = 'low' | 'normal' | 'high' | 'urgent';
+export type SlaStatus = 'ok' | 'warning' | 'breached';
+
+/** SLA policies (docs/sla.md): targets are ISO 8601 durations as given. */
+export interface SlaPoliciesTable {
+  id: Generated<number>;
+  workspace_id: number;
+  name: string;
+  position: number;
+  enabled: Generated<boolean>;
+  first_response: string | null;
+  next_response: string | null;
+  resolution: string | null;
+  business_hours_only: Generated<boolean>;
+  conditions: ColumnType<SlaConditionsValue, string | undefined, string>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface SlaConditionsValue {
+  priorities?: ThreadPriority[];
+  connectionIds?: number[];
+  teamIds?: number[];
+  labels?: string[];
 }
 
 export type NotificationType = 'assigned' | 'mentioned' | 'message' | 'sla_warning' | 'sla_breached';
@@ -533,6 +578,7 @@ export interface DB {
   whatsapp_templates: WhatsappTemplatesTable;
   canned_responses: CannedResponsesTable;
   teams: TeamsTable;
+  sla_policies: SlaPoliciesTable;
   team_members: TeamMembersTable;
   notifications: NotificationsTable;
   notification_mail_queue: NotificationMailQueueTable;

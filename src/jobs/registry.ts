@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { notificationMailQueue } from '../notifications/notification-mail.queue.js';
 import { sendQueue } from '../replies/send-message.queue.js';
+import { slaClockQueue } from '../sla/sla-clock.queue.js';
 import { SearchIndexer } from '../threads/search-index.js';
 import { snoozeQueue } from '../threads/snooze.queue.js';
 import { userOfflineQueue } from '../users/presence.js';
@@ -26,6 +27,7 @@ export const queues: QueueDefinition<any>[] = [
   fetchMediaQueue,
   userOfflineQueue,
   notificationMailQueue,
+  slaClockQueue,
 ];
 
 /**

@@ -36,6 +36,9 @@ export type Change =
    * read marker. Carries the thread as it is after the change.
    */
   | { type: 'thread.updated'; thread: ThreadView }
+  /** A thread's SLA target passed 80 % of its time, or its due time (docs/sla.md): the thread as it is. */
+  | { type: 'sla.warning'; thread: ThreadView }
+  | { type: 'sla.breached'; thread: ThreadView }
   | { type: 'contact.created'; contact: NewContact }
   /** `contact` is the Contact resource as the API shows it. */
   | { type: 'contact.updated'; workspaceId: number; contact: object }
@@ -52,6 +55,8 @@ export const ENDPOINT_CHANGE_TYPES = [
   'contact.created',
   'contact.updated',
   'contact.merged',
+  'sla.warning',
+  'sla.breached',
 ] as const;
 type EndpointChangeType = (typeof ENDPOINT_CHANGE_TYPES)[number];
 
@@ -138,6 +143,16 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
     endpoints: (c, ctx) => ctx.thread(c.thread),
   },
   'thread.updated': {
+    workspaceId: (c) => c.thread.workspace_id,
+    realtime: (c, ctx) => ctx.thread(c.thread),
+    endpoints: (c, ctx) => ctx.thread(c.thread),
+  },
+  'sla.warning': {
+    workspaceId: (c) => c.thread.workspace_id,
+    realtime: (c, ctx) => ctx.thread(c.thread),
+    endpoints: (c, ctx) => ctx.thread(c.thread),
+  },
+  'sla.breached': {
     workspaceId: (c) => c.thread.workspace_id,
     realtime: (c, ctx) => ctx.thread(c.thread),
     endpoints: (c, ctx) => ctx.thread(c.thread),

@@ -1,5 +1,6 @@
 import { enqueueFetchMedia } from '../attachments/fetch-media.enqueue.js';
 import type { Executor } from '../db/database.js';
+import { workInboundSla } from '../sla/inbound.js';
 import { type Announcer, announce } from './announce.js';
 import { byKey, type DeliveryEvents, planBatch, type Resolved } from './apply-plan.js';
 import { writePlan } from './apply-upsert.js';
@@ -131,7 +132,28 @@ export async function applyDeliveriesUnannounced(deps: Announcer, trx: Executor,
   const applicable = bound.filter((d) => !resolutions.get(d.deliveryId)!.error);
   const plan = planBatch(applicable, resolved);
   const written = await writePlan(trx, plan, now);
+  // SLA clocks and away replies (docs/sla.md): nothing at all unless a connection asks for them.
+  const away =
+    plan.sla.size === 0 && plan.awayMessages.size === 0
+      ? []
+      : await workInboundSla(
+          deps,
+          trx,
+          {
+            threads: [...written.threads.values(), ...written.touched],
+            reopened: new Set(written.work.reopened),
+            withNewMessage: new Set(written.messages.map((m) => m.thread_id)),
+            sla: plan.sla,
+            awayMessages: plan.awayMessages,
+            integrationOf: plan.integrationOf,
+          },
+          now,
+        );
   const changes = batchChanges(plan, written, now);
+  for (const message of away) {
+    changes.push({ type: 'message.created', message });
+    written.bare.add(message.id);
+  }
   // The bytes are downloaded later, by the fetch-media worker, never inside this transaction.
   await enqueueFetchMedia(
     deps.boss,

@@ -72,6 +72,10 @@ export interface ApplyPlan {
   statuses: StatusInput[];
   /** Connections whose new and reopened threads are assigned automatically. */
   autoAssign: Set<number>;
+  /** Connections of workspaces with an enabled SLA policy: their threads' clocks move. */
+  sla: Set<number>;
+  /** The away message of each connection that has one. */
+  awayMessages: Map<number, string>;
   /** The integration key of each connection the batch writes threads on (thread views show it). */
   integrationOf: Map<number, string>;
 }
@@ -129,6 +133,10 @@ export function planBatch(deliveries: DeliveryEvents[], resolved: Resolved): App
     ),
     statuses: [...statuses.values()],
     autoAssign: new Set(all.filter(({ connection }) => connection.auto_assign).map(({ connection }) => connection.id)),
+    sla: new Set(all.filter(({ connection }) => connection.sla).map(({ connection }) => connection.id)),
+    awayMessages: new Map(
+      all.flatMap(({ connection: c }) => (c.away_message === null ? [] : [[c.id, c.away_message] as [number, string]])),
+    ),
     integrationOf: new Map(all.map(({ connection }) => [connection.id, connection.integration_key])),
   };
 }

@@ -16,6 +16,10 @@ export interface ConnectionRef {
   auto_assign: boolean;
   /** The team a new thread of the connection belongs to; null = none. */
   team_id: number | null;
+  /** The workspace has an enabled SLA policy: the batch moves SLA clocks (docs/sla.md). */
+  sla: boolean;
+  /** The text that answers a contact writing outside business hours; null = off. */
+  away_message: string | null;
 }
 
 /** Connections (with their app id) for a set of (integration key, account id) pairs. */
@@ -25,7 +29,8 @@ export async function findConnectionsByAccount(
 ): Promise<ConnectionRef[]> {
   if (keys.length === 0) return [];
   const { rows } = await sql<ConnectionRef>`
-    SELECT c.id, c.workspace_id, c.integration_key, c.external_account_id, w.app_id, c.auto_assign, c.team_id
+    SELECT c.id, c.workspace_id, c.integration_key, c.external_account_id, w.app_id, c.auto_assign, c.team_id, c.away_message,
+      EXISTS (SELECT 1 FROM sla_policies p WHERE p.workspace_id = c.workspace_id AND p.enabled) AS sla
     FROM connections c
     JOIN workspaces w ON w.id = c.workspace_id
     JOIN unnest(${keys.map((k) => k.integrationKey)}::text[], ${keys.map((k) => k.externalAccountId)}::text[]) AS k(integration_key, external_account_id)

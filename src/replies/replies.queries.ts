@@ -16,6 +16,7 @@ export async function findReplyThread(db: Executor, reader: ThreadReader, thread
       'threads.contact_id',
       'threads.last_inbound_at',
       'threads.assignee_id',
+      'threads.sla',
       'connections.integration_key',
       'connections.business_account_id',
       'connections.deleted_at as connection_deleted_at',

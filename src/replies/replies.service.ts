@@ -11,21 +11,21 @@ import { withIdempotency } from '../idempotency/with-idempotency.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { insertNotifications } from '../notifications/notifications.queries.js';
+import { slaReplied } from '../sla/sla.service.js';
 import { workspaceUserIds } from '../teams/teams.queries.js';
 import { insertTranscriptLines, setMentions } from '../threads/thread-workflow.queries.js';
 import { changeThreadIn } from '../threads/thread-workflow.service.js';
+import { findThreadViews } from '../threads/threads.queries.js';
 import { workspaceSettings } from '../workspaces/workspace-settings.js';
 import { checkEmailReplyFields, type EmailReplyFields, emailReplyHeaders } from './email-reply.js';
 import { queueMessage } from './queue-message.js';
 import { findReplyThread } from './replies.queries.js';
 import { checkChannelTakes, checkContent, lockUnusedAttachments } from './reply-attachments.js';
+import { RECEIVE_ONLY } from './send-policy.js';
 import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
 
 /** The most users one note may name. */
 export const MAX_MENTIONS = 50;
-
-/** Channels that never send: the AI integration only ever receives. */
-const CANNOT_SEND = new Set(['ai']);
 
 export interface ReplyRequest {
   /** Who writes: a user (its author) or an API key (no author); its app is the `Idempotency-Key` space. */
@@ -136,7 +136,7 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
       const [answer] = await messageResources(trx, [note], contentUrl(deps.config.publicUrl));
       return answer!;
     }
-    if (CANNOT_SEND.has(thread.integration_key)) throw errors.validation('this channel cannot send');
+    if (RECEIVE_ONLY.has(thread.integration_key)) throw errors.validation('this channel cannot send');
     if (thread.connection_deleted_at !== null)
       throw errors.conflict("this thread's connection was deleted: the thread is kept read-only and replies cannot be sent");
     checkChannelTakes(thread.integration_key, attachmentIds.length);
@@ -164,7 +164,15 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
       },
       now,
     );
-    await announce(deps, trx, [{ type: 'message.created', message: row }], now);
+    // A reply meets the first and next response targets (docs/sla.md); the lists see the clock move.
+    const slaMoved = await slaReplied(deps, trx, thread, now);
+    const [view] = slaMoved ? await findThreadViews(trx, [thread.id]) : [];
+    await announce(
+      deps,
+      trx,
+      [{ type: 'message.created', message: row }, ...(view ? [{ type: 'thread.updated' as const, thread: view }] : [])],
+      now,
+    );
     // The person who answers an unassigned thread takes it (workspace setting assignOnReply):
     // assigned as a PATCH assigns, with its activity line and thread.updated, in this commit.
     if (authorId !== null && thread.assignee_id === null) {

@@ -11,3 +11,6 @@ export function nextSendAttempt(attempt: number, now: Date, retryAfterSeconds?: 
   if (delay === undefined) return null;
   return new Date(now.getTime() + Math.max(delay, retryAfterSeconds ?? 0) * 1000);
 }
+
+/** Integrations that only ever receive (the AI integration): nothing is sent through them. */
+export const RECEIVE_ONLY = new Set(['ai']);

@@ -30,7 +30,7 @@ export async function findTeamByName(db: Executor, workspaceId: number, name: st
 
 export async function insertTeam(
   db: Executor,
-  row: { workspaceId: number; name: string; description: string | null; autoAssign: boolean; at: Date },
+  row: { workspaceId: number; name: string; description: string | null; autoAssign: boolean; businessHours: object | null; at: Date },
 ) {
   return db
     .insertInto('teams')
@@ -39,6 +39,7 @@ export async function insertTeam(
       name: row.name,
       description: row.description,
       auto_assign: row.autoAssign,
+      business_hours: row.businessHours === null ? null : JSON.stringify(row.businessHours),
       created_at: row.at,
       updated_at: row.at,
     })
@@ -50,7 +51,7 @@ export async function updateTeam(
   db: Executor,
   workspaceId: number,
   id: number,
-  patch: { name?: string; description?: string | null; auto_assign?: boolean; updated_at: Date },
+  patch: { name?: string; description?: string | null; auto_assign?: boolean; business_hours?: string | null; updated_at: Date },
 ) {
   return db.updateTable('teams').set(patch).where('workspace_id', '=', workspaceId).where('id', '=', id).returningAll().executeTakeFirst();
 }

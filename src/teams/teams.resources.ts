@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { type Static, Type } from 'typebox';
 import type { TeamsTable } from '../db/types.js';
 import { Nullable, Timestamp } from '../http/schemas.js';
+import { type BusinessHours, BusinessHoursSetting } from '../sla/business-hours.js';
 
 export const TEAM_NAME_MAX = 60;
 
@@ -12,7 +13,9 @@ export const TeamResource = Type.Object(
     description: Nullable(Type.String()),
     memberIds: Type.Array(Type.Integer(), { description: 'the users of the team, lowest id first' }),
     autoAssign: Type.Boolean({ description: "whether the team's threads are routed to its online members under their cap" }),
-    businessHours: Type.Null({ description: "the team's own business hours; always null until business hours exist" }),
+    businessHours: Type.With(BusinessHoursSetting, {
+      description: "the team's own business hours, which win over the workspace's for its threads; null = the workspace's",
+    }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -27,7 +30,7 @@ export function teamResource(row: Selectable<TeamsTable>, memberIds: number[]): 
     description: row.description,
     memberIds,
     autoAssign: row.auto_assign,
-    businessHours: null,
+    businessHours: row.business_hours as BusinessHours | null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

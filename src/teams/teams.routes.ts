@@ -8,6 +8,7 @@ import { errors } from '../http/errors.js';
 import { IntId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope, NoContent, Nullable } from '../http/schemas.js';
+import { BusinessHoursSetting } from '../sla/business-hours.js';
 import { deleteTeam, listTeams, memberIdsOf } from './teams.queries.js';
 import { TEAM_NAME_MAX, TeamResource, teamResource } from './teams.resources.js';
 import { changeTeam, createTeam, getTeam, setTeamMembers } from './teams.service.js';
@@ -19,12 +20,25 @@ const Description = Nullable(Type.String({ maxLength: 1000, description: 'what t
 const AutoAssign = Type.Boolean({
   description: 'route the team’s threads to its online members under their cap (docs/teams.md); default false',
 });
+const BusinessHours = Type.With(BusinessHoursSetting, {
+  description: "the team's own business hours, which win over the workspace's for its threads; null = the workspace's (docs/sla.md)",
+});
 export const TeamCreate = Type.Object(
-  { name: Name, description: Type.Optional(Description), autoAssign: Type.Optional(AutoAssign) },
+  {
+    name: Name,
+    description: Type.Optional(Description),
+    autoAssign: Type.Optional(AutoAssign),
+    businessHours: Type.Optional(BusinessHours),
+  },
   { additionalProperties: false },
 );
 export const TeamPatch = Type.Object(
-  { name: Type.Optional(Name), description: Type.Optional(Description), autoAssign: Type.Optional(AutoAssign) },
+  {
+    name: Type.Optional(Name),
+    description: Type.Optional(Description),
+    autoAssign: Type.Optional(AutoAssign),
+    businessHours: Type.Optional(BusinessHours),
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 export const TeamMembersBody = Type.Object(

@@ -2,6 +2,7 @@ import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
+import { type BusinessHours, checkBusinessHours } from '../sla/business-hours.js';
 import { routeWaiting } from '../threads/routing.js';
 import {
   findTeam,
@@ -37,10 +38,11 @@ export async function getTeam(deps: Pick<Deps, 'db'>, workspaceId: number, id: n
 export async function createTeam(
   deps: Deps,
   workspaceId: number,
-  input: { name: string; description?: string | null; autoAssign?: boolean },
+  input: { name: string; description?: string | null; autoAssign?: boolean; businessHours?: BusinessHours | null },
   trail: Trail,
 ) {
   const name = teamName(input.name);
+  const businessHours = input.businessHours ? checkBusinessHours(input.businessHours) : null;
   if (await findTeamByName(deps.db, workspaceId, name)) throw taken(name);
   const row = await deps.db.transaction().execute(async (trx) => {
     const team = await insertTeam(trx, {
@@ -48,6 +50,7 @@ export async function createTeam(
       name,
       description: input.description ?? null,
       autoAssign: input.autoAssign ?? false,
+      businessHours,
       at: deps.now(),
     });
     await recordAudit(trx, trail, 'team.created', { type: 'team', id: team.id }, changesOf(null, { ...input, name }));
@@ -61,10 +64,11 @@ export async function changeTeam(
   deps: Deps,
   workspaceId: number,
   id: number,
-  patch: { name?: string; description?: string | null; autoAssign?: boolean },
+  patch: { name?: string; description?: string | null; autoAssign?: boolean; businessHours?: BusinessHours | null },
   trail: Trail,
 ) {
   const name = patch.name === undefined ? undefined : teamName(patch.name);
+  const businessHours = patch.businessHours ? checkBusinessHours(patch.businessHours) : patch.businessHours;
   if (name !== undefined) {
     const holder = await findTeamByName(deps.db, workspaceId, name);
     if (holder && holder.id !== id) throw taken(name);
@@ -76,10 +80,16 @@ export async function changeTeam(
       ...(name !== undefined ? { name } : {}),
       ...(patch.description !== undefined ? { description: patch.description } : {}),
       ...(patch.autoAssign !== undefined ? { auto_assign: patch.autoAssign } : {}),
+      ...(businessHours !== undefined ? { business_hours: businessHours === null ? null : JSON.stringify(businessHours) } : {}),
       updated_at: now,
     });
     if (!row || !before) throw errors.notFound('team');
-    const old = { name: before.name, description: before.description, autoAssign: before.auto_assign };
+    const old = {
+      name: before.name,
+      description: before.description,
+      autoAssign: before.auto_assign,
+      businessHours: before.business_hours,
+    };
     await recordAudit(trx, trail, 'team.updated', { type: 'team', id }, changesOf(old, { ...patch, name }));
     if (patch.autoAssign === true) await routeWaiting(deps, trx, workspaceId, now);
     return teamResource(row, (await memberIdsOf(trx, [row.id])).get(row.id)!);

@@ -1,4 +1,4 @@
-import type { ThreadStatus } from '../db/types.js';
+import type { ThreadPriority, ThreadStatus } from '../db/types.js';
 
 /**
  * The words of activity lines: what happened to a conversation, as the transcript shows it
@@ -34,6 +34,10 @@ export function labelsLine(actor: string, added: string[], removed: string[]): s
   if (removed.length > 0) parts.push(`removed the ${list(removed)}`);
   return `${actor} ${parts.join(' and ')}`;
 }
+
+export const priorityLine = (actor: string, priority: ThreadPriority) => `${actor} set the priority to ${priority}`;
+/** The connection's away message answered a contact who wrote outside business hours (docs/sla.md). */
+export const AWAY_REPLY_SENT = 'Outside business hours: the away message was sent';
 
 export const autoAssignedLine = (assignee: string) => `Assigned to ${assignee} by routing`;
 export const REOPENED_BY_MESSAGE = 'A new message from the contact reopened the conversation';

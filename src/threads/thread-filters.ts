@@ -1,8 +1,9 @@
 import { type Static, Type } from 'typebox';
 import type { TenantAuth } from '../auth/auth.js';
-import type { ThreadStatus } from '../db/types.js';
+import type { SlaStatus, ThreadPriority, ThreadStatus } from '../db/types.js';
 import { errors } from '../http/errors.js';
-import { THREAD_STATUSES } from './threads.resources.js';
+import { SLA_STATUSES } from '../sla/sla-state.js';
+import { THREAD_PRIORITIES, THREAD_STATUSES } from './threads.resources.js';
 
 /** What `GET /v1/threads` may narrow the list to; absent fields do not filter. */
 export interface ThreadFilters {
@@ -14,6 +15,10 @@ export interface ThreadFilters {
   label?: string;
   /** A team's id, or `none` for threads of no team. */
   team?: number | 'none';
+  priorities?: ThreadPriority[];
+  slaStatus?: SlaStatus;
+  /** `sla`: the nearest SLA due time first (threads without a running clock are left out). */
+  sort?: 'sla';
 }
 
 /** A label as threads carry it: 1–50 of a-z 0-9 - _ : once lower-cased (docs/conversations.md). */
@@ -27,6 +32,13 @@ export const ThreadFilterQuery = {
   contactId: Type.Optional(Type.String({ description: 'only threads with this contact' })),
   label: Type.Optional(Type.String({ description: 'only threads carrying this label (matched lower-cased)' })),
   teamId: Type.Optional(Type.String({ description: "a team's id, or `none` (threads of no team)" })),
+  priority: Type.Optional(Type.String({ description: `one priority or a comma list of ${THREAD_PRIORITIES.join(', ')}` })),
+  slaStatus: Type.Optional(Type.String({ description: `only threads whose SLA is ${SLA_STATUSES.join(', ')} (docs/sla.md)` })),
+  sort: Type.Optional(
+    Type.String({
+      description: '`sla`: the nearest SLA due time first, only threads with a clock running; default most recently active first',
+    }),
+  ),
 };
 const ThreadFilterQueryObject = Type.Object(ThreadFilterQuery);
 export type ThreadFilterQuery = Static<typeof ThreadFilterQueryObject>;
@@ -71,6 +83,23 @@ export function parseThreadFilters(query: ThreadFilterQuery, auth: TenantAuth): 
   if (query.teamId !== undefined) {
     const raw = query.teamId.trim();
     filters.team = raw === 'none' ? 'none' : id('teamId', raw, INT_MAX);
+  }
+  if (query.priority !== undefined) {
+    const parts = query.priority.split(',').map((s) => s.trim());
+    const bad = parts.find((s) => !(THREAD_PRIORITIES as readonly string[]).includes(s));
+    if (bad !== undefined)
+      throw errors.validation(`priority: expected ${THREAD_PRIORITIES.join(', ')} (one, or a comma list), got "${bad.slice(0, 40)}"`);
+    filters.priorities = [...new Set(parts as ThreadPriority[])];
+  }
+  if (query.slaStatus !== undefined) {
+    const raw = query.slaStatus.trim();
+    if (!(SLA_STATUSES as readonly string[]).includes(raw))
+      throw errors.validation(`slaStatus: expected ${SLA_STATUSES.join(', ')}, got "${raw.slice(0, 40)}"`);
+    filters.slaStatus = raw as SlaStatus;
+  }
+  if (query.sort !== undefined) {
+    if (query.sort.trim() !== 'sla') throw errors.validation(`sort: expected "sla", got "${query.sort.slice(0, 40)}"`);
+    filters.sort = 'sla';
   }
   return filters;
 }

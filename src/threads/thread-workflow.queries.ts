@@ -1,7 +1,7 @@
 import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { MESSAGE_COLUMNS, messageColumnsSql } from '../db/message-columns.js';
-import type { MessagesTable, ThreadStatus } from '../db/types.js';
+import type { MessagesTable, ThreadPriority, ThreadStatus } from '../db/types.js';
 import { type ThreadReader, visibleThreads } from './visibility.js';
 
 /** SQL of working a conversation: status, assignment, activity lines, read markers, snoozes. */
@@ -171,6 +171,7 @@ export interface ThreadChange {
   labels?: string[];
   agentLastSeenAt?: Date;
   teamId?: number | null;
+  priority?: ThreadPriority;
 }
 
 export async function updateThread(db: Executor, id: number, change: ThreadChange, at: Date) {
@@ -182,6 +183,7 @@ export async function updateThread(db: Executor, id: number, change: ThreadChang
       assignee_id: change.assigneeId,
       labels: change.labels,
       team_id: change.teamId,
+      priority: change.priority,
       agent_last_seen_at: change.agentLastSeenAt,
       // Read now: nothing that arrived before is unread.
       ...(change.agentLastSeenAt ? { unread_count: 0 } : {}),

@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { Envelope, Nullable, StringEnum } from '../http/schemas.js';
 import { changeThread, MAX_LABELS, markThreadRead } from './thread-workflow.service.js';
-import { THREAD_STATUSES, ThreadResource } from './threads.resources.js';
+import { THREAD_PRIORITIES, THREAD_STATUSES, ThreadResource } from './threads.resources.js';
 
 const ThreadParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "the thread's id" }) });
 
@@ -23,6 +23,7 @@ export const ThreadPatchBody = Type.Object(
         Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'a team of the workspace; null takes the thread out of its team' }),
       ),
     ),
+    priority: Type.Optional(StringEnum(THREAD_PRIORITIES, { description: 'low, normal, high or urgent; SLA policies may match it' })),
     labels: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Za-z0-9_:-]+$' }), {
         maxItems: MAX_LABELS,
@@ -44,7 +45,7 @@ export const threadWorkflowRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       preValidation: requireAuth(deps),
       schema: {
-        summary: "Change a thread's status, snooze, assignee, team or labels",
+        summary: "Change a thread's status, snooze, assignee, team, priority or labels",
         params: ThreadParams,
         body: ThreadPatchBody,
         response: { 200: Envelope(ThreadResource) },

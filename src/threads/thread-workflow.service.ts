@@ -1,15 +1,16 @@
 import type { Selectable } from 'kysely';
 import type { TenantAuth } from '../auth/auth.js';
 import type { Executor } from '../db/database.js';
-import type { ThreadStatus, ThreadsTable } from '../db/types.js';
+import type { ThreadPriority, ThreadStatus, ThreadsTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { insertNotifications } from '../notifications/notifications.queries.js';
+import { moveSla, type SlaEvent } from '../sla/sla.service.js';
 import { findTeam } from '../teams/teams.queries.js';
 import { requireTeamOf } from '../teams/teams.service.js';
-import { assigneeLine, labelsLine, statusLine, teamLine } from './activity.js';
+import { assigneeLine, labelsLine, priorityLine, statusLine, teamLine } from './activity.js';
 import { routeWaiting } from './routing.js';
 import { enqueueSnoozeWake } from './snooze.enqueue.js';
 import { LABEL_PATTERN } from './thread-filters.js';
@@ -37,6 +38,7 @@ export interface ThreadPatch {
   snoozedUntil?: string | null;
   labels?: string[];
   teamId?: number | null;
+  priority?: ThreadPriority;
 }
 
 /** Who made a change, as activity lines name them: a user, or "API key <name>" (no author). */
@@ -74,6 +76,16 @@ function snoozeOf(thread: Selectable<ThreadsTable>, patch: ThreadPatch, now: Dat
   return { status, until };
 }
 
+/**
+ * What a change does to the SLA clock (docs/sla.md): resolving stops it, leaving `resolved`
+ * is a new opening, a new priority, team or labels may bring another policy.
+ */
+function slaEventOf(before: ThreadStatus, after: ThreadStatus, matchedFieldsChanged: boolean): SlaEvent | null {
+  if (after === 'resolved' && before !== 'resolved') return 'resolved';
+  if (before === 'resolved' && after !== 'resolved') return 'opened';
+  return matchedFieldsChanged ? 'matched' : null;
+}
+
 /** The thread as the API shows it, read in the caller's transaction. */
 async function viewOf(db: Executor, id: number) {
   const [view] = await findThreadViews(db, [id]);
@@ -82,7 +94,7 @@ async function viewOf(db: Executor, id: number) {
 }
 
 /**
- * `PATCH /v1/threads/:id`: status (with a snooze's end), assignee, team, labels. Everything is
+ * `PATCH /v1/threads/:id`: status (with a snooze's end), assignee, team, priority, labels. Everything is
  * checked before anything is written; a change writes an activity line for each thing that
  * changed and announces `thread.updated` in the same transaction, and a snooze queues the job
  * that ends it. A patch that changes nothing answers the thread and announces nothing.
@@ -116,9 +128,21 @@ export async function changeThreadIn(deps: Deps, trx: Executor, auth: TenantAuth
   const added = labels?.filter((l) => !thread.labels.includes(l)) ?? [];
   const removed = labels ? thread.labels.filter((l) => !labels.includes(l)) : [];
   if (added.length > 0 || removed.length > 0) change.labels = labels;
+  const priorityChanged = patch.priority !== undefined && patch.priority !== thread.priority;
+  if (priorityChanged) change.priority = patch.priority;
   if (Object.keys(change).length === 0) return threadResource(await viewOf(trx, thread.id));
 
   await updateThread(trx, thread.id, change, now);
+  const slaEvent = slaEventOf(thread.status, snooze.status, priorityChanged || teamChanged || change.labels !== undefined);
+  if (slaEvent) {
+    const after = {
+      ...thread,
+      priority: change.priority ?? thread.priority,
+      team_id: change.teamId !== undefined ? change.teamId : thread.team_id,
+      labels: change.labels ?? thread.labels,
+    };
+    await moveSla(deps, trx, thread.workspace_id, [{ thread: after, event: slaEvent }], now);
+  }
   const actor = await actorOf(trx, auth);
   const lines: string[] = [];
   if (statusChanged) lines.push(statusLine(actor.name, snooze.status, snooze.until));
@@ -133,6 +157,7 @@ export async function changeThreadIn(deps: Deps, trx: Executor, auth: TenantAuth
     lines.push(teamLine(actor.name, team?.name ?? null, previous));
   }
   if (change.labels) lines.push(labelsLine(actor.name, added, removed));
+  if (priorityChanged) lines.push(priorityLine(actor.name, patch.priority!));
   const line = (text: string): TranscriptLine => ({
     workspaceId: thread.workspace_id,
     threadId: thread.id,

@@ -9,6 +9,8 @@ import { type ThreadReader, visibleThreads } from './visibility.js';
 /** Reading threads as the API shows them: the tenant's list, one thread, a transcript. */
 
 const BY_LAST_MESSAGE: SortKey = { at: 'threads.last_message_at', id: 'threads.id' };
+/** `?sort=sla`: the nearest due time first (threads_sla_due_idx). */
+const BY_SLA_DUE: SortKey = { at: 'threads.sla_due_at', id: 'threads.id', ascending: true };
 
 /**
  * A label carried by at most this many of a workspace's threads is rare: the page reads those
@@ -53,7 +55,7 @@ function readableThreads(db: Executor, reader: ThreadReader) {
  */
 export async function listThreads(db: Executor, reader: ThreadReader, filters: ThreadFilters, page: CursorRequest) {
   const { workspaceId } = reader;
-  const { statuses, assignee, connectionId, contactId, label, team } = filters;
+  const { statuses, assignee, connectionId, contactId, label, team, priorities, slaStatus, sort } = filters;
   // Outside a transaction a thread may lose the label between the two reads: the page still
   // tests threads.labels, so it never shows a thread without it.
   const rareIds = label === undefined ? undefined : await rareLabelThreadIds(db, workspaceId, label);
@@ -67,8 +69,11 @@ export async function listThreads(db: Executor, reader: ThreadReader, filters: T
     .$if(team === 'none', (q) => q.where('threads.team_id', 'is', null))
     .$if(typeof team === 'number', (q) => q.where('threads.team_id', '=', team as number))
     .$if(label !== undefined, (q) => q.where(sql<boolean>`threads.labels @> ARRAY[${label}]::text[]`))
-    .$if(rareIds !== undefined, (q) => q.where(sql<boolean>`threads.id = ANY(${rareIds}::bigint[])`));
-  return keysetPage(q, BY_LAST_MESSAGE, page);
+    .$if(rareIds !== undefined, (q) => q.where(sql<boolean>`threads.id = ANY(${rareIds}::bigint[])`))
+    .$if(priorities !== undefined, (q) => q.where('threads.priority', 'in', priorities!))
+    .$if(slaStatus !== undefined, (q) => q.where('threads.sla_status', '=', slaStatus!))
+    .$if(sort === 'sla', (q) => q.where('threads.sla_due_at', 'is not', null));
+  return keysetPage(q, sort === 'sla' ? BY_SLA_DUE : BY_LAST_MESSAGE, page);
 }
 
 /**

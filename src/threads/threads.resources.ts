@@ -3,8 +3,10 @@ import { type Static, Type } from 'typebox';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import type { ThreadsTable } from '../db/types.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
+import { SlaResource, slaResource } from '../sla/sla-state.js';
 
 export const THREAD_STATUSES = ['open', 'pending', 'resolved', 'snoozed'] as const;
+export const THREAD_PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
 
 /** A thread as the API shows it: its row, its connection's integration and its contact's name. */
 export type ThreadView = Selectable<ThreadsTable> & { integration_key: string; contact_name: string | null };
@@ -21,6 +23,8 @@ export const ThreadResource = Type.Object(
     assigneeId: Nullable(Type.Integer({ description: 'the user working the thread' })),
     teamId: Nullable(Type.Integer({ description: 'the team the thread belongs to (docs/teams.md); null = none' })),
     labels: Type.Array(Type.String()),
+    priority: StringEnum(THREAD_PRIORITIES, { description: 'how urgent the thread is; SLA policies may match it' }),
+    sla: SlaResource,
     unreadCount: Type.Integer({ minimum: 0, description: 'inbound messages that arrived since agentLastSeenAt' }),
     agentLastSeenAt: Nullable(Type.String({ format: 'date-time', description: 'when an agent last read the thread' })),
     lastMessageAt: Timestamp,
@@ -49,6 +53,8 @@ export function threadResource(row: ThreadView): Static<typeof ThreadResource> {
     assigneeId: row.assignee_id,
     teamId: row.team_id,
     labels: row.labels,
+    priority: row.priority,
+    sla: slaResource(row.sla),
     unreadCount: row.unread_count,
     agentLastSeenAt: row.agent_last_seen_at?.toISOString() ?? null,
     lastMessageAt: row.last_message_at.toISOString(),

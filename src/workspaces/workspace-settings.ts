@@ -4,6 +4,7 @@ import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
 import type { Db, Executor } from '../db/database.js';
 import type { WorkspacesTable } from '../db/types.js';
 import { errors } from '../http/errors.js';
+import { BusinessHoursSetting, checkBusinessHours } from '../sla/business-hours.js';
 import { findWorkspace, updateWorkspaceSettings } from './workspaces.queries.js';
 
 const setting = <T extends TSchema>(schema: T, fallback: Static<T>) => ({ schema, fallback });
@@ -14,6 +15,12 @@ const setting = <T extends TSchema>(schema: T, fallback: Static<T>) => ({ schema
  * `workspaces.settings`, only once set; an absent one reads as its default.
  */
 export const WORKSPACE_SETTINGS = {
+  businessHours: setting(
+    Type.With(BusinessHoursSetting, {
+      description: 'when business-hours SLA clocks run and away replies stay quiet; null = always open (docs/sla.md)',
+    }),
+    null,
+  ),
   assignOnReply: setting(Type.Boolean({ description: "a user's reply on an unassigned thread assigns it to them" }), true),
   restrictAgentsToTeams: setting(
     Type.Boolean({
@@ -73,6 +80,7 @@ export async function changeWorkspaceSettings(
   trail: Trail,
 ) {
   const { name, ...settings } = patch;
+  if (settings.businessHours) settings.businessHours = checkBusinessHours(settings.businessHours);
   return deps.db.transaction().execute(async (trx) => {
     const before = await findWorkspace(trx, workspaceId);
     const row = await updateWorkspaceSettings(trx, workspaceId, { name, settings });

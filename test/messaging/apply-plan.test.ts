@@ -30,6 +30,8 @@ const conn: ConnectionRef = {
   app_id: 'app_1',
   auto_assign: false,
   team_id: null,
+  sla: false,
+  away_message: null,
 };
 const resolved: Resolved = {
   connections: new Map([[byKey('email', conn.external_account_id), conn]]),
@@ -199,6 +201,11 @@ describe('batchChanges', () => {
     last_inbound_at: NOW,
     team_id: null,
     conversation_key: '',
+    priority: 'normal' as const,
+    sla: null,
+    sla_due_at: null,
+    sla_status: null,
+    away_replied_at: null,
     created_at: NOW,
     updated_at: NOW,
     created: false,

@@ -181,7 +181,7 @@ describe('PATCH /v1/threads/:id', () => {
       ['21 labels', { labels: Array.from({ length: 21 }, (_, i) => `l${i}`) }],
       ['a label that is no string', { labels: [7] }],
       ['an unknown status', { status: 'closed' }],
-      ['an unknown field', { status: 'resolved', priority: 'high' }],
+      ['an unknown field', { status: 'resolved', colour: 'red' }],
       ['an empty patch', {}],
     ];
     for (const [what, payload] of cases) {

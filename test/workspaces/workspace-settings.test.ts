@@ -15,14 +15,21 @@ describe('/v1/workspace', () => {
     const tenant = await makeTenant(ctx.deps, { name: 'Acme' });
     const agent = await signedInUser(ctx.app, ctx, tenant.workspace.id, { roles: ['agent'] });
     const readKey = await makeTenant(ctx.deps, { scopes: ['read'] });
-    const expected = { id: tenant.workspace.id, name: 'Acme', assignOnReply: true, restrictAgentsToTeams: false, require2fa: false };
+    const expected = {
+      id: tenant.workspace.id,
+      name: 'Acme',
+      businessHours: null,
+      assignOnReply: true,
+      restrictAgentsToTeams: false,
+      require2fa: false,
+    };
     for (const headers of [tenant.headers, agent.headers]) {
       const res = await call('GET', headers);
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().data).toEqual(expected);
     }
     expect((await call('GET', readKey.headers)).json().data.id).toBe(readKey.workspace.id);
-    expect(Object.keys(WORKSPACE_SETTINGS).sort()).toEqual(['assignOnReply', 'require2fa', 'restrictAgentsToTeams']);
+    expect(Object.keys(WORKSPACE_SETTINGS).sort()).toEqual(['assignOnReply', 'businessHours', 'require2fa', 'restrictAgentsToTeams']);
   });
 
   it('lets admins change only the fields given; agents and write keys get 403', async () => {
@@ -38,6 +45,7 @@ describe('/v1/workspace', () => {
     expect(first.json().data).toEqual({
       id: tenant.workspace.id,
       name: 'Before',
+      businessHours: null,
       assignOnReply: false,
       restrictAgentsToTeams: false,
       require2fa: false,
@@ -46,6 +54,7 @@ describe('/v1/workspace', () => {
     expect(second.json().data).toEqual({
       id: tenant.workspace.id,
       name: 'After',
+      businessHours: null,
       assignOnReply: false,
       restrictAgentsToTeams: true,
       require2fa: false,

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Connection } from '../../client/client';
-import { channelName, shortTime } from '../shared/format';
+import type { Connection, Thread } from '../../client/client';
+import { channelName, shortTime, slaBadge } from '../shared/format';
 import { onRealtime } from '../shared/realtime';
 import { navigate, onLinkClick } from '../shared/router';
 import { session } from '../shared/session';
@@ -21,6 +21,8 @@ const TABS: [View, string][] = [
 const STATUSES = ['open', 'pending', 'snoozed', 'resolved'] as const;
 
 /** The conversation list: its threads from `useThreads`, the next page as the end scrolls into view. */
+const sla = (t: Thread) => slaBadge(t.sla);
+
 export function ConversationList({ selectedId }: { selectedId: number | null }) {
   const s = useStore(session)!;
   const f = useStore(filter);
@@ -103,6 +105,10 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
           </label>
           <label>
             <span class="sr-only">Label</span>
+            <select aria-label="Sort" value={f.sort} onChange={(e) => set({ sort: e.currentTarget.value as ListFilter['sort'] })}>
+              <option value="recent">Most recent</option>
+              <option value="sla">SLA due first</option>
+            </select>
             <select aria-label="Label" value={f.label ?? ''} onChange={(e) => set({ label: e.currentTarget.value || null })}>
               <option value="">All labels</option>
               {labels.map((l) => (
@@ -165,6 +171,12 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
                     </span>
                     <span class="thread-meta">
                       {channelName(t.integrationKey)}
+                      {t.priority !== 'normal' && <span class={`priority priority-${t.priority}`}>{t.priority}</span>}
+                      {sla(t) && (
+                        <span class={`sla sla-${sla(t)!.status}`} title={t.sla ? `SLA ${t.sla.status}` : undefined}>
+                          {sla(t)!.text}
+                        </span>
+                      )}
                       {t.labels.map((l) => (
                         <span class="label" key={l}>
                           {l}

@@ -5,7 +5,7 @@ import { onRealtime, resync } from '../shared/realtime';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { wantContacts } from './contacts';
-import { filter, type ListFilter, matches, mergeThreads, queryOf, visibleThreads } from './threads';
+import { filter, type ListFilter, matches, mergeThreads, orderOf, queryOf, visibleThreads } from './threads';
 
 const PAGE = 25;
 
@@ -53,7 +53,7 @@ export function useThreads(f: ListFilter) {
       .page<Thread>('/v1/threads', { ...queryOf(f), limit: PAGE })
       .then((page) => {
         if (mine !== generation.current) return;
-        visibleThreads.update((current) => mergeThreads(current, page.data, (t) => matches(t, f, me)));
+        visibleThreads.update((current) => mergeThreads(current, page.data, (t) => matches(t, f, me), orderOf(f)));
         wantContacts(unnamed(page.data));
       })
       .catch(() => undefined);
@@ -81,7 +81,7 @@ export function useThreads(f: ListFilter) {
         if (event.type === 'thread.updated') {
           const t = event.data;
           const current = filter.get();
-          visibleThreads.update((list) => mergeThreads(list, [t], (x) => x.id !== t.id || matches(t, current, me)));
+          visibleThreads.update((list) => mergeThreads(list, [t], (x) => x.id !== t.id || matches(t, current, me), orderOf(current)));
           wantContacts(unnamed([t]));
         } else if (event.type === 'message.created') {
           refreshSoon();
@@ -98,7 +98,7 @@ export function useThreads(f: ListFilter) {
       .page<Thread>('/v1/threads', { ...queryOf(f), limit: PAGE, cursor })
       .then((page) => {
         if (mine !== generation.current) return;
-        visibleThreads.update((current) => mergeThreads(current, page.data, () => true));
+        visibleThreads.update((current) => mergeThreads(current, page.data, () => true, orderOf(f)));
         setCursor(page.meta.nextCursor);
         wantContacts(unnamed(page.data));
       })

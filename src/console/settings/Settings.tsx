@@ -6,6 +6,7 @@ import { AuditLog } from './AuditLog';
 import { CannedResponses } from './CannedResponses';
 import { Connections } from './Connections';
 import { DeadLetters } from './DeadLetters';
+import { Sla } from './Sla';
 import { Users } from './Users';
 import { Webhooks } from './Webhooks';
 import './settings.css';
@@ -18,6 +19,7 @@ export const SETTINGS_PAGES: [slug: string, title: string, page: ComponentType][
   ['users', 'Users', Users],
   ['canned-responses', 'Canned responses', CannedResponses],
   ['audit-log', 'Audit log', AuditLog],
+  ['sla', 'SLAs and hours', Sla],
 ];
 
 export function Settings({ page }: { page: string }) {

@@ -15,6 +15,8 @@ const EVENTS: WebhookEventFilter[] = [
   'contact.created',
   'contact.updated',
   'contact.merged',
+  'sla.warning',
+  'sla.breached',
   'webhook_inbox.dead_lettered',
 ];
 

@@ -45,3 +45,29 @@ export function fileSize(bytes: number): string {
   if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
+
+/** A span of milliseconds as "1 h 5 min" / "25 min" / "40 s", for SLA time left. */
+export function span(ms: number): string {
+  const s = Math.round(Math.abs(ms) / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return m % 60 === 0 ? `${h} h` : `${h} h ${m % 60} min`;
+  return `${Math.floor(h / 24)} d`;
+}
+
+/**
+ * What a thread's SLA badge says (docs/sla.md): the nearest running due time as time left, or
+ * how long ago it passed; null without a clock running and nothing breached.
+ */
+export function slaBadge(
+  sla: { firstResponseDueAt: string | null; nextResponseDueAt: string | null; resolutionDueAt: string | null; status: string } | null,
+  now = Date.now(),
+): { text: string; status: string } | null {
+  if (!sla) return null;
+  const dues = [sla.firstResponseDueAt, sla.nextResponseDueAt, sla.resolutionDueAt].filter((d): d is string => d !== null).map(Date.parse);
+  if (dues.length === 0) return sla.status === 'breached' ? { text: 'SLA breached', status: 'breached' } : null;
+  const left = Math.min(...dues) - now;
+  return left >= 0 ? { text: `SLA ${span(left)} left`, status: sla.status } : { text: `SLA ${span(left)} overdue`, status: 'breached' };
+}

@@ -1,0 +1,386 @@
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { applyDeliveries } from '../../src/messaging/apply-events.js';
+import { SLA_CLOCK_QUEUE, type SlaClockJob } from '../../src/sla/sla-clock.enqueue.js';
+import { tellSlaMoment } from '../../src/sla/sla-clock.queue.js';
+import { useTestContext } from '../helpers/app.js';
+import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
+
+// The clock is the service's injected one: tests move it instead of waiting. (So callers are
+// API keys: a JWT signed at the test's clock would be judged by the real one.)
+let now = new Date('2026-03-06T15:30:00Z'); // a Friday, 16:30 in Berlin
+const ctx = await useTestContext({ now: () => now, env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
+const db = ctx.deps.db;
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+const call = (method: Method, url: string, headers: Record<string, string>, payload?: object) =>
+  ctx.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+
+const week = (intervals: string[][]) => ({
+  mon: intervals,
+  tue: intervals,
+  wed: intervals,
+  thu: intervals,
+  fri: intervals,
+  sat: [],
+  sun: [],
+});
+const BERLIN_9_TO_5 = { timezone: 'Europe/Berlin', weekly: week([['09:00', '17:00']]), holidays: [] };
+
+let seq = 0;
+async function workspace() {
+  const tenant = await makeTenant(ctx.deps);
+  const connection = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'sms', externalAccountId: `+4930${++seq}` });
+  // Every event the workspace's endpoints would receive is written to webhook_events.
+  const hook = await call('POST', '/v1/webhook-endpoints', tenant.headers, { url: 'http://127.0.0.1:9/hook', events: ['*'] });
+  expect(hook.statusCode, hook.body).toBe(201);
+  return { tenant, connection };
+}
+
+/** A contact writes, applied as the worker applies a delivery at the test's clock; answers the thread. */
+async function contactWrites(connection: { externalAccountId: string }, from: string, text = 'hello') {
+  const id = `m-${++seq}`;
+  await db.transaction().execute((trx) =>
+    applyDeliveries(
+      ctx.deps,
+      trx,
+      [
+        {
+          deliveryId: id,
+          integrationKey: 'sms',
+          events: [
+            {
+              type: 'message',
+              externalAccountId: connection.externalAccountId,
+              externalMessageId: id,
+              contact: { externalId: from },
+              text,
+            },
+          ],
+        },
+      ],
+      now,
+    ),
+  );
+  const row = await db.selectFrom('messages').select('thread_id').where('external_id', '=', id).executeTakeFirstOrThrow();
+  return row.thread_id;
+}
+
+const thread = async (headers: Record<string, string>, id: number) => (await call('GET', `/v1/threads/${id}`, headers)).json().data;
+
+async function clockJobs(threadId: number) {
+  const { rows } = await sql<{ data: SlaClockJob; start_after: Date }>`
+    SELECT data, start_after FROM pgboss.job WHERE name = ${SLA_CLOCK_QUEUE} AND (data->>'threadId')::bigint = ${threadId}
+    ORDER BY start_after, data->>'kind' DESC`.execute(db);
+  return rows;
+}
+
+const notificationsOf = (userId: number) =>
+  db.selectFrom('notifications').select(['type', 'thread_id']).where('user_id', '=', userId).orderBy('id').execute();
+
+const outboundEvents = async (workspaceId: number, type: string) =>
+  (await db.selectFrom('webhook_events').select('body').where('workspace_id', '=', workspaceId).where('type', '=', type).execute()).map(
+    (r) => JSON.parse(r.body as unknown as string).data,
+  );
+
+describe('/v1/sla-policies', () => {
+  it('lets admins create, list by position, change and delete policies; others get 403', async () => {
+    const { tenant } = await workspace();
+    const writer = await makeTenant(ctx.deps, { scopes: ['write'] });
+    expect((await call('GET', '/v1/sla-policies', writer.headers)).statusCode).toBe(403);
+    expect((await call('POST', '/v1/sla-policies', writer.headers, { name: 'x', firstResponse: 'PT1H' })).statusCode).toBe(403);
+
+    const late = await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Standard', position: 5, firstResponse: 'PT4H' });
+    expect(late.statusCode, late.body).toBe(201);
+    expect(late.json().data).toEqual({
+      id: expect.any(Number),
+      name: 'Standard',
+      position: 5,
+      enabled: true,
+      firstResponse: 'PT4H',
+      nextResponse: null,
+      resolution: null,
+      businessHoursOnly: false,
+      conditions: {},
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    const early = await call('POST', '/v1/sla-policies', tenant.headers, {
+      name: 'VIP',
+      position: 1,
+      resolution: 'P1D',
+      conditions: { priorities: ['urgent'], labels: ['VIP'] },
+    });
+    expect(early.json().data.conditions).toEqual({ priorities: ['urgent'], labels: ['vip'] });
+    const list = (await call('GET', '/v1/sla-policies', tenant.headers)).json().data;
+    expect(list.map((p: { name: string }) => p.name)).toEqual(['VIP', 'Standard']);
+
+    const changed = await call('PATCH', `/v1/sla-policies/${late.json().data.id}`, tenant.headers, {
+      enabled: false,
+      nextResponse: 'PT30M',
+    });
+    expect(changed.json().data).toMatchObject({ enabled: false, firstResponse: 'PT4H', nextResponse: 'PT30M' });
+    expect((await call('DELETE', `/v1/sla-policies/${late.json().data.id}`, tenant.headers)).statusCode).toBe(204);
+    expect((await call('PATCH', `/v1/sla-policies/${late.json().data.id}`, tenant.headers, { name: 'y' })).statusCode).toBe(404);
+    // Another workspace sees none of them.
+    const other = await makeTenant(ctx.deps);
+    expect((await call('GET', '/v1/sla-policies', other.headers)).json().data).toEqual([]);
+    expect((await call('DELETE', `/v1/sla-policies/${early.json().data.id}`, other.headers)).statusCode).toBe(404);
+  });
+
+  it('refuses targets under PT10S, months, no target and unknown teams or connections with 422, writing nothing', async () => {
+    const { tenant } = await workspace();
+    const other = await workspace();
+    for (const [payload, field] of [
+      [{ name: 'a', firstResponse: 'PT9S' }, 'firstResponse'],
+      [{ name: 'a', resolution: 'P1M' }, 'resolution'],
+      [{ name: 'a', nextResponse: 'an hour' }, 'nextResponse'],
+      [{ name: 'a' }, 'at least one target'],
+      [{ name: 'a', firstResponse: 'PT1H', conditions: { teamIds: [999999] } }, 'conditions.teamIds'],
+      [{ name: 'a', firstResponse: 'PT1H', conditions: { connectionIds: [other.connection.id] } }, 'conditions.connectionIds'],
+      [{ name: 'a', firstResponse: 'PT1H', conditions: { priorities: ['soon'] } }, 'priorities'],
+    ] as const) {
+      const res = await call('POST', '/v1/sla-policies', tenant.headers, payload);
+      expect(res.statusCode, JSON.stringify(payload)).toBe(422);
+      expect(res.json().error.message).toContain(field);
+    }
+    expect((await call('GET', '/v1/sla-policies', tenant.headers)).json().data).toEqual([]);
+  });
+});
+
+describe('SLA clocks', () => {
+  it('gives a Friday 16:30 opening with PT1H in business hours a Monday 09:30 due time, with jobs at its moments', async () => {
+    now = new Date('2026-03-06T15:30:00Z');
+    const { tenant, connection } = await workspace();
+    await call('PATCH', '/v1/workspace', tenant.headers, { businessHours: BERLIN_9_TO_5 });
+    const policy = (
+      await call('POST', '/v1/sla-policies', tenant.headers, {
+        name: 'Hours',
+        firstResponse: 'PT1H',
+        resolution: 'PT8H',
+        businessHoursOnly: true,
+      })
+    ).json().data;
+    const id = await contactWrites(connection, '+1555000001');
+    const t = await thread(tenant.headers, id);
+    expect(t.priority).toBe('normal');
+    expect(t.sla).toEqual({
+      policyId: policy.id,
+      firstResponseDueAt: '2026-03-09T08:30:00.000Z',
+      nextResponseDueAt: null,
+      // 8 business hours: Friday 16:30–17:00, then Monday 09:00–16:30.
+      resolutionDueAt: '2026-03-09T15:30:00.000Z',
+      status: 'ok',
+      breaches: [],
+    });
+    // Each moment is a job that starts then: 80 % of an hour is 48 business minutes (Monday 09:18).
+    const jobs = await clockJobs(id);
+    expect(jobs.map((j) => [j.data.target, j.data.kind, j.start_after.toISOString()])).toEqual([
+      ['firstResponse', 'warning', '2026-03-09T08:18:00.000Z'],
+      ['firstResponse', 'breached', '2026-03-09T08:30:00.000Z'],
+      ['resolution', 'warning', '2026-03-09T13:54:00.000Z'],
+      ['resolution', 'breached', '2026-03-09T15:30:00.000Z'],
+    ]);
+    for (const j of jobs) expect(j.data.at).toBe(j.start_after.toISOString());
+  });
+
+  it('warns at 80 % and breaches at the due time once each, to endpoints and the assignee', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    const ada = await makeUser(ctx.deps, tenant.workspace.id, { name: 'Ada', roles: ['agent'] });
+    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Fast', firstResponse: 'PT10M' });
+    const id = await contactWrites(connection, '+1555000002');
+    await call('PATCH', `/v1/threads/${id}`, tenant.headers, { assigneeId: ada.user.id });
+    const [warning, breach] = await clockJobs(id);
+    expect(warning!.data.at).toBe('2026-03-10T10:08:00.000Z');
+
+    now = new Date(warning!.data.at);
+    expect(await tellSlaMoment(ctx.deps, warning!.data)).toBe(true);
+    expect(await tellSlaMoment(ctx.deps, warning!.data)).toBe(false); // a duplicate job tells nothing
+    expect((await thread(tenant.headers, id)).sla.status).toBe('warning');
+    expect((await call('GET', '/v1/threads?slaStatus=warning', tenant.headers)).json().data.map((x: { id: number }) => x.id)).toEqual([id]);
+
+    now = new Date(breach!.data.at);
+    expect(await tellSlaMoment(ctx.deps, breach!.data)).toBe(true);
+    expect(await tellSlaMoment(ctx.deps, breach!.data)).toBe(false);
+    const t = await thread(tenant.headers, id);
+    expect(t.sla).toMatchObject({
+      status: 'breached',
+      breaches: [{ target: 'firstResponse', dueAt: '2026-03-10T10:10:00.000Z', breachedAt: '2026-03-10T10:10:00.000Z' }],
+    });
+    expect((await outboundEvents(tenant.workspace.id, 'sla.warning')).map((d) => d.id)).toEqual([id]);
+    const breached = await outboundEvents(tenant.workspace.id, 'sla.breached');
+    expect(breached).toHaveLength(1);
+    expect(breached[0]).toMatchObject({ id, sla: { status: 'breached' } });
+    expect((await notificationsOf(ada.user.id)).filter((n) => n.type.startsWith('sla_'))).toEqual([
+      { type: 'sla_warning', thread_id: id },
+      { type: 'sla_breached', thread_id: id },
+    ]);
+    expect((await call('GET', '/v1/threads?slaStatus=breached', tenant.headers)).json().data.map((x: { id: number }) => x.id)).toEqual([
+      id,
+    ]);
+  });
+
+  it('tells the members of the team when nobody is assigned', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    const bo = await makeUser(ctx.deps, tenant.workspace.id, { name: 'Bo', roles: ['agent'] });
+    const team = (await call('POST', '/v1/teams', tenant.headers, { name: 'Support' })).json().data;
+    await ctx.app.inject({
+      method: 'PUT',
+      url: `/v1/teams/${team.id}/members`,
+      headers: tenant.headers,
+      payload: { userIds: [bo.user.id] },
+    });
+    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Team', firstResponse: 'PT10M', conditions: { teamIds: [team.id] } });
+    const id = await contactWrites(connection, '+1555000003');
+    expect((await thread(tenant.headers, id)).sla).toBeNull(); // no team yet: the policy does not match
+    const moved = await call('PATCH', `/v1/threads/${id}`, tenant.headers, { teamId: team.id });
+    expect(moved.json().data.sla).toMatchObject({ firstResponseDueAt: '2026-03-10T10:10:00.000Z' });
+    const breach = (await clockJobs(id)).find((j) => j.data.kind === 'breached')!;
+    now = new Date(breach.data.at);
+    await tellSlaMoment(ctx.deps, breach.data);
+    expect(await notificationsOf(bo.user.id)).toEqual([{ type: 'sla_breached', thread_id: id }]);
+  });
+
+  it('is met by a reply, not by a note; next response runs from the contact message after it; resolving stops it', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    await call('POST', '/v1/sla-policies', tenant.headers, {
+      name: 'All',
+      firstResponse: 'PT1H',
+      nextResponse: 'PT30M',
+      resolution: 'P1D',
+    });
+    const id = await contactWrites(connection, '+1555000004');
+    const note = await call('POST', `/v1/threads/${id}/messages`, tenant.headers, { text: 'looking', private: true });
+    expect(note.statusCode, note.body).toBe(201);
+    expect((await thread(tenant.headers, id)).sla.firstResponseDueAt).toBe('2026-03-10T11:00:00.000Z');
+    const [warning] = await clockJobs(id);
+
+    now = new Date('2026-03-10T10:20:00Z');
+    const reply = await call('POST', `/v1/threads/${id}/messages`, tenant.headers, { text: 'on it' });
+    expect(reply.statusCode, reply.body).toBe(202);
+    let t = await thread(tenant.headers, id);
+    expect(t.sla).toMatchObject({
+      firstResponseDueAt: null,
+      nextResponseDueAt: null,
+      resolutionDueAt: '2026-03-11T10:00:00.000Z',
+      status: 'ok',
+    });
+    // The warning of a met target is nothing when its job comes.
+    now = new Date(warning!.data.at);
+    expect(await tellSlaMoment(ctx.deps, warning!.data)).toBe(false);
+
+    now = new Date('2026-03-10T12:00:00Z');
+    await contactWrites(connection, '+1555000004', 'and?');
+    t = await thread(tenant.headers, id);
+    expect(t.sla.nextResponseDueAt).toBe('2026-03-10T12:30:00.000Z');
+
+    const resolved = await call('PATCH', `/v1/threads/${id}`, tenant.headers, { status: 'resolved' });
+    expect(resolved.json().data.sla).toMatchObject({
+      firstResponseDueAt: null,
+      nextResponseDueAt: null,
+      resolutionDueAt: null,
+      status: 'ok',
+    });
+    // Reopened by the contact: a new opening, a new first-response clock.
+    now = new Date('2026-03-12T09:00:00Z');
+    await contactWrites(connection, '+1555000004', 'again');
+    expect((await thread(tenant.headers, id)).sla.firstResponseDueAt).toBe('2026-03-12T10:00:00.000Z');
+  });
+
+  it('applies the first matching enabled policy by position, again when the priority changes; ?priority= and ?sort=sla', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Off', position: 0, enabled: false, firstResponse: 'PT1M' });
+    const urgent = (
+      await call('POST', '/v1/sla-policies', tenant.headers, {
+        name: 'Urgent',
+        position: 1,
+        firstResponse: 'PT15M',
+        conditions: { priorities: ['urgent'] },
+      })
+    ).json().data;
+    const standard = (
+      await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Standard', position: 2, firstResponse: 'PT2H' })
+    ).json().data;
+    const a = await contactWrites(connection, '+1555000005');
+    const b = await contactWrites(connection, '+1555000006');
+    const c = await contactWrites(connection, '+1555000007');
+    expect((await thread(tenant.headers, a)).sla.policyId).toBe(standard.id);
+
+    now = new Date('2026-03-10T10:30:00Z');
+    const patched = await call('PATCH', `/v1/threads/${b}`, tenant.headers, { priority: 'urgent' });
+    expect(patched.statusCode, patched.body).toBe(200);
+    // The new policy's clock runs from the opening.
+    expect(patched.json().data).toMatchObject({
+      priority: 'urgent',
+      sla: { policyId: urgent.id, firstResponseDueAt: '2026-03-10T10:15:00.000Z' },
+    });
+    expect((await call('PATCH', `/v1/threads/${c}`, tenant.headers, { priority: 'soon' })).statusCode).toBe(422);
+
+    const ids = async (query: string) =>
+      (await call('GET', `/v1/threads?${query}`, tenant.headers)).json().data.map((x: { id: number }) => x.id);
+    expect(await ids('priority=urgent')).toEqual([b]);
+    expect(await ids('priority=low,normal')).toEqual([c, a]);
+    expect(await ids('sort=sla&limit=2')).toEqual([b, a]);
+    const page = await call('GET', '/v1/threads?sort=sla&limit=2', tenant.headers);
+    const rest = await call('GET', `/v1/threads?sort=sla&limit=2&cursor=${page.json().meta.nextCursor}`, tenant.headers);
+    expect(rest.json().data.map((x: { id: number }) => x.id)).toEqual([c]);
+    for (const bad of ['priority=soon', 'slaStatus=late', 'sort=due'])
+      expect((await call('GET', `/v1/threads?${bad}`, tenant.headers)).statusCode).toBe(422);
+  });
+
+  it('leaves threads of a workspace without a policy without a clock', async () => {
+    const { tenant, connection } = await workspace();
+    const id = await contactWrites(connection, '+1555000008');
+    expect((await thread(tenant.headers, id)).sla).toBeNull();
+    expect(await clockJobs(id)).toEqual([]);
+  });
+});
+
+describe('away replies', () => {
+  it('answers a thread opened outside business hours once per 12 h, like a reply with no author, and never inside hours', async () => {
+    now = new Date('2026-03-07T12:00:00Z'); // Saturday
+    const { tenant, connection } = await workspace();
+    await call('PATCH', '/v1/workspace', tenant.headers, { businessHours: BERLIN_9_TO_5 });
+    const set = await call('PATCH', `/v1/connections/${connection.id}`, tenant.headers, { awayMessage: 'We are back on Monday at 9.' });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json().data.awayMessage).toBe('We are back on Monday at 9.');
+
+    const id = await contactWrites(connection, '+1555000009');
+    const outbound = () =>
+      db.selectFrom('messages').selectAll().where('thread_id', '=', id).where('direction', '=', 'outbound').orderBy('id').execute();
+    let sent = await outbound();
+    expect(sent.map((m) => [m.kind, m.text, m.author_id, m.status])).toEqual([
+      ['message', 'We are back on Monday at 9.', null, 'queued'],
+      ['activity', 'Outside business hours: the away message was sent', null, 'sent'],
+    ]);
+    // Resolved and reopened within 12 h: not again.
+    await call('PATCH', `/v1/threads/${id}`, tenant.headers, { status: 'resolved' });
+    now = new Date('2026-03-07T20:00:00Z');
+    await contactWrites(connection, '+1555000009', 'hello?');
+    expect((await outbound()).filter((m) => m.kind === 'message')).toHaveLength(1);
+    // 12 h later, reopened again: answered again.
+    await call('PATCH', `/v1/threads/${id}`, tenant.headers, { status: 'resolved' });
+    now = new Date('2026-03-08T08:00:00Z');
+    await contactWrites(connection, '+1555000009', 'anyone?');
+    sent = await outbound();
+    expect(sent.filter((m) => m.kind === 'message').map((m) => m.text)).toEqual([
+      'We are back on Monday at 9.',
+      'We are back on Monday at 9.',
+    ]);
+
+    // Inside hours (Monday 10:00 in Berlin), a new thread gets none.
+    now = new Date('2026-03-09T09:00:00Z');
+    const inside = await contactWrites(connection, '+1555000010');
+    const inHours = await db
+      .selectFrom('messages')
+      .select('id')
+      .where('thread_id', '=', inside)
+      .where('direction', '=', 'outbound')
+      .execute();
+    expect(inHours).toEqual([]);
+  });
+});
