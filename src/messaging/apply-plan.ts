@@ -208,12 +208,11 @@ export function conversationKey(event: InboundEvent): string {
 /** The threads to upsert: the own thread of each message that joins none, and of each conversation opened. */
 export function threadInputs(plan: ApplyPlan, contactIds: ContactIds, choices: ThreadChoices, now: Date): ThreadInput[] {
   return [...plan.messages.filter(({ event }) => !choices.joined.has(event)), ...plan.opened].map(({ connection, event }) => {
-    const conversationKey = event.type === 'message' ? choices.keys.get(event) : undefined;
     return {
       workspaceId: connection.workspace_id,
       connectionId: connection.id,
       contactId: contactOf(contactIds, connection, event.contact.externalId),
-      ...(conversationKey ? { conversationKey } : {}),
+      conversationKey: (event.type === 'message' && choices.keys.get(event)) || '',
       lastMessageAt: at(event, now),
       preview: event.type === 'message' ? event.text.slice(0, PREVIEW_LENGTH) : null,
       unread: event.type === 'message' ? 1 : 0,

@@ -26,7 +26,9 @@ describe('outbound lookup by provider id', () => {
       .execute();
 
     const found = await findOutboundByExternalId(ctx.deps.db, 'sms', ['SM-shared-id', 'SM-other']);
-    expect(found).toEqual([{ external_id: 'SM-shared-id', connection_id: sms.id, app_id: tenant.workspace.appId }]);
+    expect(found).toEqual([
+      { external_id: 'SM-shared-id', connection_id: sms.id, app_id: tenant.workspace.appId, external_account_id: sms.externalAccountId },
+    ]);
 
     // Inbound messages are nearly all of the table; the index that serves this lookup holds
     // outbound ones only, so ingestion does not pay an index entry per inbound message.
