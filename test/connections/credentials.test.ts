@@ -55,6 +55,7 @@ describe('credentials on create (engage)', () => {
       lastDeliveryAt: null,
       lastErrorAt: null,
       lastError: null,
+      awayMessage: null,
       createdAt: expect.any(String),
     });
     expect(res.body).not.toContain(token);

@@ -57,6 +57,8 @@ describe('tenant lists (cursor pages)', () => {
       contactName: 'Sender 2',
       status: 'open',
       snoozedUntil: null,
+      priority: 'normal',
+      sla: null,
       teamId: null,
       assigneeId: null,
       labels: [],
