@@ -43,9 +43,9 @@ describe('planner statistics of job tables', () => {
     await addJobs(1_000);
     expect(await stats.refresh(QUEUE)).toBe(false); // fewer changes than minChanges
     await addJobs(2_000);
-    const before = await plannerRows();
     expect(await stats.refresh(QUEUE)).toBe(true);
-    expect(await plannerRows()).toBeGreaterThanOrEqual(before + 3_000);
+    // The planner now counts every job (autovacuum may have analyzed the first thousand before).
+    expect(await plannerRows()).toBeGreaterThanOrEqual(3_000);
     expect(await stats.refresh(QUEUE)).toBe(false); // just analyzed
   });
 
