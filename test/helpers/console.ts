@@ -46,7 +46,12 @@ export async function useConsole(
   const ctx = await useTestContext({
     workers: true,
     env: {
-      INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: WHATSAPP_SECRET, apiBaseUrl: fake.baseUrls.whatsapp } }),
+      INBOX_INTEGRATIONS: JSON.stringify({
+        whatsapp: { webhookSecret: WHATSAPP_SECRET, apiBaseUrl: fake.baseUrls.whatsapp },
+        // Provider APIs of channels an admin may add from the console: the fakes answer for them.
+        'sms.twilio': { apiBaseUrl: fake.baseUrls.sms },
+        telegram: { apiBaseUrl: fake.baseUrls.telegram },
+      }),
       ...options.env,
     },
   });

@@ -348,7 +348,14 @@ function Setup({ c }: { c: Connection }) {
       {STEPS[c.integrationKey] && <p>{STEPS[c.integrationKey]}</p>}
       <div class="row-actions">
         {c.integrationKey === 'telegram' && (
-          <button type="button" onClick={() => void attempt(() => s.client.connectTelegramWebhook(c.id), setError)}>
+          <button
+            type="button"
+            onClick={async () => {
+              setResult(null);
+              if (await attempt(() => s.client.connectTelegramWebhook(c.id), setError))
+                setResult({ ok: true, message: "Telegram sends this bot's messages to the service now" });
+            }}
+          >
             Connect webhook
           </button>
         )}
