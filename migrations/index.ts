@@ -39,6 +39,7 @@ import * as m0043 from './0043_sla.js';
 import * as m0046 from './0046_email_conversations.js';
 import * as m0048 from './0048_two_factor.js';
 import * as m0049 from './0049_audit_log.js';
+import * as m0052 from './0052_livechat_settings.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -85,4 +86,5 @@ export const migrations: Record<string, Migration> = {
   '0046_email_conversations': m0046,
   '0048_two_factor': m0048,
   '0049_audit_log': m0049,
+  '0052_livechat_settings': m0052,
 };

@@ -226,6 +226,12 @@ export interface ContactMerge {
   contactId: number;
 }
 
+/** Live chat: the fields the widget requires before the first message; they go on the contact. */
+export interface PreChatForm {
+  name: boolean;
+  email: boolean;
+}
+
 export interface Connection {
   id: number;
   integrationKey: string;
@@ -235,6 +241,14 @@ export interface Connection {
   hasCredentials: boolean;
   /** Live chat connections only: origins allowed to call the visitor routes; empty = any. */
   allowedOrigins?: string[];
+  /** Live chat only: the widget's heading; null = the widget's default. */
+  title?: string | null;
+  /** Live chat only: the widget's accent colour, #rrggbb; null = the widget's default. */
+  colour?: string | null;
+  /** Live chat only: what the widget shows before the first message; null = its default. */
+  greeting?: string | null;
+  /** Live chat only: the fields the widget requires before the first message. */
+  preChatForm?: PreChatForm;
   /** New and reopened threads go to the agent with the fewest open assigned threads. */
   autoAssign: boolean;
   /** WhatsApp Cloud: the WABA id whose templates are synced; null when unset. */
@@ -313,6 +327,11 @@ export interface ConnectionPatch {
   /** Replace the webhook secrets whole; null removes them. */
   webhookSecrets?: WebhookSecrets | null;
   allowedOrigins?: string[];
+  /** Live chat: the widget's heading, colour (#rrggbb) and greeting; null = the default. */
+  title?: string | null;
+  colour?: string | null;
+  greeting?: string | null;
+  preChatForm?: PreChatForm;
   /** Assign new and reopened threads automatically (docs/conversations.md). */
   autoAssign?: boolean;
   /** WhatsApp Cloud: the WABA id; null removes it. */
@@ -335,6 +354,11 @@ export interface ConnectionCreate {
   credentials?: ConnectionCredentials;
   webhookSecrets?: WebhookSecrets;
   allowedOrigins?: string[];
+  /** Live chat: the widget's heading, colour (#rrggbb), greeting and pre-chat form. */
+  title?: string;
+  colour?: string;
+  greeting?: string;
+  preChatForm?: PreChatForm;
   autoAssign?: boolean;
   businessAccountId?: string;
   /** A team of the workspace new threads start in. */

@@ -3,6 +3,7 @@ import type { Executor } from '../db/database.js';
 import { BY_CREATED, keysetPage, offsetPage } from '../db/pages.js';
 import type { ManagedBy } from '../db/types.js';
 import type { CursorRequest, OffsetRequest } from '../http/pagination.js';
+import type { LivechatSettings } from './livechat-settings.js';
 
 /**
  * What a connection answer is built from: every column but the sealed credentials and webhook
@@ -29,6 +30,10 @@ const COLUMNS = [
   'last_error_at',
   'last_error',
   'away_message',
+  'livechat_title',
+  'livechat_colour',
+  'livechat_greeting',
+  'livechat_pre_chat',
   'created_at',
 ] as const;
 const hasCredentials = sql<boolean>`credentials_sealed IS NOT NULL`.as('has_credentials');
@@ -49,7 +54,7 @@ export async function insertConnection(
     teamId?: number | null;
     connectionKey: string;
     webhookVerifyToken: string | null;
-  },
+  } & LivechatSettings,
 ) {
   return db
     .insertInto('connections')
@@ -65,6 +70,10 @@ export async function insertConnection(
       team_id: row.teamId ?? null,
       connection_key: row.connectionKey,
       webhook_verify_token: row.webhookVerifyToken,
+      livechat_title: row.livechatTitle ?? null,
+      livechat_colour: row.livechatColour ?? null,
+      livechat_greeting: row.livechatGreeting ?? null,
+      livechat_pre_chat: row.livechatPreChat,
     })
     .returning(SELECTED)
     .executeTakeFirstOrThrow();
@@ -101,7 +110,7 @@ export async function updateConnection(
     webhookSecretsSealed?: Buffer | null;
     webhookVerifyToken?: string;
     awayMessage?: string | null;
-  },
+  } & LivechatSettings,
 ): Promise<ConnectionRow | undefined> {
   return db
     .updateTable('connections')
@@ -115,6 +124,10 @@ export async function updateConnection(
       webhook_secrets_sealed: patch.webhookSecretsSealed,
       webhook_verify_token: patch.webhookVerifyToken,
       away_message: patch.awayMessage,
+      livechat_title: patch.livechatTitle,
+      livechat_colour: patch.livechatColour,
+      livechat_greeting: patch.livechatGreeting,
+      livechat_pre_chat: patch.livechatPreChat,
     })
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)

@@ -1,6 +1,6 @@
-import { type Static, Type } from 'typebox';
+import { type Static, type TOptional, type TSchema, Type } from 'typebox';
 import { INTEGRATION_KEYS } from '../config.js';
-import type { ManagedBy } from '../db/types.js';
+import type { ManagedBy, PreChatForm } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
@@ -10,6 +10,14 @@ import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { AllowedOrigins, checkAllowedOrigins, newWidgetKey, WIDGET_KEY } from './allowed-origins.js';
 import { ConnectionCredentials, checkCredentials, sealCredentials } from './connection-credentials.js';
 import { type ConnectionRow, findConnection, insertConnection, updateConnection } from './connections.queries.js';
+import {
+  checkLivechatSettings,
+  LivechatColour,
+  LivechatGreeting,
+  LivechatSettingsFields,
+  LivechatTitle,
+  PreChatFormSchema,
+} from './livechat-settings.js';
 import {
   checkWebhookSecrets,
   META_KEYS,
@@ -44,6 +52,11 @@ export const TemplatesSync = Type.Object({
 /** Who may make a connection, and so whose provider account it may use (docs/security.md). */
 export const MANAGED_BY = ['operator', 'workspace'] as const satisfies readonly ManagedBy[];
 
+/** Fields only some connections have (livechat's settings): absent on the others. */
+function optionalFields<T extends Record<string, TSchema>>(fields: T): { [K in keyof T]: TOptional<T[K]> } {
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Type.Optional(v)])) as { [K in keyof T]: TOptional<T[K]> };
+}
+
 export const ConnectionResource = Type.Object(
   {
     id: Type.Integer(),
@@ -54,6 +67,7 @@ export const ConnectionResource = Type.Object(
     allowedOrigins: Type.Optional(
       Type.Array(Type.String(), { description: 'livechat connections only: origins allowed to call the visitor routes; empty = any' }),
     ),
+    ...optionalFields(LivechatSettingsFields),
     autoAssign: Type.Boolean({ description: 'new and reopened threads are routed to online agents under their cap (docs/teams.md)' }),
     businessAccountId: Nullable(Type.String({ description: 'WhatsApp Cloud: the WABA id whose templates are synced; null when unset' })),
     templatesSync: Nullable(TemplatesSync),
@@ -105,6 +119,10 @@ export const ConnectionCreateBody = Type.Object({
   credentials: Type.Optional(ConnectionCredentials),
   webhookSecrets: Type.Optional(WebhookSecrets),
   allowedOrigins: Type.Optional(AllowedOrigins),
+  title: Type.Optional(LivechatTitle),
+  colour: Type.Optional(LivechatColour),
+  greeting: Type.Optional(LivechatGreeting),
+  preChatForm: Type.Optional(PreChatFormSchema),
   autoAssign: Type.Optional(AutoAssign),
   businessAccountId: Type.Optional(BusinessAccountId),
   teamId: Type.Optional(Nullable(ConnectionTeamId)),
@@ -112,7 +130,8 @@ export const ConnectionCreateBody = Type.Object({
 
 /**
  * `PATCH /v1/connections/:id`: `credentials` and `webhookSecrets` replace the previous ones
- * whole; null removes them. `allowedOrigins` (livechat) replace the previous list whole.
+ * whole; null removes them. `allowedOrigins` (livechat) replace the previous list whole; of
+ * livechat's `title`, `colour` and `greeting`, null returns to the widget's default.
  */
 export const ConnectionPatch = Type.Object(
   {
@@ -120,6 +139,10 @@ export const ConnectionPatch = Type.Object(
     credentials: Type.Optional(Nullable(ConnectionCredentials)),
     webhookSecrets: Type.Optional(Nullable(WebhookSecrets)),
     allowedOrigins: Type.Optional(AllowedOrigins),
+    title: Type.Optional(Nullable(LivechatTitle)),
+    colour: Type.Optional(Nullable(LivechatColour)),
+    greeting: Type.Optional(Nullable(LivechatGreeting)),
+    preChatForm: Type.Optional(PreChatFormSchema),
     autoAssign: Type.Optional(AutoAssign),
     businessAccountId: Type.Optional(Nullable(BusinessAccountId)),
     teamId: Type.Optional(Nullable(ConnectionTeamId)),
@@ -137,7 +160,15 @@ export function connectionResource(row: ConnectionRow, view: ConnectionView): St
     externalAccountId: row.external_account_id,
     name: row.name,
     hasCredentials: row.has_credentials,
-    ...(row.integration_key === 'livechat' ? { allowedOrigins: row.allowed_origins } : {}),
+    ...(row.integration_key === 'livechat'
+      ? {
+          allowedOrigins: row.allowed_origins,
+          title: row.livechat_title,
+          colour: row.livechat_colour,
+          greeting: row.livechat_greeting,
+          preChatForm: row.livechat_pre_chat,
+        }
+      : {}),
     autoAssign: row.auto_assign,
     businessAccountId: row.business_account_id,
     templatesSync:
@@ -206,20 +237,32 @@ export async function createConnection(
     credentials?: ConnectionCredentials;
     webhookSecrets?: WebhookSecrets;
     allowedOrigins?: string[];
+    title?: string;
+    colour?: string;
+    greeting?: string;
+    preChatForm?: PreChatForm;
     autoAssign?: boolean;
     businessAccountId?: string;
     teamId?: number | null;
   },
   managedBy: ManagedBy,
 ) {
-  const { credentials, webhookSecrets, allowedOrigins: _origins, ...given } = input;
+  const { credentials, webhookSecrets, allowedOrigins: _origins, title, colour, greeting, preChatForm, ...given } = input;
   if (given.businessAccountId !== undefined) onlyWhatsapp(given.integrationKey);
   if (!(INTEGRATION_KEYS as readonly string[]).includes(given.integrationKey)) {
     throw errors.validation(`integrationKey must be one of ${INTEGRATION_KEYS.join(', ')}`);
   }
   if (webhookSecrets !== undefined) checkWebhookSecrets(given.integrationKey, webhookSecrets);
   const verifyToken = META_KEYS.includes(given.integrationKey) ? (webhookSecrets?.webhookVerifyToken ?? newVerifyToken()) : null;
-  const fields = { ...given, ...accountOf(input), managedBy, connectionKey: newConnectionKey(), webhookVerifyToken: verifyToken };
+  const settings = checkLivechatSettings(given.integrationKey, { title, colour, greeting, preChatForm });
+  const fields = {
+    ...given,
+    ...accountOf(input),
+    ...settings,
+    managedBy,
+    connectionKey: newConnectionKey(),
+    webhookVerifyToken: verifyToken,
+  };
   // The gateway's deliveries could not be verified otherwise: its own secret, or the
   // operator's for a connection the operator makes.
   const sessionSecret =
@@ -278,6 +321,7 @@ export async function changeConnection(
     if (current.integration_key !== 'livechat') throw errors.validation('allowedOrigins applies to livechat connections only');
     allowedOrigins = checkAllowedOrigins(patch.allowedOrigins);
   }
+  const settings = checkLivechatSettings(current.integration_key, patch);
   if (patch.businessAccountId !== undefined) onlyWhatsapp(current.integration_key);
   if (patch.teamId !== undefined && patch.teamId !== null) await requireTeamOf(deps.db, workspaceId, patch.teamId);
   if (
@@ -288,7 +332,8 @@ export async function changeConnection(
     patch.autoAssign === undefined &&
     patch.businessAccountId === undefined &&
     patch.teamId === undefined &&
-    patch.awayMessage === undefined
+    patch.awayMessage === undefined &&
+    Object.keys(settings).length === 0
   )
     return connectionResource(current, adminView(deps));
   const row = await deps.db.transaction().execute(async (trx) => {
@@ -302,6 +347,7 @@ export async function changeConnection(
       businessAccountId: patch.businessAccountId,
       teamId: patch.teamId,
       awayMessage: patch.awayMessage === undefined || patch.awayMessage === null ? patch.awayMessage : patch.awayMessage.trim() || null,
+      ...settings,
     });
     if (updated && patch.autoAssign === true && !current.auto_assign) await routeWaiting(deps, trx, workspaceId, deps.now());
     return updated;

@@ -97,6 +97,12 @@ export interface ApiKeysTable {
   revoked_at: NullableTimestamp;
 }
 
+/** Live chat: the fields a widget asks before the first message. */
+export interface PreChatForm {
+  name: boolean;
+  email: boolean;
+}
+
 export interface ConnectionsTable {
   id: Generated<number>;
   workspace_id: number;
@@ -134,6 +140,12 @@ export interface ConnectionsTable {
   deleted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** Answers a contact who writes outside business hours (docs/sla.md); null = off. */
   away_message: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Live chat: the widget's heading, accent (#rrggbb) and greeting; null = the widget's default. */
+  livechat_title: ColumnType<string | null, string | null | undefined, string | null>;
+  livechat_colour: ColumnType<string | null, string | null | undefined, string | null>;
+  livechat_greeting: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Live chat: which fields the widget asks before the first message. */
+  livechat_pre_chat: ColumnType<PreChatForm, PreChatForm | undefined, PreChatForm>;
 }
 
 export type ManagedBy = 'operator' | 'workspace';

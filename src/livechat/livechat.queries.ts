@@ -9,7 +9,17 @@ import type { CursorRequest } from '../http/pagination.js';
 export async function findWidget(db: Executor, widgetKey: string) {
   return db
     .selectFrom('connections')
-    .select(['id', 'workspace_id', 'external_account_id', 'name', 'allowed_origins'])
+    .select([
+      'id',
+      'workspace_id',
+      'external_account_id',
+      'name',
+      'allowed_origins',
+      'livechat_title',
+      'livechat_colour',
+      'livechat_greeting',
+      'livechat_pre_chat',
+    ])
     .where('integration_key', '=', 'livechat')
     .where('external_account_id', '=', widgetKey)
     .executeTakeFirst();

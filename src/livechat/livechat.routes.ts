@@ -6,6 +6,7 @@ import { AttachmentResource, attachmentResource, signedUrls } from '../attachmen
 import { multipartOptions, readUpload } from '../attachments/multipart-upload.js';
 import { bearerToken } from '../auth/auth.js';
 import { WIDGET_KEY } from '../connections/allowed-origins.js';
+import { LivechatSettingsFields } from '../connections/livechat-settings.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
@@ -39,6 +40,7 @@ const VisitorToken = Type.Object(
     description: 'visitorToken is shown in this answer only; send it as Authorization: Bearer <visitorToken>',
   },
 );
+const WidgetConfig = Type.Object(LivechatSettingsFields, { title: 'LivechatWidgetConfig' });
 const ConversationBody = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
@@ -119,6 +121,28 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       },
     );
   }
+
+  app.get(
+    '/:widgetKey/config',
+    {
+      schema: {
+        summary: "The widget's settings",
+        description:
+          "What the widget reads at start: its heading, accent colour and greeting (null = the widget's default) and the fields it requires before the first message. No visitor token.",
+        params: WidgetParams,
+        response: { 200: Envelope(WidgetConfig) },
+      },
+    },
+    async (request) => {
+      const widget = widgetOf(request);
+      return envelope(request, {
+        title: widget.livechat_title,
+        colour: widget.livechat_colour,
+        greeting: widget.livechat_greeting,
+        preChatForm: widget.livechat_pre_chat,
+      });
+    },
+  );
 
   app.post(
     '/:widgetKey/conversations',

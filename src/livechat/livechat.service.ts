@@ -60,6 +60,11 @@ async function applyVisitorEvents(deps: Deps, trx: Executor, events: NormalisedE
  * from one client address; the next gets 429 with retry-after.
  */
 export async function startConversation(deps: Deps, widget: Widget, input: { name?: string; email?: string; ip: string }) {
+  // The widget asks these before the first message; a visitor calling the API directly is held to it too.
+  for (const field of ['name', 'email'] as const) {
+    if (widget.livechat_pre_chat[field] && !input[field]?.trim())
+      throw errors.validation(`${field} is required: this widget's pre-chat form asks for it`);
+  }
   const token = randomToken(VISITOR_TOKEN_PREFIX, 32);
   const handle = randomUUID();
   const now = deps.now();

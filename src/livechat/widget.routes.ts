@@ -17,7 +17,7 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 
 /** The hosted page: nothing but the widget, filling the page. */
 function hostedPage(widget: Widget): string {
-  const name = escapeHtml(widget.name);
+  const name = escapeHtml(widget.livechat_title ?? widget.name);
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -147,6 +147,87 @@ function EditConnection({ c, onDone }: { c: Connection; onDone(changed: boolean)
   );
 }
 
+/** How a site embeds a livechat connection's widget: one script tag. */
+function embedSnippet(c: Connection): string {
+  const origin = c.webhookUrl ? new URL(c.webhookUrl).origin : location.origin;
+  return `<script src="${origin}/livechat/widget.js" data-widget-key="${c.externalAccountId}" async></script>`;
+}
+
+/** A livechat connection's settings: who may embed it, how it looks, what it asks first. */
+function LivechatSettings({ c, onDone }: { c: Connection; onDone(changed: boolean): void }) {
+  const s = useStore(session)!;
+  const [origins, setOrigins] = useState((c.allowedOrigins ?? []).join('\n'));
+  const [title, setTitle] = useState(c.title ?? '');
+  const [colour, setColour] = useState(c.colour ?? '#2348c9');
+  const [greeting, setGreeting] = useState(c.greeting ?? '');
+  const [preChat, setPreChat] = useState(c.preChatForm ?? { name: false, email: false });
+  const [error, setError] = useState<string | null>(null);
+
+  async function save(e: Event) {
+    e.preventDefault();
+    const patch: ConnectionPatch = {
+      allowedOrigins: origins
+        .split('\n')
+        .map((o) => o.trim())
+        .filter((o) => o !== ''),
+      title: title.trim() || null,
+      colour: colour === (c.colour ?? '#2348c9') ? (c.colour ?? null) : colour,
+      greeting: greeting.trim() || null,
+      preChatForm: preChat,
+    };
+    if (await attempt(() => s.client.updateConnection(c.id, patch), setError)) onDone(true);
+  }
+
+  return (
+    <form class="settings-form" onSubmit={save} aria-labelledby={`livechat-${c.id}`}>
+      <h3 id={`livechat-${c.id}`}>Live chat settings: {c.name}</h3>
+      <Failure error={error} />
+      <label>
+        Allowed origins (one per line; none = any site)
+        <textarea rows={3} value={origins} placeholder="https://www.example.com" onInput={(e) => setOrigins(e.currentTarget.value)} />
+      </label>
+      <label>
+        Title
+        <input value={title} maxLength={100} placeholder="Chat with us" onInput={(e) => setTitle(e.currentTarget.value)} />
+      </label>
+      <label>
+        Colour
+        <input type="color" value={colour} onInput={(e) => setColour(e.currentTarget.value)} />
+      </label>
+      <label>
+        Greeting (shown before the first message)
+        <textarea
+          rows={2}
+          value={greeting}
+          maxLength={1000}
+          placeholder="Ask us anything. We reply right here."
+          onInput={(e) => setGreeting(e.currentTarget.value)}
+        />
+      </label>
+      <fieldset>
+        <legend>Before the first message, ask for</legend>
+        <label class="check">
+          <input type="checkbox" checked={preChat.name} onChange={(e) => setPreChat({ ...preChat, name: e.currentTarget.checked })} />
+          The visitor's name
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={preChat.email} onChange={(e) => setPreChat({ ...preChat, email: e.currentTarget.checked })} />
+          The visitor's e-mail
+        </label>
+      </fieldset>
+      <Copyable label="Embed snippet" value={embedSnippet(c)} />
+      <div class="row-actions">
+        <button type="submit" class="primary">
+          Save
+        </button>
+        <button type="button" onClick={() => onDone(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
 /** The workspace's channel accounts: list, connect one, rename, auto-assign, replace credentials. */
 export function Connections() {
   const s = useStore(session)!;
@@ -155,6 +236,7 @@ export function Connections() {
   const [creds, setCreds] = useState<Partial<Record<keyof ConnectionCredentials, string>>>({});
   const [secrets, setSecrets] = useState<Partial<Record<keyof WebhookSecrets, string>>>({});
   const [editing, setEditing] = useState<number | null>(null);
+  const [livechatOf, setLivechatOf] = useState<number | null>(null);
   const [made, setMade] = useState<number | null>(null);
 
   async function create(e: Event) {
@@ -252,7 +334,15 @@ export function Connections() {
       <ul class="settings-list" aria-label="Connections">
         {(data ?? []).map((c) => (
           <li key={c.id}>
-            {editing === c.id ? (
+            {livechatOf === c.id ? (
+              <LivechatSettings
+                c={c}
+                onDone={(changed) => {
+                  setLivechatOf(null);
+                  if (changed) void reload();
+                }}
+              />
+            ) : editing === c.id ? (
               <EditConnection
                 c={c}
                 onDone={(changed) => {
@@ -277,6 +367,11 @@ export function Connections() {
                   <button type="button" onClick={() => setMade(c.id)} aria-label={`Set up ${c.name}`}>
                     Set up
                   </button>
+                  {c.integrationKey === 'livechat' && (
+                    <button type="button" onClick={() => setLivechatOf(c.id)} aria-label={`Live chat settings of ${c.name}`}>
+                      Live chat settings
+                    </button>
+                  )}
                   <DeleteButton c={c} onDeleted={() => void reload()} />
                 </div>
               </>
@@ -337,14 +432,12 @@ function Setup({ c }: { c: Connection }) {
   const s = useStore(session)!;
   const [result, setResult] = useState<ConnectionCheck | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const origin = c.webhookUrl ? new URL(c.webhookUrl).origin : location.origin;
-  const snippet = `<script src="${origin}/livechat/widget.js" data-widget-key="${c.externalAccountId}" async></script>`;
   return (
     <div>
       <Failure error={error} />
       {c.webhookUrl && c.integrationKey !== 'telegram' && <Copyable label="Webhook URL" value={c.webhookUrl} />}
       {c.webhookVerifyToken && <Copyable label="Verify token" value={c.webhookVerifyToken} />}
-      {c.integrationKey === 'livechat' && <Copyable label="Embed snippet" value={snippet} />}
+      {c.integrationKey === 'livechat' && <Copyable label="Embed snippet" value={embedSnippet(c)} />}
       {STEPS[c.integrationKey] && <p>{STEPS[c.integrationKey]}</p>}
       <div class="row-actions">
         {c.integrationKey === 'telegram' && (

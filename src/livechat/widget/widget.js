@@ -3,7 +3,9 @@
  *
  *   <script src="https://inbox.example/livechat/widget.js" data-widget-key="wk_…" async></script>
  *
- * Optional attributes: data-title (the panel's heading), data-color (accent, a CSS colour),
+ * Its heading, accent colour, greeting and pre-chat form are the widget's settings, read at
+ * start from `GET /v1/livechat/:widgetKey/config` (set in the console). Optional attributes:
+ * data-title (the heading) and data-color (the accent) when the settings leave them unset,
  * data-mode="page" (fills the page instead of a floating button; the hosted page uses it).
  * The visitor token is kept in localStorage per widget key; agents' replies arrive over a
  * websocket, which reconnects after the network drops and then reads the thread again.
@@ -15,8 +17,9 @@
   if (!script?.dataset.widgetKey) return;
   const key = script.dataset.widgetKey;
   const pageMode = script.dataset.mode === 'page';
-  const title = script.dataset.title || 'Chat with us';
+  let title = script.dataset.title || 'Chat with us';
   const accent = script.dataset.color || '#2348c9';
+  let preChat = { name: false, email: false };
   // The service's base URL is where this script came from (a path prefix included).
   const base = script.src.replace(/\/livechat\/widget\.js(?:[?#].*)?$/, '');
   const api = `${base}/v1/livechat/${encodeURIComponent(key)}`;
@@ -148,6 +151,27 @@ ${
   hint.className = 'hint';
   hint.textContent = 'Ask us anything. We reply right here.';
   log.append(hint);
+
+  /** The settings from the console: heading, accent, greeting, and which fields to require first. */
+  function applyConfig(config) {
+    if (config.title) {
+      title = config.title;
+      $('#title').textContent = title;
+      launcher?.setAttribute('aria-label', `${panel.hidden ? 'Open' : 'Close'} chat: ${title}`);
+    }
+    if (config.colour) host.style.setProperty('--accent', config.colour);
+    if (config.greeting) hint.textContent = config.greeting;
+    if (config.preChatForm) preChat = config.preChatForm;
+    for (const [field, label] of [
+      ['name', 'Your name'],
+      ['email', 'E-mail'],
+    ]) {
+      const input = $(`#${field}`);
+      input.required = !!preChat[field];
+      input.setAttribute('aria-required', String(!!preChat[field]));
+      root.querySelector(`label[for="${field}"]`).textContent = preChat[field] ? label : `${label} (optional)`;
+    }
+  }
 
   function render(message) {
     let item = shown.get(message.id);
@@ -319,6 +343,14 @@ ${
     if (document.visibilityState === 'visible' && !socket) connect();
   });
 
+  /** What the pre-chat form still lacks, said to the visitor (the field gets the focus); null when complete. */
+  function missing() {
+    if (session) return null;
+    if (preChat.name && !$('#name').value.trim()) return ['name', 'Please enter your name.'];
+    if (preChat.email && !$('#email').value.trim()) return ['email', 'Please enter your e-mail address.'];
+    return null;
+  }
+
   async function start() {
     const body = {};
     const name = $('#name').value.trim();
@@ -387,6 +419,12 @@ ${
     const file = fileInput.files[0] || null;
     if ((!text && !file) || sendButton.disabled) return;
     errorLine.textContent = '';
+    const lacking = missing();
+    if (lacking) {
+      errorLine.textContent = lacking[1];
+      $(`#${lacking[0]}`).focus();
+      return;
+    }
     sendButton.disabled = true;
     try {
       const problem = await send(text, file);
@@ -435,6 +473,12 @@ ${
       if (event.key === 'Escape') setOpen(false);
     });
   }
+
+  // Unset or unreadable settings leave the defaults: the chat works either way.
+  fetch(`${api}/config`, { headers: { accept: 'application/json' }, credentials: 'omit' })
+    .then((res) => (res.ok ? res.json() : null))
+    .then((json) => json?.data && applyConfig(json.data))
+    .catch(() => {});
 
   const mount = () => {
     document.body.append(host);
