@@ -1,8 +1,8 @@
-import { AxeBuilder } from '@axe-core/playwright';
-import type { Locator, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
 import { useConsole } from '../helpers/console.js';
+import { seriousViolations, tabTo, typeInto } from '../helpers/keyboard.js';
 import { fixture, waitFor } from '../helpers/webhooks.js';
 
 /*
@@ -14,21 +14,6 @@ import { fixture, waitFor } from '../helpers/webhooks.js';
 const { getExpectedTwilioSignature } = twilio;
 const c = await useConsole();
 
-async function tabTo(page: Page, target: Locator) {
-  for (let i = 0; i < 80; i += 1) {
-    if (await target.evaluate((el: { ownerDocument: { activeElement: unknown } }) => el === el.ownerDocument.activeElement)) return;
-    await page.keyboard.press('Tab');
-  }
-  throw new Error('Tab never reached the control');
-}
-async function typeInto(page: Page, target: Locator, text: string) {
-  await tabTo(page, target);
-  await page.keyboard.type(text);
-}
-async function seriousViolations(page: Page) {
-  const result = await new AxeBuilder({ page }).analyze();
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
-}
 const messageWithText = (text: string) =>
   c.ctx.deps.db.selectFrom('messages').select(['id', 'connection_id']).where('text', '=', text).executeTakeFirst();
 

@@ -1,11 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { AxeBuilder } from '@axe-core/playwright';
-import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { whatsappTextBody } from '../../harness/whatsapp-delivery.js';
 import { useConsole } from '../helpers/console.js';
+import { seriousViolations, tabTo, typeInto } from '../helpers/keyboard.js';
 import { sign, waitFor } from '../helpers/webhooks.js';
 
 /*
@@ -16,23 +15,6 @@ import { sign, waitFor } from '../helpers/webhooks.js';
 const OUT = process.env.CONSOLE_SCREENSHOT_DIR ?? path.join(tmpdir(), 'console-screenshots');
 mkdirSync(OUT, { recursive: true });
 const c = await useConsole();
-
-/** Presses Tab until `target` has the focus: the page is driven as a keyboard user drives it. */
-async function tabTo(page: Page, target: Locator) {
-  for (let i = 0; i < 80; i += 1) {
-    if (await target.evaluate((el: { ownerDocument: { activeElement: unknown } }) => el === el.ownerDocument.activeElement)) return;
-    await page.keyboard.press('Tab');
-  }
-  throw new Error('Tab never reached the control');
-}
-async function typeInto(page: Page, target: Locator, text: string) {
-  await tabTo(page, target);
-  await page.keyboard.type(text);
-}
-async function seriousViolations(page: Page) {
-  const result = await new AxeBuilder({ page }).analyze();
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
-}
 
 describe('Add a channel', () => {
   it('connects WhatsApp Cloud and live chat from the keyboard, with what to paste and a check', { timeout: 120_000 }, async () => {

@@ -1,10 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { AxeBuilder } from '@axe-core/playwright';
-import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { useConsole } from '../helpers/console.js';
+import { seriousViolations, tabTo } from '../helpers/keyboard.js';
 import { makeWidget } from '../helpers/livechat.js';
 import { waitFor } from '../helpers/webhooks.js';
 
@@ -17,19 +16,6 @@ const OUT = process.env.CONSOLE_SCREENSHOT_DIR ?? path.join(tmpdir(), 'console-s
 mkdirSync(OUT, { recursive: true });
 const c = await useConsole();
 const widget = await makeWidget(c.ctx.deps, c.tenant.workspace.id, { name: 'Website chat' });
-
-/** Presses Tab until `target` has the focus: the page is driven as a keyboard user drives it. */
-async function tabTo(page: Page, target: Locator) {
-  for (let i = 0; i < 80; i += 1) {
-    if (await target.evaluate((el: { ownerDocument: { activeElement: unknown } }) => el === el.ownerDocument.activeElement)) return;
-    await page.keyboard.press('Tab');
-  }
-  throw new Error('Tab never reached the control');
-}
-async function seriousViolations(page: Page) {
-  const result = await new AxeBuilder({ page }).analyze();
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
-}
 
 describe('Live chat settings', () => {
   it('are set from the keyboard, saved with PATCH, and the widget follows them', { timeout: 120_000 }, async () => {
