@@ -1,4 +1,4 @@
-import { type InboxClientError, tenantClient } from 'inbox/client';
+import { type InboxClientError, tenantClient } from '../../packages/client/src/index.js';
 import { describe, expect, it } from 'vitest';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';

@@ -11,6 +11,8 @@
  */
 
 export { type OffsetPage, type OperatorClient, operatorClient } from './operator.js';
-export { type ClientOptions, type Envelope, type FetchLike, InboxClientError } from './request.js';
+export { type ClientOptions, type Envelope, type FetchLike, InboxClientError, retryAfterMs } from './request.js';
+export type { AbortSignalLike } from './runtime.js';
 export { type CursorPage, type IdempotencyOptions, type ListQuery, type TenantClient, tenantClient } from './tenant.js';
 export type * from './types.js';
+export { type VerifiedWebhook, type VerifyWebhookInput, verifyWebhook, type WebhookEvent, type WebhookHeaders } from './webhooks.js';
