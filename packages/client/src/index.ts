@@ -1,13 +1,13 @@
 /**
- * A typed client for the service's JSON API, for programs, the console and proxies in front
- * of it (`import { tenantClient } from 'inbox/client'`). It walks both pagination shapes the
- * way the contract says they must be walked (README, "A client for programs"), passes `meta`
- * through untouched, and covers every tenant route, writes included.
+ * @inbox/client: a typed client for the service's JSON API, for programs, the console and
+ * proxies in front of it, and `verifyWebhook()` for its outbound webhooks. It walks both
+ * pagination shapes the way the contract says they must be walked, passes `meta` through
+ * untouched, covers every tenant route, writes included, and bounds every call (timeout,
+ * abort signal, retries that honour `retry-after`).
  *
- * Its modules import nothing but each other, so the emitted declarations stand alone (no
- * server package is needed to compile against them); test/client/declarations.test.ts walks
- * their imports, and test/client/client-types.test.ts keeps the types equal to the server's
- * schemas.
+ * Its modules import nothing but each other, so it packs and installs on its own
+ * (test/client/package.test.ts), and test/client/client-types.test.ts keeps the types equal
+ * to the server's schemas.
  */
 
 export { type OffsetPage, type OperatorClient, operatorClient } from './operator.js';
