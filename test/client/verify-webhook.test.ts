@@ -58,7 +58,7 @@ describe('scheme service (x-service-signature)', () => {
 
   it('refuses a changed byte, a re-serialised body, another secret and a stale timestamp', async () => {
     const changed = Buffer.from(BODY);
-    changed[changed.length - 3] ^= 1;
+    changed[changed.length - 3] = changed[changed.length - 3]! ^ 1;
     expect(await refusal(verifyWebhook({ body: changed, headers: headers(), secret: SECRET }))).toMatchObject({
       code: 'invalid_signature',
       status: 401,
@@ -98,7 +98,7 @@ describe('scheme standard (Standard Webhooks)', () => {
       'webhook-signature': standardSig(SECRET, 'msg_7', ts, BODY),
     });
     const changed = Buffer.from(BODY);
-    changed[5] ^= 1;
+    changed[5] = changed[5]! ^ 1;
     await refusal(verifyWebhook({ body: changed, headers: headers(), secret: SECRET }));
     await refusal(verifyWebhook({ body: BODY, headers: headers('msg_8'), secret: SECRET }));
     await refusal(verifyWebhook({ body: BODY, headers: headers('msg_7', now - 400), secret: SECRET }));
