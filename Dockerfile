@@ -12,6 +12,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json vite.console.config.ts ./
 COPY bin ./bin
 COPY src ./src
+# The console bundles the typed client from its own package.
+COPY packages/client/src ./packages/client/src
 COPY migrations ./migrations
 # Production dependencies only from here on: no embedded PostgreSQL (a development
 # dependency), no test tooling. The image always runs against DATABASE_URL.

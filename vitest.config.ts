@@ -1,10 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  // `inbox/client` resolves to its TypeScript source in tests (the `inbox-source` export
-  // condition); programs that install the package get the compiled dist/ build.
-  resolve: { conditions: ['inbox-source'] },
-  ssr: { resolve: { conditions: ['inbox-source'] } },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],

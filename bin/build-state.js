@@ -13,7 +13,16 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const stampOf = (root) => path.join(root, 'dist', '.build-stamp');
 /** Everything a build reads besides node_modules (whose changes come with package-lock.json). */
-const INPUTS = ['src', 'migrations', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'vite.console.config.ts'];
+const INPUTS = [
+  'src',
+  'packages/client/src',
+  'migrations',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'vite.console.config.ts',
+];
 
 function newest(p) {
   let s;

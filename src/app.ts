@@ -212,7 +212,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     },
   });
 
-  await registerOpenApi(app);
+  await registerOpenApi(app, deps.config.publicUrl);
   await app.register(healthRoutes, { deps });
   await app.register(userRoutes, { deps, prefix: '/api/user' });
   await app.register(accountLinksRoutes, { deps, prefix: '/api/user' });

@@ -1,5 +1,5 @@
-import { type InboxClientError, tenantClient } from 'inbox/client';
 import { describe, expect, it } from 'vitest';
+import { type InboxClientError, tenantClient } from '../../packages/client/src/index.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 import { PNG_1X1 } from '../helpers/multipart.js';

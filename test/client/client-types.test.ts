@@ -1,6 +1,6 @@
-import type * as Client from 'inbox/client';
 import type { Static, TSchema } from 'typebox';
 import { describe, expect, it } from 'vitest';
+import type * as Client from '../../packages/client/src/index.js';
 import type { ApiKeyResource, IssuedApiKey } from '../../src/api-keys/api-keys.service.js';
 import type { AttachmentResource } from '../../src/attachments/attachments.resources.js';
 import type { AuditEntryResource } from '../../src/audit/audit.routes.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { type InboxClientError, operatorClient, tenantClient } from 'inbox/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeProviders } from '../../harness/fake-providers.js';
+import { type InboxClientError, operatorClient, tenantClient } from '../../packages/client/src/index.js';
 import { SYNC_TEMPLATES_QUEUE, type SyncTemplatesJob, syncTemplates } from '../../src/connections/sync-templates.queue.js';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { InboxClientError, operatorClient, tenantClient } from 'inbox/client';
 import { afterAll, describe, expect, it } from 'vitest';
+import { InboxClientError, operatorClient, tenantClient } from '../../packages/client/src/index.js';
 import { processDeliveries } from '../../src/webhooks-in/process-deliveries.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';

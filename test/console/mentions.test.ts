@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TeamUser } from '../../src/client/client.js';
+import type { TeamUser } from '../../packages/client/src/index.js';
 import { choicesFor, insertMention, mentionAt, mentionedIn, splitMentions } from '../../src/console/inbox/mentions.js';
 
 // The `@` picker's rules (docs/console.md, "Mentions"), on text alone.

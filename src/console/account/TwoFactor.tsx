@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { TwoFactorSetup } from '../../client/client';
+import type { TwoFactorSetup } from '../../../packages/client/src/index';
 import { errorText, InboxClientError, retryAfterOf } from '../shared/api';
 import { duration } from '../shared/format';
 import { session, twoFactorRequired } from '../shared/session';

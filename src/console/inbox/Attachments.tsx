@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Attachment, Message } from '../../client/client';
+import type { Attachment, Message } from '../../../packages/client/src/index';
 import { blobType, isRasterImage } from '../shared/file-types';
 import { fileSize } from '../shared/format';
 import { session } from '../shared/session';

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { CannedResponse, Thread } from '../../client/client';
+import type { CannedResponse, Thread } from '../../../packages/client/src/index';
 import { fullTime } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Contact, Thread } from '../../client/client';
+import type { Contact, Thread } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { channelName, shortTime } from '../shared/format';
 import { onLinkClick } from '../shared/router';

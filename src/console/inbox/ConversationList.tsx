@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Connection, Thread } from '../../client/client';
+import type { Connection, Thread } from '../../../packages/client/src/index';
 import { channelName, shortTime, slaBadge } from '../shared/format';
 import { onRealtime } from '../shared/realtime';
 import { navigate, onLinkClick } from '../shared/router';

@@ -1,4 +1,4 @@
-import type { ReplyRequest } from '../../client/client';
+import type { ReplyRequest } from '../../../packages/client/src/index';
 import type { Draft } from './drafts';
 
 const list = (typed: string | undefined) =>

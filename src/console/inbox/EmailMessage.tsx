@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { MailAddress, Message } from '../../client/client';
+import type { MailAddress, Message } from '../../../packages/client/src/index';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Contact, Message } from '../../client/client';
+import type { Contact, Message } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { shortTime } from '../shared/format';
 import { onLinkClick } from '../shared/router';

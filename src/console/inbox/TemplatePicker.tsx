@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { Thread } from '../../client/client';
+import type { Thread } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Thread, ThreadPatch } from '../../client/client';
+import type { Thread, ThreadPatch } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { fullTime } from '../shared/format';
 import { session } from '../shared/session';

@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'preact/hooks';
-import type { Message } from '../../client/client';
+import type { Message } from '../../../packages/client/src/index';
 import { channelName, fullTime, shortTime } from '../shared/format';
 import { navigate } from '../shared/router';
 import { session } from '../shared/session';

@@ -1,4 +1,4 @@
-import type { Contact } from '../../client/client';
+import type { Contact } from '../../../packages/client/src/index';
 import { session } from '../shared/session';
 import { createStore } from '../shared/store';
 

@@ -1,4 +1,4 @@
-import type { Attachment } from '../../client/client';
+import type { Attachment } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { session } from '../shared/session';
 import { createStore } from '../shared/store';

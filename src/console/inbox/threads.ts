@@ -1,4 +1,4 @@
-import type { Thread, ThreadStatus } from '../../client/client';
+import type { Thread, ThreadStatus } from '../../../packages/client/src/index';
 import { createStore } from '../shared/store';
 
 /** What the list shows: the view (tab), the status, and the optional channel and label filters. */

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { CannedResponse, ReplyRequest, Thread, WhatsappTemplate } from '../../client/client';
+import type { CannedResponse, ReplyRequest, Thread, WhatsappTemplate } from '../../../packages/client/src/index';
 import { errorText, InboxClientError } from '../shared/api';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';

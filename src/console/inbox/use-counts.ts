@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ThreadCounts } from '../../client/client';
+import type { ThreadCounts } from '../../../packages/client/src/index';
 import { onRealtime, resync } from '../shared/realtime';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';

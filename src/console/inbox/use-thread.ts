@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Message, Thread, ThreadPatch } from '../../client/client';
+import type { Message, Thread, ThreadPatch } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { onRealtime, resync } from '../shared/realtime';
 import { session } from '../shared/session';

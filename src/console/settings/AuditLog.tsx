@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { AuditEntry, AuditLogQuery } from '../../client/client';
+import type { AuditEntry, AuditLogQuery } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { fullTime } from '../shared/format';
 import { session } from '../shared/session';

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { CannedResponse } from '../../client/client';
+import type { CannedResponse } from '../../../packages/client/src/index';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { attempt, collect, useLoad } from '../shared/use-load';

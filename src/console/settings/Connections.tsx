@@ -1,5 +1,11 @@
 import { useState } from 'preact/hooks';
-import type { Connection, ConnectionCheck, ConnectionCredentials, ConnectionPatch, WebhookSecrets } from '../../client/client';
+import type {
+  Connection,
+  ConnectionCheck,
+  ConnectionCredentials,
+  ConnectionPatch,
+  WebhookSecrets,
+} from '../../../packages/client/src/index';
 import { channelName } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';

@@ -1,5 +1,5 @@
 import { useEffect } from 'preact/hooks';
-import type { WebhookDelivery, WebhookEndpoint } from '../../client/client';
+import type { WebhookDelivery, WebhookEndpoint } from '../../../packages/client/src/index';
 import { fullTime } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { TeamUser, TeamUserRole } from '../../client/client';
+import type { TeamUser, TeamUserRole } from '../../../packages/client/src/index';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { reloadTeam } from '../shared/team';

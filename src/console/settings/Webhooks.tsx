@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { SignatureScheme, WebhookEndpoint, WebhookEventFilter } from '../../client/client';
+import type { SignatureScheme, WebhookEndpoint, WebhookEventFilter } from '../../../packages/client/src/index';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { attempt, collect, useLoad } from '../shared/use-load';

@@ -1,9 +1,9 @@
-import { type FetchLike, InboxClientError, type TenantClient, tenantClient } from '../../client/client';
+import { type FetchLike, InboxClientError, type TenantClient, tenantClient } from '../../../packages/client/src/index';
 
 /**
- * The console's one way to the service: the package's own typed client (`inbox/client`) over
- * the browser's fetch. The wrapper keeps what the client does not surface: a 429's
- * `retry-after`, and a 401 on a signed-in call, which may mean the session has ended.
+ * The console's one way to the service: the typed client (`packages/client`) over the
+ * browser's fetch. The wrapper adds what the client does not do: a 401 on a signed-in call,
+ * which may mean the session has ended, and a 403 asking for two-factor sign-in.
  */
 export interface ApiHooks {
   /** A signed-in request answered 401 (the session may have been revoked). */
@@ -17,10 +17,9 @@ export const setApiHooks = (next: ApiHooks) => {
   hooks = next;
 };
 
-/** Seconds from the last 429's `retry-after` header (the client's error carries no headers). */
-let lastRetryAfter: number | null = null;
+/** Seconds from a 429's `retry-after` header. */
 export const retryAfterOf = (err: unknown): number | null =>
-  err instanceof InboxClientError && err.status === 429 ? lastRetryAfter : null;
+  err instanceof InboxClientError && err.status === 429 ? (err.retryAfter ?? null) : null;
 
 /** The browser's fetch; `token` (read at each call) is sent when the client itself names none. */
 const browserFetch =
@@ -30,10 +29,6 @@ const browserFetch =
     const headers = current && !init.headers.authorization ? { ...init.headers, authorization: `Bearer ${current}` } : init.headers;
     // An upload's bytes are a Uint8Array, which the DOM typings of BodyInit do not name.
     const res = await fetch(url, { ...init, headers } as RequestInit);
-    if (res.status === 429) {
-      const seconds = Number(res.headers.get('retry-after'));
-      lastRetryAfter = Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds) : null;
-    }
     const auth = headers.authorization;
     if (res.status === 401 && auth?.startsWith('Bearer ')) hooks.onUnauthorized(auth.slice(7));
     if (res.status === 403 && auth?.startsWith('Bearer ')) {
@@ -54,7 +49,8 @@ const browserFetch =
  * (login, and the refresh cookie's way).
  */
 export function makeClient(token?: () => string | undefined): TenantClient {
-  return tenantClient({ baseUrl: location.origin, fetch: browserFetch(token) });
+  // No retries: a person sees the refusal (and its retry-after) and decides.
+  return tenantClient({ baseUrl: location.origin, fetch: browserFetch(token), retries: 0 });
 }
 
 /** A message a person can act on, from whatever a call threw. */

@@ -1,4 +1,4 @@
-import type { Notification, TeamUser, Thread } from '../../client/client';
+import type { Notification, TeamUser, Thread } from '../../../packages/client/src/index';
 import { session, verifySession } from './session';
 import { createStore } from './store';
 

@@ -1,4 +1,4 @@
-import type { LoginResponse, TenantClient, User } from '../../client/client';
+import type { LoginResponse, TenantClient, User } from '../../../packages/client/src/index';
 import { makeClient, setApiHooks } from './api';
 import { createStore } from './store';
 

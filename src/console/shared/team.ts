@@ -1,4 +1,4 @@
-import type { TeamUser } from '../../client/client';
+import type { TeamUser } from '../../../packages/client/src/index';
 import { onRealtime } from './realtime';
 import { session } from './session';
 import { createStore } from './store';

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Notification as InboxNotification } from '../../client/client';
+import type { Notification as InboxNotification } from '../../../packages/client/src/index';
 import { contacts } from '../inbox/contacts';
 import { fullTime, shortTime } from '../shared/format';
 import { navigate } from '../shared/router';

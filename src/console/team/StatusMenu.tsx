@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { UserAvailability } from '../../client/client';
+import type { UserAvailability } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';

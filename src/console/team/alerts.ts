@@ -1,4 +1,4 @@
-import type { Notification as InboxNotification } from '../../client/client';
+import type { Notification as InboxNotification } from '../../../packages/client/src/index';
 import { navigate, route, threadIdOf } from '../shared/router';
 import { createStore } from '../shared/store';
 import { describe } from './describe';

@@ -1,4 +1,4 @@
-import type { Notification as InboxNotification } from '../../client/client';
+import type { Notification as InboxNotification } from '../../../packages/client/src/index';
 import { team, userName } from '../shared/team';
 import { threadName } from './thread-names';
 

@@ -1,4 +1,4 @@
-import type { Notification as InboxNotification } from '../../client/client';
+import type { Notification as InboxNotification } from '../../../packages/client/src/index';
 import { onRealtime, resync } from '../shared/realtime';
 import { session } from '../shared/session';
 import { createStore } from '../shared/store';

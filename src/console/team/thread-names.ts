@@ -1,4 +1,4 @@
-import type { Thread } from '../../client/client';
+import type { Thread } from '../../../packages/client/src/index';
 import { contactName, contacts, wantContacts } from '../inbox/contacts';
 import { session } from '../shared/session';
 import { createStore } from '../shared/store';

@@ -1,10 +1,12 @@
+import { runtime } from './runtime.js';
+
 /**
  * A multipart/form-data body of one file, built by hand so the client needs neither the
  * DOM's FormData nor a Node type: bytes in, bytes out. The boundary is random and checked
  * against the file, so no byte sequence in the file can end its part early.
  */
 export function multipartFile(field: string, filename: string, contentType: string, bytes: Uint8Array) {
-  const encoder = new TextEncoder();
+  const encoder = new runtime.TextEncoder();
   let boundary: string;
   do boundary = `----inbox-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
   while (contains(bytes, encoder.encode(boundary)));
