@@ -264,7 +264,7 @@ export interface Connection {
   managedBy: 'operator' | 'workspace';
   /** The team new threads on the connection start in; null = none. */
   teamId: number | null;
-  /** The URL to paste into the provider's console; null for livechat and ai. */
+  /** The URL to paste into the provider's console; null for livechat, ai and email.imap. */
   webhookUrl: string | null;
   /** Whether webhook secrets of its own are set; their values are never returned. */
   hasWebhookSecrets: boolean;

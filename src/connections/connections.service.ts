@@ -85,7 +85,7 @@ export const ConnectionResource = Type.Object(
     webhookUrl: Nullable(
       Type.String({
         description:
-          "the URL to paste into the provider's console: <INBOX_PUBLIC_URL>/webhooks/<integrationKey>/<connectionKey>; null for livechat and ai",
+          "the URL to paste into the provider's console: <INBOX_PUBLIC_URL>/webhooks/<integrationKey>/<connectionKey>; null for livechat, ai and email.imap (read over IMAP)",
       }),
     ),
     hasWebhookSecrets: Type.Boolean({ description: 'whether webhook secrets of its own are set; their values are never returned' }),
