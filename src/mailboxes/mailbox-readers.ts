@@ -143,6 +143,8 @@ function lockName(connectionId: number): string {
 class MailboxReader {
   private client: ImapFlow | undefined;
   private wake: (() => void) | undefined;
+  /** New mail was announced since the last read began: the next pause ends at once. */
+  private announced = false;
   private stopped = false;
   private done: Promise<void> = Promise.resolve();
 
@@ -187,7 +189,7 @@ class MailboxReader {
   /** Waits `ms`, or less when woken (new mail, stop). */
   private pause(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
-      if (this.stopped) return resolve();
+      if (this.stopped || this.announced) return resolve();
       const timer = setTimeout(done, ms);
       function done() {
         clearTimeout(timer);
@@ -213,11 +215,16 @@ class MailboxReader {
       closed = true;
       this.wake?.();
     });
-    client.on('exists', () => this.wake?.());
+    // Mail announced while a read is under way is read by the next one, not lost until the poll.
+    client.on('exists', () => {
+      this.announced = true;
+      this.wake?.();
+    });
     try {
       if (this.stopped) return;
       await client.mailboxOpen(this.mailbox.folder);
       while (!this.stopped && !closed) {
+        this.announced = false;
         await this.sync(client);
         if (this.stopped || closed) break;
         // IDLE until the server tells of new mail; the next command ends it.

@@ -87,6 +87,25 @@ const inboxRows = async (connectionId: number) =>
   ).rows[0]!.n;
 
 describe('email.imap mailboxes', () => {
+  it('refuse a connection whose credentials or folder do not fit, with 422 and no row', async () => {
+    const post = (payload: Record<string, unknown>) =>
+      ctx.app.inject({ method: 'POST', url: '/v1/connections', headers: tenant.headers, payload: { name: 'Bad', ...payload } });
+    const login = { smtpUrl: 'smtps://smtp.example.com:465', username: 'a@example.com', password: 'pw' };
+    const cases = [
+      { integrationKey: 'email.imap', externalAccountId: 'a@example.com', credentials: { ...login, imapUrl: 'https://imap.example.com' } },
+      { integrationKey: 'email.imap', externalAccountId: 'a@example.com', credentials: login },
+      { integrationKey: 'email.imap', externalAccountId: 'not an address' },
+      { integrationKey: 'email', externalAccountId: 'b@example.com', imapFolder: 'INBOX' },
+    ];
+    for (const body of cases) {
+      const res = await post(body);
+      expect(res.statusCode, JSON.stringify(body)).toBe(422);
+      expect(res.json().error.code).toBe('validation_failed');
+    }
+    const rows = await db.selectFrom('connections').select('id').where('name', '=', 'Bad').execute();
+    expect(rows).toEqual([]);
+  });
+
   it('turn new mail into threads as it arrives (IDLE), a reply joining its conversation, nothing marked read', async () => {
     const server = await imapServer([mail({ id: '<old@ada.test>', from: 'Ada <ada@ada.test>', subject: 'Already there', text: 'First.' })]);
     const id = await connectMailbox(server, 'Support@Mailbox.test');
