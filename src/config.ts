@@ -20,6 +20,7 @@ export const INTEGRATION_KEYS = [
   'telegram',
   'email.postmark',
   'email.mailgun',
+  'email.imap',
 ] as const;
 export type IntegrationKey = (typeof INTEGRATION_KEYS)[number];
 

@@ -1,4 +1,5 @@
 import busboy from 'busboy';
+import { imapMailFile } from '../channels/email-imap.js';
 import { MediaFetchError } from './media-download.js';
 
 /** A stored delivery: its UTF-8 text, and its exact bytes when the text does not hold them. */
@@ -28,6 +29,11 @@ export async function deliveryFile(
       return base64File(json(delivery.text)?.Attachments, index, 'Content');
     case 'email.mailgun':
       return multipartFile(delivery, index);
+    case 'email.imap': {
+      const file = await imapMailFile(delivery.bytes ?? Buffer.from(delivery.text, 'utf8'), index);
+      if (!file) throw new MediaFetchError(`the delivery has no file ${index}`, false);
+      return file;
+    }
     default:
       throw new MediaFetchError(`${integrationKey} deliveries carry no files`, false);
   }

@@ -23,6 +23,7 @@ const FILES_PER_MESSAGE: Record<IntegrationKey, number> = {
   email: MAX_REPLY_ATTACHMENTS,
   'email.postmark': MAX_REPLY_ATTACHMENTS,
   'email.mailgun': MAX_REPLY_ATTACHMENTS,
+  'email.imap': MAX_REPLY_ATTACHMENTS,
   livechat: MAX_REPLY_ATTACHMENTS,
   aggregator: 0,
   ai: 0,

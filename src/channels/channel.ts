@@ -125,6 +125,10 @@ export interface SendCredentials {
   accessToken?: string;
   accountSid?: string;
   smtpUrl?: string;
+  /** `email.imap`: the mailbox's IMAP server, and the login of both servers. */
+  imapUrl?: string;
+  username?: string;
+  password?: string;
 }
 
 /**

@@ -5,7 +5,7 @@ import { htmlToText, sanitizeMailHtml } from './email-html.js';
 import { kindOfType } from './media-placeholder.js';
 
 /** The integrations whose messages are e-mail: threaded per conversation, answered with a subject. */
-export const EMAIL_INTEGRATION_KEYS: readonly IntegrationKey[] = ['email', 'email.postmark', 'email.mailgun'];
+export const EMAIL_INTEGRATION_KEYS: readonly IntegrationKey[] = ['email', 'email.postmark', 'email.mailgun', 'email.imap'];
 
 export function isEmailIntegration(key: string): boolean {
   return (EMAIL_INTEGRATION_KEYS as readonly string[]).includes(key);

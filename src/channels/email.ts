@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { NodemailerError } from 'nodemailer';
+import MailComposer from 'nodemailer/lib/mail-composer';
 import { safeEqual } from '../crypto/hmac.js';
 import type { MailAddress, NormalisedEvent } from '../messaging/events.js';
 import { checkedAddress, RefusedAddressError, type ResolveHost, systemResolve } from '../net/address-guard.js';
@@ -133,11 +134,21 @@ const PERMANENT_CODES = new Set(['ECONFIG', 'EENVELOPE', 'EMESSAGE', 'EAUTH', 'E
 const CONNECTION_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EPROTOCOL', 'EDNS', 'ETLS']);
 export const SMTP_UNREACHABLE = 'could not reach the SMTP server';
 
-async function sendMail(
+/**
+ * What a connection that logs in apart from its URL (`email.imap`) adds to a send: the SMTP
+ * login, and `keep`, handed the mail's bytes once the server took it (for the Sent folder).
+ */
+export interface SendMailExtra {
+  auth?: { user: string; pass: string };
+  keep?: (raw: Buffer) => Promise<void>;
+}
+
+export async function sendMail(
   target: SendTarget,
   smtpUrl: string,
   timeoutMs: number,
   guard: { allowPrivate: boolean; resolve?: ResolveHost },
+  extra: SendMailExtra = {},
 ): Promise<SendOutcome> {
   let password = '';
   try {
@@ -145,9 +156,10 @@ async function sendMail(
   } catch {
     // Not echoed: the text may hold a password.
   }
-  const { failed, retry } = outcomes([smtpUrl, password, safeDecode(password)]);
-  const smtp = parseSmtpUrl(smtpUrl);
-  if (!smtp) return failed('email: smtpUrl must be an smtp:// or smtps:// URL');
+  const { failed, retry } = outcomes([smtpUrl, password, safeDecode(password), extra.auth?.pass]);
+  const parsed = parseSmtpUrl(smtpUrl);
+  if (!parsed) return failed('email: smtpUrl must be an smtp:// or smtps:// URL');
+  const smtp = extra.auth ? { ...parsed, auth: extra.auth } : parsed;
 
   // The host passes the outbound address guard, and the connection goes to the very address
   // that was checked (the name is kept only for TLS: SNI and the certificate check), so a name
@@ -173,7 +185,7 @@ async function sendMail(
   const inReplyTo = own ? (own.inReplyTo ?? undefined) : target.replyTo?.messageId;
   const references = own ? own.references : [...(target.replyTo?.references ?? []), ...(inReplyTo ? [inReplyTo] : [])];
   try {
-    const info = await transport.sendMail({
+    const message = {
       from: target.accountId,
       to: target.to,
       ...(own && own.cc.length > 0 ? { cc: own.cc.map((a) => a.email) } : {}),
@@ -186,12 +198,23 @@ async function sendMail(
       ...(attachments.length > 0 ? { attachments } : {}),
       ...(inReplyTo ? { inReplyTo } : {}),
       ...(references && references.length > 0 ? { references } : {}),
-      // The socket timeouts bound each wait; this bounds the whole attempt.
-      signal: AbortSignal.timeout(timeoutMs),
       disableFileAccess: true,
       disableUrlAccess: true,
-    });
-    return info.messageId ? { outcome: 'sent', externalId: info.messageId } : failed('email: the SMTP transport gave no Message-ID');
+    };
+    // The socket timeouts bound each wait; this bounds the whole attempt.
+    const signal = AbortSignal.timeout(timeoutMs);
+    if (!extra.keep) {
+      const info = await transport.sendMail({ ...message, signal });
+      return info.messageId ? { outcome: 'sent', externalId: info.messageId } : failed('email: the SMTP transport gave no Message-ID');
+    }
+    // Built once, so the copy kept is the very mail sent (Bcc is in the envelope, not the bytes).
+    const composed = new MailComposer(message).compile();
+    const raw = await composed.build();
+    const envelope = composed.getEnvelope();
+    await transport.sendMail({ envelope, raw, signal });
+    const messageId = composed.messageId();
+    await extra.keep(raw);
+    return { outcome: 'sent', externalId: messageId };
   } catch (err) {
     const e = err as NodemailerError;
     if (e.code === 'EABORT') return retry(`email: no answer within ${timeoutMs} ms`);

@@ -2,6 +2,7 @@ import type { IntegrationKey } from '../config.js';
 import { aggregatorAdapter } from './aggregator.js';
 import type { ChannelAdapter } from './channel.js';
 import { emailAdapter } from './email.js';
+import { imapAdapter } from './email-imap.js';
 import { mailgunAdapter } from './email-mailgun.js';
 import { postmarkAdapter } from './email-postmark.js';
 import { livechatAdapter, type VisitorBus } from './livechat.js';
@@ -33,6 +34,7 @@ export const adapters: Record<IntegrationKey, ChannelAdapter> = {
   telegram: telegramAdapter,
   'email.postmark': postmarkAdapter,
   'email.mailgun': mailgunAdapter,
+  'email.imap': imapAdapter,
 };
 
 export function adapterFor(key: string): ChannelAdapter | undefined {

@@ -1,3 +1,4 @@
+import type { ImapFlow } from 'imapflow';
 import type { SendCredentials } from '../channels/channel.js';
 import { apiUrl, META_GRAPH_API } from '../channels/provider-http.js';
 import { outcomes } from '../channels/send-outcome.js';
@@ -7,6 +8,7 @@ import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { checkedAddress, RefusedAddressError, systemResolve } from '../net/address-guard.js';
+import { ImapOpenError, openImap } from '../net/imap.js';
 import { parseSmtpUrl, safeDecode, smtpTransport } from '../net/smtp.js';
 import {
   CREDENTIALS_DO_NOT_OPEN,
@@ -86,6 +88,8 @@ export async function checkConnection(deps: Deps, workspaceId: number, id: numbe
     case 'email.postmark':
     case 'email.mailgun':
       return smtpLogin(deps, credentials.smtpUrl);
+    case 'email.imap':
+      return mailboxLogin(deps, credentials);
     default:
       return { ok: false, message: `${key} connections cannot be checked from here` };
   }
@@ -155,18 +159,39 @@ async function readProvider(
   return { ok: false, message: clean(`${key}: HTTP ${status}${hint}${said ? `: ${said}` : ''}`) };
 }
 
+/** A mailbox's IMAP login (and its folder), then its SMTP login with the same username and password. */
+async function mailboxLogin(deps: Deps, credentials: SendCredentials): Promise<CheckResult> {
+  const { imapUrl, smtpUrl, username, password } = credentials;
+  if (!imapUrl || !smtpUrl || !username || !password)
+    return { ok: false, message: `${NO_CREDENTIALS}: set credentials.imapUrl, smtpUrl, username and password` };
+  let client: ImapFlow;
+  try {
+    client = await openImap(
+      { imapUrl, username, password },
+      { allowPrivate: deps.config.allowPrivateSmtp, resolve: deps.resolveHost, timeoutMs: CHECK_TIMEOUT_MS },
+    );
+  } catch (err) {
+    if (err instanceof ImapOpenError) return { ok: false, message: `email.imap: ${err.message}` };
+    throw err;
+  }
+  await client.logout().catch(() => client.close());
+  const smtp = await smtpLogin(deps, smtpUrl, { user: username, pass: password });
+  return smtp.ok ? { ok: true, message: `the IMAP server accepted the login, and ${smtp.message}` } : smtp;
+}
+
 /** An SMTP connection and login (EHLO, AUTH) with the connection's smtpUrl, then QUIT. */
-async function smtpLogin(deps: Deps, smtpUrl: string | undefined): Promise<CheckResult> {
+async function smtpLogin(deps: Deps, smtpUrl: string | undefined, auth?: { user: string; pass: string }): Promise<CheckResult> {
   if (!smtpUrl) return { ok: false, message: `${NO_CREDENTIALS}: set credentials.smtpUrl` };
-  const smtp = parseSmtpUrl(smtpUrl);
-  if (!smtp) return { ok: false, message: 'email: smtpUrl must be an smtp:// or smtps:// URL' };
+  const parsed = parseSmtpUrl(smtpUrl);
+  if (!parsed) return { ok: false, message: 'email: smtpUrl must be an smtp:// or smtps:// URL' };
+  const smtp = auth ? { ...parsed, auth } : parsed;
   let password = '';
   try {
     password = new URL(smtpUrl).password;
   } catch {
     // parseSmtpUrl read it: not reached
   }
-  const secrets = [smtpUrl, password, safeDecode(password)];
+  const secrets = [smtpUrl, password, safeDecode(password), auth?.pass];
   const clean = (text: string) => {
     const outcome = outcomes(secrets).failed(text);
     return outcome.outcome === 'failed' ? outcome.error : text;

@@ -5,6 +5,7 @@ import { open, seal } from '../crypto/secret-box.js';
 import type { ManagedBy } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
+import { parseImapUrl } from '../net/imap.js';
 import { findSealedCredentials } from './connections.queries.js';
 
 /**
@@ -16,7 +17,28 @@ export const ConnectionCredentials = Type.Object(
     accessToken: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'bearer token / API key of the account' })),
     accountSid: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'sms: the account SID (basic-auth user)' })),
     smtpUrl: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 2048, description: 'email: smtp:// or smtps:// URL, with user and password' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description: 'email: smtp:// or smtps:// URL, with user and password (email.imap: without them, see username and password)',
+      }),
+    ),
+    imapUrl: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description: 'email.imap: imaps:// (or imap://, STARTTLS) URL of the mailbox, host and port',
+      }),
+    ),
+    username: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 320, description: 'email.imap: the login of the IMAP and SMTP servers' }),
+    ),
+    password: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 4096,
+        description: 'email.imap: the password (an app password) of the IMAP and SMTP servers',
+      }),
     ),
   },
   {
@@ -47,6 +69,7 @@ export const REQUIRED_CREDENTIALS: Partial<Record<IntegrationKey, readonly (keyo
   telegram: ['accessToken'],
   'email.postmark': ['smtpUrl'],
   'email.mailgun': ['smtpUrl'],
+  'email.imap': ['imapUrl', 'smtpUrl', 'username', 'password'],
 };
 
 function hasProtocol(value: string, protocols: string[]): boolean {
@@ -75,6 +98,9 @@ export function checkCredentials(integrationKey: string, credentials: Connection
     throw errors.validation(`${integrationKey} credentials need ${required.join(' and ')} (missing: ${missing.join(', ')})`);
   if (credentials.smtpUrl !== undefined && !hasProtocol(credentials.smtpUrl, ['smtp:', 'smtps:'])) {
     throw errors.validation('credentials.smtpUrl must be an smtp:// or smtps:// URL');
+  }
+  if (credentials.imapUrl !== undefined && !parseImapUrl(credentials.imapUrl)) {
+    throw errors.validation('credentials.imapUrl must be an imaps:// or imap:// URL with a host');
   }
 }
 

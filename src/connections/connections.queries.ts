@@ -34,6 +34,7 @@ const COLUMNS = [
   'livechat_colour',
   'livechat_greeting',
   'livechat_pre_chat',
+  'imap_folder',
   'created_at',
 ] as const;
 const hasCredentials = sql<boolean>`credentials_sealed IS NOT NULL`.as('has_credentials');
@@ -54,6 +55,7 @@ export async function insertConnection(
     teamId?: number | null;
     connectionKey: string;
     webhookVerifyToken: string | null;
+    imapFolder?: string | null;
   } & LivechatSettings,
 ) {
   return db
@@ -74,6 +76,7 @@ export async function insertConnection(
       livechat_colour: row.livechatColour ?? null,
       livechat_greeting: row.livechatGreeting ?? null,
       livechat_pre_chat: row.livechatPreChat,
+      imap_folder: row.imapFolder ?? null,
     })
     .returning(SELECTED)
     .executeTakeFirstOrThrow();
@@ -110,6 +113,7 @@ export async function updateConnection(
     webhookSecretsSealed?: Buffer | null;
     webhookVerifyToken?: string;
     awayMessage?: string | null;
+    imapFolder?: string | null;
   } & LivechatSettings,
 ): Promise<ConnectionRow | undefined> {
   return db
@@ -128,6 +132,7 @@ export async function updateConnection(
       livechat_colour: patch.livechatColour,
       livechat_greeting: patch.livechatGreeting,
       livechat_pre_chat: patch.livechatPreChat,
+      imap_folder: patch.imapFolder,
     })
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)

@@ -40,6 +40,11 @@ export const ConnectionTeamId = Type.Integer({
   maximum: 2_147_483_647,
   description: 'a team of the workspace: new threads on the connection start in it (docs/teams.md)',
 });
+export const ImapFolder = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: 'email.imap: the folder read (default INBOX)',
+});
 export const AutoAssign = Type.Boolean({ description: 'assign new and reopened threads automatically (docs/conversations.md)' });
 
 /** The last template sync (docs/replies.md, "Templates"); null before the first. */
@@ -68,6 +73,7 @@ export const ConnectionResource = Type.Object(
       Type.Array(Type.String(), { description: 'livechat connections only: origins allowed to call the visitor routes; empty = any' }),
     ),
     ...optionalFields(LivechatSettingsFields),
+    imapFolder: Type.Optional(Type.String({ description: 'email.imap connections only: the folder read' })),
     autoAssign: Type.Boolean({ description: 'new and reopened threads are routed to online agents under their cap (docs/teams.md)' }),
     businessAccountId: Nullable(Type.String({ description: 'WhatsApp Cloud: the WABA id whose templates are synced; null when unset' })),
     templatesSync: Nullable(TemplatesSync),
@@ -79,7 +85,7 @@ export const ConnectionResource = Type.Object(
     webhookUrl: Nullable(
       Type.String({
         description:
-          "the URL to paste into the provider's console: <INBOX_PUBLIC_URL>/webhooks/<integrationKey>/<connectionKey>; null for livechat and ai",
+          "the URL to paste into the provider's console: <INBOX_PUBLIC_URL>/webhooks/<integrationKey>/<connectionKey>; null for livechat, ai and email.imap (read over IMAP)",
       }),
     ),
     hasWebhookSecrets: Type.Boolean({ description: 'whether webhook secrets of its own are set; their values are never returned' }),
@@ -126,6 +132,7 @@ export const ConnectionCreateBody = Type.Object({
   autoAssign: Type.Optional(AutoAssign),
   businessAccountId: Type.Optional(BusinessAccountId),
   teamId: Type.Optional(Nullable(ConnectionTeamId)),
+  imapFolder: Type.Optional(ImapFolder),
 });
 
 /**
@@ -149,6 +156,7 @@ export const ConnectionPatch = Type.Object(
     awayMessage: Type.Optional(
       Nullable(Type.String({ minLength: 1, maxLength: 4096, description: 'sent outside business hours (docs/sla.md); null turns it off' })),
     ),
+    imapFolder: Type.Optional(Nullable(ImapFolder)),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -169,6 +177,7 @@ export function connectionResource(row: ConnectionRow, view: ConnectionView): St
           preChatForm: row.livechat_pre_chat,
         }
       : {}),
+    ...(row.integration_key === 'email.imap' ? { imapFolder: row.imap_folder ?? 'INBOX' } : {}),
     autoAssign: row.auto_assign,
     businessAccountId: row.business_account_id,
     templatesSync:
@@ -200,6 +209,10 @@ function onlyWhatsapp(integrationKey: string) {
   if (integrationKey !== 'whatsapp') throw errors.validation('businessAccountId applies to whatsapp connections only');
 }
 
+function onlyMailboxes(integrationKey: string) {
+  if (integrationKey !== 'email.imap') throw errors.validation('imapFolder applies to email.imap connections only');
+}
+
 /** What creating or changing a connection needs: credentials are sealed under `secretKey`. */
 export type ConnectionDeps = Pick<Deps, 'db' | 'config' | 'secretKey'>;
 
@@ -216,6 +229,12 @@ function accountOf(input: { integrationKey: string; externalAccountId?: string; 
   }
   if (input.allowedOrigins !== undefined) throw errors.validation('allowedOrigins applies to livechat connections only');
   if (input.externalAccountId === undefined) throw errors.validation('body must have property "externalAccountId"');
+  // Mail names its mailbox in lower case (channels/email-inbound.ts), so the account is kept so.
+  if (input.integrationKey === 'email.imap') {
+    if (!/^[^\s@]+@[^\s@]+$/.test(input.externalAccountId))
+      throw errors.validation("an email.imap externalAccountId is the mailbox's address, like support@example.com");
+    return { externalAccountId: input.externalAccountId.trim().toLowerCase(), allowedOrigins: [] };
+  }
   return { externalAccountId: input.externalAccountId, allowedOrigins: [] };
 }
 
@@ -244,11 +263,13 @@ export async function createConnection(
     autoAssign?: boolean;
     businessAccountId?: string;
     teamId?: number | null;
+    imapFolder?: string;
   },
   managedBy: ManagedBy,
 ) {
   const { credentials, webhookSecrets, allowedOrigins: _origins, title, colour, greeting, preChatForm, ...given } = input;
   if (given.businessAccountId !== undefined) onlyWhatsapp(given.integrationKey);
+  if (given.imapFolder !== undefined) onlyMailboxes(given.integrationKey);
   if (!(INTEGRATION_KEYS as readonly string[]).includes(given.integrationKey)) {
     throw errors.validation(`integrationKey must be one of ${INTEGRATION_KEYS.join(', ')}`);
   }
@@ -323,6 +344,7 @@ export async function changeConnection(
   }
   const settings = checkLivechatSettings(current.integration_key, patch);
   if (patch.businessAccountId !== undefined) onlyWhatsapp(current.integration_key);
+  if (patch.imapFolder !== undefined) onlyMailboxes(current.integration_key);
   if (patch.teamId !== undefined && patch.teamId !== null) await requireTeamOf(deps.db, workspaceId, patch.teamId);
   if (
     patch.name === undefined &&
@@ -333,6 +355,7 @@ export async function changeConnection(
     patch.businessAccountId === undefined &&
     patch.teamId === undefined &&
     patch.awayMessage === undefined &&
+    patch.imapFolder === undefined &&
     Object.keys(settings).length === 0
   )
     return connectionResource(current, adminView(deps));
@@ -347,6 +370,7 @@ export async function changeConnection(
       businessAccountId: patch.businessAccountId,
       teamId: patch.teamId,
       awayMessage: patch.awayMessage === undefined || patch.awayMessage === null ? patch.awayMessage : patch.awayMessage.trim() || null,
+      imapFolder: patch.imapFolder,
       ...settings,
     });
     if (updated && patch.autoAssign === true && !current.auto_assign) await routeWaiting(deps, trx, workspaceId, deps.now());

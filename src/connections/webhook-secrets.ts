@@ -95,7 +95,7 @@ export function newVerifyToken(): string {
 
 /** `<INBOX_PUBLIC_URL>/webhooks/<integrationKey>/<connectionKey>`, or null where no webhook comes. */
 export function webhookUrl(publicUrl: string, integrationKey: string, connectionKey: string): string | null {
-  if (integrationKey === 'livechat' || integrationKey === 'ai') return null;
+  if (integrationKey === 'livechat' || integrationKey === 'ai' || integrationKey === 'email.imap') return null;
   return `${publicUrl}/webhooks/${integrationKey}/${connectionKey}`;
 }
 

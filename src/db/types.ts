@@ -146,6 +146,28 @@ export interface ConnectionsTable {
   livechat_greeting: ColumnType<string | null, string | null | undefined, string | null>;
   /** Live chat: which fields the widget asks before the first message. */
   livechat_pre_chat: ColumnType<PreChatForm, PreChatForm | undefined, PreChatForm>;
+  /** `email.imap`: the folder read; null = INBOX. */
+  imap_folder: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** `email.imap`: where the reader of a mailbox goes on from (src/mailboxes). */
+export interface ImapMailboxStateTable {
+  connection_id: number;
+  folder: string;
+  uid_validity: number;
+  last_uid: number;
+  updated_at: Generated<Date>;
+}
+
+/** `email.imap`: every mail stored, once per connection and Message-ID, and per UID. */
+export interface ImapMessagesTable {
+  connection_id: number;
+  message_key: string;
+  folder: string;
+  uid_validity: number;
+  uid: number;
+  delivery_id: string;
+  created_at: Generated<Date>;
 }
 
 export type ManagedBy = 'operator' | 'workspace';
@@ -597,6 +619,8 @@ export interface DB {
   notification_mail_times: NotificationMailTimesTable;
   recovery_codes: RecoveryCodesTable;
   audit_log: AuditLogTable;
+  imap_mailbox_state: ImapMailboxStateTable;
+  imap_messages: ImapMessagesTable;
 }
 
 export type { NullableTimestamp, Timestamp };

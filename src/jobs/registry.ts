@@ -2,6 +2,7 @@ import type { PgBoss } from 'pg-boss';
 import { fetchMediaQueue } from '../attachments/fetch-media.queue.js';
 import { syncTemplatesQueue } from '../connections/sync-templates.queue.js';
 import type { Deps } from '../deps.js';
+import { type MailboxReaderOptions, MailboxReaders } from '../mailboxes/mailbox-readers.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { notificationMailQueue } from '../notifications/notification-mail.queue.js';
 import { sendQueue } from '../replies/send-message.queue.js';
@@ -53,9 +54,13 @@ export interface RunningWorkers {
 /**
  * Starts a worker for every queue that has one. A fetch that comes back full means a
  * backlog, and has the queue's job table analyzed if its statistics are stale (see
- * PlannerStats). `context` is what the handlers get besides the deps (WorkerContext).
+ * PlannerStats). `context` is what the handlers get besides the deps (WorkerContext); `mailboxes`
+ * is how this process reads `email.imap` mailboxes (false: none).
  */
-export async function startWorkers(deps: Deps, context: WorkerContext = {}): Promise<RunningWorkers> {
+export async function startWorkers(
+  deps: Deps,
+  { mailboxes: mailboxOptions, ...context }: WorkerContext & { mailboxes?: MailboxReaderOptions | false } = {},
+): Promise<RunningWorkers> {
   const started: string[] = [];
   const stats = new PlannerStats(deps);
   const searchIndex = new SearchIndexer(deps);
@@ -76,10 +81,13 @@ export async function startWorkers(deps: Deps, context: WorkerContext = {}): Pro
   dispatcher.start();
   started.push(outboundQueue.name);
   searchIndex.start();
+  const mailboxes = mailboxOptions === false ? undefined : new MailboxReaders(deps, mailboxOptions);
+  mailboxes?.start();
   return {
     queues: started,
     async stop() {
       for (const q of queues) if (q.worker) await deps.boss.offWork(q.name, { wait: true });
+      await mailboxes?.stop();
       await dispatcher.stop();
       await searchIndex.stop();
       await stats.settled();

@@ -18,6 +18,7 @@ const HANDLES: Record<string, (to: string) => string> = {
   email: emailAddress,
   'email.postmark': emailAddress,
   'email.mailgun': emailAddress,
+  'email.imap': emailAddress,
 };
 
 /** Why a channel absent from HANDLES cannot speak first. */

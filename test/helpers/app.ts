@@ -9,6 +9,7 @@ import { startBoss } from '../../src/jobs/boss.js';
 import { startWorkers } from '../../src/jobs/registry.js';
 import { visitorBus } from '../../src/livechat/visitor-events.js';
 import { createLogger } from '../../src/logger.js';
+import type { MailboxReaderOptions } from '../../src/mailboxes/mailbox-readers.js';
 import { createMetrics } from '../../src/metrics.js';
 import type { PresenceTimings } from '../../src/users/presence.js';
 import { InboxWriter } from '../../src/webhooks-in/inbox-writer.js';
@@ -45,6 +46,8 @@ export interface TestContextOptions {
   databaseOptions?: DatabaseOptions;
   /** A shorter realtime heartbeat and delay before `offline` (availability tests). */
   presence?: Partial<PresenceTimings>;
+  /** How the workers read `email.imap` mailboxes (default: they read none; tests start their own readers). */
+  mailboxes?: MailboxReaderOptions;
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {
@@ -86,7 +89,7 @@ export async function startTestContext(options: TestContextOptions = {}): Promis
   const inboxWriter = new InboxWriter(deps);
   const app = await buildApp(deps, { inboxWriter, ...(options.presence ? { presence: options.presence } : {}) });
   await app.ready();
-  const workers = options.workers ? await startWorkers(deps, { ingest: inboxWriter }) : undefined;
+  const workers = options.workers ? await startWorkers(deps, { ingest: inboxWriter, mailboxes: options.mailboxes ?? false }) : undefined;
   return {
     app,
     deps,

@@ -249,6 +249,8 @@ export interface Connection {
   greeting?: string | null;
   /** Live chat only: the fields the widget requires before the first message. */
   preChatForm?: PreChatForm;
+  /** email.imap only: the folder read. */
+  imapFolder?: string;
   /** New and reopened threads go to the agent with the fewest open assigned threads. */
   autoAssign: boolean;
   /** WhatsApp Cloud: the WABA id whose templates are synced; null when unset. */
@@ -262,7 +264,7 @@ export interface Connection {
   managedBy: 'operator' | 'workspace';
   /** The team new threads on the connection start in; null = none. */
   teamId: number | null;
-  /** The URL to paste into the provider's console; null for livechat and ai. */
+  /** The URL to paste into the provider's console; null for livechat, ai and email.imap. */
   webhookUrl: string | null;
   /** Whether webhook secrets of its own are set; their values are never returned. */
   hasWebhookSecrets: boolean;
@@ -306,6 +308,10 @@ export interface ConnectionCredentials {
   accessToken?: string;
   accountSid?: string;
   smtpUrl?: string;
+  /** email.imap: the mailbox's IMAP server (imaps://host:993), and the login of both servers. */
+  imapUrl?: string;
+  username?: string;
+  password?: string;
 }
 
 /**
@@ -340,6 +346,8 @@ export interface ConnectionPatch {
   teamId?: number | null;
   /** Sent outside business hours (docs/sla.md); null turns it off. */
   awayMessage?: string | null;
+  /** email.imap: the folder read; null = INBOX. */
+  imapFolder?: string | null;
 }
 
 /**
@@ -363,6 +371,8 @@ export interface ConnectionCreate {
   businessAccountId?: string;
   /** A team of the workspace new threads start in. */
   teamId?: number | null;
+  /** email.imap: the folder read (default INBOX). */
+  imapFolder?: string;
 }
 
 export type ApiKeyScope = 'admin' | 'read' | 'write';

@@ -22,12 +22,22 @@ const INTEGRATIONS: [key: string, fields: (keyof ConnectionCredentials)[]][] = [
   ['sms.twilio', ['accountSid', 'accessToken']],
   ['email.postmark', ['smtpUrl']],
   ['email.mailgun', ['smtpUrl']],
+  ['email.imap', ['imapUrl', 'smtpUrl', 'username', 'password']],
   ['livechat', []],
 ];
 const FIELD_NAMES: Record<keyof ConnectionCredentials, string> = {
   accessToken: 'Access token',
   accountSid: 'Account SID',
   smtpUrl: 'SMTP URL',
+  imapUrl: 'IMAP URL',
+  username: 'User name',
+  password: 'Password',
+};
+/** Fields that are no secret (a mailbox's servers and login name): shown as typed. */
+const PLAIN_FIELDS: (keyof ConnectionCredentials)[] = ['imapUrl', 'username'];
+/** What each field looks like, where the form can say it. */
+const PLACEHOLDERS: Partial<Record<string, Partial<Record<keyof ConnectionCredentials, string>>>> = {
+  'email.imap': { imapUrl: 'imaps://imap.example.com:993', smtpUrl: 'smtps://smtp.example.com:465', username: 'support@example.com' },
 };
 /** The webhook secrets each integration verifies with, and what the provider's console calls them (docs/connections.md). */
 const SECRET_FIELDS: Record<string, [keyof WebhookSecrets, string][]> = {
@@ -53,6 +63,8 @@ const STEPS: Record<string, string> = {
   'email.postmark':
     'In Postmark: the Inbound stream → Settings → Webhook URL: https://postmark:<password>@ followed by the URL without https://.',
   'email.mailgun': 'In Mailgun: Receiving → Create route → forward to this URL.',
+  'email.imap':
+    'Nothing to paste: the service reads the mailbox itself and answers from it. Gmail and Microsoft 365 need an app password (docs/email.md). Check the connection to try both logins.',
   telegram: 'Press "Connect webhook": the service tells Telegram where to send the bot\'s messages.',
   livechat: 'Copy the snippet into every page of your site.',
 };
@@ -86,10 +98,11 @@ function CredentialFields({
         <label key={f}>
           {replace ? `Replace ${FIELD_NAMES[f].toLowerCase()}` : FIELD_NAMES[f]}
           <input
-            type="password"
+            type={PLAIN_FIELDS.includes(f) ? 'text' : 'password'}
             autocomplete="off"
+            spellcheck={false}
             value={values[f] ?? ''}
-            placeholder={replace ? 'leave empty to keep' : ''}
+            placeholder={replace ? 'leave empty to keep' : (PLACEHOLDERS[integrationKey]?.[f] ?? '')}
             onInput={(e) => onInput({ ...values, [f]: e.currentTarget.value })}
           />
         </label>
@@ -102,6 +115,7 @@ function EditConnection({ c, onDone }: { c: Connection; onDone(changed: boolean)
   const s = useStore(session)!;
   const [name, setName] = useState(c.name);
   const [autoAssign, setAutoAssign] = useState(c.autoAssign);
+  const [folder, setFolder] = useState(c.imapFolder ?? '');
   const [creds, setCreds] = useState<Partial<Record<keyof ConnectionCredentials, string>>>({});
   const [clear, setClear] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -111,6 +125,7 @@ function EditConnection({ c, onDone }: { c: Connection; onDone(changed: boolean)
     const patch: ConnectionPatch = {};
     if (name !== c.name) patch.name = name;
     if (autoAssign !== c.autoAssign) patch.autoAssign = autoAssign;
+    if (c.integrationKey === 'email.imap' && folder.trim() !== (c.imapFolder ?? '')) patch.imapFolder = folder.trim() || null;
     const replaced = typed(creds);
     if (clear) patch.credentials = null;
     else if (replaced) patch.credentials = replaced;
@@ -129,6 +144,12 @@ function EditConnection({ c, onDone }: { c: Connection; onDone(changed: boolean)
         <input type="checkbox" checked={autoAssign} onChange={(e) => setAutoAssign(e.currentTarget.checked)} />
         Assign new conversations automatically
       </label>
+      {c.integrationKey === 'email.imap' && (
+        <label>
+          Folder
+          <input value={folder} maxLength={255} placeholder="INBOX" onInput={(e) => setFolder(e.currentTarget.value)} />
+        </label>
+      )}
       {fieldsOf(c.integrationKey).length > 0 && (
         <>
           <p class="muted">Credentials: {c.hasCredentials ? 'set (never shown)' : 'none'}</p>
@@ -238,7 +259,7 @@ function LivechatSettings({ c, onDone }: { c: Connection; onDone(changed: boolea
 export function Connections() {
   const s = useStore(session)!;
   const { data, error, reload, setError } = useLoad(() => collect(s.client.connections({ limit: 100 })));
-  const [form, setForm] = useState({ integrationKey: 'whatsapp', externalAccountId: '', name: '', autoAssign: false });
+  const [form, setForm] = useState({ integrationKey: 'whatsapp', externalAccountId: '', name: '', autoAssign: false, imapFolder: '' });
   const [creds, setCreds] = useState<Partial<Record<keyof ConnectionCredentials, string>>>({});
   const [secrets, setSecrets] = useState<Partial<Record<keyof WebhookSecrets, string>>>({});
   const [editing, setEditing] = useState<number | null>(null);
@@ -257,6 +278,7 @@ export function Connections() {
       ...(form.externalAccountId.trim() ? { externalAccountId: form.externalAccountId.trim() } : {}),
       ...(credentials ? { credentials } : {}),
       ...(webhookSecrets ? { webhookSecrets } : {}),
+      ...(form.integrationKey === 'email.imap' && form.imapFolder.trim() ? { imapFolder: form.imapFolder.trim() } : {}),
     };
     let connection: Connection | undefined;
     if (
@@ -264,7 +286,7 @@ export function Connections() {
         connection = await s.client.createConnection(body);
       }, setError)
     ) {
-      setForm({ ...form, externalAccountId: '', name: '' });
+      setForm({ ...form, externalAccountId: '', name: '', imapFolder: '' });
       setCreds({});
       setSecrets({});
       setMade(connection!.id);
@@ -295,7 +317,8 @@ export function Connections() {
           </select>
         </label>
         <label>
-          Account id{form.integrationKey === 'livechat' ? ' (widget key; empty for a new one)' : ''}
+          {form.integrationKey === 'email.imap' ? 'Mailbox address' : 'Account id'}
+          {form.integrationKey === 'livechat' ? ' (widget key; empty for a new one)' : ''}
           <input
             required={form.integrationKey !== 'livechat'}
             value={form.externalAccountId}
@@ -308,6 +331,17 @@ export function Connections() {
           <input required value={form.name} maxLength={200} onInput={(e) => setForm({ ...form, name: e.currentTarget.value })} />
         </label>
         <CredentialFields integrationKey={form.integrationKey} values={creds} onInput={setCreds} replace={false} />
+        {form.integrationKey === 'email.imap' && (
+          <label>
+            Folder
+            <input
+              value={form.imapFolder}
+              maxLength={255}
+              placeholder="INBOX"
+              onInput={(e) => setForm({ ...form, imapFolder: e.currentTarget.value })}
+            />
+          </label>
+        )}
         {(SECRET_FIELDS[form.integrationKey] ?? []).map(([f, label]) => (
           <label key={f}>
             {label}

@@ -14,6 +14,7 @@ const CHANNELS: Record<string, string> = {
   email: 'E-mail',
   'email.postmark': 'E-mail',
   'email.mailgun': 'E-mail',
+  'email.imap': 'E-mail mailbox',
   livechat: 'Live chat',
   telegram: 'Telegram',
 };
