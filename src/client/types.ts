@@ -650,6 +650,7 @@ export type WebhookEventFilter =
   | 'contact.created'
   | 'contact.updated'
   | 'contact.merged'
+  | 'contact.erased'
   | 'sla.warning'
   | 'sla.breached'
   | 'webhook_inbox.dead_lettered'

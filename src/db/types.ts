@@ -195,6 +195,8 @@ export interface ContactsTable {
   attributes: ColumnType<Record<string, string | number | boolean>, string | undefined, string>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /** Erased (docs/privacy.md): a tombstone, every field of the person cleared; no route shows it. */
+  erased_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface ContactHandlesTable {

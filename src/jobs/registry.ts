@@ -1,6 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import { fetchMediaQueue } from '../attachments/fetch-media.queue.js';
 import { syncTemplatesQueue } from '../connections/sync-templates.queue.js';
+import { contactErasureQueue } from '../contacts/erasure.js';
 import type { Deps } from '../deps.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { notificationMailQueue } from '../notifications/notification-mail.queue.js';
@@ -28,6 +29,7 @@ export const queues: QueueDefinition<any>[] = [
   userOfflineQueue,
   notificationMailQueue,
   slaClockQueue,
+  contactErasureQueue,
 ];
 
 /**
