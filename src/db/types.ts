@@ -561,6 +561,22 @@ export interface CannedResponsesTable {
   updated_at: Generated<Date>;
 }
 
+export type ExportStatus = 'pending' | 'ready' | 'failed';
+
+/** A zip of a contact's (contact_id set) or a whole workspace's data (docs/privacy.md, "Export"). */
+export interface ExportsTable {
+  id: string;
+  workspace_id: number;
+  contact_id: number | null;
+  status: ColumnType<ExportStatus, ExportStatus | undefined, ExportStatus>;
+  storage_key: string | null;
+  size: ColumnType<string | null, number | null | undefined, number | null>;
+  error: string | null;
+  created_at: Generated<Date>;
+  finished_at: NullableTimestamp;
+  expires_at: Timestamp;
+}
+
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -599,6 +615,7 @@ export interface DB {
   notification_mail_times: NotificationMailTimesTable;
   recovery_codes: RecoveryCodesTable;
   audit_log: AuditLogTable;
+  exports: ExportsTable;
 }
 
 export type { NullableTimestamp, Timestamp };

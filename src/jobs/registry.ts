@@ -3,6 +3,7 @@ import { fetchMediaQueue } from '../attachments/fetch-media.queue.js';
 import { syncTemplatesQueue } from '../connections/sync-templates.queue.js';
 import { contactErasureQueue } from '../contacts/erasure.js';
 import type { Deps } from '../deps.js';
+import { exportQueue } from '../exports/exports.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { notificationMailQueue } from '../notifications/notification-mail.queue.js';
 import { sendQueue } from '../replies/send-message.queue.js';
@@ -30,6 +31,7 @@ export const queues: QueueDefinition<any>[] = [
   notificationMailQueue,
   slaClockQueue,
   contactErasureQueue,
+  exportQueue,
 ];
 
 /**
