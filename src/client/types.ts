@@ -823,6 +823,8 @@ export interface WorkspaceSettings {
   restrictAgentsToTeams: boolean;
   /** A user without two-factor sign-in reaches only its setup (403 `2fa_required` elsewhere). */
   require2fa: boolean;
+  /** Threads resolved and silent for longer than this many days are deleted; null = kept. */
+  conversationRetentionDays: number | null;
 }
 
 /** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
@@ -832,6 +834,7 @@ export interface WorkspaceSettingsPatch {
   assignOnReply?: boolean;
   restrictAgentsToTeams?: boolean;
   require2fa?: boolean;
+  conversationRetentionDays?: number | null;
 }
 
 export type NotificationType = 'assigned' | 'mentioned' | 'message' | 'sla_warning' | 'sla_breached';
