@@ -20,6 +20,7 @@ import { templatesRoutes } from './connections/templates.routes.js';
 import { contactsRoutes } from './contacts/contacts.routes.js';
 import { isDatabaseUnavailable } from './db/database.js';
 import type { Deps } from './deps.js';
+import { exportsRoutes } from './exports/exports.routes.js';
 import { healthRoutes } from './health/health.routes.js';
 import { consoleRoutes } from './http/console.routes.js';
 import { errorBody } from './http/envelope.js';
@@ -245,6 +246,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(workspaceSettingsRoutes, { deps, prefix: '/v1' });
   await app.register(auditRoutes, { deps, prefix: '/v1' });
   await app.register(contactsRoutes, { deps, prefix: '/v1/contacts' });
+  await app.register(exportsRoutes, { deps, prefix: '/v1' });
   await app.register(cannedResponsesRoutes, { deps, prefix: '/v1/canned-responses' });
   await app.register(threadWorkflowRoutes, { deps, prefix: '/v1' });
   await app.register(endpointsRoutes, { deps, prefix: '/v1/webhook-endpoints' });

@@ -8,6 +8,7 @@ import type { Db } from './db/database.js';
 import { AppError } from './http/errors.js';
 import { createLogger } from './logger.js';
 import { migrateAll, openDatabase, ROLES, type Role, resolveSecretKey, startService } from './main.js';
+import { rotateSecretKey } from './operator/rotate-secret-key.js';
 import { installProcessGuards } from './process-guards.js';
 import { USER_ROLES } from './users/users.resources.js';
 import { createUser } from './users/users.service.js';
@@ -38,6 +39,9 @@ Commands:
                                      connect a channel account (e.g. a WhatsApp phone-number id)
                                      livechat: --account is the widget key (generated when
                                      absent); --allowed-origins https://a.example,https://b.example
+  rotate-secret-key                  seal every stored secret again under INBOX_SECRET_KEY, opening
+                                     what INBOX_SECRET_KEY_PREVIOUS sealed; safe to stop and run
+                                     again (docs/security.md)
   attachments move-storage --to s3   copy every attachment's bytes from PostgreSQL to the
                                      INBOX_S3_* bucket, deleting each from PostgreSQL once
                                      copied; safe to stop and run again (docs/attachments.md)
@@ -194,6 +198,14 @@ export async function main(argv: string[]): Promise<void> {
         createConnection({ db, config, secretKey: await resolveSecretKey(config) }, id, input, 'operator'),
       );
     }
+    case 'rotate-secret-key':
+      return withDatabase(async (db, config) => {
+        if (!config.previousSecretKey) throw new UsageError('INBOX_SECRET_KEY_PREVIOUS (the key being replaced) must be set');
+        const current = await resolveSecretKey(config);
+        if (current.equals(config.previousSecretKey)) throw new UsageError('INBOX_SECRET_KEY_PREVIOUS is the same key as INBOX_SECRET_KEY');
+        const columns = await rotateSecretKey(db, { current, previous: config.previousSecretKey });
+        return { rotated: columns.every((c) => c.unreadable.length === 0), columns };
+      });
     case 'attachments move-storage': {
       if (values.to !== 's3') throw new UsageError('--to s3 is required (the only store bytes move to)');
       return withDatabase(async (db, config) => {

@@ -58,6 +58,11 @@ export interface Config {
    * "generate once and keep in the data dir" (refused in production).
    */
   secretKey: Buffer | undefined;
+  /**
+   * The key INBOX_SECRET_KEY replaced (INBOX_SECRET_KEY_PREVIOUS): what it sealed still opens
+   * until `inbox rotate-secret-key` has sealed everything again under the new one.
+   */
+  previousSecretKey: Buffer | undefined;
   adminApiKey: string | undefined;
   integrations: Partial<Record<IntegrationKey, IntegrationConfig>>;
   accountsWebhookSecret: string | undefined;
@@ -165,6 +170,7 @@ export const SECRET_VARIABLES = [
   'DATABASE_URL',
   'INBOX_JWT_SECRET',
   'INBOX_SECRET_KEY',
+  'INBOX_SECRET_KEY_PREVIOUS',
   'INBOX_ADMIN_API_KEY',
   'INBOX_ACCOUNTS_WEBHOOK_SECRET',
   'INBOX_METRICS_TOKEN',
@@ -244,6 +250,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   } else if (secretKeyText !== undefined && secretKey === undefined) {
     problems.push(`INBOX_SECRET_KEY: expected ${SECRET_KEY_FORMAT}, got ${secretKeyText.length} characters`);
   }
+  const previousKeyText = str('INBOX_SECRET_KEY_PREVIOUS');
+  const previousSecretKey = previousKeyText === undefined ? undefined : parseSecretKey(previousKeyText);
+  if (previousKeyText !== undefined && previousSecretKey === undefined) {
+    problems.push(`INBOX_SECRET_KEY_PREVIOUS: expected ${SECRET_KEY_FORMAT}, got ${previousKeyText.length} characters`);
+  }
   const adminApiKey = str('INBOX_ADMIN_API_KEY');
   if (adminApiKey !== undefined && adminApiKey.length < ADMIN_KEY_MIN) {
     problems.push(`INBOX_ADMIN_API_KEY: must be at least ${ADMIN_KEY_MIN} characters`);
@@ -277,6 +288,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     publicUrl,
     jwtSecret,
     secretKey,
+    previousSecretKey,
     adminApiKey,
     integrations,
     accountsWebhookSecret: str('INBOX_ACCOUNTS_WEBHOOK_SECRET'),

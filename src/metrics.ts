@@ -133,6 +133,11 @@ export function createMetrics() {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
+    conversationsDeleted: new Counter({
+      name: 'inbox_conversations_deleted_total',
+      help: "Threads deleted with their messages and files past their workspace's conversationRetentionDays",
+      registers: [registry],
+    }),
     outboundEventsDeleted: new Counter({
       name: 'inbox_outbound_webhook_events_deleted_total',
       help: 'Outbound webhook events deleted past INBOX_RETENTION_DAYS, each with its deliveries and attempts',

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import { recordAudit, type Trail } from '../audit/audit.js';
 import { sha256Hex } from '../crypto/hmac.js';
-import { open, seal } from '../crypto/secret-box.js';
+import { open, openingKeys, seal } from '../crypto/secret-box.js';
 import type { Executor } from '../db/database.js';
 import type { UsersTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
@@ -34,9 +34,12 @@ const RECOVERY_ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
 
 const aad = (userId: number) => `user-totp:${userId}`;
 
+/** Where TOTP secrets are sealed and what binds them: for `inbox rotate-secret-key`. */
+export const SEALED_TOTP_SECRETS = { table: 'users', column: 'totp_secret', aad } as const;
+
 function openSecret(deps: Deps, user: User): string {
   if (!user.totp_secret) throw errors.conflict('two-factor sign-in is not set up: call POST /v1/users/me/2fa/setup first');
-  return open(deps.secretKey, user.totp_secret, aad(user.id)).toString('utf8');
+  return open(openingKeys(deps), user.totp_secret, aad(user.id)).toString('utf8');
 }
 
 function newRecoveryCode(): string {

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import type { SendCredentials } from '../channels/channel.js';
 import type { IntegrationConfig, IntegrationKey } from '../config.js';
-import { open, seal } from '../crypto/secret-box.js';
+import { open, openingKeys, seal } from '../crypto/secret-box.js';
 import type { ManagedBy } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
@@ -111,6 +111,9 @@ export const CREDENTIALS_DO_NOT_OPEN =
 /** The associated data that binds sealed credentials to their connection's row. */
 const aad = (connectionId: number) => `connection:${connectionId}`;
 
+/** Where credentials are sealed and what binds them: for `inbox rotate-secret-key`. */
+export const SEALED_CREDENTIALS = { table: 'connections', column: 'credentials_sealed', aad } as const;
+
 export function sealCredentials(key: Buffer, connectionId: number, credentials: ConnectionCredentials): Buffer {
   return seal(key, JSON.stringify(credentials), aad(connectionId));
 }
@@ -124,12 +127,12 @@ export function sealCredentials(key: Buffer, connectionId: number, credentials: 
  * row was altered or copied from another connection.
  */
 export async function connectionCredentials(
-  deps: Pick<Deps, 'db' | 'secretKey'>,
+  deps: Pick<Deps, 'db' | 'secretKey' | 'config'>,
   connectionId: number,
 ): Promise<Record<string, string> | null> {
   const sealed = await findSealedCredentials(deps.db, connectionId);
   if (!sealed) return null;
-  return JSON.parse(open(deps.secretKey, sealed, aad(connectionId)).toString('utf8')) as Record<string, string>;
+  return JSON.parse(open(openingKeys(deps), sealed, aad(connectionId)).toString('utf8')) as Record<string, string>;
 }
 
 /**

@@ -102,6 +102,9 @@ export function webhookUrl(publicUrl: string, integrationKey: string, connection
 /** Binds sealed secrets to their row, and apart from its credentials (another AAD). */
 const aad = (connectionId: number) => `connection-webhook:${connectionId}`;
 
+/** Where webhook secrets are sealed and what binds them: for `inbox rotate-secret-key`. */
+export const SEALED_WEBHOOK_SECRETS = { table: 'connections', column: 'webhook_secrets_sealed', aad } as const;
+
 /** The secrets to seal, without the verify token, which is kept readable in its own column. */
 export function sealWebhookSecrets(key: Buffer, connectionId: number, secrets: WebhookSecrets): Buffer | null {
   const { webhookVerifyToken: _shown, ...sealed } = secrets;
@@ -110,7 +113,7 @@ export function sealWebhookSecrets(key: Buffer, connectionId: number, secrets: W
 }
 
 /** Opens what sealWebhookSecrets made; throws a SecretBoxError when it does not open. */
-export function openWebhookSecrets(key: Buffer, connectionId: number, sealed: Buffer): WebhookSecrets {
+export function openWebhookSecrets(key: Buffer | readonly Buffer[], connectionId: number, sealed: Buffer): WebhookSecrets {
   return JSON.parse(open(key, sealed, aad(connectionId)).toString('utf8')) as WebhookSecrets;
 }
 

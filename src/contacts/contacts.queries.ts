@@ -14,7 +14,7 @@ function likeContains(q: string): string {
  * e-mail or one of whose handles contains it, ignoring case.
  */
 export async function searchContacts(db: Executor, workspaceId: number, q: string | undefined, page: CursorRequest) {
-  let query = db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId);
+  let query = db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId).where('erased_at', 'is', null);
   if (q !== undefined && q !== '') {
     const pattern = likeContains(q);
     query = query.where((eb) =>
@@ -35,7 +35,13 @@ export async function searchContacts(db: Executor, workspaceId: number, q: strin
 }
 
 export async function findContact(db: Executor, workspaceId: number, id: number) {
-  return db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('contacts')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('erased_at', 'is', null)
+    .executeTakeFirst();
 }
 
 /** The handles of these contacts, for the Contact resources that show them. */
@@ -58,6 +64,7 @@ export async function updateContact(db: Executor, workspaceId: number, id: numbe
     .set({ ...fields, ...(attributes !== undefined ? { attributes: JSON.stringify(attributes) } : {}), updated_at: at })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
+    .where('erased_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
 }
@@ -87,6 +94,7 @@ export async function lockContacts(db: Executor, workspaceId: number, ids: numbe
     .selectAll()
     .where('workspace_id', '=', workspaceId)
     .where('id', 'in', ids)
+    .where('erased_at', 'is', null)
     .orderBy('id')
     .forUpdate()
     .execute();

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { trailOf } from '../audit/audit.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -9,6 +10,7 @@ import { ContactAttributes } from './contact-attributes.js';
 import { listHandles, searchContacts } from './contacts.queries.js';
 import { ContactResource, contactResource } from './contacts.resources.js';
 import { changeContact, getContact, mergeContacts } from './contacts.service.js';
+import { requestErasure } from './erasure.js';
 
 const ContactId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the contact id' });
 const Params = Type.Object({ id: ContactId });
@@ -45,7 +47,9 @@ export const ContactMergeBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** `/v1/contacts`: the people behind the threads; list and search, read, edit, merge. */
+const ErasureAccepted = Type.Object({ contactId: Type.Integer() }, { title: 'ErasureAccepted' });
+
+/** `/v1/contacts`: the people behind the threads; list and search, read, edit, merge, erase. */
 export const contactsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', requireAuth(deps));
 
@@ -95,5 +99,24 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
     async (request) =>
       envelope(request, await mergeContacts(deps, tenantOf(request).workspaceId, request.params.id, request.body.contactId)),
+  );
+
+  app.post(
+    '/:id/erase',
+    {
+      preValidation: requireAuth(deps, { scope: 'admin' }),
+      schema: {
+        summary: 'Erase a contact and everything of the person',
+        description:
+          'The contact is a tombstone at once (404 everywhere); a job removes its messages’ words and files, its handles, search entries, raw deliveries and outbound events, then announces `contact.erased` (docs/privacy.md).',
+        params: Params,
+        response: { 202: Envelope(ErasureAccepted) },
+      },
+    },
+    async (request, reply) => {
+      await requestErasure(deps, tenantOf(request).workspaceId, request.params.id, trailOf(request));
+      reply.code(202);
+      return envelope(request, { contactId: request.params.id });
+    },
   );
 };

@@ -38,10 +38,31 @@ export function seal(key: Buffer, plaintext: Buffer | string, aad: string): Buff
 }
 
 /**
- * Opens what `seal` made under the same key and `aad`. Throws SecretBoxError when the value is
- * not ours, was altered, or the key or `aad` differ (GCM cannot tell these apart, by design).
+ * The keys a sealed value may open with: INBOX_SECRET_KEY, then INBOX_SECRET_KEY_PREVIOUS
+ * while a rotation is under way (docs/security.md, "Secret key rotation").
  */
-export function open(key: Buffer, sealed: Buffer, aad: string): Buffer {
+export function openingKeys(deps: { secretKey: Buffer; config: { previousSecretKey?: Buffer | undefined } }): Buffer[] {
+  return deps.config.previousSecretKey ? [deps.secretKey, deps.config.previousSecretKey] : [deps.secretKey];
+}
+
+/**
+ * Opens what `seal` made under the same key and `aad`; given several keys, under the first
+ * that opens it. Throws SecretBoxError when the value is not ours, was altered, or no key or
+ * the `aad` differ (GCM cannot tell these apart, by design).
+ */
+export function open(keys: Buffer | readonly Buffer[], sealed: Buffer, aad: string): Buffer {
+  const list = Buffer.isBuffer(keys) ? [keys] : keys;
+  for (const [i, key] of list.entries()) {
+    try {
+      return openWith(key, sealed, aad);
+    } catch (err) {
+      if (!(err instanceof SecretBoxError) || i === list.length - 1) throw err;
+    }
+  }
+  throw new SecretBoxError('no key to open the sealed value with');
+}
+
+function openWith(key: Buffer, sealed: Buffer, aad: string): Buffer {
   checkKey(key);
   if (sealed.length < HEADER_BYTES || sealed[0] !== VERSION) throw new SecretBoxError('not a sealed value of a known version');
   const iv = sealed.subarray(1, 1 + IV_BYTES);

@@ -217,6 +217,8 @@ export interface ContactsTable {
   attributes: ColumnType<Record<string, string | number | boolean>, string | undefined, string>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /** Erased (docs/privacy.md): a tombstone, every field of the person cleared; no route shows it. */
+  erased_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface ContactHandlesTable {
@@ -581,6 +583,22 @@ export interface CannedResponsesTable {
   updated_at: Generated<Date>;
 }
 
+export type ExportStatus = 'pending' | 'ready' | 'failed';
+
+/** A zip of a contact's (contact_id set) or a whole workspace's data (docs/privacy.md, "Export"). */
+export interface ExportsTable {
+  id: string;
+  workspace_id: number;
+  contact_id: number | null;
+  status: ColumnType<ExportStatus, ExportStatus | undefined, ExportStatus>;
+  storage_key: string | null;
+  size: ColumnType<string | null, number | null | undefined, number | null>;
+  error: string | null;
+  created_at: Generated<Date>;
+  finished_at: NullableTimestamp;
+  expires_at: Timestamp;
+}
+
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -621,6 +639,7 @@ export interface DB {
   audit_log: AuditLogTable;
   imap_mailbox_state: ImapMailboxStateTable;
   imap_messages: ImapMessagesTable;
+  exports: ExportsTable;
 }
 
 export type { NullableTimestamp, Timestamp };

@@ -46,6 +46,9 @@ export const errors = {
       409,
       `the attachment is ${status}: its bytes are not stored${status === 'pending' ? ' yet; poll GET /v1/attachments/:id' : ''}`,
     ),
+  /** The zip of an export still being written, or whose writing failed. */
+  exportNotReady: (status: string) =>
+    new AppError('export_not_ready', 409, `the export is ${status}${status === 'pending' ? ': poll GET /v1/exports/:id' : ''}`),
   /** `received` is the request's content-type header as sent (cut to 100 characters). */
   unsupportedMediaType: (received: string | undefined, accepted: readonly string[] = ['application/json']) =>
     new AppError(

@@ -1,7 +1,9 @@
 import type { PgBoss } from 'pg-boss';
 import { fetchMediaQueue } from '../attachments/fetch-media.queue.js';
 import { syncTemplatesQueue } from '../connections/sync-templates.queue.js';
+import { contactErasureQueue } from '../contacts/erasure.js';
 import type { Deps } from '../deps.js';
+import { exportQueue } from '../exports/exports.js';
 import { type MailboxReaderOptions, MailboxReaders } from '../mailboxes/mailbox-readers.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
 import { notificationMailQueue } from '../notifications/notification-mail.queue.js';
@@ -29,6 +31,8 @@ export const queues: QueueDefinition<any>[] = [
   userOfflineQueue,
   notificationMailQueue,
   slaClockQueue,
+  contactErasureQueue,
+  exportQueue,
 ];
 
 /**

@@ -1,6 +1,8 @@
 import { pruneUnusedUploads } from '../attachments/unused-uploads.js';
 import { pruneAuditLog } from '../audit/audit.queries.js';
+import { pruneExpiredExports } from '../exports/exports.js';
 import type { QueueDefinition } from '../jobs/queue.js';
+import { pruneOldConversations } from './conversation-retention.js';
 import { pruneInbox, pruneOutboundEvents } from './inbox-retention.js';
 import { pruneExpired } from './maintenance.queries.js';
 
@@ -12,7 +14,9 @@ export const MAINTENANCE_CRON = '*/10 * * * *';
  * Housekeeping: expired auth codes, old login attempts, ended sessions and personal-access
  * tokens, old idempotency keys, live chat visitors whose token ended, inbox rows past their
  * retention (processed ones and dead letters), outbound webhook events past it with their
- * deliveries and attempts, and uploads no message used within a day (with their bytes).
+ * deliveries and attempts, uploads no message used within a day (with their bytes), resolved
+ * conversations past their workspace's `conversationRetentionDays` (with their files), and
+ * exports past their 24 hours (with their zips).
  */
 export const maintenanceQueue: QueueDefinition = {
   name: MAINTENANCE_QUEUE,
@@ -36,6 +40,11 @@ export const maintenanceQueue: QueueDefinition = {
       deps.log.info({ outboundEventsDeleted: outbound.deleted, more: outbound.more }, 'maintenance: old outbound webhook events deleted');
       const uploads = await pruneUnusedUploads(deps, now);
       deps.log.info({ unusedUploadsDeleted: uploads.deleted, more: uploads.more }, 'maintenance: unused uploads deleted');
+      const conversations = await pruneOldConversations(deps, now);
+      deps.metrics.conversationsDeleted.inc(conversations.deleted);
+      deps.log.info({ conversationsDeleted: conversations.deleted, more: conversations.more }, 'maintenance: old conversations deleted');
+      const exports = await pruneExpiredExports(deps, now);
+      deps.log.info({ exportsDeleted: exports.deleted }, 'maintenance: expired exports deleted');
       const audit = await pruneAuditLog(deps.db, deps.config.auditRetentionDays, now);
       deps.log.info({ auditEntriesDeleted: audit.deleted, more: audit.more }, 'maintenance: old audit log entries deleted');
     },

@@ -43,6 +43,8 @@ export type Change =
   /** `contact` is the Contact resource as the API shows it. */
   | { type: 'contact.updated'; workspaceId: number; contact: object }
   | { type: 'contact.merged'; workspaceId: number; contact: object; mergedContactId: number }
+  /** The person's data is gone (docs/privacy.md); only the id is told. */
+  | { type: 'contact.erased'; workspaceId: number; contactId: number }
   /** Told only to the sockets of the user it is for; never to endpoints. */
   | { type: 'notification.created'; notification: NotificationRow };
 
@@ -55,6 +57,7 @@ export const ENDPOINT_CHANGE_TYPES = [
   'contact.created',
   'contact.updated',
   'contact.merged',
+  'contact.erased',
   'sla.warning',
   'sla.breached',
 ] as const;
@@ -178,6 +181,11 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
     workspaceId: (c) => c.workspaceId,
     realtime: (c) => ({ contact: c.contact, mergedContactId: c.mergedContactId }),
     endpoints: (c) => ({ contact: c.contact, mergedContactId: c.mergedContactId }),
+  },
+  'contact.erased': {
+    workspaceId: (c) => c.workspaceId,
+    realtime: (c) => ({ contactId: c.contactId }),
+    endpoints: (c) => ({ contactId: c.contactId }),
   },
   'notification.created': {
     workspaceId: (c) => c.notification.workspace_id,

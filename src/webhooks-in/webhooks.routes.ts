@@ -6,6 +6,7 @@ import { adapterFor } from '../channels/index.js';
 import type { IntegrationConfig } from '../config.js';
 import { findWebhookConnection, type WebhookConnection } from '../connections/connections.queries.js';
 import { openWebhookSecrets, verificationSettings } from '../connections/webhook-secrets.js';
+import { openingKeys } from '../crypto/secret-box.js';
 import { uuid7 } from '../crypto/uuid7.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
@@ -74,7 +75,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inb
     let own = null;
     if (connection.webhook_secrets_sealed !== null) {
       try {
-        own = openWebhookSecrets(deps.secretKey, connection.id, connection.webhook_secrets_sealed);
+        own = openWebhookSecrets(openingKeys(deps), connection.id, connection.webhook_secrets_sealed);
       } catch (err) {
         request.log.warn({ err, connectionId: connection.id }, "the connection's webhook secrets do not open; set them again");
         throw errors.invalidApiKey('webhook signature or shared secret is missing or wrong');

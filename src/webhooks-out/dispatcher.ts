@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Job } from 'pg-boss';
-import { SecretBoxError } from '../crypto/secret-box.js';
+import { openingKeys, SecretBoxError } from '../crypto/secret-box.js';
 import { PgListener } from '../db/listener.js';
 import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, jobsIn } from '../jobs/queue.js';
@@ -223,7 +223,7 @@ export class Dispatcher {
   /** The endpoint's signing secrets, or null when they do not open (logged once per job). */
   private openSecrets(ctx: Context, at: Date): string[] | null {
     try {
-      return signingSecrets(this.deps.secretKey, { ...ctx, id: ctx.endpoint_id }, at);
+      return signingSecrets(openingKeys(this.deps), { ...ctx, id: ctx.endpoint_id }, at);
     } catch (err) {
       if (!(err instanceof SecretBoxError)) throw err;
       this.deps.log.error({ endpointId: ctx.endpoint_id, err }, 'outbound webhooks: an endpoint signing secret does not open');

@@ -7,6 +7,12 @@ import { open, SecretBoxError, seal } from '../crypto/secret-box.js';
  */
 const aad = (endpointId: number) => `webhook-endpoint:${endpointId}`;
 
+/** Where signing secrets are sealed (current and previous) and what binds them: for `inbox rotate-secret-key`. */
+export const SEALED_ENDPOINT_SECRETS = [
+  { table: 'webhook_endpoints', column: 'secret_sealed', aad },
+  { table: 'webhook_endpoints', column: 'previous_secret_sealed', aad },
+] as const;
+
 export function sealSecret(key: Buffer, endpointId: number, secret: string): Buffer {
   return seal(key, secret, aad(endpointId));
 }
@@ -22,7 +28,7 @@ export interface SealedSecrets {
  * The secrets an attempt at `now` signs with: the current one, then the previous one while its
  * grace lasts. Throws SecretBoxError when the current one does not open.
  */
-export function signingSecrets(key: Buffer, row: SealedSecrets, now: Date): string[] {
+export function signingSecrets(key: Buffer | readonly Buffer[], row: SealedSecrets, now: Date): string[] {
   const secrets = [open(key, row.secret_sealed, aad(row.id)).toString('utf8')];
   if (row.previous_secret_sealed && row.previous_secret_expires_at && row.previous_secret_expires_at > now) {
     // A previous secret that does not open is left out: rotating away from a secret that no

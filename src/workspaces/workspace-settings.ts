@@ -35,6 +35,13 @@ export const WORKSPACE_SETTINGS = {
     }),
     false,
   ),
+  conversationRetentionDays: setting(
+    Type.Union([Type.Integer({ minimum: 1, maximum: 36500 }), Type.Null()], {
+      description:
+        'threads resolved and silent for longer than this many days are deleted with their messages and files; null = kept (docs/privacy.md)',
+    }),
+    null,
+  ),
 };
 
 type Settings = typeof WORKSPACE_SETTINGS;

@@ -660,6 +660,7 @@ export type WebhookEventFilter =
   | 'contact.created'
   | 'contact.updated'
   | 'contact.merged'
+  | 'contact.erased'
   | 'sla.warning'
   | 'sla.breached'
   | 'webhook_inbox.dead_lettered'
@@ -832,6 +833,8 @@ export interface WorkspaceSettings {
   restrictAgentsToTeams: boolean;
   /** A user without two-factor sign-in reaches only its setup (403 `2fa_required` elsewhere). */
   require2fa: boolean;
+  /** Threads resolved and silent for longer than this many days are deleted; null = kept. */
+  conversationRetentionDays: number | null;
 }
 
 /** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
@@ -841,6 +844,7 @@ export interface WorkspaceSettingsPatch {
   assignOnReply?: boolean;
   restrictAgentsToTeams?: boolean;
   require2fa?: boolean;
+  conversationRetentionDays?: number | null;
 }
 
 export type NotificationType = 'assigned' | 'mentioned' | 'message' | 'sla_warning' | 'sla_breached';

@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { uuid7 } from '../../src/crypto/uuid7.js';
+import { pruneExpiredExports } from '../../src/exports/exports.js';
+import { useTestContext } from '../helpers/app.js';
+import { someBytes, storeUpload } from '../helpers/attachments.js';
+import { makeConnection, makeTenant } from '../helpers/factories.js';
+import { seedMessage, seedThread, signedInUser } from '../helpers/threads.js';
+import { waitFor } from '../helpers/webhooks.js';
+import { readZip } from '../helpers/zip.js';
+
+const ctx = await useTestContext({ workers: true, env: { INBOX_PUBLIC_URL: 'https://inbox.example.com' } });
+const db = ctx.deps.db;
+const tenant = await makeTenant(ctx.deps);
+const ws = tenant.workspace.id;
+const connection = { ...(await makeConnection(ctx.deps, ws)), workspaceId: ws };
+
+/** A contact with a thread: a message carrying a file of `fileBytes`, and a private note. */
+async function seedConversation(fileBytes: Buffer) {
+  const thread = await seedThread(ctx.deps, connection);
+  await db
+    .insertInto('contact_handles')
+    .values({
+      workspace_id: ws,
+      integration_key: 'whatsapp',
+      external_id: `44${randomBytes(4).readUInt32BE()}`,
+      contact_id: thread.contact_id,
+    })
+    .execute();
+  const message = await seedMessage(ctx.deps, thread, `hello ${randomBytes(3).toString('hex')}`);
+  const note = await seedMessage(ctx.deps, thread, 'a note for the team', { kind: 'note' });
+  const fileId = await storeUpload(ctx.deps, ws, { bytes: fileBytes, contentType: 'image/png', filename: '../photo 1.png', kind: 'image' });
+  await db.updateTable('attachments').set({ message_id: message.id }).where('id', '=', fileId).execute();
+  return { thread, message, note, fileId };
+}
+
+async function exported(url: string) {
+  const started = await ctx.app.inject({ method: 'POST', url, headers: tenant.headers });
+  expect(started.statusCode, started.body).toBe(202);
+  const { id } = started.json().data;
+  const ready = await waitFor(async () => {
+    const res = await ctx.app.inject({ method: 'GET', url: `/v1/exports/${id}`, headers: tenant.headers });
+    return res.json().data.status !== 'pending' && res.json().data;
+  }, 'the export');
+  expect(ready).toMatchObject({ id, status: 'ready', url: `https://inbox.example.com/v1/exports/${id}/content`, error: null });
+  const zip = await ctx.app.inject({ method: 'GET', url: `/v1/exports/${id}/content`, headers: tenant.headers });
+  expect(zip.statusCode).toBe(200);
+  expect(zip.headers['content-type']).toBe('application/zip');
+  expect(zip.headers['content-disposition']).toBe(`attachment; filename="export-${id}.zip"`);
+  expect(zip.rawPayload.length).toBe(ready.size);
+  return { id, files: readZip(zip.rawPayload) };
+}
+
+const json = (files: Map<string, Buffer>, name: string) => JSON.parse(files.get(name)!.toString('utf8'));
+
+describe('exports', () => {
+  it('a contact: its contact, its threads with messages and notes, and the files, in a zip', async () => {
+    const bytes = someBytes(300_000);
+    const mine = await seedConversation(bytes);
+    const other = await seedConversation(someBytes(100));
+    const { files } = await exported(`/v1/contacts/${mine.thread.contact_id}/export`);
+    expect([...files.keys()].sort()).toEqual(
+      ['contact.json', 'export.json', `files/${mine.fileId}-_photo 1.png`, `threads/${mine.thread.id}.json`].sort(),
+    );
+    expect(json(files, 'export.json')).toMatchObject({ kind: 'contact', workspaceId: ws, contactId: mine.thread.contact_id });
+    expect(json(files, 'contact.json')).toMatchObject({ id: mine.thread.contact_id, handles: [{ integrationKey: 'whatsapp' }] });
+    const thread = json(files, `threads/${mine.thread.id}.json`);
+    expect(thread.thread).toMatchObject({ id: mine.thread.id, contactId: mine.thread.contact_id });
+    expect(thread.messages.map((m: { id: number; private: boolean }) => [m.id, m.private])).toEqual([
+      [mine.message.id, false],
+      [mine.note.id, true],
+    ]);
+    expect(thread.messages[0].attachments).toMatchObject([{ id: mine.fileId, filename: '../photo 1.png' }]);
+    expect(files.get(`files/${mine.fileId}-_photo 1.png`)).toEqual(bytes);
+    expect([...files.keys()]).not.toContain(`threads/${other.thread.id}.json`);
+    const audit = await db.selectFrom('audit_log').selectAll().where('action', '=', 'contact.exported').execute();
+    expect(audit).toMatchObject([{ workspace_id: ws, target_type: 'contact', target_id: String(mine.thread.contact_id) }]);
+  });
+
+  it('the workspace: every live contact and every thread; an erased contact is not there', async () => {
+    const a = await seedConversation(someBytes(200));
+    const gone = await seedThread(ctx.deps, connection);
+    await db.updateTable('contacts').set({ name: null, erased_at: new Date() }).where('id', '=', gone.contact_id).execute();
+    const { files } = await exported('/v1/workspace/export');
+    expect(json(files, 'export.json')).toMatchObject({ kind: 'workspace', workspaceId: ws, contactId: null });
+    const contacts = json(files, 'contacts.json').map((c: { id: number }) => c.id);
+    const live = await db
+      .selectFrom('contacts')
+      .select('id')
+      .where('workspace_id', '=', ws)
+      .where('erased_at', 'is', null)
+      .orderBy('id')
+      .execute();
+    expect(contacts).toEqual(live.map((c) => c.id));
+    expect(contacts).not.toContain(gone.contact_id);
+    const threads = await db.selectFrom('threads').select('id').where('workspace_id', '=', ws).execute();
+    for (const t of threads) expect(files.has(`threads/${t.id}.json`)).toBe(true);
+    expect(files.has(`files/${a.fileId}-_photo 1.png`)).toBe(true);
+  });
+
+  it('admins only, their own workspace only; a zip not written yet → 409; gone after 24 h with its bytes', async () => {
+    const agent = await signedInUser(ctx.app, ctx.deps, ws, ['agent']);
+    expect((await ctx.app.inject({ method: 'POST', url: '/v1/workspace/export', headers: agent.headers })).statusCode).toBe(403);
+    const stranger = await makeTenant(ctx.deps);
+    const { id } = await exported('/v1/workspace/export');
+    expect((await ctx.app.inject({ method: 'GET', url: `/v1/exports/${id}`, headers: stranger.headers })).statusCode).toBe(404);
+    expect((await ctx.app.inject({ method: 'GET', url: '/v1/exports/not-a-uuid', headers: tenant.headers })).statusCode).toBe(404);
+    expect((await ctx.app.inject({ method: 'POST', url: '/v1/contacts/999999999/export', headers: tenant.headers })).statusCode).toBe(404);
+
+    const pending = uuid7();
+    await db
+      .insertInto('exports')
+      .values({ id: pending, workspace_id: ws, contact_id: null, expires_at: new Date(Date.now() + 3_600_000) })
+      .execute();
+    const early = await ctx.app.inject({ method: 'GET', url: `/v1/exports/${pending}/content`, headers: tenant.headers });
+    expect(early.statusCode).toBe(409);
+    expect(early.json().error.code).toBe('export_not_ready');
+
+    const row = await db.selectFrom('exports').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(await ctx.deps.storage.get(row.storage_key!)).toBeDefined();
+    await pruneExpiredExports(ctx.deps, new Date(Date.now() + 23 * 3_600_000));
+    expect(await db.selectFrom('exports').select('id').where('id', '=', id).executeTakeFirst()).toBeDefined();
+    await pruneExpiredExports(ctx.deps, new Date(Date.now() + 25 * 3_600_000));
+    expect(await db.selectFrom('exports').select('id').where('id', '=', id).executeTakeFirst()).toBeUndefined();
+    expect(await ctx.deps.storage.get(row.storage_key!)).toBeUndefined();
+  });
+});
