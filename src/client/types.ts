@@ -822,6 +822,31 @@ export interface WorkspaceSettings {
   restrictAgentsToTeams: boolean;
   /** A user without two-factor sign-in reaches only its setup (403 `2fa_required` elsewhere). */
   require2fa: boolean;
+  /** Single sign-on with OpenID Connect; null = off. The client secret is never answered. */
+  sso: SsoSetting | null;
+}
+
+/** A workspace's single sign-on (docs/security.md, "Single sign-on"). */
+export interface SsoSetting {
+  /** https; its discovery document is `<issuer>/.well-known/openid-configuration`. */
+  issuer: string;
+  clientId: string;
+  /** E-mail domains that may sign in this way; a person not yet a user is created. */
+  allowedDomains: string[];
+  /** The roles of a user created at first sign-in. */
+  defaultRoles: ('admin' | 'agent')[];
+  /** Password sign-in is refused (401 `sso_required`), except admins with two-factor sign-in. */
+  enforce: boolean;
+}
+
+/** `sso` as `PATCH /v1/workspace` takes it: the whole setting; `clientSecret` left out keeps the one set. */
+export interface SsoSettingPatch {
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  allowedDomains: string[];
+  defaultRoles?: ('admin' | 'agent')[];
+  enforce?: boolean;
 }
 
 /** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
@@ -831,6 +856,7 @@ export interface WorkspaceSettingsPatch {
   assignOnReply?: boolean;
   restrictAgentsToTeams?: boolean;
   require2fa?: boolean;
+  sso?: SsoSettingPatch | null;
 }
 
 export type NotificationType = 'assigned' | 'mentioned' | 'message' | 'sla_warning' | 'sla_breached';

@@ -22,6 +22,7 @@ describe('/v1/workspace', () => {
       assignOnReply: true,
       restrictAgentsToTeams: false,
       require2fa: false,
+      sso: null,
     };
     for (const headers of [tenant.headers, agent.headers]) {
       const res = await call('GET', headers);
@@ -29,7 +30,7 @@ describe('/v1/workspace', () => {
       expect(res.json().data).toEqual(expected);
     }
     expect((await call('GET', readKey.headers)).json().data.id).toBe(readKey.workspace.id);
-    expect(Object.keys(WORKSPACE_SETTINGS).sort()).toEqual(['assignOnReply', 'businessHours', 'require2fa', 'restrictAgentsToTeams']);
+    expect(Object.keys(WORKSPACE_SETTINGS).sort()).toEqual(['assignOnReply', 'businessHours', 'require2fa', 'restrictAgentsToTeams', 'sso']);
   });
 
   it('lets admins change only the fields given; agents and write keys get 403', async () => {
@@ -49,6 +50,7 @@ describe('/v1/workspace', () => {
       assignOnReply: false,
       restrictAgentsToTeams: false,
       require2fa: false,
+      sso: null,
     });
     const second = await call('PATCH', tenant.headers, { name: 'After', restrictAgentsToTeams: true });
     expect(second.json().data).toEqual({
@@ -58,6 +60,7 @@ describe('/v1/workspace', () => {
       assignOnReply: false,
       restrictAgentsToTeams: true,
       require2fa: false,
+      sso: null,
     });
     expect((await call('GET', agent.headers)).json().data).toEqual(second.json().data);
     // Another workspace keeps its defaults.
