@@ -9,7 +9,7 @@ import { useStore } from './shared/store';
 const SSO_WORKSPACE = 'inbox.ssoWorkspace';
 
 /**
- * The sign-in page: e-mail, password, "remember me". "Sign in with SSO" asks for the workspace
+ * The sign-in page: e-mail, password, "remember me". "Single sign-on (SSO)" asks for the workspace
  * number and goes to the service's single sign-on start, which comes back to `/app#code=…`:
  * that one-time code is exchanged here. A refused attempt keeps the e-mail. With
  * two-factor sign-in on, the service answers `otp_required` and a second step asks for a code
@@ -57,7 +57,7 @@ export function SignIn() {
       if (wait !== null) setError(`Too many failed attempts. Try again in ${duration(wait)}.`);
       else if (otpStep && err instanceof InboxClientError && err.status === 401) setError('That code is not right.');
       else if (err instanceof InboxClientError && err.code === 'sso_required')
-        setError('Your workspace signs in with single sign-on: use “Sign in with SSO”.');
+        setError('Your workspace signs in with single sign-on: use “Single sign-on (SSO)”.');
       else if (err instanceof InboxClientError && err.status === 401) setError('Wrong e-mail or password.');
       else setError(errorText(err));
       if (otpStep) setOtp('');
@@ -163,8 +163,9 @@ export function SignIn() {
             <button type="submit" class="primary" disabled={busy}>
               Sign in
             </button>
+            {/* Not "Sign in with SSO": the password form's own button is "Sign in". */}
             <button type="button" onClick={() => setSsoStep(true)}>
-              Sign in with SSO
+              Single sign-on (SSO)
             </button>
             <a href="/app/reset" onClick={(e) => onLinkClick(e, '/reset')}>
               Forgot your password?

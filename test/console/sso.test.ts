@@ -8,7 +8,7 @@ import { seriousViolations, tabTo, typeInto } from '../helpers/keyboard.js';
 import { startTestIdp } from '../helpers/oidc.js';
 
 /*
- * Single sign-on in a real Chromium (docs/security.md): "Sign in with SSO" on the sign-in
+ * Single sign-on in a real Chromium (docs/security.md): "Single sign-on (SSO)" on the sign-in
  * screen, the workspace number, the identity provider's own login page (oidc-provider on
  * loopback), and back to the console signed in. Driven from the keyboard. The screenshot goes
  * to CONSOLE_SCREENSHOT_DIR (`CONSOLE_SCREENSHOT_DIR=docs/images npx vitest run
@@ -26,23 +26,32 @@ idp.accounts.set('sid', { email: 'sid@acme.test', email_verified: true, name: 'S
 
 describe('single sign-on in the console', () => {
   it('signs in through the identity provider from the keyboard', { timeout: 90_000 }, async () => {
-    const patch = await c.ctx.app.inject({
-      method: 'PATCH',
-      url: '/v1/workspace',
-      headers: c.tenant.headers,
-      payload: {
-        sso: {
-          issuer: idp.issuer,
-          clientId: idp.clientId,
-          clientSecret: idp.clientSecret,
-          allowedDomains: ['acme.test'],
-          enforce: true,
-        },
-      },
-    });
-    expect(patch.statusCode, patch.body).toBe(200);
     const { context, page } = await c.newPage();
-    await page.goto(`${c.base}/app/`);
+    // An admin sets it up on the settings page, from the keyboard.
+    await c.signIn(page);
+    await page.goto(`${c.base}/app/settings/sso`);
+    await page.getByRole('heading', { name: 'OpenID Connect' }).waitFor();
+    await typeInto(page, page.getByLabel('Issuer URL'), idp.issuer);
+    await typeInto(page, page.getByLabel('Client ID'), idp.clientId);
+    await typeInto(page, page.getByLabel('Client secret'), idp.clientSecret);
+    await typeInto(page, page.getByLabel('Allowed e-mail domains (comma-separated)'), 'acme.test');
+    await tabTo(page, page.getByLabel(/Only single sign-on/));
+    await page.keyboard.press('Space');
+    await tabTo(page, page.getByRole('button', { name: 'Save single sign-on' }));
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').getByText('Single sign-on is saved.').waitFor();
+    await expect.poll(() => page.getByLabel('Client secret').getAttribute('placeholder')).toBe('Set; leave empty to keep it');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: path.join(OUT, 'console-sso-settings.png'), fullPage: true });
+    const workspace = await c.ctx.app.inject({ method: 'GET', url: '/v1/workspace', headers: c.tenant.headers });
+    expect(workspace.json().data.sso).toEqual({
+      issuer: idp.issuer,
+      clientId: idp.clientId,
+      allowedDomains: ['acme.test'],
+      defaultRoles: ['agent'],
+      enforce: true,
+    });
+    await page.getByRole('button', { name: 'Sign out' }).click();
 
     // Enforced: a right password is turned away to single sign-on.
     const { user, password } = await makeUser(c.ctx.deps, c.tenant.workspace.id, { email: 'pam@acme.test' });
@@ -51,7 +60,7 @@ describe('single sign-on in the console', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('alert').getByText('Your workspace signs in with single sign-on').waitFor();
 
-    await tabTo(page, page.getByRole('button', { name: 'Sign in with SSO' }));
+    await tabTo(page, page.getByRole('button', { name: 'Single sign-on (SSO)' }));
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Sign in with SSO' }).waitFor();
     await typeInto(page, page.getByLabel('Workspace number'), String(c.tenant.workspace.id));
