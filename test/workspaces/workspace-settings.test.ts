@@ -30,7 +30,13 @@ describe('/v1/workspace', () => {
       expect(res.json().data).toEqual(expected);
     }
     expect((await call('GET', readKey.headers)).json().data.id).toBe(readKey.workspace.id);
-    expect(Object.keys(WORKSPACE_SETTINGS).sort()).toEqual(['assignOnReply', 'businessHours', 'require2fa', 'restrictAgentsToTeams', 'sso']);
+    expect(Object.keys(WORKSPACE_SETTINGS).sort()).toEqual([
+      'assignOnReply',
+      'businessHours',
+      'require2fa',
+      'restrictAgentsToTeams',
+      'sso',
+    ]);
   });
 
   it('lets admins change only the fields given; agents and write keys get 403', async () => {
