@@ -41,6 +41,7 @@ import * as m0048 from './0048_two_factor.js';
 import * as m0049 from './0049_audit_log.js';
 import * as m0052 from './0052_livechat_settings.js';
 import * as m0058 from './0058_imap_mailboxes.js';
+import * as m0059 from './0059_single_sign_on.js';
 import * as m0060 from './0060_contact_erasure.js';
 import * as m0061 from './0061_exports.js';
 
@@ -91,6 +92,7 @@ export const migrations: Record<string, Migration> = {
   '0049_audit_log': m0049,
   '0052_livechat_settings': m0052,
   '0058_imap_mailboxes': m0058,
+  '0059_single_sign_on': m0059,
   '0060_contact_erasure': m0060,
   '0061_exports': m0061,
 };

@@ -11,6 +11,7 @@ import { auditRoutes } from './audit/audit.routes.js';
 import { accountLinksRoutes } from './auth/account-links.routes.js';
 import { passwordRoutes } from './auth/password.routes.js';
 import { personalAccessTokensRoutes } from './auth/personal-access-tokens.routes.js';
+import { ssoRoutes } from './auth/sso.routes.js';
 import { twoFactorRoutes } from './auth/two-factor.routes.js';
 import { userRoutes } from './auth/user.routes.js';
 import { cannedResponsesRoutes } from './canned-responses/canned-responses.routes.js';
@@ -216,6 +217,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await registerOpenApi(app, deps.config.publicUrl);
   await app.register(healthRoutes, { deps });
   await app.register(userRoutes, { deps, prefix: '/api/user' });
+  await app.register(ssoRoutes, { deps, prefix: '/auth/sso' });
   await app.register(accountLinksRoutes, { deps, prefix: '/api/user' });
   await app.register(personalAccessTokensRoutes, { deps, prefix: '/v1/personal-access-tokens' });
   await app.register(accountsRoutes, { deps, prefix: '/v1/accounts' });

@@ -70,7 +70,7 @@ export const accountLinksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
         response: { 200: Envelope(UserResource) },
       },
     },
-    async (request) => envelope(request, userResource(await confirmPasswordReset(deps, request.body))),
+    async (request) => envelope(request, userResource(await confirmPasswordReset(deps, request.body, request.ip))),
   );
 
   app.post(

@@ -1,3 +1,4 @@
+import { personTrail, recordAudit } from '../audit/audit.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { requireSystemMailer } from '../mail/system-mailer.js';
@@ -47,6 +48,7 @@ export async function changePassword(
   const passwordHash = await hashPassword(input.newPassword);
   const ended = await deps.db.transaction().execute(async (trx) => {
     await setPasswordHash(trx, user.id, passwordHash, false);
+    await recordAudit(trx, personTrail(user, ip), 'user.password_changed', { type: 'user', id: user.id });
     return endOtherSessions(deps, trx, { id: user.id, workspaceId: user.workspace_id }, auth.sessionId, 'password_changed');
   });
   return { endedSessions: ended.length };
@@ -88,7 +90,7 @@ export async function requestPasswordReset(deps: Deps, rawEmail: string): Promis
  * reset is how a person takes back an account someone else may hold). A bad new password
  * leaves the link unspent.
  */
-export async function confirmPasswordReset(deps: Deps, input: { token: string; newPassword: string }) {
+export async function confirmPasswordReset(deps: Deps, input: { token: string; newPassword: string }, ip: string) {
   const now = deps.now();
   const passwordHash = await hashPassword(input.newPassword);
   return deps.db.transaction().execute(async (trx) => {
@@ -98,6 +100,7 @@ export async function confirmPasswordReset(deps: Deps, input: { token: string; n
     checkNewPassword('newPassword', input.newPassword, user.email);
     await setPasswordHash(trx, user.id, passwordHash, false);
     await retireAccountTokens(trx, 'password_reset', user.id, now);
+    await recordAudit(trx, personTrail(user, ip), 'user.password_reset', { type: 'user', id: user.id });
     await endSessions(deps, trx, { id: user.id, workspaceId: user.workspace_id }, undefined, 'password_reset');
     return user;
   });

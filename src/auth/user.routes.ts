@@ -26,6 +26,7 @@ import {
   startSession,
   verifyPassword,
 } from './sessions.service.js';
+import { refusePasswordWhereSsoOnly } from './sso.js';
 import { requireSecondFactor } from './two-factor.service.js';
 
 /** The login response: the user, the bearer token, its expiry and a one-time auth code. */
@@ -65,7 +66,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
         description:
           'Email, password and `remember`; answers the user, `access_token` (JWT), `token_expiry` (unix seconds) and a one-time `auth_code`. ' +
           'Also sets the console’s `HttpOnly` refresh cookie (kept 30 days with `remember`, else until the browser closes; docs/auth.md). ' +
-          'Failed attempts are rate limited (429 with retry-after). With two-factor sign-in on, a right password without `otp` → 401 `otp_required` (docs/security.md).',
+          'Failed attempts are rate limited (429 with retry-after). With two-factor sign-in on, a right password without `otp` → 401 `otp_required` (docs/security.md). ' +
+          'Where the workspace enforces single sign-on, a right password → 401 `sso_required` (admins with two-factor sign-in excepted).',
         body: Type.Object({
           email: Type.String({ minLength: 1, maxLength: 320 }),
           password: Type.String({ minLength: 1, maxLength: 1024 }),
@@ -97,6 +99,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       }
       await forgetSuccessfulLogin(deps, attempt);
       const trail = personTrail(user, request.ip);
+      await refusePasswordWhereSsoOnly(deps, user, trail);
       await requireSecondFactor(deps, user, request.body.otp, trail);
       const started = await deps.db.transaction().execute(async (trx) => {
         const done = await startSession(deps, app.jwt, user, request.body.remember ?? false, trx);

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { trailOf } from '../audit/audit.js';
 import { isAdmin, requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -8,7 +9,7 @@ import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Envelope, NoContent } from '../http/schemas.js';
 import { checkConnection } from './connection-check.js';
-import { listConnections, markConnectionDeleted } from './connections.queries.js';
+import { listConnections } from './connections.queries.js';
 import {
   ConnectionCreateBody,
   ConnectionPatch,
@@ -16,6 +17,7 @@ import {
   changeConnection,
   connectionResource,
   createConnection,
+  deleteConnection,
 } from './connections.service.js';
 
 /**
@@ -60,7 +62,7 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       // no workspace claims an account meant for another.
       if (!deps.config.tenantConnections)
         throw errors.forbidden('on this deployment the operator connects accounts (INBOX_TENANT_CONNECTIONS=false)');
-      const connection = await createConnection(deps, tenantOf(request).workspaceId, request.body, 'workspace');
+      const connection = await createConnection(deps, tenantOf(request).workspaceId, request.body, 'workspace', trailOf(request));
       reply.code(201);
       return envelope(request, connection);
     },
@@ -81,7 +83,8 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         response: { 200: Envelope(ConnectionResource) },
       },
     },
-    async (request) => envelope(request, await changeConnection(deps, tenantOf(request).workspaceId, request.params.id, request.body)),
+    async (request) =>
+      envelope(request, await changeConnection(deps, tenantOf(request).workspaceId, request.params.id, request.body, trailOf(request))),
   );
 
   app.post(
@@ -119,7 +122,7 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       },
     },
     async (request, reply) => {
-      if (!(await markConnectionDeleted(deps.db, tenantOf(request).workspaceId, request.params.id, deps.now())))
+      if (!(await deleteConnection(deps, tenantOf(request).workspaceId, request.params.id, trailOf(request))))
         throw errors.notFound('connection');
       reply.code(204);
     },

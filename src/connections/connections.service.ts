@@ -1,4 +1,5 @@
 import { type Static, type TOptional, type TSchema, Type } from 'typebox';
+import { changesOf, recordAudit, systemTrail, type Trail } from '../audit/audit.js';
 import { INTEGRATION_KEYS } from '../config.js';
 import type { ManagedBy, PreChatForm } from '../db/types.js';
 import type { Deps } from '../deps.js';
@@ -9,7 +10,7 @@ import { routeWaiting } from '../threads/routing.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { AllowedOrigins, checkAllowedOrigins, newWidgetKey, WIDGET_KEY } from './allowed-origins.js';
 import { ConnectionCredentials, checkCredentials, sealCredentials } from './connection-credentials.js';
-import { type ConnectionRow, findConnection, insertConnection, updateConnection } from './connections.queries.js';
+import { type ConnectionRow, findConnection, insertConnection, markConnectionDeleted, updateConnection } from './connections.queries.js';
 import {
   checkLivechatSettings,
   LivechatColour,
@@ -266,6 +267,7 @@ export async function createConnection(
     imapFolder?: string;
   },
   managedBy: ManagedBy,
+  trail: Trail = systemTrail(workspaceId),
 ) {
   const { credentials, webhookSecrets, allowedOrigins: _origins, title, colour, greeting, preChatForm, ...given } = input;
   if (given.businessAccountId !== undefined) onlyWhatsapp(given.integrationKey);
@@ -296,19 +298,37 @@ export async function createConnection(
   if (credentials !== undefined) checkCredentials(fields.integrationKey, credentials);
   await requireWorkspace(deps.db, workspaceId);
   if (fields.teamId !== undefined && fields.teamId !== null) await requireTeamOf(deps.db, workspaceId, fields.teamId);
-  if (credentials === undefined && webhookSecrets === undefined)
-    return connectionResource(await insertConnection(deps.db, { workspaceId, ...fields }), adminView(deps));
-  // A sealed value names its row (AAD), so the row must exist first: one transaction.
+  // A sealed value names its row (AAD), so the row must exist first: one transaction, which
+  // the audit entry shares.
   const row = await deps.db.transaction().execute(async (trx) => {
     const inserted = await insertConnection(trx, { workspaceId, ...fields });
-    const updated = await updateConnection(trx, workspaceId, inserted.id, {
-      credentialsSealed: credentials === undefined ? undefined : sealCredentials(deps.secretKey, inserted.id, credentials),
-      webhookSecretsSealed: webhookSecrets === undefined ? undefined : sealWebhookSecrets(deps.secretKey, inserted.id, webhookSecrets),
-    });
+    const updated =
+      credentials === undefined && webhookSecrets === undefined
+        ? inserted
+        : await updateConnection(trx, workspaceId, inserted.id, {
+            credentialsSealed: credentials === undefined ? undefined : sealCredentials(deps.secretKey, inserted.id, credentials),
+            webhookSecretsSealed:
+              webhookSecrets === undefined ? undefined : sealWebhookSecrets(deps.secretKey, inserted.id, webhookSecrets),
+          });
     if (!updated) throw errors.internal(); // the row this transaction just inserted
+    const shown = { ...connectionResource(updated, adminView(deps)), credentials, webhookSecrets };
+    const { id: _id, webhookUrl: _url, webhookVerifyToken: _token, templatesSync: _sync, ...audited } = shown;
+    await recordAudit(trx, trail, 'connection.created', { type: 'connection', id: updated.id }, changesOf(null, audited, SECRET_FIELDS));
     return updated;
   });
   return connectionResource(row, adminView(deps));
+}
+
+/** What an audit entry shows only as "[set]": a connection's provider credentials and webhook secrets. */
+const SECRET_FIELDS = ['credentials', 'webhookSecrets'] as const;
+
+/** `DELETE /v1/connections/:id`: its deliveries stop; its threads stay. False when there is no such live connection. */
+export async function deleteConnection(deps: Pick<Deps, 'db' | 'now'>, workspaceId: number, id: number, trail: Trail): Promise<boolean> {
+  return deps.db.transaction().execute(async (trx) => {
+    if (!(await markConnectionDeleted(trx, workspaceId, id, deps.now()))) return false;
+    await recordAudit(trx, trail, 'connection.deleted', { type: 'connection', id });
+    return true;
+  });
 }
 
 /**
@@ -320,6 +340,7 @@ export async function changeConnection(
   workspaceId: number,
   id: number,
   patch: Static<typeof ConnectionPatch>,
+  trail: Trail = systemTrail(workspaceId),
 ) {
   const current = await findConnection(deps.db, workspaceId, id);
   if (!current) throw errors.notFound('connection');
@@ -374,6 +395,10 @@ export async function changeConnection(
       ...settings,
     });
     if (updated && patch.autoAssign === true && !current.auto_assign) await routeWaiting(deps, trx, workspaceId, deps.now());
+    if (updated) {
+      const before = { ...connectionResource(current, adminView(deps)), credentials: current.has_credentials || null };
+      await recordAudit(trx, trail, 'connection.updated', { type: 'connection', id }, changesOf(before, patch, SECRET_FIELDS));
+    }
     return updated;
   });
   if (!row) throw errors.notFound('connection'); // deleted meanwhile

@@ -13,7 +13,18 @@ export interface WorkspacesTable {
   app_id: string;
   /** The settings set so far (src/workspaces/workspace-settings.ts); an absent one has its default. */
   settings: ColumnType<Record<string, unknown>, string | undefined, string>;
+  /** The `sso` setting's client secret, sealed (src/auth/sso.ts); never in `settings`. */
+  sso_client_secret: Buffer | null;
   created_at: Generated<Date>;
+}
+
+/** A single sign-on between its start and the identity provider's callback (migration 0059). */
+export interface SsoLoginsTable {
+  state_hash: string;
+  workspace_id: number;
+  nonce: string;
+  code_verifier: string;
+  expires_at: Date;
 }
 
 export interface UsersTable {
@@ -636,6 +647,7 @@ export interface DB {
   notification_mail_queue: NotificationMailQueueTable;
   notification_mail_times: NotificationMailTimesTable;
   recovery_codes: RecoveryCodesTable;
+  sso_logins: SsoLoginsTable;
   audit_log: AuditLogTable;
   imap_mailbox_state: ImapMailboxStateTable;
   imap_messages: ImapMessagesTable;

@@ -29,6 +29,9 @@ export const errors = {
   /** The workspace requires two-factor sign-in and the caller has not turned it on (docs/security.md). */
   twoFactorRequired: () =>
     new AppError('2fa_required', 403, 'this workspace requires two-factor sign-in: turn it on with POST /v1/users/me/2fa/setup and enable'),
+  /** The workspace signs in with its identity provider only (`sso.enforce`; docs/security.md). */
+  ssoRequired: (workspaceId: number) =>
+    new AppError('sso_required', 401, `this workspace signs in with single sign-on: use /auth/sso/${workspaceId}/start`),
   forbidden: (message = 'not allowed') => new AppError('forbidden', 403, message),
   notFound: (what = 'resource') => new AppError('not_found', 404, `${what} not found`),
   noRoute: (method: string, path: string) => new AppError('not_found', 404, `no route for ${method} ${path}`),

@@ -5,6 +5,7 @@ import { SEALED_WEBHOOK_SECRETS } from '../connections/webhook-secrets.js';
 import { open, SecretBoxError, seal } from '../crypto/secret-box.js';
 import type { Db } from '../db/database.js';
 import { SEALED_ENDPOINT_SECRETS } from '../webhooks-out/endpoint-secrets.js';
+import { SEALED_SSO_SECRETS } from '../workspaces/sso-setting.js';
 
 /** A column of sealed values, each bound (`aad`) to its row's id. */
 interface SealedColumn {
@@ -19,6 +20,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
   SEALED_WEBHOOK_SECRETS,
   ...SEALED_ENDPOINT_SECRETS,
   SEALED_TOTP_SECRETS,
+  SEALED_SSO_SECRETS,
 ];
 
 export interface ColumnRotation {

@@ -103,7 +103,7 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       },
     },
     async (request, reply) => {
-      const connection = await createConnection(deps, request.params.id, request.body, 'operator');
+      const connection = await createConnection(deps, request.params.id, request.body, 'operator', trailOf(request, request.params.id));
       reply.code(201);
       return envelope(request, connection);
     },

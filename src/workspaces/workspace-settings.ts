@@ -1,11 +1,13 @@
 import type { Selectable } from 'kysely';
 import { type Static, type TSchema, Type } from 'typebox';
-import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
+import { changesOf, recordAudit, SECRET, type Trail } from '../audit/audit.js';
+import { seal } from '../crypto/secret-box.js';
 import type { Db, Executor } from '../db/database.js';
 import type { WorkspacesTable } from '../db/types.js';
 import { errors } from '../http/errors.js';
 import { BusinessHoursSetting, checkBusinessHours } from '../sla/business-hours.js';
-import { findWorkspace, updateWorkspaceSettings } from './workspaces.queries.js';
+import { checkSsoSetting, SsoSetting, SsoSettingPatch, ssoSecretAad } from './sso-setting.js';
+import { findWorkspace, setSsoClientSecret, updateWorkspaceSettings } from './workspaces.queries.js';
 
 const setting = <T extends TSchema>(schema: T, fallback: Static<T>) => ({ schema, fallback });
 
@@ -42,6 +44,7 @@ export const WORKSPACE_SETTINGS = {
     }),
     null,
   ),
+  sso: setting(SsoSetting, null),
 };
 
 type Settings = typeof WORKSPACE_SETTINGS;
@@ -57,7 +60,7 @@ export const WorkspaceSettingsResource = Type.Object(
 );
 export type WorkspaceSettings = Static<typeof WorkspaceSettingsResource>;
 
-export const WorkspaceSettingsPatch = Type.Partial(Type.Object({ name: WorkspaceName, ...schemas }), {
+export const WorkspaceSettingsPatch = Type.Partial(Type.Object({ name: WorkspaceName, ...schemas, sso: SsoSettingPatch }), {
   additionalProperties: false,
   minProperties: 1,
 });
@@ -79,20 +82,38 @@ export async function workspaceSettings(db: Executor, workspaceId: number): Prom
   return settingsResource(row);
 }
 
-/** `PATCH /v1/workspace`: only the fields given change; the others keep their value. Audited with the change. */
+/**
+ * `PATCH /v1/workspace`: only the fields given change; the others keep their value. Audited
+ * with the change. `sso` is replaced whole (its client secret kept when left out, sealed in a
+ * column of its own when given, dropped with `sso: null`).
+ */
 export async function changeWorkspaceSettings(
-  deps: { db: Db },
+  deps: { db: Db; secretKey: Buffer; config: { allowPrivateSso: boolean } },
   workspaceId: number,
   patch: Static<typeof WorkspaceSettingsPatch>,
   trail: Trail,
 ) {
-  const { name, ...settings } = patch;
-  if (settings.businessHours) settings.businessHours = checkBusinessHours(settings.businessHours);
+  const { name, sso, ...rest } = patch;
+  const settings: Record<string, unknown> = rest;
+  if (rest.businessHours) settings.businessHours = checkBusinessHours(rest.businessHours);
   return deps.db.transaction().execute(async (trx) => {
     const before = await findWorkspace(trx, workspaceId);
+    if (!before) throw errors.notFound('workspace');
+    // What the audit entry shows of `sso`: the secret only as "[set]".
+    let shownSso: unknown;
+    if (sso !== undefined) {
+      const clientSecret = sso?.clientSecret;
+      const value =
+        sso && checkSsoSetting(sso, { allowPrivate: deps.config.allowPrivateSso, secretStored: before.sso_client_secret !== null });
+      settings.sso = value;
+      shownSso = value && { ...value, ...(clientSecret !== undefined ? { clientSecret: SECRET } : {}) };
+      if (sso === null) await setSsoClientSecret(trx, workspaceId, null);
+      else if (clientSecret !== undefined)
+        await setSsoClientSecret(trx, workspaceId, seal(deps.secretKey, clientSecret, ssoSecretAad(workspaceId)));
+    }
     const row = await updateWorkspaceSettings(trx, workspaceId, { name, settings });
-    if (!before || !row) throw errors.notFound('workspace');
-    const changes = changesOf(settingsResource(before), patch);
+    if (!row) throw errors.notFound('workspace');
+    const changes = changesOf(settingsResource(before), { ...patch, ...(sso !== undefined ? { sso: shownSso } : {}) });
     await recordAudit(trx, trail, 'workspace.settings_changed', { type: 'workspace', id: workspaceId }, changes);
     return settingsResource(row);
   });

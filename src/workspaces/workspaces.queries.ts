@@ -25,3 +25,8 @@ export async function updateWorkspaceSettings(db: Executor, id: number, patch: {
     .returningAll()
     .executeTakeFirst();
 }
+
+/** The `sso` setting's sealed client secret (null clears it). */
+export async function setSsoClientSecret(db: Executor, id: number, sealed: Buffer | null) {
+  await db.updateTable('workspaces').set({ sso_client_secret: sealed }).where('id', '=', id).execute();
+}

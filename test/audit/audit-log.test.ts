@@ -116,6 +116,76 @@ describe('what the audit log records', () => {
     expect(table).not.toContain(rotated.json().data.secret);
   });
 
+  it('connections created, changed and deleted, their credentials as [set]', async () => {
+    const created = await call('POST', '/v1/connections', asAdmin, {
+      integrationKey: 'sms',
+      externalAccountId: '+15550001111',
+      name: 'Support line',
+      credentials: { accountSid: 'AC-audit', accessToken: 'sms-audit-token-1' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().data.id as number;
+    const renamed = await call('PATCH', `/v1/connections/${id}`, asAdmin, {
+      name: 'Sales line',
+      credentials: { accountSid: 'AC-audit', accessToken: 'sms-audit-token-2' },
+    });
+    expect(renamed.statusCode, renamed.body).toBe(200);
+    expect((await call('DELETE', `/v1/connections/${id}`, asAdmin)).statusCode).toBe(204);
+    const target = { type: 'connection', id: String(id) };
+    const [made] = await entries('?action=connection.created');
+    expect(made).toMatchObject({ actor: { type: 'user', id: admin.user.id }, target });
+    expect(made!.changes).toMatchObject({
+      integrationKey: { old: null, new: 'sms' },
+      name: { old: null, new: 'Support line' },
+      credentials: { old: null, new: '[set]' },
+    });
+    const [changed] = await entries('?action=connection.updated');
+    expect(changed).toMatchObject({ target });
+    expect(changed!.changes).toEqual({ name: { old: 'Support line', new: 'Sales line' }, credentials: { old: '[set]', new: '[set]' } });
+    expect((await entries('?action=connection.deleted'))[0]).toMatchObject({ actor: { type: 'user', id: admin.user.id }, target });
+    // A connection the operator makes for the workspace is the operator's entry.
+    const engaged = await call('POST', `/v1/engage/workspaces/${tenant.workspace.id}/connections`, adminHeaders(), {
+      integrationKey: 'sms',
+      externalAccountId: '+15550002222',
+      name: 'Operator line',
+    });
+    expect(engaged.statusCode, engaged.body).toBe(201);
+    expect((await entries('?action=connection.created'))[0]).toMatchObject({
+      actor: { type: 'operator' },
+      target: { type: 'connection', id: String(engaged.json().data.id) },
+    });
+    const table = await everything();
+    expect(table).not.toContain('sms-audit-token-1');
+    expect(table).not.toContain('sms-audit-token-2');
+  });
+
+  it('password changes and resets, never the password', async () => {
+    const { user, password } = await makeUser(ctx.deps, tenant.workspace.id, { name: 'Pat Password' });
+    const token = (await login(user.email, password)).json().access_token as string;
+    const newPassword = 'a fresh and long password';
+    const changed = await call(
+      'POST',
+      '/v1/users/me/password',
+      { authorization: `Bearer ${token}` },
+      { currentPassword: password, newPassword },
+    );
+    expect(changed.statusCode, changed.body).toBe(200);
+    const refused = await call(
+      'POST',
+      '/v1/users/me/password',
+      { authorization: `Bearer ${token}` },
+      {
+        currentPassword: 'not the password',
+        newPassword: 'another long password',
+      },
+    );
+    expect(refused.statusCode).toBe(403);
+    const mine = await entries(`?actorId=${user.id}&action=user.password_changed`);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ actor: { type: 'user', id: user.id }, target: { type: 'user', id: String(user.id) }, changes: null });
+    expect(await everything()).not.toContain(newPassword);
+  });
+
   it('nothing for a change that did not happen: the entry is in its transaction', async () => {
     const before = (await entries('?action=user.created&limit=100')).length;
     const dup = await call('POST', '/v1/users', asAdmin, { name: 'Dup', email: admin.user.email, password: 'long enough password' });

@@ -148,6 +148,8 @@ describe('password reset by e-mail', () => {
     const confirm = await post('/api/user/password-reset/confirm', { token, newPassword: 'a brand new password' });
     expect(confirm.statusCode, confirm.body).toBe(200);
     expect(confirm.json().data).toMatchObject({ id: user.id, email: 'forgot@acme.test' });
+    const audited = await ctx.deps.db.selectFrom('audit_log').selectAll().where('action', '=', 'user.password_reset').execute();
+    expect(audited.map((e) => [e.actor_id, e.target_id])).toEqual([[user.id, String(user.id)]]);
     expect(await liveSessions(user.id)).toBe(0);
     expect((await me(a)).statusCode).toBe(401);
     expect((await login('forgot@acme.test', password)).statusCode).toBe(401);

@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       retentionDays: 30,
       deadLetterRetentionDays: 90,
       allowPrivateSmtp: false,
+      allowPrivateSso: false,
       maxWebhookEndpoints: 20,
       maxNewConversationsPerMinute: 60,
       livechatMaxAttachmentBytes: 10 * 1024 * 1024,

@@ -23,6 +23,7 @@ describe('/v1/workspace', () => {
       restrictAgentsToTeams: false,
       require2fa: false,
       conversationRetentionDays: null,
+      sso: null,
     };
     for (const headers of [tenant.headers, agent.headers]) {
       const res = await call('GET', headers);
@@ -36,6 +37,7 @@ describe('/v1/workspace', () => {
       'conversationRetentionDays',
       'require2fa',
       'restrictAgentsToTeams',
+      'sso',
     ]);
   });
 
@@ -57,6 +59,7 @@ describe('/v1/workspace', () => {
       restrictAgentsToTeams: false,
       require2fa: false,
       conversationRetentionDays: null,
+      sso: null,
     });
     const second = await call('PATCH', tenant.headers, { name: 'After', restrictAgentsToTeams: true });
     expect(second.json().data).toEqual({
@@ -67,6 +70,7 @@ describe('/v1/workspace', () => {
       restrictAgentsToTeams: true,
       require2fa: false,
       conversationRetentionDays: null,
+      sso: null,
     });
     expect((await call('GET', agent.headers)).json().data).toEqual(second.json().data);
     // Another workspace keeps its defaults.

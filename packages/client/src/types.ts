@@ -835,6 +835,31 @@ export interface WorkspaceSettings {
   require2fa: boolean;
   /** Threads resolved and silent for longer than this many days are deleted; null = kept. */
   conversationRetentionDays: number | null;
+  /** Single sign-on with OpenID Connect; null = off. The client secret is never answered. */
+  sso: SsoSetting | null;
+}
+
+/** A workspace's single sign-on (docs/security.md, "Single sign-on"). */
+export interface SsoSetting {
+  /** https; its discovery document is `<issuer>/.well-known/openid-configuration`. */
+  issuer: string;
+  clientId: string;
+  /** E-mail domains that may sign in this way; a person not yet a user is created. */
+  allowedDomains: string[];
+  /** The roles of a user created at first sign-in. */
+  defaultRoles: ('admin' | 'agent')[];
+  /** Password sign-in is refused (401 `sso_required`), except admins with two-factor sign-in. */
+  enforce: boolean;
+}
+
+/** `sso` as `PATCH /v1/workspace` takes it: the whole setting; `clientSecret` left out keeps the one set. */
+export interface SsoSettingPatch {
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  allowedDomains: string[];
+  defaultRoles?: ('admin' | 'agent')[];
+  enforce?: boolean;
 }
 
 /** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
@@ -845,6 +870,7 @@ export interface WorkspaceSettingsPatch {
   restrictAgentsToTeams?: boolean;
   require2fa?: boolean;
   conversationRetentionDays?: number | null;
+  sso?: SsoSettingPatch | null;
 }
 
 export type NotificationType = 'assigned' | 'mentioned' | 'message' | 'sla_warning' | 'sla_breached';

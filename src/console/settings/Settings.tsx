@@ -6,6 +6,7 @@ import { AuditLog } from './AuditLog';
 import { CannedResponses } from './CannedResponses';
 import { Connections } from './Connections';
 import { DeadLetters } from './DeadLetters';
+import { SingleSignOn } from './SingleSignOn';
 import { Sla } from './Sla';
 import { Users } from './Users';
 import { Webhooks } from './Webhooks';
@@ -20,6 +21,7 @@ export const SETTINGS_PAGES: [slug: string, title: string, page: ComponentType][
   ['canned-responses', 'Canned responses', CannedResponses],
   ['audit-log', 'Audit log', AuditLog],
   ['sla', 'SLAs and hours', Sla],
+  ['sso', 'Single sign-on', SingleSignOn],
 ];
 
 export function Settings({ page }: { page: string }) {

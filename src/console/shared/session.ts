@@ -80,6 +80,16 @@ export async function signIn(email: string, password: string, remember: boolean,
   session.set(fromAnswer(answer, remember));
 }
 
+/**
+ * Single sign-on's last step: the service's callback sent the browser to `/app#code=<auth_code>`;
+ * the one-time code becomes a session, kept in memory like any other (not remembered).
+ */
+export async function signInWithCode(code: string): Promise<void> {
+  const answer = await makeClient().generateToken(code);
+  signedOutReason.set(null);
+  session.set(fromAnswer(answer, false));
+}
+
 /** Ends the session on the service too (which clears the cookie); the local session ends whatever the service says. */
 export async function signOut(): Promise<void> {
   const current = session.get();

@@ -1,0 +1,273 @@
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { totpCode } from '../../src/auth/totp.js';
+import { checkSsoSetting } from '../../src/workspaces/sso-setting.js';
+import { useTestContext } from '../helpers/app.js';
+import { makeTenant, makeUser } from '../helpers/factories.js';
+import { signInAtIdp, startTestIdp } from '../helpers/oidc.js';
+
+const PUBLIC_URL = 'http://inbox.test';
+const ctx = await useTestContext({ env: { INBOX_PUBLIC_URL: PUBLIC_URL, INBOX_ALLOW_PRIVATE_SSO: 'true' } });
+const idp = await startTestIdp(`${PUBLIC_URL}/auth/sso/callback`);
+afterAll(() => idp.close());
+
+const tenant = await makeTenant(ctx.deps);
+const workspaceId = tenant.workspace.id;
+const patchWorkspace = (payload: object, headers = tenant.headers) =>
+  ctx.app.inject({ method: 'PATCH', url: '/v1/workspace', headers, payload });
+const ssoSetting = (extra: object = {}) => ({
+  issuer: idp.issuer,
+  clientId: idp.clientId,
+  clientSecret: idp.clientSecret,
+  allowedDomains: ['Acme.test'],
+  defaultRoles: ['agent'] as ('agent' | 'admin')[],
+  ...extra,
+});
+{
+  const res = await patchWorkspace({ sso: ssoSetting() });
+  if (res.statusCode !== 200) throw new Error(res.body);
+}
+
+idp.accounts.set('ada', { email: 'ada@acme.test', email_verified: true, name: 'Ada Lovelace' });
+idp.accounts.set('eve', { email: 'eve@elsewhere.test', email_verified: true });
+idp.accounts.set('unverified', { email: 'una@acme.test', email_verified: false });
+
+const STATE_COOKIE = 'inbox_sso_state';
+
+/** Starts a sign-in at the service: where it sends the browser, and the state cookie it set. */
+async function start(id = workspaceId) {
+  const res = await ctx.app.inject({ method: 'GET', url: `/auth/sso/${id}/start` });
+  expect(res.statusCode, res.body).toBe(302);
+  const cookie = String(res.headers['set-cookie']);
+  expect(cookie).toContain('HttpOnly');
+  expect(cookie).toContain('Path=/auth/sso/callback');
+  const state = new RegExp(`${STATE_COOKIE}=([^;]+)`).exec(cookie)![1]!;
+  return { location: String(res.headers.location), state };
+}
+
+/** The browser coming back from the identity provider to the callback, with the given state cookie. */
+const callback = (url: URL, state: string | undefined) =>
+  ctx.app.inject({
+    method: 'GET',
+    url: `${url.pathname}${url.search}`,
+    headers: state === undefined ? {} : { cookie: `${STATE_COOKIE}=${state}` },
+  });
+
+/** The whole flow as a browser goes through it; answers the callback's answer. */
+async function ssoFlow(accountId: string) {
+  const { location, state } = await start();
+  const back = await signInAtIdp(location, accountId);
+  expect(back.origin + back.pathname).toBe(`${PUBLIC_URL}/auth/sso/callback`);
+  return callback(back, state);
+}
+
+/** What the console does with `/app#code=…`: exchanges the auth code for a session. */
+async function exchange(location: string) {
+  const code = /^http:\/\/inbox\.test\/app#code=(.+)$/.exec(location)?.[1];
+  expect(code, location).toBeDefined();
+  const res = await ctx.app.inject({ method: 'POST', url: '/api/user/generate-token', payload: { auth_code: decodeURIComponent(code!) } });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().access_token as string;
+}
+
+const me = async (token: string) =>
+  (await ctx.app.inject({ method: 'GET', url: '/api/user/user', headers: { authorization: `Bearer ${token}` } })).json().data;
+
+const auditActions = async () =>
+  (
+    await sql<{ action: string; target_id: string | null; changes: Record<string, { new: unknown }> | null }>`
+      SELECT action, target_id, changes FROM audit_log WHERE workspace_id = ${workspaceId} ORDER BY id`.execute(ctx.deps.db)
+  ).rows;
+
+describe('the sso setting', () => {
+  it('answers it without the client secret, keeps the secret sealed, and audits it as "[set]"', async () => {
+    const res = await ctx.app.inject({ method: 'GET', url: '/v1/workspace', headers: tenant.headers });
+    expect(res.json().data.sso).toEqual({
+      issuer: idp.issuer,
+      clientId: idp.clientId,
+      allowedDomains: ['acme.test'],
+      defaultRoles: ['agent'],
+      enforce: false,
+    });
+    expect(res.body).not.toContain(idp.clientSecret);
+    const row = await ctx.deps.db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirstOrThrow();
+    expect(row.sso_client_secret).not.toBeNull();
+    expect(row.sso_client_secret!.toString('latin1')).not.toContain(idp.clientSecret);
+    expect(JSON.stringify(row.settings)).not.toContain(idp.clientSecret);
+    const entry = (await auditActions()).find((e) => e.action === 'workspace.settings_changed');
+    expect(entry?.changes?.sso?.new).toMatchObject({ clientSecret: '[set]', clientId: idp.clientId });
+    expect(JSON.stringify(await auditActions())).not.toContain(idp.clientSecret);
+  });
+
+  it('keeps the secret when it is left out, refuses a first setting without one, the operator role and http without the switch', async () => {
+    const { clientSecret: _kept, ...withoutSecret } = ssoSetting();
+    expect((await patchWorkspace({ sso: withoutSecret })).statusCode).toBe(200);
+    const other = await makeTenant(ctx.deps);
+    const missing = await patchWorkspace({ sso: withoutSecret }, other.headers);
+    expect(missing.statusCode, missing.body).toBe(422);
+    expect(missing.json().error.message).toContain('clientSecret');
+    expect((await patchWorkspace({ sso: ssoSetting({ defaultRoles: ['operator'] }) }, other.headers)).statusCode).toBe(422);
+    expect(() => checkSsoSetting(ssoSetting({ issuer: 'http://idp.example' }), { allowPrivate: false, secretStored: true })).toThrow(
+      /must be https/,
+    );
+    expect(checkSsoSetting(ssoSetting({ issuer: 'https://idp.example' }), { allowPrivate: false, secretStored: true }).issuer).toBe(
+      'https://idp.example',
+    );
+  });
+
+  it('404s a start for a workspace without single sign-on', async () => {
+    const other = await makeTenant(ctx.deps);
+    const res = await ctx.app.inject({ method: 'GET', url: `/auth/sso/${other.workspace.id}/start` });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe('not_found');
+  });
+
+  it('refuses an issuer on a loopback address unless INBOX_ALLOW_PRIVATE_SSO', async () => {
+    const other = await makeTenant(ctx.deps);
+    expect((await patchWorkspace({ sso: ssoSetting() }, other.headers)).statusCode).toBe(200);
+    ctx.deps.config.allowPrivateSso = false;
+    try {
+      const res = await ctx.app.inject({ method: 'GET', url: `/auth/sso/${other.workspace.id}/start` });
+      expect(res.statusCode, res.body).toBe(502);
+      expect(res.json().error.message).toContain('127.0.0.1 is a loopback address');
+    } finally {
+      ctx.deps.config.allowPrivateSso = true;
+    }
+  });
+});
+
+describe('signing in with the identity provider', () => {
+  it('creates a user of an allowed domain with the default roles, then finds the same user; the console exchanges the code', async () => {
+    const start1 = await start();
+    const authorize = new URL(start1.location);
+    expect(authorize.origin).toBe(idp.issuer);
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorize.searchParams.get('nonce')).toBeTruthy();
+    expect(authorize.searchParams.get('state')).toBe(start1.state);
+    expect(authorize.searchParams.get('redirect_uri')).toBe(`${PUBLIC_URL}/auth/sso/callback`);
+
+    const first = await callback(await signInAtIdp(start1.location, 'ada'), start1.state);
+    expect(first.statusCode, first.body).toBe(302);
+    const user = await me(await exchange(String(first.headers.location)));
+    expect(user).toMatchObject({ email: 'ada@acme.test', name: 'Ada Lovelace', workspaces_id: workspaceId });
+    const created = await ctx.deps.db.selectFrom('users').selectAll().where('email', '=', 'ada@acme.test').executeTakeFirstOrThrow();
+    expect(created.roles).toEqual(['agent']);
+
+    const second = await ssoFlow('ada');
+    expect(second.statusCode, second.body).toBe(302);
+    expect((await me(await exchange(String(second.headers.location)))).id).toBe(user.id);
+    const users = await ctx.deps.db.selectFrom('users').select('id').where('email', '=', 'ada@acme.test').execute();
+    expect(users).toHaveLength(1);
+
+    const entries = await auditActions();
+    expect(entries.filter((e) => e.action === 'user.created' && e.target_id === String(user.id))).toHaveLength(1);
+    expect(entries.filter((e) => e.action === 'sign_in.sso' && e.target_id === String(user.id))).toHaveLength(2);
+  });
+
+  it('refuses a tampered state, a callback without the state cookie, and a callback replayed', async () => {
+    const { location, state } = await start();
+    const back = await signInAtIdp(location, 'ada');
+    const tampered = new URL(back);
+    tampered.searchParams.set('state', `${state.slice(0, -2)}xx`);
+    const wrong = await callback(tampered, state);
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.json().error.message).toContain('state mismatch');
+    expect((await callback(back, undefined)).statusCode).toBe(401);
+
+    const ok = await callback(back, state);
+    expect(ok.statusCode, ok.body).toBe(302);
+    const replayed = await callback(back, state);
+    expect(replayed.statusCode).toBe(401);
+    expect(replayed.json().error.message).toContain('unknown, used or expired');
+  });
+
+  it('refuses an ID token whose nonce is not the sign-in’s', async () => {
+    const { location, state } = await start();
+    // The token answered for another sign-in: the nonce this sign-in expects is another one.
+    await ctx.deps.db.updateTable('sso_logins').set({ nonce: 'a-nonce-of-another-sign-in' }).execute();
+    const res = await callback(await signInAtIdp(location, 'ada'), state);
+    expect(res.statusCode, res.body).toBe(401);
+    expect(res.json().error.message).toMatch(/nonce/);
+    const failed = (await auditActions()).filter((e) => e.action === 'sign_in.sso_failed').at(-1);
+    expect(String(failed?.changes?.reason?.new)).toMatch(/nonce/);
+  });
+
+  it('refuses an e-mail of a domain not allowed, and one the provider does not vouch for; neither becomes a user', async () => {
+    const eve = await ssoFlow('eve');
+    expect(eve.statusCode, eve.body).toBe(403);
+    expect(eve.json().error.message).toContain('elsewhere.test');
+    const una = await ssoFlow('unverified');
+    expect(una.statusCode, una.body).toBe(403);
+    expect(una.json().error.message).toContain('email_verified');
+    const made = await ctx.deps.db
+      .selectFrom('users')
+      .select('email')
+      .where('email', 'in', ['eve@elsewhere.test', 'una@acme.test'])
+      .execute();
+    expect(made).toEqual([]);
+    const reasons = (await auditActions()).filter((e) => e.action === 'sign_in.sso_failed').map((e) => e.changes?.reason?.new);
+    expect(reasons).toEqual(expect.arrayContaining(['domain elsewhere.test not allowed', 'e-mail not verified']));
+  });
+
+  it('refuses a deactivated user', async () => {
+    const { user } = await makeUser(ctx.deps, workspaceId, { email: 'dora@acme.test' });
+    await ctx.deps.db.updateTable('users').set({ active: false }).where('id', '=', user.id).execute();
+    idp.accounts.set('dora', { email: 'dora@acme.test', email_verified: true });
+    const res = await ssoFlow('dora');
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.json().error.message).toContain('deactivated');
+  });
+
+  it('refuses a user of another workspace', async () => {
+    const other = await makeTenant(ctx.deps);
+    await makeUser(ctx.deps, other.workspace.id, { email: 'otto@acme.test' });
+    idp.accounts.set('otto', { email: 'otto@acme.test', email_verified: true });
+    const res = await ssoFlow('otto');
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.json().error.message).toContain('another workspace');
+  });
+});
+
+describe('enforce', () => {
+  const login = (email: string, password: string, otp?: string) =>
+    ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email, password, ...(otp ? { otp } : {}) } });
+
+  it('refuses password sign-in (401 sso_required) but to admins with two-factor sign-in; a wrong password says nothing', async () => {
+    const agent = await makeUser(ctx.deps, workspaceId, { email: 'agnes@acme.test', roles: ['agent'] });
+    const admin = await makeUser(ctx.deps, workspaceId, { email: 'adam@acme.test', roles: ['admin'] });
+    const bare = await makeUser(ctx.deps, workspaceId, { email: 'bart@acme.test', roles: ['admin'] });
+    // Two-factor sign-in for the admin, before enforcing.
+    const token = (await login(admin.user.email, admin.password)).json().access_token as string;
+    const auth = { authorization: `Bearer ${token}` };
+    const setup = await ctx.app.inject({ method: 'POST', url: '/v1/users/me/2fa/setup', headers: auth });
+    const secret = setup.json().data.secret as string;
+    const now = Math.floor(Date.now() / 1000);
+    const enabled = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/users/me/2fa/enable',
+      headers: auth,
+      payload: { code: totpCode(secret, now) },
+    });
+    expect(enabled.statusCode, enabled.body).toBe(200);
+
+    expect((await patchWorkspace({ sso: { ...ssoSetting(), enforce: true } })).statusCode).toBe(200);
+    const refused = await login(agent.user.email, agent.password);
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json().error.code).toBe('sso_required');
+    expect(refused.json().error.message).toContain(`/auth/sso/${workspaceId}/start`);
+    expect((await login(bare.user.email, bare.password)).json().error.code).toBe('sso_required');
+    const wrong = await login(agent.user.email, 'not-the-password');
+    expect(wrong.json().error.code).toBe('unauthorized');
+    // The admin with two-factor sign-in keeps the password: it asks for the code, then signs in.
+    expect((await login(admin.user.email, admin.password)).json().error.code).toBe('otp_required');
+    const withCode = await login(admin.user.email, admin.password, totpCode(secret, now + 30));
+    expect(withCode.statusCode, withCode.body).toBe(200);
+    // Single sign-on itself goes on.
+    expect((await ssoFlow('ada')).statusCode).toBe(302);
+
+    expect((await patchWorkspace({ sso: { ...ssoSetting(), enforce: false } })).statusCode).toBe(200);
+    expect((await login(agent.user.email, agent.password)).statusCode).toBe(200);
+    const failed = (await auditActions()).filter((e) => e.action === 'sign_in.failed' && e.target_id === String(agent.user.id));
+    expect(failed.map((e) => e.changes?.reason?.new)).toContain('sso_required');
+  });
+});
