@@ -51,6 +51,7 @@ import { InboxWriter } from './webhooks-in/inbox-writer.js';
 import { operatorInboxRoutes } from './webhooks-in/operator-inbox.routes.js';
 import { webhooksRoutes } from './webhooks-in/webhooks.routes.js';
 import { endpointsRoutes } from './webhooks-out/endpoints.routes.js';
+import { eventsRoutes } from './webhooks-out/events.routes.js';
 import { engageRoutes } from './workspaces/engage.routes.js';
 import { workspaceSettingsRoutes } from './workspaces/workspace-settings.routes.js';
 
@@ -248,6 +249,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(cannedResponsesRoutes, { deps, prefix: '/v1/canned-responses' });
   await app.register(threadWorkflowRoutes, { deps, prefix: '/v1' });
   await app.register(endpointsRoutes, { deps, prefix: '/v1/webhook-endpoints' });
+  await app.register(eventsRoutes, { deps, prefix: '/v1' });
   await app.register(livechatRoutes, { deps, prefix: '/v1/livechat' });
   await app.register(widgetRoutes, { deps, prefix: '/livechat' });
   await app.register(consoleRoutes, { prefix: '/app', ...(options.consoleDir ? { dir: options.consoleDir } : {}) });

@@ -435,6 +435,10 @@ export interface WebhookEventsTable {
   type: string;
   body: string;
   created_at: Timestamp;
+  /** Insertion order; with `txid`, the event log's order (docs/outbound-webhooks.md, "Event log"). */
+  seq: Generated<string>;
+  /** xid8 of the writing transaction, as text. */
+  txid: Generated<string>;
 }
 
 export interface WebhookDeliveriesTable {
