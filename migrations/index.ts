@@ -41,6 +41,7 @@ import * as m0048 from './0048_two_factor.js';
 import * as m0049 from './0049_audit_log.js';
 import * as m0052 from './0052_livechat_settings.js';
 import * as m0062 from './0062_event_log.js';
+import * as m0063 from './0063_ai_assist.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -89,4 +90,5 @@ export const migrations: Record<string, Migration> = {
   '0049_audit_log': m0049,
   '0052_livechat_settings': m0052,
   '0062_event_log': m0062,
+  '0063_ai_assist': m0063,
 };

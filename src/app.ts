@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
 import { accountsRoutes } from './accounts/accounts.routes.js';
+import { aiRoutes } from './ai/ai.routes.js';
 import { apiKeysRoutes } from './api-keys/api-keys.routes.js';
 import { attachmentsRoutes } from './attachments/attachments.routes.js';
 import { StorageUnavailableError } from './attachments/storage.js';
@@ -250,6 +251,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(threadWorkflowRoutes, { deps, prefix: '/v1' });
   await app.register(endpointsRoutes, { deps, prefix: '/v1/webhook-endpoints' });
   await app.register(eventsRoutes, { deps, prefix: '/v1' });
+  await app.register(aiRoutes, { deps, prefix: '/v1' });
   await app.register(livechatRoutes, { deps, prefix: '/v1/livechat' });
   await app.register(widgetRoutes, { deps, prefix: '/livechat' });
   await app.register(consoleRoutes, { prefix: '/app', ...(options.consoleDir ? { dir: options.consoleDir } : {}) });

@@ -66,6 +66,8 @@ export interface Config {
   allowPrivateWebhookUrls: boolean;
   /** Connections' `smtpUrl` may reach loopback and private addresses (tests, an on-premise relay). */
   allowPrivateSmtp: boolean;
+  /** A workspace's AI `baseUrl` may reach loopback and private addresses (a model on the same machine or network). */
+  allowPrivateAi: boolean;
   /**
    * The service's own mail (invites, password resets): INBOX_SMTP_URL and INBOX_MAIL_FROM, both
    * or neither. Undefined: what needs mail answers 503 `mail_unavailable` (docs/accounts.md).
@@ -283,6 +285,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     logWebhooks: bool('INBOX_LOG_WEBHOOKS'),
     allowPrivateWebhookUrls: bool('INBOX_ALLOW_PRIVATE_WEBHOOK_URLS'),
     allowPrivateSmtp: bool('INBOX_ALLOW_PRIVATE_SMTP'),
+    allowPrivateAi: bool('INBOX_ALLOW_PRIVATE_AI'),
     systemMail: readSystemMail(str('INBOX_SMTP_URL'), str('INBOX_MAIL_FROM'), problems),
     tenantConnections: str('INBOX_TENANT_CONNECTIONS') === undefined ? true : bool('INBOX_TENANT_CONNECTIONS'),
     maxWebhookEndpoints: int('INBOX_MAX_WEBHOOK_ENDPOINTS', 20, 1, 10_000),

@@ -157,6 +157,8 @@ export interface Message {
   private: boolean;
   /** The user who wrote or caused it; null for contacts and API keys. */
   authorId: number | null;
+  /** Present on a note the workspace's model wrote (a summary, docs/ai.md). */
+  ai?: true;
   /** Notes only: the users the note names, each told by a `mentioned` notification. */
   mentions?: number[];
   /** E-mail only: the headers a reader of the mail sees. */
@@ -822,6 +824,19 @@ export interface WorkspaceSettings {
   restrictAgentsToTeams: boolean;
   /** A user without two-factor sign-in reaches only its setup (403 `2fa_required` elsewhere). */
   require2fa: boolean;
+  /** AI assist on the workspace's own model (docs/ai.md). */
+  ai: AiSettings;
+}
+
+/** The workspace's `ai` setting; the key is write-only. */
+export interface AiSettings {
+  /** Off by default; while off every AI route answers 409 `ai_disabled`. */
+  enabled: boolean;
+  /** Requests go to `<baseUrl>/chat/completions`. */
+  baseUrl: string | null;
+  model: string | null;
+  /** Whether a key is stored (the key itself is never shown). */
+  apiKeySet: boolean;
 }
 
 /** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
@@ -831,6 +846,7 @@ export interface WorkspaceSettingsPatch {
   assignOnReply?: boolean;
   restrictAgentsToTeams?: boolean;
   require2fa?: boolean;
+  ai?: { enabled?: boolean; baseUrl?: string | null; model?: string | null; apiKey?: string | null };
 }
 
 export type NotificationType = 'assigned' | 'mentioned' | 'message' | 'sla_warning' | 'sla_breached';

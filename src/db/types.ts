@@ -317,6 +317,8 @@ export interface MessagesTable {
   kind: Generated<MessageKind>;
   private: Generated<boolean>;
   author_id: number | null;
+  /** A note the workspace's model wrote (docs/ai.md, "Summarize"). */
+  ai: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   /** The send attempt holding the message now (see replies/send-claim.ts); null when none does. */
@@ -426,6 +428,15 @@ export interface WebhookEndpointsTable {
   disabled_reason: string | null;
   failing_since: NullableTimestamp;
   created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WorkspaceAiTable {
+  workspace_id: number;
+  base_url: string | null;
+  model: string | null;
+  api_key_sealed: Buffer | null;
+  enabled: Generated<boolean>;
   updated_at: Timestamp;
 }
 
@@ -585,6 +596,7 @@ export interface DB {
   login_attempts: LoginAttemptsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;
+  workspace_ai: WorkspaceAiTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   livechat_visitors: LivechatVisitorsTable;

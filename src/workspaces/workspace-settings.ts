@@ -1,8 +1,16 @@
 import type { Selectable } from 'kysely';
 import { type Static, type TSchema, Type } from 'typebox';
+import {
+  AiSettingsPatch,
+  type AiSettingsResource,
+  AiSettingsResource as AiSettingsSchema,
+  aiSettings,
+  changeAiSettings,
+} from '../ai/ai-settings.js';
 import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
-import type { Db, Executor } from '../db/database.js';
+import type { Executor } from '../db/database.js';
 import type { WorkspacesTable } from '../db/types.js';
+import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { BusinessHoursSetting, checkBusinessHours } from '../sla/business-hours.js';
 import { findWorkspace, updateWorkspaceSettings } from './workspaces.queries.js';
@@ -44,13 +52,16 @@ export type WorkspaceSettingValues = { [K in keyof Settings]: Static<Settings[K]
 const schemas = Object.fromEntries(Object.entries(WORKSPACE_SETTINGS).map(([k, v]) => [k, v.schema])) as SettingSchemas;
 const WorkspaceName = Type.String({ minLength: 1, maxLength: 200 });
 
+/** The settings as the service reads them (every stored one, each else its default). */
+export type WorkspaceSettings = { id: number; name: string } & WorkspaceSettingValues;
+
+/** The API's shape: the stored settings and `ai` (docs/ai.md), which keeps its own row and a sealed key. */
 export const WorkspaceSettingsResource = Type.Object(
-  { id: Type.Integer(), name: WorkspaceName, ...schemas },
+  { id: Type.Integer(), name: WorkspaceName, ...schemas, ai: AiSettingsSchema },
   { title: 'WorkspaceSettings' },
 );
-export type WorkspaceSettings = Static<typeof WorkspaceSettingsResource>;
 
-export const WorkspaceSettingsPatch = Type.Partial(Type.Object({ name: WorkspaceName, ...schemas }), {
+export const WorkspaceSettingsPatch = Type.Partial(Type.Object({ name: WorkspaceName, ...schemas, ai: AiSettingsPatch }), {
   additionalProperties: false,
   minProperties: 1,
 });
@@ -72,21 +83,38 @@ export async function workspaceSettings(db: Executor, workspaceId: number): Prom
   return settingsResource(row);
 }
 
+/** `GET /v1/workspace`: the settings and the `ai` setting (its key never shown). */
+export async function workspaceSettingsResource(db: Executor, workspaceId: number): Promise<Static<typeof WorkspaceSettingsResource>> {
+  return { ...(await workspaceSettings(db, workspaceId)), ai: await aiSettings(db, workspaceId) };
+}
+
 /** `PATCH /v1/workspace`: only the fields given change; the others keep their value. Audited with the change. */
 export async function changeWorkspaceSettings(
-  deps: { db: Db },
+  deps: Pick<Deps, 'db' | 'secretKey' | 'config' | 'now'>,
   workspaceId: number,
   patch: Static<typeof WorkspaceSettingsPatch>,
   trail: Trail,
-) {
-  const { name, ...settings } = patch;
+): Promise<Static<typeof WorkspaceSettingsResource>> {
+  const { name, ai, ...settings } = patch;
   if (settings.businessHours) settings.businessHours = checkBusinessHours(settings.businessHours);
   return deps.db.transaction().execute(async (trx) => {
     const before = await findWorkspace(trx, workspaceId);
     const row = await updateWorkspaceSettings(trx, workspaceId, { name, settings });
     if (!before || !row) throw errors.notFound('workspace');
-    const changes = changesOf(settingsResource(before), patch);
+    const { ai: _ai, ...shown } = patch;
+    const changes = changesOf(settingsResource(before), shown);
+    let aiNow: AiSettingsResource;
+    if (ai) {
+      const changed = await changeAiSettings(
+        trx,
+        { secretKey: deps.secretKey, allowPrivate: deps.config.allowPrivateAi, now: deps.now() },
+        workspaceId,
+        ai,
+      );
+      changes.ai = { old: changed.before, new: changed.audited };
+      aiNow = changed.setting;
+    } else aiNow = await aiSettings(trx, workspaceId);
     await recordAudit(trx, trail, 'workspace.settings_changed', { type: 'workspace', id: workspaceId }, changes);
-    return settingsResource(row);
+    return { ...settingsResource(row), ai: aiNow };
   });
 }

@@ -132,6 +132,7 @@ describe('announcing what changed', () => {
       kind: 'message' as const,
       private: false,
       author_id: null,
+      ai: false,
       mentions: null,
       email: null,
       html: null,

@@ -22,6 +22,7 @@ describe('/v1/workspace', () => {
       assignOnReply: true,
       restrictAgentsToTeams: false,
       require2fa: false,
+      ai: { enabled: false, baseUrl: null, model: null, apiKeySet: false },
     };
     for (const headers of [tenant.headers, agent.headers]) {
       const res = await call('GET', headers);
@@ -49,6 +50,7 @@ describe('/v1/workspace', () => {
       assignOnReply: false,
       restrictAgentsToTeams: false,
       require2fa: false,
+      ai: { enabled: false, baseUrl: null, model: null, apiKeySet: false },
     });
     const second = await call('PATCH', tenant.headers, { name: 'After', restrictAgentsToTeams: true });
     expect(second.json().data).toEqual({
@@ -58,6 +60,7 @@ describe('/v1/workspace', () => {
       assignOnReply: false,
       restrictAgentsToTeams: true,
       require2fa: false,
+      ai: { enabled: false, baseUrl: null, model: null, apiKeySet: false },
     });
     expect((await call('GET', agent.headers)).json().data).toEqual(second.json().data);
     // Another workspace keeps its defaults.
