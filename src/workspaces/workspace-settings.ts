@@ -8,9 +8,8 @@ import {
   changeAiSettings,
 } from '../ai/ai-settings.js';
 import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
-import type { Executor } from '../db/database.js';
+import type { Db, Executor } from '../db/database.js';
 import type { WorkspacesTable } from '../db/types.js';
-import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { BusinessHoursSetting, checkBusinessHours } from '../sla/business-hours.js';
 import { findWorkspace, updateWorkspaceSettings } from './workspaces.queries.js';
@@ -90,7 +89,7 @@ export async function workspaceSettingsResource(db: Executor, workspaceId: numbe
 
 /** `PATCH /v1/workspace`: only the fields given change; the others keep their value. Audited with the change. */
 export async function changeWorkspaceSettings(
-  deps: Pick<Deps, 'db' | 'secretKey' | 'config' | 'now'>,
+  deps: { db: Db; secretKey: Buffer; config: { allowPrivateAi: boolean }; now: () => Date },
   workspaceId: number,
   patch: Static<typeof WorkspaceSettingsPatch>,
   trail: Trail,
