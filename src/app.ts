@@ -32,6 +32,7 @@ import { blockVisitorRoutes } from './livechat/block-visitor.routes.js';
 import { livechatRoutes } from './livechat/livechat.routes.js';
 import { widgetRoutes } from './livechat/widget.routes.js';
 import { type Logger, RequestLogger } from './logger.js';
+import { mcpRoutes } from './mcp/mcp.routes.js';
 import { notificationsRoutes } from './notifications/notifications.routes.js';
 import { operatorRoutes } from './operator/operator.routes.js';
 import { realtimeRoutes } from './realtime/realtime.routes.js';
@@ -252,6 +253,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(endpointsRoutes, { deps, prefix: '/v1/webhook-endpoints' });
   await app.register(eventsRoutes, { deps, prefix: '/v1' });
   await app.register(aiRoutes, { deps, prefix: '/v1' });
+  await app.register(mcpRoutes, { deps });
   await app.register(livechatRoutes, { deps, prefix: '/v1/livechat' });
   await app.register(widgetRoutes, { deps, prefix: '/livechat' });
   await app.register(consoleRoutes, { prefix: '/app', ...(options.consoleDir ? { dir: options.consoleDir } : {}) });
