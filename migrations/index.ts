@@ -44,6 +44,8 @@ import * as m0058 from './0058_imap_mailboxes.js';
 import * as m0059 from './0059_single_sign_on.js';
 import * as m0060 from './0060_contact_erasure.js';
 import * as m0061 from './0061_exports.js';
+import * as m0062 from './0062_event_log.js';
+import * as m0063 from './0063_ai_assist.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -95,4 +97,6 @@ export const migrations: Record<string, Migration> = {
   '0059_single_sign_on': m0059,
   '0060_contact_erasure': m0060,
   '0061_exports': m0061,
+  '0062_event_log': m0062,
+  '0063_ai_assist': m0063,
 };

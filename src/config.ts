@@ -74,6 +74,8 @@ export interface Config {
   allowPrivateSmtp: boolean;
   /** INBOX_ALLOW_PRIVATE_SSO: a workspace's OpenID issuer may be http and reach loopback/private addresses (docs/security.md). */
   allowPrivateSso: boolean;
+  /** A workspace's AI `baseUrl` may reach loopback and private addresses (a model on the same machine or network). */
+  allowPrivateAi: boolean;
   /**
    * The service's own mail (invites, password resets): INBOX_SMTP_URL and INBOX_MAIL_FROM, both
    * or neither. Undefined: what needs mail answers 503 `mail_unavailable` (docs/accounts.md).
@@ -299,6 +301,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     allowPrivateWebhookUrls: bool('INBOX_ALLOW_PRIVATE_WEBHOOK_URLS'),
     allowPrivateSmtp: bool('INBOX_ALLOW_PRIVATE_SMTP'),
     allowPrivateSso: bool('INBOX_ALLOW_PRIVATE_SSO'),
+    allowPrivateAi: bool('INBOX_ALLOW_PRIVATE_AI'),
     systemMail: readSystemMail(str('INBOX_SMTP_URL'), str('INBOX_MAIL_FROM'), problems),
     tenantConnections: str('INBOX_TENANT_CONNECTIONS') === undefined ? true : bool('INBOX_TENANT_CONNECTIONS'),
     maxWebhookEndpoints: int('INBOX_MAX_WEBHOOK_ENDPOINTS', 20, 1, 10_000),

@@ -149,6 +149,12 @@ export function createMetrics() {
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    aiRequests: new Counter({
+      name: 'inbox_ai_requests_total',
+      help: 'AI assist calls by outcome (ok, disabled, rate_limited, refused, timeout, error, http_<status>)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     sends: new Counter({
       name: 'inbox_reply_sends_total',
       help: 'Reply send attempts by integration and outcome (sent, failed, retry)',

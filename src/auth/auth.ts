@@ -86,7 +86,7 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-async function resolveApiKey(deps: Deps, key: string): Promise<ApiKeyAuth> {
+export async function resolveApiKey(deps: Deps, key: string): Promise<ApiKeyAuth> {
   const row = await findActiveApiKeyByHash(deps.db, sha256Hex(key));
   if (!row) throw errors.invalidApiKey();
   // Best effort, never on the caller's time: last-used is informational.
@@ -180,7 +180,7 @@ export async function resolveToken(deps: Deps, request: FastifyRequest, token: s
   return auth;
 }
 
-function hasScope(auth: TenantAuth, scope: Scope): boolean {
+export function hasScope(auth: TenantAuth, scope: Scope): boolean {
   return auth.scopes.some((s) => (SCOPE_RANK[s as Scope] ?? 0) >= SCOPE_RANK[scope]);
 }
 

@@ -20,6 +20,7 @@ export const MESSAGE_COLUMNS = [
   'kind',
   'private',
   'author_id',
+  'ai',
   'created_at',
   'updated_at',
   'send_claim_token',

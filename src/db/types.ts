@@ -352,6 +352,8 @@ export interface MessagesTable {
   kind: Generated<MessageKind>;
   private: Generated<boolean>;
   author_id: number | null;
+  /** A note the workspace's model wrote (docs/ai.md, "Summarize"). */
+  ai: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   /** The send attempt holding the message now (see replies/send-claim.ts); null when none does. */
@@ -464,12 +466,25 @@ export interface WebhookEndpointsTable {
   updated_at: Timestamp;
 }
 
+export interface WorkspaceAiTable {
+  workspace_id: number;
+  base_url: string | null;
+  model: string | null;
+  api_key_sealed: Buffer | null;
+  enabled: Generated<boolean>;
+  updated_at: Timestamp;
+}
+
 export interface WebhookEventsTable {
   id: string;
   workspace_id: number;
   type: string;
   body: string;
   created_at: Timestamp;
+  /** Insertion order; with `txid`, the event log's order (docs/outbound-webhooks.md, "Event log"). */
+  seq: Generated<string>;
+  /** xid8 of the writing transaction, as text. */
+  txid: Generated<string>;
 }
 
 export interface WebhookDeliveriesTable {
@@ -632,6 +647,7 @@ export interface DB {
   login_attempts: LoginAttemptsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;
+  workspace_ai: WorkspaceAiTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   livechat_visitors: LivechatVisitorsTable;

@@ -38,6 +38,9 @@ export const errors = {
   /** A provider's subscription challenge that does not match (docs/webhooks.md: a bare 404). */
   challengeRefused: () => new AppError('not_found', 404, 'challenge not accepted'),
   conflict: (message: string) => new AppError('conflict', 409, message),
+  /** AI assist is off for the workspace (docs/ai.md): an admin turns it on in the workspace's `ai` setting. */
+  aiDisabled: () =>
+    new AppError('ai_disabled', 409, 'AI assist is off for this workspace: an admin sets ai.enabled in PATCH /v1/workspace'),
   payloadTooLarge: (limit: number) => new AppError('payload_too_large', 413, `request body exceeds ${limit} bytes`),
   /** An upload over INBOX_MAX_ATTACHMENT_BYTES: the read stopped there and nothing was kept. */
   attachmentTooLarge: (limit: number) =>
@@ -73,6 +76,8 @@ export const errors = {
   internal: () => new AppError('internal_error', 500, 'internal error'),
   /** A provider's API refused or failed a call the request needed (its words, secrets cut out). */
   providerError: (message: string) => new AppError('provider_error', 502, message),
+  /** The workspace's model failed a call: what happened (a status, a timeout), never the provider's words (docs/ai.md). */
+  aiUnavailable: (what: string) => new AppError('ai_unavailable', 502, `the AI provider did not answer usefully: ${what}`),
   /** The service's own mail is not configured (INBOX_SMTP_URL, INBOX_MAIL_FROM): invites and resets cannot be sent. */
   mailUnavailable: () =>
     new AppError(

@@ -73,6 +73,30 @@ export function cursorPage<T>(
   return { items, meta: { nextCursor: encodeCursor(last.at, last.id) } };
 }
 
+// ---- Log positions: the event log, docs/outbound-webhooks.md, "Event log" ----
+// A log grows at its end, so its reader needs the position after the last event it saw even
+// on the last page: the log's `nextCursor` is present on every page that holds an event and
+// absent only on an empty one (nothing new yet: keep the cursor you have and ask again).
+
+/** A place in the event log: the writing transaction's id (xid8, as text) and the insertion order. */
+export interface LogPosition {
+  txid: string;
+  seq: string;
+}
+
+/** Opaque: base64url of `<txid>:<seq>`. */
+export function encodeLogPosition(position: LogPosition): string {
+  return Buffer.from(`${position.txid}:${position.seq}`, 'utf8').toString('base64url');
+}
+
+/** Decodes a log position or throws `validation_failed` (422) with the malformed-cursor message. */
+export function decodeLogPosition(raw: string): LogPosition {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(raw)) throw errors.malformedCursor();
+  const match = /^(\d{1,19}):(\d{1,19})$/.exec(Buffer.from(raw, 'base64url').toString('utf8'));
+  if (!match) throw errors.malformedCursor();
+  return { txid: match[1]!, seq: match[2]! };
+}
+
 // ---- Offset pages: operator lists, docs/api.md, "Pagination" ----
 
 export const OFFSET_DEFAULT_LIMIT = 50;

@@ -26,8 +26,8 @@ export interface Announcer {
  * of change says is in ./announcements.ts. The messages' attachments are read here, in one
  * query, as the transaction sees them: so whatever the caller put on a message before
  * announcing it travels with it; a caller that knows some of its messages carry none says
- * so (`bare`), and the common inbound batch reads nothing. The endpoints are read first, so a
- * change no endpoint takes is never shaped for one. A notification for a user with no socket
+ * so (`bare`), and the common inbound batch reads nothing. Every outbound event is shaped, with
+ * or without an endpoint: the workspace's event log keeps it (`GET /v1/events`). A notification for a user with no socket
  * open is also queued for their next e-mail (../notifications/notification-mail.enqueue.ts).
  */
 export async function announce(
@@ -49,11 +49,7 @@ export async function announce(
       rows.map((row) => attachmentResource(row, url)),
     );
   const subscriptions = await findSubscriptions(trx, changes.map(workspaceIdOf));
-  const { realtime, outbound } = announcements(
-    changes,
-    attachments,
-    (workspaceId, type) => subscriptions.endpointsFor(workspaceId, type).length > 0,
-  );
+  const { realtime, outbound } = announcements(changes, attachments);
   await publishEvents(trx, realtime);
   await writeOutbox(deps.boss, trx, outbound, now, subscriptions);
   await queueNotificationMail(

@@ -196,14 +196,12 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
 
 /**
  * The realtime and outbound events of `changes`, each list in the order of the changes.
- * `attachments` holds those of the messages the changes name (see messageIdsOf). An outbound
- * event is made only where `subscribed` says an endpoint of its workspace takes its type: with
- * no endpoint (the common case) no resource is shaped for nobody.
+ * `attachments` holds those of the messages the changes name (see messageIdsOf). Every change
+ * endpoints can take makes its outbound event, endpoint or not: the event log keeps them all.
  */
 export function announcements(
   changes: readonly Change[],
   attachments: AttachmentsByMessage,
-  subscribed: (workspaceId: number, type: OutboundEventType) => boolean = () => true,
 ): { realtime: RealtimeEvent[]; outbound: OutboundEvent[] } {
   const realtime: RealtimeEvent[] = [];
   const outbound: OutboundEvent[] = [];
@@ -229,8 +227,7 @@ export function announcements(
       if (shape.targetUserId) event.targetUserId = shape.targetUserId(change);
       realtime.push(event);
     }
-    if (shape.endpoints && subscribed(workspaceId, change.type as EndpointChangeType))
-      outbound.push({ type: change.type as EndpointChangeType, workspaceId, data: shape.endpoints(change, ctx) });
+    if (shape.endpoints) outbound.push({ type: change.type as EndpointChangeType, workspaceId, data: shape.endpoints(change, ctx) });
   }
   return { realtime, outbound };
 }

@@ -38,6 +38,7 @@ export const MessageResource = Type.Object(
     }),
     private: Type.Boolean({ description: 'true for notes and activity: never sent to the contact' }),
     authorId: Nullable(Type.Integer({ description: 'the user who wrote or caused it; null for contacts and API keys' })),
+    ai: Type.Optional(Type.Literal(true, { description: "present on a note the workspace's model wrote (a summary, docs/ai.md)" })),
     mentions: Type.Optional(
       Type.Array(Type.Integer(), { description: 'notes only: the users the note names, each told by a `mentioned` notification' }),
     ),
@@ -71,6 +72,7 @@ export function messageResource(row: Selectable<MessagesTable>, attachments: Att
     kind: row.kind,
     private: row.private,
     authorId: row.author_id,
+    ...(row.ai ? { ai: true as const } : {}),
     ...(row.kind === 'note' ? { mentions: row.mentions ?? [] } : {}),
     ...(row.email ? { email: emailHeaders(row.email), html: row.html, quotedText: row.quoted_text } : {}),
     attachments,

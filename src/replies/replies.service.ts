@@ -38,6 +38,8 @@ export interface ReplyRequest {
   attachmentIds?: number[];
   /** A private note for colleagues: stored in the transcript, never sent. */
   private: boolean;
+  /** A note the workspace's model wrote (docs/ai.md, "Summarize"); set by the service, never by a request body. */
+  ai?: boolean;
   /** A note's named users (docs/teams.md, "Mentions and notifications"): users of the workspace. */
   mentions?: number[];
   /** E-mail threads only: the reply's Cc, Bcc and subject (docs/email.md, "Replies"). */
@@ -102,6 +104,7 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
             connectionId: thread.connection_id,
             text: req.text ?? '',
             authorId,
+            ai: req.ai === true,
           },
         ],
         now,

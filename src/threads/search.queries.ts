@@ -139,3 +139,44 @@ async function searchByIndex(db: Executor, reader: ThreadReader, q: string, opti
   const byId = new Map(rows.map((r) => [r.id, r]));
   return { items: ids.map((id) => byId.get(id)!), meta: hits.meta };
 }
+
+/** Words of a text as a search that matches any of them (websearch_to_tsquery syntax), at most `max`. */
+export function anyWordQuery(text: string, max = 24): string | undefined {
+  const words = [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [])].slice(0, max);
+  return words.length > 0 ? words.join(' or ') : undefined;
+}
+
+/**
+ * The agent replies of the resolved threads of the reader's workspace closest to `q` (by the
+ * full-text search's index and ts_rank over their contacts' and agents' messages), other than
+ * `exceptThreadId`: up to `threads` threads, the newest `perThread` replies of each.
+ */
+export async function repliesOfSimilarResolvedThreads(
+  db: Executor,
+  reader: ThreadReader,
+  q: string,
+  exceptThreadId: number,
+  options: { threads: number; perThread: number },
+) {
+  const { rows } = await sql<{ id: number; thread_id: number; text: string }>`
+    WITH q AS (SELECT websearch_to_tsquery('simple', ${q}) AS q),
+    close AS (
+      SELECT m.thread_id, max(ts_rank(coalesce(m.search_vector, to_tsvector('simple', m.text)), q.q)) AS rank
+      FROM messages m CROSS JOIN q JOIN threads t ON t.id = m.thread_id
+      WHERE m.workspace_id = ${reader.workspaceId}
+        AND (m.search_vector @@ q.q OR (m.search_vector IS NULL AND to_tsvector('simple', m.text) @@ q.q))
+        AND m.kind = 'message' AND m.thread_id <> ${exceptThreadId}
+        AND t.status = 'resolved' AND ${visibleThreadId(reader, sql.ref('m.thread_id'))}
+      GROUP BY m.thread_id
+      ORDER BY rank DESC, m.thread_id DESC
+      LIMIT ${options.threads}
+    ),
+    replies AS (
+      SELECT m.id, m.thread_id, m.text, close.rank,
+             row_number() OVER (PARTITION BY m.thread_id ORDER BY m.created_at DESC, m.id DESC) AS n
+      FROM messages m JOIN close ON close.thread_id = m.thread_id
+      WHERE m.direction = 'outbound' AND m.kind = 'message' AND m.text <> ''
+    )
+    SELECT id, thread_id, text FROM replies WHERE n <= ${options.perThread} ORDER BY rank DESC, thread_id DESC, id`.execute(db);
+  return rows;
+}

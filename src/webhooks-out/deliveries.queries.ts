@@ -11,12 +11,15 @@ export interface NewEvent {
   body: string;
 }
 
+/** Inserts events in the order given: their `seq` follows it, and so does the event log. */
 export async function insertEvents(db: Executor, events: NewEvent[], at: Date): Promise<void> {
   if (events.length === 0) return;
   await sql`
     INSERT INTO webhook_events (id, workspace_id, type, body, created_at)
-    SELECT *, ${at}::timestamptz FROM unnest(${events.map((e) => e.id)}::uuid[], ${events.map((e) => e.workspaceId)}::int[],
-                                            ${events.map((e) => e.type)}::text[], ${events.map((e) => e.body)}::text[])`.execute(db);
+    SELECT i, w, t, b, ${at}::timestamptz
+    FROM unnest(${events.map((e) => e.id)}::uuid[], ${events.map((e) => e.workspaceId)}::int[],
+                ${events.map((e) => e.type)}::text[], ${events.map((e) => e.body)}::text[]) WITH ORDINALITY AS v(i, w, t, b, n)
+    ORDER BY n`.execute(db);
 }
 
 /** One pending delivery per (event, endpoint), each with the id of the job that makes its first attempt. */

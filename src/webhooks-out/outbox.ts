@@ -24,8 +24,6 @@ export function eventBody(id: string, event: OutboundEvent, at: Date): string {
 
 /** The enabled endpoints of some workspaces and what each subscribes to: read once, asked per event. */
 export interface Subscriptions {
-  /** True when none of the workspaces has an enabled endpoint. */
-  none: boolean;
   /** The endpoints an event of `type` in `workspaceId` goes to. */
   endpointsFor(workspaceId: number, type: OutboundEventType): number[];
 }
@@ -33,18 +31,18 @@ export interface Subscriptions {
 export async function findSubscriptions(trx: Executor, workspaceIds: number[]): Promise<Subscriptions> {
   const endpoints = await findSubscribedEndpoints(trx, [...new Set(workspaceIds)]);
   return {
-    none: endpoints.length === 0,
     endpointsFor: (workspaceId, type) =>
       endpoints.filter((ep) => ep.workspace_id === workspaceId && (ep.events.includes('*') || ep.events.includes(type))).map((ep) => ep.id),
   };
 }
 
 /**
- * Writes outbound events into the caller's transaction (the outbox): for each event, one
- * delivery per enabled endpoint of its workspace subscribed to its type (or to `*`), and the
- * job of each first attempt. The change that caused an event and its deliveries commit
- * together: none is lost, none is sent for a rolled-back change. An event no endpoint wants
- * writes nothing. `subscriptions`: the endpoints, when the caller has read them already.
+ * Writes outbound events into the caller's transaction (the outbox): every event joins the
+ * workspace's event log (`GET /v1/events`, kept for INBOX_RETENTION_DAYS whether or not an
+ * endpoint exists), and for each, one delivery per enabled endpoint of its workspace
+ * subscribed to its type (or to `*`), with the job of each first attempt. The change that
+ * caused an event and its deliveries commit together: none is lost, none is sent for a
+ * rolled-back change. `subscriptions`: the endpoints, when the caller has read them already.
  */
 export async function writeOutbox(
   boss: PgBoss,
@@ -60,7 +58,6 @@ export async function writeOutbox(
       trx,
       events.map((e) => e.workspaceId),
     ));
-  if (subscribed.none) return;
   const targets = events.map((e) => ({ event: e, endpointIds: subscribed.endpointsFor(e.workspaceId, e.type) }));
   await deliverEvents(boss, trx, targets, at);
 }
@@ -70,7 +67,6 @@ export async function deliverEvents(boss: PgBoss, trx: Executor, targets: { even
   const rows: NewEvent[] = [];
   const byEndpoint = new Map<number, string[]>();
   for (const { event, endpointIds } of targets) {
-    if (endpointIds.length === 0) continue;
     const id = uuid7(at.getTime());
     rows.push({ id, workspaceId: event.workspaceId, type: event.type, body: eventBody(id, event, at) });
     for (const endpointId of endpointIds) {
@@ -86,6 +82,7 @@ export async function deliverEvents(boss: PgBoss, trx: Executor, targets: { even
     return eventIds.map((eventId, n) => ({ endpointId, eventId, jobId: jobIds[n]! }));
   });
   await insertEvents(trx, rows, at);
+  if (byEndpoint.size === 0) return [];
   const inserted = await insertDeliveries(trx, deliveries, at);
   await enqueueAttempts(
     boss,

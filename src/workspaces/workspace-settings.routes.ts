@@ -4,7 +4,12 @@ import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { Envelope } from '../http/schemas.js';
-import { changeWorkspaceSettings, WorkspaceSettingsPatch, WorkspaceSettingsResource, workspaceSettings } from './workspace-settings.js';
+import {
+  changeWorkspaceSettings,
+  WorkspaceSettingsPatch,
+  WorkspaceSettingsResource,
+  workspaceSettingsResource,
+} from './workspace-settings.js';
 
 /**
  * `/v1/workspace`: the caller's workspace and its settings (docs/teams.md). Anyone of the
@@ -17,7 +22,7 @@ export const workspaceSettingsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> 
       preValidation: requireAuth(deps),
       schema: { summary: "The workspace's name and settings", response: { 200: Envelope(WorkspaceSettingsResource) } },
     },
-    async (request) => envelope(request, await workspaceSettings(deps.db, tenantOf(request).workspaceId)),
+    async (request) => envelope(request, await workspaceSettingsResource(deps.db, tenantOf(request).workspaceId)),
   );
 
   app.patch(

@@ -1,5 +1,12 @@
 import type { Selectable } from 'kysely';
 import { type Static, type TSchema, Type } from 'typebox';
+import {
+  AiSettingsPatch,
+  type AiSettingsResource,
+  AiSettingsResource as AiSettingsSchema,
+  aiSettings,
+  changeAiSettings,
+} from '../ai/ai-settings.js';
 import { changesOf, recordAudit, SECRET, type Trail } from '../audit/audit.js';
 import { seal } from '../crypto/secret-box.js';
 import type { Db, Executor } from '../db/database.js';
@@ -54,16 +61,22 @@ export type WorkspaceSettingValues = { [K in keyof Settings]: Static<Settings[K]
 const schemas = Object.fromEntries(Object.entries(WORKSPACE_SETTINGS).map(([k, v]) => [k, v.schema])) as SettingSchemas;
 const WorkspaceName = Type.String({ minLength: 1, maxLength: 200 });
 
+/** The settings as the service reads them (every stored one, each else its default). */
+export type WorkspaceSettings = { id: number; name: string } & WorkspaceSettingValues;
+
+/** The API's shape: the stored settings and `ai` (docs/ai.md), which keeps its own row and a sealed key. */
 export const WorkspaceSettingsResource = Type.Object(
-  { id: Type.Integer(), name: WorkspaceName, ...schemas },
+  { id: Type.Integer(), name: WorkspaceName, ...schemas, ai: AiSettingsSchema },
   { title: 'WorkspaceSettings' },
 );
-export type WorkspaceSettings = Static<typeof WorkspaceSettingsResource>;
 
-export const WorkspaceSettingsPatch = Type.Partial(Type.Object({ name: WorkspaceName, ...schemas, sso: SsoSettingPatch }), {
-  additionalProperties: false,
-  minProperties: 1,
-});
+export const WorkspaceSettingsPatch = Type.Partial(
+  Type.Object({ name: WorkspaceName, ...schemas, sso: SsoSettingPatch, ai: AiSettingsPatch }),
+  {
+    additionalProperties: false,
+    minProperties: 1,
+  },
+);
 
 /** The settings as they apply: each stored value, else its default. */
 export function settingValues(stored: Record<string, unknown>): WorkspaceSettingValues {
@@ -82,18 +95,23 @@ export async function workspaceSettings(db: Executor, workspaceId: number): Prom
   return settingsResource(row);
 }
 
+/** `GET /v1/workspace`: the settings and the `ai` setting (its key never shown). */
+export async function workspaceSettingsResource(db: Executor, workspaceId: number): Promise<Static<typeof WorkspaceSettingsResource>> {
+  return { ...(await workspaceSettings(db, workspaceId)), ai: await aiSettings(db, workspaceId) };
+}
+
 /**
  * `PATCH /v1/workspace`: only the fields given change; the others keep their value. Audited
  * with the change. `sso` is replaced whole (its client secret kept when left out, sealed in a
- * column of its own when given, dropped with `sso: null`).
+ * column of its own when given, dropped with `sso: null`); `ai` keeps its own row and a sealed key.
  */
 export async function changeWorkspaceSettings(
-  deps: { db: Db; secretKey: Buffer; config: { allowPrivateSso: boolean } },
+  deps: { db: Db; secretKey: Buffer; config: { allowPrivateSso: boolean; allowPrivateAi: boolean }; now: () => Date },
   workspaceId: number,
   patch: Static<typeof WorkspaceSettingsPatch>,
   trail: Trail,
-) {
-  const { name, sso, ...rest } = patch;
+): Promise<Static<typeof WorkspaceSettingsResource>> {
+  const { name, sso, ai, ...rest } = patch;
   const settings: Record<string, unknown> = rest;
   if (rest.businessHours) settings.businessHours = checkBusinessHours(rest.businessHours);
   return deps.db.transaction().execute(async (trx) => {
@@ -113,8 +131,20 @@ export async function changeWorkspaceSettings(
     }
     const row = await updateWorkspaceSettings(trx, workspaceId, { name, settings });
     if (!row) throw errors.notFound('workspace');
-    const changes = changesOf(settingsResource(before), { ...patch, ...(sso !== undefined ? { sso: shownSso } : {}) });
+    const { ai: _ai, ...shown } = patch;
+    const changes = changesOf(settingsResource(before), { ...shown, ...(sso !== undefined ? { sso: shownSso } : {}) });
+    let aiNow: AiSettingsResource;
+    if (ai) {
+      const changed = await changeAiSettings(
+        trx,
+        { secretKey: deps.secretKey, allowPrivate: deps.config.allowPrivateAi, now: deps.now() },
+        workspaceId,
+        ai,
+      );
+      changes.ai = { old: changed.before, new: changed.audited };
+      aiNow = changed.setting;
+    } else aiNow = await aiSettings(trx, workspaceId);
     await recordAudit(trx, trail, 'workspace.settings_changed', { type: 'workspace', id: workspaceId }, changes);
-    return settingsResource(row);
+    return { ...settingsResource(row), ai: aiNow };
   });
 }

@@ -3,7 +3,9 @@ import { AppError, MALFORMED_CURSOR_MESSAGE } from '../../src/http/errors.js';
 import {
   cursorPage,
   decodeCursor,
+  decodeLogPosition,
   encodeCursor,
+  encodeLogPosition,
   offsetMeta,
   parseCursorLimit,
   parseOffsetQuery,
@@ -60,6 +62,16 @@ describe('cursorPage', () => {
     const page = cursorPage(rows, 2, (r) => r);
     expect(page.items).toHaveLength(2);
     expect(decodeCursor(page.meta.nextCursor!)).toEqual({ at: new Date(2000), id: 2 });
+  });
+});
+
+describe('log positions (the event log)', () => {
+  it('round-trips a position of 64-bit numbers and refuses anything else with the malformed-cursor message', () => {
+    const position = { txid: '18446744073709551', seq: '9007199254740993' };
+    expect(decodeLogPosition(encodeLogPosition(position))).toEqual(position);
+    for (const raw of ['', 'x y', Buffer.from('1:').toString('base64url'), Buffer.from('a:1').toString('base64url')]) {
+      expect(() => decodeLogPosition(raw)).toThrow(MALFORMED_CURSOR_MESSAGE);
+    }
   });
 });
 

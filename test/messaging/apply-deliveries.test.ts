@@ -132,6 +132,7 @@ describe('announcing what changed', () => {
       kind: 'message' as const,
       private: false,
       author_id: null,
+      ai: false,
       mentions: null,
       email: null,
       html: null,
@@ -239,7 +240,7 @@ describe('announcing what changed', () => {
     });
   });
 
-  it('shapes an outbound event only for a type an endpoint of its workspace takes', async () => {
+  it('shapes an outbound event for every change endpoints take, with or without an endpoint (the event log)', async () => {
     const at = new Date('2026-01-02T03:04:05.000Z');
     const thread = {
       id: 9,
@@ -267,7 +268,6 @@ describe('announcing what changed', () => {
       contact_name: null,
       unread_count: 1,
     };
-    const asked: string[] = [];
     const { realtime, outbound } = announcements(
       [
         { type: 'thread.created', thread },
@@ -275,13 +275,12 @@ describe('announcing what changed', () => {
         { type: 'thread.updated', thread: { ...thread, id: 10, workspace_id: 4 } },
       ],
       new Map(),
-      (workspaceId, type) => {
-        asked.push(`${workspaceId} ${type}`);
-        return workspaceId === 3 && type === 'thread.updated';
-      },
     );
-    expect(asked).toEqual(['3 thread.created', '3 thread.updated', '4 thread.updated']);
-    expect(outbound.map((e) => [e.workspaceId, e.type])).toEqual([[3, 'thread.updated']]);
+    expect(outbound.map((e) => [e.workspaceId, e.type])).toEqual([
+      [3, 'thread.created'],
+      [3, 'thread.updated'],
+      [4, 'thread.updated'],
+    ]);
     // Agents are told of every change whatever the endpoints take.
     expect(realtime.map((e) => [e.workspaceId, e.type])).toEqual([
       [3, 'thread.updated'],

@@ -24,6 +24,7 @@ describe('/v1/workspace', () => {
       require2fa: false,
       conversationRetentionDays: null,
       sso: null,
+      ai: { enabled: false, baseUrl: null, model: null, apiKeySet: false },
     };
     for (const headers of [tenant.headers, agent.headers]) {
       const res = await call('GET', headers);
@@ -60,6 +61,7 @@ describe('/v1/workspace', () => {
       require2fa: false,
       conversationRetentionDays: null,
       sso: null,
+      ai: { enabled: false, baseUrl: null, model: null, apiKeySet: false },
     });
     const second = await call('PATCH', tenant.headers, { name: 'After', restrictAgentsToTeams: true });
     expect(second.json().data).toEqual({
@@ -71,6 +73,7 @@ describe('/v1/workspace', () => {
       require2fa: false,
       conversationRetentionDays: null,
       sso: null,
+      ai: { enabled: false, baseUrl: null, model: null, apiKeySet: false },
     });
     expect((await call('GET', agent.headers)).json().data).toEqual(second.json().data);
     // Another workspace keeps its defaults.

@@ -157,6 +157,8 @@ export interface Message {
   private: boolean;
   /** The user who wrote or caused it; null for contacts and API keys. */
   authorId: number | null;
+  /** Present on a note the workspace's model wrote (a summary, docs/ai.md). */
+  ai?: true;
   /** Notes only: the users the note names, each told by a `mentioned` notification. */
   mentions?: number[];
   /** E-mail only: the headers a reader of the mail sees. */
@@ -837,6 +839,8 @@ export interface WorkspaceSettings {
   conversationRetentionDays: number | null;
   /** Single sign-on with OpenID Connect; null = off. The client secret is never answered. */
   sso: SsoSetting | null;
+  /** AI assist on the workspace's own model (docs/ai.md). */
+  ai: AiSettings;
 }
 
 /** A workspace's single sign-on (docs/security.md, "Single sign-on"). */
@@ -862,6 +866,17 @@ export interface SsoSettingPatch {
   enforce?: boolean;
 }
 
+/** The workspace's `ai` setting; the key is write-only. */
+export interface AiSettings {
+  /** Off by default; while off every AI route answers 409 `ai_disabled`. */
+  enabled: boolean;
+  /** Requests go to `<baseUrl>/chat/completions`. */
+  baseUrl: string | null;
+  model: string | null;
+  /** Whether a key is stored (the key itself is never shown). */
+  apiKeySet: boolean;
+}
+
 /** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
 export interface WorkspaceSettingsPatch {
   name?: string;
@@ -871,6 +886,7 @@ export interface WorkspaceSettingsPatch {
   require2fa?: boolean;
   conversationRetentionDays?: number | null;
   sso?: SsoSettingPatch | null;
+  ai?: { enabled?: boolean; baseUrl?: string | null; model?: string | null; apiKey?: string | null };
 }
 
 export type NotificationType = 'assigned' | 'mentioned' | 'message' | 'sla_warning' | 'sla_breached';

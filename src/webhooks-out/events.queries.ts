@@ -1,0 +1,39 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+import { encodeLogPosition, type LogPosition } from '../http/pagination.js';
+
+export interface LogRow {
+  body: string;
+  txid: string;
+  seq: string;
+}
+
+/**
+ * One page of a workspace's event log, oldest first (docs/outbound-webhooks.md, "Event log").
+ *
+ * Events are ordered by (writing transaction, insertion) and only those of transactions older
+ * than every transaction still running are read: a transaction that began earlier but commits
+ * later would otherwise land behind a position a consumer has already passed, a gap it never
+ * fills. Its events show once it ends (or rolls back); a page is never missing one in between.
+ * `ping`s are one endpoint's test, not the workspace's events, and stay out. `nextCursor` is
+ * the position after the page's last event (absent on an empty page: nothing new yet).
+ */
+export async function listEventLog(
+  db: Executor,
+  workspaceId: number,
+  page: { limit: number; after: LogPosition | undefined },
+  types: string[] | undefined,
+) {
+  const { rows } = await sql<LogRow>`
+    SELECT body, txid::text AS txid, seq::text AS seq
+    FROM webhook_events
+    WHERE workspace_id = ${workspaceId}
+      AND type <> 'ping'
+      AND txid < pg_snapshot_xmin(pg_current_snapshot())
+      ${page.after ? sql`AND (txid, seq) > (${page.after.txid}::xid8, ${page.after.seq}::bigint)` : sql``}
+      ${types ? sql`AND type = ANY(${types}::text[])` : sql``}
+    ORDER BY txid, seq
+    LIMIT ${page.limit}`.execute(db);
+  const last = rows[rows.length - 1];
+  return { items: rows, meta: last ? { nextCursor: encodeLogPosition(last) } : {} };
+}
