@@ -43,6 +43,9 @@ export interface AiEndpoint {
 
 const aad = (workspaceId: number) => `workspace-ai:${workspaceId}`;
 
+/** Where the keys are sealed and what binds them: for `inbox rotate-secret-key`. */
+export const SEALED_AI_KEYS = { table: 'workspace_ai', column: 'api_key_sealed', idColumn: 'workspace_id', aad } as const;
+
 const OFF: AiSettingsResource = { enabled: false, baseUrl: null, model: null, apiKeySet: false };
 
 function resource(row: Selectable<WorkspaceAiTable> | undefined): AiSettingsResource {
@@ -100,14 +103,14 @@ export async function changeAiSettings(
 }
 
 /** The endpoint of a workspace whose AI assist is on; 409 `ai_disabled` otherwise. */
-export async function aiEndpoint(db: Executor, secretKey: Buffer, workspaceId: number): Promise<AiEndpoint> {
+export async function aiEndpoint(db: Executor, keys: readonly Buffer[], workspaceId: number): Promise<AiEndpoint> {
   const row = await findAiSettings(db, workspaceId);
   if (!row?.enabled || !row.base_url || !row.model) throw errors.aiDisabled();
   // A key that does not open (another INBOX_SECRET_KEY) fails the call, never the process.
   let apiKey: string | undefined;
   if (row.api_key_sealed) {
     try {
-      apiKey = open(secretKey, row.api_key_sealed, aad(workspaceId)).toString('utf8');
+      apiKey = open(keys, row.api_key_sealed, aad(workspaceId)).toString('utf8');
     } catch {
       throw errors.aiUnavailable('the stored API key does not open under INBOX_SECRET_KEY; set ai.apiKey again');
     }

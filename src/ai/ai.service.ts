@@ -1,5 +1,6 @@
 import type { TenantAuth } from '../auth/auth.js';
 import { listCannedResponses } from '../canned-responses/canned-responses.queries.js';
+import { openingKeys } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { AppError, errors } from '../http/errors.js';
 import type { RateLimit } from '../rate-limits/rate-limit.js';
@@ -19,7 +20,7 @@ const CANNED_RESPONSES = 20;
 const SIMILAR_THREADS = 5;
 const REPLIES_PER_THREAD = 2;
 
-export type AiDeps = Pick<Deps, 'db' | 'secretKey' | 'metrics' | 'now'> & { ai: AiClient };
+export type AiDeps = Pick<Deps, 'db' | 'secretKey' | 'metrics' | 'now'> & { config: { previousSecretKey?: Buffer | undefined }; ai: AiClient };
 
 /*
  * Everything a prompt holds beside the instructions is data: customers' words, canned
@@ -51,7 +52,7 @@ async function callModel(
 ): Promise<string> {
   const count = (outcome: string) => deps.metrics.aiRequests.inc({ outcome });
   try {
-    const endpoint = await aiEndpoint(deps.db, deps.secretKey, workspaceId);
+    const endpoint = await aiEndpoint(deps.db, openingKeys(deps), workspaceId);
     await deps.db.transaction().execute((trx) => enforceRateLimit(trx, AI_RATE_LIMIT, workspaceId, deps.now()));
     const text = await deps.ai.complete(endpoint, await prompt(), options);
     count('ok');

@@ -3,7 +3,7 @@ import * as oidc from 'openid-client';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { personTrail, recordAudit, systemTrail, type Trail } from '../audit/audit.js';
 import { safeEqual, sha256Hex } from '../crypto/hmac.js';
-import { open } from '../crypto/secret-box.js';
+import { open, openingKeys } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { describeRefusal, guardedLookup, ipLiteral, RefusedAddressError, refusedRange, systemResolve } from '../net/address-guard.js';
@@ -73,7 +73,7 @@ async function ssoSetting(deps: Deps, workspaceId: number): Promise<{ sso: Sso; 
   const settings = await workspaceSettings(deps.db, workspaceId).catch(() => null);
   const sealed = settings?.sso ? await findSsoClientSecret(deps.db, workspaceId) : null;
   if (!settings?.sso || !sealed) throw errors.notFound('single sign-on of this workspace');
-  return { sso: settings.sso, secret: open(deps.secretKey, sealed, ssoSecretAad(workspaceId)).toString('utf8') };
+  return { sso: settings.sso, secret: open(openingKeys(deps), sealed, ssoSecretAad(workspaceId)).toString('utf8') };
 }
 
 /** The issuer's discovery document and keys, read now: an identity provider changes its keys. */

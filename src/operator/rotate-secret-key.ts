@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { SEALED_AI_KEYS } from '../ai/ai-settings.js';
 import { SEALED_TOTP_SECRETS } from '../auth/two-factor.service.js';
 import { SEALED_CREDENTIALS } from '../connections/connection-credentials.js';
 import { SEALED_WEBHOOK_SECRETS } from '../connections/webhook-secrets.js';
@@ -11,6 +12,8 @@ import { SEALED_SSO_SECRETS } from '../workspaces/sso-setting.js';
 interface SealedColumn {
   table: string;
   column: string;
+  /** The row's key, when it is not `id`. */
+  idColumn?: string;
   aad: (id: number) => string;
 }
 
@@ -21,6 +24,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
   ...SEALED_ENDPOINT_SECRETS,
   SEALED_TOTP_SECRETS,
   SEALED_SSO_SECRETS,
+  SEALED_AI_KEYS,
 ];
 
 export interface ColumnRotation {
@@ -53,10 +57,11 @@ export async function rotateSecretKey(
     const out: ColumnRotation = { column: `${c.table}.${c.column}`, resealed: 0, current: 0, unreadable: [] };
     for (let after = 0; ; ) {
       const ids = await db.transaction().execute(async (trx) => {
+        const key = sql.ref(c.idColumn ?? 'id');
         const { rows } = await sql<{ id: number; sealed: Buffer }>`
-          SELECT id, ${sql.ref(c.column)} AS sealed FROM ${sql.table(c.table)}
-          WHERE id > ${after} AND ${sql.ref(c.column)} IS NOT NULL
-          ORDER BY id LIMIT ${BATCH} FOR UPDATE`.execute(trx);
+          SELECT ${key} AS id, ${sql.ref(c.column)} AS sealed FROM ${sql.table(c.table)}
+          WHERE ${key} > ${after} AND ${sql.ref(c.column)} IS NOT NULL
+          ORDER BY ${key} LIMIT ${BATCH} FOR UPDATE`.execute(trx);
         for (const row of rows) {
           const id = Number(row.id);
           const aad = c.aad(id);
@@ -69,7 +74,7 @@ export async function rotateSecretKey(
             continue;
           }
           const resealed = seal(keys.current, open(keys.previous, row.sealed, aad), aad);
-          await sql`UPDATE ${sql.table(c.table)} SET ${sql.ref(c.column)} = ${resealed} WHERE id = ${id}`.execute(trx);
+          await sql`UPDATE ${sql.table(c.table)} SET ${sql.ref(c.column)} = ${resealed} WHERE ${key} = ${id}`.execute(trx);
           out.resealed++;
         }
         return rows.map((r) => Number(r.id));
