@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
+import { newConnectionKey } from '../../src/connections/webhook-secrets.js';
 import { createDatabase } from '../../src/db/database.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -54,8 +55,8 @@ async function measure(url: string, setup: string | undefined): Promise<{ upsert
     }>`INSERT INTO workspaces (name, app_id) VALUES ('Bench', 'app_bench') RETURNING id`.execute(db);
     const workspaceId = ws[0]!.id;
     const { rows: cs } = await sql<{ id: number }>`
-      INSERT INTO connections (workspace_id, integration_key, external_account_id, name, managed_by)
-      VALUES (${workspaceId}, 'whatsapp', 'bench', 'Bench', 'operator') RETURNING id`.execute(db);
+      INSERT INTO connections (workspace_id, integration_key, external_account_id, name, managed_by, connection_key)
+      VALUES (${workspaceId}, 'whatsapp', 'bench', 'Bench', 'operator', ${newConnectionKey()}) RETURNING id`.execute(db);
     const connectionId = Number(cs[0]!.id);
     const { rows: contacts } = await sql<{ id: string }>`
       INSERT INTO contacts (workspace_id, name, created_at, updated_at)

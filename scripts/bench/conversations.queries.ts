@@ -3,6 +3,7 @@
 // distribution so that full-text search meets common, middling and rare words as it would in a
 // real inbox. And the EXPLAINs of the two measured reads, written as the service writes them.
 import { sql } from 'kysely';
+import { newConnectionKey } from '../../src/connections/webhook-secrets.js';
 import type { Db } from '../../src/db/database.js';
 import { indexUnindexed } from '../../src/threads/search-index.js';
 import { visibleThreads } from '../../src/threads/visibility.js';
@@ -132,8 +133,8 @@ export async function seedConversations(
 export async function seedNeighbour(db: Db, workspaceId: number, threads: number): Promise<void> {
   await sql`
     WITH cn AS (
-      INSERT INTO connections (workspace_id, integration_key, external_account_id, name, managed_by)
-      VALUES (${workspaceId}, 'whatsapp', 'bench-neighbour', 'Neighbour line', 'operator') RETURNING id
+      INSERT INTO connections (workspace_id, integration_key, external_account_id, name, managed_by, connection_key)
+      VALUES (${workspaceId}, 'whatsapp', 'bench-neighbour', 'Neighbour line', 'operator', ${newConnectionKey()}) RETURNING id
     ),
     c AS (
       INSERT INTO contacts (workspace_id, name)

@@ -132,11 +132,18 @@ export async function measureConversations(options: BenchOptions, databaseUrl: s
     };
 
     // The same agent once the workspace restricts agents to their teams: the list must stay as fast.
-    await seedTeams(
-      db,
-      workspaceId,
-      agents.map((a) => a.id),
-    );
+    // Without the service's statement timeout: moving 100,000 threads into teams on a loaded
+    // machine takes longer than any request may.
+    const teaming = createDatabase(databaseUrl, { max: 1, statementTimeoutMillis: 0 });
+    try {
+      await seedTeams(
+        teaming.db,
+        workspaceId,
+        agents.map((a) => a.id),
+      );
+    } finally {
+      await teaming.close();
+    }
     const restricted = [
       await time('restricted: threads', `${api.url}/v1/threads`, headers, options.samples),
       await time('restricted: threads status=open', `${api.url}/v1/threads?status=open`, headers, options.samples),

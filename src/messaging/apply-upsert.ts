@@ -99,6 +99,8 @@ export async function writePlan(db: Executor, plan: ApplyPlan, now: Date): Promi
       },
       now,
     );
+    // Activity lines carry no attachment: announce need not look for any.
+    for (const line of written.work.activity) written.bare.add(line.id);
   }
   written.statuses = await applyStatuses(db, plan.statuses, now);
   return written;

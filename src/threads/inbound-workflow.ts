@@ -75,32 +75,28 @@ export async function workInboundThreads(db: Executor, work: InboundWork, at: Da
         (work.autoAssign.has(t.connection_id) || t.team_routes),
     )
     .sort((a, b) => a.id - b.id);
+  // Lines of reopening first, so each precedes its thread's routing line in the transcript.
+  const activity = await insertTranscriptLines(db, 'activity', lines, at);
   const routed = await routeThreads(db, routable, at);
   const assigned: InboundWorkDone['assigned'] = routed.map((r) => ({ id: r.id, assignee_id: r.assignee_id }));
-  const notices: (NewNotification & { line?: number })[] = [];
+  const notices: NewNotification[] = [];
   for (const r of routed) {
-    const place = lines.push(r.line) - 1;
+    activity.push(r.line);
     notices.push({
-      workspaceId: r.line.workspaceId,
+      workspaceId: r.line.workspace_id,
       userId: r.assignee_id,
       type: 'assigned',
       threadId: r.id,
-      messageId: null,
+      messageId: r.line.id,
       actorId: null,
-      line: place,
     });
   }
-  const activity = await insertTranscriptLines(db, 'activity', lines, at);
   const before = new Map(work.threads.map((t) => [t.id, t]));
   for (const m of work.newMessages) {
     const t = before.get(m.thread_id);
     if (t?.assignee_id != null)
       notices.push({ workspaceId: t.workspace_id, userId: t.assignee_id, type: 'message', threadId: t.id, messageId: m.id, actorId: null });
   }
-  const notifications = await insertNotifications(
-    db,
-    notices.map(({ line, ...n }) => (line === undefined ? n : { ...n, messageId: activity[line]?.id ?? null })),
-    at,
-  );
+  const notifications = await insertNotifications(db, notices, at);
   return { activity, reopened: [...reopenedIds], assigned, notifications };
 }

@@ -3,14 +3,7 @@ import { type Announcer, announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { insertNotifications, type NewNotification } from '../notifications/notifications.queries.js';
 import { autoAssignedLine } from './activity.js';
-import {
-  assignUnassigned,
-  insertTranscriptLines,
-  lockAssignment,
-  lockWaitingThreads,
-  routingPool,
-  type TranscriptLine,
-} from './thread-workflow.queries.js';
+import { assignUnassigned, lockAssignment, lockWaitingThreads, routingPool, type TranscriptLine } from './thread-workflow.queries.js';
 import { findThreadViews } from './threads.queries.js';
 
 /**
@@ -54,8 +47,8 @@ function before(a: Candidate, b: Candidate): boolean {
 
 /**
  * Routes threads (that have no assignee and are the caller's, locked) in the order given,
- * under the routing lock of their workspaces. Answers the assignments made and their
- * activity lines, for the caller to write with its own.
+ * under the routing lock of their workspaces. Answers the assignments made with their
+ * activity lines, already written, for the caller to announce.
  */
 export async function routeThreads(db: Executor, threads: RoutableThread[], at: Date) {
   if (threads.length === 0) return [];
@@ -70,28 +63,25 @@ export async function routeThreads(db: Executor, threads: RoutableThread[], at: 
 }
 
 async function assignFrom(db: Executor, pool: Candidate[], threads: RoutableThread[], at: Date) {
-  const chosen: { threadId: number; assigneeId: number }[] = [];
-  const byId = new Map(pool.map((c) => [c.id, c]));
+  const chosen: { threadId: number; assigneeId: number; line: TranscriptLine }[] = [];
   for (const t of threads) {
     const best = pick(pool, t);
     if (!best) continue; // nobody may take it: it waits
     best.open_threads += 1;
     best.last_assigned_at = at;
-    chosen.push({ threadId: t.id, assigneeId: best.id });
-  }
-  const threadOf = new Map(threads.map((t) => [t.id, t]));
-  const done = await assignUnassigned(db, chosen, at);
-  return done.map((a) => {
-    const t = threadOf.get(a.id)!;
-    const line: TranscriptLine = {
-      workspaceId: t.workspace_id,
+    chosen.push({
       threadId: t.id,
-      connectionId: t.connection_id,
-      text: autoAssignedLine(byId.get(a.assignee_id)!.name),
-      authorId: null,
-    };
-    return { id: a.id, assignee_id: a.assignee_id, line };
-  });
+      assigneeId: best.id,
+      line: {
+        workspaceId: t.workspace_id,
+        threadId: t.id,
+        connectionId: t.connection_id,
+        text: autoAssignedLine(best.name),
+        authorId: null,
+      },
+    });
+  }
+  return assignUnassigned(db, chosen, at);
 }
 
 /** Waiting threads routed per round; an uncapped agent coming online takes the queue in rounds. */
@@ -110,29 +100,18 @@ export async function routeWaiting(deps: Announcer, trx: Executor, workspaceId: 
   const assigned: number[] = [];
   const changes: Change[] = [];
   const notices: NewNotification[] = [];
+  const lines = new Set<number>();
   let after = new Set<number>();
   for (;;) {
     if (!pool.some((c) => c.max_open_threads === null || c.open_threads < c.max_open_threads)) break;
     const waiting = (await lockWaitingThreads(trx, workspaceId, ROUTE_WAITING_BATCH + after.size)).filter((t) => !after.has(t.id));
     if (waiting.length === 0) break;
     const done = await assignFrom(trx, pool, waiting, at);
-    const activity = await insertTranscriptLines(
-      trx,
-      'activity',
-      done.map((d) => d.line),
-      at,
-    );
-    changes.push(...activity.map((message) => ({ type: 'message.created' as const, message })));
-    notices.push(
-      ...done.map((d, i) => ({
-        workspaceId,
-        userId: d.assignee_id,
-        type: 'assigned' as const,
-        threadId: d.id,
-        messageId: activity[i]?.id ?? null,
-        actorId: null,
-      })),
-    );
+    for (const d of done) {
+      lines.add(d.line.id);
+      changes.push({ type: 'message.created', message: d.line });
+      notices.push({ workspaceId, userId: d.assignee_id, type: 'assigned', threadId: d.id, messageId: d.line.id, actorId: null });
+    }
     assigned.push(...done.map((d) => d.id));
     // Threads nobody could take stay in the queue; the next round looks past them.
     after = new Set([...after, ...waiting.filter((t) => !done.some((d) => d.id === t.id)).map((t) => t.id)]);
@@ -141,6 +120,7 @@ export async function routeWaiting(deps: Announcer, trx: Executor, workspaceId: 
   if (assigned.length === 0) return assigned;
   for (const thread of await findThreadViews(trx, assigned)) changes.push({ type: 'thread.updated', thread });
   for (const notification of await insertNotifications(trx, notices, at)) changes.push({ type: 'notification.created', notification });
-  await announce(deps, trx, changes, at);
+  // The activity lines were written here, with no attachment: none to read.
+  await announce(deps, trx, changes, at, { bare: lines });
   return assigned;
 }

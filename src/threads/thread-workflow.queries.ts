@@ -97,24 +97,41 @@ export async function lockWaitingThreads(db: Executor, workspaceId: number, limi
 }
 
 /**
- * Sets the assignee of threads that still have none, and remembers when each assignee was
- * given one (as recordAssigned does), in one statement; returns the threads it changed.
+ * Sets the assignee of threads that still have none, remembers when each assignee was given
+ * one (as recordAssigned does) and writes each assignment's activity line, in one statement;
+ * answers the threads it changed with their new assignee and line, in the order given.
  */
-export async function assignUnassigned(db: Executor, assignments: { threadId: number; assigneeId: number }[], at: Date) {
+export async function assignUnassigned(
+  db: Executor,
+  assignments: { threadId: number; assigneeId: number; line: TranscriptLine }[],
+  at: Date,
+) {
   if (assignments.length === 0) return [];
-  const { rows } = await sql<{ id: number; assignee_id: number }>`
-    WITH done AS (
+  const { rows } = await sql<Selectable<MessagesTable> & { routed_assignee_id: number }>`
+    WITH v AS (
+      SELECT * FROM unnest(${assignments.map((a) => a.threadId)}::bigint[], ${assignments.map((a) => a.assigneeId)}::int[],
+                           ${assignments.map((a) => a.line.workspaceId)}::int[], ${assignments.map((a) => a.line.connectionId)}::bigint[],
+                           ${assignments.map((a) => a.line.text)}::text[], ${assignments.map((a) => a.line.authorId)}::int[])
+        WITH ORDINALITY AS v(id, assignee_id, w, cn, tx, au, n)
+    ), done AS (
       UPDATE threads t SET assignee_id = v.assignee_id, updated_at = ${at}
-      FROM unnest(${assignments.map((a) => a.threadId)}::bigint[], ${assignments.map((a) => a.assigneeId)}::int[]) AS v(id, assignee_id)
+      FROM v
       WHERE t.id = v.id AND t.assignee_id IS NULL
       RETURNING t.id, t.assignee_id
     ), times AS (
       INSERT INTO user_assignment_times (user_id, last_assigned_at)
       SELECT DISTINCT assignee_id, ${at}::timestamptz FROM done
       ON CONFLICT (user_id) DO UPDATE SET last_assigned_at = EXCLUDED.last_assigned_at
+    ), lines AS (
+      INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, kind, private, author_id, created_at, updated_at)
+      SELECT v.w, v.id, v.cn, 'outbound', NULL, v.tx, 'sent', 'activity', true, v.au, ${at}::timestamptz, ${at}::timestamptz
+      FROM v JOIN done ON done.id = v.id
+      ORDER BY v.n
+      RETURNING ${messageColumnsSql()}
     )
-    SELECT id, assignee_id FROM done`.execute(db);
-  return rows;
+    SELECT lines.*, done.assignee_id AS routed_assignee_id FROM lines JOIN done ON done.id = lines.thread_id
+    ORDER BY lines.id`.execute(db);
+  return rows.map(({ routed_assignee_id, ...line }) => ({ id: Number(line.thread_id), assignee_id: routed_assignee_id, line }));
 }
 
 export interface TranscriptLine {

@@ -135,4 +135,33 @@ describe('console screenshots', () => {
     await other.context.close();
     await context.close();
   });
+
+  it('writes the teams settings', { timeout: 60_000 }, async () => {
+    const cy = await makeUser(c.ctx.deps, c.tenant.workspace.id, { name: 'Cy Chen', email: 'cy@acme.test', roles: ['agent'] });
+    const dee = await makeUser(c.ctx.deps, c.tenant.workspace.id, { name: 'Dee Park', email: 'dee@acme.test', roles: ['agent'] });
+    const admin = async (method: 'POST' | 'PUT' | 'PATCH', url: string, payload: object) => {
+      const res = await c.ctx.app.inject({ method, url, headers: c.tenant.headers, payload });
+      if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.body}`);
+      return res.json().data;
+    };
+    const orders = await admin('POST', '/v1/teams', {
+      name: 'Orders and delivery',
+      description: 'Parcels, tracking, returns',
+      autoAssign: true,
+    });
+    await admin('PUT', `/v1/teams/${orders.id}/members`, { userIds: [c.agent.id, dee.user.id] });
+    const billing = await admin('POST', '/v1/teams', { name: 'Billing', description: 'Invoices and refunds' });
+    await admin('PUT', `/v1/teams/${billing.id}/members`, { userIds: [cy.user.id] });
+    await admin('PATCH', `/v1/connections/${c.whatsapp.id}`, { teamId: orders.id });
+    await admin('PATCH', '/v1/workspace', { restrictAgentsToTeams: true });
+    // Tall enough for the whole page: it scrolls inside its pane, which a full-page picture misses.
+    const { context, page } = await c.newPage({ viewport: { width: 1280, height: 1360 } });
+    await c.signIn(page);
+    await page.goto(`${c.base}/app/settings/teams`);
+    await page.getByRole('list', { name: 'Teams' }).getByText('Members: Cy Chen').waitFor();
+    await page.getByRole('button', { name: 'Edit Orders and delivery' }).click();
+    await page.getByRole('group', { name: 'Members' }).waitFor();
+    await page.screenshot({ path: path.join(OUT, 'console-teams.png') });
+    await context.close();
+  });
 });

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { whatsappTextBody } from '../../harness/whatsapp-delivery.js';
 import { PHONE_NUMBER_ID, useConsole } from '../helpers/console.js';
 import { makeUser } from '../helpers/factories.js';
+import { tabTo, typeInto } from '../helpers/keyboard.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 /*
@@ -16,7 +17,7 @@ const c = await useConsole({ env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } }
 const receiver = await startReceiver();
 afterAll(() => receiver.close());
 
-const PAGES = ['Connections', 'Webhooks', 'Dead letters', 'Users', 'Canned responses'];
+const PAGES = ['Connections', 'Webhooks', 'Dead letters', 'Users', 'Teams', 'Canned responses'];
 
 async function seriousViolations(page: Page) {
   const result = await new AxeBuilder({ page }).analyze();
@@ -203,6 +204,76 @@ describe('admin settings', () => {
       expect(c.errorsOf(page)).toEqual([]);
       await context.close();
     }
+  });
+
+  it('teams from the keyboard: create, pick members, route, start a connection in it, restrict agents, delete', {
+    timeout: 90_000,
+  }, async () => {
+    const bo = await makeUser(c.ctx.deps, c.tenant.workspace.id, { name: 'Bo Teammate', roles: ['agent'] });
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.goto(`${c.base}/app/settings/teams`);
+    await page.getByRole('heading', { name: 'Teams', level: 2 }).waitFor();
+    await typeInto(page, page.getByLabel('Team name'), 'Billing');
+    await tabTo(page, page.getByLabel('Assign its new conversations automatically'));
+    await page.keyboard.press('Space');
+    await tabTo(page, page.getByRole('button', { name: 'Add team' }));
+    await page.keyboard.press('Enter');
+    const list = page.getByRole('list', { name: 'Teams' });
+    await list.getByText('Billing').waitFor();
+
+    await tabTo(page, page.getByRole('button', { name: 'Edit Billing' }));
+    await page.keyboard.press('Enter');
+    const form = page.getByRole('form', { name: 'Edit Billing' });
+    await tabTo(page, form.getByLabel('Team name'));
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type('Billing and refunds');
+    await tabTo(page, form.getByRole('group', { name: 'Members' }).getByLabel('Bo Teammate'));
+    await page.keyboard.press('Space');
+    await tabTo(page, form.getByRole('button', { name: 'Save' }));
+    await page.keyboard.press('Enter');
+    await list.getByText('Members: Bo Teammate').waitFor();
+    const team = await c.ctx.deps.db
+      .selectFrom('teams')
+      .selectAll()
+      .where('workspace_id', '=', c.tenant.workspace.id)
+      .executeTakeFirstOrThrow();
+    expect({ name: team.name, autoAssign: team.auto_assign }).toEqual({ name: 'Billing and refunds', autoAssign: true });
+    const members = await c.ctx.deps.db.selectFrom('team_members').select('user_id').where('team_id', '=', team.id).execute();
+    expect(members.map((m) => m.user_id)).toEqual([bo.user.id]);
+
+    // The connection's new conversations start in the team; agents see only their teams'.
+    await page.getByLabel('Acme WhatsApp').selectOption({ label: 'Billing and refunds' });
+    await expect
+      .poll(
+        async () =>
+          (await c.ctx.deps.db.selectFrom('connections').select('team_id').where('id', '=', c.whatsapp.id).executeTakeFirstOrThrow())
+            .team_id,
+      )
+      .toBe(team.id);
+    await tabTo(page, page.getByRole('checkbox', { name: /Agents see only their teams/ }));
+    await page.keyboard.press('Space');
+    const settingsOf = async () =>
+      (await c.ctx.deps.db.selectFrom('workspaces').select('settings').where('id', '=', c.tenant.workspace.id).executeTakeFirstOrThrow())
+        .settings as Record<string, unknown>;
+    await expect.poll(async () => (await settingsOf()).restrictAgentsToTeams).toBe(true);
+    await page.getByRole('checkbox', { name: /Agents see only their teams/, checked: true }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await tabTo(page, page.getByRole('checkbox', { name: /Agents see only their teams/ }));
+    await page.keyboard.press('Space');
+    await expect.poll(async () => (await settingsOf()).restrictAgentsToTeams).toBe(false);
+
+    await tabTo(page, page.getByRole('button', { name: 'Delete Billing and refunds' }));
+    await page.keyboard.press('Enter');
+    await page.getByText('No teams yet.').waitFor();
+    const connection = await c.ctx.deps.db
+      .selectFrom('connections')
+      .select('team_id')
+      .where('id', '=', c.whatsapp.id)
+      .executeTakeFirstOrThrow();
+    expect(connection.team_id).toBeNull();
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
   });
 
   it('is for admins: an agent sees no Settings link and no settings page', { timeout: 60_000 }, async () => {

@@ -108,6 +108,8 @@ describe('working as a team in the console', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Jonas Weber' }).waitFor();
     await expect.poll(() => page.title()).toBe('(2) Inbox');
+    // The bell's accessible name, as a screen reader announces it, counts what is left.
+    await page.getByRole('button', { name: 'Notifications, 2 unread', exact: true }).waitFor();
     await expect.poll(async () => (await unread(ada.id)).length).toBe(2);
     expect(page.url()).toContain(`/app/c/${second}`);
 
@@ -265,5 +267,53 @@ describe('working as a team in the console', () => {
     await expect.poll(() => banner.textContent(), { timeout: 35_000, interval: 1_000 }).toBe('');
     expect(c.errorsOf(a.page)).toEqual([]);
     await a.context.close();
+  });
+
+  it("restricted to teams: an agent sees their team's conversation, never another team's, in the list or by its address", {
+    timeout: 90_000,
+  }, async () => {
+    const admin = async (method: 'POST' | 'PUT' | 'PATCH', url: string, payload: object) => {
+      const res = await c.ctx.app.inject({ method, url, headers: c.tenant.headers, payload });
+      expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300);
+      return res.json().data;
+    };
+    const north = await admin('POST', '/v1/teams', { name: 'North' });
+    const south = await admin('POST', '/v1/teams', { name: 'South' });
+    await admin('PUT', `/v1/teams/${north.id}/members`, { userIds: [bo.id] });
+    const ours = await threadOf('4915100000301', 'Nora Nord', 'A question for the north');
+    const theirs = await threadOf('4915100000302', 'Sven Sud', 'A question for the south');
+    await admin('PATCH', `/v1/threads/${ours}`, { teamId: north.id });
+    await admin('PATCH', `/v1/threads/${theirs}`, { teamId: south.id });
+    await admin('PATCH', '/v1/workspace', { restrictAgentsToTeams: true });
+    try {
+      const { context, page } = await c.newPage();
+      await c.signIn(page, bo);
+      const list = page.getByRole('list', { name: 'Conversation list' });
+      await list.getByRole('link', { name: /Nora Nord/ }).waitFor();
+      expect(await list.getByRole('link', { name: /Sven Sud/ }).count()).toBe(0);
+
+      // By its address: the service answers 404 and the page shows nothing of it.
+      await page.goto(`${c.base}/app/c/${theirs}`);
+      await page.getByRole('alert').waitFor();
+      expect(await page.getByRole('heading', { name: 'Sven Sud' }).count()).toBe(0);
+      expect(await page.content()).not.toContain('A question for the south');
+      expect(await list.getByRole('link', { name: /Sven Sud/ }).count()).toBe(0);
+
+      await page.goto(`${c.base}/app/c/${ours}`);
+      await page.getByRole('heading', { name: 'Nora Nord' }).waitFor();
+      await page.getByRole('list', { name: 'Messages' }).getByText('A question for the north').waitFor();
+      await context.close();
+
+      // The same conversation is there for an admin, who sees every team's.
+      const adminPage = await c.newPage();
+      await c.signIn(adminPage.page);
+      await adminPage.page
+        .getByRole('list', { name: 'Conversation list' })
+        .getByRole('link', { name: /Sven Sud/ })
+        .waitFor();
+      await adminPage.context.close();
+    } finally {
+      await admin('PATCH', '/v1/workspace', { restrictAgentsToTeams: false });
+    }
   });
 });

@@ -8,6 +8,7 @@ import { Connections } from './Connections';
 import { DeadLetters } from './DeadLetters';
 import { SingleSignOn } from './SingleSignOn';
 import { Sla } from './Sla';
+import { Teams } from './Teams';
 import { Users } from './Users';
 import { Webhooks } from './Webhooks';
 import './settings.css';
@@ -18,6 +19,7 @@ export const SETTINGS_PAGES: [slug: string, title: string, page: ComponentType][
   ['webhooks', 'Webhooks', Webhooks],
   ['dead-letters', 'Dead letters', DeadLetters],
   ['users', 'Users', Users],
+  ['teams', 'Teams', Teams],
   ['canned-responses', 'Canned responses', CannedResponses],
   ['audit-log', 'Audit log', AuditLog],
   ['sla', 'SLAs and hours', Sla],
