@@ -41,6 +41,7 @@ import * as m0048 from './0048_two_factor.js';
 import * as m0049 from './0049_audit_log.js';
 import * as m0052 from './0052_livechat_settings.js';
 import * as m0054 from './0054_conversations.js';
+import * as m0055 from './0055_csat.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -89,4 +90,5 @@ export const migrations: Record<string, Migration> = {
   '0049_audit_log': m0049,
   '0052_livechat_settings': m0052,
   '0054_conversations': m0054,
+  '0055_csat': m0055,
 };

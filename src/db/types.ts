@@ -264,6 +264,12 @@ export interface ConversationsTable {
   messages_in: number | null;
   messages_out: number | null;
   sla_breaches: Generated<number>;
+  /** The survey sent for it (docs/reports.md, "CSAT"): the hash of its link's token. */
+  csat_token_hash: string | null;
+  csat_sent_at: Date | null;
+  csat_rating: number | null;
+  csat_comment: string | null;
+  csat_at: Date | null;
 }
 
 export type MessageStatus = 'received' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
