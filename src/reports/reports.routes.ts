@@ -62,7 +62,12 @@ export const reportsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     {
       schema: {
         summary: 'Conversation figures of a range, for the workspace or by agent, team, connection or label',
-        querystring: Type.Object({ ...RangeQuery, groupBy: Type.Optional(StringEnum(GROUP_BYS)) }),
+        querystring: Type.Object({
+          ...RangeQuery,
+          groupBy: Type.Optional(
+            StringEnum(GROUP_BYS, { description: 'one group for the workspace (default), or one per agent, team, connection or label' }),
+          ),
+        }),
         response: { 200: Envelope(ReportSummary) },
       },
     },
@@ -77,7 +82,11 @@ export const reportsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     {
       schema: {
         summary: 'One figure over time, every bucket present',
-        querystring: Type.Object({ ...RangeQuery, metric: StringEnum(METRICS), interval: Type.Optional(StringEnum(INTERVALS)) }),
+        querystring: Type.Object({
+          ...RangeQuery,
+          metric: StringEnum(METRICS, { description: 'the figure of each bucket' }),
+          interval: Type.Optional(StringEnum(INTERVALS, { description: 'the length of a bucket, local to `timezone` (default day)' })),
+        }),
         response: { 200: Envelope(Type.Array(Type.Object({ start: Timestamp, value: Nullable(Type.Number()) }))) },
       },
     },
