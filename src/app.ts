@@ -40,6 +40,7 @@ import { operatorRoutes } from './operator/operator.routes.js';
 import { realtimeRoutes } from './realtime/realtime.routes.js';
 import { conversationsRoutes } from './replies/conversations.routes.js';
 import { repliesRoutes } from './replies/replies.routes.js';
+import { reportsRoutes } from './reports/reports.routes.js';
 import { slaPoliciesRoutes } from './sla/sla-policies.routes.js';
 import { teamsRoutes } from './teams/teams.routes.js';
 import { emailFrameRoutes } from './threads/email-frame.routes.js';
@@ -246,6 +247,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(twoFactorRoutes, { deps, prefix: '/v1/users' });
   await app.register(teamsRoutes, { deps, prefix: '/v1/teams' });
   await app.register(slaPoliciesRoutes, { deps, prefix: '/v1/sla-policies' });
+  await app.register(reportsRoutes, { deps, prefix: '/v1/reports' });
   await app.register(notificationsRoutes, { deps, prefix: '/v1/notifications' });
   await app.register(viewingRoutes, { deps, prefix: '/v1' });
   await app.register(workspaceSettingsRoutes, { deps, prefix: '/v1' });

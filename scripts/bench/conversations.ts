@@ -37,7 +37,7 @@ export interface Timed {
   maxMs: number;
 }
 
-async function time(what: string, url: string, headers: Record<string, string>, samples: number): Promise<Timed> {
+export async function time(what: string, url: string, headers: Record<string, string>, samples: number): Promise<Timed> {
   const once = async () => {
     const started = performance.now();
     const res = await fetch(url, { headers });

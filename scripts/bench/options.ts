@@ -17,6 +17,8 @@ export interface BenchOptions {
   single: boolean;
   sustained: number;
   conversations: boolean;
+  /** Run only the reports phase (reports.ts). */
+  reports: boolean;
   threads: number;
   messages: number;
   samples: number;
@@ -61,7 +63,8 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
       single: { type: 'boolean', help: 'one role-all process: a burst beside the ceiling, then --sustained' },
       sustained: { type: 'string', default: '2000', help: "deliveries/s of --single's open-loop phase" },
       conversations: { type: 'boolean', help: 'run only the conversations phase: thread filters and message search on a large inbox' },
-      threads: { type: 'string', default: '100000', help: 'threads the conversations phase seeds' },
+      reports: { type: 'boolean', help: 'run only the reports phase: summary and timeseries over a year of 100,000 conversations' },
+      threads: { type: 'string', default: '100000', help: 'threads the conversations and reports phases seed' },
       messages: { type: 'string', default: '1000000', help: 'messages the conversations phase seeds' },
       samples: { type: 'string', default: '200', help: 'timed requests per read of the conversations phase' },
       attachments: {
@@ -112,6 +115,7 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     single: v.single,
     sustained: number('sustained', v.sustained),
     conversations: v.conversations,
+    reports: v.reports ?? false,
     threads: number('threads', v.threads),
     messages: number('messages', v.messages),
     samples: number('samples', v.samples),

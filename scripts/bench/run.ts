@@ -10,6 +10,7 @@
 //   6. outbound.ts: --outbound webhook deliveries to one endpoint, then four, then 200 events/s;
 //   or single.ts (--single): one role-all process as `npm start` runs it, burst and sustained;
 //   or conversations.ts (--conversations): thread filters and message search on a large inbox;
+//   or reports.ts (--reports): report summary and timeseries over a year of conversations;
 //   or attachments.ts (--attachments): 25 MB files up and down through the service, MB/s and RSS;
 //   or routing.ts (--routing): applying batches with 50 agents in 5 routing teams against none;
 //   or compare.ts (--compare <git-ref>): this build against the ref's, alternated, with ratios.
@@ -38,6 +39,7 @@ import { measureLatency } from './latency.js';
 import { readBenchOptions } from './options.js';
 import { measureOutbound } from './outbound.js';
 import { measureProcess } from './process.js';
+import { measureReports } from './reports.js';
 import { measureRouting } from './routing.js';
 import { measureSend } from './send.js';
 import { measureSingle } from './single.js';
@@ -129,6 +131,16 @@ async function main() {
       },
       'operator',
     );
+
+    if (options.reports) {
+      const r = await measureReports(options, databaseUrl, db, workspace.id, connection.id);
+      out(
+        `${r.conversations} conversations, ${r.messages} messages (seeded in ${r.seconds} s); ${options.samples} requests each, one at a time, over HTTP`,
+      );
+      table(r.timed.map((t) => [t.what, `p50 ${t.p50Ms} ms, p95 ${t.p95Ms} ms, max ${t.maxMs} ms`]));
+      if (options.json) out(JSON.stringify({ reports: r }));
+      return;
+    }
 
     if (options.conversations) {
       const c = await measureConversations(options, databaseUrl, db, workspace.id, connection.id);

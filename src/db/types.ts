@@ -269,8 +269,42 @@ export interface ThreadsTable {
   sla_status: ColumnType<SlaStatus | null, SlaStatus | null | undefined, SlaStatus | null>;
   /** When the connection's away message last answered the thread. */
   away_replied_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Messages of the current conversation (docs/reports.md), copied to it when it is resolved. */
+  conversation_messages_in: Generated<number>;
+  conversation_messages_out: Generated<number>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+}
+
+/** One stretch of a thread from its opening to its resolution (docs/reports.md). */
+export interface ConversationsTable {
+  id: Generated<number>;
+  workspace_id: number;
+  thread_id: number;
+  connection_id: number;
+  reopened: Generated<boolean>;
+  opened_at: Date;
+  first_response_at: Date | null;
+  first_response_seconds: number | null;
+  first_response_business_seconds: number | null;
+  resolved_at: Date | null;
+  resolution_seconds: number | null;
+  resolution_business_seconds: number | null;
+  /** At resolution; while open, the thread's own are read. */
+  assignee_id: number | null;
+  team_id: number | null;
+  labels: Generated<string[]>;
+  priority: Generated<ThreadPriority>;
+  /** Null while open: the thread counts them (conversation_messages_in/out). */
+  messages_in: number | null;
+  messages_out: number | null;
+  sla_breaches: Generated<number>;
+  /** The survey sent for it (docs/reports.md, "CSAT"): the hash of its link's token. */
+  csat_token_hash: string | null;
+  csat_sent_at: Date | null;
+  csat_rating: number | null;
+  csat_comment: string | null;
+  csat_at: Date | null;
 }
 
 export type MessageStatus = 'received' | 'queued' | 'sent' | 'delivered' | 'read' | 'failed';
@@ -637,6 +671,7 @@ export interface DB {
   contacts: ContactsTable;
   contact_handles: ContactHandlesTable;
   threads: ThreadsTable;
+  conversations: ConversationsTable;
   messages: MessagesTable;
   attachments: AttachmentsTable;
   attachment_chunks: AttachmentChunksTable;

@@ -1,5 +1,6 @@
 import { insertPendingAttachments } from '../attachments/fetch-media.queries.js';
 import type { Executor } from '../db/database.js';
+import { recordOpenings } from '../reports/record.js';
 import { type InboundWorkDone, workInboundThreads } from '../threads/inbound-workflow.js';
 import type { MessageRow } from './announcements.js';
 import {
@@ -101,6 +102,16 @@ export async function writePlan(db: Executor, plan: ApplyPlan, now: Date): Promi
     );
     // Activity lines carry no attachment: announce need not look for any.
     for (const line of written.work.activity) written.bare.add(line.id);
+    // Reports (docs/reports.md): a new thread and one a message took out of `resolved` open a
+    // conversation, in one statement, only in a batch that has one.
+    const reopened = new Set(written.work.reopened);
+    await recordOpenings(
+      db,
+      [...threads.values(), ...written.touched]
+        .filter((t) => t.created || (t.status === 'resolved' && reopened.has(t.id)))
+        .map((t) => ({ workspaceId: t.workspace_id, threadId: t.id, connectionId: t.connection_id, reopened: !t.created })),
+      now,
+    );
   }
   written.statuses = await applyStatuses(db, plan.statuses, now);
   return written;

@@ -187,14 +187,15 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
   const keys = keyed ? sql`, ${list.map((t) => t.conversationKey ?? '')}::text[]` : sql``;
   // xmax is 0 on a row version this statement inserted, and set on one it updated.
   const { rows } = await sql<ThreadRow>`
-    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, unread_count, last_inbound_at, team_id, created_at, updated_at${keyed ? sql`, conversation_key` : sql``})
-    SELECT w, cn, ct, lm, p, u, li, tm, ${at}::timestamptz, ${at}::timestamptz${keyed ? sql`, k` : sql``}
+    INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, unread_count, conversation_messages_in, last_inbound_at, team_id, created_at, updated_at${keyed ? sql`, conversation_key` : sql``})
+    SELECT w, cn, ct, lm, p, u, u, li, tm, ${at}::timestamptz, ${at}::timestamptz${keyed ? sql`, k` : sql``}
     FROM unnest(${list.map((t) => t.workspaceId)}::int[], ${list.map((t) => t.connectionId)}::bigint[], ${list.map((t) => t.contactId)}::bigint[],
                 ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[], ${list.map((t) => t.unread)}::int[],
                 ${list.map((t) => t.lastInboundAt ?? null)}::timestamptz[], ${list.map((t) => t.teamId)}::int[]${keys}) AS v(w, cn, ct, lm, p, u, li, tm${keyed ? sql`, k` : sql``})
     ORDER BY cn, ct${keyed ? sql`, k` : sql``}
     ON CONFLICT (connection_id, contact_id, conversation_key) DO UPDATE SET
       unread_count = t.unread_count + excluded.unread_count,
+      conversation_messages_in = t.conversation_messages_in + excluded.conversation_messages_in,
       last_message_preview = CASE WHEN excluded.last_message_at >= t.last_message_at THEN COALESCE(excluded.last_message_preview, t.last_message_preview) ELSE t.last_message_preview END,
       last_message_at = GREATEST(t.last_message_at, excluded.last_message_at),
       last_inbound_at = GREATEST(t.last_inbound_at, excluded.last_inbound_at),
@@ -211,7 +212,8 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
 export async function uncountUnread(db: Executor, corrections: { threadId: number; n: number }[]) {
   if (corrections.length === 0) return;
   await sql`
-    UPDATE threads t SET unread_count = greatest(t.unread_count - v.n, 0)
+    UPDATE threads t SET unread_count = greatest(t.unread_count - v.n, 0),
+      conversation_messages_in = greatest(t.conversation_messages_in - v.n, 0)
     FROM unnest(${corrections.map((c) => c.threadId)}::bigint[], ${corrections.map((c) => c.n)}::int[]) AS v(id, n)
     WHERE t.id = v.id`.execute(db);
 }
@@ -257,6 +259,7 @@ export async function touchThreads(
   const { rows } = await sql<ThreadRow>`
     UPDATE threads AS t SET
       unread_count = t.unread_count + v.u,
+      conversation_messages_in = t.conversation_messages_in + v.u,
       last_message_preview = CASE WHEN v.lm >= t.last_message_at THEN v.p ELSE t.last_message_preview END,
       last_message_at = GREATEST(t.last_message_at, v.lm),
       last_inbound_at = GREATEST(t.last_inbound_at, v.lm),

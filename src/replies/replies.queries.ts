@@ -6,25 +6,33 @@ import { type ThreadReader, visibleThreads } from '../threads/visibility.js';
 
 /** A thread the reader sees and a reply can go to, with what sending needs: its connection and contact handle. */
 export async function findReplyThread(db: Executor, reader: ThreadReader, threadId: number) {
-  return db
-    .selectFrom('threads')
-    .innerJoin('connections', 'connections.id', 'threads.connection_id')
-    .select([
-      'threads.id',
-      'threads.workspace_id',
-      'threads.connection_id',
-      'threads.contact_id',
-      'threads.last_inbound_at',
-      'threads.assignee_id',
-      'threads.sla',
-      'connections.integration_key',
-      'connections.business_account_id',
-      'connections.deleted_at as connection_deleted_at',
-    ])
-    .where('threads.workspace_id', '=', reader.workspaceId)
-    .where('threads.id', '=', threadId)
-    .where(visibleThreads(reader))
-    .executeTakeFirst();
+  return (
+    db
+      .selectFrom('threads')
+      .innerJoin('connections', 'connections.id', 'threads.connection_id')
+      // The open conversation (docs/reports.md), read here so a reply that is not its first answer costs nothing more.
+      .leftJoin('conversations', (j) => j.onRef('conversations.thread_id', '=', 'threads.id').on('conversations.resolved_at', 'is', null))
+      .select([
+        'threads.id',
+        'threads.workspace_id',
+        'threads.team_id',
+        'conversations.id as conversation_id',
+        'conversations.opened_at as conversation_opened_at',
+        sql<boolean | null>`conversations.first_response_at IS NOT NULL`.as('conversation_answered'),
+        'threads.connection_id',
+        'threads.contact_id',
+        'threads.last_inbound_at',
+        'threads.assignee_id',
+        'threads.sla',
+        'connections.integration_key',
+        'connections.business_account_id',
+        'connections.deleted_at as connection_deleted_at',
+      ])
+      .where('threads.workspace_id', '=', reader.workspaceId)
+      .where('threads.id', '=', threadId)
+      .where(visibleThreads(reader))
+      .executeTakeFirst()
+  );
 }
 
 /** The outbound message, `queued`, and the thread's preview moved to it. */
@@ -63,7 +71,12 @@ export async function insertReply(
     .executeTakeFirstOrThrow();
   await db
     .updateTable('threads')
-    .set({ last_message_at: at, last_message_preview: row.preview, updated_at: at })
+    .set({
+      last_message_at: at,
+      last_message_preview: row.preview,
+      updated_at: at,
+      conversation_messages_out: sql`conversation_messages_out + 1`,
+    })
     .where('id', '=', row.threadId)
     .execute();
   return message;

@@ -11,6 +11,7 @@ import { withIdempotency } from '../idempotency/with-idempotency.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { insertNotifications } from '../notifications/notifications.queries.js';
+import { recordReply } from '../reports/record.js';
 import { slaReplied } from '../sla/sla.service.js';
 import { workspaceUserIds } from '../teams/teams.queries.js';
 import { insertTranscriptLines, setMentions } from '../threads/thread-workflow.queries.js';
@@ -169,6 +170,7 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
     );
     // A reply meets the first and next response targets (docs/sla.md); the lists see the clock move.
     const slaMoved = await slaReplied(deps, trx, thread, now);
+    await recordReply(trx, thread, now);
     const [view] = slaMoved ? await findThreadViews(trx, [thread.id]) : [];
     await announce(
       deps,

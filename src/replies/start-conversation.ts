@@ -10,6 +10,7 @@ import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { threadKey, upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
 import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
+import { recordOpenings } from '../reports/record.js';
 import { findThread, findThreadViews } from '../threads/threads.queries.js';
 import { threadResource } from '../threads/threads.resources.js';
 import type { ThreadReader } from '../threads/visibility.js';
@@ -140,6 +141,9 @@ export async function startConversation(deps: Deps, req: StartRequest) {
       },
       now,
     );
+    // A thread made here opens its first conversation (docs/reports.md), as the contact's first message would.
+    if (thread.created)
+      await recordOpenings(trx, [{ workspaceId: req.workspaceId, threadId: thread.id, connectionId: connection.id, reopened: false }], now);
     const [view] = await findThreadViews(trx, [thread.id]);
     const changes: Change[] = [
       ...contacts.created.map((c): Change => ({ type: 'contact.created', contact: { ...c, createdAt: now } })),

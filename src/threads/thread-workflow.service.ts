@@ -7,6 +7,7 @@ import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { insertNotifications } from '../notifications/notifications.queries.js';
+import { recordOpenings, recordResolution } from '../reports/record.js';
 import { moveSla, type SlaEvent } from '../sla/sla.service.js';
 import { findTeam } from '../teams/teams.queries.js';
 import { requireTeamOf } from '../teams/teams.service.js';
@@ -142,6 +143,15 @@ export async function changeThreadIn(deps: Deps, trx: Executor, auth: TenantAuth
       labels: change.labels ?? thread.labels,
     };
     await moveSla(deps, trx, thread.workspace_id, [{ thread: after, event: slaEvent }], now);
+    // Reports (docs/reports.md): resolving ends the conversation, leaving `resolved` opens the next.
+    if (slaEvent === 'resolved')
+      await recordResolution(trx, { ...after, assignee_id: change.assigneeId !== undefined ? change.assigneeId : thread.assignee_id }, now);
+    else if (slaEvent === 'opened')
+      await recordOpenings(
+        trx,
+        [{ workspaceId: thread.workspace_id, threadId: thread.id, connectionId: thread.connection_id, reopened: true }],
+        now,
+      );
   }
   const actor = await actorOf(trx, auth);
   const lines: string[] = [];

@@ -206,6 +206,8 @@ describe('batchChanges', () => {
     sla_due_at: null,
     sla_status: null,
     away_replied_at: null,
+    conversation_messages_in: 0,
+    conversation_messages_out: 0,
     created_at: NOW,
     updated_at: NOW,
     created: false,
