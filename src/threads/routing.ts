@@ -90,8 +90,45 @@ async function assignFrom(db: Executor, pool: Candidate[], threads: RoutableThre
       text: autoAssignedLine(byId.get(a.assignee_id)!.name),
       authorId: null,
     };
-    return { id: a.id, assignee_id: a.assignee_id, line };
+    return { id: a.id, assignee_id: a.assignee_id, assignee_name: byId.get(a.assignee_id)!.name, line };
   });
+}
+
+/**
+ * Routes one thread now, whatever its team's or connection's `autoAssign` (a rule's `route`
+ * action, docs/automation.md): the thread must be the caller's, locked, and unassigned. The
+ * activity line is `line(assignee)`; the assignee is told and the thread announced. Answers
+ * whether someone took it (nobody may: it then stays as it was).
+ */
+export async function routeThreadNow(
+  deps: Announcer,
+  trx: Executor,
+  thread: RoutableThread,
+  line: (assignee: string) => string,
+  at: Date,
+): Promise<boolean> {
+  const [done] = await routeThreads(trx, [thread], at);
+  if (!done) return false;
+  const activity = await insertTranscriptLines(trx, 'activity', [{ ...done.line, text: line(done.assignee_name) }], at);
+  const notifications = await insertNotifications(
+    trx,
+    [
+      {
+        workspaceId: thread.workspace_id,
+        userId: done.assignee_id,
+        type: 'assigned',
+        threadId: thread.id,
+        messageId: activity[0]?.id ?? null,
+        actorId: null,
+      },
+    ],
+    at,
+  );
+  const changes: Change[] = activity.map((message) => ({ type: 'message.created' as const, message }));
+  for (const view of await findThreadViews(trx, [thread.id])) changes.push({ type: 'thread.updated', thread: view });
+  for (const notification of notifications) changes.push({ type: 'notification.created', notification });
+  await announce(deps, trx, changes, at);
+  return true;
 }
 
 /** Waiting threads routed per round; an uncapped agent coming online takes the queue in rounds. */
