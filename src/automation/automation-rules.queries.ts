@@ -160,6 +160,11 @@ export async function lockIdleRule(db: Executor, id: number) {
  * `until`, oldest first: a range of threads_workspace_idx, never the workspace's every thread.
  */
 export async function threadsGoneIdle(db: Executor, workspaceId: number, after: { at: Date; id: number }, until: Date, limit: number) {
+  return goneIdleQuery(db, workspaceId, after, until, limit).execute();
+}
+
+/** The statement of threadsGoneIdle, for a test to read its plan. */
+export function goneIdleQuery(db: Executor, workspaceId: number, after: { at: Date; id: number }, until: Date, limit: number) {
   return db
     .selectFrom('threads')
     .select(['id', 'status', 'last_message_at'])
@@ -168,8 +173,7 @@ export async function threadsGoneIdle(db: Executor, workspaceId: number, after: 
     .where('last_message_at', '<=', until)
     .orderBy('last_message_at')
     .orderBy('id')
-    .limit(limit)
-    .execute();
+    .limit(limit);
 }
 
 export async function moveIdleCutoff(db: Executor, id: number, at: Date, threadId: number) {

@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import { fetchMediaQueue } from '../attachments/fetch-media.queue.js';
+import { automationIdleQueue } from '../automation/idle.queue.js';
 import { syncTemplatesQueue } from '../connections/sync-templates.queue.js';
 import type { Deps } from '../deps.js';
 import { maintenanceQueue } from '../maintenance/maintenance.queue.js';
@@ -28,6 +29,7 @@ export const queues: QueueDefinition<any>[] = [
   userOfflineQueue,
   notificationMailQueue,
   slaClockQueue,
+  automationIdleQueue,
 ];
 
 /**
