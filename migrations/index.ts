@@ -41,6 +41,7 @@ import * as m0048 from './0048_two_factor.js';
 import * as m0049 from './0049_audit_log.js';
 import * as m0052 from './0052_livechat_settings.js';
 import * as m0056 from './0056_automation_rules.js';
+import * as m0057 from './0057_macros.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -89,4 +90,5 @@ export const migrations: Record<string, Migration> = {
   '0049_audit_log': m0049,
   '0052_livechat_settings': m0052,
   '0056_automation_rules': m0056,
+  '0057_macros': m0057,
 };

@@ -552,6 +552,17 @@ export interface AutomationRulesTable {
   updated_at: Generated<Date>;
 }
 
+export interface MacrosTable {
+  id: Generated<number>;
+  workspace_id: number;
+  name: string;
+  actions: ColumnType<RuleAction[], string, string>;
+  shared: Generated<boolean>;
+  author_id: number | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
 export interface SlaConditionsValue {
   priorities?: ThreadPriority[];
   connectionIds?: number[];
@@ -632,6 +643,7 @@ export interface DB {
   teams: TeamsTable;
   sla_policies: SlaPoliciesTable;
   automation_rules: AutomationRulesTable;
+  macros: MacrosTable;
   team_members: TeamMembersTable;
   notifications: NotificationsTable;
   notification_mail_queue: NotificationMailQueueTable;
