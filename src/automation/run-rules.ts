@@ -77,6 +77,20 @@ async function perform(deps: Deps, trx: Executor, rule: Rule, threadId: number, 
   return failures.length === 0 ? null : failures.join('; ').slice(0, 1000);
 }
 
+/** Whether `now` is inside the thread's hours (its team's own, else the workspace's), read once per workspace and team. */
+async function insideHours(trx: Executor, cache: Map<number, Hours & { teamsRead: Set<number> }>, row: FactRow, now: Date) {
+  let h = cache.get(row.workspace_id);
+  if (!h) {
+    h = { ...(await loadHours(trx, row.workspace_id, [row.team_id])), teamsRead: new Set(row.team_id === null ? [] : [row.team_id]) };
+    cache.set(row.workspace_id, h);
+  }
+  if (row.team_id !== null && !h.teamsRead.has(row.team_id)) {
+    for (const [id, v] of (await loadHours(trx, row.workspace_id, [row.team_id])).teams) h.teams.set(id, v);
+    h.teamsRead.add(row.team_id);
+  }
+  return insideBusinessHours(hoursOf(row, h.workspace, h.teams as Map<number, BusinessHoursValue>) as BusinessHours | null, now);
+}
+
 /**
  * Runs the rules of these firings. Costs one indexed read when no workspace concerned has a
  * rule of these events, and one more (the threads' facts) when one has: conditions are
@@ -102,21 +116,13 @@ export async function runRules(
   const due = firings.filter((f) => byEvent.has(`${f.workspaceId} ${f.event}`));
   if (due.length === 0) return;
   const facts = new Map((await threadFacts(trx, [...new Set(due.map((f) => f.threadId))])).map((r) => [r.id, r]));
-  const hours = new Map<number, Hours>();
+  const hours = new Map<number, Hours & { teamsRead: Set<number> }>();
   const runs = new Map<number, { id: number; runs: number; error: string | null }>();
   for (const firing of due) {
     let row = facts.get(firing.threadId);
     for (const rule of byEvent.get(`${firing.workspaceId} ${firing.event}`)!) {
       if (!row) break;
-      let inside = true;
-      if (readsHours(rule)) {
-        if (!hours.has(row.workspace_id)) hours.set(row.workspace_id, await loadHours(trx, row.workspace_id, [row.team_id]));
-        const h = hours.get(row.workspace_id)!;
-        // A team's own hours are read when the thread's team is one the batch has not met yet.
-        if (row.team_id !== null && !h.teams.has(row.team_id))
-          for (const [id, v] of (await loadHours(trx, row.workspace_id, [row.team_id])).teams) h.teams.set(id, v);
-        inside = insideBusinessHours(hoursOf(row, h.workspace, h.teams as Map<number, BusinessHoursValue>) as BusinessHours | null, now);
-      }
+      const inside = readsHours(rule) ? await insideHours(trx, hours, row, now) : true;
       if (!matches(factsOf(row, firing.text, inside), rule.match, rule.conditions as RuleCondition[])) continue;
       const error = await perform(deps, trx, rule, firing.threadId, now);
       const run = runs.get(rule.id) ?? { id: rule.id, runs: 0, error: null };

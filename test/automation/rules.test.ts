@@ -284,4 +284,28 @@ describe('rules at work', () => {
     await call('PATCH', `/v1/threads/${threadId}`, tenant.headers, { status: 'open' });
     expect((await rule(tenant.headers, pending.json().data.id)).runs).toBe(1);
   });
+
+  it('label a conversation opened outside business hours, read in the workspace’s hours', async () => {
+    const { tenant, connection } = await workspace();
+    // Open only on a weekday other than today's (UTC), so now is outside whatever the time.
+    const days = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+    const other = days[(new Date().getUTCDay() + 3) % 7]!;
+    const hours = await call('PATCH', '/v1/workspace', tenant.headers, {
+      businessHours: { timezone: 'UTC', weekly: { [other]: [['09:00', '17:00']] }, holidays: [] },
+    });
+    expect(hours.statusCode, hours.body).toBe(200);
+    const created = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'Out of hours',
+      event: 'thread.created',
+      conditions: [{ field: 'insideBusinessHours', op: 'eq', value: false }],
+      actions: [{ type: 'add_labels', labels: ['out-of-hours'] }],
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const threadId = await contactWrites(connection, '+15550000004', 'anyone there?');
+    expect((await thread(tenant.headers, threadId)).labels).toEqual(['out-of-hours']);
+    // Always open (null): the same rule does not match.
+    await call('PATCH', '/v1/workspace', tenant.headers, { businessHours: null });
+    const next = await contactWrites(connection, '+15550000005', 'hello?');
+    expect((await thread(tenant.headers, next)).labels).toEqual([]);
+  });
 });
