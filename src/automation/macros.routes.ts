@@ -12,7 +12,10 @@ import { MacroCreate, MacroPatch, MacroResource, macroResource } from './macros.
 import { changeMacro, createMacro, removeMacro, runMacro } from './macros.service.js';
 
 const Params = Type.Object({ id: Type.With(IntId, { description: 'the macro id' }) });
-const RunParams = Type.Object({ id: Type.With(BigId, { description: 'the thread id' }), macroId: IntId });
+const RunParams = Type.Object({
+  id: Type.With(BigId, { description: 'the thread id' }),
+  macroId: Type.With(IntId, { description: 'the macro id' }),
+});
 const userOf = (auth: ReturnType<typeof tenantOf>) => (auth.kind === 'api_key' ? null : auth.userId);
 
 /** Macros (docs/automation.md): any agent keeps them; `shared: false` ones only their author sees. */
