@@ -42,6 +42,8 @@ import * as m0049 from './0049_audit_log.js';
 import * as m0052 from './0052_livechat_settings.js';
 import * as m0054 from './0054_conversations.js';
 import * as m0055 from './0055_csat.js';
+import * as m0056 from './0056_automation_rules.js';
+import * as m0057 from './0057_macros.js';
 import * as m0058 from './0058_imap_mailboxes.js';
 import * as m0059 from './0059_single_sign_on.js';
 import * as m0060 from './0060_contact_erasure.js';
@@ -97,6 +99,8 @@ export const migrations: Record<string, Migration> = {
   '0052_livechat_settings': m0052,
   '0054_conversations': m0054,
   '0055_csat': m0055,
+  '0056_automation_rules': m0056,
+  '0057_macros': m0057,
   '0058_imap_mailboxes': m0058,
   '0059_single_sign_on': m0059,
   '0060_contact_erasure': m0060,

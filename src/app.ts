@@ -15,6 +15,8 @@ import { personalAccessTokensRoutes } from './auth/personal-access-tokens.routes
 import { ssoRoutes } from './auth/sso.routes.js';
 import { twoFactorRoutes } from './auth/two-factor.routes.js';
 import { userRoutes } from './auth/user.routes.js';
+import { automationRulesRoutes } from './automation/automation-rules.routes.js';
+import { macrosRoutes } from './automation/macros.routes.js';
 import { cannedResponsesRoutes } from './canned-responses/canned-responses.routes.js';
 import { connectionsRoutes } from './connections/connections.routes.js';
 import { telegramWebhookRoutes } from './connections/telegram-webhook.routes.js';
@@ -248,6 +250,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(teamsRoutes, { deps, prefix: '/v1/teams' });
   await app.register(slaPoliciesRoutes, { deps, prefix: '/v1/sla-policies' });
   await app.register(reportsRoutes, { deps, prefix: '/v1/reports' });
+  await app.register(automationRulesRoutes, { deps, prefix: '/v1/automation-rules' });
+  await app.register(macrosRoutes, { deps, prefix: '/v1' });
   await app.register(notificationsRoutes, { deps, prefix: '/v1/notifications' });
   await app.register(viewingRoutes, { deps, prefix: '/v1' });
   await app.register(workspaceSettingsRoutes, { deps, prefix: '/v1' });

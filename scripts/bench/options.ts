@@ -30,6 +30,7 @@ export interface BenchOptions {
   statements: boolean;
   deliveries: number;
   routing: boolean;
+  automation: boolean;
   routingEvents: number;
   routingNewPercent: number;
 }
@@ -37,7 +38,8 @@ export interface BenchOptions {
 const ABOUT = `Measures the service on this machine: ingestion beside a no-op ceiling (alternating rounds,
 the ratio's median), processing, latency, sending and outbound webhooks; or, with --single, one
 role-all process as \`npm start\` runs it; or, with --attachments, files up and down through the
-service; or, with --routing, processing with routing against without; or, with --compare <git-ref>,
+service; or, with --routing, processing with routing against without; or, with --automation,
+processing with 50 enabled automation rules against none; or, with --compare <git-ref>,
 this build against the ref's, alternated round by round
 (ingest beside the ceiling, a worker's drain, CPU per delivery, RSS). Figures go to stdout (--json adds one JSON line), progress
 to stderr. Every figure is printed with the load generator's own CPU share (of one core).`;
@@ -82,7 +84,11 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
         type: 'boolean',
         help: 'run only the routing phase: 50 agents in 5 teams with autoAssign against none, applying batches, alternated in one process',
       },
-      'routing-events': { type: 'string', default: '4000', help: 'inbound messages each routing-phase run applies' },
+      automation: {
+        type: 'boolean',
+        help: 'run only the automation phase: 50 enabled rules in a workspace against none, applying batches, alternated in one process',
+      },
+      'routing-events': { type: 'string', default: '4000', help: 'inbound messages each routing-phase (or automation-phase) run applies' },
       'routing-new': { type: 'string', default: '10', help: 'percent of the routing phase’s messages that open a thread (and are routed)' },
       compare: {
         type: 'string',
@@ -126,6 +132,7 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     statements: v.statements,
     deliveries: number('deliveries', v.deliveries),
     routing: v.routing,
+    automation: v.automation,
     routingEvents: number('routing-events', v['routing-events']),
     routingNewPercent: Math.min(100, number('routing-new', v['routing-new'])),
   };

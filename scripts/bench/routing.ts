@@ -17,6 +17,7 @@ import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.js';
 import { createConnection } from '../../src/connections/connections.service.js';
 import type { Db } from '../../src/db/database.js';
+import type { Deps } from '../../src/deps.js';
 import { startBoss } from '../../src/jobs/boss.js';
 import { createLogger } from '../../src/logger.js';
 import { applyDeliveries } from '../../src/messaging/apply-events.js';
@@ -107,8 +108,9 @@ export interface RoutingFigures {
 export async function measureRouting(options: BenchOptions, databaseUrl: string, db: Db): Promise<RoutingFigures> {
   const log = createLogger('warn');
   const boss = await startBoss(databaseUrl, log, { max: 2, supervise: false, schedule: false });
-  // No system mailer: notification e-mail queues nothing (docs/teams.md).
-  const deps = { boss, config: loadConfig({}), log };
+  // No system mailer: notification e-mail queues nothing (docs/teams.md). Applying reads
+  // only the queue, the config, the log, the database and the clock of the service's deps.
+  const deps = { boss, config: loadConfig({}), log, db, now: () => new Date() } as unknown as Deps;
   try {
     const routing = await seedSide(db, 'routing', true);
     const plain = await seedSide(db, 'no routing', false);

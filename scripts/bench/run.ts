@@ -13,6 +13,7 @@
 //   or reports.ts (--reports): report summary and timeseries over a year of conversations;
 //   or attachments.ts (--attachments): 25 MB files up and down through the service, MB/s and RSS;
 //   or routing.ts (--routing): applying batches with 50 agents in 5 routing teams against none;
+//   or automation.ts (--automation): applying batches with 50 enabled automation rules against none;
 //   or compare.ts (--compare <git-ref>): this build against the ref's, alternated, with ratios.
 // Throughput is reported as a ratio against the ceiling because shared machines drift, and each
 // figure with the load generator's own CPU share, so a generator-bound figure shows as one.
@@ -30,6 +31,7 @@ import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { measureAttachments } from './attachments.js';
+import { measureAutomation } from './automation.js';
 import { seedReplyThreads } from './bench.queries.js';
 import { pct, say, TWILIO_NUMBER } from './common.js';
 import { type Build, compareTable, measureCompare, prepareRef, SETUP_SQL, thisLabel } from './compare.js';
@@ -55,7 +57,7 @@ function table(rows: [string, string][], write = out): void {
 
 async function main() {
   // The routing phase runs in this process from the sources: no service process to build.
-  if (!options.routing) {
+  if (!options.routing && !options.automation) {
     say('building the service (npm run build)');
     execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   }
@@ -184,6 +186,22 @@ async function main() {
         ['open threads of the last run', `${r.assigned} assigned by routing, ${r.waiting} waiting`],
       ]);
       if (options.json) out(JSON.stringify({ routing: r }));
+      return;
+    }
+
+    if (options.automation) {
+      const r = await measureAutomation(options, databaseUrl, db);
+      const perSec = (key: 'rulesPerSec' | 'plainPerSec') => r.rounds.map((x) => x[key]).join(', ');
+      table([
+        ['setup', `${r.rules} enabled rules against none; ${r.eventsPerRun} messages per run in batches of 20, 10 % opening a thread`],
+        [`with ${r.rules} rules`, `${perSec('rulesPerSec')} messages/s`],
+        ['without rules', `${perSec('plainPerSec')} messages/s`],
+        [
+          'rules / none',
+          `${(r.ratio * 100).toFixed(1)} % (median of ${r.rounds.length} alternating rounds; lowest ${(r.lowest * 100).toFixed(1)} %, highest ${(r.highest * 100).toFixed(1)} %; goal ≥ 90 %)`,
+        ],
+      ]);
+      if (options.json) out(JSON.stringify({ automation: r }));
       return;
     }
 

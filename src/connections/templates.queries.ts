@@ -63,3 +63,16 @@ export async function setTemplatesSync(db: Executor, connectionId: number, statu
     .where('id', '=', connectionId)
     .execute();
 }
+
+/** Whether any connection of the workspace has this template synced (a rule or macro names one). */
+export async function workspaceHasTemplate(db: Executor, workspaceId: number, name: string, language: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('whatsapp_templates')
+    .innerJoin('connections', 'connections.id', 'whatsapp_templates.connection_id')
+    .select('whatsapp_templates.name')
+    .where('connections.workspace_id', '=', workspaceId)
+    .where('whatsapp_templates.name', '=', name)
+    .where('whatsapp_templates.language', '=', language)
+    .executeTakeFirst();
+  return row !== undefined;
+}

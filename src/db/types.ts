@@ -596,6 +596,57 @@ export interface SlaPoliciesTable {
   updated_at: Generated<Date>;
 }
 
+/** Automation rules (docs/automation.md): conditions and actions as checked at save. */
+export type RuleEvent = 'message.created' | 'thread.created' | 'thread.updated' | 'thread.idle';
+export type RuleScalar = string | number | boolean;
+export interface RuleCondition {
+  field: string;
+  op: string;
+  value?: RuleScalar | RuleScalar[];
+}
+export type RuleAction =
+  | { type: 'assign_user'; userId: number }
+  | { type: 'assign_team'; teamId: number }
+  | { type: 'route' }
+  | { type: 'add_labels'; labels: string[] }
+  | { type: 'remove_labels'; labels: string[] }
+  | { type: 'set_status'; status: ThreadStatus; snoozeMinutes?: number }
+  | { type: 'set_priority'; priority: ThreadPriority }
+  | { type: 'reply'; text?: string; template?: { name: string; language: string; parameters: { header?: string[]; body: string[] } } }
+  | { type: 'note'; text: string };
+
+export interface AutomationRulesTable {
+  id: Generated<number>;
+  workspace_id: number;
+  name: string;
+  enabled: Generated<boolean>;
+  position: number;
+  event: RuleEvent;
+  match: Generated<'all' | 'any'>;
+  conditions: ColumnType<RuleCondition[], string | undefined, string>;
+  actions: ColumnType<RuleAction[], string | undefined, string>;
+  idle_minutes: number | null;
+  statuses: ThreadStatus[] | null;
+  idle_cutoff_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  idle_cutoff_id: ColumnType<number | null, number | null | undefined, number | null>;
+  runs: Generated<number>;
+  last_run_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  last_error: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface MacrosTable {
+  id: Generated<number>;
+  workspace_id: number;
+  name: string;
+  actions: ColumnType<RuleAction[], string, string>;
+  shared: Generated<boolean>;
+  author_id: number | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
 export interface SlaConditionsValue {
   priorities?: ThreadPriority[];
   connectionIds?: number[];
@@ -693,6 +744,8 @@ export interface DB {
   canned_responses: CannedResponsesTable;
   teams: TeamsTable;
   sla_policies: SlaPoliciesTable;
+  automation_rules: AutomationRulesTable;
+  macros: MacrosTable;
   team_members: TeamMembersTable;
   notifications: NotificationsTable;
   notification_mail_queue: NotificationMailQueueTable;

@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import { fetchMediaQueue } from '../attachments/fetch-media.queue.js';
+import { automationIdleQueue } from '../automation/idle.queue.js';
 import { syncTemplatesQueue } from '../connections/sync-templates.queue.js';
 import { contactErasureQueue } from '../contacts/erasure.js';
 import type { Deps } from '../deps.js';
@@ -33,6 +34,7 @@ export const queues: QueueDefinition<any>[] = [
   slaClockQueue,
   contactErasureQueue,
   exportQueue,
+  automationIdleQueue,
 ];
 
 /**

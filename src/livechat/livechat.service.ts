@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { attachVisitorUploads } from '../attachments/attachments.queries.js';
 import { storeUpload } from '../attachments/upload.service.js';
+import { runInboundRules } from '../automation/run-rules.js';
 import { randomToken, sha256Hex } from '../crypto/hmac.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
@@ -211,6 +212,7 @@ export async function postVisitorMessage(
       throw errors.validation(`attachmentIds: ${missing} is not an unused upload of this visitor`);
     }
     await announce(deps, trx, changes, now);
+    await runInboundRules(deps, trx, changes, now);
     return message;
   });
 }

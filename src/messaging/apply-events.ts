@@ -1,5 +1,7 @@
 import { enqueueFetchMedia } from '../attachments/fetch-media.enqueue.js';
+import { runInboundRules } from '../automation/run-rules.js';
 import type { Executor } from '../db/database.js';
+import type { Deps } from '../deps.js';
 import { workInboundSla } from '../sla/inbound.js';
 import { type Announcer, announce } from './announce.js';
 import { byKey, type DeliveryEvents, planBatch, type Resolved } from './apply-plan.js';
@@ -108,23 +110,25 @@ function ownSentMessagesOnly(d: DeliveryEvents, resolved: Resolved): DeliveryEve
  * delivery is resolved to its connections (see DeliveryResolution), and the events of each
  * delivery that resolved are applied, set-based, together with those of the others. A
  * delivery that did not resolve changes nothing. The one entry for a channel's events, the
- * webhook worker's and live chat's alike.
+ * webhook worker's and live chat's alike. Then the automation rules the batch fired run, in
+ * the same transaction (docs/automation.md).
  */
 export async function applyDeliveries(
-  deps: Announcer,
+  deps: Deps,
   trx: Executor,
   deliveries: DeliveryEvents[],
   now: Date,
 ): Promise<Map<string, DeliveryResolution>> {
   const { resolutions, changes, bare } = await applyDeliveriesUnannounced(deps, trx, deliveries, now);
   await announce(deps, trx, changes, now, { bare });
+  await runInboundRules(deps, trx, changes, now);
   return resolutions;
 }
 
 /**
  * applyDeliveries without the announcement: for a caller that completes what was applied
  * before it is told (live chat puts a visitor's uploads on the new message), then calls
- * `announce` with `changes` in the same transaction. Downloads of the attachments it wrote
+ * `announce` and `runInboundRules` with `changes` in the same transaction. Downloads of the attachments it wrote
  * `pending` are queued here, with the rest of the write.
  */
 export async function applyDeliveriesUnannounced(deps: Announcer, trx: Executor, deliveries: DeliveryEvents[], now: Date) {

@@ -5,6 +5,7 @@ import type { TenantAuth } from '../auth/auth.js';
 import { isEmailIntegration } from '../channels/email-inbound.js';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import { sha256Hex } from '../crypto/hmac.js';
+import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { withIdempotency } from '../idempotency/with-idempotency.js';
@@ -15,7 +16,7 @@ import { recordReply } from '../reports/record.js';
 import { slaReplied } from '../sla/sla.service.js';
 import { workspaceUserIds } from '../teams/teams.queries.js';
 import { insertTranscriptLines, setMentions } from '../threads/thread-workflow.queries.js';
-import { changeThreadIn } from '../threads/thread-workflow.service.js';
+import { changeThreadIn, type ThreadActor } from '../threads/thread-workflow.service.js';
 import { findThreadViews } from '../threads/threads.queries.js';
 import { workspaceSettings } from '../workspaces/workspace-settings.js';
 import { checkEmailReplyFields, type EmailReplyFields, emailReplyHeaders } from './email-reply.js';
@@ -29,8 +30,8 @@ import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
 export const MAX_MENTIONS = 50;
 
 export interface ReplyRequest {
-  /** Who writes: a user (its author) or an API key (no author); its app is the `Idempotency-Key` space. */
-  auth: TenantAuth;
+  /** Who writes: a user (its author), an API key or a rule (no author). */
+  auth: ThreadActor;
   threadId: number;
   /** At most one of `text` and `template`; `text` may be left out when attachments are given. */
   text?: string;
@@ -58,9 +59,23 @@ export interface ReplyRequest {
  * by `attachmentIds` are checked against the channel and linked to the message in the same
  * transaction (docs/attachments.md, "Outbound").
  */
-export async function postReply(deps: Deps, req: ReplyRequest) {
+export async function postReply(deps: Deps, req: ReplyRequest & { auth: TenantAuth }) {
+  const { request, write } = prepareReply(deps, req);
+  // An API caller's app is the `Idempotency-Key` space.
+  return withIdempotency(deps.db, { ...request, space: req.auth.appId }, write);
+}
+
+/**
+ * postReply in the caller's transaction, without an idempotency key: a rule's or a macro's
+ * reply or note (docs/automation.md), checked and written exactly as an agent's.
+ */
+export async function postReplyIn(deps: Deps, trx: Executor, req: Omit<ReplyRequest, 'idempotencyKey'>) {
+  return prepareReply(deps, { ...req, idempotencyKey: undefined }).write(trx);
+}
+
+function prepareReply(deps: Deps, req: ReplyRequest) {
   const { auth } = req;
-  const authorId = auth.kind === 'api_key' ? null : auth.userId;
+  const authorId = auth.kind === 'user' || auth.kind === 'pat' ? auth.userId : null;
   const attachmentIds = req.attachmentIds ?? [];
   checkContent(req.text, req.template, attachmentIds);
   if (req.private && req.template) throw errors.validation('a private note is text; templates are sent to the contact');
@@ -76,12 +91,11 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
       ? JSON.stringify({ text: req.text ?? '', attachmentIds, ...(mentions.length > 0 ? { mentions } : {}), ...mailFields })
       : (req.text ?? JSON.stringify(req.template));
   const request = {
-    space: auth.appId,
     key: req.idempotencyKey,
     request: `${what} ${req.threadId} ${sha256Hex(content)}`,
     statusCode: req.private ? 201 : 202,
   };
-  return withIdempotency(deps.db, request, async (trx) => {
+  const write = async (trx: Executor) => {
     const thread = await findReplyThread(trx, auth, req.threadId);
     if (!thread) throw errors.notFound('thread');
     const now = deps.now();
@@ -186,5 +200,6 @@ export async function postReply(deps: Deps, req: ReplyRequest) {
     }
     const [answer] = await messageResources(trx, [row], contentUrl(deps.config.publicUrl));
     return answer!;
-  });
+  };
+  return { request, write };
 }

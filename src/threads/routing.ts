@@ -50,7 +50,12 @@ function before(a: Candidate, b: Candidate): boolean {
  * under the routing lock of their workspaces. Answers the assignments made with their
  * activity lines, already written, for the caller to announce.
  */
-export async function routeThreads(db: Executor, threads: RoutableThread[], at: Date) {
+export async function routeThreads(
+  db: Executor,
+  threads: RoutableThread[],
+  at: Date,
+  lineOf: (assignee: string) => string = autoAssignedLine,
+) {
   if (threads.length === 0) return [];
   await lockAssignment(
     db,
@@ -59,10 +64,10 @@ export async function routeThreads(db: Executor, threads: RoutableThread[], at: 
   // Read after the lock: every assignment another transaction made has committed.
   const teamless = threads.some((t) => t.team_id === null);
   const teamIds = teamless ? null : [...new Set(threads.map((t) => t.team_id!))];
-  return assignFrom(db, await routingPool(db, [...new Set(threads.map((t) => t.workspace_id))], teamIds), threads, at);
+  return assignFrom(db, await routingPool(db, [...new Set(threads.map((t) => t.workspace_id))], teamIds), threads, at, lineOf);
 }
 
-async function assignFrom(db: Executor, pool: Candidate[], threads: RoutableThread[], at: Date) {
+async function assignFrom(db: Executor, pool: Candidate[], threads: RoutableThread[], at: Date, lineOf: (assignee: string) => string) {
   const chosen: { threadId: number; assigneeId: number; line: TranscriptLine }[] = [];
   for (const t of threads) {
     const best = pick(pool, t);
@@ -76,12 +81,49 @@ async function assignFrom(db: Executor, pool: Candidate[], threads: RoutableThre
         workspaceId: t.workspace_id,
         threadId: t.id,
         connectionId: t.connection_id,
-        text: autoAssignedLine(best.name),
+        text: lineOf(best.name),
         authorId: null,
       },
     });
   }
   return assignUnassigned(db, chosen, at);
+}
+
+/**
+ * Routes one thread now, whatever its team's or connection's `autoAssign` (a rule's `route`
+ * action, docs/automation.md): the thread must be the caller's, locked, and unassigned. The
+ * activity line is `line(assignee)`; the assignee is told and the thread announced. Answers
+ * whether someone took it (nobody may: it then stays as it was).
+ */
+export async function routeThreadNow(
+  deps: Announcer,
+  trx: Executor,
+  thread: RoutableThread,
+  line: (assignee: string) => string,
+  at: Date,
+): Promise<boolean> {
+  const [done] = await routeThreads(trx, [thread], at, line);
+  if (!done) return false;
+  const notifications = await insertNotifications(
+    trx,
+    [
+      {
+        workspaceId: thread.workspace_id,
+        userId: done.assignee_id,
+        type: 'assigned',
+        threadId: thread.id,
+        messageId: done.line.id,
+        actorId: null,
+      },
+    ],
+    at,
+  );
+  const changes: Change[] = [{ type: 'message.created', message: done.line }];
+  for (const view of await findThreadViews(trx, [thread.id])) changes.push({ type: 'thread.updated', thread: view });
+  for (const notification of notifications) changes.push({ type: 'notification.created', notification });
+  // The activity line was written with the assignment, with no attachment: none to read.
+  await announce(deps, trx, changes, at, { bare: new Set([done.line.id]) });
+  return true;
 }
 
 /** Waiting threads routed per round; an uncapped agent coming online takes the queue in rounds. */
@@ -106,7 +148,7 @@ export async function routeWaiting(deps: Announcer, trx: Executor, workspaceId: 
     if (!pool.some((c) => c.max_open_threads === null || c.open_threads < c.max_open_threads)) break;
     const waiting = (await lockWaitingThreads(trx, workspaceId, ROUTE_WAITING_BATCH + after.size)).filter((t) => !after.has(t.id));
     if (waiting.length === 0) break;
-    const done = await assignFrom(trx, pool, waiting, at);
+    const done = await assignFrom(trx, pool, waiting, at, autoAssignedLine);
     for (const d of done) {
       lines.add(d.line.id);
       changes.push({ type: 'message.created', message: d.line });

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
+import { changeThreadWithRules } from '../automation/change-thread.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { Envelope, Nullable, StringEnum } from '../http/schemas.js';
-import { changeThread, MAX_LABELS, markThreadRead } from './thread-workflow.service.js';
+import { MAX_LABELS, markThreadRead } from './thread-workflow.service.js';
 import { THREAD_PRIORITIES, THREAD_STATUSES, ThreadResource } from './threads.resources.js';
 
 const ThreadParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "the thread's id" }) });
@@ -51,7 +52,7 @@ export const threadWorkflowRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
         response: { 200: Envelope(ThreadResource) },
       },
     },
-    async (request) => envelope(request, await changeThread(deps, tenantOf(request), request.params.id, request.body)),
+    async (request) => envelope(request, await changeThreadWithRules(deps, tenantOf(request), request.params.id, request.body)),
   );
 
   app.post(

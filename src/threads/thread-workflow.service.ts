@@ -42,8 +42,24 @@ export interface ThreadPatch {
   priority?: ThreadPriority;
 }
 
-/** Who made a change, as activity lines name them: a user, or "API key <name>" (no author). */
-async function actorOf(db: Executor, auth: TenantAuth): Promise<{ authorId: number | null; name: string }> {
+/**
+ * An automation rule acting on a thread (docs/automation.md): it sees every thread of its
+ * workspace, writes no author, and activity lines name it ("Automation “VIP” added the label
+ * vip"). Changes it makes fire no rules.
+ */
+export interface AutomationActor {
+  kind: 'automation';
+  workspaceId: number;
+  /** How activity lines name it: `Automation “<rule name>”`. */
+  name: string;
+}
+
+/** Who changes a thread: a tenant caller, or a rule. */
+export type ThreadActor = TenantAuth | AutomationActor;
+
+/** Who made a change, as activity lines name them: a user, "API key <name>" or a rule (no author). */
+async function actorOf(db: Executor, auth: ThreadActor): Promise<{ authorId: number | null; name: string }> {
+  if (auth.kind === 'automation') return { authorId: null, name: auth.name };
   if (auth.kind === 'api_key') return { authorId: null, name: `API key ${(await apiKeyName(db, auth.apiKeyId)) ?? auth.apiKeyId}` };
   const name = (await userNames(db, [auth.userId])).get(auth.userId) ?? `user ${auth.userId}`;
   return { authorId: auth.userId, name };
@@ -95,17 +111,20 @@ async function viewOf(db: Executor, id: number) {
 }
 
 /**
- * `PATCH /v1/threads/:id`: status (with a snooze's end), assignee, team, priority, labels. Everything is
- * checked before anything is written; a change writes an activity line for each thing that
- * changed and announces `thread.updated` in the same transaction, and a snooze queues the job
- * that ends it. A patch that changes nothing answers the thread and announces nothing.
+ * A change of a thread (`PATCH /v1/threads/:id`, whose route runs it with the rules it fires:
+ * ../automation/change-thread.ts), in the caller's transaction: status (with a snooze's end),
+ * assignee, team, priority, labels. Everything is checked before anything is written; a change
+ * writes an activity line for each thing that changed and announces `thread.updated` in the
+ * same transaction, and a snooze queues the job that ends it. A patch that changes nothing
+ * answers the thread and announces nothing. Also for a change another one causes (a reply
+ * that assigns, a rule's action).
  */
-export async function changeThread(deps: Deps, auth: TenantAuth, threadId: number, patch: ThreadPatch) {
-  return deps.db.transaction().execute((trx) => changeThreadIn(deps, trx, auth, threadId, patch));
+export async function changeThreadIn(deps: Deps, trx: Executor, auth: ThreadActor, threadId: number, patch: ThreadPatch) {
+  return (await changeThreadTold(deps, trx, auth, threadId, patch)).thread;
 }
 
-/** changeThread in the caller's transaction: for a change another one causes (a reply that assigns). */
-export async function changeThreadIn(deps: Deps, trx: Executor, auth: TenantAuth, threadId: number, patch: ThreadPatch) {
+/** changeThreadIn that also says whether anything changed (what fires `thread.updated` rules). */
+export async function changeThreadTold(deps: Deps, trx: Executor, auth: ThreadActor, threadId: number, patch: ThreadPatch) {
   const thread = await lockThread(trx, auth, threadId);
   if (!thread) throw errors.notFound('thread');
   const now = deps.now();
@@ -131,7 +150,7 @@ export async function changeThreadIn(deps: Deps, trx: Executor, auth: TenantAuth
   if (added.length > 0 || removed.length > 0) change.labels = labels;
   const priorityChanged = patch.priority !== undefined && patch.priority !== thread.priority;
   if (priorityChanged) change.priority = patch.priority;
-  if (Object.keys(change).length === 0) return threadResource(await viewOf(trx, thread.id));
+  if (Object.keys(change).length === 0) return { thread: threadResource(await viewOf(trx, thread.id)), changed: false };
 
   await updateThread(trx, thread.id, change, now);
   const slaEvent = slaEventOf(thread.status, snooze.status, priorityChanged || teamChanged || change.labels !== undefined);
@@ -210,9 +229,9 @@ export async function changeThreadIn(deps: Deps, trx: Executor, auth: TenantAuth
     // A thread resolved or given to someone else may free its assignee; one unassigned,
     // reopened or moved may now wait in a routing team's queue (and be routed right here).
     const routed = await routeWaiting(deps, trx, thread.workspace_id, now);
-    if (routed.includes(thread.id)) return threadResource(await viewOf(trx, thread.id));
+    if (routed.includes(thread.id)) return { thread: threadResource(await viewOf(trx, thread.id)), changed: true };
   }
-  return threadResource(view);
+  return { thread: threadResource(view), changed: true };
 }
 
 /**

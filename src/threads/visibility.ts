@@ -19,14 +19,18 @@ import { WORKSPACE_SETTINGS } from '../workspaces/workspace-settings.js';
  * or platform staff reading a workspace they name. Spelled out rather than imported so that
  * queries can take it without depending on how a request is authenticated.
  */
-export type ThreadReader = Person | { kind: 'api_key'; workspaceId: number } | { kind: 'operator'; workspaceId: number };
+export type ThreadReader =
+  | Person
+  | { kind: 'api_key'; workspaceId: number }
+  | { kind: 'operator'; workspaceId: number }
+  | { kind: 'automation'; workspaceId: number };
 type Person = { kind: 'user' | 'pat'; workspaceId: number; userId: number; roles: string[] };
 
 const SETTING = 'restrictAgentsToTeams' satisfies keyof typeof WORKSPACE_SETTINGS;
 
 /** The person the rule applies to; undefined for a reader who sees every thread whatever the setting. */
 function restrictable(reader: ThreadReader): Person | undefined {
-  if (reader.kind === 'api_key' || reader.kind === 'operator') return undefined;
+  if (reader.kind === 'api_key' || reader.kind === 'operator' || reader.kind === 'automation') return undefined;
   return reader.roles.includes('admin') ? undefined : reader;
 }
 

@@ -117,7 +117,10 @@ describe('the agent console in Chromium', () => {
   it('search finds a message by a word, / inserts a canned response, and the main flow runs on the keyboard alone', {
     timeout: 90_000,
   }, async () => {
-    await createCannedResponse(c.ctx.deps, c.tenant.workspace.id, { shortCode: 'thanks', content: 'Thank you for your patience!' });
+    await createCannedResponse(c.ctx.deps, c.tenant.workspace.id, {
+      shortCode: 'thanks',
+      content: 'Thank you for your patience, {{contact.name}}!',
+    });
     await c.deliverWhatsapp({ from: '4915100000003', name: 'Ines Roth', text: 'My blender arrived broken' });
     await messageRow('My blender arrived broken');
     const { context, page } = await c.newPage();
@@ -151,9 +154,10 @@ describe('the agent console in Chromium', () => {
     await page.getByRole('listbox', { name: 'Canned responses' }).waitFor();
     await page.keyboard.press('Enter');
     const reply = page.getByRole('textbox', { name: 'Reply' });
-    await expect.poll(() => reply.inputValue()).toBe('Thank you for your patience!');
+    // The variable is filled in for this conversation's contact (docs/automation.md).
+    await expect.poll(() => reply.inputValue()).toBe('Thank you for your patience, Ines Roth!');
     await page.keyboard.press('Enter');
-    await sentRow('Thank you for your patience!');
+    await sentRow('Thank you for your patience, Ines Roth!');
     await page.keyboard.press('Escape');
     await page.keyboard.press('e');
     const thread = await waitFor(async () => {

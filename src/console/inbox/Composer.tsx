@@ -11,7 +11,7 @@ import { isEmailThread } from './EmailMessage';
 import { attachFiles, chosenFiles, clearFiles, filesOf, filesPerMessage } from './files';
 import { choicesFor, insertMention, mentionAt, mentionedIn } from './mentions';
 import { TemplatePicker } from './TemplatePicker';
-import { useCannedResponses, useReply } from './use-composer';
+import { fillCanned, useCannedResponses, useReply } from './use-composer';
 import { typed } from './viewing';
 
 /**
@@ -29,7 +29,8 @@ export function Composer({ thread }: { thread: Thread }) {
   /** Where the `@` of a mention list the agent closed with Escape is: it stays closed. */
   const [dismissedAt, setDismissedAt] = useState(-1);
   const box = useRef<HTMLTextAreaElement>(null);
-  const me = useStore(session)!.user.id;
+  const s = useStore(session)!;
+  const me = s.user.id;
   const users = useStore(team);
   const files = filesOf(useStore(chosenFiles), thread.id);
   const limit = filesPerMessage(thread.integrationKey, draft.note);
@@ -80,9 +81,12 @@ export function Composer({ thread }: { thread: Thread }) {
     });
   }
 
-  function insert(r: CannedResponse) {
-    update({ ...draft, text: r.content });
+  async function insert(r: CannedResponse) {
     setPick(0);
+    // Variables such as {{contact.name}} are filled in as the service fills a rule's reply;
+    // when the contact cannot be read, the text goes in as written, for the agent to edit.
+    const text = await fillCanned(s, thread, r.content).catch(() => r.content);
+    update({ ...draft, text });
     box.current?.focus();
   }
 
@@ -143,7 +147,7 @@ export function Composer({ thread }: { thread: Thread }) {
       }
       if (e.key === 'Enter' || e.key === 'Tab') {
         e.preventDefault();
-        insert(matching[Math.min(pick, matching.length - 1)]!);
+        void insert(matching[Math.min(pick, matching.length - 1)]!);
         return;
       }
       if (e.key === 'Escape') {
@@ -188,7 +192,7 @@ export function Composer({ thread }: { thread: Thread }) {
               class={i === pick ? 'picked' : ''}
               onMouseDown={(e) => {
                 e.preventDefault();
-                insert(r);
+                void insert(r);
               }}
             >
               <strong>/{r.shortCode}</strong> {r.content}

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { CannedResponse, ReplyRequest, Thread, WhatsappTemplate } from '../../../packages/client/src/index';
+import { fillVariables } from '../../canned-responses/variables';
 import { errorText, InboxClientError } from '../shared/api';
-import { session } from '../shared/session';
+import { type Session, session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { useLoad } from '../shared/use-load';
 
@@ -64,6 +65,20 @@ export function useReply(thread: Thread) {
   }
 
   return { sending, error, windowClosed, closedByClock, reopened: () => setWindowClosed(null), send };
+}
+
+/**
+ * A canned response's text with its variables filled in for this thread and the signed-in
+ * agent (docs/automation.md): the contact and the workspace are read when one has any.
+ */
+export async function fillCanned(s: Session, thread: Thread, text: string): Promise<string> {
+  if (!text.includes('{{')) return text;
+  const [contact, workspace] = await Promise.all([s.client.contact(thread.contactId), s.client.workspace()]);
+  return fillVariables(text, {
+    contact: { name: contact.name, email: contact.email, attributes: contact.attributes },
+    agent: { name: s.user.name },
+    workspace: { name: workspace.name },
+  });
 }
 
 let canned: Promise<CannedResponse[]> | null = null;

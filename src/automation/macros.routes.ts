@@ -1,0 +1,77 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { trailOf } from '../audit/audit.js';
+import { requireAuth, tenantOf } from '../auth/auth.js';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
+import { BigId, IntId } from '../http/ids.js';
+import { Envelope, NoContent } from '../http/schemas.js';
+import { ThreadResource } from '../threads/threads.resources.js';
+import { listMacros } from './macros.queries.js';
+import { MacroCreate, MacroPatch, MacroResource, macroResource } from './macros.resources.js';
+import { changeMacro, createMacro, removeMacro, runMacro } from './macros.service.js';
+
+const Params = Type.Object({ id: Type.With(IntId, { description: 'the macro id' }) });
+const RunParams = Type.Object({
+  id: Type.With(BigId, { description: 'the thread id' }),
+  macroId: Type.With(IntId, { description: 'the macro id' }),
+});
+const userOf = (auth: ReturnType<typeof tenantOf>) => (auth.kind === 'api_key' ? null : auth.userId);
+
+/** Macros (docs/automation.md): any agent keeps them; `shared: false` ones only their author sees. */
+export const macrosRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.addHook('preValidation', requireAuth(deps));
+
+  app.get(
+    '/macros',
+    { schema: { summary: 'List the macros the caller sees, by name', response: { 200: Envelope(Type.Array(MacroResource)) } } },
+    async (request) => {
+      const auth = tenantOf(request);
+      return envelope(request, (await listMacros(deps.db, auth.workspaceId, userOf(auth))).map(macroResource));
+    },
+  );
+
+  app.post(
+    '/macros',
+    { schema: { summary: 'Create a macro', body: MacroCreate, response: { 201: Envelope(MacroResource) } } },
+    async (request, reply) => {
+      const created = await createMacro(deps, tenantOf(request), trailOf(request), request.body);
+      reply.code(201);
+      return envelope(request, created);
+    },
+  );
+
+  app.patch(
+    '/macros/:id',
+    {
+      schema: {
+        summary: 'Change a macro (its author or an admin)',
+        params: Params,
+        body: MacroPatch,
+        response: { 200: Envelope(MacroResource) },
+      },
+    },
+    async (request) => envelope(request, await changeMacro(deps, tenantOf(request), trailOf(request), request.params.id, request.body)),
+  );
+
+  app.delete(
+    '/macros/:id',
+    { schema: { summary: 'Delete a macro (its author or an admin)', params: Params, response: { 204: NoContent } } },
+    async (request, reply) => {
+      await removeMacro(deps, tenantOf(request), trailOf(request), request.params.id);
+      reply.code(204);
+    },
+  );
+
+  app.post(
+    '/threads/:id/macros/:macroId/run',
+    {
+      schema: {
+        summary: 'Run a macro on a thread: its actions in order, in one transaction',
+        params: RunParams,
+        response: { 200: Envelope(ThreadResource) },
+      },
+    },
+    async (request) => envelope(request, await runMacro(deps, tenantOf(request), request.params.id, request.params.macroId)),
+  );
+};

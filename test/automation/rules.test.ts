@@ -1,0 +1,311 @@
+import { describe, expect, it } from 'vitest';
+import { applyDeliveries } from '../../src/messaging/apply-events.js';
+import { useTestContext } from '../helpers/app.js';
+import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
+
+const ctx = await useTestContext({ env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
+const db = ctx.deps.db;
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+const call = (method: Method, url: string, headers: Record<string, string>, payload?: object) =>
+  ctx.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+
+let seq = 0;
+async function workspace() {
+  const tenant = await makeTenant(ctx.deps);
+  const connection = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'sms', externalAccountId: `+4930${++seq}` });
+  // Every event the workspace's endpoints would receive is written to webhook_events.
+  const hook = await call('POST', '/v1/webhook-endpoints', tenant.headers, { url: 'http://127.0.0.1:9/hook', events: ['*'] });
+  expect(hook.statusCode, hook.body).toBe(201);
+  return { tenant, connection };
+}
+
+/** A contact writes, applied as the worker applies a delivery; answers the thread's id. */
+async function contactWrites(connection: { externalAccountId: string }, from: string, text: string) {
+  const id = `m-${++seq}`;
+  await db.transaction().execute((trx) =>
+    applyDeliveries(
+      ctx.deps,
+      trx,
+      [
+        {
+          deliveryId: id,
+          integrationKey: 'sms',
+          events: [
+            {
+              type: 'message',
+              externalAccountId: connection.externalAccountId,
+              externalMessageId: id,
+              contact: { externalId: from },
+              text,
+            },
+          ],
+        },
+      ],
+      new Date(),
+    ),
+  );
+  const row = await db.selectFrom('messages').select('thread_id').where('external_id', '=', id).executeTakeFirstOrThrow();
+  return row.thread_id;
+}
+
+const thread = async (headers: Record<string, string>, id: number) => (await call('GET', `/v1/threads/${id}`, headers)).json().data;
+const rule = async (headers: Record<string, string>, id: number) =>
+  (await call('GET', '/v1/automation-rules', headers)).json().data.find((r: { id: number }) => r.id === id);
+const transcript = (threadId: number, kind: 'activity' | 'note' | 'message') =>
+  db
+    .selectFrom('messages')
+    .select(['text', 'author_id', 'direction', 'status'])
+    .where('thread_id', '=', threadId)
+    .where('kind', '=', kind)
+    .orderBy('id')
+    .execute();
+const eventsOf = async (workspaceId: number, type: string) =>
+  (
+    await db
+      .selectFrom('webhook_events')
+      .select('body')
+      .where('workspace_id', '=', workspaceId)
+      .where('type', '=', type)
+      .orderBy('id')
+      .execute()
+  ).map((r) => JSON.parse(r.body as unknown as string).data);
+
+describe('/v1/automation-rules', () => {
+  it('lets admins create, list, change, reorder and delete rules; others get 403', async () => {
+    const { tenant } = await workspace();
+    const writer = await makeTenant(ctx.deps, { scopes: ['write'] });
+    expect((await call('GET', '/v1/automation-rules', writer.headers)).statusCode).toBe(403);
+
+    const a = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'Refunds',
+      event: 'message.created',
+      conditions: [{ field: 'text', op: 'contains', value: 'refund' }],
+      actions: [{ type: 'add_labels', labels: ['Refund'] }],
+    });
+    expect(a.statusCode, a.body).toBe(201);
+    expect(a.json().data).toEqual({
+      id: expect.any(Number),
+      name: 'Refunds',
+      enabled: true,
+      position: 0,
+      event: 'message.created',
+      match: 'all',
+      conditions: [{ field: 'text', op: 'contains', value: 'refund' }],
+      actions: [{ type: 'add_labels', labels: ['refund'] }],
+      idleMinutes: null,
+      statuses: null,
+      runs: 0,
+      lastRunAt: null,
+      lastError: null,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    const b = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'Urgent',
+      event: 'thread.created',
+      actions: [{ type: 'set_priority', priority: 'urgent' }],
+    });
+    expect(b.json().data.position).toBe(1);
+    const moved = await call('PATCH', `/v1/automation-rules/${a.json().data.id}`, tenant.headers, { position: 5, enabled: false });
+    expect(moved.json().data).toMatchObject({ position: 5, enabled: false });
+    const list = (await call('GET', '/v1/automation-rules', tenant.headers)).json().data;
+    expect(list.map((r: { name: string }) => r.name)).toEqual(['Urgent', 'Refunds']);
+    expect((await call('DELETE', `/v1/automation-rules/${b.json().data.id}`, tenant.headers)).statusCode).toBe(204);
+    expect((await call('DELETE', `/v1/automation-rules/${b.json().data.id}`, tenant.headers)).statusCode).toBe(404);
+    const audit = await db.selectFrom('audit_log').select('action').where('workspace_id', '=', tenant.workspace.id).orderBy('id').execute();
+    expect(audit.map((r) => r.action).filter((x) => x.startsWith('automation_rule'))).toEqual([
+      'automation_rule.created',
+      'automation_rule.created',
+      'automation_rule.updated',
+      'automation_rule.deleted',
+    ]);
+  });
+
+  it('refuses bad rules with a 422 naming the field, and writes nothing', async () => {
+    const { tenant } = await workspace();
+    const other = await makeTenant(ctx.deps);
+    const { user: stranger } = await makeUser(ctx.deps, other.workspace.id);
+    const base = { name: 'R', event: 'message.created', actions: [{ type: 'route' }] };
+    const cases: [object, number, RegExp][] = [
+      [{ ...base, conditions: [{ field: 'contact.phone', op: 'eq', value: 'x' }] }, 422, /conditions\[0\]\.field/],
+      [{ ...base, conditions: [{ field: 'text', op: 'matches', value: '.*' }] }, 422, /op/],
+      [{ ...base, conditions: [{ field: 'labels', op: 'in', value: 'vip' }] }, 422, /takes a list/],
+      [{ ...base, conditions: [{ field: 'status', op: 'eq', value: 'closed' }] }, 422, /not one of open/],
+      [{ ...base, conditions: [{ field: 'text', op: 'is_set', value: 'x' }] }, 422, /takes no value/],
+      [{ ...base, conditions: Array.from({ length: 21 }, () => ({ field: 'text', op: 'is_set' })) }, 422, /conditions/],
+      [{ ...base, actions: Array.from({ length: 11 }, () => ({ type: 'route' })) }, 422, /actions/],
+      [{ ...base, actions: [{ type: 'assign_user', userId: stranger.id }] }, 422, /actions\[0\]\.userId/],
+      [{ ...base, actions: [{ type: 'assign_team', teamId: 999999 }] }, 422, /actions\[0\]\.teamId/],
+      [
+        { ...base, actions: [{ type: 'reply', template: { name: 'nope', language: 'en', parameters: { body: [] } } }] },
+        422,
+        /actions\[0\]\.template/,
+      ],
+      [{ ...base, actions: [{ type: 'reply' }] }, 422, /either text or a template/],
+      [{ ...base, actions: [{ type: 'set_status', status: 'snoozed' }] }, 422, /snoozeMinutes/],
+      [{ ...base, event: 'thread.idle' }, 422, /idleMinutes/],
+      [{ ...base, event: 'thread.idle', idleMinutes: 4, statuses: ['open'] }, 422, /idleMinutes/],
+      [{ ...base, idleMinutes: 60 }, 422, /only a thread.idle rule/],
+    ];
+    for (const [body, status, message] of cases) {
+      const res = await call('POST', '/v1/automation-rules', tenant.headers, body);
+      expect(res.statusCode, JSON.stringify(body)).toBe(status);
+      expect(res.json().error.message, JSON.stringify(body)).toMatch(message);
+    }
+    expect((await call('GET', '/v1/automation-rules', tenant.headers)).json().data).toEqual([]);
+  });
+
+  it('holds at most 100 rules in a workspace', async () => {
+    const { tenant } = await workspace();
+    await db
+      .insertInto('automation_rules')
+      .values(
+        Array.from({ length: 100 }, (_, i) => ({
+          workspace_id: tenant.workspace.id,
+          name: `r${i}`,
+          position: i,
+          event: 'thread.created' as const,
+          actions: JSON.stringify([{ type: 'route' }]),
+          idle_minutes: null,
+          statuses: null,
+        })),
+      )
+      .execute();
+    const res = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'one more',
+      event: 'thread.created',
+      actions: [{ type: 'route' }],
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.message).toMatch(/at most 100/);
+  });
+});
+
+describe('rules at work', () => {
+  it('route a VIP through the API’s own code: labels, priority, team, activity lines naming the rule, events', async () => {
+    const { tenant, connection } = await workspace();
+    const team = (await call('POST', '/v1/teams', tenant.headers, { name: 'VIP desk' })).json().data;
+    const vip = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'VIP',
+      event: 'message.created',
+      conditions: [{ field: 'contact.attributes.tier', op: 'eq', value: 'VIP' }],
+      actions: [
+        { type: 'add_labels', labels: ['vip'] },
+        { type: 'set_priority', priority: 'urgent' },
+        { type: 'assign_team', teamId: team.id },
+        { type: 'note', text: 'VIP {{contact.name}} of {{workspace.name}} wrote ({{unknown.thing}})' },
+      ],
+    });
+    expect(vip.statusCode, vip.body).toBe(201);
+    const threadId = await contactWrites(connection, '+15550000001', 'hello');
+    // Not yet a VIP: nothing ran.
+    expect((await thread(tenant.headers, threadId)).labels).toEqual([]);
+    expect((await rule(tenant.headers, vip.json().data.id)).runs).toBe(0);
+    const contactId = (await db.selectFrom('threads').select('contact_id').where('id', '=', threadId).executeTakeFirstOrThrow()).contact_id;
+    const patched = await call('PATCH', `/v1/contacts/${contactId}`, tenant.headers, { name: 'Grace', attributes: { tier: 'vip' } });
+    expect(patched.statusCode, patched.body).toBe(200);
+
+    await contactWrites(connection, '+15550000001', 'hello again');
+    expect(await thread(tenant.headers, threadId)).toMatchObject({ labels: ['vip'], priority: 'urgent', teamId: team.id });
+    expect((await transcript(threadId, 'activity')).map((l) => l.text)).toEqual([
+      'Automation “VIP” added the label vip',
+      'Automation “VIP” set the priority to urgent',
+      'Automation “VIP” moved the conversation to the team VIP desk',
+    ]);
+    expect(await transcript(threadId, 'note')).toEqual([
+      { text: `VIP Grace of ${tenant.workspace.name} wrote ({{unknown.thing}})`, author_id: null, direction: 'outbound', status: 'sent' },
+    ]);
+    const updates = (await eventsOf(tenant.workspace.id, 'thread.updated')).filter((t) => t.id === threadId);
+    expect(updates.at(-1)).toMatchObject({ labels: ['vip'], priority: 'urgent', teamId: team.id });
+    expect(await rule(tenant.headers, vip.json().data.id)).toMatchObject({ runs: 1, lastRunAt: expect.any(String), lastError: null });
+  });
+
+  it('record a failing action in lastError and still apply the others', async () => {
+    const { tenant, connection } = await workspace();
+    const { user: bo } = await makeUser(ctx.deps, tenant.workspace.id, { name: 'Bo' });
+    const created = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'Greeter',
+      event: 'thread.created',
+      actions: [
+        { type: 'assign_user', userId: bo.id },
+        { type: 'add_labels', labels: ['new'] },
+        { type: 'reply', text: 'Hi {{contact.name}}, {{agent.name}} is on it' },
+      ],
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    // Bo leaves after the rule was saved: assigning to him now fails as the API refuses it.
+    await db.updateTable('users').set({ active: false }).where('id', '=', bo.id).execute();
+    const threadId = await contactWrites(connection, '+15550000002', 'hi');
+    expect(await thread(tenant.headers, threadId)).toMatchObject({ labels: ['new'], assigneeId: null });
+    const replies = await db
+      .selectFrom('messages')
+      .select(['text', 'status'])
+      .where('thread_id', '=', threadId)
+      .where('direction', '=', 'outbound')
+      .where('kind', '=', 'message')
+      .execute();
+    expect(replies).toEqual([{ text: 'Hi ,  is on it', status: 'queued' }]);
+    expect(await rule(tenant.headers, created.json().data.id)).toMatchObject({
+      runs: 1,
+      lastError: 'actions[0] assign_user: assigneeId names no active user of this workspace',
+    });
+  });
+
+  it('fire thread.updated on a change through the API, but never on changes rules make', async () => {
+    const { tenant, connection } = await workspace();
+    const pending = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'Waiting',
+      event: 'thread.updated',
+      conditions: [{ field: 'status', op: 'eq', value: 'pending' }],
+      actions: [
+        { type: 'add_labels', labels: ['waiting'] },
+        { type: 'set_status', status: 'open' },
+      ],
+    });
+    const labeller = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'Labeller',
+      event: 'thread.created',
+      actions: [{ type: 'set_status', status: 'pending' }],
+    });
+    expect(labeller.statusCode).toBe(201);
+    const threadId = await contactWrites(connection, '+15550000003', 'hi');
+    // The thread.created rule made it pending; that change fired no thread.updated rule.
+    expect(await thread(tenant.headers, threadId)).toMatchObject({ status: 'pending', labels: [] });
+    expect((await rule(tenant.headers, pending.json().data.id)).runs).toBe(0);
+
+    await call('PATCH', `/v1/threads/${threadId}`, tenant.headers, { status: 'open' });
+    const res = await call('PATCH', `/v1/threads/${threadId}`, tenant.headers, { status: 'pending' });
+    expect(res.statusCode).toBe(200);
+    // The answer is the thread as the rule left it; the rule's own set_status fired nothing more.
+    expect(res.json().data).toMatchObject({ status: 'open', labels: ['waiting'] });
+    expect((await rule(tenant.headers, pending.json().data.id)).runs).toBe(1);
+    // A patch that changes nothing fires nothing.
+    await call('PATCH', `/v1/threads/${threadId}`, tenant.headers, { status: 'open' });
+    expect((await rule(tenant.headers, pending.json().data.id)).runs).toBe(1);
+  });
+
+  it('label a conversation opened outside business hours, read in the workspace’s hours', async () => {
+    const { tenant, connection } = await workspace();
+    // Open only on a weekday other than today's (UTC), so now is outside whatever the time.
+    const days = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+    const other = days[(new Date().getUTCDay() + 3) % 7]!;
+    const hours = await call('PATCH', '/v1/workspace', tenant.headers, {
+      businessHours: { timezone: 'UTC', weekly: { [other]: [['09:00', '17:00']] }, holidays: [] },
+    });
+    expect(hours.statusCode, hours.body).toBe(200);
+    const created = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'Out of hours',
+      event: 'thread.created',
+      conditions: [{ field: 'insideBusinessHours', op: 'eq', value: false }],
+      actions: [{ type: 'add_labels', labels: ['out-of-hours'] }],
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const threadId = await contactWrites(connection, '+15550000004', 'anyone there?');
+    expect((await thread(tenant.headers, threadId)).labels).toEqual(['out-of-hours']);
+    // Always open (null): the same rule does not match.
+    await call('PATCH', '/v1/workspace', tenant.headers, { businessHours: null });
+    const next = await contactWrites(connection, '+15550000005', 'hello?');
+    expect((await thread(tenant.headers, next)).labels).toEqual([]);
+  });
+});
