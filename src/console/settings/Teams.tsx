@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { Connection, Team, TeamUser } from '../../client/client';
+import type { Connection, Team, TeamUser } from '../../../packages/client/src/index';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { attempt, collect, useLoad } from '../shared/use-load';
