@@ -20,7 +20,10 @@ const CANNED_RESPONSES = 20;
 const SIMILAR_THREADS = 5;
 const REPLIES_PER_THREAD = 2;
 
-export type AiDeps = Pick<Deps, 'db' | 'secretKey' | 'metrics' | 'now'> & { config: { previousSecretKey?: Buffer | undefined }; ai: AiClient };
+export type AiDeps = Pick<Deps, 'db' | 'secretKey' | 'metrics' | 'now'> & {
+  config: { previousSecretKey?: Buffer | undefined };
+  ai: AiClient;
+};
 
 /*
  * Everything a prompt holds beside the instructions is data: customers' words, canned
