@@ -238,17 +238,22 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       preHandler: [optionalAuth(deps, { allowPat: true }), refusePat],
       schema: {
         summary: 'Exchange an auth code for a session',
-        description: 'Trades a one-time `auth_code` for the login response shape.',
+        description:
+          'Trades a one-time `auth_code` for the login response shape; also sets the console’s `HttpOnly` refresh cookie, as login does.',
         body: Type.Object({ auth_code: Type.String({ minLength: 1, maxLength: 200 }) }),
         response: { 200: LoginResponse },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const spent = await consumeAuthCode(deps.db, sha256Hex(request.body.auth_code), deps.now());
       if (!spent) throw errors.unauthorized('invalid, used or expired auth code');
       const user = await findUser(deps.db, spent.user_id);
       if (!user?.active) throw errors.unauthorized('invalid, used or expired auth code');
-      return withMeta(request, (await startSession(deps, app.jwt, user, spent.remember)).answer);
+      const started = await startSession(deps, app.jwt, user, spent.remember);
+      // The console's single sign-on ends here: the cookie keeps its session across reloads,
+      // as a password sign-in's does. Programs that trade codes ignore it.
+      giveRefreshCookie(reply, started.session);
+      return withMeta(request, started.answer);
     },
   );
 };

@@ -67,6 +67,12 @@ async function exchange(location: string) {
   expect(code, location).toBeDefined();
   const res = await ctx.app.inject({ method: 'POST', url: '/api/user/generate-token', payload: { auth_code: decodeURIComponent(code!) } });
   expect(res.statusCode, res.body).toBe(200);
+  // The console's session outlives a reload: the exchange sets the refresh cookie, as a login does.
+  const cookie = /^inbox_refresh=([^;]+)/.exec(String(res.headers['set-cookie']))?.[1];
+  expect(cookie, 'the refresh cookie').toBeDefined();
+  const refreshed = await ctx.app.inject({ method: 'POST', url: '/api/user/refresh', headers: { cookie: `inbox_refresh=${cookie}` } });
+  expect(refreshed.statusCode, refreshed.body).toBe(200);
+  expect(refreshed.json().data.id).toBe(res.json().data.id);
   return res.json().access_token as string;
 }
 
