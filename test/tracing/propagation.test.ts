@@ -21,6 +21,8 @@ const ctx = await useTestContext({
   env: { INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET, apiBaseUrl: fake.baseUrls.whatsapp } }) },
 });
 
+let tenantHeaders: Record<string, string> = {};
+
 async function spansWhere(pick: (s: ReceivedSpan) => boolean, what: string): Promise<ReceivedSpan> {
   return waitFor(async () => {
     await traced.flush();
@@ -31,6 +33,7 @@ async function spansWhere(pick: (s: ReceivedSpan) => boolean, what: string): Pro
 describe('the trace context from a webhook to the provider call', () => {
   it('carries one trace from the delivery through the worker and the away reply’s send to the provider', async () => {
     const tenant = await makeTenant(ctx.deps);
+    tenantHeaders = tenant.headers;
     const connection = await makeConnection(ctx.deps, tenant.workspace.id, {
       integrationKey: 'whatsapp',
       externalAccountId: ACCOUNT,
@@ -85,6 +88,34 @@ describe('the trace context from a webhook to the provider call', () => {
     expect(provider.traceId).toBe(traceId);
     expect(provider.name).toBe('POST');
     // The provider itself was handed the trace.
+    expect(call.headers.traceparent).toBe(`00-${traceId}-${provider.spanId}-01`);
+  });
+
+  it('carries a reply request’s trace to its send and the provider call', async () => {
+    const { thread_id: threadId } = await ctx.deps.db
+      .selectFrom('messages')
+      .select('thread_id')
+      .where('external_id', '=', 'wamid.traced-1')
+      .executeTakeFirstOrThrow();
+    const traceId = randomBytes(16).toString('hex');
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${threadId}/messages`,
+      headers: { ...tenantHeaders, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+      payload: { text: 'A person answers.' },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const call = await waitFor(
+      async () => fake.requests.find((r) => (r.parsed as { text?: { body?: string } }).text?.body === 'A person answers.'),
+      'the reply’s send',
+    );
+    const request = await spansWhere((s) => s.traceId === traceId && s.kind === SPAN_KIND.server, 'the reply request');
+    const send = await spansWhere((s) => s.name === 'send whatsapp' && s.traceId === traceId, 'the send span');
+    expect(send.parentSpanId).toBe(request.spanId);
+    const provider = await spansWhere(
+      (s) => s.parentSpanId === send.spanId && s.attributes['http.request.method'] !== undefined,
+      'the provider call',
+    );
     expect(call.headers.traceparent).toBe(`00-${traceId}-${provider.spanId}-01`);
   });
 
