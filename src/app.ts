@@ -51,6 +51,7 @@ import { searchRoutes } from './threads/search.routes.js';
 import { threadWorkflowRoutes } from './threads/thread-workflow.routes.js';
 import { threadsRoutes } from './threads/threads.routes.js';
 import { viewingRoutes } from './threads/viewing.routes.js';
+import { tracing } from './tracing/tracing.js';
 import type { PresenceTimings } from './users/presence.js';
 import { usersRoutes } from './users/users.routes.js';
 import { deadLetterRoutes } from './webhooks-in/dead-letter.routes.js';
@@ -150,6 +151,8 @@ function httpServer(deps: Deps) {
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // First, so a request's span covers every hook after it.
+  tracing()?.instrument(app);
   app.setValidatorCompiler(validatorCompiler);
   // Before any route: every body refuses fields it does not declare (422 naming the field).
   app.addHook('onRoute', refuseUndeclaredFields);

@@ -130,6 +130,11 @@ export interface Config {
   queuePoolMax: number;
   /** `serve` migrates the database before it starts (INBOX_MIGRATE_ON_START); false leaves it to `inbox migrate`. */
   migrateOnStart: boolean;
+  /**
+   * OTEL_EXPORTER_OTLP_ENDPOINT: the OTLP/HTTP collector's base URL (traces go to `/v1/traces`
+   * under it); unset, nothing of OpenTelemetry is loaded.
+   */
+  otelEndpoint: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -330,6 +335,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     dbPoolMax: int('INBOX_DB_POOL_MAX', POOL_DEFAULTS.db, 1, 1000),
     queuePoolMax: int('INBOX_QUEUE_POOL_MAX', POOL_DEFAULTS.queue, 1, 1000),
     migrateOnStart: str('INBOX_MIGRATE_ON_START') === undefined ? true : bool('INBOX_MIGRATE_ON_START'),
+    otelEndpoint: str('OTEL_EXPORTER_OTLP_ENDPOINT'),
   };
   const storage = str('INBOX_STORAGE') ?? 'postgres';
   if (storage === 'postgres' || storage === 's3') config.storage = storage;
@@ -337,6 +343,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   if (config.storage === 's3' && config.s3.bucket === undefined) problems.push('INBOX_S3_BUCKET: required when INBOX_STORAGE=s3');
   if (config.s3.endpoint !== undefined && !/^https?:\/\//.test(config.s3.endpoint)) {
     problems.push(`INBOX_S3_ENDPOINT: expected an http(s) URL, got "${config.s3.endpoint}"`);
+  }
+  if (config.otelEndpoint !== undefined && !/^https?:\/\/[^/]/.test(config.otelEndpoint)) {
+    problems.push(`OTEL_EXPORTER_OTLP_ENDPOINT: expected an http(s) URL, got "${config.otelEndpoint}"`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

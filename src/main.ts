@@ -18,6 +18,8 @@ import { visitorBus } from './livechat/visitor-events.js';
 import { createLogger, type Logger } from './logger.js';
 import { systemMailer } from './mail/system-mailer.js';
 import { createMetrics } from './metrics.js';
+import { startTracing, stopTracing } from './tracing/tracing.js';
+import { packageVersion } from './version.js';
 import { InboxWriter } from './webhooks-in/inbox-writer.js';
 import { announceSetupLink } from './workspaces/first-run.js';
 
@@ -247,7 +249,12 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
   const role = options.role ?? 'all';
   const config = loadConfig(options.env);
   const log = createLogger(config.logLevel);
-  const infra = await openInfrastructure(config, log, { schedule: role !== 'api' });
+  // Before the pools and the app exist, so their first statement and request are traced.
+  if (config.otelEndpoint) await startTracing({ endpoint: config.otelEndpoint, role, version: packageVersion() });
+  const infra = await openInfrastructure(config, log, { schedule: role !== 'api' }).catch(async (err: unknown) => {
+    await stopTracing();
+    throw err;
+  });
   const { deps } = infra;
   let app: FastifyInstance | undefined;
   let url: string | undefined;
@@ -271,6 +278,7 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
   } catch (err) {
     await app?.close().catch(() => {});
     await infra.close().catch(() => {});
+    await stopTracing();
     throw err;
   }
   let stopping: Promise<void> | undefined;
@@ -286,6 +294,8 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
         await systemMailer(deps)?.settled();
         await workers?.stop();
         await infra.close();
+        // Last: the spans of the shutdown's own work are sent too.
+        await stopTracing();
         log.info('inbox stopped');
       })();
       return stopping;

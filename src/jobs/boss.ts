@@ -1,5 +1,6 @@
 import { PgBoss } from 'pg-boss';
 import type { Logger } from '../logger.js';
+import { tracing } from '../tracing/tracing.js';
 
 export const BOSS_SCHEMA = 'pgboss';
 
@@ -33,6 +34,9 @@ export async function startBoss(
     // Queues created with `notify` wake their workers through LISTEN/NOTIFY the moment a job
     // commits, instead of waiting for the next poll.
     useListenNotify: true,
+    // pg-boss's own spans (send, process, settle) join the service's when tracing is on; off,
+    // it does not even make no-op spans.
+    openTelemetry: { enabled: tracing() !== undefined },
   });
   boss.on('error', (err) => log.error({ err }, 'queue error'));
   await boss.start();

@@ -14,6 +14,7 @@ import type { EmailHeaders } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { defaultQueueOptions, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
+import { inSpan, tracing } from '../tracing/tracing.js';
 import { MissingBytesError, outboundAttachments } from './outbound-attachments.js';
 import { findSendContexts, type SendResult } from './replies.queries.js';
 import { claimSends, holdClaims, SEND_CLAIM_MARGIN_MS, settleClaims } from './send-claim.js';
@@ -160,10 +161,20 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
     );
     const files = new Map([...stored].map(([messageId, rows]) => [messageId, outboundAttachments(deps, rows)]));
     const outcomes = await Promise.all(
-      unique.map(async (job) => ({
-        job,
-        outcome: await sendOne(deps, contexts.get(job.messageId)!, senderOf, credentialsOf, files.get(job.messageId) ?? []),
-      })),
+      unique.map(async (job) => {
+        const ctx = contexts.get(job.messageId)!;
+        const send = () => sendOne(deps, ctx, senderOf, credentialsOf, files.get(job.messageId) ?? []);
+        // Each reply's provider call continues the trace that queued it.
+        const outcome = tracing()
+          ? await inSpan(
+              `send ${ctx.integration_key}`,
+              [job.traceparent],
+              { 'inbox.message_id': job.messageId, 'inbox.attempt': job.attempt },
+              send,
+            )
+          : await send();
+        return { job, outcome };
+      }),
     );
 
     await deps.db.transaction().execute(async (trx) => {
@@ -179,7 +190,7 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
         // A timeout may hide a send the provider took: the next attempt can deliver it again.
         if (outcome.outcome === 'retry')
           deps.log.info({ messageId: job.messageId, attempt: job.attempt, error: outcome.error }, 'reply send to be retried');
-        if (at) retries.push({ job: { messageId: job.messageId, attempt: job.attempt + 1 }, at });
+        if (at) retries.push({ job: { ...job, attempt: job.attempt + 1 }, at });
         else {
           const error =
             outcome.outcome === 'retry'

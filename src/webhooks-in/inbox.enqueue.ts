@@ -28,6 +28,11 @@ export interface DeliveriesJob {
   ids: string[];
   /** One delivery, as jobs written before jobs carried batches. */
   id?: string;
+  /**
+   * With tracing on, the W3C traceparent of the request that brought each delivery, by id: a
+   * job gathers the deliveries of many requests (a group commit), each of its own trace.
+   */
+  traces?: Record<string, string>;
 }
 
 /** The ids a job stands for, whichever shape it was written in. */
@@ -50,19 +55,29 @@ export const JOB_DELIVERIES = 500;
  * Job ids are time-ordered (UUIDv7) rather than pg-boss's random default, so the job table's
  * primary key grows at its right edge instead of touching a random index page per job.
  */
-export async function enqueueDeliveries(boss: PgBoss, target: EnqueueTarget, items: { id: string; startAfter?: Date }[]): Promise<void> {
+export async function enqueueDeliveries(
+  boss: PgBoss,
+  target: EnqueueTarget,
+  items: { id: string; startAfter?: Date; traceparent?: string | undefined }[],
+): Promise<void> {
   if (items.length === 0) return;
   const due = new Map<number | undefined, string[]>();
+  let traces: Map<string, string> | undefined;
   for (const item of items) {
     const at = item.startAfter?.getTime();
     const ids = due.get(at);
     if (ids) ids.push(item.id);
     else due.set(at, [item.id]);
+    if (item.traceparent !== undefined) {
+      traces ??= new Map();
+      traces.set(item.id, item.traceparent);
+    }
   }
   const jobs = [];
   for (const [at, ids] of due) {
     for (let i = 0; i < ids.length; i += JOB_DELIVERIES) {
       const data: DeliveriesJob = { ids: ids.slice(i, i + JOB_DELIVERIES) };
+      if (traces) data.traces = tracesOf(data.ids, traces);
       jobs.push(at === undefined ? { id: uuid7(), data } : { id: uuid7(), data, startAfter: new Date(at) });
     }
   }
@@ -71,4 +86,13 @@ export async function enqueueDeliveries(boss: PgBoss, target: EnqueueTarget, ite
       ? { executeSql: (text: string, values?: unknown[]) => target.client.query({ name: statementName(text), text, values }) }
       : jobsIn(target.trx);
   await boss.insert(WEBHOOK_QUEUE, jobs, { db });
+}
+
+function tracesOf(ids: string[], traces: Map<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const id of ids) {
+    const t = traces.get(id);
+    if (t !== undefined) out[id] = t;
+  }
+  return out;
 }

@@ -20,6 +20,8 @@ export interface NewInboxRow {
   verification: VerificationKind;
   /** The account the verification itself established, when it did (a Telegram secret names its bot). */
   verifiedAccount?: string | null;
+  /** The traceparent of the request that brought it (tracing on): queued with its job, not stored. */
+  traceparent?: string | undefined;
 }
 
 const COLUMNS = 'id, integration_key, event, raw_body, verification, verified_account';

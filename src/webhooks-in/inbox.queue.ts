@@ -1,6 +1,7 @@
 import { uuid7Time } from '../crypto/uuid7.js';
 import type { Deps } from '../deps.js';
 import { defaultQueueOptions, type QueueDefinition } from '../jobs/queue.js';
+import { inSpan } from '../tracing/tracing.js';
 import { type DeliveriesJob, idsOf, WEBHOOK_QUEUE } from './inbox.enqueue.js';
 import { systemClock, yieldToIngest } from './ingest-priority.js';
 import { type BatchOutcome, processDeliveries } from './process-deliveries.js';
@@ -36,6 +37,7 @@ export const webhookQueue: QueueDefinition<DeliveriesJob> = {
     options: { batchSize: 20, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 2, burstWhenBatchFull: true, localConcurrency: 3 },
     async handle(deps, jobs, { ingest, searchIndex } = {}) {
       const ids = [...new Set(jobs.flatMap((j) => idsOf(j.data)))];
+      const traces = tracesOf(jobs);
       let yielded = 0;
       for (let i = 0; i < ids.length; i += PROCESS_BATCH) {
         const batch = ids.slice(i, i + PROCESS_BATCH);
@@ -45,7 +47,14 @@ export const webhookQueue: QueueDefinition<DeliveriesJob> = {
         searchIndex?.begin();
         let outcome: BatchOutcome;
         try {
-          outcome = await processDeliveries(deps, batch);
+          outcome = traces
+            ? await inSpan(
+                'process deliveries',
+                batch.map((id) => traces.get(id)),
+                { 'inbox.deliveries': batch.length },
+                () => processDeliveries(deps, batch),
+              )
+            : await processDeliveries(deps, batch);
         } finally {
           searchIndex?.end();
         }
@@ -54,6 +63,17 @@ export const webhookQueue: QueueDefinition<DeliveriesJob> = {
     },
   },
 };
+
+/** The traceparent each delivery's request had, when tracing put them in the jobs. */
+function tracesOf(jobs: { data: DeliveriesJob }[]): Map<string, string> | undefined {
+  let traces: Map<string, string> | undefined;
+  for (const job of jobs) {
+    if (!job.data.traces) continue;
+    traces ??= new Map();
+    for (const [id, t] of Object.entries(job.data.traces)) traces.set(id, t);
+  }
+  return traces;
+}
 
 /** When the oldest of these deliveries was received, read from their time-ordered ids. */
 function oldestOf(ids: string[]): number {

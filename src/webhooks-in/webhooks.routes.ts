@@ -11,6 +11,7 @@ import { uuid7 } from '../crypto/uuid7.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { acceptRawBodies, rawBodyFrom } from '../http/raw-body.js';
+import { currentTraceparent } from '../tracing/tracing.js';
 import type { InboxWriter } from './inbox-writer.js';
 import { deliveryVerifier, logDelivery, type TokenClaim } from './verify-delivery.js';
 
@@ -122,6 +123,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inb
         verification: verification.via,
         // The one account the worker lets the delivery touch (an event naming another is dropped).
         verifiedAccount: account ?? null,
+        traceparent: currentTraceparent(),
       });
     } catch (err) {
       // Not stored: the provider sends it again with the same one-time token, which must pass.

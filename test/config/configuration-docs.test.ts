@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
  */
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-const VARIABLE = /'((?:INBOX|DATABASE|NODE|LOG|AWS)_[A-Z0-9_]+|PORT|HOST)'/g;
+const VARIABLE = /'((?:INBOX|DATABASE|NODE|LOG|AWS|OTEL)_[A-Z0-9_]+|PORT|HOST)'/g;
 const variables = [...new Set([...read('src/config.ts').matchAll(VARIABLE)].map((m) => m[1]!))];
 
 describe('the configuration is documented', () => {
