@@ -71,6 +71,14 @@ async function callModel(
   }
 }
 
+/**
+ * A thread the caller may not see is not found before anything else is said about it (not
+ * even that AI assist is off or over its budget).
+ */
+async function seenThread(deps: AiDeps, auth: TenantAuth, threadId: number) {
+  if (!(await findThread(deps.db, auth, threadId))) throw errors.notFound('thread');
+}
+
 /** The thread the caller sees, with its newest messages oldest first (notes only when asked; activity never). */
 async function threadForPrompt(deps: AiDeps, auth: TenantAuth, threadId: number, includeNotes: boolean) {
   const thread = await findThread(deps.db, auth, threadId);
@@ -107,6 +115,7 @@ export async function suggestReply(
   options: { includeNotes: boolean; onDelta?: (text: string) => void },
 ) {
   checkNotes(auth, options.includeNotes);
+  await seenThread(deps, auth, threadId);
   let sources: number[] = [];
   const prompt = async (): Promise<ChatMessage[]> => {
     const { thread, messages } = await threadForPrompt(deps, auth, threadId, options.includeNotes);
@@ -144,6 +153,7 @@ export async function suggestReply(
 /** `POST /v1/threads/:id/ai/summarize`: a private note by the caller, marked `ai`, summarizing the thread. */
 export async function summarizeThread(deps: AiDeps & Deps, auth: TenantAuth, threadId: number, options: { includeNotes: boolean }) {
   checkNotes(auth, options.includeNotes);
+  await seenThread(deps, auth, threadId);
   const text = await callModel(
     deps,
     auth.workspaceId,

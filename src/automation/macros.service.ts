@@ -3,6 +3,7 @@ import { recordAudit, type Trail } from '../audit/audit.js';
 import { isAdmin, type TenantAuth } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
+import { lockThread } from '../threads/thread-workflow.queries.js';
 import { findThreadViews } from '../threads/threads.queries.js';
 import { threadResource } from '../threads/threads.resources.js';
 import { applyAction } from './apply-action.js';
@@ -67,10 +68,12 @@ const stateOf = (t: { status: string; assignee_id: number | null; team_id: numbe
  */
 export async function runMacro(deps: Deps, auth: TenantAuth, threadId: number, macroId: number) {
   return deps.db.transaction().execute(async (trx) => {
+    // The thread first, as the caller sees it: one they may not see is not found, whatever the macro.
+    if (!(await lockThread(trx, auth, threadId))) throw errors.notFound('thread');
     const macro = await findMacro(trx, auth.workspaceId, macroId, userOf(auth));
     if (!macro) throw errors.notFound('macro');
     const [before] = await findThreadViews(trx, [threadId]);
-    if (!before || before.workspace_id !== auth.workspaceId) throw errors.notFound('thread');
+    if (!before) throw errors.notFound('thread');
     const now = deps.now();
     for (const action of macro.actions) await applyAction(deps, trx, auth, threadId, action, now);
     const [changed] = await findThreadViews(trx, [threadId]);

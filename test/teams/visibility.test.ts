@@ -47,6 +47,12 @@ async function thread(teamId: number | null, assigneeId: number | null = null) {
   await db.updateTable('attachments').set({ message_id: message.id }).where('id', '=', attachmentId).execute();
   return { id: row.id, messageId: message.id, attachmentId };
 }
+/** A shared macro, so the route that runs one on a thread is walked with a macro that exists. */
+const macro = await ok('POST', '/v1/macros', ada.headers, {
+  name: 'Tag it',
+  actions: [{ type: 'add_labels', labels: ['tagged'] }],
+  shared: true,
+});
 const mine = await thread(billing.id);
 const noTeam = await thread(null);
 const assigned = await thread(returns.id, bo.user.id);
@@ -70,7 +76,12 @@ const BODIES: Record<string, object> = {
   'POST /v1/threads/:id/messages': { text: 'a note', private: true },
 };
 /** Visible, and still refused for what the thread is (a WhatsApp thread has no visitor to block). */
-const SEEN_BUT_REFUSED: Record<string, number> = { 'POST /v1/threads/:id/block-visitor': 422 };
+const SEEN_BUT_REFUSED: Record<string, number> = {
+  'POST /v1/threads/:id/block-visitor': 422,
+  // AI assist is off in this workspace: the thread is seen, the call refused.
+  'POST /v1/threads/:id/ai/suggest-reply': 409,
+  'POST /v1/threads/:id/ai/summarize': 409,
+};
 
 const scopedRoutes = () =>
   routes.filter(
@@ -85,7 +96,7 @@ async function walk(t: typeof mine, headers: Record<string, string>) {
   for (const route of scopedRoutes()) {
     const key = `${route.method} ${route.url}`;
     const scope = SCOPED.find((s) => route.url.startsWith(s.prefix))!;
-    const url = route.url.replace(':id', String(scope.id(t)));
+    const url = route.url.replace(':id', String(scope.id(t))).replace(':macroId', String(macro.id));
     const res = await call(
       route.method as Method,
       url,
