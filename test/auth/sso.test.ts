@@ -5,6 +5,7 @@ import { checkSsoSetting } from '../../src/workspaces/sso-setting.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 import { signInAtIdp, startTestIdp } from '../helpers/oidc.js';
+import { waitFor } from '../helpers/webhooks.js';
 
 const PUBLIC_URL = 'http://inbox.test';
 const ctx = await useTestContext({ env: { INBOX_PUBLIC_URL: PUBLIC_URL, INBOX_ALLOW_PRIVATE_SSO: 'true' } });
@@ -196,6 +197,49 @@ describe('signing in with the identity provider', () => {
     expect(res.json().error.message).toMatch(/nonce/);
     const failed = (await auditActions()).filter((e) => e.action === 'sign_in.sso_failed').at(-1);
     expect(String(failed?.changes?.reason?.new)).toMatch(/nonce/);
+  });
+
+  /** A refusal at the callback: the error envelope, audited with its reason, and no session begun. */
+  async function expectRefused(run: () => ReturnType<typeof callback>, reason: RegExp) {
+    const codes = async () => (await ctx.deps.db.selectFrom('auth_codes').select('code_hash').execute()).length;
+    const signIns = async () => (await auditActions()).filter((e) => e.action === 'sign_in.sso').length;
+    const before = { codes: await codes(), signIns: await signIns() };
+    const res = await run();
+    expect(res.statusCode, res.body).toBe(401);
+    expect(res.json().error.code).toBe('unauthorized');
+    expect(res.json().error.message).toMatch(reason);
+    const failed = (await auditActions()).filter((e) => e.action === 'sign_in.sso_failed').at(-1);
+    expect(String(failed?.changes?.reason?.new)).toMatch(reason);
+    expect({ codes: await codes(), signIns: await signIns() }).toEqual(before);
+  }
+
+  it('refuses an authorization code that expired before the callback traded it', async () => {
+    idp.authorizationCodeTtl = 1;
+    try {
+      await expectRefused(async () => {
+        const { location, state } = await start();
+        const back = await signInAtIdp(location, 'ada');
+        const code = back.searchParams.get('code')!;
+        // Until the provider's clock says the code's lifetime is over.
+        await waitFor(() => idp.codeExpired(code), 'the authorization code to expire', 5_000);
+        return callback(back, state);
+      }, /invalid_grant/);
+    } finally {
+      idp.authorizationCodeTtl = 60;
+    }
+  });
+
+  it('refuses an ID token the identity provider signed for another client (audience)', async () => {
+    await expectRefused(async () => {
+      const { location, state } = await start();
+      // Genuinely signed by the same provider, for the same person and this sign-in's nonce:
+      // only its audience says it is not meant for this service.
+      const nonce = new URL(location).searchParams.get('nonce')!;
+      idp.nextIdToken = await idp.idTokenOfOtherClient('ada', nonce);
+      const back = await signInAtIdp(location, 'ada');
+      return callback(back, state);
+    }, /"aud"/);
+    expect(idp.nextIdToken, 'the token response was answered with the other client’s ID token').toBeUndefined();
   });
 
   it('refuses an e-mail of a domain not allowed, and one the provider does not vouch for; neither becomes a user', async () => {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
@@ -15,8 +15,21 @@ export interface TestIdp {
   clientId: string;
   clientSecret: string;
   accounts: Map<string, IdpAccount>;
+  /** Seconds an authorization code issued from now on lives (the provider's default: 60). */
+  authorizationCodeTtl: number;
+  /** Whether the provider holds `code` as expired by its clock; throws when it holds no such code. */
+  codeExpired(code: string): Promise<boolean>;
+  /**
+   * An ID token the provider signs for its second client (another relying party), for
+   * `accountId` and carrying `nonce`: what a token meant for someone else looks like.
+   */
+  idTokenOfOtherClient(accountId: string, nonce: string): Promise<string>;
+  /** Replaces the id_token of the next token response of the first client with this one. */
+  nextIdToken: string | undefined;
   close(): Promise<void>;
 }
+
+const OTHER_REDIRECT_URI = 'http://other-app.test/callback';
 
 /**
  * A real OpenID provider (oidc-provider) on loopback, with one confidential client whose
@@ -30,17 +43,21 @@ export async function startTestIdp(redirectUri: string): Promise<TestIdp> {
   const clientId = `inbox-${randomBytes(3).toString('hex')}`;
   const clientSecret = randomBytes(24).toString('base64url');
   const accounts = new Map<string, IdpAccount>();
+  const other = { id: `other-${randomBytes(3).toString('hex')}`, secret: randomBytes(24).toString('base64url') };
+  const client = (id: string, secret: string, uri: string) => ({
+    client_id: id,
+    client_secret: secret,
+    redirect_uris: [uri],
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'client_secret_basic',
+  });
   const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: clientId,
-        client_secret: clientSecret,
-        redirect_uris: [redirectUri],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_basic',
-      },
-    ],
+    clients: [client(clientId, clientSecret, redirectUri), client(other.id, other.secret, OTHER_REDIRECT_URI)],
+    ttl: { AuthorizationCode: () => idp.authorizationCodeTtl },
+    // The memory store keeps an artifact this long past its expiry: an expired code is then
+    // answered as expired, not as unknown.
+    clockTolerance: 60,
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     cookies: { keys: [randomBytes(16).toString('hex')] },
     features: { devInteractions: { enabled: true } },
@@ -51,18 +68,60 @@ export async function startTestIdp(redirectUri: string): Promise<TestIdp> {
       return { accountId: id, claims: async () => ({ sub: id, ...account }) };
     },
   });
+  // After the provider answered: the token response's id_token swapped, as a man in the middle would.
+  provider.use(async (ctx, next) => {
+    await next();
+    const body = ctx.body as { id_token?: string } | undefined;
+    if (ctx.oidc?.route !== 'token' || ctx.oidc.client?.clientId !== clientId || !body?.id_token || !idp.nextIdToken) return;
+    body.id_token = idp.nextIdToken;
+    idp.nextIdToken = undefined;
+  });
   server.on('request', provider.callback());
-  return {
+  const idp: TestIdp = {
     issuer,
     clientId,
     clientSecret,
     accounts,
+    authorizationCodeTtl: 60,
+    nextIdToken: undefined,
+    async codeExpired(code) {
+      const found = await provider.AuthorizationCode.find(code, { ignoreExpiration: true });
+      if (!found) throw new Error('the identity provider holds no such authorization code');
+      return found.isExpired;
+    },
+    async idTokenOfOtherClient(accountId, nonce) {
+      const verifier = randomBytes(32).toString('base64url');
+      const authorize = new URL('/auth', issuer);
+      authorize.search = new URLSearchParams({
+        client_id: other.id,
+        redirect_uri: OTHER_REDIRECT_URI,
+        response_type: 'code',
+        scope: 'openid email profile',
+        nonce,
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+      }).toString();
+      const code = (await signInAtIdp(authorize.href, accountId)).searchParams.get('code');
+      if (!code) throw new Error('the identity provider gave the other client no code');
+      const res = await fetch(new URL('/token', issuer), {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${other.id}:${other.secret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: OTHER_REDIRECT_URI, code_verifier: verifier }),
+      });
+      const tokens = (await res.json()) as { id_token?: string };
+      if (!tokens.id_token) throw new Error(`the identity provider answered no id_token: ${JSON.stringify(tokens)}`);
+      return tokens.id_token;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+  return idp;
 }
 
 /** A cookie jar of one origin, enough for the provider's session and interaction cookies. */
