@@ -8,7 +8,7 @@ import type { ExportsTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
-import { BigId, isUuid } from '../http/ids.js';
+import { isUuid } from '../http/ids.js';
 import { Envelope, Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { requestExport } from './exports.js';
 import { findExport } from './exports.queries.js';
@@ -60,7 +60,7 @@ export const exportsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       schema: {
         summary: 'Export a contact as a zip',
         description: 'A job writes the zip; poll `GET /v1/exports/:id`. Deleted 24 h after.',
-        params: Type.Object({ id: BigId }),
+        params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the contact id' }) }),
         response: { 202: Envelope(ExportAccepted) },
       },
     },
