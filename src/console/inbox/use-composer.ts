@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { CannedResponse, ReplyRequest, Thread, WhatsappTemplate } from '../../../packages/client/src/index';
 import { fillVariables } from '../../canned-responses/variables';
-import { errorText, InboxClientError } from '../shared/api';
+import { errorText, InboxClientError, unanswered } from '../shared/api';
 import { type Session, session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { useLoad } from '../shared/use-load';
@@ -43,7 +43,7 @@ export function useReply(thread: Thread) {
           return 'sent';
         } catch (err) {
           // The request may have reached the service: only the same key may try again.
-          if (err instanceof TypeError && attempt < RETRY_MS.length) {
+          if (unanswered(err) && attempt < RETRY_MS.length) {
             await new Promise((r) => setTimeout(r, RETRY_MS[attempt]));
             continue;
           }
@@ -51,7 +51,7 @@ export function useReply(thread: Thread) {
             setWindowClosed(err.message);
             return 'refused';
           }
-          if (err instanceof InboxClientError && err.status < 500 && err.status !== 429) {
+          if (err instanceof InboxClientError && !unanswered(err) && err.status < 500 && err.status !== 429) {
             setError(errorText(err));
             return 'refused';
           }

@@ -53,10 +53,19 @@ export function makeClient(token?: () => string | undefined): TenantClient {
   return tenantClient({ baseUrl: location.origin, fetch: browserFetch(token), retries: 0 });
 }
 
+/**
+ * The call got no answer (the network dropped, or it timed out): the request may or may not
+ * have reached the service. The client says so with `network_error` or `timeout` (status 0).
+ */
+export function unanswered(err: unknown): boolean {
+  if (err instanceof TypeError) return true;
+  return err instanceof InboxClientError && err.status === 0 && (err.code === 'network_error' || err.code === 'timeout');
+}
+
 /** A message a person can act on, from whatever a call threw. */
 export function errorText(err: unknown): string {
+  if (unanswered(err)) return 'The service could not be reached. Check the connection and try again.';
   if (err instanceof InboxClientError) return err.message;
-  if (err instanceof TypeError) return 'The service could not be reached. Check the connection and try again.';
   return err instanceof Error ? err.message : String(err);
 }
 
