@@ -93,7 +93,8 @@ export class RealtimeHub {
         }
         this.alive.set(client, false);
         client.socket.ping();
-        if (client.socket.readyState === WebSocket.OPEN) held.push(this.rows.get(client)!);
+        const row = this.rows.get(client);
+        if (row && client.socket.readyState === WebSocket.OPEN) held.push(row);
       }
     }
     const beat = beatSockets(this.deps, this.processId, held, this.timings).catch((err) =>
@@ -147,11 +148,14 @@ export class RealtimeHub {
     set.add(client);
     this.alive.set(client, true);
     const row: SocketRow = { processId: this.processId, socketId: randomUUID(), userId: client.userId, workspaceId: client.workspaceId };
-    this.rows.set(client, row);
     // The close's delete waits for the open's insert, so a short-lived socket leaves no row.
-    const recorded = recordSocket(this.deps, row, this.timings).catch((err) =>
-      this.deps.log.warn({ err }, 'realtime could not record a socket in the database'),
-    );
+    // Heartbeats keep the row alive only once it is recorded: a beat's upsert landing first
+    // would make the open look like a second socket and its `user.updated` go unsent.
+    const recorded = recordSocket(this.deps, row, this.timings)
+      .then(() => {
+        if (client.socket.readyState === WebSocket.OPEN) this.rows.set(client, row);
+      })
+      .catch((err) => this.deps.log.warn({ err }, 'realtime could not record a socket in the database'));
     let expiry: NodeJS.Timeout | undefined;
     const armExpiry = () => {
       if (client.expiresAt === null) return;
