@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type AddressObject, simpleParser } from 'mailparser';
+import type { AddressObject, ParsedMail } from 'mailparser';
 import type { MailAddress } from '../messaging/events.js';
 import { type ImapLogin, openImap, sentFolder } from '../net/imap.js';
 import { type ChannelAdapter, isObject, NormaliseError, optionalString, requireObject, requireString, signed, toDate } from './channel.js';
@@ -50,11 +50,16 @@ function addresses(value: AddressObject | AddressObject[] | undefined): MailAddr
   );
 }
 
+/** The MIME parser, loaded with the first mail read: a process with no mailbox never needs it. */
+async function parser() {
+  return (await import('mailparser')).simpleParser;
+}
+
 /** Reads one raw mail of the mailbox `account`; never throws: what cannot be read becomes `error`. */
 export async function readImapMail(account: string, raw: Buffer, headersOnly = false): Promise<ImapMailPayload> {
-  let parsed: Awaited<ReturnType<typeof simpleParser>>;
+  let parsed: ParsedMail;
   try {
-    parsed = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
+    parsed = await (await parser())(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
   } catch (err) {
     return { account, messageKey: messageKeyOf(undefined, raw), error: `the mail cannot be parsed: ${(err as Error).message}` };
   }
@@ -90,7 +95,7 @@ export async function readImapMail(account: string, raw: Buffer, headersOnly = f
 
 /** The `index`-th file of a stored raw mail, by the same parser that listed it. */
 export async function imapMailFile(raw: Buffer, index: number): Promise<Buffer | undefined> {
-  const parsed = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true });
+  const parsed = await (await parser())(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true });
   return parsed.attachments[index]?.content;
 }
 
