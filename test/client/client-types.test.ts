@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type * as Client from '../../packages/client/src/index.js';
 import type { ApiKeyResource, IssuedApiKey } from '../../src/api-keys/api-keys.service.js';
 import type { AttachmentResource } from '../../src/attachments/attachments.resources.js';
+import type { AutomationRuleCreate, AutomationRulePatch, AutomationRuleResource } from '../../src/automation/automation-rules.resources.js';
+import type { MacroCreate, MacroPatch, MacroResource } from '../../src/automation/macros.resources.js';
+import type { RuleActionSchema } from '../../src/automation/rule-actions.resources.js';
 import type { AuditEntryResource } from '../../src/audit/audit.routes.js';
 import type {
   InviteAcceptBody,
@@ -123,6 +126,13 @@ const checks = [
   same<Same<Client.WorkspaceSettingsPatch, typeof WorkspaceSettingsPatch>>(true),
   same<Same<Client.Team, typeof TeamResource>>(true),
   same<Same<Client.SlaPolicy, typeof SlaPolicyResource>>(true),
+  same<Same<Client.RuleAction, typeof RuleActionSchema>>(true),
+  same<Same<Client.AutomationRule, typeof AutomationRuleResource>>(true),
+  same<Same<Client.AutomationRuleCreate, typeof AutomationRuleCreate>>(true),
+  same<Same<Client.AutomationRulePatch, typeof AutomationRulePatch>>(true),
+  same<Same<Client.Macro, typeof MacroResource>>(true),
+  same<Same<Client.MacroCreate, typeof MacroCreate>>(true),
+  same<Same<Client.MacroPatch, typeof MacroPatch>>(true),
   same<Same<Client.SlaPolicyCreate, typeof SlaPolicyCreate>>(true),
   same<Same<Client.SlaPolicyPatch, typeof SlaPolicyPatch>>(true),
   same<Same<Client.TeamCreate, typeof TeamCreate>>(true),
