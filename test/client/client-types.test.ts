@@ -3,9 +3,6 @@ import { describe, expect, it } from 'vitest';
 import type * as Client from '../../packages/client/src/index.js';
 import type { ApiKeyResource, IssuedApiKey } from '../../src/api-keys/api-keys.service.js';
 import type { AttachmentResource } from '../../src/attachments/attachments.resources.js';
-import type { AutomationRuleCreate, AutomationRulePatch, AutomationRuleResource } from '../../src/automation/automation-rules.resources.js';
-import type { MacroCreate, MacroPatch, MacroResource } from '../../src/automation/macros.resources.js';
-import type { RuleActionSchema } from '../../src/automation/rule-actions.resources.js';
 import type { AuditEntryResource } from '../../src/audit/audit.routes.js';
 import type {
   InviteAcceptBody,
@@ -20,6 +17,9 @@ import type { PasswordChangeBody, PasswordChanged } from '../../src/auth/passwor
 import type { IssuedPat, CreateBody as PatCreate, PatResource } from '../../src/auth/personal-access-tokens.routes.js';
 import type { TwoFactorEnabled, TwoFactorSetup, TwoFactorStatus } from '../../src/auth/two-factor.routes.js';
 import type { AuthCode, LoginResponse } from '../../src/auth/user.routes.js';
+import type { AutomationRuleCreate, AutomationRulePatch, AutomationRuleResource } from '../../src/automation/automation-rules.resources.js';
+import type { MacroCreate, MacroPatch, MacroResource } from '../../src/automation/macros.resources.js';
+import type { RuleActionSchema } from '../../src/automation/rule-actions.resources.js';
 import type { CannedResponseCreate, CannedResponsePatch } from '../../src/canned-responses/canned-responses.routes.js';
 import type { CannedResponseResource } from '../../src/canned-responses/canned-responses.service.js';
 import type { ConnectionCredentials } from '../../src/connections/connection-credentials.js';
