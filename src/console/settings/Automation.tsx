@@ -182,8 +182,15 @@ export function Automation() {
         </p>
       )}
 
+      <div class="list-head">
+        <h3 id="rules-title">Rules, in the order they run</h3>
+        {/* Runs and errors change as conversations come in; the list reads them again on demand. */}
+        <button type="button" onClick={() => void rules.reload()}>
+          Refresh
+        </button>
+      </div>
       {rules.data && list.length === 0 && <p class="empty">No rules yet.</p>}
-      <ol class="settings-list" aria-label="Automation rules">
+      <ol class="settings-list" aria-labelledby="rules-title">
         {list.map((r, i) => (
           <li key={r.id}>
             <div>
@@ -206,13 +213,14 @@ export function Automation() {
               <label class="check">
                 <input
                   type="checkbox"
+                  aria-label={`Enabled: ${r.name}`}
                   checked={r.enabled}
                   onChange={(e) => {
                     const enabled = e.currentTarget.checked;
                     void attempt(() => s.client.updateAutomationRule(r.id, { enabled }), setError).then(rules.reload);
                   }}
                 />{' '}
-                Enabled<span class="sr-only">: {r.name}</span>
+                Enabled
               </label>
               <button
                 type="button"

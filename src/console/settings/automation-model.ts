@@ -79,7 +79,15 @@ export const blankCondition = (field = FIELDS[0]!.field): ConditionDraft => ({ f
 
 export function conditionDraft(c: RuleCondition): ConditionDraft {
   const list = Array.isArray(c.value) ? c.value.map(String) : [];
-  return { field: c.field, op: c.op, value: Array.isArray(c.value) || c.value === undefined ? '' : String(c.value), values: list };
+  // A label list is edited as typed text, the other lists as picked options.
+  const value = Array.isArray(c.value)
+    ? kindOf(c.field) === 'label'
+      ? list.join(', ')
+      : ''
+    : c.value === undefined
+      ? ''
+      : String(c.value);
+  return { field: c.field, op: c.op, value, values: list };
 }
 
 /** A field changed: the op and value start over, from what that field takes. */
