@@ -11,10 +11,11 @@ import { waitFor } from '../helpers/webhooks.js';
 /*
  * Automation in the console (docs/console.md, "Automation and macros"), from the keyboard only:
  * an admin builds a rule in the editor, reorders, switches and deletes rules, sees a refusal
- * beside the form, and the rule acts on the next WhatsApp delivery; an agent runs a macro from
- * the conversation header. The editor's picture goes to CONSOLE_SCREENSHOT_DIR
- * (`CONSOLE_SCREENSHOT_DIR=docs/images npx vitest run test/console/automation.test.ts`
- * refreshes docs/images/console-automation.png), else to a temporary directory.
+ * beside the form, the rule acts on the next WhatsApp delivery, and makes a macro with the
+ * same action editor; an agent runs that macro from the conversation header. The editor's
+ * picture goes to CONSOLE_SCREENSHOT_DIR (`CONSOLE_SCREENSHOT_DIR=docs/images npx vitest run
+ * test/console/automation.test.ts` refreshes docs/images/console-automation.png), else to a
+ * temporary directory.
  */
 const OUT = process.env.CONSOLE_SCREENSHOT_DIR ?? path.join(tmpdir(), 'console-screenshots');
 const c = await useConsole({ agentName: 'Ada Lovelace' });
@@ -40,15 +41,6 @@ const outOfHours = await api('POST', '/v1/automation-rules', {
   conditions: [{ field: 'insideBusinessHours', op: 'eq', value: false }],
   actions: [{ type: 'add_labels', labels: ['out-of-hours'] }],
 });
-await api('POST', '/v1/macros', {
-  name: 'Ask for the order number',
-  actions: [
-    { type: 'reply', text: 'Hi {{contact.name}}, could you send us your order number?' },
-    { type: 'add_labels', labels: ['asked'] },
-    { type: 'set_status', status: 'pending' },
-  ],
-});
-
 const focused = (target: Locator) =>
   target.evaluate((el: { ownerDocument: { activeElement: unknown } }) => el === el.ownerDocument.activeElement);
 
@@ -60,7 +52,7 @@ async function choose(page: Page, select: Locator, text: string) {
 }
 
 describe('automation in the console', () => {
-  it('an admin builds a rule that acts on the next delivery, orders, switches and deletes rules, and sees a refusal', {
+  it('an admin builds a rule that acts on the next delivery, orders, switches, deletes and refuses rules, and makes a macro', {
     timeout: 150_000,
   }, async () => {
     await mkdir(OUT, { recursive: true });
@@ -194,6 +186,34 @@ describe('automation in the console', () => {
     await expect.poll(() => focused(alert)).toBe(true);
     expect(await db.selectFrom('automation_rules').select('name').where('name', '=', 'Big spenders').executeTakeFirst()).toBeUndefined();
     expect(await seriousViolations(page)).toEqual([]);
+
+    // A macro, from the same action editor.
+    await page.goto(`${c.base}/app/settings/macros`);
+    await tabTo(page, page.getByRole('button', { name: 'New macro' }));
+    await page.keyboard.press('Enter');
+    const macro = page.getByRole('form', { name: 'New macro' });
+    await expect.poll(() => focused(macro.getByRole('textbox', { name: 'Macro name' }))).toBe(true);
+    await page.keyboard.type('Ask for the order number');
+    const reply = macro.getByRole('group', { name: 'Action 1' });
+    expect(await reply.getByRole('combobox', { name: 'Action' }).evaluate((el: { value: string }) => el.value)).toBe('reply');
+    await typeInto(page, reply.getByRole('textbox', { name: /^Reply text/ }), 'Hi {{contact.name}}, could you send us your order number?');
+    await tabTo(page, macro.getByRole('button', { name: 'Add action' }));
+    await page.keyboard.press('Enter');
+    await typeInto(page, macro.getByRole('group', { name: 'Action 2' }).getByRole('combobox', { name: /Labels/ }), 'asked');
+    await tabTo(page, macro.getByRole('button', { name: 'Add action' }));
+    await page.keyboard.press('Enter');
+    const status = macro.getByRole('group', { name: 'Action 3' });
+    await choose(page, status.getByRole('combobox', { name: 'Action' }), 'Set status');
+    await choose(page, status.getByRole('combobox', { name: 'Status' }), 'pending');
+    expect(await seriousViolations(page)).toEqual([]);
+    await tabTo(page, macro.getByRole('button', { name: 'Save macro' }));
+    await page.keyboard.press('Enter');
+    await page.getByRole('list', { name: 'Macros' }).getByText('Shared · reply, add labels asked, set status pending').waitFor();
+    expect((await db.selectFrom('macros').selectAll().executeTakeFirstOrThrow()).actions).toEqual([
+      { type: 'reply', text: 'Hi {{contact.name}}, could you send us your order number?' },
+      { type: 'add_labels', labels: ['asked'] },
+      { type: 'set_status', status: 'pending' },
+    ]);
     expect(c.errorsOf(page).filter((e) => !/422/.test(e))).toEqual([]);
     await context.close();
   });
