@@ -314,7 +314,7 @@ function RuleForm(props: {
           </fieldset>
         </>
       )}
-      <h4 id="rule-conditions">Conditions</h4>
+      <h4>Conditions</h4>
       <label>
         Match
         <select value={d.match} onChange={(e) => onChange({ ...d, match: e.currentTarget.value as RuleDraft['match'] })}>

@@ -1,4 +1,11 @@
-import type { ConditionOp, RuleAction, RuleCondition, RuleScalar, ThreadPriority, ThreadStatus } from '../../../packages/client/src/index';
+import type {
+  ConditionOp,
+  RuleAction,
+  RuleCondition,
+  RuleScalar,
+  ThreadPriority,
+  ThreadStatus,
+} from '../../../packages/client/src/index.js';
 
 /*
  * The rule and macro editors' forms as plain data (docs/automation.md): what each field a
