@@ -5,10 +5,12 @@ import {
   actionDraft,
   actionOf,
   blankCondition,
+  blankRule,
   conditionDraft,
   conditionOf,
   FIELDS,
   opsOf,
+  ruleBody,
   withField,
 } from '../../src/console/settings/automation-model.js';
 
@@ -68,5 +70,18 @@ describe('the rule editor’s model', () => {
       { type: 'note', text: 'VIP: call back' },
     ];
     for (const a of actions) expect(actionOf(actionDraft(a))).toEqual(a);
+  });
+
+  it('sends idle minutes and statuses with a quiet-conversation rule only', () => {
+    const idle = {
+      ...blankRule(),
+      name: 'Auto-resolve',
+      event: 'thread.idle' as const,
+      idleMinutes: '2880',
+      statuses: ['pending' as const],
+    };
+    expect(ruleBody(idle)).toMatchObject({ event: 'thread.idle', idleMinutes: 2880, statuses: ['pending'] });
+    // Switched to another event, what was typed for idleness is not sent.
+    expect(ruleBody({ ...idle, event: 'message.created' })).toMatchObject({ idleMinutes: null, statuses: null });
   });
 });

@@ -1,20 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { AutomationRule, AutomationRuleCreate, RuleEvent, ThreadStatus } from '../../../packages/client/src/index';
+import type { AutomationRule, RuleEvent, ThreadStatus } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { fullTime } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { attempt, useLoad } from '../shared/use-load';
-import {
-  type ActionDraft,
-  actionDraft,
-  actionOf,
-  blankAction,
-  type ConditionDraft,
-  conditionDraft,
-  conditionOf,
-  STATUSES,
-} from './automation-model';
+import { blankRule, type RuleDraft, ruleBody, ruleDraft, STATUSES } from './automation-model';
 import { Failure } from './Failure';
 import {
   ActionsEditor,
@@ -34,54 +25,6 @@ const EVENTS: [RuleEvent, string][] = [
   ['thread.idle', 'A conversation has been quiet for a while'],
 ];
 const eventTitle = (e: RuleEvent) => EVENTS.find(([k]) => k === e)?.[1] ?? e;
-
-/** What an open rule form holds. */
-interface RuleDraft {
-  name: string;
-  event: RuleEvent;
-  match: 'all' | 'any';
-  enabled: boolean;
-  idleMinutes: string;
-  statuses: ThreadStatus[];
-  conditions: ConditionDraft[];
-  actions: ActionDraft[];
-}
-
-const blankRule = (): RuleDraft => ({
-  name: '',
-  event: 'message.created',
-  match: 'all',
-  enabled: true,
-  idleMinutes: '60',
-  statuses: ['pending'],
-  conditions: [],
-  actions: [blankAction()],
-});
-
-const draftOf = (r: AutomationRule): RuleDraft => ({
-  name: r.name,
-  event: r.event,
-  match: r.match,
-  enabled: r.enabled,
-  idleMinutes: String(r.idleMinutes ?? 60),
-  statuses: r.statuses ?? ['pending'],
-  conditions: r.conditions.map(conditionDraft),
-  actions: r.actions.map(actionDraft),
-});
-
-function bodyOf(d: RuleDraft): AutomationRuleCreate {
-  const idle = d.event === 'thread.idle';
-  return {
-    name: d.name,
-    event: d.event,
-    match: d.match,
-    enabled: d.enabled,
-    conditions: d.conditions.map(conditionOf),
-    actions: d.actions.map(actionOf),
-    idleMinutes: idle ? Number(d.idleMinutes) : null,
-    statuses: idle ? d.statuses : null,
-  };
-}
 
 /**
  * Automation rules (docs/automation.md): the list in the order they run, each with its runs
@@ -118,7 +61,7 @@ export function Automation() {
   async function save(e: Event) {
     e.preventDefault();
     if (!editing) return;
-    const body = bodyOf(editing.draft);
+    const body = ruleBody(editing.draft);
     try {
       if (editing.id === null) await s.client.createAutomationRule(body);
       else await s.client.updateAutomationRule(editing.id, body);
@@ -240,7 +183,7 @@ export function Automation() {
               >
                 ↓
               </button>
-              <button type="button" aria-label={`Edit ${r.name}`} disabled={!choices.data} onClick={() => open(r.id, draftOf(r))}>
+              <button type="button" aria-label={`Edit ${r.name}`} disabled={!choices.data} onClick={() => open(r.id, ruleDraft(r))}>
                 Edit
               </button>
               {confirming === r.id ? (

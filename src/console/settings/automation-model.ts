@@ -1,7 +1,10 @@
 import type {
+  AutomationRule,
+  AutomationRuleCreate,
   ConditionOp,
   RuleAction,
   RuleCondition,
+  RuleEvent,
   RuleScalar,
   ThreadPriority,
   ThreadStatus,
@@ -228,4 +231,52 @@ export function actionOf(d: ActionDraft): RuleAction {
     default:
       return { type: 'route' };
   }
+}
+
+/** What an open rule form holds. */
+export interface RuleDraft {
+  name: string;
+  event: RuleEvent;
+  match: 'all' | 'any';
+  enabled: boolean;
+  idleMinutes: string;
+  statuses: ThreadStatus[];
+  conditions: ConditionDraft[];
+  actions: ActionDraft[];
+}
+
+export const blankRule = (): RuleDraft => ({
+  name: '',
+  event: 'message.created',
+  match: 'all',
+  enabled: true,
+  idleMinutes: '60',
+  statuses: ['pending'],
+  conditions: [],
+  actions: [blankAction()],
+});
+
+export const ruleDraft = (r: AutomationRule): RuleDraft => ({
+  name: r.name,
+  event: r.event,
+  match: r.match,
+  enabled: r.enabled,
+  idleMinutes: String(r.idleMinutes ?? 60),
+  statuses: r.statuses ?? ['pending'],
+  conditions: r.conditions.map(conditionDraft),
+  actions: r.actions.map(actionDraft),
+});
+
+export function ruleBody(d: RuleDraft): AutomationRuleCreate {
+  const idle = d.event === 'thread.idle';
+  return {
+    name: d.name,
+    event: d.event,
+    match: d.match,
+    enabled: d.enabled,
+    conditions: d.conditions.map(conditionOf),
+    actions: d.actions.map(actionOf),
+    idleMinutes: idle ? Number(d.idleMinutes) : null,
+    statuses: idle ? d.statuses : null,
+  };
 }
