@@ -7,6 +7,9 @@ import type {
   AuditEntry,
   AuditLogQuery,
   AuthCode,
+  AutomationRule,
+  AutomationRuleCreate,
+  AutomationRulePatch,
   BlobLike,
   CannedResponse,
   CannedResponseCreate,
@@ -26,6 +29,9 @@ import type {
   Label,
   LoginRequest,
   LoginResponse,
+  Macro,
+  MacroCreate,
+  MacroPatch,
   Message,
   MessageSearch,
   Notification,
@@ -246,6 +252,20 @@ export function tenantClient(initial: ClientOptions) {
     createSlaPolicy: (body: SlaPolicyCreate) => send<SlaPolicy>('POST', '/v1/sla-policies', body),
     updateSlaPolicy: (policyId: number, patch: SlaPolicyPatch) => send<SlaPolicy>('PATCH', `/v1/sla-policies/${id(policyId)}`, patch),
     deleteSlaPolicy: (policyId: number) => remove(`/v1/sla-policies/${id(policyId)}`),
+
+    // ---- automation rules (an admin) and macros (docs/automation.md) ----
+    automationRules: () => get<AutomationRule[]>('/v1/automation-rules'),
+    createAutomationRule: (body: AutomationRuleCreate) => send<AutomationRule>('POST', '/v1/automation-rules', body),
+    updateAutomationRule: (ruleId: number, patch: AutomationRulePatch) =>
+      send<AutomationRule>('PATCH', `/v1/automation-rules/${id(ruleId)}`, patch),
+    deleteAutomationRule: (ruleId: number) => remove(`/v1/automation-rules/${id(ruleId)}`),
+    /** The shared macros and the caller's own. */
+    macros: () => get<Macro[]>('/v1/macros'),
+    createMacro: (body: MacroCreate) => send<Macro>('POST', '/v1/macros', body),
+    updateMacro: (macroId: number, patch: MacroPatch) => send<Macro>('PATCH', `/v1/macros/${id(macroId)}`, patch),
+    deleteMacro: (macroId: number) => remove(`/v1/macros/${id(macroId)}`),
+    /** Runs a macro's actions in order in one transaction; answers the thread after them. */
+    runMacro: (threadId: number, macroId: number) => send<Thread>('POST', `/v1/threads/${id(threadId)}/macros/${id(macroId)}/run`),
 
     // ---- the team (creating and changing users takes an admin) ----
     users: (query: ListQuery = {}) => client.all<TeamUser>('/v1/users', { ...query }),

@@ -955,3 +955,107 @@ export interface SlaPolicyCreate {
 
 /** `PATCH /v1/sla-policies/:id` (an admin): at least one field. */
 export type SlaPolicyPatch = Partial<Omit<SlaPolicy, 'id' | 'createdAt' | 'updatedAt'>>;
+
+/** What fires an automation rule (docs/automation.md). */
+export type RuleEvent = 'message.created' | 'thread.created' | 'thread.updated' | 'thread.idle';
+/** How a condition compares; no regular expressions. */
+export type ConditionOp =
+  | 'eq'
+  | 'neq'
+  | 'in'
+  | 'not_in'
+  | 'contains'
+  | 'not_contains'
+  | 'starts_with'
+  | 'is_set'
+  | 'is_not_set'
+  | 'gt'
+  | 'lt';
+export type RuleScalar = string | number | boolean;
+
+export interface RuleCondition {
+  /**
+   * text, connectionId, integrationKey, status, priority, labels, teamId, assigneeId,
+   * contact.name, contact.email, contact.attributes.<key>, insideBusinessHours
+   */
+  field: string;
+  op: ConditionOp;
+  value?: RuleScalar | RuleScalar[];
+}
+
+/** What a rule or a macro does to a thread, each through the same code as the API. */
+export type RuleAction =
+  | { type: 'assign_user'; userId: number }
+  | { type: 'assign_team'; teamId: number }
+  /** Route the thread as availability routing does (docs/teams.md). */
+  | { type: 'route' }
+  | { type: 'add_labels'; labels: string[] }
+  | { type: 'remove_labels'; labels: string[] }
+  /** `snoozeMinutes`: with status snoozed, how long. */
+  | { type: 'set_status'; status: ThreadStatus; snoozeMinutes?: number }
+  | { type: 'set_priority'; priority: ThreadPriority }
+  /** A reply to the contact: text (canned-response variables filled in) or a template. */
+  | { type: 'reply'; text?: string; template?: TemplateReply }
+  /** A private note. */
+  | { type: 'note'; text: string };
+
+/** An automation rule (an admin; docs/automation.md). */
+export interface AutomationRule {
+  id: number;
+  name: string;
+  enabled: boolean;
+  /** Rules run in position order (then id). */
+  position: number;
+  event: RuleEvent;
+  match: 'all' | 'any';
+  conditions: RuleCondition[];
+  actions: RuleAction[];
+  /** thread.idle: minutes without a message. */
+  idleMinutes: number | null;
+  /** thread.idle: the statuses an idle thread may have. */
+  statuses: ThreadStatus[] | null;
+  /** Times its conditions matched and its actions ran. */
+  runs: number;
+  lastRunAt: Timestamp | null;
+  /** What failed in the last run; null when every action applied. */
+  lastError: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+/** `POST /v1/automation-rules`: a rule naming an unknown user, team or template → 422. */
+export interface AutomationRuleCreate {
+  name: string;
+  event: RuleEvent;
+  actions: RuleAction[];
+  enabled?: boolean;
+  position?: number;
+  match?: 'all' | 'any';
+  conditions?: RuleCondition[];
+  idleMinutes?: number | null;
+  statuses?: ThreadStatus[] | null;
+}
+
+/** `PATCH /v1/automation-rules/:id`: at least one field. */
+export type AutomationRulePatch = Partial<Omit<AutomationRule, 'id' | 'runs' | 'lastRunAt' | 'lastError' | 'createdAt' | 'updatedAt'>>;
+
+/** A macro: actions an agent runs on a thread at once (docs/automation.md). */
+export interface Macro {
+  id: number;
+  name: string;
+  actions: RuleAction[];
+  /** false: only its author sees and runs it. */
+  shared: boolean;
+  authorId: number | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface MacroCreate {
+  name: string;
+  actions: RuleAction[];
+  shared?: boolean;
+}
+
+/** `PATCH /v1/macros/:id` (its author or an admin): at least one field. */
+export type MacroPatch = Partial<Omit<Macro, 'id' | 'authorId' | 'createdAt' | 'updatedAt'>>;

@@ -11,6 +11,7 @@ import { Composer } from './Composer';
 import { ContactPanel } from './ContactPanel';
 import { contactName, contacts } from './contacts';
 import { EmailMessage } from './EmailMessage';
+import { MacroMenu } from './MacroMenu';
 import { splitMentions } from './mentions';
 import { ThreadActions } from './ThreadActions';
 import { visibleThreads } from './threads';
@@ -190,6 +191,7 @@ export function Transcript({ threadId }: { threadId: number }) {
         </div>
         {thread && (
           <div class="actions">
+            <MacroMenu thread={thread} onChange={setThread} />
             {thread.assigneeId !== s.user.id && (
               <button type="button" onClick={() => void update({ assigneeId: s.user.id })} disabled={busy}>
                 Assign to me

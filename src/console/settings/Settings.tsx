@@ -3,9 +3,11 @@ import { onLinkClick } from '../shared/router';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { AuditLog } from './AuditLog';
+import { Automation } from './Automation';
 import { CannedResponses } from './CannedResponses';
 import { Connections } from './Connections';
 import { DeadLetters } from './DeadLetters';
+import { Macros } from './Macros';
 import { SingleSignOn } from './SingleSignOn';
 import { Sla } from './Sla';
 import { Teams } from './Teams';
@@ -21,6 +23,8 @@ export const SETTINGS_PAGES: [slug: string, title: string, page: ComponentType][
   ['users', 'Users', Users],
   ['teams', 'Teams', Teams],
   ['canned-responses', 'Canned responses', CannedResponses],
+  ['automation', 'Automation', Automation],
+  ['macros', 'Macros', Macros],
   ['audit-log', 'Audit log', AuditLog],
   ['sla', 'SLAs and hours', Sla],
   ['sso', 'Single sign-on', SingleSignOn],
