@@ -31,6 +31,7 @@ import type { NotificationsQuery } from '../../src/notifications/notifications.r
 import type { StartBody, Started } from '../../src/replies/conversations.routes.js';
 import type { ReplyBody } from '../../src/replies/replies.routes.js';
 import type { TemplateReply } from '../../src/replies/template-reply.js';
+import type { ReportSummary } from '../../src/reports/reports.routes.js';
 import type { SlaPolicyCreate, SlaPolicyPatch, SlaPolicyResource } from '../../src/sla/sla-policies.resources.js';
 import type { TeamResource } from '../../src/teams/teams.resources.js';
 import type { TeamCreate, TeamMembersBody, TeamPatch } from '../../src/teams/teams.routes.js';
@@ -123,6 +124,7 @@ const checks = [
   same<Same<Client.WorkspaceSettingsPatch, typeof WorkspaceSettingsPatch>>(true),
   same<Same<Client.Team, typeof TeamResource>>(true),
   same<Same<Client.SlaPolicy, typeof SlaPolicyResource>>(true),
+  same<Same<Client.ReportSummary, typeof ReportSummary>>(true),
   same<Same<Client.SlaPolicyCreate, typeof SlaPolicyCreate>>(true),
   same<Same<Client.SlaPolicyPatch, typeof SlaPolicyPatch>>(true),
   same<Same<Client.TeamCreate, typeof TeamCreate>>(true),

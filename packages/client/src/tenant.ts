@@ -38,6 +38,12 @@ import type {
   PersonalAccessToken,
   PersonalAccessTokenCreate,
   ReplyRequest,
+  ReportGroupBy,
+  ReportInterval,
+  ReportMetric,
+  ReportPoint,
+  ReportRange,
+  ReportSummary,
   RequeueResult,
   SetupRequest,
   SetupResult,
@@ -246,6 +252,22 @@ export function tenantClient(initial: ClientOptions) {
     createSlaPolicy: (body: SlaPolicyCreate) => send<SlaPolicy>('POST', '/v1/sla-policies', body),
     updateSlaPolicy: (policyId: number, patch: SlaPolicyPatch) => send<SlaPolicy>('PATCH', `/v1/sla-policies/${id(policyId)}`, patch),
     deleteSlaPolicy: (policyId: number) => remove(`/v1/sla-policies/${id(policyId)}`),
+
+    // ---- reports (an admin; docs/reports.md) ----
+    reports: {
+      summary: (query: ReportRange & { groupBy?: ReportGroupBy }) => get<ReportSummary>('/v1/reports/summary', { ...query }),
+      /** Every bucket from the one holding `from`, each starting at a local hour, midnight or Monday. */
+      timeseries: (query: ReportRange & { metric: ReportMetric; interval?: ReportInterval }) =>
+        get<ReportPoint[]>('/v1/reports/timeseries', { ...query }),
+      /** Where the CSV of the range is streamed (send the same credential to read it). */
+      csvUrl: (query: ReportRange) => {
+        const search = Object.entries(query)
+          .filter((e): e is [string, string] => e[1] !== undefined)
+          .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+          .join('&');
+        return `${options.baseUrl.replace(/\/+$/, '')}/v1/reports/conversations.csv?${search}`;
+      },
+    },
 
     // ---- the team (creating and changing users takes an admin) ----
     users: (query: ListQuery = {}) => client.all<TeamUser>('/v1/users', { ...query }),
