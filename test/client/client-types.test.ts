@@ -34,6 +34,7 @@ import type { NotificationsQuery } from '../../src/notifications/notifications.r
 import type { StartBody, Started } from '../../src/replies/conversations.routes.js';
 import type { ReplyBody } from '../../src/replies/replies.routes.js';
 import type { TemplateReply } from '../../src/replies/template-reply.js';
+import type { ReportSummary } from '../../src/reports/reports.routes.js';
 import type { SlaPolicyCreate, SlaPolicyPatch, SlaPolicyResource } from '../../src/sla/sla-policies.resources.js';
 import type { TeamResource } from '../../src/teams/teams.resources.js';
 import type { TeamCreate, TeamMembersBody, TeamPatch } from '../../src/teams/teams.routes.js';
@@ -133,6 +134,7 @@ const checks = [
   same<Same<Client.Macro, typeof MacroResource>>(true),
   same<Same<Client.MacroCreate, typeof MacroCreate>>(true),
   same<Same<Client.MacroPatch, typeof MacroPatch>>(true),
+  same<Same<Client.ReportSummary, typeof ReportSummary>>(true),
   same<Same<Client.SlaPolicyCreate, typeof SlaPolicyCreate>>(true),
   same<Same<Client.SlaPolicyPatch, typeof SlaPolicyPatch>>(true),
   same<Same<Client.TeamCreate, typeof TeamCreate>>(true),

@@ -44,6 +44,12 @@ import type {
   PersonalAccessToken,
   PersonalAccessTokenCreate,
   ReplyRequest,
+  ReportGroupBy,
+  ReportInterval,
+  ReportMetric,
+  ReportPoint,
+  ReportRange,
+  ReportSummary,
   RequeueResult,
   SetupRequest,
   SetupResult,
@@ -266,6 +272,21 @@ export function tenantClient(initial: ClientOptions) {
     deleteMacro: (macroId: number) => remove(`/v1/macros/${id(macroId)}`),
     /** Runs a macro's actions in order in one transaction; answers the thread after them. */
     runMacro: (threadId: number, macroId: number) => send<Thread>('POST', `/v1/threads/${id(threadId)}/macros/${id(macroId)}/run`),
+    // ---- reports (an admin; docs/reports.md) ----
+    reports: {
+      summary: (query: ReportRange & { groupBy?: ReportGroupBy }) => get<ReportSummary>('/v1/reports/summary', { ...query }),
+      /** Every bucket from the one holding `from`, each starting at a local hour, midnight or Monday. */
+      timeseries: (query: ReportRange & { metric: ReportMetric; interval?: ReportInterval }) =>
+        get<ReportPoint[]>('/v1/reports/timeseries', { ...query }),
+      /** Where the CSV of the range is streamed (send the same credential to read it). */
+      csvUrl: (query: ReportRange) => {
+        const search = Object.entries(query)
+          .filter((e): e is [string, string] => e[1] !== undefined)
+          .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+          .join('&');
+        return `${options.baseUrl.replace(/\/+$/, '')}/v1/reports/conversations.csv?${search}`;
+      },
+    },
 
     // ---- the team (creating and changing users takes an admin) ----
     users: (query: ListQuery = {}) => client.all<TeamUser>('/v1/users', { ...query }),

@@ -1059,3 +1059,53 @@ export interface MacroCreate {
 
 /** `PATCH /v1/macros/:id` (its author or an admin): at least one field. */
 export type MacroPatch = Partial<Omit<Macro, 'id' | 'authorId' | 'createdAt' | 'updatedAt'>>;
+/** A report's range (docs/reports.md): dates (whole days in `timezone`, `to` included) or instants with an offset. */
+export interface ReportRange {
+  from: string;
+  to: string;
+  /** An IANA zone; default the workspace's business hours' zone, else UTC. */
+  timezone?: string;
+}
+
+export type ReportGroupBy = 'none' | 'agent' | 'team' | 'connection' | 'label';
+export type ReportMetric = 'conversations' | 'resolved' | 'firstResponseMedian' | 'resolutionMedian' | 'messagesIn' | 'csatAverage';
+export type ReportInterval = 'hour' | 'day' | 'week';
+
+/** Exact median and p90 (linear interpolation) and the average; null without a value. */
+export interface ReportStats {
+  median: number | null;
+  p90: number | null;
+  average: number | null;
+}
+
+/** The figures of one group of `GET /v1/reports/summary`. */
+export interface ReportGroup {
+  /** null for `groupBy=none`; `id: null` = no agent, team or label. */
+  group: { id: number | string | null; name: string | null } | null;
+  /** Opened in the range. */
+  conversations: number;
+  /** Resolved in the range. */
+  resolved: number;
+  firstResponseSeconds: ReportStats;
+  resolutionSeconds: ReportStats;
+  business: { firstResponseSeconds: ReportStats; resolutionSeconds: ReportStats };
+  messagesIn: number;
+  messagesOut: number;
+  slaBreaches: number;
+  csat: { responses: number; average: number | null; satisfiedShare: number | null };
+}
+
+/** `GET /v1/reports/summary` (an admin). */
+export interface ReportSummary {
+  from: Timestamp;
+  to: Timestamp;
+  timezone: string;
+  groupBy: ReportGroupBy;
+  groups: ReportGroup[];
+}
+
+/** One bucket of `GET /v1/reports/timeseries`: 0 or null when empty. */
+export interface ReportPoint {
+  start: Timestamp;
+  value: number | null;
+}
