@@ -90,7 +90,8 @@ describe('AI assist in the console', () => {
   });
 
   it('Ctrl+J puts a draft in the composer, sends nothing; the agent edits it and sends it', { timeout: 60_000 }, async () => {
-    model.behave({ answer: DRAFT });
+    // The model streams its words, and so does the service to the page.
+    model.behave({ answer: DRAFT, stream: true });
     await page.keyboard.press('r');
     await page.keyboard.press('Control+j');
     await expect.poll(() => replyBox().inputValue()).toBe(DRAFT);
@@ -98,6 +99,7 @@ describe('AI assist in the console', () => {
     expect(await focusedId()).toBe('reply-box');
     expect(model.calls).toHaveLength(1);
     expect(model.calls[0]!.headers.authorization).toBe('Bearer sk-console-0123456789');
+    expect(model.calls[0]!.body.stream).toBe(true);
     expect(model.prompt()).toContain(ASKED);
     expect(await outbound()).toEqual([]);
     expect(await seriousViolations(page)).toEqual([]);

@@ -5,7 +5,7 @@ import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { team, wantTeam } from '../shared/team';
 import { AttachButton, FileChips } from './AttachFiles';
-import { aiEnabled, aiErrorText, REWRITES, wantAi } from './ai';
+import { aiEnabled, aiErrorText, REWRITES, streamSuggestion, wantAi } from './ai';
 import { draftOf, saveDraft } from './drafts';
 import { EmailFields, mailFields } from './EmailFields';
 import { isEmailThread } from './EmailMessage';
@@ -114,8 +114,7 @@ export function Composer({ thread }: { thread: Thread }) {
   }
 
   /** Puts the model's text in the box, keeping the previous text for "Restore"; nothing is sent. */
-  function replaceText(text: string) {
-    const before = latest.current.draft.text;
+  function replaceText(text: string, before = latest.current.draft.text) {
     update({ ...latest.current.draft, text, idempotencyKey: undefined });
     setRestore({ before, after: text });
     requestAnimationFrame(() => box.current?.focus());
@@ -148,9 +147,13 @@ export function Composer({ thread }: { thread: Thread }) {
   const suggest = () =>
     askModel('suggest', async () => {
       const threadId = thread.id;
-      const answer = await s.client.suggestReply(threadId);
+      const before = latest.current.draft.text;
+      // Drawn as it streams; the box is read-only meanwhile, so nothing the agent types is lost.
+      const answer = await streamSuggestion(threadId, (soFar) => {
+        if (latest.current.threadId === threadId) update({ ...latest.current.draft, text: soFar, idempotencyKey: undefined });
+      });
       if (latest.current.threadId !== threadId) return;
-      replaceText(answer.text);
+      replaceText(answer.text, before);
       setSources(answer.sources);
     });
 

@@ -1,5 +1,5 @@
-import type { AiRewriteInstruction } from '../../../packages/client/src/index';
-import { errorText, InboxClientError, unanswered } from '../shared/api';
+import type { AiRewriteInstruction, AiSuggestion } from '../../../packages/client/src/index';
+import { errorText, InboxClientError, postEventStream, unanswered } from '../shared/api';
 import { session } from '../shared/session';
 import { createStore } from '../shared/store';
 
@@ -51,4 +51,28 @@ export function aiErrorText(err: unknown): string {
     if (err.code === 'ai_unavailable') return `The model could not answer (${err.message.replace(/^.*?: /, '')}).`;
   }
   return errorText(err);
+}
+
+/**
+ * `POST /v1/threads/:id/ai/suggest-reply` as a stream: `onText` gets the draft so far as the
+ * model writes it, so a slow local model shows its words at once. The end is the whole
+ * suggestion (with its `sources`); an `error` event, or an error answer, throws.
+ */
+export async function streamSuggestion(threadId: number, onText: (soFar: string) => void): Promise<AiSuggestion> {
+  let soFar = '';
+  let finished: AiSuggestion | undefined;
+  const answer = await postEventStream(session.get()?.token, `/v1/threads/${threadId}/ai/suggest-reply`, {}, (name, data) => {
+    if (name === 'delta') {
+      soFar += (data as { text: string }).text;
+      onText(soFar);
+    } else if (name === 'done') {
+      finished = data as AiSuggestion;
+    } else if (name === 'error') {
+      const error = (data as { error: { code: string; message: string } }).error;
+      throw new InboxClientError(error.code, error.code === 'ai_unavailable' ? 502 : 500, error.message);
+    }
+  });
+  const suggestion = finished ?? (answer as AiSuggestion | undefined);
+  if (!suggestion) throw new InboxClientError('malformed_response', 502, 'the suggestion ended before it was complete');
+  return suggestion;
 }
