@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useConsole } from '../helpers/console.js';
+import { AI_RATE_LIMIT } from '../../src/ai/ai.service.js';
+import { enforceRateLimit } from '../../src/rate-limits/rate-limit.js';
+import { PHONE, useConsole } from '../helpers/console.js';
 import { startFakeModel } from '../helpers/fake-model.js';
 import { seriousViolations, tabTo, typeInto } from '../helpers/keyboard.js';
 import { seedMessage, seedThread } from '../helpers/threads.js';
@@ -59,6 +61,8 @@ describe('AI assist in the console', () => {
   it('offers nothing while AI assist is off; an admin turns it on in Settings → AI assist', { timeout: 60_000 }, async () => {
     const workspaceRead = page.waitForResponse((r) => r.url().endsWith('/v1/workspace') && r.request().method() === 'GET');
     await c.signIn(page);
+    // j opens the first conversation of the list once the list holds it.
+    await page.locator(`[data-thread-id="${threadId}"]`).waitFor();
     await page.keyboard.press('j');
     await replyBox().waitFor();
     expect((await workspaceRead).status()).toBe(200);
@@ -84,6 +88,7 @@ describe('AI assist in the console', () => {
 
     await tabTo(page, page.getByRole('link', { name: 'Conversations' }));
     await page.keyboard.press('Enter');
+    await page.locator(`[data-thread-id="${threadId}"]`).waitFor();
     await page.keyboard.press('j');
     await page.getByRole('button', { name: 'Suggest' }).waitFor();
     expect(model.calls).toHaveLength(0);
@@ -153,7 +158,9 @@ describe('AI assist in the console', () => {
     expect(c.errorsOf(page)).toEqual([]);
   });
 
-  it('a model answering 500 shows why in the composer and keeps the text and the focus', { timeout: 60_000 }, async () => {
+  it('a model answering 500, then the workspace over its AI budget: the composer says why and keeps text and focus', {
+    timeout: 60_000,
+  }, async () => {
     model.behave({ status: 500, body: '{"error":"upstream secret detail"}' });
     const kept = replyBox();
     await tabTo(page, kept);
@@ -167,5 +174,25 @@ describe('AI assist in the console', () => {
     expect(await focusedId()).toBe('reply-box');
     // The buttons stay: the model may answer the next time.
     await page.getByRole('button', { name: 'Suggest' }).waitFor();
+
+    // The workspace's minute of AI requests spent: the service refuses (429) before the model.
+    const calls = model.calls.length;
+    for (let i = 0; i < AI_RATE_LIMIT.limit; i++)
+      await db
+        .transaction()
+        .execute((trx) => enforceRateLimit(trx, AI_RATE_LIMIT, c.tenant.workspace.id, new Date()))
+        .catch(() => undefined);
+    await page.keyboard.press('Control+j');
+    await alert.getByText(/Too many AI requests in this workspace just now: try again in \d+ s\. Your text is unchanged\./).waitFor();
+    expect(await kept.inputValue()).toBe('Let me check that for you.');
+    expect(await focusedId()).toBe('reply-box');
+    expect(model.calls).toHaveLength(calls);
+
+    // On a phone the composer's extra buttons wrap: nothing scrolls sideways.
+    await page.setViewportSize(PHONE);
+    await tabTo(page, page.getByRole('button', { name: 'Rewrite…' }));
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Shorter' }).waitFor();
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
   });
 });
