@@ -194,5 +194,10 @@ describe('AI assist in the console', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('button', { name: 'Shorter' }).waitFor();
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+    // The panes clip what overflows them, so each control's own edge is what tells.
+    const rights = await page
+      .locator('.composer-bar button, .rewrite-menu button, .rewrite-menu input')
+      .evaluateAll((els: { getBoundingClientRect(): { right: number } }[]) => els.map((el) => el.getBoundingClientRect().right));
+    expect(Math.max(...rights)).toBeLessThanOrEqual(PHONE.width);
   });
 });
