@@ -1,6 +1,9 @@
 import { multipartFile } from './multipart.js';
 import { type ClientOptions, call, callData, type Envelope, type Query } from './request.js';
 import type {
+  AiPromptOptions,
+  AiRewriteRequest,
+  AiSuggestion,
   ApiKey,
   ApiKeyCreate,
   Attachment,
@@ -237,6 +240,16 @@ export function tenantClient(initial: ClientOptions) {
     labels: () => get<Label[]>('/v1/labels'),
     /** Ends the live chat visitor's token of a thread at once (422 for a thread of another channel). */
     blockVisitor: (threadId: number) => send<VisitorBlocked>('POST', `/v1/threads/${id(threadId)}/block-visitor`),
+
+    // ---- AI assist on the workspace's own model (docs/ai.md; 409 `ai_disabled` while it is off) ----
+    /** A draft reply grounded in the thread; nothing is sent. */
+    suggestReply: (threadId: number, body: AiPromptOptions = {}) =>
+      send<AiSuggestion>('POST', `/v1/threads/${id(threadId)}/ai/suggest-reply`, body),
+    /** Stores a summary of the thread as a private note by the caller (`ai: true`) and answers it. */
+    summarizeThread: (threadId: number, body: AiPromptOptions = {}) =>
+      send<Message>('POST', `/v1/threads/${id(threadId)}/ai/summarize`, body),
+    /** The text rewritten: shorter, friendlier, formal, fixed, or translated. */
+    rewrite: (body: AiRewriteRequest) => send<{ text: string }>('POST', '/v1/ai/rewrite', body),
 
     // ---- contacts ----
     /** `q`: a case-insensitive substring of a name, an e-mail or a handle. */

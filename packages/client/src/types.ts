@@ -775,6 +775,29 @@ export interface MessageSearch {
   q: string;
 }
 
+/** What an AI prompt of a thread may hold beyond its messages (docs/ai.md). */
+export interface AiPromptOptions {
+  /** Put the thread's private notes in the prompt too (people only; an API key gets 403). */
+  includeNotes?: boolean;
+}
+
+/** `POST /v1/threads/:id/ai/suggest-reply`: a draft for the agent to edit; nothing was sent. */
+export interface AiSuggestion {
+  text: string;
+  /** The messages of similar resolved threads the prompt held. */
+  sources: number[];
+}
+
+/** How `POST /v1/ai/rewrite` changes a text. */
+export type AiRewriteInstruction = 'shorter' | 'friendlier' | 'formal' | 'fix' | `translate:${string}`;
+
+export interface AiRewriteRequest {
+  /** 1 to 10 000 characters. */
+  text: string;
+  /** `translate:<language>` takes a language name of 2 to 40 characters. */
+  instruction: AiRewriteInstruction;
+}
+
 /** A group of the workspace's users (docs/teams.md). */
 export interface Team {
   id: number;

@@ -2,6 +2,7 @@ import type { ComponentType } from 'preact';
 import { onLinkClick } from '../shared/router';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
+import { AiAssist } from './AiAssist';
 import { AuditLog } from './AuditLog';
 import { Automation } from './Automation';
 import { CannedResponses } from './CannedResponses';
@@ -28,6 +29,7 @@ export const SETTINGS_PAGES: [slug: string, title: string, page: ComponentType][
   ['audit-log', 'Audit log', AuditLog],
   ['sla', 'SLAs and hours', Sla],
   ['sso', 'Single sign-on', SingleSignOn],
+  ['ai', 'AI assist', AiAssist],
 ];
 
 export function Settings({ page }: { page: string }) {
