@@ -135,7 +135,7 @@ export async function eraseTraces(
     DELETE FROM webhook_events
     WHERE workspace_id = ${c.workspaceId} AND id IN (
       SELECT id FROM (SELECT id, type, body::jsonb -> 'data' AS data FROM webhook_events WHERE workspace_id = ${c.workspaceId}) e
-      WHERE (e.type LIKE 'message.%' AND (e.data ->> 'threadId')::bigint = ANY(${threadIds}::bigint[]))
+      WHERE (e.type IN ('message.created', 'message.updated', 'csat.received') AND (e.data ->> 'threadId')::bigint = ANY(${threadIds}::bigint[]))
          OR (e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached') AND (e.data ->> 'id')::bigint = ANY(${threadIds}::bigint[]))
          OR (e.type IN ('contact.created', 'contact.updated') AND (e.data ->> 'id')::bigint = ${c.id})
          OR (e.type = 'contact.merged' AND ((e.data -> 'contact' ->> 'id')::bigint = ${c.id} OR (e.data ->> 'mergedContactId')::bigint = ${c.id})))`.execute(
