@@ -19,10 +19,12 @@ function styles(colour: string): string {
 :root { --accent: ${colour}; }
 * { box-sizing: border-box; }
 body { margin: 0; min-height: 100vh; background: #f5f6f8; color: #16181d; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-main { max-width: 560px; margin: 0 auto; padding: 32px 20px; }
-header { border-top: 6px solid var(--accent); background: #fff; border-radius: 12px 12px 0 0; padding: 20px 24px 4px; }
+main { max-width: 560px; margin: 32px auto; }
+@media (max-width: 600px) { main { margin: 0; border-radius: 0; } }
+.sheet { background: #fff; border-top: 6px solid var(--accent); border-radius: 12px; box-shadow: 0 2px 10px rgba(0,0,0,.06); }
+header { padding: 20px 24px 4px; }
 h1 { margin: 0; font-size: 20px; }
-.card { background: #fff; border-radius: 0 0 12px 12px; padding: 8px 24px 24px; box-shadow: 0 2px 10px rgba(0,0,0,.06); }
+.card { padding: 8px 24px 24px; }
 fieldset { border: 0; margin: 0; padding: 0; }
 legend { font-size: 17px; font-weight: 600; margin: 12px 0; padding: 0; }
 .choices { display: grid; gap: 8px; }
@@ -70,7 +72,7 @@ function page(title: string, colour: string | null, body: string): RenderedPage 
 <style>${css}</style>
 </head>
 <body>
-<main>
+<main class="sheet">
 ${body}
 </main>
 </body>
@@ -99,7 +101,7 @@ export function surveyPage(view: SurveyView, options: { justRated?: boolean } = 
   const choices = CHOICES.map((words, i) => {
     const n = i + 1;
     const checked = view.rating === n ? ' checked' : '';
-    return `<label class="choice"><input type="radio" name="rating" value="${n}" required${checked}><span class="n">${n}</span><span>${words}</span></label>`;
+    return `<label class="choice"><input type="radio" name="rating" value="${n}" required${checked}><span class="n">${n}</span> <span>${words}</span></label>`;
   }).join('\n');
   const thanks = options.justRated
     ? `<p class="note" role="status">Thank you! Your rating of ${view.rating} of 5 is saved.</p>`
