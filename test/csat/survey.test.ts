@@ -256,3 +256,30 @@ describe('GET /v1/csat-responses and the reports', () => {
     expect(values).toEqual([10 / 3]);
   });
 });
+
+describe('erasing the contact', () => {
+  it('removes the comment and the csat.received events, and keeps the rating', async () => {
+    const { threadId, token } = await surveyed();
+    expect((await rate(token, { rating: 3, comment: 'my words' })).statusCode).toBe(200);
+    const { contact_id: contactId } = await db
+      .selectFrom('threads')
+      .select('contact_id')
+      .where('id', '=', threadId)
+      .executeTakeFirstOrThrow();
+    const events = () =>
+      db
+        .selectFrom('webhook_events')
+        .select('id')
+        .where('type', '=', 'csat.received')
+        .where('body', 'like', `%"threadId":${threadId},%`)
+        .execute();
+    expect(await events()).toHaveLength(1);
+    expect((await call('POST', `/v1/contacts/${contactId}/erase`, tenant.headers)).statusCode).toBe(202);
+    const c = await waitFor(async () => {
+      const row = await db.selectFrom('conversations').selectAll().where('thread_id', '=', threadId).executeTakeFirstOrThrow();
+      return row.csat_comment === null ? row : undefined;
+    }, 'the comment to be erased');
+    expect(c.csat_rating).toBe(3);
+    expect(await events()).toEqual([]);
+  });
+});
