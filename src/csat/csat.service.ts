@@ -59,9 +59,10 @@ export async function rateSurvey(deps: Deps, token: string, input: { rating: num
   const found = await survey(deps, token);
   if (!found) throw errors.notFound('survey');
   if (found.closed) throw errors.surveyClosed(found.closesAt);
-  const comment = input.comment?.trim() || null;
-  const now = deps.now();
   const { row } = found;
+  // A rating alone (the widget's buttons) keeps the comment given before; a blank one clears it.
+  const comment = input.comment === undefined ? row.csat_comment : input.comment.trim() || null;
+  const now = deps.now();
   await deps.db.transaction().execute(async (trx) => {
     await rateConversation(trx, row.id, input.rating, comment, now);
     await announce(

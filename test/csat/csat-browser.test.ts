@@ -5,7 +5,7 @@ import { useTestContext } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { makeTenant } from '../helpers/factories.js';
 import { seriousViolations } from '../helpers/keyboard.js';
-import { makeWidget } from '../helpers/livechat.js';
+import { makeWidget, openSocket } from '../helpers/livechat.js';
 import { signedInUser } from '../helpers/threads.js';
 import { waitFor } from '../helpers/webhooks.js';
 
@@ -28,6 +28,9 @@ const patched = await ctx.app.inject({
 });
 expect(patched.statusCode, patched.body).toBe(200);
 const agent = await signedInUser(ctx.app, ctx.deps, tenant.workspace.id, ['admin']);
+const jwt = agent.headers.authorization.replace('Bearer ', '');
+const agentSocket = await openSocket(`${base.replace('http', 'ws')}/v1/realtime?token=${encodeURIComponent(jwt)}`);
+afterAll(() => agentSocket.ws.close());
 const { browser } = await launchBrowser();
 afterAll(() => browser.close());
 
@@ -105,6 +108,12 @@ describe('CSAT in the browser', () => {
     await widgetPage.getByText('Thank you for your rating!').waitFor();
     expect(await widgetPage.getByRole('button', { name: '5 of 5: very satisfied' }).getAttribute('aria-pressed')).toBe('true');
     expect(await rating(threadId)).toBe(5);
+    // Agents' sockets are told each answer.
+    const told = await agentSocket.frame(
+      (f) => f.type === 'csat.received' && f.data.threadId === threadId && f.data.rating === 5,
+      'csat.received on the agent socket',
+    );
+    expect(told.data).toEqual({ threadId, rating: 5, comment: null, contactId: expect.any(Number), assigneeId: agent.user.id });
     await chat.close();
   });
 });

@@ -110,7 +110,7 @@ describe('the connection setting', () => {
 });
 
 describe('the survey', () => {
-  it('is not sent for a conversation without a reply, nor after a key resolves, nor twice', async () => {
+  it('is not sent without a reply, after a key resolves, after the reply window, nor twice', async () => {
     const quiet = await inboundThread();
     expect((await resolve(quiet.threadId)).statusCode).toBe(200);
     expect(await outbound(quiet.threadId)).toEqual([]);
@@ -119,6 +119,14 @@ describe('the survey', () => {
     await reply(byKey.threadId);
     expect((await resolve(byKey.threadId, tenant.headers)).statusCode).toBe(200);
     expect((await outbound(byKey.threadId)).length).toBe(1);
+
+    // The contact last wrote 25 hours ago: WhatsApp's window closed, a free-form message would be refused.
+    const late = await inboundThread();
+    await reply(late.threadId);
+    const dayAgo = new Date(Date.now() - 25 * 3_600_000);
+    await db.updateTable('threads').set({ last_inbound_at: dayAgo }).where('id', '=', late.threadId).execute();
+    expect((await resolve(late.threadId)).statusCode).toBe(200);
+    expect((await outbound(late.threadId)).length).toBe(1);
 
     // Reopened and resolved again without a new reply: the new conversation had none.
     const { threadId } = await surveyed();
@@ -179,19 +187,24 @@ describe('the rating page and its answer', () => {
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.body).toContain('Your rating of 5 of 5 is saved');
     expect(res.body).toMatch(/value="5" required checked/);
-    const c = await db.selectFrom('conversations').selectAll().where('thread_id', '=', threadId).executeTakeFirstOrThrow();
-    expect(c).toMatchObject({ csat_rating: 5, csat_comment: 'Quick and kind' });
+    const stored = () => db.selectFrom('conversations').selectAll().where('thread_id', '=', threadId).executeTakeFirstOrThrow();
+    expect(await stored()).toMatchObject({ csat_rating: 5, csat_comment: 'Quick and kind' });
+    // A rating alone keeps the comment; a blank comment clears it.
+    expect((await rate(token, { rating: 4 })).json().data.comment).toBe('Quick and kind');
+    expect(await stored()).toMatchObject({ csat_rating: 4, csat_comment: 'Quick and kind' });
+    expect((await rate(token, { rating: 5, comment: ' ' })).json().data.comment).toBeNull();
+    expect((await call('POST', `/csat/${token}`, form, 'rating=5&comment=Quick+and+kind')).statusCode).toBe(200);
 
-    // Both answers reached the endpoint, as the contact gave them.
+    // Every answer reached the endpoint, as the contact gave it.
     const events = await waitFor(async () => {
       const got = receiver.received.filter((r) => r.json.type === 'csat.received' && r.json.data.threadId === threadId);
-      return got.length === 2 ? got : undefined;
-    }, 'two csat.received deliveries');
+      return got.length === 5 ? got : undefined;
+    }, 'five csat.received deliveries');
     const thread = await db.selectFrom('threads').select('contact_id').where('id', '=', threadId).executeTakeFirstOrThrow();
     expect(events.map((e) => e.json.data)).toEqual(
       expect.arrayContaining([{ threadId, rating: 5, comment: 'Quick and kind', contactId: thread.contact_id, assigneeId: admin.user.id }]),
     );
-    expect(events.map((e) => e.json.data.rating).sort()).toEqual([2, 5]);
+    expect(events.map((e) => e.json.data.rating).sort()).toEqual([2, 4, 5, 5, 5]);
   });
 
   it('answers 404 for a token that names no survey, and 410 once seven days have passed', async () => {
