@@ -22,6 +22,7 @@ import { connectionsRoutes } from './connections/connections.routes.js';
 import { telegramWebhookRoutes } from './connections/telegram-webhook.routes.js';
 import { templatesRoutes } from './connections/templates.routes.js';
 import { contactsRoutes } from './contacts/contacts.routes.js';
+import { csatPublicRoutes, csatResponsesRoutes } from './csat/csat.routes.js';
 import { isDatabaseUnavailable } from './db/database.js';
 import type { Deps } from './deps.js';
 import { exportsRoutes } from './exports/exports.routes.js';
@@ -253,6 +254,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(teamsRoutes, { deps, prefix: '/v1/teams' });
   await app.register(slaPoliciesRoutes, { deps, prefix: '/v1/sla-policies' });
   await app.register(reportsRoutes, { deps, prefix: '/v1/reports' });
+  await app.register(csatResponsesRoutes, { deps, prefix: '/v1' });
+  await app.register(csatPublicRoutes, { deps, prefix: '/csat' });
   await app.register(automationRulesRoutes, { deps, prefix: '/v1/automation-rules' });
   await app.register(macrosRoutes, { deps, prefix: '/v1' });
   await app.register(notificationsRoutes, { deps, prefix: '/v1/notifications' });

@@ -278,7 +278,21 @@ export interface Connection {
   lastError: string | null;
   /** Answers a contact whose message opens a thread outside business hours, once per 12 h; null = off. */
   awayMessage: string | null;
+  /** The survey after a user resolves a conversation that had a reply (docs/reports.md, "CSAT"). */
+  csat: CsatSetting;
   createdAt: Timestamp;
+}
+
+/** A connection's CSAT survey: on or off, and its question (null = the default). */
+export interface CsatSetting {
+  enabled: boolean;
+  question: string | null;
+}
+
+/** `csat` on create and PATCH: `question` left out keeps the one set; null returns to the default. */
+export interface CsatSettingInput {
+  enabled: boolean;
+  question?: string | null;
 }
 
 /** `POST /v1/connections/:id/check`: whether the provider took the credentials, in words. */
@@ -350,6 +364,7 @@ export interface ConnectionPatch {
   awayMessage?: string | null;
   /** email.imap: the folder read; null = INBOX. */
   imapFolder?: string | null;
+  csat?: CsatSettingInput;
 }
 
 /**
@@ -375,6 +390,7 @@ export interface ConnectionCreate {
   teamId?: number | null;
   /** email.imap: the folder read (default INBOX). */
   imapFolder?: string;
+  csat?: CsatSettingInput;
 }
 
 export type ApiKeyScope = 'admin' | 'read' | 'write';
@@ -665,6 +681,7 @@ export type WebhookEventFilter =
   | 'contact.erased'
   | 'sla.warning'
   | 'sla.breached'
+  | 'csat.received'
   | 'webhook_inbox.dead_lettered'
   | '*';
 export type SignatureScheme = 'service' | 'standard';
