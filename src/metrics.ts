@@ -34,8 +34,39 @@ export function createMetrics() {
       if (c) read(name, c);
     }
   };
+  /** The read replica's lag in seconds as of now, or undefined while it is down (none configured: no reader). */
+  let replicaLag: (() => number | undefined) | undefined;
   return {
     registry,
+    /** Reports the read replica's lag in `inbox_replica_lag_seconds` and `inbox_replica_up`. */
+    watchReplica(lagSeconds: () => number | undefined) {
+      replicaLag = lagSeconds;
+    },
+    replicaLag: new Gauge({
+      name: 'inbox_replica_lag_seconds',
+      help: 'How far behind the primary the read replica is, as of its last probe plus the time since (absent without DATABASE_REPLICA_URL or while it is down)',
+      registers: [registry],
+      collect() {
+        this.reset();
+        const lag = replicaLag?.();
+        if (lag !== undefined) this.set(lag);
+      },
+    }),
+    replicaUp: new Gauge({
+      name: 'inbox_replica_up',
+      help: "1 when the read replica answered this process's last probe as a standby, else 0 (absent without DATABASE_REPLICA_URL)",
+      registers: [registry],
+      collect() {
+        this.reset();
+        if (replicaLag) this.set(replicaLag() === undefined ? 0 : 1);
+      },
+    }),
+    replicaSkipped: new Counter({
+      name: 'inbox_replica_skipped_total',
+      help: 'Reads meant for the read replica that went to the primary, by reason (down: unreachable or not a standby; lag: behind by more than INBOX_REPLICA_MAX_LAG_MS)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     /** Reports a pool in the pool gauges under `name` (`db`: queries, `queue`: pg-boss). */
     watchPool(name: string, counts: () => PoolCounts | undefined) {
       pools.set(name, counts);
