@@ -154,7 +154,6 @@ export class ReadReplica {
   private async probeOnce(): Promise<void> {
     const at = this.now().getTime();
     let primary: bigint;
-    let replayed: bigint;
     try {
       // The primary first: what the replica has replayed after this read is compared to it.
       // The insert position, not the write position: a commit made with synchronous_commit
@@ -163,6 +162,14 @@ export class ReadReplica {
         text: 'SELECT pg_current_wal_insert_lsn()::text AS lsn',
         query_timeout: PROBE_TIMEOUT_MS,
       } as pg.QueryConfig);
+      primary = insertEnd(parseLsn(p.rows[0]!.lsn));
+    } catch {
+      // A busy or absent primary says nothing about the replica: this round is skipped, and
+      // the lag keeps growing from the last round that measured it.
+      return;
+    }
+    let replayed: bigint;
+    try {
       const r = await this.pool.query<{ recovery: boolean; replayed: string | null }>({
         text: 'SELECT pg_is_in_recovery() AS recovery, pg_last_wal_replay_lsn()::text AS replayed',
         query_timeout: PROBE_TIMEOUT_MS,
@@ -170,7 +177,6 @@ export class ReadReplica {
       // A server out of recovery (promoted, or not a replica at all) no longer follows this
       // primary: what it shows may never catch up.
       if (!r.rows[0]?.recovery || !r.rows[0].replayed) throw new Error('the replica is not a standby in recovery');
-      primary = insertEnd(parseLsn(p.rows[0]!.lsn));
       replayed = parseLsn(r.rows[0].replayed);
     } catch (err) {
       if (this.up) this.options.log.warn({ err: (err as Error).message }, 'the read replica is down: reads go to the primary');

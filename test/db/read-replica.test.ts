@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { insertEnd, parseLsn, readFrom } from '../../src/db/replica.js';
+import { createDatabase } from '../../src/db/database.js';
+import { insertEnd, parseLsn, ReadReplica, readFrom } from '../../src/db/replica.js';
+import { createMetrics } from '../../src/metrics.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { adminHeaders, startTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
@@ -130,6 +132,37 @@ describe('a read replica (DATABASE_REPLICA_URL)', () => {
 
     await resumeAndCatchUp();
     expect(await contactNames(other.headers)).toEqual(['Linus']);
+  });
+
+  it('keeps the replica as last measured when the primary is too busy to answer a probe', async () => {
+    // A primary pool of one connection, held by the test: the probe gets none in time.
+    const busy = createDatabase(pair.primaryUrl, { max: 1, connectionTimeoutMillis: 100 });
+    const own = new ReadReplica({
+      url: pair.replicaUrl,
+      primary: busy.pool,
+      maxLagMs: MAX_LAG_MS,
+      poolMax: 1,
+      metrics: createMetrics(),
+      log: ctx.deps.log,
+      probeIntervalMs: 0,
+    });
+    try {
+      await own.start();
+      // Measured once the standby has replayed a position a probe noted.
+      await until(async () => {
+        await own.probe();
+        return own.lagMs() !== undefined;
+      });
+      const held = await busy.pool.connect();
+      await own.probe();
+      held.release();
+      // Not down: the lag keeps growing from the last round that measured it.
+      expect(own.lagMs()).toBeLessThan(MAX_LAG_MS);
+      expect(own.usable()).toBe(true);
+    } finally {
+      await own.close();
+      await busy.close();
+    }
   });
 
   it('falls back to the primary when the replica is down, without an error, and counts it', async () => {
