@@ -231,16 +231,30 @@ export function noteRequestWrites(deps: { replica?: ReadReplica }, request: Read
 }
 
 /**
+ * A change of the workspace was announced (a realtime event, from any process): live lists
+ * of it, which clients re-read on such an event, wait for the replica to show it.
+ */
+export function noteWorkspaceChange(deps: { replica?: ReadReplica }, workspaceId: number): void {
+  deps.replica?.noteWrite(`changes:${workspaceId}`);
+}
+
+/**
  * The database a read may use: the replica when one is configured, answers, keeps up, and
  * already shows the caller's own last write; otherwise the primary. A request that is not a
  * GET (or HEAD) may have written, and reads what it wrote only on the primary: it never reads
- * the replica, whatever it reads after. Jobs pass no request.
+ * the replica, whatever it reads after. Jobs pass no request. A `live` list (one a client
+ * re-reads when a realtime event says it changed) also waits for the workspace's last
+ * announced change, so the re-read is never older than the event that asked for it.
  */
-export function readFrom(deps: { db: Db; replica?: ReadReplica }, request?: ReadingRequest): Db {
+export function readFrom(deps: { db: Db; replica?: ReadReplica }, request?: ReadingRequest, options: { live?: boolean } = {}): Db {
   if (!deps.replica) return deps.db;
   if (request && !READS.has(request.method)) return deps.db;
   const caller = request && callerOf(request);
-  return deps.replica.usable(caller === undefined ? undefined : deps.replica.lastWrite(caller)) ? deps.replica.db : deps.db;
+  const wrote = caller === undefined ? undefined : deps.replica.lastWrite(caller);
+  const workspaceId = request?.auth?.workspaceId;
+  const changed = options.live && workspaceId !== undefined ? deps.replica.lastWrite(`changes:${workspaceId}`) : undefined;
+  const after = wrote === undefined || changed === undefined ? (wrote ?? changed) : Math.max(wrote, changed);
+  return deps.replica.usable(after) ? deps.replica.db : deps.db;
 }
 
 /** For jobs: the replica only if it shows what the primary held at `since` (the job's request), else the primary. */

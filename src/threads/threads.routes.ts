@@ -36,7 +36,7 @@ export const threadsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     async (request) => {
       const auth = tenantOf(request);
       const filters = parseThreadFilters(request.query, auth);
-      const page = await listThreads(readFrom(deps, request), auth, filters, parseCursorQuery(request.query));
+      const page = await listThreads(readFrom(deps, request, { live: true }), auth, filters, parseCursorQuery(request.query));
       return envelope(request, page.items.map(threadResource), page.meta);
     },
   );
@@ -56,7 +56,7 @@ export const threadsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       const auth = tenantOf(request);
       const filters = parseThreadFilters(request.query, auth);
       const me = auth.kind === 'api_key' ? null : auth.userId;
-      return envelope(request, await countThreads(readFrom(deps, request), auth, filters, me));
+      return envelope(request, await countThreads(readFrom(deps, request, { live: true }), auth, filters, me));
     },
   );
 
@@ -82,7 +82,7 @@ export const threadsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     },
     async (request) => {
       const page = await transcriptPage(
-        readFrom(deps, request),
+        readFrom(deps, request, { live: true }),
         tenantOf(request),
         request.params.id,
         request.query,

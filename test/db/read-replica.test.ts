@@ -2,10 +2,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createDatabase } from '../../src/db/database.js';
 import { insertEnd, parseLsn, ReadReplica, readFrom } from '../../src/db/replica.js';
 import { createMetrics } from '../../src/metrics.js';
+import { publishEvent } from '../../src/realtime/publish.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { adminHeaders, startTestContext } from '../helpers/app.js';
-import { makeTenant } from '../helpers/factories.js';
+import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { startStreamingReplica } from '../helpers/replica.js';
+import { seedThread } from '../helpers/threads.js';
 
 /**
  * DATABASE_REPLICA_URL against a real streaming standby of a primary of this file's own. Which
@@ -132,6 +134,24 @@ describe('a read replica (DATABASE_REPLICA_URL)', () => {
 
     await resumeAndCatchUp();
     expect(await contactNames(other.headers)).toEqual(['Linus']);
+  });
+
+  it('re-reads live lists on the primary after a realtime event, so a refetch is never older than its event', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const connection = await makeConnection(ctx.deps, tenant.workspace.id);
+    await resumeAndCatchUp();
+    await pauseReplay();
+    // A worker's write, announced on the realtime channel: no request of this process made it.
+    const thread = await seedThread(ctx.deps, { id: connection.id, workspaceId: tenant.workspace.id });
+    await publishEvent(ctx.deps.db, { type: 'thread.updated', workspaceId: tenant.workspace.id, data: { id: thread.id } });
+    await until(async () => replica.lastWrite(`changes:${tenant.workspace.id}`) !== undefined);
+
+    const res = await ctx.app.inject({ method: 'GET', url: '/v1/threads', headers: tenant.headers });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data.map((t: { id: number }) => t.id)).toEqual([thread.id]);
+    // Contacts are not re-read on events: they still read the lagging replica.
+    expect(await contactNames(tenant.headers)).toEqual([]);
+    await resumeAndCatchUp();
   });
 
   it('keeps the replica as last measured when the primary is too busy to answer a probe', async () => {
