@@ -34,21 +34,21 @@ export function createMetrics() {
       if (c) read(name, c);
     }
   };
-  /** The read replica's lag in seconds as of now, or undefined while it is down (none configured: no reader). */
-  let replicaLag: (() => number | undefined) | undefined;
+  /** The read replica's state now (none configured: no reader). */
+  let replicaState: (() => { up: boolean; lagSeconds: number | undefined }) | undefined;
   return {
     registry,
     /** Reports the read replica's lag in `inbox_replica_lag_seconds` and `inbox_replica_up`. */
-    watchReplica(lagSeconds: () => number | undefined) {
-      replicaLag = lagSeconds;
+    watchReplica(state: () => { up: boolean; lagSeconds: number | undefined }) {
+      replicaState = state;
     },
     replicaLag: new Gauge({
       name: 'inbox_replica_lag_seconds',
-      help: 'How far behind the primary the read replica is, as of its last probe plus the time since (absent without DATABASE_REPLICA_URL or while it is down)',
+      help: 'How far behind the primary the read replica may be now: the time since the last probe whose primary position it had replayed (absent without DATABASE_REPLICA_URL, while it is down, or before its first such probe)',
       registers: [registry],
       collect() {
         this.reset();
-        const lag = replicaLag?.();
+        const lag = replicaState?.().lagSeconds;
         if (lag !== undefined) this.set(lag);
       },
     }),
@@ -58,7 +58,7 @@ export function createMetrics() {
       registers: [registry],
       collect() {
         this.reset();
-        if (replicaLag) this.set(replicaLag() === undefined ? 0 : 1);
+        if (replicaState) this.set(replicaState().up ? 1 : 0);
       },
     }),
     replicaSkipped: new Counter({

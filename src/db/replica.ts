@@ -85,7 +85,7 @@ export class ReadReplica {
     options.metrics.watchPool('replica', () => this.pool);
     options.metrics.watchReplica(() => {
       const lag = this.lagMs();
-      return lag === undefined ? undefined : lag / 1000;
+      return { up: this.up, lagSeconds: lag === undefined ? undefined : lag / 1000 };
     });
   }
 

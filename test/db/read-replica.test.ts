@@ -1,10 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDatabase } from '../../src/db/database.js';
 import { insertEnd, parseLsn, ReadReplica, readFrom } from '../../src/db/replica.js';
+import { createLogger } from '../../src/logger.js';
+import { openInfrastructure } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
 import { publishEvent } from '../../src/realtime/publish.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
-import { adminHeaders, startTestContext } from '../helpers/app.js';
+import { adminHeaders, startTestContext, testConfig } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { startStreamingReplica } from '../helpers/replica.js';
 import { seedThread } from '../helpers/threads.js';
@@ -182,6 +184,19 @@ describe('a read replica (DATABASE_REPLICA_URL)', () => {
     } finally {
       await own.close();
       await busy.close();
+    }
+  });
+
+  it('is opened by the service beside the primary, its pool as large as INBOX_DB_POOL_MAX', async () => {
+    const config = testConfig({ DATABASE_URL: pair.primaryUrl, DATABASE_REPLICA_URL: pair.replicaUrl, INBOX_DB_POOL_MAX: '3' });
+    const infra = await openInfrastructure(config, createLogger('silent'), { schedule: false });
+    try {
+      expect(infra.deps.replica?.pool.options.max).toBe(3);
+      const text = await infra.deps.metrics.registry.metrics();
+      expect(text).toMatch(/^inbox_db_pool_max_connections\{pool="replica"\} 3$/m);
+      expect(text).toMatch(/^inbox_replica_up 1$/m);
+    } finally {
+      await infra.close();
     }
   });
 
