@@ -63,7 +63,7 @@ export function createMetrics() {
     }),
     replicaSkipped: new Counter({
       name: 'inbox_replica_skipped_total',
-      help: 'Reads meant for the read replica that went to the primary, by reason (down: unreachable or not a standby; lag: behind by more than INBOX_REPLICA_MAX_LAG_MS)',
+      help: 'Reads meant for the read replica that went to the primary, by reason (down: unreachable or not a standby; lag: behind by more than INBOX_REPLICA_MAX_LAG_MS; own_write: it does not show yet a write the read must see)',
       labelNames: ['reason'] as const,
       registers: [registry],
     }),

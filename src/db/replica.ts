@@ -67,7 +67,7 @@ export class ReadReplica {
   private probing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private lagging = false;
-  /** When each caller (workspace, or the platform's operator) last finished a request that may have written. */
+  /** When each caller (a workspace, the platform's operator, a workspace's announced changes) last wrote. */
   private writes = new Map<string, number>();
   private readonly now: () => Date;
 
@@ -111,12 +111,12 @@ export class ReadReplica {
     return Math.max(0, this.now().getTime() - this.visibleAt);
   }
 
-  /** A request of `caller` that may have written is answering: its writes are committed now. */
+  /** A write that `caller`'s reads must see is committed now (a request's, or a change announced for a workspace). */
   noteWrite(caller: string): void {
     this.writes.set(caller, this.now().getTime());
   }
 
-  /** When `caller` last finished a request that may have written, while the replica may not show it yet. */
+  /** When `caller` last wrote, while the replica may not show it yet. */
   lastWrite(caller: string): number | undefined {
     return this.writes.get(caller);
   }
