@@ -24,6 +24,7 @@ import { templatesRoutes } from './connections/templates.routes.js';
 import { contactsRoutes } from './contacts/contacts.routes.js';
 import { csatPublicRoutes, csatResponsesRoutes } from './csat/csat.routes.js';
 import { isDatabaseUnavailable } from './db/database.js';
+import { noteRequestWrites } from './db/replica.js';
 import type { Deps } from './deps.js';
 import { exportsRoutes } from './exports/exports.routes.js';
 import { healthRoutes } from './health/health.routes.js';
@@ -177,6 +178,14 @@ function httpServer(deps: Deps) {
     }
     done();
   });
+
+  // Only with a read replica: a caller's reads after its own writes stay on the primary.
+  if (deps.replica) {
+    app.addHook('onSend', (request, _reply, payload, done) => {
+      noteRequestWrites(deps, request);
+      done(null, payload);
+    });
+  }
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = toAppError(err, deps.config.bodyLimitBytes, request.headers['content-type']);
