@@ -17,6 +17,8 @@ function mail(id: string, headers: string[], body: string[]): string {
   );
 }
 const from = (who = 'mo@hostile.test') => `From: ${who}`;
+/** A header line's UTF-8 bytes, one character each. */
+const utf8Bytes = (line: string) => Buffer.from(line, 'utf8').toString('latin1');
 const to = 'To: support@mailbox.test';
 
 /** Bytes as quoted-printable: the mail stays 7-bit on the wire whatever charset its text is in. */
@@ -92,6 +94,13 @@ const mails = [
       ` =?UTF-8?Q?K=C3=B6ln?=`,
       'Content-Type: text/plain; charset=utf-8',
     ],
+    ['Hallo.'],
+  ),
+  // 8-bit headers: UTF-8 written as is, without encoded words (RFC 6532), as many clients do.
+  // The server sends a string's characters as bytes, so the UTF-8 is spelled byte by byte.
+  mail(
+    'eight-bit',
+    [utf8Bytes('From: Zoë Ünal <zoe@hostile.test>'), to, utf8Bytes('Subject: Grüße, Zoë'), 'Content-Type: text/plain; charset=utf-8'],
     ['Hallo.'],
   ),
   mail('nobody', [from(), to, 'Subject: nobody'], []),
@@ -196,9 +205,11 @@ describe('an email.imap mailbox full of hostile MIME', () => {
     expect((await message('unknown-charset')).text).toMatch(/^Plain words survive .\.$/u);
   });
 
-  it('reads RFC 2047 encoded words in From and Subject', async () => {
+  it('reads RFC 2047 encoded words in From and Subject, and 8-bit headers as UTF-8', async () => {
     const m = await message('rfc2047');
     expect(m.email).toMatchObject({ subject: 'Grüße aus Köln', from: { email: 'jose@hostile.test', name: 'José Martínez' } });
+    const eight = await message('eight-bit');
+    expect(eight.email).toMatchObject({ subject: 'Grüße, Zoë', from: { email: 'zoe@hostile.test', name: 'Zoë Ünal' } });
   });
 
   it('keeps a mail with no body, one with a boundary nobody declared, and one nested 100 deep', async () => {
