@@ -3,6 +3,7 @@ import type { Macro, Thread } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
+import { useDismiss } from '../shared/use-dismiss';
 
 /**
  * The conversation header's "Macros" menu (docs/automation.md): the macros the agent sees,
@@ -36,25 +37,8 @@ export function MacroMenu({ thread, onChange }: { thread: Thread; onChange(t: Th
     };
   }, [open]);
 
-  // Escape closes it wherever the focus is, as a click outside does (the bell's menu alike).
-  useEffect(() => {
-    if (!open) return;
-    const outside = (e: MouseEvent) => {
-      if (!wrap.current?.contains(e.target as Node)) setOpen(false);
-    };
-    const onEscape = (e: KeyboardEvent) => {
-      if (e.key !== 'Escape') return;
-      e.preventDefault();
-      setOpen(false);
-      toggle.current?.focus();
-    };
-    document.addEventListener('mousedown', outside);
-    document.addEventListener('keydown', onEscape);
-    return () => {
-      document.removeEventListener('mousedown', outside);
-      document.removeEventListener('keydown', onEscape);
-    };
-  }, [open]);
+  // Escape closes it wherever the focus is, as a click outside does.
+  useDismiss(open, () => setOpen(false), wrap, toggle);
 
   // The list takes the focus once it is there, so arrows are not needed to reach it.
   useEffect(() => {
