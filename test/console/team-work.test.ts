@@ -240,6 +240,9 @@ describe('working as a team in the console', () => {
     await b.page.keyboard.press('Enter');
     await expect.poll(() => box.inputValue()).toBe('@Ada Lovelace ');
     await b.page.keyboard.type('the customer wants XL, can you check stock?');
+    // Enter sends only once the box holds the whole note and the picker is gone.
+    await expect.poll(() => box.inputValue()).toBe('@Ada Lovelace the customer wants XL, can you check stock?');
+    await expect.poll(() => picker.count()).toBe(0);
     await b.page.keyboard.press('Enter');
     const note = await waitFor(
       () =>
