@@ -51,6 +51,7 @@ import * as m0061 from './0061_exports.js';
 import * as m0062 from './0062_event_log.js';
 import * as m0063 from './0063_ai_assist.js';
 import * as m0064 from './0064_connection_csat.js';
+import * as m0065 from './0065_event_log_unchecked_workspace.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -109,4 +110,5 @@ export const migrations: Record<string, Migration> = {
   '0062_event_log': m0062,
   '0063_ai_assist': m0063,
   '0064_connection_csat': m0064,
+  '0065_event_log_unchecked_workspace': m0065,
 };

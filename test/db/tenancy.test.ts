@@ -56,6 +56,7 @@ const NULLABLE_WORKSPACE: Record<string, string> = {
 const NO_WORKSPACE_FOREIGN_KEY: Record<string, string> = {
   thread_labels: "a lookup copy of threads.labels, rewritten with its thread's labels",
   user_sockets: 'live sockets; rows expire within seconds and go with their user',
+  webhook_events: "the event log, 2–3 rows per delivery: written with the id of the change's own workspace, in its transaction",
 };
 
 /** Tenant tables without an index led by workspace_id, with how they are reached instead. */
