@@ -33,6 +33,8 @@ export interface BenchOptions {
   automation: boolean;
   routingEvents: number;
   routingNewPercent: number;
+  /** Messages per applied batch in the routing phase. */
+  routingBatch: number;
 }
 
 const ABOUT = `Measures the service on this machine: ingestion beside a no-op ceiling (alternating rounds,
@@ -90,6 +92,11 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
       },
       'routing-events': { type: 'string', default: '4000', help: 'inbound messages each routing-phase (or automation-phase) run applies' },
       'routing-new': { type: 'string', default: '10', help: 'percent of the routing phase’s messages that open a thread (and are routed)' },
+      'routing-batch': {
+        type: 'string',
+        default: '20',
+        help: 'messages per transaction in the routing phase (20: a light load; a worker draining a backlog takes about 150)',
+      },
       compare: {
         type: 'string',
         help: 'compare this build with the build of a git ref (commit, branch, tag), built in a temporary worktree; see docs/performance.md',
@@ -135,5 +142,6 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     automation: v.automation,
     routingEvents: number('routing-events', v['routing-events']),
     routingNewPercent: Math.min(100, number('routing-new', v['routing-new'])),
+    routingBatch: Math.max(1, number('routing-batch', v['routing-batch'])),
   };
 }

@@ -3,7 +3,8 @@
 // team) but `autoAssign` on the teams of one; the same kind of batches (--routing-new percent
 // of the messages from new contacts, who open threads; the rest from contacts of this run who
 // wrote before) are applied to each through the workers' own entry, applyDeliveries, one
-// transaction per batch, in this one process. Without routing, the new threads are assigned by
+// transaction per batch (--routing-batch messages: 20 by default, as under a light load; a
+// worker draining a backlog applies about 150 at once), in this one process. Without routing, the new threads are assigned by
 // hand between batches (untimed), so the messages that follow tell an assignee on both sides:
 // what is compared is routing itself (its lock, pool, assignment, activity line and
 // notification). Each run starts with every thread resolved, so open threads per agent stay
@@ -28,8 +29,6 @@ import type { BenchOptions } from './options.js';
 
 const AGENTS = 50;
 const TEAMS = 5;
-/** Events per batch: the webhook worker's batch size. */
-const BATCH = 20;
 
 interface Side {
   label: 'routing' | 'no routing';
@@ -73,9 +72,9 @@ async function seedSide(db: Db, label: Side['label'], autoAssign: boolean): Prom
 let sequence = 0;
 
 /** One batch: one message in `every` from a new contact (who opens a thread), the rest from contacts who wrote before. */
-function batchOf(side: Side, every: number): DeliveryEvents {
+function batchOf(side: Side, every: number, size: number): DeliveryEvents {
   const events = [];
-  for (let i = 0; i < BATCH; i++) {
+  for (let i = 0; i < size; i++) {
     sequence++;
     const again = sequence % every !== 0 && side.contacts > 0;
     const contact = again ? (sequence * 7919) % side.contacts : side.contacts++;
@@ -95,6 +94,8 @@ export interface RoutingFigures {
   teams: number;
   batches: number;
   eventsPerRun: number;
+  /** Messages per transaction. */
+  batch: number;
   /** Percent of the messages that open a thread (and are routed). */
   newPercent: number;
   rounds: { routingPerSec: number; plainPerSec: number; ratio: number }[];
@@ -114,7 +115,8 @@ export async function measureRouting(options: BenchOptions, databaseUrl: string,
   try {
     const routing = await seedSide(db, 'routing', true);
     const plain = await seedSide(db, 'no routing', false);
-    const batches = Math.max(10, Math.round(options.routingEvents / BATCH));
+    const batch = options.routingBatch;
+    const batches = Math.max(10, Math.round(options.routingEvents / batch));
     const every = Math.max(1, Math.round(100 / options.routingNewPercent));
     const run = async (side: Side) => {
       // Between runs, untimed, the agents resolve what they have: a run starts with nobody
@@ -123,7 +125,7 @@ export async function measureRouting(options: BenchOptions, databaseUrl: string,
       await sql`ANALYZE threads`.execute(db);
       side.run += 1;
       side.contacts = 0;
-      const work = Array.from({ length: batches }, () => batchOf(side, every));
+      const work = Array.from({ length: batches }, () => batchOf(side, every, batch));
       let ms = 0;
       for (const d of work) {
         const started = performance.now();
@@ -139,7 +141,7 @@ export async function measureRouting(options: BenchOptions, databaseUrl: string,
                  (SELECT id, row_number() OVER (ORDER BY id) AS n FROM users WHERE workspace_id = ${side.workspaceId}) u
             WHERE t.id = w.id AND u.n = (w.n % ${AGENTS}) + 1`.execute(db);
       }
-      return (batches * BATCH) / (ms / 1000);
+      return (batches * batch) / (ms / 1000);
     };
     // A warm-up of each, untimed: plans cached, tables and indexes in memory.
     await run(routing);
@@ -161,7 +163,8 @@ export async function measureRouting(options: BenchOptions, databaseUrl: string,
       agents: AGENTS,
       teams: TEAMS,
       batches,
-      eventsPerRun: batches * BATCH,
+      eventsPerRun: batches * batch,
+      batch,
       newPercent: 100 / every,
       rounds,
       ratio: median(ratios),

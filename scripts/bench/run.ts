@@ -175,7 +175,7 @@ async function main() {
       table([
         [
           'setup',
-          `${r.agents} agents in ${r.teams} teams; ${r.eventsPerRun} messages per run in batches of 20, ${r.newPercent.toFixed(0)} % opening a thread`,
+          `${r.agents} agents in ${r.teams} teams; ${r.eventsPerRun} messages per run in batches of ${r.batch}, ${r.newPercent.toFixed(0)} % opening a thread`,
         ],
         ['with routing (autoAssign)', `${perSec('routingPerSec')} messages/s`],
         ['without routing', `${perSec('plainPerSec')} messages/s`],
