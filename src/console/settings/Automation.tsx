@@ -1,6 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { AutomationRule, RuleEvent, ThreadStatus } from '../../../packages/client/src/index';
-import { errorText } from '../shared/api';
+import type { AutomationRule, AutomationRuleCreate, RuleEvent, ThreadStatus } from '../../../packages/client/src/index';
 import { fullTime } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
@@ -11,12 +10,13 @@ import {
   ActionsEditor,
   type Choices,
   ConditionsEditor,
-  ConfirmDelete,
   describeAction,
   describeCondition,
+  EditAndDelete,
   FormError,
   useChoices,
 } from './RuleParts';
+import { useListEditor } from './use-list-editor';
 
 const EVENTS: [RuleEvent, string][] = [
   ['message.created', 'A contact’s message arrives'],
@@ -35,12 +35,18 @@ export function Automation() {
   const s = useStore(session)!;
   const rules = useLoad(() => s.client.automationRules());
   const choices = useChoices();
-  const [editing, setEditing] = useState<{ id: number | null; draft: RuleDraft } | null>(null);
-  const [formError, setFormError] = useState<string | null>(null);
-  const [confirming, setConfirming] = useState<number | null>(null);
-  const [saved, setSaved] = useState<string | null>(null);
-  const [refocus, setRefocus] = useState<string | null>(null);
   const setError = rules.setError;
+  const editor = useListEditor<RuleDraft, AutomationRuleCreate>({
+    noun: 'Rule',
+    bodyOf: ruleBody,
+    create: (body) => s.client.createAutomationRule(body),
+    update: (id, body) => s.client.updateAutomationRule(id, body),
+    remove: (id) => s.client.deleteAutomationRule(id),
+    reload: rules.reload,
+    setError,
+  });
+  const { editing, setSaved } = editor;
+  const [refocus, setRefocus] = useState<string | null>(null);
   const list = rules.data ?? [];
 
   // After a move the row is elsewhere: the focus follows the button that moved it.
@@ -51,29 +57,6 @@ export function Automation() {
     (button && !button.disabled ? button : document.getElementById(other))?.focus();
     setRefocus(null);
   }, [list, refocus]);
-
-  function open(id: number | null, draft: RuleDraft) {
-    setFormError(null);
-    setSaved(null);
-    setEditing({ id, draft });
-  }
-
-  async function save(e: Event) {
-    e.preventDefault();
-    if (!editing) return;
-    const body = ruleBody(editing.draft);
-    try {
-      if (editing.id === null) await s.client.createAutomationRule(body);
-      else await s.client.updateAutomationRule(editing.id, body);
-    } catch (err) {
-      setFormError(errorText(err));
-      return;
-    }
-    setEditing(null);
-    setFormError(null);
-    setSaved(`Rule ${body.name} saved.`);
-    await rules.reload();
-  }
 
   /** Moves a rule one place: the positions become the list's order, and only the changed ones are sent. */
   async function move(rule: AutomationRule, by: -1 | 1) {
@@ -89,18 +72,12 @@ export function Automation() {
     setRefocus(`rule-${by < 0 ? 'up' : 'down'}-${rule.id}`);
   }
 
-  async function remove(rule: AutomationRule) {
-    setConfirming(null);
-    if (await attempt(() => s.client.deleteAutomationRule(rule.id), setError)) setSaved(`Rule ${rule.name} deleted.`);
-    await rules.reload();
-  }
-
   return (
     <>
       <Failure error={rules.error ?? choices.error} />
-      {saved && (
+      {editor.saved && (
         <p role="status" class="muted">
-          {saved}
+          {editor.saved}
         </p>
       )}
       <p class="muted">
@@ -112,14 +89,14 @@ export function Automation() {
           title={editing.id === null ? 'New rule' : `Edit ${list.find((r) => r.id === editing.id)?.name ?? 'rule'}`}
           draft={editing.draft}
           choices={choices.data}
-          error={formError}
-          onChange={(draft) => setEditing({ ...editing, draft })}
-          onSubmit={(e) => void save(e)}
-          onCancel={() => setEditing(null)}
+          error={editor.formError}
+          onChange={editor.change}
+          onSubmit={(e) => void editor.save(e)}
+          onCancel={editor.close}
         />
       ) : (
         <p>
-          <button type="button" class="primary" disabled={!choices.data} onClick={() => open(null, blankRule())}>
+          <button type="button" class="primary" disabled={!choices.data} onClick={() => editor.open(null, blankRule())}>
             New rule
           </button>
         </p>
@@ -183,16 +160,15 @@ export function Automation() {
               >
                 ↓
               </button>
-              <button type="button" aria-label={`Edit ${r.name}`} disabled={!choices.data} onClick={() => open(r.id, ruleDraft(r))}>
-                Edit
-              </button>
-              {confirming === r.id ? (
-                <ConfirmDelete name={r.name} onYes={() => void remove(r)} onNo={() => setConfirming(null)} />
-              ) : (
-                <button type="button" aria-label={`Delete ${r.name}`} onClick={() => setConfirming(r.id)}>
-                  Delete
-                </button>
-              )}
+              <EditAndDelete
+                name={r.name}
+                canEdit={Boolean(choices.data)}
+                confirming={editor.confirming === r.id}
+                onEdit={() => editor.open(r.id, ruleDraft(r))}
+                onAsk={() => editor.setConfirming(r.id)}
+                onDelete={() => void editor.remove(r)}
+                onKeep={() => editor.setConfirming(null)}
+              />
             </div>
           </li>
         ))}

@@ -1,12 +1,12 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import type { Macro, MacroCreate } from '../../../packages/client/src/index';
-import { errorText } from '../shared/api';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
-import { attempt, useLoad } from '../shared/use-load';
+import { useLoad } from '../shared/use-load';
 import { type ActionDraft, actionDraft, actionOf, blankAction } from './automation-model';
 import { Failure } from './Failure';
-import { ActionsEditor, type Choices, ConfirmDelete, describeAction, FormError, useChoices } from './RuleParts';
+import { ActionsEditor, type Choices, describeAction, EditAndDelete, FormError, useChoices } from './RuleParts';
+import { useListEditor } from './use-list-editor';
 
 interface MacroDraft {
   name: string;
@@ -26,46 +26,24 @@ export function Macros() {
   const s = useStore(session)!;
   const macros = useLoad(() => s.client.macros());
   const choices = useChoices();
-  const [editing, setEditing] = useState<{ id: number | null; draft: MacroDraft } | null>(null);
-  const [formError, setFormError] = useState<string | null>(null);
-  const [confirming, setConfirming] = useState<number | null>(null);
-  const [saved, setSaved] = useState<string | null>(null);
+  const editor = useListEditor<MacroDraft, MacroCreate>({
+    noun: 'Macro',
+    bodyOf,
+    create: (body) => s.client.createMacro(body),
+    update: (id, body) => s.client.updateMacro(id, body),
+    remove: (id) => s.client.deleteMacro(id),
+    reload: macros.reload,
+    setError: macros.setError,
+  });
+  const { editing } = editor;
   const nameOf = (id: number | null) => choices.data?.users.find((u) => u.id === id)?.name ?? 'someone';
-
-  function open(id: number | null, draft: MacroDraft) {
-    setFormError(null);
-    setSaved(null);
-    setEditing({ id, draft });
-  }
-
-  async function save(e: Event) {
-    e.preventDefault();
-    if (!editing) return;
-    const body = bodyOf(editing.draft);
-    try {
-      if (editing.id === null) await s.client.createMacro(body);
-      else await s.client.updateMacro(editing.id, body);
-    } catch (err) {
-      setFormError(errorText(err));
-      return;
-    }
-    setEditing(null);
-    setSaved(`Macro ${body.name} saved.`);
-    await macros.reload();
-  }
-
-  async function remove(m: Macro) {
-    setConfirming(null);
-    if (await attempt(() => s.client.deleteMacro(m.id), macros.setError)) setSaved(`Macro ${m.name} deleted.`);
-    await macros.reload();
-  }
 
   return (
     <>
       <Failure error={macros.error ?? choices.error} />
-      {saved && (
+      {editor.saved && (
         <p role="status" class="muted">
-          {saved}
+          {editor.saved}
         </p>
       )}
       <p class="muted">Agents run a macro from a conversation's header: its actions in order, as the agent who runs it.</p>
@@ -74,14 +52,14 @@ export function Macros() {
           title={editing.id === null ? 'New macro' : `Edit ${editing.draft.name || 'macro'}`}
           draft={editing.draft}
           choices={choices.data}
-          error={formError}
-          onChange={(draft) => setEditing({ ...editing, draft })}
-          onSubmit={(e) => void save(e)}
-          onCancel={() => setEditing(null)}
+          error={editor.formError}
+          onChange={editor.change}
+          onSubmit={(e) => void editor.save(e)}
+          onCancel={editor.close}
         />
       ) : (
         <p>
-          <button type="button" class="primary" disabled={!choices.data} onClick={() => open(null, blankMacro())}>
+          <button type="button" class="primary" disabled={!choices.data} onClick={() => editor.open(null, blankMacro())}>
             New macro
           </button>
         </p>
@@ -98,16 +76,15 @@ export function Macros() {
               </p>
             </div>
             <div class="row-actions">
-              <button type="button" aria-label={`Edit ${m.name}`} disabled={!choices.data} onClick={() => open(m.id, draftOf(m))}>
-                Edit
-              </button>
-              {confirming === m.id ? (
-                <ConfirmDelete name={m.name} onYes={() => void remove(m)} onNo={() => setConfirming(null)} />
-              ) : (
-                <button type="button" aria-label={`Delete ${m.name}`} onClick={() => setConfirming(m.id)}>
-                  Delete
-                </button>
-              )}
+              <EditAndDelete
+                name={m.name}
+                canEdit={Boolean(choices.data)}
+                confirming={editor.confirming === m.id}
+                onEdit={() => editor.open(m.id, draftOf(m))}
+                onAsk={() => editor.setConfirming(m.id)}
+                onDelete={() => void editor.remove(m)}
+                onKeep={() => editor.setConfirming(null)}
+              />
             </div>
           </li>
         ))}

@@ -443,3 +443,30 @@ export function ConfirmDelete({ name, onYes, onNo }: { name: string; onYes(): vo
     </span>
   );
 }
+
+/** A settings row's Edit and Delete buttons; Delete asks first, in place of the two. */
+export function EditAndDelete(props: {
+  name: string;
+  /** False while the form's choices load. */
+  canEdit: boolean;
+  confirming: boolean;
+  onEdit(): void;
+  onAsk(): void;
+  onDelete(): void;
+  onKeep(): void;
+}) {
+  return (
+    <>
+      <button type="button" aria-label={`Edit ${props.name}`} disabled={!props.canEdit} onClick={props.onEdit}>
+        Edit
+      </button>
+      {props.confirming ? (
+        <ConfirmDelete name={props.name} onYes={props.onDelete} onNo={props.onKeep} />
+      ) : (
+        <button type="button" aria-label={`Delete ${props.name}`} onClick={props.onAsk}>
+          Delete
+        </button>
+      )}
+    </>
+  );
+}
