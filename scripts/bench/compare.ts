@@ -255,6 +255,11 @@ export const FIGURES: Figure[] = [
       Number(((r.apiUsPerAck + r.workerUsPerDelivery + r.pgIngestUsPerAck + r.pgDrainUsPerDelivery) / r.ceilingUsPerRequest).toFixed(2)),
     better: 'lower',
   },
+  {
+    name: 'CPU per ack ÷ the ceiling’s per request',
+    of: (r) => Number(((r.apiUsPerAck + r.pgIngestUsPerAck) / r.ceilingUsPerRequest).toFixed(2)),
+    better: 'lower',
+  },
   { name: '  ingest: api CPU µs per ack', of: (r) => r.apiUsPerAck, better: 'lower' },
   { name: '  ingest: Postgres CPU µs per ack', of: (r) => r.pgIngestUsPerAck, better: 'lower' },
   { name: '  drain: worker CPU µs per delivery', of: (r) => r.workerUsPerDelivery, better: 'lower' },
