@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CsatResponse } from '../../../packages/client/src/index';
 import { contactName, contacts, wantContacts } from '../inbox/contacts';
 import { Failure } from '../settings/Failure';
@@ -24,11 +24,16 @@ export function CsatComments({ period, caption }: { period: Period; caption: str
   const [next, setNext] = useState<string | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
+  // The period's key when a read started: a read of a period left meanwhile lands nowhere.
+  const current = useRef('');
+  const key = `${period.from}/${period.to}/${period.timezone}`;
+  current.current = key;
 
   async function load(cursor: string | undefined) {
     setLoading(true);
     try {
       const page = await s.client.reports.csatResponses({ ...period, limit: PAGE, ...(cursor ? { cursor } : {}) });
+      if (current.current !== key) return;
       wantContacts(page.data.map((r) => r.contactId));
       setItems((before) => (cursor ? [...(before ?? []), ...page.data] : page.data));
       setNext(page.meta.nextCursor);
@@ -42,8 +47,9 @@ export function CsatComments({ period, caption }: { period: Period; caption: str
 
   useEffect(() => {
     setItems(null);
+    setNext(undefined);
     void load(undefined);
-  }, [period.from, period.to, period.timezone]);
+  }, [key]);
 
   return (
     <section class="report-panel" aria-labelledby="csat-comments-title">
