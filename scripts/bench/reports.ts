@@ -3,14 +3,18 @@
 // year (opened, answered, most resolved, a third rated), ANALYZEs, and times over HTTP, one
 // request at a time with an admin's JWT, `GET /v1/reports/summary` (a year and a month; by none,
 // agent and label) and `GET /v1/reports/timeseries` (a year by day and week, a month by hour).
-// Goal: p95 ≤ 300 ms each (docs/reports.md).
+// Goal: p95 ≤ 300 ms each (docs/reports.md). Then the summary's statement alone on one
+// connection, with the CPU time its Postgres backend spent on it: the machine's load stretches
+// the wall time, not this, so it compares builds measured at different times.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { createDatabase, type Db } from '../../src/db/database.js';
+import { type GroupBy, type Range, summaryRows } from '../../src/reports/reports.queries.js';
 import { createUser } from '../../src/users/users.service.js';
 import { say, serve } from './common.js';
 import { type Timed, time } from './conversations.js';
 import { seedConversations } from './conversations.queries.js';
+import { processCpuMs } from './cpu.js';
 import type { BenchOptions } from './options.js';
 
 export async function measureReports(options: BenchOptions, databaseUrl: string, db: Db, workspaceId: number, connectionId: number) {
@@ -93,8 +97,40 @@ export async function measureReports(options: BenchOptions, databaseUrl: string,
     ];
     const timed: Timed[] = [];
     for (const [what, path] of reads) timed.push(await time(what, `${api.url}/v1/reports/${path}`, headers, options.samples));
-    return { conversations: Number(n), messages: options.messages, seconds, timed };
+    const ranges: [string, Range, GroupBy][] = [
+      ['summary, a year', { workspaceId, from: new Date(to.getTime() - 365 * 86_400_000), to }, 'none'],
+      ['summary, a year by agent', { workspaceId, from: new Date(to.getTime() - 365 * 86_400_000), to }, 'agent'],
+      ['summary, a year by label', { workspaceId, from: new Date(to.getTime() - 365 * 86_400_000), to }, 'label'],
+      ['summary, a month by agent', { workspaceId, from: new Date(to.getTime() - 30 * 86_400_000), to }, 'agent'],
+    ];
+    const cpu = await statementCpu(databaseUrl, ranges, Math.min(options.samples, 20));
+    return { conversations: Number(n), messages: options.messages, seconds, timed, cpu };
   } finally {
     await api.stop();
+  }
+}
+
+/**
+ * Postgres CPU milliseconds per summary statement, from its backend's /proc entry (so only where
+ * Postgres runs on this machine; null elsewhere).
+ */
+async function statementCpu(databaseUrl: string, ranges: [string, Range, GroupBy][], samples: number) {
+  const one = createDatabase(databaseUrl, { max: 1, statementTimeoutMillis: 0 });
+  try {
+    return await one.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(trx);
+      const pid = rows[0]!.pid;
+      const out: { what: string; postgresCpuMs: number | null }[] = [];
+      for (const [what, range, groupBy] of ranges) {
+        for (let i = 0; i < 3; i++) await summaryRows(trx, range, groupBy);
+        const before = processCpuMs(pid);
+        for (let i = 0; i < samples; i++) await summaryRows(trx, range, groupBy);
+        const spent = processCpuMs(pid) - before;
+        out.push({ what, postgresCpuMs: before === 0 ? null : Math.round(spent / samples) });
+      }
+      return out;
+    });
+  } finally {
+    await one.close();
   }
 }

@@ -140,6 +140,8 @@ async function main() {
         `${r.conversations} conversations, ${r.messages} messages (seeded in ${r.seconds} s); ${options.samples} requests each, one at a time, over HTTP`,
       );
       table(r.timed.map((t) => [t.what, `p50 ${t.p50Ms} ms, p95 ${t.p95Ms} ms, max ${t.maxMs} ms`]));
+      out(`the summary's statement alone: Postgres CPU per statement (load average ${os.loadavg()[0]!.toFixed(1)})`);
+      table(r.cpu.map((c) => [c.what, c.postgresCpuMs === null ? 'n/a (Postgres not on this machine)' : `${c.postgresCpuMs} ms`]));
       if (options.json) out(JSON.stringify({ reports: r }));
       return;
     }

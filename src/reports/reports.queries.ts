@@ -17,22 +17,32 @@ export interface Range {
   to: Date;
 }
 
-/** The conversations of a workspace with any event in the range, as the reports read them. */
+/**
+ * The conversations of a workspace with any event in the range, as the reports read them: only
+ * the columns the figures use. A resolved conversation carries all it needs; only an open one
+ * reads its thread (its current group and message counts), so only those join the threads.
+ */
 function base(r: Range) {
   const inRange = (col: string) => sql`(c.${sql.ref(col)} >= ${r.from} AND c.${sql.ref(col)} < ${r.to})`;
   return sql`
-    SELECT c.*,
-      ${inRange('opened_at')} AS is_opened, ${inRange('first_response_at')} AS is_answered,
+    SELECT ${inRange('opened_at')} AS is_opened, ${inRange('first_response_at')} AS is_answered,
       ${inRange('resolved_at')} AS is_resolved, ${inRange('csat_at')} AS is_rated,
-      CASE WHEN c.resolved_at IS NULL THEN t.assignee_id ELSE c.assignee_id END AS g_agent,
-      CASE WHEN c.resolved_at IS NULL THEN t.team_id ELSE c.team_id END AS g_team,
-      CASE WHEN c.resolved_at IS NULL THEN t.labels ELSE c.labels END AS g_labels,
-      COALESCE(c.messages_in, t.conversation_messages_in, 0) AS n_in,
-      COALESCE(c.messages_out, t.conversation_messages_out, 0) AS n_out
+      c.assignee_id AS g_agent, c.team_id AS g_team, c.labels AS g_labels, c.connection_id,
+      c.first_response_seconds AS fr, c.first_response_business_seconds AS fr_b,
+      c.resolution_seconds AS res, c.resolution_business_seconds AS res_b,
+      c.messages_in AS n_in, c.messages_out AS n_out, c.sla_breaches, c.csat_rating
     FROM conversations c
-    LEFT JOIN threads t ON c.resolved_at IS NULL AND t.id = c.thread_id
-    WHERE c.workspace_id = ${r.workspaceId}
-      AND (${inRange('opened_at')} OR ${inRange('first_response_at')} OR ${inRange('resolved_at')} OR ${inRange('csat_at')})`;
+    WHERE c.workspace_id = ${r.workspaceId} AND c.resolved_at IS NOT NULL
+      AND (${inRange('opened_at')} OR ${inRange('first_response_at')} OR ${inRange('resolved_at')} OR ${inRange('csat_at')})
+    UNION ALL
+    SELECT ${inRange('opened_at')}, ${inRange('first_response_at')}, false, ${inRange('csat_at')},
+      t.assignee_id, t.team_id, t.labels, c.connection_id,
+      c.first_response_seconds, c.first_response_business_seconds, NULL, NULL,
+      t.conversation_messages_in, t.conversation_messages_out, c.sla_breaches, c.csat_rating
+    FROM conversations c
+    JOIN threads t ON t.id = c.thread_id
+    WHERE c.workspace_id = ${r.workspaceId} AND c.resolved_at IS NULL
+      AND (${inRange('opened_at')} OR ${inRange('first_response_at')} OR ${inRange('csat_at')})`;
 }
 
 const GROUP_KEY: Record<GroupBy, RawBuilder<unknown>> = {
@@ -43,10 +53,14 @@ const GROUP_KEY: Record<GroupBy, RawBuilder<unknown>> = {
   label: sql`g.label`,
 };
 
+/**
+ * [median, p90, average]: both percentiles from one sort of the column (percentile_cont with the
+ * two fractions at once gives what two calls give), nulls when the group has no value.
+ */
 const stats = (col: string, when: string) => sql`
-  percentile_cont(0.5) WITHIN GROUP (ORDER BY b.${sql.ref(col)}) FILTER (WHERE b.${sql.ref(when)}),
-  percentile_cont(0.9) WITHIN GROUP (ORDER BY b.${sql.ref(col)}) FILTER (WHERE b.${sql.ref(when)}),
-  (avg(b.${sql.ref(col)}) FILTER (WHERE b.${sql.ref(when)}))::float8`;
+  COALESCE(percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY b.${sql.ref(col)}) FILTER (WHERE b.${sql.ref(when)}),
+           ARRAY[NULL, NULL]::float8[])
+    || (avg(b.${sql.ref(col)}) FILTER (WHERE b.${sql.ref(when)}))::float8`;
 
 export interface SummaryRow {
   key: string | null;
@@ -71,21 +85,20 @@ export async function summaryRows(db: Executor, r: Range, groupBy: GroupBy): Pro
       ? sql`CROSS JOIN LATERAL unnest(CASE WHEN cardinality(b.g_labels) = 0 THEN ARRAY[NULL::text] ELSE b.g_labels END) AS g(label)`
       : sql``;
   const { rows } = await sql<SummaryRow>`
-    WITH b AS (${base(r)})
     SELECT ${GROUP_KEY[groupBy]} AS key,
       count(*) FILTER (WHERE b.is_opened)::int AS conversations,
       count(*) FILTER (WHERE b.is_resolved)::int AS resolved,
-      ARRAY[${stats('first_response_seconds', 'is_answered')}] AS fr,
-      ARRAY[${stats('resolution_seconds', 'is_resolved')}] AS res,
-      ARRAY[${stats('first_response_business_seconds', 'is_answered')}] AS fr_b,
-      ARRAY[${stats('resolution_business_seconds', 'is_resolved')}] AS res_b,
+      ${stats('fr', 'is_answered')} AS fr,
+      ${stats('res', 'is_resolved')} AS res,
+      ${stats('fr_b', 'is_answered')} AS fr_b,
+      ${stats('res_b', 'is_resolved')} AS res_b,
       COALESCE(sum(b.n_in) FILTER (WHERE b.is_opened), 0)::int AS messages_in,
       COALESCE(sum(b.n_out) FILTER (WHERE b.is_opened), 0)::int AS messages_out,
       COALESCE(sum(b.sla_breaches) FILTER (WHERE b.is_resolved), 0)::int AS sla_breaches,
       count(*) FILTER (WHERE b.is_rated)::int AS csat_responses,
       avg(b.csat_rating) FILTER (WHERE b.is_rated)::float8 AS csat_average,
       count(*) FILTER (WHERE b.is_rated AND b.csat_rating >= 4)::int AS csat_satisfied
-    FROM b ${labels}
+    FROM (${base(r)}) b ${labels}
     GROUP BY 1
     ORDER BY 1 NULLS LAST`.execute(db);
   return rows;

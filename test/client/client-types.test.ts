@@ -27,6 +27,7 @@ import type { ConnectionCreateBody, ConnectionPatch, ConnectionResource } from '
 import type { TemplateResource } from '../../src/connections/templates.service.js';
 import type { ContactResource } from '../../src/contacts/contacts.resources.js';
 import type { ContactMergeBody, ContactPatchBody } from '../../src/contacts/contacts.routes.js';
+import type { CsatResponse } from '../../src/csat/csat.routes.js';
 import type { Blocked } from '../../src/livechat/block-visitor.routes.js';
 import type { MessageResource } from '../../src/messaging/messaging.resources.js';
 import type { NotificationResource } from '../../src/notifications/notifications.resources.js';
@@ -135,6 +136,7 @@ const checks = [
   same<Same<Client.MacroCreate, typeof MacroCreate>>(true),
   same<Same<Client.MacroPatch, typeof MacroPatch>>(true),
   same<Same<Client.ReportSummary, typeof ReportSummary>>(true),
+  same<Same<Client.CsatResponse, typeof CsatResponse>>(true),
   same<Same<Client.SlaPolicyCreate, typeof SlaPolicyCreate>>(true),
   same<Same<Client.SlaPolicyPatch, typeof SlaPolicyPatch>>(true),
   same<Same<Client.TeamCreate, typeof TeamCreate>>(true),

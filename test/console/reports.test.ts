@@ -46,6 +46,13 @@ const teams = (
     .execute()
 ).map((t) => t.id);
 const LABELS = ['billing', 'bug', 'refund', 'vip'];
+const COMMENTS = [
+  'Quick and kind, thank you!',
+  'The refund took two days, but Bruno kept me posted.',
+  'Had to explain my problem twice.',
+  'Solved in one message.',
+  'Friendly, though the answer came late.',
+];
 
 /** 140 conversations over 56 days, busier lately; the youngest still open. */
 async function seed() {
@@ -101,6 +108,8 @@ async function seed() {
       sla_breaches: rnd() < 0.08 ? 1 : 0,
       csat_rating: rated ? [5, 5, 4, 4, 5, 3, 4, 5, 2, 5][Math.floor(rnd() * 10)]! : null,
       csat_at: rated ? new Date(Math.min(resolvedAt.getTime() + 600_000, NOW - 1000)) : null,
+      // From the row's place, not the generator: the figures above stay as they were.
+      csat_comment: rated && i % 4 !== 3 ? COMMENTS[i % COMMENTS.length]! : null,
     });
   }
   await db.insertInto('conversations').values(rows).execute();
@@ -117,7 +126,8 @@ const openedBefore = rows.filter((r) => r.opened_at.getTime() >= from - 30 * DAY
 
 describe('the Reports page', () => {
   it('shows the period beside the one before, groups, a chart and the CSV', { timeout: 90_000 }, async () => {
-    const { context, page } = await c.newPage({ viewport: { width: 1280, height: 1040 } });
+    // Tall enough for the whole page in one picture: the page scrolls inside its own pane.
+    const { context, page } = await c.newPage({ viewport: { width: 1280, height: 2300 } });
     await c.signIn(page);
     const link = page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Reports' });
     await tabTo(page, link);
@@ -138,6 +148,26 @@ describe('the Reports page', () => {
     await byAgent.getByRole('rowheader', { name: 'Chen Wei' }).waitFor();
     // The chart is drawn; its points are also a table, a keypress away.
     await page.locator('.report-chart canvas').first().waitFor();
+
+    // The ratings of the period, newest first: each with its rating, comment, contact and a link to its conversation.
+    const rated = rows
+      .filter((r) => r.csat_at !== null && r.csat_at.getTime() >= from)
+      .sort((a, b) => b.csat_at!.getTime() - a.csat_at!.getTime());
+    expect(rated.length).toBeGreaterThan(10);
+    const ratings = page.getByRole('list', { name: 'CSAT ratings' }).getByRole('listitem');
+    await expect.poll(() => ratings.count()).toBe(10);
+    const newest = rated[0]!;
+    const { name } = await db
+      .selectFrom('threads')
+      .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
+      .select('contacts.name')
+      .where('threads.id', '=', newest.thread_id)
+      .executeTakeFirstOrThrow();
+    await ratings.first().getByText(`${name},`).waitFor();
+    expect(await ratings.first().textContent()).toContain(`${newest.csat_rating} of 5`);
+    expect(await ratings.first().textContent()).toContain(newest.csat_comment ?? 'No comment');
+    const toThread = ratings.first().getByRole('link', { name: `Open the conversation with ${name}` });
+    expect(await toThread.getAttribute('href')).toBe(`/app/c/${newest.thread_id}`);
     expect(await seriousViolations(page)).toEqual([]);
     // The picture without the keyboard's focus ring on the navigation.
     await link.evaluate((el: { blur(): void }) => el.blur());
@@ -165,10 +195,20 @@ describe('the Reports page', () => {
     expect(csv[0]).toMatch(/^conversationId,threadId,/);
     expect(csv).toHaveLength(1 + opened);
 
+    // More ratings, by keyboard: the next page is added below.
+    await tabTo(page, page.getByRole('button', { name: 'Show more ratings' }));
+    await page.keyboard.press('Enter');
+    await expect.poll(() => ratings.count()).toBe(Math.min(20, rated.length));
+    expect(await ratings.nth(10).textContent()).toContain(`${rated[10]!.csat_rating} of 5`);
+
     // A shorter period reads again.
     await page.getByLabel('Period').selectOption('7');
     const week = rows.filter((r) => r.opened_at.getTime() >= from + 23 * DAY).length;
     await expect.poll(() => card('Conversations').locator('.figure-value').textContent()).toBe(String(week));
+    // A rating's link opens its conversation.
+    await tabTo(page, toThread);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => new URL(page.url()).pathname).toBe(`/app/c/${newest.thread_id}`);
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });

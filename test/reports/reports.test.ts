@@ -242,6 +242,23 @@ describe('GET /v1/reports/summary', () => {
     }
   });
 
+  it('answers null medians, p90 and averages for a group that has openings but no durations in the range', async () => {
+    // A second from an opening: nothing is answered or resolved in it.
+    const c = history.find((h) => h.firstResponseAt !== null)!;
+    const [from, to] = [c.openedAt, new Date(c.openedAt.getTime() + 1000)];
+    for (const groupBy of ['none', 'agent'] as const) {
+      const res = await get(`/v1/reports/summary?from=${from.toISOString()}&to=${to.toISOString()}&groupBy=${groupBy}`, tenant.headers);
+      expect(res.statusCode, res.body).toBe(200);
+      const [group, ...others] = res.json().data.groups;
+      expect(others).toEqual([]);
+      const none = { median: null, p90: null, average: null };
+      expect(group).toMatchObject({ conversations: 1, firstResponseSeconds: none, resolutionSeconds: none });
+      expect(group.business).toEqual({ firstResponseSeconds: none, resolutionSeconds: none });
+      const { group: _, ...figures } = group;
+      close(figures, reference(from, to, KEYS[groupBy]!).values().next().value, groupBy);
+    }
+  });
+
   it('names the groups, reads dates as whole days in the zone, and refuses what it cannot read', async () => {
     const agents = (await get('/v1/reports/summary?from=2026-03-01&to=2026-03-31&groupBy=agent', tenant.headers)).json().data;
     expect(agents.groups.map((g: { group: unknown }) => g.group)).toContainEqual({ id: expect.any(Number), name: 'Ada' });

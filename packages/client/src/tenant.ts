@@ -24,6 +24,8 @@ import type {
   Contact,
   ContactMerge,
   ContactPatch,
+  CsatResponse,
+  CsatResponseQuery,
   HtmlLink,
   InboxStatus,
   InviteAccept,
@@ -299,6 +301,8 @@ export function tenantClient(initial: ClientOptions) {
           .join('&');
         return `${options.baseUrl.replace(/\/+$/, '')}/v1/reports/conversations.csv?${search}`;
       },
+      /** One page of the CSAT ratings received, newest first (follow `meta.nextCursor` for more). */
+      csatResponses: (query: CsatResponseQuery = {}) => client.page<CsatResponse>('/v1/csat-responses', { ...query }),
     },
 
     // ---- the team (creating and changing users takes an admin) ----

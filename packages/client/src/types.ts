@@ -1149,3 +1149,27 @@ export interface ReportPoint {
   start: Timestamp;
   value: number | null;
 }
+
+/** A rating of `GET /v1/csat-responses` (an admin): newest first. */
+export interface CsatResponse {
+  conversationId: number;
+  threadId: number;
+  contactId: number;
+  connectionId: number;
+  /** The assignee and team at the resolution. */
+  assigneeId: number | null;
+  teamId: number | null;
+  /** 1 to 5; 4 and 5 count as satisfied. */
+  rating: number;
+  comment: string | null;
+  ratedAt: Timestamp;
+  resolvedAt: Timestamp | null;
+}
+
+/** `GET /v1/csat-responses`: the bounds are each optional (`from` included, `to` excluded or a whole day). */
+export type CsatResponseQuery = Partial<ReportRange> & {
+  /** One or more of 1 to 5, comma-separated (`1,2`). */
+  rating?: string;
+  limit?: number;
+  cursor?: string;
+};

@@ -6,6 +6,7 @@ import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { useLoad } from '../shared/use-load';
 import { Chart } from './Chart';
+import { CsatComments } from './CsatComments';
 import { change, figure } from './format';
 import { PERIODS, type PeriodDays, periods } from './period';
 import './reports.css';
@@ -201,6 +202,8 @@ export function Reports() {
           caption={`By ${grouping.title.toLowerCase()}, ${periodText}`}
         />
       </section>
+
+      <CsatComments period={current} caption={`Ratings received ${periodText}`} />
     </section>
   );
 }
