@@ -81,7 +81,9 @@ async function discover(deps: Deps, sso: Sso, secret: string): Promise<oidc.Conf
   try {
     return await oidc.discovery(new URL(sso.issuer), sso.clientId, secret, oidc.ClientSecretBasic(secret), {
       [oidc.customFetch]: guardedFetch(deps),
-      ...(new URL(sso.issuer).protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}),
+      // openid-client trusts the token endpoint's TLS and checks no ID token signature unless
+      // told: the ID token is checked against the issuer's keys whatever carried it.
+      execute: [oidc.enableNonRepudiationChecks, ...(new URL(sso.issuer).protocol === 'http:' ? [oidc.allowInsecureRequests] : [])],
     });
   } catch (err) {
     throw errors.providerError(`the identity provider's discovery document could not be read: ${providerWords(err)}`);

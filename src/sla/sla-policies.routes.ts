@@ -1,14 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { trailOf } from '../audit/audit.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
-import { errors } from '../http/errors.js';
 import { IntId } from '../http/ids.js';
 import { Envelope, NoContent } from '../http/schemas.js';
-import { deletePolicy, listPolicies } from './sla-policies.queries.js';
+import { listPolicies } from './sla-policies.queries.js';
 import { SlaPolicyCreate, SlaPolicyPatch, SlaPolicyResource, slaPolicyResource } from './sla-policies.resources.js';
-import { changeSlaPolicy, createSlaPolicy } from './sla-policies.service.js';
+import { changeSlaPolicy, createSlaPolicy, removeSlaPolicy } from './sla-policies.service.js';
 
 const Params = Type.Object({ id: Type.With(IntId, { description: 'the SLA policy id' }) });
 
@@ -29,7 +29,7 @@ export const slaPoliciesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     '/',
     { schema: { summary: 'Create an SLA policy', body: SlaPolicyCreate, response: { 201: Envelope(SlaPolicyResource) } } },
     async (request, reply) => {
-      const created = await createSlaPolicy(deps, tenantOf(request).workspaceId, request.body);
+      const created = await createSlaPolicy(deps, trailOf(request), tenantOf(request).workspaceId, request.body);
       reply.code(201);
       return envelope(request, created);
     },
@@ -40,14 +40,15 @@ export const slaPoliciesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       schema: { summary: 'Change an SLA policy', params: Params, body: SlaPolicyPatch, response: { 200: Envelope(SlaPolicyResource) } },
     },
-    async (request) => envelope(request, await changeSlaPolicy(deps, tenantOf(request).workspaceId, request.params.id, request.body)),
+    async (request) =>
+      envelope(request, await changeSlaPolicy(deps, trailOf(request), tenantOf(request).workspaceId, request.params.id, request.body)),
   );
 
   app.delete(
     '/:id',
     { schema: { summary: 'Delete an SLA policy; threads keep the clocks they have', params: Params, response: { 204: NoContent } } },
     async (request, reply) => {
-      if (!(await deletePolicy(deps.db, tenantOf(request).workspaceId, request.params.id))) throw errors.notFound('SLA policy');
+      await removeSlaPolicy(deps, trailOf(request), tenantOf(request).workspaceId, request.params.id);
       reply.code(204);
     },
   );

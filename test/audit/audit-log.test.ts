@@ -116,6 +116,34 @@ describe('what the audit log records', () => {
     expect(table).not.toContain(rotated.json().data.secret);
   });
 
+  it('SLA policies and macros, with what changed', async () => {
+    const policy = await call('POST', '/v1/sla-policies', asAdmin, {
+      name: 'Urgent',
+      firstResponse: 'PT1H',
+      conditions: { priorities: ['urgent'] },
+    });
+    expect(policy.statusCode, policy.body).toBe(201);
+    const policyId = policy.json().data.id as number;
+    expect((await call('PATCH', `/v1/sla-policies/${policyId}`, asAdmin, { firstResponse: 'PT30M' })).statusCode).toBe(200);
+    expect((await call('DELETE', `/v1/sla-policies/${policyId}`, asAdmin)).statusCode).toBe(204);
+    const [created] = await entries('?action=sla_policy.created');
+    expect(created).toMatchObject({ actor: { type: 'user', id: admin.user.id }, target: { type: 'sla_policy', id: String(policyId) } });
+    expect(created!.changes).toMatchObject({ name: { old: null, new: 'Urgent' }, firstResponse: { old: null, new: 'PT1H' } });
+    expect((await entries('?action=sla_policy.updated'))[0]!.changes).toEqual({ firstResponse: { old: 'PT1H', new: 'PT30M' } });
+    expect((await entries('?action=sla_policy.deleted'))[0]!.target).toEqual({ type: 'sla_policy', id: String(policyId) });
+    // A refused change is no change: nothing is written for it.
+    expect((await call('POST', '/v1/sla-policies', asAdmin, { name: 'No target' })).statusCode).toBe(422);
+    expect(await entries('?action=sla_policy.created')).toHaveLength(1);
+
+    const macro = await call('POST', '/v1/macros', asAdmin, { name: 'Close', actions: [{ type: 'add_labels', labels: ['done'] }] });
+    expect(macro.statusCode, macro.body).toBe(201);
+    const macroId = macro.json().data.id as number;
+    expect((await call('PATCH', `/v1/macros/${macroId}`, asAdmin, { name: 'Close it' })).statusCode).toBe(200);
+    expect((await call('DELETE', `/v1/macros/${macroId}`, asAdmin)).statusCode).toBe(204);
+    for (const action of ['macro.created', 'macro.updated', 'macro.deleted'])
+      expect((await entries(`?action=${action}`)).map((e) => e.target)).toEqual([{ type: 'macro', id: String(macroId) }]);
+  });
+
   it('connections created, changed and deleted, their credentials as [set]', async () => {
     const created = await call('POST', '/v1/connections', asAdmin, {
       integrationKey: 'sms',

@@ -242,6 +242,18 @@ describe('signing in with the identity provider', () => {
     expect(idp.nextIdToken, 'the token response was answered with the other client’s ID token').toBeUndefined();
   });
 
+  it('refuses an ID token whose claims were changed after the identity provider signed it', async () => {
+    await expectRefused(async () => {
+      const { location, state } = await start();
+      // The provider's own token for this sign-in (audience, nonce and expiry right), another
+      // person's e-mail written into it on the way: only its signature tells.
+      idp.nextIdTokenClaims = { email: 'mallory@acme.test', email_verified: true };
+      return callback(await signInAtIdp(location, 'ada'), state);
+    }, /signature/);
+    expect(idp.nextIdTokenClaims, 'the token response carried the changed ID token').toBeUndefined();
+    expect(await ctx.deps.db.selectFrom('users').select('id').where('email', '=', 'mallory@acme.test').executeTakeFirst()).toBeUndefined();
+  });
+
   it('refuses an e-mail of a domain not allowed, and one the provider does not vouch for; neither becomes a user', async () => {
     const eve = await ssoFlow('eve');
     expect(eve.statusCode, eve.body).toBe(403);

@@ -51,13 +51,13 @@ describe('inbox --help and --version', () => {
       expect(out.stdout).toContain('a worker on\n                                     INBOX_METRICS_PORT (default 9464)');
       expect(out.stdout).toContain('INBOX_MIGRATE_ON_START=false');
     }
-  });
+  }, 90_000);
 
   it('still refuses an unknown command with the usage and exit 64', async () => {
     const out = await inbox(['--frobnicate']);
     expect(out.code).toBe(64);
     expect(out.stderr).toContain('unknown command "--frobnicate"');
-  });
+  }, 90_000);
 });
 
 describe('.env in the working directory', () => {
@@ -88,7 +88,7 @@ describe('.env in the working directory', () => {
     expect(envWins.code).toBe(1);
     expect(envWins.stderr).toContain('got "ninety"');
     expect(envWins.stderr).not.toContain('eighty');
-  });
+  }, 90_000);
 });
 
 describe('the build stamp: a start skips a build that would change nothing', () => {

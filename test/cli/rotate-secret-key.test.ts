@@ -148,7 +148,7 @@ describe('inbox rotate-secret-key', () => {
     const again = await rotateSecretKey(db, { current: NEW, previous: OLD });
     expect(again.every((c) => c.resealed === 0)).toBe(true);
     expect(again.find((c) => c.column === 'users.totp_secret')).toMatchObject({ current: 1 });
-  });
+  }, 90_000);
 
   it('covers every sealed column of the schema', async () => {
     // A feature that seals a new secret without listing its column would be skipped by the rotation.

@@ -26,6 +26,8 @@ export interface TestIdp {
   idTokenOfOtherClient(accountId: string, nonce: string): Promise<string>;
   /** Replaces the id_token of the next token response of the first client with this one. */
   nextIdToken: string | undefined;
+  /** Changes these claims of the next ID token the first client receives, keeping the provider's signature. */
+  nextIdTokenClaims: Record<string, unknown> | undefined;
   close(): Promise<void>;
 }
 
@@ -72,9 +74,17 @@ export async function startTestIdp(redirectUri: string): Promise<TestIdp> {
   provider.use(async (ctx, next) => {
     await next();
     const body = ctx.body as { id_token?: string } | undefined;
-    if (ctx.oidc?.route !== 'token' || ctx.oidc.client?.clientId !== clientId || !body?.id_token || !idp.nextIdToken) return;
-    body.id_token = idp.nextIdToken;
-    idp.nextIdToken = undefined;
+    if (ctx.oidc?.route !== 'token' || ctx.oidc.client?.clientId !== clientId || !body?.id_token) return;
+    if (idp.nextIdToken) {
+      body.id_token = idp.nextIdToken;
+      idp.nextIdToken = undefined;
+    }
+    if (idp.nextIdTokenClaims) {
+      const [header, payload, signature] = body.id_token.split('.');
+      const claims = { ...JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8')), ...idp.nextIdTokenClaims };
+      body.id_token = [header, Buffer.from(JSON.stringify(claims)).toString('base64url'), signature].join('.');
+      idp.nextIdTokenClaims = undefined;
+    }
   });
   server.on('request', provider.callback());
   const idp: TestIdp = {
@@ -84,6 +94,7 @@ export async function startTestIdp(redirectUri: string): Promise<TestIdp> {
     accounts,
     authorizationCodeTtl: 60,
     nextIdToken: undefined,
+    nextIdTokenClaims: undefined,
     async codeExpired(code) {
       const found = await provider.AuthorizationCode.find(code, { ignoreExpiration: true });
       if (!found) throw new Error('the identity provider holds no such authorization code');
