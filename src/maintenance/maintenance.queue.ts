@@ -32,7 +32,16 @@ export const maintenanceQueue: QueueDefinition = {
       deps.metrics.inboxRowsDeleted.inc({ status: 'processed' }, inbox.processed);
       deps.metrics.inboxRowsDeleted.inc({ status: 'dead_letter' }, inbox.deadLetter);
       deps.log.info(
-        { inboxRowsDeleted: { processed: inbox.processed, deadLetter: inbox.deadLetter }, more: inbox.more },
+        {
+          inboxRowsDeleted: { processed: inbox.processed, deadLetter: inbox.deadLetter },
+          more: inbox.more,
+          inboxPartitions: {
+            created: inbox.partitionsCreated,
+            dropped: inbox.partitionsDropped,
+            rowsKept: inbox.rowsKept,
+            skipped: inbox.partitionsSkipped,
+          },
+        },
         inbox.more ? 'maintenance: old inbox rows deleted; more are left for the next run' : 'maintenance: old inbox rows deleted',
       );
       const outbound = await pruneOutboundEvents(deps.db, now, deps.config);
