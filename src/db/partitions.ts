@@ -28,6 +28,28 @@ const DAY_MS = 24 * 3600 * 1000;
 // biome-ignore lint/suspicious/noExplicitAny: runs right after migrating, before the schema's types apply
 type AnyDb = Kysely<any>;
 
+/**
+ * One step of partition DDL, in its own transaction: it waits at most DDL_LOCK_TIMEOUT for
+ * any lock, and holds the table's advisory lock, so two processes (a `serve` migrating while
+ * the maintenance job runs) take turns instead of making the same partition twice.
+ */
+async function ddlStep<T>(db: AnyDb, table: PartitionedTable, fn: (trx: AnyDb) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await sql`SET LOCAL lock_timeout = ${sql.lit(DDL_LOCK_TIMEOUT)}`.execute(trx);
+    await sql`SELECT pg_advisory_xact_lock(hashtext(${`partitions:${table}`}))`.execute(trx);
+    return fn(trx);
+  });
+}
+
+/** A lock not granted within DDL_LOCK_TIMEOUT: the step is left for the next run. */
+const isLockTimeout = (err: unknown) => (err as { code?: string }).code === '55P03';
+
+async function legacyIsDefault(db: AnyDb, table: PartitionedTable): Promise<boolean> {
+  const { rows } = await sql<{ yes: boolean }>`
+    SELECT partdefid = to_regclass(${`${table}_legacy`}) AS yes FROM pg_partitioned_table WHERE partrelid = ${table}::regclass`.execute(db);
+  return rows[0]?.yes === true;
+}
+
 export interface Partition {
   name: string;
   /** Epoch ms of the range's ends; undefined for MINVALUE, or for the DEFAULT partition. */
@@ -84,8 +106,10 @@ export async function preparePartitions(
   let convertedLegacy = false;
   const legacy = partitions.find((p) => p.isDefault && p.name === `${table}_legacy`);
   if (legacy && legacy.estimatedRows <= (options.legacyMaxRows ?? Number.POSITIVE_INFINITY)) {
-    await convertLegacy(db, table, now);
-    convertedLegacy = true;
+    convertedLegacy = await convertLegacy(db, table, now).catch((err: unknown) => {
+      if (isLockTimeout(err)) return false;
+      throw err;
+    });
     partitions = await listPartitions(db, table);
   }
   if (partitions.some((p) => p.isDefault && p.name === `${table}_legacy`)) return { created: [], convertedLegacy };
@@ -94,8 +118,11 @@ export async function preparePartitions(
   const today = dayStart(now.getTime());
   for (let day = today; day <= today + (options.daysAhead ?? PARTITION_DAYS_AHEAD) * DAY_MS; day += DAY_MS) {
     if (covered(day)) continue;
-    await createDay(db, table, day);
-    created.push(dayName(table, day));
+    const made = await createDay(db, table, day).catch((err: unknown) => {
+      if (isLockTimeout(err)) return false; // days are made a week ahead: the next run makes it
+      throw err;
+    });
+    if (made) created.push(dayName(table, day));
   }
   return { created, convertedLegacy };
 }
@@ -106,13 +133,13 @@ export async function preparePartitions(
  * or above the bound (ids of another UUID version from older releases, a clock far ahead)
  * wait in a side table and go back through the parent once the new DEFAULT exists.
  */
-async function convertLegacy(db: AnyDb, table: PartitionedTable, now: Date): Promise<void> {
+async function convertLegacy(db: AnyDb, table: PartitionedTable, now: Date): Promise<boolean> {
   const legacy = `${table}_legacy`;
   const check = `${legacy}_range`;
   const aside = `${legacy}_aside`;
   const bound = uuid7Floor(dayStart(now.getTime()) + 2 * DAY_MS);
-  await db.transaction().execute(async (trx) => {
-    await sql`SET LOCAL lock_timeout = ${sql.lit(DDL_LOCK_TIMEOUT)}`.execute(trx);
+  const started = await ddlStep(db, table, async (trx) => {
+    if (!(await legacyIsDefault(trx, table))) return false;
     await sql`CREATE TABLE IF NOT EXISTS ${sql.table(aside)} (LIKE ${sql.table(table)})`.execute(trx);
     await sql`
       WITH moved AS (DELETE FROM ${sql.table(legacy)} WHERE id >= ${bound}::uuid RETURNING *)
@@ -121,7 +148,9 @@ async function convertLegacy(db: AnyDb, table: PartitionedTable, now: Date): Pro
     await sql`ALTER TABLE ${sql.table(legacy)} ADD CONSTRAINT ${sql.ref(check)} CHECK (id < ${sql.lit(bound)}::uuid) NOT VALID`.execute(
       trx,
     );
+    return true;
   });
+  if (!started) return false;
   // SHARE UPDATE EXCLUSIVE: inserts and updates go on while the table is read.
   await db.transaction().execute(async (trx) => {
     await sql`SET LOCAL statement_timeout = 0`.execute(trx);
@@ -129,8 +158,8 @@ async function convertLegacy(db: AnyDb, table: PartitionedTable, now: Date): Pro
   });
   // The valid CHECK implies the new range, so the attach reads neither table; the only scan
   // is of the new, empty DEFAULT.
-  await db.transaction().execute(async (trx) => {
-    await sql`SET LOCAL lock_timeout = ${sql.lit(DDL_LOCK_TIMEOUT)}`.execute(trx);
+  return ddlStep(db, table, async (trx) => {
+    if (!(await legacyIsDefault(trx, table))) return false;
     await sql`ALTER TABLE ${sql.table(table)} DETACH PARTITION ${sql.table(legacy)}`.execute(trx);
     await sql`CREATE TABLE ${sql.table(`${table}_default`)} PARTITION OF ${sql.table(table)} DEFAULT`.execute(trx);
     await sql`
@@ -138,6 +167,7 @@ async function convertLegacy(db: AnyDb, table: PartitionedTable, now: Date): Pro
       FOR VALUES FROM (MINVALUE) TO (${sql.lit(bound)})`.execute(trx);
     await sql`INSERT INTO ${sql.table(table)} SELECT * FROM ${sql.table(aside)}`.execute(trx);
     await sql`DROP TABLE ${sql.table(aside)}`.execute(trx);
+    return true;
   });
 }
 
@@ -146,12 +176,13 @@ async function convertLegacy(db: AnyDb, table: PartitionedTable, now: Date): Pro
  * already in the DEFAULT (a clock running days ahead) move into it first instead of failing
  * the attach; the attach reads the DEFAULT, which holds only such stray and kept rows.
  */
-async function createDay(db: AnyDb, table: PartitionedTable, day: number): Promise<void> {
+async function createDay(db: AnyDb, table: PartitionedTable, day: number): Promise<boolean> {
   const name = dayName(table, day);
   const from = uuid7Floor(day);
   const to = uuid7Floor(day + DAY_MS);
-  await db.transaction().execute(async (trx) => {
-    await sql`SET LOCAL lock_timeout = ${sql.lit(DDL_LOCK_TIMEOUT)}`.execute(trx);
+  return ddlStep(db, table, async (trx) => {
+    const { rows } = await sql<{ made: boolean }>`SELECT to_regclass(${name}) IS NOT NULL AS made`.execute(trx);
+    if (rows[0]?.made) return false;
     await sql`CREATE TABLE ${sql.table(name)} (LIKE ${sql.table(table)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`.execute(trx);
     await sql`
       WITH moved AS (DELETE FROM ${sql.table(`${table}_default`)} WHERE id >= ${from}::uuid AND id < ${to}::uuid RETURNING *)
@@ -159,6 +190,7 @@ async function createDay(db: AnyDb, table: PartitionedTable, day: number): Promi
     await sql`ALTER TABLE ${sql.table(table)} ATTACH PARTITION ${sql.table(name)} FOR VALUES FROM (${sql.lit(from)}) TO (${sql.lit(to)})`.execute(
       trx,
     );
+    return true;
   });
 }
 
@@ -188,8 +220,9 @@ export async function dropExpiredPartitions(
   const expired = (await listPartitions(db, table)).filter((p) => !p.isDefault && p.to !== undefined && p.to <= before.getTime());
   for (const p of expired) {
     try {
-      const kept = await db.transaction().execute(async (trx) => {
-        await sql`SET LOCAL lock_timeout = ${sql.lit(DDL_LOCK_TIMEOUT)}`.execute(trx);
+      const kept = await ddlStep(db, table, async (trx) => {
+        const { rows: gone } = await sql<{ gone: boolean }>`SELECT to_regclass(${p.name}) IS NULL AS gone`.execute(trx);
+        if (gone[0]?.gone) return 0;
         await sql`SET LOCAL statement_timeout = 0`.execute(trx);
         // Writes to this day stop (they are rare: a requeue, a late processing) while its rows
         // to keep are read; the other days, and the inserts of today, go on.
@@ -210,7 +243,7 @@ export async function dropExpiredPartitions(
         result.kept += kept;
       }
     } catch (err) {
-      if ((err as { code?: string }).code !== '55P03') throw err;
+      if (!isLockTimeout(err)) throw err;
       result.skipped.push(p.name);
     }
   }

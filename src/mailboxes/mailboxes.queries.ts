@@ -96,9 +96,10 @@ export async function storeMails(
     });
     if (rows.length > 0) {
       await insertInboxRows(client, rows);
+      // The ids once more as an array: by them the planner keeps to their days' partitions.
       await client.query(
         `UPDATE webhook_inbox AS w SET payload_json = v.p::jsonb
-         FROM unnest($1::uuid[], $2::text[]) AS v(id, p) WHERE w.id = v.id`,
+         FROM unnest($1::uuid[], $2::text[]) AS v(id, p) WHERE w.id = v.id AND w.id = ANY($1::uuid[])`,
         [rows.map((r) => r.id), rows.map((r) => r.payload)],
       );
       await enqueueDeliveries(boss, { client }, rows);

@@ -31,6 +31,7 @@ export const maintenanceQueue: QueueDefinition = {
       const inbox = await pruneInbox(deps.db, now, deps.config);
       deps.metrics.inboxRowsDeleted.inc({ status: 'processed' }, inbox.processed);
       deps.metrics.inboxRowsDeleted.inc({ status: 'dead_letter' }, inbox.deadLetter);
+      deps.metrics.inboxPartitionsDropped.inc(inbox.partitionsDropped.length);
       deps.log.info(
         {
           inboxRowsDeleted: { processed: inbox.processed, deadLetter: inbox.deadLetter },

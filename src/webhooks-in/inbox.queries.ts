@@ -100,6 +100,13 @@ export async function findStillPending(db: Executor, ids: string[]): Promise<str
 }
 
 /**
+ * The inbox is partitioned by day on its id (src/db/partitions.ts). A join on `unnest` gives the
+ * planner no id to prune by, so an UPDATE … FROM unnest would open, lock and probe every day's
+ * partition for each row; naming the ids as a constant array too keeps it to their own days.
+ */
+const onlyTheirDays = (rows: { id: string }[]) => sql`w.id = ANY(${rows.map((r) => r.id)}::uuid[])`;
+
+/**
  * `appId` is the row's attribution as of this attempt and replaces whatever was stored: a row
  * once attributed to one app (under an older rule, or before another account in its body was
  * connected) must lose that attribution when it turns out to span several apps.
@@ -111,7 +118,7 @@ export async function markProcessed(db: Executor, rows: { id: string; appId: str
     SET status = 'processed', processed_at = ${at}, attempt_count = w.attempt_count + 1,
         last_error = NULL, next_retry_at = NULL, app_id = v.app_id, updated_at = ${at}
     FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.appId)}::text[]) AS v(id, app_id)
-    WHERE w.id = v.id`.execute(db);
+    WHERE w.id = v.id AND ${onlyTheirDays(rows)}`.execute(db);
 }
 
 export interface FailedUpdate {
@@ -138,7 +145,7 @@ export async function markFailed(db: Executor, rows: FailedUpdate[], at: Date): 
       ${rows.map((r) => r.nextRetryAt)}::timestamptz[], ${rows.map((r) => truncate(r.lastError, LAST_ERROR_MAX_LENGTH))}::text[], ${rows.map((r) => r.appId)}::text[]
     ) AS v(id, status, attempt_count, next_retry_at, last_error, app_id)
     LEFT JOIN workspaces ws ON ws.app_id = v.app_id
-    WHERE w.id = v.id
+    WHERE w.id = v.id AND ${onlyTheirDays(rows)}
     RETURNING ${sql.join(SUMMARY_COLUMNS.map((c) => sql.ref(`w.${c}`)))}, ws.id AS workspace_id`.execute(db);
   return dead.filter((r) => r.status === 'dead_letter');
 }

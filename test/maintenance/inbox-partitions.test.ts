@@ -4,6 +4,7 @@ import { uuid7 } from '../../src/crypto/uuid7.js';
 import { listPartitions, PARTITION_DAYS_AHEAD } from '../../src/db/partitions.js';
 import type { InboxStatus } from '../../src/db/types.js';
 import { maintenanceQueue } from '../../src/maintenance/maintenance.queue.js';
+import { lockPendingRows, markFailed, markProcessed } from '../../src/webhooks-in/inbox.queries.js';
 import { useTestContext } from '../helpers/app.js';
 
 const DAY = 24 * 3600 * 1000;
@@ -68,6 +69,30 @@ describe('webhook_inbox partitions', () => {
     }
   });
 
+  it("processes a batch in its own day's partition only: another day locked does not hold it up", async () => {
+    const ids = [await insert('received', new Date()), await insert('received', new Date())];
+    const held = await ctx.deps.pool.connect();
+    try {
+      await held.query('BEGIN');
+      await held.query(`LOCK TABLE ${dayName(Date.now() + 3 * DAY)} IN ACCESS EXCLUSIVE MODE`);
+      const now = new Date();
+      await db.transaction().execute(async (trx) => {
+        // A statement that opened every partition would wait for the lock above, and fail.
+        await sql`SET LOCAL lock_timeout = '300ms'`.execute(trx);
+        expect(await lockPendingRows(trx, ids)).toHaveLength(2);
+        await markFailed(trx, [{ id: ids[0]!, appId: null, status: 'failed', attemptCount: 1, nextRetryAt: now, lastError: 'x' }], now);
+        await markProcessed(trx, [{ id: ids[1]!, appId: null }], now);
+      });
+      const { rows } = await sql<{ status: string }>`SELECT status FROM webhook_inbox WHERE id = ANY(${ids}::uuid[]) ORDER BY id`.execute(
+        db,
+      );
+      expect(rows.map((r) => r.status)).toEqual(['failed', 'processed']);
+    } finally {
+      await held.query('ROLLBACK');
+      held.release();
+    }
+  });
+
   it('makes days ahead of the clock and drops a day once it expired, keeping the rows that must stay', async () => {
     // A day beyond those made when migrating: the job makes it (and the week after) first.
     const day = new Date(Math.floor(Date.now() / DAY) * DAY + 20 * DAY + 3600_000);
@@ -91,6 +116,9 @@ describe('webhook_inbox partitions', () => {
     expect(after).not.toContain(dayName(day.getTime()));
     expect(after).toContain(dayName(day.getTime() + DAY)); // not wholly expired yet
     for (let d = 0; d <= PARTITION_DAYS_AHEAD; d++) expect(after).toContain(dayName(clock.getTime() + d * DAY));
+    const text = (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(text).toMatch(/inbox_webhook_inbox_partitions_dropped_total \d+\n/);
+    expect(text).not.toMatch(/inbox_webhook_inbox_partitions_dropped_total 0\n/);
     // Work still to do, a dead letter within its 90 days and a row processed within 30 days stay.
     expect(await partitionsOf([processed, lateProcessed, received, youngDead])).toEqual({
       [lateProcessed]: 'webhook_inbox_default',
