@@ -33,6 +33,10 @@ export interface BenchOptions {
   automation: boolean;
   routingEvents: number;
   routingNewPercent: number;
+  /** Run only the inbox retention phase (retention.ts). */
+  retention: boolean;
+  rows: number;
+  bodyBytes: number;
 }
 
 const ABOUT = `Measures the service on this machine: ingestion beside a no-op ceiling (alternating rounds,
@@ -90,6 +94,12 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
       },
       'routing-events': { type: 'string', default: '4000', help: 'inbound messages each routing-phase (or automation-phase) run applies' },
       'routing-new': { type: 'string', default: '10', help: 'percent of the routing phase’s messages that open a thread (and are routed)' },
+      retention: {
+        type: 'boolean',
+        help: 'run only the retention phase: one day of the inbox deleted row by row against its partition dropped (time, WAL)',
+      },
+      rows: { type: 'string', default: '10000000', help: 'processed deliveries the retention phase seeds over 30 days' },
+      'body-bytes': { type: 'string', default: '1024', help: 'bytes of each seeded delivery body of the retention phase' },
       compare: {
         type: 'string',
         help: 'compare this build with the build of a git ref (commit, branch, tag), built in a temporary worktree; see docs/performance.md',
@@ -135,5 +145,8 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     automation: v.automation,
     routingEvents: number('routing-events', v['routing-events']),
     routingNewPercent: Math.min(100, number('routing-new', v['routing-new'])),
+    retention: v.retention ?? false,
+    rows: number('rows', v.rows),
+    bodyBytes: number('body-bytes', v['body-bytes']),
   };
 }
