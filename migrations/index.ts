@@ -50,6 +50,7 @@ import * as m0060 from './0060_contact_erasure.js';
 import * as m0061 from './0061_exports.js';
 import * as m0062 from './0062_event_log.js';
 import * as m0063 from './0063_ai_assist.js';
+import * as m0064 from './0064_connection_csat.js';
 import * as m0066 from './0066_inbox_partitions.js';
 
 /**
@@ -108,5 +109,6 @@ export const migrations: Record<string, Migration> = {
   '0061_exports': m0061,
   '0062_event_log': m0062,
   '0063_ai_assist': m0063,
+  '0064_connection_csat': m0064,
   '0066_inbox_partitions': m0066,
 };

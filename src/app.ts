@@ -22,7 +22,9 @@ import { connectionsRoutes } from './connections/connections.routes.js';
 import { telegramWebhookRoutes } from './connections/telegram-webhook.routes.js';
 import { templatesRoutes } from './connections/templates.routes.js';
 import { contactsRoutes } from './contacts/contacts.routes.js';
+import { csatPublicRoutes, csatResponsesRoutes } from './csat/csat.routes.js';
 import { isDatabaseUnavailable } from './db/database.js';
+import { noteRequestWrites } from './db/replica.js';
 import type { Deps } from './deps.js';
 import { exportsRoutes } from './exports/exports.routes.js';
 import { healthRoutes } from './health/health.routes.js';
@@ -177,6 +179,14 @@ function httpServer(deps: Deps) {
     done();
   });
 
+  // Only with a read replica: a caller's reads after its own writes stay on the primary.
+  if (deps.replica) {
+    app.addHook('onSend', (request, _reply, payload, done) => {
+      noteRequestWrites(deps, request);
+      done(null, payload);
+    });
+  }
+
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = toAppError(err, deps.config.bodyLimitBytes, request.headers['content-type']);
     if (appError.status >= 500) request.log.error({ err }, 'request failed');
@@ -253,6 +263,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(teamsRoutes, { deps, prefix: '/v1/teams' });
   await app.register(slaPoliciesRoutes, { deps, prefix: '/v1/sla-policies' });
   await app.register(reportsRoutes, { deps, prefix: '/v1/reports' });
+  await app.register(csatResponsesRoutes, { deps, prefix: '/v1' });
+  await app.register(csatPublicRoutes, { deps, prefix: '/csat' });
   await app.register(automationRulesRoutes, { deps, prefix: '/v1/automation-rules' });
   await app.register(macrosRoutes, { deps, prefix: '/v1' });
   await app.register(notificationsRoutes, { deps, prefix: '/v1/notifications' });

@@ -42,6 +42,13 @@ export interface IntegrationConfig {
 export interface Config {
   production: boolean;
   databaseUrl: string | undefined;
+  /**
+   * DATABASE_REPLICA_URL: a streaming replica of DATABASE_URL that lists, search, reports and
+   * exports read from while it keeps up (docs/operations.md, "A read replica").
+   */
+  databaseReplicaUrl: string | undefined;
+  /** A replica further behind the primary than this many milliseconds is not read (INBOX_REPLICA_MAX_LAG_MS). */
+  replicaMaxLagMs: number;
   dataDir: string;
   port: number;
   host: string;
@@ -177,6 +184,7 @@ type Env = Record<string, string | undefined>;
  */
 export const SECRET_VARIABLES = [
   'DATABASE_URL',
+  'DATABASE_REPLICA_URL',
   'INBOX_JWT_SECRET',
   'INBOX_SECRET_KEY',
   'INBOX_SECRET_KEY_PREVIOUS',
@@ -246,6 +254,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     problems.push('DATABASE_URL: expected a postgres:// or postgresql:// URL');
   }
+  const databaseReplicaUrl = str('DATABASE_REPLICA_URL');
+  if (databaseReplicaUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseReplicaUrl)) {
+    problems.push('DATABASE_REPLICA_URL: expected a postgres:// or postgresql:// URL');
+  } else if (databaseReplicaUrl !== undefined && databaseUrl === undefined) {
+    // The embedded PostgreSQL has no replicas: a replica URL beside it names some other database.
+    problems.push('DATABASE_REPLICA_URL: needs DATABASE_URL (a replica of the embedded PostgreSQL is not supported)');
+  }
   const jwtSecret = str('INBOX_JWT_SECRET');
   if (jwtSecret === undefined && production) {
     problems.push('INBOX_JWT_SECRET: required when NODE_ENV=production (at least 32 characters)');
@@ -291,6 +306,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   const config: Config = {
     production,
     databaseUrl,
+    databaseReplicaUrl,
+    replicaMaxLagMs: int('INBOX_REPLICA_MAX_LAG_MS', 2000, 1, 3_600_000),
     dataDir: path.resolve(cwd, str('INBOX_DATA_DIR') ?? '.data'),
     port,
     host,

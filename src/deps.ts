@@ -4,6 +4,7 @@ import type { AttachmentStorage } from './attachments/storage.js';
 import type { VisitorBus } from './channels/livechat.js';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
+import type { ReadReplica } from './db/replica.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { ResolveHost } from './net/address-guard.js';
@@ -17,6 +18,11 @@ export interface Deps {
   log: Logger;
   db: Db;
   pool: pg.Pool;
+  /**
+   * DATABASE_REPLICA_URL's streaming replica; lists, search, reports and exports pick it or the
+   * primary per read with `readFrom()` (src/db/replica.ts). Absent: everything reads `db`.
+   */
+  replica?: ReadReplica;
   boss: PgBoss;
   metrics: Metrics;
   /** Secret for signing JWTs: INBOX_JWT_SECRET, or the one generated into the data dir. */

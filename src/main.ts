@@ -11,6 +11,7 @@ import { parseSecretKey, SECRET_KEY_BYTES } from './crypto/secret-box.js';
 import { createDatabase, type Database } from './db/database.js';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded.js';
 import { migrateToLatest, pendingMigrations } from './db/migrate.js';
+import { ReadReplica } from './db/replica.js';
 import type { Deps } from './deps.js';
 import { startBoss } from './jobs/boss.js';
 import { createQueues, type RunningWorkers, startWorkers } from './jobs/registry.js';
@@ -193,6 +194,7 @@ export async function openInfrastructure(config: Config, log: Logger, options: {
   const jwtSecret = await resolveJwtSecret(config);
   const secretKey = await resolveSecretKey(config);
   const opened = await openDatabase(config, log);
+  let replica: ReadReplica | undefined;
   try {
     const boss = await startBoss(opened.url, log, {
       schedule: options.schedule,
@@ -203,11 +205,24 @@ export async function openInfrastructure(config: Config, log: Logger, options: {
     const metrics = createMetrics();
     metrics.watchPool('db', () => opened.database.pool);
     metrics.watchPool('queue', () => queuePool(boss));
+    if (config.databaseReplicaUrl) {
+      replica = new ReadReplica({
+        url: config.databaseReplicaUrl,
+        primary: opened.database.pool,
+        maxLagMs: config.replicaMaxLagMs,
+        poolMax: config.dbPoolMax,
+        metrics,
+        log,
+      });
+      await replica.start();
+      log.info({ replica: redactUrl(config.databaseReplicaUrl), lagMs: replica.lagMs() ?? null }, 'read replica configured');
+    }
     const deps: Deps = {
       config,
       log,
       db: opened.database.db,
       pool: opened.database.pool,
+      ...(replica ? { replica } : {}),
       boss,
       metrics,
       jwtSecret,
@@ -221,10 +236,12 @@ export async function openInfrastructure(config: Config, log: Logger, options: {
       databaseUrl: opened.url,
       async close() {
         await boss.stop({ graceful: true, close: true, timeout: 10_000 });
+        await replica?.close();
         await opened.close();
       },
     };
   } catch (err) {
+    await replica?.close().catch(() => {});
     await opened.close().catch(() => {});
     throw err;
   }

@@ -34,8 +34,39 @@ export function createMetrics() {
       if (c) read(name, c);
     }
   };
+  /** The read replica's state now (none configured: no reader). */
+  let replicaState: (() => { up: boolean; lagSeconds: number | undefined }) | undefined;
   return {
     registry,
+    /** Reports the read replica's lag in `inbox_replica_lag_seconds` and `inbox_replica_up`. */
+    watchReplica(state: () => { up: boolean; lagSeconds: number | undefined }) {
+      replicaState = state;
+    },
+    replicaLag: new Gauge({
+      name: 'inbox_replica_lag_seconds',
+      help: 'How far behind the primary the read replica may be now: the time since the last probe whose primary position it had replayed (absent without DATABASE_REPLICA_URL, while it is down, or before its first such probe)',
+      registers: [registry],
+      collect() {
+        this.reset();
+        const lag = replicaState?.().lagSeconds;
+        if (lag !== undefined) this.set(lag);
+      },
+    }),
+    replicaUp: new Gauge({
+      name: 'inbox_replica_up',
+      help: "1 when the read replica answered this process's last probe as a standby, else 0 (absent without DATABASE_REPLICA_URL)",
+      registers: [registry],
+      collect() {
+        this.reset();
+        if (replicaState) this.set(replicaState().up ? 1 : 0);
+      },
+    }),
+    replicaSkipped: new Counter({
+      name: 'inbox_replica_skipped_total',
+      help: 'Reads meant for the read replica that went to the primary, by reason (down: unreachable or not a standby; lag: behind by more than INBOX_REPLICA_MAX_LAG_MS; own_write: it does not show yet a write the read must see)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     /** Reports a pool in the pool gauges under `name` (`db`: queries, `queue`: pg-boss). */
     watchPool(name: string, counts: () => PoolCounts | undefined) {
       pools.set(name, counts);

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Selectable } from 'kysely';
 import { type Static, Type } from 'typebox';
 import { requireAuth, requireOperator, tenantOf } from '../auth/auth.js';
+import { readFrom } from '../db/replica.js';
 import type { AuditLogTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -84,7 +85,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     },
     async (request) => {
       const filter = { ...filterOf(request.query), workspaceId: tenantOf(request).workspaceId };
-      const page = await listAuditLog(deps.db, filter, parseCursorQuery(request.query));
+      const page = await listAuditLog(readFrom(deps, request), filter, parseCursorQuery(request.query));
       return envelope(request, page.items.map(auditEntryResource), page.meta);
     },
   );
@@ -101,7 +102,11 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       },
     },
     async (request) => {
-      const page = await listAuditLog(deps.db, { ...filterOf(request.query), operatorOnly: true }, parseCursorQuery(request.query));
+      const page = await listAuditLog(
+        readFrom(deps, request),
+        { ...filterOf(request.query), operatorOnly: true },
+        parseCursorQuery(request.query),
+      );
       return envelope(request, page.items.map(auditEntryResource), page.meta);
     },
   );

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type AddressObject, simpleParser } from 'mailparser';
+import type { AddressObject, ParsedMail } from 'mailparser';
 import type { MailAddress } from '../messaging/events.js';
 import { type ImapLogin, openImap, sentFolder } from '../net/imap.js';
 import { type ChannelAdapter, isObject, NormaliseError, optionalString, requireObject, requireString, signed, toDate } from './channel.js';
@@ -7,8 +7,18 @@ import { sendMail } from './email.js';
 import { inboundMailEvent } from './email-inbound.js';
 import { noCredentials } from './send-outcome.js';
 
-/** The largest mail read whole; a larger one is stored by its headers and fails with this reason. */
-export const IMAP_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
+const MB = 1024 * 1024;
+
+/**
+ * The largest mail read whole: one that can carry a file of INBOX_MAX_ATTACHMENT_BYTES, which
+ * base64 writes as 4 bytes for 3 with a line break every 76 characters, and 1 MB of text and
+ * headers besides (36 MB for the default 25 MB); never below 25 MB, what the largest providers
+ * send. A larger mail is stored by its headers and fails with the reason.
+ */
+export function imapMaxMessageBytes(maxAttachmentBytes: number): number {
+  const encoded = Math.ceil(((maxAttachmentBytes * 4) / 3) * (78 / 76)) + MB;
+  return Math.max(25 * MB, Math.ceil(encoded / MB) * MB);
+}
 
 /**
  * A mail as the mailbox reader parsed it (mailparser), stored as the inbox row's payload beside
@@ -50,21 +60,27 @@ function addresses(value: AddressObject | AddressObject[] | undefined): MailAddr
   );
 }
 
-/** Reads one raw mail of the mailbox `account`; never throws: what cannot be read becomes `error`. */
-export async function readImapMail(account: string, raw: Buffer, headersOnly = false): Promise<ImapMailPayload> {
-  let parsed: Awaited<ReturnType<typeof simpleParser>>;
+/** The MIME parser, loaded with the first mail read: a process with no mailbox never needs it. */
+async function parser() {
+  return (await import('mailparser')).simpleParser;
+}
+
+/**
+ * Reads one raw mail of the mailbox `account`; never throws: what cannot be read becomes
+ * `error`. `tooLargeAbove`, when given, says `raw` is only the headers of a mail above that size.
+ */
+export async function readImapMail(account: string, raw: Buffer, tooLargeAbove?: number): Promise<ImapMailPayload> {
+  let parsed: ParsedMail;
   try {
-    parsed = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
+    // No text made of the HTML here: mailparser's keeps link targets (`javascript:`, trackers);
+    // a mail without a plain part gets the text of its sanitized HTML when it is processed.
+    parsed = await (await parser())(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true });
   } catch (err) {
     return { account, messageKey: messageKeyOf(undefined, raw), error: `the mail cannot be parsed: ${(err as Error).message}` };
   }
   const messageKey = messageKeyOf(parsed.messageId, raw);
-  if (headersOnly)
-    return {
-      account,
-      messageKey,
-      error: `the mail is larger than ${IMAP_MAX_MESSAGE_BYTES / 1024 / 1024} MB: it is kept in the mailbox only`,
-    };
+  if (tooLargeAbove !== undefined)
+    return { account, messageKey, error: `the mail is larger than ${tooLargeAbove / MB} MB: it is kept in the mailbox only` };
   const from = addresses(parsed.from)[0] ?? null;
   const references = Array.isArray(parsed.references) ? parsed.references.join(' ') : parsed.references;
   return {
@@ -75,7 +91,7 @@ export async function readImapMail(account: string, raw: Buffer, headersOnly = f
       to: addresses(parsed.to),
       cc: addresses(parsed.cc),
       ...(parsed.subject ? { subject: parsed.subject } : {}),
-      text: parsed.text ?? '',
+      text: parsed.text ?? undeclaredParts(parsed, raw),
       ...(parsed.html ? { html: parsed.html } : {}),
       ...(parsed.inReplyTo ? { inReplyTo: parsed.inReplyTo } : {}),
       ...(references ? { references } : {}),
@@ -88,9 +104,23 @@ export async function readImapMail(account: string, raw: Buffer, headersOnly = f
   };
 }
 
+/**
+ * The body of a multipart mail in which the parser found no part at all (its parts are cut by
+ * a boundary other than the one declared, or by none): shown as it is, so what the sender
+ * wrote reaches the agent rather than an empty message.
+ */
+function undeclaredParts(parsed: ParsedMail, raw: Buffer): string {
+  if (parsed.html || parsed.attachments.length > 0) return '';
+  const type = parsed.headers.get('content-type') as { value?: string } | undefined;
+  if (!/^multipart\//i.test(type?.value ?? '')) return '';
+  const start = raw.indexOf('\r\n\r\n');
+  const body = start < 0 ? '' : raw.subarray(start + 4).toString('utf8');
+  return body.trim();
+}
+
 /** The `index`-th file of a stored raw mail, by the same parser that listed it. */
 export async function imapMailFile(raw: Buffer, index: number): Promise<Buffer | undefined> {
-  const parsed = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true });
+  const parsed = await (await parser())(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, skipHtmlToText: true });
   return parsed.attachments[index]?.content;
 }
 

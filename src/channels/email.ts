@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
 import type { NodemailerError } from 'nodemailer';
-import MailComposer from 'nodemailer/lib/mail-composer';
 import { safeEqual } from '../crypto/hmac.js';
 import type { MailAddress, NormalisedEvent } from '../messaging/events.js';
 import { checkedAddress, RefusedAddressError, type ResolveHost, systemResolve } from '../net/address-guard.js';
@@ -180,7 +179,7 @@ export async function sendMail(
     for (const a of attachments) a.content.destroy();
     throw err;
   }
-  const transport = smtpTransport(address, smtp, timeoutMs);
+  const transport = await smtpTransport(address, smtp, timeoutMs);
   const own = target.email;
   const inReplyTo = own ? (own.inReplyTo ?? undefined) : target.replyTo?.messageId;
   const references = own ? own.references : [...(target.replyTo?.references ?? []), ...(inReplyTo ? [inReplyTo] : [])];
@@ -208,6 +207,7 @@ export async function sendMail(
       return info.messageId ? { outcome: 'sent', externalId: info.messageId } : failed('email: the SMTP transport gave no Message-ID');
     }
     // Built once, so the copy kept is the very mail sent (Bcc is in the envelope, not the bytes).
+    const { default: MailComposer } = await import('nodemailer/lib/mail-composer');
     const composed = new MailComposer(message).compile();
     const raw = await composed.build();
     const envelope = composed.getEnvelope();

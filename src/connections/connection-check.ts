@@ -204,7 +204,7 @@ async function smtpLogin(deps: Deps, smtpUrl: string | undefined, auth?: { user:
       return { ok: false, message: clean(`email: ${err.message}; SMTP servers must be on public addresses`) };
     return { ok: false, message: `email: ${smtp.host} could not be resolved` };
   }
-  const transport = smtpTransport(address, smtp, CHECK_TIMEOUT_MS);
+  const transport = await smtpTransport(address, smtp, CHECK_TIMEOUT_MS);
   try {
     await transport.verify();
     return { ok: true, message: `the SMTP server ${smtp.host} accepted the login` };

@@ -3,6 +3,7 @@ import type { Executor } from '../db/database.js';
 import { BY_CREATED, keysetPage, offsetPage } from '../db/pages.js';
 import type { ManagedBy } from '../db/types.js';
 import type { CursorRequest, OffsetRequest } from '../http/pagination.js';
+import type { CsatColumns } from './csat-settings.js';
 import type { LivechatSettings } from './livechat-settings.js';
 
 /**
@@ -35,6 +36,8 @@ const COLUMNS = [
   'livechat_greeting',
   'livechat_pre_chat',
   'imap_folder',
+  'csat_enabled',
+  'csat_question',
   'created_at',
 ] as const;
 const hasCredentials = sql<boolean>`credentials_sealed IS NOT NULL`.as('has_credentials');
@@ -56,7 +59,8 @@ export async function insertConnection(
     connectionKey: string;
     webhookVerifyToken: string | null;
     imapFolder?: string | null;
-  } & LivechatSettings,
+  } & LivechatSettings &
+    CsatColumns,
 ) {
   return db
     .insertInto('connections')
@@ -77,6 +81,8 @@ export async function insertConnection(
       livechat_greeting: row.livechatGreeting ?? null,
       livechat_pre_chat: row.livechatPreChat,
       imap_folder: row.imapFolder ?? null,
+      csat_enabled: row.csatEnabled ?? false,
+      csat_question: row.csatQuestion ?? null,
     })
     .returning(SELECTED)
     .executeTakeFirstOrThrow();
@@ -114,7 +120,8 @@ export async function updateConnection(
     webhookVerifyToken?: string;
     awayMessage?: string | null;
     imapFolder?: string | null;
-  } & LivechatSettings,
+  } & LivechatSettings &
+    CsatColumns,
 ): Promise<ConnectionRow | undefined> {
   return db
     .updateTable('connections')
@@ -133,6 +140,8 @@ export async function updateConnection(
       livechat_greeting: patch.livechatGreeting,
       livechat_pre_chat: patch.livechatPreChat,
       imap_folder: patch.imapFolder,
+      csat_enabled: patch.csatEnabled,
+      csat_question: patch.csatQuestion,
     })
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)

@@ -11,6 +11,7 @@ import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { AllowedOrigins, checkAllowedOrigins, newWidgetKey, WIDGET_KEY } from './allowed-origins.js';
 import { ConnectionCredentials, checkCredentials, sealCredentials } from './connection-credentials.js';
 import { type ConnectionRow, findConnection, insertConnection, markConnectionDeleted, updateConnection } from './connections.queries.js';
+import { CsatSetting, CsatSettingInput, checkCsatSetting } from './csat-settings.js';
 import {
   checkLivechatSettings,
   LivechatColour,
@@ -101,6 +102,7 @@ export const ConnectionResource = Type.Object(
         description: 'answers a contact whose message opens a thread outside business hours, once per 12 h; null = off (docs/sla.md)',
       }),
     ),
+    csat: CsatSetting,
     createdAt: Timestamp,
   },
   { title: 'Connection' },
@@ -134,6 +136,7 @@ export const ConnectionCreateBody = Type.Object({
   businessAccountId: Type.Optional(BusinessAccountId),
   teamId: Type.Optional(Nullable(ConnectionTeamId)),
   imapFolder: Type.Optional(ImapFolder),
+  csat: Type.Optional(CsatSettingInput),
 });
 
 /**
@@ -158,6 +161,7 @@ export const ConnectionPatch = Type.Object(
       Nullable(Type.String({ minLength: 1, maxLength: 4096, description: 'sent outside business hours (docs/sla.md); null turns it off' })),
     ),
     imapFolder: Type.Optional(Nullable(ImapFolder)),
+    csat: Type.Optional(CsatSettingInput),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -198,6 +202,7 @@ export function connectionResource(row: ConnectionRow, view: ConnectionView): St
     lastErrorAt: row.last_error_at?.toISOString() ?? null,
     lastError: row.last_error,
     awayMessage: row.away_message,
+    csat: { enabled: row.csat_enabled, question: row.csat_question },
     createdAt: row.created_at.toISOString(),
   };
 }
@@ -265,11 +270,12 @@ export async function createConnection(
     businessAccountId?: string;
     teamId?: number | null;
     imapFolder?: string;
+    csat?: { enabled: boolean; question?: string | null };
   },
   managedBy: ManagedBy,
   trail: Trail = systemTrail(workspaceId),
 ) {
-  const { credentials, webhookSecrets, allowedOrigins: _origins, title, colour, greeting, preChatForm, ...given } = input;
+  const { credentials, webhookSecrets, allowedOrigins: _origins, title, colour, greeting, preChatForm, csat, ...given } = input;
   if (given.businessAccountId !== undefined) onlyWhatsapp(given.integrationKey);
   if (given.imapFolder !== undefined) onlyMailboxes(given.integrationKey);
   if (!(INTEGRATION_KEYS as readonly string[]).includes(given.integrationKey)) {
@@ -282,6 +288,7 @@ export async function createConnection(
     ...given,
     ...accountOf(input),
     ...settings,
+    ...checkCsatSetting(given.integrationKey, csat),
     managedBy,
     connectionKey: newConnectionKey(),
     webhookVerifyToken: verifyToken,
@@ -364,6 +371,7 @@ export async function changeConnection(
     allowedOrigins = checkAllowedOrigins(patch.allowedOrigins);
   }
   const settings = checkLivechatSettings(current.integration_key, patch);
+  const csat = checkCsatSetting(current.integration_key, patch.csat);
   if (patch.businessAccountId !== undefined) onlyWhatsapp(current.integration_key);
   if (patch.imapFolder !== undefined) onlyMailboxes(current.integration_key);
   if (patch.teamId !== undefined && patch.teamId !== null) await requireTeamOf(deps.db, workspaceId, patch.teamId);
@@ -377,6 +385,7 @@ export async function changeConnection(
     patch.teamId === undefined &&
     patch.awayMessage === undefined &&
     patch.imapFolder === undefined &&
+    patch.csat === undefined &&
     Object.keys(settings).length === 0
   )
     return connectionResource(current, adminView(deps));
@@ -393,6 +402,7 @@ export async function changeConnection(
       awayMessage: patch.awayMessage === undefined || patch.awayMessage === null ? patch.awayMessage : patch.awayMessage.trim() || null,
       imapFolder: patch.imapFolder,
       ...settings,
+      ...csat,
     });
     if (updated && patch.autoAssign === true && !current.auto_assign) await routeWaiting(deps, trx, workspaceId, deps.now());
     if (updated) {

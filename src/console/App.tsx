@@ -5,6 +5,7 @@ import { TwoFactor } from './account/TwoFactor';
 import { ConversationList } from './inbox/ConversationList';
 import { Shortcuts } from './inbox/Shortcuts';
 import { neighbour, Transcript } from './inbox/Transcript';
+import { Reports } from './reports/Reports';
 import { SignIn } from './SignIn';
 import { Settings } from './settings/Settings';
 import { connection } from './shared/realtime';
@@ -94,6 +95,9 @@ export function App() {
       </main>
     );
   const settings = /^\/settings(?:\/([a-z-]+))?/.exec(path);
+  const admin = s.user.roles.includes('admin');
+  // The service refuses an agent's report calls anyway (403); the console does not offer them.
+  const reports = path === '/reports' && admin;
   return (
     <div class="shell">
       <a class="skip" href="#main">
@@ -104,10 +108,15 @@ export function App() {
           Inbox
         </a>
         <nav aria-label="Main">
-          <a href="/app/" aria-current={!settings ? 'page' : undefined} onClick={(e) => onLinkClick(e, '/')}>
+          <a href="/app/" aria-current={!settings && !reports ? 'page' : undefined} onClick={(e) => onLinkClick(e, '/')}>
             Conversations
           </a>
-          {s.user.roles.includes('admin') && (
+          {admin && (
+            <a href="/app/reports" aria-current={reports ? 'page' : undefined} onClick={(e) => onLinkClick(e, '/reports')}>
+              Reports
+            </a>
+          )}
+          {admin && (
             <a
               href="/app/settings/connections"
               aria-current={settings ? 'page' : undefined}
@@ -139,9 +148,11 @@ export function App() {
           Connection lost. Reconnecting… Your drafts are kept.
         </p>
       )}
-      <main id="main" class={settings || path === '/account' ? 'main' : threadId ? 'main inbox has-thread' : 'main inbox'}>
+      <main id="main" class={settings || reports || path === '/account' ? 'main' : threadId ? 'main inbox has-thread' : 'main inbox'}>
         {path === '/account' ? (
           <ChangePassword />
+        ) : reports ? (
+          <Reports />
         ) : settings ? (
           <Settings page={settings[1] ?? 'connections'} />
         ) : (

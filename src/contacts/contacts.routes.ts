@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { trailOf } from '../audit/audit.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
+import { readFrom } from '../db/replica.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
@@ -57,9 +58,10 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     '/',
     { schema: { summary: 'List or search contacts', querystring: ListQuery, response: { 200: CursorPage(ContactResource) } } },
     async (request) => {
-      const page = await searchContacts(deps.db, tenantOf(request).workspaceId, request.query.q?.trim(), parseCursorQuery(request.query));
+      const db = readFrom(deps, request);
+      const page = await searchContacts(db, tenantOf(request).workspaceId, request.query.q?.trim(), parseCursorQuery(request.query));
       const handles = await listHandles(
-        deps.db,
+        db,
         page.items.map((c) => c.id),
       );
       return envelope(

@@ -91,7 +91,7 @@ export async function attachmentsOfErased(db: Executor, threadIds: number[], vis
 /**
  * Removes the person from the database, in the caller's transaction: the messages of their
  * threads keep their place (the conversation's shape, the reports) with no words, markup,
- * headers or files; the threads lose their preview; handles, visitors, notifications of those
+ * headers or files; the threads lose their preview and their CSAT comments; handles, visitors, notifications of those
  * threads, the raw deliveries and the outbound events that carried them, and the stored
  * answers of replies to them go.
  */
@@ -115,6 +115,13 @@ export async function eraseTraces(
       db,
     );
     await db.updateTable('threads').set({ last_message_preview: null }).where('id', 'in', threadIds).execute();
+    // A CSAT comment is the person's words; the rating alone stays for the reports.
+    await db
+      .updateTable('conversations')
+      .set({ csat_comment: null })
+      .where('thread_id', 'in', threadIds)
+      .where('csat_comment', 'is not', null)
+      .execute();
     await db.deleteFrom('notifications').where('thread_id', 'in', threadIds).execute();
   }
   if (visitorIds.length > 0) await db.deleteFrom('livechat_visitors').where('id', 'in', visitorIds).execute();
@@ -135,7 +142,7 @@ export async function eraseTraces(
     DELETE FROM webhook_events
     WHERE workspace_id = ${c.workspaceId} AND id IN (
       SELECT id FROM (SELECT id, type, body::jsonb -> 'data' AS data FROM webhook_events WHERE workspace_id = ${c.workspaceId}) e
-      WHERE (e.type LIKE 'message.%' AND (e.data ->> 'threadId')::bigint = ANY(${threadIds}::bigint[]))
+      WHERE (e.type IN ('message.created', 'message.updated', 'csat.received') AND (e.data ->> 'threadId')::bigint = ANY(${threadIds}::bigint[]))
          OR (e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached') AND (e.data ->> 'id')::bigint = ANY(${threadIds}::bigint[]))
          OR (e.type IN ('contact.created', 'contact.updated') AND (e.data ->> 'id')::bigint = ${c.id})
          OR (e.type = 'contact.merged' AND ((e.data -> 'contact' ->> 'id')::bigint = ${c.id} OR (e.data ->> 'mergedContactId')::bigint = ${c.id})))`.execute(

@@ -79,6 +79,7 @@ const CONNECTION_LOST = new Set([
 ]);
 
 const UNAVAILABLE_CODES = new Set([
+  '40001', // serialization_failure: also a read replica's statement cancelled by a conflict with recovery
   '57014', // query_canceled (statement_timeout)
   '55P03', // lock_not_available (lock_timeout)
   '57P01', // admin_shutdown

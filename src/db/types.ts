@@ -159,6 +159,9 @@ export interface ConnectionsTable {
   livechat_pre_chat: ColumnType<PreChatForm, PreChatForm | undefined, PreChatForm>;
   /** `email.imap`: the folder read; null = INBOX. */
   imap_folder: ColumnType<string | null, string | null | undefined, string | null>;
+  /** CSAT (docs/reports.md): a user's resolution sends the survey; its question, null = the default. */
+  csat_enabled: Generated<boolean>;
+  csat_question: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** `email.imap`: where the reader of a mailbox goes on from (src/mailboxes). */

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import archiver, { type Archiver } from 'archiver';
+import type { Archiver } from 'archiver';
 import { attachmentsOf } from '../attachments/attachments.queries.js';
 import { attachmentResource, contentUrl } from '../attachments/attachments.resources.js';
 import { listHandles } from '../contacts/contacts.queries.js';
@@ -36,6 +36,8 @@ export function fileEntryName(id: number, filename: string | null): string {
  * entry is written before the next is read, so memory stays flat whatever the workspace holds.
  */
 export async function writeExportZip(deps: Pick<Deps, 'db' | 'storage' | 'config' | 'now'>, scope: ExportScope, key: string) {
+  // Loaded here: only a process that builds an export needs it.
+  const { default: archiver } = await import('archiver');
   const archive = archiver('zip', { zlib: { level: 6 } });
   const stored = deps.storage.put(key, archive, { maxBytes: Number.MAX_SAFE_INTEGER });
   // The store stops reading only by failing: then no entry would ever finish.

@@ -3,6 +3,7 @@ import { recordAudit, type Trail } from '../audit/audit.js';
 import { findContact } from '../contacts/contacts.queries.js';
 import { uuid7 } from '../crypto/uuid7.js';
 import type { Executor } from '../db/database.js';
+import { readAsOf } from '../db/replica.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { defaultQueueOptions, jobsIn, type QueueDefinition } from '../jobs/queue.js';
@@ -54,7 +55,9 @@ export async function runExport(deps: Deps, exportId: string): Promise<void> {
   if (row?.status !== 'pending') return;
   const key = `export/${exportId}.zip`;
   try {
-    const { size } = await writeExportZip(deps, { workspaceId: row.workspace_id, contactId: row.contact_id }, key);
+    // The replica, if it already shows everything written before the export was asked for.
+    const db = readAsOf(deps, row.created_at);
+    const { size } = await writeExportZip({ ...deps, db }, { workspaceId: row.workspace_id, contactId: row.contact_id }, key);
     await finishExport(deps.db, exportId, { status: 'ready', storageKey: key, size }, deps.now());
   } catch (err) {
     deps.log.warn({ err, exportId }, 'an export failed');

@@ -17,6 +17,8 @@ const TAGS: [prefix: string, tag: string][] = [
   ['/v1/livechat', 'live chat'],
   ['/livechat', 'live chat'],
   ['/webhooks', 'provider webhooks'],
+  ['/csat', 'csat'],
+  ['/v1/csat-responses', 'csat'],
   ['/v1', 'inbox'],
   ['/', 'health'],
 ];
@@ -44,6 +46,8 @@ const SECURITY: [RegExp, Security][] = [
   [/^(POST \/v1\/livechat\/\{widgetKey\}\/conversations|GET \/v1\/livechat\/\{widgetKey\}\/config)$/, []],
   [/^\w+ \/v1\/livechat\//, [{ visitorToken: [] }]],
   [/^GET \/livechat\//, []],
+  // The survey link's token is its credential (docs/reports.md, "CSAT").
+  [/^\w+ \/csat\//, []],
   // Provider webhooks are judged by their signatures (SPEC §5.2).
   [/^\w+ \/webhooks\//, []],
   // A signed link: the signature is in the query.

@@ -80,7 +80,7 @@ function createSystemMailer(deps: Deps, settings: { smtpUrl: string; from: strin
         throw new MailSendError(`INBOX_SMTP_URL: ${err.message}; set INBOX_ALLOW_PRIVATE_SMTP=true for a relay on your own network`);
       throw new MailSendError('could not resolve the host of INBOX_SMTP_URL');
     }
-    const transport = smtpTransport(address, smtp, SYSTEM_MAIL_TIMEOUT_MS);
+    const transport = await smtpTransport(address, smtp, SYSTEM_MAIL_TIMEOUT_MS);
     try {
       await transport.sendMail({
         from: settings.from,

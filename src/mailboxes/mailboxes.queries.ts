@@ -77,7 +77,7 @@ export async function storeMails(
             )
           ).rows;
     const fresh = new Set(claimed.map((r) => r.delivery_id));
-    const rows: (NewInboxRow & { payload: string })[] = [];
+    const rows: NewInboxRow[] = [];
     mails.forEach((m, i) => {
       if (!fresh.has(ids[i]!)) return;
       const text = storableText(m.raw.toString('utf8'));
@@ -91,17 +91,11 @@ export async function storeMails(
         verification: 'signed',
         verifiedAccount: mailbox.account,
         // jsonb holds no NUL.
-        payload: JSON.stringify(m.payload).replaceAll('\\u0000', '\\ufffd'),
+        payloadJson: JSON.stringify(m.payload).replaceAll('\\u0000', '\\ufffd'),
       });
     });
     if (rows.length > 0) {
       await insertInboxRows(client, rows);
-      // The ids once more as an array: by them the planner keeps to their days' partitions.
-      await client.query(
-        `UPDATE webhook_inbox AS w SET payload_json = v.p::jsonb
-         FROM unnest($1::uuid[], $2::text[]) AS v(id, p) WHERE w.id = v.id AND w.id = ANY($1::uuid[])`,
-        [rows.map((r) => r.id), rows.map((r) => r.payload)],
-      );
       await enqueueDeliveries(boss, { client }, rows);
     }
     await client.query(

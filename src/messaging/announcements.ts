@@ -46,7 +46,18 @@ export type Change =
   /** The person's data is gone (docs/privacy.md); only the id is told. */
   | { type: 'contact.erased'; workspaceId: number; contactId: number }
   /** Told only to the sockets of the user it is for; never to endpoints. */
-  | { type: 'notification.created'; notification: NotificationRow };
+  | { type: 'notification.created'; notification: NotificationRow }
+  /** A contact rated a conversation, or changed the rating (docs/reports.md, "CSAT"). */
+  | { type: 'csat.received'; workspaceId: number; csat: CsatReceived };
+
+/** `data` of `csat.received`, to sockets and endpoints alike. */
+export interface CsatReceived {
+  threadId: number;
+  rating: number;
+  comment: string | null;
+  contactId: number;
+  assigneeId: number | null;
+}
 
 /** The changes customers' endpoints may subscribe to (webhook_inbox.dead_lettered is the inbox's own). */
 export const ENDPOINT_CHANGE_TYPES = [
@@ -60,6 +71,7 @@ export const ENDPOINT_CHANGE_TYPES = [
   'contact.erased',
   'sla.warning',
   'sla.breached',
+  'csat.received',
 ] as const;
 type EndpointChangeType = (typeof ENDPOINT_CHANGE_TYPES)[number];
 
@@ -186,6 +198,11 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
     workspaceId: (c) => c.workspaceId,
     realtime: (c) => ({ contactId: c.contactId }),
     endpoints: (c) => ({ contactId: c.contactId }),
+  },
+  'csat.received': {
+    workspaceId: (c) => c.workspaceId,
+    realtime: (c) => ({ ...c.csat }),
+    endpoints: (c) => c.csat,
   },
   'notification.created': {
     workspaceId: (c) => c.notification.workspace_id,

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { ImapFlow } from 'imapflow';
+import type { ImapFlow } from 'imapflow';
 import { checkedAddress, RefusedAddressError, type ResolveHost, systemResolve } from './address-guard.js';
 import { safeDecode } from './smtp.js';
 
@@ -66,7 +66,9 @@ export async function openImap(
       !refused,
     );
   }
-  const client = new ImapFlow({
+  // Loaded here: only a process that reads a mailbox needs it.
+  const { ImapFlow: Client } = await import('imapflow');
+  const client = new Client({
     host: address,
     port: target.port,
     secure: target.secure,

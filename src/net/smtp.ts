@@ -1,5 +1,4 @@
 import { isIP } from 'node:net';
-import nodemailer from 'nodemailer';
 
 /** What a connection's `smtpUrl` may say: where to connect and as whom, nothing else. */
 export interface SmtpTarget {
@@ -38,7 +37,9 @@ export function parseSmtpUrl(smtpUrl: string): SmtpTarget | undefined {
  * (`host` kept for TLS's server name), every wait bounded, nodemailer's own logging off (it
  * would print credentials and message bodies).
  */
-export function smtpTransport(address: string, smtp: SmtpTarget, timeoutMs: number) {
+export async function smtpTransport(address: string, smtp: SmtpTarget, timeoutMs: number) {
+  // Loaded here: only a process that sends mail needs it.
+  const { default: nodemailer } = await import('nodemailer');
   return nodemailer.createTransport({
     host: address,
     port: smtp.port,

@@ -4,6 +4,7 @@ import { contentUrl } from '../attachments/attachments.resources.js';
 import { requireOperator } from '../auth/auth.js';
 import { listAllConnections } from '../connections/connections.queries.js';
 import { ConnectionResource, connectionResource } from '../connections/connections.service.js';
+import { readFrom } from '../db/replica.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { BigId, IntId } from '../http/ids.js';
@@ -24,7 +25,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     '/tenants',
     { schema: { summary: 'List every tenant', querystring: OffsetQuery, response: { 200: OffsetPage(WorkspaceResource) } } },
     async (request) => {
-      const page = await listWorkspaces(deps.db, parseOffsetQuery(request.query, TENANTS_MAX_LIMIT));
+      const page = await listWorkspaces(readFrom(deps, request), parseOffsetQuery(request.query, TENANTS_MAX_LIMIT));
       return envelope(request, page.items.map(workspaceResource), page.meta);
     },
   );
@@ -45,7 +46,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
     async (request) => {
       const { workspaceId, integrationKey } = request.query;
-      const page = await listAllConnections(deps.db, { workspaceId, integrationKey }, parseOffsetQuery(request.query));
+      const page = await listAllConnections(readFrom(deps, request), { workspaceId, integrationKey }, parseOffsetQuery(request.query));
       return envelope(
         request,
         page.items.map((r) => ({
@@ -73,8 +74,8 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
     async (request) => {
       const url = contentUrl(deps.config.publicUrl);
-      const reader = { kind: 'operator' as const, workspaceId: request.params.id };
-      const page = await transcriptPage(deps.db, reader, request.params.threadId, request.query, url);
+      const staff = { kind: 'operator' as const, workspaceId: request.params.id };
+      const page = await transcriptPage(readFrom(deps, request), staff, request.params.threadId, request.query, url);
       return envelope(request, page.items, page.meta);
     },
   );

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { WebSocket } from 'ws';
 import { findLiveCredentials } from '../auth/sessions.queries.js';
 import { PgListener } from '../db/listener.js';
+import { noteWorkspaceChange } from '../db/replica.js';
 import type { Deps } from '../deps.js';
 import { type ThreadsSeen, threadsSeenBy } from '../threads/visibility.js';
 import { beatSockets, forgetSockets, OFFLINE_AFTER_MS, type PresenceTimings, recordSocket, type SocketRow } from '../users/presence.js';
@@ -17,6 +18,8 @@ export const CLOSE_CREDENTIAL_ENDED = 4001;
 export const CLOSE_TOO_MANY_SOCKETS = 4008;
 /** setTimeout's ceiling (about 24.8 days); a longer-lived credential re-arms its timer. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** An event's workspace in its NOTIFY payload (`notifyPayload` writes `workspaceId` as a number). */
+const WORKSPACE_OF = /"workspaceId":(\d+)/;
 
 export interface RealtimeClient {
   socket: WebSocket;
@@ -185,6 +188,12 @@ export class RealtimeHub {
   }
 
   private dispatch(payload: string | undefined): void {
+    // Whichever process a client's re-read reaches knows of the change: it waits for the read
+    // replica to show it. The workspace is read off the payload, unparsed, as the next line avoids.
+    if (this.deps.replica && payload) {
+      const workspace = WORKSPACE_OF.exec(payload);
+      if (workspace) noteWorkspaceChange(this.deps, Number(workspace[1]));
+    }
     // With no socket on this process there is no one to send to or close: every message a
     // worker processes arrives here, so the parse is skipped rather than thrown away.
     if (this.clients.size === 0) return;

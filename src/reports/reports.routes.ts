@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
+import { readFrom } from '../db/replica.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { Envelope, Nullable, StringEnum, Timestamp } from '../http/schemas.js';
@@ -72,8 +73,9 @@ export const reportsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request) => {
-      const range = await readRange(deps.db, tenantOf(request).workspaceId, request.query);
-      return envelope(request, await summary(deps.db, range, request.query.groupBy ?? 'none'));
+      const db = readFrom(deps, request);
+      const range = await readRange(db, tenantOf(request).workspaceId, request.query);
+      return envelope(request, await summary(db, range, request.query.groupBy ?? 'none'));
     },
   );
 
@@ -91,8 +93,9 @@ export const reportsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request) => {
-      const range = await readRange(deps.db, tenantOf(request).workspaceId, request.query);
-      return envelope(request, await timeseries(deps.db, range, request.query.metric, request.query.interval ?? 'day'));
+      const db = readFrom(deps, request);
+      const range = await readRange(db, tenantOf(request).workspaceId, request.query);
+      return envelope(request, await timeseries(db, range, request.query.metric, request.query.interval ?? 'day'));
     },
   );
 
@@ -111,12 +114,13 @@ export const reportsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request, reply) => {
-      const range = await readRange(deps.db, tenantOf(request).workspaceId, request.query);
+      const db = readFrom(deps, request);
+      const range = await readRange(db, tenantOf(request).workspaceId, request.query);
       reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', 'attachment; filename="conversations.csv"')
         .header('cache-control', 'no-store');
-      return reply.send(conversationsCsv(deps.db, range));
+      return reply.send(conversationsCsv(db, range));
     },
   );
 };

@@ -26,6 +26,29 @@ const CSV_CHUNK_ROWS = 32;
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
+/** The zone a report reads dates in: the one asked for, else the workspace's business hours' zone, else UTC. */
+export async function reportZone(db: Executor, workspaceId: number, asked: string | undefined): Promise<string> {
+  const timezone = asked ?? ((await workspaceSettings(db, workspaceId)).businessHours?.timezone as string | undefined) ?? 'UTC';
+  if (!IANAZone.isValidZone(timezone)) throw errors.validation(`timezone: "${timezone.slice(0, 64)}" is not an IANA zone name`);
+  return timezone;
+}
+
+/**
+ * A bound of a range: an instant (ISO 8601 with an offset) or a date, a date being a whole day in
+ * `timezone` (a `to` date is included: its bound is the next midnight). 422 naming the field.
+ */
+export function readInstant(value: string, field: 'from' | 'to', timezone: string): Date {
+  if (DATE_ONLY.test(value)) {
+    const day = DateTime.fromISO(value, { zone: timezone });
+    if (!day.isValid) throw errors.validation(`${field}: "${value}" is not a date`);
+    return (field === 'to' ? day.plus({ days: 1 }) : day).toJSDate();
+  }
+  const at = DateTime.fromISO(value, { setZone: true });
+  if (!at.isValid || !/([zZ]|[+-]\d{2}:?\d{2})$/.test(value))
+    throw errors.validation(`${field}: "${value.slice(0, 40)}" is neither a date (YYYY-MM-DD) nor an instant with an offset`);
+  return at.toJSDate();
+}
+
 /**
  * A report's range: `from` and `to` are instants (ISO 8601 with an offset) or dates, a date being
  * a whole day in `timezone` (`to` included). The zone defaults to the workspace's business hours'
@@ -36,21 +59,9 @@ export async function readRange(
   workspaceId: number,
   q: { from: string; to: string; timezone?: string },
 ): Promise<Range & { timezone: string }> {
-  const timezone = q.timezone ?? ((await workspaceSettings(db, workspaceId)).businessHours?.timezone as string | undefined) ?? 'UTC';
-  if (!IANAZone.isValidZone(timezone)) throw errors.validation(`timezone: "${timezone.slice(0, 64)}" is not an IANA zone name`);
-  const instant = (value: string, field: 'from' | 'to') => {
-    if (DATE_ONLY.test(value)) {
-      const day = DateTime.fromISO(value, { zone: timezone });
-      if (!day.isValid) throw errors.validation(`${field}: "${value}" is not a date`);
-      return (field === 'to' ? day.plus({ days: 1 }) : day).toJSDate();
-    }
-    const at = DateTime.fromISO(value, { setZone: true });
-    if (!at.isValid || !/([zZ]|[+-]\d{2}:?\d{2})$/.test(value))
-      throw errors.validation(`${field}: "${value.slice(0, 40)}" is neither a date (YYYY-MM-DD) nor an instant with an offset`);
-    return at.toJSDate();
-  };
-  const from = instant(q.from, 'from');
-  const to = instant(q.to, 'to');
+  const timezone = await reportZone(db, workspaceId, q.timezone);
+  const from = readInstant(q.from, 'from', timezone);
+  const to = readInstant(q.to, 'to', timezone);
   if (!(to.getTime() > from.getTime())) throw errors.validation('to: must be after from');
   if (to.getTime() - from.getTime() > (MAX_RANGE_DAYS + 1) * 86_400_000)
     throw errors.validation(`to: at most ${MAX_RANGE_DAYS} days after from`);

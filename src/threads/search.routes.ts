@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { contentUrl } from '../attachments/attachments.resources.js';
 import { messageResources } from '../attachments/message-attachments.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
+import { readFrom } from '../db/replica.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
@@ -42,11 +43,12 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     async (request) => {
       const auth = tenantOf(request);
       const page = parseCursorQuery(request.query);
-      const { nodes, indexable } = await inspectSearch(deps.db, request.query.q);
+      const db = readFrom(deps, request);
+      const { nodes, indexable } = await inspectSearch(db, request.query.q);
       if (nodes === 0) throw errors.validation('q: no words to search for (only operators or quotes)');
       if (!indexable) throw errors.validation('q: at least one word must be searched for, not only excluded (-word)');
-      const found = await searchMessages(deps.db, auth, request.query.q, { includePrivate: auth.kind !== 'api_key' }, page);
-      return envelope(request, await messageResources(deps.db, found.items, contentUrl(deps.config.publicUrl)), found.meta);
+      const found = await searchMessages(db, auth, request.query.q, { includePrivate: auth.kind !== 'api_key' }, page);
+      return envelope(request, await messageResources(db, found.items, contentUrl(deps.config.publicUrl)), found.meta);
     },
   );
 };

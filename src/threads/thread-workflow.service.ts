@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { TenantAuth } from '../auth/auth.js';
+import { sendSurvey } from '../csat/survey.js';
 import type { Executor } from '../db/database.js';
 import type { ThreadPriority, ThreadStatus, ThreadsTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
@@ -163,9 +164,11 @@ export async function changeThreadTold(deps: Deps, trx: Executor, auth: ThreadAc
     };
     await moveSla(deps, trx, thread.workspace_id, [{ thread: after, event: slaEvent }], now);
     // Reports (docs/reports.md): resolving ends the conversation, leaving `resolved` opens the next.
-    if (slaEvent === 'resolved')
+    if (slaEvent === 'resolved') {
+      // A person's resolution asks the contact how it went (CSAT); a key's or a rule's does not.
+      if (auth.kind === 'user' || auth.kind === 'pat') await sendSurvey(deps, trx, thread, now);
       await recordResolution(trx, { ...after, assignee_id: change.assigneeId !== undefined ? change.assigneeId : thread.assignee_id }, now);
-    else if (slaEvent === 'opened')
+    } else if (slaEvent === 'opened')
       await recordOpenings(
         trx,
         [{ workspaceId: thread.workspace_id, threadId: thread.id, connectionId: thread.connection_id, reopened: true }],

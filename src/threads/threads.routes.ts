@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { contentUrl } from '../attachments/attachments.resources.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
+import { readFrom } from '../db/replica.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
@@ -35,7 +36,7 @@ export const threadsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     async (request) => {
       const auth = tenantOf(request);
       const filters = parseThreadFilters(request.query, auth);
-      const page = await listThreads(deps.db, auth, filters, parseCursorQuery(request.query));
+      const page = await listThreads(readFrom(deps, request, { live: true }), auth, filters, parseCursorQuery(request.query));
       return envelope(request, page.items.map(threadResource), page.meta);
     },
   );
@@ -55,7 +56,7 @@ export const threadsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       const auth = tenantOf(request);
       const filters = parseThreadFilters(request.query, auth);
       const me = auth.kind === 'api_key' ? null : auth.userId;
-      return envelope(request, await countThreads(deps.db, auth, filters, me));
+      return envelope(request, await countThreads(readFrom(deps, request, { live: true }), auth, filters, me));
     },
   );
 
@@ -80,7 +81,13 @@ export const threadsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (request) => {
-      const page = await transcriptPage(deps.db, tenantOf(request), request.params.id, request.query, contentUrl(deps.config.publicUrl));
+      const page = await transcriptPage(
+        readFrom(deps, request, { live: true }),
+        tenantOf(request),
+        request.params.id,
+        request.query,
+        contentUrl(deps.config.publicUrl),
+      );
       return envelope(request, page.items, page.meta);
     },
   );

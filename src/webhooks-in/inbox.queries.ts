@@ -20,6 +20,11 @@ export interface NewInboxRow {
   verification: VerificationKind;
   /** The account the verification itself established, when it did (a Telegram secret names its bot). */
   verifiedAccount?: string | null;
+  /**
+   * Its parse, as JSON, when the one who stored it already parsed it (a mailbox reader parses
+   * each mail as it reads it): written with the row, not by a second UPDATE of it.
+   */
+  payloadJson?: string;
   /** The traceparent of the request that brought it (tracing on): queued with its job, not stored. */
   traceparent?: string | undefined;
 }
@@ -28,21 +33,23 @@ const COLUMNS = 'id, integration_key, event, raw_body, verification, verified_ac
 const statements = new Map<string, { name: string; text: string }>();
 
 /**
- * `INSERT … VALUES ($1..$6), ($7..$12), …` for `n` rows, built once per size; with `raw_bytes`
- * as a seventh column only for a batch that carries some, so that JSON deliveries (nearly all)
- * bind exactly what they bound before.
+ * `INSERT … VALUES ($1..$6), ($7..$12), …` for `n` rows, built once per size and shape; with
+ * `raw_bytes` and `payload_json` as further columns only for a batch that carries some, so that
+ * JSON deliveries (nearly all) bind exactly what they bound before.
  */
-function insertStatement(n: number, withBytes: boolean): { name: string; text: string } {
-  const name = `inbox_insert_${withBytes ? 'bytes_' : ''}${n}`;
+function insertStatement(n: number, withBytes: boolean, withPayload: boolean): { name: string; text: string } {
+  const name = `inbox_insert_${withBytes ? 'bytes_' : ''}${withPayload ? 'payload_' : ''}${n}`;
   let statement = statements.get(name);
   if (!statement) {
-    const width = withBytes ? 7 : 6;
+    const width = 6 + (withBytes ? 1 : 0) + (withPayload ? 1 : 0);
     const tuples = Array.from({ length: n }, (_, i) => {
       const p = i * width;
       const bytes = withBytes ? `, $${p + 7}::bytea` : '';
-      return `($${p + 1}::uuid, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}${bytes})`;
+      const payload = withPayload ? `, $${p + width}::jsonb` : '';
+      return `($${p + 1}::uuid, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}${bytes}${payload})`;
     });
-    const text = `INSERT INTO webhook_inbox (${COLUMNS}${withBytes ? ', raw_bytes' : ''}) VALUES ${tuples.join(', ')}`;
+    const extra = `${withBytes ? ', raw_bytes' : ''}${withPayload ? ', payload_json' : ''}`;
+    const text = `INSERT INTO webhook_inbox (${COLUMNS}${extra}) VALUES ${tuples.join(', ')}`;
     statement = { name, text };
     statements.set(name, statement);
   }
@@ -56,12 +63,14 @@ function insertStatement(n: number, withBytes: boolean): { name: string; text: s
  */
 export async function insertInboxRows(client: pg.ClientBase, rows: NewInboxRow[]): Promise<void> {
   const withBytes = rows.some((r) => r.rawBytes);
+  const withPayload = rows.some((r) => r.payloadJson !== undefined);
   const values: unknown[] = [];
   for (const r of rows) {
     values.push(r.id, r.integrationKey, r.event, r.rawBody, r.verification, r.verifiedAccount ?? null);
     if (withBytes) values.push(r.rawBytes ?? null);
+    if (withPayload) values.push(r.payloadJson ?? null);
   }
-  await client.query({ ...insertStatement(rows.length, withBytes), values });
+  await client.query({ ...insertStatement(rows.length, withBytes, withPayload), values });
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireOperator } from '../auth/auth.js';
+import { readFrom } from '../db/replica.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
@@ -43,7 +44,7 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     },
     async (request) => {
       const { status, integrationKey, appId } = request.query;
-      const page = await listAllInbox(deps.db, { status, integrationKey, appId }, parseOffsetQuery(request.query));
+      const page = await listAllInbox(readFrom(deps, request), { status, integrationKey, appId }, parseOffsetQuery(request.query));
       return envelope(request, page.items.map(inboxSummary), page.meta);
     },
   );

@@ -1,4 +1,5 @@
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { tenantClient } from '../../packages/client/src/index.js';
 import { AI_RATE_LIMIT } from '../../src/ai/ai.service.js';
 import { AiCallError, AiClient } from '../../src/ai/ai-client.js';
 import { changeAiSettings } from '../../src/ai/ai-settings.js';
@@ -279,5 +280,26 @@ describe('limits and failures', () => {
     expect(res.statusCode).toBe(429);
     expect(res.headers['retry-after']).toBeDefined();
     expect(model.calls).toHaveLength(0);
+  });
+});
+
+describe('the typed client', () => {
+  it('drafts, summarizes and rewrites through packages/client', async () => {
+    const { tenant, line } = await workspace();
+    const thread = await seedThread(ctx.deps, line);
+    await seedMessage(ctx.deps, thread, 'Where is my parcel?');
+    const baseUrl = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const inbox = tenantClient({ baseUrl, apiKey: tenant.apiKey, retries: 0 });
+    expect(await inbox.suggestReply(thread.id)).toEqual({ text: 'Hello from the model.', sources: [] });
+    expect(await inbox.summarizeThread(thread.id)).toMatchObject({
+      threadId: thread.id,
+      kind: 'note',
+      ai: true,
+      text: 'Hello from the model.',
+    });
+    expect(await inbox.rewrite({ text: 'Hi', instruction: 'translate:German' })).toEqual({ text: 'Hello from the model.' });
+    expect(model.prompt()).toContain('German');
+    // Notes are for people: the key's request is refused with the service's code.
+    await expect(inbox.suggestReply(thread.id, { includeNotes: true })).rejects.toMatchObject({ status: 403, code: 'forbidden' });
   });
 });

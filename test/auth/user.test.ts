@@ -223,7 +223,10 @@ describe('login rate limit', () => {
     await sql`DELETE FROM login_attempts WHERE ip = '127.0.0.1'`.execute(ctx.deps.db);
   });
 
-  it('counts an IPv6 client per /64: 50 failures spread over its addresses block the whole /64, not the next one', async () => {
+  // 50 real failed sign-ins, each paying the password hash: minutes on a loaded machine.
+  it('counts an IPv6 client per /64: 50 failures spread over its addresses block the whole /64, not the next one', {
+    timeout: 180_000,
+  }, async () => {
     const from = (remoteAddress: string, email: string) =>
       ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email, password: 'wrong' }, remoteAddress });
     for (let i = 0; i < 50; i++) expect((await from(`2001:db8:1:2:${i.toString(16)}::${i + 1}`, `v6-${i}@x.test`)).statusCode).toBe(401);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { applyDeliveries } from '../../src/messaging/apply-events.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
+import { smsFromContact } from '../helpers/inbound.js';
 
 const ctx = await useTestContext({ env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
 const db = ctx.deps.db;
@@ -21,33 +21,8 @@ async function workspace() {
 }
 
 /** A contact writes, applied as the worker applies a delivery; answers the thread's id. */
-async function contactWrites(connection: { externalAccountId: string }, from: string, text: string) {
-  const id = `m-${++seq}`;
-  await db.transaction().execute((trx) =>
-    applyDeliveries(
-      ctx.deps,
-      trx,
-      [
-        {
-          deliveryId: id,
-          integrationKey: 'sms',
-          events: [
-            {
-              type: 'message',
-              externalAccountId: connection.externalAccountId,
-              externalMessageId: id,
-              contact: { externalId: from },
-              text,
-            },
-          ],
-        },
-      ],
-      new Date(),
-    ),
-  );
-  const row = await db.selectFrom('messages').select('thread_id').where('external_id', '=', id).executeTakeFirstOrThrow();
-  return row.thread_id;
-}
+const contactWrites = (connection: { externalAccountId: string }, from: string, text: string) =>
+  smsFromContact(ctx, connection, from, { text });
 
 const thread = async (headers: Record<string, string>, id: number) => (await call('GET', `/v1/threads/${id}`, headers)).json().data;
 const rule = async (headers: Record<string, string>, id: number) =>

@@ -17,6 +17,9 @@ import type { PasswordChangeBody, PasswordChanged } from '../../src/auth/passwor
 import type { IssuedPat, CreateBody as PatCreate, PatResource } from '../../src/auth/personal-access-tokens.routes.js';
 import type { TwoFactorEnabled, TwoFactorSetup, TwoFactorStatus } from '../../src/auth/two-factor.routes.js';
 import type { AuthCode, LoginResponse } from '../../src/auth/user.routes.js';
+import type { AutomationRuleCreate, AutomationRulePatch, AutomationRuleResource } from '../../src/automation/automation-rules.resources.js';
+import type { MacroCreate, MacroPatch, MacroResource } from '../../src/automation/macros.resources.js';
+import type { RuleActionSchema } from '../../src/automation/rule-actions.resources.js';
 import type { CannedResponseCreate, CannedResponsePatch } from '../../src/canned-responses/canned-responses.routes.js';
 import type { CannedResponseResource } from '../../src/canned-responses/canned-responses.service.js';
 import type { ConnectionCredentials } from '../../src/connections/connection-credentials.js';
@@ -31,6 +34,7 @@ import type { NotificationsQuery } from '../../src/notifications/notifications.r
 import type { StartBody, Started } from '../../src/replies/conversations.routes.js';
 import type { ReplyBody } from '../../src/replies/replies.routes.js';
 import type { TemplateReply } from '../../src/replies/template-reply.js';
+import type { ReportSummary } from '../../src/reports/reports.routes.js';
 import type { SlaPolicyCreate, SlaPolicyPatch, SlaPolicyResource } from '../../src/sla/sla-policies.resources.js';
 import type { TeamResource } from '../../src/teams/teams.resources.js';
 import type { TeamCreate, TeamMembersBody, TeamPatch } from '../../src/teams/teams.routes.js';
@@ -123,6 +127,14 @@ const checks = [
   same<Same<Client.WorkspaceSettingsPatch, typeof WorkspaceSettingsPatch>>(true),
   same<Same<Client.Team, typeof TeamResource>>(true),
   same<Same<Client.SlaPolicy, typeof SlaPolicyResource>>(true),
+  same<Same<Client.RuleAction, typeof RuleActionSchema>>(true),
+  same<Same<Client.AutomationRule, typeof AutomationRuleResource>>(true),
+  same<Same<Client.AutomationRuleCreate, typeof AutomationRuleCreate>>(true),
+  same<Same<Client.AutomationRulePatch, typeof AutomationRulePatch>>(true),
+  same<Same<Client.Macro, typeof MacroResource>>(true),
+  same<Same<Client.MacroCreate, typeof MacroCreate>>(true),
+  same<Same<Client.MacroPatch, typeof MacroPatch>>(true),
+  same<Same<Client.ReportSummary, typeof ReportSummary>>(true),
   same<Same<Client.SlaPolicyCreate, typeof SlaPolicyCreate>>(true),
   same<Same<Client.SlaPolicyPatch, typeof SlaPolicyPatch>>(true),
   same<Same<Client.TeamCreate, typeof TeamCreate>>(true),

@@ -56,6 +56,7 @@ describe('credentials on create (engage)', () => {
       lastErrorAt: null,
       lastError: null,
       awayMessage: null,
+      csat: { enabled: false, question: null },
       createdAt: expect.any(String),
     });
     expect(res.body).not.toContain(token);

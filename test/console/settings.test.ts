@@ -17,7 +17,7 @@ const c = await useConsole({ env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } }
 const receiver = await startReceiver();
 afterAll(() => receiver.close());
 
-const PAGES = ['Connections', 'Webhooks', 'Dead letters', 'Users', 'Teams', 'Canned responses'];
+const PAGES = ['Connections', 'Webhooks', 'Dead letters', 'Users', 'Teams', 'Canned responses', 'Automation', 'Macros'];
 
 async function seriousViolations(page: Page) {
   const result = await new AxeBuilder({ page }).analyze();

@@ -157,12 +157,16 @@ describe('working as a team in the console', () => {
     const controls = await phone.page.locator('.topbar').locator('a, button, select').all();
     expect(controls.length).toBeGreaterThan(4);
     let right = 0;
+    let bottom = 0;
     for (const control of controls) {
-      // A hidden control (the brand, the shortcuts) has no box; the others sit side by side.
+      // A hidden control (the brand, the shortcuts) has no box; the others sit side by side,
+      // on a second row when the first is full.
       const box = await control.boundingBox();
       if (!box) continue;
       const name = (await control.textContent()) ?? '';
+      if (box.y >= bottom) right = 0;
       expect(box.x, `${name} overlaps the control before it`).toBeGreaterThanOrEqual(right);
+      bottom = Math.max(bottom, box.y + box.height);
       expect(box.x + box.width, name).toBeLessThanOrEqual(PHONE.width);
       right = box.x + box.width;
     }
@@ -236,6 +240,9 @@ describe('working as a team in the console', () => {
     await b.page.keyboard.press('Enter');
     await expect.poll(() => box.inputValue()).toBe('@Ada Lovelace ');
     await b.page.keyboard.type('the customer wants XL, can you check stock?');
+    // Enter sends only once the box holds the whole note and the picker is gone.
+    await expect.poll(() => box.inputValue()).toBe('@Ada Lovelace the customer wants XL, can you check stock?');
+    await expect.poll(() => picker.count()).toBe(0);
     await b.page.keyboard.press('Enter');
     const note = await waitFor(
       () =>

@@ -50,6 +50,9 @@ describe('a connection the server ends', () => {
     ]) {
       expect(isDatabaseUnavailable(new Error(message)), message).toBe(true);
     }
+    // A read replica cancels a read whose rows its replay must remove (DATABASE_REPLICA_URL): a retry reads again.
+    const conflict = Object.assign(new Error('canceling statement due to conflict with recovery'), { code: '40001' });
+    expect(isDatabaseUnavailable(conflict)).toBe(true);
     expect(isDatabaseUnavailable(new Error('syntax error at or near "SELEC"'))).toBe(false);
   });
 });

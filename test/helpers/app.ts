@@ -4,6 +4,7 @@ import { buildApp } from '../../src/app.js';
 import { createStorage } from '../../src/attachments/storage-factory.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createDatabase, type DatabaseOptions } from '../../src/db/database.js';
+import { ReadReplica } from '../../src/db/replica.js';
 import type { Deps } from '../../src/deps.js';
 import { startBoss } from '../../src/jobs/boss.js';
 import { startWorkers } from '../../src/jobs/registry.js';
@@ -48,6 +49,8 @@ export interface TestContextOptions {
   presence?: Partial<PresenceTimings>;
   /** How the workers read `email.imap` mailboxes (default: they read none; tests start their own readers). */
   mailboxes?: MailboxReaderOptions;
+  /** With DATABASE_REPLICA_URL in `env`: between the replica's probes (0: only when the test calls probe()). */
+  replicaProbeIntervalMs?: number;
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {
@@ -72,18 +75,34 @@ export async function startTestContext(options: TestContextOptions = {}): Promis
     : createLogger(config.logLevel);
   const { db, pool, close: closeDb } = createDatabase(database.url, { max: 5, ...options.databaseOptions });
   const boss = await startBoss(database.url, log, { max: 5, supervise: false });
+  const metrics = createMetrics();
+  const now = options.now ?? (() => new Date());
+  const replica = config.databaseReplicaUrl
+    ? new ReadReplica({
+        url: config.databaseReplicaUrl,
+        primary: pool,
+        maxLagMs: config.replicaMaxLagMs,
+        poolMax: 5,
+        metrics,
+        log,
+        now,
+        ...(options.replicaProbeIntervalMs === undefined ? {} : { probeIntervalMs: options.replicaProbeIntervalMs }),
+      })
+    : undefined;
+  await replica?.start();
   const deps: Deps = {
     config,
     log,
     db,
     pool,
+    ...(replica ? { replica } : {}),
     boss,
-    metrics: createMetrics(),
+    metrics,
     jwtSecret: JWT_SECRET,
     secretKey: Buffer.from(SECRET_KEY_HEX, 'hex'),
     storage: await createStorage(config, db),
     visitors: visitorBus(db),
-    now: options.now ?? (() => new Date()),
+    now,
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
   };
   const inboxWriter = new InboxWriter(deps);
@@ -99,6 +118,7 @@ export async function startTestContext(options: TestContextOptions = {}): Promis
       await app.close();
       await workers?.stop();
       await boss.stop({ graceful: false, close: true });
+      await replica?.close();
       await closeDb();
       if (!options.database) await database.drop();
     },

@@ -34,6 +34,7 @@ function problems(env: Record<string, string>, cwd: string): string[] {
 /** A valid value for each secret, as its variable takes it. */
 const VALUES: Record<string, string> = {
   DATABASE_URL: 'postgres://inbox:pw@db.internal:5432/inbox',
+  DATABASE_REPLICA_URL: 'postgres://inbox:pw@replica.internal:5432/inbox',
   INBOX_JWT_SECRET: 'a-jwt-secret-of-at-least-32-characters-0123',
   INBOX_SECRET_KEY: '00'.repeat(32),
   INBOX_SECRET_KEY_PREVIOUS: '11'.repeat(32),
@@ -42,16 +43,21 @@ const VALUES: Record<string, string> = {
   INBOX_METRICS_TOKEN: 'metrics-token',
   INBOX_SMTP_URL: 'smtp://user:pass@smtp.example.com:587',
 };
-const extra: Record<string, string> = { INBOX_SMTP_URL: 'INBOX_MAIL_FROM' };
+/** What a secret needs beside it to be valid. */
+const extra: Record<string, Record<string, string>> = {
+  INBOX_SMTP_URL: { INBOX_MAIL_FROM: 'inbox@example.com' },
+  DATABASE_REPLICA_URL: { DATABASE_URL: 'postgres://inbox:pw@db.internal:5432/inbox' },
+};
 
 describe('*_FILE: secrets read from files', () => {
   it.each(SECRET_VARIABLES)('%s_FILE gives %s the file’s content, trimmed', (name) => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'secret'), `${VALUES[name]}\n`);
-    const env = { [`${name}_FILE`]: 'secret', ...(extra[name] ? { [extra[name]]: 'inbox@example.com' } : {}) };
+    const env = { [`${name}_FILE`]: 'secret', ...extra[name] };
     const config = loadConfig(env, dir);
     const read = {
       DATABASE_URL: config.databaseUrl,
+      DATABASE_REPLICA_URL: config.databaseReplicaUrl,
       INBOX_JWT_SECRET: config.jwtSecret,
       INBOX_SECRET_KEY: config.secretKey?.toString('hex'),
       INBOX_SECRET_KEY_PREVIOUS: config.previousSecretKey?.toString('hex'),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { applyDeliveries } from '../../src/messaging/apply-events.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
+import { BERLIN_9_TO_5, smsFromContact, week } from '../helpers/inbound.js';
 
 // Conversations are recorded by the changes that make them (docs/reports.md). The clock is the
 // service's injected one, so durations are exact.
@@ -13,17 +13,6 @@ type Method = 'GET' | 'POST' | 'PATCH';
 const call = (method: Method, url: string, headers: Record<string, string>, payload?: object) =>
   ctx.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
 
-const week = (intervals: string[][]) => ({
-  mon: intervals,
-  tue: intervals,
-  wed: intervals,
-  thu: intervals,
-  fri: intervals,
-  sat: [],
-  sun: [],
-});
-const BERLIN_9_TO_5 = { timezone: 'Europe/Berlin', weekly: week([['09:00', '17:00']]), holidays: [] };
-
 let seq = 0;
 async function workspace() {
   const tenant = await makeTenant(ctx.deps);
@@ -32,34 +21,8 @@ async function workspace() {
 }
 
 /** A contact writes (delivered `times` times, as a provider retrying does); answers the thread. */
-async function contactWrites(connection: { externalAccountId: string }, from: string, times = 1) {
-  const id = `m-${++seq}`;
-  for (let i = 0; i < times; i++)
-    await db.transaction().execute((trx) =>
-      applyDeliveries(
-        ctx.deps,
-        trx,
-        [
-          {
-            deliveryId: `${id}-${i}`,
-            integrationKey: 'sms',
-            events: [
-              {
-                type: 'message',
-                externalAccountId: connection.externalAccountId,
-                externalMessageId: id,
-                contact: { externalId: from },
-                text: 'hi',
-              },
-            ],
-          },
-        ],
-        now,
-      ),
-    );
-  const row = await db.selectFrom('messages').select('thread_id').where('external_id', '=', id).executeTakeFirstOrThrow();
-  return row.thread_id;
-}
+const contactWrites = (connection: { externalAccountId: string }, from: string, times = 1) =>
+  smsFromContact(ctx, connection, from, { times });
 
 const conversationsOf = (threadId: number) =>
   db.selectFrom('conversations').selectAll().where('thread_id', '=', threadId).orderBy('id').execute();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
+import { week } from '../helpers/inbound.js';
 import { signedInUser } from '../threads/workflow-helpers.js';
 
 const ctx = await useTestContext();
@@ -9,15 +10,6 @@ type Method = 'GET' | 'POST' | 'PATCH';
 const call = (method: Method, url: string, headers: Record<string, string>, payload?: object) =>
   ctx.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
 
-const week = (intervals: string[][]) => ({
-  mon: intervals,
-  tue: intervals,
-  wed: intervals,
-  thu: intervals,
-  fri: intervals,
-  sat: [],
-  sun: [],
-});
 const HOURS = {
   timezone: 'Europe/Berlin',
   weekly: week([

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { applyDeliveries } from '../../src/messaging/apply-events.js';
 import { SLA_CLOCK_QUEUE, type SlaClockJob } from '../../src/sla/sla-clock.enqueue.js';
 import { tellSlaMoment } from '../../src/sla/sla-clock.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
+import { BERLIN_9_TO_5, smsFromContact } from '../helpers/inbound.js';
 
 // The clock is the service's injected one: tests move it instead of waiting. (So callers are
 // API keys: a JWT signed at the test's clock would be judged by the real one.)
@@ -15,17 +15,6 @@ const db = ctx.deps.db;
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 const call = (method: Method, url: string, headers: Record<string, string>, payload?: object) =>
   ctx.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
-
-const week = (intervals: string[][]) => ({
-  mon: intervals,
-  tue: intervals,
-  wed: intervals,
-  thu: intervals,
-  fri: intervals,
-  sat: [],
-  sun: [],
-});
-const BERLIN_9_TO_5 = { timezone: 'Europe/Berlin', weekly: week([['09:00', '17:00']]), holidays: [] };
 
 let seq = 0;
 async function workspace() {
@@ -38,33 +27,8 @@ async function workspace() {
 }
 
 /** A contact writes, applied as the worker applies a delivery at the test's clock; answers the thread. */
-async function contactWrites(connection: { externalAccountId: string }, from: string, text = 'hello') {
-  const id = `m-${++seq}`;
-  await db.transaction().execute((trx) =>
-    applyDeliveries(
-      ctx.deps,
-      trx,
-      [
-        {
-          deliveryId: id,
-          integrationKey: 'sms',
-          events: [
-            {
-              type: 'message',
-              externalAccountId: connection.externalAccountId,
-              externalMessageId: id,
-              contact: { externalId: from },
-              text,
-            },
-          ],
-        },
-      ],
-      now,
-    ),
-  );
-  const row = await db.selectFrom('messages').select('thread_id').where('external_id', '=', id).executeTakeFirstOrThrow();
-  return row.thread_id;
-}
+const contactWrites = (connection: { externalAccountId: string }, from: string, text = 'hello') =>
+  smsFromContact(ctx, connection, from, { text });
 
 const thread = async (headers: Record<string, string>, id: number) => (await call('GET', `/v1/threads/${id}`, headers)).json().data;
 

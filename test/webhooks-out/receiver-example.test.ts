@@ -91,7 +91,12 @@ describe('the receiver example in docs/outbound-webhooks.md', () => {
       await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${created.id}/test`, headers: tenant.headers })
     ).json().data;
     await waitFor(async () => stdout.includes(`ping ${during.id}`), 'the example to accept a ping signed during the grace');
-    expect((await log()).attempts[0].statusCode).toBe(204);
+    // The example prints before the service records its answer: wait for the record.
+    const accepted = await waitFor(async () => {
+      const d = await log();
+      return d.id === during.id && d.attempts.length === 1 ? d : undefined;
+    }, 'the attempt during the grace to be recorded');
+    expect(accepted.attempts[0].statusCode).toBe(204);
     // Once the old secret is dropped, the example (still on it) refuses.
     await rotate(0);
     await ctx.app.inject({ method: 'POST', url: `/v1/webhook-endpoints/${created.id}/test`, headers: tenant.headers });

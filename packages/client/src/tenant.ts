@@ -1,12 +1,18 @@
 import { multipartFile } from './multipart.js';
 import { type ClientOptions, call, callData, type Envelope, type Query } from './request.js';
 import type {
+  AiPromptOptions,
+  AiRewriteRequest,
+  AiSuggestion,
   ApiKey,
   ApiKeyCreate,
   Attachment,
   AuditEntry,
   AuditLogQuery,
   AuthCode,
+  AutomationRule,
+  AutomationRuleCreate,
+  AutomationRulePatch,
   BlobLike,
   CannedResponse,
   CannedResponseCreate,
@@ -26,6 +32,9 @@ import type {
   Label,
   LoginRequest,
   LoginResponse,
+  Macro,
+  MacroCreate,
+  MacroPatch,
   Message,
   MessageSearch,
   Notification,
@@ -38,6 +47,12 @@ import type {
   PersonalAccessToken,
   PersonalAccessTokenCreate,
   ReplyRequest,
+  ReportGroupBy,
+  ReportInterval,
+  ReportMetric,
+  ReportPoint,
+  ReportRange,
+  ReportSummary,
   RequeueResult,
   SetupRequest,
   SetupResult,
@@ -226,6 +241,16 @@ export function tenantClient(initial: ClientOptions) {
     /** Ends the live chat visitor's token of a thread at once (422 for a thread of another channel). */
     blockVisitor: (threadId: number) => send<VisitorBlocked>('POST', `/v1/threads/${id(threadId)}/block-visitor`),
 
+    // ---- AI assist on the workspace's own model (docs/ai.md; 409 `ai_disabled` while it is off) ----
+    /** A draft reply grounded in the thread; nothing is sent. */
+    suggestReply: (threadId: number, body: AiPromptOptions = {}) =>
+      send<AiSuggestion>('POST', `/v1/threads/${id(threadId)}/ai/suggest-reply`, body),
+    /** Stores a summary of the thread as a private note by the caller (`ai: true`) and answers it. */
+    summarizeThread: (threadId: number, body: AiPromptOptions = {}) =>
+      send<Message>('POST', `/v1/threads/${id(threadId)}/ai/summarize`, body),
+    /** The text rewritten: shorter, friendlier, formal, fixed, or translated. */
+    rewrite: (body: AiRewriteRequest) => send<{ text: string }>('POST', '/v1/ai/rewrite', body),
+
     // ---- contacts ----
     /** `q`: a case-insensitive substring of a name, an e-mail or a handle. */
     contacts: (query: ListQuery & { q?: string } = {}) => client.all<Contact>('/v1/contacts', { ...query }),
@@ -246,6 +271,35 @@ export function tenantClient(initial: ClientOptions) {
     createSlaPolicy: (body: SlaPolicyCreate) => send<SlaPolicy>('POST', '/v1/sla-policies', body),
     updateSlaPolicy: (policyId: number, patch: SlaPolicyPatch) => send<SlaPolicy>('PATCH', `/v1/sla-policies/${id(policyId)}`, patch),
     deleteSlaPolicy: (policyId: number) => remove(`/v1/sla-policies/${id(policyId)}`),
+
+    // ---- automation rules (an admin) and macros (docs/automation.md) ----
+    automationRules: () => get<AutomationRule[]>('/v1/automation-rules'),
+    createAutomationRule: (body: AutomationRuleCreate) => send<AutomationRule>('POST', '/v1/automation-rules', body),
+    updateAutomationRule: (ruleId: number, patch: AutomationRulePatch) =>
+      send<AutomationRule>('PATCH', `/v1/automation-rules/${id(ruleId)}`, patch),
+    deleteAutomationRule: (ruleId: number) => remove(`/v1/automation-rules/${id(ruleId)}`),
+    /** The shared macros and the caller's own. */
+    macros: () => get<Macro[]>('/v1/macros'),
+    createMacro: (body: MacroCreate) => send<Macro>('POST', '/v1/macros', body),
+    updateMacro: (macroId: number, patch: MacroPatch) => send<Macro>('PATCH', `/v1/macros/${id(macroId)}`, patch),
+    deleteMacro: (macroId: number) => remove(`/v1/macros/${id(macroId)}`),
+    /** Runs a macro's actions in order in one transaction; answers the thread after them. */
+    runMacro: (threadId: number, macroId: number) => send<Thread>('POST', `/v1/threads/${id(threadId)}/macros/${id(macroId)}/run`),
+    // ---- reports (an admin; docs/reports.md) ----
+    reports: {
+      summary: (query: ReportRange & { groupBy?: ReportGroupBy }) => get<ReportSummary>('/v1/reports/summary', { ...query }),
+      /** Every bucket from the one holding `from`, each starting at a local hour, midnight or Monday. */
+      timeseries: (query: ReportRange & { metric: ReportMetric; interval?: ReportInterval }) =>
+        get<ReportPoint[]>('/v1/reports/timeseries', { ...query }),
+      /** Where the CSV of the range is streamed (send the same credential to read it). */
+      csvUrl: (query: ReportRange) => {
+        const search = Object.entries(query)
+          .filter((e): e is [string, string] => e[1] !== undefined)
+          .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+          .join('&');
+        return `${options.baseUrl.replace(/\/+$/, '')}/v1/reports/conversations.csv?${search}`;
+      },
+    },
 
     // ---- the team (creating and changing users takes an admin) ----
     users: (query: ListQuery = {}) => client.all<TeamUser>('/v1/users', { ...query }),

@@ -278,7 +278,21 @@ export interface Connection {
   lastError: string | null;
   /** Answers a contact whose message opens a thread outside business hours, once per 12 h; null = off. */
   awayMessage: string | null;
+  /** The survey after a user resolves a conversation that had a reply (docs/reports.md, "CSAT"). */
+  csat: CsatSetting;
   createdAt: Timestamp;
+}
+
+/** A connection's CSAT survey: on or off, and its question (null = the default). */
+export interface CsatSetting {
+  enabled: boolean;
+  question: string | null;
+}
+
+/** `csat` on create and PATCH: `question` left out keeps the one set; null returns to the default. */
+export interface CsatSettingInput {
+  enabled: boolean;
+  question?: string | null;
 }
 
 /** `POST /v1/connections/:id/check`: whether the provider took the credentials, in words. */
@@ -350,6 +364,7 @@ export interface ConnectionPatch {
   awayMessage?: string | null;
   /** email.imap: the folder read; null = INBOX. */
   imapFolder?: string | null;
+  csat?: CsatSettingInput;
 }
 
 /**
@@ -375,6 +390,7 @@ export interface ConnectionCreate {
   teamId?: number | null;
   /** email.imap: the folder read (default INBOX). */
   imapFolder?: string;
+  csat?: CsatSettingInput;
 }
 
 export type ApiKeyScope = 'admin' | 'read' | 'write';
@@ -665,6 +681,7 @@ export type WebhookEventFilter =
   | 'contact.erased'
   | 'sla.warning'
   | 'sla.breached'
+  | 'csat.received'
   | 'webhook_inbox.dead_lettered'
   | '*';
 export type SignatureScheme = 'service' | 'standard';
@@ -773,6 +790,29 @@ export interface StartedConversation {
 /** `GET /v1/messages/search`: `q` in web search syntax (`"a phrase"`, `or`, `-excluded`), 1–256 characters. */
 export interface MessageSearch {
   q: string;
+}
+
+/** What an AI prompt of a thread may hold beyond its messages (docs/ai.md). */
+export interface AiPromptOptions {
+  /** Put the thread's private notes in the prompt too (people only; an API key gets 403). */
+  includeNotes?: boolean;
+}
+
+/** `POST /v1/threads/:id/ai/suggest-reply`: a draft for the agent to edit; nothing was sent. */
+export interface AiSuggestion {
+  text: string;
+  /** The messages of similar resolved threads the prompt held. */
+  sources: number[];
+}
+
+/** How `POST /v1/ai/rewrite` changes a text. */
+export type AiRewriteInstruction = 'shorter' | 'friendlier' | 'formal' | 'fix' | `translate:${string}`;
+
+export interface AiRewriteRequest {
+  /** 1 to 10 000 characters. */
+  text: string;
+  /** `translate:<language>` takes a language name of 2 to 40 characters. */
+  instruction: AiRewriteInstruction;
 }
 
 /** A group of the workspace's users (docs/teams.md). */
@@ -955,3 +995,157 @@ export interface SlaPolicyCreate {
 
 /** `PATCH /v1/sla-policies/:id` (an admin): at least one field. */
 export type SlaPolicyPatch = Partial<Omit<SlaPolicy, 'id' | 'createdAt' | 'updatedAt'>>;
+
+/** What fires an automation rule (docs/automation.md). */
+export type RuleEvent = 'message.created' | 'thread.created' | 'thread.updated' | 'thread.idle';
+/** How a condition compares; no regular expressions. */
+export type ConditionOp =
+  | 'eq'
+  | 'neq'
+  | 'in'
+  | 'not_in'
+  | 'contains'
+  | 'not_contains'
+  | 'starts_with'
+  | 'is_set'
+  | 'is_not_set'
+  | 'gt'
+  | 'lt';
+export type RuleScalar = string | number | boolean;
+
+export interface RuleCondition {
+  /**
+   * text, connectionId, integrationKey, status, priority, labels, teamId, assigneeId,
+   * contact.name, contact.email, contact.attributes.<key>, insideBusinessHours
+   */
+  field: string;
+  op: ConditionOp;
+  value?: RuleScalar | RuleScalar[];
+}
+
+/** What a rule or a macro does to a thread, each through the same code as the API. */
+export type RuleAction =
+  | { type: 'assign_user'; userId: number }
+  | { type: 'assign_team'; teamId: number }
+  /** Route the thread as availability routing does (docs/teams.md). */
+  | { type: 'route' }
+  | { type: 'add_labels'; labels: string[] }
+  | { type: 'remove_labels'; labels: string[] }
+  /** `snoozeMinutes`: with status snoozed, how long. */
+  | { type: 'set_status'; status: ThreadStatus; snoozeMinutes?: number }
+  | { type: 'set_priority'; priority: ThreadPriority }
+  /** A reply to the contact: text (canned-response variables filled in) or a template. */
+  | { type: 'reply'; text?: string; template?: TemplateReply }
+  /** A private note. */
+  | { type: 'note'; text: string };
+
+/** An automation rule (an admin; docs/automation.md). */
+export interface AutomationRule {
+  id: number;
+  name: string;
+  enabled: boolean;
+  /** Rules run in position order (then id). */
+  position: number;
+  event: RuleEvent;
+  match: 'all' | 'any';
+  conditions: RuleCondition[];
+  actions: RuleAction[];
+  /** thread.idle: minutes without a message. */
+  idleMinutes: number | null;
+  /** thread.idle: the statuses an idle thread may have. */
+  statuses: ThreadStatus[] | null;
+  /** Times its conditions matched and its actions ran. */
+  runs: number;
+  lastRunAt: Timestamp | null;
+  /** What failed in the last run; null when every action applied. */
+  lastError: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+/** `POST /v1/automation-rules`: a rule naming an unknown user, team or template → 422. */
+export interface AutomationRuleCreate {
+  name: string;
+  event: RuleEvent;
+  actions: RuleAction[];
+  enabled?: boolean;
+  position?: number;
+  match?: 'all' | 'any';
+  conditions?: RuleCondition[];
+  idleMinutes?: number | null;
+  statuses?: ThreadStatus[] | null;
+}
+
+/** `PATCH /v1/automation-rules/:id`: at least one field. */
+export type AutomationRulePatch = Partial<Omit<AutomationRule, 'id' | 'runs' | 'lastRunAt' | 'lastError' | 'createdAt' | 'updatedAt'>>;
+
+/** A macro: actions an agent runs on a thread at once (docs/automation.md). */
+export interface Macro {
+  id: number;
+  name: string;
+  actions: RuleAction[];
+  /** false: only its author sees and runs it. */
+  shared: boolean;
+  authorId: number | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface MacroCreate {
+  name: string;
+  actions: RuleAction[];
+  shared?: boolean;
+}
+
+/** `PATCH /v1/macros/:id` (its author or an admin): at least one field. */
+export type MacroPatch = Partial<Omit<Macro, 'id' | 'authorId' | 'createdAt' | 'updatedAt'>>;
+/** A report's range (docs/reports.md): dates (whole days in `timezone`, `to` included) or instants with an offset. */
+export interface ReportRange {
+  from: string;
+  to: string;
+  /** An IANA zone; default the workspace's business hours' zone, else UTC. */
+  timezone?: string;
+}
+
+export type ReportGroupBy = 'none' | 'agent' | 'team' | 'connection' | 'label';
+export type ReportMetric = 'conversations' | 'resolved' | 'firstResponseMedian' | 'resolutionMedian' | 'messagesIn' | 'csatAverage';
+export type ReportInterval = 'hour' | 'day' | 'week';
+
+/** Exact median and p90 (linear interpolation) and the average; null without a value. */
+export interface ReportStats {
+  median: number | null;
+  p90: number | null;
+  average: number | null;
+}
+
+/** The figures of one group of `GET /v1/reports/summary`. */
+export interface ReportGroup {
+  /** null for `groupBy=none`; `id: null` = no agent, team or label. */
+  group: { id: number | string | null; name: string | null } | null;
+  /** Opened in the range. */
+  conversations: number;
+  /** Resolved in the range. */
+  resolved: number;
+  firstResponseSeconds: ReportStats;
+  resolutionSeconds: ReportStats;
+  business: { firstResponseSeconds: ReportStats; resolutionSeconds: ReportStats };
+  messagesIn: number;
+  messagesOut: number;
+  slaBreaches: number;
+  csat: { responses: number; average: number | null; satisfiedShare: number | null };
+}
+
+/** `GET /v1/reports/summary` (an admin). */
+export interface ReportSummary {
+  from: Timestamp;
+  to: Timestamp;
+  timezone: string;
+  groupBy: ReportGroupBy;
+  groups: ReportGroup[];
+}
+
+/** One bucket of `GET /v1/reports/timeseries`: 0 or null when empty. */
+export interface ReportPoint {
+  start: Timestamp;
+  value: number | null;
+}

@@ -1,10 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { CannedResponse, Thread } from '../../../packages/client/src/index';
+import type { AiRewriteInstruction, CannedResponse, Thread } from '../../../packages/client/src/index';
 import { fullTime } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { team, wantTeam } from '../shared/team';
 import { AttachButton, FileChips } from './AttachFiles';
+import { aiEnabled, aiErrorText, REWRITES, streamSuggestion, wantAi } from './ai';
 import { draftOf, saveDraft } from './drafts';
 import { EmailFields, mailFields } from './EmailFields';
 import { isEmailThread } from './EmailMessage';
@@ -19,7 +20,10 @@ import { typed } from './viewing';
  * responses; "Private note" writes for colleagues only. Outside the channel's reply window it
  * says so and offers the connection's templates. Files attach with the button or a pasted image
  * (see files.ts) and go with the reply by their ids; text is optional when there are files.
- * In a note, `@` lists the people to mention (mentions.ts).
+ * In a note, `@` lists the people to mention (mentions.ts). With the workspace's AI assist on
+ * (docs/ai.md), "Suggest" (Ctrl+J) puts a draft in the box and "Rewrite" replaces the text (or
+ * the selected part) with the model's version; neither sends anything, and "Restore" or
+ * Ctrl+Z right after gives back what the box held.
  */
 export function Composer({ thread }: { thread: Thread }) {
   const [draft, setDraft] = useState(() => draftOf(thread.id));
@@ -38,9 +42,28 @@ export function Composer({ thread }: { thread: Thread }) {
   // Every file must be uploaded (or removed) first, so a reply never goes without one it shows.
   const filesReady = files.every((f) => f.state === 'stored');
   const mail = isEmailThread(thread.integrationKey);
+  const ai = useStore(aiEnabled) === true;
+  const [aiBusy, setAiBusy] = useState<'suggest' | 'rewrite' | null>(null);
+  const [aiError, setAiError] = useState<string | null>(null);
+  /** The replies of similar resolved conversations the last suggestion drew on. */
+  const [sources, setSources] = useState<number[] | null>(null);
+  /** What the box held before the model's text replaced it, and that text. */
+  const [restore, setRestore] = useState<{ before: string; after: string } | null>(null);
+  const [rewriteOpen, setRewriteOpen] = useState(false);
+  /** The part of the text a rewrite replaces: the selection when the menu opened, else all. */
+  const [span, setSpan] = useState<[number, number] | null>(null);
+  const [language, setLanguage] = useState('');
+  // An answer comes back after awaits: it must change the draft as it is then, in the thread it was asked for.
+  const latest = useRef({ draft, threadId: thread.id });
+  latest.current = { draft, threadId: thread.id };
 
+  useEffect(wantAi, []);
   useEffect(() => {
     setDraft(draftOf(thread.id));
+    setAiError(null);
+    setSources(null);
+    setRestore(null);
+    setRewriteOpen(false);
   }, [thread.id]);
 
   const update = (next: typeof draft) => {
@@ -90,6 +113,68 @@ export function Composer({ thread }: { thread: Thread }) {
     box.current?.focus();
   }
 
+  /** Puts the model's text in the box, keeping the previous text for "Restore"; nothing is sent. */
+  function replaceText(text: string, before = latest.current.draft.text) {
+    update({ ...latest.current.draft, text, idempotencyKey: undefined });
+    setRestore({ before, after: text });
+    requestAnimationFrame(() => box.current?.focus());
+  }
+
+  function undoAi() {
+    if (!restore) return;
+    update({ ...latest.current.draft, text: restore.before, idempotencyKey: undefined });
+    setRestore(null);
+    setSources(null);
+    box.current?.focus();
+  }
+
+  /** One call to the model: busy meanwhile, its refusal shown inline, the focus kept in the box. */
+  async function askModel(kind: 'suggest' | 'rewrite', run: () => Promise<void>) {
+    if (aiBusy) return;
+    const threadId = thread.id;
+    setAiBusy(kind);
+    setAiError(null);
+    try {
+      await run();
+    } catch (err) {
+      if (latest.current.threadId === threadId) setAiError(`${aiErrorText(err)} Your text is unchanged.`);
+    } finally {
+      setAiBusy(null);
+      box.current?.focus();
+    }
+  }
+
+  const suggest = () =>
+    askModel('suggest', async () => {
+      const threadId = thread.id;
+      const before = latest.current.draft.text;
+      // Drawn as it streams; the box is read-only meanwhile, so nothing the agent types is lost.
+      const answer = await streamSuggestion(threadId, (soFar) => {
+        if (latest.current.threadId === threadId) update({ ...latest.current.draft, text: soFar, idempotencyKey: undefined });
+      });
+      if (latest.current.threadId !== threadId) return;
+      replaceText(answer.text, before);
+      setSources(answer.sources);
+    });
+
+  const rewrite = (instruction: AiRewriteInstruction) =>
+    askModel('rewrite', async () => {
+      const threadId = thread.id;
+      const whole = latest.current.draft.text;
+      const [from, to] = span && span[0] < span[1] && span[1] <= whole.length ? span : [0, whole.length];
+      const answer = await s.client.rewrite({ text: whole.slice(from, to), instruction });
+      if (latest.current.threadId !== threadId) return;
+      setRewriteOpen(false);
+      setSources(null);
+      replaceText(whole.slice(0, from) + answer.text + whole.slice(to));
+    });
+
+  function openRewrite() {
+    const el = box.current;
+    setSpan(el && el.selectionStart < el.selectionEnd ? [el.selectionStart, el.selectionEnd] : null);
+    setRewriteOpen(!rewriteOpen);
+  }
+
   async function send() {
     const text = draft.text.trim();
     if ((!text && stored.length === 0) || !filesReady || sending) return;
@@ -114,6 +199,8 @@ export function Composer({ thread }: { thread: Thread }) {
       key,
     );
     if (outcome === 'sent') {
+      setRestore(null);
+      setSources(null);
       update({ text: '', note: pending.note });
       clearFiles(thread.id);
     } else if (outcome === 'refused') {
@@ -156,6 +243,18 @@ export function Composer({ thread }: { thread: Thread }) {
         return;
       }
     }
+    if (ai && (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'j') {
+      // Also keeps the browser's own Ctrl+J (its downloads) from opening.
+      e.preventDefault();
+      if (!closed || draft.note) void suggest();
+      return;
+    }
+    if (restore && draft.text === restore.after && (e.ctrlKey || e.metaKey) && !e.shiftKey && e.key.toLowerCase() === 'z') {
+      // The box's own undo history does not hold a text set by the page: this one step is ours.
+      e.preventDefault();
+      undoAi();
+      return;
+    }
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
       void send();
@@ -178,6 +277,11 @@ export function Composer({ thread }: { thread: Thread }) {
       {error && (
         <p class="error" role="alert">
           {error}
+        </p>
+      )}
+      {aiError && (
+        <p class="error" role="alert">
+          {aiError}
         </p>
       )}
       {menuOpen && (
@@ -234,6 +338,8 @@ export function Composer({ thread }: { thread: Thread }) {
         }
         value={draft.text}
         disabled={closed && !draft.note}
+        readOnly={aiBusy !== null}
+        aria-busy={aiBusy !== null}
         aria-controls={menuOpen ? 'canned-list' : peopleOpen ? 'mention-list' : undefined}
         aria-activedescendant={
           menuOpen
@@ -263,12 +369,70 @@ export function Composer({ thread }: { thread: Thread }) {
         <EmailFields draft={draft} onChange={(fields) => update({ ...draft, ...fields, idempotencyKey: undefined })} />
       )}
       <FileChips threadId={thread.id} files={files} onChange={filesChanged} />
+      <p class="ai-status muted" role="status">
+        {aiBusy === 'suggest'
+          ? 'Asking the model for a draft…'
+          : aiBusy === 'rewrite'
+            ? 'The model is rewriting your text…'
+            : restore && draft.text === restore.after
+              ? sources && sources.length > 0
+                ? `Draft by the model, drawing on ${sources.length === 1 ? 'a reply' : `${sources.length} replies`} of similar resolved conversations. Nothing is sent until you send it.`
+                : 'Text by the model. Nothing is sent until you send it.'
+              : ''}
+      </p>
+      {ai && rewriteOpen && (
+        <fieldset id="rewrite-menu" class="rewrite-menu">
+          <legend class="sr-only">Rewrite {span ? 'the selected text' : 'the text'}</legend>
+          {REWRITES.map(([instruction, label]) => (
+            <button key={instruction} type="button" disabled={aiBusy !== null} onClick={() => void rewrite(instruction)}>
+              {label}
+            </button>
+          ))}
+          <form
+            class="inline"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const to = language.trim();
+              if (to.length >= 2) void rewrite(`translate:${to}`);
+            }}
+          >
+            <label>
+              Translate to{' '}
+              <input value={language} maxLength={40} placeholder="German" onInput={(e) => setLanguage(e.currentTarget.value)} />
+            </label>
+            <button type="submit" disabled={aiBusy !== null || language.trim().length < 2}>
+              Translate
+            </button>
+          </form>
+        </fieldset>
+      )}
       <div class="composer-bar">
         <label class="check">
           <input type="checkbox" checked={draft.note} onChange={(e) => update({ ...draft, note: e.currentTarget.checked })} />
           Private note
         </label>
         {!closed && <AttachButton threadId={thread.id} room={limit - files.length} limit={limit} onChange={filesChanged} />}
+        {ai && !(closed && !draft.note) && (
+          <span class="ai-tools">
+            <button type="button" onClick={() => void suggest()} disabled={aiBusy !== null} aria-keyshortcuts="Control+J">
+              {aiBusy === 'suggest' ? 'Suggesting…' : 'Suggest'}
+            </button>
+            <button
+              type="button"
+              aria-expanded={rewriteOpen}
+              aria-controls="rewrite-menu"
+              onClick={openRewrite}
+              disabled={aiBusy !== null || !draft.text.trim()}
+            >
+              {aiBusy === 'rewrite' ? 'Rewriting…' : 'Rewrite…'}
+            </button>
+            {restore && (
+              <button type="button" onClick={undoAi} disabled={aiBusy !== null}>
+                Restore
+              </button>
+            )}
+          </span>
+        )}
         <button
           type="button"
           class="primary"

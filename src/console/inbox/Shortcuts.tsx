@@ -8,6 +8,7 @@ export const SHORTCUTS: [key: string, what: string][] = [
   ['Enter', 'Send (Shift+Enter: new line)'],
   ['/', 'Canned responses (in the reply box)'],
   ['@', 'Mention a colleague (in a private note)'],
+  ['Ctrl+J', 'Suggest a reply (in the reply box, when AI assist is on)'],
   ['Esc', 'Leave the reply box, close this list'],
   ['?', 'Show these shortcuts'],
 ];

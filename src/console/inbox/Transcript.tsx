@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Message } from '../../../packages/client/src/index';
 import { channelName, fullTime, shortTime } from '../shared/format';
 import { navigate } from '../shared/router';
@@ -7,10 +7,12 @@ import { useStore } from '../shared/store';
 import { team, userName, wantTeam } from '../shared/team';
 import { useOnVisible } from '../shared/use-on-visible';
 import { Attachments } from './Attachments';
+import { aiEnabled, aiErrorText, wantAi } from './ai';
 import { Composer } from './Composer';
 import { ContactPanel } from './ContactPanel';
 import { contactName, contacts } from './contacts';
 import { EmailMessage } from './EmailMessage';
+import { MacroMenu } from './MacroMenu';
 import { splitMentions } from './mentions';
 import { ThreadActions } from './ThreadActions';
 import { visibleThreads } from './threads';
@@ -113,7 +115,9 @@ function after(threadId: number): number | null {
 export function Transcript({ threadId }: { threadId: number }) {
   const s = useStore(session)!;
   const names = useStore(contacts);
-  const { thread, setThread, messages, older, error, busy, loadOlder, update } = useThread(threadId);
+  const { thread, setThread, messages, older, error, setError, busy, loadOlder, update, added } = useThread(threadId);
+  const ai = useStore(aiEnabled) === true;
+  const [summarizing, setSummarizing] = useState(false);
   const scroller = useRef<HTMLElement>(null);
   const top = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
@@ -121,6 +125,7 @@ export function Transcript({ threadId }: { threadId: number }) {
   const list = useRef<HTMLOListElement>(null);
 
   useEffect(wantTeam, []);
+  useEffect(wantAi, []);
   useViewing(threadId);
   useEffect(() => {
     stickToBottom.current = true;
@@ -153,6 +158,20 @@ export function Transcript({ threadId }: { threadId: number }) {
     resized.observe(box);
     return () => resized.disconnect();
   }, [threadId]);
+
+  /** The model's summary, stored by the service as the agent's private note (`ai: true`). */
+  async function summarize() {
+    setSummarizing(true);
+    try {
+      added(await s.client.summarizeThread(threadId));
+      stickToBottom.current = true;
+      setError(null);
+    } catch (err) {
+      setError(aiErrorText(err));
+    } finally {
+      setSummarizing(false);
+    }
+  }
 
   async function resolve() {
     const next = after(threadId);
@@ -190,6 +209,12 @@ export function Transcript({ threadId }: { threadId: number }) {
         </div>
         {thread && (
           <div class="actions">
+            <MacroMenu thread={thread} onChange={setThread} />
+            {ai && (
+              <button type="button" onClick={() => void summarize()} disabled={summarizing} aria-busy={summarizing}>
+                {summarizing ? 'Summarizing…' : 'Summarize'}
+              </button>
+            )}
             {thread.assigneeId !== s.user.id && (
               <button type="button" onClick={() => void update({ assigneeId: s.user.id })} disabled={busy}>
                 Assign to me
@@ -241,7 +266,20 @@ export function Transcript({ threadId }: { threadId: number }) {
                 </p>
               ) : (
                 <div class="bubble">
-                  {m.kind === 'note' && <p class="note-tag">Private note</p>}
+                  {m.kind === 'note' && (
+                    <p class="note-tag">
+                      Private note
+                      {m.ai && (
+                        <>
+                          {' '}
+                          <span class="ai-badge" title="Written by the workspace's AI model">
+                            AI
+                          </span>
+                          <span class="sr-only">summary by the model</span>
+                        </>
+                      )}
+                    </p>
+                  )}
                   {m.email ? (
                     <EmailMessage m={{ ...m, email: m.email }} />
                   ) : (

@@ -151,5 +151,10 @@ export function useThread(threadId: number) {
     }
   }
 
-  return { thread, setThread, messages, older, error, busy, loadOlder, update };
+  /** A message the agent's own call answered (a summary note): shown without waiting for its event. */
+  const added = (m: Message) => {
+    if (m.threadId === threadId) setMessages((current) => mergeMessages(current, [m]));
+  };
+
+  return { thread, setThread, messages, older, error, setError, busy, loadOlder, update, added };
 }

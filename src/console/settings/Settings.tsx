@@ -2,10 +2,13 @@ import type { ComponentType } from 'preact';
 import { onLinkClick } from '../shared/router';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
+import { AiAssist } from './AiAssist';
 import { AuditLog } from './AuditLog';
+import { Automation } from './Automation';
 import { CannedResponses } from './CannedResponses';
 import { Connections } from './Connections';
 import { DeadLetters } from './DeadLetters';
+import { Macros } from './Macros';
 import { SingleSignOn } from './SingleSignOn';
 import { Sla } from './Sla';
 import { Teams } from './Teams';
@@ -21,9 +24,12 @@ export const SETTINGS_PAGES: [slug: string, title: string, page: ComponentType][
   ['users', 'Users', Users],
   ['teams', 'Teams', Teams],
   ['canned-responses', 'Canned responses', CannedResponses],
+  ['automation', 'Automation', Automation],
+  ['macros', 'Macros', Macros],
   ['audit-log', 'Audit log', AuditLog],
   ['sla', 'SLAs and hours', Sla],
   ['sso', 'Single sign-on', SingleSignOn],
+  ['ai', 'AI assist', AiAssist],
 ];
 
 export function Settings({ page }: { page: string }) {

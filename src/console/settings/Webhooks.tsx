@@ -17,6 +17,7 @@ const EVENTS: WebhookEventFilter[] = [
   'contact.merged',
   'sla.warning',
   'sla.breached',
+  'csat.received',
   'webhook_inbox.dead_lettered',
 ];
 

@@ -54,6 +54,60 @@ export function makeClient(token?: () => string | undefined): TenantClient {
 }
 
 /**
+ * A POST answered with server-sent events (`accept: text/event-stream`), each event's name and
+ * parsed data handed to `onEvent` as it arrives. The typed client reads whole answers only, so
+ * this one reader streams, through the same fetch (and its 401 and two-factor hooks). A route
+ * that answers JSON instead (an error before the stream began, or a server that did not
+ * stream) is answered as the client would: its `data`, or an InboxClientError.
+ */
+export async function postEventStream(
+  token: string | undefined,
+  path: string,
+  body: unknown,
+  onEvent: (name: string, data: unknown) => void,
+): Promise<unknown> {
+  let res: Response;
+  try {
+    res = (await browserFetch(() => token)(location.origin + path, {
+      method: 'POST',
+      headers: { accept: 'text/event-stream, application/json', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })) as unknown as Response;
+  } catch (err) {
+    throw new InboxClientError('network_error', 0, `POST ${path} failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream') || !res.body) {
+    const answer = (await res.json().catch(() => null)) as { data?: unknown; error?: { code?: string; message?: string } } | null;
+    if (res.ok && answer && 'data' in answer) return answer.data;
+    const retry = Number(res.headers.get('retry-after'));
+    throw new InboxClientError(
+      answer?.error?.code ?? 'http_error',
+      res.status,
+      answer?.error?.message ?? `HTTP ${res.status}`,
+      Number.isFinite(retry) && retry > 0 ? retry : undefined,
+    );
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return undefined;
+    buffered += value;
+    for (let end = buffered.indexOf('\n\n'); end !== -1; end = buffered.indexOf('\n\n')) {
+      const block = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      const name = /^event: ?(.*)$/m.exec(block)?.[1] ?? 'message';
+      const data = block
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n');
+      if (data) onEvent(name, JSON.parse(data));
+    }
+  }
+}
+
+/**
  * The call got no answer (the network dropped, or it timed out): the request may or may not
  * have reached the service. The client says so with `network_error` or `timeout` (status 0).
  */

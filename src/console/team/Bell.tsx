@@ -1,10 +1,11 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import type { Notification as InboxNotification } from '../../../packages/client/src/index';
 import { contacts } from '../inbox/contacts';
 import { fullTime, shortTime } from '../shared/format';
 import { navigate } from '../shared/router';
 import { useStore } from '../shared/store';
 import { team } from '../shared/team';
+import { useDismiss } from '../shared/use-dismiss';
 import { askPermission, permission, setSound, soundOn } from './alerts';
 import { threadLabel, what } from './describe';
 import { bell, markAllRead, markRead, unreadLabel } from './notifications';
@@ -28,25 +29,8 @@ export function BellMenu() {
   const button = useRef<HTMLButtonElement>(null);
   const count = b.unreadIds.size;
 
-  useEffect(() => {
-    if (!open) return;
-    const outside = (e: MouseEvent) => {
-      if (!wrap.current?.contains(e.target as Node)) setOpen(false);
-    };
-    // Escape closes it wherever the focus is (also after "Mark all read" disabled itself).
-    const onEscape = (e: KeyboardEvent) => {
-      if (e.key !== 'Escape') return;
-      e.preventDefault();
-      setOpen(false);
-      button.current?.focus();
-    };
-    document.addEventListener('mousedown', outside);
-    document.addEventListener('keydown', onEscape);
-    return () => {
-      document.removeEventListener('mousedown', outside);
-      document.removeEventListener('keydown', onEscape);
-    };
-  }, [open]);
+  // Escape closes it wherever the focus is, as a click outside does.
+  useDismiss(open, () => setOpen(false), wrap, button);
 
   function openThread(e: MouseEvent, n: InboxNotification) {
     if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;

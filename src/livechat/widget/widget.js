@@ -11,6 +11,8 @@
  * websocket, which reconnects after the network drops and then reads the thread again.
  * Visitors may attach a file (uploaded first, then sent by id); images show inline, other
  * files as links, both through the signed links the service gives visitors.
+ * A satisfaction survey (a message ending in the service's `/csat/<token>` link, sent when an
+ * agent resolves the conversation) shows five buttons under it, which post the rating there.
  */
 (() => {
   const script = document.currentScript;
@@ -92,6 +94,13 @@
   .attach:focus-within { outline: 3px solid #f0a500; outline-offset: 2px; }
   .chosen { grid-column: 1 / -1; margin: 0; font-size: 13px; color: #33373f; }
   .chosen:empty { display: none; }
+  .csat { margin-top: 8px; }
+  .csat p { margin: 0 0 6px; font-size: 13px; }
+  .csat .choices { display: flex; gap: 6px; }
+  .csat button { min-width: 40px; height: 40px; border: 1px solid #8a909c; border-radius: 8px; background: #fff; color: #16181d;
+    font: inherit; font-weight: 600; cursor: pointer; }
+  .csat button[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: #fff; }
+  .csat .said { margin: 6px 0 0; }
   .error { grid-column: 1 / -1; margin: 0; color: #a8071a; font-size: 13px; }
   .error:empty { display: none; }
   :focus-visible { outline: 3px solid #f0a500; outline-offset: 2px; }
@@ -190,6 +199,8 @@ ${
       const files = document.createElement('div');
       files.className = 'files';
       item.append(who, text, files, time);
+      const survey = message.direction === 'outbound' ? SURVEY_LINK.exec(message.text) : null;
+      if (survey) item.append(surveyButtons(survey[1]));
       item.dataset.at = `${Date.parse(message.createdAt)}`;
       item.dataset.id = `${message.id}`;
       const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 80;
@@ -206,6 +217,53 @@ ${
     }
     item.dataset.status = message.status;
     renderFiles(item.querySelector('.files'), message.attachments || []);
+  }
+
+  // ---- the satisfaction survey: its link's token, rated here with one click ----
+  const SURVEY_LINK = /\/csat\/([A-Za-z0-9_-]{20,64})\s*$/;
+  const CHOICES = ['very dissatisfied', 'dissatisfied', 'neutral', 'satisfied', 'very satisfied'];
+
+  function surveyButtons(token) {
+    const box = document.createElement('div');
+    box.className = 'csat';
+    box.setAttribute('role', 'group');
+    box.setAttribute('aria-label', 'Rate this conversation from 1 to 5');
+    const label = document.createElement('p');
+    label.textContent = 'Rate us (1 = poor, 5 = great):';
+    label.setAttribute('aria-hidden', 'true');
+    const row = document.createElement('div');
+    row.className = 'choices';
+    const said = document.createElement('p');
+    said.className = 'said';
+    said.setAttribute('role', 'status');
+    const buttons = CHOICES.map((words, i) => {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.textContent = String(i + 1);
+      button.setAttribute('aria-label', `${i + 1} of 5: ${words}`);
+      button.setAttribute('aria-pressed', 'false');
+      button.addEventListener('click', async () => {
+        said.textContent = '';
+        try {
+          const res = await fetch(`${base}/csat/${token}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json' },
+            body: JSON.stringify({ rating: i + 1 }),
+            credentials: 'omit',
+          });
+          if (res.ok) {
+            for (const b of buttons) b.setAttribute('aria-pressed', String(b === button));
+            said.textContent = 'Thank you for your rating!';
+          } else said.textContent = res.status === 410 ? 'This survey has closed.' : 'Could not save your rating. Please try again.';
+        } catch {
+          said.textContent = 'Could not save your rating: check your connection and try again.';
+        }
+      });
+      return button;
+    });
+    row.append(...buttons);
+    box.append(label, row, said);
+    return box;
   }
 
   /** Images inline, other files as links; a file still being fetched says so. */
