@@ -93,6 +93,36 @@ describe('webhook_inbox partitions', () => {
     }
   });
 
+  it('processes a batch whose ids lie in several partitions and come in any order or spelling', async () => {
+    const today = await insert('received', new Date());
+    const ahead = await insert('received', new Date(Date.now() + 3 * DAY));
+    const far = await insert('received', new Date('2101-03-04T05:06:07Z'));
+    const parts = await partitionsOf([today, ahead, far]);
+    expect(new Set(Object.values(parts)).size).toBe(3);
+    // Neither first nor last is the lowest or the highest; one id in capitals.
+    const batch = [ahead.toUpperCase(), far, today];
+    const now = new Date();
+    await db.transaction().execute(async (trx) => {
+      expect((await lockPendingRows(trx, batch)).map((r) => r.id).sort()).toEqual([today, ahead, far].sort());
+      await markProcessed(
+        trx,
+        [
+          { id: ahead.toUpperCase(), appId: null },
+          { id: far, appId: null },
+        ],
+        now,
+      );
+      await markFailed(trx, [{ id: today, appId: null, status: 'failed', attemptCount: 1, nextRetryAt: now, lastError: 'x' }], now);
+    });
+    // Braces are another spelling of a UUID: such a batch is read without the id bounds.
+    const braced = await insert('received', new Date());
+    // (`today` failed: it is still work to do.)
+    expect((await lockPendingRows(db, [`{${braced}}`, today])).map((r) => r.id).sort()).toEqual([braced, today].sort());
+    const { rows } = await sql<{ id: string; status: string }>`
+      SELECT id::text, status FROM webhook_inbox WHERE id = ANY(${[today, ahead, far]}::uuid[])`.execute(db);
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.status]))).toEqual({ [today]: 'failed', [ahead]: 'processed', [far]: 'processed' });
+  });
+
   it('makes days ahead of the clock and drops a day once it expired, keeping the rows that must stay', async () => {
     // A day beyond those made when migrating: the job makes it (and the week after) first.
     const day = new Date(Math.floor(Date.now() / DAY) * DAY + 20 * DAY + 3600_000);
