@@ -169,6 +169,11 @@ export function createMetrics() {
       help: "Threads deleted with their messages and files past their workspace's conversationRetentionDays",
       registers: [registry],
     }),
+    inboxPartitionsDropped: new Counter({
+      name: 'inbox_webhook_inbox_partitions_dropped_total',
+      help: 'Day partitions of webhook_inbox dropped whole past INBOX_RETENTION_DAYS (their rows are not counted in inbox_rows_deleted_total)',
+      registers: [registry],
+    }),
     outboundEventsDeleted: new Counter({
       name: 'inbox_outbound_webhook_events_deleted_total',
       help: 'Outbound webhook events deleted past INBOX_RETENTION_DAYS, each with its deliveries and attempts',

@@ -58,6 +58,12 @@ export interface RunFigures {
   workerUsPerDelivery: number;
   /** PostgreSQL's CPU over the same window, per delivery processed. */
   pgDrainUsPerDelivery: number;
+  /**
+   * The same by kind of PostgreSQL process, µs per delivery: whether a difference is the
+   * statements (backends) or what follows them (autovacuum, the WAL writer, the checkpointer).
+   * The worker's start is not taken off these, as it is off pgDrainUsPerDelivery.
+   */
+  pgDrainByKind: Record<string, number>;
   apiRssMb: number;
   workerRssMb: number;
   /**
@@ -177,9 +183,11 @@ async function measureRun(
     // comes. What starting costs it and Postgres on an empty inbox (measured once per build) is
     // taken off, so the window holds the drain.
     const pgBefore = postgresCpuMs(postmasterPid);
+    const pgDrainKinds = postgresCpuByKind(postmasterPid);
     const worker = await serve(options, 'worker', databaseUrl, { root: build.root, waitForStart: false });
     let workerCpuMs: number;
     let pgDrainMs: number;
+    let pgDrainKindsMs: Record<string, number>;
     let indexMs = 0;
     try {
       // A poll's error is retried by waitFor, so an exit is noted and told after. Every 100 ms:
@@ -195,6 +203,7 @@ async function measureRun(
       if (worker.child.exitCode !== null) throw new Error(`the worker exited (${worker.child.exitCode}):\n${worker.output().slice(-4000)}`);
       workerCpuMs = processCpuMs(worker.child.pid) - build.startCpu!.workerMs;
       pgDrainMs = postgresCpuMs(postmasterPid) - pgBefore - build.startCpu!.postgresMs;
+      pgDrainKindsMs = cpuByKindSince(pgDrainKinds, postgresCpuByKind(postmasterPid));
       if (await anyMessageUnindexed(db)) {
         const [w, p] = [processCpuMs(worker.child.pid), postgresCpuMs(postmasterPid)];
         await waitFor('the search indexer to catch up', async () => !(await anyMessageUnindexed(db)), 300_000, 100);
@@ -221,13 +230,10 @@ async function measureRun(
       drainPerSec: Math.round(drained / seconds),
       apiUsPerAck: Math.round((apiCpuMs * 1000) / Math.max(acknowledged, 1)),
       pgIngestUsPerAck: Math.round((pgIngestMs * 1000) / Math.max(acknowledged, 1)),
-      pgIngestByKind: Object.fromEntries(
-        Object.entries(pgIngestKinds)
-          .filter(([, ms]) => ms > 0)
-          .map(([k, ms]) => [k, Number(((ms * 1000) / Math.max(acknowledged, 1)).toFixed(1))]),
-      ),
+      pgIngestByKind: perDelivery(pgIngestKinds, Math.max(acknowledged, 1)),
       workerUsPerDelivery: Math.round((workerCpuMs * 1000) / inWindow),
       pgDrainUsPerDelivery: Math.round((pgDrainMs * 1000) / inWindow),
+      pgDrainByKind: perDelivery(pgDrainKindsMs, inWindow),
       apiRssMb: Math.round(api.peakRssMb()),
       workerRssMb: Math.round(worker.peakRssMb()),
       indexUsPerDelivery: Math.round((indexMs * 1000) / inWindow),
@@ -236,6 +242,14 @@ async function measureRun(
     await database.close();
   }
 }
+
+/** CPU ms by kind of process as µs per delivery, the kinds that used any. */
+const perDelivery = (kinds: Record<string, number>, deliveries: number) =>
+  Object.fromEntries(
+    Object.entries(kinds)
+      .filter(([, ms]) => ms > 0)
+      .map(([k, ms]) => [k, Number(((ms * 1000) / deliveries).toFixed(1))]),
+  );
 
 /** A figure of the comparison: how it is read off one run, and which way is better. */
 interface Figure {
@@ -334,7 +348,7 @@ export async function measureCompare(options: BenchOptions & { compare: string }
         );
         const f = await measureRun(options, build, withDatabase(postgres.url, name), ceiling, postmasterPid);
         say(
-          `  ceiling ${f.ceilingRps} req/s, ingest ${f.ingestRps} req/s (${f.ingestRatio}; ${f.acknowledged} acknowledged, ${f.non2xx} not, generator ${Math.round(f.generatorCpu * 100)} % of a core), drain ${f.drainPerSec}/s (${f.drained} in ${f.drainSeconds} s); api ${f.apiUsPerAck} µs + Postgres ${f.pgIngestUsPerAck} µs per ack, worker ${f.workerUsPerDelivery} µs + Postgres ${f.pgDrainUsPerDelivery} µs per delivery; ceiling ${f.ceilingUsPerRequest} µs per request; RSS api ${f.apiRssMb} MB, worker ${f.workerRssMb} MB; ingest Postgres by process ${JSON.stringify(f.pgIngestByKind)} µs per ack; search indexing after the drain ${f.indexUsPerDelivery} µs per delivery`,
+          `  ceiling ${f.ceilingRps} req/s, ingest ${f.ingestRps} req/s (${f.ingestRatio}; ${f.acknowledged} acknowledged, ${f.non2xx} not, generator ${Math.round(f.generatorCpu * 100)} % of a core), drain ${f.drainPerSec}/s (${f.drained} in ${f.drainSeconds} s); api ${f.apiUsPerAck} µs + Postgres ${f.pgIngestUsPerAck} µs per ack, worker ${f.workerUsPerDelivery} µs + Postgres ${f.pgDrainUsPerDelivery} µs per delivery; ceiling ${f.ceilingUsPerRequest} µs per request; RSS api ${f.apiRssMb} MB, worker ${f.workerRssMb} MB; ingest Postgres by process ${JSON.stringify(f.pgIngestByKind)} µs per ack, drain ${JSON.stringify(f.pgDrainByKind)} µs per delivery; search indexing after the drain ${f.indexUsPerDelivery} µs per delivery`,
         );
         figures[build.key] = f;
         await admin.query(`DROP DATABASE ${name}`);

@@ -35,6 +35,10 @@ export interface BenchOptions {
   routingNewPercent: number;
   /** Messages per applied batch in the routing phase. */
   routingBatch: number;
+  /** Run only the inbox retention phase (retention.ts). */
+  retention: boolean;
+  rows: number;
+  bodyBytes: number;
 }
 
 const ABOUT = `Measures the service on this machine: ingestion beside a no-op ceiling (alternating rounds,
@@ -97,6 +101,12 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
         default: '20',
         help: 'messages per transaction in the routing phase (20: a light load; a worker draining a backlog takes about 150)',
       },
+      retention: {
+        type: 'boolean',
+        help: 'run only the retention phase: one day of the inbox deleted row by row against its partition dropped (time, WAL)',
+      },
+      rows: { type: 'string', default: '10000000', help: 'processed deliveries the retention phase seeds over 30 days' },
+      'body-bytes': { type: 'string', default: '1024', help: 'bytes of each seeded delivery body of the retention phase' },
       compare: {
         type: 'string',
         help: 'compare this build with the build of a git ref (commit, branch, tag), built in a temporary worktree; see docs/performance.md',
@@ -143,5 +153,8 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     routingEvents: number('routing-events', v['routing-events']),
     routingNewPercent: Math.min(100, number('routing-new', v['routing-new'])),
     routingBatch: Math.max(1, number('routing-batch', v['routing-batch'])),
+    retention: v.retention ?? false,
+    rows: number('rows', v.rows),
+    bodyBytes: number('body-bytes', v['body-bytes']),
   };
 }

@@ -13,6 +13,7 @@
 //   or reports.ts (--reports): report summary and timeseries over a year of conversations;
 //   or attachments.ts (--attachments): 25 MB files up and down through the service, MB/s and RSS;
 //   or routing.ts (--routing): applying batches with 50 agents in 5 routing teams against none;
+//   or retention.ts (--retention): a day of the inbox deleted row by row against dropped as a partition;
 //   or automation.ts (--automation): applying batches with 50 enabled automation rules against none;
 //   or compare.ts (--compare <git-ref>): this build against the ref's, alternated, with ratios.
 // Throughput is reported as a ratio against the ceiling because shared machines drift, and each
@@ -42,6 +43,7 @@ import { readBenchOptions } from './options.js';
 import { measureOutbound } from './outbound.js';
 import { measureProcess } from './process.js';
 import { measureReports } from './reports.js';
+import { measureRetention, retentionLines } from './retention.js';
 import { measureRouting } from './routing.js';
 import { measureSend } from './send.js';
 import { measureSingle } from './single.js';
@@ -56,6 +58,13 @@ function table(rows: [string, string][], write = out): void {
 }
 
 async function main() {
+  // Seeds and measures PostgreSQL alone, from the sources: no service process to build.
+  if (options.retention) {
+    const cost = await measureRetention(options);
+    for (const line of retentionLines(cost)) out(line);
+    if (options.json) out(JSON.stringify({ retention: cost }));
+    return;
+  }
   // The routing phase runs in this process from the sources: no service process to build.
   if (!options.routing && !options.automation) {
     say('building the service (npm run build)');

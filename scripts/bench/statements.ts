@@ -22,6 +22,8 @@ export interface StatementCost {
   callsPerBatch: number;
   /** Execution time per delivery, µs (the statement's own, not its round trip). */
   usPerDelivery: number;
+  /** Planning time per delivery, µs: on a partitioned table it grows with the partitions it may touch. */
+  planUsPerDelivery: number;
   rowsPerDelivery: number;
 }
 
@@ -42,13 +44,15 @@ export interface DrainCost {
   /** Statements run inside those per delivery: foreign-key checks, triggers' statements. */
   nestedPerDelivery: number;
   statementUsPerDelivery: number;
+  /** Planning time of those statements per delivery, µs (not in statementUsPerDelivery). */
+  planUsPerDelivery: number;
   walBytesPerDelivery: number;
   /** Index entries written per delivery: btree entries from inserts and non-HOT updates, and GIN keys. */
   indexEntriesPerDelivery: number;
   tables: TableWrites[];
   statements: StatementCost[];
   /** The api storing the deliveries, per delivery acknowledged: its statements, their time and WAL. */
-  ingest: { statementUsPerDelivery: number; walBytesPerDelivery: number; statements: StatementCost[] };
+  ingest: { statementUsPerDelivery: number; planUsPerDelivery: number; walBytesPerDelivery: number; statements: StatementCost[] };
 }
 
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
@@ -134,11 +138,13 @@ export async function measureDrainCost(
       const result: DrainCost = {
         ingest: {
           statementUsPerDelivery: round((ingestTop.reduce((n, st) => n + st.total_exec_time, 0) * 1000) / count),
+          planUsPerDelivery: round((ingestTop.reduce((n, st) => n + st.total_plan_time, 0) * 1000) / count),
           walBytesPerDelivery: Math.round(ingestWal / count),
           statements: ingestStatements.slice(0, 10).map((st) => ({
             query: `${st.toplevel ? '' : '(nested) '}${st.query.replace(/\s+/g, ' ')}`.slice(0, 110),
             callsPerBatch: round(Number(st.calls) / count, 3),
             usPerDelivery: round((st.total_exec_time * 1000) / count),
+            planUsPerDelivery: round((st.total_plan_time * 1000) / count),
             rowsPerDelivery: round(Number(st.rows) / count, 2),
           })),
         },
@@ -147,6 +153,7 @@ export async function measureDrainCost(
         statementsPerBatch: round(calls / Math.max(batches, 1)),
         nestedPerDelivery: round(nested / count, 2),
         statementUsPerDelivery: round((toplevel.reduce((n, s) => n + s.total_exec_time, 0) * 1000) / count),
+        planUsPerDelivery: round((toplevel.reduce((n, s) => n + s.total_plan_time, 0) * 1000) / count),
         walBytesPerDelivery: Math.round(wal / count),
         indexEntriesPerDelivery: round(entries / count),
         tables: tables.sort((a, b) => a.table.localeCompare(b.table)),
@@ -154,6 +161,7 @@ export async function measureDrainCost(
           query: `${s.toplevel ? '' : '(nested) '}${s.query.replace(/\s+/g, ' ')}`.slice(0, 110),
           callsPerBatch: round(Number(s.calls) / Math.max(batches, 1), 2),
           usPerDelivery: round((s.total_exec_time * 1000) / count),
+          planUsPerDelivery: round((s.total_plan_time * 1000) / count),
           rowsPerDelivery: round(Number(s.rows) / count, 2),
         })),
       };
@@ -176,8 +184,15 @@ async function readStatements(client: pg.Client) {
   // The statistics collector publishes a backend's counts when it goes idle: wait for them to settle.
   await client.query('SELECT pg_stat_force_next_flush()').catch(() => {});
   await new Promise((r) => setTimeout(r, 1500));
-  const { rows } = await client.query<{ query: string; calls: string; total_exec_time: number; rows: string; toplevel: boolean }>(`
-    SELECT s.query, s.calls, s.total_exec_time, s.rows, s.toplevel
+  const { rows } = await client.query<{
+    query: string;
+    calls: string;
+    total_exec_time: number;
+    total_plan_time: number;
+    rows: string;
+    toplevel: boolean;
+  }>(`
+    SELECT s.query, s.calls, s.total_exec_time, s.total_plan_time, s.rows, s.toplevel
     FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid
     WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
     ORDER BY s.total_exec_time DESC`);
@@ -201,7 +216,14 @@ async function tableStats(client: pg.Client) {
 export async function startProfiledPostgres() {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'inbox-bench-statements-'));
   const postgres = await startEmbeddedPostgres(dir, {
-    flags: ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track=all'],
+    flags: [
+      '-c',
+      'shared_preload_libraries=pg_stat_statements',
+      '-c',
+      'pg_stat_statements.track=all',
+      '-c',
+      'pg_stat_statements.track_planning=on',
+    ],
   });
   const u = new URL(postgres.url);
   u.pathname = '/postgres';
@@ -220,21 +242,21 @@ export async function startProfiledPostgres() {
 
 export function drainCostLines(label: string, c: DrainCost): string[] {
   const lines = [
-    `${label}: ${c.deliveries} deliveries in ${c.batches} batches; per delivery: ${c.statementUsPerDelivery} µs of statement execution, ${c.indexEntriesPerDelivery} index entries, ${c.walBytesPerDelivery} WAL bytes; ${c.statementsPerBatch} statements per batch, ${c.nestedPerDelivery} nested ones per delivery`,
+    `${label}: ${c.deliveries} deliveries in ${c.batches} batches; per delivery: ${c.statementUsPerDelivery} µs of statement execution (+ ${c.planUsPerDelivery} µs planning), ${c.indexEntriesPerDelivery} index entries, ${c.walBytesPerDelivery} WAL bytes; ${c.statementsPerBatch} statements per batch, ${c.nestedPerDelivery} nested ones per delivery`,
     '  table writes per delivery (inserts, updates, non-HOT updates; indexes):',
     ...c.tables.map(
       (t) =>
         `    ${t.table.padEnd(24)} ${t.insertsPerDelivery} ins, ${t.updatesPerDelivery} upd, ${t.nonHotPerDelivery} non-HOT; ${t.indexes} indexes`,
     ),
-    '  statements by execution time (calls per batch, µs per delivery, rows per delivery):',
+    '  statements by execution time (calls per batch, µs per delivery, planning µs per delivery, rows per delivery):',
     ...c.statements.map(
       (s) =>
-        `    ${String(s.callsPerBatch).padStart(6)} ${String(s.usPerDelivery).padStart(7)} µs ${String(s.rowsPerDelivery).padStart(6)}  ${s.query}`,
+        `    ${String(s.callsPerBatch).padStart(6)} ${String(s.usPerDelivery).padStart(7)} µs ${String(s.planUsPerDelivery).padStart(6)} µs ${String(s.rowsPerDelivery).padStart(6)}  ${s.query}`,
     ),
-    `  storing them (the api): ${c.ingest.statementUsPerDelivery} µs of statement execution, ${c.ingest.walBytesPerDelivery} WAL bytes per delivery; by time (calls, µs, rows per delivery):`,
+    `  storing them (the api): ${c.ingest.statementUsPerDelivery} µs of statement execution (+ ${c.ingest.planUsPerDelivery} µs planning), ${c.ingest.walBytesPerDelivery} WAL bytes per delivery; by time (calls, µs, planning µs, rows per delivery):`,
     ...c.ingest.statements.map(
       (s) =>
-        `    ${String(s.callsPerBatch).padStart(6)} ${String(s.usPerDelivery).padStart(7)} µs ${String(s.rowsPerDelivery).padStart(6)}  ${s.query}`,
+        `    ${String(s.callsPerBatch).padStart(6)} ${String(s.usPerDelivery).padStart(7)} µs ${String(s.planUsPerDelivery).padStart(6)} µs ${String(s.rowsPerDelivery).padStart(6)}  ${s.query}`,
     ),
   ];
   return lines;

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
-import type { Executor } from '../db/database.js';
-import { deleteInboxBatch, deleteOutboundEventsBatch } from './maintenance.queries.js';
+import type { Db, Executor } from '../db/database.js';
+import { dropExpiredPartitions, preparePartitions, rowRetentionPartitions } from '../db/partitions.js';
+import { deleteInboxBatch, deleteOutboundEventsBatch, inboxRowsToKeep } from './maintenance.queries.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -19,27 +20,57 @@ export interface RetentionLimits {
 export const RETENTION_LIMITS: RetentionLimits = { batchSize: 1000, maxBatches: 100 };
 
 export interface InboxPruned {
+  /** Rows deleted one by one (in the DEFAULT and legacy partitions). */
   processed: number;
   deadLetter: number;
   /** A status hit maxBatches: more old rows are left for the next run. */
   more: boolean;
+  /** Day partitions made ahead, and expired ones dropped whole (docs/operations.md, "Partitions"). */
+  partitionsCreated: string[];
+  partitionsDropped: string[];
+  /** Rows of the dropped days that had to stay (work to do, young dead letters), now in the DEFAULT. */
+  rowsKept: number;
+  /** Expired days left for the next run (their lock was busy, or too many rows had to stay). */
+  partitionsSkipped: string[];
 }
 
 /**
- * Deletes processed inbox rows older than `retentionDays` and dead letters older than
- * `deadLetterRetentionDays` (docs/webhooks.md, "Retention"), in batches, each its own statement (pass the
- * pool, not a transaction). `received` and `failed` rows are never deleted: they are work
- * still to do.
+ * Inbox retention (docs/webhooks.md, "Retention"): processed rows older than `retentionDays`
+ * and dead letters older than `deadLetterRetentionDays` go; `received` and `failed` rows never
+ * do: they are work still to do. The inbox is partitioned by day: this makes the days ahead,
+ * drops each day that lies wholly before `retentionDays` (moving the rows it must keep into
+ * the DEFAULT partition), then deletes expired rows in batches from the partitions that are not
+ * days, each batch its own statement (pass the pool, not a transaction).
  */
 export async function pruneInbox(
-  db: Executor,
+  db: Db,
   now: Date,
   config: Pick<Config, 'retentionDays' | 'deadLetterRetentionDays'>,
   limits: RetentionLimits = RETENTION_LIMITS,
 ): Promise<InboxPruned> {
-  const processed = await drain((n) => deleteInboxBatch(db, 'processed', daysBefore(now, config.retentionDays), n), limits);
-  const deadLetter = await drain((n) => deleteInboxBatch(db, 'dead_letter', daysBefore(now, config.deadLetterRetentionDays), n), limits);
-  return { processed: processed.deleted, deadLetter: deadLetter.deleted, more: processed.more || deadLetter.more };
+  const processedBefore = daysBefore(now, config.retentionDays);
+  const deadLetterBefore = daysBefore(now, config.deadLetterRetentionDays);
+  const { created } = await preparePartitions(db, 'webhook_inbox', now);
+  const dropped = await dropExpiredPartitions(db, 'webhook_inbox', processedBefore, inboxRowsToKeep(processedBefore, deadLetterBefore));
+  let processed = 0;
+  let deadLetter = 0;
+  let more = false;
+  for (const partition of await rowRetentionPartitions(db, 'webhook_inbox')) {
+    const p = await drain((n) => deleteInboxBatch(db, partition, 'processed', processedBefore, n), limits);
+    const d = await drain((n) => deleteInboxBatch(db, partition, 'dead_letter', deadLetterBefore, n), limits);
+    processed += p.deleted;
+    deadLetter += d.deleted;
+    more ||= p.more || d.more;
+  }
+  return {
+    processed,
+    deadLetter,
+    more,
+    partitionsCreated: created,
+    partitionsDropped: dropped.dropped,
+    rowsKept: dropped.kept,
+    partitionsSkipped: dropped.skipped,
+  };
 }
 
 /**

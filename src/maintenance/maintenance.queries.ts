@@ -49,9 +49,22 @@ export async function pruneExpired(db: Executor, now: Date): Promise<Pruned> {
   };
 }
 
+/** What makes an inbox row expired: retention may remove it, whether by row or by partition. */
+function inboxExpired(status: 'processed' | 'dead_letter', before: Date) {
+  const since = status === 'processed' ? sql.ref('processed_at') : sql.ref('updated_at');
+  return sql<boolean>`(status = ${status} AND ${since} < ${before})`;
+}
+
+/** The rows of an expired inbox day that must outlive it: work still to do, and the young. */
+export function inboxRowsToKeep(processedBefore: Date, deadLetterBefore: Date) {
+  return sql<boolean>`NOT (${inboxExpired('processed', processedBefore)} OR ${inboxExpired('dead_letter', deadLetterBefore)})`;
+}
+
 /**
- * Deletes at most `limit` inbox rows in `status` that became so before `before`: `processed`
- * rows by processed_at, `dead_letter` rows by updated_at (when they died). Returns how many went.
+ * Deletes at most `limit` inbox rows of `partition` in `status` that became so before
+ * `before`: `processed` rows by processed_at, `dead_letter` rows by updated_at (when they
+ * died). Returns how many went. Only the partitions that are not whole days are pruned row by
+ * row (src/db/partitions.ts): a day goes whole once it expired.
  *
  * Inbox ids are UUIDv7, and a row is created before it is processed or dead-lettered, so every
  * such row lies in `id < uuid7Floor(before)`: the primary key bounds the scan and no index on
@@ -59,9 +72,14 @@ export async function pruneExpired(db: Executor, now: Date): Promise<Pruned> {
  * entry. (A row whose id came from a clock running ahead of the worker's by a few seconds goes
  * on a later run.) Rows being worked on are skipped, not waited for.
  */
-export async function deleteInboxBatch(db: Executor, status: 'processed' | 'dead_letter', before: Date, limit: number): Promise<number> {
-  const since = status === 'processed' ? sql.ref('processed_at') : sql.ref('updated_at');
-  return deleteOldBatch(db, 'webhook_inbox', before, sql`status = ${status} AND ${since} < ${before}`, limit);
+export async function deleteInboxBatch(
+  db: Executor,
+  partition: string,
+  status: 'processed' | 'dead_letter',
+  before: Date,
+  limit: number,
+): Promise<number> {
+  return deleteOldBatch(db, partition, before, inboxExpired(status, before), limit);
 }
 
 /**
@@ -78,13 +96,7 @@ export async function deleteOutboundEventsBatch(db: Executor, before: Date, limi
  * One batch of a retention delete on a table keyed by UUIDv7: rows made before `before` (a
  * primary-key range) that match `where`, oldest first, skipping rows being worked on.
  */
-async function deleteOldBatch(
-  db: Executor,
-  table: 'webhook_inbox' | 'webhook_events',
-  before: Date,
-  where: ReturnType<typeof sql>,
-  limit: number,
-): Promise<number> {
+async function deleteOldBatch(db: Executor, table: string, before: Date, where: ReturnType<typeof sql>, limit: number): Promise<number> {
   const result = await sql`
     DELETE FROM ${sql.table(table)} AS doomed
     USING (

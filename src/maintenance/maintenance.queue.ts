@@ -31,8 +31,18 @@ export const maintenanceQueue: QueueDefinition = {
       const inbox = await pruneInbox(deps.db, now, deps.config);
       deps.metrics.inboxRowsDeleted.inc({ status: 'processed' }, inbox.processed);
       deps.metrics.inboxRowsDeleted.inc({ status: 'dead_letter' }, inbox.deadLetter);
+      deps.metrics.inboxPartitionsDropped.inc(inbox.partitionsDropped.length);
       deps.log.info(
-        { inboxRowsDeleted: { processed: inbox.processed, deadLetter: inbox.deadLetter }, more: inbox.more },
+        {
+          inboxRowsDeleted: { processed: inbox.processed, deadLetter: inbox.deadLetter },
+          more: inbox.more,
+          inboxPartitions: {
+            created: inbox.partitionsCreated,
+            dropped: inbox.partitionsDropped,
+            rowsKept: inbox.rowsKept,
+            skipped: inbox.partitionsSkipped,
+          },
+        },
         inbox.more ? 'maintenance: old inbox rows deleted; more are left for the next run' : 'maintenance: old inbox rows deleted',
       );
       const outbound = await pruneOutboundEvents(deps.db, now, deps.config);
