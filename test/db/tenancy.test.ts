@@ -82,9 +82,10 @@ async function readSchema(url: string): Promise<Schema> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
+    // A partition (webhook_inbox's days) holds its parent's rows: the parent is the table checked.
     const tables = await client.query<{ name: string }>(
-      `SELECT table_name AS name FROM information_schema.tables
-        WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1`,
+      `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+        WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition ORDER BY 1`,
     );
     const columns = await client.query<{ table: string; column: string; nullable: string }>(
       `SELECT table_name AS table, column_name AS column, is_nullable AS nullable
