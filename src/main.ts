@@ -21,6 +21,7 @@ import { systemMailer } from './mail/system-mailer.js';
 import { createMetrics, metricsForParent } from './metrics.js';
 import { startTracing, stopTracing } from './tracing/tracing.js';
 import { packageVersion } from './version.js';
+import { InboxWriter } from './webhooks-in/inbox-writer.js';
 import { isSupervisedWorker, serveParent, WorkerProcess } from './worker-process.js';
 import { announceSetupLink } from './workspaces/first-run.js';
 
@@ -298,9 +299,10 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
   let worker: WorkerProcess | undefined;
   try {
     let workerStarted: Promise<void> | undefined;
+    const inboxWriter = role === 'all' ? new InboxWriter(deps) : undefined;
     if (role === 'all') {
       // Started first, so it boots while the api does.
-      const child = new WorkerProcess({ entry: process.argv[1]!, env: workerEnv(env, infra.databaseUrl), log });
+      const child = new WorkerProcess({ entry: process.argv[1]!, env: workerEnv(env, infra.databaseUrl), log, ingest: inboxWriter });
       worker = child;
       workerStarted = child.start();
       workerStarted.catch(() => {}); // awaited below; this keeps a failure meanwhile from going unhandled
@@ -308,7 +310,10 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
     }
     if (role !== 'worker') {
       const child = worker;
-      app = await buildApp(deps, child ? { notReady: () => (child.up ? undefined : 'the worker process is not running') } : {});
+      app = await buildApp(
+        deps,
+        child ? { inboxWriter, notReady: () => (child.up ? undefined : 'the worker process is not running') } : {},
+      );
       url = await app.listen({ port: config.port, host: config.host });
     } else if (!supervised) {
       // A worker serves no API, but is probed and scraped like any process; a port already
@@ -317,8 +322,9 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
       app = await buildOpsApp(deps);
       url = await app.listen({ port: config.metricsPort, host: config.host });
     }
-    if (role === 'worker') workers = await startWorkers(deps);
-    if (supervised) serveParent(() => metricsForParent(deps.metrics.registry, role)).ready();
+    const parent = supervised ? serveParent(() => metricsForParent(deps.metrics.registry, role)) : undefined;
+    if (role === 'worker') workers = await startWorkers(deps, parent ? { ingest: parent.ingest } : {});
+    parent?.ready();
     await workerStarted;
     // The process that serves the console says how to reach its setup screen, before it says it runs.
     if (role !== 'worker') await announceSetupLink(deps);

@@ -1,6 +1,8 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import type { IngestLoad } from './jobs/queue.js';
 import type { Logger } from './logger.js';
 import type { MetricFamilies } from './metrics.js';
+import { BUSY_HELD, CHECK_MS } from './webhooks-in/ingest-priority.js';
 
 /**
  * Set (to "1") in the environment of the worker process that role `all` starts: that process
@@ -18,7 +20,7 @@ export const METRICS_TIMEOUT_MS = 2000;
 /** How long a stop waits for the worker process to finish its jobs before killing it. */
 export const STOP_TIMEOUT_MS = 30_000;
 
-type ToWorker = { type: 'metrics'; id: number };
+type ToWorker = { type: 'metrics'; id: number } | { type: 'ingest'; held: number };
 type FromWorker = { type: 'ready' } | { type: 'metrics'; id: number; metrics: MetricFamilies };
 
 export interface WorkerProcessOptions {
@@ -27,6 +29,12 @@ export interface WorkerProcessOptions {
   /** The environment of the worker process: the parent's, with its database resolved. */
   env: NodeJS.ProcessEnv;
   log: Logger;
+  /**
+   * The parent's ingestion: the worker process holds its batches back while acknowledgements
+   * queue up (yieldToIngest), as a worker beside the api in one process did. The two processes
+   * still share the machine's cores and Postgres, which a burst needs for acknowledging.
+   */
+  ingest?: IngestLoad;
 }
 
 /**
@@ -47,6 +55,8 @@ export class WorkerProcess {
   private nextRequest = 0;
   private readonly waiting = new Map<number, (metrics: MetricFamilies | undefined) => void>();
   private first: { resolve: () => void; reject: (err: Error) => void } | undefined;
+  private relay: NodeJS.Timeout | undefined;
+  private busy = false;
 
   constructor(private readonly options: WorkerProcessOptions) {}
 
@@ -62,10 +72,26 @@ export class WorkerProcess {
 
   /** Starts the worker process; resolves when it works its queues, rejects if it exits first. */
   start(): Promise<void> {
+    const ingest = this.options.ingest;
+    if (ingest) {
+      // Sent only when ingestion turns busy or calm again: a few messages per burst, not one per request.
+      this.relay = setInterval(() => {
+        const busy = ingest.held >= BUSY_HELD;
+        if (busy !== this.busy) {
+          this.busy = busy;
+          this.tell({ type: 'ingest', held: ingest.held });
+        }
+      }, CHECK_MS);
+      this.relay.unref();
+    }
     return new Promise((resolve, reject) => {
       this.first = { resolve, reject };
       this.spawn();
     });
+  }
+
+  private tell(message: ToWorker): void {
+    if (this.child?.connected) this.child.send(message, () => {});
   }
 
   /** The worker process's metrics (metricsForParent), or undefined when it is down or slow. */
@@ -81,7 +107,7 @@ export class WorkerProcess {
         resolve(metrics);
       };
       this.waiting.set(id, settle);
-      child.send({ type: 'metrics', id } satisfies ToWorker, (err) => {
+      child.send({ type: 'metrics', id } satisfies ToWorker, (err: Error | null) => {
         if (err) settle(undefined);
       });
     });
@@ -91,6 +117,7 @@ export class WorkerProcess {
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.restartTimer);
+    clearInterval(this.relay);
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -114,6 +141,8 @@ export class WorkerProcess {
     this.child = child;
     child.on('message', (message: FromWorker) => {
       if (message.type === 'ready') {
+        // A restarted worker process learns where ingestion stands.
+        if (this.busy) this.tell({ type: 'ingest', held: this.options.ingest?.held ?? 0 });
         this.ready = true;
         this.readySince = Date.now();
         this.options.log.info({ workerPid: child.pid }, 'worker process is working the queues');
@@ -153,20 +182,25 @@ export function isSupervisedWorker(env: NodeJS.ProcessEnv = process.env): boolea
 }
 
 /**
- * The worker process's side: answers its parent's requests for metrics and says when it works
- * its queues. The CLI stops the process when the channel closes (`disconnect`: the parent
- * exited, even by SIGKILL), so no worker outlives the `npm start` that started it.
+ * The worker process's side: answers its parent's requests for metrics, reads how busy its
+ * parent's ingestion is (`ingest`, for its workers), and says when it works its queues. The CLI
+ * stops the process when the channel closes (`disconnect`: the parent exited, even by SIGKILL),
+ * so no worker outlives the `npm start` that started it.
  */
-export function serveParent(metrics: () => Promise<MetricFamilies>): { ready(): void } {
+export function serveParent(metrics: () => Promise<MetricFamilies>): { ingest: IngestLoad; ready(): void } {
   const send = (message: FromWorker) => {
     if (process.connected) process.send?.(message);
   };
+  const ingest = { held: 0 };
   process.on('message', (message: ToWorker) => {
+    if (message?.type === 'ingest') ingest.held = message.held;
     if (message?.type !== 'metrics') return;
     metrics().then(
       (m) => send({ type: 'metrics', id: message.id, metrics: m }),
       () => send({ type: 'metrics', id: message.id, metrics: [] }),
     );
   });
-  return { ready: () => send({ type: 'ready' }) };
+  // Ingestion the parent cannot tell about any more does not hold processing back.
+  process.once('disconnect', () => (ingest.held = 0));
+  return { ingest, ready: () => send({ type: 'ready' }) };
 }
