@@ -1,4 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import os from 'node:os';
 import type { IngestLoad } from './jobs/queue.js';
 import type { Logger } from './logger.js';
 import type { MetricFamilies } from './metrics.js';
@@ -17,6 +18,11 @@ export const RESTART_BACKOFF = { firstMs: 1000, maxMs: 30_000 } as const;
 export const STABLE_MS = 60_000;
 /** How long a scrape waits for the worker process's metrics before answering without them. */
 export const METRICS_TIMEOUT_MS = 2000;
+/**
+ * The worker process's niceness: where both want the CPU, the api that acknowledges gets most
+ * of it and the worker catches up after; on an idle machine the worker runs at full speed.
+ */
+export const WORKER_NICENESS = 10;
 /** How long a stop waits for the worker process to finish its jobs before killing it. */
 export const STOP_TIMEOUT_MS = 30_000;
 
@@ -139,6 +145,11 @@ export class WorkerProcess {
       serialization: 'advanced',
     });
     this.child = child;
+    try {
+      if (child.pid !== undefined) os.setPriority(child.pid, WORKER_NICENESS);
+    } catch (err) {
+      this.options.log.warn({ err, workerPid: child.pid }, 'could not lower the worker process’s CPU priority');
+    }
     child.on('message', (message: FromWorker) => {
       if (message.type === 'ready') {
         // A restarted worker process learns where ingestion stands.

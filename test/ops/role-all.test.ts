@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PHONE_NUMBER_ID, provisionTenant, type Service, startService, WEBHOOK_SECRET, waitUntil } from '../../harness/service.js';
 import { whatsappTextBody } from '../../harness/whatsapp-delivery.js';
 import { hmacSha256Hex } from '../../src/crypto/hmac.js';
-import { METRICS_TIMEOUT_MS } from '../../src/worker-process.js';
+import { METRICS_TIMEOUT_MS, WORKER_NICENESS } from '../../src/worker-process.js';
 import { createTestDatabase } from '../helpers/db.js';
 
 /**
@@ -40,7 +40,9 @@ const lines = (): Line[] =>
     });
 /** The pid of the worker process the parent last said works the queues. */
 const workerPid = () => lines().findLast((l) => l.msg === 'worker process is working the queues')?.workerPid;
-const parentOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+/** /proc/<pid>/stat's fields after the command name: [1] is the parent, [16] the niceness. */
+const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+const parentOf = (pid: number) => Number(stat(pid)[1]);
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -77,6 +79,9 @@ describe('npm start (role all)', () => {
     expect(worker).toBeGreaterThan(0);
     expect(worker).not.toBe(parent);
     expect(parentOf(worker)).toBe(parent);
+    // Where both want the CPU, the acknowledging process gets most of it.
+    expect(Number(stat(worker)[16])).toBe(WORKER_NICENESS);
+    expect(Number(stat(parent)[16])).toBe(0);
     // The parent starts no consumer; the worker process, with its role on every line, starts them all.
     const started = lines().filter((l) => l.msg === 'inbox is running');
     expect(started.find((l) => l.pid === parent)).toMatchObject({ role: 'all', workers: [], workerPid: worker });
