@@ -101,6 +101,7 @@ export interface Service {
   child: ChildProcess;
   exited: Promise<number | null>;
   output(): string;
+  /** Resident memory of the process and its children (role all's worker process), in MB. */
   rssMb(): number;
   /** SIGKILL: no shutdown, no rollback but the database's own. */
   kill9(): Promise<void>;
@@ -142,6 +143,15 @@ export function rssMbOf(pid: number | undefined): number {
     return match ? Number(match[1]) / 1024 : 0;
   } catch {
     return 0;
+  }
+}
+
+/** The pids of a process's children (none once it has exited). */
+function childrenOf(pid: number | undefined): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    return [];
   }
 }
 
@@ -218,7 +228,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     child,
     exited,
     output: () => output,
-    rssMb: () => rssMbOf(child.pid),
+    rssMb: () => childrenOf(child.pid).reduce((mb, pid) => mb + rssMbOf(pid), rssMbOf(child.pid)),
     async kill9() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;

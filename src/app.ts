@@ -124,6 +124,8 @@ export interface AppOptions {
   consoleDir?: string;
   /** The realtime heartbeat and the delay before `offline`: tests shorten them, nothing else sets them. */
   presence?: Partial<PresenceTimings>;
+  /** Why the process is not ready besides its database and queue (role `all`: its worker process is down). */
+  notReady?: () => string | undefined;
 }
 
 /**
@@ -234,7 +236,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   });
 
   await registerOpenApi(app, deps.config.publicUrl);
-  await app.register(healthRoutes, { deps });
+  await app.register(healthRoutes, { deps, ...(options.notReady ? { notReady: options.notReady } : {}) });
   await app.register(userRoutes, { deps, prefix: '/api/user' });
   await app.register(ssoRoutes, { deps, prefix: '/auth/sso' });
   await app.register(accountLinksRoutes, { deps, prefix: '/api/user' });

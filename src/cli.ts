@@ -13,14 +13,16 @@ import { installProcessGuards } from './process-guards.js';
 import { USER_ROLES } from './users/users.resources.js';
 import { createUser } from './users/users.service.js';
 import { packageVersion } from './version.js';
+import { isSupervisedWorker } from './worker-process.js';
 import { createWorkspace, requireWorkspace } from './workspaces/workspaces.service.js';
 
 const USAGE = `Usage: inbox <command> [options]
        inbox --help | --version
 
 Commands:
-  serve [--role all|api|worker]      run the service (default role: all); every role serves
-                                     /healthz, /readyz and /metrics, a worker on
+  serve [--role all|api|worker]      run the service (default role: all, the api with the
+                                     worker in a child process); every role serves /healthz,
+                                     /readyz and /metrics, a worker on
                                      INBOX_METRICS_PORT (default 9464)
   migrate                            apply the database's and the queue's migrations and exit
                                      (with INBOX_MIGRATE_ON_START=false, serve only checks them)
@@ -95,6 +97,12 @@ async function serve(role: Role): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  // Role all's worker process stops with its parent, however the parent ended (even SIGKILL
+  // closes the IPC channel), finishing the jobs it holds first.
+  if (isSupervisedWorker()) {
+    process.once('disconnect', () => shutdown('parent exited'));
+    if (!process.connected) shutdown('parent exited');
+  }
 }
 
 /** Runs one admin command against the migrated database and prints its JSON result. */

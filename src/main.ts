@@ -18,10 +18,11 @@ import { createQueues, type RunningWorkers, startWorkers } from './jobs/registry
 import { visitorBus } from './livechat/visitor-events.js';
 import { createLogger, type Logger } from './logger.js';
 import { systemMailer } from './mail/system-mailer.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, metricsForParent } from './metrics.js';
 import { startTracing, stopTracing } from './tracing/tracing.js';
 import { packageVersion } from './version.js';
 import { InboxWriter } from './webhooks-in/inbox-writer.js';
+import { isSupervisedWorker, serveParent, WorkerProcess } from './worker-process.js';
 import { announceSetupLink } from './workspaces/first-run.js';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -254,21 +255,40 @@ function queuePool(boss: PgBoss): pg.Pool | undefined {
 }
 
 export interface RunningService {
-  /** Where the api listens (role all or api), or a worker's /healthz, /readyz and /metrics. */
+  /** Where the api listens (role all or api), or a worker's /healthz, /readyz and /metrics (none in role all's worker process). */
   url: string | undefined;
   deps: Deps;
   app: FastifyInstance | undefined;
+  /** Role `all`: the process that works the queues. */
+  worker: WorkerProcess | undefined;
   stop(): Promise<void>;
 }
 
-/** `inbox serve`: the api (HTTP) and/or the worker (queue consumers), per `role`. */
+/**
+ * The environment of role `all`'s worker process: the parent's, with the database the parent
+ * resolved (the embedded one it started, or DATABASE_URL however it was given) and migrated.
+ */
+function workerEnv(env: NodeJS.ProcessEnv, databaseUrl: string): NodeJS.ProcessEnv {
+  const { DATABASE_URL_FILE: _file, ...rest } = env;
+  return { ...rest, DATABASE_URL: databaseUrl, INBOX_MIGRATE_ON_START: 'false' };
+}
+
+/**
+ * `inbox serve`: the api (HTTP) and/or the worker (queue consumers), per `role`. Role `all` is
+ * the api in this process and the worker in a child process (WorkerProcess), so that
+ * processing never delays an acknowledgement on this event loop.
+ */
 export async function startService(options: { role?: Role; env?: NodeJS.ProcessEnv } = {}): Promise<RunningService> {
   const role = options.role ?? 'all';
-  const config = loadConfig(options.env);
-  const log = createLogger(config.logLevel);
+  const env = options.env ?? process.env;
+  const config = loadConfig(env);
+  const supervised = role === 'worker' && isSupervisedWorker(env);
+  // Every line names its role: role `all` and its worker process write to one stdout.
+  const log = createLogger(config.logLevel).child({ role });
   // Before the pools and the app exist, so their first statement and request are traced.
   if (config.otelEndpoint) await startTracing({ endpoint: config.otelEndpoint, role, version: packageVersion() });
-  const infra = await openInfrastructure(config, log, { schedule: role !== 'api' }).catch(async (err: unknown) => {
+  // Cron schedules fire where the queues are worked: exactly one process of `npm start`.
+  const infra = await openInfrastructure(config, log, { schedule: role === 'worker' }).catch(async (err: unknown) => {
     await stopTracing();
     throw err;
   });
@@ -276,24 +296,45 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
   let app: FastifyInstance | undefined;
   let url: string | undefined;
   let workers: RunningWorkers | undefined;
+  let worker: WorkerProcess | undefined;
   try {
-    // With role `all`, the workers read the app's ingestion writer and let it go first.
-    const inboxWriter = role !== 'worker' ? new InboxWriter(deps) : undefined;
-    if (inboxWriter) {
-      app = await buildApp(deps, { inboxWriter });
+    let workerStarted: Promise<void> | undefined;
+    const inboxWriter = role === 'all' ? new InboxWriter(deps) : undefined;
+    if (role === 'all') {
+      // Started first, so it boots while the api does.
+      const child = new WorkerProcess({ entry: process.argv[1]!, env: workerEnv(env, infra.databaseUrl), log, ingest: inboxWriter });
+      worker = child;
+      workerStarted = child.start();
+      workerStarted.catch(() => {}); // awaited below; this keeps a failure meanwhile from going unhandled
+      deps.metrics.include(() => child.metrics());
+    }
+    if (role !== 'worker') {
+      const child = worker;
+      app = await buildApp(
+        deps,
+        child ? { inboxWriter, notReady: () => (child.up ? undefined : 'the worker process is not running') } : {},
+      );
       url = await app.listen({ port: config.port, host: config.host });
-    } else {
+    } else if (!supervised) {
       // A worker serves no API, but is probed and scraped like any process; a port already
-      // taken stops the start before it takes any job.
+      // taken stops the start before it takes any job. Role all's worker process is probed
+      // and scraped through its parent instead.
       app = await buildOpsApp(deps);
       url = await app.listen({ port: config.metricsPort, host: config.host });
     }
-    if (role !== 'api') workers = await startWorkers(deps, { ingest: inboxWriter });
+    const parent = supervised ? serveParent(() => metricsForParent(deps.metrics.registry, role)) : undefined;
+    if (role === 'worker') workers = await startWorkers(deps, parent ? { ingest: parent.ingest } : {});
+    parent?.ready();
+    await workerStarted;
     // The process that serves the console says how to reach its setup screen, before it says it runs.
-    if (inboxWriter) await announceSetupLink(deps);
-    log.info({ role, url, database: redactUrl(infra.databaseUrl), workers: workers?.queues ?? [] }, 'inbox is running');
+    if (role !== 'worker') await announceSetupLink(deps);
+    log.info(
+      { url, database: redactUrl(infra.databaseUrl), workers: workers?.queues ?? [], ...(worker ? { workerPid: worker.pid } : {}) },
+      'inbox is running',
+    );
   } catch (err) {
     await app?.close().catch(() => {});
+    await worker?.stop().catch(() => {});
     await infra.close().catch(() => {});
     await stopTracing();
     throw err;
@@ -303,12 +344,15 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
     url,
     deps,
     app,
+    worker,
     stop() {
       // Order matters: stop taking requests and let in-flight ones finish, then let workers
-      // finish their jobs, then close the pools and the embedded database.
+      // (this process's, or role all's worker process) finish their jobs, then close the pools
+      // and the embedded database.
       stopping ??= (async () => {
         await app?.close();
         await systemMailer(deps)?.settled();
+        await worker?.stop();
         await workers?.stop();
         await infra.close();
         // Last: the spans of the shutdown's own work are sent too.

@@ -1,5 +1,55 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { packageVersion } from './version.js';
+
+/** A registry's metrics as values, as one process hands them to another. */
+export type MetricFamilies = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+
+/**
+ * Gauges of shared state, read from Postgres at scrape time (and the build, the same in both):
+ * the parent of `npm start` reports them, its worker process does not, so none is doubled.
+ */
+const PARENT_ONLY = new Set([
+  'inbox_build_info',
+  'inbox_ready',
+  'inbox_queue_jobs',
+  'inbox_queue_oldest_job_age_seconds',
+  'inbox_webhook_dead_letters',
+]);
+
+/**
+ * What the worker process of `npm start` (role `all`) adds to its parent's /metrics. Counters
+ * and histograms of the service count events, each of which happened in one process: they are
+ * summed with the parent's series of the same labels. What a process measures of itself —
+ * Node's default metrics (`process_*`, `nodejs_*`) and the service's other gauges (pools,
+ * sockets, the replica) — keeps its standard name and gains `role="<role>"`, so the parent's
+ * own series (unlabelled) and the worker's stay apart instead of being added up.
+ */
+export async function metricsForParent(registry: Registry, role: string): Promise<MetricFamilies> {
+  const out: MetricFamilies = [];
+  for (const m of await registry.getMetricsAsJSON()) {
+    if (PARENT_ONLY.has(m.name)) continue;
+    const own = String(m.type) === 'gauge' || !m.name.startsWith('inbox_');
+    // Only plain data crosses the process boundary (a metric object also holds its collect()).
+    out.push({
+      name: m.name,
+      help: m.help,
+      type: m.type,
+      aggregator: m.aggregator,
+      values: own ? m.values.map((v) => ({ ...v, labels: { ...v.labels, role } })) : m.values,
+    } as MetricFamilies[number]);
+  }
+  return out;
+}
+
+/**
+ * `own` and `more` as one exposition: series of the same name and labels are summed (every
+ * metric is, whatever prom-client's cluster default for it, which would average or omit some of
+ * Node's: the series it would merge are kept apart by metricsForParent instead).
+ */
+async function mergedText(own: MetricFamilies, more: MetricFamilies): Promise<string> {
+  const summed = [own, more].map((families) => families.map((m) => ({ ...m, aggregator: 'sum' as const })));
+  return AggregatorRegistry.aggregate(summed).metrics();
+}
 
 /** A connection pool as pg's Pool counts it (the query pool, and pg-boss's own). */
 export interface PoolCounts {
@@ -34,10 +84,21 @@ export function createMetrics() {
       if (c) read(name, c);
     }
   };
+  /** Another process's metrics, added to this one's exposition (the worker process of role `all`). */
+  let more: (() => Promise<MetricFamilies | undefined>) | undefined;
   /** The read replica's state now (none configured: no reader). */
   let replicaState: (() => { up: boolean; lagSeconds: number | undefined }) | undefined;
   return {
     registry,
+    /** Adds what `read` answers (nothing when it answers undefined) to every exposition. */
+    include(read: () => Promise<MetricFamilies | undefined>) {
+      more = read;
+    },
+    /** The Prometheus text of /metrics: this process's registry and what `include` added. */
+    async exposition(): Promise<string> {
+      const extra = await more?.();
+      return extra ? mergedText(await registry.getMetricsAsJSON(), extra) : registry.metrics();
+    },
     /** Reports the read replica's lag in `inbox_replica_lag_seconds` and `inbox_replica_up`. */
     watchReplica(state: () => { up: boolean; lagSeconds: number | undefined }) {
       replicaState = state;

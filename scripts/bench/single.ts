@@ -1,4 +1,5 @@
-// `--single`: one role-all process at its default settings, as `npm start` runs it. Burst:
+// `--single`: one role-all service at its default settings, as `npm start` runs it (the api
+// process and its worker process; RSS is both's, the event-loop delay the api's). Burst:
 // the ceiling and the process alternate for --rounds rounds of --connections (the process's
 // worker drains meanwhile), then the time until the backlog is processed. Sustained: an open
 // loop — requests sent at evenly spaced instants whatever the answers, so a stall shows up as
@@ -25,7 +26,10 @@ import type { BenchOptions } from './options.js';
 /** Seconds of the sustained rate sent before measuring, so the sender's connections are open. */
 const SUSTAIN_WARMUP_SECONDS = 3;
 
-/** The service's event-loop delay since its previous scrape (prom-client restarts the histogram on each). */
+/**
+ * The acknowledging process's event-loop delay since its previous scrape (prom-client restarts
+ * the histogram on each): the unlabelled series, the worker process's carries `role="worker"`.
+ */
 async function eventLoopLag(url: string): Promise<{ p99Ms: number; maxMs: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const value = (name: string) =>

@@ -54,7 +54,16 @@ const Status = <S extends string>(status: S) => Type.Object({ status: Type.Liter
 /** Scrape-time reads of shared state run at most this often per process (docs/security.md). */
 export const METRICS_COLLECT_INTERVAL_MS = 15_000;
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export interface HealthOptions {
+  deps: Deps;
+  /**
+   * Why this process is not ready beyond its database and queue, or undefined when it is: role
+   * `all` is not ready while its worker process is down.
+   */
+  notReady?: () => string | undefined;
+}
+
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { deps, notReady }) => {
   // A scrape reads Postgres at most once per interval, and concurrent scrapes share one read:
   // anyone who can reach /metrics must not be able to make the database count jobs in a loop.
   let collectedAt = Number.NEGATIVE_INFINITY;
@@ -80,17 +89,25 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
 
   app.get(
     '/readyz',
-    { schema: { summary: 'Readiness', description: 'the database and the queue answer', response: { 200: Status('ready') } } },
+    {
+      schema: {
+        summary: 'Readiness',
+        description: 'the database and the queue answer (role all: and its worker process runs)',
+        response: { 200: Status('ready') },
+      },
+    },
     async (request) => {
       try {
         await sql`SELECT 1`.execute(deps.db);
         // The queue answers when its schema is reachable through its own pool.
         if (!(await deps.boss.isInstalled())) throw new Error('queue schema is not installed');
-        return { status: 'ready' as const };
       } catch (err) {
         request.log.warn({ err }, 'readiness check failed');
         throw errors.unavailable('database or queue is not answering');
       }
+      const why = notReady?.();
+      if (why !== undefined) throw errors.unavailable(why);
+      return { status: 'ready' as const };
     },
   );
 
@@ -112,7 +129,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       }
       await collectFresh(request.log);
       reply.type(deps.metrics.registry.contentType);
-      return deps.metrics.registry.metrics();
+      return deps.metrics.exposition();
     },
   );
 };

@@ -20,9 +20,9 @@ export interface QueueDefinition<T extends object = object> {
 }
 
 /**
- * What the worker reads of ingestion in its own process: how many deliveries wait for their
- * commit. The process entry hands the app's InboxWriter to the workers it starts (role `all`);
- * a worker in a process of its own gets none.
+ * What the worker reads of ingestion beside it: how many deliveries wait for their commit. Role
+ * `all`'s worker process reads its parent's InboxWriter, relayed over IPC (src/worker-process.ts);
+ * the tests' one-process app hands its own writer; a worker of its own (role `worker`) gets none.
  */
 export interface IngestLoad {
   readonly held: number;
@@ -39,7 +39,7 @@ export interface SearchIndexing {
 
 /** What the process entry hands its workers besides the deps, as values passed at start. */
 export interface WorkerContext {
-  /** Ingestion in the same process (role `all`), which goes first; absent in a worker-only process. */
+  /** Ingestion on the same machine (role `all`), which goes first; absent in a worker of its own. */
   ingest?: IngestLoad;
   /** The process's search indexer, started with the workers. */
   searchIndex?: SearchIndexing;

@@ -25,12 +25,13 @@ export const MAX_PROCESSING_LAG_MS = 10_000;
 export const CHECK_MS = 5;
 
 /**
- * Ingestion goes first in a process that also works the queue. A provider waits for its
- * answer and retries (or gives up) when it is slow, while a queued delivery is already safe:
- * so while acknowledgements queue up (BUSY_HELD or more deliveries waiting for their commit),
- * the worker holds its next batch back, for at most MAX_YIELD_MS, and the backlog it leaves
- * is processed once the burst is over. The one event loop and the database are then spent on
- * answering, while a batch whose oldest delivery (`oldestReceivedAt`, ms) has waited
+ * Ingestion goes first where the queue is worked beside it (role `all`'s worker process, told
+ * over IPC by its parent). A provider waits for its answer and retries (or gives up) when it is
+ * slow, while a queued delivery is already safe: so while acknowledgements queue up (BUSY_HELD
+ * or more deliveries waiting for their commit), the worker holds its next batch back, for at
+ * most MAX_YIELD_MS, and the backlog it leaves is processed once the burst is over. The
+ * machine's cores and the database are then spent on answering, while a batch whose oldest
+ * delivery (`oldestReceivedAt`, ms) has waited
  * MAX_PROCESSING_LAG_MS goes at once. A worker with no ingestion beside it (`load` undefined,
  * role `worker`) never waits. Answers how long it waited, so a caller can keep its jobs' total
  * wait inside their time limit (`maxMs`).
