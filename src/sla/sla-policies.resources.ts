@@ -3,6 +3,7 @@ import { type Static, Type } from 'typebox';
 import type { SlaPoliciesTable } from '../db/types.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { THREAD_PRIORITIES } from '../threads/threads.resources.js';
+import type { PolicyWrite } from './sla-policies.queries.js';
 
 const Target = Type.String({
   minLength: 2,
@@ -70,9 +71,9 @@ export const SlaPolicyCreate = Type.Object(
 );
 export const SlaPolicyPatch = Type.Partial(Type.Object(fields), { additionalProperties: false, minProperties: 1 });
 
-export function slaPolicyResource(row: Selectable<SlaPoliciesTable>): SlaPolicy {
+/** A policy's own fields by the API's names: the resource without its id and times (also what its audit entries name). */
+export function slaPolicyFields(row: PolicyWrite) {
   return {
-    id: row.id,
     name: row.name,
     position: row.position,
     enabled: row.enabled,
@@ -81,7 +82,9 @@ export function slaPolicyResource(row: Selectable<SlaPoliciesTable>): SlaPolicy 
     resolution: row.resolution,
     businessHoursOnly: row.business_hours_only,
     conditions: row.conditions,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
   };
+}
+
+export function slaPolicyResource(row: Selectable<SlaPoliciesTable>): SlaPolicy {
+  return { id: row.id, ...slaPolicyFields(row), createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString() };
 }

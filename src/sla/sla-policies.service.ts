@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { normaliseLabels } from '../threads/thread-workflow.service.js';
 import { deletePolicy, findPolicy, insertPolicy, knownIds, listPolicies, type PolicyWrite, updatePolicy } from './sla-policies.queries.js';
-import { type SlaPolicyCreate, type SlaPolicyPatch, slaPolicyResource } from './sla-policies.resources.js';
+import { type SlaPolicyCreate, type SlaPolicyPatch, slaPolicyFields, slaPolicyResource } from './sla-policies.resources.js';
 import { SLA_TARGETS, targetMs } from './sla-state.js';
 
 /** At most this many policies in a workspace: matching reads them all on each opening. */
@@ -31,18 +31,6 @@ async function checked(db: Executor, workspaceId: number, row: PolicyWrite): Pro
   return { ...row, name, conditions: c };
 }
 
-/** A policy's fields as its audit entry names them: the API's names, without ids and times. */
-const audited = (row: PolicyWrite) => ({
-  name: row.name,
-  position: row.position,
-  enabled: row.enabled,
-  firstResponse: row.first_response,
-  nextResponse: row.next_response,
-  resolution: row.resolution,
-  businessHoursOnly: row.business_hours_only,
-  conditions: row.conditions,
-});
-
 export async function createSlaPolicy(deps: Deps, trail: Trail, workspaceId: number, body: Static<typeof SlaPolicyCreate>) {
   return deps.db.transaction().execute(async (trx) => {
     const existing = await listPolicies(trx, workspaceId);
@@ -59,7 +47,7 @@ export async function createSlaPolicy(deps: Deps, trail: Trail, workspaceId: num
       conditions: body.conditions ?? {},
     });
     const created = await insertPolicy(trx, workspaceId, row, deps.now());
-    await recordAudit(trx, trail, 'sla_policy.created', { type: 'sla_policy', id: created.id }, changesOf(null, audited(row)));
+    await recordAudit(trx, trail, 'sla_policy.created', { type: 'sla_policy', id: created.id }, changesOf(null, slaPolicyFields(row)));
     return slaPolicyResource(created);
   });
 }
@@ -84,7 +72,13 @@ export async function changeSlaPolicy(deps: Deps, trail: Trail, workspaceId: num
     });
     const updated = await updatePolicy(trx, workspaceId, id, row, deps.now());
     if (!updated) throw errors.notFound('SLA policy');
-    await recordAudit(trx, trail, 'sla_policy.updated', { type: 'sla_policy', id }, changesOf(audited(current), audited(row)));
+    await recordAudit(
+      trx,
+      trail,
+      'sla_policy.updated',
+      { type: 'sla_policy', id },
+      changesOf(slaPolicyFields(current), slaPolicyFields(row)),
+    );
     return slaPolicyResource(updated);
   });
 }
