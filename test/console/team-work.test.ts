@@ -237,8 +237,9 @@ describe('working as a team in the console', () => {
     // Bo is not offered himself.
     expect(await picker.getByRole('option').allTextContents()).toEqual([expect.stringContaining('@Ada Lovelace')]);
     await serious(b.page, 'the @ picker');
+    // Typing on at once: the picker's caret placement, a frame later, must not move the words
+    // already typed (it once put "the " after the rest of the sentence).
     await b.page.keyboard.press('Enter');
-    await expect.poll(() => box.inputValue()).toBe('@Ada Lovelace ');
     await b.page.keyboard.type('the customer wants XL, can you check stock?');
     // Enter sends only once the box holds the whole note and the picker is gone.
     await expect.poll(() => box.inputValue()).toBe('@Ada Lovelace the customer wants XL, can you check stock?');

@@ -99,8 +99,12 @@ export function Composer({ thread }: { thread: Thread }) {
     setCaret(next.caret);
     setPick(0);
     requestAnimationFrame(() => {
-      box.current?.focus();
-      box.current?.setSelectionRange(next.caret, next.caret);
+      const el = box.current;
+      if (!el) return;
+      el.focus();
+      // Only if nothing was typed since: a fast typist's next words are already in the box,
+      // and moving the caret back would put the rest of them before those.
+      if (el.value === next.text) el.setSelectionRange(next.caret, next.caret);
     });
   }
 
