@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { encodeLogPosition, type LogPosition } from '../http/pagination.js';
 
@@ -36,4 +36,19 @@ export async function listEventLog(
     LIMIT ${page.limit}`.execute(db);
   const last = rows[rows.length - 1];
   return { items: rows, meta: last ? { nextCursor: encodeLogPosition(last) } : {} };
+}
+
+/**
+ * Deletes the events whose ids `eventIds` selects (a subquery) with their deliveries and the
+ * deliveries' attempts, in one statement; returns how many events went. The three tables are
+ * partitioned by the event's day and have no foreign keys between them to cascade along
+ * (docs/operations.md, "Partitions"): whoever deletes an event deletes the rest with it.
+ */
+export async function deleteEvents(db: Executor, eventIds: RawBuilder<unknown>): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    WITH events AS (DELETE FROM webhook_events WHERE id IN (${eventIds}) RETURNING id),
+         deliveries AS (DELETE FROM webhook_deliveries WHERE event_id IN (SELECT id FROM events) RETURNING id),
+         attempts AS (DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM deliveries))
+    SELECT count(*)::int AS n FROM events`.execute(db);
+  return rows[0]?.n ?? 0;
 }
