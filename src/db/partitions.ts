@@ -191,8 +191,7 @@ async function buildLateIndex(db: AnyDb, table: PartitionedTable): Promise<boole
     const { rows: left } = await sql<{ valid: boolean }>`
       SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass(${own})`.execute(db);
     if (left[0] && !left[0].valid) await sql`DROP INDEX CONCURRENTLY ${sql.ref(own)}`.execute(db);
-    if (!left[0]?.valid)
-      await sql`CREATE UNIQUE INDEX CONCURRENTLY ${sql.ref(own)} ON ${sql.table(p.name)} (${columns})`.execute(db);
+    if (!left[0]?.valid) await sql`CREATE UNIQUE INDEX CONCURRENTLY ${sql.ref(own)} ON ${sql.table(p.name)} (${columns})`.execute(db);
     await ddlStep(db, table, (trx) => sql`ALTER INDEX ${sql.ref(parent)} ATTACH PARTITION ${sql.ref(own)}`.execute(trx));
   }
   return lateIndexReady(db, table);

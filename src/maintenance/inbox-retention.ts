@@ -100,7 +100,14 @@ export async function pruneOutboundEvents(
   limits: RetentionLimits = RETENTION_LIMITS,
 ): Promise<OutboundPruned> {
   const before = daysBefore(now, config.retentionDays);
-  const result: OutboundPruned = { deleted: 0, more: false, partitionsCreated: [], partitionsDropped: [], rowsKept: 0, partitionsSkipped: [] };
+  const result: OutboundPruned = {
+    deleted: 0,
+    more: false,
+    partitionsCreated: [],
+    partitionsDropped: [],
+    rowsKept: 0,
+    partitionsSkipped: [],
+  };
   for (const table of OUTBOUND_DROP_ORDER) result.partitionsCreated.push(...(await preparePartitions(db, table, now)).created);
   for (const table of OUTBOUND_DROP_ORDER) {
     const dropped = await dropExpiredPartitions(db, table, before, outboundRowsToKeep(table));

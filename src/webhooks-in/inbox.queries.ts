@@ -2,8 +2,8 @@ import { type Selectable, sql } from 'kysely';
 import type pg from 'pg';
 import type { VerificationKind } from '../channels/channel.js';
 import type { Executor } from '../db/database.js';
-import { partitionKeyIn } from '../db/partitions.js';
 import { offsetPage } from '../db/pages.js';
+import { partitionKeyIn } from '../db/partitions.js';
 import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
 import type { OffsetRequest } from '../http/pagination.js';
 import { truncate } from '../text/truncate.js';
@@ -73,7 +73,6 @@ export async function insertInboxRows(client: pg.ClientBase, rows: NewInboxRow[]
   }
   await client.query({ ...insertStatement(rows.length, withBytes, withPayload), values });
 }
-
 
 /**
  * Locks the rows of `ids` that still need work. A row another worker is processing is

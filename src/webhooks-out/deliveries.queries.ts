@@ -112,7 +112,8 @@ export async function restartDelivery(db: Executor, delivery: { id: number; even
  */
 export async function findDispatchContexts(db: Executor, deliveryIds: number[], eventIds?: string[]) {
   if (deliveryIds.length === 0) return [];
-  const days = eventIds && eventIds.length > 0 ? sql`AND ${partitionKeyIn('d.event_id', eventIds)} AND ${partitionKeyIn('ev.id', eventIds)}` : sql``;
+  const days =
+    eventIds && eventIds.length > 0 ? sql`AND ${partitionKeyIn('d.event_id', eventIds)} AND ${partitionKeyIn('ev.id', eventIds)}` : sql``;
   const { rows } = await sql<{
     id: number;
     event_id: string;

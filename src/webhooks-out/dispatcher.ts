@@ -281,7 +281,13 @@ export class Dispatcher {
         trx,
         changed
           .filter((d) => d.status === 'pending')
-          .map((d) => ({ deliveryId: d.id, eventId: d.event_id, endpointId: d.endpoint_id, jobId: d.job_id!, startAfter: d.next_attempt_at! })),
+          .map((d) => ({
+            deliveryId: d.id,
+            eventId: d.event_id,
+            endpointId: d.endpoint_id,
+            jobId: d.job_id!,
+            startAfter: d.next_attempt_at!,
+          })),
       );
       await startFailureStreaks(trx, starting, now);
       await clearFailureStreaks(trx, ending);

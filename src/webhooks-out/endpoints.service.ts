@@ -162,7 +162,9 @@ export async function redeliver(deps: Deps, workspaceId: number, deliveryId: num
     await enforceRateLimit(trx, ENDPOINT_ACTIONS_LIMIT, workspaceId, deps.now());
     const jobId = randomUUID();
     await restartDelivery(trx, { id: delivery.id, eventId: delivery.event_id }, jobId, deps.now());
-    await enqueueAttempts(deps.boss, trx, [{ deliveryId: delivery.id, eventId: delivery.event_id, endpointId: delivery.endpoint_id, jobId }]);
+    await enqueueAttempts(deps.boss, trx, [
+      { deliveryId: delivery.id, eventId: delivery.event_id, endpointId: delivery.endpoint_id, jobId },
+    ]);
     return deliveryAnswer(trx, workspaceId, delivery.id);
   });
 }
