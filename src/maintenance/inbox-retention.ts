@@ -124,7 +124,7 @@ export async function pruneOutboundEvents(
 }
 
 /** A day's attempts are found through its deliveries, and its events through both. */
-const OUTBOUND_DROP_ORDER = ['webhook_attempts', 'webhook_deliveries', 'webhook_events'] as const;
+export const OUTBOUND_DROP_ORDER = ['webhook_attempts', 'webhook_deliveries', 'webhook_events'] as const;
 
 const daysBefore = (now: Date, days: number) => new Date(now.getTime() - days * DAY_MS);
 

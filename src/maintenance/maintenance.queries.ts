@@ -103,15 +103,18 @@ export function outboundRowsToKeep(table: 'webhook_events' | 'webhook_deliveries
  * primary key bounds the scan.
  */
 export async function deleteOutboundEventsBatch(db: Executor, partition: string, before: Date, limit: number): Promise<number> {
+  const below = uuid7Floor(before.getTime());
   return deleteEvents(
     db,
     sql`
       SELECT id FROM ${sql.table(partition)} AS old_rows
-      WHERE id < ${uuid7Floor(before.getTime())}::uuid AND created_at < ${before}
-        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = old_rows.id AND d.status = 'pending')
+      WHERE id < ${below}::uuid AND created_at < ${before}
+        AND NOT EXISTS (
+          SELECT 1 FROM webhook_deliveries d WHERE d.event_id = old_rows.id AND d.event_id < ${below}::uuid AND d.status = 'pending')
       ORDER BY id
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED`,
+    { idsBelow: below },
   );
 }
 

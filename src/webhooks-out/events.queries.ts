@@ -44,11 +44,18 @@ export async function listEventLog(
  * partitioned by the event's day and have no foreign keys between them to cascade along
  * (docs/operations.md, "Partitions"): whoever deletes an event deletes the rest with it.
  */
-export async function deleteEvents(db: Executor, eventIds: RawBuilder<unknown>): Promise<number> {
+export async function deleteEvents(db: Executor, eventIds: RawBuilder<unknown>, options: { idsBelow?: string } = {}): Promise<number> {
+  // With a bound on the event ids, the deliveries and attempts of only the days below it (and
+  // the DEFAULT) are probed, not every day's; attempts older than their event_id column have none.
+  const below = options.idsBelow;
   const { rows } = await sql<{ n: number }>`
     WITH events AS (DELETE FROM webhook_events WHERE id IN (${eventIds}) RETURNING id),
-         deliveries AS (DELETE FROM webhook_deliveries WHERE event_id IN (SELECT id FROM events) RETURNING id),
-         attempts AS (DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM deliveries))
+         deliveries AS (
+           DELETE FROM webhook_deliveries WHERE event_id IN (SELECT id FROM events) ${below ? sql`AND event_id < ${below}::uuid` : sql``}
+           RETURNING id),
+         attempts AS (
+           DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM deliveries)
+           ${below ? sql`AND (event_id < ${below}::uuid OR event_id IS NULL)` : sql``})
     SELECT count(*)::int AS n FROM events`.execute(db);
   return rows[0]?.n ?? 0;
 }
