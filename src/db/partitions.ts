@@ -194,6 +194,13 @@ async function buildLateIndex(db: AnyDb, table: PartitionedTable): Promise<boole
     if (!left[0]?.valid) await sql`CREATE UNIQUE INDEX CONCURRENTLY ${sql.ref(own)} ON ${sql.table(p.name)} (${columns})`.execute(db);
     await ddlStep(db, table, (trx) => sql`ALTER INDEX ${sql.ref(parent)} ATTACH PARTITION ${sql.ref(own)}`.execute(trx));
   }
+  // The old table's primary key (id) is now one more index entry on every row written there
+  // (until its range is behind retention): (id, event_id) serves a lookup by id as well.
+  const { rows: keys } = await sql<{ table: string; name: string }>`
+    SELECT conrelid::regclass::text AS table, conname AS name FROM pg_constraint
+    WHERE contype = 'p' AND conrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = ${table}::regclass)`.execute(db);
+  for (const k of keys)
+    await ddlStep(db, table, (trx) => sql`ALTER TABLE ${sql.table(k.table)} DROP CONSTRAINT ${sql.ref(k.name)}`.execute(trx));
   return lateIndexReady(db, table);
 }
 

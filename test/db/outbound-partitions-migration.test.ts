@@ -67,6 +67,11 @@ describe('migration 0067_outbound_partitions', () => {
       SELECT indisvalid AS valid FROM pg_index
       WHERE indexrelid IN ('webhook_deliveries_id_key'::regclass, 'webhook_attempts_id_key'::regclass)`.execute(db);
     expect(valid).toEqual([{ valid: true }, { valid: true }]);
+    // The old tables' primary keys (id) went: (id, event_id) serves a lookup by id alone.
+    const { rows: keys } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_constraint
+      WHERE contype = 'p' AND conrelid IN ('webhook_deliveries_legacy'::regclass, 'webhook_attempts_legacy'::regclass)`.execute(db);
+    expect(keys).toEqual([{ n: 0 }]);
 
     // The delivery log reads them as before, attempts and all.
     const log = await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${endpointId}/deliveries`, headers: tenant.headers });
