@@ -134,7 +134,7 @@ export function thisLabel(): string {
   return `this (${git('rev-parse', '--short=12', 'HEAD')}${dirty ? ' + uncommitted changes' : ''}${SETUP_SQL ? `, with BENCH_SETUP_SQL: ${SETUP_SQL}` : ''})`;
 }
 
-const withDatabase = (url: string, name: string) => {
+export const withDatabase = (url: string, name: string) => {
   const u = new URL(url);
   u.pathname = `/${name}`;
   return u.toString();

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { deleteEvents } from '../webhooks-out/events.queries.js';
 
 /**
  * The writes of a contact's erasure (docs/privacy.md, "Erasure"). They reach into the tables
@@ -138,15 +139,15 @@ export async function eraseTraces(
              OR strpos(COALESCE(payload_json::text, ''), n) > 0
              OR (raw_bytes IS NOT NULL AND position(convert_to(n, 'UTF8') IN raw_bytes) > 0))`.execute(db);
   }
-  await sql`
-    DELETE FROM webhook_events
-    WHERE workspace_id = ${c.workspaceId} AND id IN (
+  // The events that name the contact or its threads, with their deliveries and attempts.
+  await deleteEvents(
+    db,
+    sql`
       SELECT id FROM (SELECT id, type, body::jsonb -> 'data' AS data FROM webhook_events WHERE workspace_id = ${c.workspaceId}) e
       WHERE (e.type IN ('message.created', 'message.updated', 'csat.received') AND (e.data ->> 'threadId')::bigint = ANY(${threadIds}::bigint[]))
          OR (e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached') AND (e.data ->> 'id')::bigint = ANY(${threadIds}::bigint[]))
          OR (e.type IN ('contact.created', 'contact.updated') AND (e.data ->> 'id')::bigint = ${c.id})
-         OR (e.type = 'contact.merged' AND ((e.data -> 'contact' ->> 'id')::bigint = ${c.id} OR (e.data ->> 'mergedContactId')::bigint = ${c.id})))`.execute(
-    db,
+         OR (e.type = 'contact.merged' AND ((e.data -> 'contact' ->> 'id')::bigint = ${c.id} OR (e.data ->> 'mergedContactId')::bigint = ${c.id}))`,
   );
   if (threadIds.length > 0) {
     // A stored answer (Idempotency-Key) is the Message a reply sent, or a new conversation's

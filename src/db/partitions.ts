@@ -7,8 +7,31 @@ import { uuid7Floor } from '../crypto/uuid7.js';
  * id no day covers (a clock far off, a kept row of a dropped day), so an insert never fails;
  * `<table>_legacy` is the table as it was before partitioning, until retention drops it.
  */
-export const PARTITIONED_TABLES = ['webhook_inbox'] as const;
+export const PARTITIONED_TABLES = ['webhook_inbox', 'webhook_events', 'webhook_deliveries', 'webhook_attempts'] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
+
+/**
+ * Each table's partition key: its own id, or the id of the outbound event a row belongs to,
+ * so that an event, its deliveries and their attempts lie in the same day and go together.
+ */
+export const PARTITION_KEYS: Record<PartitionedTable, string> = {
+  webhook_inbox: 'id',
+  webhook_events: 'id',
+  webhook_deliveries: 'event_id',
+  webhook_attempts: 'event_id',
+};
+
+/**
+ * Unique indexes a table gains after its migration: `(id, event_id)`, the identity id with the
+ * partition key, as a partitioned table's unique indexes must be. The pre-partitioning table
+ * has none to adopt, and building one inside the migration would read the whole table under
+ * its lock, so the parent's index is made ON ONLY and each partition's is built CONCURRENTLY
+ * (a read that blocks no write) and attached. Days made after it get theirs when attached.
+ */
+const LATE_UNIQUE_INDEXES: Partial<Record<PartitionedTable, string>> = {
+  webhook_deliveries: 'id, event_id',
+  webhook_attempts: 'id, event_id',
+};
 
 /** Days of partitions made ahead of today, by every maintenance run and after migrating. */
 export const PARTITION_DAYS_AHEAD = 7;
@@ -105,7 +128,17 @@ export async function preparePartitions(
   let partitions = await listPartitions(db, table);
   let convertedLegacy = false;
   const legacy = partitions.find((p) => p.isDefault && p.name === `${table}_legacy`);
-  if (legacy && legacy.estimatedRows <= (options.legacyMaxRows ?? Number.POSITIVE_INFINITY)) {
+  const small = (legacy?.estimatedRows ?? 0) <= (options.legacyMaxRows ?? Number.POSITIVE_INFINITY);
+  if (small && !(await lateIndexReady(db, table))) {
+    // Without it a new day would lack the index its lookups by id need: no day is made yet.
+    const made = await buildLateIndex(db, table).catch((err: unknown) => {
+      if (isLockTimeout(err)) return false;
+      throw err;
+    });
+    if (!made) return { created: [], convertedLegacy };
+  }
+  if (!small && !(await lateIndexReady(db, table))) return { created: [], convertedLegacy };
+  if (legacy && small) {
     convertedLegacy = await convertLegacy(db, table, now).catch((err: unknown) => {
       if (isLockTimeout(err)) return false;
       throw err;
@@ -127,6 +160,77 @@ export async function preparePartitions(
   return { created, convertedLegacy };
 }
 
+const lateIndexName = (table: string) => `${table}_id_key`;
+
+/** The table's late unique index exists and covers every partition (or it has none to make). */
+async function lateIndexReady(db: AnyDb, table: PartitionedTable): Promise<boolean> {
+  if (!LATE_UNIQUE_INDEXES[table]) return true;
+  const { rows } = await sql<{ valid: boolean | null }>`
+    SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass(${lateIndexName(table)})`.execute(db);
+  return rows[0]?.valid === true;
+}
+
+/**
+ * Makes the table's late unique index: ON ONLY the parent (a moment's lock), then on each
+ * partition CONCURRENTLY and attached; the parent's is valid once every partition's is.
+ */
+async function buildLateIndex(db: AnyDb, table: PartitionedTable): Promise<boolean> {
+  const columns = sql.raw(LATE_UNIQUE_INDEXES[table]!);
+  const parent = lateIndexName(table);
+  await ddlStep(db, table, (trx) =>
+    sql`CREATE UNIQUE INDEX IF NOT EXISTS ${sql.ref(parent)} ON ONLY ${sql.table(table)} (${columns})`.execute(trx),
+  );
+  for (const p of await listPartitions(db, table)) {
+    const { rows } = await sql<{ attached: boolean }>`
+      SELECT EXISTS (
+        SELECT 1 FROM pg_inherits i JOIN pg_index x ON x.indexrelid = i.inhrelid
+        WHERE i.inhparent = ${parent}::regclass AND x.indrelid = ${p.name}::regclass) AS attached`.execute(db);
+    if (rows[0]?.attached) continue;
+    const own = `${p.name}_id_key`;
+    // A build interrupted before (a process stopped) leaves an invalid index: built again.
+    const { rows: left } = await sql<{ valid: boolean }>`
+      SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass(${own})`.execute(db);
+    if (left[0] && !left[0].valid) await sql`DROP INDEX CONCURRENTLY ${sql.ref(own)}`.execute(db);
+    if (!left[0]?.valid) await sql`CREATE UNIQUE INDEX CONCURRENTLY ${sql.ref(own)} ON ${sql.table(p.name)} (${columns})`.execute(db);
+    await ddlStep(db, table, (trx) => sql`ALTER INDEX ${sql.ref(parent)} ATTACH PARTITION ${sql.ref(own)}`.execute(trx));
+  }
+  // The old table's primary key (id) is now one more index entry on every row written there
+  // (until its range is behind retention): (id, event_id) serves a lookup by id as well.
+  const { rows: keys } = await sql<{ table: string; name: string }>`
+    SELECT conrelid::regclass::text AS table, conname AS name FROM pg_constraint
+    WHERE contype = 'p' AND conrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = ${table}::regclass)`.execute(db);
+  for (const k of keys)
+    await ddlStep(db, table, (trx) => sql`ALTER TABLE ${sql.table(k.table)} DROP CONSTRAINT ${sql.ref(k.name)}`.execute(trx));
+  return lateIndexReady(db, table);
+}
+
+/**
+ * `column`, a partition key, is one of `ids`, in a form that keeps a statement's planning and
+ * start-up to the days the ids lie in (docs/performance.md, "The compare on the partitioned
+ * inbox"). Without a bound on the key the planner keeps every day: an UPDATE … FROM unnest
+ * then opens, locks and probes each day's partition for each row. Given the ids as a constant
+ * array it prunes by each of them, a step per id (250 in a batch), which doubled the planning
+ * of a batch's statements. So the ids go in as the value of a subquery, which the planner does
+ * not look into (the index still probes exactly them), and the lowest and highest id, two
+ * constants, say which days they reach. A UUID sorts as its canonical lowercase text does.
+ */
+export function partitionKeyIn(column: string, ids: string[]) {
+  const ref = sql.ref(column);
+  let lo: string | undefined;
+  let hi: string | undefined;
+  for (const id of ids) {
+    const v = id.toLowerCase();
+    // Another spelling PostgreSQL reads as a UUID (braces, no hyphens) does not sort as it does.
+    if (!CANONICAL_UUID.test(v)) return sql<boolean>`${ref} = ANY(${ids}::uuid[])`;
+    if (lo === undefined || v < lo) lo = v;
+    if (hi === undefined || v > hi) hi = v;
+  }
+  // One array parameter, not one per id: a batch names 250.
+  return sql<boolean>`(${ref} = ANY((SELECT ${ids}::uuid[])::uuid[]) AND ${ref} BETWEEN ${lo ?? null}::uuid AND ${hi ?? null}::uuid)`;
+}
+
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /**
  * The legacy table, the DEFAULT partition, becomes the range (MINVALUE, bound) with bound the
  * start of the day after tomorrow: ids made until then still fit it while this runs. Rows at
@@ -137,25 +241,51 @@ async function convertLegacy(db: AnyDb, table: PartitionedTable, now: Date): Pro
   const legacy = `${table}_legacy`;
   const check = `${legacy}_range`;
   const aside = `${legacy}_aside`;
+  const key = sql.ref(PARTITION_KEYS[table]);
   const bound = uuid7Floor(dayStart(now.getTime()) + 2 * DAY_MS);
+  // Attempts written before their event_id existed have none: until retention has deleted
+  // them the table stays the DEFAULT. Found at once while they last (they are the oldest
+  // rows), so a maintenance run does not read the table for a check bound to fail.
+  const { rows: unkeyed } = await sql<{ yes: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM ${sql.table(legacy)} WHERE ${key} IS NULL) AS yes`.execute(db);
+  if (unkeyed[0]?.yes) return false;
   const started = await ddlStep(db, table, async (trx) => {
     if (!(await legacyIsDefault(trx, table))) return false;
     await sql`CREATE TABLE IF NOT EXISTS ${sql.table(aside)} (LIKE ${sql.table(table)})`.execute(trx);
     await sql`
-      WITH moved AS (DELETE FROM ${sql.table(legacy)} WHERE id >= ${bound}::uuid RETURNING *)
+      WITH moved AS (DELETE FROM ${sql.table(legacy)} WHERE ${key} >= ${bound}::uuid RETURNING *)
       INSERT INTO ${sql.table(aside)} SELECT * FROM moved`.execute(trx);
     await sql`ALTER TABLE ${sql.table(legacy)} DROP CONSTRAINT IF EXISTS ${sql.ref(check)}`.execute(trx);
-    await sql`ALTER TABLE ${sql.table(legacy)} ADD CONSTRAINT ${sql.ref(check)} CHECK (id < ${sql.lit(bound)}::uuid) NOT VALID`.execute(
-      trx,
-    );
+    // IS NOT NULL too: a range holds no NULL key, and the attach must be proved by this check
+    // alone (attempts written before their event_id existed have none).
+    await sql`
+      ALTER TABLE ${sql.table(legacy)} ADD CONSTRAINT ${sql.ref(check)}
+      CHECK (${key} IS NOT NULL AND ${key} < ${sql.lit(bound)}::uuid) NOT VALID`.execute(trx);
     return true;
   });
   if (!started) return false;
   // SHARE UPDATE EXCLUSIVE: inserts and updates go on while the table is read.
-  await db.transaction().execute(async (trx) => {
-    await sql`SET LOCAL statement_timeout = 0`.execute(trx);
-    await sql`ALTER TABLE ${sql.table(legacy)} VALIDATE CONSTRAINT ${sql.ref(check)}`.execute(trx);
-  });
+  const valid = await db
+    .transaction()
+    .execute(async (trx) => {
+      await sql`SET LOCAL statement_timeout = 0`.execute(trx);
+      await sql`ALTER TABLE ${sql.table(legacy)} VALIDATE CONSTRAINT ${sql.ref(check)}`.execute(trx);
+      return true;
+    })
+    .catch((err: unknown) => {
+      // A row without its key (an attempt older than its event_id column): the table stays the
+      // DEFAULT, and row retention deletes such rows; a later run converts it.
+      if ((err as { code?: string }).code === '23514') return false;
+      throw err;
+    });
+  if (!valid) {
+    await ddlStep(db, table, async (trx) => {
+      await sql`ALTER TABLE ${sql.table(legacy)} DROP CONSTRAINT IF EXISTS ${sql.ref(check)}`.execute(trx);
+      await sql`INSERT INTO ${sql.table(table)} OVERRIDING SYSTEM VALUE SELECT * FROM ${sql.table(aside)}`.execute(trx);
+      await sql`DROP TABLE ${sql.table(aside)}`.execute(trx);
+    });
+    return false;
+  }
   // The valid CHECK implies the new range, so the attach reads neither table; the only scan
   // is of the new, empty DEFAULT.
   return ddlStep(db, table, async (trx) => {
@@ -165,7 +295,8 @@ async function convertLegacy(db: AnyDb, table: PartitionedTable, now: Date): Pro
     await sql`
       ALTER TABLE ${sql.table(table)} ATTACH PARTITION ${sql.table(legacy)}
       FOR VALUES FROM (MINVALUE) TO (${sql.lit(bound)})`.execute(trx);
-    await sql`INSERT INTO ${sql.table(table)} SELECT * FROM ${sql.table(aside)}`.execute(trx);
+    // The ids of identity columns are kept as they were.
+    await sql`INSERT INTO ${sql.table(table)} OVERRIDING SYSTEM VALUE SELECT * FROM ${sql.table(aside)}`.execute(trx);
     await sql`DROP TABLE ${sql.table(aside)}`.execute(trx);
     return true;
   });
@@ -178,6 +309,7 @@ async function convertLegacy(db: AnyDb, table: PartitionedTable, now: Date): Pro
  */
 async function createDay(db: AnyDb, table: PartitionedTable, day: number): Promise<boolean> {
   const name = dayName(table, day);
+  const key = sql.ref(PARTITION_KEYS[table]);
   const from = uuid7Floor(day);
   const to = uuid7Floor(day + DAY_MS);
   return ddlStep(db, table, async (trx) => {
@@ -185,7 +317,7 @@ async function createDay(db: AnyDb, table: PartitionedTable, day: number): Promi
     if (rows[0]?.made) return false;
     await sql`CREATE TABLE ${sql.table(name)} (LIKE ${sql.table(table)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`.execute(trx);
     await sql`
-      WITH moved AS (DELETE FROM ${sql.table(`${table}_default`)} WHERE id >= ${from}::uuid AND id < ${to}::uuid RETURNING *)
+      WITH moved AS (DELETE FROM ${sql.table(`${table}_default`)} WHERE ${key} >= ${from}::uuid AND ${key} < ${to}::uuid RETURNING *)
       INSERT INTO ${sql.table(name)} SELECT * FROM moved`.execute(trx);
     await sql`ALTER TABLE ${sql.table(table)} ATTACH PARTITION ${sql.table(name)} FOR VALUES FROM (${sql.lit(from)}) TO (${sql.lit(to)})`.execute(
       trx,
@@ -228,12 +360,15 @@ export async function dropExpiredPartitions(
         // to keep are read; the other days, and the inserts of today, go on.
         await sql`LOCK TABLE ${sql.table(p.name)} IN SHARE ROW EXCLUSIVE MODE`.execute(trx);
         const aside = `${p.name}_kept`;
-        await sql`CREATE TEMP TABLE ${sql.table(aside)} ON COMMIT DROP AS SELECT * FROM ${sql.table(p.name)} WHERE ${keep}`.execute(trx);
+        // `expired` names the day's row, for a `keep` that looks at other tables.
+        await sql`CREATE TEMP TABLE ${sql.table(aside)} ON COMMIT DROP AS SELECT * FROM ${sql.table(p.name)} AS expired WHERE ${keep}`.execute(
+          trx,
+        );
         const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(aside)}`.execute(trx);
         const n = rows[0]?.n ?? 0;
         if (n > MAX_KEPT_ROWS) return undefined;
         await sql`ALTER TABLE ${sql.table(table)} DETACH PARTITION ${sql.table(p.name)}`.execute(trx);
-        await sql`INSERT INTO ${sql.table(table)} SELECT * FROM ${sql.table(aside)}`.execute(trx);
+        await sql`INSERT INTO ${sql.table(table)} OVERRIDING SYSTEM VALUE SELECT * FROM ${sql.table(aside)}`.execute(trx);
         await sql`DROP TABLE ${sql.table(p.name)}`.execute(trx);
         return n;
       });

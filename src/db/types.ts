@@ -539,6 +539,8 @@ export interface WebhookDeliveriesTable {
 export interface WebhookAttemptsTable {
   id: Generated<number>;
   delivery_id: number;
+  /** The delivery's event, the partition key; NULL only on attempts written before 0067. */
+  event_id: string | null;
   attempted_at: Timestamp;
   status_code: number | null;
   duration_ms: number;

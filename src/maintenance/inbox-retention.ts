@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
-import type { Db, Executor } from '../db/database.js';
+import type { Db } from '../db/database.js';
 import { dropExpiredPartitions, preparePartitions, rowRetentionPartitions } from '../db/partitions.js';
-import { deleteInboxBatch, deleteOutboundEventsBatch, inboxRowsToKeep } from './maintenance.queries.js';
+import { deleteInboxBatch, deleteOutboundEventsBatch, inboxRowsToKeep, outboundRowsToKeep } from './maintenance.queries.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -73,19 +73,58 @@ export async function pruneInbox(
   };
 }
 
+export interface OutboundPruned {
+  /** Events deleted one by one (in the DEFAULT and legacy partitions), with their deliveries and attempts. */
+  deleted: number;
+  more: boolean;
+  /** Day partitions of the three tables made ahead, and expired ones dropped whole. */
+  partitionsCreated: string[];
+  partitionsDropped: string[];
+  /** Rows of the dropped days that had to stay (pending deliveries, their attempts and events), now in the DEFAULT. */
+  rowsKept: number;
+  partitionsSkipped: string[];
+}
+
 /**
- * Deletes outbound webhook events older than `retentionDays` with their deliveries and every
- * attempt (docs/webhooks.md, "Retention"), the delivery log's history; an event with a delivery still
- * pending stays.
+ * Outbound retention (docs/outbound-webhooks.md): events older than `retentionDays` go with
+ * their deliveries and every attempt, the delivery log's history; an event with a delivery
+ * still pending stays. The three tables are partitioned by the event's day: this makes the
+ * days ahead, drops each day wholly before `retentionDays` — its attempts, then its
+ * deliveries, then its events, keeping the pending deliveries and what they need — then
+ * deletes expired events in batches from the partitions that are not days.
  */
 export async function pruneOutboundEvents(
-  db: Executor,
+  db: Db,
   now: Date,
   config: Pick<Config, 'retentionDays'>,
   limits: RetentionLimits = RETENTION_LIMITS,
-) {
-  return drain((n) => deleteOutboundEventsBatch(db, daysBefore(now, config.retentionDays), n), limits);
+): Promise<OutboundPruned> {
+  const before = daysBefore(now, config.retentionDays);
+  const result: OutboundPruned = {
+    deleted: 0,
+    more: false,
+    partitionsCreated: [],
+    partitionsDropped: [],
+    rowsKept: 0,
+    partitionsSkipped: [],
+  };
+  for (const table of OUTBOUND_DROP_ORDER) result.partitionsCreated.push(...(await preparePartitions(db, table, now)).created);
+  for (const table of OUTBOUND_DROP_ORDER) {
+    const dropped = await dropExpiredPartitions(db, table, before, outboundRowsToKeep(table));
+    result.partitionsDropped.push(...dropped.dropped);
+    result.partitionsSkipped.push(...dropped.skipped);
+    result.rowsKept += dropped.kept;
+  }
+  for (const partition of await rowRetentionPartitions(db, 'webhook_events')) {
+    const d = await drain((n) => deleteOutboundEventsBatch(db, partition, before, n), limits);
+    result.deleted += d.deleted;
+    result.more ||= d.more;
+  }
+  return result;
 }
+
+/** A day's attempts are found through its deliveries, and its events through both. */
+export const OUTBOUND_DROP_ORDER = ['webhook_attempts', 'webhook_deliveries', 'webhook_events'] as const;
 
 const daysBefore = (now: Date, days: number) => new Date(now.getTime() - days * DAY_MS);
 

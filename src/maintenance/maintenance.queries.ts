@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { uuid7Floor } from '../crypto/uuid7.js';
 import type { Executor } from '../db/database.js';
+import { deleteEvents } from '../webhooks-out/events.queries.js';
 
 /** How long spent or expired credentials and bookkeeping rows are kept before deletion. */
 export const RETENTION = {
@@ -83,13 +84,38 @@ export async function deleteInboxBatch(
 }
 
 /**
- * Deletes at most `limit` outbound webhook events created before `before` (their deliveries
- * and attempts go with them), skipping an event that still has a pending delivery. Event ids
- * are UUIDv7 like the inbox's, so the primary key bounds the scan.
+ * The rows of an expired outbound day that must outlive it: deliveries still `pending` (work
+ * to do, a redelivery), their attempts so far, and the events they send. Days go attempts
+ * first, then deliveries, then events, each found through the tables still to go.
  */
-export async function deleteOutboundEventsBatch(db: Executor, before: Date, limit: number): Promise<number> {
-  const notPending = sql`created_at < ${before} AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = old_rows.id AND d.status = 'pending')`;
-  return deleteOldBatch(db, 'webhook_events', before, notPending, limit);
+export function outboundRowsToKeep(table: 'webhook_events' | 'webhook_deliveries' | 'webhook_attempts') {
+  if (table === 'webhook_deliveries') return sql<boolean>`status = 'pending'`;
+  if (table === 'webhook_attempts')
+    return sql<boolean>`EXISTS (
+      SELECT 1 FROM webhook_deliveries d WHERE d.id = expired.delivery_id AND d.event_id = expired.event_id AND d.status = 'pending')`;
+  return sql<boolean>`EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = expired.id AND d.status = 'pending')`;
+}
+
+/**
+ * Deletes at most `limit` outbound webhook events of `partition` (the DEFAULT or the legacy
+ * one: days go whole) created before `before`, with their deliveries and attempts, skipping
+ * an event that still has a pending delivery. Event ids are UUIDv7 like the inbox's, so the
+ * primary key bounds the scan.
+ */
+export async function deleteOutboundEventsBatch(db: Executor, partition: string, before: Date, limit: number): Promise<number> {
+  const below = uuid7Floor(before.getTime());
+  return deleteEvents(
+    db,
+    sql`
+      SELECT id FROM ${sql.table(partition)} AS old_rows
+      WHERE id < ${below}::uuid AND created_at < ${before}
+        AND NOT EXISTS (
+          SELECT 1 FROM webhook_deliveries d WHERE d.event_id = old_rows.id AND d.event_id < ${below}::uuid AND d.status = 'pending')
+      ORDER BY id
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED`,
+    { idsBelow: below },
+  );
 }
 
 /**

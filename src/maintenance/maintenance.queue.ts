@@ -47,7 +47,19 @@ export const maintenanceQueue: QueueDefinition = {
       );
       const outbound = await pruneOutboundEvents(deps.db, now, deps.config);
       deps.metrics.outboundEventsDeleted.inc(outbound.deleted);
-      deps.log.info({ outboundEventsDeleted: outbound.deleted, more: outbound.more }, 'maintenance: old outbound webhook events deleted');
+      deps.log.info(
+        {
+          outboundEventsDeleted: outbound.deleted,
+          more: outbound.more,
+          outboundPartitions: {
+            created: outbound.partitionsCreated,
+            dropped: outbound.partitionsDropped,
+            rowsKept: outbound.rowsKept,
+            skipped: outbound.partitionsSkipped,
+          },
+        },
+        'maintenance: old outbound webhook events deleted',
+      );
       const uploads = await pruneUnusedUploads(deps, now);
       deps.log.info({ unusedUploadsDeleted: uploads.deleted, more: uploads.more }, 'maintenance: unused uploads deleted');
       const conversations = await pruneOldConversations(deps, now);

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { VerificationKind } from '../channels/channel.js';
 import type { Executor } from '../db/database.js';
 import { offsetPage } from '../db/pages.js';
+import { partitionKeyIn } from '../db/partitions.js';
 import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
 import type { OffsetRequest } from '../http/pagination.js';
 import { truncate } from '../text/truncate.js';
@@ -74,34 +75,6 @@ export async function insertInboxRows(client: pg.ClientBase, rows: NewInboxRow[]
 }
 
 /**
- * `column` is one of `ids`, in a form that keeps the partitioned inbox's planning and start-up
- * to the batch's own days (src/db/partitions.ts; docs/performance.md, "The compare on the
- * partitioned inbox"). Without a bound on the id the planner keeps every day: an UPDATE …
- * FROM unnest then opens, locks and probes each day's partition for each row. Given the ids
- * as a constant array it prunes by each of them, a step per id (250 in a batch), which
- * doubled the planning of the batch's statements. So the ids go in as the value of a
- * subquery, which the planner does not look into (the index still probes exactly them), and
- * the batch's lowest and highest id, two constants, say which days it reaches. A UUID sorts
- * as its canonical lowercase text does.
- */
-function idIn(column: string, ids: string[]) {
-  const ref = sql.ref(column);
-  let lo: string | undefined;
-  let hi: string | undefined;
-  for (const id of ids) {
-    const v = id.toLowerCase();
-    // Another spelling PostgreSQL reads as a UUID (braces, no hyphens) does not sort as it does.
-    if (!CANONICAL_UUID.test(v)) return sql<boolean>`${ref} = ANY(${ids}::uuid[])`;
-    if (lo === undefined || v < lo) lo = v;
-    if (hi === undefined || v > hi) hi = v;
-  }
-  // One array parameter, not one per id: a batch names 250.
-  return sql<boolean>`(${ref} = ANY((SELECT ${ids}::uuid[])::uuid[]) AND ${ref} BETWEEN ${lo ?? null}::uuid AND ${hi ?? null}::uuid)`;
-}
-
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/**
  * Locks the rows of `ids` that still need work. A row another worker is processing is
  * skipped (SKIP LOCKED), and so are processed and dead-lettered rows: a duplicate job is a no-op.
  * Which of the skipped rows were only locked, findStillPending tells.
@@ -111,7 +84,7 @@ export async function lockPendingRows(db: Executor, ids: string[]): Promise<Inbo
   return db
     .selectFrom('webhook_inbox')
     .select(ROW_COLUMNS)
-    .where(idIn('id', ids))
+    .where(partitionKeyIn('id', ids))
     .where('status', 'in', ['received', 'failed'])
     .orderBy('created_at')
     .forUpdate()
@@ -128,7 +101,7 @@ export async function findStillPending(db: Executor, ids: string[]): Promise<str
   const rows = await db
     .selectFrom('webhook_inbox')
     .select('id')
-    .where(idIn('id', ids))
+    .where(partitionKeyIn('id', ids))
     .where('status', 'in', ['received', 'failed'])
     .execute();
   return rows.map((r) => r.id);
@@ -146,7 +119,7 @@ export async function markProcessed(db: Executor, rows: { id: string; appId: str
     SET status = 'processed', processed_at = ${at}, attempt_count = w.attempt_count + 1,
         last_error = NULL, next_retry_at = NULL, app_id = v.app_id, updated_at = ${at}
     FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.appId)}::text[]) AS v(id, app_id)
-    WHERE w.id = v.id AND ${idIn(
+    WHERE w.id = v.id AND ${partitionKeyIn(
       'w.id',
       rows.map((r) => r.id),
     )}`.execute(db);
@@ -176,7 +149,7 @@ export async function markFailed(db: Executor, rows: FailedUpdate[], at: Date): 
       ${rows.map((r) => r.nextRetryAt)}::timestamptz[], ${rows.map((r) => truncate(r.lastError, LAST_ERROR_MAX_LENGTH))}::text[], ${rows.map((r) => r.appId)}::text[]
     ) AS v(id, status, attempt_count, next_retry_at, last_error, app_id)
     LEFT JOIN workspaces ws ON ws.app_id = v.app_id
-    WHERE w.id = v.id AND ${idIn(
+    WHERE w.id = v.id AND ${partitionKeyIn(
       'w.id',
       rows.map((r) => r.id),
     )}

@@ -1,6 +1,7 @@
 import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { keysetPage, type SortKey } from '../db/pages.js';
+import { partitionKeyIn } from '../db/partitions.js';
 import type { OutboundDeliveryStatus, WebhookAttemptsTable } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
 
@@ -31,11 +32,11 @@ export async function insertEvents(db: Executor, events: NewEvent[], at: Date): 
 /** One pending delivery per (event, endpoint), each with the id of the job that makes its first attempt. */
 export async function insertDeliveries(db: Executor, rows: { endpointId: number; eventId: string; jobId: string }[], at: Date) {
   if (rows.length === 0) return [];
-  const { rows: inserted } = await sql<{ id: number; endpoint_id: number; job_id: string }>`
+  const { rows: inserted } = await sql<{ id: number; endpoint_id: number; event_id: string; job_id: string }>`
     INSERT INTO webhook_deliveries (endpoint_id, event_id, job_id, next_attempt_at, created_at, updated_at)
     SELECT e, ev, j, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
     FROM unnest(${rows.map((r) => r.endpointId)}::bigint[], ${rows.map((r) => r.eventId)}::uuid[], ${rows.map((r) => r.jobId)}::uuid[]) AS v(e, ev, j)
-    RETURNING id, endpoint_id, job_id`.execute(db);
+    RETURNING id, endpoint_id, event_id, job_id`.execute(db);
   return inserted;
 }
 
@@ -95,19 +96,27 @@ export async function listAttempts(db: Executor, deliveryIds: number[]): Promise
  * A delivery made pending again with a new job (redelivery): its attempt count starts over,
  * its attempts so far are kept, and any job queued before is stale from now on.
  */
-export async function restartDelivery(db: Executor, id: number, jobId: string, at: Date): Promise<void> {
+export async function restartDelivery(db: Executor, delivery: { id: number; eventId: string }, jobId: string, at: Date): Promise<void> {
   await db
     .updateTable('webhook_deliveries')
     .set({ status: 'pending', attempt_count: 0, job_id: jobId, next_attempt_at: at, updated_at: at })
-    .where('id', '=', id)
+    .where('id', '=', delivery.id)
+    .where('event_id', '=', delivery.eventId)
     .execute();
 }
 
-/** What an attempt needs, for the deliveries of a fetched batch: the body, the endpoint and its secrets. */
-export async function findDispatchContexts(db: Executor, deliveryIds: number[]) {
+/**
+ * What an attempt needs, for the deliveries of a fetched batch: the body, the endpoint and its
+ * secrets. With their events' ids (jobs queued since the tables were partitioned carry them)
+ * only the days of those events are read; without, every day's index on the delivery id.
+ */
+export async function findDispatchContexts(db: Executor, deliveryIds: number[], eventIds?: string[]) {
   if (deliveryIds.length === 0) return [];
+  const days =
+    eventIds && eventIds.length > 0 ? sql`AND ${partitionKeyIn('d.event_id', eventIds)} AND ${partitionKeyIn('ev.id', eventIds)}` : sql``;
   const { rows } = await sql<{
     id: number;
+    event_id: string;
     status: OutboundDeliveryStatus;
     job_id: string | null;
     attempt_count: number;
@@ -123,18 +132,19 @@ export async function findDispatchContexts(db: Executor, deliveryIds: number[]) 
     previous_secret_sealed: Buffer | null;
     previous_secret_expires_at: Date | null;
   }>`
-    SELECT d.id, d.status, d.job_id, d.attempt_count, ev.type AS event_type, ev.body,
+    SELECT d.id, d.event_id, d.status, d.job_id, d.attempt_count, ev.type AS event_type, ev.body,
            ep.id AS endpoint_id, ep.url, ep.enabled, ep.disabled_reason, ep.signature_scheme, ep.failing_since,
            ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_expires_at
     FROM webhook_deliveries d
     JOIN webhook_events ev ON ev.id = d.event_id
     JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
-    WHERE d.id = ANY(${deliveryIds}::bigint[])`.execute(db);
+    WHERE d.id = ANY(${deliveryIds}::bigint[]) ${days}`.execute(db);
   return rows;
 }
 
 export interface AttemptRecord {
   deliveryId: number;
+  eventId: string;
   attemptedAt: Date;
   statusCode: number | null;
   durationMs: number;
@@ -143,6 +153,8 @@ export interface AttemptRecord {
 
 export interface DeliverySettlement {
   id: number;
+  /** The delivery's event: with the id, it names one row of one day. */
+  eventId: string;
   /** The job that made the attempt: a delivery redelivered meanwhile has another, and is left alone. */
   jobId: string;
   status: OutboundDeliveryStatus;
@@ -162,21 +174,25 @@ export async function recordAttempts(db: Executor, attempts: AttemptRecord[], ro
   const { rows: changed } = await sql<{
     id: number;
     endpoint_id: number;
+    event_id: string;
     status: OutboundDeliveryStatus;
     job_id: string | null;
     next_attempt_at: Date | null;
   }>`
     WITH attempts AS (
-      INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error)
-      SELECT * FROM unnest(${attempts.map((a) => a.deliveryId)}::bigint[], ${attempts.map((a) => a.attemptedAt)}::timestamptz[],
+      INSERT INTO webhook_attempts (delivery_id, event_id, attempted_at, status_code, duration_ms, error)
+      SELECT * FROM unnest(${attempts.map((a) => a.deliveryId)}::bigint[], ${attempts.map((a) => a.eventId)}::uuid[], ${attempts.map((a) => a.attemptedAt)}::timestamptz[],
                            ${attempts.map((a) => a.statusCode)}::int[], ${attempts.map((a) => a.durationMs)}::int[], ${attempts.map((a) => a.error)}::text[])
     )
     UPDATE webhook_deliveries AS d
     SET status = v.status, attempt_count = v.attempt_count, job_id = v.next_job_id, next_attempt_at = v.next_attempt_at, updated_at = ${at}
-    FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.jobId)}::uuid[], ${rows.map((r) => r.status)}::text[],
+    FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.eventId)}::uuid[], ${rows.map((r) => r.jobId)}::uuid[], ${rows.map((r) => r.status)}::text[],
                 ${rows.map((r) => r.attemptCount)}::int[], ${rows.map((r) => r.nextJobId)}::uuid[], ${rows.map((r) => r.nextAttemptAt)}::timestamptz[])
-      AS v(id, job_id, status, attempt_count, next_job_id, next_attempt_at)
-    WHERE d.id = v.id AND d.job_id = v.job_id AND d.status = 'pending'
-    RETURNING d.id, d.endpoint_id, d.status, d.job_id, d.next_attempt_at`.execute(db);
+      AS v(id, event_id, job_id, status, attempt_count, next_job_id, next_attempt_at)
+    WHERE d.id = v.id AND d.event_id = v.event_id AND ${partitionKeyIn(
+      'd.event_id',
+      rows.map((r) => r.eventId),
+    )} AND d.job_id = v.job_id AND d.status = 'pending'
+    RETURNING d.id, d.endpoint_id, d.event_id, d.status, d.job_id, d.next_attempt_at`.execute(db);
   return changed;
 }

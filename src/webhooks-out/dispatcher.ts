@@ -171,7 +171,7 @@ export class Dispatcher {
     if (workspaceId !== undefined) this.workspaceJobs.set(workspaceId, (this.workspaceJobs.get(workspaceId) ?? 0) + 1);
     let contexts: Map<number, Context>;
     try {
-      contexts = new Map((await findDispatchContexts(this.deps.db, ids)).map((c) => [c.id, c]));
+      contexts = new Map((await findDispatchContexts(this.deps.db, ids, job.data.eventIds)).map((c) => [c.id, c]));
     } catch (err) {
       // The job stays active and comes back when it expires.
       this.deps.log.warn({ err }, 'outbound webhooks: reading deliveries failed');
@@ -281,7 +281,13 @@ export class Dispatcher {
         trx,
         changed
           .filter((d) => d.status === 'pending')
-          .map((d) => ({ deliveryId: d.id, endpointId: d.endpoint_id, jobId: d.job_id!, startAfter: d.next_attempt_at! })),
+          .map((d) => ({
+            deliveryId: d.id,
+            eventId: d.event_id,
+            endpointId: d.endpoint_id,
+            jobId: d.job_id!,
+            startAfter: d.next_attempt_at!,
+          })),
       );
       await startFailureStreaks(trx, starting, now);
       await clearFailureStreaks(trx, ending);

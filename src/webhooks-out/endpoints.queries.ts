@@ -70,7 +70,20 @@ export async function updateEndpoint(
   return q.returningAll().executeTakeFirst();
 }
 
+/**
+ * Deletes an endpoint with its deliveries and their attempts. Deliveries would go by their
+ * foreign key's cascade, but attempts have none to their delivery (a partition of a referenced
+ * table could not be dropped while referenced: docs/operations.md, "Partitions"), so both go
+ * here, in the caller's transaction.
+ */
 export async function deleteEndpoint(db: Executor, workspaceId: number, id: number): Promise<boolean> {
+  await sql`
+    WITH deliveries AS (
+      DELETE FROM webhook_deliveries
+      WHERE endpoint_id = (SELECT id FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND id = ${id})
+      RETURNING id
+    )
+    DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM deliveries)`.execute(db);
   const r = await db.deleteFrom('webhook_endpoints').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
   return Number(r.numDeletedRows) > 0;
 }

@@ -161,8 +161,10 @@ export async function redeliver(deps: Deps, workspaceId: number, deliveryId: num
       throw errors.conflict('the endpoint is disabled: enable it (PATCH {"enabled": true}) first');
     await enforceRateLimit(trx, ENDPOINT_ACTIONS_LIMIT, workspaceId, deps.now());
     const jobId = randomUUID();
-    await restartDelivery(trx, delivery.id, jobId, deps.now());
-    await enqueueAttempts(deps.boss, trx, [{ deliveryId: delivery.id, endpointId: delivery.endpoint_id, jobId }]);
+    await restartDelivery(trx, { id: delivery.id, eventId: delivery.event_id }, jobId, deps.now());
+    await enqueueAttempts(deps.boss, trx, [
+      { deliveryId: delivery.id, eventId: delivery.event_id, endpointId: delivery.endpoint_id, jobId },
+    ]);
     return deliveryAnswer(trx, workspaceId, delivery.id);
   });
 }

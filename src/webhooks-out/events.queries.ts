@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { encodeLogPosition, type LogPosition } from '../http/pagination.js';
 
@@ -36,4 +36,26 @@ export async function listEventLog(
     LIMIT ${page.limit}`.execute(db);
   const last = rows[rows.length - 1];
   return { items: rows, meta: last ? { nextCursor: encodeLogPosition(last) } : {} };
+}
+
+/**
+ * Deletes the events whose ids `eventIds` selects (a subquery) with their deliveries and the
+ * deliveries' attempts, in one statement; returns how many events went. The three tables are
+ * partitioned by the event's day and have no foreign keys between them to cascade along
+ * (docs/operations.md, "Partitions"): whoever deletes an event deletes the rest with it.
+ */
+export async function deleteEvents(db: Executor, eventIds: RawBuilder<unknown>, options: { idsBelow?: string } = {}): Promise<number> {
+  // With a bound on the event ids, the deliveries and attempts of only the days below it (and
+  // the DEFAULT) are probed, not every day's; attempts older than their event_id column have none.
+  const below = options.idsBelow;
+  const { rows } = await sql<{ n: number }>`
+    WITH events AS (DELETE FROM webhook_events WHERE id IN (${eventIds}) RETURNING id),
+         deliveries AS (
+           DELETE FROM webhook_deliveries WHERE event_id IN (SELECT id FROM events) ${below ? sql`AND event_id < ${below}::uuid` : sql``}
+           RETURNING id),
+         attempts AS (
+           DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM deliveries)
+           ${below ? sql`AND (event_id < ${below}::uuid OR event_id IS NULL)` : sql``})
+    SELECT count(*)::int AS n FROM events`.execute(db);
+  return rows[0]?.n ?? 0;
 }

@@ -20,10 +20,17 @@ export const OUTBOUND_CHANNEL = 'inbox_webhooks_out';
 
 export interface AttemptJob {
   deliveryIds: number[];
+  /**
+   * Each delivery's event id, in the same order: the days its rows lie in, so that the job's
+   * statements read only those (docs/operations.md, "Partitions"). Absent from jobs queued
+   * before the tables were partitioned, which are read by delivery id alone.
+   */
+  eventIds?: string[];
 }
 
 export interface AttemptItem {
   deliveryId: number;
+  eventId: string;
   endpointId: number;
   /**
    * The job's id, recorded on the delivery: a job whose id a delivery no longer names skips it.
@@ -50,7 +57,10 @@ export async function enqueueAttempts(boss: PgBoss, trx: Executor, items: Attemp
     OUTBOUND_QUEUE,
     [...jobs.entries()].map(([id, [first, ...rest]]) => ({
       id,
-      data: { deliveryIds: [first!.deliveryId, ...rest.map((i) => i.deliveryId)] } satisfies AttemptJob,
+      data: {
+        deliveryIds: [first!.deliveryId, ...rest.map((i) => i.deliveryId)],
+        eventIds: [first!.eventId, ...rest.map((i) => i.eventId)],
+      } satisfies AttemptJob,
       group: { id: String(first!.endpointId) },
       ...(first!.startAfter ? { startAfter: first!.startAfter } : {}),
     })),

@@ -87,7 +87,7 @@ export async function deliverEvents(boss: PgBoss, trx: Executor, targets: { even
   await enqueueAttempts(
     boss,
     trx,
-    inserted.map((d) => ({ deliveryId: d.id, endpointId: d.endpoint_id, jobId: d.job_id })),
+    inserted.map((d) => ({ deliveryId: d.id, eventId: d.event_id, endpointId: d.endpoint_id, jobId: d.job_id })),
   );
   return inserted;
 }

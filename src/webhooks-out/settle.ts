@@ -93,9 +93,17 @@ export function settle(
     const { ctx } = r;
     // A delivery that cannot go out fails with the reason, without an attempt at the receiver.
     const failUnsent = (error: string) => {
-      attempts.push({ deliveryId: ctx.id, attemptedAt: r.at, statusCode: null, durationMs: 0, error: `not sent: ${error}` });
+      attempts.push({
+        deliveryId: ctx.id,
+        eventId: ctx.event_id,
+        attemptedAt: r.at,
+        statusCode: null,
+        durationMs: 0,
+        error: `not sent: ${error}`,
+      });
       settlements.push({
         id: ctx.id,
+        eventId: ctx.event_id,
         jobId: r.held.job.id,
         status: 'failed',
         attemptCount: ctx.attempt_count,
@@ -116,6 +124,7 @@ export function settle(
     const { attempt } = r;
     attempts.push({
       deliveryId: ctx.id,
+      eventId: ctx.event_id,
       attemptedAt: r.at,
       statusCode: attempt.statusCode,
       durationMs: attempt.durationMs,
@@ -126,6 +135,7 @@ export function settle(
       succeeded.add(ctx.endpoint_id);
       settlements.push({
         id: ctx.id,
+        eventId: ctx.event_id,
         jobId: r.held.job.id,
         status: 'succeeded',
         attemptCount: count,
@@ -140,6 +150,7 @@ export function settle(
     const next = attempt.outcome === 'gone' ? null : afterFailedAttempt(count, now).nextRetryAt;
     settlements.push({
       id: ctx.id,
+      eventId: ctx.event_id,
       jobId: r.held.job.id,
       status: next ? 'pending' : 'failed',
       attemptCount: count,

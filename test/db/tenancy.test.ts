@@ -39,7 +39,8 @@ const VIA_PARENT: Record<string, { column: string; parent: string; foreignKey: b
   telegram_webhook_secrets: { column: 'connection_id', parent: 'connections', foreignKey: true },
   whatsapp_templates: { column: 'connection_id', parent: 'connections', foreignKey: true },
   webhook_deliveries: { column: 'endpoint_id', parent: 'webhook_endpoints', foreignKey: true },
-  webhook_attempts: { column: 'delivery_id', parent: 'webhook_deliveries', foreignKey: true },
+  // No foreign key: a day of deliveries is dropped whole, which a referencing table would forbid.
+  webhook_attempts: { column: 'delivery_id', parent: 'webhook_deliveries', foreignKey: false },
   // Keyed by workspaces.app_id without a foreign key: a delivery is stored before it is resolved.
   webhook_inbox: { column: 'app_id', parent: 'workspaces', foreignKey: false },
   idempotency_keys: { column: 'app_id', parent: 'workspaces', foreignKey: false },

@@ -18,6 +18,7 @@ function held(total: number, committed = 0): Held {
 function ctx(endpointId: number, fields: Partial<Context> = {}): Context {
   return {
     id: nextDelivery++,
+    event_id: '01900000-0000-7000-8000-000000000000',
     status: 'pending',
     job_id: 'job',
     attempt_count: 0,
