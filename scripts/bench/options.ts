@@ -35,6 +35,8 @@ export interface BenchOptions {
   routingNewPercent: number;
   /** Messages per applied batch in the routing phase. */
   routingBatch: number;
+  /** The routing phase also drains stored deliveries with a real worker, each side in turn. */
+  routingDrain: boolean;
   /** Run only the inbox retention phase (retention.ts). */
   retention: boolean;
   rows: number;
@@ -101,6 +103,10 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
         default: '20',
         help: 'messages per transaction in the routing phase (20: a light load; a worker draining a backlog takes about 150)',
       },
+      'routing-drain': {
+        type: 'boolean',
+        help: 'with --routing, also a --role worker draining --routing-events stored deliveries into each workspace in turn (with --compare, of both builds)',
+      },
       retention: {
         type: 'boolean',
         help: 'run only the retention phase: one day of the inbox deleted row by row against its partition dropped (time, WAL)',
@@ -153,6 +159,7 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
     routingEvents: number('routing-events', v['routing-events']),
     routingNewPercent: Math.min(100, number('routing-new', v['routing-new'])),
     routingBatch: Math.max(1, number('routing-batch', v['routing-batch'])),
+    routingDrain: v['routing-drain'] ?? false,
     retention: v.retention ?? false,
     rows: number('rows', v.rows),
     bodyBytes: number('body-bytes', v['body-bytes']),

@@ -12,7 +12,8 @@
 //   or conversations.ts (--conversations): thread filters and message search on a large inbox;
 //   or reports.ts (--reports): report summary and timeseries over a year of conversations;
 //   or attachments.ts (--attachments): 25 MB files up and down through the service, MB/s and RSS;
-//   or routing.ts (--routing): applying batches with 50 agents in 5 routing teams against none;
+//   or routing.ts (--routing): applying batches with 50 agents in 5 routing teams against none,
+//      and with --routing-drain a --role worker draining stored deliveries into each in turn;
 //   or retention.ts (--retention): a day of the inbox deleted row by row against dropped as a partition;
 //   or automation.ts (--automation): applying batches with 50 enabled automation rules against none;
 //   or compare.ts (--compare <git-ref>): this build against the ref's, alternated, with ratios.
@@ -44,7 +45,7 @@ import { measureOutbound } from './outbound.js';
 import { measureProcess } from './process.js';
 import { measureReports } from './reports.js';
 import { measureRetention, retentionLines } from './retention.js';
-import { measureRouting } from './routing.js';
+import { measureRouting, measureRoutingDrain } from './routing.js';
 import { measureSend } from './send.js';
 import { measureSingle } from './single.js';
 import { drainCostLines, measureDrainCost, startProfiledPostgres } from './statements.js';
@@ -66,7 +67,7 @@ async function main() {
     return;
   }
   // The routing phase runs in this process from the sources: no service process to build.
-  if (!options.routing && !options.automation) {
+  if ((!options.routing || options.routingDrain) && !options.automation) {
     say('building the service (npm run build)');
     execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   }
@@ -97,7 +98,7 @@ async function main() {
     }
     return;
   }
-  if (options.compare !== undefined) {
+  if (options.compare !== undefined && !options.routing) {
     const c = await measureCompare({ ...options, compare: options.compare });
     for (const line of compareTable(c)) out(line);
     if (options.json) out(JSON.stringify({ compare: c }));
@@ -197,6 +198,31 @@ async function main() {
         ['open threads of the last run', `${r.assigned} assigned by routing, ${r.waiting} waiting`],
       ]);
       if (options.json) out(JSON.stringify({ routing: r }));
+      if (options.routingDrain) {
+        const ref = options.compare === undefined ? undefined : await prepareRef(options.compare);
+        try {
+          const builds: Build[] = [{ key: 'this', label: thisLabel(), root: ROOT }, ...(ref ? [ref.build] : [])];
+          const d = await measureRoutingDrain(options, databaseUrl, database, builds);
+          out('');
+          table([
+            ['drain setup', `a --role worker drains ${d.deliveries} stored deliveries, ${d.newPercent.toFixed(0)} % opening a thread`],
+          ]);
+          for (const b of d.builds) {
+            table([
+              [`drain, ${b.label}, with routing`, `${b.rounds.map((x) => x.routingPerSec).join(', ')} deliveries/s`],
+              [`drain, ${b.label}, without`, `${b.rounds.map((x) => x.plainPerSec).join(', ')} deliveries/s`],
+              [
+                `drain, ${b.label}, routing / none`,
+                `${(b.ratio * 100).toFixed(1)} % (median of ${b.rounds.length} alternating rounds; lowest ${(b.lowest * 100).toFixed(1)} %, highest ${(b.highest * 100).toFixed(1)} %; goal ≥ 90 %)`,
+              ],
+            ]);
+          }
+          table([['open threads of the last drain', `${d.assigned} assigned by routing, ${d.waiting} waiting`]]);
+          if (options.json) out(JSON.stringify({ routingDrain: d }));
+        } finally {
+          await ref?.remove();
+        }
+      }
       return;
     }
 

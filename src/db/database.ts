@@ -1,5 +1,6 @@
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
+import { sha256Hex } from '../crypto/hmac.js';
 import type { DB } from './types.js';
 
 // int8 (bigint ids, counts) as numbers: ids stay far below 2^53.
@@ -95,6 +96,37 @@ function isQueryReadTimeout(err: unknown): boolean {
   return err instanceof Error && err.message === 'Query read timeout';
 }
 
+/**
+ * The start of a statement's text that has it prepared on each connection the first time the
+ * connection runs it (named after a hash of the text), then only bound and executed: for hot
+ * statements whose planning is a large share of their cost (routing's pool and assignment
+ * plan for as long as they run). PostgreSQL keeps custom plans for the first five runs and then
+ * a generic one when its estimate is no worse. Write it first in the `sql` text:
+ * sql`${PREPARED} SELECT …`.
+ */
+export const PREPARED_MARK = '/* prepared */';
+export const PREPARED = sql.raw(PREPARED_MARK);
+
+const preparedNames = new Map<string, string>();
+
+type AnyQuery = (this: pg.Client, ...args: unknown[]) => unknown;
+const clientQuery = pg.Client.prototype.query as unknown as AnyQuery;
+
+/** node-postgres's client, naming the statements marked PREPARED (Kysely passes text and values). */
+class PreparingClient extends pg.Client {}
+(PreparingClient.prototype as unknown as { query: AnyQuery }).query = function (this: pg.Client, ...args: unknown[]) {
+  const [text, values] = args;
+  if (typeof text === 'string' && text.startsWith(PREPARED_MARK) && Array.isArray(values) && args.length === 2) {
+    let name = preparedNames.get(text);
+    if (name === undefined) {
+      name = `prepared_${sha256Hex(text).slice(0, 16)}`;
+      preparedNames.set(text, name);
+    }
+    return clientQuery.call(this, { name, text, values });
+  }
+  return clientQuery.apply(this, args);
+};
+
 export interface Database {
   pool: pg.Pool;
   db: Db;
@@ -110,6 +142,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   const statementTimeout = options.statementTimeoutMillis ?? DATABASE_DEFAULTS.statementTimeoutMillis;
   const queryTimeout = options.queryTimeoutMillis ?? (statementTimeout > 0 ? statementTimeout + 5_000 : 0);
   const pool = new pg.Pool({
+    Client: PreparingClient,
     connectionString: url,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'inbox',
