@@ -1,11 +1,13 @@
 import { type Selectable, sql } from 'kysely';
 import type pg from 'pg';
 import type { VerificationKind } from '../channels/channel.js';
+import { sha256Hex } from '../crypto/hmac.js';
 import type { Executor } from '../db/database.js';
 import { offsetPage } from '../db/pages.js';
 import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
 import type { OffsetRequest } from '../http/pagination.js';
 import { truncate } from '../text/truncate.js';
+import type { JobStatement } from './inbox.enqueue.js';
 
 /** A row as readers see it: everything but `raw_bytes`, which only the fetch-media job reads. */
 export type InboxRow = Omit<Selectable<WebhookInboxTable>, 'raw_bytes'>;
@@ -33,17 +35,17 @@ const COLUMNS = 'id, integration_key, event, raw_body, verification, verified_ac
 const statements = new Map<string, { name: string; text: string }>();
 
 /**
- * `INSERT … VALUES ($1..$6), ($7..$12), …` for `n` rows, built once per size and shape; with
- * `raw_bytes` and `payload_json` as further columns only for a batch that carries some, so that
- * JSON deliveries (nearly all) bind exactly what they bound before.
+ * `INSERT … VALUES ($1..$6), ($7..$12), …` for `n` rows (numbered from `$first`), built once
+ * per size and shape; with `raw_bytes` and `payload_json` as further columns only for a batch
+ * that carries some, so that JSON deliveries (nearly all) bind exactly what they bound before.
  */
-function insertStatement(n: number, withBytes: boolean, withPayload: boolean): { name: string; text: string } {
-  const name = `inbox_insert_${withBytes ? 'bytes_' : ''}${withPayload ? 'payload_' : ''}${n}`;
+function insertStatement(n: number, withBytes: boolean, withPayload: boolean, first = 1): { name: string; text: string } {
+  const name = `inbox_insert_${withBytes ? 'bytes_' : ''}${withPayload ? 'payload_' : ''}${first > 1 ? `from${first}_` : ''}${n}`;
   let statement = statements.get(name);
   if (!statement) {
     const width = 6 + (withBytes ? 1 : 0) + (withPayload ? 1 : 0);
     const tuples = Array.from({ length: n }, (_, i) => {
-      const p = i * width;
+      const p = first - 1 + i * width;
       const bytes = withBytes ? `, $${p + 7}::bytea` : '';
       const payload = withPayload ? `, $${p + width}::jsonb` : '';
       return `($${p + 1}::uuid, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}${bytes}${payload})`;
@@ -56,21 +58,42 @@ function insertStatement(n: number, withBytes: boolean, withPayload: boolean): {
   return statement;
 }
 
-/**
- * One multi-row INSERT for a batch of accepted deliveries, on a raw client inside the
- * caller's transaction. This is the ingestion hot path: the statement text is built once per
- * batch size (and shape) and prepared once per connection, so a batch costs one Bind and Execute.
- */
-export async function insertInboxRows(client: pg.ClientBase, rows: NewInboxRow[]): Promise<void> {
-  const withBytes = rows.some((r) => r.rawBytes);
-  const withPayload = rows.some((r) => r.payloadJson !== undefined);
-  const values: unknown[] = [];
+function rowValues(rows: NewInboxRow[], withBytes: boolean, withPayload: boolean, values: unknown[] = []): unknown[] {
   for (const r of rows) {
     values.push(r.id, r.integrationKey, r.event, r.rawBody, r.verification, r.verifiedAccount ?? null);
     if (withBytes) values.push(r.rawBytes ?? null);
     if (withPayload) values.push(r.payloadJson ?? null);
   }
-  await client.query({ ...insertStatement(rows.length, withBytes, withPayload), values });
+  return values;
+}
+
+const storeStatements = new Map<string, { name: string; text: string }>();
+
+/**
+ * Stores a batch of accepted deliveries and queues their job (`job`, pg-boss's own insert from
+ * deliveriesJobStatement) as ONE statement: the rows' INSERT runs as a data-modifying `WITH`
+ * of the job's. The ingestion hot path: one statement is its own transaction, so a group
+ * commit is one round trip (Bind, Execute, Sync on a statement prepared once per connection
+ * and batch size) where BEGIN, the two inserts and COMMIT were four, and the rows and the job
+ * still commit together or not at all. pg-boss's statement numbers its values from $1; the
+ * rows' follow them.
+ */
+export async function storeDeliveries(db: pg.Pool | pg.ClientBase, rows: NewInboxRow[], job: JobStatement): Promise<void> {
+  const withBytes = rows.some((r) => r.rawBytes);
+  const withPayload = rows.some((r) => r.payloadJson !== undefined);
+  const insert = insertStatement(rows.length, withBytes, withPayload, job.values.length + 1);
+  const key = `${insert.name}:${job.text}`;
+  let statement = storeStatements.get(key);
+  if (!statement) {
+    const jobText = job.text.trimStart();
+    // pg-boss's insert is a plain INSERT, or (with its NOTIFY on) a WITH whose list the rows' join.
+    const text = /^with\s/i.test(jobText)
+      ? `WITH inbox_rows AS (${insert.text}), ${jobText.slice(4)}`
+      : `WITH inbox_rows AS (${insert.text}) ${jobText}`;
+    statement = { name: `inbox_store_${sha256Hex(key).slice(0, 24)}`, text };
+    storeStatements.set(key, statement);
+  }
+  await db.query({ ...statement, values: rowValues(rows, withBytes, withPayload, [...job.values]) });
 }
 
 /**
