@@ -14,7 +14,7 @@ import pg from 'pg';
 import { provisionTenant, ROOT } from '../../harness/service.js';
 import { createDatabase } from '../../src/db/database.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
-import { anyDeliveryPending, anyMessageUnindexed, drainSeconds, inboxRows } from './bench.queries.js';
+import { anyDeliveryPending, anyMessageUnindexed, drainSeconds, inboxRows, webhookJobs } from './bench.queries.js';
 import { type Ceiling, startCeiling } from './ceiling.js';
 import { BURST_BODIES_PER_SECOND, burst, median, say, serve, signedDeliveries, WARMUP_SECONDS, waitFor } from './common.js';
 import { cpuByKindSince, postgresCpuByKind, postgresCpuMs, processCpuMs } from './cpu.js';
@@ -52,6 +52,8 @@ export interface RunFigures {
   apiUsPerAck: number;
   /** PostgreSQL's CPU over the ingest burst, per acknowledged delivery. */
   pgIngestUsPerAck: number;
+  /** Acknowledged deliveries per group commit (a commit queues one job): what a commit's cost is shared by. */
+  deliveriesPerCommit: number;
   /** The same by kind of PostgreSQL process (backends, autovacuum, walwriter, …), µs per ack. */
   pgIngestByKind: Record<string, number>;
   /** The worker process's CPU from ready to drained, per delivery processed meanwhile. */
@@ -158,6 +160,7 @@ async function measureRun(
     let pgIngestKinds: Record<string, number> = {};
     let ceilingRun: Awaited<ReturnType<typeof burst>>;
     let ceilingCpuMs: number;
+    let commits = 0;
     try {
       await burst(api.url, signedDeliveries(BURST_BODIES_PER_SECOND * WARMUP_SECONDS), {
         connections: options.connections,
@@ -170,10 +173,12 @@ async function measureRun(
       const apiCpu = processCpuMs(api.child.pid);
       const pgCpu = postgresCpuMs(postmasterPid);
       const pgKinds = postgresCpuByKind(postmasterPid);
+      const jobs = await webhookJobs(db);
       ingest = await burst(api.url, bodies, { connections: options.connections, duration: options.seconds });
       apiCpuMs = processCpuMs(api.child.pid) - apiCpu;
       pgIngestMs = postgresCpuMs(postmasterPid) - pgCpu;
       pgIngestKinds = cpuByKindSince(pgKinds, postgresCpuByKind(postmasterPid));
+      commits = (await webhookJobs(db)) - jobs;
     } finally {
       await api.stop();
     }
@@ -231,6 +236,7 @@ async function measureRun(
       apiUsPerAck: Math.round((apiCpuMs * 1000) / Math.max(acknowledged, 1)),
       pgIngestUsPerAck: Math.round((pgIngestMs * 1000) / Math.max(acknowledged, 1)),
       pgIngestByKind: perDelivery(pgIngestKinds, Math.max(acknowledged, 1)),
+      deliveriesPerCommit: Number((acknowledged / Math.max(commits, 1)).toFixed(1)),
       workerUsPerDelivery: Math.round((workerCpuMs * 1000) / inWindow),
       pgDrainUsPerDelivery: Math.round((pgDrainMs * 1000) / inWindow),
       pgDrainByKind: perDelivery(pgDrainKindsMs, inWindow),
@@ -276,6 +282,7 @@ export const FIGURES: Figure[] = [
   },
   { name: '  ingest: api CPU µs per ack', of: (r) => r.apiUsPerAck, better: 'lower' },
   { name: '  ingest: Postgres CPU µs per ack', of: (r) => r.pgIngestUsPerAck, better: 'lower' },
+  { name: '  ingest: deliveries per group commit', of: (r) => r.deliveriesPerCommit, better: 'higher' },
   { name: '  drain: worker CPU µs per delivery', of: (r) => r.workerUsPerDelivery, better: 'lower' },
   { name: '  drain: Postgres CPU µs per delivery', of: (r) => r.pgDrainUsPerDelivery, better: 'lower' },
   { name: 'peak RSS, api (MB)', of: (r) => r.apiRssMb, better: 'lower' },
@@ -348,7 +355,7 @@ export async function measureCompare(options: BenchOptions & { compare: string }
         );
         const f = await measureRun(options, build, withDatabase(postgres.url, name), ceiling, postmasterPid);
         say(
-          `  ceiling ${f.ceilingRps} req/s, ingest ${f.ingestRps} req/s (${f.ingestRatio}; ${f.acknowledged} acknowledged, ${f.non2xx} not, generator ${Math.round(f.generatorCpu * 100)} % of a core), drain ${f.drainPerSec}/s (${f.drained} in ${f.drainSeconds} s); api ${f.apiUsPerAck} µs + Postgres ${f.pgIngestUsPerAck} µs per ack, worker ${f.workerUsPerDelivery} µs + Postgres ${f.pgDrainUsPerDelivery} µs per delivery; ceiling ${f.ceilingUsPerRequest} µs per request; RSS api ${f.apiRssMb} MB, worker ${f.workerRssMb} MB; ingest Postgres by process ${JSON.stringify(f.pgIngestByKind)} µs per ack, drain ${JSON.stringify(f.pgDrainByKind)} µs per delivery; search indexing after the drain ${f.indexUsPerDelivery} µs per delivery`,
+          `  ceiling ${f.ceilingRps} req/s, ingest ${f.ingestRps} req/s (${f.ingestRatio}; ${f.acknowledged} acknowledged, ${f.non2xx} not, generator ${Math.round(f.generatorCpu * 100)} % of a core), drain ${f.drainPerSec}/s (${f.drained} in ${f.drainSeconds} s); api ${f.apiUsPerAck} µs + Postgres ${f.pgIngestUsPerAck} µs per ack (${f.deliveriesPerCommit} per group commit), worker ${f.workerUsPerDelivery} µs + Postgres ${f.pgDrainUsPerDelivery} µs per delivery; ceiling ${f.ceilingUsPerRequest} µs per request; RSS api ${f.apiRssMb} MB, worker ${f.workerRssMb} MB; ingest Postgres by process ${JSON.stringify(f.pgIngestByKind)} µs per ack, drain ${JSON.stringify(f.pgDrainByKind)} µs per delivery; search indexing after the drain ${f.indexUsPerDelivery} µs per delivery`,
         );
         figures[build.key] = f;
         await admin.query(`DROP DATABASE ${name}`);
