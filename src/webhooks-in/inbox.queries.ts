@@ -31,41 +31,15 @@ export interface NewInboxRow {
   traceparent?: string | undefined;
 }
 
-const COLUMNS = 'id, integration_key, event, raw_body, verification, verified_account';
-const statements = new Map<string, { name: string; text: string }>();
-
-/**
- * `INSERT … VALUES ($1..$6), ($7..$12), …` for `n` rows (numbered from `$first`), built once
- * per size and shape; with `raw_bytes` and `payload_json` as further columns only for a batch
- * that carries some, so that JSON deliveries (nearly all) bind exactly what they bound before.
- */
-function insertStatement(n: number, withBytes: boolean, withPayload: boolean, first = 1): { name: string; text: string } {
-  const name = `inbox_insert_${withBytes ? 'bytes_' : ''}${withPayload ? 'payload_' : ''}${first > 1 ? `from${first}_` : ''}${n}`;
-  let statement = statements.get(name);
-  if (!statement) {
-    const width = 6 + (withBytes ? 1 : 0) + (withPayload ? 1 : 0);
-    const tuples = Array.from({ length: n }, (_, i) => {
-      const p = first - 1 + i * width;
-      const bytes = withBytes ? `, $${p + 7}::bytea` : '';
-      const payload = withPayload ? `, $${p + width}::jsonb` : '';
-      return `($${p + 1}::uuid, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}${bytes}${payload})`;
-    });
-    const extra = `${withBytes ? ', raw_bytes' : ''}${withPayload ? ', payload_json' : ''}`;
-    const text = `INSERT INTO webhook_inbox (${COLUMNS}${extra}) VALUES ${tuples.join(', ')}`;
-    statement = { name, text };
-    statements.set(name, statement);
-  }
-  return statement;
-}
-
-function rowValues(rows: NewInboxRow[], withBytes: boolean, withPayload: boolean, values: unknown[] = []): unknown[] {
-  for (const r of rows) {
-    values.push(r.id, r.integrationKey, r.event, r.rawBody, r.verification, r.verifiedAccount ?? null);
-    if (withBytes) values.push(r.rawBytes ?? null);
-    if (withPayload) values.push(r.payloadJson ?? null);
-  }
-  return values;
-}
+/** The columns every stored delivery fills, with the type of its array. */
+const STORE_COLUMNS: [string, string][] = [
+  ['id', 'uuid'],
+  ['integration_key', 'text'],
+  ['event', 'text'],
+  ['raw_body', 'text'],
+  ['verification', 'text'],
+  ['verified_account', 'text'],
+];
 
 const storeStatements = new Map<string, { name: string; text: string }>();
 
@@ -73,27 +47,46 @@ const storeStatements = new Map<string, { name: string; text: string }>();
  * Stores a batch of accepted deliveries and queues their job (`job`, pg-boss's own insert from
  * deliveriesJobStatement) as ONE statement: the rows' INSERT runs as a data-modifying `WITH`
  * of the job's. The ingestion hot path: one statement is its own transaction, so a group
- * commit is one round trip (Bind, Execute, Sync on a statement prepared once per connection
- * and batch size) where BEGIN, the two inserts and COMMIT were four, and the rows and the job
- * still commit together or not at all. pg-boss's statement numbers its values from $1; the
- * rows' follow them.
+ * commit is one round trip where BEGIN, the two inserts and COMMIT were four, and the rows and
+ * the job still commit together or not at all.
+ *
+ * The rows go in as one array per column (unnest), so the text is the same for every batch
+ * size: prepared once per connection and, after its first executions, run on a cached
+ * generic plan. A VALUES list per size would be a statement per size, planned afresh on most
+ * of its calls, and planning pg-boss's part costs more than executing the whole
+ * (docs/performance.md, "One statement per group commit"). pg-boss's statement numbers its
+ * values from $1; the rows' arrays follow them.
  */
 export async function storeDeliveries(db: pg.Pool | pg.ClientBase, rows: NewInboxRow[], job: JobStatement): Promise<void> {
   const withBytes = rows.some((r) => r.rawBytes);
   const withPayload = rows.some((r) => r.payloadJson !== undefined);
-  const insert = insertStatement(rows.length, withBytes, withPayload, job.values.length + 1);
-  const key = `${insert.name}:${job.text}`;
+  const first = job.values.length + 1;
+  const key = `${withBytes}:${withPayload}:${first}:${job.text}`;
   let statement = storeStatements.get(key);
   if (!statement) {
+    const columns = [...STORE_COLUMNS, ...(withBytes ? [['raw_bytes', 'bytea']] : []), ...(withPayload ? [['payload_json', 'jsonb']] : [])];
+    const arrays = columns.map(([, type], i) => `$${first + i}::${type}[]`).join(', ');
+    const insert = `INSERT INTO webhook_inbox (${columns.map(([c]) => c).join(', ')}) SELECT * FROM unnest(${arrays})`;
     const jobText = job.text.trimStart();
     // pg-boss's insert is a plain INSERT, or (with its NOTIFY on) a WITH whose list the rows' join.
     const text = /^with\s/i.test(jobText)
-      ? `WITH inbox_rows AS (${insert.text}), ${jobText.slice(4)}`
-      : `WITH inbox_rows AS (${insert.text}) ${jobText}`;
+      ? `WITH inbox_rows AS (${insert}), ${jobText.slice(4)}`
+      : `WITH inbox_rows AS (${insert}) ${jobText}`;
     statement = { name: `inbox_store_${sha256Hex(key).slice(0, 24)}`, text };
     storeStatements.set(key, statement);
   }
-  await db.query({ ...statement, values: rowValues(rows, withBytes, withPayload, [...job.values]) });
+  const values: unknown[] = [...job.values];
+  values.push(
+    rows.map((r) => r.id),
+    rows.map((r) => r.integrationKey),
+    rows.map((r) => r.event),
+    rows.map((r) => r.rawBody),
+    rows.map((r) => r.verification),
+    rows.map((r) => r.verifiedAccount ?? null),
+  );
+  if (withBytes) values.push(rows.map((r) => r.rawBytes ?? null));
+  if (withPayload) values.push(rows.map((r) => r.payloadJson ?? null));
+  await db.query({ ...statement, values });
 }
 
 /**
