@@ -31,16 +31,6 @@ export interface NewInboxRow {
   traceparent?: string | undefined;
 }
 
-/** The columns every stored delivery fills, with the type of its array. */
-const STORE_COLUMNS: [string, string][] = [
-  ['id', 'uuid'],
-  ['integration_key', 'text'],
-  ['event', 'text'],
-  ['raw_body', 'text'],
-  ['verification', 'text'],
-  ['verified_account', 'text'],
-];
-
 const storeStatements = new Map<string, { name: string; text: string }>();
 
 /**
@@ -50,23 +40,23 @@ const storeStatements = new Map<string, { name: string; text: string }>();
  * commit is one round trip where BEGIN, the two inserts and COMMIT were four, and the rows and
  * the job still commit together or not at all.
  *
- * The rows go in as one array per column (unnest), so the text is the same for every batch
- * size: prepared once per connection and, after its first executions, run on a cached
+ * The rows go in as one JSON array (json_to_recordset), so the text is the same for every
+ * batch: prepared once per connection and, after its first executions, run on a cached
  * generic plan. A VALUES list per size would be a statement per size, planned afresh on most
- * of its calls, and planning pg-boss's part costs more than executing the whole
- * (docs/performance.md, "One statement per group commit"). pg-boss's statement numbers its
- * values from $1; the rows' arrays follow them.
+ * of its calls, and planning pg-boss's part costs more than executing the whole; arrays per
+ * column would be escaped element by element in JavaScript, several times the cost of one
+ * JSON.stringify (docs/performance.md, "One statement per group commit"). pg-boss's statement
+ * numbers its values from $1; the rows follow them.
  */
 export async function storeDeliveries(db: pg.Pool | pg.ClientBase, rows: NewInboxRow[], job: JobStatement): Promise<void> {
-  const withBytes = rows.some((r) => r.rawBytes);
-  const withPayload = rows.some((r) => r.payloadJson !== undefined);
-  const first = job.values.length + 1;
-  const key = `${withBytes}:${withPayload}:${first}:${job.text}`;
+  const param = job.values.length + 1;
+  const key = `${param}:${job.text}`;
   let statement = storeStatements.get(key);
   if (!statement) {
-    const columns = [...STORE_COLUMNS, ...(withBytes ? [['raw_bytes', 'bytea']] : []), ...(withPayload ? [['payload_json', 'jsonb']] : [])];
-    const arrays = columns.map(([, type], i) => `$${first + i}::${type}[]`).join(', ');
-    const insert = `INSERT INTO webhook_inbox (${columns.map(([c]) => c).join(', ')}) SELECT * FROM unnest(${arrays})`;
+    const insert = `INSERT INTO webhook_inbox (id, integration_key, event, raw_body, verification, verified_account, raw_bytes, payload_json)
+      SELECT id, integration_key, event, raw_body, verification, verified_account, raw_bytes, payload_json::jsonb
+      FROM json_to_recordset($${param}::json) AS r(id uuid, integration_key text, event text, raw_body text, verification text,
+        verified_account text, raw_bytes bytea, payload_json text)`;
     const jobText = job.text.trimStart();
     // pg-boss's insert is a plain INSERT, or (with its NOTIFY on) a WITH whose list the rows' join.
     const text = /^with\s/i.test(jobText)
@@ -75,18 +65,18 @@ export async function storeDeliveries(db: pg.Pool | pg.ClientBase, rows: NewInbo
     statement = { name: `inbox_store_${sha256Hex(key).slice(0, 24)}`, text };
     storeStatements.set(key, statement);
   }
-  const values: unknown[] = [...job.values];
-  values.push(
-    rows.map((r) => r.id),
-    rows.map((r) => r.integrationKey),
-    rows.map((r) => r.event),
-    rows.map((r) => r.rawBody),
-    rows.map((r) => r.verification),
-    rows.map((r) => r.verifiedAccount ?? null),
-  );
-  if (withBytes) values.push(rows.map((r) => r.rawBytes ?? null));
-  if (withPayload) values.push(rows.map((r) => r.payloadJson ?? null));
-  await db.query({ ...statement, values });
+  const records = rows.map((r) => ({
+    id: r.id,
+    integration_key: r.integrationKey,
+    event: r.event,
+    raw_body: r.rawBody,
+    verification: r.verification,
+    verified_account: r.verifiedAccount ?? null,
+    // Absent keys read as NULL: JSON deliveries carry neither.
+    raw_bytes: r.rawBytes ? `\\x${r.rawBytes.toString('hex')}` : undefined,
+    payload_json: r.payloadJson,
+  }));
+  await db.query({ ...statement, values: [...job.values, JSON.stringify(records)] });
 }
 
 /**
