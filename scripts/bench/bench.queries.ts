@@ -30,6 +30,12 @@ export async function pendingDeliveries(db: Db): Promise<number> {
  * 100 ms. An EXISTS stops at the first row; pendingDeliveries reads every job's ids (about 4 ms
  * a call on a backlog, PostgreSQL CPU that a frequent poll would add to the drain's).
  */
+/** Jobs of the webhook queue: with no worker running, one per group commit of ingestion. */
+export async function webhookJobs(db: Db): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE}`.execute(db);
+  return rows[0]!.n;
+}
+
 export async function anyDeliveryPending(db: Db): Promise<boolean> {
   const { rows } = await sql<{ pending: boolean }>`
     SELECT EXISTS (SELECT 1 FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND state IN ('created', 'retry', 'active')) AS pending`.execute(

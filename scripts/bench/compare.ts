@@ -12,9 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { provisionTenant, ROOT } from '../../harness/service.js';
+import type { Db } from '../../src/db/database.js';
 import { createDatabase } from '../../src/db/database.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
-import { anyDeliveryPending, anyMessageUnindexed, drainSeconds, inboxRows } from './bench.queries.js';
+import { anyDeliveryPending, anyMessageUnindexed, drainSeconds, inboxRows, webhookJobs } from './bench.queries.js';
 import { type Ceiling, startCeiling } from './ceiling.js';
 import { BURST_BODIES_PER_SECOND, burst, median, say, serve, signedDeliveries, WARMUP_SECONDS, waitFor } from './common.js';
 import { cpuByKindSince, postgresCpuByKind, postgresCpuMs, processCpuMs } from './cpu.js';
@@ -52,6 +53,8 @@ export interface RunFigures {
   apiUsPerAck: number;
   /** PostgreSQL's CPU over the ingest burst, per acknowledged delivery. */
   pgIngestUsPerAck: number;
+  /** Acknowledged deliveries per group commit (a commit queues one job): what a commit's cost is shared by. */
+  deliveriesPerCommit: number;
   /** The same by kind of PostgreSQL process (backends, autovacuum, walwriter, …), µs per ack. */
   pgIngestByKind: Record<string, number>;
   /** The worker process's CPU from ready to drained, per delivery processed meanwhile. */
@@ -158,6 +161,7 @@ async function measureRun(
     let pgIngestKinds: Record<string, number> = {};
     let ceilingRun: Awaited<ReturnType<typeof burst>>;
     let ceilingCpuMs: number;
+    let commits = 0;
     try {
       await burst(api.url, signedDeliveries(BURST_BODIES_PER_SECOND * WARMUP_SECONDS), {
         connections: options.connections,
@@ -170,51 +174,29 @@ async function measureRun(
       const apiCpu = processCpuMs(api.child.pid);
       const pgCpu = postgresCpuMs(postmasterPid);
       const pgKinds = postgresCpuByKind(postmasterPid);
+      const jobs = await webhookJobs(db);
       ingest = await burst(api.url, bodies, { connections: options.connections, duration: options.seconds });
       apiCpuMs = processCpuMs(api.child.pid) - apiCpu;
       pgIngestMs = postgresCpuMs(postmasterPid) - pgCpu;
       pgIngestKinds = cpuByKindSince(pgKinds, postgresCpuByKind(postmasterPid));
+      commits = (await webhookJobs(db)) - jobs;
     } finally {
       await api.stop();
     }
     const acknowledged = ingest.result['2xx'];
 
-    // The worker is timed from its spawn: on a backlog it processes before its start line
-    // comes. What starting costs it and Postgres on an empty inbox (measured once per build) is
-    // taken off, so the window holds the drain.
-    const pgBefore = postgresCpuMs(postmasterPid);
-    const pgDrainKinds = postgresCpuByKind(postmasterPid);
-    const worker = await serve(options, 'worker', databaseUrl, { root: build.root, waitForStart: false });
-    let workerCpuMs: number;
-    let pgDrainMs: number;
-    let pgDrainKindsMs: Record<string, number>;
-    let indexMs = 0;
-    try {
-      // A poll's error is retried by waitFor, so an exit is noted and told after. Every 100 ms:
-      // the search indexer starts 250 ms after the last batch, and its work is not the drain's.
-      await waitFor(
-        'the worker to drain the inbox',
-        async () => worker.child.exitCode !== null || !(await anyDeliveryPending(db)),
-        300_000,
-        100,
-      ).catch((err: Error) => {
-        throw new Error(`${err.message}; the worker's log ends:\n${worker.output().slice(-4000)}`);
-      });
-      if (worker.child.exitCode !== null) throw new Error(`the worker exited (${worker.child.exitCode}):\n${worker.output().slice(-4000)}`);
-      workerCpuMs = processCpuMs(worker.child.pid) - build.startCpu!.workerMs;
-      pgDrainMs = postgresCpuMs(postmasterPid) - pgBefore - build.startCpu!.postgresMs;
-      pgDrainKindsMs = cpuByKindSince(pgDrainKinds, postgresCpuByKind(postmasterPid));
-      if (await anyMessageUnindexed(db)) {
-        const [w, p] = [processCpuMs(worker.child.pid), postgresCpuMs(postmasterPid)];
-        await waitFor('the search indexer to catch up', async () => !(await anyMessageUnindexed(db)), 300_000, 100);
-        indexMs = processCpuMs(worker.child.pid) - w + postgresCpuMs(postmasterPid) - p;
-      }
-    } finally {
-      await worker.stop();
-    }
-    const drained = await inboxRows(db, true);
-    const seconds = await drainSeconds(db);
+    // --ingest-only: the acknowledging figures alone, in half the time.
+    const drainRun = options.ingestOnly ? undefined : await measureDrain(options, build, databaseUrl, db, postmasterPid);
+    const drained = drainRun ? await inboxRows(db, true) : 0;
+    const seconds = drainRun ? await drainSeconds(db) : 0;
     const inWindow = Math.max(drained, 1);
+    const { workerCpuMs, pgDrainMs, pgDrainKindsMs, indexMs, workerRssMb } = drainRun ?? {
+      workerCpuMs: 0,
+      pgDrainMs: 0,
+      pgDrainKindsMs: {},
+      indexMs: 0,
+      workerRssMb: 0,
+    };
     const r = ingest.result;
     return {
       ceilingRps: Math.round(ceilingRun.result.requests.average),
@@ -227,20 +209,59 @@ async function measureRun(
       generatorCpu: ingest.generatorCpu,
       drained,
       drainSeconds: Number(seconds.toFixed(2)),
-      drainPerSec: Math.round(drained / seconds),
+      drainPerSec: seconds > 0 ? Math.round(drained / seconds) : 0,
       apiUsPerAck: Math.round((apiCpuMs * 1000) / Math.max(acknowledged, 1)),
       pgIngestUsPerAck: Math.round((pgIngestMs * 1000) / Math.max(acknowledged, 1)),
       pgIngestByKind: perDelivery(pgIngestKinds, Math.max(acknowledged, 1)),
+      deliveriesPerCommit: Number((acknowledged / Math.max(commits, 1)).toFixed(1)),
       workerUsPerDelivery: Math.round((workerCpuMs * 1000) / inWindow),
       pgDrainUsPerDelivery: Math.round((pgDrainMs * 1000) / inWindow),
       pgDrainByKind: perDelivery(pgDrainKindsMs, inWindow),
       apiRssMb: Math.round(api.peakRssMb()),
-      workerRssMb: Math.round(worker.peakRssMb()),
+      workerRssMb,
       indexUsPerDelivery: Math.round((indexMs * 1000) / inWindow),
     };
   } finally {
     await database.close();
   }
+}
+
+/** A `--role worker` drains what the burst stored: its CPU and PostgreSQL's over the drain. */
+async function measureDrain(options: BenchOptions, build: Build, databaseUrl: string, db: Db, postmasterPid: number) {
+  // The worker is timed from its spawn: on a backlog it processes before its start line
+  // comes. What starting costs it and Postgres on an empty inbox (measured once per build) is
+  // taken off, so the window holds the drain.
+  const pgBefore = postgresCpuMs(postmasterPid);
+  const pgDrainKinds = postgresCpuByKind(postmasterPid);
+  const worker = await serve(options, 'worker', databaseUrl, { root: build.root, waitForStart: false });
+  let workerCpuMs: number;
+  let pgDrainMs: number;
+  let pgDrainKindsMs: Record<string, number>;
+  let indexMs = 0;
+  try {
+    // A poll's error is retried by waitFor, so an exit is noted and told after. Every 100 ms:
+    // the search indexer starts 250 ms after the last batch, and its work is not the drain's.
+    await waitFor(
+      'the worker to drain the inbox',
+      async () => worker.child.exitCode !== null || !(await anyDeliveryPending(db)),
+      300_000,
+      100,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; the worker's log ends:\n${worker.output().slice(-4000)}`);
+    });
+    if (worker.child.exitCode !== null) throw new Error(`the worker exited (${worker.child.exitCode}):\n${worker.output().slice(-4000)}`);
+    workerCpuMs = processCpuMs(worker.child.pid) - build.startCpu!.workerMs;
+    pgDrainMs = postgresCpuMs(postmasterPid) - pgBefore - build.startCpu!.postgresMs;
+    pgDrainKindsMs = cpuByKindSince(pgDrainKinds, postgresCpuByKind(postmasterPid));
+    if (await anyMessageUnindexed(db)) {
+      const [w, p] = [processCpuMs(worker.child.pid), postgresCpuMs(postmasterPid)];
+      await waitFor('the search indexer to catch up', async () => !(await anyMessageUnindexed(db)), 300_000, 100);
+      indexMs = processCpuMs(worker.child.pid) - w + postgresCpuMs(postmasterPid) - p;
+    }
+  } finally {
+    await worker.stop();
+  }
+  return { workerCpuMs, pgDrainMs, pgDrainKindsMs, indexMs, workerRssMb: Math.round(worker.peakRssMb()) };
 }
 
 /** CPU ms by kind of process as µs per delivery, the kinds that used any. */
@@ -256,18 +277,26 @@ interface Figure {
   name: string;
   of: (r: RunFigures) => number;
   better: 'higher' | 'lower';
+  /** Read off the drain: left out with --ingest-only. */
+  drain?: true;
 }
 
 export const FIGURES: Figure[] = [
   { name: 'ingest ÷ ceiling', of: (r) => r.ingestRatio, better: 'higher' },
-  { name: 'drain, one worker (deliveries/s)', of: (r) => r.drainPerSec, better: 'higher' },
-  { name: 'server CPU µs per delivery (api + worker)', of: (r) => r.apiUsPerAck + r.workerUsPerDelivery, better: 'lower' },
-  { name: 'Postgres CPU µs per delivery (ingest + drain)', of: (r) => r.pgIngestUsPerAck + r.pgDrainUsPerDelivery, better: 'lower' },
+  { name: 'drain, one worker (deliveries/s)', of: (r) => r.drainPerSec, better: 'higher', drain: true },
+  { name: 'server CPU µs per delivery (api + worker)', of: (r) => r.apiUsPerAck + r.workerUsPerDelivery, better: 'lower', drain: true },
+  {
+    name: 'Postgres CPU µs per delivery (ingest + drain)',
+    of: (r) => r.pgIngestUsPerAck + r.pgDrainUsPerDelivery,
+    better: 'lower',
+    drain: true,
+  },
   {
     name: 'CPU per delivery ÷ the ceiling’s per request',
     of: (r) =>
       Number(((r.apiUsPerAck + r.workerUsPerDelivery + r.pgIngestUsPerAck + r.pgDrainUsPerDelivery) / r.ceilingUsPerRequest).toFixed(2)),
     better: 'lower',
+    drain: true,
   },
   {
     name: 'CPU per ack ÷ the ceiling’s per request',
@@ -276,17 +305,18 @@ export const FIGURES: Figure[] = [
   },
   { name: '  ingest: api CPU µs per ack', of: (r) => r.apiUsPerAck, better: 'lower' },
   { name: '  ingest: Postgres CPU µs per ack', of: (r) => r.pgIngestUsPerAck, better: 'lower' },
-  { name: '  drain: worker CPU µs per delivery', of: (r) => r.workerUsPerDelivery, better: 'lower' },
-  { name: '  drain: Postgres CPU µs per delivery', of: (r) => r.pgDrainUsPerDelivery, better: 'lower' },
+  { name: '  ingest: deliveries per group commit', of: (r) => r.deliveriesPerCommit, better: 'higher' },
+  { name: '  drain: worker CPU µs per delivery', of: (r) => r.workerUsPerDelivery, better: 'lower', drain: true },
+  { name: '  drain: Postgres CPU µs per delivery', of: (r) => r.pgDrainUsPerDelivery, better: 'lower', drain: true },
   { name: 'peak RSS, api (MB)', of: (r) => r.apiRssMb, better: 'lower' },
-  { name: 'peak RSS, worker (MB)', of: (r) => r.workerRssMb, better: 'lower' },
+  { name: 'peak RSS, worker (MB)', of: (r) => r.workerRssMb, better: 'lower', drain: true },
 ];
 
 export interface CompareResult {
   this: string;
   ref: string;
   rounds: { this: RunFigures; ref: RunFigures }[];
-  figures: { name: string; better: 'higher' | 'lower'; this: number[]; ref: number[]; ratios: number[]; verdict: string }[];
+  figures: { name: string; label: string; better: 'higher' | 'lower'; this: number[]; ref: number[]; ratios: number[]; verdict: string }[];
 }
 
 /** Better, worse, or within the spread: whether every round's ratio falls on one side of 1. */
@@ -348,7 +378,7 @@ export async function measureCompare(options: BenchOptions & { compare: string }
         );
         const f = await measureRun(options, build, withDatabase(postgres.url, name), ceiling, postmasterPid);
         say(
-          `  ceiling ${f.ceilingRps} req/s, ingest ${f.ingestRps} req/s (${f.ingestRatio}; ${f.acknowledged} acknowledged, ${f.non2xx} not, generator ${Math.round(f.generatorCpu * 100)} % of a core), drain ${f.drainPerSec}/s (${f.drained} in ${f.drainSeconds} s); api ${f.apiUsPerAck} µs + Postgres ${f.pgIngestUsPerAck} µs per ack, worker ${f.workerUsPerDelivery} µs + Postgres ${f.pgDrainUsPerDelivery} µs per delivery; ceiling ${f.ceilingUsPerRequest} µs per request; RSS api ${f.apiRssMb} MB, worker ${f.workerRssMb} MB; ingest Postgres by process ${JSON.stringify(f.pgIngestByKind)} µs per ack, drain ${JSON.stringify(f.pgDrainByKind)} µs per delivery; search indexing after the drain ${f.indexUsPerDelivery} µs per delivery`,
+          `  ceiling ${f.ceilingRps} req/s, ingest ${f.ingestRps} req/s (${f.ingestRatio}; ${f.acknowledged} acknowledged, ${f.non2xx} not, generator ${Math.round(f.generatorCpu * 100)} % of a core), drain ${f.drainPerSec}/s (${f.drained} in ${f.drainSeconds} s); api ${f.apiUsPerAck} µs + Postgres ${f.pgIngestUsPerAck} µs per ack (${f.deliveriesPerCommit} per group commit), worker ${f.workerUsPerDelivery} µs + Postgres ${f.pgDrainUsPerDelivery} µs per delivery; ceiling ${f.ceilingUsPerRequest} µs per request; RSS api ${f.apiRssMb} MB, worker ${f.workerRssMb} MB; ingest Postgres by process ${JSON.stringify(f.pgIngestByKind)} µs per ack, drain ${JSON.stringify(f.pgDrainByKind)} µs per delivery; search indexing after the drain ${f.indexUsPerDelivery} µs per delivery`,
         );
         figures[build.key] = f;
         await admin.query(`DROP DATABASE ${name}`);
@@ -359,10 +389,11 @@ export async function measureCompare(options: BenchOptions & { compare: string }
       this: builds[0]!.label,
       ref: builds[1]!.label,
       rounds,
-      figures: FIGURES.map((fig) => {
+      figures: FIGURES.filter((fig) => !(options.ingestOnly && fig.drain)).map((fig) => {
         const ratios = rounds.map((r) => Number((fig.of(r.this) / fig.of(r.ref)).toFixed(3)));
         return {
           name: fig.name.trim(),
+          label: fig.name,
           better: fig.better,
           this: rounds.map((r) => fig.of(r.this)),
           ref: rounds.map((r) => fig.of(r.ref)),
@@ -385,7 +416,7 @@ export function compareTable(c: CompareResult): string[] {
   const span = (xs: number[]) => `${median(xs)} [${Math.min(...xs)}–${Math.max(...xs)}]`;
   const rows = [
     ['figure (median [min–max] of rounds)', 'this', 'ref', 'this/ref [spread]', 'better', 'verdict'],
-    ...c.figures.map((f, i) => [FIGURES[i]!.name, span(f.this), span(f.ref), span(f.ratios), f.better, f.verdict]),
+    ...c.figures.map((f) => [f.label, span(f.this), span(f.ref), span(f.ratios), f.better, f.verdict]),
   ];
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)));
   return [

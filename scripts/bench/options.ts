@@ -67,7 +67,10 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
       outbound: { type: 'string', default: '20000', help: 'webhook deliveries of each outbound backlog' },
       // The service's own default, as `npm start` runs it; `warn` for the figures of earlier runs.
       'log-level': { type: 'string', default: 'info', help: 'LOG_LEVEL of the service processes' },
-      'ingest-only': { type: 'boolean', help: 'stop after the ceiling/ingest rounds' },
+      'ingest-only': {
+        type: 'boolean',
+        help: 'stop after the ceiling/ingest rounds (with --compare: no drain, the acknowledging figures only)',
+      },
       'outbound-only': { type: 'boolean', help: 'run only the outbound webhook phase' },
       'send-only': { type: 'boolean', help: 'run only the reply phase (text, then template replies) on seeded threads' },
       single: { type: 'boolean', help: 'one role-all process: a burst beside the ceiling, then --sustained' },

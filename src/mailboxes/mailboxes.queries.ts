@@ -5,8 +5,8 @@ import type { PgBoss } from 'pg-boss';
 import { storableText } from '../channels/channel.js';
 import type { ImapMailPayload } from '../channels/email-imap.js';
 import { type Executor, withClientTransaction } from '../db/database.js';
-import { enqueueDeliveries } from '../webhooks-in/inbox.enqueue.js';
-import { insertInboxRows, type NewInboxRow } from '../webhooks-in/inbox.queries.js';
+import { deliveriesJobStatement } from '../webhooks-in/inbox.enqueue.js';
+import { type NewInboxRow, storeDeliveries } from '../webhooks-in/inbox.queries.js';
 
 /** A mailbox to read: an `email.imap` connection, and what tells that its settings changed. */
 export interface MailboxRow {
@@ -95,8 +95,7 @@ export async function storeMails(
       });
     });
     if (rows.length > 0) {
-      await insertInboxRows(client, rows);
-      await enqueueDeliveries(boss, { client }, rows);
+      await storeDeliveries(client, rows, await deliveriesJobStatement(boss, rows));
     }
     await client.query(
       `INSERT INTO imap_mailbox_state (connection_id, folder, uid_validity, last_uid) VALUES ($1, $2, $3, $4)

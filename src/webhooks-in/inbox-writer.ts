@@ -1,9 +1,9 @@
-import { isDatabaseUnavailable, withClientTransaction } from '../db/database.js';
+import { isDatabaseUnavailable } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import type { IngestLoad } from '../jobs/queue.js';
-import { enqueueDeliveries, JOB_DELIVERIES } from './inbox.enqueue.js';
-import { insertInboxRows, type NewInboxRow } from './inbox.queries.js';
+import { deliveriesJobStatement, JOB_DELIVERIES } from './inbox.enqueue.js';
+import { type NewInboxRow, storeDeliveries } from './inbox.queries.js';
 
 interface Pending {
   row: NewInboxRow;
@@ -12,7 +12,7 @@ interface Pending {
 }
 
 /**
- * Persists accepted deliveries and enqueues their ids, row and job in one transaction, so an
+ * Persists accepted deliveries and enqueues their ids, row and job in one statement, so an
  * acknowledged delivery is always both stored and queued and a failed enqueue leaves no row.
  *
  * Group commit: while a transaction is in flight, deliveries that arrive meanwhile wait and
@@ -106,10 +106,8 @@ export class InboxWriter implements IngestLoad {
     }
   }
 
+  /** The rows and their job in one statement, its own transaction (storeDeliveries). */
   private async persist(rows: NewInboxRow[]): Promise<void> {
-    await withClientTransaction(this.deps.pool, async (client) => {
-      await insertInboxRows(client, rows);
-      await enqueueDeliveries(this.deps.boss, { client }, rows);
-    });
+    await storeDeliveries(this.deps.pool, rows, await deliveriesJobStatement(this.deps.boss, rows));
   }
 }

@@ -61,6 +61,45 @@ export async function enqueueDeliveries(
   items: { id: string; startAfter?: Date; traceparent?: string | undefined }[],
 ): Promise<void> {
   if (items.length === 0) return;
+  const db =
+    'client' in target
+      ? { executeSql: (text: string, values?: unknown[]) => target.client.query({ name: statementName(text), text, values }) }
+      : jobsIn(target.trx);
+  await boss.insert(WEBHOOK_QUEUE, jobsFor(items), { db });
+}
+
+/** A statement as pg-boss writes it: its text, the same for every call of one queue, and its values. */
+export interface JobStatement {
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * pg-boss's own insert of the jobs `enqueueDeliveries` would write for `items`, not run: the
+ * ingestion writer runs it as one statement with the rows it queues (storeDeliveries in
+ * inbox.queries.ts), so a group commit is one round trip and one implicit transaction
+ * instead of BEGIN, two statements and COMMIT. pg-boss still builds the statement and its
+ * values (the queue's policy, the job's columns), so its table and defaults are never
+ * restated here.
+ */
+export async function deliveriesJobStatement(
+  boss: PgBoss,
+  items: { id: string; traceparent?: string | undefined }[],
+): Promise<JobStatement> {
+  let statement: JobStatement | undefined;
+  const capture = {
+    executeSql: async (text: string, values?: unknown[]) => {
+      statement = { text, values: values ?? [] };
+      return { rows: [] };
+    },
+  };
+  await boss.insert(WEBHOOK_QUEUE, jobsFor(items), { db: capture });
+  if (!statement) throw new Error('pg-boss wrote no statement for the jobs');
+  return statement;
+}
+
+/** The jobs of `items`: one per instant they are due at, of up to JOB_DELIVERIES ids. */
+function jobsFor(items: { id: string; startAfter?: Date; traceparent?: string | undefined }[]) {
   const due = new Map<number | undefined, string[]>();
   let traces: Map<string, string> | undefined;
   for (const item of items) {
@@ -81,11 +120,7 @@ export async function enqueueDeliveries(
       jobs.push(at === undefined ? { id: uuid7(), data } : { id: uuid7(), data, startAfter: new Date(at) });
     }
   }
-  const db =
-    'client' in target
-      ? { executeSql: (text: string, values?: unknown[]) => target.client.query({ name: statementName(text), text, values }) }
-      : jobsIn(target.trx);
-  await boss.insert(WEBHOOK_QUEUE, jobs, { db });
+  return jobs;
 }
 
 function tracesOf(ids: string[], traces: Map<string, string>): Record<string, string> {

@@ -1,12 +1,14 @@
 import { type Selectable, sql } from 'kysely';
 import type pg from 'pg';
 import type { VerificationKind } from '../channels/channel.js';
+import { sha256Hex } from '../crypto/hmac.js';
 import type { Executor } from '../db/database.js';
 import { offsetPage } from '../db/pages.js';
 import { partitionKeyIn } from '../db/partitions.js';
 import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
 import type { OffsetRequest } from '../http/pagination.js';
 import { truncate } from '../text/truncate.js';
+import type { JobStatement } from './inbox.enqueue.js';
 
 /** A row as readers see it: everything but `raw_bytes`, which only the fetch-media job reads. */
 export type InboxRow = Omit<Selectable<WebhookInboxTable>, 'raw_bytes'>;
@@ -30,48 +32,52 @@ export interface NewInboxRow {
   traceparent?: string | undefined;
 }
 
-const COLUMNS = 'id, integration_key, event, raw_body, verification, verified_account';
-const statements = new Map<string, { name: string; text: string }>();
+const storeStatements = new Map<string, { name: string; text: string }>();
 
 /**
- * `INSERT … VALUES ($1..$6), ($7..$12), …` for `n` rows, built once per size and shape; with
- * `raw_bytes` and `payload_json` as further columns only for a batch that carries some, so that
- * JSON deliveries (nearly all) bind exactly what they bound before.
+ * Stores a batch of accepted deliveries and queues their job (`job`, pg-boss's own insert from
+ * deliveriesJobStatement) as ONE statement: the rows' INSERT runs as a data-modifying `WITH`
+ * of the job's. The ingestion hot path: one statement is its own transaction, so a group
+ * commit is one round trip where BEGIN, the two inserts and COMMIT were four, and the rows and
+ * the job still commit together or not at all.
+ *
+ * The rows go in as one JSON array (json_to_recordset), so the text is the same for every
+ * batch: prepared once per connection and, after its first executions, run on a cached
+ * generic plan. A VALUES list per size would be a statement per size, planned afresh on most
+ * of its calls, and planning pg-boss's part costs more than executing the whole; arrays per
+ * column would be escaped element by element in JavaScript, several times the cost of one
+ * JSON.stringify (docs/performance.md, "One statement per group commit"). pg-boss's statement
+ * numbers its values from $1; the rows follow them.
  */
-function insertStatement(n: number, withBytes: boolean, withPayload: boolean): { name: string; text: string } {
-  const name = `inbox_insert_${withBytes ? 'bytes_' : ''}${withPayload ? 'payload_' : ''}${n}`;
-  let statement = statements.get(name);
+export async function storeDeliveries(db: pg.Pool | pg.ClientBase, rows: NewInboxRow[], job: JobStatement): Promise<void> {
+  const param = job.values.length + 1;
+  const key = `${param}:${job.text}`;
+  let statement = storeStatements.get(key);
   if (!statement) {
-    const width = 6 + (withBytes ? 1 : 0) + (withPayload ? 1 : 0);
-    const tuples = Array.from({ length: n }, (_, i) => {
-      const p = i * width;
-      const bytes = withBytes ? `, $${p + 7}::bytea` : '';
-      const payload = withPayload ? `, $${p + width}::jsonb` : '';
-      return `($${p + 1}::uuid, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}${bytes}${payload})`;
-    });
-    const extra = `${withBytes ? ', raw_bytes' : ''}${withPayload ? ', payload_json' : ''}`;
-    const text = `INSERT INTO webhook_inbox (${COLUMNS}${extra}) VALUES ${tuples.join(', ')}`;
-    statement = { name, text };
-    statements.set(name, statement);
+    const insert = `INSERT INTO webhook_inbox (id, integration_key, event, raw_body, verification, verified_account, raw_bytes, payload_json)
+      SELECT id, integration_key, event, raw_body, verification, verified_account, raw_bytes, payload_json::jsonb
+      FROM json_to_recordset($${param}::json) AS r(id uuid, integration_key text, event text, raw_body text, verification text,
+        verified_account text, raw_bytes bytea, payload_json text)`;
+    const jobText = job.text.trimStart();
+    // pg-boss's insert is a plain INSERT, or (with its NOTIFY on) a WITH whose list the rows' join.
+    const text = /^with\s/i.test(jobText)
+      ? `WITH inbox_rows AS (${insert}), ${jobText.slice(4)}`
+      : `WITH inbox_rows AS (${insert}) ${jobText}`;
+    statement = { name: `inbox_store_${sha256Hex(key).slice(0, 24)}`, text };
+    storeStatements.set(key, statement);
   }
-  return statement;
-}
-
-/**
- * One multi-row INSERT for a batch of accepted deliveries, on a raw client inside the
- * caller's transaction. This is the ingestion hot path: the statement text is built once per
- * batch size (and shape) and prepared once per connection, so a batch costs one Bind and Execute.
- */
-export async function insertInboxRows(client: pg.ClientBase, rows: NewInboxRow[]): Promise<void> {
-  const withBytes = rows.some((r) => r.rawBytes);
-  const withPayload = rows.some((r) => r.payloadJson !== undefined);
-  const values: unknown[] = [];
-  for (const r of rows) {
-    values.push(r.id, r.integrationKey, r.event, r.rawBody, r.verification, r.verifiedAccount ?? null);
-    if (withBytes) values.push(r.rawBytes ?? null);
-    if (withPayload) values.push(r.payloadJson ?? null);
-  }
-  await client.query({ ...insertStatement(rows.length, withBytes, withPayload), values });
+  const records = rows.map((r) => ({
+    id: r.id,
+    integration_key: r.integrationKey,
+    event: r.event,
+    raw_body: r.rawBody,
+    verification: r.verification,
+    verified_account: r.verifiedAccount ?? null,
+    // Absent keys read as NULL: JSON deliveries carry neither.
+    raw_bytes: r.rawBytes ? `\\x${r.rawBytes.toString('hex')}` : undefined,
+    payload_json: r.payloadJson,
+  }));
+  await db.query({ ...statement, values: [...job.values, JSON.stringify(records)] });
 }
 
 /**

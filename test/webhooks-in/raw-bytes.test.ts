@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { VerifyContext } from '../../src/channels/channel.js';
 import { adapters } from '../../src/channels/index.js';
 import { rawBodyOf } from '../../src/http/raw-body.js';
-import { insertInboxRows } from '../../src/webhooks-in/inbox.queries.js';
+import { deliveriesJobStatement } from '../../src/webhooks-in/inbox.enqueue.js';
+import { type NewInboxRow, storeDeliveries } from '../../src/webhooks-in/inbox.queries.js';
 import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { fixture, sign } from '../helpers/webhooks.js';
 
@@ -173,15 +174,9 @@ describe('exact bytes beside the text, only where the text lost some', () => {
         rawBytes: null,
       },
     ];
-    const client = await ctx.deps.pool.connect();
-    try {
-      await insertInboxRows(client, rows);
-      await insertInboxRows(client, [
-        { id: randomUUID(), integrationKey: 'whatsapp', event: null, rawBody: '{"batch":4}', verification: 'signed' },
-      ]);
-    } finally {
-      client.release();
-    }
+    const store = async (batch: NewInboxRow[]) => storeDeliveries(ctx.deps.pool, batch, await deliveriesJobStatement(ctx.deps.boss, batch));
+    await store(rows);
+    await store([{ id: randomUUID(), integrationKey: 'whatsapp', event: null, rawBody: '{"batch":4}', verification: 'signed' }]);
     const stored = await ctx.deps.db
       .selectFrom('webhook_inbox')
       .select(['raw_body', 'raw_bytes'])
