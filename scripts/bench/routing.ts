@@ -26,15 +26,15 @@ import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.js';
 import { createConnection } from '../../src/connections/connections.service.js';
 import { uuid7 } from '../../src/crypto/uuid7.js';
-import { type Database, type Db, withClientTransaction } from '../../src/db/database.js';
+import type { Database, Db } from '../../src/db/database.js';
 import type { Deps } from '../../src/deps.js';
 import { startBoss } from '../../src/jobs/boss.js';
 import { createQueues } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
 import { applyDeliveries } from '../../src/messaging/apply-events.js';
 import type { DeliveryEvents } from '../../src/messaging/apply-plan.js';
-import { enqueueDeliveries, JOB_DELIVERIES } from '../../src/webhooks-in/inbox.enqueue.js';
-import { insertInboxRows } from '../../src/webhooks-in/inbox.queries.js';
+import { deliveriesJobStatement, JOB_DELIVERIES } from '../../src/webhooks-in/inbox.enqueue.js';
+import { storeDeliveries as storeRows } from '../../src/webhooks-in/inbox.queries.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { anyDeliveryPending } from './bench.queries.js';
 import { median, say, serve, waitFor } from './common.js';
@@ -236,10 +236,7 @@ async function storeDeliveries(database: Database, boss: Awaited<ReturnType<type
         verification: 'signed' as const,
       };
     });
-    await withClientTransaction(database.pool, async (client) => {
-      await insertInboxRows(client, rows);
-      await enqueueDeliveries(boss, { client }, rows);
-    });
+    await storeRows(database.pool, rows, await deliveriesJobStatement(boss, rows));
   }
   return ids;
 }

@@ -109,6 +109,16 @@ export const PREPARED = sql.raw(PREPARED_MARK);
 
 const preparedNames = new Map<string, string>();
 
+/** The name a statement's text is prepared under on every connection: the same text, the same name. */
+export function preparedName(text: string): string {
+  let name = preparedNames.get(text);
+  if (name === undefined) {
+    name = `prepared_${sha256Hex(text).slice(0, 16)}`;
+    preparedNames.set(text, name);
+  }
+  return name;
+}
+
 type AnyQuery = (this: pg.Client, ...args: unknown[]) => unknown;
 const clientQuery = pg.Client.prototype.query as unknown as AnyQuery;
 
@@ -117,12 +127,7 @@ class PreparingClient extends pg.Client {}
 (PreparingClient.prototype as unknown as { query: AnyQuery }).query = function (this: pg.Client, ...args: unknown[]) {
   const [text, values] = args;
   if (typeof text === 'string' && text.startsWith(PREPARED_MARK) && Array.isArray(values) && args.length === 2) {
-    let name = preparedNames.get(text);
-    if (name === undefined) {
-      name = `prepared_${sha256Hex(text).slice(0, 16)}`;
-      preparedNames.set(text, name);
-    }
-    return clientQuery.call(this, { name, text, values });
+    return clientQuery.call(this, { name: preparedName(text), text, values });
   }
   return clientQuery.apply(this, args);
 };

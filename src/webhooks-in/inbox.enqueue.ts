@@ -1,8 +1,7 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { sha256Hex } from '../crypto/hmac.js';
 import { uuid7 } from '../crypto/uuid7.js';
-import type { Executor } from '../db/database.js';
+import { type Executor, preparedName } from '../db/database.js';
 import { jobsIn } from '../jobs/queue.js';
 
 /** The webhook-retry queue: every accepted delivery's id, and every scheduled retry. */
@@ -10,18 +9,6 @@ export const WEBHOOK_QUEUE = 'webhook-retry';
 
 /** Where a job is written: a Kysely transaction, or a raw client inside one (ingestion). */
 export type EnqueueTarget = { trx: Executor } | { client: pg.ClientBase };
-
-const statementNames = new Map<string, string>();
-
-/** pg-boss's insert is the same text every time: prepared once per connection, then reused. */
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = `inbox_enqueue_${sha256Hex(text).slice(0, 16)}`;
-    statementNames.set(text, name);
-  }
-  return name;
-}
 
 /** What a job of the webhook queue carries: the deliveries to process. */
 export interface DeliveriesJob {
@@ -63,7 +50,7 @@ export async function enqueueDeliveries(
   if (items.length === 0) return;
   const db =
     'client' in target
-      ? { executeSql: (text: string, values?: unknown[]) => target.client.query({ name: statementName(text), text, values }) }
+      ? { executeSql: (text: string, values?: unknown[]) => target.client.query({ name: preparedName(text), text, values }) }
       : jobsIn(target.trx);
   await boss.insert(WEBHOOK_QUEUE, jobsFor(items), { db });
 }

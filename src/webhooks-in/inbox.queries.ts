@@ -1,8 +1,7 @@
 import { type Selectable, sql } from 'kysely';
 import type pg from 'pg';
 import type { VerificationKind } from '../channels/channel.js';
-import { sha256Hex } from '../crypto/hmac.js';
-import type { Executor } from '../db/database.js';
+import { type Executor, preparedName } from '../db/database.js';
 import { offsetPage } from '../db/pages.js';
 import { partitionKeyIn } from '../db/partitions.js';
 import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
@@ -63,7 +62,7 @@ export async function storeDeliveries(db: pg.Pool | pg.ClientBase, rows: NewInbo
     const text = /^with\s/i.test(jobText)
       ? `WITH inbox_rows AS (${insert}), ${jobText.slice(4)}`
       : `WITH inbox_rows AS (${insert}) ${jobText}`;
-    statement = { name: `inbox_store_${sha256Hex(key).slice(0, 24)}`, text };
+    statement = { name: preparedName(text), text };
     storeStatements.set(key, statement);
   }
   const records = rows.map((r) => ({
