@@ -283,6 +283,7 @@ interface Figure {
 
 export const FIGURES: Figure[] = [
   { name: 'ingest ÷ ceiling', of: (r) => r.ingestRatio, better: 'higher' },
+  { name: '  ingest: ack p99 (ms)', of: (r) => r.ingestP99Ms, better: 'lower' },
   { name: 'drain, one worker (deliveries/s)', of: (r) => r.drainPerSec, better: 'higher', drain: true },
   { name: 'server CPU µs per delivery (api + worker)', of: (r) => r.apiUsPerAck + r.workerUsPerDelivery, better: 'lower', drain: true },
   {
