@@ -77,7 +77,10 @@ export async function upsertContacts(
   if (handles.length === 0) return { ids: result, created };
   const keyOf = (h: { workspaceId: number; integrationKey: string; externalId: string }) =>
     `${h.workspaceId}|${h.integrationKey}|${h.externalId}`;
-  const keys = [...new Set(handles.map(keyOf))].sort();
+  // Each handle's key is written once: a key built again for every lookup was the function's
+  // largest cost (a new string, hashed anew by each Map it is looked up in).
+  const handleKeys = handles.map(keyOf);
+  const keys = [...new Set(handleKeys)].sort();
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${arrayLiteral(keys)}::text[]) AS k ORDER BY k`.execute(db);
 
   const { rows: existing } = await sql<{ workspace_id: number; integration_key: string; external_id: string; contact_id: number }>`
@@ -90,8 +93,12 @@ export async function upsertContacts(
     result.set(keyOf({ workspaceId: r.workspace_id, integrationKey: r.integration_key, externalId: r.external_id }), r.contact_id);
 
   const missing = new Map<string, HandleInput>();
-  for (const h of handles) if (!result.has(keyOf(h)) && !missing.has(keyOf(h))) missing.set(keyOf(h), h);
+  handles.forEach((h, i) => {
+    const key = handleKeys[i]!;
+    if (!result.has(key) && !missing.has(key)) missing.set(key, h);
+  });
   const named = [...missing.values()];
+  const namedKeys = [...missing.keys()];
   if (named.length > 0) {
     // Ids are drawn first so each new contact can be paired with its handle.
     const { rows: ids } = await sql<{ id: number }>`
@@ -108,16 +115,16 @@ export async function upsertContacts(
       db,
     );
     named.forEach((h, i) => {
-      result.set(keyOf(h), contactIds[i]!);
+      result.set(namedKeys[i]!, contactIds[i]!);
       created.push({ ...h, id: contactIds[i]! });
     });
   }
   // A name learned later fills in a contact that had none.
-  const withNames = handles.filter((h) => h.name);
+  const withNames = handles.flatMap((h, i) => (h.name ? [{ id: result.get(handleKeys[i]!)!, name: h.name }] : []));
   if (withNames.length > 0) {
     await sql`
       UPDATE contacts c SET name = v.name, updated_at = ${at}
-      FROM unnest(${arrayLiteral(withNames.map((h) => result.get(keyOf(h))!))}::bigint[], ${arrayLiteral(withNames.map((h) => h.name))}::text[]) AS v(id, name)
+      FROM unnest(${arrayLiteral(withNames.map((h) => h.id))}::bigint[], ${arrayLiteral(withNames.map((h) => h.name))}::text[]) AS v(id, name)
       WHERE c.id = v.id AND c.name IS NULL`.execute(db);
   }
   return { ids: result, created };
