@@ -7,8 +7,14 @@ import { insertDeliveries, insertEvents, type NewEvent } from './deliveries.quer
 import { findSubscribedEndpoints } from './endpoints.queries.js';
 import { enqueueAttempts, jobIdsFor } from './outbound.enqueue.js';
 
-/** The public id of an event: `evt_` and its UUIDv7 without dashes. */
+/**
+ * The public id of an event: `evt_` and its UUIDv7 without dashes. A canonical UUID (every id
+ * uuid7 makes) is cut at its four dashes, without replaceAll's search: the worker names 2.4
+ * events a delivery.
+ */
 export function publicEventId(id: string): string {
+  if (id.length === 36 && id[8] === '-' && id[13] === '-' && id[18] === '-' && id[23] === '-')
+    return `evt_${id.slice(0, 8)}${id.slice(9, 13)}${id.slice(14, 18)}${id.slice(19, 23)}${id.slice(24)}`;
   return `evt_${id.replaceAll('-', '')}`;
 }
 

@@ -41,4 +41,9 @@ describe('events whose data is serialised once', () => {
     expect(notifyPayload(event, serialise)).toBe(JSON.stringify({ ...event, data: thread }));
     expect(serialised).toBe(1);
   });
+
+  it('an event id is evt_ and its UUID without dashes, in whatever form the UUID came', () => {
+    expect(publicEventId('0193a5b2-0000-7000-8000-000000000001')).toBe('evt_0193a5b2000070008000000000000001');
+    expect(publicEventId('0193a5b2000070008000000000000001')).toBe('evt_0193a5b2000070008000000000000001');
+  });
 });
