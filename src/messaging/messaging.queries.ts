@@ -120,11 +120,17 @@ export async function upsertContacts(
     });
   }
   // A name learned later fills in a contact that had none.
-  const withNames = handles.flatMap((h, i) => (h.name ? [{ id: result.get(handleKeys[i]!)!, name: h.name }] : []));
-  if (withNames.length > 0) {
+  const namedIds: number[] = [];
+  const names: string[] = [];
+  handles.forEach((h, i) => {
+    if (!h.name) return;
+    namedIds.push(result.get(handleKeys[i]!)!);
+    names.push(h.name);
+  });
+  if (names.length > 0) {
     await sql`
       UPDATE contacts c SET name = v.name, updated_at = ${at}
-      FROM unnest(${arrayLiteral(withNames.map((h) => h.id))}::bigint[], ${arrayLiteral(withNames.map((h) => h.name))}::text[]) AS v(id, name)
+      FROM unnest(${arrayLiteral(namedIds)}::bigint[], ${arrayLiteral(names)}::text[]) AS v(id, name)
       WHERE c.id = v.id AND c.name IS NULL`.execute(db);
   }
   return { ids: result, created };
