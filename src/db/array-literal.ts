@@ -18,8 +18,8 @@ function quoted(text: string): string {
  * parameter of the batch statements' `unnest`. pg writes every element, numbers included,
  * through a conversion and two regular expressions, and a Date through a dozen calls; a batch
  * of deliveries sends thousands of elements. Numbers go as they print, text is quoted and
- * escaped only where it holds a quote or a backslash, and a Date as its ISO time in UTC
- * (the same instant; one outside the years 0–9999 as pg writes it).
+ * escaped only where it holds a quote or a backslash, and a Date as its ISO time in UTC with
+ * the offset `+00:00` (the same instant; one outside the years 0–9999 as pg writes it).
  */
 export function arrayLiteral(values: readonly ArrayElement[]): string {
   let out = '{';
@@ -32,7 +32,9 @@ export function arrayLiteral(values: readonly ArrayElement[]): string {
     else if (typeof v === 'boolean') out += v ? 'true' : 'false';
     else {
       const t = v.getTime();
-      out += t >= ISO_START && t < ISO_END ? `"${v.toISOString()}"` : quoted(prepareValue(v));
+      // toISOString's Z as a numeric offset: what pg sends from a process in UTC, read by
+      // Postgres without looking a zone abbreviation up.
+      out += t >= ISO_START && t < ISO_END ? `"${v.toISOString().slice(0, -1)}+00:00"` : quoted(prepareValue(v));
     }
   }
   return `${out}}`;

@@ -65,5 +65,7 @@ describe('arrayLiteral', () => {
     ];
     const read = await bothRead(times, 'timestamptz');
     expect(read.literal).toBe(read.pg);
+    // A numeric offset, as pg writes a Date from a process in UTC: no zone abbreviation to look up.
+    expect(arrayLiteral([times[0]])).toBe('{"2026-11-27T12:05:19.123+00:00"}');
   });
 });
