@@ -1,7 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import type pg from 'pg';
 import type { VerificationKind } from '../channels/channel.js';
-import { arrayLiteral } from '../db/array-literal.js';
 import type { Executor } from '../db/database.js';
 import { offsetPage } from '../db/pages.js';
 import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
@@ -92,12 +91,12 @@ function idIn(column: string, ids: string[]) {
   for (const id of ids) {
     const v = id.toLowerCase();
     // Another spelling PostgreSQL reads as a UUID (braces, no hyphens) does not sort as it does.
-    if (!CANONICAL_UUID.test(v)) return sql<boolean>`${ref} = ANY(${arrayLiteral(ids)}::uuid[])`;
+    if (!CANONICAL_UUID.test(v)) return sql<boolean>`${ref} = ANY(${ids}::uuid[])`;
     if (lo === undefined || v < lo) lo = v;
     if (hi === undefined || v > hi) hi = v;
   }
   // One array parameter, not one per id: a batch names 250.
-  return sql<boolean>`(${ref} = ANY((SELECT ${arrayLiteral(ids)}::uuid[])::uuid[]) AND ${ref} BETWEEN ${lo ?? null}::uuid AND ${hi ?? null}::uuid)`;
+  return sql<boolean>`(${ref} = ANY((SELECT ${ids}::uuid[])::uuid[]) AND ${ref} BETWEEN ${lo ?? null}::uuid AND ${hi ?? null}::uuid)`;
 }
 
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -146,7 +145,7 @@ export async function markProcessed(db: Executor, rows: { id: string; appId: str
     UPDATE webhook_inbox AS w
     SET status = 'processed', processed_at = ${at}, attempt_count = w.attempt_count + 1,
         last_error = NULL, next_retry_at = NULL, app_id = v.app_id, updated_at = ${at}
-    FROM unnest(${arrayLiteral(rows.map((r) => r.id))}::uuid[], ${arrayLiteral(rows.map((r) => r.appId))}::text[]) AS v(id, app_id)
+    FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.appId)}::text[]) AS v(id, app_id)
     WHERE w.id = v.id AND ${idIn(
       'w.id',
       rows.map((r) => r.id),
@@ -173,8 +172,8 @@ export async function markFailed(db: Executor, rows: FailedUpdate[], at: Date): 
     SET status = v.status, attempt_count = v.attempt_count, next_retry_at = v.next_retry_at,
         last_error = v.last_error, app_id = v.app_id, processed_at = NULL, updated_at = ${at}
     FROM unnest(
-      ${arrayLiteral(rows.map((r) => r.id))}::uuid[], ${arrayLiteral(rows.map((r) => r.status))}::text[], ${arrayLiteral(rows.map((r) => r.attemptCount))}::int[],
-      ${arrayLiteral(rows.map((r) => r.nextRetryAt))}::timestamptz[], ${arrayLiteral(rows.map((r) => truncate(r.lastError, LAST_ERROR_MAX_LENGTH)))}::text[], ${arrayLiteral(rows.map((r) => r.appId))}::text[]
+      ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.status)}::text[], ${rows.map((r) => r.attemptCount)}::int[],
+      ${rows.map((r) => r.nextRetryAt)}::timestamptz[], ${rows.map((r) => truncate(r.lastError, LAST_ERROR_MAX_LENGTH))}::text[], ${rows.map((r) => r.appId)}::text[]
     ) AS v(id, status, attempt_count, next_retry_at, last_error, app_id)
     LEFT JOIN workspaces ws ON ws.app_id = v.app_id
     WHERE w.id = v.id AND ${idIn(
