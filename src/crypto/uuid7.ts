@@ -9,8 +9,23 @@ import { randomUUID } from 'node:crypto';
  */
 export function uuid7(now = Date.now()): string {
   const random = randomUUID(); // xxxxxxxx-xxxx-4xxx-Nxxx-xxxxxxxxxxxx, N in 8..b
-  const ms = now.toString(16).padStart(12, '0').slice(-12);
-  return `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7${random.slice(15, 18)}-${random.slice(19)}`;
+  // The version digit replaces the 4; the rest of random's third group on is kept as it is.
+  return `${timePart(now)}-7${random.slice(15)}`;
+}
+
+/**
+ * `tttttttt-tttt` of a millisecond. A batch makes its ids at one `now`, so the last one
+ * made is kept: the hex of a time is written once per batch, not once per id.
+ */
+let lastMs = Number.NaN;
+let lastTimePart = '';
+function timePart(ms: number): string {
+  if (ms !== lastMs) {
+    const hex = ms.toString(16).padStart(12, '0').slice(-12);
+    lastTimePart = `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
+    lastMs = ms;
+  }
+  return lastTimePart;
 }
 
 /**

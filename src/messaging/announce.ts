@@ -6,6 +6,7 @@ import type { Executor } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import { queueNotificationMail } from '../notifications/notification-mail.enqueue.js';
 import { publishEvents } from '../realtime/publish.js';
+import { jsonOnce } from '../text/json-once.js';
 import { findSubscriptions, writeOutbox } from '../webhooks-out/outbox.js';
 import { announcements, type Change, messageIdsOf, workspaceIdOf } from './announcements.js';
 
@@ -50,8 +51,10 @@ export async function announce(
     );
   const subscriptions = await findSubscriptions(trx, changes.map(workspaceIdOf));
   const { realtime, outbound } = announcements(changes, attachments);
-  await publishEvents(trx, realtime);
-  await writeOutbox(deps.boss, trx, outbound, now, subscriptions);
+  // A thread.updated tells sockets and endpoints the same Thread: it is serialised once.
+  const serialise = jsonOnce();
+  await publishEvents(trx, realtime, serialise);
+  await writeOutbox(deps.boss, trx, outbound, now, subscriptions, serialise);
   await queueNotificationMail(
     deps,
     trx,

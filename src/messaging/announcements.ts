@@ -256,5 +256,8 @@ export function workspaceIdOf(change: Change): number {
 
 /** The messages `changes` name: whose attachments `announcements` needs. */
 export function messageIdsOf(changes: readonly Change[]): number[] {
-  return changes.flatMap((c) => (c.type === 'message.created' || c.type === 'message.updated' ? [c.message.id] : []));
+  // A loop, not flatMap: an array for each change of a batch was garbage at once.
+  const ids: number[] = [];
+  for (const c of changes) if (c.type === 'message.created' || c.type === 'message.updated') ids.push(c.message.id);
+  return ids;
 }

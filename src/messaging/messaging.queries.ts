@@ -1,4 +1,5 @@
 import { type Selectable, sql } from 'kysely';
+import { arrayLiteral } from '../db/array-literal.js';
 import type { Executor } from '../db/database.js';
 import { messageColumnsSql } from '../db/message-columns.js';
 import type { EmailHeaders, MessageStatus, MessagesTable, ThreadsTable } from '../db/types.js';
@@ -33,7 +34,7 @@ export async function findConnectionsByAccount(
       EXISTS (SELECT 1 FROM sla_policies p WHERE p.workspace_id = c.workspace_id AND p.enabled) AS sla
     FROM connections c
     JOIN workspaces w ON w.id = c.workspace_id
-    JOIN unnest(${keys.map((k) => k.integrationKey)}::text[], ${keys.map((k) => k.externalAccountId)}::text[]) AS k(integration_key, external_account_id)
+    JOIN unnest(${arrayLiteral(keys.map((k) => k.integrationKey))}::text[], ${arrayLiteral(keys.map((k) => k.externalAccountId))}::text[]) AS k(integration_key, external_account_id)
       ON c.integration_key = k.integration_key AND c.external_account_id = k.external_account_id
     WHERE c.deleted_at IS NULL`.execute(db);
   return rows;
@@ -47,7 +48,9 @@ export async function findOutboundByExternalId(db: Executor, integrationKey: str
     FROM messages m
     JOIN connections c ON c.id = m.connection_id
     JOIN workspaces w ON w.id = m.workspace_id
-    WHERE m.external_id = ANY(${externalIds}::text[]) AND m.direction = 'outbound' AND c.integration_key = ${integrationKey}`.execute(db);
+    WHERE m.external_id = ANY(${arrayLiteral(externalIds)}::text[]) AND m.direction = 'outbound' AND c.integration_key = ${integrationKey}`.execute(
+    db,
+  );
   return rows;
 }
 
@@ -74,21 +77,28 @@ export async function upsertContacts(
   if (handles.length === 0) return { ids: result, created };
   const keyOf = (h: { workspaceId: number; integrationKey: string; externalId: string }) =>
     `${h.workspaceId}|${h.integrationKey}|${h.externalId}`;
-  const keys = [...new Set(handles.map(keyOf))].sort();
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) AS k ORDER BY k`.execute(db);
+  // Each handle's key is written once: a key built again for every lookup was the function's
+  // largest cost (a new string, hashed anew by each Map it is looked up in).
+  const handleKeys = handles.map(keyOf);
+  const keys = [...new Set(handleKeys)].sort();
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${arrayLiteral(keys)}::text[]) AS k ORDER BY k`.execute(db);
 
   const { rows: existing } = await sql<{ workspace_id: number; integration_key: string; external_id: string; contact_id: number }>`
     SELECT h.workspace_id, h.integration_key, h.external_id, h.contact_id
     FROM contact_handles h
-    JOIN unnest(${handles.map((h) => h.workspaceId)}::int[], ${handles.map((h) => h.integrationKey)}::text[], ${handles.map((h) => h.externalId)}::text[])
+    JOIN unnest(${arrayLiteral(handles.map((h) => h.workspaceId))}::int[], ${arrayLiteral(handles.map((h) => h.integrationKey))}::text[], ${arrayLiteral(handles.map((h) => h.externalId))}::text[])
       AS k(workspace_id, integration_key, external_id)
       ON h.workspace_id = k.workspace_id AND h.integration_key = k.integration_key AND h.external_id = k.external_id`.execute(db);
   for (const r of existing)
     result.set(keyOf({ workspaceId: r.workspace_id, integrationKey: r.integration_key, externalId: r.external_id }), r.contact_id);
 
   const missing = new Map<string, HandleInput>();
-  for (const h of handles) if (!result.has(keyOf(h)) && !missing.has(keyOf(h))) missing.set(keyOf(h), h);
+  handles.forEach((h, i) => {
+    const key = handleKeys[i]!;
+    if (!result.has(key) && !missing.has(key)) missing.set(key, h);
+  });
   const named = [...missing.values()];
+  const namedKeys = [...missing.keys()];
   if (named.length > 0) {
     // Ids are drawn first so each new contact can be paired with its handle.
     const { rows: ids } = await sql<{ id: number }>`
@@ -96,25 +106,31 @@ export async function upsertContacts(
     const contactIds = ids.map((r) => r.id);
     await sql`
       INSERT INTO contacts (id, workspace_id, name, created_at, updated_at) OVERRIDING SYSTEM VALUE
-      SELECT * , ${at}::timestamptz, ${at}::timestamptz FROM unnest(${contactIds}::bigint[], ${named.map((h) => h.workspaceId)}::int[], ${named.map((h) => h.name)}::text[])`.execute(
+      SELECT * , ${at}::timestamptz, ${at}::timestamptz FROM unnest(${arrayLiteral(contactIds)}::bigint[], ${arrayLiteral(named.map((h) => h.workspaceId))}::int[], ${arrayLiteral(named.map((h) => h.name))}::text[])`.execute(
       db,
     );
     await sql`
       INSERT INTO contact_handles (contact_id, workspace_id, integration_key, external_id)
-      SELECT * FROM unnest(${contactIds}::bigint[], ${named.map((h) => h.workspaceId)}::int[], ${named.map((h) => h.integrationKey)}::text[], ${named.map((h) => h.externalId)}::text[])`.execute(
+      SELECT * FROM unnest(${arrayLiteral(contactIds)}::bigint[], ${arrayLiteral(named.map((h) => h.workspaceId))}::int[], ${arrayLiteral(named.map((h) => h.integrationKey))}::text[], ${arrayLiteral(named.map((h) => h.externalId))}::text[])`.execute(
       db,
     );
     named.forEach((h, i) => {
-      result.set(keyOf(h), contactIds[i]!);
+      result.set(namedKeys[i]!, contactIds[i]!);
       created.push({ ...h, id: contactIds[i]! });
     });
   }
   // A name learned later fills in a contact that had none.
-  const withNames = handles.filter((h) => h.name);
-  if (withNames.length > 0) {
+  const namedIds: number[] = [];
+  const names: string[] = [];
+  handles.forEach((h, i) => {
+    if (!h.name) return;
+    namedIds.push(result.get(handleKeys[i]!)!);
+    names.push(h.name);
+  });
+  if (names.length > 0) {
     await sql`
       UPDATE contacts c SET name = v.name, updated_at = ${at}
-      FROM unnest(${withNames.map((h) => result.get(keyOf(h))!)}::bigint[], ${withNames.map((h) => h.name)}::text[]) AS v(id, name)
+      FROM unnest(${arrayLiteral(namedIds)}::bigint[], ${arrayLiteral(names)}::text[]) AS v(id, name)
       WHERE c.id = v.id AND c.name IS NULL`.execute(db);
   }
   return { ids: result, created };
@@ -184,14 +200,14 @@ export async function upsertThreads(db: Executor, threads: ThreadInput[], at: Da
   // Only a batch with e-mail conversations sends their keys; every other takes the column's
   // default '' and costs no array more (docs/performance.md: other deliveries' cost stays flat).
   const keyed = list.some((t) => t.conversationKey);
-  const keys = keyed ? sql`, ${list.map((t) => t.conversationKey ?? '')}::text[]` : sql``;
+  const keys = keyed ? sql`, ${arrayLiteral(list.map((t) => t.conversationKey ?? ''))}::text[]` : sql``;
   // xmax is 0 on a row version this statement inserted, and set on one it updated.
   const { rows } = await sql<ThreadRow>`
     INSERT INTO threads AS t (workspace_id, connection_id, contact_id, last_message_at, last_message_preview, unread_count, conversation_messages_in, last_inbound_at, team_id, created_at, updated_at${keyed ? sql`, conversation_key` : sql``})
     SELECT w, cn, ct, lm, p, u, u, li, tm, ${at}::timestamptz, ${at}::timestamptz${keyed ? sql`, k` : sql``}
-    FROM unnest(${list.map((t) => t.workspaceId)}::int[], ${list.map((t) => t.connectionId)}::bigint[], ${list.map((t) => t.contactId)}::bigint[],
-                ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[], ${list.map((t) => t.unread)}::int[],
-                ${list.map((t) => t.lastInboundAt ?? null)}::timestamptz[], ${list.map((t) => t.teamId)}::int[]${keys}) AS v(w, cn, ct, lm, p, u, li, tm${keyed ? sql`, k` : sql``})
+    FROM unnest(${arrayLiteral(list.map((t) => t.workspaceId))}::int[], ${arrayLiteral(list.map((t) => t.connectionId))}::bigint[], ${arrayLiteral(list.map((t) => t.contactId))}::bigint[],
+                ${arrayLiteral(list.map((t) => t.lastMessageAt))}::timestamptz[], ${arrayLiteral(list.map((t) => t.preview))}::text[], ${arrayLiteral(list.map((t) => t.unread))}::int[],
+                ${arrayLiteral(list.map((t) => t.lastInboundAt ?? null))}::timestamptz[], ${arrayLiteral(list.map((t) => t.teamId))}::int[]${keys}) AS v(w, cn, ct, lm, p, u, li, tm${keyed ? sql`, k` : sql``})
     ORDER BY cn, ct${keyed ? sql`, k` : sql``}
     ON CONFLICT (connection_id, contact_id, conversation_key) DO UPDATE SET
       unread_count = t.unread_count + excluded.unread_count,
@@ -214,7 +230,7 @@ export async function uncountUnread(db: Executor, corrections: { threadId: numbe
   await sql`
     UPDATE threads t SET unread_count = greatest(t.unread_count - v.n, 0),
       conversation_messages_in = greatest(t.conversation_messages_in - v.n, 0)
-    FROM unnest(${corrections.map((c) => c.threadId)}::bigint[], ${corrections.map((c) => c.n)}::int[]) AS v(id, n)
+    FROM unnest(${arrayLiteral(corrections.map((c) => c.threadId))}::bigint[], ${arrayLiteral(corrections.map((c) => c.n))}::int[]) AS v(id, n)
     WHERE t.id = v.id`.execute(db);
 }
 
@@ -229,7 +245,7 @@ export async function findThreadsOfMessages(db: Executor, refs: { connectionId: 
   const { rows } = await sql<{ connection_id: number; external_id: string; thread_id: number; contact_id: number }>`
     SELECT m.connection_id, m.external_id, m.thread_id, t.contact_id
     FROM messages m
-    JOIN unnest(${refs.map((r) => r.connectionId)}::bigint[], ${refs.map((r) => r.externalId)}::text[]) AS k(connection_id, external_id)
+    JOIN unnest(${arrayLiteral(refs.map((r) => r.connectionId))}::bigint[], ${arrayLiteral(refs.map((r) => r.externalId))}::text[]) AS k(connection_id, external_id)
       ON m.connection_id = k.connection_id AND m.external_id = k.external_id
     JOIN threads t ON t.id = m.thread_id`.execute(db);
   for (const r of rows)
@@ -264,8 +280,8 @@ export async function touchThreads(
       last_message_at = GREATEST(t.last_message_at, v.lm),
       last_inbound_at = GREATEST(t.last_inbound_at, v.lm),
       updated_at = ${at}
-    FROM unnest(${list.map((t) => t.threadId)}::bigint[], ${list.map((t) => t.lastMessageAt)}::timestamptz[], ${list.map((t) => t.preview)}::text[],
-                ${list.map((t) => t.unread)}::int[]) AS v(id, lm, p, u)
+    FROM unnest(${arrayLiteral(list.map((t) => t.threadId))}::bigint[], ${arrayLiteral(list.map((t) => t.lastMessageAt))}::timestamptz[], ${arrayLiteral(list.map((t) => t.preview))}::text[],
+                ${arrayLiteral(list.map((t) => t.unread))}::int[]) AS v(id, lm, p, u)
     WHERE t.id = v.id
     RETURNING t.*, false AS created, ${CONTACT_NAME}`.execute(db);
   return rows;
@@ -289,14 +305,14 @@ export async function insertInboundMessages(db: Executor, messages: InboundMessa
   // Only a batch with e-mail sends their headers, HTML and quotes (see upsertThreads).
   const mail = messages.some((m) => m.email || m.html || m.quotedText);
   const mailArrays = mail
-    ? sql`, ${messages.map((m) => (m.email ? JSON.stringify(m.email) : null))}::jsonb[], ${messages.map((m) => m.html ?? null)}::text[],
-                ${messages.map((m) => m.quotedText ?? null)}::text[]`
+    ? sql`, ${arrayLiteral(messages.map((m) => (m.email ? JSON.stringify(m.email) : null)))}::jsonb[], ${arrayLiteral(messages.map((m) => m.html ?? null))}::text[],
+                ${arrayLiteral(messages.map((m) => m.quotedText ?? null))}::text[]`
     : sql``;
   const { rows } = await sql<Selectable<MessagesTable>>`
     INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, created_at, updated_at${mail ? sql`, email, html, quoted_text` : sql``})
     SELECT w, th, cn, 'inbound', e, tx, 'received', c, ${at}::timestamptz${mail ? sql`, em, h, q` : sql``}
-    FROM unnest(${messages.map((m) => m.workspaceId)}::int[], ${messages.map((m) => m.threadId)}::bigint[], ${messages.map((m) => m.connectionId)}::bigint[],
-                ${messages.map((m) => m.externalId)}::text[], ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.createdAt)}::timestamptz[]${mailArrays})
+    FROM unnest(${arrayLiteral(messages.map((m) => m.workspaceId))}::int[], ${arrayLiteral(messages.map((m) => m.threadId))}::bigint[], ${arrayLiteral(messages.map((m) => m.connectionId))}::bigint[],
+                ${arrayLiteral(messages.map((m) => m.externalId))}::text[], ${arrayLiteral(messages.map((m) => m.text))}::text[], ${arrayLiteral(messages.map((m) => m.createdAt))}::timestamptz[]${mailArrays})
       AS v(w, th, cn, e, tx, c${mail ? sql`, em, h, q` : sql``})
     ORDER BY cn, e
     ON CONFLICT (connection_id, external_id) DO NOTHING
@@ -327,8 +343,8 @@ export async function applyStatuses(db: Executor, statuses: StatusInput[], at: D
   const { rows } = await sql<Selectable<MessagesTable>>`
     UPDATE messages AS m
     SET status = v.status, error = CASE WHEN v.status = 'failed' THEN v.error ELSE m.error END, updated_at = ${at}
-    FROM unnest(${statuses.map((s) => s.connectionId)}::bigint[], ${statuses.map((s) => s.externalId)}::text[],
-                ${statuses.map((s) => s.status)}::text[], ${statuses.map((s) => (s.error === null ? null : truncate(s.error, PROVIDER_ERROR_MAX_LENGTH)))}::text[]) AS v(connection_id, external_id, status, error)
+    FROM unnest(${arrayLiteral(statuses.map((s) => s.connectionId))}::bigint[], ${arrayLiteral(statuses.map((s) => s.externalId))}::text[],
+                ${arrayLiteral(statuses.map((s) => s.status))}::text[], ${arrayLiteral(statuses.map((s) => (s.error === null ? null : truncate(s.error, PROVIDER_ERROR_MAX_LENGTH))))}::text[]) AS v(connection_id, external_id, status, error)
     WHERE m.connection_id = v.connection_id AND m.external_id = v.external_id AND m.direction = 'outbound'
       AND (
         (v.status = 'failed' AND m.status IN ('queued', 'sent'))

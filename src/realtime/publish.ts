@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import type { Serialise } from '../text/json-once.js';
 import { truncate } from '../text/truncate.js';
 
 /** The one Postgres channel every api process LISTENs on for tenant events. */
@@ -48,12 +49,23 @@ function idsOnly(data: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
+ * An event's JSON with `data` as `serialise` writes it, the keys in the order JSON.stringify
+ * writes an event made as `{ type, workspaceId, data }` (and then its target).
+ */
+function eventJson(event: RealtimeEvent, serialise: Serialise): string {
+  const target = event.targetUserId === undefined ? '' : `,"targetUserId":${JSON.stringify(event.targetUserId)}`;
+  const truncated = event.truncated ? ',"truncated":true' : '';
+  return `{"type":${JSON.stringify(event.type)},"workspaceId":${JSON.stringify(event.workspaceId)},"data":${serialise(event.data)}${target}${truncated}}`;
+}
+
+/**
  * The JSON payload of an event, never over NOTIFY_MAX_BYTES: long strings are cut first;
  * an event still too large goes out in a minimal form (type, workspace, target, ids only),
- * both marked `truncated: true` so a client knows to refetch.
+ * both marked `truncated: true` so a client knows to refetch. `serialise`: the data's JSON,
+ * when the caller has it already (see jsonOnce).
  */
-export function notifyPayload(event: RealtimeEvent): string {
-  const json = JSON.stringify(event);
+export function notifyPayload(event: RealtimeEvent, serialise?: Serialise): string {
+  const json = serialise ? eventJson(event, serialise) : JSON.stringify(event);
   // A UTF-16 unit is at most 3 bytes of UTF-8: most payloads are short enough not to be measured.
   if (json.length * 3 <= NOTIFY_MAX_BYTES || Buffer.byteLength(json) <= NOTIFY_MAX_BYTES) return json;
   const { value: data, cut } = truncateStrings(event.data);
@@ -85,8 +97,8 @@ export async function publishEvent(db: Executor, event: RealtimeEvent): Promise<
  * a text[] parameter had the driver escape every quote of every payload in JavaScript. `json`
  * (not jsonb) keeps each element's text as written, so a listener reads what notifyPayload made.
  */
-export async function publishEvents(db: Executor, events: RealtimeEvent[]): Promise<void> {
+export async function publishEvents(db: Executor, events: RealtimeEvent[], serialise?: Serialise): Promise<void> {
   if (events.length === 0) return;
-  const payloads = `[${events.map(notifyPayload).join(',')}]`;
+  const payloads = `[${events.map((e) => notifyPayload(e, serialise)).join(',')}]`;
   await sql`SELECT pg_notify(${REALTIME_CHANNEL}, e::text) FROM json_array_elements(${payloads}::json) AS e`.execute(db);
 }

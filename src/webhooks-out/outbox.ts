@@ -2,24 +2,28 @@ import type { PgBoss } from 'pg-boss';
 import { uuid7 } from '../crypto/uuid7.js';
 import type { Executor } from '../db/database.js';
 import type { OutboundEvent, OutboundEventType } from '../messaging/events.js';
+import type { Serialise } from '../text/json-once.js';
 import { insertDeliveries, insertEvents, type NewEvent } from './deliveries.queries.js';
 import { findSubscribedEndpoints } from './endpoints.queries.js';
 import { enqueueAttempts, jobIdsFor } from './outbound.enqueue.js';
 
-/** The public id of an event: `evt_` and its UUIDv7 without dashes. */
+/**
+ * The public id of an event: `evt_` and its UUIDv7 without dashes. A canonical UUID (every id
+ * uuid7 makes) is cut at its four dashes, without replaceAll's search: the worker names 2.4
+ * events a delivery.
+ */
 export function publicEventId(id: string): string {
+  if (id.length === 36 && id[8] === '-' && id[13] === '-' && id[18] === '-' && id[23] === '-')
+    return `evt_${id.slice(0, 8)}${id.slice(9, 13)}${id.slice(14, 18)}${id.slice(19, 23)}${id.slice(24)}`;
   return `evt_${id.replaceAll('-', '')}`;
 }
 
-/** The exact body every attempt of an event's deliveries sends. */
-export function eventBody(id: string, event: OutboundEvent, at: Date): string {
-  return JSON.stringify({
-    id: publicEventId(id),
-    type: event.type,
-    createdAt: at.toISOString(),
-    workspaceId: event.workspaceId,
-    data: event.data,
-  });
+/**
+ * The exact body every attempt of an event's deliveries sends: the text JSON.stringify writes
+ * for `{ id, type, createdAt, workspaceId, data }`, with `data` as `serialise` writes it.
+ */
+export function eventBody(id: string, event: OutboundEvent, at: Date, serialise: Serialise = JSON.stringify): string {
+  return `{"id":"${publicEventId(id)}","type":${JSON.stringify(event.type)},"createdAt":"${at.toISOString()}","workspaceId":${JSON.stringify(event.workspaceId)},"data":${serialise(event.data)}}`;
 }
 
 /** The enabled endpoints of some workspaces and what each subscribes to: read once, asked per event. */
@@ -42,7 +46,8 @@ export async function findSubscriptions(trx: Executor, workspaceIds: number[]): 
  * endpoint exists), and for each, one delivery per enabled endpoint of its workspace
  * subscribed to its type (or to `*`), with the job of each first attempt. The change that
  * caused an event and its deliveries commit together: none is lost, none is sent for a
- * rolled-back change. `subscriptions`: the endpoints, when the caller has read them already.
+ * rolled-back change. `subscriptions`: the endpoints, when the caller has read them already;
+ * `serialise`: the events' data as JSON, when the caller shares it with other events.
  */
 export async function writeOutbox(
   boss: PgBoss,
@@ -50,6 +55,7 @@ export async function writeOutbox(
   events: OutboundEvent[],
   at: Date,
   subscriptions?: Subscriptions,
+  serialise?: Serialise,
 ): Promise<void> {
   if (events.length === 0) return;
   const subscribed =
@@ -59,16 +65,22 @@ export async function writeOutbox(
       events.map((e) => e.workspaceId),
     ));
   const targets = events.map((e) => ({ event: e, endpointIds: subscribed.endpointsFor(e.workspaceId, e.type) }));
-  await deliverEvents(boss, trx, targets, at);
+  await deliverEvents(boss, trx, targets, at, serialise);
 }
 
 /** Writes events with the endpoints each goes to (the outbox's second half; a ping names its endpoint). */
-export async function deliverEvents(boss: PgBoss, trx: Executor, targets: { event: OutboundEvent; endpointIds: number[] }[], at: Date) {
+export async function deliverEvents(
+  boss: PgBoss,
+  trx: Executor,
+  targets: { event: OutboundEvent; endpointIds: number[] }[],
+  at: Date,
+  serialise?: Serialise,
+) {
   const rows: NewEvent[] = [];
   const byEndpoint = new Map<number, string[]>();
   for (const { event, endpointIds } of targets) {
     const id = uuid7(at.getTime());
-    rows.push({ id, workspaceId: event.workspaceId, type: event.type, body: eventBody(id, event, at) });
+    rows.push({ id, workspaceId: event.workspaceId, type: event.type, body: eventBody(id, event, at, serialise) });
     for (const endpointId of endpointIds) {
       const ids = byEndpoint.get(endpointId);
       if (ids) ids.push(id);

@@ -16,6 +16,12 @@ describe('uuid7', () => {
     );
   });
 
+  it('ids of one millisecond, made around ids of others, each carry theirs and all differ', () => {
+    const ids = [5, 5, 2 ** 40, 5, 0, 5].map((ms) => [ms, uuid7(ms)] as const);
+    for (const [ms, id] of ids) expect(uuid7Time(id)).toBe(ms);
+    expect(new Set(ids.map(([, id]) => id)).size).toBe(ids.length);
+  });
+
   it('has no time to read in any other UUID', () => {
     expect(uuid7Time(randomUUID())).toBeUndefined();
     expect(uuid7Time('not-a-uuid')).toBeUndefined();
