@@ -35,7 +35,11 @@ export class InboxWriter implements IngestLoad {
   constructor(
     private readonly deps: Deps,
     // A commit's deliveries fit one job (enqueueDeliveries), so a group commit queues one job.
-    private readonly options = { maxBatch: JOB_DELIVERIES, maxConcurrent: 2 },
+    // One commit at a time: what arrives meanwhile waits for the next, so a commit's fixed
+    // cost (its job row and its 17 index entries, the WAL flush, the round trip) is shared by
+    // twice as many deliveries as with two in flight, for the same throughput and ack p99
+    // (docs/performance.md, "One statement per group commit").
+    private readonly options = { maxBatch: JOB_DELIVERIES, maxConcurrent: 1 },
   ) {}
 
   /** Deliveries accepted and not yet answered (waiting or in a commit). */
