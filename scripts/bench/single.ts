@@ -1,13 +1,13 @@
 // `--single`: one role-all service at its default settings, as `npm start` runs it (the api
 // process and its worker process; RSS is both's, the event-loop delay the api's). Burst:
-// the ceiling and the process alternate for --rounds rounds of --connections (the process's
-// worker drains meanwhile), then the time until the backlog is processed. Sustained: an open
+// the ceiling and the process alternate for --rounds rounds of --connections (each round's
+// ceiling once the last burst is processed), then the time until the last burst is processed. Sustained: an open
 // loop — requests sent at evenly spaced instants whatever the answers, so a stall shows up as
 // latency instead of slowing the sender — at --sustained/s for --seconds, with ack latency per
 // request, received → processed from the rows, and the backlog sampled every 100 ms.
 import { Pool } from 'undici';
 import type { Db } from '../../src/db/database.js';
-import { pendingDeliveries, processedLatency } from './bench.queries.js';
+import { anyMessageUnindexed, pendingDeliveries, processedLatency } from './bench.queries.js';
 import { startCeiling } from './ceiling.js';
 import {
   BURST_BODIES_PER_SECOND,
@@ -52,6 +52,13 @@ export async function measureSingle(options: BenchOptions, databaseUrl: string, 
       say(
         `single burst round ${r}/${options.rounds}: ceiling then the role-all process, ${options.connections} connections, ${options.seconds} s each`,
       );
+      // The ceiling on a quiet machine: the worker process processes the last round's burst and
+      // indexes its messages for search first, else the ceiling shares the cores with that work
+      // and reads half of itself (the ratio then twice what it is).
+      if (r > 1) {
+        await waitFor('the last burst to be processed', async () => (await pendingDeliveries(db)) === 0, 600_000);
+        await waitFor('its messages to be indexed for search', async () => !(await anyMessageUnindexed(db)), 600_000);
+      }
       const c = await ceiling.measure(options.connections, options.seconds);
       const bodies = signedDeliveries(BURST_BODIES_PER_SECOND * options.seconds);
       const i = await burst(all.url, bodies, { connections: options.connections, duration: options.seconds });
