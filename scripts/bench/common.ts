@@ -8,6 +8,8 @@ import autocannon from 'autocannon';
 import { PHONE_NUMBER_ID, ROOT, type Role, type Service, startService, WEBHOOK_SECRET, waitUntil } from '../../harness/service.js';
 import { whatsappTextBody } from '../../harness/whatsapp-delivery.js';
 import { hmacDigest, hmacSha256Hex } from '../../src/crypto/hmac.js';
+import type { Db } from '../../src/db/database.js';
+import { anyDeliveryPending } from './bench.queries.js';
 import type { BenchOptions } from './options.js';
 
 export const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -212,4 +214,22 @@ export async function serve(
  */
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, intervalMs = 1000): Promise<void> {
   await waitUntil(what, check, timeoutMs, intervalMs);
+}
+
+/**
+ * Waits until no job of the webhook queue is left for `worker`, a `--role worker` process; one
+ * that exits first is an error with the end of its log. Every 100 ms: the search indexer
+ * starts 250 ms after the last batch, and its work is not the drain's.
+ */
+export async function waitForDrain(worker: BenchService, db: Db): Promise<void> {
+  // A poll's error is retried by waitFor, so an exit is noted and told after.
+  await waitFor(
+    'the worker to drain the inbox',
+    async () => worker.child.exitCode !== null || !(await anyDeliveryPending(db)),
+    300_000,
+    100,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; the worker's log ends:\n${worker.output().slice(-4000)}`);
+  });
+  if (worker.child.exitCode !== null) throw new Error(`the worker exited (${worker.child.exitCode}):\n${worker.output().slice(-4000)}`);
 }

@@ -15,9 +15,9 @@ import { provisionTenant, ROOT } from '../../harness/service.js';
 import type { Db } from '../../src/db/database.js';
 import { createDatabase } from '../../src/db/database.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
-import { anyDeliveryPending, anyMessageUnindexed, drainSeconds, inboxRows, webhookJobs } from './bench.queries.js';
+import { anyMessageUnindexed, drainSeconds, inboxRows, webhookJobs } from './bench.queries.js';
 import { type Ceiling, startCeiling } from './ceiling.js';
-import { BURST_BODIES_PER_SECOND, burst, median, say, serve, signedDeliveries, WARMUP_SECONDS, waitFor } from './common.js';
+import { BURST_BODIES_PER_SECOND, burst, median, say, serve, signedDeliveries, WARMUP_SECONDS, waitFor, waitForDrain } from './common.js';
 import { cpuByKindSince, postgresCpuByKind, postgresCpuMs, processCpuMs } from './cpu.js';
 import type { BenchOptions } from './options.js';
 
@@ -239,17 +239,7 @@ async function measureDrain(options: BenchOptions, build: Build, databaseUrl: st
   let pgDrainKindsMs: Record<string, number>;
   let indexMs = 0;
   try {
-    // A poll's error is retried by waitFor, so an exit is noted and told after. Every 100 ms:
-    // the search indexer starts 250 ms after the last batch, and its work is not the drain's.
-    await waitFor(
-      'the worker to drain the inbox',
-      async () => worker.child.exitCode !== null || !(await anyDeliveryPending(db)),
-      300_000,
-      100,
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}; the worker's log ends:\n${worker.output().slice(-4000)}`);
-    });
-    if (worker.child.exitCode !== null) throw new Error(`the worker exited (${worker.child.exitCode}):\n${worker.output().slice(-4000)}`);
+    await waitForDrain(worker, db);
     workerCpuMs = processCpuMs(worker.child.pid) - build.startCpu!.workerMs;
     pgDrainMs = postgresCpuMs(postmasterPid) - pgBefore - build.startCpu!.postgresMs;
     pgDrainKindsMs = cpuByKindSince(pgDrainKinds, postgresCpuByKind(postmasterPid));

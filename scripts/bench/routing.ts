@@ -36,8 +36,7 @@ import type { DeliveryEvents } from '../../src/messaging/apply-plan.js';
 import { deliveriesJobStatement, JOB_DELIVERIES } from '../../src/webhooks-in/inbox.enqueue.js';
 import { storeDeliveries as storeRows } from '../../src/webhooks-in/inbox.queries.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
-import { anyDeliveryPending } from './bench.queries.js';
-import { median, say, serve, waitFor } from './common.js';
+import { median, say, serve, waitForDrain } from './common.js';
 import type { Build } from './compare.js';
 import type { BenchOptions } from './options.js';
 
@@ -282,14 +281,7 @@ export async function measureRoutingDrain(
       await sql`CHECKPOINT`.execute(db);
       const worker = await serve(options, 'worker', databaseUrl, { root: build.root, waitForStart: false });
       try {
-        await waitFor(
-          'the worker to drain the inbox',
-          async () => worker.child.exitCode !== null || !(await anyDeliveryPending(db)),
-          300_000,
-          100,
-        );
-        if (worker.child.exitCode !== null)
-          throw new Error(`the worker exited (${worker.child.exitCode}):\n${worker.output().slice(-4000)}`);
+        await waitForDrain(worker, db);
       } finally {
         await worker.stop();
       }
