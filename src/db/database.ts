@@ -120,16 +120,21 @@ export function preparedName(text: string): string {
 }
 
 type AnyQuery = (this: pg.Client, ...args: unknown[]) => unknown;
-const clientQuery = pg.Client.prototype.query as unknown as AnyQuery;
+/**
+ * pg.Client's query as it is when called, not when this module loaded: tracing
+ * (src/tracing/tracing.ts) wraps it after the modules load, and every statement must go
+ * through the wrapper to be traced.
+ */
+const clientQuery = () => pg.Client.prototype.query as unknown as AnyQuery;
 
 /** node-postgres's client, naming the statements marked PREPARED (Kysely passes text and values). */
 class PreparingClient extends pg.Client {}
 (PreparingClient.prototype as unknown as { query: AnyQuery }).query = function (this: pg.Client, ...args: unknown[]) {
   const [text, values] = args;
   if (typeof text === 'string' && text.startsWith(PREPARED_MARK) && Array.isArray(values) && args.length === 2) {
-    return clientQuery.call(this, { name: preparedName(text), text, values });
+    return clientQuery().call(this, { name: preparedName(text), text, values });
   }
-  return clientQuery.apply(this, args);
+  return clientQuery().apply(this, args);
 };
 
 export interface Database {
