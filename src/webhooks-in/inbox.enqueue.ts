@@ -1,14 +1,10 @@
-import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { uuid7 } from '../crypto/uuid7.js';
-import { type Executor, preparedName } from '../db/database.js';
+import type { Executor } from '../db/database.js';
 import { jobsIn } from '../jobs/queue.js';
 
 /** The webhook-retry queue: every accepted delivery's id, and every scheduled retry. */
 export const WEBHOOK_QUEUE = 'webhook-retry';
-
-/** Where a job is written: a Kysely transaction, or a raw client inside one (ingestion). */
-export type EnqueueTarget = { trx: Executor } | { client: pg.ClientBase };
 
 /** What a job of the webhook queue carries: the deliveries to process. */
 export interface DeliveriesJob {
@@ -44,15 +40,11 @@ export const JOB_DELIVERIES = 500;
  */
 export async function enqueueDeliveries(
   boss: PgBoss,
-  target: EnqueueTarget,
+  trx: Executor,
   items: { id: string; startAfter?: Date; traceparent?: string | undefined }[],
 ): Promise<void> {
   if (items.length === 0) return;
-  const db =
-    'client' in target
-      ? { executeSql: (text: string, values?: unknown[]) => target.client.query({ name: preparedName(text), text, values }) }
-      : jobsIn(target.trx);
-  await boss.insert(WEBHOOK_QUEUE, jobsFor(items), { db });
+  await boss.insert(WEBHOOK_QUEUE, jobsFor(items), { db: jobsIn(trx) });
 }
 
 /** A statement as pg-boss writes it: its text, the same for every call of one queue, and its values. */

@@ -130,7 +130,7 @@ async function recheckLocked(deps: Deps, trx: Executor, wanted: string[], locked
   const at = new Date(deps.now().getTime() + RECHECK_LOCKED_SECONDS * 1000);
   await enqueueDeliveries(
     deps.boss,
-    { trx },
+    trx,
     held.map((id) => ({ id, startAfter: at })),
   );
 }
@@ -139,7 +139,7 @@ async function scheduleRetries(deps: Deps, trx: Executor, failed: FailedUpdate[]
   const retries = failed.filter((f) => f.status === 'failed');
   await enqueueDeliveries(
     deps.boss,
-    { trx },
+    trx,
     retries.map((f) => ({ id: f.id, startAfter: f.nextRetryAt! })),
   );
 }

@@ -43,7 +43,7 @@ export async function requeueDelivery(
     // move the row on before this request returns (docs/webhooks.md).
     const before = { id: row.id, status: row.status };
     await resetForRequeue(trx, row.id, deps.now());
-    await enqueueDeliveries(deps.boss, { trx }, [{ id: row.id }]);
+    await enqueueDeliveries(deps.boss, trx, [{ id: row.id }]);
     return before;
   });
 }
