@@ -55,6 +55,7 @@ import * as m0065 from './0065_event_log_unchecked_workspace.js';
 import * as m0066 from './0066_inbox_partitions.js';
 import * as m0067 from './0067_outbound_partitions.js';
 import * as m0068 from './0068_messages_unchecked_keys.js';
+import * as m0069 from './0069_search_index_without_nulls.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -117,4 +118,5 @@ export const migrations: Record<string, Migration> = {
   '0066_inbox_partitions': m0066,
   '0067_outbound_partitions': m0067,
   '0068_messages_unchecked_keys': m0068,
+  '0069_search_index_without_nulls': m0069,
 };

@@ -55,6 +55,7 @@ const NULLABLE_WORKSPACE: Record<string, string> = {
 
 /** Tenant tables whose workspace_id is no foreign key to workspaces, with why. */
 const NO_WORKSPACE_FOREIGN_KEY: Record<string, string> = {
+  messages: "one or more per delivery: written with its thread's workspace, and its key to the thread goes with the thread's",
   thread_labels: "a lookup copy of threads.labels, rewritten with its thread's labels",
   user_sockets: 'live sockets; rows expire within seconds and go with their user',
   webhook_events: "the event log, 2–3 rows per delivery: written with the id of the change's own workspace, in its transaction",

@@ -108,4 +108,17 @@ describe('searchMessages: the walk and the index path', () => {
       ).items.map((m) => m.id),
     ).toEqual([foreign.id]);
   });
+
+  it('looks words up in the GIN index, which holds no entry for a message not indexed yet', async () => {
+    // The index is partial (search_vector IS NOT NULL): a search's `@@` must still be planned
+    // on it, or the fallback path would read every message of every workspace.
+    await sql`SET enable_seqscan = off`.execute(ctx.deps.db);
+    const { rows } = await sql<{ 'QUERY PLAN': string }>`
+      EXPLAIN SELECT id FROM messages WHERE search_vector @@ websearch_to_tsquery('simple', 'kumquat')`.execute(ctx.deps.db);
+    await sql`RESET enable_seqscan`.execute(ctx.deps.db);
+    expect(rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('messages_text_search_idx');
+    const { rows: defs } = await sql<{ def: string }>`
+      SELECT pg_get_indexdef('messages_text_search_idx'::regclass) AS def`.execute(ctx.deps.db);
+    expect(defs[0]!.def).toMatch(/WHERE \(search_vector IS NOT NULL\)$/);
+  });
 });
