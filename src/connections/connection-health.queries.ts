@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { type Executor, PREPARED } from '../db/database.js';
 import { truncate } from '../text/truncate.js';
 
 /** The longest `lastError` a connection keeps. */
@@ -23,7 +23,7 @@ export interface AccountHealth {
  */
 export async function recordAccountHealth(db: Executor, rows: AccountHealth[], at: Date): Promise<void> {
   if (rows.length === 0) return;
-  await sql`
+  await sql`${PREPARED}
     WITH v AS (
       SELECT * FROM unnest(${rows.map((r) => r.integrationKey)}::text[], ${rows.map((r) => r.account)}::text[],
         ${rows.map((r) => r.delivered)}::bool[], ${rows.map((r) => (r.error === null ? null : truncate(r.error, CONNECTION_ERROR_MAX_LENGTH)))}::text[])

@@ -1,6 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import { arrayLiteral } from '../db/array-literal.js';
-import type { Executor } from '../db/database.js';
+import { type Executor, PREPARED } from '../db/database.js';
 import { messageColumnsSql } from '../db/message-columns.js';
 import type { EmailHeaders, MessageStatus, MessagesTable, ThreadsTable } from '../db/types.js';
 import { truncate } from '../text/truncate.js';
@@ -29,7 +29,7 @@ export async function findConnectionsByAccount(
   keys: { integrationKey: string; externalAccountId: string }[],
 ): Promise<ConnectionRef[]> {
   if (keys.length === 0) return [];
-  const { rows } = await sql<ConnectionRef>`
+  const { rows } = await sql<ConnectionRef>`${PREPARED}
     SELECT c.id, c.workspace_id, c.integration_key, c.external_account_id, w.app_id, c.auto_assign, c.team_id, c.away_message,
       EXISTS (SELECT 1 FROM sla_policies p WHERE p.workspace_id = c.workspace_id AND p.enabled) AS sla
     FROM connections c
@@ -81,9 +81,16 @@ export async function upsertContacts(
   // largest cost (a new string, hashed anew by each Map it is looked up in).
   const handleKeys = handles.map(keyOf);
   const keys = [...new Set(handleKeys)].sort();
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${arrayLiteral(keys)}::text[]) AS k ORDER BY k`.execute(db);
+  await sql`${PREPARED} SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${arrayLiteral(keys)}::text[]) AS k ORDER BY k`.execute(
+    db,
+  );
 
-  const { rows: existing } = await sql<{ workspace_id: number; integration_key: string; external_id: string; contact_id: number }>`
+  const { rows: existing } = await sql<{
+    workspace_id: number;
+    integration_key: string;
+    external_id: string;
+    contact_id: number;
+  }>`${PREPARED}
     SELECT h.workspace_id, h.integration_key, h.external_id, h.contact_id
     FROM contact_handles h
     JOIN unnest(${arrayLiteral(handles.map((h) => h.workspaceId))}::int[], ${arrayLiteral(handles.map((h) => h.integrationKey))}::text[], ${arrayLiteral(handles.map((h) => h.externalId))}::text[])
@@ -128,7 +135,7 @@ export async function upsertContacts(
     names.push(h.name);
   });
   if (names.length > 0) {
-    await sql`
+    await sql`${PREPARED}
       UPDATE contacts c SET name = v.name, updated_at = ${at}
       FROM unnest(${arrayLiteral(namedIds)}::bigint[], ${arrayLiteral(names)}::text[]) AS v(id, name)
       WHERE c.id = v.id AND c.name IS NULL`.execute(db);
@@ -308,7 +315,7 @@ export async function insertInboundMessages(db: Executor, messages: InboundMessa
     ? sql`, ${arrayLiteral(messages.map((m) => (m.email ? JSON.stringify(m.email) : null)))}::jsonb[], ${arrayLiteral(messages.map((m) => m.html ?? null))}::text[],
                 ${arrayLiteral(messages.map((m) => m.quotedText ?? null))}::text[]`
     : sql``;
-  const { rows } = await sql<Selectable<MessagesTable>>`
+  const { rows } = await sql<Selectable<MessagesTable>>`${PREPARED}
     INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, created_at, updated_at${mail ? sql`, email, html, quoted_text` : sql``})
     SELECT w, th, cn, 'inbound', e, tx, 'received', c, ${at}::timestamptz${mail ? sql`, em, h, q` : sql``}
     FROM unnest(${arrayLiteral(messages.map((m) => m.workspaceId))}::int[], ${arrayLiteral(messages.map((m) => m.threadId))}::bigint[], ${arrayLiteral(messages.map((m) => m.connectionId))}::bigint[],

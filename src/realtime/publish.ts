@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { type Executor, PREPARED } from '../db/database.js';
 import type { Serialise } from '../text/json-once.js';
 import { truncate } from '../text/truncate.js';
 
@@ -100,5 +100,5 @@ export async function publishEvent(db: Executor, event: RealtimeEvent): Promise<
 export async function publishEvents(db: Executor, events: RealtimeEvent[], serialise?: Serialise): Promise<void> {
   if (events.length === 0) return;
   const payloads = `[${events.map((e) => notifyPayload(e, serialise)).join(',')}]`;
-  await sql`SELECT pg_notify(${REALTIME_CHANNEL}, e::text) FROM json_array_elements(${payloads}::json) AS e`.execute(db);
+  await sql`${PREPARED} SELECT pg_notify(${REALTIME_CHANNEL}, e::text) FROM json_array_elements(${payloads}::json) AS e`.execute(db);
 }

@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { type Executor, PREPARED } from '../db/database.js';
 import { keysetPage, type SortKey } from '../db/pages.js';
 import { partitionKeyIn } from '../db/partitions.js';
 import type { OutboundDeliveryStatus, WebhookAttemptsTable } from '../db/types.js';
@@ -21,7 +21,7 @@ export interface NewEvent {
 export async function insertEvents(db: Executor, events: NewEvent[], at: Date): Promise<void> {
   if (events.length === 0) return;
   const bodies = `[${events.map((e) => e.body).join(',')}]`;
-  await sql`
+  await sql`${PREPARED}
     INSERT INTO webhook_events (id, workspace_id, type, body, created_at)
     SELECT i, w, t, b::text, ${at}::timestamptz
     FROM ROWS FROM (unnest(${events.map((e) => e.id)}::uuid[]), unnest(${events.map((e) => e.workspaceId)}::int[]),
