@@ -102,14 +102,14 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inb
     const claims: TokenClaim[] = [];
     const verification = await verifier.verify(adapter, body, request, claims, target?.settings);
     if (!verification.ok) {
-      deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'rejected' });
+      deps.metrics.countDelivery(key, 'rejected');
       throw errors.invalidApiKey(verification.reason ?? 'webhook signature or shared secret is missing or wrong');
     }
     // On a connection's URL a secret that names another account (a Telegram bot's) is not its.
     const account = target ? target.connection.external_account_id : verification.account;
     if (verification.account !== undefined && verification.account !== account) {
       await verifier.release(request, claims);
-      deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'rejected' });
+      deps.metrics.countDelivery(key, 'rejected');
       throw errors.invalidApiKey('webhook signature or shared secret is missing or wrong');
     }
     // A verifier that parsed hands its payload over; otherwise the raw body is parsed here,
@@ -136,7 +136,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; writer: Inb
       await verifier.release(request, claims);
       throw err;
     }
-    deps.metrics.webhookDeliveries.inc({ integration: key, outcome: 'accepted' });
+    deps.metrics.countDelivery(key, 'accepted');
     const answer = adapter.acceptedAnswer ?? QUEUED_ANSWER;
     return reply.code(200).type(answer.contentType).send(answer.body);
   };
