@@ -170,8 +170,7 @@ function httpServer(deps: Deps) {
   });
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    deps.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
-    deps.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    deps.metrics.countRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     // An accepted provider delivery is counted (inbox_webhook_deliveries_total), not logged:
     // at thousands a second its line would cost more than storing it. Everything else, a
     // refused delivery included, gets one compact line.

@@ -1,4 +1,13 @@
-import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import {
+  AggregatorRegistry,
+  Counter,
+  type CounterConfiguration,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  type LabelValues,
+  Registry,
+} from 'prom-client';
 import { packageVersion } from './version.js';
 
 /** A registry's metrics as values, as one process hands them to another. */
@@ -59,6 +68,46 @@ export interface PoolCounts {
   options: { max?: number };
 }
 
+/** One series of a tallied counter: what the caller adds to `n` is in the next read. */
+interface Tally {
+  n: number;
+}
+
+/**
+ * A labelled counter for the request path: `tally(labels)` answers a series whose `n` the
+ * caller increments, and every read of the registry (each calls collect first) adds what the
+ * tallies hold to the counter. prom-client checks and hashes the labels on every `inc` (its
+ * bound `labels()` children too), about 0.2-0.3 µs a call; an increment is nothing. Callers
+ * keep one tally per label set, so the series are as bounded as with `inc`.
+ */
+function talliedCounter<L extends string>(config: CounterConfiguration<L>) {
+  const tallies: { labels: LabelValues<L>; tally: Tally }[] = [];
+  const counter = new Counter<L>({
+    ...config,
+    collect() {
+      for (const { labels, tally } of tallies) {
+        if (tally.n > 0) {
+          this.inc(labels, tally.n);
+          tally.n = 0;
+        }
+      }
+    },
+  });
+  return Object.assign(counter, {
+    tally(labels: LabelValues<L>): Tally {
+      const tally = { n: 0 };
+      tallies.push({ labels, tally });
+      return tally;
+    },
+  });
+}
+
+/** A request's series of one route pattern and method: its duration's labels, its count per status. */
+interface RequestSeries {
+  duration: { method: string; route: string };
+  byStatus: Map<number, Tally>;
+}
+
 /**
  * Every metric the service exports, on one registry per process (tests build many apps in
  * one process, so nothing uses prom-client's global registry). Gauges that reflect shared
@@ -88,6 +137,28 @@ export function createMetrics() {
   let more: (() => Promise<MetricFamilies | undefined>) | undefined;
   /** The read replica's state now (none configured: no reader). */
   let replicaState: (() => { up: boolean; lagSeconds: number | undefined }) | undefined;
+  const httpRequests = talliedCounter({
+    name: 'inbox_http_requests_total',
+    help: 'HTTP requests by route pattern, method and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const httpDuration = new Histogram({
+    name: 'inbox_http_request_duration_seconds',
+    help: 'HTTP request duration by route pattern',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const webhookDeliveries = talliedCounter({
+    name: 'inbox_webhook_deliveries_total',
+    help: 'Inbound provider deliveries by integration key and outcome (accepted, rejected)',
+    labelNames: ['integration', 'outcome'] as const,
+    registers: [registry],
+  });
+  /** By route pattern, then method. */
+  const requestSeries = new Map<string, Map<string, RequestSeries>>();
+  const deliveryTallies = { accepted: new Map<string, Tally>(), rejected: new Map<string, Tally>() };
   return {
     registry,
     /** Adds what `read` answers (nothing when it answers undefined) to every exposition. */
@@ -165,25 +236,42 @@ export function createMetrics() {
         eachPool((pool, c) => this.set({ pool }, c.waitingCount));
       },
     }),
-    httpRequests: new Counter({
-      name: 'inbox_http_requests_total',
-      help: 'HTTP requests by route pattern, method and status',
-      labelNames: ['method', 'route', 'status'] as const,
-      registers: [registry],
-    }),
-    httpDuration: new Histogram({
-      name: 'inbox_http_request_duration_seconds',
-      help: 'HTTP request duration by route pattern',
-      labelNames: ['method', 'route'] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers: [registry],
-    }),
-    webhookDeliveries: new Counter({
-      name: 'inbox_webhook_deliveries_total',
-      help: 'Inbound provider deliveries by integration key and outcome (accepted, rejected)',
-      labelNames: ['integration', 'outcome'] as const,
-      registers: [registry],
-    }),
+    httpRequests,
+    httpDuration,
+    webhookDeliveries,
+    /**
+     * Counts a request in inbox_http_requests_total and its duration: the labels of a route
+     * pattern, method and status are made once, not per request (every request passes here).
+     */
+    countRequest(method: string, route: string, status: number, seconds: number): void {
+      let byMethod = requestSeries.get(route);
+      if (byMethod === undefined) {
+        byMethod = new Map();
+        requestSeries.set(route, byMethod);
+      }
+      let series = byMethod.get(method);
+      if (series === undefined) {
+        series = { duration: { method, route }, byStatus: new Map() };
+        byMethod.set(method, series);
+      }
+      let count = series.byStatus.get(status);
+      if (count === undefined) {
+        count = httpRequests.tally({ method, route, status: String(status) });
+        series.byStatus.set(status, count);
+      }
+      count.n++;
+      httpDuration.observe(series.duration, seconds);
+    },
+    /** Counts a provider delivery in inbox_webhook_deliveries_total (`integration` is a known key). */
+    countDelivery(integration: string, outcome: 'accepted' | 'rejected'): void {
+      const byKey = deliveryTallies[outcome];
+      let tally = byKey.get(integration);
+      if (tally === undefined) {
+        tally = webhookDeliveries.tally({ integration, outcome });
+        byKey.set(integration, tally);
+      }
+      tally.n++;
+    },
     processing: new Counter({
       name: 'inbox_webhook_processing_total',
       help: 'Processing outcomes of deliveries (processed, failed, dead_letter, skipped)',

@@ -22,8 +22,15 @@ export function rawBodyOf(body: Buffer | string): RawBody {
  */
 export function acceptRawBodies(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  const asBytes = (_request: FastifyRequest, body: Buffer, done: (err: null, body: Buffer) => void) => done(null, body);
+  // The same parser by name for the types providers post most: Fastify remembers a named
+  // type's parser by header, while every request that reaches the catch-all parses its
+  // content-type header anew.
+  app.addContentTypeParser(COMMON_TYPES, { parseAs: 'buffer' }, asBytes);
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, asBytes);
 }
+
+const COMMON_TYPES = ['application/json', 'application/x-www-form-urlencoded'];
 
 /** The raw body of a request on a route that `acceptRawBodies`; empty when none was sent. */
 export function rawBodyFrom(request: FastifyRequest): RawBody {

@@ -59,20 +59,21 @@ export class InboxWriter implements IngestLoad {
     this.holding++;
     if (this.holding > this.peakHolding) this.peakHolding = this.holding;
     return new Promise<void>((resolve, reject) => {
-      const done = () => this.holding--;
-      this.pending.push({
-        row,
-        resolve: () => {
-          done();
-          resolve();
-        },
-        reject: (err) => {
-          done();
-          reject(err);
-        },
-      });
+      this.pending.push({ row, resolve, reject });
       this.pump();
     });
+  }
+
+  /** A delivery's caller hears it is stored; it is no longer held. */
+  private stored(p: Pending): void {
+    this.holding--;
+    p.resolve();
+  }
+
+  /** A delivery's caller hears why it is not stored; it is no longer held. */
+  private refused(p: Pending, err: unknown): void {
+    this.holding--;
+    p.reject(err);
   }
 
   private pump(): void {
@@ -91,20 +92,21 @@ export class InboxWriter implements IngestLoad {
   private async commit(batch: Pending[]): Promise<void> {
     try {
       await this.persist(batch.map((p) => p.row));
-      for (const p of batch) p.resolve();
+      for (const p of batch) this.stored(p);
     } catch (err) {
       // A database that did not answer in time would not answer row by row either: retrying
       // each alone would only hold every request another timeout.
       if (batch.length === 1 || isDatabaseUnavailable(err)) {
-        for (const p of batch) p.reject(err);
+        for (const p of batch) this.refused(p, err);
         return;
       }
       // One row must not sink the others: retry each alone, each answering for itself.
       await Promise.all(
         batch.map((p) =>
-          this.persist([p.row]).then(p.resolve, (e: unknown) => {
-            p.reject(e);
-          }),
+          this.persist([p.row]).then(
+            () => this.stored(p),
+            (e: unknown) => this.refused(p, e),
+          ),
         ),
       );
     }

@@ -45,8 +45,12 @@ const storeStatements = new Map<string, { name: string; text: string }>();
  * generic plan. A VALUES list per size would be a statement per size, planned afresh on most
  * of its calls, and planning pg-boss's part costs more than executing the whole; arrays per
  * column would be escaped element by element in JavaScript, several times the cost of one
- * JSON.stringify (docs/performance.md, "One statement per group commit"). pg-boss's statement
- * numbers its values from $1; the rows follow them.
+ * JSON.stringify (docs/performance.md, "One statement per group commit"). The bodies, nearly
+ * all of a row, are not in that JSON: escaping 1.5 KB of JSON text into a JSON string was most
+ * of the statement's JavaScript, so they go as one binary bytea value, their UTF-8 back to
+ * back, and each row names its slice (docs/performance.md, "Acknowledging, per request").
+ * Every body is text decoded from bytes (or storableText of it), so its UTF-8 is exact and
+ * holds no NUL. pg-boss's statement numbers its values from $1; the rows follow them.
  */
 export async function storeDeliveries(db: pg.Pool | pg.ClientBase, rows: NewInboxRow[], job: JobStatement): Promise<void> {
   const param = job.values.length + 1;
@@ -54,9 +58,10 @@ export async function storeDeliveries(db: pg.Pool | pg.ClientBase, rows: NewInbo
   let statement = storeStatements.get(key);
   if (!statement) {
     const insert = `INSERT INTO webhook_inbox (id, integration_key, event, raw_body, verification, verified_account, raw_bytes, payload_json)
-      SELECT id, integration_key, event, raw_body, verification, verified_account, raw_bytes, payload_json::jsonb
-      FROM json_to_recordset($${param}::json) AS r(id uuid, integration_key text, event text, raw_body text, verification text,
-        verified_account text, raw_bytes bytea, payload_json text)`;
+      SELECT id, integration_key, event, convert_from(substring($${param + 1}::bytea FROM body_at FOR body_length), 'UTF8'),
+        verification, verified_account, raw_bytes, payload_json::jsonb
+      FROM json_to_recordset($${param}::json) AS r(id uuid, integration_key text, event text, body_at int, body_length int,
+        verification text, verified_account text, raw_bytes bytea, payload_json text)`;
     const jobText = job.text.trimStart();
     // pg-boss's insert is a plain INSERT, or (with its NOTIFY on) a WITH whose list the rows' join.
     const text = /^with\s/i.test(jobText)
@@ -65,18 +70,29 @@ export async function storeDeliveries(db: pg.Pool | pg.ClientBase, rows: NewInbo
     statement = { name: preparedName(text), text };
     storeStatements.set(key, statement);
   }
-  const records = rows.map((r) => ({
-    id: r.id,
-    integration_key: r.integrationKey,
-    event: r.event,
-    raw_body: r.rawBody,
-    verification: r.verification,
-    verified_account: r.verifiedAccount ?? null,
-    // Absent keys read as NULL: JSON deliveries carry neither.
-    raw_bytes: r.rawBytes ? `\\x${r.rawBytes.toString('hex')}` : undefined,
-    payload_json: r.payloadJson,
-  }));
-  await db.query({ ...statement, values: [...job.values, JSON.stringify(records)] });
+  const lengths = rows.map((r) => Buffer.byteLength(r.rawBody, 'utf8'));
+  const bodies = Buffer.allocUnsafe(lengths.reduce((sum, n) => sum + n, 0));
+  let at = 0;
+  const records = rows.map((r, i) => {
+    const length = lengths[i]!;
+    bodies.write(r.rawBody, at, length, 'utf8');
+    at += length;
+    return {
+      id: r.id,
+      integration_key: r.integrationKey,
+      event: r.event,
+      // substring counts from 1.
+      body_at: at - length + 1,
+      body_length: length,
+      verification: r.verification,
+      verified_account: r.verifiedAccount ?? null,
+      // Absent keys read as NULL: JSON deliveries carry neither.
+      raw_bytes: r.rawBytes ? `\\x${r.rawBytes.toString('hex')}` : undefined,
+      payload_json: r.payloadJson,
+    };
+  });
+  // A Buffer goes to Postgres as a binary value: the bytes as they are, no escaping.
+  await db.query({ ...statement, values: [...job.values, JSON.stringify(records), bodies] });
 }
 
 /**

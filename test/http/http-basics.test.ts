@@ -127,6 +127,23 @@ describe('health and metrics', () => {
   });
 });
 
+describe('request metrics', () => {
+  it('counts each request once, however often /metrics is read', async () => {
+    const read = async () => {
+      const text = (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
+      const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
+      return [
+        value(/^inbox_http_requests_total\{method="GET",route="\/healthz",status="200"\} (\d+)$/m),
+        value(/^inbox_http_request_duration_seconds_count\{method="GET",route="\/healthz"\} (\d+)$/m),
+      ];
+    };
+    const [requests, durations] = await read();
+    for (let i = 0; i < 3; i++) expect((await ctx.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    expect(await read()).toEqual([requests! + 3, durations! + 3]);
+    expect(await read()).toEqual([requests! + 3, durations! + 3]);
+  });
+});
+
 describe('inbox_queue_jobs', () => {
   it('has a sample for every queue and state, 0 when idle, the count of jobs otherwise', async () => {
     const sample = (body: string, queue: string, state: string) => {

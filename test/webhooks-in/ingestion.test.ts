@@ -43,6 +43,13 @@ describe('POST /webhooks/:integrationKey', () => {
     const res = await post('whatsapp', body, { 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` });
     expect(res.statusCode).toBe(200);
     expect(res.body).toBe('{"status":"queued"}');
+    // The answer's exact headers, in order, whichever way the body is produced.
+    expect(Object.entries(res.headers).filter(([k]) => k !== 'date' && k !== 'x-request-id')).toEqual([
+      ['content-type', 'application/json; charset=utf-8'],
+      ['content-length', '19'],
+      ['connection', 'keep-alive'],
+    ]);
+    expect(Object.keys(res.headers)[0]).toBe('x-request-id');
     const after = await rowsAndJobs();
     expect(after.rows).toHaveLength(before.rows.length + 1);
     const row = after.rows.at(-1)!;

@@ -49,6 +49,24 @@ describe('storing a batch of deliveries and its job in one statement', () => {
     expect(await queuedIds([first.id])).toEqual([[first.id]]);
   });
 
+  it("stores each row's body exactly, multi-byte characters and empty bodies among them", async () => {
+    // Bodies travel as their UTF-8 back to back and are cut by byte offsets: a wrong offset
+    // shows as a body that starts or ends in its neighbour.
+    const bodies = ['{"text":"café ✓"}', '', '{"text":"😀 two code units"}', 'a=%C3%A9&b=\\"quoted\\"', '{"n":"\uFFFD"}'];
+    const rows = bodies.map((b) => row(b));
+    await storeDeliveries(ctx.deps.pool, rows, await deliveriesJobStatement(ctx.deps.boss, rows));
+    const found = await ctx.deps.db
+      .selectFrom('webhook_inbox')
+      .select(['id', 'raw_body'])
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .execute();
+    expect(new Map(found.map((r) => [r.id, r.raw_body]))).toEqual(new Map(rows.map((r) => [r.id, r.rawBody])));
+  });
+
   it('joins a job statement that is not a WITH as well as one that is', async () => {
     const rows = [row('{"store":"plain"}')];
     // pg-boss writes a plain INSERT for a queue without NOTIFY; any statement numbered from $1 stands in for it.
