@@ -1,4 +1,5 @@
 import { type Selectable, sql } from 'kysely';
+import { arrayLiteral } from '../db/array-literal.js';
 import type { Executor } from '../db/database.js';
 import { keysetPage, type SortKey } from '../db/pages.js';
 import { partitionKeyIn } from '../db/partitions.js';
@@ -24,8 +25,8 @@ export async function insertEvents(db: Executor, events: NewEvent[], at: Date): 
   await sql`
     INSERT INTO webhook_events (id, workspace_id, type, body, created_at)
     SELECT i, w, t, b::text, ${at}::timestamptz
-    FROM ROWS FROM (unnest(${events.map((e) => e.id)}::uuid[]), unnest(${events.map((e) => e.workspaceId)}::int[]),
-                    unnest(${events.map((e) => e.type)}::text[]), json_array_elements(${bodies}::json)) WITH ORDINALITY AS v(i, w, t, b, n)
+    FROM ROWS FROM (unnest(${arrayLiteral(events.map((e) => e.id))}::uuid[]), unnest(${arrayLiteral(events.map((e) => e.workspaceId))}::int[]),
+                    unnest(${arrayLiteral(events.map((e) => e.type))}::text[]), json_array_elements(${bodies}::json)) WITH ORDINALITY AS v(i, w, t, b, n)
     ORDER BY n`.execute(db);
 }
 
@@ -35,7 +36,7 @@ export async function insertDeliveries(db: Executor, rows: { endpointId: number;
   const { rows: inserted } = await sql<{ id: number; endpoint_id: number; event_id: string; job_id: string }>`
     INSERT INTO webhook_deliveries (endpoint_id, event_id, job_id, next_attempt_at, created_at, updated_at)
     SELECT e, ev, j, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
-    FROM unnest(${rows.map((r) => r.endpointId)}::bigint[], ${rows.map((r) => r.eventId)}::uuid[], ${rows.map((r) => r.jobId)}::uuid[]) AS v(e, ev, j)
+    FROM unnest(${arrayLiteral(rows.map((r) => r.endpointId))}::bigint[], ${arrayLiteral(rows.map((r) => r.eventId))}::uuid[], ${arrayLiteral(rows.map((r) => r.jobId))}::uuid[]) AS v(e, ev, j)
     RETURNING id, endpoint_id, event_id, job_id`.execute(db);
   return inserted;
 }
