@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { jsonArray } from '../text/json-array.js';
 import type { Serialise } from '../text/json-once.js';
 import { truncate } from '../text/truncate.js';
 
@@ -99,6 +100,6 @@ export async function publishEvent(db: Executor, event: RealtimeEvent): Promise<
  */
 export async function publishEvents(db: Executor, events: RealtimeEvent[], serialise?: Serialise): Promise<void> {
   if (events.length === 0) return;
-  const payloads = `[${events.map((e) => notifyPayload(e, serialise)).join(',')}]`;
+  const payloads = jsonArray(events, (e) => notifyPayload(e, serialise));
   await sql`SELECT pg_notify(${REALTIME_CHANNEL}, e::text) FROM json_array_elements(${payloads}::json) AS e`.execute(db);
 }

@@ -5,6 +5,7 @@ import { keysetPage, type SortKey } from '../db/pages.js';
 import { partitionKeyIn } from '../db/partitions.js';
 import type { OutboundDeliveryStatus, WebhookAttemptsTable } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
+import { jsonArray } from '../text/json-array.js';
 
 export interface NewEvent {
   id: string;
@@ -21,7 +22,7 @@ export interface NewEvent {
  */
 export async function insertEvents(db: Executor, events: NewEvent[], at: Date): Promise<void> {
   if (events.length === 0) return;
-  const bodies = `[${events.map((e) => e.body).join(',')}]`;
+  const bodies = jsonArray(events, (e) => e.body);
   await sql`
     INSERT INTO webhook_events (id, workspace_id, type, body, created_at)
     SELECT i, w, t, b::text, ${at}::timestamptz
