@@ -9,8 +9,12 @@ const { prepareValue } = (pg as unknown as { utils: { prepareValue(value: unknow
 const ISO_START = Date.parse('0000-01-01T00:00:00Z');
 const ISO_END = Date.parse('+010000-01-01T00:00:00Z');
 
+function escaped(text: string): string {
+  return text.includes('\\') || text.includes('"') ? text.replaceAll('\\', '\\\\').replaceAll('"', '\\"') : text;
+}
+
 function quoted(text: string): string {
-  return text.includes('\\') || text.includes('"') ? `"${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"` : `"${text}"`;
+  return `"${escaped(text)}"`;
 }
 
 /** One element of an array literal, as pg writes it (see arrayLiteral). */
@@ -39,6 +43,16 @@ export function arrayLiteral(values: readonly ArrayElement[]): string {
   const n = values.length;
   if (n === 0) return '{}';
   const parts = new Array<string>(n);
+  // Text only (ids, names, types: most arrays): the quotes go in the join's separator, not
+  // around each element.
+  let text = true;
+  for (let i = 0; i < n && text; i++) text = typeof values[i] === 'string';
+  if (text) {
+    for (let i = 0; i < n; i++) parts[i] = escaped(values[i] as string);
+    parts[0] = `{"${parts[0]}`;
+    parts[n - 1] = `${parts[n - 1]}"}`;
+    return parts.join('","');
+  }
   for (let i = 0; i < n; i++) parts[i] = element(values[i]);
   parts[0] = `{${parts[0]}`;
   parts[n - 1] = `${parts[n - 1]}}`;
