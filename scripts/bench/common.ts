@@ -198,6 +198,8 @@ export async function serve(
       NODE_OPTIONS: startNodeOptions(root),
       // The worker announces readiness in its start line; it serves no requests to log.
       LOG_LEVEL: role === 'worker' ? 'info' : options.logLevel,
+      // heap-sample.mjs, loaded by BENCH_NODE_FLAGS, writes where the bench was told to.
+      ...(process.env.HEAP_SAMPLE_DIR ? { HEAP_SAMPLE_DIR: process.env.HEAP_SAMPLE_DIR } : {}),
       ...extra.env,
     },
   });

@@ -56,52 +56,72 @@ export const whatsappAdapter: ChannelAdapter = {
     if (Array.isArray(change.value.messages)) return 'messages';
     return optionalString(change.field);
   },
+  // The happy path checks each part in place and names it only when it is wrong: the names
+  // (`entry[0].changes[0].value.messages[0].from`…) made eagerly were a dozen strings a
+  // delivery, thrown away unread. A wrong part goes to the same require… helper, which throws.
   normalise(payload) {
     const body = requireObject(payload, 'payload');
     const events: NormalisedEvent[] = [];
-    arrayOf(body.entry, 'entry').forEach((rawEntry, i) => {
-      const entry = requireObject(rawEntry, `entry[${i}]`);
-      arrayOf(entry.changes, `entry[${i}].changes`).forEach((rawChange, j) => {
-        const where = `entry[${i}].changes[${j}]`;
-        const change = requireObject(rawChange, where);
-        if (change.field !== undefined && change.field !== 'messages') return;
-        const value = requireObject(change.value, `${where}.value`);
-        const metadata = requireObject(value.metadata, `${where}.value.metadata`);
-        const account = requireString(metadata.phone_number_id, `${where}.value.metadata.phone_number_id`);
+    const entries = Array.isArray(body.entry) ? body.entry : arrayOf(body.entry, 'entry');
+    for (let i = 0; i < entries.length; i++) {
+      const rawEntry: unknown = entries[i];
+      const entry = isObject(rawEntry) ? rawEntry : requireObject(rawEntry, `entry[${i}]`);
+      const changes = Array.isArray(entry.changes) ? entry.changes : arrayOf(entry.changes, `entry[${i}].changes`);
+      for (let j = 0; j < changes.length; j++) {
+        const rawChange: unknown = changes[j];
+        const change = isObject(rawChange) ? rawChange : requireObject(rawChange, `entry[${i}].changes[${j}]`);
+        if (change.field !== undefined && change.field !== 'messages') continue;
+        const value = isObject(change.value) ? change.value : requireObject(change.value, `entry[${i}].changes[${j}].value`);
+        const metadata = isObject(value.metadata)
+          ? value.metadata
+          : requireObject(value.metadata, `entry[${i}].changes[${j}].value.metadata`);
+        const account =
+          presentString(metadata.phone_number_id) ??
+          requireString(metadata.phone_number_id, `entry[${i}].changes[${j}].value.metadata.phone_number_id`);
         const names = new Map<string, string>();
-        for (const c of arrayOf(value.contacts, `${where}.value.contacts`)) {
+        for (const c of Array.isArray(value.contacts)
+          ? value.contacts
+          : arrayOf(value.contacts, `entry[${i}].changes[${j}].value.contacts`)) {
           if (isObject(c) && typeof c.wa_id === 'string' && isObject(c.profile) && typeof c.profile.name === 'string')
             names.set(c.wa_id, c.profile.name);
         }
-        arrayOf(value.messages, `${where}.value.messages`).forEach((rawMessage, k) => {
-          const m = requireObject(rawMessage, `${where}.value.messages[${k}]`);
-          const from = requireString(m.from, `${where}.value.messages[${k}].from`);
+        const messages = Array.isArray(value.messages)
+          ? value.messages
+          : arrayOf(value.messages, `entry[${i}].changes[${j}].value.messages`);
+        for (let k = 0; k < messages.length; k++) {
+          const rawMessage: unknown = messages[k];
+          const m = isObject(rawMessage) ? rawMessage : requireObject(rawMessage, `entry[${i}].changes[${j}].value.messages[${k}]`);
+          const from = presentString(m.from) ?? requireString(m.from, `entry[${i}].changes[${j}].value.messages[${k}].from`);
           events.push({
             type: 'message',
             externalAccountId: account,
-            externalMessageId: requireString(m.id, `${where}.value.messages[${k}].id`),
+            externalMessageId: presentString(m.id) ?? requireString(m.id, `entry[${i}].changes[${j}].value.messages[${k}].id`),
             contact: { externalId: from, name: names.get(from) },
             text: messageText(m),
             occurredAt: toDate(m.timestamp),
             ...mediaOf(m),
           });
-        });
-        arrayOf(value.statuses, `${where}.value.statuses`).forEach((rawStatus, k) => {
-          const s = requireObject(rawStatus, `${where}.value.statuses[${k}]`);
-          const status = lookup(STATUSES, requireString(s.status, `${where}.value.statuses[${k}].status`));
-          if (!status) throw new NormaliseError(`${where}.value.statuses[${k}].status "${String(s.status)}" is not a known status`);
+        }
+        const statuses = Array.isArray(value.statuses)
+          ? value.statuses
+          : arrayOf(value.statuses, `entry[${i}].changes[${j}].value.statuses`);
+        for (let k = 0; k < statuses.length; k++) {
+          const where = `entry[${i}].changes[${j}].value.statuses[${k}]`;
+          const s = requireObject(statuses[k], where);
+          const status = lookup(STATUSES, requireString(s.status, `${where}.status`));
+          if (!status) throw new NormaliseError(`${where}.status "${String(s.status)}" is not a known status`);
           events.push({
             type: 'status',
             resolveBy: 'account',
             externalAccountId: account,
-            externalMessageId: requireString(s.id, `${where}.value.statuses[${k}].id`),
+            externalMessageId: requireString(s.id, `${where}.id`),
             status,
             error: status === 'failed' ? describeErrors(s.errors) : undefined,
             occurredAt: toDate(s.timestamp),
           });
-        });
-      });
-    });
+        }
+      }
+    }
     return events;
   },
   async send(target, credentials, { timeoutMs }) {
@@ -201,6 +221,11 @@ async function uploadMedia(
     idField: 'id',
     readId: (body) => (isObject(body) ? optionalString(body.id) : undefined),
   });
+}
+
+/** `v` when requireString would take it as it is (a non-empty string); otherwise requireString decides. */
+function presentString(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
 function messageText(m: Record<string, unknown>): string {

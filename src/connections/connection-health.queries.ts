@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { arrayLiteral } from '../db/array-literal.js';
 import { type Executor, PREPARED } from '../db/database.js';
 import { truncate } from '../text/truncate.js';
 
@@ -25,8 +26,8 @@ export async function recordAccountHealth(db: Executor, rows: AccountHealth[], a
   if (rows.length === 0) return;
   await sql`${PREPARED}
     WITH v AS (
-      SELECT * FROM unnest(${rows.map((r) => r.integrationKey)}::text[], ${rows.map((r) => r.account)}::text[],
-        ${rows.map((r) => r.delivered)}::bool[], ${rows.map((r) => (r.error === null ? null : truncate(r.error, CONNECTION_ERROR_MAX_LENGTH)))}::text[])
+      SELECT * FROM unnest(${arrayLiteral(rows.map((r) => r.integrationKey))}::text[], ${arrayLiteral(rows.map((r) => r.account))}::text[],
+        ${arrayLiteral(rows.map((r) => r.delivered))}::bool[], ${arrayLiteral(rows.map((r) => (r.error === null ? null : truncate(r.error, CONNECTION_ERROR_MAX_LENGTH))))}::text[])
         AS v(integration_key, account, delivered, error)
     ), free AS (
       SELECT c.id, v.delivered, v.error FROM connections c

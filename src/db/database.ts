@@ -1,10 +1,13 @@
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { sha256Hex } from '../crypto/hmac.js';
+import { parseTimestamptz } from './timestamptz.js';
 import type { DB } from './types.js';
 
 // int8 (bigint ids, counts) as numbers: ids stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+// timestamptz into the very Date pg makes, without its regular expressions (see parseTimestamptz).
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, parseTimestamptz);
 
 export type Db = Kysely<DB>;
 /** What every query function takes: the database or a transaction on it. */

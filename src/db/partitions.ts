@@ -1,5 +1,6 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { uuid7Floor } from '../crypto/uuid7.js';
+import { arrayLiteral } from './array-literal.js';
 
 /**
  * Tables partitioned by day on a UUIDv7 id (docs/operations.md, "Partitions"). A day's
@@ -219,14 +220,16 @@ export function partitionKeyIn(column: string, ids: string[]) {
   let lo: string | undefined;
   let hi: string | undefined;
   for (const id of ids) {
-    const v = id.toLowerCase();
+    // Already lowercase (every id uuid7 makes): toLowerCase would copy it all the same.
+    const lower = CANONICAL_UUID.test(id);
+    const v = lower ? id : id.toLowerCase();
     // Another spelling PostgreSQL reads as a UUID (braces, no hyphens) does not sort as it does.
-    if (!CANONICAL_UUID.test(v)) return sql<boolean>`${ref} = ANY(${ids}::uuid[])`;
+    if (!lower && !CANONICAL_UUID.test(v)) return sql<boolean>`${ref} = ANY(${arrayLiteral(ids)}::uuid[])`;
     if (lo === undefined || v < lo) lo = v;
     if (hi === undefined || v > hi) hi = v;
   }
   // One array parameter, not one per id: a batch names 250.
-  return sql<boolean>`(${ref} = ANY((SELECT ${ids}::uuid[])::uuid[]) AND ${ref} BETWEEN ${lo ?? null}::uuid AND ${hi ?? null}::uuid)`;
+  return sql<boolean>`(${ref} = ANY((SELECT ${arrayLiteral(ids)}::uuid[])::uuid[]) AND ${ref} BETWEEN ${lo ?? null}::uuid AND ${hi ?? null}::uuid)`;
 }
 
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

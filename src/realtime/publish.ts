@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { type Executor, PREPARED } from '../db/database.js';
-import type { Serialise } from '../text/json-once.js';
+import { jsonArray } from '../text/json-array.js';
+import { nameJson, type Serialise } from '../text/json-once.js';
 import { truncate } from '../text/truncate.js';
 
 /** The one Postgres channel every api process LISTENs on for tenant events. */
@@ -55,7 +56,9 @@ function idsOnly(data: Record<string, unknown>): Record<string, unknown> {
 function eventJson(event: RealtimeEvent, serialise: Serialise): string {
   const target = event.targetUserId === undefined ? '' : `,"targetUserId":${JSON.stringify(event.targetUserId)}`;
   const truncated = event.truncated ? ',"truncated":true' : '';
-  return `{"type":${JSON.stringify(event.type)},"workspaceId":${JSON.stringify(event.workspaceId)},"data":${serialise(event.data)}${target}${truncated}}`;
+  // An integer id prints as JSON.stringify writes it; the type's JSON is written once per process.
+  const workspaceId = Number.isSafeInteger(event.workspaceId) ? String(event.workspaceId) : JSON.stringify(event.workspaceId);
+  return `{"type":${nameJson(event.type)},"workspaceId":${workspaceId},"data":${serialise(event.data)}${target}${truncated}}`;
 }
 
 /**
@@ -99,6 +102,6 @@ export async function publishEvent(db: Executor, event: RealtimeEvent): Promise<
  */
 export async function publishEvents(db: Executor, events: RealtimeEvent[], serialise?: Serialise): Promise<void> {
   if (events.length === 0) return;
-  const payloads = `[${events.map((e) => notifyPayload(e, serialise)).join(',')}]`;
+  const payloads = jsonArray(events, (e) => notifyPayload(e, serialise));
   await sql`${PREPARED} SELECT pg_notify(${REALTIME_CHANNEL}, e::text) FROM json_array_elements(${payloads}::json) AS e`.execute(db);
 }

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { arrayLiteral } from '../db/array-literal.js';
 import type { Executor } from '../db/database.js';
 
 /** SQL of recording conversations (docs/reports.md): opened, first answered, resolved. */
@@ -20,8 +21,8 @@ export async function insertConversations(db: Executor, openings: ConversationOp
   await sql`
     INSERT INTO conversations (workspace_id, thread_id, connection_id, reopened, opened_at)
     SELECT w, th, cn, r, ${at}::timestamptz
-    FROM unnest(${openings.map((o) => o.workspaceId)}::int[], ${openings.map((o) => o.threadId)}::bigint[],
-                ${openings.map((o) => o.connectionId)}::bigint[], ${openings.map((o) => o.reopened)}::boolean[]) AS v(w, th, cn, r)
+    FROM unnest(${arrayLiteral(openings.map((o) => o.workspaceId))}::int[], ${arrayLiteral(openings.map((o) => o.threadId))}::bigint[],
+                ${arrayLiteral(openings.map((o) => o.connectionId))}::bigint[], ${arrayLiteral(openings.map((o) => o.reopened))}::boolean[]) AS v(w, th, cn, r)
     ORDER BY th
     ON CONFLICT (thread_id) WHERE resolved_at IS NULL DO NOTHING`.execute(db);
 }

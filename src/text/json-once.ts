@@ -17,3 +17,20 @@ export function jsonOnce(): Serialise {
     return json;
   };
 }
+
+const names = new Map<string, string>();
+/** Names kept at most: the event types a process writes are a few dozen. */
+const NAMES_MAX = 256;
+
+/**
+ * JSON.stringify of a name from a small fixed set (an event's type), written once per process:
+ * every event of a batch wrote its type's JSON anew.
+ */
+export function nameJson(name: string): string {
+  let json = names.get(name);
+  if (json === undefined) {
+    json = JSON.stringify(name);
+    if (names.size < NAMES_MAX) names.set(name, json);
+  }
+  return json;
+}

@@ -1,9 +1,11 @@
 import { type Selectable, sql } from 'kysely';
+import { arrayLiteral } from '../db/array-literal.js';
 import { type Executor, PREPARED } from '../db/database.js';
 import { keysetPage, type SortKey } from '../db/pages.js';
 import { partitionKeyIn } from '../db/partitions.js';
 import type { OutboundDeliveryStatus, WebhookAttemptsTable } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
+import { jsonArray } from '../text/json-array.js';
 
 export interface NewEvent {
   id: string;
@@ -20,12 +22,12 @@ export interface NewEvent {
  */
 export async function insertEvents(db: Executor, events: NewEvent[], at: Date): Promise<void> {
   if (events.length === 0) return;
-  const bodies = `[${events.map((e) => e.body).join(',')}]`;
+  const bodies = jsonArray(events, (e) => e.body);
   await sql`${PREPARED}
     INSERT INTO webhook_events (id, workspace_id, type, body, created_at)
     SELECT i, w, t, b::text, ${at}::timestamptz
-    FROM ROWS FROM (unnest(${events.map((e) => e.id)}::uuid[]), unnest(${events.map((e) => e.workspaceId)}::int[]),
-                    unnest(${events.map((e) => e.type)}::text[]), json_array_elements(${bodies}::json)) WITH ORDINALITY AS v(i, w, t, b, n)
+    FROM ROWS FROM (unnest(${arrayLiteral(events.map((e) => e.id))}::uuid[]), unnest(${arrayLiteral(events.map((e) => e.workspaceId))}::int[]),
+                    unnest(${arrayLiteral(events.map((e) => e.type))}::text[]), json_array_elements(${bodies}::json)) WITH ORDINALITY AS v(i, w, t, b, n)
     ORDER BY n`.execute(db);
 }
 
@@ -35,7 +37,7 @@ export async function insertDeliveries(db: Executor, rows: { endpointId: number;
   const { rows: inserted } = await sql<{ id: number; endpoint_id: number; event_id: string; job_id: string }>`
     INSERT INTO webhook_deliveries (endpoint_id, event_id, job_id, next_attempt_at, created_at, updated_at)
     SELECT e, ev, j, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
-    FROM unnest(${rows.map((r) => r.endpointId)}::bigint[], ${rows.map((r) => r.eventId)}::uuid[], ${rows.map((r) => r.jobId)}::uuid[]) AS v(e, ev, j)
+    FROM unnest(${arrayLiteral(rows.map((r) => r.endpointId))}::bigint[], ${arrayLiteral(rows.map((r) => r.eventId))}::uuid[], ${arrayLiteral(rows.map((r) => r.jobId))}::uuid[]) AS v(e, ev, j)
     RETURNING id, endpoint_id, event_id, job_id`.execute(db);
   return inserted;
 }

@@ -186,6 +186,31 @@ describe('whatsapp', () => {
     );
     expect(() => normalise('whatsapp', 'text')).toThrow('payload is not an object');
   });
+
+  it('names each wrong part of a payload by its path, and reads a numeric sender as text', () => {
+    const value = (v: Record<string, unknown>) => ({
+      entry: [{ changes: [{ field: 'messages', value: { metadata: { phone_number_id: '1' }, ...v } }] }],
+    });
+    const wrong: [unknown, string][] = [
+      [{ entry: 'x' }, 'entry is not an array'],
+      [{ entry: [5] }, 'entry[0] is not an object'],
+      [{ entry: [{ changes: {} }] }, 'entry[0].changes is not an array'],
+      [{ entry: [{}, { changes: [1] }] }, 'entry[1].changes[0] is not an object'],
+      [{ entry: [{ changes: [{ value: 3 }] }] }, 'entry[0].changes[0].value is not an object'],
+      [{ entry: [{ changes: [{ value: {} }] }] }, 'entry[0].changes[0].value.metadata is not an object'],
+      [value({ contacts: 'x' }), 'entry[0].changes[0].value.contacts is not an array'],
+      [value({ messages: {} }), 'entry[0].changes[0].value.messages is not an array'],
+      [value({ messages: [{ from: '2', id: 'a' }, null] }), 'entry[0].changes[0].value.messages[1] is not an object'],
+      [value({ messages: [{ id: 'a' }] }), 'entry[0].changes[0].value.messages[0].from is missing'],
+      [value({ messages: [{ from: '2', id: '' }] }), 'entry[0].changes[0].value.messages[0].id is missing'],
+      [value({ statuses: 'x' }), 'entry[0].changes[0].value.statuses is not an array'],
+      [value({ statuses: [{ status: 'sent' }] }), 'entry[0].changes[0].value.statuses[0].id is missing'],
+    ];
+    for (const [payload, message] of wrong) expect(() => normalise('whatsapp', payload), message).toThrow(message);
+    expect(normalise('whatsapp', value({ messages: [{ from: 316, id: 42, text: { body: 'hi' } }] }))).toMatchObject([
+      { externalAccountId: '1', externalMessageId: '42', contact: { externalId: '316' }, text: 'hi' },
+    ]);
+  });
 });
 
 describe('whatsapp_session', () => {

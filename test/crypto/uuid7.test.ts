@@ -22,6 +22,15 @@ describe('uuid7', () => {
     expect(new Set(ids.map(([, id]) => id)).size).toBe(ids.length);
   });
 
+  it('ids of one millisecond, many more than one draw of random bytes, all differ in every random digit', () => {
+    const ids = Array.from({ length: 2000 }, () => uuid7(1_700_000_000_000));
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^018bcfe5-6800-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // Each random position takes every value it may: no digit is left fixed.
+    for (const at of [15, 16, 17, 19, 20, 21, 22, ...Array.from({ length: 12 }, (_, i) => 24 + i)])
+      expect(new Set(ids.map((id) => id[at])).size, `digit ${at}`).toBe(at === 19 ? 4 : 16);
+  });
+
   it('has no time to read in any other UUID', () => {
     expect(uuid7Time(randomUUID())).toBeUndefined();
     expect(uuid7Time('not-a-uuid')).toBeUndefined();

@@ -41,6 +41,14 @@ describe('arrayLiteral', () => {
     );
   });
 
+  it('text only, without a null, one element or many, as pg’s own array parameter', async () => {
+    for (const texts of [['plain'], [''], ['a "quoted" word', 'back\\slash\\', '', 'NULL', '{braces,comma}'], ['x', 'y']]) {
+      const read = await bothRead(texts, 'text');
+      expect(read.literal, JSON.stringify(texts)).toBe(read.pg);
+      expect(arrayLiteral(texts)).toBe(`{${texts.map((t) => `"${t.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`);
+    }
+  });
+
   it('numbers, booleans and empty arrays as pg sends them', async () => {
     for (const [values, type] of [
       [[1, -2, 2 ** 40, null, 0], 'bigint'],

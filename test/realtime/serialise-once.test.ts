@@ -42,8 +42,25 @@ describe('events whose data is serialised once', () => {
     expect(serialised).toBe(1);
   });
 
+  it('bodies made one after another each carry their own time, type and workspace', () => {
+    const made = [
+      { at: new Date('2026-11-27T12:00:00.123Z'), type: 'message.created' as const, workspaceId: 3 },
+      { at: new Date('2026-11-27T12:00:00.123Z'), type: 'thread.updated' as const, workspaceId: 12345678 },
+      { at: new Date('2026-11-27T12:00:01Z'), type: 'message.created' as const, workspaceId: 3 },
+      { at: new Date('1999-01-01T00:00:00Z'), type: 'ping' as const, workspaceId: 0 },
+    ];
+    for (const [n, { at, type, workspaceId }] of made.entries()) {
+      const id = `0193a5b2-0000-7000-8000-00000000000${n}`;
+      expect(eventBody(id, { type, workspaceId, data: thread }, at)).toBe(
+        JSON.stringify({ id: publicEventId(id), type, createdAt: at.toISOString(), workspaceId, data: thread }),
+      );
+    }
+  });
+
   it('an event id is evt_ and its UUID without dashes, in whatever form the UUID came', () => {
     expect(publicEventId('0193a5b2-0000-7000-8000-000000000001')).toBe('evt_0193a5b2000070008000000000000001');
+    expect(publicEventId('0193a5b2-0000-7000-8000-00000000000f')).toBe('evt_0193a5b200007000800000000000000f');
     expect(publicEventId('0193a5b2000070008000000000000001')).toBe('evt_0193a5b2000070008000000000000001');
+    expect(publicEventId('0193a5b2-0000-7000-8000-0000000000é1')).toBe('evt_0193a5b20000700080000000000000é1');
   });
 });
