@@ -12,6 +12,19 @@ import { makeConnection, makeTenant } from '../helpers/factories.js';
 const ctx = await useTestContext();
 const db = ctx.deps.db;
 
+/** A workspace's connection and a thread of a new contact on it. */
+async function newThread() {
+  const tenant = await makeTenant(ctx.deps);
+  const connection = await makeConnection(ctx.deps, tenant.workspace.id);
+  const contact = await db.insertInto('contacts').values({ workspace_id: tenant.workspace.id }).returning('id').executeTakeFirstOrThrow();
+  const thread = await db
+    .insertInto('threads')
+    .values({ workspace_id: tenant.workspace.id, connection_id: connection.id, contact_id: contact.id, last_message_preview: null })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { tenant, connection, thread };
+}
+
 describe('MESSAGE_COLUMNS', () => {
   it('names every column of messages but search_vector', async () => {
     const { rows } = await sql<{ column_name: string }>`
@@ -22,14 +35,7 @@ describe('MESSAGE_COLUMNS', () => {
   });
 
   it("keeps the search vector out of the inbound insert's rows and out of a thread's message list", async () => {
-    const tenant = await makeTenant(ctx.deps);
-    const connection = await makeConnection(ctx.deps, tenant.workspace.id);
-    const contact = await db.insertInto('contacts').values({ workspace_id: tenant.workspace.id }).returning('id').executeTakeFirstOrThrow();
-    const thread = await db
-      .insertInto('threads')
-      .values({ workspace_id: tenant.workspace.id, connection_id: connection.id, contact_id: contact.id, last_message_preview: null })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const { tenant, connection, thread } = await newThread();
     const text = 'where is my order, please';
     const [row] = await insertInboundMessages(
       db,
@@ -60,14 +66,7 @@ describe('MESSAGE_COLUMNS', () => {
 
 describe('insertInboundMessages', () => {
   it('answers each new row as the table stores it, column for column and in order, mail or not', async () => {
-    const tenant = await makeTenant(ctx.deps);
-    const connection = await makeConnection(ctx.deps, tenant.workspace.id);
-    const contact = await db.insertInto('contacts').values({ workspace_id: tenant.workspace.id }).returning('id').executeTakeFirstOrThrow();
-    const thread = await db
-      .insertInto('threads')
-      .values({ workspace_id: tenant.workspace.id, connection_id: connection.id, contact_id: contact.id, last_message_preview: null })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const { tenant, connection, thread } = await newThread();
     const base = {
       workspaceId: tenant.workspace.id,
       threadId: thread.id,
