@@ -39,27 +39,25 @@ const DAYS = 30;
 /** Rows per seeding statement: one transaction never holds all of them. */
 const SEED_CHUNK = 500_000;
 
-export interface RetentionCost {
+/** A day's rows deleted (then vacuumed) against its partitions dropped: time and WAL of each. */
+interface DeleteAgainstDrop {
+  deleteMs: number;
+  deleteWalBytes: number;
+  vacuumMs: number;
+  vacuumWalBytes: number;
+  dropMs: number;
+  dropWalBytes: number;
+}
+
+export interface RetentionCost extends DeleteAgainstDrop {
   rows: number;
   bodyBytes: number;
   dayRows: number;
-  deleteMs: number;
-  deleteWalBytes: number;
-  vacuumMs: number;
-  vacuumWalBytes: number;
-  dropMs: number;
-  dropWalBytes: number;
   outbound: OutboundRetentionCost;
 }
 
-export interface OutboundRetentionCost {
+export interface OutboundRetentionCost extends DeleteAgainstDrop {
   dayEvents: number;
-  deleteMs: number;
-  deleteWalBytes: number;
-  vacuumMs: number;
-  vacuumWalBytes: number;
-  dropMs: number;
-  dropWalBytes: number;
 }
 
 async function walLsn(db: Db): Promise<string> {
