@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { type Executor, PREPARED } from '../db/database.js';
-import { jsonArray } from '../text/json-array.js';
+import { packedParams, packTexts, unpacked } from '../db/packed-texts.js';
 import { nameJson, type Serialise } from '../text/json-once.js';
 import { truncate } from '../text/truncate.js';
 
@@ -96,12 +96,13 @@ export async function publishEvent(db: Executor, event: RealtimeEvent): Promise<
 
 /**
  * Publishes many events with one statement (the worker's batches); same commit rule. The
- * payloads travel as one JSON array: each is JSON already, so joining them costs nothing, where
- * a text[] parameter had the driver escape every quote of every payload in JavaScript. `json`
- * (not jsonb) keeps each element's text as written, so a listener reads what notifyPayload made.
+ * payloads are packed into one binary parameter (packTexts), in order: a listener reads each
+ * as notifyPayload made it.
  */
 export async function publishEvents(db: Executor, events: RealtimeEvent[], serialise?: Serialise): Promise<void> {
   if (events.length === 0) return;
-  const payloads = jsonArray(events, (e) => notifyPayload(e, serialise));
-  await sql`${PREPARED} SELECT pg_notify(${REALTIME_CHANNEL}, e::text) FROM json_array_elements(${payloads}::json) AS e`.execute(db);
+  const { bytes, starts, lengths } = packedParams(packTexts(events.map((e) => notifyPayload(e, serialise))));
+  await sql`${PREPARED}
+    SELECT pg_notify(${REALTIME_CHANNEL}, ${unpacked(bytes, 's', 'l')})
+    FROM unnest(${starts}, ${lengths}) WITH ORDINALITY AS v(s, l, n) ORDER BY n`.execute(db);
 }

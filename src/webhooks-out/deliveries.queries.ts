@@ -1,11 +1,11 @@
 import { type Selectable, sql } from 'kysely';
 import { arrayLiteral } from '../db/array-literal.js';
 import { type Executor, PREPARED } from '../db/database.js';
+import { packedParams, packTexts, unpacked } from '../db/packed-texts.js';
 import { keysetPage, type SortKey } from '../db/pages.js';
 import { partitionKeyIn } from '../db/partitions.js';
 import type { OutboundDeliveryStatus, WebhookAttemptsTable } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
-import { jsonArray } from '../text/json-array.js';
 
 export interface NewEvent {
   id: string;
@@ -16,18 +16,17 @@ export interface NewEvent {
 
 /**
  * Inserts events in the order given: their `seq` follows it, and so does the event log. The
- * bodies travel as one JSON array, as publishEvents sends its payloads: each is JSON already,
- * so joining them costs nothing where a text[] parameter had the driver escape every quote of
- * every body; `json` (not jsonb) keeps each element's text exactly as eventBody wrote it.
+ * bodies, nearly all of a row, are packed into one binary parameter (packTexts), as the api
+ * stores delivery bodies.
  */
 export async function insertEvents(db: Executor, events: NewEvent[], at: Date): Promise<void> {
   if (events.length === 0) return;
-  const bodies = jsonArray(events, (e) => e.body);
+  const { bytes, starts, lengths } = packedParams(packTexts(events.map((e) => e.body)));
   await sql`${PREPARED}
     INSERT INTO webhook_events (id, workspace_id, type, body, created_at)
-    SELECT i, w, t, b::text, ${at}::timestamptz
-    FROM ROWS FROM (unnest(${arrayLiteral(events.map((e) => e.id))}::uuid[]), unnest(${arrayLiteral(events.map((e) => e.workspaceId))}::int[]),
-                    unnest(${arrayLiteral(events.map((e) => e.type))}::text[]), json_array_elements(${bodies}::json)) WITH ORDINALITY AS v(i, w, t, b, n)
+    SELECT i, w, t, ${unpacked(bytes, 's', 'l')}, ${at}::timestamptz
+    FROM unnest(${arrayLiteral(events.map((e) => e.id))}::uuid[], ${arrayLiteral(events.map((e) => e.workspaceId))}::int[],
+                ${arrayLiteral(events.map((e) => e.type))}::text[], ${starts}, ${lengths}) WITH ORDINALITY AS v(i, w, t, s, l, n)
     ORDER BY n`.execute(db);
 }
 
