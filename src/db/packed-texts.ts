@@ -16,7 +16,41 @@ export interface PackedTexts {
   lengths: number[];
 }
 
-export function packTexts(texts: readonly string[]): PackedTexts {
+/**
+ * Packing buffers kept for the next batch. A batch's texts are hundreds of kilobytes, and a
+ * buffer that size malloc'd and freed for every statement grew the worker's resident memory
+ * by a twentieth (docs/performance.md, "Texts as one binary parameter"); a few kept buffers
+ * serve the batches in flight. pg copies a parameter into its own message when it sends the
+ * statement, so a buffer is free again once its statement has answered.
+ */
+const spare: Buffer[] = [];
+const SPARE_COUNT = 4;
+/** A larger buffer is not kept: a batch that size is rare and its memory goes back. */
+const SPARE_MAX_BYTES = 4 * 1024 * 1024;
+
+function takeBuffer(size: number): Buffer {
+  for (let i = spare.length - 1; i >= 0; i--) if (spare[i]!.length >= size) return spare.splice(i, 1)[0]!;
+  // Rounded up to a power of two (at least 64 KB), so a slightly larger batch fits next time.
+  return Buffer.allocUnsafeSlow(Math.max(64 * 1024, 2 ** Math.ceil(Math.log2(Math.max(size, 1)))));
+}
+
+function giveBack(buffer: Buffer): void {
+  if (buffer.length > SPARE_MAX_BYTES) return;
+  if (spare.length < SPARE_COUNT) {
+    spare.push(buffer);
+    return;
+  }
+  // Full: keep the larger of it and the smallest kept.
+  let smallest = 0;
+  for (let i = 1; i < spare.length; i++) if (spare[i]!.length < spare[smallest]!.length) smallest = i;
+  if (spare[smallest]!.length < buffer.length) spare[smallest] = buffer;
+}
+
+/**
+ * Packs `texts` and runs `use` with them; the bytes must not be used once `use` has settled
+ * (they go back to be reused). `use` runs the statement that sends them.
+ */
+export async function withPackedTexts<T>(texts: readonly string[], use: (packed: PackedTexts) => Promise<T>): Promise<T> {
   const n = texts.length;
   const lengths = new Array<number>(n);
   let total = 0;
@@ -25,15 +59,19 @@ export function packTexts(texts: readonly string[]): PackedTexts {
     lengths[i] = length;
     total += length;
   }
-  const bytes = Buffer.allocUnsafe(total);
+  const buffer = takeBuffer(total);
   const starts = new Array<number>(n);
   let at = 0;
   for (let i = 0; i < n; i++) {
-    bytes.write(texts[i]!, at, lengths[i]!, 'utf8');
+    buffer.write(texts[i]!, at, lengths[i]!, 'utf8');
     starts[i] = at + 1;
     at += lengths[i]!;
   }
-  return { bytes, starts, lengths };
+  try {
+    return await use({ bytes: buffer.subarray(0, total), starts, lengths });
+  } finally {
+    giveBack(buffer);
+  }
 }
 
 /**

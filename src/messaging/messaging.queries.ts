@@ -2,7 +2,7 @@ import { type Selectable, sql } from 'kysely';
 import { arrayLiteral } from '../db/array-literal.js';
 import { type Executor, PREPARED } from '../db/database.js';
 import { messageColumnsSql } from '../db/message-columns.js';
-import { packedParams, packTexts, unpacked } from '../db/packed-texts.js';
+import { packedParams, unpacked, withPackedTexts } from '../db/packed-texts.js';
 import type { EmailHeaders, MessageStatus, MessagesTable, ThreadsTable } from '../db/types.js';
 import { truncate } from '../text/truncate.js';
 
@@ -366,8 +366,11 @@ export async function insertInboundMessages(db: Executor, messages: InboundMessa
     ? sql`, ${arrayLiteral(messages.map((m) => (m.email ? JSON.stringify(m.email) : null)))}::jsonb[], ${arrayLiteral(messages.map((m) => m.html ?? null))}::text[],
                 ${arrayLiteral(messages.map((m) => m.quotedText ?? null))}::text[]`
     : sql``;
-  const { bytes, starts, lengths } = packedParams(packTexts(messages.map((m) => m.text)));
-  const { rows } = await sql<InsertedInbound>`${PREPARED}
+  const { rows } = await withPackedTexts(
+    messages.map((m) => m.text),
+    (packed) => {
+      const { bytes, starts, lengths } = packedParams(packed);
+      return sql<InsertedInbound>`${PREPARED}
     INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, created_at, updated_at${mail ? sql`, email, html, quoted_text` : sql``})
     SELECT w, th, cn, 'inbound', e, ${unpacked(bytes, 's', 'l')}, 'received', c, ${at}::timestamptz${mail ? sql`, em, h, q` : sql``}
     FROM unnest(${arrayLiteral(messages.map((m) => m.workspaceId))}::int[], ${arrayLiteral(messages.map((m) => m.threadId))}::bigint[], ${arrayLiteral(messages.map((m) => m.connectionId))}::bigint[],
@@ -376,7 +379,9 @@ export async function insertInboundMessages(db: Executor, messages: InboundMessa
     ORDER BY cn, e, n
     ON CONFLICT (connection_id, external_id) DO NOTHING
     RETURNING id, workspace_id, thread_id, connection_id, external_id, created_at, updated_at${mail ? sql`, email, html, quoted_text` : sql``}`.execute(
-    db,
+        db,
+      );
+    },
   );
   // The text is not read back: it is the one of the first input with the row's key (the
   // insert's order), and a text read back is a copy of every message's body.

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { type Executor, PREPARED } from '../db/database.js';
-import { packedParams, packTexts, unpacked } from '../db/packed-texts.js';
+import { packedParams, unpacked, withPackedTexts } from '../db/packed-texts.js';
 import { nameJson, type Serialise } from '../text/json-once.js';
 import { truncate } from '../text/truncate.js';
 
@@ -96,13 +96,18 @@ export async function publishEvent(db: Executor, event: RealtimeEvent): Promise<
 
 /**
  * Publishes many events with one statement (the worker's batches); same commit rule. The
- * payloads are packed into one binary parameter (packTexts), in order: a listener reads each
+ * payloads are packed into one binary parameter (withPackedTexts), in order: a listener reads each
  * as notifyPayload made it.
  */
 export async function publishEvents(db: Executor, events: RealtimeEvent[], serialise?: Serialise): Promise<void> {
   if (events.length === 0) return;
-  const { bytes, starts, lengths } = packedParams(packTexts(events.map((e) => notifyPayload(e, serialise))));
-  await sql`${PREPARED}
-    SELECT pg_notify(${REALTIME_CHANNEL}, ${unpacked(bytes, 's', 'l')})
-    FROM unnest(${starts}, ${lengths}) WITH ORDINALITY AS v(s, l, n) ORDER BY n`.execute(db);
+  await withPackedTexts(
+    events.map((e) => notifyPayload(e, serialise)),
+    (packed) => {
+      const { bytes, starts, lengths } = packedParams(packed);
+      return sql`${PREPARED}
+        SELECT pg_notify(${REALTIME_CHANNEL}, ${unpacked(bytes, 's', 'l')})
+        FROM unnest(${starts}, ${lengths}) WITH ORDINALITY AS v(s, l, n) ORDER BY n`.execute(db);
+    },
+  );
 }

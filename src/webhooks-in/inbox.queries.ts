@@ -2,7 +2,7 @@ import { type Selectable, sql } from 'kysely';
 import type pg from 'pg';
 import type { VerificationKind } from '../channels/channel.js';
 import { type Executor, preparedName } from '../db/database.js';
-import { packTexts } from '../db/packed-texts.js';
+import { withPackedTexts } from '../db/packed-texts.js';
 import { offsetPage } from '../db/pages.js';
 import { partitionKeyIn } from '../db/partitions.js';
 import type { InboxStatus, WebhookInboxTable } from '../db/types.js';
@@ -48,7 +48,7 @@ const storeStatements = new Map<string, { name: string; text: string }>();
  * column would be escaped element by element in JavaScript, several times the cost of one
  * JSON.stringify (docs/performance.md, "One statement per group commit"). The bodies, nearly
  * all of a row, are not in that JSON: escaping 1.5 KB of JSON text into a JSON string was most
- * of the statement's JavaScript, so they are packed (packTexts) and each row names its slice
+ * of the statement's JavaScript, so they are packed (withPackedTexts) and each row names its slice
  * (docs/performance.md, "Acknowledging, per request"). pg-boss's statement numbers its values from $1; the rows follow them.
  */
 export async function storeDeliveries(db: pg.Pool | pg.ClientBase, rows: NewInboxRow[], job: JobStatement): Promise<void> {
@@ -69,21 +69,25 @@ export async function storeDeliveries(db: pg.Pool | pg.ClientBase, rows: NewInbo
     statement = { name: preparedName(text), text };
     storeStatements.set(key, statement);
   }
-  const { bytes: bodies, starts, lengths } = packTexts(rows.map((r) => r.rawBody));
-  const records = rows.map((r, i) => ({
-    id: r.id,
-    integration_key: r.integrationKey,
-    event: r.event,
-    body_at: starts[i],
-    body_length: lengths[i],
-    verification: r.verification,
-    verified_account: r.verifiedAccount ?? null,
-    // Absent keys read as NULL: JSON deliveries carry neither.
-    raw_bytes: r.rawBytes ? `\\x${r.rawBytes.toString('hex')}` : undefined,
-    payload_json: r.payloadJson,
-  }));
-  // A Buffer goes to Postgres as a binary value: the bytes as they are, no escaping.
-  await db.query({ ...statement, values: [...job.values, JSON.stringify(records), bodies] });
+  await withPackedTexts(
+    rows.map((r) => r.rawBody),
+    async ({ bytes, starts, lengths }) => {
+      const records = rows.map((r, i) => ({
+        id: r.id,
+        integration_key: r.integrationKey,
+        event: r.event,
+        body_at: starts[i],
+        body_length: lengths[i],
+        verification: r.verification,
+        verified_account: r.verifiedAccount ?? null,
+        // Absent keys read as NULL: JSON deliveries carry neither.
+        raw_bytes: r.rawBytes ? `\\x${r.rawBytes.toString('hex')}` : undefined,
+        payload_json: r.payloadJson,
+      }));
+      // A Buffer goes to Postgres as a binary value: the bytes as they are, no escaping.
+      await db.query({ ...statement, values: [...job.values, JSON.stringify(records), bytes] });
+    },
+  );
 }
 
 /**

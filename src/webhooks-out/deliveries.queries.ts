@@ -1,7 +1,7 @@
 import { type Selectable, sql } from 'kysely';
 import { arrayLiteral } from '../db/array-literal.js';
 import { type Executor, PREPARED } from '../db/database.js';
-import { packedParams, packTexts, unpacked } from '../db/packed-texts.js';
+import { packedParams, unpacked, withPackedTexts } from '../db/packed-texts.js';
 import { keysetPage, type SortKey } from '../db/pages.js';
 import { partitionKeyIn } from '../db/partitions.js';
 import type { OutboundDeliveryStatus, WebhookAttemptsTable } from '../db/types.js';
@@ -16,18 +16,23 @@ export interface NewEvent {
 
 /**
  * Inserts events in the order given: their `seq` follows it, and so does the event log. The
- * bodies, nearly all of a row, are packed into one binary parameter (packTexts), as the api
+ * bodies, nearly all of a row, are packed into one binary parameter (withPackedTexts), as the api
  * stores delivery bodies.
  */
 export async function insertEvents(db: Executor, events: NewEvent[], at: Date): Promise<void> {
   if (events.length === 0) return;
-  const { bytes, starts, lengths } = packedParams(packTexts(events.map((e) => e.body)));
-  await sql`${PREPARED}
-    INSERT INTO webhook_events (id, workspace_id, type, body, created_at)
-    SELECT i, w, t, ${unpacked(bytes, 's', 'l')}, ${at}::timestamptz
-    FROM unnest(${arrayLiteral(events.map((e) => e.id))}::uuid[], ${arrayLiteral(events.map((e) => e.workspaceId))}::int[],
-                ${arrayLiteral(events.map((e) => e.type))}::text[], ${starts}, ${lengths}) WITH ORDINALITY AS v(i, w, t, s, l, n)
-    ORDER BY n`.execute(db);
+  await withPackedTexts(
+    events.map((e) => e.body),
+    (packed) => {
+      const { bytes, starts, lengths } = packedParams(packed);
+      return sql`${PREPARED}
+        INSERT INTO webhook_events (id, workspace_id, type, body, created_at)
+        SELECT i, w, t, ${unpacked(bytes, 's', 'l')}, ${at}::timestamptz
+        FROM unnest(${arrayLiteral(events.map((e) => e.id))}::uuid[], ${arrayLiteral(events.map((e) => e.workspaceId))}::int[],
+                    ${arrayLiteral(events.map((e) => e.type))}::text[], ${starts}, ${lengths}) WITH ORDINALITY AS v(i, w, t, s, l, n)
+        ORDER BY n`.execute(db);
+    },
+  );
 }
 
 /** One pending delivery per (event, endpoint), each with the id of the job that makes its first attempt. */
