@@ -44,8 +44,27 @@ export function formParams(rawBody: string): Map<string, string[]> {
 }
 
 /** The payload: one value per name (the last, as Object.fromEntries keeps it). */
-function parseForm(rawBody: string): Record<string, string> {
+export function parseForm(rawBody: string): Record<string, string> {
   return Object.fromEntries(new URLSearchParams(rawBody));
+}
+
+/**
+ * The payload of parameters already read (formParams): the last value of each name, in the
+ * order the names first came, as parseForm makes it (a name such as `__proto__` too).
+ */
+export function payloadOf(params: Map<string, string[]>): Record<string, string> {
+  const entries: [string, string][] = [];
+  for (const [name, values] of params) entries.push([name, values[values.length - 1]!]);
+  return Object.fromEntries(entries);
+}
+
+/** What Twilio signs after the URL: every name with each of its distinct values, names and values sorted. */
+function signedParams(params: Map<string, string[]>): string {
+  let data = '';
+  for (const name of [...params.keys()].sort()) {
+    for (const value of [...new Set(params.get(name))].sort()) data += name + value;
+  }
+  return data;
 }
 
 /**
@@ -53,28 +72,37 @@ function parseForm(rawBody: string): Record<string, string> {
  * names sorted; a repeated name's distinct values sorted), as twilio-node computes it.
  */
 export function twilioSignature(authToken: string, url: string, params: Map<string, string[]>): string {
-  let data = new URL(url).toString();
-  for (const name of [...params.keys()].sort()) {
-    for (const value of [...new Set(params.get(name))].sort()) data += name + value;
-  }
-  return hmacDigest('sha1', authToken, Buffer.from(data, 'utf8'), 'base64');
+  return signatureOver(authToken, new URL(url).toString(), signedParams(params));
 }
+
+function signatureOver(authToken: string, url: string, signed: string): string {
+  return hmacDigest('sha1', authToken, Buffer.from(url + signed, 'utf8'), 'base64');
+}
+
+/** urlForms of the URLs seen lately: the public URL, mostly, the same on every request. */
+const formsOf = new Map<string, string[]>();
+const FORMS_KEPT = 64;
 
 /**
  * The URL as configured and without its port: Twilio's signing of ports is inconsistent,
  * so its own SDK accepts either (twilio-node's validateRequest).
  */
 function urlForms(url: string): string[] {
+  const known = formsOf.get(url);
+  if (known) return known;
   const parsed = new URL(url);
   const asGiven = parsed.toString();
   parsed.port = '';
-  return asGiven === parsed.toString() ? [asGiven] : [asGiven, parsed.toString()];
+  const forms = asGiven === parsed.toString() ? [asGiven] : [asGiven, parsed.toString()];
+  if (formsOf.size >= FORMS_KEPT) formsOf.clear();
+  formsOf.set(url, forms);
+  return forms;
 }
 
-function signedFor(signature: string, authToken: string, url: string, params: Map<string, string[]>): boolean {
+function signedFor(signature: string, authToken: string, url: string, signed: string): boolean {
   // Every form is computed and compared, so the time taken does not depend on which matched.
   return urlForms(url)
-    .map((form) => safeEqual(signature, twilioSignature(authToken, form, params)))
+    .map((form) => safeEqual(signature, signatureOver(authToken, form, signed)))
     .reduce((a, b) => a || b, false);
 }
 
@@ -90,11 +118,13 @@ function verifyTwilio(
     return { ok: false };
   }
   if (signature === undefined) return { ok: false };
+  // The body is read once: its parameters are what is signed, and the payload.
   const params = formParams(rawBody);
-  if (signedFor(signature, authToken, request.publicUrl, params)) return { ok: true, via: 'signed', payload: parseForm(rawBody) };
+  const signed = signedParams(params);
+  if (signedFor(signature, authToken, request.publicUrl, signed)) return { ok: true, via: 'signed', payload: payloadOf(params) };
   // The commonest setup error: Twilio signed the URL it was given, which is not the one
   // INBOX_PUBLIC_URL makes. Say which URL was expected, and what was signed when it can be told.
-  if (request.requestUrl !== request.publicUrl && signedFor(signature, authToken, request.requestUrl, params)) {
+  if (request.requestUrl !== request.publicUrl && signedFor(signature, authToken, request.requestUrl, signed)) {
     request.warn(
       `sms.twilio: X-Twilio-Signature is for ${request.requestUrl}, but the expected URL is ${request.publicUrl}: set INBOX_PUBLIC_URL to the base of the URL configured in Twilio`,
     );
