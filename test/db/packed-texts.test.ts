@@ -50,7 +50,7 @@ describe('withPackedTexts', () => {
     );
     for (let round = 0; round < 3; round++) {
       const read = await Promise.all(batches.map((texts) => readBack(texts)));
-      read.forEach((r, b) => expect(r.read, `batch ${b}`).toEqual(batches[b]));
+      for (const [b, r] of read.entries()) expect(r.read, `batch ${b}`).toEqual(batches[b]);
     }
   });
 });
