@@ -106,15 +106,19 @@ export const whatsappAdapter: ChannelAdapter = {
           ? value.statuses
           : arrayOf(value.statuses, `entry[${i}].changes[${j}].value.statuses`);
         for (let k = 0; k < statuses.length; k++) {
-          const where = `entry[${i}].changes[${j}].value.statuses[${k}]`;
-          const s = requireObject(statuses[k], where);
-          const status = lookup(STATUSES, requireString(s.status, `${where}.status`));
-          if (!status) throw new NormaliseError(`${where}.status "${String(s.status)}" is not a known status`);
+          const rawStatus: unknown = statuses[k];
+          const s = isObject(rawStatus) ? rawStatus : requireObject(rawStatus, `entry[${i}].changes[${j}].value.statuses[${k}]`);
+          const status = lookup(
+            STATUSES,
+            presentString(s.status) ?? requireString(s.status, `entry[${i}].changes[${j}].value.statuses[${k}].status`),
+          );
+          if (!status)
+            throw new NormaliseError(`entry[${i}].changes[${j}].value.statuses[${k}].status "${String(s.status)}" is not a known status`);
           events.push({
             type: 'status',
             resolveBy: 'account',
             externalAccountId: account,
-            externalMessageId: requireString(s.id, `${where}.id`),
+            externalMessageId: presentString(s.id) ?? requireString(s.id, `entry[${i}].changes[${j}].value.statuses[${k}].id`),
             status,
             error: status === 'failed' ? describeErrors(s.errors) : undefined,
             occurredAt: toDate(s.timestamp),

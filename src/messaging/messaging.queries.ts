@@ -324,9 +324,9 @@ interface InsertedInbound {
 /**
  * A new inbound message's row, every column of MESSAGE_COLUMNS in its order: those the insert
  * wrote as constants (direction, status) or from the batch's own values (the text), or left to
- * their defaults, are filled in here rather than read back. node-postgres makes each row by spreading an object of its columns, and V8
- * makes a spread of twenty or more properties as a hash table: a row of eight columns and this
- * object cost less than the 23 columns read back. The message-columns test holds it to the row
+ * their defaults, are filled in here rather than read back. node-postgres makes each row by
+ * spreading an object of its columns, and V8 makes a spread of twenty or more properties as a
+ * hash table: a row of seven columns and this object cost less than the 23 columns read back. The message-columns test holds it to the row
  * as the table stores it.
  */
 function inboundRow(r: InsertedInbound, text: string): Selectable<MessagesTable> {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { type Executor, PREPARED } from '../db/database.js';
 import { packedParams, unpacked, withPackedTexts } from '../db/packed-texts.js';
-import { nameJson, type Serialise } from '../text/json-once.js';
+import { nameJson, numberJson, type Serialise } from '../text/json-once.js';
 import { truncate } from '../text/truncate.js';
 
 /** The one Postgres channel every api process LISTENs on for tenant events. */
@@ -56,9 +56,8 @@ function idsOnly(data: Record<string, unknown>): Record<string, unknown> {
 function eventJson(event: RealtimeEvent, serialise: Serialise): string {
   const target = event.targetUserId === undefined ? '' : `,"targetUserId":${JSON.stringify(event.targetUserId)}`;
   const truncated = event.truncated ? ',"truncated":true' : '';
-  // An integer id prints as JSON.stringify writes it; the type's JSON is written once per process.
-  const workspaceId = Number.isSafeInteger(event.workspaceId) ? String(event.workspaceId) : JSON.stringify(event.workspaceId);
-  return `{"type":${nameJson(event.type)},"workspaceId":${workspaceId},"data":${serialise(event.data)}${target}${truncated}}`;
+  // The type's JSON is written once per process.
+  return `{"type":${nameJson(event.type)},"workspaceId":${numberJson(event.workspaceId)},"data":${serialise(event.data)}${target}${truncated}}`;
 }
 
 /**
@@ -96,8 +95,8 @@ export async function publishEvent(db: Executor, event: RealtimeEvent): Promise<
 
 /**
  * Publishes many events with one statement (the worker's batches); same commit rule. The
- * payloads are packed into one binary parameter (withPackedTexts), in order: a listener reads each
- * as notifyPayload made it.
+ * payloads are packed into one binary parameter (withPackedTexts), in order: a listener reads
+ * each as notifyPayload made it.
  */
 export async function publishEvents(db: Executor, events: RealtimeEvent[], serialise?: Serialise): Promise<void> {
   if (events.length === 0) return;

@@ -34,3 +34,8 @@ export function nameJson(name: string): string {
   }
   return json;
 }
+
+/** JSON.stringify of a number (an id), an integer printed as it is without the general writer. */
+export function numberJson(n: number): string {
+  return Number.isSafeInteger(n) ? String(n) : JSON.stringify(n);
+}

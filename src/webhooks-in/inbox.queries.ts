@@ -48,8 +48,9 @@ const storeStatements = new Map<string, { name: string; text: string }>();
  * column would be escaped element by element in JavaScript, several times the cost of one
  * JSON.stringify (docs/performance.md, "One statement per group commit"). The bodies, nearly
  * all of a row, are not in that JSON: escaping 1.5 KB of JSON text into a JSON string was most
- * of the statement's JavaScript, so they are packed (withPackedTexts) and each row names its slice
- * (docs/performance.md, "Acknowledging, per request"). pg-boss's statement numbers its values from $1; the rows follow them.
+ * of the statement's JavaScript, so they are packed (withPackedTexts) and each row names its
+ * slice (docs/performance.md, "Acknowledging, per request"). pg-boss's statement numbers its
+ * values from $1; the rows follow them.
  */
 export async function storeDeliveries(db: pg.Pool | pg.ClientBase, rows: NewInboxRow[], job: JobStatement): Promise<void> {
   const param = job.values.length + 1;

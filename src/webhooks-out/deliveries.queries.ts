@@ -16,8 +16,8 @@ export interface NewEvent {
 
 /**
  * Inserts events in the order given: their `seq` follows it, and so does the event log. The
- * bodies, nearly all of a row, are packed into one binary parameter (withPackedTexts), as the api
- * stores delivery bodies.
+ * bodies, nearly all of a row, are packed into one binary parameter (withPackedTexts), as the
+ * api stores delivery bodies.
  */
 export async function insertEvents(db: Executor, events: NewEvent[], at: Date): Promise<void> {
   if (events.length === 0) return;

@@ -2,7 +2,7 @@ import type { PgBoss } from 'pg-boss';
 import { uuid7 } from '../crypto/uuid7.js';
 import type { Executor } from '../db/database.js';
 import type { OutboundEvent, OutboundEventType } from '../messaging/events.js';
-import { nameJson, type Serialise } from '../text/json-once.js';
+import { nameJson, numberJson, type Serialise } from '../text/json-once.js';
 import { insertDeliveries, insertEvents, type NewEvent } from './deliveries.queries.js';
 import { findSubscribedEndpoints } from './endpoints.queries.js';
 import { enqueueAttempts, jobIdsFor } from './outbound.enqueue.js';
@@ -56,8 +56,7 @@ function isoOf(at: Date): string {
  * text are written once, not once per event.
  */
 export function eventBody(id: string, event: OutboundEvent, at: Date, serialise: Serialise = JSON.stringify): string {
-  const workspaceId = Number.isSafeInteger(event.workspaceId) ? String(event.workspaceId) : JSON.stringify(event.workspaceId);
-  return `{"id":"${publicEventId(id)}","type":${nameJson(event.type)},"createdAt":"${isoOf(at)}","workspaceId":${workspaceId},"data":${serialise(event.data)}}`;
+  return `{"id":"${publicEventId(id)}","type":${nameJson(event.type)},"createdAt":"${isoOf(at)}","workspaceId":${numberJson(event.workspaceId)},"data":${serialise(event.data)}}`;
 }
 
 /** The enabled endpoints of some workspaces and what each subscribes to: read once, asked per event. */

@@ -205,6 +205,9 @@ describe('whatsapp', () => {
       [value({ messages: [{ from: '2', id: '' }] }), 'entry[0].changes[0].value.messages[0].id is missing'],
       [value({ statuses: 'x' }), 'entry[0].changes[0].value.statuses is not an array'],
       [value({ statuses: [{ status: 'sent' }] }), 'entry[0].changes[0].value.statuses[0].id is missing'],
+      [value({ statuses: [{ id: 'a', status: 'sent' }, 'x'] }), 'entry[0].changes[0].value.statuses[1] is not an object'],
+      [value({ statuses: [{ id: 'a', status: '' }] }), 'entry[0].changes[0].value.statuses[0].status is missing'],
+      [value({ statuses: [{ id: 'a', status: 'lost' }] }), 'entry[0].changes[0].value.statuses[0].status "lost" is not a known status'],
     ];
     for (const [payload, message] of wrong) expect(() => normalise('whatsapp', payload), message).toThrow(message);
     expect(normalise('whatsapp', value({ messages: [{ from: 316, id: 42, text: { body: 'hi' } }] }))).toMatchObject([
