@@ -169,8 +169,10 @@ describe('automation in the console', () => {
     // A rule the service refuses: the 422 is shown beside the form and takes the focus.
     await tabTo(page, page.getByRole('button', { name: 'New rule' }));
     await page.keyboard.press('Enter');
-    await page.keyboard.type('Big spenders');
     const refused = page.getByRole('form', { name: 'New rule' });
+    // Typing before the form has the focus would lose the name under load.
+    await expect.poll(() => focused(refused.getByRole('textbox', { name: 'Rule name' }))).toBe(true);
+    await page.keyboard.type('Big spenders');
     await tabTo(page, refused.getByRole('button', { name: 'Add condition' }));
     await page.keyboard.press('Enter');
     const spend = refused.getByRole('group', { name: 'Condition 1' });
