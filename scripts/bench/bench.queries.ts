@@ -147,3 +147,29 @@ export async function sentReplies(db: Db, afterId: number): Promise<{ sent: numb
     FROM messages WHERE id > ${afterId} AND direction = 'outbound' AND status = 'sent'`.execute(db);
   return { sent: rows[0]!.sent, seconds: Math.max(rows[0]!.seconds ?? 0, 0.001) };
 }
+
+/** WAL written and checkpoints since the cluster's statistics were reset (PostgreSQL 17 and later). */
+export interface WalTotals {
+  bytes: number;
+  fullPageImages: number;
+  checkpointsRequested: number;
+  checkpointsTimed: number;
+}
+
+/** The cluster's WAL and checkpoint counters, or undefined before PostgreSQL 17 (no pg_stat_checkpointer). */
+export async function walTotals(db: Db): Promise<WalTotals | undefined> {
+  try {
+    const { rows } = await sql<{ bytes: string; fpi: string; requested: string; timed: string }>`
+      SELECT w.wal_bytes AS bytes, w.wal_fpi AS fpi, c.num_requested AS requested, c.num_timed AS timed
+      FROM pg_stat_wal w, pg_stat_checkpointer c`.execute(db);
+    const r = rows[0]!;
+    return {
+      bytes: Number(r.bytes),
+      fullPageImages: Number(r.fpi),
+      checkpointsRequested: Number(r.requested),
+      checkpointsTimed: Number(r.timed),
+    };
+  } catch {
+    return undefined;
+  }
+}

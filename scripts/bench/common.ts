@@ -171,6 +171,12 @@ function startNodeOptions(root: string): string {
 /** Extra node flags for the service processes, e.g. BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
+/**
+ * Extra flags for the PostgreSQL the bench starts, e.g. BENCH_POSTGRES_FLAGS="-c max_wal_size=8GB":
+ * a setting is measured before anyone is told to change it. Without it, PostgreSQL's defaults.
+ */
+export const POSTGRES_FLAGS = (process.env.BENCH_POSTGRES_FLAGS ?? '').split(' ').filter(Boolean);
+
 export interface BenchService extends Service {
   peakRssMb(): number;
 }

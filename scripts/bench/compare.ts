@@ -17,7 +17,18 @@ import { createDatabase } from '../../src/db/database.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { anyMessageUnindexed, drainSeconds, inboxRows, webhookJobs } from './bench.queries.js';
 import { type Ceiling, startCeiling } from './ceiling.js';
-import { BURST_BODIES_PER_SECOND, burst, median, say, serve, signedDeliveries, WARMUP_SECONDS, waitFor, waitForDrain } from './common.js';
+import {
+  BURST_BODIES_PER_SECOND,
+  burst,
+  median,
+  POSTGRES_FLAGS,
+  say,
+  serve,
+  signedDeliveries,
+  WARMUP_SECONDS,
+  waitFor,
+  waitForDrain,
+} from './common.js';
 import { cpuByKindSince, postgresCpuByKind, postgresCpuMs, processCpuMs } from './cpu.js';
 import type { BenchOptions } from './options.js';
 
@@ -323,7 +334,7 @@ export async function measureCompare(options: BenchOptions & { compare: string }
   const ref = await prepareRef(options.compare);
   const builds: Build[] = [{ key: 'this', label: thisLabel(), root: ROOT }, ref.build];
   const dir = await mkdtemp(path.join(os.tmpdir(), 'inbox-bench-compare-'));
-  const postgres = await startEmbeddedPostgres(dir); // default durability: fsync and synchronous commit on
+  const postgres = await startEmbeddedPostgres(dir, { flags: POSTGRES_FLAGS }); // default durability: fsync and synchronous commit on
   const postmasterPid = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
   const admin = new pg.Client({ connectionString: withDatabase(postgres.url, 'postgres') });
   await admin.connect();

@@ -35,7 +35,7 @@ import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { measureAttachments } from './attachments.js';
 import { measureAutomation } from './automation.js';
 import { seedReplyThreads } from './bench.queries.js';
-import { pct, say, TWILIO_NUMBER } from './common.js';
+import { POSTGRES_FLAGS, pct, say, TWILIO_NUMBER } from './common.js';
 import { type Build, compareTable, measureCompare, prepareRef, SETUP_SQL, thisLabel } from './compare.js';
 import { measureConversations } from './conversations.js';
 import { measureIngest } from './ingest.js';
@@ -108,7 +108,7 @@ async function main() {
   let databaseUrl = process.env.DATABASE_URL;
   if (databaseUrl === undefined) {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'inbox-bench-'));
-    const pg = await startEmbeddedPostgres(dir); // default durability: fsync and synchronous commit on
+    const pg = await startEmbeddedPostgres(dir, { flags: POSTGRES_FLAGS }); // default durability: fsync and synchronous commit on
     databaseUrl = pg.url;
     stopPostgres = async () => {
       await pg.stop();
@@ -282,6 +282,14 @@ async function main() {
           ],
           ['event-loop delay', `p99 ${s.eventLoopLagP99Ms} ms, max ${s.eventLoopLagMaxMs} ms`],
           ['peak RSS', `${single.rssMb} MB`],
+          ...(single.wal
+            ? [
+                [
+                  'WAL from the first burst on',
+                  `${single.wal.gb} GB, ${single.wal.fullPageImages} full-page images; checkpoints ${single.wal.checkpointsRequested} requested, ${single.wal.checkpointsTimed} timed`,
+                ] as [string, string],
+              ]
+            : []),
         ],
         say,
       ); // stdout carries only the JSON line here, as it always has

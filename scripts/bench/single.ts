@@ -7,7 +7,7 @@
 // request, received → processed from the rows, and the backlog sampled every 100 ms.
 import { Pool } from 'undici';
 import type { Db } from '../../src/db/database.js';
-import { anyMessageUnindexed, pendingDeliveries, processedLatency } from './bench.queries.js';
+import { anyMessageUnindexed, pendingDeliveries, processedLatency, walTotals } from './bench.queries.js';
 import { startCeiling } from './ceiling.js';
 import {
   BURST_BODIES_PER_SECOND,
@@ -47,6 +47,8 @@ export async function measureSingle(options: BenchOptions, databaseUrl: string, 
       duration: WARMUP_SECONDS,
     });
     await waitFor('the warm-up to be processed', async () => (await pendingDeliveries(db)) === 0, 300_000);
+    // From the bursts on: whether checkpoints (and the full-page images after each) fell in them.
+    const walBefore = await walTotals(db);
     const rounds: { c: Measured; i: Measured }[] = [];
     for (let r = 1; r <= options.rounds; r++) {
       say(
@@ -133,6 +135,16 @@ export async function measureSingle(options: BenchOptions, databaseUrl: string, 
     await sampler;
     const measuredBacklog = backlog.slice(backlogFrom);
     const lat = await processedLatency(db, since);
+    const walAfter = await walTotals(db);
+    const wal =
+      walBefore && walAfter
+        ? {
+            gb: Number(((walAfter.bytes - walBefore.bytes) / 1e9).toFixed(2)),
+            fullPageImages: walAfter.fullPageImages - walBefore.fullPageImages,
+            checkpointsRequested: walAfter.checkpointsRequested - walBefore.checkpointsRequested,
+            checkpointsTimed: walAfter.checkpointsTimed - walBefore.checkpointsTimed,
+          }
+        : undefined;
     acks.sort((a, b) => a - b);
     const pct = (p: number) => Math.round(acks[Math.min(acks.length - 1, Math.floor(p * acks.length))] ?? 0);
     return {
@@ -165,6 +177,7 @@ export async function measureSingle(options: BenchOptions, databaseUrl: string, 
         generatorCpu: sustainedGeneratorCpu,
       },
       rssMb: Math.round(all.peakRssMb()),
+      wal,
     };
   } finally {
     await ceiling.stop();

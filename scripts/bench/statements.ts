@@ -14,7 +14,7 @@ import { provisionTenant } from '../../harness/service.js';
 import { createDatabase } from '../../src/db/database.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { anyDeliveryPending } from './bench.queries.js';
-import { burst, serve, signedDeliveries, waitFor } from './common.js';
+import { burst, POSTGRES_FLAGS, serve, signedDeliveries, waitFor } from './common.js';
 import type { BenchOptions } from './options.js';
 
 export interface StatementCost {
@@ -223,6 +223,7 @@ export async function startProfiledPostgres() {
       'pg_stat_statements.track=all',
       '-c',
       'pg_stat_statements.track_planning=on',
+      ...POSTGRES_FLAGS,
     ],
   });
   const u = new URL(postgres.url);
