@@ -158,6 +158,16 @@ function httpServer(deps: Deps) {
   // First, so a request's span covers every hook after it.
   tracing()?.instrument(app);
   app.setValidatorCompiler(validatorCompiler);
+  // Many clients send `content-type: application/json` on every request, also on a POST that
+  // takes no body (refresh, logout, requeue…): an empty JSON body is no body. A route that
+  // takes one still says what it lacks (422); a body that is there must be JSON (400).
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString();
+    if (text.length === 0) done(null, undefined);
+    else void jsonParser(request, text, done);
+  });
   // Before any route: every body refuses fields it does not declare (422 naming the field).
   app.addHook('onRoute', refuseUndeclaredFields);
   app.decorateRequest('auth', null);

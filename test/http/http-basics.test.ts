@@ -50,6 +50,23 @@ describe('error envelope', () => {
     expect(res.json().error.code).toBe('invalid_json');
   });
 
+  it('takes an empty body sent as application/json as no body', async () => {
+    const { headers } = await makeTenant(ctx.deps);
+    const json = { ...headers, accept: 'application/json', 'content-type': 'application/json' };
+    // A POST that takes no body answers as it would without the header…
+    const requeue = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/admin/webhook-inbox/01900000-0000-7000-8000-000000000000/requeue',
+      headers: json,
+    });
+    expect(requeue.statusCode).toBe(404);
+    expect(requeue.json().error.code).toBe('not_found');
+    // …and one that takes a body says it is missing.
+    const create = await ctx.app.inject({ method: 'POST', url: '/v1/api-keys', headers: json });
+    expect(create.statusCode).toBe(422);
+    expect(create.json().error.code).toBe('validation_failed');
+  });
+
   it('answers an oversized body with 413 payload_too_large', async () => {
     const res = await ctx.app.inject({
       method: 'POST',
