@@ -39,7 +39,9 @@ export const ENDPOINT_ACTIONS_LIMIT: RateLimit = {
 /**
  * Checks a URL before it is stored: http(s), no credentials in it, and — unless private
  * addresses are allowed — no literal private address. A name is checked at every attempt,
- * when it is resolved (the address guard).
+ * when it is resolved (the address guard). The URL is kept as the caller wrote it (only
+ * surrounding spaces cut): each attempt parses it again the same way, and the answer shows
+ * the caller their own URL, not one with a slash or a lower-cased host added.
  */
 export function checkEndpointUrl(raw: string, allowPrivate: boolean): string {
   let url: URL;
@@ -53,7 +55,7 @@ export function checkEndpointUrl(raw: string, allowPrivate: boolean): string {
   const literal = ipLiteral(url);
   const range = literal && !allowPrivate ? refusedRange(literal) : undefined;
   if (literal && range) throw errors.validation(`url: ${describeRefusal(literal, literal, range)}; webhooks go to public addresses only`);
-  return url.toString();
+  return raw.trim();
 }
 
 export interface NewEndpointInput {
