@@ -44,9 +44,13 @@ export const ENDPOINT_ACTIONS_LIMIT: RateLimit = {
  * the caller their own URL, not one with a slash or a lower-cased host added.
  */
 export function checkEndpointUrl(raw: string, allowPrivate: boolean): string {
+  const given = raw.trim();
+  // The parser would silently drop a tab or line break; the URL kept must be the one checked.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\x00-\x1f\x7f]/.test(given)) throw errors.validation('url: must not contain control characters (tabs, line breaks)');
   let url: URL;
   try {
-    url = new URL(raw);
+    url = new URL(given);
   } catch {
     throw errors.validation('url: not a valid URL');
   }
@@ -55,7 +59,7 @@ export function checkEndpointUrl(raw: string, allowPrivate: boolean): string {
   const literal = ipLiteral(url);
   const range = literal && !allowPrivate ? refusedRange(literal) : undefined;
   if (literal && range) throw errors.validation(`url: ${describeRefusal(literal, literal, range)}; webhooks go to public addresses only`);
-  return raw.trim();
+  return given;
 }
 
 export interface NewEndpointInput {

@@ -48,6 +48,11 @@ describe('webhook endpoint routes', () => {
     expect((await call('GET', `/${id}`)).json().data.url).toBe('https://Hooks.example.com:8443');
     const patched = await call('PATCH', `/${id}`, { url: 'http://hooks.example.com?source=inbox' });
     expect(patched.json().data.url).toBe('http://hooks.example.com?source=inbox');
+    // A parser drops a tab or line break inside a URL; kept as given, such a URL is refused.
+    for (const url of ['https://hooks.exa\tmple.com/x', 'https://hooks.example.com/a\nb']) {
+      expect((await create({ url })).statusCode, JSON.stringify(url)).toBe(422);
+      expect((await call('PATCH', `/${id}`, { url })).statusCode, JSON.stringify(url)).toBe(422);
+    }
   });
 
   it('refuses what is not an http(s) URL, a literal private address, credentials in the URL, unknown event types and malformed secrets (422)', async () => {
