@@ -12,8 +12,18 @@ export async function lockIdempotencyKey(db: Executor, space: string, key: strin
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`idem:${space}:${key}`}, 0))`.execute(db);
 }
 
+/** How long a key answers its first answer again (docs/replies.md); maintenance prunes it later. */
+const KEY_LIFETIME = sql<Date>`now() - interval '24 hours'`;
+
+/** The stored answer of a key used in the last 24 hours; an older key is a new request. */
 export async function findIdempotentResponse(db: Executor, space: string, key: string) {
-  return db.selectFrom('idempotency_keys').selectAll().where('app_id', '=', space).where('key', '=', key).executeTakeFirst();
+  return db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('app_id', '=', space)
+    .where('key', '=', key)
+    .where('created_at', '>', KEY_LIFETIME)
+    .executeTakeFirst();
 }
 
 export async function saveIdempotentResponse(
@@ -23,5 +33,15 @@ export async function saveIdempotentResponse(
   await db
     .insertInto('idempotency_keys')
     .values({ app_id: row.space, key: row.key, request: row.request, status_code: row.statusCode, response: JSON.stringify(row.response) })
+    // A key older than its lifetime may still be there until maintenance prunes it: the new
+    // answer takes its place (the caller holds the key's lock, so nothing else writes it).
+    .onConflict((oc) =>
+      oc.columns(['app_id', 'key']).doUpdateSet((eb) => ({
+        request: eb.ref('excluded.request'),
+        status_code: eb.ref('excluded.status_code'),
+        response: eb.ref('excluded.response'),
+        created_at: sql<Date>`now()`,
+      })),
+    )
     .execute();
 }

@@ -40,11 +40,16 @@ export function recipientHandle(integrationKey: string, to: string): string {
   return normalise(to.trim());
 }
 
-/** E.164 (`+` and the country code); WhatsApp ids are the same digits without the `+`. */
+/**
+ * E.164 (`+` and the country code); WhatsApp ids are the same digits without the `+`. The
+ * check is of the number's form (a country code and a length that country's numbers can
+ * have), not of whether a carrier holds it today: fictional numbers (+1 555 01xx, Ofcom's
+ * drama ranges) and newly opened ranges are numbers all the same.
+ */
 function phone(to: string, { plusOptional }: { plusOptional: boolean }): string {
   const digitsOnly = /^\d+$/.test(to);
   const parsed = to.startsWith('+') || (plusOptional && digitsOnly) ? parsePhoneNumberFromString(digitsOnly ? `+${to}` : to) : undefined;
-  if (!parsed?.isValid())
+  if (!parsed?.isPossible())
     throw errors.validation(
       `"to" (${JSON.stringify(to.slice(0, 64))}) is not a phone number: give it in E.164, + and the country code (+14155550100)`,
     );

@@ -39,12 +39,18 @@ export const ENDPOINT_ACTIONS_LIMIT: RateLimit = {
 /**
  * Checks a URL before it is stored: http(s), no credentials in it, and — unless private
  * addresses are allowed — no literal private address. A name is checked at every attempt,
- * when it is resolved (the address guard).
+ * when it is resolved (the address guard). The URL is kept as the caller wrote it (only
+ * surrounding spaces cut): each attempt parses it again the same way, and the answer shows
+ * the caller their own URL, not one with a slash or a lower-cased host added.
  */
 export function checkEndpointUrl(raw: string, allowPrivate: boolean): string {
+  const given = raw.trim();
+  // The parser would silently drop a tab or line break; the URL kept must be the one checked.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\x00-\x1f\x7f]/.test(given)) throw errors.validation('url: must not contain control characters (tabs, line breaks)');
   let url: URL;
   try {
-    url = new URL(raw);
+    url = new URL(given);
   } catch {
     throw errors.validation('url: not a valid URL');
   }
@@ -53,7 +59,7 @@ export function checkEndpointUrl(raw: string, allowPrivate: boolean): string {
   const literal = ipLiteral(url);
   const range = literal && !allowPrivate ? refusedRange(literal) : undefined;
   if (literal && range) throw errors.validation(`url: ${describeRefusal(literal, literal, range)}; webhooks go to public addresses only`);
-  return url.toString();
+  return given;
 }
 
 export interface NewEndpointInput {

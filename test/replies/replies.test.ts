@@ -184,6 +184,25 @@ describe('POST /v1/threads/:id/messages', () => {
     expect(other.statusCode).toBe(409);
   });
 
+  it('an Idempotency-Key is kept 24 hours: a day later the same key is a new request', async () => {
+    const threadId = await inboundThread('16505550025');
+    const first = await reply(threadId, 'daily digest', { 'idempotency-key': 'reply-daily' });
+    expect(first.statusCode, first.body).toBe(202);
+    await settled(first.json().data.id);
+    // A day and a minute later, before the maintenance job (every 10 minutes) has removed the key.
+    await sql`UPDATE idempotency_keys SET created_at = created_at - interval '24 hours 1 minute' WHERE key = 'reply-daily'`.execute(
+      ctx.deps.db,
+    );
+    const next = await reply(threadId, 'daily digest', { 'idempotency-key': 'reply-daily' });
+    expect(next.statusCode, next.body).toBe(202);
+    expect(next.json().data.id).not.toBe(first.json().data.id);
+    await settled(next.json().data.id);
+    expect(fake.requests).toHaveLength(2);
+    // And the new answer is the one the key now replays.
+    const again = await reply(threadId, 'daily digest', { 'idempotency-key': 'reply-daily' });
+    expect(again.json().data.id).toBe(next.json().data.id);
+  });
+
   it('answers two concurrent replies with one Idempotency-Key with one message and one send', async () => {
     const threadId = await inboundThread('16505550015');
     const [a, b] = await Promise.all([

@@ -179,14 +179,15 @@ describe('POST /v1/conversations on every channel that can speak first', () => {
         }),
     },
     {
-      what: 'Twilio SMS',
+      // A fictional 555 number: E.164 in form, though no carrier holds it.
+      what: 'Twilio SMS, a fictional number',
       connection: () => twilio,
-      to: '+16505550177',
-      handle: '+16505550177',
-      from: '+16505550177',
+      to: '+1 555 123 4567',
+      handle: '+15551234567',
+      from: '+15551234567',
       sent: () =>
         expect(fake.requests.find((q) => q.provider === 'sms')?.parsed).toMatchObject({
-          To: '+16505550177',
+          To: '+15551234567',
           From: '+15557122661',
           Body: 'Your table is ready.',
         }),

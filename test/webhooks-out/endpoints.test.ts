@@ -40,6 +40,21 @@ describe('webhook endpoint routes', () => {
     expect(row.secret_sealed.toString('latin1')).not.toContain(data.secret.slice(6, 30));
   });
 
+  it('answers the URL as it was given, not rewritten by a parser (no slash added to a bare host)', async () => {
+    const res = await create({ url: 'https://Hooks.example.com:8443' });
+    expect(res.statusCode, res.body).toBe(201);
+    const { id, url } = res.json().data;
+    expect(url).toBe('https://Hooks.example.com:8443');
+    expect((await call('GET', `/${id}`)).json().data.url).toBe('https://Hooks.example.com:8443');
+    const patched = await call('PATCH', `/${id}`, { url: 'http://hooks.example.com?source=inbox' });
+    expect(patched.json().data.url).toBe('http://hooks.example.com?source=inbox');
+    // A parser drops a tab or line break inside a URL; kept as given, such a URL is refused.
+    for (const url of ['https://hooks.exa\tmple.com/x', 'https://hooks.example.com/a\nb']) {
+      expect((await create({ url })).statusCode, JSON.stringify(url)).toBe(422);
+      expect((await call('PATCH', `/${id}`, { url })).statusCode, JSON.stringify(url)).toBe(422);
+    }
+  });
+
   it('refuses what is not an http(s) URL, a literal private address, credentials in the URL, unknown event types and malformed secrets (422)', async () => {
     for (const url of [
       'ftp://hooks.example.com/x',
