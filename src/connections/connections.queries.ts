@@ -56,6 +56,7 @@ export async function insertConnection(
     businessAccountId?: string;
     managedBy: ManagedBy;
     teamId?: number | null;
+    awayMessage?: string | null;
     connectionKey: string;
     webhookVerifyToken: string | null;
     imapFolder?: string | null;
@@ -74,6 +75,7 @@ export async function insertConnection(
       business_account_id: row.businessAccountId ?? null,
       managed_by: row.managedBy,
       team_id: row.teamId ?? null,
+      away_message: row.awayMessage ?? null,
       connection_key: row.connectionKey,
       webhook_verify_token: row.webhookVerifyToken,
       livechat_title: row.livechatTitle ?? null,

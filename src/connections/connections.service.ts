@@ -47,6 +47,10 @@ export const ImapFolder = Type.String({
   maxLength: 255,
   description: 'email.imap: the folder read (default INBOX)',
 });
+/** Connection setting `awayMessage` (docs/sla.md), on create and `PATCH`. */
+export const AwayMessage = Nullable(
+  Type.String({ minLength: 1, maxLength: 4096, description: 'sent outside business hours (docs/sla.md); null turns it off' }),
+);
 export const AutoAssign = Type.Boolean({ description: 'assign new and reopened threads automatically (docs/conversations.md)' });
 
 /** The last template sync (docs/replies.md, "Templates"); null before the first. */
@@ -135,6 +139,7 @@ export const ConnectionCreateBody = Type.Object({
   autoAssign: Type.Optional(AutoAssign),
   businessAccountId: Type.Optional(BusinessAccountId),
   teamId: Type.Optional(Nullable(ConnectionTeamId)),
+  awayMessage: Type.Optional(AwayMessage),
   imapFolder: Type.Optional(ImapFolder),
   csat: Type.Optional(CsatSettingInput),
 });
@@ -157,9 +162,7 @@ export const ConnectionPatch = Type.Object(
     autoAssign: Type.Optional(AutoAssign),
     businessAccountId: Type.Optional(Nullable(BusinessAccountId)),
     teamId: Type.Optional(Nullable(ConnectionTeamId)),
-    awayMessage: Type.Optional(
-      Nullable(Type.String({ minLength: 1, maxLength: 4096, description: 'sent outside business hours (docs/sla.md); null turns it off' })),
-    ),
+    awayMessage: Type.Optional(AwayMessage),
     imapFolder: Type.Optional(Nullable(ImapFolder)),
     csat: Type.Optional(CsatSettingInput),
   },
@@ -209,6 +212,11 @@ export function connectionResource(row: ConnectionRow, view: ConnectionView): St
 
 /** The answer of an admin route (create, change): the verify token shows. */
 const adminView = (deps: Pick<Deps, 'config'>): ConnectionView => ({ publicUrl: deps.config.publicUrl, admin: true });
+
+/** An away message as stored: trimmed, and blank is off (null); undefined leaves it as it is. */
+function awayMessageOf(text: string | null | undefined): string | null | undefined {
+  return text === undefined || text === null ? text : text.trim() || null;
+}
 
 /** Templates live in a WhatsApp Business Account: only WhatsApp Cloud connections have one. */
 function onlyWhatsapp(integrationKey: string) {
@@ -269,6 +277,7 @@ export async function createConnection(
     autoAssign?: boolean;
     businessAccountId?: string;
     teamId?: number | null;
+    awayMessage?: string | null;
     imapFolder?: string;
     csat?: { enabled: boolean; question?: string | null };
   },
@@ -286,6 +295,7 @@ export async function createConnection(
   const settings = checkLivechatSettings(given.integrationKey, { title, colour, greeting, preChatForm });
   const fields = {
     ...given,
+    awayMessage: awayMessageOf(given.awayMessage),
     ...accountOf(input),
     ...settings,
     ...checkCsatSetting(given.integrationKey, csat),
@@ -399,7 +409,7 @@ export async function changeConnection(
       autoAssign: patch.autoAssign,
       businessAccountId: patch.businessAccountId,
       teamId: patch.teamId,
-      awayMessage: patch.awayMessage === undefined || patch.awayMessage === null ? patch.awayMessage : patch.awayMessage.trim() || null,
+      awayMessage: awayMessageOf(patch.awayMessage),
       imapFolder: patch.imapFolder,
       ...settings,
       ...csat,

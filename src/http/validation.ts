@@ -23,8 +23,26 @@ const coercing = makeAjv('array');
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
   const validate: ValidateFunction = (httpPart === 'body' ? strict : coercing).compile(schema as object);
   // biome-ignore lint/suspicious/noExplicitAny: as above
-  return validate as ReturnType<FastifySchemaCompiler<any>>;
+  if (httpPart !== 'body' || !isOptional(schema)) return validate as ReturnType<FastifySchemaCompiler<any>>;
+  // A body declared `Type.Optional(…)` may be left out altogether (a POST with no body, which
+  // Fastify hands over as null); a body that is sent is checked as usual. Fastify reads
+  // `errors` after a false.
+  const optional = (data: unknown): boolean => {
+    if (data === undefined || data === null) return true;
+    const ok = validate(data) as boolean;
+    optional.errors = validate.errors;
+    return ok;
+  };
+  optional.errors = null as ValidateFunction['errors'];
+  // biome-ignore lint/suspicious/noExplicitAny: as above
+  return optional as ReturnType<FastifySchemaCompiler<any>>;
 };
+
+/** TypeBox marks `Type.Optional(…)` with a non-enumerable `~optional`, which copies must keep. */
+const OPTIONAL = '~optional';
+function isOptional(schema: unknown): boolean {
+  return typeof schema === 'object' && schema !== null && (schema as Record<string, unknown>)[OPTIONAL] === true;
+}
 
 /**
  * A copy of a request body schema in which every object that does not say what to do with
@@ -49,6 +67,7 @@ export function closeObjects<T>(schema: T): T {
   if (isObject && !('additionalProperties' in source) && !('patternProperties' in source) && !('unevaluatedProperties' in source)) {
     copy.additionalProperties = false;
   }
+  if (isOptional(source)) Object.defineProperty(copy, OPTIONAL, { value: true, enumerable: false });
   return copy as T;
 }
 

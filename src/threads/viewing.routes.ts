@@ -27,7 +27,8 @@ export const viewingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       schema: {
         summary: 'Tell the workspace you are viewing (or typing in) a thread',
         params: Type.Object({ id: Type.With(BigId, { description: 'the thread id' }) }),
-        body: ViewingBody,
+        // `{typing?}`: a ping with no body at all is "only looking", like `{}`.
+        body: Type.Optional(ViewingBody),
         response: { 204: NoContent },
       },
     },
@@ -38,7 +39,7 @@ export const viewingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       await publishEvent(deps.db, {
         type: 'thread.viewing',
         workspaceId: auth.workspaceId,
-        data: { threadId: thread.id, userId: auth.userId, typing: request.body.typing === true },
+        data: { threadId: thread.id, userId: auth.userId, typing: request.body?.typing === true },
       });
       reply.code(204);
     },

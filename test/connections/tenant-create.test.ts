@@ -42,6 +42,15 @@ describe('POST /v1/connections (a workspace admin connects a channel account)', 
     expect((await connectionsOf(tenant.workspace.id)).map((c) => c.external_account_id)).toContain(account);
   });
 
+  it('takes the connection settings on create too: an away message, trimmed (blank = off)', async () => {
+    const res = await create({ integrationKey: 'sms', externalAccountId: `+1555${unique()}`, name: 'SMS', awayMessage: ' Back at 9. ' });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().data.awayMessage).toBe('Back at 9.');
+    const blank = await create({ integrationKey: 'sms', externalAccountId: `+1555${unique()}`, name: 'SMS', awayMessage: '   ' });
+    expect(blank.statusCode, blank.body).toBe(201);
+    expect(blank.json().data.awayMessage).toBeNull();
+  });
+
   it('answers 409 for an account already connected, and 422 for bad input, creating nothing', async () => {
     const account = `acct-${unique()}`;
     expect((await create({ integrationKey: 'whatsapp', externalAccountId: account, name: 'A' })).statusCode).toBe(201);

@@ -301,6 +301,9 @@ describe('POST /v1/threads/:id/viewing', () => {
     expect(bare.statusCode, bare.body).toBe(204);
     const quiet = await bos.frame((f) => f.type === 'thread.viewing' && f.data.typing === false, 'viewing without typing');
     expect(quiet.data).toEqual({ threadId: thread.id, userId: ada.user.id, typing: false });
+    // `typing` is optional, and so is the body: a ping without one is "only looking" too.
+    const none = await ctx.app.inject({ method: 'POST', url: `/v1/threads/${thread.id}/viewing`, headers: ada.headers });
+    expect(none.statusCode, none.body).toBe(204);
     bos.ws.close();
   });
 

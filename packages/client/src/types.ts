@@ -388,6 +388,8 @@ export interface ConnectionCreate {
   businessAccountId?: string;
   /** A team of the workspace new threads start in. */
   teamId?: number | null;
+  /** Answers a contact writing outside business hours, once per thread per 12 h; null = off. */
+  awayMessage?: string | null;
   /** email.imap: the folder read (default INBOX). */
   imapFolder?: string;
   csat?: CsatSettingInput;
