@@ -94,6 +94,9 @@ describe('what the audit log records', () => {
       new: { enabled: true, baseUrl: 'https://llm.example.com/v1', model: 'm', apiKey: '[set]' },
     });
     expect(await everything()).not.toContain('sk-very-secret-model-key');
+    // The same setting again changes nothing, and the entry says so.
+    expect((await call('PATCH', '/v1/workspace', asAdmin, { ai: { enabled: true } })).statusCode).toBe(200);
+    expect((await entries('?action=workspace.settings_changed'))[0]!.changes).toBeNull();
     await call('POST', `/v1/users/${admin.user.id}/2fa/reset`, tenant.headers);
     expect((await entries('?action=user.two_factor_reset'))[0]!.target).toEqual({ type: 'user', id: String(admin.user.id) });
   });
