@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import { type Static, Type } from 'typebox';
+import { SECRET } from '../audit/audit.js';
 import { open, seal } from '../crypto/secret-box.js';
 import type { Executor } from '../db/database.js';
 import type { WorkspaceAiTable } from '../db/types.js';
@@ -78,10 +79,16 @@ function checkBaseUrl(raw: string, allowPrivate: boolean): string {
   return raw.replace(/\/+$/, '');
 }
 
+/** The setting as an audit entry shows it: the key only as `"[set]"`, or null when there is none. */
+function audited(row: Selectable<WorkspaceAiTable> | undefined) {
+  const { apiKeySet, ...shown } = resource(row);
+  return { ...shown, apiKey: apiKeySet ? SECRET : null };
+}
+
 /**
  * Applies a patch of the `ai` setting in the caller's transaction. Turning it on needs a base
  * URL and a model (422 otherwise). Answers the setting as it now is, and the audit's view of
- * the change (the key only as "set" or "removed").
+ * it before and after (the key only as `"[set]"`).
  */
 export async function changeAiSettings(
   trx: Executor,
@@ -94,12 +101,7 @@ export async function changeAiSettings(
   const apiKeySealed = typeof patch.apiKey === 'string' ? seal(deps.secretKey, patch.apiKey, aad(workspaceId)) : patch.apiKey;
   const row = await upsertAiSettings(trx, workspaceId, { baseUrl, model: patch.model, apiKeySealed, enabled: patch.enabled }, deps.now);
   if (row.enabled && (!row.base_url || !row.model)) throw errors.validation('ai: set baseUrl and model to turn AI assist on');
-  const { apiKey: _key, ...shown } = patch;
-  return {
-    setting: resource(row),
-    before: resource(before),
-    audited: { ...shown, ...(patch.apiKey !== undefined ? { apiKey: patch.apiKey === null ? 'removed' : 'set' } : {}) },
-  };
+  return { setting: resource(row), before: audited(before), after: audited(row) };
 }
 
 /** The endpoint of a workspace whose AI assist is on; 409 `ai_disabled` otherwise. */

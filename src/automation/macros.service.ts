@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import { recordAudit, type Trail } from '../audit/audit.js';
+import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
 import { isAdmin, type TenantAuth } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
@@ -13,6 +13,8 @@ import { checkActions } from './rule-actions.js';
 import { runRules } from './run-rules.js';
 
 const userOf = (auth: TenantAuth) => (auth.kind === 'api_key' ? null : auth.userId);
+/** What the audit log shows of a macro (docs/security.md). */
+const audited = (m: { name: string; actions: unknown; shared: boolean }) => ({ name: m.name, actions: m.actions, shared: m.shared });
 
 export async function createMacro(deps: Deps, auth: TenantAuth, trail: Trail, body: Static<typeof MacroCreate>) {
   const name = body.name.trim();
@@ -24,7 +26,7 @@ export async function createMacro(deps: Deps, auth: TenantAuth, trail: Trail, bo
       { workspaceId: auth.workspaceId, name, actions, shared: body.shared ?? true, authorId: userOf(auth) },
       deps.now(),
     );
-    await recordAudit(trx, trail, 'macro.created', { type: 'macro', id: row.id });
+    await recordAudit(trx, trail, 'macro.created', { type: 'macro', id: row.id }, changesOf(null, audited(row)));
     return macroResource(row);
   });
 }
@@ -45,7 +47,7 @@ export async function changeMacro(deps: Deps, auth: TenantAuth, trail: Trail, id
     const actions = patch.actions ? await checkActions(trx, auth.workspaceId, patch.actions) : current.actions;
     const row = await updateMacro(trx, auth.workspaceId, id, { name, actions, shared: patch.shared ?? current.shared }, deps.now());
     if (!row) throw errors.notFound('macro');
-    await recordAudit(trx, trail, 'macro.updated', { type: 'macro', id });
+    await recordAudit(trx, trail, 'macro.updated', { type: 'macro', id }, changesOf(audited(current), audited(row)));
     return macroResource(row);
   });
 }

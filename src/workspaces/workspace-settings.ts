@@ -141,7 +141,7 @@ export async function changeWorkspaceSettings(
         workspaceId,
         ai,
       );
-      changes.ai = { old: changed.before, new: changed.audited };
+      Object.assign(changes, changesOf({ ai: changed.before }, { ai: changed.after }));
       aiNow = changed.setting;
     } else aiNow = await aiSettings(trx, workspaceId);
     await recordAudit(trx, trail, 'workspace.settings_changed', { type: 'workspace', id: workspaceId }, changes);

@@ -87,6 +87,16 @@ describe('what the audit log records', () => {
     await call('PATCH', '/v1/workspace', tenant.headers, { assignOnReply: false });
     const [entry] = await entries('?action=workspace.settings_changed');
     expect(entry).toMatchObject({ actor: { type: 'api_key', name: 'test key' }, changes: { assignOnReply: { old: true, new: false } } });
+    const ai = { enabled: true, baseUrl: 'https://llm.example.com/v1', model: 'm', apiKey: 'sk-very-secret-model-key' };
+    expect((await call('PATCH', '/v1/workspace', asAdmin, { ai })).statusCode).toBe(200);
+    expect((await entries('?action=workspace.settings_changed'))[0]!.changes!.ai).toEqual({
+      old: { enabled: false, baseUrl: null, model: null, apiKey: null },
+      new: { enabled: true, baseUrl: 'https://llm.example.com/v1', model: 'm', apiKey: '[set]' },
+    });
+    expect(await everything()).not.toContain('sk-very-secret-model-key');
+    // The same setting again changes nothing, and the entry says so.
+    expect((await call('PATCH', '/v1/workspace', asAdmin, { ai: { enabled: true } })).statusCode).toBe(200);
+    expect((await entries('?action=workspace.settings_changed'))[0]!.changes).toBeNull();
     await call('POST', `/v1/users/${admin.user.id}/2fa/reset`, tenant.headers);
     expect((await entries('?action=user.two_factor_reset'))[0]!.target).toEqual({ type: 'user', id: String(admin.user.id) });
   });
@@ -142,6 +152,12 @@ describe('what the audit log records', () => {
     expect((await call('DELETE', `/v1/macros/${macroId}`, asAdmin)).statusCode).toBe(204);
     for (const action of ['macro.created', 'macro.updated', 'macro.deleted'])
       expect((await entries(`?action=${action}`)).map((e) => e.target)).toEqual([{ type: 'macro', id: String(macroId) }]);
+    expect((await entries('?action=macro.created'))[0]!.changes).toEqual({
+      name: { old: null, new: 'Close' },
+      actions: { old: null, new: [{ type: 'add_labels', labels: ['done'] }] },
+      shared: { old: null, new: true },
+    });
+    expect((await entries('?action=macro.updated'))[0]!.changes).toEqual({ name: { old: 'Close', new: 'Close it' } });
   });
 
   it('connections created, changed and deleted, their credentials as [set]', async () => {
