@@ -12,8 +12,9 @@ export async function lockIdempotencyKey(db: Executor, space: string, key: strin
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`idem:${space}:${key}`}, 0))`.execute(db);
 }
 
-/** How long a key answers its first answer again (docs/replies.md); maintenance prunes it later. */
-const KEY_LIFETIME = sql<Date>`now() - interval '24 hours'`;
+/** How long a key answers its first answer again (docs/replies.md); maintenance prunes it after. */
+export const IDEMPOTENCY_KEY_LIFETIME = '24 hours';
+const KEY_LIFETIME = sql<Date>`now() - ${IDEMPOTENCY_KEY_LIFETIME}::interval`;
 
 /** The stored answer of a key used in the last 24 hours; an older key is a new request. */
 export async function findIdempotentResponse(db: Executor, space: string, key: string) {

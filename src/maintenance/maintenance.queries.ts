@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { uuid7Floor } from '../crypto/uuid7.js';
 import type { Executor } from '../db/database.js';
+import { IDEMPOTENCY_KEY_LIFETIME } from '../idempotency/idempotency.queries.js';
 import { deleteEvents } from '../webhooks-out/events.queries.js';
 
 /** How long spent or expired credentials and bookkeeping rows are kept before deletion. */
@@ -10,7 +11,7 @@ export const RETENTION = {
   sessionsAfterEnd: '7 days',
   /** Long enough for a user to see in the list that a token expired. */
   personalAccessTokensAfterEnd: '30 days',
-  idempotencyKeys: '1 day',
+  idempotencyKeys: IDEMPOTENCY_KEY_LIFETIME,
   /** A live chat visitor's row (its token's hash, the address it started from) once the token ended. */
   livechatVisitorsAfterExpiry: '1 day',
 } as const;
