@@ -136,6 +136,44 @@ describe('actions on a conversation', () => {
     await context.close();
   });
 
+  it('keeps the labels its own change answered when the event of an earlier change comes late', { timeout: 60_000 }, async () => {
+    const id = await newConversation('Late news');
+    const { context, page } = await c.newPage();
+    // The socket's frames pass through the test, which holds them back while `held` is a
+    // list: as a loaded machine may deliver an event after the next change's answer.
+    let held: string[] | undefined;
+    let toPage!: (frame: string) => void;
+    await page.routeWebSocket(/\/v1\/realtime/, (ws) => {
+      const server = ws.connectToServer();
+      toPage = (frame) => ws.send(frame);
+      server.onMessage((frame) => {
+        if (held && typeof frame === 'string') held.push(frame);
+        else ws.send(frame);
+      });
+    });
+    await c.signIn(page);
+    await open(page, id);
+    held = [];
+    await page.getByLabel('New label').fill('vip');
+    await page.getByLabel('New label').press('Enter');
+    await page.getByRole('button', { name: 'Remove label vip' }).waitFor();
+    await page.getByLabel('New label').fill('billing');
+    await page.getByLabel('New label').press('Enter');
+    await page.getByRole('button', { name: 'Remove label billing' }).waitFor();
+    const firstChange = () => held!.find((f) => f.includes('"thread.updated"') && f.includes('"labels":["vip"]'));
+    await expect.poll(firstChange).toBeDefined();
+    const late = firstChange()!;
+    held = undefined;
+    // The first change's event arrives now: a cue to read the thread, which still has both.
+    const reread = page.waitForResponse((r) => r.request().method() === 'GET' && new URL(r.url()).pathname === `/v1/threads/${id}`);
+    toPage(late);
+    await reread;
+    await page.getByRole('button', { name: 'Remove label billing' }).waitFor();
+    await page.getByRole('button', { name: 'Remove label vip' }).click();
+    await expect.poll(async () => (await threadRow(id)).labels).toEqual(['billing']);
+    await context.close();
+  });
+
   it('edits the contact: name and attributes, and links their other conversations', { timeout: 60_000 }, async () => {
     const id = await newConversation('I moved house');
     const thread = await threadRow(id);

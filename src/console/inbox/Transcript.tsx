@@ -115,7 +115,7 @@ function after(threadId: number): number | null {
 export function Transcript({ threadId }: { threadId: number }) {
   const s = useStore(session)!;
   const names = useStore(contacts);
-  const { thread, setThread, messages, older, error, setError, busy, loadOlder, update, added } = useThread(threadId);
+  const { thread, showAnswer, messages, older, error, setError, busy, loadOlder, update, added } = useThread(threadId);
   const ai = useStore(aiEnabled) === true;
   const [summarizing, setSummarizing] = useState(false);
   const scroller = useRef<HTMLElement>(null);
@@ -209,7 +209,7 @@ export function Transcript({ threadId }: { threadId: number }) {
         </div>
         {thread && (
           <div class="actions">
-            <MacroMenu thread={thread} onChange={setThread} />
+            <MacroMenu thread={thread} onChange={showAnswer} />
             {ai && (
               <button type="button" onClick={() => void summarize()} disabled={summarizing} aria-busy={summarizing}>
                 {summarizing ? 'Summarizing…' : 'Summarize'}
@@ -233,7 +233,7 @@ export function Transcript({ threadId }: { threadId: number }) {
         )}
       </header>
       <Collision threadId={threadId} />
-      {thread && <ThreadActions thread={thread} onChange={setThread} />}
+      {thread && <ThreadActions thread={thread} onChange={showAnswer} />}
       {thread && <ContactPanel thread={thread} />}
       {error && (
         <p class="error" role="alert">

@@ -49,14 +49,33 @@ export function useThread(threadId: number) {
       return later && later.at > askedAt ? { ...m, status: later.status, error: later.error } : m;
     });
 
+  /**
+   * This tab's own changes answer with the thread as they left it, while a read, or the event
+   * of an earlier change delayed on the socket, may bring an older state after that answer
+   * (a label added, then gone again, and the next removal sent without it). So a read's thread
+   * shows only if no answer of this tab's came while it was on its way, and `thread.updated`
+   * is a cue to read the thread again, not a state to show.
+   */
+  const answers = useRef(0);
+  const showAnswer = (t: Thread) => {
+    answers.current += 1;
+    setThread(t);
+  };
+  async function readThread() {
+    const before = answers.current;
+    const t = await s.client.thread(threadId);
+    if (answers.current === before) setThread(t);
+  }
+
   async function loadNewest(first: boolean) {
     const askedAt = performance.now();
+    const before = answers.current;
     try {
       const [t, page] = await Promise.all([
         s.client.thread(threadId),
         s.client.page<Message>(`/v1/threads/${threadId}/messages`, { limit: PAGE }),
       ]);
-      setThread(t);
+      if (answers.current === before) setThread(t);
       if (t.contactName === null) wantContacts([t.contactId]);
       const fresh = withUpdates(page.data, askedAt);
       setMessages((current) => (first ? inOrder(fresh) : mergeMessages(current, fresh)));
@@ -75,6 +94,7 @@ export function useThread(threadId: number) {
     void loadNewest(true).then(markRead);
     const stopResync = resync.subscribe(() => void loadNewest(false));
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let threadTimer: ReturnType<typeof setTimeout> | undefined;
     const stopEvents = onRealtime((event) => {
       if (event.type === 'message.created' && event.data.threadId === threadId) {
         // Coalesced: a burst of messages costs one read.
@@ -88,13 +108,18 @@ export function useThread(threadId: number) {
         setMessages((list) => list.map((m) => (m.id === id ? { ...m, status: status as Message['status'], error } : m)));
         void refreshAttachments(id, event.data.attachments ?? []);
       } else if (event.type === 'thread.updated' && event.data.id === threadId) {
-        setThread(event.data);
+        // Coalesced like messages: a burst of changes costs one read.
+        threadTimer ??= setTimeout(() => {
+          threadTimer = undefined;
+          void readThread().catch(() => undefined);
+        }, 50);
       }
     });
     return () => {
       stopResync();
       stopEvents();
       clearTimeout(timer);
+      clearTimeout(threadTimer);
     };
   }, [threadId, s.client]);
 
@@ -141,7 +166,7 @@ export function useThread(threadId: number) {
   async function update(patch: ThreadPatch): Promise<boolean> {
     setBusy(true);
     try {
-      setThread(await s.client.updateThread(threadId, patch));
+      showAnswer(await s.client.updateThread(threadId, patch));
       return true;
     } catch (err) {
       setError(errorText(err));
@@ -156,5 +181,5 @@ export function useThread(threadId: number) {
     if (m.threadId === threadId) setMessages((current) => mergeMessages(current, [m]));
   };
 
-  return { thread, setThread, messages, older, error, setError, busy, loadOlder, update, added };
+  return { thread, showAnswer, messages, older, error, setError, busy, loadOlder, update, added };
 }
