@@ -198,10 +198,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  void exited.then(() => {
-    log?.end();
-    return rm(dataDir, { recursive: true, force: true });
-  });
+  void exited.then(() => rm(dataDir, { recursive: true, force: true }));
+  // Not at 'exit': role all's worker process writes to the same pipes, and after a SIGKILL of
+  // its parent it goes on until it has stopped (its lines then still reach the log).
+  child.once('close', () => log?.end());
   const url = `http://127.0.0.1:${port}`;
   // Above info the start line is not written: an HTTP role is then ready when /readyz answers.
   const quiet = !['trace', 'debug', 'info'].includes(options.env?.LOG_LEVEL ?? 'info');

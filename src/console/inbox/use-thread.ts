@@ -61,10 +61,10 @@ export function useThread(threadId: number) {
     answers.current += 1;
     setThread(t);
   };
-  async function readThread() {
+  async function readThread(current: () => boolean) {
     const before = answers.current;
     const t = await s.client.thread(threadId);
-    if (answers.current === before) setThread(t);
+    if (current() && answers.current === before) setThread(t);
   }
 
   async function loadNewest(first: boolean) {
@@ -95,6 +95,8 @@ export function useThread(threadId: number) {
     const stopResync = resync.subscribe(() => void loadNewest(false));
     let timer: ReturnType<typeof setTimeout> | undefined;
     let threadTimer: ReturnType<typeof setTimeout> | undefined;
+    // A read that answers after the tab moved to another thread is not shown.
+    let shown = true;
     const stopEvents = onRealtime((event) => {
       if (event.type === 'message.created' && event.data.threadId === threadId) {
         // Coalesced: a burst of messages costs one read.
@@ -111,11 +113,12 @@ export function useThread(threadId: number) {
         // Coalesced like messages: a burst of changes costs one read.
         threadTimer ??= setTimeout(() => {
           threadTimer = undefined;
-          void readThread().catch(() => undefined);
+          void readThread(() => shown).catch(() => undefined);
         }, 50);
       }
     });
     return () => {
+      shown = false;
       stopResync();
       stopEvents();
       clearTimeout(timer);
