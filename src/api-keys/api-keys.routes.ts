@@ -3,11 +3,11 @@ import { Type } from 'typebox';
 import { changesOf, recordAudit, trailOf } from '../audit/audit.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
-import { envelope } from '../http/envelope.js';
+import { deleted, envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
-import { CursorPage, Envelope, NoContent, StringEnum } from '../http/schemas.js';
+import { CursorPage, Deleted, Envelope, StringEnum } from '../http/schemas.js';
 import { listApiKeys, replaceApiKeySecret, revokeApiKey } from './api-keys.queries.js';
 import { API_KEY_SCOPES, ApiKeyResource, apiKeyResource, IssuedApiKey, issueApiKey, newApiKeySecret } from './api-keys.service.js';
 
@@ -78,14 +78,14 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
 
   app.delete(
     '/:id',
-    { schema: { summary: 'Revoke an API key', params: KeyParams, response: { 204: NoContent } } },
-    async (request, reply) => {
+    { schema: { summary: 'Revoke an API key', params: KeyParams, response: { 200: Envelope(Deleted) } } },
+    async (request) => {
       const { workspaceId } = tenantOf(request);
       await deps.db.transaction().execute(async (trx) => {
         if (!(await revokeApiKey(trx, workspaceId, request.params.id, deps.now()))) throw errors.notFound('api key');
         await recordAudit(trx, trailOf(request), 'api_key.revoked', { type: 'api_key', id: request.params.id });
       });
-      reply.code(204);
+      return deleted(request, request.params.id);
     },
   );
 };

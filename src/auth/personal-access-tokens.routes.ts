@@ -5,11 +5,11 @@ import { changesOf, recordAudit, trailOf } from '../audit/audit.js';
 import { randomToken, sha256Hex } from '../crypto/hmac.js';
 import type { PersonalAccessTokensTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
-import { envelope } from '../http/envelope.js';
+import { deleted, envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
-import { CursorPage, Envelope, NoContent, Nullable, Timestamp } from '../http/schemas.js';
+import { CursorPage, Deleted, Envelope, Nullable, Timestamp } from '../http/schemas.js';
 import { PAT_PREFIX, requireAuth, userOf } from './auth.js';
 import { insertPat, listPats } from './sessions.queries.js';
 import { deletePat } from './sessions.service.js';
@@ -99,14 +99,14 @@ export const personalAccessTokensRoutes: FastifyPluginAsyncTypebox<{ deps: Deps 
       schema: {
         summary: 'Revoke a personal-access token',
         params: Type.Object({ id: Type.With(BigId, { description: 'the personal-access token id' }) }),
-        response: { 204: NoContent },
+        response: { 200: Envelope(Deleted) },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const auth = userOf(request);
       if (!(await deletePat(deps, { id: auth.userId, workspaceId: auth.workspaceId }, request.params.id, trailOf(request))))
         throw errors.notFound('personal-access token');
-      reply.code(204);
+      return deleted(request, request.params.id);
     },
   );
 };

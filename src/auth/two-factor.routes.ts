@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { trailOf } from '../audit/audit.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
-import { Envelope, NoContent } from '../http/schemas.js';
+import { Envelope } from '../http/schemas.js';
 import { personOf, requireAuth, tenantOf, userOf } from './auth.js';
 import { disableTwoFactor, enableTwoFactor, resetTwoFactor, setupTwoFactor, twoFactorStatus } from './two-factor.service.js';
 
@@ -14,6 +14,8 @@ export const TwoFactorStatus = Type.Object(
   },
   { title: 'TwoFactorStatus' },
 );
+/** What turning two-factor sign-in off (or an admin's reset) answers: the status it left. */
+const TWO_FACTOR_OFF = { enabled: false, recoveryCodesLeft: 0 };
 export const TwoFactorSetup = Type.Object(
   {
     secret: Type.String({ description: 'base32, for typing into an authenticator app' }),
@@ -83,12 +85,12 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         summary: 'Turn two-factor sign-in off',
         description: 'Needs your password (a wrong one → 403, counted like a failed login). The secret and recovery codes are deleted.',
         body: Type.Object({ password: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false }),
-        response: { 204: NoContent },
+        response: { 200: Envelope(TwoFactorStatus) },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       await disableTwoFactor(deps, userOf(request).userId, request.body.password, trailOf(request));
-      reply.code(204);
+      return envelope(request, TWO_FACTOR_OFF);
     },
   );
 
@@ -101,12 +103,12 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         description:
           'Admins: turns it off for a user of the workspace who lost their authenticator; they set it up again after signing in.',
         params: UserParams,
-        response: { 204: NoContent },
+        response: { 200: Envelope(TwoFactorStatus) },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       await resetTwoFactor(deps, tenantOf(request).workspaceId, request.params.id, trailOf(request));
-      reply.code(204);
+      return envelope(request, TWO_FACTOR_OFF);
     },
   );
 };

@@ -3,10 +3,10 @@ import { Type } from 'typebox';
 import { recordAudit, trailOf } from '../audit/audit.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
-import { envelope } from '../http/envelope.js';
+import { deleted, envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { IntId } from '../http/ids.js';
-import { Envelope, NoContent } from '../http/schemas.js';
+import { Deleted, Envelope } from '../http/schemas.js';
 import { deleteRule, listRules } from './automation-rules.queries.js';
 import { AutomationRuleCreate, AutomationRulePatch, AutomationRuleResource, automationRuleResource } from './automation-rules.resources.js';
 import { changeAutomationRule, createAutomationRule } from './automation-rules.service.js';
@@ -54,13 +54,13 @@ export const automationRulesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = 
 
   app.delete(
     '/:id',
-    { schema: { summary: 'Delete an automation rule', params: Params, response: { 204: NoContent } } },
-    async (request, reply) => {
+    { schema: { summary: 'Delete an automation rule', params: Params, response: { 200: Envelope(Deleted) } } },
+    async (request) => {
       await deps.db.transaction().execute(async (trx) => {
         if (!(await deleteRule(trx, tenantOf(request).workspaceId, request.params.id))) throw errors.notFound('automation rule');
         await recordAudit(trx, trailOf(request), 'automation_rule.deleted', { type: 'automation_rule', id: request.params.id });
       });
-      reply.code(204);
+      return deleted(request, request.params.id);
     },
   );
 };

@@ -3,9 +3,9 @@ import { Type } from 'typebox';
 import { trailOf } from '../audit/audit.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
-import { envelope } from '../http/envelope.js';
+import { deleted, envelope } from '../http/envelope.js';
 import { BigId, IntId } from '../http/ids.js';
-import { Envelope, NoContent } from '../http/schemas.js';
+import { Deleted, Envelope } from '../http/schemas.js';
 import { ThreadResource } from '../threads/threads.resources.js';
 import { listMacros } from './macros.queries.js';
 import { MacroCreate, MacroPatch, MacroResource, macroResource } from './macros.resources.js';
@@ -56,10 +56,10 @@ export const macrosRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
 
   app.delete(
     '/macros/:id',
-    { schema: { summary: 'Delete a macro (its author or an admin)', params: Params, response: { 204: NoContent } } },
-    async (request, reply) => {
+    { schema: { summary: 'Delete a macro (its author or an admin)', params: Params, response: { 200: Envelope(Deleted) } } },
+    async (request) => {
       await removeMacro(deps, tenantOf(request), trailOf(request), request.params.id);
-      reply.code(204);
+      return deleted(request, request.params.id);
     },
   );
 

@@ -2,10 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
-import { envelope } from '../http/envelope.js';
+import { deleted, envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
-import { CursorPage, Envelope, NoContent } from '../http/schemas.js';
+import { CursorPage, Deleted, Envelope } from '../http/schemas.js';
 import { deleteCannedResponse, listCannedResponses } from './canned-responses.queries.js';
 import {
   CannedResponseResource,
@@ -72,11 +72,11 @@ export const cannedResponsesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = 
 
   app.delete(
     '/:id',
-    { schema: { summary: 'Delete a canned response', params: Params, response: { 204: NoContent } } },
-    async (request, reply) => {
+    { schema: { summary: 'Delete a canned response', params: Params, response: { 200: Envelope(Deleted) } } },
+    async (request) => {
       if (!(await deleteCannedResponse(deps.db, tenantOf(request).workspaceId, request.params.id)))
         throw errors.notFound('canned response');
-      reply.code(204);
+      return deleted(request, request.params.id);
     },
   );
 };

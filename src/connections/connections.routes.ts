@@ -3,11 +3,11 @@ import { Type } from 'typebox';
 import { trailOf } from '../audit/audit.js';
 import { isAdmin, requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
-import { envelope } from '../http/envelope.js';
+import { deleted, envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
-import { CursorPage, Envelope, NoContent } from '../http/schemas.js';
+import { CursorPage, Deleted, Envelope } from '../http/schemas.js';
 import { checkConnection } from './connection-check.js';
 import { listConnections } from './connections.queries.js';
 import {
@@ -118,13 +118,13 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         description:
           'Stops its deliveries (its webhook URL answers 404). Its threads stay, read-only: replies to them answer 409. The account may be connected again.',
         params: Type.Object({ id: Type.With(BigId, { description: 'the connection id' }) }),
-        response: { 204: NoContent },
+        response: { 200: Envelope(Deleted) },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       if (!(await deleteConnection(deps, tenantOf(request).workspaceId, request.params.id, trailOf(request))))
         throw errors.notFound('connection');
-      reply.code(204);
+      return deleted(request, request.params.id);
     },
   );
 };

@@ -9,6 +9,11 @@ export function envelope<T, M extends object = Record<never, never>>(
   return { data, meta: { requestId: request.id, ...(meta as M) } };
 }
 
+/** A DELETE's answer (schemas.ts `Deleted`): `{ data: { id, deleted: true }, meta }`. */
+export function deleted(request: FastifyRequest, id: number) {
+  return envelope(request, { id, deleted: true as const });
+}
+
 export function errorBody(requestId: string, code: string, message: string) {
   return { error: { code, message }, meta: { requestId } };
 }

@@ -40,3 +40,12 @@ export const ErrorBody = Type.Object(
 );
 
 export const NoContent = Type.Null({ description: 'no content' });
+
+/**
+ * What a DELETE answers in its envelope: the id of what is gone. Every `/v1` route answers
+ * `{ data, meta }` (SPEC §1), so a removal says what it removed instead of a bare 204.
+ */
+export const Deleted = Type.Object(
+  { id: Type.Integer({ minimum: 1, description: 'the id of what was deleted' }), deleted: Type.Literal(true) },
+  { title: 'Deleted' },
+);

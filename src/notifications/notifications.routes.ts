@@ -6,7 +6,7 @@ import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
-import { CursorPage, Envelope, NoContent, StringEnum } from '../http/schemas.js';
+import { CursorPage, Envelope, StringEnum } from '../http/schemas.js';
 import { listNotifications, markAllNotificationsRead, markNotificationRead } from './notifications.queries.js';
 import { NotificationResource, notificationResource } from './notifications.resources.js';
 
@@ -45,11 +45,13 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
 
   app.post(
     '/read-all',
-    { schema: { summary: 'Mark all your notifications read', response: { 204: NoContent } } },
-    async (request, reply) => {
-      await markAllNotificationsRead(deps.db, personOf(request).userId, deps.now());
-      reply.code(204);
+    {
+      schema: {
+        summary: 'Mark all your notifications read',
+        response: { 200: Envelope(Type.Object({ read: Type.Integer({ minimum: 0, description: 'notifications this marked read' }) })) },
+      },
     },
+    async (request) => envelope(request, { read: await markAllNotificationsRead(deps.db, personOf(request).userId, deps.now()) }),
   );
 
   app.post(

@@ -3,9 +3,9 @@ import { Type } from 'typebox';
 import { trailOf } from '../audit/audit.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
-import { envelope } from '../http/envelope.js';
+import { deleted, envelope } from '../http/envelope.js';
 import { IntId } from '../http/ids.js';
-import { Envelope, NoContent } from '../http/schemas.js';
+import { Deleted, Envelope } from '../http/schemas.js';
 import { listPolicies } from './sla-policies.queries.js';
 import { SlaPolicyCreate, SlaPolicyPatch, SlaPolicyResource, slaPolicyResource } from './sla-policies.resources.js';
 import { changeSlaPolicy, createSlaPolicy, removeSlaPolicy } from './sla-policies.service.js';
@@ -46,10 +46,12 @@ export const slaPoliciesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
 
   app.delete(
     '/:id',
-    { schema: { summary: 'Delete an SLA policy; threads keep the clocks they have', params: Params, response: { 204: NoContent } } },
-    async (request, reply) => {
+    {
+      schema: { summary: 'Delete an SLA policy; threads keep the clocks they have', params: Params, response: { 200: Envelope(Deleted) } },
+    },
+    async (request) => {
       await removeSlaPolicy(deps, trailOf(request), tenantOf(request).workspaceId, request.params.id);
-      reply.code(204);
+      return deleted(request, request.params.id);
     },
   );
 };

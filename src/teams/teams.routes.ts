@@ -3,11 +3,11 @@ import { Type } from 'typebox';
 import { recordAudit, trailOf } from '../audit/audit.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
-import { envelope } from '../http/envelope.js';
+import { deleted, envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { IntId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
-import { CursorPage, Envelope, NoContent, Nullable } from '../http/schemas.js';
+import { CursorPage, Deleted, Envelope, Nullable } from '../http/schemas.js';
 import { BusinessHoursSetting } from '../sla/business-hours.js';
 import { deleteTeam, listTeams, memberIdsOf } from './teams.queries.js';
 import { TEAM_NAME_MAX, TeamResource, teamResource } from './teams.resources.js';
@@ -133,15 +133,15 @@ export const teamsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
         summary: 'Delete a team',
         description: 'Its threads and connections stay, with teamId null.',
         params: Params,
-        response: { 204: NoContent },
+        response: { 200: Envelope(Deleted) },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       await deps.db.transaction().execute(async (trx) => {
         if (!(await deleteTeam(trx, tenantOf(request).workspaceId, request.params.id))) throw errors.notFound('team');
         await recordAudit(trx, trailOf(request), 'team.deleted', { type: 'team', id: request.params.id });
       });
-      reply.code(204);
+      return deleted(request, request.params.id);
     },
   );
 };

@@ -2,9 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { personOf, requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
+import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { BigId } from '../http/ids.js';
-import { NoContent } from '../http/schemas.js';
+import { Envelope } from '../http/schemas.js';
 import { publishEvent } from '../realtime/publish.js';
 import { findThread } from './threads.queries.js';
 
@@ -12,6 +13,9 @@ export const ViewingBody = Type.Object(
   { typing: Type.Optional(Type.Boolean({ description: 'true while you type a reply or note' })) },
   { additionalProperties: false },
 );
+
+/** What a ping answers: the `thread.viewing` event's data it announced. */
+const Viewing = Type.Object({ threadId: Type.Integer(), userId: Type.Integer(), typing: Type.Boolean() }, { title: 'Viewing' });
 
 /**
  * `POST /v1/threads/:id/viewing {typing?}` (docs/teams.md, "Collision"; `{}` while only looking): a console showing a
@@ -29,19 +33,16 @@ export const viewingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         params: Type.Object({ id: Type.With(BigId, { description: 'the thread id' }) }),
         // `{typing?}`: a ping with no body at all is "only looking", like `{}`.
         body: Type.Optional(ViewingBody),
-        response: { 204: NoContent },
+        response: { 200: Envelope(Viewing) },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const auth = personOf(request);
       const thread = await findThread(deps.db, tenantOf(request), request.params.id);
       if (!thread) throw errors.notFound('thread');
-      await publishEvent(deps.db, {
-        type: 'thread.viewing',
-        workspaceId: auth.workspaceId,
-        data: { threadId: thread.id, userId: auth.userId, typing: request.body?.typing === true },
-      });
-      reply.code(204);
+      const viewing = { threadId: thread.id, userId: auth.userId, typing: request.body?.typing === true };
+      await publishEvent(deps.db, { type: 'thread.viewing', workspaceId: auth.workspaceId, data: viewing });
+      return envelope(request, viewing);
     },
   );
 };

@@ -3,11 +3,11 @@ import { Type } from 'typebox';
 import { changesOf, recordAudit, trailOf } from '../audit/audit.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
-import { envelope } from '../http/envelope.js';
+import { deleted, envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
-import { CursorPage, Envelope, NoContent, StringEnum } from '../http/schemas.js';
+import { CursorPage, Deleted, Envelope, StringEnum } from '../http/schemas.js';
 import { listAttempts, listDeliveries } from './deliveries.queries.js';
 import { deleteEndpoint, findEndpoint, listEndpoints, updateEndpoint } from './endpoints.queries.js';
 import {
@@ -106,13 +106,13 @@ export const endpointsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
 
   app.delete(
     '/:id',
-    { schema: { summary: 'Delete a webhook endpoint', params: Params, response: { 204: NoContent } } },
-    async (request, reply) => {
+    { schema: { summary: 'Delete a webhook endpoint', params: Params, response: { 200: Envelope(Deleted) } } },
+    async (request) => {
       await deps.db.transaction().execute(async (trx) => {
         if (!(await deleteEndpoint(trx, tenantOf(request).workspaceId, request.params.id))) throw errors.notFound('webhook endpoint');
         await recordAudit(trx, trailOf(request), 'webhook_endpoint.deleted', { type: 'webhook_endpoint', id: request.params.id });
       });
-      reply.code(204);
+      return deleted(request, request.params.id);
     },
   );
 

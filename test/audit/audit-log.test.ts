@@ -60,7 +60,7 @@ describe('what the audit log records', () => {
     const key = await call('POST', '/v1/api-keys', asAdmin, { name: 'deploy', scopes: ['read'] });
     const keyId = key.json().data.id as number;
     const rotated = await call('POST', `/v1/api-keys/${keyId}/rotate`, asAdmin);
-    expect((await call('DELETE', `/v1/api-keys/${keyId}`, asAdmin)).statusCode).toBe(204);
+    expect((await call('DELETE', `/v1/api-keys/${keyId}`, asAdmin)).statusCode).toBe(200);
     const pat = await call('POST', '/v1/personal-access-tokens', asAdmin, { name: 'laptop' });
     expect(pat.statusCode, pat.body).toBe(201);
 
@@ -107,7 +107,7 @@ describe('what the audit log records', () => {
     const teamId = team.json().data.id as number;
     await call('PATCH', `/v1/teams/${teamId}`, asAdmin, { name: 'Billing EU' });
     await call('PUT', `/v1/teams/${teamId}/members`, asAdmin, { userIds: [admin.user.id] });
-    expect((await call('DELETE', `/v1/teams/${teamId}`, asAdmin)).statusCode).toBe(204);
+    expect((await call('DELETE', `/v1/teams/${teamId}`, asAdmin)).statusCode).toBe(200);
     const endpoint = await call('POST', '/v1/webhook-endpoints', asAdmin, { url: 'https://hooks.example.com/inbox' });
     expect(endpoint.statusCode, endpoint.body).toBe(201);
     const endpointId = endpoint.json().data.id as number;
@@ -135,7 +135,7 @@ describe('what the audit log records', () => {
     expect(policy.statusCode, policy.body).toBe(201);
     const policyId = policy.json().data.id as number;
     expect((await call('PATCH', `/v1/sla-policies/${policyId}`, asAdmin, { firstResponse: 'PT30M' })).statusCode).toBe(200);
-    expect((await call('DELETE', `/v1/sla-policies/${policyId}`, asAdmin)).statusCode).toBe(204);
+    expect((await call('DELETE', `/v1/sla-policies/${policyId}`, asAdmin)).statusCode).toBe(200);
     const [created] = await entries('?action=sla_policy.created');
     expect(created).toMatchObject({ actor: { type: 'user', id: admin.user.id }, target: { type: 'sla_policy', id: String(policyId) } });
     expect(created!.changes).toMatchObject({ name: { old: null, new: 'Urgent' }, firstResponse: { old: null, new: 'PT1H' } });
@@ -149,7 +149,7 @@ describe('what the audit log records', () => {
     expect(macro.statusCode, macro.body).toBe(201);
     const macroId = macro.json().data.id as number;
     expect((await call('PATCH', `/v1/macros/${macroId}`, asAdmin, { name: 'Close it' })).statusCode).toBe(200);
-    expect((await call('DELETE', `/v1/macros/${macroId}`, asAdmin)).statusCode).toBe(204);
+    expect((await call('DELETE', `/v1/macros/${macroId}`, asAdmin)).statusCode).toBe(200);
     for (const action of ['macro.created', 'macro.updated', 'macro.deleted'])
       expect((await entries(`?action=${action}`)).map((e) => e.target)).toEqual([{ type: 'macro', id: String(macroId) }]);
     expect((await entries('?action=macro.created'))[0]!.changes).toEqual({
@@ -174,7 +174,7 @@ describe('what the audit log records', () => {
       credentials: { accountSid: 'AC-audit', accessToken: 'sms-audit-token-2' },
     });
     expect(renamed.statusCode, renamed.body).toBe(200);
-    expect((await call('DELETE', `/v1/connections/${id}`, asAdmin)).statusCode).toBe(204);
+    expect((await call('DELETE', `/v1/connections/${id}`, asAdmin)).statusCode).toBe(200);
     const target = { type: 'connection', id: String(id) };
     const [made] = await entries('?action=connection.created');
     expect(made).toMatchObject({ actor: { type: 'user', id: admin.user.id }, target });

@@ -152,7 +152,9 @@ describe('signing in with two-factor sign-in on', () => {
     const { secret } = await enable(token);
     expect((await call('POST', '/v1/users/me/2fa/disable', token, { password: 'wrong password' })).statusCode).toBe(403);
     expect((await login({ email: user.email, password })).json().error.code).toBe('otp_required');
-    expect((await call('POST', '/v1/users/me/2fa/disable', token, { password })).statusCode).toBe(204);
+    const off = await call('POST', '/v1/users/me/2fa/disable', token, { password });
+    expect(off.statusCode, off.body).toBe(200);
+    expect(off.json().data).toEqual({ enabled: false, recoveryCodesLeft: 0 });
     await signIn(user.email, password);
     expect(await ctx.deps.db.selectFrom('recovery_codes').where('user_id', '=', user.id).selectAll().execute()).toEqual([]);
     expect(secret).toBeTruthy();
@@ -171,7 +173,9 @@ describe('POST /v1/users/:id/2fa/reset', () => {
     const stranger = await makeUser(ctx.deps, other.workspace.id);
     expect((await call('POST', `/v1/users/${stranger.user.id}/2fa/reset`, adminToken)).statusCode).toBe(404);
     expect((await login({ email: agent.user.email, password: agent.password })).json().error.code).toBe('otp_required');
-    expect((await call('POST', `/v1/users/${agent.user.id}/2fa/reset`, adminToken)).statusCode).toBe(204);
+    const reset = await call('POST', `/v1/users/${agent.user.id}/2fa/reset`, adminToken);
+    expect(reset.statusCode, reset.body).toBe(200);
+    expect(reset.json().data).toEqual({ enabled: false, recoveryCodesLeft: 0 });
     await signIn(agent.user.email, agent.password);
   });
 });

@@ -50,6 +50,48 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('answers every /v1 route but a CORS preflight with the { data, meta } envelope (SPEC §1), never a bare 204', async () => {
+    const doc = (await document()) as unknown as {
+      paths: Record<string, Record<string, Operation>>;
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+    };
+    const bodyOf = (schema: unknown): { properties?: Record<string, unknown> } | undefined => {
+      const ref = (schema as { $ref?: string } | undefined)?.$ref;
+      return ref ? doc.components.schemas[ref.replace('#/components/schemas/', '')] : (schema as { properties?: Record<string, unknown> });
+    };
+    const bare: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      if (!path.startsWith('/v1/')) continue;
+      for (const [method, op] of Object.entries(ops)) {
+        if (method === 'options') continue;
+        for (const [code, response] of Object.entries(op.responses ?? {})) {
+          if (!/^2\d\d$/.test(code)) continue;
+          const json = response.content?.['application/json']?.schema;
+          const properties = bodyOf(json)?.properties ?? {};
+          // A download (an attachment's bytes, an export's file) answers its own content type.
+          if (!json && response.content) continue;
+          if (!('data' in properties && 'meta' in properties)) bare.push(`${method.toUpperCase()} ${path} ${code}`);
+        }
+      }
+    }
+    expect(bare).toEqual([]);
+  });
+
+  it('answers a DELETE with the id of what it deleted, in the envelope', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const created = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/canned-responses',
+      headers: tenant.headers,
+      payload: { shortCode: 'bye', content: 'Goodbye' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().data.id;
+    const res = await ctx.app.inject({ method: 'DELETE', url: `/v1/canned-responses/${id}`, headers: tenant.headers });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({ data: { id, deleted: true }, meta: { requestId: res.headers['x-request-id'] } });
+  });
+
   it('gives every operation a summary and every parameter (path, query, header) a description', async () => {
     const doc = (await document()) as unknown as {
       paths: Record<string, Record<string, { summary?: string; parameters?: { in: string; name: string; description?: string }[] }>>;

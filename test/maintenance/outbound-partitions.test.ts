@@ -132,7 +132,7 @@ describe('outbound webhook partitions', () => {
     const deliveries = (await send([gone, kept], at))!;
     for (const d of deliveries) await attempt(d, at);
     const res = await ctx.app.inject({ method: 'DELETE', url: `/v1/webhook-endpoints/${gone}`, headers: tenant.headers });
-    expect(res.statusCode, res.body).toBe(204);
+    expect(res.statusCode, res.body).toBe(200);
     const left = await db
       .selectFrom('webhook_attempts')
       .innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')

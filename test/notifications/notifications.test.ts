@@ -235,7 +235,8 @@ describe('GET /v1/notifications and reading them', () => {
     expect((await list(ada.headers, '?unread=true')).data).toHaveLength(1);
 
     const all = await post('/v1/notifications/read-all', bo.headers);
-    expect(all.statusCode, all.body).toBe(204);
+    expect(all.statusCode, all.body).toBe(200);
+    expect(all.json().data).toEqual({ read: 2 });
     expect((await list(bo.headers, '?unread=true')).data).toEqual([]);
     expect((await list(bo.headers)).data).toHaveLength(3);
     expect((await list(ada.headers, '?unread=true')).data).toHaveLength(1);
@@ -274,7 +275,7 @@ describe('notification.created', () => {
       readAt: null,
     });
     // A later event for the whole workspace reaches Ada's socket: whatever came before it did too.
-    expect((await post(`/v1/threads/${thread.id}/viewing`, bo.headers, {})).statusCode).toBe(204);
+    expect((await post(`/v1/threads/${thread.id}/viewing`, bo.headers, {})).statusCode).toBe(200);
     await adas.frame((f) => f.type === 'thread.viewing', 'the marker on Ada’s socket');
     // Bo's socket opening tells the workspace he is connected (user.updated): not his notification.
     expect(adas.frames.map((f) => f.type).filter((t) => t !== 'user.updated')).toEqual([
@@ -289,21 +290,22 @@ describe('notification.created', () => {
 });
 
 describe('POST /v1/threads/:id/viewing', () => {
-  it('announces thread.viewing to the workspace’s sockets and answers 204', async () => {
+  it('announces thread.viewing to the workspace’s sockets and answers what it announced', async () => {
     const { ada, bo, thread } = await setup();
     const bos = await openSocket(`${wsBase}/v1/realtime?token=${tokenOf(bo.headers)}`);
     await bos.frame((f) => f.type === 'ready', 'ready');
     const res = await post(`/v1/threads/${thread.id}/viewing`, ada.headers, { typing: true });
-    expect(res.statusCode, res.body).toBe(204);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toEqual({ threadId: thread.id, userId: ada.user.id, typing: true });
     const frame = await bos.frame((f) => f.type === 'thread.viewing', 'thread.viewing');
     expect(frame.data).toEqual({ threadId: thread.id, userId: ada.user.id, typing: true });
     const bare = await post(`/v1/threads/${thread.id}/viewing`, ada.headers, {});
-    expect(bare.statusCode, bare.body).toBe(204);
+    expect(bare.statusCode, bare.body).toBe(200);
     const quiet = await bos.frame((f) => f.type === 'thread.viewing' && f.data.typing === false, 'viewing without typing');
     expect(quiet.data).toEqual({ threadId: thread.id, userId: ada.user.id, typing: false });
     // `typing` is optional, and so is the body: a ping without one is "only looking" too.
     const none = await ctx.app.inject({ method: 'POST', url: `/v1/threads/${thread.id}/viewing`, headers: ada.headers });
-    expect(none.statusCode, none.body).toBe(204);
+    expect(none.statusCode, none.body).toBe(200);
     bos.ws.close();
   });
 

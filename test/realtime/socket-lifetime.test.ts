@@ -89,7 +89,7 @@ describe('a socket lives no longer than its credential', () => {
     const viaJwt = open(jwt);
     await Promise.all([viaPat.ready, viaJwt.ready]);
     expect((await ctx.app.inject({ method: 'DELETE', url: `/v1/personal-access-tokens/${pat.id}`, headers: bearer(jwt) })).statusCode).toBe(
-      204,
+      200,
     );
     expect(await viaPat.closed).toBe(CLOSE_CREDENTIAL_ENDED);
     await waitFor(async () => viaJwt.events.some((e) => e.type === 'token.revoked'), 'token.revoked on the JWT socket');

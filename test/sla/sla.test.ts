@@ -84,7 +84,7 @@ describe('/v1/sla-policies', () => {
       nextResponse: 'PT30M',
     });
     expect(changed.json().data).toMatchObject({ enabled: false, firstResponse: 'PT4H', nextResponse: 'PT30M' });
-    expect((await call('DELETE', `/v1/sla-policies/${late.json().data.id}`, tenant.headers)).statusCode).toBe(204);
+    expect((await call('DELETE', `/v1/sla-policies/${late.json().data.id}`, tenant.headers)).statusCode).toBe(200);
     expect((await call('PATCH', `/v1/sla-policies/${late.json().data.id}`, tenant.headers, { name: 'y' })).statusCode).toBe(404);
     // Another workspace sees none of them.
     const other = await makeTenant(ctx.deps);

@@ -23,7 +23,7 @@ describe('endpoints per workspace (INBOX_MAX_WEBHOOK_ENDPOINTS, default 20)', ()
     expect((await create(b.headers, 0)).statusCode).toBe(201);
     // Deleting one makes room again.
     const id = answers.find((r) => r.statusCode === 201)!.json().data.id;
-    expect((await ctx.app.inject({ method: 'DELETE', url: `/v1/webhook-endpoints/${id}`, headers: a.headers })).statusCode).toBe(204);
+    expect((await ctx.app.inject({ method: 'DELETE', url: `/v1/webhook-endpoints/${id}`, headers: a.headers })).statusCode).toBe(200);
     expect((await create(a.headers, 99)).statusCode).toBe(201);
   });
 });

@@ -144,7 +144,7 @@ describe('webhook endpoint routes', () => {
     expect(after.previous_secret_sealed).toBeNull();
   });
 
-  it('deletes (204), then 404; another workspace sees none of it', async () => {
+  it('deletes (200, the id in the envelope), then 404; another workspace sees none of it', async () => {
     const { id } = (await create({ url: 'https://d.example.com/' })).json().data;
     for (const [method, url] of [
       ['GET', `/${id}`],
@@ -159,7 +159,9 @@ describe('webhook endpoint routes', () => {
       expect(res.json().error.code).toBe('not_found');
     }
     expect((await call('GET', '', undefined, other.headers)).json().data.some((e: { id: number }) => e.id === id)).toBe(false);
-    expect((await call('DELETE', `/${id}`)).statusCode).toBe(204);
+    const removed = await call('DELETE', `/${id}`);
+    expect(removed.statusCode).toBe(200);
+    expect(removed.json().data).toEqual({ id, deleted: true });
     expect((await call('DELETE', `/${id}`)).statusCode).toBe(404);
     expect((await call('GET', `/${id}`)).statusCode).toBe(404);
   });

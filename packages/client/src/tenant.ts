@@ -26,6 +26,7 @@ import type {
   ContactPatch,
   CsatResponse,
   CsatResponseQuery,
+  Deleted,
   HtmlLink,
   InboxStatus,
   InviteAccept,
@@ -81,6 +82,7 @@ import type {
   TwoFactorSetup,
   TwoFactorStatus,
   User,
+  Viewing,
   VisitorBlocked,
   WebhookDelivery,
   WebhookEndpoint,
@@ -129,7 +131,7 @@ export function tenantClient(initial: ClientOptions) {
     headers?: Record<string, string | undefined>,
     query?: Query,
   ) => callData<T>(options, path, { method, body, headers, query });
-  const remove = (path: string) => call<void>(options, path, { method: 'DELETE' });
+  const remove = (path: string) => callData<Deleted>(options, path, { method: 'DELETE' });
   const session = (answer: LoginResponse): LoginResponse => {
     options.token = answer.access_token;
     return answer;
@@ -178,9 +180,9 @@ export function tenantClient(initial: ClientOptions) {
     twoFactor: () => get<TwoFactorStatus>('/v1/users/me/2fa'),
     setupTwoFactor: () => send<TwoFactorSetup>('POST', '/v1/users/me/2fa/setup'),
     enableTwoFactor: (code: string) => send<TwoFactorEnabled>('POST', '/v1/users/me/2fa/enable', { code }),
-    disableTwoFactor: (password: string) => call<void>(options, '/v1/users/me/2fa/disable', { method: 'POST', body: { password } }),
+    disableTwoFactor: (password: string) => send<TwoFactorStatus>('POST', '/v1/users/me/2fa/disable', { password }),
     /** An admin turns a user's two-factor sign-in off (a lost phone). */
-    resetTwoFactor: (userId: number) => call<void>(options, `/v1/users/${id(userId)}/2fa/reset`, { method: 'POST' }),
+    resetTwoFactor: (userId: number) => send<TwoFactorStatus>('POST', `/v1/users/${id(userId)}/2fa/reset`),
     acceptInvite: (body: InviteAccept) => send<User>('POST', '/api/user/invite/accept', body),
     setupStatus: () => get<SetupStatus>('/api/user/setup'),
     setup: (body: SetupRequest) => send<SetupResult>('POST', '/api/user/setup', body),
@@ -331,7 +333,7 @@ export function tenantClient(initial: ClientOptions) {
     notifications: ({ unread, ...query }: ListQuery & { unread?: boolean } = {}) =>
       client.all<Notification>('/v1/notifications', { ...query, unread: unread === undefined ? undefined : String(unread) }),
     readNotification: (notificationId: number) => send<Notification>('POST', `/v1/notifications/${id(notificationId)}/read`),
-    readAllNotifications: () => call<void>(options, '/v1/notifications/read-all', { method: 'POST' }),
+    readAllNotifications: () => send<{ read: number }>('POST', '/v1/notifications/read-all'),
     /** How many threads each view (mine, unassigned, all) holds under the list's other filters. */
     threadCounts: ({ status, priority, ...query }: ThreadCountsQuery = {}) =>
       get<ThreadCounts>('/v1/threads/counts', {
@@ -340,8 +342,7 @@ export function tenantClient(initial: ClientOptions) {
         priority: Array.isArray(priority) ? priority.join(',') : priority,
       }),
     /** Tells the workspace's sockets you are looking at (or typing in) the thread: `thread.viewing`. */
-    viewing: (threadId: number, body: ThreadViewing = {}) =>
-      call<void>(options, `/v1/threads/${id(threadId)}/viewing`, { method: 'POST', body }),
+    viewing: (threadId: number, body: ThreadViewing = {}) => send<Viewing>('POST', `/v1/threads/${id(threadId)}/viewing`, body),
 
     // ---- connections ----
     connections: (query: ListQuery = {}) => client.all<Connection>('/v1/connections', { ...query }),

@@ -462,6 +462,19 @@ export interface LoginRequest {
 }
 
 /** `GET /v1/users/me/2fa`. */
+/** What a DELETE answers: the id of what is gone. */
+export interface Deleted {
+  id: number;
+  deleted: true;
+}
+
+/** `POST /v1/threads/:id/viewing`: the `thread.viewing` event it announced. */
+export interface Viewing {
+  threadId: number;
+  userId: number;
+  typing: boolean;
+}
+
 export interface TwoFactorStatus {
   enabled: boolean;
   /** Unused recovery codes; 0 while two-factor sign-in is off. */
