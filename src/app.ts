@@ -200,7 +200,7 @@ function httpServer(deps: Deps) {
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = toAppError(err, deps.config.bodyLimitBytes, request.headers['content-type']);
-    if (appError.status >= 500) request.log.error({ err }, 'request failed');
+    if (appError.status >= 500 && !appError.chosen) request.log.error({ err }, 'request failed');
     reply
       .code(appError.status)
       .headers(appError.headers)

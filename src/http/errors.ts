@@ -8,6 +8,8 @@ export class AppError extends Error {
     readonly status: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** A refusal the service chose (shedding load), not a failure: a 5xx the error handler does not log. */
+    readonly chosen = false,
   ) {
     super(message);
     this.name = 'AppError';
@@ -89,4 +91,10 @@ export const errors = {
     ),
   unavailable: (message: string, retryAfterSeconds?: number) =>
     new AppError('unavailable', 503, message, retryAfterSeconds === undefined ? {} : { 'retry-after': String(retryAfterSeconds) }),
+  /**
+   * Ingestion is full (INBOX_INGEST_MAX_PENDING): the same 503 `unavailable`, but chosen, so it
+   * is not logged per request; the writer says when it starts and stops refusing.
+   */
+  ingestFull: () =>
+    new AppError('unavailable', 503, 'too many deliveries are waiting to be stored; retry shortly', { 'retry-after': '1' }, true),
 };

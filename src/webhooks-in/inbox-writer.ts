@@ -31,6 +31,8 @@ export class InboxWriter implements IngestLoad {
   private inFlight = 0;
   private holding = 0;
   private peakHolding = 0;
+  /** Deliveries refused since the writer last filled up; undefined while it is not refusing. */
+  private refusedSinceFull: number | undefined;
 
   constructor(
     private readonly deps: Deps,
@@ -53,9 +55,7 @@ export class InboxWriter implements IngestLoad {
   }
 
   write(row: NewInboxRow): Promise<void> {
-    if (this.holding >= this.deps.config.ingestMaxPending) {
-      return Promise.reject(errors.unavailable('too many deliveries are waiting to be stored; retry shortly', 1));
-    }
+    if (this.holding >= this.deps.config.ingestMaxPending) return Promise.reject(this.full());
     this.holding++;
     if (this.holding > this.peakHolding) this.peakHolding = this.holding;
     return new Promise<void>((resolve, reject) => {
@@ -64,15 +64,42 @@ export class InboxWriter implements IngestLoad {
     });
   }
 
+  /**
+   * A delivery refused because the writer is full. Under an overload that is thousands a
+   * second, each an expected answer the provider retries: one line says the refusing began,
+   * one that it ended and how many were refused (once half the room is free again, so a
+   * writer hovering at the cap does not log every commit).
+   */
+  private full(): Error {
+    if (this.refusedSinceFull === undefined) {
+      this.refusedSinceFull = 0;
+      this.deps.log.warn(
+        { held: this.holding, max: this.deps.config.ingestMaxPending },
+        'ingestion is full (INBOX_INGEST_MAX_PENDING): refusing new deliveries with 503 until it drains',
+      );
+    }
+    this.refusedSinceFull++;
+    return errors.ingestFull();
+  }
+
+  /** A delivery is no longer held (stored or refused); the writer may have room again. */
+  private released(): void {
+    this.holding--;
+    if (this.refusedSinceFull !== undefined && this.holding <= this.deps.config.ingestMaxPending / 2) {
+      this.deps.log.warn({ refused: this.refusedSinceFull, held: this.holding }, 'ingestion accepts deliveries again');
+      this.refusedSinceFull = undefined;
+    }
+  }
+
   /** A delivery's caller hears it is stored; it is no longer held. */
   private stored(p: Pending): void {
-    this.holding--;
+    this.released();
     p.resolve();
   }
 
   /** A delivery's caller hears why it is not stored; it is no longer held. */
   private refused(p: Pending, err: unknown): void {
-    this.holding--;
+    this.released();
     p.reject(err);
   }
 

@@ -12,7 +12,9 @@ const SECRET = 'overload-secret-0123';
 const CAP = 8;
 const STATEMENT_MS = 600;
 const CONNECT_MS = 400;
+const logLines: Record<string, unknown>[] = [];
 const ctx = await useTestContext({
+  logLines,
   env: { INBOX_INGEST_MAX_PENDING: String(CAP), INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET } }) },
   databaseOptions: { connectionTimeoutMillis: CONNECT_MS, statementTimeoutMillis: STATEMENT_MS, queryTimeoutMillis: 5_000 },
 });
@@ -100,6 +102,15 @@ describe('a stalled database', () => {
       }
       for (const a of answers.filter((x) => x.status === 503)) expect(stored.has(a.body)).toBe(false);
       expect(rows).toHaveLength(ok.length);
+
+      // A refusal over the cap is chosen, not a failure: no error line per request (an overload
+      // is thousands a second), one line when the refusing began and one when it ended.
+      const failedLines = logLines.filter((l) => l.msg === 'request failed');
+      expect(failedLines).toHaveLength(timedOut.length); // the timed-out ones are failures
+      const began = logLines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('ingestion is full'));
+      expect(began).toEqual([expect.objectContaining({ level: 40, held: CAP, max: CAP })]);
+      const ended = logLines.filter((l) => l.msg === 'ingestion accepts deliveries again');
+      expect(ended).toEqual([expect.objectContaining({ level: 40, refused: N - CAP })]);
     } finally {
       if (locked) await locker.query('ROLLBACK').catch(() => {});
       await locker.end();
