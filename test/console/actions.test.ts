@@ -174,6 +174,61 @@ describe('actions on a conversation', () => {
     await context.close();
   });
 
+  it('keeps a thread resolved in the list when a page read from before the change answers late', { timeout: 60_000 }, async () => {
+    const resolved = await newConversation('Resolve me before the list hears');
+    const { context, page } = await c.newPage();
+    // The list's page reads pass through the test: each is answered with what the service said
+    // when asked, but only once released, as a read on a loaded machine answers after a later event.
+    let hold: Promise<void> | undefined;
+    let release!: () => void;
+    let fetched = 0;
+    await page.route(
+      (url) => url.pathname === '/v1/threads',
+      async (route) => {
+        const response = await route.fetch();
+        fetched += 1;
+        await hold;
+        await route.fulfill({ response });
+      },
+    );
+    await c.signIn(page);
+    const row = page.locator(`[data-thread-id="${resolved}"]`);
+    await row.waitFor();
+    hold = new Promise((r) => {
+      release = r;
+    });
+    // A conversation no event announces: only a page read can bring it into the list.
+    const contactId = (await threadRow(resolved)).contact_id;
+    const quiet = await c.ctx.deps.db
+      .insertInto('threads')
+      .values({
+        workspace_id: c.tenant.workspace.id,
+        connection_id: (await makeConnection(c.ctx.deps, c.tenant.workspace.id, { name: 'Quiet line' })).id,
+        contact_id: contactId,
+        last_message_preview: 'no event for this one',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    // A message elsewhere has the list read its first page again, with the first thread still open.
+    const before = fetched;
+    await newConversation('Meanwhile, elsewhere');
+    await expect.poll(() => fetched).toBeGreaterThan(before);
+    const patched = await c.ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/threads/${resolved}`,
+      headers: c.tenant.headers,
+      payload: { status: 'resolved' },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    await row.waitFor({ state: 'detached' }); // the event took it out of the open list
+    const late = page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/threads');
+    release();
+    await late;
+    await page.locator(`[data-thread-id="${quiet.id}"]`).waitFor(); // the late page is merged
+    expect(await row.count()).toBe(0);
+    await context.close();
+  });
+
   it('edits the contact: name and attributes, and links their other conversations', { timeout: 60_000 }, async () => {
     const id = await newConversation('I moved house');
     const thread = await threadRow(id);

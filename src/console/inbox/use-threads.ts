@@ -28,13 +28,32 @@ export function useThreads(f: ListFilter) {
   const generation = useRef(0);
   const me = s.user.id;
 
+  /*
+   * A page read may answer after an event that changed one of its threads (a refresh asked
+   * for just before the thread was resolved), carrying the thread as it was. Events come in
+   * commit order, so each thread's newest event is its newest state: a page's copy of a
+   * thread whose event came after the page was asked for is replaced by that event's thread
+   * (and left out if the event took it out of the list), instead of undoing the change.
+   */
+  const changed = useRef(new Map<number, { at: number; thread: Thread }>());
+  const withEvents = (page: readonly Thread[], askedAt: number, f: ListFilter): Thread[] => {
+    const out: Thread[] = [];
+    for (const t of page) {
+      const c = changed.current.get(t.id);
+      if (!c || c.at < askedAt) out.push(t);
+      else if (matches(c.thread, f, me)) out.push(c.thread);
+    }
+    return out;
+  };
+
   async function loadFirst(f: ListFilter) {
     const mine = ++generation.current;
     setLoading(true);
     try {
+      const askedAt = performance.now();
       const page = await s.client.page<Thread>('/v1/threads', { ...queryOf(f), limit: PAGE });
       if (mine !== generation.current) return;
-      visibleThreads.set(page.data);
+      visibleThreads.set(withEvents(page.data, askedAt, f));
       setCursor(page.meta.nextCursor);
       setError(null);
       wantContacts(unnamed(page.data));
@@ -49,11 +68,13 @@ export function useThreads(f: ListFilter) {
   const refresh = useRef<{ timer?: ReturnType<typeof setTimeout>; run: () => void }>({ run: () => undefined });
   refresh.current.run = () => {
     const mine = generation.current;
+    const askedAt = performance.now();
     s.client
       .page<Thread>('/v1/threads', { ...queryOf(f), limit: PAGE })
       .then((page) => {
         if (mine !== generation.current) return;
-        visibleThreads.update((current) => mergeThreads(current, page.data, (t) => matches(t, f, me), orderOf(f)));
+        const fresh = withEvents(page.data, askedAt, f);
+        visibleThreads.update((current) => mergeThreads(current, fresh, (t) => matches(t, f, me), orderOf(f)));
         wantContacts(unnamed(page.data));
       })
       .catch(() => undefined);
@@ -80,6 +101,10 @@ export function useThreads(f: ListFilter) {
       onRealtime((event) => {
         if (event.type === 'thread.updated') {
           const t = event.data;
+          const now = performance.now();
+          changed.current.set(t.id, { at: now, thread: t });
+          // A read takes seconds at most: older entries have nothing left to correct.
+          if (changed.current.size > 200) for (const [id, c] of changed.current) if (now - c.at > 60_000) changed.current.delete(id);
           const current = filter.get();
           visibleThreads.update((list) => mergeThreads(list, [t], (x) => x.id !== t.id || matches(t, current, me), orderOf(current)));
           wantContacts(unnamed([t]));
@@ -94,11 +119,12 @@ export function useThreads(f: ListFilter) {
   function loadMore() {
     if (!cursor) return;
     const mine = generation.current;
+    const askedAt = performance.now();
     s.client
       .page<Thread>('/v1/threads', { ...queryOf(f), limit: PAGE, cursor })
       .then((page) => {
         if (mine !== generation.current) return;
-        visibleThreads.update((current) => mergeThreads(current, page.data, () => true, orderOf(f)));
+        visibleThreads.update((current) => mergeThreads(current, withEvents(page.data, askedAt, f), () => true, orderOf(f)));
         setCursor(page.meta.nextCursor);
         wantContacts(unnamed(page.data));
       })
