@@ -147,7 +147,7 @@ export function rssMbOf(pid: number | undefined): number {
 }
 
 /** The pids of a process's children (none once it has exited). */
-function childrenOf(pid: number | undefined): number[] {
+export function childrenOf(pid: number | undefined): number[] {
   try {
     return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
   } catch {

@@ -1,5 +1,6 @@
 // What the bench reads from the database the service wrote: counts of the inbox and the queue,
 // and the service's own timestamps, so measured times do not depend on when a poll noticed.
+import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../src/db/database.js';
 import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
@@ -18,6 +19,12 @@ export async function queuedDeliveries(db: Db): Promise<number> {
 }
 
 /** Deliveries whose job is not done: an index lookup, cheap enough to poll while a worker runs. */
+/** The postmaster's pid, as the parent of the checkpointer (the bench may not have started it itself). */
+export async function postmasterPid(db: Db): Promise<number> {
+  const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'`.execute(db);
+  return Number(readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+}
+
 export async function pendingDeliveries(db: Db): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     SELECT coalesce(sum(jsonb_array_length(data->'ids')), 0)::int AS n FROM pgboss.job

@@ -6,8 +6,9 @@
 // latency instead of slowing the sender — at --sustained/s for --seconds, with ack latency per
 // request, received → processed from the rows, and the backlog sampled every 100 ms.
 import { Pool } from 'undici';
+import { childrenOf } from '../../harness/service.js';
 import type { Db } from '../../src/db/database.js';
-import { anyMessageUnindexed, pendingDeliveries, processedLatency, walTotals } from './bench.queries.js';
+import { anyMessageUnindexed, pendingDeliveries, postmasterPid, processedLatency, walTotals } from './bench.queries.js';
 import { startCeiling } from './ceiling.js';
 import {
   BURST_BODIES_PER_SECOND,
@@ -21,6 +22,7 @@ import {
   WARMUP_SECONDS,
   waitFor,
 } from './common.js';
+import { postgresCpuMs, processCpuMs } from './cpu.js';
 import type { BenchOptions } from './options.js';
 
 /** Seconds of the sustained rate sent before measuring, so the sender's connections are open. */
@@ -37,9 +39,32 @@ async function eventLoopLag(url: string): Promise<{ p99Ms: number; maxMs: number
   return { p99Ms: value('p99'), maxMs: value('max') };
 }
 
+/** Deliveries the role-all process (its worker process's, relayed) has processed so far. */
+async function processedSoFar(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^inbox_webhook_processing_total\{[^}]*outcome="processed"[^}]*\} (\S+)$/m.exec(text)?.[1] ?? 0);
+}
+
+/**
+ * Where a burst's CPU went: the acknowledging process, its worker process and PostgreSQL, in
+ * µs per acknowledged request, and how many deliveries the worker processed meanwhile (its
+ * batches wait while ingestion is busy, for 2 s at most each).
+ */
+function burstCpu(apiPid: number | undefined, postgresPid: number) {
+  const workerPid = () => childrenOf(apiPid)[0];
+  const at = () => ({ api: processCpuMs(apiPid), worker: processCpuMs(workerPid()), postgres: postgresCpuMs(postgresPid) });
+  const before = at();
+  return (acknowledged: number) => {
+    const now = at();
+    const per = (k: 'api' | 'worker' | 'postgres') => Math.round(((now[k] - before[k]) * 1000) / Math.max(acknowledged, 1));
+    return { apiUs: per('api'), workerUs: per('worker'), postgresUs: per('postgres') };
+  };
+}
+
 export async function measureSingle(options: BenchOptions, databaseUrl: string, db: Db) {
   const ceiling = await startCeiling();
   const all = await serve(options, 'all', databaseUrl);
+  const postgres = await postmasterPid(db);
   try {
     await ceiling.measure(options.connections, WARMUP_SECONDS);
     await burst(all.url, signedDeliveries(BURST_BODIES_PER_SECOND * WARMUP_SECONDS), {
@@ -63,9 +88,17 @@ export async function measureSingle(options: BenchOptions, databaseUrl: string, 
       }
       const c = await ceiling.measure(options.connections, options.seconds);
       const bodies = signedDeliveries(BURST_BODIES_PER_SECOND * options.seconds);
+      const processedBefore = await processedSoFar(all.url);
+      const cpu = burstCpu(all.child.pid, postgres);
       const i = await burst(all.url, bodies, { connections: options.connections, duration: options.seconds });
+      const acknowledged = i.result['2xx'];
+      const split = cpu(acknowledged);
+      const processed = (await processedSoFar(all.url)) - processedBefore;
       say(
         `  ceiling ${Math.round(c.result.requests.average)} req/s (generator ${Math.round(c.generatorCpu * 100)} % of a core), role all ${Math.round(i.result.requests.average)} req/s (generator ${Math.round(i.generatorCpu * 100)} %)`,
+      );
+      say(
+        `  role all's CPU per acknowledged request: api ${split.apiUs} µs, worker ${split.workerUs} µs, PostgreSQL ${split.postgresUs} µs; ${processed} of ${acknowledged} deliveries processed during the burst`,
       );
       rounds.push({ c, i });
     }
