@@ -23,6 +23,12 @@ export const MAX_YIELD_MS = 2000;
  */
 export const MAX_PROCESSING_LAG_MS = 10_000;
 export const CHECK_MS = 5;
+/**
+ * Busy ingestion stays busy while its event loop is this saturated (the share of the last
+ * SATURATION_WINDOW_MS it spent running callbacks), however few deliveries wait at that moment.
+ */
+export const SATURATED = 0.7;
+export const SATURATION_WINDOW_MS = 50;
 
 /**
  * Ingestion goes first where the queue is worked beside it (role `all`'s worker process, told
