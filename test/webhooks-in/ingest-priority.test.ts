@@ -6,7 +6,6 @@ import {
   CHECK_MS,
   type IngestClock,
   MAX_PROCESSING_LAG_MS,
-  MAX_YIELD_MS,
   yieldToIngest,
 } from '../../src/webhooks-in/ingest-priority.js';
 import { useTestContext } from '../helpers/app.js';
@@ -101,11 +100,14 @@ describe('ingestion goes first in one process', () => {
     expect(await yieldToIngest(undefined, clock)).toBe(0);
   });
 
-  it('lets the batch go after MAX_YIELD_MS even when ingestion stays busy, so processing never stops', async () => {
+  it('lets the batch go once its oldest delivery has waited MAX_PROCESSING_LAG_MS, however long ingestion stays busy', async () => {
     const busy = load(BUSY_HELD * 10);
-    expect(await yieldToIngest(busy, fastClock())).toBe(MAX_YIELD_MS);
+    const clock = fastClock();
+    expect(await yieldToIngest(busy, clock, 60_000, clock.now())).toBe(MAX_PROCESSING_LAG_MS);
     expect(busy.state.held).toBe(BUSY_HELD * 10);
-    expect(busy.state.looks).toBeGreaterThan(MAX_YIELD_MS / CHECK_MS);
+    expect(busy.state.looks).toBeGreaterThan(MAX_PROCESSING_LAG_MS / CHECK_MS);
+    // A batch whose oldest delivery came 4 s ago waits what is left of the 10 s.
+    expect(await yieldToIngest(busy, clock, 60_000, clock.now() - 4_000)).toBe(MAX_PROCESSING_LAG_MS - 4_000);
   });
 
   it('waits no longer than the fetch has left of its budget', async () => {
@@ -118,8 +120,8 @@ describe('ingestion goes first in one process', () => {
     const clock = fastClock();
     expect(await yieldToIngest(busy, clock, undefined, clock.now() - MAX_PROCESSING_LAG_MS)).toBe(0);
     expect(busy.state.looks).toBe(0);
-    // A moment younger, the same batch waits.
-    expect(await yieldToIngest(busy, clock, undefined, clock.now() - MAX_PROCESSING_LAG_MS + 1)).toBe(MAX_YIELD_MS);
+    // A moment younger, the same batch waits that moment (one check).
+    expect(await yieldToIngest(busy, clock, undefined, clock.now() - MAX_PROCESSING_LAG_MS + 1)).toBe(CHECK_MS);
   });
 
   it('does not wait once a fetch has spent its budget, so its jobs finish inside their time limit', async () => {
