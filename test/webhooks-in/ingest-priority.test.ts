@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { uuid7 } from '../../src/crypto/uuid7.js';
 import { webhookQueue } from '../../src/webhooks-in/inbox.queue.js';
-import {
-  BUSY_HELD,
-  CHECK_MS,
-  type IngestClock,
-  MAX_PROCESSING_LAG_MS,
-  yieldToIngest,
-} from '../../src/webhooks-in/ingest-priority.js';
+import { BUSY_HELD, CHECK_MS, type IngestClock, MAX_PROCESSING_LAG_MS, yieldToIngest } from '../../src/webhooks-in/ingest-priority.js';
 import { useTestContext } from '../helpers/app.js';
 import { waitFor } from '../helpers/webhooks.js';
 
