@@ -18,13 +18,13 @@ export async function queuedDeliveries(db: Db): Promise<number> {
   return rows[0]!.n;
 }
 
-/** Deliveries whose job is not done: an index lookup, cheap enough to poll while a worker runs. */
 /** The postmaster's pid, as the parent of the checkpointer (the bench may not have started it itself). */
 export async function postmasterPid(db: Db): Promise<number> {
   const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'`.execute(db);
   return Number(readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
 }
 
+/** Deliveries whose job is not done: an index lookup, cheap enough to poll while a worker runs. */
 export async function pendingDeliveries(db: Db): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     SELECT coalesce(sum(jsonb_array_length(data->'ids')), 0)::int AS n FROM pgboss.job

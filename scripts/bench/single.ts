@@ -48,7 +48,7 @@ async function processedSoFar(url: string): Promise<number> {
 /**
  * Where a burst's CPU went: the acknowledging process, its worker process and PostgreSQL, in
  * µs per acknowledged request, and how many deliveries the worker processed meanwhile (its
- * batches wait while ingestion is busy, for 2 s at most each).
+ * batches wait while ingestion is busy, until their oldest delivery is 10 s old).
  */
 function burstCpu(apiPid: number | undefined, postgresPid: number) {
   const workerPid = () => childrenOf(apiPid)[0];

@@ -461,7 +461,6 @@ export interface LoginRequest {
   otp?: string;
 }
 
-/** `GET /v1/users/me/2fa`. */
 /** What a DELETE answers: the id of what is gone. */
 export interface Deleted {
   id: number;
@@ -475,6 +474,7 @@ export interface Viewing {
   typing: boolean;
 }
 
+/** `GET /v1/users/me/2fa`. */
 export interface TwoFactorStatus {
   enabled: boolean;
   /** Unused recovery codes; 0 while two-factor sign-in is off. */
