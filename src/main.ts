@@ -297,6 +297,7 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
   let url: string | undefined;
   let workers: RunningWorkers | undefined;
   let worker: WorkerProcess | undefined;
+  let running = false;
   try {
     let workerStarted: Promise<void> | undefined;
     const inboxWriter = role === 'all' ? new InboxWriter(deps) : undefined;
@@ -310,10 +311,10 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
     }
     if (role !== 'worker') {
       const child = worker;
-      app = await buildApp(
-        deps,
-        child ? { inboxWriter, notReady: () => (child.up ? undefined : 'the worker process is not running') } : {},
-      );
+      // Ready once it has said it runs (below): a probe that sees 200 finds the start logged.
+      const notReady = () =>
+        !running ? 'the service is still starting' : child && !child.up ? 'the worker process is not running' : undefined;
+      app = await buildApp(deps, { ...(inboxWriter ? { inboxWriter } : {}), notReady });
       url = await app.listen({ port: config.port, host: config.host });
     } else if (!supervised) {
       // A worker serves no API, but is probed and scraped like any process; a port already
@@ -332,6 +333,7 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
       { url, database: redactUrl(infra.databaseUrl), workers: workers?.queues ?? [], ...(worker ? { workerPid: worker.pid } : {}) },
       'inbox is running',
     );
+    running = true;
   } catch (err) {
     await app?.close().catch(() => {});
     await worker?.stop().catch(() => {});
