@@ -617,7 +617,7 @@ export type RuleAction =
   | { type: 'remove_labels'; labels: string[] }
   | { type: 'set_status'; status: ThreadStatus; snoozeMinutes?: number }
   | { type: 'set_priority'; priority: ThreadPriority }
-  | { type: 'reply'; text?: string; template?: { name: string; language: string; parameters: { header?: string[]; body: string[] } } }
+  | { type: 'reply'; text?: string; template?: { name: string; language: string; parameters?: { header?: string[]; body?: string[] } } }
   | { type: 'note'; text: string };
 
 export interface AutomationRulesTable {

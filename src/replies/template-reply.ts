@@ -6,17 +6,25 @@ import { errors } from '../http/errors.js';
 
 const Parameter = Type.String({ minLength: 1, maxLength: 1024 });
 
-/** `{ template: { name, language, parameters: { header?, body } } }` in a reply (docs/replies.md). */
+/**
+ * `{ template: { name, language, parameters: { header?, body } } }` in a reply (docs/replies.md).
+ * A template without placeholders (Meta's own `hello_world`) may leave `parameters`, or either
+ * list, out: an absent list is an empty one, and the counts are checked all the same.
+ */
 export const TemplateReply = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 512 }),
     language: Type.String({ minLength: 1, maxLength: 20, description: "Meta's code, e.g. en_US" }),
-    parameters: Type.Object(
-      {
-        header: Type.Optional(Type.Array(Parameter, { maxItems: 10, description: "the header's {{n}} in order" })),
-        body: Type.Array(Parameter, { maxItems: 100, description: "the body's {{n}} in order" }),
-      },
-      { additionalProperties: false },
+    parameters: Type.Optional(
+      Type.Object(
+        {
+          header: Type.Optional(Type.Array(Parameter, { maxItems: 10, description: "the header's {{n}} in order" })),
+          body: Type.Optional(
+            Type.Array(Parameter, { maxItems: 100, description: "the body's {{n}} in order; may be left out when there are none" }),
+          ),
+        },
+        { additionalProperties: false, description: 'may be left out for a template without placeholders' },
+      ),
     ),
   },
   { additionalProperties: false },
@@ -41,10 +49,10 @@ export async function prepareTemplateReply(
   if (!template)
     throw errors.validation(`${named} is not among the connection's synced templates; POST /v1/connections/:id/templates/sync`);
   if (template.status !== 'APPROVED') throw errors.validation(`${named} is ${template.status}, not APPROVED`);
-  const header = reply.parameters.header ?? [];
+  const header = reply.parameters?.header ?? [];
   const headerCount = countParameters(componentText(template.components, 'HEADER'));
   if (header.length !== headerCount) throw errors.validation(`${named} takes ${headerCount} header parameters; ${header.length} given`);
-  const body = reply.parameters.body;
+  const body = reply.parameters?.body ?? [];
   if (body.length !== template.parameter_count)
     throw errors.validation(`${named} takes ${template.parameter_count} body parameters; ${body.length} given`);
   const text = fillParameters(componentText(template.components, 'BODY') ?? '', body);

@@ -259,6 +259,21 @@ describe('template replies', async () => {
     });
   });
 
+  it.each([
+    ['without parameters', { name: 'welcome', language: 'en_US' }],
+    ['with empty parameters', { name: 'welcome', language: 'en_US', parameters: {} }],
+  ])('sends a template without placeholders %s, as if the lists were empty', async (_how, template) => {
+    const res = await reply(threadId, { template });
+    expect(res.statusCode).toBe(202);
+    expect(res.json().data.text).toBe('Welcome aboard.');
+    expect((await settled(res.json().data.id)).status).toBe('sent');
+    const sends = fake.requests.filter((r) => r.path === SEND_PATH);
+    expect(sends.at(-1)?.parsed).toMatchObject({
+      type: 'template',
+      template: { name: 'welcome', language: { code: 'en_US' }, components: [] },
+    });
+  });
+
   it('answers an Idempotency-Key replay with the first answer and sends once', async () => {
     const body = { template: { name: 'welcome', language: 'en_US', parameters: { body: [] } } };
     const first = await reply(threadId, body, { 'idempotency-key': 'tpl-1' });
@@ -286,6 +301,16 @@ describe('template replies', async () => {
     [
       'a missing header parameter',
       { template: { name: 'order_update', language: 'en_US', parameters: { body: ['Ann', '#1'] } } },
+      'takes 1 header parameters; 0 given',
+    ],
+    [
+      'body parameters left out where the template has some',
+      { template: { name: 'order_update', language: 'en_US', parameters: { header: ['#1'] } } },
+      'template "order_update" (en_US) takes 2 body parameters; 0 given',
+    ],
+    [
+      'parameters left out where the template has some',
+      { template: { name: 'order_update', language: 'en_US' } },
       'takes 1 header parameters; 0 given',
     ],
     ['a parameter that is not a string', { template: { name: 'welcome', language: 'en_US', parameters: { body: [42] } } }, 'body'],

@@ -316,7 +316,8 @@ export interface WhatsappTemplate {
 export interface TemplateReply {
   name: string;
   language: string;
-  parameters: { header?: string[]; body: string[] };
+  /** May be left out, as may either list, for a template without placeholders. */
+  parameters?: { header?: string[]; body?: string[] };
 }
 
 /** Write-only provider credentials of a connection; fields by integration (docs/connections.md). */

@@ -197,7 +197,7 @@ export function actionDraft(a: RuleAction): ActionDraft {
             ...d,
             replyWith: 'template',
             template: `${a.template.name}|${a.template.language}`,
-            parameters: a.template.parameters.body.join('\n'),
+            parameters: (a.template.parameters?.body ?? []).join('\n'),
           }
         : { ...d, text: a.text ?? '' };
     default:
