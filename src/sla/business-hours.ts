@@ -17,27 +17,39 @@ const MAX_INTERVALS_PER_DAY = 12;
 
 const Interval = Type.Array(Type.String({ description: '"HH:MM", 24-hour; an end may be "24:00"' }), { minItems: 2, maxItems: 2 });
 
+const Holidays = Type.Array(Type.String({ description: '"YYYY-MM-DD", local date' }), {
+  maxItems: MAX_HOLIDAYS,
+  description: 'dates closed all day',
+});
+
+const Timezone = Type.String({ minLength: 1, maxLength: 64, description: 'an IANA zone name, e.g. "Europe/Berlin"' });
+const Weekly = Type.Object(
+  Object.fromEntries(WEEKDAYS.map((d) => [d, Type.Optional(Type.Array(Interval, { maxItems: MAX_INTERVALS_PER_DAY }))])) as Record<
+    Weekday,
+    ReturnType<typeof Type.Optional<ReturnType<typeof Type.Array<typeof Interval>>>>
+  >,
+  { additionalProperties: false, description: 'open intervals of each weekday, local time; an empty list = closed' },
+);
+
+/** Business hours as stored and shown: `holidays` always there. */
 export const BusinessHoursSchema = Type.Object(
-  {
-    timezone: Type.String({ minLength: 1, maxLength: 64, description: 'an IANA zone name, e.g. "Europe/Berlin"' }),
-    weekly: Type.Object(
-      Object.fromEntries(WEEKDAYS.map((d) => [d, Type.Optional(Type.Array(Interval, { maxItems: MAX_INTERVALS_PER_DAY }))])) as Record<
-        Weekday,
-        ReturnType<typeof Type.Optional<ReturnType<typeof Type.Array<typeof Interval>>>>
-      >,
-      { additionalProperties: false, description: 'open intervals of each weekday, local time; an empty list = closed' },
-    ),
-    holidays: Type.Array(Type.String({ description: '"YYYY-MM-DD", local date' }), {
-      maxItems: MAX_HOLIDAYS,
-      description: 'dates closed all day',
-    }),
-  },
+  { timezone: Timezone, weekly: Weekly, holidays: Holidays },
   { additionalProperties: false, title: 'BusinessHours' },
 );
 export type BusinessHours = Static<typeof BusinessHoursSchema>;
 
+/** Business hours as a request sends them: `holidays` may be left out (none). */
+export const BusinessHoursInputSchema = Type.Object(
+  { timezone: Timezone, weekly: Weekly, holidays: Type.Optional(Holidays) },
+  { additionalProperties: false, title: 'BusinessHoursInput' },
+);
+export type BusinessHoursInput = Static<typeof BusinessHoursInputSchema>;
+
 /** Business hours as a setting: null = always open. */
 export const BusinessHoursSetting = Nullable(BusinessHoursSchema);
+
+/** Business hours as a request sets them: null = always open. */
+export const BusinessHoursInputSetting = Nullable(BusinessHoursInputSchema);
 
 const TIME = /^(?:[01][0-9]|2[0-3]):[0-5][0-9]$/;
 const DATE = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
@@ -57,9 +69,9 @@ function validDate(s: string): boolean {
 /**
  * Business hours as stored, or a 422 naming the field that is wrong (`field` is where the
  * value sits in the request: `businessHours`). Each day's intervals come back sorted, the
- * holidays sorted and without repeats.
+ * holidays sorted and without repeats (none when left out).
  */
-export function checkBusinessHours(value: BusinessHours, field = 'businessHours'): BusinessHours {
+export function checkBusinessHours(value: BusinessHoursInput, field = 'businessHours'): BusinessHours {
   if (!IANAZone.isValidZone(value.timezone) || value.timezone !== value.timezone.trim())
     throw errors.validation(`${field}.timezone: "${value.timezone.slice(0, 64)}" is not an IANA zone name (e.g. "Europe/Berlin")`);
   const weekly = {} as Required<BusinessHours['weekly']>;
@@ -83,7 +95,8 @@ export function checkBusinessHours(value: BusinessHours, field = 'businessHours'
     open += sorted.length;
   }
   if (open === 0) throw errors.validation(`${field}.weekly: no day has an interval; use null for always open`);
-  const bad = value.holidays.findIndex((d) => !validDate(d));
-  if (bad >= 0) throw errors.validation(`${field}.holidays[${bad}]: "${value.holidays[bad]!.slice(0, 20)}" is not a date "YYYY-MM-DD"`);
-  return { timezone: value.timezone, weekly, holidays: [...new Set(value.holidays)].sort() };
+  const holidays = value.holidays ?? [];
+  const bad = holidays.findIndex((d) => !validDate(d));
+  if (bad >= 0) throw errors.validation(`${field}.holidays[${bad}]: "${holidays[bad]!.slice(0, 20)}" is not a date "YYYY-MM-DD"`);
+  return { timezone: value.timezone, weekly, holidays: [...new Set(holidays)].sort() };
 }

@@ -8,7 +8,7 @@ import { errors } from '../http/errors.js';
 import { IntId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Deleted, Envelope, Nullable } from '../http/schemas.js';
-import { BusinessHoursSetting } from '../sla/business-hours.js';
+import { BusinessHoursInputSetting } from '../sla/business-hours.js';
 import { deleteTeam, listTeams, memberIdsOf } from './teams.queries.js';
 import { TEAM_NAME_MAX, TeamResource, teamResource } from './teams.resources.js';
 import { changeTeam, createTeam, getTeam, setTeamMembers } from './teams.service.js';
@@ -20,7 +20,7 @@ const Description = Nullable(Type.String({ maxLength: 1000, description: 'what t
 const AutoAssign = Type.Boolean({
   description: 'route the team’s threads to its online members under their cap (docs/teams.md); default false',
 });
-const BusinessHours = Type.With(BusinessHoursSetting, {
+const BusinessHours = Type.With(BusinessHoursInputSetting, {
   description: "the team's own business hours, which win over the workspace's for its threads; null = the workspace's (docs/sla.md)",
 });
 export const TeamCreate = Type.Object(

@@ -2,7 +2,7 @@ import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
-import { type BusinessHours, checkBusinessHours } from '../sla/business-hours.js';
+import { type BusinessHoursInput, checkBusinessHours } from '../sla/business-hours.js';
 import { routeWaiting } from '../threads/routing.js';
 import {
   findTeam,
@@ -38,7 +38,7 @@ export async function getTeam(deps: Pick<Deps, 'db'>, workspaceId: number, id: n
 export async function createTeam(
   deps: Deps,
   workspaceId: number,
-  input: { name: string; description?: string | null; autoAssign?: boolean; businessHours?: BusinessHours | null },
+  input: { name: string; description?: string | null; autoAssign?: boolean; businessHours?: BusinessHoursInput | null },
   trail: Trail,
 ) {
   const name = teamName(input.name);
@@ -64,7 +64,7 @@ export async function changeTeam(
   deps: Deps,
   workspaceId: number,
   id: number,
-  patch: { name?: string; description?: string | null; autoAssign?: boolean; businessHours?: BusinessHours | null },
+  patch: { name?: string; description?: string | null; autoAssign?: boolean; businessHours?: BusinessHoursInput | null },
   trail: Trail,
 ) {
   const name = patch.name === undefined ? undefined : teamName(patch.name);

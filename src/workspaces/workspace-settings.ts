@@ -12,7 +12,7 @@ import { seal } from '../crypto/secret-box.js';
 import type { Db, Executor } from '../db/database.js';
 import type { WorkspacesTable } from '../db/types.js';
 import { errors } from '../http/errors.js';
-import { BusinessHoursSetting, checkBusinessHours } from '../sla/business-hours.js';
+import { BusinessHoursInputSetting, BusinessHoursSetting, checkBusinessHours } from '../sla/business-hours.js';
 import { checkSsoSetting, SsoSetting, SsoSettingPatch, ssoSecretAad } from './sso-setting.js';
 import { findWorkspace, setSsoClientSecret, updateWorkspaceSettings } from './workspaces.queries.js';
 
@@ -71,7 +71,13 @@ export const WorkspaceSettingsResource = Type.Object(
 );
 
 export const WorkspaceSettingsPatch = Type.Partial(
-  Type.Object({ name: WorkspaceName, ...schemas, sso: SsoSettingPatch, ai: AiSettingsPatch }),
+  Type.Object({
+    name: WorkspaceName,
+    ...schemas,
+    businessHours: Type.With(BusinessHoursInputSetting, { description: `${schemas.businessHours.description}; holidays may be left out` }),
+    sso: SsoSettingPatch,
+    ai: AiSettingsPatch,
+  }),
   {
     additionalProperties: false,
     minProperties: 1,

@@ -83,6 +83,20 @@ describe('business hours settings', () => {
     });
   });
 
+  it('takes hours without holidays on the workspace and a team, storing none', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const { holidays: _left, ...withoutHolidays } = HOURS;
+    const none = { ...STORED, holidays: [] };
+    const workspace = await call('PATCH', '/v1/workspace', tenant.headers, { businessHours: withoutHolidays });
+    expect(workspace.statusCode, workspace.body).toBe(200);
+    expect(workspace.json().data.businessHours).toEqual(none);
+    const team = await call('POST', '/v1/teams', tenant.headers, { name: 'Weekdays', businessHours: withoutHolidays });
+    expect(team.statusCode, team.body).toBe(201);
+    expect(team.json().data.businessHours).toEqual(none);
+    const patched = await call('PATCH', `/v1/teams/${team.json().data.id}`, tenant.headers, { businessHours: withoutHolidays });
+    expect(patched.json().data.businessHours).toEqual(none);
+  });
+
   it('gives a team its own hours', async () => {
     const tenant = await makeTenant(ctx.deps);
     const created = await call('POST', '/v1/teams', tenant.headers, { name: 'Support', businessHours: HOURS });

@@ -852,7 +852,7 @@ export interface TeamCreate {
   name: string;
   description?: string | null;
   autoAssign?: boolean;
-  businessHours?: BusinessHours | null;
+  businessHours?: BusinessHoursInput | null;
 }
 
 /** `PATCH /v1/teams/:id` (an admin): at least one field; `description: null` clears it. */
@@ -860,7 +860,7 @@ export interface TeamPatch {
   name?: string;
   description?: string | null;
   autoAssign?: boolean;
-  businessHours?: BusinessHours | null;
+  businessHours?: BusinessHoursInput | null;
 }
 
 /** `PUT /v1/teams/:id/members` (an admin): the whole list, replacing the previous one. */
@@ -868,7 +868,6 @@ export interface TeamMembers {
   userIds: number[];
 }
 
-/** `GET /v1/workspace`: the caller's workspace and its settings (docs/teams.md). */
 /**
  * When a workspace or team works (docs/sla.md): intervals of local time per weekday ("HH:MM";
  * an end may be "24:00"), in an IANA zone, and whole-day holidays ("YYYY-MM-DD").
@@ -880,6 +879,14 @@ export interface BusinessHours {
   holidays: string[];
 }
 
+/** Business hours as a request sets them: `holidays` may be left out (none). */
+export interface BusinessHoursInput {
+  timezone: string;
+  weekly: BusinessHours['weekly'];
+  holidays?: string[];
+}
+
+/** `GET /v1/workspace`: the caller's workspace and its settings (docs/teams.md). */
 export interface WorkspaceSettings {
   id: number;
   name: string;
@@ -936,7 +943,7 @@ export interface AiSettings {
 /** `PATCH /v1/workspace` (an admin): at least one field; the others keep their value. */
 export interface WorkspaceSettingsPatch {
   name?: string;
-  businessHours?: BusinessHours | null;
+  businessHours?: BusinessHoursInput | null;
   assignOnReply?: boolean;
   restrictAgentsToTeams?: boolean;
   require2fa?: boolean;
