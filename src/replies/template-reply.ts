@@ -7,7 +7,7 @@ import { errors } from '../http/errors.js';
 const Parameter = Type.String({ minLength: 1, maxLength: 1024 });
 
 /**
- * `{ template: { name, language, parameters: { header?, body } } }` in a reply (docs/replies.md).
+ * `{ template: { name, language, parameters?: { header?, body? } } }` in a reply (docs/replies.md).
  * A template without placeholders (Meta's own `hello_world`) may leave `parameters`, or either
  * list, out: an absent list is an empty one, and the counts are checked all the same.
  */

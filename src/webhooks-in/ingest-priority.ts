@@ -37,8 +37,9 @@ export const SATURATION_WINDOW_MS = 50;
  * its oldest delivery (`oldestReceivedAt`, ms) has waited MAX_PROCESSING_LAG_MS, and the
  * backlog it leaves is processed once the burst is over. The machine's cores and the database
  * are then spent on answering; a burst longer than that is processed that far behind it. A
- * worker with no ingestion beside it (`load` undefined, role `worker`) never waits. Answers how long it waited, so a caller can keep its jobs' total
- * wait inside their time limit (`maxMs`).
+ * worker with no ingestion beside it (`load` undefined, role `worker`) never waits. Answers
+ * how long it waited, so a caller can keep its jobs' total wait inside their time limit
+ * (`maxMs`).
  */
 export async function yieldToIngest(
   load: IngestLoad | undefined,
