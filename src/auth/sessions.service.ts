@@ -167,7 +167,8 @@ export async function endSessions(
       type: 'session.revoked',
       workspaceId: user.workspaceId,
       targetUserId: user.id,
-      data: { userId: user.id, sessionIds, patIds, userWide, reason },
+      // The revocation as it was asked for (`sessionId` when it named one), then what it ended.
+      data: { userId: user.id, ...(sessionId === undefined ? {} : { sessionId }), sessionIds, patIds, userWide, reason },
     });
   }
   return { sessionIds, patIds };

@@ -89,6 +89,31 @@ describe('GET /v1/realtime across api processes', () => {
     s2.ws.close();
   });
 
+  it('republishes a session.revoked naming one session with its sessionId and closes only that session’s socket', async () => {
+    const { user, password } = await makeUser(a.deps, tenant.workspace.id, { email: 'one-session.rt@acme.test' });
+    const login = async () =>
+      (await a.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: user.email, password } })).json()
+        .access_token as string;
+    const [first, second] = [await login(), await login()];
+    const jti = JSON.parse(Buffer.from(first.split('.')[1]!, 'base64url').toString()).jti as string;
+    const ended = await connect(first);
+    const kept = await connect(second);
+    const body = JSON.stringify({ type: 'session.revoked', data: { userId: user.id, sessionId: jti } });
+    const res = await a.app.inject({
+      method: 'POST',
+      url: '/v1/accounts/webhook',
+      headers: { 'content-type': 'application/json', 'x-webhook-signature': createHmac('sha256', SECRET).update(body).digest('hex') },
+      payload: body,
+    });
+    expect(res.json().data).toMatchObject({ acted: true, sessionsEnded: 1 });
+    expect(await ended.closed).toBe(4001);
+    expect(ended.events.find((e) => e.type === 'session.revoked')!.data).toMatchObject({ userId: user.id, sessionId: jti });
+    // the user's other session hears of it and stays open
+    await waitFor(async () => kept.events.find((e) => e.type === 'session.revoked'), 'session.revoked on the other socket');
+    expect(kept.ws.readyState).toBe(WebSocket.OPEN);
+    kept.ws.close();
+  });
+
   it('closes a socket when its session logs out', async () => {
     const user = await signIn(tenant.workspace.id, 'leaver.rt@acme.test');
     const socket = await connect(user.token);
