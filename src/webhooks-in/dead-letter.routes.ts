@@ -5,14 +5,14 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
-import { Envelope, StringEnum } from '../http/schemas.js';
+import { Envelope } from '../http/schemas.js';
 import { findInboxRow, listAppInbox } from './inbox.queries.js';
 import {
-  INBOX_STATUSES,
   InboxResource,
   InboxRowParams,
   InboxSummary,
   inboxResource,
+  inboxStatusFilter,
   inboxSummary,
   RequeueHeaders,
   RequeueResult,
@@ -32,9 +32,7 @@ export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       schema: {
         summary: "List the app's dead letters",
         querystring: Type.Object({
-          status: Type.Optional(
-            StringEnum(INBOX_STATUSES, { description: 'default dead_letter; failed and received list rows still in flight' }),
-          ),
+          status: Type.Optional(inboxStatusFilter('absent or empty: dead_letter; failed and received list rows still in flight')),
           limit: Type.Optional(Type.String({ description: 'how many rows: default 100' })),
         }),
         response: { 200: Envelope(Type.Array(InboxSummary)) },
@@ -44,7 +42,7 @@ export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       const { appId } = tenantOf(request);
       const raw = Number(request.query.limit);
       const limit = Number.isFinite(raw) && raw >= 1 ? Math.min(Math.floor(raw), DEAD_LETTER_MAX_LIMIT) : DEAD_LETTER_DEFAULT_LIMIT;
-      const rows = await listAppInbox(deps.db, appId, request.query.status ?? 'dead_letter', limit);
+      const rows = await listAppInbox(deps.db, appId, request.query.status || 'dead_letter', limit);
       return envelope(request, rows.map(inboxSummary));
     },
   );

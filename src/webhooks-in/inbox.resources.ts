@@ -6,6 +6,12 @@ import type { InboxRow, InboxSummaryRow } from './inbox.queries.js';
 
 export const INBOX_STATUSES = ['received', 'processed', 'failed', 'dead_letter'] as const;
 
+/**
+ * A list's `status` filter: one of the statuses, or empty, which is no filter (the list's
+ * default), as an empty `integrationKey=` or `appId=` is.
+ */
+export const inboxStatusFilter = (description: string) => StringEnum(['', ...INBOX_STATUSES], { description });
+
 /** A WebhookInbox row (docs/api.md) in a list: every field but `rawBody` and `payloadJson`. */
 export const InboxSummary = Type.Object(
   {

@@ -7,14 +7,14 @@ import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
 import { parseOffsetQuery } from '../http/pagination.js';
-import { Envelope, OffsetPage, StringEnum } from '../http/schemas.js';
+import { Envelope, OffsetPage } from '../http/schemas.js';
 import { findInboxRow, listAllInbox } from './inbox.queries.js';
 import {
-  INBOX_STATUSES,
   InboxResource,
   InboxRowParams,
   InboxSummary,
   inboxResource,
+  inboxStatusFilter,
   inboxSummary,
   RequeueHeaders,
   RequeueResult,
@@ -35,7 +35,7 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
         querystring: Type.Object({
           page: Type.Optional(Type.String({ description: 'the page, 1-based (absent or < 1 → 1)' })),
           limit: Type.Optional(Type.String({ description: 'page size: default 50, clamped into [1, 200]' })),
-          status: Type.Optional(StringEnum(INBOX_STATUSES, { description: 'only rows in this status (default: every status)' })),
+          status: Type.Optional(inboxStatusFilter('only rows in this status (absent or empty: every status)')),
           integrationKey: Type.Optional(Type.String({ maxLength: 64, description: 'only rows received on this integration key' })),
           appId: Type.Optional(Type.String({ maxLength: 64, description: 'only rows of this app' })),
         }),
@@ -44,7 +44,8 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     },
     async (request) => {
       const { status, integrationKey, appId } = request.query;
-      const page = await listAllInbox(readFrom(deps, request), { status, integrationKey, appId }, parseOffsetQuery(request.query));
+      const filter = { status: status || undefined, integrationKey, appId };
+      const page = await listAllInbox(readFrom(deps, request), filter, parseOffsetQuery(request.query));
       return envelope(request, page.items.map(inboxSummary), page.meta);
     },
   );

@@ -91,6 +91,14 @@ describe('GET /v1/admin/webhook-inbox', () => {
     expect((await list(mine.headers, '?status=bogus')).statusCode).toBe(422);
   });
 
+  it('takes an empty status as none: the dead letters', async () => {
+    const dead = await inboxRow(mine.workspace.appId, 'dead_letter');
+    const res = await list(mine.headers, '?status=&limit=500');
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data.map((r: { id: string }) => r.id)).toContain(dead);
+    expect(res.json().data.every((r: { status: string }) => r.status === 'dead_letter')).toBe(true);
+  });
+
   it('returns at most 100 rows by default and honours limit', async () => {
     const tenant = await makeTenant(ctx.deps);
     for (let i = 0; i < 105; i++) await inboxRow(tenant.workspace.appId, 'dead_letter');
@@ -321,6 +329,17 @@ describe('GET /v1/operator/webhook-inbox', () => {
       await ctx.app.inject({ method: 'GET', url: `/v1/operator/webhook-inbox?appId=${theirs.workspace.appId}`, headers: adminHeaders() })
     ).json();
     expect(byApp.data.every((r: { appId: string }) => r.appId === theirs.workspace.appId)).toBe(true);
+    // empty filters are no filters, status included: every status of every app
+    const empty = await ctx.app.inject({
+      method: 'GET',
+      url: '/v1/operator/webhook-inbox?status=&integrationKey=&appId=',
+      headers: adminHeaders(),
+    });
+    expect(empty.statusCode, empty.body).toBe(200);
+    expect(empty.json().meta.total).toBe(rows[0]!.n);
+    expect(
+      (await ctx.app.inject({ method: 'GET', url: '/v1/operator/webhook-inbox?status=bogus', headers: adminHeaders() })).statusCode,
+    ).toBe(422);
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/operator/webhook-inbox', headers: mine.headers })).statusCode).toBe(403);
   });
 });
