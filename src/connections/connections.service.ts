@@ -1,5 +1,6 @@
 import { type Static, type TOptional, type TSchema, Type } from 'typebox';
 import { changesOf, recordAudit, systemTrail, type Trail } from '../audit/audit.js';
+import { isEmailIntegration } from '../channels/email-inbound.js';
 import { INTEGRATION_KEYS } from '../config.js';
 import type { ManagedBy, PreChatForm } from '../db/types.js';
 import type { Deps } from '../deps.js';
@@ -243,12 +244,12 @@ function accountOf(input: { integrationKey: string; externalAccountId?: string; 
   }
   if (input.allowedOrigins !== undefined) throw errors.validation('allowedOrigins applies to livechat connections only');
   if (input.externalAccountId === undefined) throw errors.validation('body must have property "externalAccountId"');
-  // Mail names its mailbox in lower case (channels/email-inbound.ts), so the account is kept so.
-  if (input.integrationKey === 'email.imap') {
-    if (!/^[^\s@]+@[^\s@]+$/.test(input.externalAccountId))
-      throw errors.validation("an email.imap externalAccountId is the mailbox's address, like support@example.com");
+  if (input.integrationKey === 'email.imap' && !/^[^\s@]+@[^\s@]+$/.test(input.externalAccountId))
+    throw errors.validation("an email.imap externalAccountId is the mailbox's address, like support@example.com");
+  // Inbound mail names its receiving address in lower case (channels/email-inbound.ts), so every
+  // mail connection keeps its address so: `Support@Acme.test` receives mail sent to it.
+  if (isEmailIntegration(input.integrationKey))
     return { externalAccountId: input.externalAccountId.trim().toLowerCase(), allowedOrigins: [] };
-  }
   return { externalAccountId: input.externalAccountId, allowedOrigins: [] };
 }
 

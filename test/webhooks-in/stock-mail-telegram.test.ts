@@ -215,6 +215,45 @@ describe('email (the neutral key) threading', () => {
   });
 });
 
+describe('a mail connection whose address is written with capitals', () => {
+  it('keeps it in lower case and receives the mail sent to it, however the sender writes it', async () => {
+    const created = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/connections',
+      headers: tenant.headers,
+      payload: { integrationKey: 'email', externalAccountId: ' Sales@Acme.test', name: 'Sales' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json().data.externalAccountId).toBe('sales@acme.test');
+    const postmark = await makeConnection(ctx.deps, ws, { integrationKey: 'email.postmark', externalAccountId: 'Orders@Acme.test' });
+    expect(postmark.externalAccountId).toBe('orders@acme.test');
+
+    const neutral = JSON.stringify({
+      type: 'inbound',
+      messageId: '<caps-1@example.org>',
+      from: { email: 'ann@example.org' },
+      to: 'Sales@Acme.test',
+      text: 'Hello',
+    });
+    expect((await post('email', neutral, { 'content-type': 'application/json', 'x-vendor-auth': 'plain-mail-secret' })).statusCode).toBe(
+      200,
+    );
+    const pm = JSON.stringify({
+      FromFull: { Email: 'bob@example.org' },
+      OriginalRecipient: 'ORDERS@acme.test',
+      ToFull: [{ Email: 'ORDERS@acme.test' }],
+      MessageID: 'caps-2',
+      TextBody: 'Hi',
+    });
+    expect(
+      (await post('email.postmark', pm, { 'content-type': 'application/json', authorization: basic('postmark', POSTMARK_SECRET) }))
+        .statusCode,
+    ).toBe(200);
+    expect((await messageWithId('<caps-1@example.org>')).connection_id).toBe(created.json().data.id);
+    expect((await messageWithId('caps-2')).connection_id).toBe(postmark.id);
+  });
+});
+
 describe('email.mailgun', () => {
   it('accepts a signed multipart post once; a replayed token or a stale timestamp is 401 with nothing stored', async () => {
     const connection = await makeConnection(ctx.deps, ws, { integrationKey: 'email.mailgun', externalAccountId: 'support@acme.test' });
