@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Db, Executor } from '../db/database.js';
-import { keysetPage } from '../db/pages.js';
+import { keysetPage, offsetPage } from '../db/pages.js';
 import type { AuditLogTable } from '../db/types.js';
-import type { CursorRequest } from '../http/pagination.js';
+import type { CursorRequest, OffsetRequest } from '../http/pagination.js';
 
 export interface NewAuditEntry {
   workspaceId: number | null;
@@ -45,14 +45,12 @@ export interface AuditFilter {
 
 const BY_AT = { at: 'audit_log.at', id: 'audit_log.id' };
 
-/** Entries newest first, one cursor page, with the actor's name as it is now (users and keys are never deleted). */
-export async function listAuditLog(db: Executor, filter: AuditFilter, page: CursorRequest) {
+/** The entries `filter` selects, with the actors joined, before any column is chosen. */
+function filtered(db: Executor, filter: AuditFilter) {
   let q = db
     .selectFrom('audit_log')
     .leftJoin('users', (j) => j.onRef('users.id', '=', 'audit_log.actor_id').on('audit_log.actor_type', 'in', ['user', 'operator']))
-    .leftJoin('api_keys', (j) => j.onRef('api_keys.id', '=', 'audit_log.actor_id').on('audit_log.actor_type', '=', 'api_key'))
-    .selectAll('audit_log')
-    .select(sql<string | null>`coalesce(users.name, api_keys.name)`.as('actor_name'));
+    .leftJoin('api_keys', (j) => j.onRef('api_keys.id', '=', 'audit_log.actor_id').on('audit_log.actor_type', '=', 'api_key'));
   if (filter.workspaceId !== undefined) q = q.where('audit_log.workspace_id', '=', filter.workspaceId);
   if (filter.operatorOnly) q = q.where('audit_log.actor_type', '=', 'operator');
   if (filter.actorType !== undefined) q = q.where('audit_log.actor_type', '=', filter.actorType);
@@ -63,7 +61,21 @@ export async function listAuditLog(db: Executor, filter: AuditFilter, page: Curs
   if (filter.action !== undefined) q = q.where('audit_log.action', '=', filter.action);
   if (filter.from !== undefined) q = q.where('audit_log.at', '>=', filter.from);
   if (filter.to !== undefined) q = q.where('audit_log.at', '<', filter.to);
-  return keysetPage(q, BY_AT, page);
+  return q;
+}
+
+/** Every column of an entry, and the actor's name as it is now (users and keys are never deleted). */
+const withActorName = <Q extends ReturnType<typeof filtered>>(q: Q) =>
+  q.selectAll('audit_log').select(sql<string | null>`coalesce(users.name, api_keys.name)`.as('actor_name'));
+
+/** A workspace's entries newest first, one cursor page (a tenant list). */
+export async function listAuditLog(db: Executor, filter: AuditFilter, page: CursorRequest) {
+  return keysetPage(withActorName(filtered(db, filter)), BY_AT, page);
+}
+
+/** The operator's entries newest first, one offset page (an operator list, SPEC §8.1). */
+export async function listAuditLogPage(db: Executor, filter: AuditFilter, page: OffsetRequest) {
+  return offsetPage(filtered(db, filter), page, (q) => withActorName(q).orderBy('audit_log.at', 'desc').orderBy('audit_log.id', 'desc'));
 }
 
 /**

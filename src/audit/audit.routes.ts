@@ -6,9 +6,9 @@ import { readFrom } from '../db/replica.js';
 import type { AuditLogTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
-import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
-import { CursorPage, Nullable, StringEnum, Timestamp } from '../http/schemas.js';
-import { type AuditFilter, listAuditLog } from './audit.queries.js';
+import { CursorQuery, OffsetQuery, parseCursorQuery, parseOffsetQuery } from '../http/pagination.js';
+import { CursorPage, Nullable, OffsetPage, StringEnum, Timestamp } from '../http/schemas.js';
+import { type AuditFilter, listAuditLog, listAuditLogPage } from './audit.queries.js';
 
 export const AuditEntryResource = Type.Object(
   {
@@ -30,8 +30,8 @@ export const AuditEntryResource = Type.Object(
 );
 export type AuditEntry = Static<typeof AuditEntryResource>;
 
-export const AuditQuery = Type.Object({
-  ...CursorQuery.properties,
+/** The filters both audit lists take. */
+const AuditFilters = {
   actorId: Type.Optional(Type.Integer({ minimum: 1, description: 'entries of this user (or, with `actorType: api_key`, this API key)' })),
   actorType: Type.Optional(
     StringEnum(['user', 'api_key', 'operator', 'system'] as const, {
@@ -41,7 +41,10 @@ export const AuditQuery = Type.Object({
   action: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'entries of this action, e.g. `sign_in.failed`' })),
   from: Type.Optional(Type.String({ format: 'date-time', description: 'entries at or after' })),
   to: Type.Optional(Type.String({ format: 'date-time', description: 'entries before' })),
-});
+};
+export const AuditQuery = Type.Object({ ...CursorQuery.properties, ...AuditFilters });
+/** The operator's audit log is an operator list: offset pages (SPEC §8.1). */
+const OperatorAuditQuery = Type.Object({ ...OffsetQuery.properties, ...AuditFilters });
 
 function auditEntryResource(row: Selectable<AuditLogTable> & { actor_name: string | null }): AuditEntry {
   return {
@@ -59,7 +62,7 @@ function auditEntryResource(row: Selectable<AuditLogTable> & { actor_name: strin
   };
 }
 
-const filterOf = (q: Static<typeof AuditQuery>): AuditFilter => ({
+const filterOf = (q: Static<typeof AuditQuery> | Static<typeof OperatorAuditQuery>): AuditFilter => ({
   actorId: q.actorId,
   actorType: q.actorType,
   action: q.action,
@@ -96,16 +99,18 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       preValidation: requireOperator(deps),
       schema: {
         summary: "The platform operator's own actions",
-        description: 'What the admin key and operator users did (provisioning, operator routes), newest first; the same filters.',
-        querystring: AuditQuery,
-        response: { 200: CursorPage(AuditEntryResource) },
+        description:
+          'What the admin key and operator users did (provisioning, operator routes), newest first, in offset pages ' +
+          '(`page`, `limit`: default 50, at most 200) like every operator list; the same filters.',
+        querystring: OperatorAuditQuery,
+        response: { 200: OffsetPage(AuditEntryResource) },
       },
     },
     async (request) => {
-      const page = await listAuditLog(
+      const page = await listAuditLogPage(
         readFrom(deps, request),
         { ...filterOf(request.query), operatorOnly: true },
-        parseCursorQuery(request.query),
+        parseOffsetQuery(request.query),
       );
       return envelope(request, page.items.map(auditEntryResource), page.meta);
     },

@@ -284,6 +284,28 @@ describe('GET /v1/operator/audit-log', () => {
     expect(list[0]).toMatchObject({ action: 'workspace.created', actor: { type: 'operator', id: null, name: 'operator' } });
     expect((await call('GET', '/v1/operator/audit-log', asAdmin)).statusCode).toBe(403);
   });
+
+  it('is an operator list: offset pages with page, limit, total and hasMore, newest first', async () => {
+    for (const name of ['Paged 1', 'Paged 2', 'Paged 3'])
+      expect((await call('POST', '/v1/engage/workspaces', adminHeaders(), { name })).statusCode).toBe(201);
+    const page = async (query: string) => {
+      const res = await call('GET', `/v1/operator/audit-log${query}`, adminHeaders());
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json() as { data: Entry[]; meta: { page: number; limit: number; total: number; hasMore: boolean } };
+    };
+    const all = await page('?action=workspace.created&limit=1000');
+    const total = all.data.length;
+    expect(total).toBeGreaterThanOrEqual(3);
+    expect(all.meta).toMatchObject({ page: 1, limit: 200, total, hasMore: false });
+    expect(all.data.map((e) => e.id)).toEqual([...all.data.map((e) => e.id)].sort((a, b) => b - a));
+
+    const first = await page('?action=workspace.created&limit=2');
+    expect(first.meta).toMatchObject({ page: 1, limit: 2, total, hasMore: true });
+    const second = await page('?action=workspace.created&limit=2&page=2');
+    expect(second.meta).toMatchObject({ page: 2, limit: 2, total, hasMore: total > 4 });
+    expect([...first.data, ...second.data].map((e) => e.id)).toEqual(all.data.slice(0, 4).map((e) => e.id));
+    expect((await page('')).meta).toMatchObject({ page: 1, limit: 50 });
+  });
 });
 
 describe('append-only', () => {

@@ -1,6 +1,16 @@
 import { type ClientOptions, call, callData, type Envelope, InboxClientError, type Query } from './request.js';
 import type { IdempotencyOptions } from './tenant.js';
-import type { Connection, InboxStatus, Message, RequeueResult, WebhookInboxRecord, WebhookInboxRow, Workspace } from './types.js';
+import type {
+  AuditEntry,
+  AuditLogQuery,
+  Connection,
+  InboxStatus,
+  Message,
+  RequeueResult,
+  WebhookInboxRecord,
+  WebhookInboxRow,
+  Workspace,
+} from './types.js';
 
 export interface OffsetPage<T> {
   data: T[];
@@ -67,6 +77,10 @@ export function operatorClient(options: ClientOptions) {
         method: 'POST',
         headers: { 'idempotency-key': opts.idempotencyKey },
       }),
+    /** The platform operator's own actions, newest first (docs/security.md, "Audit log"). */
+    auditLog(query: Omit<AuditLogQuery, 'cursor'> = {}): AsyncGenerator<AuditEntry> {
+      return client.all<AuditEntry>('/v1/operator/audit-log', { ...query });
+    },
     threadTranscript(tenantId: number, threadId: number, query: { limit?: number } = {}): AsyncGenerator<Message> {
       return client.transcript<Message>(`/v1/operator/tenants/${id(tenantId)}/threads/${id(threadId)}/messages`, query);
     },
