@@ -1,17 +1,21 @@
 import type { Executor } from '../db/database.js';
+import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { RuleAction } from '../db/types.js';
+import type { CursorRequest } from '../http/pagination.js';
 
 /** SQL of macros (docs/automation.md). `viewer`: the user reading (their own unshared ones too), or null for an API key. */
 
-export async function listMacros(db: Executor, workspaceId: number, viewer: number | null) {
-  return db
-    .selectFrom('macros')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where((eb) => eb.or([eb('shared', '=', true), viewer === null ? eb('author_id', 'is', null) : eb('author_id', '=', viewer)]))
-    .orderBy('name')
-    .orderBy('id')
-    .execute();
+/** The macros `viewer` sees, newest first, one cursor page (a tenant list, docs/api.md "Pagination"). */
+export async function listMacros(db: Executor, workspaceId: number, viewer: number | null, page: CursorRequest) {
+  return keysetPage(
+    db
+      .selectFrom('macros')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where((eb) => eb.or([eb('shared', '=', true), viewer === null ? eb('author_id', 'is', null) : eb('author_id', '=', viewer)])),
+    BY_CREATED,
+    page,
+  );
 }
 
 export async function findMacro(db: Executor, workspaceId: number, id: number, viewer: number | null) {

@@ -5,7 +5,8 @@ import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { deleted, envelope } from '../http/envelope.js';
 import { BigId, IntId } from '../http/ids.js';
-import { Deleted, Envelope } from '../http/schemas.js';
+import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
+import { CursorPage, Deleted, Envelope } from '../http/schemas.js';
 import { ThreadResource } from '../threads/threads.resources.js';
 import { listMacros } from './macros.queries.js';
 import { MacroCreate, MacroPatch, MacroResource, macroResource } from './macros.resources.js';
@@ -24,10 +25,17 @@ export const macrosRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
 
   app.get(
     '/macros',
-    { schema: { summary: 'List the macros the caller sees, by name', response: { 200: Envelope(Type.Array(MacroResource)) } } },
+    {
+      schema: {
+        summary: 'List the macros the caller sees, newest first (cursor pages)',
+        querystring: CursorQuery,
+        response: { 200: CursorPage(MacroResource) },
+      },
+    },
     async (request) => {
       const auth = tenantOf(request);
-      return envelope(request, (await listMacros(deps.db, auth.workspaceId, userOf(auth))).map(macroResource));
+      const page = await listMacros(deps.db, auth.workspaceId, userOf(auth), parseCursorQuery(request.query));
+      return envelope(request, page.items.map(macroResource), page.meta);
     },
   );
 

@@ -56,9 +56,16 @@ describe('macros', () => {
     expect(ours.json().data.shared).toBe(true);
     const names = async (headers: Record<string, string>) =>
       (await call('GET', '/v1/macros', headers)).json().data.map((m: { name: string }) => m.name);
-    expect(await names(ada.headers)).toEqual(['Mine', 'Ours']);
+    // A tenant list (SPEC §8.1): newest first, in cursor pages.
+    expect(await names(ada.headers)).toEqual(['Ours', 'Mine']);
     expect(await names(bo.headers)).toEqual(['Ours']);
     expect(await names(tenant.headers)).toEqual(['Ours']);
+    const first = (await call('GET', '/v1/macros?limit=1', ada.headers)).json();
+    expect(first.data.map((m: { name: string }) => m.name)).toEqual(['Ours']);
+    expect(first.meta.nextCursor).toEqual(expect.any(String));
+    const rest = (await call('GET', `/v1/macros?limit=1&cursor=${first.meta.nextCursor}`, ada.headers)).json();
+    expect(rest.data.map((m: { name: string }) => m.name)).toEqual(['Mine']);
+    expect(rest.meta.nextCursor).toBeUndefined();
     // Another agent neither changes a colleague's macro nor sees an unshared one.
     expect((await call('PATCH', `/v1/macros/${ours.json().data.id}`, bo.headers, { name: 'Theirs' })).statusCode).toBe(403);
     expect((await call('PATCH', `/v1/macros/${mine.json().data.id}`, bo.headers, { name: 'Theirs' })).statusCode).toBe(404);

@@ -282,8 +282,8 @@ export function tenantClient(initial: ClientOptions) {
     updateAutomationRule: (ruleId: number, patch: AutomationRulePatch) =>
       send<AutomationRule>('PATCH', `/v1/automation-rules/${id(ruleId)}`, patch),
     deleteAutomationRule: (ruleId: number) => remove(`/v1/automation-rules/${id(ruleId)}`),
-    /** The shared macros and the caller's own. */
-    macros: () => get<Macro[]>('/v1/macros'),
+    /** The shared macros and the caller's own, newest first, page after page. */
+    macros: (query: ListQuery = {}) => client.all<Macro>('/v1/macros', { ...query }),
     createMacro: (body: MacroCreate) => send<Macro>('POST', '/v1/macros', body),
     updateMacro: (macroId: number, patch: MacroPatch) => send<Macro>('PATCH', `/v1/macros/${id(macroId)}`, patch),
     deleteMacro: (macroId: number) => remove(`/v1/macros/${id(macroId)}`),

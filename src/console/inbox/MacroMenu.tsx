@@ -1,9 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Macro, Thread } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
+import { byName } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { useDismiss } from '../shared/use-dismiss';
+import { collect } from '../shared/use-load';
 
 /**
  * The conversation header's "Macros" menu (docs/automation.md): the macros the agent sees,
@@ -28,9 +30,8 @@ export function MacroMenu({ thread, onChange }: { thread: Thread; onChange(t: Th
   useEffect(() => {
     if (!open) return;
     let live = true;
-    s.client
-      .macros()
-      .then((list) => live && setMacros(list))
+    collect(s.client.macros({ limit: 100 }))
+      .then((list) => live && setMacros(byName(list)))
       .catch((err: unknown) => live && setNote({ error: true, text: errorText(err) }));
     return () => {
       live = false;

@@ -1,8 +1,9 @@
 import { useEffect, useRef } from 'preact/hooks';
 import type { Macro, MacroCreate } from '../../../packages/client/src/index';
+import { byName } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
-import { useLoad } from '../shared/use-load';
+import { collect, useLoad } from '../shared/use-load';
 import { type ActionDraft, actionDraft, actionOf, blankAction } from './automation-model';
 import { Failure } from './Failure';
 import { ActionsEditor, type Choices, describeAction, EditAndDelete, FormError, useChoices } from './RuleParts';
@@ -24,7 +25,7 @@ const bodyOf = (d: MacroDraft): MacroCreate => ({ name: d.name, shared: d.shared
  */
 export function Macros() {
   const s = useStore(session)!;
-  const macros = useLoad(() => s.client.macros());
+  const macros = useLoad(() => collect(s.client.macros({ limit: 100 })).then(byName));
   const choices = useChoices();
   const editor = useListEditor<MacroDraft, MacroCreate>({
     noun: 'Macro',

@@ -72,3 +72,7 @@ export function slaBadge(
   const left = Math.min(...dues) - now;
   return left >= 0 ? { text: `SLA ${span(left)} left`, status: sla.status } : { text: `SLA ${span(left)} overdue`, status: 'breached' };
 }
+
+/** Named things (macros) as a menu lists them: by name, then oldest first. */
+export const byName = <T extends { name: string; id: number }>(list: T[]): T[] =>
+  [...list].sort((a, b) => a.name.localeCompare(b.name) || a.id - b.id);
