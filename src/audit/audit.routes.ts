@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import type { Selectable } from 'kysely';
 import { type Static, Type } from 'typebox';
 import { requireAuth, requireOperator, tenantOf } from '../auth/auth.js';
@@ -43,6 +44,12 @@ const AuditFilters = {
   to: Type.Optional(Type.String({ format: 'date-time', description: 'entries before' })),
 };
 export const AuditQuery = Type.Object({ ...CursorQuery.properties, ...AuditFilters });
+
+/** A filter given empty (`?actorId=&action=&from=&to=`) filters nothing, as an absent one. */
+async function emptyFiltersAbsent(request: FastifyRequest) {
+  const query = request.query as Record<string, unknown>;
+  for (const name of Object.keys(AuditFilters)) if (query[name] === '') delete query[name];
+}
 /** The operator's audit log is an operator list: offset pages (SPEC §8.1). */
 const OperatorAuditQuery = Type.Object({ ...OffsetQuery.properties, ...AuditFilters });
 
@@ -78,10 +85,11 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
   app.get(
     '/audit-log',
     {
-      preValidation: requireAuth(deps, { scope: 'admin' }),
+      preValidation: [requireAuth(deps, { scope: 'admin' }), emptyFiltersAbsent],
       schema: {
         summary: "The workspace's audit log",
-        description: 'Admins: who did what, newest first (cursor pages); filters `actorId`, `action`, `from`, `to` combine.',
+        description:
+          'Admins: who did what, newest first (cursor pages); filters `actorId`, `action`, `from`, `to` combine; one given empty filters nothing.',
         querystring: AuditQuery,
         response: { 200: CursorPage(AuditEntryResource) },
       },
@@ -96,7 +104,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
   app.get(
     '/operator/audit-log',
     {
-      preValidation: requireOperator(deps),
+      preValidation: [requireOperator(deps), emptyFiltersAbsent],
       schema: {
         summary: "The platform operator's own actions",
         description:

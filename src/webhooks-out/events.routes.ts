@@ -22,7 +22,7 @@ const EventResource = Type.Object(
 
 const EventsQuery = Type.Object({
   after: Type.Optional(Type.String({ description: 'meta.nextCursor of the last page read; absent: from the oldest event kept' })),
-  types: Type.Optional(Type.String({ description: 'a comma list of event types; absent: every type' })),
+  types: Type.Optional(Type.String({ description: 'a comma list of event types; absent or empty: every type' })),
   limit: Type.Optional(Type.String({ description: 'page size: default 25, at most 100 (larger is clamped)' })),
 });
 
@@ -47,7 +47,12 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       },
     },
     async (request) => {
-      const types = request.query.types?.split(',').map((t) => t.trim());
+      // `types=` (or a list with an empty item) names no type: an empty list filters nothing.
+      const named = request.query.types
+        ?.split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== '');
+      const types = named && named.length > 0 ? named : undefined;
       const unknown = types?.find((t) => !(SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(t));
       if (unknown !== undefined) throw errors.validation(`types: unknown event type "${unknown.slice(0, 60)}"`);
       const after = request.query.after ? decodeLogPosition(request.query.after) : undefined;
