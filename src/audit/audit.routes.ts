@@ -21,7 +21,12 @@ export const AuditEntryResource = Type.Object(
       name: Nullable(Type.String({ description: "the user's or API key's name as it is now" })),
     }),
     action: Type.String({ description: 'e.g. `sign_in.succeeded`, `user.updated`, `api_key.created` (docs/security.md)' }),
-    target: Nullable(Type.Object({ type: Type.String(), id: Type.String() })),
+    target: Nullable(
+      Type.Object({
+        type: Type.String(),
+        id: Type.Union([Type.Integer(), Type.String()], { description: "the target's own id, as its resource answers it (an integer)" }),
+      }),
+    ),
     ip: Nullable(Type.String()),
     changes: Nullable(
       Type.Record(Type.String(), Type.Unknown(), { description: 'field → `{old, new}`; a secret shows `"[set]"`, never its value' }),
@@ -53,6 +58,9 @@ async function emptyFiltersAbsent(request: FastifyRequest) {
 /** The operator's audit log is an operator list: offset pages (SPEC §8.1). */
 const OperatorAuditQuery = Type.Object({ ...OffsetQuery.properties, ...AuditFilters });
 
+/** A target's id as its resource answers it: every target has an integer id; the column keeps text. */
+const targetId = (stored: string): number | string => (/^[1-9][0-9]{0,15}$/.test(stored) ? Number(stored) : stored);
+
 function auditEntryResource(row: Selectable<AuditLogTable> & { actor_name: string | null }): AuditEntry {
   return {
     id: row.id,
@@ -63,7 +71,7 @@ function auditEntryResource(row: Selectable<AuditLogTable> & { actor_name: strin
       name: row.actor_type === 'operator' && row.actor_id === null ? 'operator' : row.actor_name,
     },
     action: row.action,
-    target: row.target_type === null ? null : { type: row.target_type, id: row.target_id ?? '' },
+    target: row.target_type === null ? null : { type: row.target_type, id: targetId(row.target_id ?? '') },
     ip: row.ip,
     changes: row.changes,
   };

@@ -20,7 +20,7 @@ interface Entry {
   at: string;
   actor: { type: string; id: number | null; name: string | null };
   action: string;
-  target: { type: string; id: string } | null;
+  target: { type: string; id: number | string } | null;
   ip: string | null;
   changes: Record<string, { old: unknown; new: unknown }> | null;
 }
@@ -40,7 +40,7 @@ describe('what the audit log records', () => {
     expect(mine.map((e) => e.action)).toEqual(['sign_in.succeeded', 'sign_in.failed']);
     expect(mine[0]).toMatchObject({
       actor: { type: 'user', id: user.id, name: 'Sam Signin' },
-      target: { type: 'user', id: String(user.id) },
+      target: { type: 'user', id: user.id },
     });
     expect(mine[0]!.ip).toBe('127.0.0.1');
     expect(JSON.stringify(mine)).not.toContain(password);
@@ -67,14 +67,14 @@ describe('what the audit log records', () => {
     const mine = await entries(`?actorId=${admin.user.id}&limit=100`);
     const byAction = (a: string) => mine.filter((e) => e.action === a);
     expect(byAction('user.created')[0]).toMatchObject({
-      target: { type: 'user', id: String(niaId) },
+      target: { type: 'user', id: niaId },
       changes: { name: { old: null, new: 'Nia New' }, roles: { old: null, new: ['agent'] }, password: { old: null, new: '[set]' } },
     });
     expect(byAction('user.updated')[0]!.changes).toEqual({ roles: { old: ['agent'], new: ['admin'] } });
     expect(byAction('user.deactivated')[0]!.changes).toEqual({ active: { old: true, new: false } });
     expect(byAction('api_key.created')[0]).toMatchObject({ changes: { name: { new: 'deploy' }, key: { new: '[set]' } } });
     expect(byAction('api_key.rotated')).toHaveLength(1);
-    expect(byAction('api_key.revoked')[0]!.target).toEqual({ type: 'api_key', id: String(keyId) });
+    expect(byAction('api_key.revoked')[0]!.target).toEqual({ type: 'api_key', id: keyId });
     expect(byAction('personal_access_token.created')[0]!.changes!.token).toEqual({ old: null, new: '[set]' });
 
     // No secret anywhere in the table, in any form.
@@ -98,7 +98,7 @@ describe('what the audit log records', () => {
     expect((await call('PATCH', '/v1/workspace', asAdmin, { ai: { enabled: true } })).statusCode).toBe(200);
     expect((await entries('?action=workspace.settings_changed'))[0]!.changes).toBeNull();
     await call('POST', `/v1/users/${admin.user.id}/2fa/reset`, tenant.headers);
-    expect((await entries('?action=user.two_factor_reset'))[0]!.target).toEqual({ type: 'user', id: String(admin.user.id) });
+    expect((await entries('?action=user.two_factor_reset'))[0]!.target).toEqual({ type: 'user', id: admin.user.id });
   });
 
   it('teams and webhook endpoints, the endpoint secret as [set]', async () => {
@@ -137,10 +137,10 @@ describe('what the audit log records', () => {
     expect((await call('PATCH', `/v1/sla-policies/${policyId}`, asAdmin, { firstResponse: 'PT30M' })).statusCode).toBe(200);
     expect((await call('DELETE', `/v1/sla-policies/${policyId}`, asAdmin)).statusCode).toBe(200);
     const [created] = await entries('?action=sla_policy.created');
-    expect(created).toMatchObject({ actor: { type: 'user', id: admin.user.id }, target: { type: 'sla_policy', id: String(policyId) } });
+    expect(created).toMatchObject({ actor: { type: 'user', id: admin.user.id }, target: { type: 'sla_policy', id: policyId } });
     expect(created!.changes).toMatchObject({ name: { old: null, new: 'Urgent' }, firstResponse: { old: null, new: 'PT1H' } });
     expect((await entries('?action=sla_policy.updated'))[0]!.changes).toEqual({ firstResponse: { old: 'PT1H', new: 'PT30M' } });
-    expect((await entries('?action=sla_policy.deleted'))[0]!.target).toEqual({ type: 'sla_policy', id: String(policyId) });
+    expect((await entries('?action=sla_policy.deleted'))[0]!.target).toEqual({ type: 'sla_policy', id: policyId });
     // A refused change is no change: nothing is written for it.
     expect((await call('POST', '/v1/sla-policies', asAdmin, { name: 'No target' })).statusCode).toBe(422);
     expect(await entries('?action=sla_policy.created')).toHaveLength(1);
@@ -151,7 +151,7 @@ describe('what the audit log records', () => {
     expect((await call('PATCH', `/v1/macros/${macroId}`, asAdmin, { name: 'Close it' })).statusCode).toBe(200);
     expect((await call('DELETE', `/v1/macros/${macroId}`, asAdmin)).statusCode).toBe(200);
     for (const action of ['macro.created', 'macro.updated', 'macro.deleted'])
-      expect((await entries(`?action=${action}`)).map((e) => e.target)).toEqual([{ type: 'macro', id: String(macroId) }]);
+      expect((await entries(`?action=${action}`)).map((e) => e.target)).toEqual([{ type: 'macro', id: macroId }]);
     expect((await entries('?action=macro.created'))[0]!.changes).toEqual({
       name: { old: null, new: 'Close' },
       actions: { old: null, new: [{ type: 'add_labels', labels: ['done'] }] },
@@ -175,7 +175,7 @@ describe('what the audit log records', () => {
     });
     expect(renamed.statusCode, renamed.body).toBe(200);
     expect((await call('DELETE', `/v1/connections/${id}`, asAdmin)).statusCode).toBe(200);
-    const target = { type: 'connection', id: String(id) };
+    const target = { type: 'connection', id };
     const [made] = await entries('?action=connection.created');
     expect(made).toMatchObject({ actor: { type: 'user', id: admin.user.id }, target });
     expect(made!.changes).toMatchObject({
@@ -196,7 +196,7 @@ describe('what the audit log records', () => {
     expect(engaged.statusCode, engaged.body).toBe(201);
     expect((await entries('?action=connection.created'))[0]).toMatchObject({
       actor: { type: 'operator' },
-      target: { type: 'connection', id: String(engaged.json().data.id) },
+      target: { type: 'connection', id: engaged.json().data.id },
     });
     const table = await everything();
     expect(table).not.toContain('sms-audit-token-1');
@@ -226,7 +226,7 @@ describe('what the audit log records', () => {
     expect(refused.statusCode).toBe(403);
     const mine = await entries(`?actorId=${user.id}&action=user.password_changed`);
     expect(mine).toHaveLength(1);
-    expect(mine[0]).toMatchObject({ actor: { type: 'user', id: user.id }, target: { type: 'user', id: String(user.id) }, changes: null });
+    expect(mine[0]).toMatchObject({ actor: { type: 'user', id: user.id }, target: { type: 'user', id: user.id }, changes: null });
     expect(await everything()).not.toContain(newPassword);
   });
 

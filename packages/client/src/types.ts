@@ -495,7 +495,7 @@ export interface AuditEntry {
   actor: { type: 'user' | 'api_key' | 'operator' | 'system'; id: number | null; name: string | null };
   /** E.g. `sign_in.succeeded`, `user.updated`, `api_key.created`. */
   action: string;
-  target: { type: string; id: string } | null;
+  target: { type: string; id: number | string } | null;
   ip: string | null;
   /** Field → `{old, new}`; a secret shows `"[set]"`, never its value. */
   changes: Record<string, unknown> | null;
