@@ -348,6 +348,21 @@ describe('outbound webhooks', () => {
     );
   });
 
+  it('never follows a redirect: the attempt fails with the 3xx and the location is not called', async () => {
+    const w = await workspace();
+    const elsewhere = `${w.path}-moved`;
+    receiver.behave((r) => (r.path === w.path ? { status: 307, headers: { location: `${receiver.url}${elsewhere}` } } : { status: 200 }));
+    await ping(w);
+    const [d] = await waitFor(
+      async () => ((await deliveries(w))[0]?.attempts.length === 1 ? deliveries(w) : undefined),
+      'the first attempt',
+    );
+    expect(d!.status).toBe('pending');
+    expect(d!.attempts[0]).toMatchObject({ statusCode: 307, error: expect.stringContaining('not followed') });
+    expect(at(w.path)).toHaveLength(1);
+    expect(at(elsewhere)).toHaveLength(0);
+  });
+
   it('disables an endpoint with no success for 5 days when it fails again, with the reason', async () => {
     const w = await workspace();
     receiver.behave((r) => (r.path === w.path ? { status: 500 } : { status: 200 }));
