@@ -190,6 +190,9 @@ describe('POST and GET /v1/livechat/:widgetKey/messages', () => {
     expect(threads.find((t) => t.id === visitor.threadId)?.lastMessagePreview).toBe('Do you ship to Norway?');
     const transcript = (await agentGet(`/v1/threads/${visitor.threadId}/messages`)).json().data;
     expect(transcript).toEqual([message]);
+    // No inbox row: there is no provider to retry, so the visitor routes apply it directly.
+    const rows = await ctx.deps.db.selectFrom('webhook_inbox').select('id').where('integration_key', '=', 'livechat').execute();
+    expect(rows).toEqual([]);
     agent.ws.close();
   });
 
