@@ -422,6 +422,11 @@ describe('outbound webhooks', () => {
         expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
         expect(new Webhook(rotated.secret).verify(r.raw.toString(), headers)).toMatchObject({ type: 'ping' });
         expect(new Webhook(w.endpoint.secret).verify(r.raw.toString(), headers)).toMatchObject({ type: 'ping' });
+        // `v1,<new> v1,<old>`: the new secret's signature comes first.
+        const [first, second] = headers['webhook-signature'].split(' ');
+        const only = (signature: string) => ({ ...headers, 'webhook-signature': signature });
+        expect(new Webhook(rotated.secret).verify(r.raw.toString(), only(first!))).toMatchObject({ type: 'ping' });
+        expect(new Webhook(w.endpoint.secret).verify(r.raw.toString(), only(second!))).toMatchObject({ type: 'ping' });
       }
       // Without a grace period the old secret stops at once.
       const again = (
