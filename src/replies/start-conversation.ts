@@ -11,6 +11,8 @@ import type { Change } from '../messaging/announcements.js';
 import { threadKey, upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
 import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { recordOpenings } from '../reports/record.js';
+import { autoAssignedLine } from '../threads/activity.js';
+import { routeThreadNow } from '../threads/routing.js';
 import { findThread, findThreadViews } from '../threads/threads.queries.js';
 import { threadResource } from '../threads/threads.resources.js';
 import type { ThreadReader } from '../threads/visibility.js';
@@ -144,13 +146,18 @@ export async function startConversation(deps: Deps, req: StartRequest) {
     // A thread made here opens its first conversation (docs/reports.md), as the contact's first message would.
     if (thread.created)
       await recordOpenings(trx, [{ workspaceId: req.workspaceId, threadId: thread.id, connectionId: connection.id, reopened: false }], now);
-    const [view] = await findThreadViews(trx, [thread.id]);
+    let [view] = await findThreadViews(trx, [thread.id]);
     const changes: Change[] = [
       ...contacts.created.map((c): Change => ({ type: 'contact.created', contact: { ...c, createdAt: now } })),
       ...(thread.created ? [{ type: 'thread.created' as const, thread: view! }] : []),
       { type: 'message.created', message },
     ];
     await announce(deps, trx, changes, now);
+    // A new thread is routed as one a contact opens (docs/teams.md, "Routing"), in this commit:
+    // its activity line, the assignee's notification and thread.updated come with it.
+    if (thread.created && thread.assignee_id === null && (connection.auto_assign || thread.team_routes)) {
+      if (await routeThreadNow(deps, trx, thread, autoAssignedLine, now)) [view] = await findThreadViews(trx, [thread.id]);
+    }
     const [answer] = await messageResources(trx, [message], contentUrl(deps.config.publicUrl));
     return { thread: threadResource(view!), message: answer! };
   });

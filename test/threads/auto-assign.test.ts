@@ -155,6 +155,34 @@ describe('automatic assignment', () => {
     expect(await assigneeOf(visitor.threadId)).toBe(agent.id);
   });
 
+  it('routes a thread the business starts (POST /v1/conversations) as a new one, in the same commit', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const { user: agent } = await makeUser(ctx.deps, tenant.workspace.id, { name: 'Cy', roles: ['agent'] });
+    const auto = await engageConnection(tenant.workspace.id, true);
+    const start = (to: string) =>
+      ctx.app.inject({
+        method: 'POST',
+        url: '/v1/conversations',
+        headers: tenant.headers,
+        payload: { connectionId: auto.id, to, text: 'Your order has shipped' },
+      });
+    const res = await start('+14155550123');
+    expect(res.statusCode, res.body).toBe(202);
+    const { thread } = res.json().data as { thread: { id: number; assigneeId: number | null } };
+    expect(thread.assigneeId).toBe(agent.id);
+    expect(await assigneeOf(thread.id)).toBe(agent.id);
+    expect((await transcriptLines(ctx, thread.id)).map((l) => l.text)).toEqual([autoAssignedLine('Cy')]);
+    // Not on a connection without autoAssign.
+    const manual = await engageConnection(tenant.workspace.id, false);
+    const plain = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: tenant.headers,
+      payload: { connectionId: manual.id, to: '+14155550124', text: 'Hello' },
+    });
+    expect(plain.json().data.thread.assigneeId).toBeNull();
+  });
+
   it('leaves a thread unassigned in a workspace with no agent', async () => {
     const tenant = await makeTenant(ctx.deps);
     await makeUser(ctx.deps, tenant.workspace.id, { roles: ['operator'] });
