@@ -182,22 +182,22 @@ function prepareReply(deps: Deps, req: ReplyRequest) {
       },
       now,
     );
-    // A reply meets the first and next response targets (docs/sla.md); the lists see the clock move.
-    const slaMoved = await slaReplied(deps, trx, thread, now);
+    // A reply meets the first and next response targets (docs/sla.md).
+    await slaReplied(deps, trx, thread, now);
     await recordReply(trx, thread, now);
-    const [view] = slaMoved ? await findThreadViews(trx, [thread.id]) : [];
+    // The person who answers an unassigned thread takes it (workspace setting assignOnReply):
+    // assigned as a PATCH assigns, with its activity line and thread.updated, in this commit.
+    const assigns = authorId !== null && thread.assignee_id === null && (await workspaceSettings(trx, auth.workspaceId)).assignOnReply;
+    // The thread's last message, preview and SLA clock moved: the lists see it in thread.updated,
+    // here or, when the reply assigns the thread, in the assignment's own.
+    const [view] = assigns ? [] : await findThreadViews(trx, [thread.id]);
     await announce(
       deps,
       trx,
       [{ type: 'message.created', message: row }, ...(view ? [{ type: 'thread.updated' as const, thread: view }] : [])],
       now,
     );
-    // The person who answers an unassigned thread takes it (workspace setting assignOnReply):
-    // assigned as a PATCH assigns, with its activity line and thread.updated, in this commit.
-    if (authorId !== null && thread.assignee_id === null) {
-      const { assignOnReply } = await workspaceSettings(trx, auth.workspaceId);
-      if (assignOnReply) await changeThreadIn(deps, trx, auth, thread.id, { assigneeId: authorId });
-    }
+    if (assigns) await changeThreadIn(deps, trx, auth, thread.id, { assigneeId: authorId });
     const [answer] = await messageResources(trx, [row], contentUrl(deps.config.publicUrl));
     return answer!;
   };

@@ -59,9 +59,10 @@ const newConversationsLimit = (limit: number): RateLimit => ({
  * its normalised handle and the one thread of (connection, contact), and queues the message
  * through the replies' sender, all in one transaction with the announcements
  * (`contact.created` and `thread.created` as inbound messages make them, then
- * `message.created`). A free-form message on a channel with a reply window needs the window
- * open, as a reply does; a refusal rolls everything back, so a new contact or thread is never
- * left behind by a 422. With an idempotency key a retried request answers the first answer.
+ * `message.created` and `thread.updated`). A free-form message on a channel with a reply
+ * window needs the window open, as a reply does; a refusal rolls everything back, so a new
+ * contact or thread is never left behind by a 422. With an idempotency key a retried request
+ * answers the first answer.
  */
 export async function startConversation(deps: Deps, req: StartRequest) {
   const attachmentIds = req.attachmentIds ?? [];
@@ -154,10 +155,11 @@ export async function startConversation(deps: Deps, req: StartRequest) {
     ];
     await announce(deps, trx, changes, now);
     // A new thread is routed as one a contact opens (docs/teams.md, "Routing"), in this commit:
-    // its activity line, the assignee's notification and thread.updated come with it.
-    if (thread.created && thread.assignee_id === null && (connection.auto_assign || thread.team_routes)) {
-      if (await routeThreadNow(deps, trx, thread, autoAssignedLine, now)) [view] = await findThreadViews(trx, [thread.id]);
-    }
+    // its activity line, the assignee's notification and thread.updated come with it. Otherwise
+    // the thread's last message moved, and thread.updated says so, as for an inbound message.
+    const routes = thread.created && thread.assignee_id === null && (connection.auto_assign || thread.team_routes);
+    if (routes && (await routeThreadNow(deps, trx, thread, autoAssignedLine, now))) [view] = await findThreadViews(trx, [thread.id]);
+    else await announce(deps, trx, [{ type: 'thread.updated', thread: view! }], now);
     const [answer] = await messageResources(trx, [message], contentUrl(deps.config.publicUrl));
     return { thread: threadResource(view!), message: answer! };
   });

@@ -263,10 +263,49 @@ describe('POST /v1/threads/:id/messages', () => {
     try {
       const { id } = (await reply(threadId, 'live')).json().data;
       await waitFor(async () => events.some((e) => e.type === 'message.updated' && e.data.id === id), 'message.updated');
-      expect(events.filter((e) => e.data.id === id).map((e) => [e.type, e.data.status])).toEqual([
+      expect(events.filter((e) => e.type.startsWith('message.') && e.data.id === id).map((e) => [e.type, e.data.status])).toEqual([
         ['message.created', 'queued'],
         ['message.updated', 'sent'],
       ]);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('announces the thread with its new last message (thread.updated), for a reply and for a conversation the business starts', async () => {
+    const listener = new pg.Client({ connectionString: ctx.database.url });
+    await listener.connect();
+    const events: { type: string; data: Record<string, unknown> }[] = [];
+    listener.on('notification', (n) => events.push(JSON.parse(n.payload!)));
+    await listener.query(`LISTEN ${REALTIME_CHANNEL}`);
+    const logged = async (threadId: number, preview: string) =>
+      (await ctx.deps.db.selectFrom('webhook_events').select('body').where('type', '=', 'thread.updated').execute())
+        .map((r) => JSON.parse(r.body).data)
+        .filter((t: { id: number; lastMessagePreview: string }) => t.id === threadId && t.lastMessagePreview === preview);
+    try {
+      const threadId = await inboundThread('16505550011');
+      expect((await reply(threadId, 'See you at six')).statusCode).toBe(202);
+      await waitFor(
+        async () =>
+          events.find((e) => e.type === 'thread.updated' && e.data.id === threadId && e.data.lastMessagePreview === 'See you at six'),
+        'thread.updated on the bus',
+      );
+      expect(await logged(threadId, 'See you at six')).toHaveLength(1);
+
+      const started = await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/conversations',
+        headers: { ...tenant.headers, 'content-type': 'application/json' },
+        payload: { connectionId: whatsapp.id, to: '+16505550011', text: 'Your table is ready' },
+      });
+      expect(started.statusCode, started.body).toBe(202);
+      expect(started.json().data.thread.id).toBe(threadId);
+      await waitFor(
+        async () =>
+          events.find((e) => e.type === 'thread.updated' && e.data.id === threadId && e.data.lastMessagePreview === 'Your table is ready'),
+        'thread.updated for the started conversation',
+      );
+      expect(await logged(threadId, 'Your table is ready')).toHaveLength(1);
     } finally {
       await listener.end();
     }
