@@ -45,7 +45,7 @@ export const TeamUserPatch = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, minProperties: 1 },
 );
 
 export const OwnUserPatch = Type.Object(

@@ -141,11 +141,12 @@ describe('PATCH /v1/users/:id', () => {
     ).toBe(201);
   });
 
-  it('refuses an unknown role and an unknown field with 422', async () => {
+  it('refuses an unknown role, an unknown field and an empty change with 422', async () => {
     const { admin } = await team();
-    for (const bad of [{ roles: ['root'] }, { email: 'new@acme.test' }, { active: 'no' }]) {
+    for (const bad of [{ roles: ['root'] }, { email: 'new@acme.test' }, { active: 'no' }, {}]) {
       const res = await call('PATCH', `/v1/users/${admin.user.id}`, admin.headers, bad);
       expect(res.statusCode, JSON.stringify(bad)).toBe(422);
+      expect(res.json().error.code).toBe('validation_failed');
     }
   });
 
