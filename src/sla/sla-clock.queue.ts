@@ -13,16 +13,24 @@ import { fire, nearestDue, type SlaState, statusOf } from './sla-state.js';
  * tells nothing more), its status follows, and `sla.warning` or `sla.breached` goes to sockets
  * and endpoints with the thread, and a notification to its assignee (or, unassigned, to the
  * members of its team) — all in one transaction. A moment that moved or was met is nothing.
+ * A clock's warning and breach are told once per opening: when another policy moved a due
+ * time already told, the moment is only recorded (a changed status goes out as `thread.updated`).
  */
 export async function tellSlaMoment(deps: Deps, job: SlaClockJob): Promise<boolean> {
   return deps.db.transaction().execute(async (trx) => {
     const thread = await lockSlaThread(trx, job.threadId);
     if (!thread?.sla) return false;
     const now = deps.now();
-    const next = fire(thread.sla as SlaState, job.target, job.kind, job.at, now);
-    if (!next) return false;
+    const before = thread.sla as SlaState;
+    const fired = fire(before, job.target, job.kind, job.at, now);
+    if (!fired) return false;
+    const next = fired.state;
     await writeSla(trx, [{ id: thread.id, sla: next, sla_due_at: nearestDue(next), sla_status: statusOf(next) }]);
     const [view] = await findThreadViews(trx, [thread.id]);
+    if (!fired.announce) {
+      if (statusOf(next) !== statusOf(before)) await announce(deps, trx, [{ type: 'thread.updated', thread: view! }], now);
+      return true;
+    }
     const userIds =
       thread.assignee_id !== null ? [thread.assignee_id] : thread.team_id !== null ? await teamMemberIds(trx, thread.team_id) : [];
     const notifications = await insertNotifications(

@@ -61,8 +61,14 @@ export interface SlaState {
   businessHoursOnly: boolean;
   clocks: Partial<Record<SlaTarget, TargetClock>>;
   breaches: SlaBreach[];
-  /** Events already told, `target:kind:dueAt`: each is told once. */
+  /** Moments reached, `target:kind:dueAt`: each is recorded once, and `status` follows them. */
   told: string[];
+  /**
+   * Moments announced (sockets, endpoints, notifications), `target:kind:startedAt`: a clock's
+   * warning and breach are announced once per opening, even when another policy moved its due
+   * time. Absent on clocks set before it was kept.
+   */
+  announced?: string[];
   /** A reply came after the contact's last message: the contact's next one starts nextResponse. */
   replied: boolean;
   /** The thread was resolved: every clock stopped. */
@@ -134,6 +140,7 @@ export function openSla(policy: PolicyTargets, hours: BusinessHoursValue | null,
     clocks,
     breaches: [],
     told: [],
+    announced: [],
     replied: false,
     resolvedAt: null,
   };
@@ -191,16 +198,31 @@ export function resolved(state: SlaState, at: Date): SlaState {
 }
 
 /**
- * The warning or breach of `target` due at `at` (a job's), told once: the state with it
- * recorded, or null when there is nothing to tell (met meanwhile, moved, or already told).
+ * The warning or breach of `target` due at `at` (a job's), recorded once: the state with it,
+ * and whether to announce it (false when this clock's moment was announced already, before
+ * another policy moved its due time), or null when there is nothing to record (met
+ * meanwhile, moved, or already recorded).
  */
-export function fire(state: SlaState, target: SlaTarget, kind: SlaEventKind, at: string, now: Date): SlaState | null {
+export function fire(
+  state: SlaState,
+  target: SlaTarget,
+  kind: SlaEventKind,
+  at: string,
+  now: Date,
+): { state: SlaState; announce: boolean } | null {
   const c = state.clocks[target];
   if (!running(c) || (kind === 'warning' ? c.warnAt : c.dueAt) !== at) return null;
   const told = key(target, kind, c.dueAt);
   if (state.told.includes(told)) return null;
-  const breaches = kind === 'breached' ? [...state.breaches, { target, dueAt: c.dueAt, breachedAt: now.toISOString() }] : state.breaches;
-  return { ...state, told: [...state.told, told], breaches };
+  const moment = `${target}:${kind}:${c.startedAt}`;
+  const announced = state.announced ?? [];
+  const announce = !announced.includes(moment);
+  const breaches =
+    kind === 'breached' && announce ? [...state.breaches, { target, dueAt: c.dueAt, breachedAt: now.toISOString() }] : state.breaches;
+  return {
+    state: { ...state, told: [...state.told, told], announced: announce ? [...announced, moment] : announced, breaches },
+    announce,
+  };
 }
 
 /** The moments jobs must wake at for `after` that `before` did not already have. */

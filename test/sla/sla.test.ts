@@ -185,6 +185,43 @@ describe('SLA clocks', () => {
     ]);
   });
 
+  it('tells a target once per opening, even when a changed policy moves its due time', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    const ada = await makeUser(ctx.deps, tenant.workspace.id, { name: 'Ada', roles: ['agent'] });
+    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Standard', position: 2, firstResponse: 'PT10M' });
+    await call('POST', '/v1/sla-policies', tenant.headers, {
+      name: 'Urgent',
+      position: 1,
+      firstResponse: 'PT20M',
+      conditions: { priorities: ['urgent'] },
+    });
+    const id = await contactWrites(connection, '+1555000010');
+    await call('PATCH', `/v1/threads/${id}`, tenant.headers, { assigneeId: ada.user.id });
+    for (const job of await clockJobs(id)) {
+      now = new Date(job.data.at);
+      expect(await tellSlaMoment(ctx.deps, job.data)).toBe(true);
+    }
+    // Urgent now: the clock runs from the opening under PT20M, its warning and due time already past.
+    now = new Date('2026-03-10T10:30:00Z');
+    const patched = await call('PATCH', `/v1/threads/${id}`, tenant.headers, { priority: 'urgent' });
+    expect(patched.json().data.sla).toMatchObject({ firstResponseDueAt: '2026-03-10T10:20:00.000Z', status: 'breached' });
+    const moved = (await clockJobs(id)).filter((j) => j.data.at >= '2026-03-10T10:16:00.000Z');
+    expect(moved.map((j) => j.data.kind)).toEqual(['warning', 'breached']);
+    for (const job of moved) await tellSlaMoment(ctx.deps, job.data);
+
+    expect(await outboundEvents(tenant.workspace.id, 'sla.warning')).toHaveLength(1);
+    expect(await outboundEvents(tenant.workspace.id, 'sla.breached')).toHaveLength(1);
+    expect((await notificationsOf(ada.user.id)).filter((n) => n.type.startsWith('sla_'))).toEqual([
+      { type: 'sla_warning', thread_id: id },
+      { type: 'sla_breached', thread_id: id },
+    ]);
+    expect((await thread(tenant.headers, id)).sla).toMatchObject({
+      status: 'breached',
+      breaches: [{ target: 'firstResponse', dueAt: '2026-03-10T10:10:00.000Z' }],
+    });
+  });
+
   it('tells the members of the team when nobody is assigned', async () => {
     now = new Date('2026-03-10T10:00:00Z');
     const { tenant, connection } = await workspace();
