@@ -182,8 +182,9 @@ function prepareReply(deps: Deps, req: ReplyRequest) {
       },
       now,
     );
-    // A reply meets the first and next response targets (docs/sla.md).
-    await slaReplied(deps, trx, thread, now);
+    // A reply of a user or an API key meets the first and next response targets (docs/sla.md);
+    // a rule's is no answer of the team's.
+    if (auth.kind !== 'automation') await slaReplied(deps, trx, thread, now);
     await recordReply(trx, thread, now);
     // The person who answers an unassigned thread takes it (workspace setting assignOnReply):
     // assigned as a PATCH assigns, with its activity line and thread.updated, in this commit.

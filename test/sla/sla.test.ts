@@ -291,6 +291,37 @@ describe('SLA clocks', () => {
     expect((await thread(tenant.headers, id)).sla.firstResponseDueAt).toBe('2026-03-12T10:00:00.000Z');
   });
 
+  it("is not met by an automation rule's reply: only a user's or an API key's", async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'All', firstResponse: 'PT1H', nextResponse: 'PT30M' });
+    const rule = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'Acknowledge',
+      event: 'message.created',
+      actions: [{ type: 'reply', text: 'Thanks, we will be with you shortly' }],
+    });
+    expect(rule.statusCode, rule.body).toBe(201);
+    const id = await contactWrites(connection, '+1555000011');
+    now = new Date('2026-03-10T10:05:00Z');
+    await contactWrites(connection, '+1555000011', 'still there?');
+    const acknowledged = await db
+      .selectFrom('messages')
+      .select('text')
+      .where('thread_id', '=', id)
+      .where('direction', '=', 'outbound')
+      .where('kind', '=', 'message')
+      .execute();
+    expect(acknowledged).toHaveLength(2);
+    expect((await thread(tenant.headers, id)).sla).toMatchObject({
+      firstResponseDueAt: '2026-03-10T11:00:00.000Z',
+      nextResponseDueAt: null,
+    });
+
+    now = new Date('2026-03-10T10:20:00Z');
+    expect((await call('POST', `/v1/threads/${id}/messages`, tenant.headers, { text: 'on it' })).statusCode).toBe(202);
+    expect((await thread(tenant.headers, id)).sla).toMatchObject({ firstResponseDueAt: null });
+  });
+
   it('applies the first matching enabled policy by position, again when the priority changes; ?priority= and ?sort=sla', async () => {
     now = new Date('2026-03-10T10:00:00Z');
     const { tenant, connection } = await workspace();
