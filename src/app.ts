@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fastifyJwt from '@fastify/jwt';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import { accountsRoutes } from './accounts/accounts.routes.js';
 import { aiRoutes } from './ai/ai.routes.js';
 import { apiKeysRoutes } from './api-keys/api-keys.routes.js';
@@ -153,6 +153,16 @@ function httpServer(deps: Deps) {
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // What the router refuses before any route (a path that does not decode, a parameter over
+    // its length) is answered in the one error envelope too, not Fastify's own body.
+    frameworkErrors: (err, request, reply: FastifyReply) => {
+      const e = toAppError(err, deps.config.bodyLimitBytes, request.headers['content-type']);
+      // The onRequest hooks do not run for these: the request id header is set here.
+      reply
+        .code(e.status)
+        .headers({ ...e.headers, 'x-request-id': request.id })
+        .send(errorBody(request.id, e.code, e.message));
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // First, so a request's span covers every hook after it.

@@ -39,6 +39,20 @@ describe('error envelope', () => {
     });
   });
 
+  it('answers a path the router refuses (bad escape, overlong parameter) in the error envelope', async () => {
+    for (const [url, status] of [
+      ['/v1/threads/%E0%A4%A', 400],
+      [`/csat/${'a'.repeat(120)}`, 414],
+    ] as const) {
+      const res = await ctx.app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(status);
+      expect(res.json(), url).toEqual({
+        error: { code: 'bad_request', message: expect.any(String) },
+        meta: { requestId: res.headers['x-request-id'] },
+      });
+    }
+  });
+
   it('answers malformed JSON with 400 invalid_json', async () => {
     const res = await ctx.app.inject({
       method: 'POST',
