@@ -9,7 +9,9 @@ import { IntId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Deleted, Envelope, Nullable } from '../http/schemas.js';
 import { BusinessHoursInputSetting } from '../sla/business-hours.js';
-import { deleteTeam, listTeams, memberIdsOf } from './teams.queries.js';
+import { lockTeamThreads } from '../threads/thread-workflow.queries.js';
+import { leftDeletedTeam } from '../threads/thread-workflow.service.js';
+import { deleteTeam, listTeams, lockTeam, memberIdsOf } from './teams.queries.js';
 import { TEAM_NAME_MAX, TeamResource, teamResource } from './teams.resources.js';
 import { changeTeam, createTeam, getTeam, setTeamMembers } from './teams.service.js';
 
@@ -131,15 +133,21 @@ export const teamsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       preValidation: admin,
       schema: {
         summary: 'Delete a team',
-        description: 'Its threads and connections stay, with teamId null.',
+        description:
+          'Its threads and connections stay, with teamId null; each thread gets an activity line and is announced as thread.updated.',
         params: Params,
         response: { 200: Envelope(Deleted) },
       },
     },
     async (request) => {
+      const auth = tenantOf(request);
       await deps.db.transaction().execute(async (trx) => {
-        if (!(await deleteTeam(trx, tenantOf(request).workspaceId, request.params.id))) throw errors.notFound('team');
-        await recordAudit(trx, trailOf(request), 'team.deleted', { type: 'team', id: request.params.id });
+        const team = await lockTeam(trx, auth.workspaceId, request.params.id);
+        if (!team) throw errors.notFound('team');
+        const threads = await lockTeamThreads(trx, auth.workspaceId, team.id);
+        await deleteTeam(trx, auth.workspaceId, team.id);
+        await recordAudit(trx, trailOf(request), 'team.deleted', { type: 'team', id: team.id });
+        await leftDeletedTeam(deps, trx, auth, threads, team.name);
       });
       return deleted(request, request.params.id);
     },

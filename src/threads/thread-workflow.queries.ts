@@ -180,6 +180,18 @@ export async function setMentions(db: Executor, messageId: number, userIds: numb
 }
 
 /** A thread the reader sees, locked until the transaction ends; undefined for any other. */
+/** A team's threads, locked, lowest id first: those its deletion leaves without a team. */
+export async function lockTeamThreads(db: Executor, workspaceId: number, teamId: number) {
+  return db
+    .selectFrom('threads')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('team_id', '=', teamId)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
 export async function lockThread(db: Executor, reader: ThreadReader, id: number) {
   return db
     .selectFrom('threads')

@@ -238,6 +238,55 @@ export async function changeThreadTold(deps: Deps, trx: Executor, auth: ThreadAc
 }
 
 /**
+ * The threads a deleted team left (`DELETE /v1/teams/:id`), read with lockTeamThreads before it
+ * went: their `teamId` is null now (the foreign key). Each is told as a change of its team is,
+ * in the caller's transaction: an activity line, its SLA policy matched again (not on a
+ * resolved thread), `thread.updated`, and routing's queue looked at again.
+ */
+export async function leftDeletedTeam(deps: Deps, trx: Executor, auth: ThreadActor, threads: Selectable<ThreadsTable>[], teamName: string) {
+  if (threads.length === 0) return;
+  const now = deps.now();
+  const workspaceId = threads[0]!.workspace_id;
+  const left = threads.map((t) => ({ ...t, team_id: null }));
+  await moveSla(
+    deps,
+    trx,
+    workspaceId,
+    left.filter((t) => t.status !== 'resolved').map((thread) => ({ thread, event: 'matched' as const })),
+    now,
+  );
+  const actor = await actorOf(trx, auth);
+  const lines = await insertTranscriptLines(
+    trx,
+    'activity',
+    left.map((t) => ({
+      workspaceId,
+      threadId: t.id,
+      connectionId: t.connection_id,
+      text: teamLine(actor.name, null, teamName),
+      authorId: actor.authorId,
+    })),
+    now,
+  );
+  const views = await findThreadViews(
+    trx,
+    left.map((t) => t.id),
+  );
+  await announce(
+    deps,
+    trx,
+    [
+      ...lines.map((message) => ({ type: 'message.created' as const, message })),
+      ...views.map((thread) => ({ type: 'thread.updated' as const, thread })),
+    ],
+    now,
+  );
+  // Without a team, a thread of a routing connection may now wait in its queue.
+  await lockAssignment(trx, [workspaceId]);
+  await routeWaiting(deps, trx, workspaceId, now);
+}
+
+/**
  * `POST /v1/threads/:id/read`: an agent has read the thread; `agentLastSeenAt` is now and
  * nothing is unread. Announced as `thread.updated` (other agents' unread badges), without an
  * activity line: reading is not something that happened to the conversation.

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
-import { inbound, signedInUser, transcriptLines } from '../threads/workflow-helpers.js';
+import { waitFor } from '../helpers/webhooks.js';
+import { inbound, listenToBus, signedInUser, transcriptLines } from '../threads/workflow-helpers.js';
 
 const ctx = await useTestContext();
+const bus = await listenToBus(ctx.database.url);
 const tenant = await makeTenant(ctx.deps);
 const ada = await signedInUser(ctx.app, ctx, tenant.workspace.id, { name: 'Ada', roles: ['admin'] });
 const bo = await signedInUser(ctx.app, ctx, tenant.workspace.id, { name: 'Bo', roles: ['agent'] });
@@ -175,6 +177,18 @@ describe('teams on threads and connections', () => {
     const res = await call('DELETE', `/v1/teams/${team.id}`, ada.headers);
     expect(res.statusCode).toBe(200);
     expect((await call('GET', `/v1/threads/${threadId}`, tenant.headers)).json().data.teamId).toBeNull();
+    // Told as a change of the thread's team: an activity line and thread.updated.
+    expect((await transcriptLines(ctx, threadId)).map((l) => [l.text, l.author_id])).toEqual([
+      [expect.stringMatching(/^Ada removed the conversation from the team Team \d+$/), ada.user.id],
+    ]);
+    await waitFor(
+      async () =>
+        bus.some((e) => {
+          const data = e.data as { id: number; teamId: number | null };
+          return e.type === 'thread.updated' && data.id === threadId && data.teamId === null;
+        }),
+      'thread.updated of the thread the team left',
+    );
     const connections = (await call('GET', '/v1/connections?limit=100', tenant.headers)).json().data;
     expect(connections.find((c: { id: number }) => c.id === conn.id).teamId).toBeNull();
     expect((await call('GET', `/v1/teams/${team.id}`, ada.headers)).statusCode).toBe(404);
