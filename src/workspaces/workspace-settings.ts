@@ -12,6 +12,7 @@ import { seal } from '../crypto/secret-box.js';
 import type { Db, Executor } from '../db/database.js';
 import type { WorkspacesTable } from '../db/types.js';
 import { errors } from '../http/errors.js';
+import { Timestamp } from '../http/schemas.js';
 import { BusinessHoursInputSetting, BusinessHoursSetting, checkBusinessHours } from '../sla/business-hours.js';
 import { checkSsoSetting, SsoSetting, SsoSettingPatch, ssoSecretAad } from './sso-setting.js';
 import { findWorkspace, setSsoClientSecret, updateWorkspaceSettings } from './workspaces.queries.js';
@@ -64,9 +65,19 @@ const WorkspaceName = Type.String({ minLength: 1, maxLength: 200 });
 /** The settings as the service reads them (every stored one, each else its default). */
 export type WorkspaceSettings = { id: number; name: string } & WorkspaceSettingValues;
 
-/** The API's shape: the stored settings and `ai` (docs/ai.md), which keeps its own row and a sealed key. */
+/**
+ * The API's shape: the Workspace (`id`, `name`, `appId`, `createdAt`), its stored settings and
+ * `ai` (docs/ai.md), which keeps its own row and a sealed key.
+ */
 export const WorkspaceSettingsResource = Type.Object(
-  { id: Type.Integer(), name: WorkspaceName, ...schemas, ai: AiSettingsSchema },
+  {
+    id: Type.Integer(),
+    name: WorkspaceName,
+    appId: Type.String({ description: "the workspace's app (`app_…`): `auth.appId` of its users, `appId` of its inbox rows" }),
+    createdAt: Timestamp,
+    ...schemas,
+    ai: AiSettingsSchema,
+  },
   { title: 'WorkspaceSettings' },
 );
 
@@ -103,7 +114,15 @@ export async function workspaceSettings(db: Executor, workspaceId: number): Prom
 
 /** `GET /v1/workspace`: the settings and the `ai` setting (its key never shown). */
 export async function workspaceSettingsResource(db: Executor, workspaceId: number): Promise<Static<typeof WorkspaceSettingsResource>> {
-  return { ...(await workspaceSettings(db, workspaceId)), ai: await aiSettings(db, workspaceId) };
+  const row = await findWorkspace(db, workspaceId);
+  if (!row) throw errors.notFound('workspace');
+  return apiResource(row, await aiSettings(db, workspaceId));
+}
+
+/** The Workspace with its settings, as `/v1/workspace` answers. */
+function apiResource(row: Selectable<WorkspacesTable>, ai: AiSettingsResource): Static<typeof WorkspaceSettingsResource> {
+  const { id, name, ...settings } = settingsResource(row);
+  return { id, name, appId: row.app_id, createdAt: row.created_at.toISOString(), ...settings, ai };
 }
 
 /**
@@ -151,6 +170,6 @@ export async function changeWorkspaceSettings(
       aiNow = changed.setting;
     } else aiNow = await aiSettings(trx, workspaceId);
     await recordAudit(trx, trail, 'workspace.settings_changed', { type: 'workspace', id: workspaceId }, changes);
-    return { ...settingsResource(row), ai: aiNow };
+    return apiResource(row, aiNow);
   });
 }

@@ -15,9 +15,12 @@ describe('/v1/workspace', () => {
     const tenant = await makeTenant(ctx.deps, { name: 'Acme' });
     const agent = await signedInUser(ctx.app, ctx, tenant.workspace.id, { roles: ['agent'] });
     const readKey = await makeTenant(ctx.deps, { scopes: ['read'] });
+    // The Workspace (id, name, appId, createdAt) with its settings.
     const expected = {
       id: tenant.workspace.id,
       name: 'Acme',
+      appId: tenant.workspace.appId,
+      createdAt: tenant.workspace.createdAt,
       businessHours: null,
       assignOnReply: true,
       restrictAgentsToTeams: false,
@@ -55,6 +58,8 @@ describe('/v1/workspace', () => {
     expect(first.json().data).toEqual({
       id: tenant.workspace.id,
       name: 'Before',
+      appId: tenant.workspace.appId,
+      createdAt: tenant.workspace.createdAt,
       businessHours: null,
       assignOnReply: false,
       restrictAgentsToTeams: false,
@@ -67,6 +72,8 @@ describe('/v1/workspace', () => {
     expect(second.json().data).toEqual({
       id: tenant.workspace.id,
       name: 'After',
+      appId: tenant.workspace.appId,
+      createdAt: tenant.workspace.createdAt,
       businessHours: null,
       assignOnReply: false,
       restrictAgentsToTeams: true,

@@ -890,6 +890,9 @@ export interface BusinessHoursInput {
 export interface WorkspaceSettings {
   id: number;
   name: string;
+  /** The workspace's app (`app_…`): `auth.appId` of its users, `appId` of its inbox rows. */
+  appId: string;
+  createdAt: string;
   /** When business-hours SLA clocks run and away replies stay quiet; null = always open. */
   businessHours: BusinessHours | null;
   /** A user's reply on an unassigned thread assigns it to them. */
