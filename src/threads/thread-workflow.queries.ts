@@ -179,7 +179,6 @@ export async function setMentions(db: Executor, messageId: number, userIds: numb
     .executeTakeFirstOrThrow();
 }
 
-/** A thread the reader sees, locked until the transaction ends; undefined for any other. */
 /** A team's threads, locked, lowest id first: those its deletion leaves without a team. */
 export async function lockTeamThreads(db: Executor, workspaceId: number, teamId: number) {
   return db
@@ -192,6 +191,7 @@ export async function lockTeamThreads(db: Executor, workspaceId: number, teamId:
     .execute();
 }
 
+/** A thread the reader sees, locked until the transaction ends; undefined for any other. */
 export async function lockThread(db: Executor, reader: ThreadReader, id: number) {
   return db
     .selectFrom('threads')

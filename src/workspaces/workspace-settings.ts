@@ -112,7 +112,7 @@ export async function workspaceSettings(db: Executor, workspaceId: number): Prom
   return settingsResource(row);
 }
 
-/** `GET /v1/workspace`: the settings and the `ai` setting (its key never shown). */
+/** `GET /v1/workspace`: the Workspace, its settings and the `ai` setting (its key never shown). */
 export async function workspaceSettingsResource(db: Executor, workspaceId: number): Promise<Static<typeof WorkspaceSettingsResource>> {
   const row = await findWorkspace(db, workspaceId);
   if (!row) throw errors.notFound('workspace');
