@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { accountPage } from './account/AccountPages';
 import { ChangePassword } from './account/ChangePassword';
 import { TwoFactor } from './account/TwoFactor';
-import { ConversationList } from './inbox/ConversationList';
+import { ConversationList, openThread } from './inbox/ConversationList';
 import { Shortcuts } from './inbox/Shortcuts';
 import { neighbour, Transcript } from './inbox/Transcript';
 import { Reports } from './reports/Reports';
@@ -37,10 +37,7 @@ export function App() {
       if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target) || document.querySelector('dialog[open]')) return;
       if (e.key === 'j' || e.key === 'k') {
         const next = neighbour(threadIdOf(route.get()), e.key === 'j' ? 1 : -1);
-        if (next !== null) {
-          navigate(`/c/${next}`);
-          requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-thread-id="${next}"]`)?.focus());
-        }
+        if (next !== null) openThread(next);
       } else if (e.key === 'r') {
         const box = document.getElementById('reply-box');
         if (box) {

@@ -69,6 +69,34 @@ describe('actions on a conversation', () => {
     await other.context.close();
   });
 
+  it('a resolve opens the next conversation with the focus on its row; Reopen and Resolve keep the focus in the header', {
+    timeout: 60_000,
+  }, async () => {
+    const older = await newConversation('Resolve me second');
+    const newer = await newConversation('Resolve me first');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, newer);
+    const focused = () =>
+      page.evaluate<string | null | undefined>(
+        "document.activeElement?.getAttribute('data-thread-id') ?? document.activeElement?.textContent",
+      );
+    // The keyboard's e: the next row (the older conversation) opens and holds the focus.
+    await page.keyboard.press('e');
+    await page.waitForURL(`**/app/c/${older}`);
+    await expect.poll(focused).toBe(String(older));
+    expect((await threadRow(newer)).status).toBe('resolved');
+    // Among resolved conversations, Reopen from the keyboard leaves the focus on Resolve.
+    await page.getByLabel('Status', { exact: true }).selectOption('resolved');
+    await open(page, newer);
+    await page.getByRole('button', { name: 'Reopen' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(focused).toBe('Resolve');
+    expect((await threadRow(newer)).status).toBe('open');
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   it('snoozes for an hour and until a picked date, refusing a past one', { timeout: 60_000 }, async () => {
     const id = await newConversation('Call me back later');
     const { context, page } = await c.newPage();

@@ -200,4 +200,8 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
   );
 }
 
-export const openThread = (id: number) => navigate(`/c/${id}`);
+/** Opens a conversation with the focus on its row, so j and k go on from there. */
+export function openThread(id: number) {
+  navigate(`/c/${id}`);
+  requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-thread-id="${id}"]`)?.focus());
+}

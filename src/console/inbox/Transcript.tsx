@@ -10,6 +10,7 @@ import { Attachments } from './Attachments';
 import { aiEnabled, aiErrorText, wantAi } from './ai';
 import { Composer } from './Composer';
 import { ContactPanel } from './ContactPanel';
+import { openThread } from './ConversationList';
 import { contactName, contacts } from './contacts';
 import { EmailMessage } from './EmailMessage';
 import { MacroMenu } from './MacroMenu';
@@ -103,6 +104,10 @@ function Collision({ threadId }: { threadId: number }) {
   );
 }
 
+/** Focuses the header's Resolve or Reopen button once it is drawn (a disabled button lost the focus). */
+const focusAction = (action: 'resolve' | 'reopen') =>
+  requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-action="${action}"]`)?.focus());
+
 /** The thread to show once this one is resolved: the next in the list, else the one before. */
 function after(threadId: number): number | null {
   const next = neighbour(threadId, 1);
@@ -173,9 +178,19 @@ export function Transcript({ threadId }: { threadId: number }) {
     }
   }
 
+  /**
+   * Resolves, then opens the next conversation with the focus on its row (as `j` leaves it);
+   * with none left, the focus stays on the header's button, now "Reopen".
+   */
   async function resolve() {
     const next = after(threadId);
-    if ((await update({ status: 'resolved' })) && next !== null) navigate(`/c/${next}`);
+    if (!(await update({ status: 'resolved' }))) return;
+    if (next !== null) openThread(next);
+    else focusAction('reopen');
+  }
+
+  async function reopen() {
+    if (await update({ status: 'open' })) focusAction('resolve');
   }
 
   // Older messages as the top scrolls into view, the agent's place kept where it was.
@@ -221,7 +236,7 @@ export function Transcript({ threadId }: { threadId: number }) {
               </button>
             )}
             {thread.status === 'resolved' ? (
-              <button type="button" onClick={() => void update({ status: 'open' })} disabled={busy}>
+              <button type="button" onClick={() => void reopen()} disabled={busy} data-action="reopen">
                 Reopen
               </button>
             ) : (
