@@ -56,6 +56,7 @@ import * as m0066 from './0066_inbox_partitions.js';
 import * as m0067 from './0067_outbound_partitions.js';
 import * as m0068 from './0068_messages_unchecked_keys.js';
 import * as m0069 from './0069_search_index_without_nulls.js';
+import * as m0070 from './0070_message_automation.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -119,4 +120,5 @@ export const migrations: Record<string, Migration> = {
   '0067_outbound_partitions': m0067,
   '0068_messages_unchecked_keys': m0068,
   '0069_search_index_without_nulls': m0069,
+  '0070_message_automation': m0070,
 };

@@ -52,6 +52,7 @@ export async function sendSurvey(
       text,
       attachmentIds: [],
       authorId: null,
+      automation: true,
       ...(isEmailIntegration(target.integration_key) ? { email: await emailReplyHeaders(trx, thread.id, {}) } : {}),
     },
     now,

@@ -21,6 +21,7 @@ export const MESSAGE_COLUMNS = [
   'private',
   'author_id',
   'ai',
+  'automation',
   'created_at',
   'updated_at',
   'send_claim_token',

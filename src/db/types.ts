@@ -391,6 +391,8 @@ export interface MessagesTable {
   author_id: number | null;
   /** A note the workspace's model wrote (docs/ai.md, "Summarize"). */
   ai: Generated<boolean>;
+  /** A reply or note the service wrote on its own: a rule's, an away message, a CSAT survey (author_id null). */
+  automation: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   /** The send attempt holding the message now (see replies/send-claim.ts); null when none does. */

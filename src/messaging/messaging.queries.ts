@@ -344,6 +344,7 @@ function inboundRow(r: InsertedInbound, text: string): Selectable<MessagesTable>
     private: false,
     author_id: null,
     ai: false,
+    automation: false,
     created_at: r.created_at,
     updated_at: r.updated_at,
     send_claim_token: null,

@@ -39,6 +39,11 @@ export const MessageResource = Type.Object(
     private: Type.Boolean({ description: 'true for notes and activity: never sent to the contact' }),
     authorId: Nullable(Type.Integer({ description: 'the user who wrote or caused it; null for contacts and API keys' })),
     ai: Type.Optional(Type.Literal(true, { description: "present on a note the workspace's model wrote (a summary, docs/ai.md)" })),
+    automation: Type.Optional(
+      Type.Literal(true, {
+        description: 'present on a reply or note the service wrote on its own: an automation rule, an away message, a CSAT survey',
+      }),
+    ),
     mentions: Type.Optional(
       Type.Array(Type.Integer(), { description: 'notes only: the users the note names, each told by a `mentioned` notification' }),
     ),
@@ -73,6 +78,7 @@ export function messageResource(row: Selectable<MessagesTable>, attachments: Att
     private: row.private,
     authorId: row.author_id,
     ...(row.ai ? { ai: true as const } : {}),
+    ...(row.automation ? { automation: true as const } : {}),
     ...(row.kind === 'note' ? { mentions: row.mentions ?? [] } : {}),
     ...(row.email ? { email: emailHeaders(row.email), html: row.html, quotedText: row.quoted_text } : {}),
     attachments,

@@ -17,8 +17,10 @@ export interface OutboundMessage {
   template?: unknown;
   /** Uploads to send with it, checked and locked here. */
   attachmentIds: number[];
-  /** The user writing; null for an API key. */
+  /** The user writing; null for an API key and for the service. */
   authorId: number | null;
+  /** The service writes it on its own: a rule's reply, an away message, a CSAT survey. */
+  automation?: boolean;
   /** A reply on an e-mail thread: the mail's headers, decided now so a retry sends the same mail. */
   email?: EmailHeaders;
 }
@@ -43,6 +45,7 @@ export async function queueMessage(boss: PgBoss, trx: Executor, message: Outboun
         files.map((f) => f.kind),
       ).slice(0, PREVIEW_LENGTH),
       authorId: message.authorId,
+      automation: message.automation,
       template: message.template,
       email: message.email,
     },

@@ -45,6 +45,8 @@ export async function insertReply(
     text: string;
     preview: string;
     authorId: number | null;
+    /** The service wrote it on its own (a rule, an away message, a survey). */
+    automation?: boolean;
     /** A template reply: the `template` object WhatsApp is sent. */
     template?: unknown;
     email?: EmailHeaders;
@@ -62,6 +64,7 @@ export async function insertReply(
       text: row.text,
       status: 'queued',
       author_id: row.authorId,
+      automation: row.automation === true,
       template: row.template === undefined ? null : JSON.stringify(row.template),
       email: row.email ? JSON.stringify(row.email) : null,
       created_at: at,

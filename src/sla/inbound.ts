@@ -89,6 +89,7 @@ export async function workInboundSla(deps: { boss: PgBoss }, trx: Executor, work
           text: work.awayMessages.get(t.connection_id)!,
           attachmentIds: [],
           authorId: null,
+          automation: true,
         },
         now,
       );

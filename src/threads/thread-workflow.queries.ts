@@ -149,6 +149,8 @@ export interface TranscriptLine {
   authorId: number | null;
   /** A note the workspace's model wrote (docs/ai.md). */
   ai?: boolean;
+  /** A note an automation rule wrote (docs/automation.md). */
+  automation?: boolean;
 }
 
 /**
@@ -159,11 +161,12 @@ export interface TranscriptLine {
 export async function insertTranscriptLines(db: Executor, kind: 'activity' | 'note', lines: TranscriptLine[], at: Date) {
   if (lines.length === 0) return [];
   const { rows } = await sql<Selectable<MessagesTable>>`
-    INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, kind, private, author_id, ai, created_at, updated_at)
-    SELECT w, th, cn, 'outbound', NULL, tx, 'sent', ${kind}, true, au, a, ${at}::timestamptz, ${at}::timestamptz
+    INSERT INTO messages (workspace_id, thread_id, connection_id, direction, external_id, text, status, kind, private, author_id, ai, automation, created_at, updated_at)
+    SELECT w, th, cn, 'outbound', NULL, tx, 'sent', ${kind}, true, au, a, am, ${at}::timestamptz, ${at}::timestamptz
     FROM unnest(${lines.map((l) => l.workspaceId)}::int[], ${lines.map((l) => l.threadId)}::bigint[], ${lines.map((l) => l.connectionId)}::bigint[],
-                ${lines.map((l) => l.text)}::text[], ${lines.map((l) => l.authorId)}::int[], ${lines.map((l) => l.ai === true)}::boolean[])
-         WITH ORDINALITY AS v(w, th, cn, tx, au, a, n)
+                ${lines.map((l) => l.text)}::text[], ${lines.map((l) => l.authorId)}::int[], ${lines.map((l) => l.ai === true)}::boolean[],
+                ${lines.map((l) => l.automation === true)}::boolean[])
+         WITH ORDINALITY AS v(w, th, cn, tx, au, a, am, n)
     ORDER BY n
     RETURNING ${messageColumnsSql()}`.execute(db);
   return rows;

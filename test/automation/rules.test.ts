@@ -191,6 +191,10 @@ describe('rules at work', () => {
     expect(await transcript(threadId, 'note')).toEqual([
       { text: `VIP Grace of ${tenant.workspace.name} wrote ({{unknown.thing}})`, author_id: null, direction: 'outbound', status: 'sent' },
     ]);
+    const notes = (await call('GET', `/v1/threads/${threadId}/messages`, tenant.headers))
+      .json()
+      .data.filter((m: { kind: string }) => m.kind === 'note');
+    expect(notes).toMatchObject([{ authorId: null, automation: true }]);
     const updates = (await eventsOf(tenant.workspace.id, 'thread.updated')).filter((t) => t.id === threadId);
     expect(updates.at(-1)).toMatchObject({ labels: ['vip'], priority: 'urgent', teamId: team.id });
     expect(await rule(tenant.headers, vip.json().data.id)).toMatchObject({ runs: 1, lastRunAt: expect.any(String), lastError: null });
@@ -221,6 +225,17 @@ describe('rules at work', () => {
       .where('kind', '=', 'message')
       .execute();
     expect(replies).toEqual([{ text: 'Hi ,  is on it', status: 'queued' }]);
+    // The rule's reply says the service wrote it; an API key's has no author and no mark (newest first).
+    const byKey = await call('POST', `/v1/threads/${threadId}/messages`, tenant.headers, { text: 'From the API' });
+    expect(byKey.statusCode, byKey.body).toBe(202);
+    const listed: { text: string; kind: string; authorId: number | null; automation?: true }[] = (
+      await call('GET', `/v1/threads/${threadId}/messages`, tenant.headers)
+    ).json().data;
+    expect(listed.filter((m) => m.kind === 'message' && m.authorId === null).map((m) => [m.text, m.automation])).toEqual([
+      ['From the API', undefined],
+      ['Hi ,  is on it', true],
+      ['hi', undefined],
+    ]);
     expect(await rule(tenant.headers, created.json().data.id)).toMatchObject({
       runs: 1,
       lastError: 'actions[0] assign_user: assigneeId names no active user of this workspace',

@@ -123,7 +123,7 @@ describe('the open conversation', () => {
   });
 
   it("shows a reply as sent when the socket's news comes before the transcript's read, with its author", { timeout: 90_000 }, async () => {
-    const { id } = await conversation('Rolf Weber', ['Did you get my return?']);
+    const { id, from } = await conversation('Rolf Weber', ['Did you get my return?']);
     let release!: () => void;
     c.fake.behave(SEND_PATH, { heldUntil: new Promise<void>((r) => (release = r)) });
     const { context, page } = await c.newPage();
@@ -172,6 +172,30 @@ describe('the open conversation', () => {
     });
     expect(res.ok, await res.text()).toBe(true);
     await page.locator('.msg-outbound', { hasText: 'Sent by the shop system' }).locator('.author', { hasText: /^API/ }).waitFor();
+    // A rule's reply and note have no user behind them either: the service wrote them.
+    const rule = await fetch(`${c.base}/v1/automation-rules`, {
+      method: 'POST',
+      headers: { ...c.tenant.headers, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'Receipt',
+        event: 'message.created',
+        conditions: [{ field: 'text', op: 'contains', value: 'receipt' }],
+        actions: [
+          { type: 'reply', text: 'We will send your receipt today.' },
+          { type: 'note', text: 'Receipt asked for.' },
+        ],
+      }),
+    });
+    expect(rule.status, await rule.text()).toBe(201);
+    await c.deliverWhatsapp({ from, name: 'Rolf Weber', text: 'And my receipt?' });
+    await page
+      .locator('.msg-outbound', { hasText: 'We will send your receipt today.' })
+      .locator('.author', { hasText: /^Automation/ })
+      .waitFor();
+    await page
+      .locator('.msg-note', { hasText: 'Receipt asked for.' })
+      .locator('.author', { hasText: /^Automation/ })
+      .waitFor();
     await context.close();
   });
 

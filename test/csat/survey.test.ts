@@ -140,6 +140,7 @@ describe('the survey', () => {
     const [, survey] = await outbound(threadId);
     expect(survey!.text).toBe(`How did we do?\n${ctx.deps.config.publicUrl}/csat/${token}`);
     expect(survey!.author_id).toBeNull();
+    expect(survey!.automation).toBe(true);
     // The worker sends it to the provider like any reply.
     const sent = await waitFor(
       async () => fake.requests.find((r) => r.provider === 'whatsapp' && r.body.includes(`/csat/${token}`)),

@@ -133,6 +133,7 @@ describe('announcing what changed', () => {
       private: false,
       author_id: null,
       ai: false,
+      automation: false,
       mentions: null,
       email: null,
       html: null,

@@ -385,9 +385,10 @@ describe('away replies', () => {
     const outbound = () =>
       db.selectFrom('messages').selectAll().where('thread_id', '=', id).where('direction', '=', 'outbound').orderBy('id').execute();
     let sent = await outbound();
-    expect(sent.map((m) => [m.kind, m.text, m.author_id, m.status])).toEqual([
-      ['message', 'We are back on Monday at 9.', null, 'queued'],
-      ['activity', 'Outside business hours: the away message was sent', null, 'sent'],
+    // The service wrote the away reply itself: the console names it "Automation".
+    expect(sent.map((m) => [m.kind, m.text, m.author_id, m.status, m.automation])).toEqual([
+      ['message', 'We are back on Monday at 9.', null, 'queued', true],
+      ['activity', 'Outside business hours: the away message was sent', null, 'sent', false],
     ]);
     // Resolved and reopened within 12 h: not again.
     await call('PATCH', `/v1/threads/${id}`, tenant.headers, { status: 'resolved' });

@@ -159,6 +159,8 @@ export interface Message {
   authorId: number | null;
   /** Present on a note the workspace's model wrote (a summary, docs/ai.md). */
   ai?: true;
+  /** Present on a reply or note the service wrote on its own: an automation rule, an away message, a CSAT survey. */
+  automation?: true;
   /** Notes only: the users the note names, each told by a `mentioned` notification. */
   mentions?: number[];
   /** E-mail only: the headers a reader of the mail sees. */

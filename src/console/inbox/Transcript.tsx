@@ -81,11 +81,12 @@ function NoteText({ m }: { m: Message }) {
   );
 }
 
-/** Who wrote an outbound message or note: a user by name, "API" for an API key. */
+/** Who wrote an outbound message or note: a user by name, "Automation" for the service's own, "API" for an API key. */
 function Author({ m }: { m: Message }) {
   const users = useStore(team);
   if (m.direction !== 'outbound' && m.kind !== 'note') return null;
-  const name = m.authorId === null ? 'API' : (users?.find((u) => u.id === m.authorId)?.name ?? `User ${m.authorId}`);
+  const name =
+    m.authorId !== null ? (users?.find((u) => u.id === m.authorId)?.name ?? `User ${m.authorId}`) : m.automation ? 'Automation' : 'API';
   return <span class="author">{name} · </span>;
 }
 
