@@ -97,6 +97,38 @@ describe('actions on a conversation', () => {
     await context.close();
   });
 
+  it('keeps the focus on the controls after assigning, labelling and snoozing', { timeout: 60_000 }, async () => {
+    const id = await newConversation('Focus stays put');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, id);
+    const focused = () =>
+      page.evaluate<string | undefined>(
+        "document.activeElement?.id || document.activeElement?.getAttribute('aria-label') || document.activeElement?.getAttribute('placeholder') || document.activeElement?.textContent",
+      );
+    // "Assign to me" goes once the thread is the agent's: the assignee it set has the focus.
+    await page.getByRole('button', { name: 'Assign to me' }).press('Enter');
+    await expect.poll(focused).toBe('thread-assignee');
+    expect(Number((await threadRow(id)).assignee_id)).toBe(c.agent.id);
+    // The assignee, changed from the keyboard, keeps it while the change is on its way and after.
+    await page.getByLabel('Assignee').selectOption({ label: 'Bo Agent' });
+    await expect.poll(async () => Number((await threadRow(id)).assignee_id)).toBe(bo.user.id);
+    await expect.poll(focused).toBe('thread-assignee');
+    // A removed label's button is gone: the new-label box has the focus.
+    await page.getByLabel('New label').fill('focus');
+    await page.getByLabel('New label').press('Enter');
+    await page.getByRole('button', { name: 'Remove label focus' }).press('Enter');
+    await expect.poll(async () => (await threadRow(id)).labels).toEqual([]);
+    await expect.poll(focused).toBe('label');
+    // A snooze closes its menu: the focus is back on "Snooze…".
+    await page.getByRole('button', { name: 'Snooze…' }).press('Enter');
+    await page.locator('#snooze-menu').getByRole('button').first().press('Enter');
+    await expect.poll(async () => (await threadRow(id)).status).toBe('snoozed');
+    await expect.poll(focused).toBe('Snooze…');
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   it('snoozes for an hour and until a picked date, refusing a past one', { timeout: 60_000 }, async () => {
     const id = await newConversation('Call me back later');
     const { context, page } = await c.newPage();

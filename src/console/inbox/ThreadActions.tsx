@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Thread, ThreadPatch } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { fullTime } from '../shared/format';
@@ -23,6 +23,9 @@ export function ThreadActions({ thread, onChange }: { thread: Thread; onChange(t
   const [label, setLabel] = useState('');
   const [date, setDate] = useState('');
   const [snoozeOpen, setSnoozeOpen] = useState(false);
+  // Where the focus goes when the control that had it is gone after a change.
+  const snoozeToggle = useRef<HTMLButtonElement>(null);
+  const labelInput = useRef<HTMLInputElement>(null);
 
   useEffect(wantTeam, []);
   useEffect(() => {
@@ -31,6 +34,8 @@ export function ThreadActions({ thread, onChange }: { thread: Thread; onChange(t
   }, [thread.id]);
 
   async function change(patch: ThreadPatch): Promise<boolean> {
+    // A control disabled while the change is on its way loses the focus: it gets it back.
+    const had = document.activeElement;
     setBusy(true);
     try {
       onChange(await s.client.updateThread(thread.id, patch));
@@ -41,6 +46,9 @@ export function ThreadActions({ thread, onChange }: { thread: Thread; onChange(t
       return false;
     } finally {
       setBusy(false);
+      requestAnimationFrame(() => {
+        if (had instanceof HTMLElement && had.isConnected && document.activeElement === document.body) had.focus();
+      });
     }
   }
 
@@ -48,6 +56,7 @@ export function ThreadActions({ thread, onChange }: { thread: Thread; onChange(t
     if (await change({ status: 'snoozed', snoozedUntil: until.toISOString() })) {
       setSnoozeOpen(false);
       setDate('');
+      snoozeToggle.current?.focus();
     }
   }
 
@@ -69,6 +78,7 @@ export function ThreadActions({ thread, onChange }: { thread: Thread; onChange(t
         <label class="inline">
           Assignee{' '}
           <select
+            id="thread-assignee"
             value={thread.assigneeId === null ? '' : String(thread.assigneeId)}
             disabled={busy || users === null}
             onChange={(e) => {
@@ -84,7 +94,13 @@ export function ThreadActions({ thread, onChange }: { thread: Thread; onChange(t
             ))}
           </select>
         </label>
-        <button type="button" aria-expanded={snoozeOpen} aria-controls="snooze-menu" onClick={() => setSnoozeOpen(!snoozeOpen)}>
+        <button
+          type="button"
+          ref={snoozeToggle}
+          aria-expanded={snoozeOpen}
+          aria-controls="snooze-menu"
+          onClick={() => setSnoozeOpen(!snoozeOpen)}
+        >
           Snooze…
         </button>
         <p class="state" aria-live="polite">
@@ -133,7 +149,9 @@ export function ThreadActions({ thread, onChange }: { thread: Thread; onChange(t
                 class="remove"
                 aria-label={`Remove label ${l}`}
                 disabled={busy}
-                onClick={() => void change({ labels: thread.labels.filter((x) => x !== l) })}
+                onClick={() =>
+                  void change({ labels: thread.labels.filter((x) => x !== l) }).then((done) => done && labelInput.current?.focus())
+                }
               >
                 ×
               </button>
@@ -143,7 +161,7 @@ export function ThreadActions({ thread, onChange }: { thread: Thread; onChange(t
         <form class="inline" onSubmit={addLabel}>
           <label>
             <span class="sr-only">New label</span>
-            <input value={label} placeholder="label" maxLength={50} onInput={(e) => setLabel(e.currentTarget.value)} />
+            <input ref={labelInput} value={label} placeholder="label" maxLength={50} onInput={(e) => setLabel(e.currentTarget.value)} />
           </label>
           <button type="submit" disabled={busy || label.trim() === ''}>
             Add label

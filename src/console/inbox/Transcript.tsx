@@ -190,6 +190,11 @@ export function Transcript({ threadId }: { threadId: number }) {
     else focusAction('reopen');
   }
 
+  /** The button goes once the thread is the agent's: the focus moves to the assignee it set. */
+  async function assignToMe() {
+    if (await update({ assigneeId: s.user.id })) requestAnimationFrame(() => document.getElementById('thread-assignee')?.focus());
+  }
+
   async function reopen() {
     if (await update({ status: 'open' })) focusAction('resolve');
   }
@@ -232,7 +237,7 @@ export function Transcript({ threadId }: { threadId: number }) {
               </button>
             )}
             {thread.assigneeId !== s.user.id && (
-              <button type="button" onClick={() => void update({ assigneeId: s.user.id })} disabled={busy}>
+              <button type="button" onClick={() => void assignToMe()} disabled={busy}>
                 Assign to me
               </button>
             )}
