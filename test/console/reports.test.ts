@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { useConsole } from '../helpers/console.js';
+import { PHONE, useConsole } from '../helpers/console.js';
 import { makeConnection, makeUser } from '../helpers/factories.js';
 import { seriousViolations, tabTo } from '../helpers/keyboard.js';
 import { seedThread } from '../helpers/threads.js';
@@ -205,6 +205,11 @@ describe('the Reports page', () => {
     await page.getByLabel('Period').selectOption('7');
     const week = rows.filter((r) => r.opened_at.getTime() >= from + 23 * DAY).length;
     await expect.poll(() => card('Conversations').locator('.figure-value').textContent()).toBe(String(week));
+    // On a phone the tables (the chart's too, open now) scroll in regions the keyboard reaches.
+    await page.setViewportSize(PHONE);
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+    await page.setViewportSize({ width: 1280, height: 2300 });
     // A rating's link opens its conversation.
     await tabTo(page, toThread);
     await page.keyboard.press('Enter');
