@@ -46,11 +46,16 @@ describe('SLA in the conversation list', () => {
     expect((await call('PATCH', `/v1/threads/${maya.thread_id}`, { priority: 'urgent' })).statusCode).toBe(200);
 
     const { context, page } = await c.newPage({ viewport: { width: 1280, height: 760 } });
+    // The page's clock runs as the real one until the test moves it on.
+    await page.clock.install();
     await c.signIn(page);
     const row = (name: string) => page.getByRole('link', { name: new RegExp(name) });
     await row('Maya Schulz').getByText('urgent').waitFor();
     await expect.poll(() => row('Maya Schulz').locator('.sla').textContent()).toMatch(/^SLA 1[45] min left$/);
     await expect.poll(() => row('Jonas Weber').locator('.sla').textContent()).toMatch(/^SLA [34] h( \d+ min)? left$/);
+    // The badges count down while the list stays open, with nothing else happening.
+    await page.clock.fastForward('10:00');
+    await expect.poll(() => row('Maya Schulz').locator('.sla').textContent()).toMatch(/^SLA [45] min left$/);
 
     await page.getByRole('combobox', { name: 'Sort' }).selectOption('sla');
     await expect

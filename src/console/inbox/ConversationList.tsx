@@ -46,6 +46,14 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
       }),
     [labelList.reload],
   );
+  // The SLA badges count down: the rows are drawn again every 30 s while one of them shows a clock.
+  const [, tick] = useState(0);
+  const timed = threads.some((t) => sla(t) !== null);
+  useEffect(() => {
+    if (!timed) return;
+    const every = setInterval(() => tick((n) => n + 1), 30_000);
+    return () => clearInterval(every);
+  }, [timed]);
   const sentinel = useRef<HTMLLIElement>(null);
   useOnVisible(sentinel, loadMore, [cursor, f]);
 
