@@ -5,6 +5,8 @@ import type { ContactsTable, ThreadsTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
+import type { Change } from '../messaging/announcements.js';
+import { findThreadViews } from '../threads/threads.queries.js';
 import { attributesProblem, checkAttributes } from './contact-attributes.js';
 import {
   absorbContact,
@@ -49,7 +51,8 @@ const newestFirst = (a: Selectable<ThreadsTable>, b: Selectable<ThreadsTable>) =
 
 /**
  * Merges contact `otherId` into `intoId`, in one transaction: the other's handles, live chat
- * visitors and threads become this one's, and the other is deleted (`contact.merged`).
+ * visitors and threads become this one's, and the other is deleted (`contact.merged`, then
+ * `thread.updated` for each thread that stays and changed).
  *
  * One thread per (connection, contact, conversation): where both have one on the same, this
  * contact's thread stays (its status and assignee with it) and the other's messages move into
@@ -75,6 +78,8 @@ export async function mergeContacts(deps: Deps, workspaceId: number, intoId: num
     // (docs/email.md) stay apart, each the other contact's only where this one has none of it.
     const conversationOf = (t: (typeof threads)[number]) => `${t.connection_id}|${t.conversation_key}`;
     const conversations = new Set(threads.filter((t) => t.contact_id === otherId).map(conversationOf));
+    // The threads that stay and change: their contact, or the messages folded into them.
+    const changed: number[] = [];
     for (const conversation of conversations) {
       const mine = threads.filter((t) => conversationOf(t) === conversation && t.contact_id === intoId).sort(newestFirst);
       const theirs = threads.filter((t) => conversationOf(t) === conversation && t.contact_id === otherId).sort(newestFirst);
@@ -86,6 +91,7 @@ export async function mergeContacts(deps: Deps, workspaceId: number, intoId: num
         theirs.filter((t) => t.id !== keep.id).map((t) => t.id),
         now,
       );
+      changed.push(keep.id);
     }
 
     const joined = { ...other.attributes, ...into.attributes };
@@ -97,7 +103,14 @@ export async function mergeContacts(deps: Deps, workspaceId: number, intoId: num
     };
     const row = await absorbContact(trx, intoId, otherId, fill, now);
     const contact = await withHandles(trx, row);
-    await announce(deps, trx, [{ type: 'contact.merged', workspaceId, contact, mergedContactId: otherId }], deps.now());
+    // Every thread change publishes thread.updated: the lists see each kept thread with its
+    // new contact, last message and preview.
+    const views = await findThreadViews(trx, changed);
+    const changes: Change[] = [
+      { type: 'contact.merged', workspaceId, contact, mergedContactId: otherId },
+      ...views.map((thread): Change => ({ type: 'thread.updated', thread })),
+    ];
+    await announce(deps, trx, changes, deps.now());
     return contact;
   });
 }

@@ -240,6 +240,16 @@ describe('POST /v1/contacts/:id/merge', () => {
       async () => notified.find((e) => e.type === 'contact.merged' && e.data.mergedContactId === dup.id),
       'contact.merged on the bus',
     );
+    // Each thread that stays is announced as it now is: its contact, and the messages folded in.
+    const updated = (await outboundEvents(w, 'thread.updated')).sort((a, b) => a.id - b.id);
+    expect(updated).toEqual([
+      expect.objectContaining({ id: keptThread.id, contactId: keep.id, lastMessagePreview: 'latest' }),
+      expect.objectContaining({ id: movedThread.id, contactId: keep.id, lastMessagePreview: 'by sms' }),
+    ]);
+    await waitFor(
+      async () => notified.find((e) => e.type === 'thread.updated' && e.data.id === movedThread.id && e.data.contactId === keep.id),
+      'thread.updated on the bus',
+    );
   });
 
   it('is all or nothing: a merge that fails at its last step leaves both contacts as they were', async () => {
