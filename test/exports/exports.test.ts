@@ -141,8 +141,8 @@ describe('exports', () => {
     const big = await makeTenant(ctx.deps);
     const thread = await seedThread(ctx.deps, { ...(await makeConnection(ctx.deps, big.workspace.id)), workspaceId: big.workspace.id });
     const message = await seedMessage(ctx.deps, thread, 'the files of a large workspace');
-    // 64 MB of random bytes, which do not compress: the zip is as large as the files.
-    const FILES = 4;
+    // 96 MB of random bytes, which do not compress: the zip is as large as the files.
+    const FILES = 6;
     const FILE_BYTES = 16 * CHUNK_BYTES;
     for (let f = 0; f < FILES; f++) {
       const key = `test/${uuid7()}`;
@@ -190,8 +190,10 @@ describe('exports', () => {
     } finally {
       clearInterval(sampler);
     }
-    // Held whole, the zip would add its 64 MB (twice that while joined); streamed, what is in
-    // flight is a few chunks each way and their hex text for the driver (30 MB at most measured).
-    expect(peak - baseline).toBeLessThan(40 * 2 ** 20);
+    // Held whole, the zip would add its 96 MB (twice that while joined); streamed, what is in
+    // flight is a few chunks each way and their hex text for the driver, whatever the files add
+    // up to: 2–9 MB measured alone, up to 48 MB in the suite, where the worker process also
+    // holds what earlier files left running.
+    expect(peak - baseline).toBeLessThan(64 * 2 ** 20);
   }, 120_000);
 });
