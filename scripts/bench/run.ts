@@ -429,7 +429,7 @@ type SendFigures = Omit<Awaited<ReturnType<typeof measureSend>>, 'rssMb'>;
 /** The reply phase's rows: text and template replies side by side, the route's and the sender's. */
 function sendRows(send: SendFigures): [string, string][] {
   const posts = (p: SendFigures | SendFigures['template']) =>
-    `${p.postRps} req/s, generator ${pct(p.postGeneratorCpu)} of a core; p99 ${p.postP99Ms} ms (${p.posted} answered 202, ${p.postNon2xx} not)`;
+    `${p.postRps} req/s, generator ${pct(p.postGeneratorCpu)} of a core; p99 ${p.postP99Ms} ms (${p.posted} answered 202, ${p.postNon2xx} not); CPU per reply, posted and sent: service ${p.postServiceCpuUs} µs, PostgreSQL ${p.postPostgresCpuUs} µs`;
   const t = send.template;
   return [
     ['reply POSTs, text (20 connections)', posts(send)],

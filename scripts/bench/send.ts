@@ -5,6 +5,7 @@
 // as `type: "template"` by the same batched sender).
 import autocannon from 'autocannon';
 import { startFakeProviders } from '../../harness/fake-providers.js';
+import { childrenOf } from '../../harness/service.js';
 import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
 import type { Db } from '../../src/db/database.js';
 import { startBoss } from '../../src/jobs/boss.js';
@@ -14,6 +15,7 @@ import { SEND_QUEUE } from '../../src/replies/send-message.enqueue.js';
 import {
   insertQueuedReplies,
   lastMessageId,
+  postmasterPid,
   type QueuedTemplate,
   queuedReplies,
   seedTemplate,
@@ -21,7 +23,11 @@ import {
   threadIds,
 } from './bench.queries.js';
 import { cpuShare, say, serve, waitFor } from './common.js';
+import { postgresCpuMs, processCpuMs } from './cpu.js';
 import type { BenchOptions } from './options.js';
+
+/** How long each kind of reply is POSTed: whole seconds of autocannon's, counted by answers. */
+const POST_SECONDS = 6;
 
 const TEMPLATE = { name: 'order_update', body: 'Hi {{1}}, your order {{2}} has shipped.' };
 const QUEUED_TEMPLATE: QueuedTemplate = {
@@ -48,16 +54,20 @@ export async function measureSend(options: BenchOptions, databaseUrl: string, db
   const threads = await threadIds(db, 500);
   await seedTemplate(db, connectionId, TEMPLATE);
   const sender = await serve(options, 'all', databaseUrl, { whatsappApiBaseUrl: fake.baseUrls.whatsapp });
+  const postmaster = await postmasterPid(db);
+  // The service's CPU: role all's process and the worker process it starts.
+  const serviceCpuMs = () => childrenOf(sender.child.pid).reduce((ms, pid) => ms + processCpuMs(pid), processCpuMs(sender.child.pid));
 
-  // a. The route: agents' POSTs, each its own durable commit. The bodies are small and
-  // unsigned, so they are made as they are sent.
+  // a. The route: agents' POSTs for POST_SECONDS, each its own durable commit. The bodies are
+  // small and unsigned, so they are made as they are sent.
   const post = async (body: (n: number) => object) => {
     let next = 0;
     const share = cpuShare();
+    const [service0, pg0] = [serviceCpuMs(), postgresCpuMs(postmaster)];
     const posted = await autocannon({
       url: sender.url,
       connections: 20,
-      amount: Math.min(options.sends, 1000),
+      duration: POST_SECONDS,
       requests: [
         {
           method: 'POST',
@@ -71,11 +81,16 @@ export async function measureSend(options: BenchOptions, databaseUrl: string, db
       ],
     });
     const postGeneratorCpu = share();
-    await waitFor('the posted replies to be sent', async () => (await queuedReplies(db)) === 0, 300_000);
+    // The CPU of answering the POSTs and of sending what they queued, which the worker does
+    // meanwhile: a reply's whole cost.
+    await waitFor('the posted replies to be sent', async () => (await queuedReplies(db)) === 0, 300_000, 100);
+    const perPost = (ms: number) => Math.round((ms * 1000) / Math.max(posted['2xx'], 1));
     return {
       posted: posted['2xx'],
       postNon2xx: posted.non2xx,
-      postRps: Math.round(posted.requests.average),
+      postRps: Math.round(posted['2xx'] / POST_SECONDS),
+      postServiceCpuUs: perPost(serviceCpuMs() - service0),
+      postPostgresCpuUs: perPost(postgresCpuMs(postmaster) - pg0),
       postP99Ms: posted.latency.p99,
       postGeneratorCpu,
     };

@@ -1,19 +1,29 @@
-import type { Executor } from '../db/database.js';
+import { type Executor, PREPARED } from '../db/database.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { CursorRequest } from '../http/pagination.js';
 
 export async function findActiveApiKeyByHash(db: Executor, keyHash: string) {
-  return db
-    .selectFrom('api_keys')
-    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
-    .select(['api_keys.id', 'api_keys.workspace_id', 'api_keys.scopes', 'workspaces.app_id'])
-    .where('api_keys.key_hash', '=', keyHash)
-    .where('api_keys.revoked_at', 'is', null)
-    .executeTakeFirst();
+  return (
+    db
+      .selectFrom('api_keys')
+      .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+      .select(['api_keys.id', 'api_keys.workspace_id', 'api_keys.scopes', 'api_keys.last_used_at', 'workspaces.app_id'])
+      .where('api_keys.key_hash', '=', keyHash)
+      .where('api_keys.revoked_at', 'is', null)
+      // Read by every request an API key makes.
+      .modifyEnd(PREPARED)
+      .executeTakeFirst()
+  );
 }
 
-export async function touchApiKey(db: Executor, id: number, at: Date): Promise<void> {
-  await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+/** Records a use at `at` unless one was recorded since `since` (another request's, another process's). */
+export async function touchApiKey(db: Executor, id: number, at: Date, since: Date): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: at })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', since)]))
+    .execute();
 }
 
 export async function insertApiKey(

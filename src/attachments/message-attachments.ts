@@ -8,12 +8,19 @@ import { type AttachmentUrl, attachmentResource } from './attachments.resources.
 /**
  * Messages as the API answers them, each with its attachments: one query for the whole list
  * (a page, a search's hits, a reply), never one per message. `url` makes each attachment's
- * link (contentUrl for tenants, signedUrls for live chat visitors).
+ * link (contentUrl for tenants, signedUrls for live chat visitors). `bare`: messages the caller
+ * knows carry none (a reply it wrote without files), for which nothing is read.
  */
-export async function messageResources(db: Executor, rows: readonly Selectable<MessagesTable>[], url: AttachmentUrl) {
+export async function messageResources(
+  db: Executor,
+  rows: readonly Selectable<MessagesTable>[],
+  url: AttachmentUrl,
+  options: { bare?: ReadonlySet<number> } = {},
+) {
+  const { bare } = options;
   const byMessage = await attachmentsOf(
     db,
-    rows.map((r) => r.id),
+    rows.flatMap((r) => (bare?.has(r.id) ? [] : [r.id])),
   );
   return rows.map((row) =>
     messageResource(

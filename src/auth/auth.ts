@@ -86,11 +86,26 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
+/**
+ * How fresh a key's or a token's `lastUsedAt` is kept: a use is written when the last one
+ * written is older. Written on every request, one key's row was a lock every concurrent request
+ * of its client queued on, and a commit of its own per request.
+ */
+export const LAST_USED_PRECISION_MS = 60_000;
+
+/** Whether a use at `now` is news for a credential last recorded at `lastUsedAt`; the time it must be older than. */
+function staleSince(lastUsedAt: Date | null, now: Date): Date | undefined {
+  const since = new Date(now.getTime() - LAST_USED_PRECISION_MS);
+  return lastUsedAt === null || lastUsedAt.getTime() < since.getTime() ? since : undefined;
+}
+
 export async function resolveApiKey(deps: Deps, key: string): Promise<ApiKeyAuth> {
   const row = await findActiveApiKeyByHash(deps.db, sha256Hex(key));
   if (!row) throw errors.invalidApiKey();
-  // Best effort, never on the caller's time: last-used is informational.
-  touchApiKey(deps.db, row.id, deps.now()).catch((err) => deps.log.warn({ err }, 'could not record API key use'));
+  // Best effort, never on the caller's time: last-used is informational, to the minute.
+  const now = deps.now();
+  const since = staleSince(row.last_used_at, now);
+  if (since) touchApiKey(deps.db, row.id, now, since).catch((err) => deps.log.warn({ err }, 'could not record API key use'));
   return { kind: 'api_key', workspaceId: row.workspace_id, appId: row.app_id, apiKeyId: row.id, scopes: row.scopes };
 }
 
@@ -117,7 +132,8 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
     if (!options.allowPat) return null;
     const pat = await findActivePat(deps.db, sha256Hex(token), now);
     if (!pat) return null;
-    touchPat(deps.db, pat.id, now).catch((err) => deps.log.warn({ err }, 'could not record token use'));
+    const since = staleSince(pat.last_used_at, now);
+    if (since) touchPat(deps.db, pat.id, now, since).catch((err) => deps.log.warn({ err }, 'could not record token use'));
     return {
       kind: 'pat',
       workspaceId: pat.workspace_id,

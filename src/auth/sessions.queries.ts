@@ -100,6 +100,7 @@ export async function findActivePat(db: Executor, tokenHash: string, now: Date) 
     .select([
       'personal_access_tokens.id',
       'personal_access_tokens.expires_at',
+      'personal_access_tokens.last_used_at',
       'users.id as user_id',
       'users.workspace_id',
       'users.roles',
@@ -113,8 +114,14 @@ export async function findActivePat(db: Executor, tokenHash: string, now: Date) 
     .executeTakeFirst();
 }
 
-export async function touchPat(db: Executor, id: number, at: Date): Promise<void> {
-  await db.updateTable('personal_access_tokens').set({ last_used_at: at }).where('id', '=', id).execute();
+/** Records a use at `at` unless one was recorded since `since` (another request's, another process's). */
+export async function touchPat(db: Executor, id: number, at: Date, since: Date): Promise<void> {
+  await db
+    .updateTable('personal_access_tokens')
+    .set({ last_used_at: at })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', since)]))
+    .execute();
 }
 
 /** A user's live tokens (expired ones included, so they can be seen and deleted), newest first. */

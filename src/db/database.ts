@@ -100,12 +100,14 @@ function isQueryReadTimeout(err: unknown): boolean {
 }
 
 /**
- * The start of a statement's text that has it prepared on each connection the first time the
- * connection runs it (named after a hash of the text), then only bound and executed: for hot
- * statements whose planning is a large share of their cost (routing's pool and assignment
- * plan for as long as they run). PostgreSQL keeps custom plans for the first five runs and then
- * a generic one when its estimate is no worse. Write it first in the `sql` text:
- * sql`${PREPARED} SELECT …`.
+ * The start (or the end) of a statement's text that has it prepared on each connection the
+ * first time the connection runs it (named after a hash of the text), then only bound and
+ * executed: for hot statements whose planning is a large share of their cost (routing's pool
+ * and assignment plan for as long as they run). PostgreSQL keeps custom plans for the first
+ * five runs and then a generic one when its estimate is no worse. Write it first in the `sql`
+ * text, sql`${PREPARED} SELECT …`, or last on a query builder, `.modifyEnd(PREPARED)`. Only for
+ * a statement whose text is one of a few (no list of values spelled out) and that names the
+ * columns it returns (never `*`: see ./thread-columns.ts).
  */
 export const PREPARED_MARK = '/* prepared */';
 export const PREPARED = sql.raw(PREPARED_MARK);
@@ -134,7 +136,12 @@ const clientQuery = () => pg.Client.prototype.query as unknown as AnyQuery;
 class PreparingClient extends pg.Client {}
 (PreparingClient.prototype as unknown as { query: AnyQuery }).query = function (this: pg.Client, ...args: unknown[]) {
   const [text, values] = args;
-  if (typeof text === 'string' && text.startsWith(PREPARED_MARK) && Array.isArray(values) && args.length === 2) {
+  if (
+    typeof text === 'string' &&
+    (text.startsWith(PREPARED_MARK) || text.endsWith(PREPARED_MARK)) &&
+    Array.isArray(values) &&
+    args.length === 2
+  ) {
     return clientQuery().call(this, { name: preparedName(text), text, values });
   }
   return clientQuery().apply(this, args);

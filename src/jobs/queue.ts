@@ -1,5 +1,5 @@
 import { fromKysely, type Queue, type WorkOptions } from 'pg-boss';
-import type { Executor } from '../db/database.js';
+import { type Executor, PREPARED_MARK } from '../db/database.js';
 import type { Deps } from '../deps.js';
 
 /**
@@ -73,7 +73,17 @@ export const defaultQueueOptions = {
   deleteAfterSeconds: 7 * 24 * 3600,
 } satisfies QueueDefinition['options'];
 
+/**
+ * pg-boss's job insert (`send`, `insert`): one text per queue, its jobs one JSON parameter.
+ * Prepared, as planning it cost more than running it (a reply queues one job).
+ */
+const JOB_INSERT = /^\s*WITH ins AS \(/;
+
 /** pg-boss's view of a Kysely transaction, so a job joins the caller's commit. */
 export function jobsIn(trx: Executor) {
-  return fromKysely(trx as Parameters<typeof fromKysely>[0]);
+  const jobs = fromKysely(trx as Parameters<typeof fromKysely>[0]);
+  return {
+    executeSql: (text: string, values?: unknown[]) =>
+      jobs.executeSql(values !== undefined && values.length > 0 && JOB_INSERT.test(text) ? `${PREPARED_MARK}${text}` : text, values),
+  };
 }

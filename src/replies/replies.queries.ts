@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { type Executor, PREPARED } from '../db/database.js';
 import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import type { EmailHeaders, ManagedBy } from '../db/types.js';
 import { type ThreadReader, visibleThreads } from '../threads/visibility.js';
@@ -31,6 +31,8 @@ export async function findReplyThread(db: Executor, reader: ThreadReader, thread
       .where('threads.workspace_id', '=', reader.workspaceId)
       .where('threads.id', '=', threadId)
       .where(visibleThreads(reader))
+      // Read by every reply: planning it was as dear as running it.
+      .modifyEnd(PREPARED)
       .executeTakeFirst()
   );
 }
@@ -71,6 +73,7 @@ export async function insertReply(
       updated_at: at,
     })
     .returning(MESSAGE_COLUMNS)
+    .modifyEnd(PREPARED)
     .executeTakeFirstOrThrow();
   await db
     .updateTable('threads')
@@ -81,6 +84,7 @@ export async function insertReply(
       conversation_messages_out: sql`conversation_messages_out + 1`,
     })
     .where('id', '=', row.threadId)
+    .modifyEnd(PREPARED)
     .execute();
   return message;
 }

@@ -151,8 +151,10 @@ function prepareReply(deps: Deps, req: ReplyRequest) {
         { type: 'message.created', message: note },
         ...notifications.map((notification) => ({ type: 'notification.created' as const, notification })),
       ];
-      await announce(deps, trx, changes, now);
-      const [answer] = await messageResources(trx, [note], contentUrl(deps.config.publicUrl));
+      // A note without files has no attachments to read back, for the event or the answer.
+      const bare = files.length === 0 ? new Set([note.id]) : undefined;
+      await announce(deps, trx, changes, now, { bare });
+      const [answer] = await messageResources(trx, [note], contentUrl(deps.config.publicUrl), { bare });
       return answer!;
     }
     if (RECEIVE_ONLY.has(thread.integration_key)) throw errors.validation('this channel cannot send');
@@ -194,14 +196,17 @@ function prepareReply(deps: Deps, req: ReplyRequest) {
     // The thread's last message, preview and SLA clock moved: the lists see it in thread.updated,
     // here or, when the reply assigns the thread, in the assignment's own.
     const [view] = assigns ? [] : await findThreadViews(trx, [thread.id]);
+    // A reply without files has no attachments to read back, for the event or the answer.
+    const bare = attachmentIds.length === 0 ? new Set([row.id]) : undefined;
     await announce(
       deps,
       trx,
       [{ type: 'message.created', message: row }, ...(view ? [{ type: 'thread.updated' as const, thread: view }] : [])],
       now,
+      { bare },
     );
     if (assigns) await changeThreadIn(deps, trx, auth, thread.id, { assigneeId: authorId });
-    const [answer] = await messageResources(trx, [row], contentUrl(deps.config.publicUrl));
+    const [answer] = await messageResources(trx, [row], contentUrl(deps.config.publicUrl), { bare });
     return answer!;
   };
   return { request, write };

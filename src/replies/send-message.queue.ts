@@ -211,11 +211,13 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
         now,
       );
       for (const r of retries) if (released.has(r.job.messageId)) await enqueueSend(deps.boss, trx, r.job, r.at);
+      // The batch read its messages' attachments above; those without any are not read again.
       await announce(
         deps,
         trx,
         changed.map((message) => ({ type: 'message.updated' as const, message })),
         now,
+        { bare: new Set(unique.flatMap((j) => (stored.has(j.messageId) ? [] : [j.messageId]))) },
       );
     });
   } finally {

@@ -153,14 +153,16 @@ export async function startConversation(deps: Deps, req: StartRequest) {
       ...(thread.created ? [{ type: 'thread.created' as const, thread: view! }] : []),
       { type: 'message.created', message },
     ];
-    await announce(deps, trx, changes, now);
+    // A first message without files has no attachments to read back, for the event or the answer.
+    const bare = attachmentIds.length === 0 ? new Set([message.id]) : undefined;
+    await announce(deps, trx, changes, now, { bare });
     // A new thread is routed as one a contact opens (docs/teams.md, "Routing"), in this commit:
     // its activity line, the assignee's notification and thread.updated come with it. Otherwise
     // the thread's last message moved, and thread.updated says so, as for an inbound message.
     const routes = thread.created && thread.assignee_id === null && (connection.auto_assign || thread.team_routes);
     if (routes && (await routeThreadNow(deps, trx, thread, autoAssignedLine, now))) [view] = await findThreadViews(trx, [thread.id]);
     else await announce(deps, trx, [{ type: 'thread.updated', thread: view! }], now);
-    const [answer] = await messageResources(trx, [message], contentUrl(deps.config.publicUrl));
+    const [answer] = await messageResources(trx, [message], contentUrl(deps.config.publicUrl), { bare });
     return { thread: threadResource(view!), message: answer! };
   });
 }

@@ -1,9 +1,11 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { type Executor, PREPARED } from '../db/database.js';
 import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import { BY_CREATED, keysetPage, type SortKey } from '../db/pages.js';
+import { THREAD_COLUMNS } from '../db/thread-columns.js';
 import type { CursorRequest } from '../http/pagination.js';
 import type { ThreadFilters } from './thread-filters.js';
+import type { ThreadView } from './threads.resources.js';
 import { type ThreadReader, visibleThreads } from './visibility.js';
 
 /** Reading threads as the API shows them: the tenant's list, one thread, a transcript. */
@@ -107,10 +109,22 @@ export async function findThread(db: Executor, reader: ThreadReader, id: number)
   return readableThreads(db, reader).where('threads.id', '=', id).executeTakeFirst();
 }
 
-/** Threads as the API shows them, by id, for what announces them (any workspace). */
-export async function findThreadViews(db: Executor, ids: number[]) {
+/**
+ * Threads as the API shows them, by id, for what announces them (any workspace): every reply
+ * and workflow change reads one, so the statement is prepared (one array parameter, its
+ * columns named).
+ */
+export async function findThreadViews(db: Executor, ids: number[]): Promise<ThreadView[]> {
   if (ids.length === 0) return [];
-  return threadViews(db).where('threads.id', 'in', ids).execute();
+  return db
+    .selectFrom('threads')
+    .innerJoin('connections', 'connections.id', 'threads.connection_id')
+    .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
+    .select(THREAD_COLUMNS.map((c) => `threads.${c}` as const))
+    .select(['connections.integration_key', 'contacts.name as contact_name'])
+    .where('threads.id', '=', sql<number>`ANY(${ids}::bigint[])`)
+    .modifyEnd(PREPARED)
+    .execute();
 }
 
 /** A thread's messages, newest first, one cursor page. */
