@@ -114,7 +114,7 @@ export async function findSendContexts(db: Executor, ids: number[]) {
     email: EmailHeaders | null;
     last_inbound_at: Date | null;
     template: unknown;
-  }>`
+  }>`${PREPARED}
     SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, m.template, m.email, c.integration_key, c.external_account_id, c.managed_by,
            h.external_id AS to, li.external_id AS last_inbound_external_id, li.text AS last_inbound_text,
            li.email AS last_inbound_email, t.last_inbound_at

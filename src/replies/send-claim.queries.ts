@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { type Executor, PREPARED } from '../db/database.js';
 import { messageColumnsSql } from '../db/message-columns.js';
 import type { MessagesTable } from '../db/types.js';
 import type { SendResult } from './replies.queries.js';
@@ -11,11 +11,12 @@ import type { SendResult } from './replies.queries.js';
  * was abandoned. The UPDATE locks each row it changes, so of two attempts claiming one message
  * at once the second waits, sees the first's claim, and claims nothing. Times are the
  * database's, so api and worker processes on other machines agree on a claim's age.
+ * Prepared, like the batch's read of its contexts and its outcomes' write: every send batch runs them.
  */
 export async function claimMessages(db: Executor, wants: { messageId: number; attempt: number }[], token: string, staleMs: number) {
   if (wants.length === 0) return [];
   // `prior` is the row as it was before this statement: whether a stale claim was taken over.
-  const { rows } = await sql<{ id: number; taken_over: boolean }>`
+  const { rows } = await sql<{ id: number; taken_over: boolean }>`${PREPARED}
     UPDATE messages AS m
     SET send_claim_token = ${token}, send_claimed_at = clock_timestamp(), send_attempt = w.attempt
     FROM unnest(${wants.map((w) => w.messageId)}::bigint[], ${wants.map((w) => w.attempt)}::int[]) AS w(id, attempt), messages AS prior
@@ -47,7 +48,7 @@ export async function findHeldClaims(db: Executor, ids: number[], token: string,
  */
 export async function recordClaimedOutcomes(db: Executor, token: string, results: SendResult[], at: Date) {
   if (results.length === 0) return [];
-  const { rows } = await sql<Selectable<MessagesTable>>`
+  const { rows } = await sql<Selectable<MessagesTable>>`${PREPARED}
     UPDATE messages AS m
     SET status = v.status, external_id = COALESCE(v.external_id, m.external_id), error = v.error, updated_at = ${at},
         send_claim_token = NULL, send_claimed_at = NULL

@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { type Executor, PREPARED } from '../db/database.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { EndpointScheme, WebhookEndpointsTable } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
@@ -108,14 +108,19 @@ export async function replaceSecret(
     .executeTakeFirstOrThrow();
 }
 
-/** Enabled endpoints of these workspaces with what they subscribe to: who gets an event. */
+/**
+ * Enabled endpoints of these workspaces with what they subscribe to: who gets an event. Every
+ * announcement reads it (an inbound batch, a reply, a send's outcome): prepared, its
+ * workspaces one array parameter.
+ */
 export async function findSubscribedEndpoints(db: Executor, workspaceIds: number[]) {
   if (workspaceIds.length === 0) return [];
   return db
     .selectFrom('webhook_endpoints')
     .select(['id', 'workspace_id', 'events'])
-    .where('workspace_id', 'in', workspaceIds)
+    .where('workspace_id', '=', sql<number>`ANY(${workspaceIds}::bigint[])`)
     .where('enabled', '=', true)
+    .modifyEnd(PREPARED)
     .execute();
 }
 
