@@ -16,16 +16,6 @@ export async function findActiveApiKeyByHash(db: Executor, keyHash: string) {
   );
 }
 
-/** Records a use at `at` unless one was recorded since `since` (another request's, another process's). */
-export async function touchApiKey(db: Executor, id: number, at: Date, since: Date): Promise<void> {
-  await db
-    .updateTable('api_keys')
-    .set({ last_used_at: at })
-    .where('id', '=', id)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', since)]))
-    .execute();
-}
-
 export async function insertApiKey(
   db: Executor,
   row: { workspaceId: number; name: string; scopes: string[]; keyHash: string; keyPrefix: string },

@@ -1,11 +1,12 @@
 import type {} from '@fastify/jwt';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { findActiveApiKeyByHash, touchApiKey } from '../api-keys/api-keys.queries.js';
+import { findActiveApiKeyByHash } from '../api-keys/api-keys.queries.js';
 import { safeEqual, sha256Hex } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { isUuid } from '../http/ids.js';
-import { findActivePat, findLiveSession, touchPat } from './sessions.queries.js';
+import { recordCredentialUse } from './last-used.queries.js';
+import { findActivePat, findLiveSession } from './sessions.queries.js';
 
 /** A caller of one workspace. */
 interface TenantBase {
@@ -105,7 +106,8 @@ export async function resolveApiKey(deps: Deps, key: string): Promise<ApiKeyAuth
   // Best effort, never on the caller's time: last-used is informational, to the minute.
   const now = deps.now();
   const since = staleSince(row.last_used_at, now);
-  if (since) touchApiKey(deps.db, row.id, now, since).catch((err) => deps.log.warn({ err }, 'could not record API key use'));
+  if (since)
+    recordCredentialUse(deps.db, 'api_keys', row.id, now, since).catch((err) => deps.log.warn({ err }, 'could not record API key use'));
   return { kind: 'api_key', workspaceId: row.workspace_id, appId: row.app_id, apiKeyId: row.id, scopes: row.scopes };
 }
 
@@ -133,7 +135,10 @@ async function resolveBearer(deps: Deps, request: FastifyRequest, token: string,
     const pat = await findActivePat(deps.db, sha256Hex(token), now);
     if (!pat) return null;
     const since = staleSince(pat.last_used_at, now);
-    if (since) touchPat(deps.db, pat.id, now, since).catch((err) => deps.log.warn({ err }, 'could not record token use'));
+    if (since)
+      recordCredentialUse(deps.db, 'personal_access_tokens', pat.id, now, since).catch((err) =>
+        deps.log.warn({ err }, 'could not record token use'),
+      );
     return {
       kind: 'pat',
       workspaceId: pat.workspace_id,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { type Executor, PREPARED } from '../db/database.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { CursorRequest } from '../http/pagination.js';
 
@@ -14,7 +14,7 @@ export async function insertSession(db: Executor, row: { id: string; userId: num
   await db.insertInto('sessions').values({ id: row.id, user_id: row.userId, remember: row.remember, expires_at: row.expiresAt }).execute();
 }
 
-/** A live session (not revoked, not expired at `now`) with its user and the user's app. */
+/** A live session (not revoked, not expired at `now`) with its user and the user's app: read by every signed-in request, so prepared. */
 export async function findLiveSession(db: Executor, id: string, now: Date) {
   return (
     db
@@ -36,6 +36,7 @@ export async function findLiveSession(db: Executor, id: string, now: Date) {
       .where('users.active', '=', true)
       .where('sessions.revoked_at', 'is', null)
       .where('sessions.expires_at', '>', now)
+      .modifyEnd(PREPARED)
       .executeTakeFirst()
   );
 }
@@ -111,17 +112,8 @@ export async function findActivePat(db: Executor, tokenHash: string, now: Date) 
     .where('users.active', '=', true)
     .where('personal_access_tokens.revoked_at', 'is', null)
     .where('personal_access_tokens.expires_at', '>', now)
+    .modifyEnd(PREPARED)
     .executeTakeFirst();
-}
-
-/** Records a use at `at` unless one was recorded since `since` (another request's, another process's). */
-export async function touchPat(db: Executor, id: number, at: Date, since: Date): Promise<void> {
-  await db
-    .updateTable('personal_access_tokens')
-    .set({ last_used_at: at })
-    .where('id', '=', id)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', since)]))
-    .execute();
 }
 
 /** A user's live tokens (expired ones included, so they can be seen and deleted), newest first. */
