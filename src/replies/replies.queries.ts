@@ -114,10 +114,13 @@ export async function findSendContexts(db: Executor, ids: number[]) {
     email: EmailHeaders | null;
     last_inbound_at: Date | null;
     template: unknown;
+    /** Whether any file is linked to it: most replies have none, and their attachments are not read. */
+    has_attachments: boolean;
   }>`${PREPARED}
     SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, m.template, m.email, c.integration_key, c.external_account_id, c.managed_by,
            h.external_id AS to, li.external_id AS last_inbound_external_id, li.text AS last_inbound_text,
-           li.email AS last_inbound_email, t.last_inbound_at
+           li.email AS last_inbound_email, t.last_inbound_at,
+           EXISTS (SELECT 1 FROM attachments a WHERE a.message_id = m.id) AS has_attachments
     FROM messages m
     JOIN threads t ON t.id = m.thread_id
     JOIN connections c ON c.id = m.connection_id

@@ -154,10 +154,10 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
       return p;
     };
     const senderOf = sendersWith(deps);
-    // One read for the batch's attachments too; most replies have none.
+    // One read for the batch's attachments too, of the replies that have any (most have none).
     const stored = await attachmentsOf(
       deps.db,
-      unique.map((j) => j.messageId),
+      unique.flatMap((j) => (contexts.get(j.messageId)!.has_attachments ? [j.messageId] : [])),
     );
     const files = new Map([...stored].map(([messageId, rows]) => [messageId, outboundAttachments(deps, rows)]));
     const outcomes = await Promise.all(
