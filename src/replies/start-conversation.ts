@@ -155,13 +155,17 @@ export async function startConversation(deps: Deps, req: StartRequest) {
     ];
     // A first message without files has no attachments to read back, for the event or the answer.
     const bare = attachmentIds.length === 0 ? new Set([message.id]) : undefined;
-    await announce(deps, trx, changes, now, { bare });
     // A new thread is routed as one a contact opens (docs/teams.md, "Routing"), in this commit:
     // its activity line, the assignee's notification and thread.updated come with it. Otherwise
     // the thread's last message moved, and thread.updated says so, as for an inbound message.
+    const updated: Change = { type: 'thread.updated', thread: view! };
     const routes = thread.created && thread.assignee_id === null && (connection.auto_assign || thread.team_routes);
-    if (routes && (await routeThreadNow(deps, trx, thread, autoAssignedLine, now))) [view] = await findThreadViews(trx, [thread.id]);
-    else await announce(deps, trx, [{ type: 'thread.updated', thread: view! }], now);
+    if (!routes) await announce(deps, trx, [...changes, updated], now, { bare });
+    else {
+      await announce(deps, trx, changes, now, { bare });
+      if (await routeThreadNow(deps, trx, thread, autoAssignedLine, now)) [view] = await findThreadViews(trx, [thread.id]);
+      else await announce(deps, trx, [updated], now);
+    }
     const [answer] = await messageResources(trx, [message], contentUrl(deps.config.publicUrl), { bare });
     return { thread: threadResource(view!), message: answer! };
   });

@@ -35,13 +35,16 @@ async function rareLabelThreadIds(db: Executor, workspaceId: number, label: stri
   return rows.length > RARE_LABEL_THREADS ? undefined : rows.map((r) => Number(r.thread_id));
 }
 
-/** Threads with what the Thread resource shows beside their own columns: the channel and the contact's name. */
+/**
+ * Threads with what the Thread resource shows beside their own columns: the channel and the
+ * contact's name. The columns are named (THREAD_COLUMNS), so a statement of it may be prepared.
+ */
 function threadViews(db: Executor) {
   return db
     .selectFrom('threads')
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
     .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
-    .selectAll('threads')
+    .select(THREAD_COLUMNS.map((c) => `threads.${c}` as const))
     .select(['connections.integration_key', 'contacts.name as contact_name']);
 }
 
@@ -116,15 +119,7 @@ export async function findThread(db: Executor, reader: ThreadReader, id: number)
  */
 export async function findThreadViews(db: Executor, ids: number[]): Promise<ThreadView[]> {
   if (ids.length === 0) return [];
-  return db
-    .selectFrom('threads')
-    .innerJoin('connections', 'connections.id', 'threads.connection_id')
-    .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
-    .select(THREAD_COLUMNS.map((c) => `threads.${c}` as const))
-    .select(['connections.integration_key', 'contacts.name as contact_name'])
-    .where('threads.id', '=', sql<number>`ANY(${ids}::bigint[])`)
-    .modifyEnd(PREPARED)
-    .execute();
+  return threadViews(db).where('threads.id', '=', sql<number>`ANY(${ids}::bigint[])`).modifyEnd(PREPARED).execute();
 }
 
 /** A thread's messages, newest first, one cursor page. */
