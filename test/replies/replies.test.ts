@@ -253,6 +253,22 @@ describe('POST /v1/threads/:id/messages', () => {
     expect(fake.requests).toHaveLength(0);
   });
 
+  it('takes a write key and up to 4096 characters, counted as characters (an emoji is one)', async () => {
+    const threadId = await inboundThread('16505550009');
+    const writeKey = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/api-keys',
+      headers: tenant.headers,
+      payload: { name: 'writer', scopes: ['write'] },
+    });
+    const headers = { 'x-api-key': writeKey.json().data.key as string };
+    const res = await reply(threadId, '😀'.repeat(4096), headers);
+    expect(res.statusCode, res.body.slice(0, 200)).toBe(202);
+    expect(res.json().data.text).toBe('😀'.repeat(4096));
+    expect((await reply(threadId, '😀'.repeat(4097), headers)).statusCode).toBe(422);
+    await settled(res.json().data.id);
+  });
+
   it('publishes message.created and message.updated on the realtime bus', async () => {
     const threadId = await inboundThread('16505550008');
     const listener = new pg.Client({ connectionString: ctx.database.url });
@@ -360,6 +376,7 @@ describe('POST /v1/threads/:id/messages', () => {
     expect(smtp.mails).toHaveLength(1);
     const mail = smtp.mails[0]!;
     expect(mail.to).toEqual(['dana@example.org']);
+    expect(mail.mail.from?.value[0]?.address).toBe('support@acme.test');
     expect(mail.mail.subject).toBe('Re: Invoice question');
     expect(mail.mail.inReplyTo).toBe('<CAF=3Dx+8u1Zk2Q@mail.example.org>');
     expect(mail.mail.text?.trim()).toBe('Thanks Dana, we have removed the duplicate.');
