@@ -48,8 +48,10 @@ export const AuthCode = Type.Object(
 /** `/api/user/*`: login and sessions (docs/auth.md). Field names keep the contract's snake_case. */
 export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const withMeta = <T extends object>(request: { id: string }, body: T) => ({ ...body, meta: { requestId: request.id } });
-  // Reachable before two-factor sign-in is on where the workspace requires it: refresh, logout.
+  // Logout is reachable before two-factor sign-in is on where the workspace requires it;
+  // refresh is not (403 `2fa_required`): a new token would open nothing more than the old one.
   const bearer = requireAuth(deps, { kinds: ['user'], before2fa: true });
+  const refreshBearer = requireAuth(deps, { kinds: ['user'] });
   const secure = () => deps.config.publicUrl.startsWith('https:');
   /** Remembered: kept until the session ends; otherwise until the browser closes. */
   const giveRefreshCookie = (reply: FastifyReply, session: SessionInfo) =>
@@ -132,14 +134,15 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       preHandler: async (request, reply) => {
         const headers = request.headers;
         if (headers.authorization === undefined && headers['x-api-key'] === undefined && readRefreshCookie(request) !== undefined) return;
-        await bearer(request, reply);
+        await refreshBearer(request, reply);
       },
       schema: {
         summary: 'Refresh the session token',
         description:
           'With a bearer JWT: answers the login response shape with a new token and session; the token it replaces stops working. ' +
           'With no credential header but the console’s `HttpOnly` refresh cookie (set at login): a new token of the same, still ' +
-          'live session (docs/auth.md). A bad or ended cookie → 401 and the cookie is cleared.',
+          'live session (docs/auth.md). A bad or ended cookie → 401 and the cookie is cleared. A user the workspace requires ' +
+          'two-factor sign-in of, without it on → 403 `2fa_required`.',
         response: { 200: LoginResponse },
       },
     },
@@ -177,6 +180,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       clearRefreshCookie(reply, secure());
       throw errors.unauthorized('the session has ended; sign in again');
     }
+    if (session.two_factor_missing) throw errors.twoFactorRequired();
     return resumeSession(deps, app.jwt, user, {
       id: session.session_id,
       userId: session.user_id,

@@ -6,6 +6,7 @@ import type { Deps } from '../deps.js';
 import { afterFailedAttempt } from '../jobs/retry-policy.js';
 import { applyDeliveries, type DeliveryEvents } from '../messaging/apply-events.js';
 import type { OutboundEvent } from '../messaging/events.js';
+import { findConnectionsByAccount } from '../messaging/messaging.queries.js';
 import { writeOutbox } from '../webhooks-out/outbox.js';
 import { deliveryPayload } from './delivery-payload.js';
 import { enqueueDeliveries } from './inbox.enqueue.js';
@@ -60,6 +61,31 @@ function failure(row: InboxRow, appId: string | null, error: string, now: Date):
   const attemptCount = row.attempt_count + 1;
   const outcome = afterFailedAttempt(attemptCount, now);
   return { id: row.id, appId, status: outcome.status, attemptCount, nextRetryAt: outcome.nextRetryAt, lastError: error };
+}
+
+/**
+ * Rows that cannot be read but whose one account was known on arrival (a connection's own URL,
+ * or a secret that names its account): their connection resolves without the body, so they
+ * get its app and its tenant's admin can see and requeue them (docs/webhooks.md). Others keep
+ * the app they had.
+ */
+async function attributeUnreadable(db: Executor, failed: FailedUpdate[], rows: InboxRow[]): Promise<FailedUpdate[]> {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const accountOf = (f: FailedUpdate) => {
+    const row = byId.get(f.id);
+    return f.appId === null && row?.verified_account
+      ? { integrationKey: row.integration_key, externalAccountId: row.verified_account }
+      : null;
+  };
+  const keys = failed.flatMap((f) => accountOf(f) ?? []);
+  if (keys.length === 0) return failed;
+  const found = await findConnectionsByAccount(db, keys);
+  return failed.map((f) => {
+    const key = accountOf(f);
+    const connection =
+      key && found.find((c) => c.integration_key === key.integrationKey && c.external_account_id === key.externalAccountId);
+    return connection ? { ...f, appId: connection.app_id } : f;
+  });
 }
 
 /** `webhook_inbox.dead_lettered` for rows of a known app: the customer learns of a delivery given up on. */
@@ -181,13 +207,14 @@ async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome>
     const wanted = [...new Set(ids)];
     const rows = await lockPendingRows(trx, wanted);
     if (rows.length < wanted.length) await recheckLocked(deps, trx, wanted, rows);
-    const failed: FailedUpdate[] = [];
+    const unreadable: FailedUpdate[] = [];
     const readable: { row: InboxRow; events: DeliveryEvents }[] = [];
     for (const row of rows) {
       const result = normaliseRow(row);
-      if ('error' in result) failed.push(failure(row, row.app_id, result.error, now));
+      if ('error' in result) unreadable.push(failure(row, row.app_id, result.error, now));
       else readable.push({ row, events: result.events });
     }
+    const failed = await attributeUnreadable(trx, unreadable, rows);
     const resolutions = await applyDeliveries(
       deps,
       trx,

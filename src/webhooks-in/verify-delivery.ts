@@ -20,15 +20,17 @@ const LOGGED_SIGNATURE_HEADERS = [
 ];
 /**
  * Integrations whose "signature" header is the shared secret itself (the e-mail adapter's
- * `x-vendor-auth`/`x-service-signature`): logging it would hand out the credential, so only
- * its first 4 characters are logged, enough to tell which secret a sender used.
+ * `x-vendor-auth`/`x-service-signature`, in the order it reads them): logging it would hand
+ * out the credential, so only its first 4 characters are logged, enough to tell which secret a
+ * sender used.
  */
-const BEARER_SECRET_HEADERS = new Set(['email']);
+const BEARER_SECRET_HEADERS: Record<string, readonly string[]> = { email: ['x-vendor-auth', 'x-service-signature'] };
 
 function loggedSignature(key: string, headers: FastifyRequest['headers']): string | null {
-  const value = firstHeader(headers, LOGGED_SIGNATURE_HEADERS);
+  const bearer = Object.hasOwn(BEARER_SECRET_HEADERS, key) ? BEARER_SECRET_HEADERS[key] : undefined;
+  const value = firstHeader(headers, bearer ?? LOGGED_SIGNATURE_HEADERS);
   if (value === undefined) return null;
-  return BEARER_SECRET_HEADERS.has(key) ? `${value.slice(0, 4)}…` : value;
+  return bearer ? `${value.slice(0, 4)}…` : value;
 }
 
 /** INBOX_LOG_WEBHOOKS: one line per delivery, before verification, with its signature as the policy above allows. */

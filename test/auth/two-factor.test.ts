@@ -205,7 +205,6 @@ describe('workspace require2fa', () => {
     // this user's bearer with 2fa_required, but for the few that lead to turning it on.
     const allowed = new Set([
       'GET /api/user/user',
-      'POST /api/user/refresh',
       'POST /api/user/logout',
       'GET /v1/users/me/2fa',
       'POST /v1/users/me/2fa/setup',
@@ -230,6 +229,13 @@ describe('workspace require2fa', () => {
     }
     expect(wrong).toEqual([]);
     expect(guarded).toBeGreaterThan(40);
+
+    // Refresh is one of them, by bearer (checked above) and by the console's cookie alike.
+    const signedIn = await login({ email: user.email, password });
+    const cookie = String(signedIn.headers['set-cookie']).split(';')[0]!;
+    const byCookie = await ctx.app.inject({ method: 'POST', url: '/api/user/refresh', headers: { cookie } });
+    expect(byCookie.statusCode, byCookie.body).toBe(403);
+    expect(byCookie.json().error.code).toBe('2fa_required');
 
     await enable(token);
     expect((await call('GET', '/v1/threads', token)).statusCode).toBe(200);

@@ -118,6 +118,12 @@ describe('Connection health', () => {
     }, 'lastError');
     expect(failed.lastError).toContain('not valid JSON');
     expect(failed.lastErrorAt).not.toBeNull();
+    // Its connection was known from its URL: the row is the workspace's, to see and requeue.
+    const rows = await ctx.app.inject({ method: 'GET', url: '/v1/admin/webhook-inbox?status=failed', headers: tenant.headers });
+    expect(rows.json().data).toEqual([expect.objectContaining({ integrationKey: 'whatsapp_session.waha', appId: tenant.workspace.appId })]);
+    const id = rows.json().data[0].id as string;
+    const requeued = await ctx.app.inject({ method: 'POST', url: `/v1/admin/webhook-inbox/${id}/requeue`, headers: tenant.headers });
+    expect(requeued.json().data).toEqual({ id, status: 'failed' });
   });
 
   it('records a send that failed: a workspace connection without credentials fails at once', async () => {
