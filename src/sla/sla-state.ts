@@ -147,6 +147,16 @@ export function openSla(policy: PolicyTargets, hours: BusinessHoursValue | null,
 }
 
 /**
+ * A policy that applies first after the opening (its priority, team or labels changed): the
+ * clocks run from the opening as if it had applied then, and a reply of a user or API key
+ * given since has met the first response (the contact's next message starts next response).
+ */
+export function lateSla(policy: PolicyTargets, hours: BusinessHoursValue | null, openedAt: Date, firstReplyAt: Date | null): SlaState {
+  const state = openSla(policy, hours, openedAt);
+  return firstReplyAt ? replied(state, firstReplyAt) : state;
+}
+
+/**
  * Another policy now applies within the same opening (its priority, team or labels changed):
  * each clock still running starts again from where it started, under the new targets; met
  * clocks, breaches and what was told stay. Null when no policy applies any more.
