@@ -97,7 +97,12 @@ export async function moveSla(
       const policy = matchPolicy(policies, thread);
       if (!policy) after = null;
       else if (!before) after = await clockFromOpening(trx, thread, policy, h, now);
-      else if (before.policyId !== policy.id) after = changePolicy(before, policy, h);
+      else if (before.policyId !== policy.id) {
+        // A first response the old policy did not time may have been given already.
+        const untimed = !before.clocks.firstResponse && policy.targetMs.firstResponse !== undefined && !before.resolvedAt;
+        const firstReplyAt = untimed ? ((await currentOpening(trx, thread.id))?.firstReplyAt ?? null) : null;
+        after = changePolicy(before, policy, h, firstReplyAt);
+      }
     } else if (before) {
       after = event === 'replied' ? replied(before, now) : event === 'contact' ? contactWrote(before, h, now) : resolved(before, now);
     }

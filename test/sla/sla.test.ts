@@ -406,6 +406,33 @@ describe('SLA clocks', () => {
     expect((await label(done)).json().data.sla).toBeNull();
     expect(await clockJobs(done)).toEqual([]);
   });
+
+  it('counts a reply given before another policy came to time the first response', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    const urgent = (
+      await call('POST', '/v1/sla-policies', tenant.headers, {
+        name: 'Urgent',
+        position: 1,
+        firstResponse: 'PT30M',
+        conditions: { priorities: ['urgent'] },
+      })
+    ).json().data;
+    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Standard', position: 2, resolution: 'P1D' });
+    const answered = await contactWrites(connection, '+1555000014');
+    const waiting = await contactWrites(connection, '+1555000015');
+    now = new Date('2026-03-10T10:05:00Z');
+    expect((await call('POST', `/v1/threads/${answered}/messages`, tenant.headers, { text: 'On it.' })).statusCode).toBe(202);
+
+    now = new Date('2026-03-10T10:10:00Z');
+    const urgentNow = (id: number) => call('PATCH', `/v1/threads/${id}`, tenant.headers, { priority: 'urgent' });
+    expect((await urgentNow(answered)).json().data.sla).toMatchObject({ policyId: urgent.id, firstResponseDueAt: null, status: 'ok' });
+    expect((await urgentNow(waiting)).json().data.sla).toMatchObject({
+      policyId: urgent.id,
+      firstResponseDueAt: '2026-03-10T10:30:00.000Z',
+    });
+    expect((await clockJobs(answered)).filter((j) => j.data.target === 'firstResponse')).toEqual([]);
+  });
   it('leaves threads of a workspace without a policy without a clock', async () => {
     const { tenant, connection } = await workspace();
     const id = await contactWrites(connection, '+1555000008');
