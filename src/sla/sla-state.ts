@@ -147,11 +147,28 @@ export function openSla(policy: PolicyTargets, hours: BusinessHoursValue | null,
 }
 
 /**
+ * A policy that applies first after the opening (its priority, team or labels changed): the
+ * clocks run from the opening as if it had applied then, and a reply of a user or API key
+ * given since has met the first response (the contact's next message starts next response).
+ */
+export function lateSla(policy: PolicyTargets, hours: BusinessHoursValue | null, openedAt: Date, firstReplyAt: Date | null): SlaState {
+  const state = openSla(policy, hours, openedAt);
+  return firstReplyAt ? replied(state, firstReplyAt) : state;
+}
+
+/**
  * Another policy now applies within the same opening (its priority, team or labels changed):
  * each clock still running starts again from where it started, under the new targets; met
- * clocks, breaches and what was told stay. Null when no policy applies any more.
+ * clocks, breaches and what was told stay. A first response the old policy did not time is met
+ * at `firstReplyAt` when a user or API key has replied in this opening. Null when no policy
+ * applies any more.
  */
-export function changePolicy(state: SlaState | null, policy: PolicyTargets | null, hours: BusinessHoursValue | null): SlaState | null {
+export function changePolicy(
+  state: SlaState | null,
+  policy: PolicyTargets | null,
+  hours: BusinessHoursValue | null,
+  firstReplyAt: Date | null = null,
+): SlaState | null {
   // Without a clock yet the caller opens one (openSla); without a policy there is none.
   if (!policy || !state) return null;
   const h = hours as BusinessHours | null;
@@ -165,7 +182,7 @@ export function changePolicy(state: SlaState | null, policy: PolicyTargets | nul
     const startedAt = before ? new Date(before.startedAt) : target === 'nextResponse' ? null : new Date(state.openedAt);
     if (!startedAt || state.resolvedAt) continue;
     const c = clock(h, policy, target, startedAt);
-    if (c) clocks[target] = c;
+    if (c) clocks[target] = !before && target === 'firstResponse' && firstReplyAt ? { ...c, metAt: firstReplyAt.toISOString() } : c;
   }
   return { ...state, policyId: policy.id, targetMs: policy.targetMs, businessHoursOnly: policy.businessHoursOnly, clocks };
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { BusinessHoursValue, SlaStatus } from '../db/types.js';
+import { findOpenConversation } from '../reports/conversations.queries.js';
 
 /** SQL of threads' SLA clocks (docs/sla.md): the state, its nearest due time and its status. */
 
@@ -30,6 +31,28 @@ export async function teamHours(db: Executor, teamIds: number[]): Promise<Map<nu
     .where('business_hours', 'is not', null)
     .execute();
   return new Map(rows.map((r) => [r.id, r.business_hours!]));
+}
+
+/**
+ * Where the thread's current opening began and its first reply of a user or API key since (not
+ * an automated one: a rule's, an away reply, a survey), or undefined without an open
+ * conversation: what a policy that first applies later in the opening starts its clocks from.
+ */
+export async function currentOpening(db: Executor, threadId: number) {
+  const open = await findOpenConversation(db, threadId);
+  if (!open) return undefined;
+  const reply = await db
+    .selectFrom('messages')
+    .select('created_at')
+    .where('thread_id', '=', threadId)
+    .where('direction', '=', 'outbound')
+    .where('kind', '=', 'message')
+    .where('automation', '=', false)
+    .where('created_at', '>=', open.opened_at)
+    .orderBy('created_at')
+    .limit(1)
+    .executeTakeFirst();
+  return { openedAt: open.opened_at, firstReplyAt: reply?.created_at ?? null };
 }
 
 /** A thread's SLA and what its policy and hours read, locked until the transaction ends. */

@@ -3,10 +3,22 @@ import type { Executor } from '../db/database.js';
 import type { BusinessHoursValue } from '../db/types.js';
 import { workspaceSettings } from '../workspaces/workspace-settings.js';
 import { type MatchedThread, matchPolicy } from './policy-match.js';
-import { lockSlaThread, type SlaColumns, teamHours, writeSla } from './sla.queries.js';
+import { currentOpening, lockSlaThread, type SlaColumns, teamHours, writeSla } from './sla.queries.js';
 import { enqueueSlaClocks } from './sla-clock.enqueue.js';
 import { listPolicies } from './sla-policies.queries.js';
-import { changePolicy, contactWrote, nearestDue, openSla, replied, resolved, type SlaState, statusOf, wakeUps } from './sla-state.js';
+import {
+  changePolicy,
+  contactWrote,
+  lateSla,
+  nearestDue,
+  openSla,
+  type PolicyTargets,
+  replied,
+  resolved,
+  type SlaState,
+  statusOf,
+  wakeUps,
+} from './sla-state.js';
 
 /**
  * Moving threads' SLA clocks (docs/sla.md), in the caller's transaction: what happened to
@@ -25,7 +37,19 @@ export type SlaEvent = 'opened' | 'matched' | 'replied' | 'contact' | 'resolved'
 export interface SlaThread extends MatchedThread {
   id: number;
   workspace_id: number;
+  status: string;
   sla: unknown;
+}
+
+/**
+ * The clock of a thread that had none when a policy comes to apply within its opening: due
+ * from the opening (docs/sla.md), none on a resolved thread.
+ */
+async function clockFromOpening(trx: Executor, thread: SlaThread, policy: PolicyTargets, hours: BusinessHoursValue | null, now: Date) {
+  if (thread.status === 'resolved') return null;
+  const opening = await currentOpening(trx, thread.id);
+  // No opening recorded for it: the clock starts now.
+  return opening ? lateSla(policy, hours, opening.openedAt, opening.firstReplyAt) : openSla(policy, hours, now);
 }
 
 /** The business hours a thread's clocks follow: its team's own, else the workspace's. */
@@ -72,8 +96,13 @@ export async function moveSla(
     } else if (event === 'matched') {
       const policy = matchPolicy(policies, thread);
       if (!policy) after = null;
-      else if (!before) after = openSla(policy, h, now);
-      else if (before.policyId !== policy.id) after = changePolicy(before, policy, h);
+      else if (!before) after = await clockFromOpening(trx, thread, policy, h, now);
+      else if (before.policyId !== policy.id) {
+        // A first response the old policy did not time may have been given already.
+        const untimed = !before.clocks.firstResponse && policy.targetMs.firstResponse !== undefined && !before.resolvedAt;
+        const firstReplyAt = untimed ? ((await currentOpening(trx, thread.id))?.firstReplyAt ?? null) : null;
+        after = changePolicy(before, policy, h, firstReplyAt);
+      }
     } else if (before) {
       after = event === 'replied' ? replied(before, now) : event === 'contact' ? contactWrote(before, h, now) : resolved(before, now);
     }

@@ -364,6 +364,75 @@ describe('SLA clocks', () => {
       expect((await call('GET', `/v1/threads?${bad}`, tenant.headers)).statusCode).toBe(422);
   });
 
+  it('runs the clocks of a policy that comes to apply later from the opening, met by a reply given before; none once resolved', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    const vip = (
+      await call('POST', '/v1/sla-policies', tenant.headers, {
+        name: 'VIP',
+        firstResponse: 'PT30M',
+        resolution: 'PT1H',
+        conditions: { labels: ['vip'] },
+      })
+    ).json().data;
+    const answered = await contactWrites(connection, '+1555000011');
+    const waiting = await contactWrites(connection, '+1555000012');
+    const done = await contactWrites(connection, '+1555000013');
+    expect((await thread(tenant.headers, answered)).sla).toBeNull();
+
+    now = new Date('2026-03-10T10:10:00Z');
+    expect((await call('POST', `/v1/threads/${answered}/messages`, tenant.headers, { text: 'On it.' })).statusCode).toBe(202);
+    expect((await call('PATCH', `/v1/threads/${done}`, tenant.headers, { status: 'resolved' })).statusCode).toBe(200);
+
+    now = new Date('2026-03-10T10:20:00Z');
+    const label = (id: number) => call('PATCH', `/v1/threads/${id}`, tenant.headers, { labels: ['vip'] });
+    expect((await label(waiting)).json().data.sla).toMatchObject({
+      policyId: vip.id,
+      firstResponseDueAt: '2026-03-10T10:30:00.000Z',
+      resolutionDueAt: '2026-03-10T11:00:00.000Z',
+      status: 'ok',
+    });
+    expect((await label(answered)).json().data.sla).toMatchObject({
+      policyId: vip.id,
+      firstResponseDueAt: null,
+      resolutionDueAt: '2026-03-10T11:00:00.000Z',
+    });
+    expect((await clockJobs(waiting)).map((j) => j.data.at)).toEqual([
+      '2026-03-10T10:24:00.000Z',
+      '2026-03-10T10:30:00.000Z',
+      '2026-03-10T10:48:00.000Z',
+      '2026-03-10T11:00:00.000Z',
+    ]);
+    expect((await label(done)).json().data.sla).toBeNull();
+    expect(await clockJobs(done)).toEqual([]);
+  });
+
+  it('counts a reply given before another policy came to time the first response', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    const urgent = (
+      await call('POST', '/v1/sla-policies', tenant.headers, {
+        name: 'Urgent',
+        position: 1,
+        firstResponse: 'PT30M',
+        conditions: { priorities: ['urgent'] },
+      })
+    ).json().data;
+    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Standard', position: 2, resolution: 'P1D' });
+    const answered = await contactWrites(connection, '+1555000014');
+    const waiting = await contactWrites(connection, '+1555000015');
+    now = new Date('2026-03-10T10:05:00Z');
+    expect((await call('POST', `/v1/threads/${answered}/messages`, tenant.headers, { text: 'On it.' })).statusCode).toBe(202);
+
+    now = new Date('2026-03-10T10:10:00Z');
+    const urgentNow = (id: number) => call('PATCH', `/v1/threads/${id}`, tenant.headers, { priority: 'urgent' });
+    expect((await urgentNow(answered)).json().data.sla).toMatchObject({ policyId: urgent.id, firstResponseDueAt: null, status: 'ok' });
+    expect((await urgentNow(waiting)).json().data.sla).toMatchObject({
+      policyId: urgent.id,
+      firstResponseDueAt: '2026-03-10T10:30:00.000Z',
+    });
+    expect((await clockJobs(answered)).filter((j) => j.data.target === 'firstResponse')).toEqual([]);
+  });
   it('leaves threads of a workspace without a policy without a clock', async () => {
     const { tenant, connection } = await workspace();
     const id = await contactWrites(connection, '+1555000008');
