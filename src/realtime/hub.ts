@@ -258,7 +258,13 @@ export class RealtimeHub {
     if (revocation && event.truncated) void this.closeEnded();
     const set = this.clients.get(event.workspaceId);
     if (!set) return;
-    const message = JSON.stringify({ type: event.type, data: event.data, ...(event.truncated ? { truncated: true } : {}) });
+    // A targeted event says whom it is for (SPEC §4.5: republished "with targetUserId").
+    const message = JSON.stringify({
+      type: event.type,
+      ...(event.targetUserId !== undefined ? { targetUserId: event.targetUserId } : {}),
+      data: event.data,
+      ...(event.truncated ? { truncated: true } : {}),
+    });
     const threadId = threadIdOf(event);
     const byUser = seen.get(event.workspaceId);
     for (const client of [...set]) {

@@ -70,6 +70,7 @@ function failure(row: InboxRow, appId: string | null, error: string, now: Date):
  * the app they had.
  */
 async function attributeUnreadable(db: Executor, failed: FailedUpdate[], rows: InboxRow[]): Promise<FailedUpdate[]> {
+  if (failed.length === 0) return failed;
   const byId = new Map(rows.map((r) => [r.id, r]));
   const accountOf = (f: FailedUpdate) => {
     const row = byId.get(f.id);

@@ -18,7 +18,7 @@ const other = await makeTenant(a.deps);
 
 interface Socket {
   ws: WebSocket;
-  events: { type: string; data: Record<string, unknown> }[];
+  events: { type: string; targetUserId?: number; data: Record<string, unknown> }[];
   closed: Promise<number>;
 }
 
@@ -80,7 +80,9 @@ describe('GET /v1/realtime across api processes', () => {
     });
     expect(res.statusCode).toBe(200);
     expect(await s1.closed).toBe(4001);
-    expect(s1.events.find((e) => e.type === 'session.revoked')!.data).toMatchObject({ userId: target.user.id });
+    const revoked = s1.events.find((e) => e.type === 'session.revoked')!;
+    expect(revoked.targetUserId).toBe(target.user.id);
+    expect(revoked.data).toMatchObject({ userId: target.user.id });
     // the colleague's socket stays open and never saw the revocation
     await publishEvent(a.deps.db, { type: 'thread.updated', workspaceId: tenant.workspace.id, data: { id: 2 } });
     await waitFor(async () => s2.events.find((e) => e.type === 'thread.updated'), 'the marker');

@@ -131,6 +131,7 @@ describe('a socket lives no longer than its credential', () => {
     expect(await socket.closed).toBe(CLOSE_CREDENTIAL_ENDED);
     expect(socket.events.find((e) => e.type === 'session.revoked')).toEqual({
       type: 'session.revoked',
+      targetUserId: user.id,
       data: { userId: user.id },
       truncated: true,
     });
