@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fastifyJwt from '@fastify/jwt';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fastifyWebsocket from '@fastify/websocket';
+import type { ErrorObject } from 'ajv';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import { accountsRoutes } from './accounts/accounts.routes.js';
 import { aiRoutes } from './ai/ai.routes.js';
@@ -33,7 +34,7 @@ import { errorBody } from './http/envelope.js';
 import { AppError, errors } from './http/errors.js';
 import { missingBoundary } from './http/multipart-boundary.js';
 import { registerOpenApi } from './http/openapi.js';
-import { refuseUndeclaredFields, validatorCompiler } from './http/validation.js';
+import { refuseUndeclaredFields, validationMessage, validatorCompiler } from './http/validation.js';
 import { blockVisitorRoutes } from './livechat/block-visitor.routes.js';
 import { livechatRoutes } from './livechat/livechat.routes.js';
 import { widgetRoutes } from './livechat/widget.routes.js';
@@ -70,18 +71,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Maps anything thrown by a route to an AppError; unknown errors become a bare 500. */
 function toAppError(err: FastifyError & { code?: string }, bodyLimit: number, contentType: string | undefined): AppError {
   if (err instanceof AppError) return err;
-  if (err.validation) {
-    const first = err.validation[0];
-    const where = err.validationContext ?? 'request';
-    const path = first?.instancePath ? `${where}${first.instancePath.replace(/\//g, '.')}` : where;
-    const detail =
-      first?.keyword === 'required'
-        ? `must have property "${String(first.params.missingProperty)}"`
-        : first?.keyword === 'additionalProperties'
-          ? `must not have property "${String(first.params.additionalProperty)}"`
-          : (first?.message ?? 'is invalid');
-    return errors.validation(`${path} ${detail}`);
-  }
+  if (err.validation) return errors.validation(validationMessage(err.validationContext ?? 'request', err.validation as ErrorObject[]));
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return errors.payloadTooLarge(bodyLimit);

@@ -1,4 +1,4 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyRequest, FastifySchemaCompiler, RouteOptions } from 'fastify';
 import { errors } from './errors.js';
@@ -11,7 +11,9 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
  * on the wire, are coerced to the types their schemas name.
  */
 function makeAjv(coerceTypes: boolean | 'array'): Ajv {
-  const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+  // `verbose`: a failed union's error carries its branches and the value, which is how its
+  // message names the branch the value meant (validationMessage).
+  const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: false, strict: false, verbose: true });
   addFormats(ajv);
   return ajv;
 }
@@ -101,4 +103,42 @@ function refuseFieldsOfBodilessRoute(request: FastifyRequest, _reply: unknown, d
     }
   }
   done();
+}
+
+const isTagged = (tags: unknown[]): tags is string[] => tags.length > 0 && tags.every((t) => typeof t === 'string');
+
+/** The constant a union branch's `type` property must be (a tagged object such as a rule action). */
+function tagOf(branch: unknown): unknown {
+  const type = (branch as { properties?: { type?: { const?: unknown } } } | null)?.properties?.type;
+  return type && 'const' in type ? type.const : undefined;
+}
+
+/**
+ * The error a refused request is told of: `where` (`body`, `querystring`…) and the value's path,
+ * then what is wrong with it. Ajv reports a union of tagged objects (`{type: "note", text}` or
+ * `{type: "assign_user", userId}`…) by every branch's first complaint, so the first error would
+ * describe a branch the value never meant: an unknown `type` is told as such, with the types
+ * there are, and a known one by its own branch's complaint.
+ */
+export function validationMessage(where: string, all: readonly ErrorObject[]): string {
+  let first = all[0];
+  // A union's errors follow those of its branches: the last one is the outermost.
+  for (const union of [...all].reverse()) {
+    const tags = union.keyword === 'anyOf' && Array.isArray(union.schema) ? union.schema.map(tagOf) : [];
+    const value: unknown = union.data;
+    if (!isTagged(tags) || typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+    const tag = (value as { type?: unknown }).type;
+    const branch = typeof tag === 'string' ? tags.indexOf(tag) : -1;
+    if (branch < 0) return `${where}${union.instancePath.replace(/\//g, '.')}.type must be one of ${tags.map((t) => `"${t}"`).join(', ')}`;
+    first = all.find((e) => e.schemaPath.startsWith(`${union.schemaPath}/${branch}/`)) ?? first;
+    break;
+  }
+  const path = first?.instancePath ? `${where}${first.instancePath.replace(/\//g, '.')}` : where;
+  const detail =
+    first?.keyword === 'required'
+      ? `must have property "${String(first.params.missingProperty)}"`
+      : first?.keyword === 'additionalProperties'
+        ? `must not have property "${String(first.params.additionalProperty)}"`
+        : (first?.message ?? 'is invalid');
+  return `${path} ${detail}`;
 }

@@ -119,6 +119,11 @@ describe('/v1/automation-rules', () => {
       ],
       [{ ...base, actions: [{ type: 'reply' }] }, 422, /either text or a template/],
       [{ ...base, actions: [{ type: 'set_status', status: 'snoozed' }] }, 422, /snoozeMinutes/],
+      // A union of actions is told by the branch its type names, or by the types there are.
+      [{ ...base, actions: [{ type: 'explode' }] }, 422, /^body\.actions\.0\.type must be one of "assign_user", "assign_team", "route",/],
+      [{ ...base, actions: [{ type: 'note' }] }, 422, /^body\.actions\.0 must have property "text"$/],
+      [{ ...base, actions: [{ type: 'set_priority', priority: 'now' }] }, 422, /^body\.actions\.0\.priority must be equal to one of/],
+      [{ ...base, actions: [{ type: 'route', userId: 1 }] }, 422, /^body\.actions\.0 must not have property "userId"$/],
       [{ ...base, event: 'thread.idle' }, 422, /idleMinutes/],
       [{ ...base, event: 'thread.idle', idleMinutes: 4, statuses: ['open'] }, 422, /idleMinutes/],
       [{ ...base, idleMinutes: 60 }, 422, /only a thread.idle rule/],
