@@ -146,28 +146,40 @@ export function openSla(policy: PolicyTargets, hours: BusinessHoursValue | null,
   };
 }
 
+/** What happened in an opening before a policy came to time it (sla.queries' `currentOpening`). */
+export interface OpeningSoFar {
+  /** The first reply of a user or API key in the opening. */
+  firstReplyAt: Date | null;
+  /** The contact's first message after the last such reply: a next response is due from it. */
+  waitingSince: Date | null;
+}
+
 /**
  * A policy that applies first after the opening (its priority, team or labels changed): the
- * clocks run from the opening as if it had applied then, and a reply of a user or API key
- * given since has met the first response (the contact's next message starts next response).
+ * clocks run from the opening as if it had applied then. A reply of a user or API key given
+ * since has met the first response, and a contact's message after the last reply runs the
+ * next response from it.
  */
-export function lateSla(policy: PolicyTargets, hours: BusinessHoursValue | null, openedAt: Date, firstReplyAt: Date | null): SlaState {
-  const state = openSla(policy, hours, openedAt);
-  return firstReplyAt ? replied(state, firstReplyAt) : state;
+export function lateSla(policy: PolicyTargets, hours: BusinessHoursValue | null, openedAt: Date, so: OpeningSoFar): SlaState {
+  let state = openSla(policy, hours, openedAt);
+  if (so.firstReplyAt) state = replied(state, so.firstReplyAt);
+  if (so.firstReplyAt && so.waitingSince) state = contactWrote(state, hours, so.waitingSince);
+  return state;
 }
 
 /**
  * Another policy now applies within the same opening (its priority, team or labels changed):
  * each clock still running starts again from where it started, under the new targets; met
- * clocks, breaches and what was told stay. A first response the old policy did not time is met
- * at `firstReplyAt` when a user or API key has replied in this opening. Null when no policy
- * applies any more.
+ * clocks, breaches and what was told stay. A target the old policy did not time starts as if
+ * it had: a first response is met at `so.firstReplyAt` when a user or API key has replied in
+ * this opening, and a next response runs from `so.waitingSince` when the contact waits for one.
+ * Null when no policy applies any more.
  */
 export function changePolicy(
   state: SlaState | null,
   policy: PolicyTargets | null,
   hours: BusinessHoursValue | null,
-  firstReplyAt: Date | null = null,
+  so: OpeningSoFar = { firstReplyAt: null, waitingSince: null },
 ): SlaState | null {
   // Without a clock yet the caller opens one (openSla); without a policy there is none.
   if (!policy || !state) return null;
@@ -179,10 +191,11 @@ export function changePolicy(
       clocks[target] = before;
       continue;
     }
-    const startedAt = before ? new Date(before.startedAt) : target === 'nextResponse' ? null : new Date(state.openedAt);
+    const untimedSince = target === 'nextResponse' ? (state.replied ? null : so.waitingSince) : new Date(state.openedAt);
+    const startedAt = before ? new Date(before.startedAt) : untimedSince;
     if (!startedAt || state.resolvedAt) continue;
     const c = clock(h, policy, target, startedAt);
-    if (c) clocks[target] = !before && target === 'firstResponse' && firstReplyAt ? { ...c, metAt: firstReplyAt.toISOString() } : c;
+    if (c) clocks[target] = !before && target === 'firstResponse' && so.firstReplyAt ? { ...c, metAt: so.firstReplyAt.toISOString() } : c;
   }
   return { ...state, policyId: policy.id, targetMs: policy.targetMs, businessHoursOnly: policy.businessHoursOnly, clocks };
 }

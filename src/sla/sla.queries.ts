@@ -34,25 +34,24 @@ export async function teamHours(db: Executor, teamIds: number[]): Promise<Map<nu
 }
 
 /**
- * Where the thread's current opening began and its first reply of a user or API key since (not
- * an automated one: a rule's, an away reply, a survey), or undefined without an open
- * conversation: what a policy that first applies later in the opening starts its clocks from.
+ * Where the thread's current opening began, its first reply of a user or API key since (not
+ * an automated one: a rule's, an away reply, a survey), and the contact's first message after
+ * the last such reply (`waitingSince`: what a next response answers), or undefined without an
+ * open conversation: what a policy that first applies later in the opening starts its clocks from.
  */
 export async function currentOpening(db: Executor, threadId: number) {
   const open = await findOpenConversation(db, threadId);
   if (!open) return undefined;
-  const reply = await db
-    .selectFrom('messages')
-    .select('created_at')
-    .where('thread_id', '=', threadId)
-    .where('direction', '=', 'outbound')
-    .where('kind', '=', 'message')
-    .where('automation', '=', false)
-    .where('created_at', '>=', open.opened_at)
-    .orderBy('created_at')
-    .limit(1)
-    .executeTakeFirst();
-  return { openedAt: open.opened_at, firstReplyAt: reply?.created_at ?? null };
+  const { rows } = await sql<{ first_reply_at: Date | null; waiting_since: Date | null }>`
+    WITH replies AS (
+      SELECT min(created_at) AS first_at, max(created_at) AS last_at FROM messages
+      WHERE thread_id = ${threadId} AND direction = 'outbound' AND kind = 'message' AND NOT automation
+        AND created_at >= ${open.opened_at})
+    SELECT r.first_at AS first_reply_at,
+      (SELECT min(m.created_at) FROM messages m
+       WHERE m.thread_id = ${threadId} AND m.direction = 'inbound' AND m.kind = 'message' AND m.created_at > r.last_at) AS waiting_since
+    FROM replies r`.execute(db);
+  return { openedAt: open.opened_at, firstReplyAt: rows[0]?.first_reply_at ?? null, waitingSince: rows[0]?.waiting_since ?? null };
 }
 
 /** A thread's SLA and what its policy and hours read, locked until the transaction ends. */

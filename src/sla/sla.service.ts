@@ -16,6 +16,7 @@ import {
   replied,
   resolved,
   type SlaState,
+  type SlaTarget,
   statusOf,
   wakeUps,
 } from './sla-state.js';
@@ -49,7 +50,7 @@ async function clockFromOpening(trx: Executor, thread: SlaThread, policy: Policy
   if (thread.status === 'resolved') return null;
   const opening = await currentOpening(trx, thread.id);
   // No opening recorded for it: the clock starts now.
-  return opening ? lateSla(policy, hours, opening.openedAt, opening.firstReplyAt) : openSla(policy, hours, now);
+  return opening ? lateSla(policy, hours, opening.openedAt, opening) : openSla(policy, hours, now);
 }
 
 /** The business hours a thread's clocks follow: its team's own, else the workspace's. */
@@ -98,10 +99,11 @@ export async function moveSla(
       if (!policy) after = null;
       else if (!before) after = await clockFromOpening(trx, thread, policy, h, now);
       else if (before.policyId !== policy.id) {
-        // A first response the old policy did not time may have been given already.
-        const untimed = !before.clocks.firstResponse && policy.targetMs.firstResponse !== undefined && !before.resolvedAt;
-        const firstReplyAt = untimed ? ((await currentOpening(trx, thread.id))?.firstReplyAt ?? null) : null;
-        after = changePolicy(before, policy, h, firstReplyAt);
+        // A target the old policy did not time: its first response may have been given
+        // already, or the contact may be waiting for a next one.
+        const untimed = (target: SlaTarget) => !before.clocks[target] && policy.targetMs[target] !== undefined && !before.resolvedAt;
+        const read = untimed('firstResponse') || (untimed('nextResponse') && !before.replied);
+        after = changePolicy(before, policy, h, read ? await currentOpening(trx, thread.id) : undefined);
       }
     } else if (before) {
       after = event === 'replied' ? replied(before, now) : event === 'contact' ? contactWrote(before, h, now) : resolved(before, now);

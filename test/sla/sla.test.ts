@@ -433,6 +433,64 @@ describe('SLA clocks', () => {
     });
     expect((await clockJobs(answered)).filter((j) => j.data.target === 'firstResponse')).toEqual([]);
   });
+  it('runs the next response of a policy that comes to time it from the message the contact waits with', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    const urgent = (
+      await call('POST', '/v1/sla-policies', tenant.headers, {
+        name: 'Urgent',
+        position: 1,
+        nextResponse: 'PT15M',
+        conditions: { priorities: ['urgent'] },
+      })
+    ).json().data;
+    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Standard', position: 2, resolution: 'P1D' });
+    const standard = await contactWrites(connection, '+1555000016');
+    const answered = await contactWrites(connection, '+1555000017');
+    now = new Date('2026-03-10T10:05:00Z');
+    for (const id of [standard, answered]) {
+      expect((await call('POST', `/v1/threads/${id}/messages`, tenant.headers, { text: 'On it.' })).statusCode).toBe(202);
+    }
+    now = new Date('2026-03-10T10:10:00Z');
+    await contactWrites(connection, '+1555000016', 'still there?');
+    now = new Date('2026-03-10T10:20:00Z');
+    expect((await call('PATCH', `/v1/threads/${standard}`, tenant.headers, { priority: 'urgent' })).json().data.sla).toMatchObject({
+      policyId: urgent.id,
+      nextResponseDueAt: '2026-03-10T10:25:00.000Z',
+    });
+    // The reply was the last word: no next response is due until the contact writes.
+    expect((await call('PATCH', `/v1/threads/${answered}`, tenant.headers, { priority: 'urgent' })).json().data.sla).toMatchObject({
+      policyId: urgent.id,
+      nextResponseDueAt: null,
+    });
+    now = new Date('2026-03-10T10:21:00Z');
+    await contactWrites(connection, '+1555000017', 'and now?');
+    expect((await thread(tenant.headers, answered)).sla).toMatchObject({ nextResponseDueAt: '2026-03-10T10:36:00.000Z' });
+
+    // A thread that had no clock at all: a label policy applying later times both from the opening.
+    now = new Date('2026-03-10T11:00:00Z');
+    const other = await workspace();
+    const vip = (
+      await call('POST', '/v1/sla-policies', other.tenant.headers, {
+        name: 'VIP',
+        firstResponse: 'PT30M',
+        nextResponse: 'PT15M',
+        conditions: { labels: ['vip'] },
+      })
+    ).json().data;
+    const plain = await contactWrites(other.connection, '+1555000018');
+    now = new Date('2026-03-10T11:05:00Z');
+    expect((await call('POST', `/v1/threads/${plain}/messages`, other.tenant.headers, { text: 'On it.' })).statusCode).toBe(202);
+    now = new Date('2026-03-10T11:10:00Z');
+    await contactWrites(other.connection, '+1555000018', 'still there?');
+    now = new Date('2026-03-10T11:20:00Z');
+    expect((await call('PATCH', `/v1/threads/${plain}`, other.tenant.headers, { labels: ['vip'] })).json().data.sla).toMatchObject({
+      policyId: vip.id,
+      firstResponseDueAt: null,
+      nextResponseDueAt: '2026-03-10T11:25:00.000Z',
+    });
+  });
+
   it('leaves threads of a workspace without a policy without a clock', async () => {
     const { tenant, connection } = await workspace();
     const id = await contactWrites(connection, '+1555000008');
