@@ -42,6 +42,21 @@ async function clockJobs(threadId: number) {
 const notificationsOf = (userId: number) =>
   db.selectFrom('notifications').select(['type', 'thread_id']).where('user_id', '=', userId).orderBy('id').execute();
 
+/** A policy for urgent threads with these targets, before a standard one that times resolution only. */
+async function urgentOverStandard(headers: Record<string, string>, targets: Record<string, string>) {
+  const urgent = await call('POST', '/v1/sla-policies', headers, {
+    name: 'Urgent',
+    position: 1,
+    ...targets,
+    conditions: { priorities: ['urgent'] },
+  });
+  await call('POST', '/v1/sla-policies', headers, { name: 'Standard', position: 2, resolution: 'P1D' });
+  return urgent.json().data;
+}
+
+const reply = async (headers: Record<string, string>, threadId: number) =>
+  expect((await call('POST', `/v1/threads/${threadId}/messages`, headers, { text: 'On it.' })).statusCode).toBe(202);
+
 const outboundEvents = async (workspaceId: number, type: string) =>
   (await db.selectFrom('webhook_events').select('body').where('workspace_id', '=', workspaceId).where('type', '=', type).execute()).map(
     (r) => JSON.parse(r.body as unknown as string).data,
@@ -410,19 +425,11 @@ describe('SLA clocks', () => {
   it('counts a reply given before another policy came to time the first response', async () => {
     now = new Date('2026-03-10T10:00:00Z');
     const { tenant, connection } = await workspace();
-    const urgent = (
-      await call('POST', '/v1/sla-policies', tenant.headers, {
-        name: 'Urgent',
-        position: 1,
-        firstResponse: 'PT30M',
-        conditions: { priorities: ['urgent'] },
-      })
-    ).json().data;
-    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Standard', position: 2, resolution: 'P1D' });
+    const urgent = await urgentOverStandard(tenant.headers, { firstResponse: 'PT30M' });
     const answered = await contactWrites(connection, '+1555000014');
     const waiting = await contactWrites(connection, '+1555000015');
     now = new Date('2026-03-10T10:05:00Z');
-    expect((await call('POST', `/v1/threads/${answered}/messages`, tenant.headers, { text: 'On it.' })).statusCode).toBe(202);
+    await reply(tenant.headers, answered);
 
     now = new Date('2026-03-10T10:10:00Z');
     const urgentNow = (id: number) => call('PATCH', `/v1/threads/${id}`, tenant.headers, { priority: 'urgent' });
@@ -433,24 +440,15 @@ describe('SLA clocks', () => {
     });
     expect((await clockJobs(answered)).filter((j) => j.data.target === 'firstResponse')).toEqual([]);
   });
+
   it('runs the next response of a policy that comes to time it from the message the contact waits with', async () => {
     now = new Date('2026-03-10T10:00:00Z');
     const { tenant, connection } = await workspace();
-    const urgent = (
-      await call('POST', '/v1/sla-policies', tenant.headers, {
-        name: 'Urgent',
-        position: 1,
-        nextResponse: 'PT15M',
-        conditions: { priorities: ['urgent'] },
-      })
-    ).json().data;
-    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Standard', position: 2, resolution: 'P1D' });
+    const urgent = await urgentOverStandard(tenant.headers, { nextResponse: 'PT15M' });
     const standard = await contactWrites(connection, '+1555000016');
     const answered = await contactWrites(connection, '+1555000017');
     now = new Date('2026-03-10T10:05:00Z');
-    for (const id of [standard, answered]) {
-      expect((await call('POST', `/v1/threads/${id}/messages`, tenant.headers, { text: 'On it.' })).statusCode).toBe(202);
-    }
+    for (const id of [standard, answered]) await reply(tenant.headers, id);
     now = new Date('2026-03-10T10:10:00Z');
     await contactWrites(connection, '+1555000016', 'still there?');
     now = new Date('2026-03-10T10:20:00Z');
@@ -480,7 +478,7 @@ describe('SLA clocks', () => {
     ).json().data;
     const plain = await contactWrites(other.connection, '+1555000018');
     now = new Date('2026-03-10T11:05:00Z');
-    expect((await call('POST', `/v1/threads/${plain}/messages`, other.tenant.headers, { text: 'On it.' })).statusCode).toBe(202);
+    await reply(other.tenant.headers, plain);
     now = new Date('2026-03-10T11:10:00Z');
     await contactWrites(other.connection, '+1555000018', 'still there?');
     now = new Date('2026-03-10T11:20:00Z');
