@@ -289,11 +289,14 @@ export class RealtimeHub {
   }
 }
 
-/** The thread an event is about: `data.threadId`, or the thread itself for `thread.*`; undefined for others. */
+/** Events whose `data` is the Thread itself (`sla.*` carry the thread too, docs/sla.md). */
+const THREAD_DATA_PREFIXES = ['thread.', 'sla.'];
+
+/** The thread an event is about: `data.threadId`, or the thread itself for `thread.*` and `sla.*`; undefined for others. */
 function threadIdOf(event: RealtimeEvent): number | undefined {
   const { data } = event;
   if (typeof data.threadId === 'number') return data.threadId;
-  if (event.type.startsWith('thread.') && typeof data.id === 'number') return data.id;
+  if (THREAD_DATA_PREFIXES.some((p) => event.type.startsWith(p)) && typeof data.id === 'number') return data.id;
   return undefined;
 }
 

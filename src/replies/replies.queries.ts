@@ -107,6 +107,8 @@ export async function findSendContexts(db: Executor, ids: number[]) {
     integration_key: string;
     external_account_id: string;
     managed_by: ManagedBy;
+    /** Deleted since the reply was queued: its threads are read-only, nothing more is sent. */
+    connection_deleted: boolean;
     to: string | null;
     last_inbound_external_id: string | null;
     last_inbound_text: string | null;
@@ -118,6 +120,7 @@ export async function findSendContexts(db: Executor, ids: number[]) {
     has_attachments: boolean;
   }>`${PREPARED}
     SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, m.template, m.email, c.integration_key, c.external_account_id, c.managed_by,
+           c.deleted_at IS NOT NULL AS connection_deleted,
            h.external_id AS to, li.external_id AS last_inbound_external_id, li.text AS last_inbound_text,
            li.email AS last_inbound_email, t.last_inbound_at,
            EXISTS (SELECT 1 FROM attachments a WHERE a.message_id = m.id) AS has_attachments

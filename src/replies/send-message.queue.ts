@@ -53,6 +53,9 @@ function replyToOf(ctx: {
 
 type SendContext = Awaited<ReturnType<typeof findSendContexts>>[number];
 
+/** A reply still queued (or to be retried) when its connection was deleted fails, unsent. */
+const CONNECTION_DELETED = "this thread's connection was deleted";
+
 /** Calls the provider for one reply; never throws (an unexpected error is a retryable outcome). */
 async function sendOne(
   deps: Deps,
@@ -64,7 +67,9 @@ async function sendOne(
   const adapter = senderOf(ctx.integration_key);
   const started = performance.now();
   let outcome: SendOutcome;
-  if (!adapter?.send) {
+  if (ctx.connection_deleted) {
+    outcome = { outcome: 'failed', error: CONNECTION_DELETED };
+  } else if (!adapter?.send) {
     outcome = { outcome: 'failed', error: `${ctx.integration_key} cannot send replies` };
   } else if (!ctx.to) {
     outcome = { outcome: 'failed', error: `the contact has no ${ctx.integration_key} handle to reply to` };

@@ -84,7 +84,8 @@ export async function recordAssigned(db: Executor, userIds: number[], at: Date) 
 
 /**
  * Routing's queue in a workspace: open threads with no assignee whose team or connection has
- * `autoAssign`, oldest first, locked. Threads another transaction holds (an inbound batch that
+ * `autoAssign`, oldest first, locked; never a thread of a deleted connection (read-only: nobody
+ * can answer it). Threads another transaction holds (an inbound batch that
  * routes them itself) are skipped rather than waited for: the caller holds the routing lock,
  * and that batch may be waiting for it.
  */
@@ -95,7 +96,7 @@ export async function lockWaitingThreads(db: Executor, workspaceId: number, limi
     JOIN connections c ON c.id = t.connection_id
     LEFT JOIN teams tm ON tm.id = t.team_id
     WHERE t.workspace_id = ${workspaceId} AND t.status = 'open' AND t.assignee_id IS NULL
-      AND (c.auto_assign OR tm.auto_assign)
+      AND c.deleted_at IS NULL AND (c.auto_assign OR tm.auto_assign)
     ORDER BY t.created_at, t.id
     LIMIT ${limit}
     FOR UPDATE OF t SKIP LOCKED`.execute(db);

@@ -8,6 +8,7 @@ import { errors } from '../http/errors.js';
 import { MailSendError, requireSystemMailer } from '../mail/system-mailer.js';
 import { renderActionMail } from '../mail/templates.js';
 import { findWorkspace } from '../workspaces/workspaces.queries.js';
+import { announceUsers } from './user-events.js';
 import { updateUser } from './users.queries.js';
 import { type TeamUser, teamUserResource } from './users.resources.js';
 import { createUser, hashPassword, refuseOperatorRole } from './users.service.js';
@@ -59,8 +60,8 @@ export async function inviteUser(
 }
 
 /**
- * Sets the invited person's password and activates them, once. A bad password leaves the
- * link unspent; a spent, expired or unknown link is refused alike.
+ * Sets the invited person's password and activates them, once, announcing `user.updated`. A
+ * bad password leaves the link unspent; a spent, expired or unknown link is refused alike.
  */
 export async function acceptInvite(deps: Deps, input: { token: string; password: string }) {
   const now = deps.now();
@@ -72,6 +73,8 @@ export async function acceptInvite(deps: Deps, input: { token: string; password:
     checkNewPassword('password', input.password, user.email);
     await setPasswordHash(trx, user.id, passwordHash, true);
     await retireAccountTokens(trx, 'invite', user.id, now);
+    // Active from now on: the team's lists (assignees, mentions) learn it like any change of a user.
+    await announceUsers(trx, [user.id], now);
     return (await findUser(trx, user.id))!;
   });
 }

@@ -9,6 +9,7 @@ import { sendQueue } from '../../src/replies/send-message.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { deliverSigned, fixture, waitFor } from '../helpers/webhooks.js';
+import { inbound } from '../threads/workflow-helpers.js';
 
 const SECRET = 'replies-webhook-secret';
 const TOKEN = 'EAAG-replies-page-token-0123456789';
@@ -163,6 +164,34 @@ describe('POST /v1/threads/:id/messages', () => {
     const row = await messageRow(id);
     expect(row.status).toBe('failed');
     expect(row.error).toMatch(/^gave up after 4 attempts: HTTP 500/);
+  });
+
+  it('sends nothing once its connection is deleted: the retry fails the reply', async () => {
+    const account = '106540352200077';
+    const path = `/graph/v23.0/${account}/messages`;
+    const doomed = await makeConnection(ctx.deps, tenant.workspace.id, {
+      integrationKey: 'whatsapp',
+      externalAccountId: account,
+      credentials: { accessToken: TOKEN },
+    });
+    const threadId = await inbound(ctx, doomed, '16505550077', 'wamid.in-doomed');
+    fake.behave(path, 'server-error');
+    const { id } = (await reply(threadId, 'still there?')).json().data;
+    const retry = await waitFor(async () => {
+      const { rows } = await sql<{ data: { messageId: number; attempt: number } }>`
+        SELECT data FROM pgboss.job WHERE name = ${SEND_QUEUE} AND (data->>'messageId')::bigint = ${id} AND (data->>'attempt')::int = 2`.execute(
+        ctx.deps.db,
+      );
+      return rows[0];
+    }, 'the retry job');
+    const deleted = await ctx.app.inject({ method: 'DELETE', url: `/v1/connections/${doomed.id}`, headers: tenant.headers });
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    fake.behave(path, 'ok');
+    await sendQueue.worker!.handle(ctx.deps, [{ id: 'after-delete', data: retry.data }]);
+    const row = await messageRow(id);
+    expect(row.status).toBe('failed');
+    expect(row.error).toBe("this thread's connection was deleted");
+    expect(fake.requests.filter((r) => r.path === path)).toHaveLength(1);
   });
 
   it('a replayed Idempotency-Key answers the first answer and sends once', async () => {

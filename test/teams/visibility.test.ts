@@ -1,5 +1,8 @@
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
+import { SLA_CLOCK_QUEUE, type SlaClockJob } from '../../src/sla/sla-clock.enqueue.js';
+import { tellSlaMoment } from '../../src/sla/sla-clock.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { someBytes, storeUpload } from '../helpers/attachments.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
@@ -227,6 +230,42 @@ describe('restrictAgentsToTeams on the realtime socket', () => {
     await ok('PATCH', `/v1/threads/${theirs.id}`, ada.headers, { labels: ['vip'] });
     await waitFor(async () => about(agent, theirs.id).includes('thread.updated'), 'the thread.updated of a team just joined');
     await ok('PUT', `/v1/teams/${returns.id}/members`, tenant.headers, { userIds: [] });
+  });
+});
+
+describe('restrictAgentsToTeams and SLA events on the socket', () => {
+  it("never sends an agent the sla.warning or sla.breached of another team's thread", async () => {
+    const connect = async (headers: Record<string, string>) => {
+      const socket = new WebSocket(`${url}/v1/realtime`, { headers });
+      sockets.push(socket);
+      const events: { type: string; data: { id?: number } }[] = [];
+      socket.on('message', (m) => events.push(JSON.parse(String(m))));
+      await waitFor(async () => events.some((e) => e.type === 'ready'), 'the socket to be ready');
+      return events;
+    };
+    const agent = await connect(bo.headers);
+    const admin = await connect(ada.headers);
+    const policy = await ok('POST', '/v1/sla-policies', tenant.headers, {
+      name: 'Teams',
+      firstResponse: 'PT1H',
+      conditions: { teamIds: [billing.id, returns.id] },
+    });
+    // A priority change applies the policy to both threads, which start their clocks.
+    for (const t of [theirs, mine]) await ok('PATCH', `/v1/threads/${t.id}`, ada.headers, { priority: 'high' });
+    const slaEvents = (events: Awaited<ReturnType<typeof connect>>, threadId: number) =>
+      events.filter((e) => e.type.startsWith('sla.') && e.data.id === threadId).map((e) => e.type);
+    for (const t of [theirs, mine]) {
+      const { rows } = await sql<{ data: SlaClockJob }>`
+        SELECT data FROM pgboss.job WHERE name = ${SLA_CLOCK_QUEUE} AND (data->>'threadId')::bigint = ${t.id}
+        ORDER BY start_after`.execute(db);
+      for (const job of rows.filter((r) => r.data.target === 'firstResponse')) expect(await tellSlaMoment(ctx.deps, job.data)).toBe(true);
+    }
+    // Events arrive in order: once the agent has their own thread's breach, the other's would be there.
+    await waitFor(async () => slaEvents(agent, mine.id).includes('sla.breached'), "the agent's team's sla.breached");
+    await waitFor(async () => slaEvents(admin, mine.id).includes('sla.breached'), "the admin's copy");
+    expect(slaEvents(agent, theirs.id)).toEqual([]);
+    expect(slaEvents(admin, theirs.id)).toEqual(['sla.warning', 'sla.breached']);
+    await ok('DELETE', `/v1/sla-policies/${policy.id}`, tenant.headers);
   });
 });
 

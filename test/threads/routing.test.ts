@@ -124,6 +124,24 @@ describe('routing', () => {
     expect(await assigneeOf(newer)).toBe(ada.user.id);
   });
 
+  it('never hands out a waiting thread of a deleted connection, which nobody can answer', async () => {
+    const { tenant, users, team, newThread } = await routingTeam(['Bo']);
+    const bo = users.Bo!;
+    await setMe(bo.headers, { availability: 'busy' });
+    await call('PATCH', `/v1/users/${bo.user.id}`, tenant.headers, { maxOpenThreads: 1 });
+    const gone = await makeConnection(ctx.deps, tenant.workspace.id);
+    await call('PATCH', `/v1/connections/${gone.id}`, tenant.headers, { teamId: team.id });
+    const orphan = await inbound(ctx, gone, `c-${tenant.workspace.id}-gone`, `m-${tenant.workspace.id}-gone`);
+    const live = await newThread();
+    const deleted = await ctx.app.inject({ method: 'DELETE', url: `/v1/connections/${gone.id}`, headers: tenant.headers });
+    expect(deleted.statusCode, deleted.body).toBe(200);
+
+    // The orphan is older, yet Bo's one free place goes to the thread that can be answered.
+    await setMe(bo.headers, { availability: 'online' });
+    expect(await assigneeOf(live)).toBe(bo.user.id);
+    expect(await assigneeOf(orphan)).toBeNull();
+  });
+
   it('routes a waiting thread when its contact writes again and someone may take it', async () => {
     const { users, connection } = await routingTeam(['Ada']);
     const ada = users.Ada!;

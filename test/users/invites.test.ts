@@ -5,6 +5,8 @@ import { systemMailer } from '../../src/mail/system-mailer.js';
 import type { TeamUser } from '../../src/users/users.resources.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
+import { waitFor } from '../helpers/webhooks.js';
+import { listenToBus } from '../threads/workflow-helpers.js';
 
 const smtp = await startSmtpServer();
 afterAll(() => smtp.close());
@@ -31,6 +33,7 @@ const adminToken = (
 ).json().access_token as string;
 const asAdmin = { authorization: `Bearer ${adminToken}` };
 const mailer = systemMailer(ctx.deps)!;
+const bus = await listenToBus(ctx.database.url);
 const INVITE_LINK = /https:\/\/inbox\.acme\.test\/support\/app\/invite#token=([\w-]+)/;
 
 beforeEach(async () => {
@@ -79,6 +82,16 @@ describe('POST /v1/users without a password: an invite', () => {
     const again = await post('/api/user/invite/accept', { token, password: 'mallory chose this' });
     expect(again.statusCode).toBe(401);
     expect((await login('grace@acme.test', 'grace chose this')).statusCode).toBe(200);
+  });
+
+  it('announces the user who accepted as user.updated, active, to the team', async () => {
+    const token = await invite('hopper@acme.test');
+    const accepted = await post('/api/user/invite/accept', { token, password: 'hopper chose this' });
+    expect(accepted.statusCode, accepted.body).toBe(200);
+    const id = accepted.json().data.id as number;
+    const event = await waitFor(async () => bus.find((e) => e.type === 'user.updated' && e.data.id === id), 'user.updated');
+    expect(event.workspaceId).toBe(tenant.workspace.id);
+    expect(event.data).toMatchObject({ id, email: 'hopper@acme.test', active: true, invited: false, availability: 'online' });
   });
 
   it('an invited user cannot sign in before accepting', async () => {
