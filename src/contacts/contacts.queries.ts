@@ -107,11 +107,19 @@ export async function lockThreadsOf(db: Executor, contactIds: number[]): Promise
 
 /**
  * Folds threads into `keepId`: their messages (and live chat visitors) move to it, it takes
- * the latest activity of them all, and they are deleted.
+ * the latest activity of them all, and they are deleted. Their resolved conversations move
+ * with them, so the reports keep counting them and a survey sent for one stays answerable; an
+ * open one ends with its thread (the kept thread's own conversation goes on).
  */
 export async function foldThreads(db: Executor, keepId: number, foldedIds: number[], at: Date): Promise<void> {
   if (foldedIds.length === 0) return;
   await db.updateTable('messages').set({ thread_id: keepId }).where('thread_id', 'in', foldedIds).execute();
+  await db
+    .updateTable('conversations')
+    .set({ thread_id: keepId })
+    .where('thread_id', 'in', foldedIds)
+    .where('resolved_at', 'is not', null)
+    .execute();
   await db.updateTable('livechat_visitors').set({ thread_id: keepId }).where('thread_id', 'in', foldedIds).execute();
   await sql`
     UPDATE threads t SET

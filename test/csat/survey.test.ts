@@ -271,6 +271,28 @@ describe('GET /v1/csat-responses and the reports', () => {
   });
 });
 
+describe('merging the contact', () => {
+  it('keeps the survey answerable on the thread it was folded into, naming the surviving contact', async () => {
+    const { threadId, token } = await surveyed();
+    const { threadId: keptId } = await inboundThread();
+    const contactOf = async (id: number) =>
+      (await db.selectFrom('threads').select('contact_id').where('id', '=', id).executeTakeFirstOrThrow()).contact_id;
+    const [merged, keeper] = [await contactOf(threadId), await contactOf(keptId)];
+    const res = await call('POST', `/v1/contacts/${keeper}/merge`, tenant.headers, { contactId: merged });
+    expect(res.statusCode, res.body).toBe(200);
+    // Both wrote on the same number: the surveyed thread was folded into the keeper's.
+    expect((await call('GET', `/v1/threads/${threadId}`, tenant.headers)).statusCode).toBe(404);
+    expect((await rate(token, { rating: 4, comment: 'merged' })).statusCode).toBe(200);
+    const event = await waitFor(
+      async () => receiver.received.find((r) => r.json.type === 'csat.received' && r.json.data.comment === 'merged'),
+      'csat.received after the merge',
+    );
+    expect(event.json.data).toEqual({ threadId: keptId, rating: 4, comment: 'merged', contactId: keeper, assigneeId: admin.user.id });
+    const listed: { threadId: number }[] = (await call('GET', '/v1/csat-responses?limit=100', tenant.headers)).json().data;
+    expect(listed.filter((r) => r.threadId === keptId)).toMatchObject([{ rating: 4, comment: 'merged' }]);
+  });
+});
+
 describe('erasing the contact', () => {
   it('removes the comment and the csat.received events, and keeps the rating', async () => {
     const { threadId, token } = await surveyed();
