@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { API_KEY_SCOPES, issueApiKey } from './api-keys/api-keys.service.js';
 import { moveStorageToS3 } from './attachments/move-storage.js';
+import { changesOf, recordAudit, systemTrail } from './audit/audit.js';
 import { issueResetLink } from './auth/passwords.service.js';
 import { applyDotEnv, type Config, ConfigError, loadCliSettings, loadConfig } from './config.js';
 import { createConnection } from './connections/connections.service.js';
@@ -164,8 +165,17 @@ export async function main(argv: string[]): Promise<void> {
       process.stdout.write(`${JSON.stringify({ migrated: true }, null, 2)}\n`);
       return;
     }
-    case 'create-workspace':
-      return withDatabase((db) => createWorkspace(db, need(values, 'name')));
+    case 'create-workspace': {
+      const name = need(values, 'name');
+      return withDatabase((db) =>
+        db.transaction().execute(async (trx) => {
+          const created = await createWorkspace(trx, name);
+          const target = { type: 'workspace', id: created.id };
+          await recordAudit(trx, systemTrail(created.id), 'workspace.created', target, changesOf(null, { name }));
+          return created;
+        }),
+      );
+    }
     case 'create-user': {
       const roles = list(values.roles);
       for (const r of roles)
@@ -174,7 +184,14 @@ export async function main(argv: string[]): Promise<void> {
       const id = workspaceId(values);
       const password = await readPassword();
       if (password.length < 8) throw new UsageError('the password must be at least 8 characters');
-      return withDatabase((db) => createUser(db, id, { ...input, password }));
+      return withDatabase((db) =>
+        db.transaction().execute(async (trx) => {
+          const created = await createUser(trx, id, { ...input, password });
+          const shown = changesOf(null, { name: created.name, email: created.email, roles: created.roles, password: true }, ['password']);
+          await recordAudit(trx, systemTrail(id), 'user.created', { type: 'user', id: created.id }, shown);
+          return created;
+        }),
+      );
     }
     case 'reset-password': {
       const email = need(values, 'email');
@@ -189,7 +206,12 @@ export async function main(argv: string[]): Promise<void> {
       const name = need(values, 'name');
       return withDatabase(async (db) => {
         await requireWorkspace(db, id);
-        return issueApiKey(db, id, name, scopes);
+        return db.transaction().execute(async (trx) => {
+          const issued = await issueApiKey(trx, id, name, scopes);
+          const shown = changesOf(null, { name: issued.name, scopes: issued.scopes, key: true }, ['key']);
+          await recordAudit(trx, systemTrail(id), 'api_key.created', { type: 'api_key', id: issued.id }, shown);
+          return issued;
+        });
       });
     }
     case 'create-connection': {

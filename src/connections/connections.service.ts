@@ -417,7 +417,11 @@ export async function changeConnection(
     });
     if (updated && patch.autoAssign === true && !current.auto_assign) await routeWaiting(deps, trx, workspaceId, deps.now());
     if (updated) {
-      const before = { ...connectionResource(current, adminView(deps)), credentials: current.has_credentials || null };
+      const before = {
+        ...connectionResource(current, adminView(deps)),
+        credentials: current.has_credentials || null,
+        webhookSecrets: current.has_webhook_secrets || null,
+      };
       await recordAudit(trx, trail, 'connection.updated', { type: 'connection', id }, changesOf(before, patch, SECRET_FIELDS));
     }
     return updated;

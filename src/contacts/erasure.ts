@@ -2,6 +2,7 @@ import type { PgBoss } from 'pg-boss';
 import { recordAudit, type Trail } from '../audit/audit.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
+import { exportKeysHolding, withdrawExportsHolding } from '../exports/exports.queries.js';
 import { errors } from '../http/errors.js';
 import { defaultQueueOptions, jobsIn, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
@@ -51,6 +52,11 @@ export async function eraseContactData(deps: Pick<Deps, 'db' | 'storage' | 'boss
     await deps.storage.delete(f.storage_key);
     removed.add(f.storage_key);
   }
+  // Exports made before may hold the person: the contact's own, and every workspace export.
+  for (const key of await exportKeysHolding(deps.db, contact.workspace_id, contactId)) {
+    await deps.storage.delete(key);
+    removed.add(key);
+  }
   const c = { id: contact.id, workspaceId: contact.workspace_id, appId: contact.app_id };
   const late = await deps.db.transaction().execute(async (trx) => {
     await lockHandles(trx, c.workspaceId, c.id);
@@ -62,8 +68,9 @@ export async function eraseContactData(deps: Pick<Deps, 'db' | 'storage' | 'boss
       trace,
       attachments.map((a) => a.id),
     );
+    const exportKeys = await withdrawExportsHolding(trx, c.workspaceId, contactId, deps.now());
     await announce(deps, trx, [{ type: 'contact.erased', workspaceId: c.workspaceId, contactId }], deps.now());
-    return attachments.flatMap((a) => (a.storage_key && !removed.has(a.storage_key) ? [a.storage_key] : []));
+    return [...attachments.flatMap((a) => (a.storage_key ? [a.storage_key] : [])), ...exportKeys].filter((k) => !removed.has(k));
   });
   // Files that arrived while the bytes above were removed: their rows are gone with the rest.
   for (const key of late) await deps.storage.delete(key);

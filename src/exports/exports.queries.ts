@@ -16,13 +16,14 @@ export async function findExportById(db: Executor, id: string) {
   return db.selectFrom('exports').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** Finishes a pending export; answers false when it no longer is (withdrawn by an erasure meanwhile). */
 export async function finishExport(
   db: Executor,
   id: string,
   outcome: { status: 'ready'; storageKey: string; size: number } | { status: 'failed'; error: string },
   at: Date,
-) {
-  await db
+): Promise<boolean> {
+  const result = await db
     .updateTable('exports')
     .set(
       outcome.status === 'ready'
@@ -30,7 +31,43 @@ export async function finishExport(
         : { status: 'failed', error: outcome.error, finished_at: at },
     )
     .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** What an export that may hold an erased contact answers once withdrawn. */
+export const WITHDRAWN_BY_ERASURE = 'a contact it held was erased; ask for a new export';
+
+/**
+ * The stored zips of the workspace's exports that may hold the contact: the contact's own and
+ * every workspace export (the files to remove before `withdrawExportsHolding`).
+ */
+export async function exportKeysHolding(db: Executor, workspaceId: number, contactId: number) {
+  const rows = await db
+    .selectFrom('exports')
+    .select('storage_key')
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('contact_id', '=', contactId), eb('contact_id', 'is', null)]))
+    .where('storage_key', 'is not', null)
     .execute();
+  return rows.map((r) => r.storage_key!);
+}
+
+/**
+ * Those exports, finished or still being written, become `failed` with no zip; answers the
+ * keys of zips that were still named (written since `exportKeysHolding` read them).
+ */
+export async function withdrawExportsHolding(db: Executor, workspaceId: number, contactId: number, at: Date) {
+  const rows = await db
+    .updateTable('exports')
+    .set({ status: 'failed', error: WITHDRAWN_BY_ERASURE, storage_key: null, size: null, finished_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('contact_id', '=', contactId), eb('contact_id', 'is', null)]))
+    .where((eb) => eb.or([eb('status', '=', 'pending'), eb('storage_key', 'is not', null)]))
+    .returning('storage_key')
+    .execute();
+  return rows.flatMap((r) => (r.storage_key ? [r.storage_key] : []));
 }
 
 /** Up to `limit` exports past their time, deleted; answers their stored zips' keys. */

@@ -48,7 +48,7 @@ export async function requestExport(deps: Deps, workspaceId: number, contactId: 
 /**
  * Builds an export's zip into the attachment store and marks it `ready`, or `failed` with the
  * reason (its partial bytes removed). A job for an export already finished, or deleted, does
- * nothing.
+ * nothing; one withdrawn by an erasure while it was written removes its zip.
  */
 export async function runExport(deps: Deps, exportId: string): Promise<void> {
   const row = await findExportById(deps.db, exportId);
@@ -58,7 +58,8 @@ export async function runExport(deps: Deps, exportId: string): Promise<void> {
     // The replica, if it already shows everything written before the export was asked for.
     const db = readAsOf(deps, row.created_at);
     const { size } = await writeExportZip({ ...deps, db }, { workspaceId: row.workspace_id, contactId: row.contact_id }, key);
-    await finishExport(deps.db, exportId, { status: 'ready', storageKey: key, size }, deps.now());
+    // Withdrawn while written (a contact in it was erased): its zip goes too.
+    if (!(await finishExport(deps.db, exportId, { status: 'ready', storageKey: key, size }, deps.now()))) await deps.storage.delete(key);
   } catch (err) {
     deps.log.warn({ err, exportId }, 'an export failed');
     await deps.storage.delete(key).catch(() => {});

@@ -174,6 +174,20 @@ describe('what the audit log records', () => {
       credentials: { accountSid: 'AC-audit', accessToken: 'sms-audit-token-2' },
     });
     expect(renamed.statusCode, renamed.body).toBe(200);
+    // Webhook secrets likewise: set before, set after; removed, set before and null after.
+    expect(
+      (await call('PATCH', `/v1/connections/${id}`, asAdmin, { webhookSecrets: { webhookSecret: 'sms-hook-secret-audit-1' } })).statusCode,
+    ).toBe(200);
+    expect(
+      (await call('PATCH', `/v1/connections/${id}`, asAdmin, { webhookSecrets: { webhookSecret: 'sms-hook-secret-audit-2' } })).statusCode,
+    ).toBe(200);
+    expect((await call('PATCH', `/v1/connections/${id}`, asAdmin, { webhookSecrets: null })).statusCode).toBe(200);
+    expect((await entries('?action=connection.updated')).slice(0, 3).map((e) => e.changes)).toEqual([
+      { webhookSecrets: { old: '[set]', new: null } },
+      { webhookSecrets: { old: '[set]', new: '[set]' } },
+      { webhookSecrets: { old: null, new: '[set]' } },
+    ]);
+    expect(await everything()).not.toContain('sms-hook-secret-audit');
     expect((await call('DELETE', `/v1/connections/${id}`, asAdmin)).statusCode).toBe(200);
     const target = { type: 'connection', id };
     const [made] = await entries('?action=connection.created');
@@ -183,7 +197,7 @@ describe('what the audit log records', () => {
       name: { old: null, new: 'Support line' },
       credentials: { old: null, new: '[set]' },
     });
-    const [changed] = await entries('?action=connection.updated');
+    const [changed] = (await entries('?action=connection.updated')).slice(3);
     expect(changed).toMatchObject({ target });
     expect(changed!.changes).toEqual({ name: { old: 'Support line', new: 'Sales line' }, credentials: { old: '[set]', new: '[set]' } });
     expect((await entries('?action=connection.deleted'))[0]).toMatchObject({ actor: { type: 'user', id: admin.user.id }, target });

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/db.js';
 
@@ -65,6 +66,27 @@ describe('CLI admin commands (an operator’s first steps on a new VM)', () => {
     ]);
     expect(conn.code, conn.stderr).toBe(0);
     expect(JSON.parse(conn.stdout)).toMatchObject({ integrationKey: 'whatsapp', externalAccountId: '106540352242922' });
+
+    // Each is in the workspace's audit log, the system's (whoever runs the CLI holds the database).
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query(
+        'SELECT action, actor_type, target_type, changes FROM audit_log WHERE workspace_id = $1 ORDER BY id',
+        [workspace.id],
+      );
+      expect(rows.map((r) => [r.action, r.actor_type, r.target_type])).toEqual([
+        ['workspace.created', 'system', 'workspace'],
+        ['user.created', 'system', 'user'],
+        ['api_key.created', 'system', 'api_key'],
+        ['connection.created', 'system', 'connection'],
+      ]);
+      expect(rows[1].changes).toMatchObject({ roles: { old: null, new: ['admin'] }, password: { old: null, new: '[set]' } });
+      expect(rows[2].changes.key).toEqual({ old: null, new: '[set]' });
+      expect(JSON.stringify(rows)).not.toContain('a long password');
+    } finally {
+      await client.end();
+    }
   }, 60_000);
 
   it('explains what is wrong and exits non-zero', async () => {

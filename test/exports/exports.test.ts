@@ -102,6 +102,34 @@ describe('exports', () => {
     expect(files.has(`files/${a.fileId}-_photo 1.png`)).toBe(true);
   });
 
+  it('an erasure withdraws the exports made before that may hold the person: the contact’s and the workspace’s', async () => {
+    const person = await seedConversation(someBytes(100));
+    const other = await seedConversation(someBytes(100));
+    const own = await exported(`/v1/contacts/${person.thread.contact_id}/export`);
+    const whole = await exported('/v1/workspace/export');
+    const another = await exported(`/v1/contacts/${other.thread.contact_id}/export`);
+    const keys = await db.selectFrom('exports').select(['id', 'storage_key']).execute();
+    const keyOf = (id: string) => keys.find((k) => k.id === id)!.storage_key!;
+
+    const erased = await ctx.app.inject({ method: 'POST', url: `/v1/contacts/${person.thread.contact_id}/erase`, headers: tenant.headers });
+    expect(erased.statusCode, erased.body).toBe(202);
+    const show = async (id: string) =>
+      (await ctx.app.inject({ method: 'GET', url: `/v1/exports/${id}`, headers: tenant.headers })).json().data;
+    await waitFor(async () => (await show(own.id)).status === 'failed', 'the contact export withdrawn');
+    for (const id of [own.id, whole.id]) {
+      expect(await show(id)).toMatchObject({ status: 'failed', url: null, size: null, error: expect.stringContaining('erased') });
+      const content = await ctx.app.inject({ method: 'GET', url: `/v1/exports/${id}/content`, headers: tenant.headers });
+      expect(content.statusCode).toBe(409);
+      expect(await ctx.deps.storage.get(keyOf(id))).toBeUndefined();
+    }
+    // Another contact's export never held the person.
+    expect(await show(another.id)).toMatchObject({ status: 'ready' });
+    expect(await ctx.deps.storage.get(keyOf(another.id))).toBeDefined();
+    // A workspace export asked for now is made as usual, without the person.
+    const after = await exported('/v1/workspace/export');
+    expect(json(after.files, 'contacts.json').map((c: { id: number }) => c.id)).not.toContain(person.thread.contact_id);
+  });
+
   it('admins only, their own workspace only; a zip not written yet → 409; gone after 24 h with its bytes', async () => {
     const agent = await signedInUser(ctx.app, ctx.deps, ws, ['agent']);
     expect((await ctx.app.inject({ method: 'POST', url: '/v1/workspace/export', headers: agent.headers })).statusCode).toBe(403);

@@ -101,6 +101,23 @@ describe('POST /v1/users without a password: an invite', () => {
     expect((await login('waiting@acme.test', 'any password at all')).statusCode).toBe(401);
   });
 
+  it('is in the audit log as user.invited, by the admin who invited', async () => {
+    await invite('logged@acme.test');
+    const row = await ctx.deps.db.selectFrom('users').select('id').where('email', '=', 'logged@acme.test').executeTakeFirstOrThrow();
+    const res = await ctx.app.inject({ method: 'GET', url: '/v1/audit-log?action=user.invited', headers: asAdmin });
+    expect(res.statusCode, res.body).toBe(200);
+    const entry = res.json().data.find((e: { target: { id: number } }) => e.target.id === row.id);
+    expect(entry).toMatchObject({
+      actor: { type: 'user', name: 'Ada Boss' },
+      target: { type: 'user', id: row.id },
+      changes: {
+        name: { old: null, new: 'New Agent' },
+        email: { old: null, new: 'logged@acme.test' },
+        roles: { old: null, new: ['agent'] },
+      },
+    });
+  });
+
   it('deactivating an invited user ends their invite', async () => {
     const token = await invite('changed.mind@acme.test');
     const row = await ctx.deps.db.selectFrom('users').select('id').where('email', '=', 'changed.mind@acme.test').executeTakeFirstOrThrow();
