@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { API_KEY_SCOPES, issueApiKey } from './api-keys/api-keys.service.js';
+import { API_KEY_SCOPES } from './api-keys/api-keys.service.js';
 import { moveStorageToS3 } from './attachments/move-storage.js';
-import { changesOf, recordAudit, systemTrail } from './audit/audit.js';
+import { systemTrail } from './audit/audit.js';
 import { issueResetLink } from './auth/passwords.service.js';
 import { applyDotEnv, type Config, ConfigError, loadCliSettings, loadConfig } from './config.js';
 import { createConnection } from './connections/connections.service.js';
@@ -12,10 +12,10 @@ import { migrateAll, openDatabase, ROLES, type Role, resolveSecretKey, startServ
 import { rotateSecretKey } from './operator/rotate-secret-key.js';
 import { installProcessGuards } from './process-guards.js';
 import { USER_ROLES } from './users/users.resources.js';
-import { createUser } from './users/users.service.js';
 import { packageVersion } from './version.js';
 import { isSupervisedWorker } from './worker-process.js';
-import { createWorkspace, requireWorkspace } from './workspaces/workspaces.service.js';
+import { provisionApiKey, provisionUser, provisionWorkspace } from './workspaces/provision.js';
+import { requireWorkspace } from './workspaces/workspaces.service.js';
 
 const USAGE = `Usage: inbox <command> [options]
        inbox --help | --version
@@ -167,14 +167,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     case 'create-workspace': {
       const name = need(values, 'name');
-      return withDatabase((db) =>
-        db.transaction().execute(async (trx) => {
-          const created = await createWorkspace(trx, name);
-          const target = { type: 'workspace', id: created.id };
-          await recordAudit(trx, systemTrail(created.id), 'workspace.created', target, changesOf(null, { name }));
-          return created;
-        }),
-      );
+      return withDatabase((db) => provisionWorkspace(db, systemTrail, name));
     }
     case 'create-user': {
       const roles = list(values.roles);
@@ -184,14 +177,7 @@ export async function main(argv: string[]): Promise<void> {
       const id = workspaceId(values);
       const password = await readPassword();
       if (password.length < 8) throw new UsageError('the password must be at least 8 characters');
-      return withDatabase((db) =>
-        db.transaction().execute(async (trx) => {
-          const created = await createUser(trx, id, { ...input, password });
-          const shown = changesOf(null, { name: created.name, email: created.email, roles: created.roles, password: true }, ['password']);
-          await recordAudit(trx, systemTrail(id), 'user.created', { type: 'user', id: created.id }, shown);
-          return created;
-        }),
-      );
+      return withDatabase((db) => provisionUser(db, systemTrail(id), id, { ...input, password }));
     }
     case 'reset-password': {
       const email = need(values, 'email');
@@ -206,12 +192,7 @@ export async function main(argv: string[]): Promise<void> {
       const name = need(values, 'name');
       return withDatabase(async (db) => {
         await requireWorkspace(db, id);
-        return db.transaction().execute(async (trx) => {
-          const issued = await issueApiKey(trx, id, name, scopes);
-          const shown = changesOf(null, { name: issued.name, scopes: issued.scopes, key: true }, ['key']);
-          await recordAudit(trx, systemTrail(id), 'api_key.created', { type: 'api_key', id: issued.id }, shown);
-          return issued;
-        });
+        return provisionApiKey(db, systemTrail(id), id, name, scopes);
       });
     }
     case 'create-connection': {

@@ -35,6 +35,9 @@ async function rareLabelThreadIds(db: Executor, workspaceId: number, label: stri
   return rows.length > RARE_LABEL_THREADS ? undefined : rows.map((r) => Number(r.thread_id));
 }
 
+/** Every column of a thread, qualified: named once, for every read of threadViews. */
+const THREAD_SELECTION = THREAD_COLUMNS.map((c) => `threads.${c}` as const);
+
 /**
  * Threads with what the Thread resource shows beside their own columns: the channel and the
  * contact's name. The columns are named (THREAD_COLUMNS), so a statement of it may be prepared.
@@ -44,7 +47,7 @@ function threadViews(db: Executor) {
     .selectFrom('threads')
     .innerJoin('connections', 'connections.id', 'threads.connection_id')
     .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
-    .select(THREAD_COLUMNS.map((c) => `threads.${c}` as const))
+    .select(THREAD_SELECTION)
     .select(['connections.integration_key', 'contacts.name as contact_name']);
 }
 

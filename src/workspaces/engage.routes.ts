@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { API_KEY_SCOPES, IssuedApiKey, issueApiKey } from '../api-keys/api-keys.service.js';
-import { changesOf, recordAudit, trailOf } from '../audit/audit.js';
+import { API_KEY_SCOPES, IssuedApiKey } from '../api-keys/api-keys.service.js';
+import { trailOf } from '../audit/audit.js';
 import { requireAdminKey } from '../auth/auth.js';
 import { ConnectionCreateBody, ConnectionResource, createConnection } from '../connections/connections.service.js';
 import type { Deps } from '../deps.js';
@@ -9,8 +9,8 @@ import { envelope } from '../http/envelope.js';
 import { IntId } from '../http/ids.js';
 import { Envelope, StringEnum } from '../http/schemas.js';
 import { USER_ROLES, UserResource } from '../users/users.resources.js';
-import { createUser } from '../users/users.service.js';
-import { createWorkspace, requireWorkspace, WorkspaceResource } from './workspaces.service.js';
+import { provisionApiKey, provisionUser, provisionWorkspace } from './provision.js';
+import { requireWorkspace, WorkspaceResource } from './workspaces.service.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const WorkspaceParams = Type.Object({ id: Type.With(IntId, { description: 'the workspace id' }) });
@@ -24,17 +24,7 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     { schema: { summary: 'Create a workspace', body: Type.Object({ name: Name }), response: { 201: Envelope(WorkspaceResource) } } },
     async (request, reply) => {
       reply.code(201);
-      const workspace = await deps.db.transaction().execute(async (trx) => {
-        const created = await createWorkspace(trx, request.body.name);
-        await recordAudit(
-          trx,
-          trailOf(request, created.id),
-          'workspace.created',
-          { type: 'workspace', id: created.id },
-          changesOf(null, request.body),
-        );
-        return created;
-      });
+      const workspace = await provisionWorkspace(deps.db, (id) => trailOf(request, id), request.body.name);
       return envelope(request, workspace);
     },
   );
@@ -55,12 +45,8 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       },
     },
     async (request, reply) => {
-      const user = await deps.db.transaction().execute(async (trx) => {
-        const created = await createUser(trx, request.params.id, { ...request.body, roles: request.body.roles ?? [] });
-        const shown = changesOf(null, { name: created.name, email: created.email, roles: created.roles, password: true }, ['password']);
-        await recordAudit(trx, trailOf(request, request.params.id), 'user.created', { type: 'user', id: created.id }, shown);
-        return created;
-      });
+      const input = { ...request.body, roles: request.body.roles ?? [] };
+      const user = await provisionUser(deps.db, trailOf(request, request.params.id), request.params.id, input);
       reply.code(201);
       return envelope(request, user);
     },
@@ -81,12 +67,8 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     },
     async (request, reply) => {
       await requireWorkspace(deps.db, request.params.id);
-      const key = await deps.db.transaction().execute(async (trx) => {
-        const issued = await issueApiKey(trx, request.params.id, request.body.name, request.body.scopes ?? []);
-        const shown = changesOf(null, { name: issued.name, scopes: issued.scopes, key: true }, ['key']);
-        await recordAudit(trx, trailOf(request, request.params.id), 'api_key.created', { type: 'api_key', id: issued.id }, shown);
-        return issued;
-      });
+      const trail = trailOf(request, request.params.id);
+      const key = await provisionApiKey(deps.db, trail, request.params.id, request.body.name, request.body.scopes ?? []);
       reply.code(201);
       return envelope(request, key);
     },

@@ -1,0 +1,42 @@
+import { issueApiKey } from '../api-keys/api-keys.service.js';
+import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
+import type { Db } from '../db/database.js';
+import { createUser } from '../users/users.service.js';
+import { createWorkspace } from './workspaces.service.js';
+
+/**
+ * What the operator provisions, through the engage API or the CLI: a workspace, its users and
+ * its API keys, each written with its audit entry in one transaction. `trail` says who acts
+ * (a request's, or the CLI's `system`) on the workspace given.
+ */
+
+export async function provisionWorkspace(db: Db, trail: (workspaceId: number) => Trail, name: string) {
+  return db.transaction().execute(async (trx) => {
+    const created = await createWorkspace(trx, name);
+    await recordAudit(trx, trail(created.id), 'workspace.created', { type: 'workspace', id: created.id }, changesOf(null, { name }));
+    return created;
+  });
+}
+
+export async function provisionUser(
+  db: Db,
+  trail: Trail,
+  workspaceId: number,
+  input: { name: string; email: string; password: string; roles: string[] },
+) {
+  return db.transaction().execute(async (trx) => {
+    const created = await createUser(trx, workspaceId, input);
+    const shown = changesOf(null, { name: created.name, email: created.email, roles: created.roles, password: true }, ['password']);
+    await recordAudit(trx, trail, 'user.created', { type: 'user', id: created.id }, shown);
+    return created;
+  });
+}
+
+export async function provisionApiKey(db: Db, trail: Trail, workspaceId: number, name: string, scopes: string[]) {
+  return db.transaction().execute(async (trx) => {
+    const issued = await issueApiKey(trx, workspaceId, name, scopes);
+    const shown = changesOf(null, { name: issued.name, scopes: issued.scopes, key: true }, ['key']);
+    await recordAudit(trx, trail, 'api_key.created', { type: 'api_key', id: issued.id }, shown);
+    return issued;
+  });
+}
