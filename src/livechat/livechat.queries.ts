@@ -5,7 +5,7 @@ import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { MessagesTable } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
 
-/** The livechat connection a widget key names; undefined when none does. */
+/** The live livechat connection a widget key names; undefined when none does (or it was deleted). */
 export async function findWidget(db: Executor, widgetKey: string) {
   return db
     .selectFrom('connections')
@@ -22,6 +22,7 @@ export async function findWidget(db: Executor, widgetKey: string) {
     ])
     .where('integration_key', '=', 'livechat')
     .where('external_account_id', '=', widgetKey)
+    .where('deleted_at', 'is', null)
     .executeTakeFirst();
 }
 

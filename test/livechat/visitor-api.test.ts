@@ -299,6 +299,37 @@ describe('widget key and visitor token', () => {
     }
   });
 
+  it('a deleted widget is 404 on every visitor route, its page and config too; its key may be connected again', async () => {
+    const gone = await makeWidget(ctx.deps, tenant.workspace.id);
+    const v = await startVisitor(ctx.app, gone.key);
+    const del = await ctx.app.inject({ method: 'DELETE', url: `/v1/connections/${gone.connection.id}`, headers: tenant.headers });
+    expect(del.statusCode, del.body).toBe(200);
+    for (const [method, path] of [
+      ['POST', '/conversations'],
+      ['POST', '/messages'],
+      ['GET', '/messages'],
+      ['POST', '/attachments'],
+      ['GET', '/config'],
+      ['GET', `/socket?visitorToken=${v.token}`],
+    ] as const) {
+      const res = await ctx.app.inject({
+        method,
+        url: url(path, gone.key),
+        headers: v.headers,
+        payload: method === 'POST' ? { text: 'hi' } : undefined,
+      });
+      expect(res.statusCode, `${method} ${path}`).toBe(404);
+      expect(res.json().error.code).toBe('not_found');
+    }
+    expect((await ctx.app.inject({ method: 'GET', url: `/livechat/${gone.key}` })).statusCode).toBe(404);
+
+    // The same key on a new widget is that widget's: the old visitor's token is not.
+    const again = await makeWidget(ctx.deps, tenant.workspace.id, { key: gone.key });
+    expect(again.connection.id).not.toBe(gone.connection.id);
+    expect((await ctx.app.inject({ method: 'GET', url: url('/messages', gone.key), headers: v.headers })).statusCode).toBe(401);
+    expect((await startVisitor(ctx.app, gone.key)).token).toEqual(expect.any(String));
+  });
+
   it('a token stops working after 30 days', async () => {
     const v = await startVisitor(ctx.app, widget.key);
     await ctx.deps.db
