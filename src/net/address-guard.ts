@@ -6,7 +6,7 @@ import ipaddr from 'ipaddr.js';
  * The SSRF guard of outbound webhooks (docs/outbound-webhooks.md): a customer's URL may only
  * reach public addresses. Every address a name resolves to must be public unicast — not
  * loopback, private, link-local (169.254.169.254, the cloud metadata address, among them),
- * CGNAT, multicast, unique-local, reserved, nor an IPv4-mapped or translated form of those —
+ * CGNAT, multicast, unique-local, reserved, nor an IPv4-mapped, -compatible or translated form of those —
  * and the connection goes to the very address that was checked: the check runs inside the
  * socket's own lookup, so there is no second resolution for a rebinding name to change.
  */
@@ -21,8 +21,14 @@ export function refusedRange(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return 'invalid';
   // process() turns an IPv4-mapped IPv6 address (::ffff:10.0.0.1) into the IPv4 it carries.
   const range = ipaddr.process(address).range();
-  return range === 'unicast' ? undefined : range;
+  if (range !== 'unicast') return range;
+  // ::/96 (the deprecated IPv4-compatible form, ::7f00:1 for ::127.0.0.1) is no public address.
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && parsed.match(IPV4_COMPATIBLE)) return 'reserved';
+  return undefined;
 }
+
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
 
 const RANGE_WORDS: Record<string, string> = {
   loopback: 'a loopback',

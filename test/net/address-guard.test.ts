@@ -6,7 +6,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 describe('which addresses a webhook may reach', () => {
-  it('refuses loopback, private, link-local, CGNAT, multicast, unique-local, reserved and IPv4-mapped forms of them', () => {
+  it('refuses loopback, private, link-local, CGNAT, multicast, unique-local, reserved and IPv4-mapped or -compatible forms of them', () => {
     const refused = [
       '127.0.0.1',
       '127.255.0.9',
@@ -33,6 +33,9 @@ describe('which addresses a webhook may reach', () => {
       '::ffff:127.0.0.1',
       '::ffff:10.0.0.1',
       '::ffff:169.254.169.254',
+      '::7f00:1',
+      '::a9fe:a9fe',
+      '::808:808',
       '64:ff9b::a00:1',
       '2001:db8::1',
     ];

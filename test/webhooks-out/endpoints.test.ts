@@ -65,6 +65,7 @@ describe('webhook endpoint routes', () => {
       'http://169.254.169.254/latest/meta-data',
       'http://[::1]/',
       'http://[::ffff:192.168.0.1]/',
+      'http://[::127.0.0.1]/',
       'http://100.64.0.1/',
       'http://0x7f000001/',
       'https://user:pw@hooks.example.com/',
