@@ -109,6 +109,14 @@ describe('POST /v1/accounts/webhook with a secret', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toEqual({ received: true, acted: false });
   });
+  it('drops a session.revoked naming no user it could be: unknown, malformed or beyond any user id', async () => {
+    for (const userId of [999_999, 'x', 0, 2_147_483_648, 99_999_999_999_999]) {
+      const body = JSON.stringify({ type: 'session.revoked', data: { userId } });
+      const res = await post(body, hmac(body));
+      expect(res.statusCode, String(userId)).toBe(200);
+      expect(res.json().data).toEqual({ received: true, acted: false });
+    }
+  });
 });
 
 describe('POST /v1/accounts/webhook without a secret (development)', () => {
