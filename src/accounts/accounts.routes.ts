@@ -11,6 +11,8 @@ import { acceptRawBodies, parseJson, rawBodyFrom } from '../http/raw-body.js';
 import { Envelope } from '../http/schemas.js';
 
 const DIGEST = /^[0-9a-f]{64}$/;
+/** The largest id a `users` row can have (an `integer` column). */
+const MAX_USER_ID = 2_147_483_647;
 
 /**
  * The accounts webhook's signature rule (docs/auth.md): optional `sha256=`, 64 lowercase hex
@@ -70,7 +72,9 @@ export const accountsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         return envelope(request, { received: true as const, acted: false });
       const userId = event.data?.userId;
       const sessionId = event.data?.sessionId;
-      if (!Number.isSafeInteger(userId) || (userId as number) < 1) return envelope(request, { received: true as const, acted: false });
+      // A user id no `users` row can hold names nobody: dropped like an unknown user, never a 500.
+      if (!Number.isSafeInteger(userId) || (userId as number) < 1 || (userId as number) > MAX_USER_ID)
+        return envelope(request, { received: true as const, acted: false });
       if (sessionId !== undefined && !isUuid(sessionId)) return envelope(request, { received: true as const, acted: false });
       const user = await findUser(deps.db, userId as number);
       if (!user) return envelope(request, { received: true as const, acted: false });

@@ -68,6 +68,11 @@ export async function consumeAuthCode(db: Executor, codeHash: string, now: Date)
     .executeTakeFirst();
 }
 
+/** Spends every unspent auth code of a user (a user-wide revocation leaves none to trade for a session). */
+export async function spendAuthCodes(db: Executor, userId: number, at: Date) {
+  await db.updateTable('auth_codes').set({ used_at: at }).where('user_id', '=', userId).where('used_at', 'is', null).execute();
+}
+
 export async function findUser(db: Executor, id: number) {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }

@@ -21,6 +21,7 @@ import {
   revokeOtherSessions,
   revokePats,
   revokeSessions,
+  spendAuthCodes,
 } from './sessions.queries.js';
 
 /** Token lifetimes: a normal login lasts 12 hours, `remember: true` 30 days. */
@@ -146,7 +147,7 @@ export interface Ended {
 
 /**
  * Ends one session or, with no `sessionId`, everything the user is signed in with: every
- * session and every personal-access token. The user's sockets are told in the same
+ * session, every personal-access token and every auth code not yet traded. The user's sockets are told in the same
  * transaction, so every api process closes the sockets of what ended once it commits.
  * A user-wide revocation is always announced (`userWide: true`): a process may hold a
  * socket whose credential ended earlier and whose event it missed.
@@ -162,6 +163,8 @@ export async function endSessions(
   const sessionIds = await revokeSessions(db, { userId: user.id, sessionId }, now);
   const userWide = sessionId === undefined;
   const patIds = userWide ? await revokePats(db, { userId: user.id }, now) : [];
+  // An auth code issued before would otherwise start a new session after the revocation.
+  if (userWide) await spendAuthCodes(db, user.id, now);
   if (userWide || sessionIds.length > 0) {
     await publishEvent(db, {
       type: 'session.revoked',

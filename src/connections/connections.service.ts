@@ -254,6 +254,27 @@ function accountOf(input: { integrationKey: string; externalAccountId?: string; 
 }
 
 /**
+ * A `whatsapp_session` connection keeps a webhook signing secret for as long as it exists: its
+ * own (`webhookSecrets`, null when it has none), or the operator's for a connection the operator
+ * made. The gateway's deliveries could not be verified otherwise.
+ */
+function requireSessionSecret(
+  deps: ConnectionDeps,
+  integrationKey: string,
+  managedBy: ManagedBy,
+  webhookSecrets: WebhookSecrets | null | undefined,
+) {
+  if (integrationKey !== 'whatsapp_session') return;
+  const secret =
+    webhookSecrets?.webhookSecret ?? (managedBy === 'operator' ? deps.config.integrations.whatsapp_session?.webhookSecret : undefined);
+  if (!secret) {
+    throw errors.validation(
+      'connecting a whatsapp_session requires a webhook signing secret of 16 to 255 characters: set webhookSecrets.webhookSecret, or whatsapp_session.webhookSecret in INBOX_INTEGRATIONS',
+    );
+  }
+}
+
+/**
  * Connects a channel account to a workspace, as `managedBy` says who is making it: the
  * operator (engage route, CLI) or the workspace's own admin (`POST /v1/connections`), whose
  * connection then sends only with its own credentials. A `whatsapp_session` connection is refused
@@ -304,15 +325,7 @@ export async function createConnection(
     connectionKey: newConnectionKey(),
     webhookVerifyToken: verifyToken,
   };
-  // The gateway's deliveries could not be verified otherwise: its own secret, or the
-  // operator's for a connection the operator makes.
-  const sessionSecret =
-    webhookSecrets?.webhookSecret ?? (managedBy === 'operator' ? deps.config.integrations.whatsapp_session?.webhookSecret : undefined);
-  if (fields.integrationKey === 'whatsapp_session' && !sessionSecret) {
-    throw errors.validation(
-      'connecting a whatsapp_session requires a webhook signing secret of 16 to 255 characters: set webhookSecrets.webhookSecret, or whatsapp_session.webhookSecret in INBOX_INTEGRATIONS',
-    );
-  }
+  requireSessionSecret(deps, fields.integrationKey, managedBy, webhookSecrets);
   if (credentials !== undefined) checkCredentials(fields.integrationKey, credentials);
   await requireWorkspace(deps.db, workspaceId);
   if (fields.teamId !== undefined && fields.teamId !== null) await requireTeamOf(deps.db, workspaceId, fields.teamId);
@@ -376,6 +389,8 @@ export async function changeConnection(
     webhookSecretsSealed = sealWebhookSecrets(deps.secretKey, id, patch.webhookSecrets);
     webhookVerifyToken = patch.webhookSecrets.webhookVerifyToken;
   }
+  // Replacing or removing them must not leave a session without a signing secret.
+  if (patch.webhookSecrets !== undefined) requireSessionSecret(deps, current.integration_key, current.managed_by, patch.webhookSecrets);
   let allowedOrigins: string[] | undefined;
   if (patch.allowedOrigins !== undefined) {
     if (current.integration_key !== 'livechat') throw errors.validation('allowedOrigins applies to livechat connections only');

@@ -22,10 +22,16 @@ export interface Page<T> {
 // biome-ignore lint/suspicious/noExplicitAny: a page of any table's query; its rows are typed by O
 type AnyQuery<O> = SelectQueryBuilder<any, any, O>;
 
-/** `query` narrowed to the rows after `cursor` in `sort` order (all of them without a cursor). */
+/**
+ * `query` narrowed to the rows after `cursor` in `sort` order (all of them without a cursor).
+ * The cursor's id is compared as a bigint: a cursor may name any id of up to 15 digits, and an
+ * `integer` id column would otherwise take it as an out-of-range parameter (a 500).
+ */
 export function afterCursor<Q extends AnyQuery<unknown>>(query: Q, sort: SortKey, cursor: CursorRequest['cursor']): Q {
   if (!cursor) return query;
-  return query.where((eb) => eb(eb.refTuple(sort.at, sort.id), sort.ascending ? '>' : '<', eb.tuple(cursor.at, cursor.id))) as Q;
+  return query.where((eb) =>
+    eb(eb.refTuple(sort.at, sort.id), sort.ascending ? '>' : '<', eb.tuple(cursor.at, sql<number>`${cursor.id}::bigint`)),
+  ) as Q;
 }
 
 /**

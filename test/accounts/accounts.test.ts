@@ -109,6 +109,26 @@ describe('POST /v1/accounts/webhook with a secret', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toEqual({ received: true, acted: false });
   });
+  it('leaves no auth code issued before a user-wide revocation to trade for a new session', async () => {
+    const { user, login } = await signedIn('revoke-codes@acme.test');
+    const code = (await login()).auth_code as string;
+    const body = JSON.stringify({ type: 'session.revoked', data: { userId: user.id } });
+    expect((await post(body, hmac(body))).json().data).toMatchObject({ acted: true });
+    const res = await ctx.app.inject({ method: 'POST', url: '/api/user/generate-token', payload: { auth_code: code } });
+    expect(res.statusCode).toBe(401);
+    // a code issued after it works as ever
+    const later = (await login()).auth_code as string;
+    expect((await ctx.app.inject({ method: 'POST', url: '/api/user/generate-token', payload: { auth_code: later } })).statusCode).toBe(200);
+  });
+
+  it('drops a session.revoked naming no user it could be: unknown, malformed or beyond any user id', async () => {
+    for (const userId of [999_999, 'x', 0, 2_147_483_648, 99_999_999_999_999]) {
+      const body = JSON.stringify({ type: 'session.revoked', data: { userId } });
+      const res = await post(body, hmac(body));
+      expect(res.statusCode, String(userId)).toBe(200);
+      expect(res.json().data).toEqual({ received: true, acted: false });
+    }
+  });
 });
 
 describe('POST /v1/accounts/webhook without a secret (development)', () => {

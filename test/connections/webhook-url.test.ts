@@ -156,6 +156,30 @@ describe('A connection webhook URL', () => {
     expect(cleared.json().data.hasWebhookSecrets).toBe(false);
   });
 
+  it('never leaves a whatsapp_session without its signing secret: removing it is refused, replacing it is not', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const c = await workspaceConnection(tenant.headers, {
+      integrationKey: 'whatsapp_session',
+      externalAccountId: `session-${unique()}`,
+      webhookSecrets: { webhookSecret: 'first-secret-0123456789' },
+    });
+    const patch = (webhookSecrets: object | null) =>
+      ctx.app.inject({ method: 'PATCH', url: `/v1/connections/${c.id}`, headers: json(tenant.headers), payload: { webhookSecrets } });
+    for (const webhookSecrets of [null, {}]) {
+      const res = await patch(webhookSecrets);
+      expect(res.statusCode, res.body).toBe(422);
+      expect(res.json().error).toMatchObject({ code: 'validation_failed', message: expect.stringMatching(/16 to 255 characters/) });
+    }
+    // the first secret still verifies its deliveries
+    const body = fixture('whatsapp_session', 'message.json');
+    const signed = (secret: string) =>
+      ctx.app.inject({ method: 'POST', url: pathOf(c), headers: json({ 'x-signature': sign(secret, body) }), payload: body });
+    expect((await signed('first-secret-0123456789')).statusCode).toBe(200);
+    expect((await patch({ webhookSecret: 'second-secret-0123456789' })).statusCode).toBe(200);
+    expect((await signed('second-secret-0123456789')).statusCode).toBe(200);
+    expect((await signed('first-secret-0123456789')).statusCode).toBe(401);
+  });
+
   it('refuses (422, nothing written) a webhook secret name that is not a setting of the integration', async () => {
     const tenant = await makeTenant(ctx.deps);
     const before = await connectionRows();
