@@ -306,6 +306,28 @@ describe('SLA clocks', () => {
     expect((await thread(tenant.headers, id)).sla.firstResponseDueAt).toBe('2026-03-12T10:00:00.000Z');
   });
 
+  it('is met by a message the business starts in the thread the contact waits in (POST /v1/conversations)', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'All', firstResponse: 'PT1H', nextResponse: 'PT30M' });
+    const id = await contactWrites(connection, '+15550000012');
+    now = new Date('2026-03-10T10:05:00Z');
+    const started = await call('POST', '/v1/conversations', tenant.headers, {
+      connectionId: connection.id,
+      to: '+15550000012',
+      text: 'Your order shipped',
+    });
+    expect(started.statusCode, started.body).toBe(202);
+    expect(started.json().data.thread).toMatchObject({ id, sla: { firstResponseDueAt: null, nextResponseDueAt: null } });
+    // The contact answers it: the next response runs from there.
+    now = new Date('2026-03-10T11:00:00Z');
+    await contactWrites(connection, '+15550000012', 'thanks, and the invoice?');
+    expect((await thread(tenant.headers, id)).sla).toMatchObject({
+      firstResponseDueAt: null,
+      nextResponseDueAt: '2026-03-10T11:30:00.000Z',
+    });
+  });
+
   it("is not met by an automation rule's reply: only a user's or an API key's", async () => {
     now = new Date('2026-03-10T10:00:00Z');
     const { tenant, connection } = await workspace();
