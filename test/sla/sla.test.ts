@@ -5,6 +5,7 @@ import { tellSlaMoment } from '../../src/sla/sla-clock.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { BERLIN_9_TO_5, smsFromContact } from '../helpers/inbound.js';
+import { makeWidget, startVisitor, visitorSays } from '../helpers/livechat.js';
 
 // The clock is the service's injected one: tests move it instead of waiting. (So callers are
 // API keys: a JWT signed at the test's clock would be judged by the real one.)
@@ -562,5 +563,27 @@ describe('away replies', () => {
       .where('direction', '=', 'outbound')
       .execute();
     expect(inHours).toEqual([]);
+  });
+  it("answers a live chat visitor's first words outside business hours: the conversation started empty", async () => {
+    now = new Date('2026-03-07T12:00:00Z'); // Saturday
+    const tenant = await makeTenant(ctx.deps);
+    await call('PATCH', '/v1/workspace', tenant.headers, { businessHours: BERLIN_9_TO_5 });
+    const widget = await makeWidget(ctx.deps, tenant.workspace.id);
+    const set = await call('PATCH', `/v1/connections/${widget.connection.id}`, tenant.headers, { awayMessage: 'Back on Monday.' });
+    expect(set.statusCode, set.body).toBe(200);
+    const visitor = await startVisitor(ctx.app, widget.key!);
+    for (const text of ['Hello?', 'Anyone there?'])
+      expect((await visitorSays(ctx.app, widget.key!, visitor.token, text)).statusCode).toBe(201);
+    const outbound = await db
+      .selectFrom('messages')
+      .select(['kind', 'text', 'author_id'])
+      .where('thread_id', '=', visitor.threadId)
+      .where('direction', '=', 'outbound')
+      .orderBy('id')
+      .execute();
+    expect(outbound).toEqual([
+      { kind: 'message', text: 'Back on Monday.', author_id: null },
+      { kind: 'activity', text: 'Outside business hours: the away message was sent', author_id: null },
+    ]);
   });
 });
