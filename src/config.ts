@@ -197,11 +197,20 @@ export const SECRET_VARIABLES = [
 /** Default pool sizes: each process holds at most this many connections per pool. */
 export const POOL_DEFAULTS = { db: 10, queue: 10 } as const;
 
+/** The other spelling of a setting that may be given as `NAME` or `NAME_FILE`, if `name` is one. */
+function otherSpelling(name: string): string | undefined {
+  const base = name.endsWith('_FILE') ? name.slice(0, -'_FILE'.length) : name;
+  if (!SECRET_VARIABLES.includes(base) && base !== 'INBOX_INTEGRATIONS') return undefined;
+  return base === name ? `${name}_FILE` : base;
+}
+
 /**
  * Reads the `.env` file of the working directory, when there is one, into the process's
  * environment, where everything (this module and the AWS SDK's credential chain alike) finds
- * it. A variable the environment already sets keeps its value: the environment wins. A `.env`
- * that exists but cannot be read stops the start like any other bad setting.
+ * it. A variable the environment already sets keeps its value: the environment wins, also
+ * over the other spelling of the same secret (an environment's `INBOX_SECRET_KEY` leaves a
+ * `.env`'s `INBOX_SECRET_KEY_FILE` unset). A `.env` that exists but cannot be read stops the
+ * start like any other bad setting.
  */
 export function applyDotEnv(cwd = process.cwd(), env: Env = process.env): void {
   const file = path.join(cwd, '.env');
@@ -213,7 +222,12 @@ export function applyDotEnv(cwd = process.cwd(), env: Env = process.env): void {
     if (code === 'ENOENT') return;
     throw new ConfigError([`.env: cannot read ${file} (${code ?? 'unknown error'})`]);
   }
-  for (const [name, value] of Object.entries(parseEnv(text))) env[name] ??= value;
+  const setBefore = new Set(Object.keys(env).filter((name) => env[name] !== undefined));
+  for (const [name, value] of Object.entries(parseEnv(text))) {
+    const other = otherSpelling(name);
+    if (other !== undefined && setBefore.has(other)) continue;
+    env[name] ??= value;
+  }
 }
 
 /**

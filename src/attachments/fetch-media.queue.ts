@@ -1,5 +1,6 @@
 import type { IntegrationKey } from '../config.js';
-import { connectionCredentials, providerCredentials } from '../connections/connection-credentials.js';
+import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials, providerCredentials } from '../connections/connection-credentials.js';
+import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { defaultQueueOptions, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
@@ -89,6 +90,8 @@ export async function fetchMedia(deps: Deps, client: MediaClient, job: FetchMedi
 
 function failure(err: unknown): { error: string; retry: boolean } {
   if (err instanceof MediaFetchError) return { error: err.message, retry: err.retry };
+  // The connection's sealed credentials do not open: no later attempt opens them either.
+  if (err instanceof SecretBoxError) return { error: CREDENTIALS_DO_NOT_OPEN, retry: false };
   if (err instanceof TooLargeError) return { error: `too large: more than ${err.maxBytes} bytes`, retry: false };
   if (err instanceof StorageUnavailableError) return { error: `storage unavailable: ${err.message}`, retry: true };
   const e = err as { code?: string; name?: string };

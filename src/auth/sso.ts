@@ -3,7 +3,7 @@ import * as oidc from 'openid-client';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { personTrail, recordAudit, systemTrail, type Trail } from '../audit/audit.js';
 import { safeEqual, sha256Hex } from '../crypto/hmac.js';
-import { open, openingKeys } from '../crypto/secret-box.js';
+import { open, openingKeys, SecretBoxError } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { describeRefusal, guardedLookup, ipLiteral, RefusedAddressError, refusedRange, systemResolve } from '../net/address-guard.js';
@@ -69,11 +69,21 @@ function providerWords(err: unknown): string {
   return message.slice(0, 200);
 }
 
+/** What a sign-in meets when the workspace's sealed client secret does not open. */
+export const SSO_SECRET_DOES_NOT_OPEN =
+  "the workspace's single sign-on client secret cannot be opened (INBOX_SECRET_KEY changed, or the row was altered or copied): an admin sets sso.clientSecret again with PATCH /v1/workspace";
+
 async function ssoSetting(deps: Deps, workspaceId: number): Promise<{ sso: Sso; secret: string }> {
   const settings = await workspaceSettings(deps.db, workspaceId).catch(() => null);
   const sealed = settings?.sso ? await findSsoClientSecret(deps.db, workspaceId) : null;
   if (!settings?.sso || !sealed) throw errors.notFound('single sign-on of this workspace');
-  return { sso: settings.sso, secret: open(openingKeys(deps), sealed, ssoSecretAad(workspaceId)).toString('utf8') };
+  try {
+    return { sso: settings.sso, secret: open(openingKeys(deps), sealed, ssoSecretAad(workspaceId)).toString('utf8') };
+  } catch (err) {
+    // A secret that does not open fails this sign-in, clearly, never more (docs/security.md).
+    if (err instanceof SecretBoxError) throw errors.conflict(SSO_SECRET_DOES_NOT_OPEN);
+    throw err;
+  }
 }
 
 /** The issuer's discovery document and keys, read now: an identity provider changes its keys. */

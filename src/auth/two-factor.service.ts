@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import { recordAudit, type Trail } from '../audit/audit.js';
 import { sha256Hex } from '../crypto/hmac.js';
-import { open, openingKeys, seal } from '../crypto/secret-box.js';
+import { open, openingKeys, SecretBoxError, seal } from '../crypto/secret-box.js';
 import type { Executor } from '../db/database.js';
 import type { UsersTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
@@ -37,9 +37,19 @@ const aad = (userId: number) => `user-totp:${userId}`;
 /** Where TOTP secrets are sealed and what binds them: for `inbox rotate-secret-key`. */
 export const SEALED_TOTP_SECRETS = { table: 'users', column: 'totp_secret', aad } as const;
 
-function openSecret(deps: Deps, user: User): string {
+/** What a code of the authenticator app meets when the user's sealed secret does not open. */
+export const TOTP_SECRET_DOES_NOT_OPEN =
+  'the two-factor secret stored for this user cannot be opened (INBOX_SECRET_KEY changed, or the row was altered or copied): sign in with a recovery code, or have an admin reset two-factor sign-in';
+
+/** The user's TOTP secret; undefined when its sealed value does not open. */
+function openSecret(deps: Deps, user: User): string | undefined {
   if (!user.totp_secret) throw errors.conflict('two-factor sign-in is not set up: call POST /v1/users/me/2fa/setup first');
-  return open(openingKeys(deps), user.totp_secret, aad(user.id)).toString('utf8');
+  try {
+    return open(openingKeys(deps), user.totp_secret, aad(user.id)).toString('utf8');
+  } catch (err) {
+    if (err instanceof SecretBoxError) return undefined;
+    throw err;
+  }
 }
 
 function newRecoveryCode(): string {
@@ -94,6 +104,10 @@ export async function enableTwoFactor(deps: Deps, userId: number, code: string, 
   const user = await activeUser(deps, userId);
   if (twoFactorOn(user)) throw errors.conflict('two-factor sign-in is already on');
   const secret = openSecret(deps, user);
+  if (secret === undefined)
+    throw errors.conflict(
+      'the secret set up cannot be opened (INBOX_SECRET_KEY changed, or the row was altered or copied): call POST /v1/users/me/2fa/setup again',
+    );
   const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
   const ok = await underOtpLimit(deps, user.id, trail, async (trx) => {
     const step = acceptTotp(secret, code.trim(), deps.now(), null);
@@ -139,9 +153,12 @@ export async function requireSecondFactor(deps: Deps, user: User, otp: string | 
   if (!twoFactorOn(user)) return;
   if (otp === undefined) throw errors.otpRequired();
   const code = otp.trim();
-  const secret = openSecret(deps, user);
+  const totp = /^\d{6}$/.test(code);
+  // Only a code of the app needs the sealed secret: when it does not open, recovery codes still sign in.
+  const secret = totp ? openSecret(deps, user) : undefined;
+  if (totp && secret === undefined) throw errors.unauthorized(TOTP_SECRET_DOES_NOT_OPEN);
   const ok = await underOtpLimit(deps, user.id, trail, async (trx) => {
-    if (/^\d{6}$/.test(code)) {
+    if (secret !== undefined) {
       const step = acceptTotp(secret, code, deps.now(), user.totp_last_step);
       return step !== null && (await advanceTotpStep(trx, user.id, step));
     }

@@ -1,7 +1,14 @@
 import { type Static, Type } from 'typebox';
+import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
-import { connectionCredentials, lacksCredentials, NO_CREDENTIALS, providerCredentials } from './connection-credentials.js';
+import {
+  CREDENTIALS_DO_NOT_OPEN,
+  connectionCredentials,
+  lacksCredentials,
+  NO_CREDENTIALS,
+  providerCredentials,
+} from './connection-credentials.js';
 import { findConnection } from './connections.queries.js';
 import { enqueueTemplateSync } from './sync-templates.queue.js';
 import { listTemplates, setTemplatesSync } from './templates.queries.js';
@@ -54,8 +61,14 @@ export async function listConnectionTemplates(deps: Pick<Deps, 'db'>, workspaceI
 export async function startTemplateSync(deps: Deps, workspaceId: number, connectionId: number) {
   const connection = await templateConnection(deps, workspaceId, connectionId);
   const integration = deps.config.integrations.whatsapp ?? {};
-  // Opened now so credentials that do not open are the caller's 4xx/5xx, not a silent failure.
-  const own = await connectionCredentials(deps, connectionId);
+  // Opened now so credentials that do not open are the caller's 422, not a silent failure.
+  let own: Record<string, string> | null;
+  try {
+    own = await connectionCredentials(deps, connectionId);
+  } catch (err) {
+    if (err instanceof SecretBoxError) throw errors.validation(CREDENTIALS_DO_NOT_OPEN);
+    throw err;
+  }
   if (lacksCredentials('whatsapp', connection.managed_by, own))
     throw errors.validation(`${NO_CREDENTIALS}: set its credentials first (PATCH /v1/connections/:id)`);
   if (!providerCredentials(integration, connection.managed_by, own).accessToken)

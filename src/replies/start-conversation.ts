@@ -11,6 +11,7 @@ import type { Change } from '../messaging/announcements.js';
 import { threadKey, upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
 import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { recordOpenings } from '../reports/record.js';
+import { slaReplied } from '../sla/sla.service.js';
 import { autoAssignedLine } from '../threads/activity.js';
 import { routeThreadNow } from '../threads/routing.js';
 import { findThread, findThreadViews } from '../threads/threads.queries.js';
@@ -144,6 +145,9 @@ export async function startConversation(deps: Deps, req: StartRequest) {
       },
       now,
     );
+    // Into a thread the contact is waiting in, the business's message is an answer of a user or
+    // an API key: it meets the first and next response targets as a reply does (docs/sla.md).
+    await slaReplied(deps, trx, thread, now);
     // A thread made here opens its first conversation (docs/reports.md), as the contact's first message would.
     if (thread.created)
       await recordOpenings(trx, [{ workspaceId: req.workspaceId, threadId: thread.id, connectionId: connection.id, reopened: false }], now);

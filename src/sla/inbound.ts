@@ -8,7 +8,7 @@ import { AWAY_REPLY_SENT } from '../threads/activity.js';
 import { insertTranscriptLines } from '../threads/thread-workflow.queries.js';
 import type { BusinessHours } from './business-hours.js';
 import { insideBusinessHours } from './business-time.js';
-import { markAwayReplied } from './sla.queries.js';
+import { markAwayReplied, threadsWithEarlierMessages } from './sla.queries.js';
 import { hoursOf, loadHours, moveSla, type SlaEvent, type SlaThread } from './sla.service.js';
 
 /** A connection's away message answers a thread at most once in this long. */
@@ -30,6 +30,8 @@ export interface InboundSlaWork {
   reopened: Set<number>;
   /** Threads a new inbound message was inserted into. */
   withNewMessage: Set<number>;
+  /** The ids of those messages. */
+  newMessageIds: number[];
   /** Connections of workspaces with an enabled SLA policy. */
   sla: Set<number>;
   /** The away message of each connection that has one. */
@@ -60,16 +62,20 @@ export async function workInboundSla(deps: { boss: PgBoss }, trx: Executor, work
   }
 
   const integration = (t: InboundSlaThread) => work.integrationOf.get(t.connection_id)!;
-  const away = work.threads.filter(
+  const candidates = work.threads.filter(
     (t) =>
       work.awayMessages.has(t.connection_id) &&
-      opened(t) &&
       work.withNewMessage.has(t.id) &&
       (t.away_replied_at === null || now.getTime() - t.away_replied_at.getTime() >= AWAY_REPLY_INTERVAL_MS) &&
       // Where the channel cannot send, nothing is tried (and nothing said).
       !RECEIVE_ONLY.has(integration(t)) &&
       (replyWindowEndsAt(integration(t), t.last_inbound_at)?.getTime() ?? Number.POSITIVE_INFINITY) > now.getTime(),
   );
+  // A thread made empty (a live chat conversation, started before its first words) is opened
+  // by its first message: one statement, only for threads already open that an away message could answer.
+  const unopened = candidates.filter((t) => !opened(t)).map((t) => t.id);
+  const writtenBefore = await threadsWithEarlierMessages(trx, unopened, work.newMessageIds);
+  const away = candidates.filter((t) => opened(t) || !writtenBefore.has(t.id));
   const written: MessageRow[] = [];
   for (const [workspaceId, threads] of byWorkspace(away)) {
     const hours = await loadHours(

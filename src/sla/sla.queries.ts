@@ -82,3 +82,20 @@ export async function markAwayReplied(db: Executor, ids: number[], at: Date) {
   if (ids.length === 0) return;
   await db.updateTable('threads').set({ away_replied_at: at }).where('id', 'in', ids).execute();
 }
+
+/**
+ * Of `threadIds`, those that held a message before `newMessageIds` came: a thread whose first
+ * message is one of these (a live chat conversation, started empty) is opened by it.
+ */
+export async function threadsWithEarlierMessages(db: Executor, threadIds: number[], newMessageIds: number[]): Promise<Set<number>> {
+  if (threadIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('messages')
+    .select('thread_id')
+    .distinct()
+    .where('thread_id', 'in', threadIds)
+    .where('kind', '=', 'message')
+    .where('id', 'not in', newMessageIds)
+    .execute();
+  return new Set(rows.map((r) => Number(r.thread_id)));
+}

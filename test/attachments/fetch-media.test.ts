@@ -9,6 +9,7 @@ import { FETCH_MEDIA_QUEUE } from '../../src/attachments/fetch-media.enqueue.js'
 import { insertPendingAttachments, type StoredSource } from '../../src/attachments/fetch-media.queries.js';
 import { fetchMedia, MEDIA_RETRY_DELAYS_SECONDS } from '../../src/attachments/fetch-media.queue.js';
 import { MediaClient } from '../../src/attachments/media-download.js';
+import { CREDENTIALS_DO_NOT_OPEN } from '../../src/connections/connection-credentials.js';
 import type { ResolveHost } from '../../src/net/address-guard.js';
 import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
 import { useTestContext } from '../helpers/app.js';
@@ -429,6 +430,25 @@ describe('limits and faults', () => {
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatch(/^gave up after 4 attempts: 127\.0\.0\.1:\d+ answered HTTP 404$/);
     expect(await message(externalId)).toMatchObject({ id: m.id, text: '' });
+  });
+
+  it("fails at once, clearly and without retries, when the connection's sealed credentials do not open", async () => {
+    const sealed = await makeConnection(ctx.deps, ws, {
+      integrationKey: 'whatsapp',
+      externalAccountId: `sealed-${id()}`,
+      credentials: { accessToken: WA_TOKEN },
+    });
+    // The sealed value is one that does not open: another key's, or altered.
+    await ctx.deps.db
+      .updateTable('connections')
+      .set({ credentials_sealed: Buffer.from(`01${'00'.repeat(40)}`, 'hex') })
+      .where('id', '=', sealed.id)
+      .execute();
+    const file = fake.media.meta(png());
+    const attachmentId = await pendingAttachment({ from: 'url', url: file.url, auth: 'none' }, sealed);
+    await fetchMedia(ctx.deps, client(), { attachmentId, attempt: 1 });
+    expect(await attachment(attachmentId)).toMatchObject({ status: 'failed', error: CREDENTIALS_DO_NOT_OPEN });
+    expect(await queuedRetries(attachmentId)).toEqual([]);
   });
 
   it('500 and a provider that hangs are retried', async () => {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SSO_SECRET_DOES_NOT_OPEN } from '../../src/auth/sso.js';
 import { totpCode } from '../../src/auth/totp.js';
 import { checkSsoSetting } from '../../src/workspaces/sso-setting.js';
 import { useTestContext } from '../helpers/app.js';
@@ -127,6 +128,21 @@ describe('the sso setting', () => {
     const res = await ctx.app.inject({ method: 'GET', url: `/auth/sso/${other.workspace.id}/start` });
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('not_found');
+  });
+
+  it('answers a clear 409 when the sealed client secret does not open, and goes on for other workspaces', async () => {
+    const other = await makeTenant(ctx.deps);
+    expect((await patchWorkspace({ sso: ssoSetting() }, other.headers)).statusCode).toBe(200);
+    // The sealed value is one that does not open: another key's, or altered.
+    await ctx.deps.db
+      .updateTable('workspaces')
+      .set({ sso_client_secret: Buffer.from(`01${'00'.repeat(40)}`, 'hex') })
+      .where('id', '=', other.workspace.id)
+      .execute();
+    const res = await ctx.app.inject({ method: 'GET', url: `/auth/sso/${other.workspace.id}/start` });
+    expect(res.statusCode, res.body).toBe(409);
+    expect(res.json().error).toEqual({ code: 'conflict', message: SSO_SECRET_DOES_NOT_OPEN });
+    await start();
   });
 
   it('refuses an issuer on a loopback address unless INBOX_ALLOW_PRIVATE_SSO', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { totpCode } from '../../src/auth/totp.js';
+import { TOTP_SECRET_DOES_NOT_OPEN } from '../../src/auth/two-factor.service.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 
@@ -120,6 +121,22 @@ describe('signing in with two-factor sign-in on', () => {
     expect((await login({ email: user.email, password, otp: code })).statusCode).toBe(401);
     expect((await call('GET', '/v1/users/me/2fa', token)).json().data.recoveryCodesLeft).toBe(9);
     await signIn(user.email, password, recoveryCodes[4]);
+  });
+
+  it('answers a clear 401 for a code when the sealed secret does not open; recovery codes still sign in', async () => {
+    const { user, password } = await makeUser(ctx.deps, tenant.workspace.id);
+    const token = await signIn(user.email, password);
+    const { secret, recoveryCodes } = await enable(token);
+    // The sealed value is one that does not open: another key's, or altered.
+    await ctx.deps.db
+      .updateTable('users')
+      .set({ totp_secret: Buffer.from(`01${'00'.repeat(40)}`, 'hex') })
+      .where('id', '=', user.id)
+      .execute();
+    const refused = await login({ email: user.email, password, otp: totpCode(secret, epoch()) });
+    expect(refused.statusCode, refused.body).toBe(401);
+    expect(refused.json().error).toEqual({ code: 'unauthorized', message: TOTP_SECRET_DOES_NOT_OPEN });
+    await signIn(user.email, password, recoveryCodes[0]);
   });
 
   it('refuses the 6th wrong code in 15 minutes with 429, even with the right code then', async () => {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain JavaScript module of bin/, without declarations
 import { hasSources, isBuildFresh } from '../../bin/build-state.js';
-import { applyDotEnv, ConfigError } from '../../src/config.js';
+import { applyDotEnv, ConfigError, loadConfig } from '../../src/config.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -67,6 +67,39 @@ describe('.env in the working directory', () => {
     const env: Record<string, string | undefined> = { LOG_LEVEL: 'error' };
     applyDotEnv(dir, env);
     expect(env).toEqual({ PORT: '4100', HOST: '0.0.0.0', LOG_LEVEL: 'error' });
+  });
+
+  it('sets no secret the environment already sets the other way (NAME or NAME_FILE): the environment wins', () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'jwt-secret'), 'a-jwt-secret-read-from-a-file-of-the-environment\n');
+    writeFileSync(
+      path.join(dir, '.env'),
+      'INBOX_SECRET_KEY_FILE=/run/secrets/not-here\nINBOX_JWT_SECRET=a-jwt-secret-of-the-dot-env-file-0123456789\n' +
+        'INBOX_INTEGRATIONS_FILE=./not-here.json\nINBOX_ADMIN_API_KEY_FILE=./admin-key\n',
+    );
+    writeFileSync(path.join(dir, 'admin-key'), 'an-admin-key-of-the-dot-env-file-0123456789\n');
+    const env: Record<string, string | undefined> = {
+      INBOX_SECRET_KEY: '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f',
+      INBOX_JWT_SECRET_FILE: 'jwt-secret',
+      INBOX_INTEGRATIONS: '{}',
+    };
+    applyDotEnv(dir, env);
+    // What the environment sets one way is not set the other; the rest of .env still fills in.
+    expect(env).toEqual({
+      INBOX_SECRET_KEY: '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f',
+      INBOX_JWT_SECRET_FILE: 'jwt-secret',
+      INBOX_INTEGRATIONS: '{}',
+      INBOX_ADMIN_API_KEY_FILE: './admin-key',
+    });
+    const config = loadConfig(env, dir);
+    expect(config.jwtSecret).toBe('a-jwt-secret-read-from-a-file-of-the-environment');
+    expect(config.adminApiKey).toBe('an-admin-key-of-the-dot-env-file-0123456789');
+    // A .env that sets a secret both ways is still refused, as the environment would be.
+    const both = tempDir();
+    writeFileSync(path.join(both, '.env'), 'INBOX_METRICS_TOKEN=abc\nINBOX_METRICS_TOKEN_FILE=./token\n');
+    const fromBoth: Record<string, string | undefined> = {};
+    applyDotEnv(both, fromBoth);
+    expect(() => loadConfig(fromBoth, both)).toThrow(/INBOX_METRICS_TOKEN_FILE: set either/);
   });
 
   it('is optional, and one that cannot be read is a configuration error', () => {

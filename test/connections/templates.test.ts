@@ -1,5 +1,6 @@
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { FAKE_TEMPLATES, startFakeProviders } from '../../harness/fake-providers.js';
+import { CREDENTIALS_DO_NOT_OPEN } from '../../src/connections/connection-credentials.js';
 import { SYNC_TEMPLATES_QUEUE } from '../../src/connections/sync-templates.queue.js';
 import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
@@ -208,6 +209,23 @@ describe('template sync', () => {
     const other = await ctx.app.inject({ method: 'GET', url: `/v1/connections/${whatsapp.id}/templates`, headers: readOnly.headers });
     expect(other.statusCode).toBe(404);
     expect(fake.requests.filter((r) => r.path.endsWith('/message_templates'))).toHaveLength(0);
+  });
+});
+
+describe('a sync of a connection whose sealed credentials do not open', () => {
+  it('answers 422 with the reason, and queues nothing', async () => {
+    const sealed = await makeConnection(ctx.deps, tenant.workspace.id, { credentials: { accessToken: TOKEN } });
+    expect((await patch(sealed.id, { businessAccountId: WABA })).statusCode).toBe(200);
+    // The sealed value is one that does not open: another key's, or altered.
+    await ctx.deps.db
+      .updateTable('connections')
+      .set({ credentials_sealed: Buffer.from(`01${'00'.repeat(40)}`, 'hex') })
+      .where('id', '=', sealed.id)
+      .execute();
+    const res = await startSync(sealed.id);
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json().error).toEqual({ code: 'validation_failed', message: CREDENTIALS_DO_NOT_OPEN });
+    expect((await connection(sealed.id)).templatesSync?.status ?? null).not.toBe('running');
   });
 });
 

@@ -5,6 +5,7 @@ import { tellSlaMoment } from '../../src/sla/sla-clock.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { BERLIN_9_TO_5, smsFromContact } from '../helpers/inbound.js';
+import { makeWidget, startVisitor, visitorSays } from '../helpers/livechat.js';
 
 // The clock is the service's injected one: tests move it instead of waiting. (So callers are
 // API keys: a JWT signed at the test's clock would be judged by the real one.)
@@ -306,6 +307,28 @@ describe('SLA clocks', () => {
     expect((await thread(tenant.headers, id)).sla.firstResponseDueAt).toBe('2026-03-12T10:00:00.000Z');
   });
 
+  it('is met by a message the business starts in the thread the contact waits in (POST /v1/conversations)', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'All', firstResponse: 'PT1H', nextResponse: 'PT30M' });
+    const id = await contactWrites(connection, '+15550000012');
+    now = new Date('2026-03-10T10:05:00Z');
+    const started = await call('POST', '/v1/conversations', tenant.headers, {
+      connectionId: connection.id,
+      to: '+15550000012',
+      text: 'Your order shipped',
+    });
+    expect(started.statusCode, started.body).toBe(202);
+    expect(started.json().data.thread).toMatchObject({ id, sla: { firstResponseDueAt: null, nextResponseDueAt: null } });
+    // The contact answers it: the next response runs from there.
+    now = new Date('2026-03-10T11:00:00Z');
+    await contactWrites(connection, '+15550000012', 'thanks, and the invoice?');
+    expect((await thread(tenant.headers, id)).sla).toMatchObject({
+      firstResponseDueAt: null,
+      nextResponseDueAt: '2026-03-10T11:30:00.000Z',
+    });
+  });
+
   it("is not met by an automation rule's reply: only a user's or an API key's", async () => {
     now = new Date('2026-03-10T10:00:00Z');
     const { tenant, connection } = await workspace();
@@ -540,5 +563,27 @@ describe('away replies', () => {
       .where('direction', '=', 'outbound')
       .execute();
     expect(inHours).toEqual([]);
+  });
+  it("answers a live chat visitor's first words outside business hours: the conversation started empty", async () => {
+    now = new Date('2026-03-07T12:00:00Z'); // Saturday
+    const tenant = await makeTenant(ctx.deps);
+    await call('PATCH', '/v1/workspace', tenant.headers, { businessHours: BERLIN_9_TO_5 });
+    const widget = await makeWidget(ctx.deps, tenant.workspace.id);
+    const set = await call('PATCH', `/v1/connections/${widget.connection.id}`, tenant.headers, { awayMessage: 'Back on Monday.' });
+    expect(set.statusCode, set.body).toBe(200);
+    const visitor = await startVisitor(ctx.app, widget.key!);
+    for (const text of ['Hello?', 'Anyone there?'])
+      expect((await visitorSays(ctx.app, widget.key!, visitor.token, text)).statusCode).toBe(201);
+    const outbound = await db
+      .selectFrom('messages')
+      .select(['kind', 'text', 'author_id'])
+      .where('thread_id', '=', visitor.threadId)
+      .where('direction', '=', 'outbound')
+      .orderBy('id')
+      .execute();
+    expect(outbound).toEqual([
+      { kind: 'message', text: 'Back on Monday.', author_id: null },
+      { kind: 'activity', text: 'Outside business hours: the away message was sent', author_id: null },
+    ]);
   });
 });
