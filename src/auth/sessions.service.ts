@@ -180,6 +180,8 @@ export async function endSessions(
 /**
  * Ends every session of the user but the one asking (a password change keeps its own
  * session and signs out every other device), closing their sockets as endSessions does.
+ * Auth codes not yet traded are spent too: one issued to another device before the change
+ * would otherwise start a new session with the old password's login.
  */
 export async function endOtherSessions(
   deps: Deps,
@@ -188,7 +190,9 @@ export async function endOtherSessions(
   keepSessionId: string,
   reason: string,
 ): Promise<string[]> {
-  const sessionIds = await revokeOtherSessions(db, user.id, keepSessionId, deps.now());
+  const now = deps.now();
+  const sessionIds = await revokeOtherSessions(db, user.id, keepSessionId, now);
+  await spendAuthCodes(db, user.id, now);
   if (sessionIds.length > 0) {
     await publishEvent(db, {
       type: 'session.revoked',

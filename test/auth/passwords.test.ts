@@ -87,6 +87,21 @@ describe('POST /v1/users/me/password', () => {
     expect((await login('change@acme.test', 'a much longer password')).statusCode).toBe(200);
   });
 
+  it('leaves no auth code issued before the change to trade for a session', async () => {
+    const { password } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'change-codes@acme.test' });
+    const mine = await session('change-codes@acme.test', password);
+    const code = (await login('change-codes@acme.test', password)).json().auth_code as string;
+    const res = await post(
+      '/v1/users/me/password',
+      { currentPassword: password, newPassword: 'a much longer password' },
+      { authorization: `Bearer ${mine}` },
+    );
+    expect(res.statusCode, res.body).toBe(200);
+    expect((await post('/api/user/generate-token', { auth_code: code })).statusCode).toBe(401);
+    const later = (await login('change-codes@acme.test', 'a much longer password')).json().auth_code as string;
+    expect((await post('/api/user/generate-token', { auth_code: later })).statusCode).toBe(200);
+  });
+
   it('refuses a wrong current password (403), a short one or the e-mail (422), and changes nothing', async () => {
     const { user, password } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'careful@acme.test' });
     const mine = await session('careful@acme.test', password);
