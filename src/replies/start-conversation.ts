@@ -10,7 +10,7 @@ import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { threadKey, upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
 import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
-import { recordOpenings } from '../reports/record.js';
+import { recordOpenings, recordReplyTo } from '../reports/record.js';
 import { slaReplied } from '../sla/sla.service.js';
 import { autoAssignedLine } from '../threads/activity.js';
 import { routeThreadNow } from '../threads/routing.js';
@@ -148,9 +148,11 @@ export async function startConversation(deps: Deps, req: StartRequest) {
     // Into a thread the contact is waiting in, the business's message is an answer of a user or
     // an API key: it meets the first and next response targets as a reply does (docs/sla.md).
     await slaReplied(deps, trx, thread, now);
-    // A thread made here opens its first conversation (docs/reports.md), as the contact's first message would.
+    // A thread made here opens its first conversation (docs/reports.md), as the contact's first
+    // message would; into an open one, the message is its first response if none came yet.
     if (thread.created)
       await recordOpenings(trx, [{ workspaceId: req.workspaceId, threadId: thread.id, connectionId: connection.id, reopened: false }], now);
+    else await recordReplyTo(trx, thread, now);
     let [view] = await findThreadViews(trx, [thread.id]);
     const changes: Change[] = [
       ...contacts.created.map((c): Change => ({ type: 'contact.created', contact: { ...c, createdAt: now } })),

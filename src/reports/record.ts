@@ -46,6 +46,21 @@ export async function recordReply(
   await setFirstResponse(db, thread.conversation_id, at, d.seconds, d.businessSeconds);
 }
 
+/**
+ * recordReply for a caller that has not read the thread's open conversation with it: a message
+ * the business starts (`POST /v1/conversations`) into a thread already open answers it as a
+ * reply does.
+ */
+export async function recordReplyTo(db: Executor, thread: { id: number; workspace_id: number; team_id: number | null }, at: Date) {
+  const open = await findOpenConversation(db, thread.id);
+  if (!open) return;
+  await recordReply(
+    db,
+    { ...thread, conversation_id: open.id, conversation_opened_at: open.opened_at, conversation_answered: open.first_response_at !== null },
+    at,
+  );
+}
+
 /** A thread resolved (as it is now, locked by the caller): its open conversation ends. */
 export async function recordResolution(
   db: Executor,

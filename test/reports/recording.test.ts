@@ -125,6 +125,25 @@ describe('recording conversations', () => {
     expect(await counters(threadId)).toEqual({ conversation_messages_in: 0, conversation_messages_out: 1 });
   });
 
+  it('takes a message the business starts into an open thread as its first response', async () => {
+    const { tenant, connection } = await workspace();
+    const openedAt = now;
+    const threadId = await contactWrites(connection, '+491703');
+    later(300);
+    const started = await call('POST', '/v1/conversations', tenant.headers, {
+      connectionId: connection.id,
+      to: '+491703',
+      text: 'About your order',
+    });
+    expect(started.statusCode, started.body).toBe(202);
+    expect(started.json().data.thread.id).toBe(threadId);
+    const answeredAt = now;
+    later(60);
+    await call('POST', `/v1/threads/${threadId}/messages`, tenant.headers, { text: 'and more' });
+    const [c] = await conversationsOf(threadId);
+    expect(c).toMatchObject({ opened_at: openedAt, first_response_at: answeredAt, first_response_seconds: 300 });
+  });
+
   it('records business seconds on the team’s own hours when the thread has a team that has them', async () => {
     const { tenant, connection } = await workspace();
     now = new Date('2026-03-10T10:00:00Z'); // Tuesday 11:00 in Berlin, 06:00 in New York
