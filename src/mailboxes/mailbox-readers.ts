@@ -1,10 +1,11 @@
 import type { ImapFlow, MailboxObject } from 'imapflow';
 import type pg from 'pg';
 import { imapMaxMessageBytes, readImapMail } from '../channels/email-imap.js';
-import { connectionCredentials, NO_CREDENTIALS } from '../connections/connection-credentials.js';
+import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials, NO_CREDENTIALS } from '../connections/connection-credentials.js';
 import { recordAccountHealth } from '../connections/connection-health.queries.js';
+import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
-import { ImapOpenError, openImap } from '../net/imap.js';
+import { openImap } from '../net/imap.js';
 import { type FetchedMail, findMailboxState, listMailboxes, type MailboxRow, storeMails } from './mailboxes.queries.js';
 
 export interface MailboxReaderOptions {
@@ -186,7 +187,9 @@ class MailboxReader {
         backoff = 1000;
       } catch (err) {
         if (this.stopped) break;
-        const message = err instanceof ImapOpenError ? `email.imap: ${err.message}` : `email.imap: ${(err as Error).message}`;
+        // Sealed credentials that do not open are told as a send's are: set them again.
+        const reason = err instanceof SecretBoxError ? CREDENTIALS_DO_NOT_OPEN : (err as Error).message;
+        const message = `email.imap: ${reason}`;
         this.deps.log.warn({ connectionId: this.mailbox.id, error: message }, 'reading the mailbox failed; trying again');
         await recordAccountHealth(
           this.deps.db,

@@ -236,4 +236,21 @@ describe('email.imap mailboxes', () => {
     await server.append(mail({ id: '<after@x.test>', from: 'ed@x.test', text: 'Me.' }));
     await waitFor(async () => (await messagesOf(id)).length === 1, 'the next mail');
   });
+  it('says on the connection to set credentials that do not open again, and reads nothing', async () => {
+    const server = await imapServer([mail({ id: '<sealed@x.test>', from: 'ed@x.test', text: 'Hi' })]);
+    const id = await connectMailbox(server, 'sealed@mailbox.test');
+    // The sealed value is one that does not open: another key's, or altered.
+    await db
+      .updateTable('connections')
+      .set({ credentials_sealed: Buffer.from(`01${'00'.repeat(40)}`, 'hex') })
+      .where('id', '=', id)
+      .execute();
+    startReaders({ pollMs: 3_600_000 });
+    const lastError = await waitFor(async () => {
+      const res = await ctx.app.inject({ method: 'GET', url: '/v1/connections', headers: tenant.headers });
+      return (res.json().data as { id: number; lastError: string | null }[]).find((c) => c.id === id)?.lastError;
+    }, 'the connection says why');
+    expect(lastError).toContain('set them again with PATCH /v1/connections/:id');
+    expect(await messagesOf(id)).toHaveLength(0);
+  });
 });
