@@ -9,7 +9,7 @@ import { BigId } from '../http/ids.js';
 import { CursorQuery, parseCursorQuery } from '../http/pagination.js';
 import { CursorPage, Deleted, Envelope } from '../http/schemas.js';
 import { checkConnection } from './connection-check.js';
-import { listConnections } from './connections.queries.js';
+import { findConnection, listConnections } from './connections.queries.js';
 import {
   ConnectionCreateBody,
   ConnectionPatch,
@@ -21,8 +21,8 @@ import {
 } from './connections.service.js';
 
 /**
- * `GET /v1/connections`: the caller's channel accounts, cursor pages; `POST` and
- * `PATCH …/:id` (workspace admins).
+ * `GET /v1/connections`: the caller's channel accounts, cursor pages, and `GET …/:id` one of
+ * them; `POST` and `PATCH …/:id` (workspace admins).
  */
 export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -40,6 +40,25 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         page.items.map((r) => connectionResource(r, view)),
         page.meta,
       );
+    },
+  );
+
+  app.get(
+    '/:id',
+    {
+      preHandler: requireAuth(deps),
+      schema: {
+        summary: 'Get a connection',
+        description: "One connection of the caller's workspace, as the list shows it; a deleted one is 404.",
+        params: Type.Object({ id: Type.With(BigId, { description: 'the connection id' }) }),
+        response: { 200: Envelope(ConnectionResource) },
+      },
+    },
+    async (request) => {
+      const auth = tenantOf(request);
+      const row = await findConnection(deps.db, auth.workspaceId, request.params.id);
+      if (!row) throw errors.notFound('connection');
+      return envelope(request, connectionResource(row, { publicUrl: deps.config.publicUrl, admin: isAdmin(auth) }));
     },
   );
 

@@ -88,3 +88,27 @@ describe('GET /v1/connections cursor pages (docs/api.md, "Pagination")', () => {
     expect((await list(b.headers)).json().data).toHaveLength(3);
   });
 });
+
+describe('GET /v1/connections/:id', () => {
+  it('answers one of the workspace’s connections as the list shows it; another’s, a deleted one or none is 404', async () => {
+    const a = await tenantWithConnections(2);
+    const b = await tenantWithConnections(1);
+    const listed = (await list(a.headers)).json().data as { id: number }[];
+    const get = (id: number | string, headers = a.headers) => ctx.app.inject({ method: 'GET', url: `/v1/connections/${id}`, headers });
+    for (const c of listed) {
+      const res = await get(c.id);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().data).toEqual(c);
+    }
+    const theirs = (await list(b.headers)).json().data[0].id as number;
+    for (const id of [theirs, 999_999]) {
+      const res = await get(id);
+      expect(res.statusCode).toBe(404);
+      expect(res.json().error.code).toBe('not_found');
+    }
+    expect((await get('x')).statusCode).toBe(422);
+    const deleted = await ctx.app.inject({ method: 'DELETE', url: `/v1/connections/${listed[0]!.id}`, headers: a.headers });
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect((await get(listed[0]!.id)).statusCode).toBe(404);
+  });
+});

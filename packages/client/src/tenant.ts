@@ -346,6 +346,7 @@ export function tenantClient(initial: ClientOptions) {
 
     // ---- connections ----
     connections: (query: ListQuery = {}) => client.all<Connection>('/v1/connections', { ...query }),
+    connection: (connectionId: number) => get<Connection>(`/v1/connections/${id(connectionId)}`),
     /** Connects a channel account to the caller's workspace (an admin); credentials are write-only. */
     createConnection: (body: ConnectionCreate) => send<Connection>('POST', '/v1/connections', body),
     updateConnection: (connectionId: number, patch: ConnectionPatch) =>
