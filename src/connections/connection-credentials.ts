@@ -81,10 +81,16 @@ function hasProtocol(value: string, protocols: string[]): boolean {
 }
 
 /**
- * 422 unless `credentials` are exactly what `integrationKey` uses. Messages name fields, never
- * values: a value is a secret even when it is malformed.
+ * 422 unless `credentials` are exactly what `integrationKey` uses. A required field the
+ * deployment supplies (`supplied`: deploymentFallback of the connection) may be left out, as
+ * the reply sender fills it in; an empty object still names what is missing. Messages name
+ * fields, never values: a value is a secret even when it is malformed.
  */
-export function checkCredentials(integrationKey: string, credentials: ConnectionCredentials): void {
+export function checkCredentials(
+  integrationKey: string,
+  credentials: ConnectionCredentials,
+  supplied: Partial<Record<keyof ConnectionCredentials, string>> = {},
+): void {
   const required = REQUIRED_CREDENTIALS[integrationKey as IntegrationKey];
   if (!required) throw errors.validation(`${integrationKey} connections take no credentials: they do not send through a provider's API`);
   const allowed: string[] = [...required];
@@ -93,7 +99,8 @@ export function checkCredentials(integrationKey: string, credentials: Connection
       throw errors.validation(`credentials.${field} is not used by ${integrationKey} connections (fields: ${allowed.join(', ')})`);
     }
   }
-  const missing = required.filter((f) => credentials[f] === undefined);
+  const empty = Object.keys(credentials).length === 0;
+  const missing = required.filter((f) => credentials[f] === undefined && (empty || supplied[f] === undefined));
   if (missing.length > 0)
     throw errors.validation(`${integrationKey} credentials need ${required.join(' and ')} (missing: ${missing.join(', ')})`);
   if (credentials.smtpUrl !== undefined && !hasProtocol(credentials.smtpUrl, ['smtp:', 'smtps:'])) {
@@ -149,9 +156,24 @@ export function providerCredentials(
   managedBy: ManagedBy,
   own: Record<string, string> | null,
 ): SendCredentials {
-  const fallback =
-    managedBy === 'operator' ? { accessToken: integration.accessToken ?? integration.authToken, accountSid: integration.accountSid } : {};
-  return { ...fallback, ...own, apiBaseUrl: integration.apiBaseUrl };
+  return { ...deploymentFallback(integration, managedBy), ...own, apiBaseUrl: integration.apiBaseUrl };
+}
+
+/**
+ * What INBOX_INTEGRATIONS.<key> gives a connection for the credentials it leaves unset: the
+ * account of a deployment with one provider account (`accessToken`, else Twilio's `authToken`,
+ * and `accountSid`), for connections the operator made only.
+ */
+export function deploymentFallback(
+  integration: IntegrationConfig,
+  managedBy: ManagedBy,
+): Partial<Record<'accessToken' | 'accountSid', string>> {
+  if (managedBy !== 'operator') return {};
+  const fallback: Partial<Record<'accessToken' | 'accountSid', string>> = {};
+  const accessToken = integration.accessToken ?? integration.authToken;
+  if (accessToken !== undefined) fallback.accessToken = accessToken;
+  if (integration.accountSid !== undefined) fallback.accountSid = integration.accountSid;
+  return fallback;
 }
 
 /** A send's error when a workspace's connection has no credentials of its own. */

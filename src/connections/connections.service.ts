@@ -1,7 +1,7 @@
 import { type Static, type TOptional, type TSchema, Type } from 'typebox';
 import { changesOf, recordAudit, systemTrail, type Trail } from '../audit/audit.js';
 import { isEmailIntegration } from '../channels/email-inbound.js';
-import { INTEGRATION_KEYS } from '../config.js';
+import { INTEGRATION_KEYS, type IntegrationConfig, type IntegrationKey } from '../config.js';
 import type { ManagedBy, PreChatForm } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
@@ -10,7 +10,7 @@ import { requireTeamOf } from '../teams/teams.service.js';
 import { routeWaiting } from '../threads/routing.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { AllowedOrigins, checkAllowedOrigins, newWidgetKey, WIDGET_KEY } from './allowed-origins.js';
-import { ConnectionCredentials, checkCredentials, sealCredentials } from './connection-credentials.js';
+import { ConnectionCredentials, checkCredentials, deploymentFallback, sealCredentials } from './connection-credentials.js';
 import { type ConnectionRow, findConnection, insertConnection, markConnectionDeleted, updateConnection } from './connections.queries.js';
 import { CsatSetting, CsatSettingInput, checkCsatSetting } from './csat-settings.js';
 import {
@@ -231,6 +231,10 @@ function onlyMailboxes(integrationKey: string) {
 /** What creating or changing a connection needs: credentials are sealed under `secretKey`. */
 export type ConnectionDeps = Pick<Deps, 'db' | 'config' | 'secretKey'>;
 
+/** INBOX_INTEGRATIONS.<key>: the deployment's settings of an integration, empty when it has none. */
+const integrationSettings = (deps: Pick<Deps, 'config'>, integrationKey: string): IntegrationConfig =>
+  deps.config.integrations[integrationKey as IntegrationKey] ?? {};
+
 /**
  * The account id and origins a new connection gets. A livechat connection's account id is its
  * public widget key, random unless one is given; only livechat connections have origins.
@@ -326,7 +330,8 @@ export async function createConnection(
     webhookVerifyToken: verifyToken,
   };
   requireSessionSecret(deps, fields.integrationKey, managedBy, webhookSecrets);
-  if (credentials !== undefined) checkCredentials(fields.integrationKey, credentials);
+  if (credentials !== undefined)
+    checkCredentials(fields.integrationKey, credentials, deploymentFallback(integrationSettings(deps, fields.integrationKey), managedBy));
   await requireWorkspace(deps.db, workspaceId);
   if (fields.teamId !== undefined && fields.teamId !== null) await requireTeamOf(deps.db, workspaceId, fields.teamId);
   // A sealed value names its row (AAD), so the row must exist first: one transaction, which
@@ -378,7 +383,11 @@ export async function changeConnection(
   let credentialsSealed: Buffer | null | undefined;
   if (patch.credentials === null) credentialsSealed = null;
   else if (patch.credentials !== undefined) {
-    checkCredentials(current.integration_key, patch.credentials);
+    checkCredentials(
+      current.integration_key,
+      patch.credentials,
+      deploymentFallback(integrationSettings(deps, current.integration_key), current.managed_by),
+    );
     credentialsSealed = sealCredentials(deps.secretKey, id, patch.credentials);
   }
   let webhookSecretsSealed: Buffer | null | undefined;

@@ -107,9 +107,10 @@ export async function lockThreadsOf(db: Executor, contactIds: number[]): Promise
 
 /**
  * Folds threads into `keepId`: their messages (and live chat visitors) move to it, it takes
- * the latest activity of them all, and they are deleted. Their resolved conversations move
- * with them, so the reports keep counting them and a survey sent for one stays answerable; an
- * open one ends with its thread (the kept thread's own conversation goes on).
+ * the latest activity of them all, their unread messages stay unread on it, and they are
+ * deleted. Their resolved conversations move with them, so the reports keep counting them and
+ * a survey sent for one stays answerable; an open one ends with its thread (the kept thread's
+ * own conversation goes on).
  */
 export async function foldThreads(db: Executor, keepId: number, foldedIds: number[], at: Date): Promise<void> {
   if (foldedIds.length === 0) return;
@@ -126,6 +127,7 @@ export async function foldThreads(db: Executor, keepId: number, foldedIds: numbe
       last_message_preview = CASE WHEN f.last_message_at > t.last_message_at THEN COALESCE(f.last_message_preview, t.last_message_preview) ELSE t.last_message_preview END,
       last_message_at = GREATEST(t.last_message_at, f.last_message_at),
       last_inbound_at = GREATEST(t.last_inbound_at, (SELECT max(last_inbound_at) FROM threads WHERE id = ANY(${foldedIds}::bigint[]))),
+      unread_count = t.unread_count + (SELECT COALESCE(sum(unread_count), 0) FROM threads WHERE id = ANY(${foldedIds}::bigint[]))::int,
       updated_at = ${at}
     FROM (SELECT last_message_at, last_message_preview FROM threads WHERE id = ANY(${foldedIds}::bigint[]) ORDER BY last_message_at DESC, id DESC LIMIT 1) f
     WHERE t.id = ${keepId}`.execute(db);

@@ -3,6 +3,7 @@ import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';
+import { inbound } from '../threads/workflow-helpers.js';
 
 const ctx = await useTestContext({ env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
 const db = ctx.deps.db;
@@ -250,6 +251,27 @@ describe('POST /v1/contacts/:id/merge', () => {
       async () => notified.find((e) => e.type === 'thread.updated' && e.data.id === movedThread.id && e.data.contactId === keep.id),
       'thread.updated on the bus',
     );
+  });
+
+  it('keeps the unread messages of a folded thread unread on the thread that stays', async () => {
+    const tenant = await tenantWithEndpoint();
+    const wa = await makeConnection(ctx.deps, tenant.workspace.id);
+    const keptId = await inbound(ctx, wa, '4915100000001', `wamid.unread-a-${wa.id}`);
+    expect((await call('POST', `/v1/threads/${keptId}/read`, tenant.headers)).statusCode).toBe(200);
+    await inbound(ctx, wa, '4915100000001', `wamid.unread-b-${wa.id}`);
+    const foldedId = await inbound(ctx, wa, '4915100000002', `wamid.unread-c-${wa.id}`);
+    await inbound(ctx, wa, '4915100000002', `wamid.unread-d-${wa.id}`);
+    const thread = async (id: number) => (await call('GET', `/v1/threads/${id}`, tenant.headers)).json().data;
+    const [kept, folded] = [await thread(keptId), await thread(foldedId)];
+    expect([kept.unreadCount, folded.unreadCount]).toEqual([1, 2]);
+
+    const res = await call('POST', `/v1/contacts/${kept.contactId}/merge`, tenant.headers, { contactId: folded.contactId });
+    expect(res.statusCode, res.body).toBe(200);
+    expect((await call('GET', `/v1/threads/${foldedId}`, tenant.headers)).statusCode).toBe(404);
+    // Three of the contact's messages came after the agent last read the thread that stays.
+    expect(await thread(keptId)).toMatchObject({ unreadCount: 3, agentLastSeenAt: kept.agentLastSeenAt });
+    const updated = (await outboundEvents(tenant.workspace.id, 'thread.updated')).filter((t) => t.id === keptId);
+    expect(updated.at(-1)).toMatchObject({ unreadCount: 3 });
   });
 
   it('is all or nothing: a merge that fails at its last step leaves both contacts as they were', async () => {
