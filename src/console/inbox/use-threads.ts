@@ -15,7 +15,8 @@ const unnamed = (list: Thread[]) => list.filter((t) => t.contactName === null).m
 /**
  * The list's threads under `f`: one cursor page at a time (`loadMore` reads the next, never
  * all of them), kept live by the realtime socket. New messages re-read the first page (one
- * request however many arrive at once); `thread.updated` moves a thread in or out at once.
+ * request however many arrive at once); `thread.updated` moves a thread in or out at once,
+ * and `sla.warning` / `sla.breached` (which carry the thread too) redraw its SLA badge.
  * The threads live in `visibleThreads`, which j/k walk.
  */
 export function useThreads(f: ListFilter) {
@@ -99,7 +100,8 @@ export function useThreads(f: ListFilter) {
   useEffect(
     () =>
       onRealtime((event) => {
-        if (event.type === 'thread.updated') {
+        // An SLA event carries the thread as its clock left it: the row's badge turns amber or red.
+        if (event.type === 'thread.updated' || event.type === 'sla.warning' || event.type === 'sla.breached') {
           const t = event.data;
           const now = performance.now();
           changed.current.set(t.id, { at: now, thread: t });

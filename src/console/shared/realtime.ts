@@ -15,6 +15,8 @@ export type RealtimeEvent =
       data: { id: number; threadId: number; status: string; error: string | null; attachments?: { id: number; status: string }[] };
     }
   | { type: 'thread.updated'; data: Thread }
+  /** A target of the thread is near (80 %) or past its due time: `data` is the thread with its new `sla.status`. */
+  | { type: 'sla.warning' | 'sla.breached'; data: Thread }
   | { type: 'notification.created'; data: Notification }
   | { type: 'user.updated'; data: TeamUser }
   | { type: 'thread.viewing'; data: { threadId: number; userId: number; typing: boolean } }
