@@ -307,6 +307,9 @@ describe('actions on a conversation', () => {
       .executeTakeFirstOrThrow();
     const { context, page } = await c.newPage();
     await c.signIn(page);
+    const other = await c.newPage();
+    await c.signIn(other.page, { email: bo.user.email, password: bo.password });
+    await other.page.locator(`[data-thread-id="${id}"]`).waitFor();
     await open(page, id);
 
     await page.getByText('Contact details').click();
@@ -317,6 +320,12 @@ describe('actions on a conversation', () => {
     await panel.getByLabel('plan value').fill('gold');
     await panel.getByRole('button', { name: 'Save contact' }).click();
     await panel.getByText('Saved').waitFor();
+    // The new name heads the conversation and its row at once (`contact.updated`), here and in
+    // a colleague's tab, without a reload.
+    await expect.poll(() => page.locator('.transcript-head h2').textContent()).toBe('Maya Schulz');
+    await expect.poll(() => page.locator(`[data-thread-id="${id}"] .thread-name`).textContent()).toBe('Maya Schulz');
+    await expect.poll(() => other.page.locator(`[data-thread-id="${id}"] .thread-name`).textContent()).toBe('Maya Schulz');
+    await other.context.close();
     await page.getByRole('button', { name: 'Snooze…' }).click();
     const axe = await new AxeBuilder({ page }).analyze();
     expect(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);

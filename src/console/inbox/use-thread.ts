@@ -109,6 +109,9 @@ export function useThread(threadId: number) {
         updates.current.set(id, { status: status as Message['status'], error, at: performance.now() });
         setMessages((list) => list.map((m) => (m.id === id ? { ...m, status: status as Message['status'], error } : m)));
         void refreshAttachments(id, event.data.attachments ?? []);
+      } else if (event.type === 'contact.updated') {
+        const c = event.data;
+        setThread((t) => (t && t.contactId === c.id ? { ...t, contactName: c.name } : t));
       } else if (event.type === 'thread.updated' && event.data.id === threadId) {
         // Coalesced like messages: a burst of changes costs one read.
         threadTimer ??= setTimeout(() => {

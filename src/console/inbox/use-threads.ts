@@ -110,6 +110,12 @@ export function useThreads(f: ListFilter) {
           const current = filter.get();
           visibleThreads.update((list) => mergeThreads(list, [t], (x) => x.id !== t.id || matches(t, current, me), orderOf(current)));
           wantContacts(unnamed([t]));
+        } else if (event.type === 'contact.updated') {
+          // A renamed contact is renamed on every row of theirs (a thread carries the name).
+          const c = event.data;
+          visibleThreads.update((list) =>
+            list.some((t) => t.contactId === c.id) ? list.map((t) => (t.contactId === c.id ? { ...t, contactName: c.name } : t)) : list,
+          );
         } else if (event.type === 'message.created') {
           refreshSoon();
         }

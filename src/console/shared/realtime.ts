@@ -1,4 +1,4 @@
-import type { Notification, TeamUser, Thread } from '../../../packages/client/src/index';
+import type { Contact, Notification, TeamUser, Thread } from '../../../packages/client/src/index';
 import { session, verifySession } from './session';
 import { createStore } from './store';
 
@@ -18,6 +18,7 @@ export type RealtimeEvent =
   /** A target of the thread is near (80 %) or past its due time: `data` is the thread with its new `sla.status`. */
   | { type: 'sla.warning' | 'sla.breached'; data: Thread }
   | { type: 'notification.created'; data: Notification }
+  | { type: 'contact.updated'; data: Contact }
   | { type: 'user.updated'; data: TeamUser }
   | { type: 'thread.viewing'; data: { threadId: number; userId: number; typing: boolean } }
   | { type: 'session.revoked' | 'token.revoked'; data: unknown };
