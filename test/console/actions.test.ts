@@ -289,6 +289,37 @@ describe('actions on a conversation', () => {
     await context.close();
   });
 
+  it('drops a conversation a contact merge folded away, keeping the one it went into', { timeout: 60_000 }, async () => {
+    const kept = await newConversation('Same person, first number');
+    const folded = await newConversation('Same person, second number');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    const list = page.getByRole('list', { name: 'Conversation list' });
+    await list.locator(`[data-thread-id="${folded}"]`).waitFor();
+    // The tab's socket is open (the service counts the agent connected) before the merge.
+    await expect
+      .poll(async () => {
+        const users = await c.ctx.app.inject({ method: 'GET', url: '/v1/users?limit=100', headers: c.tenant.headers });
+        return users.json().data.find((u: { id: number }) => u.id === c.agent.id)?.connected;
+      })
+      .toBe(true);
+    // Both are WhatsApp threads of one connection: the merge folds the second into the first
+    // and deletes it without an event of its own (docs/conversations.md).
+    const into = (await threadRow(kept)).contact_id;
+    const other = (await threadRow(folded)).contact_id;
+    const merged = await c.ctx.app.inject({
+      method: 'POST',
+      url: `/v1/contacts/${into}/merge`,
+      headers: c.tenant.headers,
+      payload: { contactId: Number(other) },
+    });
+    expect(merged.statusCode, merged.body).toBe(200);
+    await list.locator(`[data-thread-id="${folded}"]`).waitFor({ state: 'detached' });
+    await list.locator(`[data-thread-id="${kept}"]`).waitFor();
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   it('edits the contact: name and attributes, and links their other conversations', { timeout: 60_000 }, async () => {
     const id = await newConversation('I moved house');
     const thread = await threadRow(id);

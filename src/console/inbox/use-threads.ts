@@ -116,6 +116,13 @@ export function useThreads(f: ListFilter) {
           visibleThreads.update((list) =>
             list.some((t) => t.contactId === c.id) ? list.map((t) => (t.contactId === c.id ? { ...t, contactName: c.name } : t)) : list,
           );
+        } else if (event.type === 'contact.merged') {
+          // The merged contact's threads are gone or moved: a moved one comes back with its
+          // `thread.updated`, a folded one (deleted without an event) must not stay; the first
+          // page is read again for the kept thread's preview.
+          const gone = event.data.mergedContactId;
+          visibleThreads.update((list) => (list.some((t) => t.contactId === gone) ? list.filter((t) => t.contactId !== gone) : list));
+          refreshSoon();
         } else if (event.type === 'message.created') {
           refreshSoon();
         }

@@ -19,6 +19,8 @@ export type RealtimeEvent =
   | { type: 'sla.warning' | 'sla.breached'; data: Thread }
   | { type: 'notification.created'; data: Notification }
   | { type: 'contact.updated'; data: Contact }
+  /** The other contact's threads became `contact`'s; one on a connection where `contact` had a thread was folded into it (deleted). */
+  | { type: 'contact.merged'; data: { contact: Contact; mergedContactId: number } }
   | { type: 'user.updated'; data: TeamUser }
   | { type: 'thread.viewing'; data: { threadId: number; userId: number; typing: boolean } }
   | { type: 'session.revoked' | 'token.revoked'; data: unknown };
