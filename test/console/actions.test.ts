@@ -97,6 +97,28 @@ describe('actions on a conversation', () => {
     await context.close();
   });
 
+  it('j and k move in the list only where the list is', { timeout: 60_000 }, async () => {
+    await newConversation('Keys stay on their page');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.getByRole('list', { name: 'Conversation list' }).getByText('Keys stay on their page').waitFor();
+    await page.getByRole('link', { name: c.agent.name }).click();
+    await page.waitForURL('**/app/account');
+    await page.locator('body').focus();
+    await page.keyboard.press('j');
+    await page.keyboard.press('k');
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.waitForURL('**/app/settings/**');
+    await page.locator('body').focus();
+    await page.keyboard.press('j');
+    // The next key's effect is in before the address is read: ? opens the shortcuts.
+    await page.keyboard.press('?');
+    await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor();
+    expect(new URL(page.url()).pathname).toMatch(/^\/app\/settings\//);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   it('keeps the focus on the controls after assigning, labelling and snoozing', { timeout: 60_000 }, async () => {
     const id = await newConversation('Focus stays put');
     const { context, page } = await c.newPage();
