@@ -34,6 +34,16 @@ async function open(page: Page, threadId: number) {
   await page.getByRole('region', { name: 'Conversation' }).getByLabel('Assignee').waitFor();
 }
 
+/** Waits until the agent's tab has its socket open: the service counts the agent connected. */
+async function socketOpen() {
+  await expect
+    .poll(async () => {
+      const users = await c.ctx.app.inject({ method: 'GET', url: '/v1/users?limit=100', headers: c.tenant.headers });
+      return users.json().data.find((u: { id: number }) => u.id === c.agent.id)?.connected;
+    })
+    .toBe(true);
+}
+
 /** Marks the document: the mark is gone after any reload or navigation. */
 const mark = (page: Page) => page.evaluate(() => ((globalThis as unknown as { __kept: boolean }).__kept = true));
 const stillMarked = (page: Page) => page.evaluate(() => (globalThis as unknown as { __kept?: boolean }).__kept === true);
@@ -311,6 +321,25 @@ describe('actions on a conversation', () => {
     await context.close();
   });
 
+  it("takes an erased contact's words off the open conversation and the list, without a reload", { timeout: 60_000 }, async () => {
+    const id = await newConversation('My secret address is 12 Elm Street');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, id);
+    const transcript = page.getByRole('list', { name: 'Messages' });
+    const row = page.getByRole('list', { name: 'Conversation list' }).locator(`[data-thread-id="${id}"]`);
+    await transcript.getByText('My secret address is 12 Elm Street').waitFor();
+    await socketOpen();
+    const contactId = Number((await threadRow(id)).contact_id);
+    const erased = await c.ctx.app.inject({ method: 'POST', url: `/v1/contacts/${contactId}/erase`, headers: c.tenant.headers });
+    expect(erased.statusCode, erased.body).toBe(202);
+    // contact.erased comes once the job removed the words: both read them again.
+    await transcript.getByText('My secret address is 12 Elm Street').waitFor({ state: 'detached' });
+    await row.getByText('My secret address is 12 Elm Street').waitFor({ state: 'detached' });
+    await row.waitFor();
+    await context.close();
+  });
+
   it('drops a conversation a contact merge folded away, keeping the one it went into', { timeout: 60_000 }, async () => {
     const kept = await newConversation('Same person, first number');
     const folded = await newConversation('Same person, second number');
@@ -318,13 +347,7 @@ describe('actions on a conversation', () => {
     await c.signIn(page);
     const list = page.getByRole('list', { name: 'Conversation list' });
     await list.locator(`[data-thread-id="${folded}"]`).waitFor();
-    // The tab's socket is open (the service counts the agent connected) before the merge.
-    await expect
-      .poll(async () => {
-        const users = await c.ctx.app.inject({ method: 'GET', url: '/v1/users?limit=100', headers: c.tenant.headers });
-        return users.json().data.find((u: { id: number }) => u.id === c.agent.id)?.connected;
-      })
-      .toBe(true);
+    await socketOpen();
     // Both are WhatsApp threads of one connection: the merge folds the second into the first
     // and deletes it without an event of its own (docs/conversations.md).
     const into = (await threadRow(kept)).contact_id;

@@ -37,5 +37,11 @@ session.subscribe((s) => {
 onRealtime((event) => {
   if (event.type === 'contact.updated' && contacts.get().has(event.data.id)) {
     contacts.update((m) => new Map(m).set(event.data.id, event.data));
+  } else if (event.type === 'contact.erased' && contacts.get().has(event.data.contactId)) {
+    contacts.update((m) => {
+      const next = new Map(m);
+      next.delete(event.data.contactId);
+      return next;
+    });
   }
 });

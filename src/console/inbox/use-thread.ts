@@ -25,6 +25,8 @@ function mergeMessages(current: readonly Message[], fresh: readonly Message[]): 
 export function useThread(threadId: number) {
   const s = useStore(session)!;
   const [thread, setThread] = useState<Thread | null>(null);
+  const threadRef = useRef<Thread | null>(null);
+  threadRef.current = thread;
   const [messages, setMessages] = useState<Message[]>([]);
   const [older, setOlder] = useState<string | undefined>();
   const [error, setError] = useState<string | null>(null);
@@ -112,6 +114,9 @@ export function useThread(threadId: number) {
       } else if (event.type === 'contact.updated') {
         const c = event.data;
         setThread((t) => (t && t.contactId === c.id ? { ...t, contactName: c.name } : t));
+      } else if (event.type === 'contact.erased' && threadRef.current?.contactId === event.data.contactId) {
+        // The contact's messages lost their words and files: the transcript is read anew.
+        void loadNewest(true);
       } else if (event.type === 'thread.updated' && event.data.id === threadId) {
         // Coalesced like messages: a burst of changes costs one read.
         threadTimer ??= setTimeout(() => {

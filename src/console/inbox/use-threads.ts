@@ -123,6 +123,9 @@ export function useThreads(f: ListFilter) {
           const gone = event.data.mergedContactId;
           visibleThreads.update((list) => (list.some((t) => t.contactId === gone) ? list.filter((t) => t.contactId !== gone) : list));
           refreshSoon();
+        } else if (event.type === 'contact.erased') {
+          // The erased contact's previews are gone on the service: the rows are read again.
+          if (visibleThreads.get().some((t) => t.contactId === event.data.contactId)) refreshSoon();
         } else if (event.type === 'message.created') {
           refreshSoon();
         }

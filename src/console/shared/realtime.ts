@@ -21,6 +21,8 @@ export type RealtimeEvent =
   | { type: 'contact.updated'; data: Contact }
   /** The other contact's threads became `contact`'s; one on a connection where `contact` had a thread was folded into it (deleted). */
   | { type: 'contact.merged'; data: { contact: Contact; mergedContactId: number } }
+  /** The contact's words, files and handles are gone: what shows them is read again. */
+  | { type: 'contact.erased'; data: { contactId: number } }
   | { type: 'user.updated'; data: TeamUser }
   | { type: 'thread.viewing'; data: { threadId: number; userId: number; typing: boolean } }
   | { type: 'session.revoked' | 'token.revoked'; data: unknown };
