@@ -225,6 +225,21 @@ describe('actions on a conversation', () => {
       .getByText(/A label is 1 to 50/)
       .waitFor();
     expect((await threadRow(id)).labels).toEqual(['billing']);
+    // A 21st label is refused in words an agent reads, before any request.
+    const twenty = Array.from({ length: 20 }, (_, i) => `tag-${i}`);
+    const patched = await c.ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/threads/${id}`,
+      headers: c.tenant.headers,
+      payload: { labels: twenty },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    await page.getByRole('button', { name: 'Remove label tag-19' }).waitFor();
+    await page.getByLabel('New label').fill('one-more');
+    await page.getByLabel('New label').press('Enter');
+    await page.getByRole('alert').getByText('A conversation carries at most 20 labels: remove one first.').waitFor();
+    expect((await threadRow(id)).labels).toEqual(twenty);
+    expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });
 
