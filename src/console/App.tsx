@@ -36,6 +36,8 @@ export function App() {
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target) || document.querySelector('dialog[open]')) return;
       if (e.key === 'j' || e.key === 'k') {
+        // Only where the list is: the settings, reports and account pages have none to move in.
+        if (!document.querySelector('.list-pane')) return;
         const next = neighbour(threadIdOf(route.get()), e.key === 'j' ? 1 : -1);
         if (next !== null) openThread(next);
       } else if (e.key === 'r') {

@@ -34,6 +34,16 @@ async function open(page: Page, threadId: number) {
   await page.getByRole('region', { name: 'Conversation' }).getByLabel('Assignee').waitFor();
 }
 
+/** Waits until the agent's tab has its socket open: the service counts the agent connected. */
+async function socketOpen() {
+  await expect
+    .poll(async () => {
+      const users = await c.ctx.app.inject({ method: 'GET', url: '/v1/users?limit=100', headers: c.tenant.headers });
+      return users.json().data.find((u: { id: number }) => u.id === c.agent.id)?.connected;
+    })
+    .toBe(true);
+}
+
 /** Marks the document: the mark is gone after any reload or navigation. */
 const mark = (page: Page) => page.evaluate(() => ((globalThis as unknown as { __kept: boolean }).__kept = true));
 const stillMarked = (page: Page) => page.evaluate(() => (globalThis as unknown as { __kept?: boolean }).__kept === true);
@@ -93,6 +103,28 @@ describe('actions on a conversation', () => {
     await page.keyboard.press('Enter');
     await expect.poll(focused).toBe('Resolve');
     expect((await threadRow(newer)).status).toBe('open');
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('j and k move in the list only where the list is', { timeout: 60_000 }, async () => {
+    await newConversation('Keys stay on their page');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.getByRole('list', { name: 'Conversation list' }).getByText('Keys stay on their page').waitFor();
+    await page.getByRole('link', { name: c.agent.name }).click();
+    await page.waitForURL('**/app/account');
+    await page.locator('body').focus();
+    await page.keyboard.press('j');
+    await page.keyboard.press('k');
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.waitForURL('**/app/settings/**');
+    await page.locator('body').focus();
+    await page.keyboard.press('j');
+    // The next key's effect is in before the address is read: ? opens the shortcuts.
+    await page.keyboard.press('?');
+    await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor();
+    expect(new URL(page.url()).pathname).toMatch(/^\/app\/settings\//);
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });
@@ -193,6 +225,21 @@ describe('actions on a conversation', () => {
       .getByText(/A label is 1 to 50/)
       .waitFor();
     expect((await threadRow(id)).labels).toEqual(['billing']);
+    // A 21st label is refused in words an agent reads, before any request.
+    const twenty = Array.from({ length: 20 }, (_, i) => `tag-${i}`);
+    const patched = await c.ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/threads/${id}`,
+      headers: c.tenant.headers,
+      payload: { labels: twenty },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    await page.getByRole('button', { name: 'Remove label tag-19' }).waitFor();
+    await page.getByLabel('New label').fill('one-more');
+    await page.getByLabel('New label').press('Enter');
+    await page.getByRole('alert').getByText('A conversation carries at most 20 labels: remove one first.').waitFor();
+    expect((await threadRow(id)).labels).toEqual(twenty);
+    expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });
 
@@ -289,6 +336,31 @@ describe('actions on a conversation', () => {
     await context.close();
   });
 
+  it('drops a conversation a contact merge folded away, keeping the one it went into', { timeout: 60_000 }, async () => {
+    const kept = await newConversation('Same person, first number');
+    const folded = await newConversation('Same person, second number');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    const list = page.getByRole('list', { name: 'Conversation list' });
+    await list.locator(`[data-thread-id="${folded}"]`).waitFor();
+    await socketOpen();
+    // Both are WhatsApp threads of one connection: the merge folds the second into the first
+    // and deletes it without an event of its own (docs/conversations.md).
+    const into = (await threadRow(kept)).contact_id;
+    const other = (await threadRow(folded)).contact_id;
+    const merged = await c.ctx.app.inject({
+      method: 'POST',
+      url: `/v1/contacts/${into}/merge`,
+      headers: c.tenant.headers,
+      payload: { contactId: Number(other) },
+    });
+    expect(merged.statusCode, merged.body).toBe(200);
+    await list.locator(`[data-thread-id="${folded}"]`).waitFor({ state: 'detached' });
+    await list.locator(`[data-thread-id="${kept}"]`).waitFor();
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   it('edits the contact: name and attributes, and links their other conversations', { timeout: 60_000 }, async () => {
     const id = await newConversation('I moved house');
     const thread = await threadRow(id);
@@ -307,6 +379,9 @@ describe('actions on a conversation', () => {
       .executeTakeFirstOrThrow();
     const { context, page } = await c.newPage();
     await c.signIn(page);
+    const other = await c.newPage();
+    await c.signIn(other.page, { email: bo.user.email, password: bo.password });
+    await other.page.locator(`[data-thread-id="${id}"]`).waitFor();
     await open(page, id);
 
     await page.getByText('Contact details').click();
@@ -317,6 +392,12 @@ describe('actions on a conversation', () => {
     await panel.getByLabel('plan value').fill('gold');
     await panel.getByRole('button', { name: 'Save contact' }).click();
     await panel.getByText('Saved').waitFor();
+    // The new name heads the conversation and its row at once (`contact.updated`), here and in
+    // a colleague's tab, without a reload.
+    await expect.poll(() => page.locator('.transcript-head h2').textContent()).toBe('Maya Schulz');
+    await expect.poll(() => page.locator(`[data-thread-id="${id}"] .thread-name`).textContent()).toBe('Maya Schulz');
+    await expect.poll(() => other.page.locator(`[data-thread-id="${id}"] .thread-name`).textContent()).toBe('Maya Schulz');
+    await other.context.close();
     await page.getByRole('button', { name: 'Snooze…' }).click();
     const axe = await new AxeBuilder({ page }).analyze();
     expect(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
@@ -340,6 +421,27 @@ describe('actions on a conversation', () => {
     await page.getByRole('link', { name: /WhatsApp · resolved/ }).click();
     await page.waitForURL(`**/app/c/${second.id}`);
     expect(c.errorsOf(page).filter((e) => !e.includes('422'))).toEqual([]);
+    await context.close();
+  });
+
+  // Last: the erased contact's conversation stays in the list, and reading its contact
+  // (a tombstone) answers 404, which the other tests would count as a console error.
+  it("takes an erased contact's words off the open conversation and the list, without a reload", { timeout: 60_000 }, async () => {
+    const id = await newConversation('My secret address is 12 Elm Street');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, id);
+    const transcript = page.getByRole('list', { name: 'Messages' });
+    const row = page.getByRole('list', { name: 'Conversation list' }).locator(`[data-thread-id="${id}"]`);
+    await transcript.getByText('My secret address is 12 Elm Street').waitFor();
+    await socketOpen();
+    const contactId = Number((await threadRow(id)).contact_id);
+    const erased = await c.ctx.app.inject({ method: 'POST', url: `/v1/contacts/${contactId}/erase`, headers: c.tenant.headers });
+    expect(erased.statusCode, erased.body).toBe(202);
+    // contact.erased comes once the job removed the words: both read them again.
+    await transcript.getByText('My secret address is 12 Elm Street').waitFor({ state: 'detached' });
+    await row.getByText('My secret address is 12 Elm Street').waitFor({ state: 'detached' });
+    await row.waitFor();
     await context.close();
   });
 });

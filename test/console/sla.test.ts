@@ -68,6 +68,50 @@ describe('SLA in the conversation list', () => {
     await context.close();
   });
 
+  it("turns a row's badge amber, then red, as the SLA events come, without a reload", { timeout: 90_000 }, async () => {
+    expect(
+      (
+        await call('POST', '/v1/sla-policies', {
+          name: 'Fast lane',
+          position: 0,
+          firstResponse: 'PT20S',
+          conditions: { labels: ['fast-lane'] },
+        })
+      ).statusCode,
+    ).toBe(201);
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    const text = 'Please call me back within the minute';
+    await c.deliverWhatsapp({ from: '4915100000301', name: 'Rita Rasch', text });
+    const { thread_id } = await waitFor(
+      () => db.selectFrom('messages').select('thread_id').where('text', '=', text).executeTakeFirst(),
+      text,
+    );
+    expect((await call('PATCH', `/v1/threads/${thread_id}`, { labels: ['fast-lane'] })).statusCode).toBe(200);
+    const badge = page.locator(`[data-thread-id="${thread_id}"] .sla`);
+    await badge.waitFor();
+    // Every state the badge shows, recorded in the page: the warning lasts seconds only.
+    await page.evaluate(`(() => {
+      const list = document.querySelector('[aria-label="Conversation list"]');
+      const seen = (window.__slaSeen = []);
+      const note = () => {
+        const el = list.querySelector('[data-thread-id="${thread_id}"] .sla');
+        const state = el && el.className + ' ' + el.title;
+        if (state && seen[seen.length - 1] !== state) seen.push(state);
+      };
+      note();
+      new MutationObserver(note).observe(list, { subtree: true, childList: true, attributes: true, characterData: true });
+    })()`);
+    // The row is drawn again every 30 s only: what turns it within the target is the socket's
+    // sla.warning and sla.breached, each carrying the thread with its new status.
+    await expect.poll(() => badge.getAttribute('title'), { timeout: 40_000 }).toBe('SLA breached');
+    const seen = await page.evaluate<string[]>('window.__slaSeen');
+    expect(seen.some((s) => s.includes('sla-warning') && s.endsWith('SLA warning'))).toBe(true);
+    expect(seen.at(-1)).toMatch(/sla-breached SLA breached$/);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   it('sets business hours, an away message and a policy from the settings page', { timeout: 120_000 }, async () => {
     const { context, page } = await c.newPage();
     await c.signIn(page);

@@ -9,6 +9,8 @@ import { pickedDate, SNOOZE_CHOICES, snoozeUntil } from './snooze';
 import './actions.css';
 
 const LABEL = /^[a-z0-9_:-]{1,50}$/;
+/** The service keeps at most 20 labels on a thread (DESIGN "Working a conversation"). */
+const MAX_LABELS = 20;
 
 /**
  * What an agent does to the open conversation beside resolving it: assign it to a teammate,
@@ -65,6 +67,10 @@ export function ThreadActions({ thread, onChange }: { thread: Thread; onChange(t
     const name = label.trim().toLowerCase();
     if (!LABEL.test(name)) {
       setError('A label is 1 to 50 of a-z, 0-9, "-", "_" and ":".');
+      return;
+    }
+    if (!thread.labels.includes(name) && thread.labels.length >= MAX_LABELS) {
+      setError(`A conversation carries at most ${MAX_LABELS} labels: remove one first.`);
       return;
     }
     if (thread.labels.includes(name) || (await change({ labels: [...thread.labels, name] }))) setLabel('');

@@ -1,4 +1,5 @@
 import type { Contact } from '../../../packages/client/src/index';
+import { onRealtime } from '../shared/realtime';
 import { session } from '../shared/session';
 import { createStore } from '../shared/store';
 
@@ -30,4 +31,17 @@ export function contactName(c: Contact | undefined, fallbackId: number): string 
 
 session.subscribe((s) => {
   if (!s) contacts.set(new Map());
+});
+
+// A contact read before is kept as `contact.updated` leaves it (its name, e-mail or handles shown).
+onRealtime((event) => {
+  if (event.type === 'contact.updated' && contacts.get().has(event.data.id)) {
+    contacts.update((m) => new Map(m).set(event.data.id, event.data));
+  } else if (event.type === 'contact.erased' && contacts.get().has(event.data.contactId)) {
+    contacts.update((m) => {
+      const next = new Map(m);
+      next.delete(event.data.contactId);
+      return next;
+    });
+  }
 });

@@ -25,6 +25,8 @@ function mergeMessages(current: readonly Message[], fresh: readonly Message[]): 
 export function useThread(threadId: number) {
   const s = useStore(session)!;
   const [thread, setThread] = useState<Thread | null>(null);
+  const threadRef = useRef<Thread | null>(null);
+  threadRef.current = thread;
   const [messages, setMessages] = useState<Message[]>([]);
   const [older, setOlder] = useState<string | undefined>();
   const [error, setError] = useState<string | null>(null);
@@ -109,6 +111,12 @@ export function useThread(threadId: number) {
         updates.current.set(id, { status: status as Message['status'], error, at: performance.now() });
         setMessages((list) => list.map((m) => (m.id === id ? { ...m, status: status as Message['status'], error } : m)));
         void refreshAttachments(id, event.data.attachments ?? []);
+      } else if (event.type === 'contact.updated') {
+        const c = event.data;
+        setThread((t) => (t && t.contactId === c.id ? { ...t, contactName: c.name } : t));
+      } else if (event.type === 'contact.erased' && threadRef.current?.contactId === event.data.contactId) {
+        // The contact's messages lost their words and files: the transcript is read anew.
+        void loadNewest(true);
       } else if (event.type === 'thread.updated' && event.data.id === threadId) {
         // Coalesced like messages: a burst of changes costs one read.
         threadTimer ??= setTimeout(() => {

@@ -15,7 +15,8 @@ const unnamed = (list: Thread[]) => list.filter((t) => t.contactName === null).m
 /**
  * The list's threads under `f`: one cursor page at a time (`loadMore` reads the next, never
  * all of them), kept live by the realtime socket. New messages re-read the first page (one
- * request however many arrive at once); `thread.updated` moves a thread in or out at once.
+ * request however many arrive at once); `thread.updated` moves a thread in or out at once,
+ * and `sla.warning` / `sla.breached` (which carry the thread too) redraw its SLA badge.
  * The threads live in `visibleThreads`, which j/k walk.
  */
 export function useThreads(f: ListFilter) {
@@ -99,7 +100,8 @@ export function useThreads(f: ListFilter) {
   useEffect(
     () =>
       onRealtime((event) => {
-        if (event.type === 'thread.updated') {
+        // An SLA event carries the thread as its clock left it: the row's badge turns amber or red.
+        if (event.type === 'thread.updated' || event.type === 'sla.warning' || event.type === 'sla.breached') {
           const t = event.data;
           const now = performance.now();
           changed.current.set(t.id, { at: now, thread: t });
@@ -108,6 +110,22 @@ export function useThreads(f: ListFilter) {
           const current = filter.get();
           visibleThreads.update((list) => mergeThreads(list, [t], (x) => x.id !== t.id || matches(t, current, me), orderOf(current)));
           wantContacts(unnamed([t]));
+        } else if (event.type === 'contact.updated') {
+          // A renamed contact is renamed on every row of theirs (a thread carries the name).
+          const c = event.data;
+          visibleThreads.update((list) =>
+            list.some((t) => t.contactId === c.id) ? list.map((t) => (t.contactId === c.id ? { ...t, contactName: c.name } : t)) : list,
+          );
+        } else if (event.type === 'contact.merged') {
+          // The merged contact's threads are gone or moved: a moved one comes back with its
+          // `thread.updated`, a folded one (deleted without an event) must not stay; the first
+          // page is read again for the kept thread's preview.
+          const gone = event.data.mergedContactId;
+          visibleThreads.update((list) => (list.some((t) => t.contactId === gone) ? list.filter((t) => t.contactId !== gone) : list));
+          refreshSoon();
+        } else if (event.type === 'contact.erased') {
+          // The erased contact's previews are gone on the service: the rows are read again.
+          if (visibleThreads.get().some((t) => t.contactId === event.data.contactId)) refreshSoon();
         } else if (event.type === 'message.created') {
           refreshSoon();
         }

@@ -1,4 +1,4 @@
-import type { Notification, TeamUser, Thread } from '../../../packages/client/src/index';
+import type { Contact, Notification, TeamUser, Thread } from '../../../packages/client/src/index';
 import { session, verifySession } from './session';
 import { createStore } from './store';
 
@@ -15,7 +15,14 @@ export type RealtimeEvent =
       data: { id: number; threadId: number; status: string; error: string | null; attachments?: { id: number; status: string }[] };
     }
   | { type: 'thread.updated'; data: Thread }
+  /** A target of the thread is near (80 %) or past its due time: `data` is the thread with its new `sla.status`. */
+  | { type: 'sla.warning' | 'sla.breached'; data: Thread }
   | { type: 'notification.created'; data: Notification }
+  | { type: 'contact.updated'; data: Contact }
+  /** The other contact's threads became `contact`'s; one on a connection where `contact` had a thread was folded into it (deleted). */
+  | { type: 'contact.merged'; data: { contact: Contact; mergedContactId: number } }
+  /** The contact's words, files and handles are gone: what shows them is read again. */
+  | { type: 'contact.erased'; data: { contactId: number } }
   | { type: 'user.updated'; data: TeamUser }
   | { type: 'thread.viewing'; data: { threadId: number; userId: number; typing: boolean } }
   | { type: 'session.revoked' | 'token.revoked'; data: unknown };
