@@ -15,11 +15,13 @@ import { fire, nearestDue, type SlaState, statusOf } from './sla-state.js';
  * members of its team) — all in one transaction. A moment that moved or was met is nothing.
  * A clock's warning and breach are told once per opening: when another policy moved a due
  * time already told, the moment is only recorded (a changed status goes out as `thread.updated`).
+ * A thread of a deleted connection is told nothing more.
  */
 export async function tellSlaMoment(deps: Deps, job: SlaClockJob): Promise<boolean> {
   return deps.db.transaction().execute(async (trx) => {
     const thread = await lockSlaThread(trx, job.threadId);
-    if (!thread?.sla) return false;
+    // A deleted connection's threads are read-only: nobody can answer them, so nothing is due.
+    if (!thread?.sla || thread.connection_deleted) return false;
     const now = deps.now();
     const before = thread.sla as SlaState;
     const fired = fire(before, job.target, job.kind, job.at, now);

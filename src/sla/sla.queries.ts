@@ -59,6 +59,11 @@ export async function lockSlaThread(db: Executor, id: number) {
   return db
     .selectFrom('threads')
     .select(['id', 'workspace_id', 'connection_id', 'team_id', 'assignee_id', 'priority', 'labels', 'status', 'sla'])
+    .select(
+      sql<boolean>`EXISTS (SELECT 1 FROM connections c WHERE c.id = threads.connection_id AND c.deleted_at IS NOT NULL)`.as(
+        'connection_deleted',
+      ),
+    )
     .where('id', '=', id)
     .forUpdate()
     .executeTakeFirst();

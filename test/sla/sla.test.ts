@@ -201,6 +201,25 @@ describe('SLA clocks', () => {
     ]);
   });
 
+  it('tells nothing more for a thread whose connection was deleted: nobody can answer it', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    const ada = await makeUser(ctx.deps, tenant.workspace.id, { name: 'Ada', roles: ['agent'] });
+    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Fast', firstResponse: 'PT10M' });
+    const id = await contactWrites(connection, '+1555000012');
+    await call('PATCH', `/v1/threads/${id}`, tenant.headers, { assigneeId: ada.user.id });
+    const [warning, breach] = await clockJobs(id);
+    expect((await call('DELETE', `/v1/connections/${connection.id}`, tenant.headers)).statusCode).toBe(200);
+    for (const job of [warning!, breach!]) {
+      now = new Date(job.data.at);
+      expect(await tellSlaMoment(ctx.deps, job.data)).toBe(false);
+    }
+    expect((await thread(tenant.headers, id)).sla.status).toBe('ok');
+    expect(await outboundEvents(tenant.workspace.id, 'sla.warning')).toEqual([]);
+    expect(await outboundEvents(tenant.workspace.id, 'sla.breached')).toEqual([]);
+    expect((await notificationsOf(ada.user.id)).filter((n) => n.type.startsWith('sla_'))).toEqual([]);
+  });
+
   it('tells a target once per opening, even when a changed policy moves its due time', async () => {
     now = new Date('2026-03-10T10:00:00Z');
     const { tenant, connection } = await workspace();
