@@ -174,7 +174,10 @@ describe('GET /v1/events: the event log', () => {
     const reader = await makeTenant(ctx.deps, { scopes: ['read'] });
     const forbidden = await ctx.app.inject({ method: 'GET', url: '/v1/events', headers: reader.headers });
     expect(forbidden.statusCode).toBe(403);
-    for (const query of ['after=not-a-cursor!', `after=${Buffer.from('x:1').toString('base64url')}`, 'types=thread.updated,nope']) {
+    const position = (raw: string) => `after=${Buffer.from(raw).toString('base64url')}`;
+    // A position past what the columns hold (seq is a bigint: at most 2^63-1) is malformed too.
+    const malformed = ['after=not-a-cursor!', position('x:1'), position('1:9223372036854775808'), position('1:9999999999999999999')];
+    for (const query of [...malformed, 'types=thread.updated,nope']) {
       const res = await ctx.app.inject({ method: 'GET', url: `/v1/events?${query}`, headers: w.tenant.headers });
       expect(res.statusCode, query).toBe(422);
       expect(res.json().error.code).toBe('validation_failed');
