@@ -139,15 +139,33 @@ export async function eraseTraces(
              OR strpos(COALESCE(payload_json::text, ''), n) > 0
              OR (raw_bytes IS NOT NULL AND position(convert_to(n, 'UTF8') IN raw_bytes) > 0))`.execute(db);
   }
-  // The events that name the contact or its threads, with their deliveries and attempts.
+  // The events that name the contact or its threads, with their deliveries and attempts. The
+  // contacts merged into this one (and into those, before) are the person too: their events
+  // carry its handles, and those of the threads a merge folded away carry its words under the
+  // folded thread's id, which the events of that thread name with the contact it had.
   await deleteEvents(
     db,
     sql`
-      SELECT id FROM (SELECT id, type, body::jsonb -> 'data' AS data FROM webhook_events WHERE workspace_id = ${c.workspaceId}) e
-      WHERE (e.type IN ('message.created', 'message.updated', 'csat.received') AND (e.data ->> 'threadId')::bigint = ANY(${threadIds}::bigint[]))
-         OR (e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached') AND (e.data ->> 'id')::bigint = ANY(${threadIds}::bigint[]))
-         OR (e.type IN ('contact.created', 'contact.updated') AND (e.data ->> 'id')::bigint = ${c.id})
-         OR (e.type = 'contact.merged' AND ((e.data -> 'contact' ->> 'id')::bigint = ${c.id} OR (e.data ->> 'mergedContactId')::bigint = ${c.id}))`,
+      WITH RECURSIVE e AS (SELECT id, type, body::jsonb -> 'data' AS data FROM webhook_events WHERE workspace_id = ${c.workspaceId}),
+      person (contact_id) AS (
+        SELECT ${c.id}::bigint
+        UNION
+        SELECT (e.data ->> 'mergedContactId')::bigint FROM e JOIN person p
+          ON e.type = 'contact.merged' AND (e.data -> 'contact' ->> 'id')::bigint = p.contact_id
+      ),
+      person_threads (id) AS (
+        SELECT unnest(${threadIds}::bigint[])
+        UNION
+        SELECT (e.data ->> 'id')::bigint FROM e
+        WHERE e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached')
+          AND (e.data ->> 'contactId')::bigint IN (SELECT contact_id FROM person)
+      )
+      SELECT e.id FROM e
+      WHERE (e.type IN ('message.created', 'message.updated', 'csat.received') AND (e.data ->> 'threadId')::bigint IN (SELECT id FROM person_threads))
+         OR (e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached') AND (e.data ->> 'id')::bigint IN (SELECT id FROM person_threads))
+         OR (e.type IN ('contact.created', 'contact.updated') AND (e.data ->> 'id')::bigint IN (SELECT contact_id FROM person))
+         OR (e.type = 'contact.merged' AND ((e.data -> 'contact' ->> 'id')::bigint IN (SELECT contact_id FROM person)
+                                            OR (e.data ->> 'mergedContactId')::bigint IN (SELECT contact_id FROM person)))`,
   );
   if (threadIds.length > 0) {
     // A stored answer (Idempotency-Key) is the Message a reply sent, or a new conversation's
