@@ -36,7 +36,7 @@ export async function findErasedContact(db: Executor, id: number) {
  */
 export async function traceOf(db: Executor, contactId: number) {
   const threads = await db.selectFrom('threads').select('id').where('contact_id', '=', contactId).execute();
-  const threadIds = threads.map((t) => t.id);
+  const threadIds = [...new Set([...threads.map((t) => t.id), ...(await foldedThreadsOf(db, contactId))])];
   const handles = await db
     .selectFrom('contact_handles')
     .select(['integration_key', 'external_id'])
@@ -67,6 +67,29 @@ export async function traceOf(db: Executor, contactId: number) {
       ),
     ],
   };
+}
+
+/**
+ * The threads a merge folded away that were the person's: those of the contacts merged into
+ * this one (and into those, before), found through the events that named them. Gone from
+ * `threads`, they are still named by what was stored about them (events, replies' answers).
+ */
+async function foldedThreadsOf(db: Executor, contactId: number): Promise<number[]> {
+  const { rows } = await sql<{ id: string }>`
+    WITH RECURSIVE e AS (
+      SELECT type, body::jsonb -> 'data' AS data FROM webhook_events
+      WHERE workspace_id = (SELECT workspace_id FROM contacts WHERE id = ${contactId})
+    ),
+    person (contact_id) AS (
+      SELECT ${contactId}::bigint
+      UNION
+      SELECT (e.data ->> 'mergedContactId')::bigint FROM e JOIN person p
+        ON e.type = 'contact.merged' AND (e.data -> 'contact' ->> 'id')::bigint = p.contact_id
+    )
+    SELECT DISTINCT (e.data ->> 'id')::text AS id FROM e
+    WHERE e.type IN ('thread.created', 'thread.updated') AND (e.data ->> 'contactId')::bigint IN (SELECT contact_id FROM person)
+      AND NOT EXISTS (SELECT 1 FROM threads t WHERE t.id = (e.data ->> 'id')::bigint)`.execute(db);
+  return rows.map((r) => Number(r.id));
 }
 
 /** A handle or id shorter than this could be part of anyone's delivery (a count, a date). */

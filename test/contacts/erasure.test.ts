@@ -232,7 +232,7 @@ describe('POST /v1/contacts/:id/erase', () => {
     const [one, two] = [await makeConnection(ctx.deps, t.workspace.id), await makeConnection(ctx.deps, t.workspace.id)];
     const digits = String(Math.floor(Math.random() * 1e6)).padStart(6, '0');
     const [keptPhone, mergedPhone] = [`1777${digits}01`, `1777${digits}02`];
-    const words = { kept: word('Brindlequay'), folded: word('Snorvelty'), moved: word('Quintarrow') };
+    const words = { kept: word('Brindlequay'), folded: word('Snorvelty'), moved: word('Quintarrow'), reply: word('Harrowdune') };
     const keep = await inbound(ctx, one, keptPhone, word('wamid.keep'), words.kept);
     // The merged contact's thread on the same connection folds into the kept one; on another, it moves.
     const folded = await inbound(ctx, one, mergedPhone, word('wamid.fold'), words.folded);
@@ -240,6 +240,14 @@ describe('POST /v1/contacts/:id/erase', () => {
     const contactOf = async (threadId: number) =>
       (await db.selectFrom('threads').select('contact_id').where('id', '=', threadId).executeTakeFirstOrThrow()).contact_id;
     const [contactId, mergedId] = [await contactOf(keep), await contactOf(folded)];
+    // A reply on the thread that folds away, with an Idempotency-Key: its stored answer names that thread.
+    const reply = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${folded}/messages`,
+      headers: { ...t.headers, 'idempotency-key': word('fold-reply') },
+      payload: { text: words.reply },
+    });
+    expect(reply.statusCode, reply.body).toBe(202);
     const merged = await ctx.app.inject({
       method: 'POST',
       url: `/v1/contacts/${contactId}/merge`,
