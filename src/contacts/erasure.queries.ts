@@ -36,7 +36,7 @@ export async function findErasedContact(db: Executor, id: number) {
  */
 export async function traceOf(db: Executor, contactId: number) {
   const threads = await db.selectFrom('threads').select('id').where('contact_id', '=', contactId).execute();
-  const threadIds = threads.map((t) => t.id);
+  const threadIds = [...new Set([...threads.map((t) => t.id), ...(await foldedThreadsOf(db, contactId))])];
   const handles = await db
     .selectFrom('contact_handles')
     .select(['integration_key', 'external_id'])
@@ -67,6 +67,29 @@ export async function traceOf(db: Executor, contactId: number) {
       ),
     ],
   };
+}
+
+/**
+ * The threads a merge folded away that were the person's: those of the contacts merged into
+ * this one (and into those, before), found through the events that named them. Gone from
+ * `threads`, they are still named by what was stored about them (events, replies' answers).
+ */
+async function foldedThreadsOf(db: Executor, contactId: number): Promise<number[]> {
+  const { rows } = await sql<{ id: string }>`
+    WITH RECURSIVE e AS (
+      SELECT type, body::jsonb -> 'data' AS data FROM webhook_events
+      WHERE workspace_id = (SELECT workspace_id FROM contacts WHERE id = ${contactId})
+    ),
+    person (contact_id) AS (
+      SELECT ${contactId}::bigint
+      UNION
+      SELECT (e.data ->> 'mergedContactId')::bigint FROM e JOIN person p
+        ON e.type = 'contact.merged' AND (e.data -> 'contact' ->> 'id')::bigint = p.contact_id
+    )
+    SELECT DISTINCT (e.data ->> 'id')::text AS id FROM e
+    WHERE e.type IN ('thread.created', 'thread.updated') AND (e.data ->> 'contactId')::bigint IN (SELECT contact_id FROM person)
+      AND NOT EXISTS (SELECT 1 FROM threads t WHERE t.id = (e.data ->> 'id')::bigint)`.execute(db);
+  return rows.map((r) => Number(r.id));
 }
 
 /** A handle or id shorter than this could be part of anyone's delivery (a count, a date). */
@@ -139,15 +162,33 @@ export async function eraseTraces(
              OR strpos(COALESCE(payload_json::text, ''), n) > 0
              OR (raw_bytes IS NOT NULL AND position(convert_to(n, 'UTF8') IN raw_bytes) > 0))`.execute(db);
   }
-  // The events that name the contact or its threads, with their deliveries and attempts.
+  // The events that name the contact or its threads, with their deliveries and attempts. The
+  // contacts merged into this one (and into those, before) are the person too: their events
+  // carry its handles, and those of the threads a merge folded away carry its words under the
+  // folded thread's id, which the events of that thread name with the contact it had.
   await deleteEvents(
     db,
     sql`
-      SELECT id FROM (SELECT id, type, body::jsonb -> 'data' AS data FROM webhook_events WHERE workspace_id = ${c.workspaceId}) e
-      WHERE (e.type IN ('message.created', 'message.updated', 'csat.received') AND (e.data ->> 'threadId')::bigint = ANY(${threadIds}::bigint[]))
-         OR (e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached') AND (e.data ->> 'id')::bigint = ANY(${threadIds}::bigint[]))
-         OR (e.type IN ('contact.created', 'contact.updated') AND (e.data ->> 'id')::bigint = ${c.id})
-         OR (e.type = 'contact.merged' AND ((e.data -> 'contact' ->> 'id')::bigint = ${c.id} OR (e.data ->> 'mergedContactId')::bigint = ${c.id}))`,
+      WITH RECURSIVE e AS (SELECT id, type, body::jsonb -> 'data' AS data FROM webhook_events WHERE workspace_id = ${c.workspaceId}),
+      person (contact_id) AS (
+        SELECT ${c.id}::bigint
+        UNION
+        SELECT (e.data ->> 'mergedContactId')::bigint FROM e JOIN person p
+          ON e.type = 'contact.merged' AND (e.data -> 'contact' ->> 'id')::bigint = p.contact_id
+      ),
+      person_threads (id) AS (
+        SELECT unnest(${threadIds}::bigint[])
+        UNION
+        SELECT (e.data ->> 'id')::bigint FROM e
+        WHERE e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached')
+          AND (e.data ->> 'contactId')::bigint IN (SELECT contact_id FROM person)
+      )
+      SELECT e.id FROM e
+      WHERE (e.type IN ('message.created', 'message.updated', 'csat.received') AND (e.data ->> 'threadId')::bigint IN (SELECT id FROM person_threads))
+         OR (e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached') AND (e.data ->> 'id')::bigint IN (SELECT id FROM person_threads))
+         OR (e.type IN ('contact.created', 'contact.updated') AND (e.data ->> 'id')::bigint IN (SELECT contact_id FROM person))
+         OR (e.type = 'contact.merged' AND ((e.data -> 'contact' ->> 'id')::bigint IN (SELECT contact_id FROM person)
+                                            OR (e.data ->> 'mergedContactId')::bigint IN (SELECT contact_id FROM person)))`,
   );
   if (threadIds.length > 0) {
     // A stored answer (Idempotency-Key) is the Message a reply sent, or a new conversation's

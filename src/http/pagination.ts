@@ -89,11 +89,17 @@ export function encodeLogPosition(position: LogPosition): string {
   return Buffer.from(`${position.txid}:${position.seq}`, 'utf8').toString('base64url');
 }
 
-/** Decodes a log position or throws `validation_failed` (422) with the malformed-cursor message. */
+/** The largest `seq` a position can name: the column is a bigint. */
+const LOG_SEQ_MAX = 2n ** 63n - 1n;
+
+/**
+ * Decodes a log position or throws `validation_failed` (422) with the malformed-cursor message.
+ * 19 digits always fit `txid` (an xid8, below 2^64), not always `seq`, which is checked.
+ */
 export function decodeLogPosition(raw: string): LogPosition {
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(raw)) throw errors.malformedCursor();
   const match = /^(\d{1,19}):(\d{1,19})$/.exec(Buffer.from(raw, 'base64url').toString('utf8'));
-  if (!match) throw errors.malformedCursor();
+  if (!match || BigInt(match[2]!) > LOG_SEQ_MAX) throw errors.malformedCursor();
   return { txid: match[1]!, seq: match[2]! };
 }
 

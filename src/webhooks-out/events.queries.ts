@@ -17,6 +17,8 @@ export interface LogRow {
  * fills. Its events show once it ends (or rolls back); a page is never missing one in between.
  * `ping`s are one endpoint's test, not the workspace's events, and stay out. `nextCursor` is
  * the position after the page's last event (absent on an empty page: nothing new yet).
+ * The ORDER BY names the table's columns: bare, `txid` and `seq` would be the text aliases
+ * of the SELECT list, and `'10' < '9'` would put a page out of order and skip events.
  */
 export async function listEventLog(
   db: Executor,
@@ -32,7 +34,7 @@ export async function listEventLog(
       AND txid < pg_snapshot_xmin(pg_current_snapshot())
       ${page.after ? sql`AND (txid, seq) > (${page.after.txid}::xid8, ${page.after.seq}::bigint)` : sql``}
       ${types ? sql`AND type = ANY(${types}::text[])` : sql``}
-    ORDER BY txid, seq
+    ORDER BY webhook_events.txid, webhook_events.seq
     LIMIT ${page.limit}`.execute(db);
   const last = rows[rows.length - 1];
   return { items: rows, meta: last ? { nextCursor: encodeLogPosition(last) } : {} };

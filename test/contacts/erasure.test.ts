@@ -6,6 +6,7 @@ import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { signedInUser } from '../helpers/threads.js';
 import { deliverSigned, fixture, waitFor } from '../helpers/webhooks.js';
+import { inbound } from '../threads/workflow-helpers.js';
 
 const WA_SECRET = 'whatsapp-app-secret-0123456789';
 const WA_TOKEN = 'whatsapp-access-token-0123456789';
@@ -225,5 +226,49 @@ describe('POST /v1/contacts/:id/erase', () => {
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('not_found');
     expect((await db.selectFrom('contacts').select('name').where('id', '=', c.id).executeTakeFirstOrThrow()).name).toBe('Elsewhere');
+  });
+  it('takes from the event log what came of the contacts merged into it, their folded threads included', async () => {
+    const t = await makeTenant(ctx.deps);
+    const [one, two] = [await makeConnection(ctx.deps, t.workspace.id), await makeConnection(ctx.deps, t.workspace.id)];
+    const digits = String(Math.floor(Math.random() * 1e6)).padStart(6, '0');
+    const [keptPhone, mergedPhone] = [`1777${digits}01`, `1777${digits}02`];
+    const words = { kept: word('Brindlequay'), folded: word('Snorvelty'), moved: word('Quintarrow'), reply: word('Harrowdune') };
+    const keep = await inbound(ctx, one, keptPhone, word('wamid.keep'), words.kept);
+    // The merged contact's thread on the same connection folds into the kept one; on another, it moves.
+    const folded = await inbound(ctx, one, mergedPhone, word('wamid.fold'), words.folded);
+    await inbound(ctx, two, mergedPhone, word('wamid.move'), words.moved);
+    const contactOf = async (threadId: number) =>
+      (await db.selectFrom('threads').select('contact_id').where('id', '=', threadId).executeTakeFirstOrThrow()).contact_id;
+    const [contactId, mergedId] = [await contactOf(keep), await contactOf(folded)];
+    // A reply on the thread that folds away, with an Idempotency-Key: its stored answer names that thread.
+    const reply = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${folded}/messages`,
+      headers: { ...t.headers, 'idempotency-key': word('fold-reply') },
+      payload: { text: words.reply },
+    });
+    expect(reply.statusCode, reply.body).toBe(202);
+    const merged = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/contacts/${contactId}/merge`,
+      headers: t.headers,
+      payload: { contactId: mergedId },
+    });
+    expect(merged.statusCode, merged.body).toBe(200);
+    const erased = await ctx.app.inject({ method: 'POST', url: `/v1/contacts/${contactId}/erase`, headers: t.headers });
+    expect(erased.statusCode, erased.body).toBe(202);
+    await waitFor(
+      () =>
+        db
+          .selectFrom('webhook_events')
+          .select('id')
+          .where('workspace_id', '=', t.workspace.id)
+          .where('type', '=', 'contact.erased')
+          .executeTakeFirst(),
+      'contact.erased',
+    );
+    const log = await ctx.app.inject({ method: 'GET', url: '/v1/events?limit=100', headers: t.headers });
+    expect(log.json().data).toMatchObject([{ type: 'contact.erased', data: { contactId } }]);
+    expect(await findEverywhere([mergedPhone, keptPhone, ...Object.values(words)])).toEqual([]);
   });
 });

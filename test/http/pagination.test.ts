@@ -69,7 +69,13 @@ describe('log positions (the event log)', () => {
   it('round-trips a position of 64-bit numbers and refuses anything else with the malformed-cursor message', () => {
     const position = { txid: '18446744073709551', seq: '9007199254740993' };
     expect(decodeLogPosition(encodeLogPosition(position))).toEqual(position);
-    for (const raw of ['', 'x y', Buffer.from('1:').toString('base64url'), Buffer.from('a:1').toString('base64url')]) {
+    for (const raw of [
+      '',
+      'x y',
+      Buffer.from('1:').toString('base64url'),
+      Buffer.from('a:1').toString('base64url'),
+      Buffer.from('1:9223372036854775808').toString('base64url'),
+    ]) {
       expect(() => decodeLogPosition(raw)).toThrow(MALFORMED_CURSOR_MESSAGE);
     }
   });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeOutbox } from '../../src/webhooks-out/outbox.js';
 import { useTestContext } from '../helpers/app.js';
@@ -142,12 +143,41 @@ describe('GET /v1/events: the event log', () => {
     expect(after.map((e) => e.data.marker)).toEqual(['older', 'newer']);
   });
 
+  it('orders by position as numbers, so a page never skips an event when positions gain a digit', async () => {
+    const w = await workspace();
+    // The next two positions are 10^n - 1 and 10^n: one change's two events straddle the extra digit.
+    const { rows } = await sql<{ max: string }>`SELECT coalesce(max(seq), 0)::text AS max FROM webhook_events`.execute(ctx.deps.db);
+    const boundary = 10 ** (rows[0]!.max.length + 1);
+    await sql`SELECT setval(pg_get_serial_sequence('webhook_events', 'seq'), ${boundary - 2})`.execute(ctx.deps.db);
+    await label(w, 'digits');
+    const written = await ctx.deps.db
+      .selectFrom('webhook_events')
+      .select(['type', 'seq'])
+      .where('workspace_id', '=', w.tenant.workspace.id)
+      .orderBy('seq')
+      .execute();
+    expect(written.map((e) => [e.type, String(e.seq)])).toEqual([
+      ['message.created', String(boundary - 1)],
+      ['thread.updated', String(boundary)],
+    ]);
+    // One event a page: each page's cursor is past exactly the events read so far.
+    const read = await waitFor(async () => {
+      const all = await catchUp(w, undefined, 1);
+      return all.events.length === 2 && all;
+    }, 'both events in the log');
+    expect(read.events.map((e) => e.type)).toEqual(['message.created', 'thread.updated']);
+    expect((await page(w, 'limit=100')).data.map((e) => e.type)).toEqual(['message.created', 'thread.updated']);
+  });
+
   it('is for workspace admins, and refuses a malformed cursor or an unknown type with 422', async () => {
     const w = await workspace();
     const reader = await makeTenant(ctx.deps, { scopes: ['read'] });
     const forbidden = await ctx.app.inject({ method: 'GET', url: '/v1/events', headers: reader.headers });
     expect(forbidden.statusCode).toBe(403);
-    for (const query of ['after=not-a-cursor!', `after=${Buffer.from('x:1').toString('base64url')}`, 'types=thread.updated,nope']) {
+    const position = (raw: string) => `after=${Buffer.from(raw).toString('base64url')}`;
+    // A position past what the columns hold (seq is a bigint: at most 2^63-1) is malformed too.
+    const malformed = ['after=not-a-cursor!', position('x:1'), position('1:9223372036854775808'), position('1:9999999999999999999')];
+    for (const query of [...malformed, 'types=thread.updated,nope']) {
       const res = await ctx.app.inject({ method: 'GET', url: `/v1/events?${query}`, headers: w.tenant.headers });
       expect(res.statusCode, query).toBe(422);
       expect(res.json().error.code).toBe('validation_failed');
