@@ -18,6 +18,7 @@ import { workspaceUserIds } from '../teams/teams.queries.js';
 import { insertTranscriptLines, setMentions } from '../threads/thread-workflow.queries.js';
 import { changeThreadIn, type ThreadActor } from '../threads/thread-workflow.service.js';
 import { findThreadViews } from '../threads/threads.queries.js';
+import { usersNotSeeing } from '../threads/visibility.js';
 import { workspaceSettings } from '../workspaces/workspace-settings.js';
 import { checkEmailReplyFields, type EmailReplyFields, emailReplyHeaders } from './email-reply.js';
 import { queueMessage } from './queue-message.js';
@@ -108,6 +109,11 @@ function prepareReply(deps: Deps, req: ReplyRequest) {
       const known = await workspaceUserIds(trx, thread.workspace_id, mentions);
       const strangers = mentions.filter((u) => !known.has(u));
       if (strangers.length > 0) throw errors.validation(`mentions: ${strangers.slice(0, 10).join(', ')} not users of this workspace`);
+      const blind = await usersNotSeeing(trx, thread.workspace_id, thread.id, mentions);
+      if (blind.length > 0)
+        throw errors.validation(
+          `mentions: ${blind.slice(0, 10).join(', ')} cannot see this thread (restrictAgentsToTeams): add them to its team or assign it to them first`,
+        );
       const files = await lockUnusedAttachments(trx, thread.workspace_id, attachmentIds);
       const [written] = await insertTranscriptLines(
         trx,

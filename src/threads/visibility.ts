@@ -96,3 +96,18 @@ export async function threadsSeenBy(db: Executor, workspaceId: number, userIds: 
     WHERE u.id = ANY(${userIds}::int[]) AND u.workspace_id = ${workspaceId}`.execute(db);
   return new Map(rows.map((r) => [r.id, r.sees_all ? 'all' : new Set(r.thread_ids.map(Number))]));
 }
+
+/**
+ * Of `userIds` (users of the workspace), those who do not see thread `threadId`: the people a
+ * note may not name, since its notification would point at a thread that does not exist for them.
+ * (The rule is NULL where an unassigned thread's assignee is compared: IS NOT TRUE, not NOT.)
+ */
+export async function usersNotSeeing(db: Executor, workspaceId: number, threadId: number, userIds: number[]): Promise<number[]> {
+  if (userIds.length === 0) return [];
+  const { rows } = await sql<{ id: number }>`
+    SELECT u.id FROM users u JOIN threads t ON t.id = ${threadId}
+    WHERE u.workspace_id = ${workspaceId} AND u.id = ANY(${userIds}::int[]) AND NOT ('admin' = ANY(u.roles))
+      AND ${seenByUser('t', sql.ref('u.id'), workspaceId)} IS NOT TRUE
+    ORDER BY u.id`.execute(db);
+  return rows.map((r) => r.id);
+}

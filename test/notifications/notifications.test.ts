@@ -112,6 +112,38 @@ describe('POST /v1/threads/:id/messages {text, private: true, mentions}', () => 
   });
 });
 
+describe('mentions and who sees the thread (restrictAgentsToTeams)', () => {
+  it('refuses to name an agent who cannot see the thread, with 422 and nothing written', async () => {
+    const { tenant, ada, bo, thread } = await setup();
+    const team = await ctx.app.inject({ method: 'POST', url: '/v1/teams', headers: tenant.headers, payload: { name: 'Billing' } });
+    expect(team.statusCode, team.body).toBe(201);
+    expect((await patch(thread.id, tenant.headers, { teamId: team.json().data.id })).statusCode).toBe(200);
+    const restrict = await ctx.app.inject({
+      method: 'PATCH',
+      url: '/v1/workspace',
+      headers: tenant.headers,
+      payload: { restrictAgentsToTeams: true },
+    });
+    expect(restrict.statusCode, restrict.body).toBe(200);
+    const note = { text: 'Can you look?', private: true, mentions: [bo.user.id] };
+    const refused = await post(`/v1/threads/${thread.id}/messages`, tenant.headers, note);
+    expect(refused.statusCode, refused.body).toBe(422);
+    expect(refused.json().error.message).toContain(`${bo.user.id} cannot see this thread`);
+    expect(await rowsOf(bo.user.id)).toEqual([]);
+    // Once Bo is on the thread's team, the same note names him.
+    const members = await ctx.app.inject({
+      method: 'PUT',
+      url: `/v1/teams/${team.json().data.id}/members`,
+      headers: tenant.headers,
+      payload: { userIds: [bo.user.id] },
+    });
+    expect(members.statusCode, members.body).toBe(200);
+    expect((await post(`/v1/threads/${thread.id}/messages`, tenant.headers, note)).statusCode).toBe(201);
+    expect(await rowsOf(bo.user.id)).toMatchObject([{ type: 'mentioned', thread_id: thread.id }]);
+    expect(await rowsOf(ada.user.id)).toEqual([]);
+  });
+});
+
 describe('assigned', () => {
   it('tells the user someone else assigned, naming who and the activity line', async () => {
     const { ada, bo, thread } = await setup();
