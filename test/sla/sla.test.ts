@@ -111,6 +111,8 @@ describe('/v1/sla-policies', () => {
   it('refuses targets under PT10S, months, no target and unknown teams or connections with 422, writing nothing', async () => {
     const { tenant } = await workspace();
     const other = await workspace();
+    const gone = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'sms', externalAccountId: `+4930${++seq}` });
+    expect((await call('DELETE', `/v1/connections/${gone.id}`, tenant.headers)).statusCode).toBe(200);
     for (const [payload, field] of [
       [{ name: 'a', firstResponse: 'PT9S' }, 'firstResponse'],
       [{ name: 'a', resolution: 'P1M' }, 'resolution'],
@@ -118,6 +120,7 @@ describe('/v1/sla-policies', () => {
       [{ name: 'a' }, 'at least one target'],
       [{ name: 'a', firstResponse: 'PT1H', conditions: { teamIds: [999999] } }, 'conditions.teamIds'],
       [{ name: 'a', firstResponse: 'PT1H', conditions: { connectionIds: [other.connection.id] } }, 'conditions.connectionIds'],
+      [{ name: 'a', firstResponse: 'PT1H', conditions: { connectionIds: [gone.id] } }, 'conditions.connectionIds'],
       [{ name: 'a', firstResponse: 'PT1H', conditions: { priorities: ['soon'] } }, 'priorities'],
     ] as const) {
       const res = await call('POST', '/v1/sla-policies', tenant.headers, payload);
