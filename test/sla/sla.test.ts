@@ -131,6 +131,25 @@ describe('/v1/sla-policies', () => {
   });
 });
 
+describe('a policy naming what was deleted since', () => {
+  it('can still be renamed or disabled; its conditions are checked when written', async () => {
+    const { tenant, connection } = await workspace();
+    const team = (await call('POST', '/v1/teams', tenant.headers, { name: `Gone ${seq}` })).json().data;
+    const conditions = { connectionIds: [connection.id], teamIds: [team.id] };
+    const created = await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Fast', firstResponse: 'PT1H', conditions });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().data.id;
+    expect((await call('DELETE', `/v1/teams/${team.id}`, tenant.headers)).statusCode).toBe(200);
+    expect((await call('DELETE', `/v1/connections/${connection.id}`, tenant.headers)).statusCode).toBe(200);
+    const off = await call('PATCH', `/v1/sla-policies/${id}`, tenant.headers, { name: 'Fast (old)', enabled: false });
+    expect(off.statusCode, off.body).toBe(200);
+    expect(off.json().data).toMatchObject({ name: 'Fast (old)', enabled: false, conditions });
+    const again = await call('PATCH', `/v1/sla-policies/${id}`, tenant.headers, { conditions });
+    expect(again.statusCode).toBe(422);
+    expect(again.json().error.message).toContain('conditions.connectionIds');
+  });
+});
+
 describe('SLA clocks', () => {
   it('gives a Friday 16:30 opening with PT1H in business hours a Monday 09:30 due time, with jobs at its moments', async () => {
     now = new Date('2026-03-06T15:30:00Z');
