@@ -38,8 +38,12 @@ function checkCondition(c: RuleCondition, at: string): RuleCondition {
   return c;
 }
 
-/** The rule as stored, or a 422 naming the field that is wrong. */
-async function checked(deps: Pick<Deps, 'db'>, workspaceId: number, row: RuleWrite): Promise<RuleWrite> {
+/**
+ * The rule as stored, or a 422 naming the field that is wrong. The users, teams and templates
+ * its actions name are checked when the actions are written (`checkNamed`): a rule whose team
+ * was deleted since can still be renamed or disabled, and its run records the failing action.
+ */
+async function checked(deps: Pick<Deps, 'db'>, workspaceId: number, row: RuleWrite, checkNamed = true): Promise<RuleWrite> {
   const name = row.name.trim();
   if (name.length === 0) throw errors.validation('name: must not be blank');
   const conditions = row.conditions.map((c, i) => checkCondition(c, `conditions[${i}]`));
@@ -48,7 +52,7 @@ async function checked(deps: Pick<Deps, 'db'>, workspaceId: number, row: RuleWri
     if (row.statuses === null) throw errors.validation('statuses: a thread.idle rule needs the statuses an idle thread may have');
   } else if (row.idle_minutes !== null || row.statuses !== null)
     throw errors.validation('idleMinutes, statuses: only a thread.idle rule takes them');
-  const actions = await checkActions(deps.db, workspaceId, row.actions);
+  const actions = checkNamed ? await checkActions(deps.db, workspaceId, row.actions) : row.actions;
   const statuses = row.statuses === null ? null : ([...new Set(row.statuses)] as ThreadStatus[]);
   return { ...row, name, conditions, actions, statuses };
 }
@@ -119,18 +123,23 @@ export async function changeAutomationRule(
       statuses: current.statuses,
     };
     const event = patch.event ?? current.event;
-    const row = await checked({ db: trx }, workspaceId, {
-      name: patch.name ?? current.name,
-      enabled: patch.enabled ?? current.enabled,
-      position: patch.position ?? current.position,
-      event,
-      match: patch.match ?? current.match,
-      conditions: patch.conditions ?? current.conditions,
-      actions: patch.actions ?? current.actions,
-      // Moving a rule off thread.idle drops what only that event takes.
-      idle_minutes: patch.idleMinutes !== undefined ? patch.idleMinutes : event === 'thread.idle' ? current.idle_minutes : null,
-      statuses: patch.statuses !== undefined ? patch.statuses : event === 'thread.idle' ? current.statuses : null,
-    });
+    const row = await checked(
+      { db: trx },
+      workspaceId,
+      {
+        name: patch.name ?? current.name,
+        enabled: patch.enabled ?? current.enabled,
+        position: patch.position ?? current.position,
+        event,
+        match: patch.match ?? current.match,
+        conditions: patch.conditions ?? current.conditions,
+        actions: patch.actions ?? current.actions,
+        // Moving a rule off thread.idle drops what only that event takes.
+        idle_minutes: patch.idleMinutes !== undefined ? patch.idleMinutes : event === 'thread.idle' ? current.idle_minutes : null,
+        statuses: patch.statuses !== undefined ? patch.statuses : event === 'thread.idle' ? current.statuses : null,
+      },
+      patch.actions !== undefined,
+    );
     const now = deps.now();
     const restart =
       row.event === 'thread.idle' &&

@@ -8,13 +8,15 @@ import { type ThreadReader, visibleThreads } from '../threads/visibility.js';
 
 /**
  * The thread's open conversation with what a survey needs of its connection: whether the
- * connection asks, its question and channel, and whether it was deleted. Read before the
- * conversation is resolved.
+ * connection asks, its question and channel, whether it was deleted and whether the contact
+ * was erased. Read before the conversation is resolved.
  */
 export async function findSurveyTarget(db: Executor, threadId: number) {
   return db
     .selectFrom('conversations as c')
     .innerJoin('connections as k', 'k.id', 'c.connection_id')
+    .innerJoin('threads as t', 't.id', 'c.thread_id')
+    .innerJoin('contacts as p', 'p.id', 't.contact_id')
     .select([
       'c.id',
       'c.first_response_at',
@@ -23,6 +25,7 @@ export async function findSurveyTarget(db: Executor, threadId: number) {
       'k.csat_question',
       'k.integration_key',
       'k.deleted_at as connection_deleted_at',
+      'p.erased_at as contact_erased_at',
     ])
     .where('c.thread_id', '=', threadId)
     .where('c.resolved_at', 'is', null)

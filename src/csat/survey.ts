@@ -26,7 +26,7 @@ export const surveyUrl = (publicUrl: string, token: string) => `${publicUrl.repl
  * channel, queued as a reply is (its send job, announced `message.created`) in the caller's
  * transaction, before the conversation is closed (so it counts among its messages out). Not
  * sent twice for one conversation, nor where the channel's reply window has closed, nor on a
- * deleted or receive-only connection. Answers whether it was queued.
+ * deleted or receive-only connection, nor to an erased contact. Answers whether it was queued.
  */
 export async function sendSurvey(
   deps: Announcer,
@@ -37,6 +37,8 @@ export async function sendSurvey(
   const target = await findSurveyTarget(trx, thread.id);
   if (!target?.csat_enabled || target.first_response_at === null || target.csat_token_hash !== null) return false;
   if (target.connection_deleted_at !== null || RECEIVE_ONLY.has(target.integration_key)) return false;
+  // An erased contact has no handle left: there is nobody to ask.
+  if (target.contact_erased_at !== null) return false;
   const windowEnd = replyWindowEndsAt(target.integration_key, thread.last_inbound_at);
   if (windowEnd && now.getTime() > windowEnd.getTime()) return false;
   const token = newSurveyToken();

@@ -16,7 +16,8 @@ export interface NewNotification {
 
 /**
  * Writes notifications in the caller's transaction, one statement however many (an inbound
- * batch's), in the order given; none costs no statement.
+ * batch's), in the order given; none costs no statement. A deactivated user is told nothing
+ * (no row, no socket frame, no e-mail): their threads stay theirs, but they have left.
  */
 export async function insertNotifications(db: Executor, rows: NewNotification[], at: Date): Promise<NotificationRow[]> {
   if (rows.length === 0) return [];
@@ -26,6 +27,7 @@ export async function insertNotifications(db: Executor, rows: NewNotification[],
     FROM unnest(${rows.map((r) => r.workspaceId)}::int[], ${rows.map((r) => r.userId)}::int[], ${rows.map((r) => r.type)}::text[],
                 ${rows.map((r) => r.threadId)}::bigint[], ${rows.map((r) => r.messageId)}::bigint[], ${rows.map((r) => r.actorId)}::int[])
       WITH ORDINALITY AS v(w, u, t, th, m, a, n)
+    JOIN users ON users.id = v.u AND users.active
     ORDER BY n
     RETURNING *`.execute(db);
   return inserted;

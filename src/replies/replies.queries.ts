@@ -10,6 +10,7 @@ export async function findReplyThread(db: Executor, reader: ThreadReader, thread
     db
       .selectFrom('threads')
       .innerJoin('connections', 'connections.id', 'threads.connection_id')
+      .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
       // The open conversation (docs/reports.md), read here so a reply that is not its first answer costs nothing more.
       .leftJoin('conversations', (j) => j.onRef('conversations.thread_id', '=', 'threads.id').on('conversations.resolved_at', 'is', null))
       .select([
@@ -27,6 +28,7 @@ export async function findReplyThread(db: Executor, reader: ThreadReader, thread
         'connections.integration_key',
         'connections.business_account_id',
         'connections.deleted_at as connection_deleted_at',
+        'contacts.erased_at as contact_erased_at',
       ])
       .where('threads.workspace_id', '=', reader.workspaceId)
       .where('threads.id', '=', threadId)

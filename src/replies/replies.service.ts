@@ -166,6 +166,8 @@ function prepareReply(deps: Deps, req: ReplyRequest) {
     if (RECEIVE_ONLY.has(thread.integration_key)) throw errors.validation('this channel cannot send');
     if (thread.connection_deleted_at !== null)
       throw errors.conflict("this thread's connection was deleted: the thread is kept read-only and replies cannot be sent");
+    // An erased person has no handle left to write to: a reply would only fail in the send job.
+    if (thread.contact_erased_at !== null) throw errors.conflict("this thread's contact was erased: replies cannot be sent");
     checkChannelTakes(thread.integration_key, attachmentIds.length);
     if (!req.template) {
       // The provider would refuse it after the send job ran (WhatsApp's 131047): say so now,

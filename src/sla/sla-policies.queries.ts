@@ -63,7 +63,14 @@ export async function knownIds(db: Executor, workspaceId: number, connectionIds:
   const connections =
     connectionIds.length === 0
       ? []
-      : await db.selectFrom('connections').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', connectionIds).execute();
+      : await db
+          .selectFrom('connections')
+          .select('id')
+          .where('workspace_id', '=', workspaceId)
+          .where('id', 'in', connectionIds)
+          // A deleted connection is unknown: it gets no new threads a policy could time.
+          .where('deleted_at', 'is', null)
+          .execute();
   const teams =
     teamIds.length === 0
       ? []

@@ -11,8 +11,12 @@ import { SLA_TARGETS, targetMs } from './sla-state.js';
 /** At most this many policies in a workspace: matching reads them all on each opening. */
 export const MAX_SLA_POLICIES = 100;
 
-/** The policy as stored, or a 422 naming the field: targets, conditions naming what exists. */
-async function checked(db: Executor, workspaceId: number, row: PolicyWrite): Promise<PolicyWrite> {
+/**
+ * The policy as stored, or a 422 naming the field: targets, conditions naming what exists. The
+ * teams and connections are checked when the conditions are written (`checkIds`): a policy
+ * naming one deleted since can still be renamed or disabled.
+ */
+async function checked(db: Executor, workspaceId: number, row: PolicyWrite, checkIds = true): Promise<PolicyWrite> {
   const name = row.name.trim();
   if (name.length === 0) throw errors.validation('name: must not be blank');
   const targets = { firstResponse: row.first_response, nextResponse: row.next_response, resolution: row.resolution };
@@ -22,6 +26,7 @@ async function checked(db: Executor, workspaceId: number, row: PolicyWrite): Pro
   const c = { ...row.conditions };
   if (c.labels) c.labels = normaliseLabels(c.labels);
   if (c.priorities) c.priorities = [...new Set(c.priorities)];
+  if (!checkIds) return { ...row, name, conditions: c };
   const known = await knownIds(db, workspaceId, c.connectionIds ?? [], c.teamIds ?? []);
   const strangerConnection = c.connectionIds?.find((id) => !known.connections.has(id));
   if (strangerConnection !== undefined)
@@ -60,16 +65,21 @@ export async function changeSlaPolicy(deps: Deps, trail: Trail, workspaceId: num
   return deps.db.transaction().execute(async (trx) => {
     const current = await findPolicy(trx, workspaceId, id);
     if (!current) throw errors.notFound('SLA policy');
-    const row = await checked(trx, workspaceId, {
-      name: patch.name ?? current.name,
-      position: patch.position ?? current.position,
-      enabled: patch.enabled ?? current.enabled,
-      first_response: patch.firstResponse === undefined ? current.first_response : patch.firstResponse,
-      next_response: patch.nextResponse === undefined ? current.next_response : patch.nextResponse,
-      resolution: patch.resolution === undefined ? current.resolution : patch.resolution,
-      business_hours_only: patch.businessHoursOnly ?? current.business_hours_only,
-      conditions: patch.conditions ?? current.conditions,
-    });
+    const row = await checked(
+      trx,
+      workspaceId,
+      {
+        name: patch.name ?? current.name,
+        position: patch.position ?? current.position,
+        enabled: patch.enabled ?? current.enabled,
+        first_response: patch.firstResponse === undefined ? current.first_response : patch.firstResponse,
+        next_response: patch.nextResponse === undefined ? current.next_response : patch.nextResponse,
+        resolution: patch.resolution === undefined ? current.resolution : patch.resolution,
+        business_hours_only: patch.businessHoursOnly ?? current.business_hours_only,
+        conditions: patch.conditions ?? current.conditions,
+      },
+      patch.conditions !== undefined,
+    );
     const updated = await updatePolicy(trx, workspaceId, id, row, deps.now());
     if (!updated) throw errors.notFound('SLA policy');
     await recordAudit(

@@ -247,6 +247,22 @@ describe('rules at work', () => {
     });
   });
 
+  it('can still be renamed or disabled once a team they name is deleted; their actions are checked when written', async () => {
+    const { tenant } = await workspace();
+    const team = (await call('POST', '/v1/teams', tenant.headers, { name: `Gone ${seq}` })).json().data;
+    const actions = [{ type: 'assign_team', teamId: team.id }];
+    const created = await call('POST', '/v1/automation-rules', tenant.headers, { name: 'Route', event: 'thread.created', actions });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().data.id;
+    expect((await call('DELETE', `/v1/teams/${team.id}`, tenant.headers)).statusCode).toBe(200);
+    const off = await call('PATCH', `/v1/automation-rules/${id}`, tenant.headers, { name: 'Route (old)', enabled: false });
+    expect(off.statusCode, off.body).toBe(200);
+    expect(off.json().data).toMatchObject({ name: 'Route (old)', enabled: false, actions });
+    const again = await call('PATCH', `/v1/automation-rules/${id}`, tenant.headers, { actions });
+    expect(again.statusCode).toBe(422);
+    expect(again.json().error.message).toMatch(/actions\[0\]\.teamId/);
+  });
+
   it('fire thread.updated on a change through the API, but never on changes rules make', async () => {
     const { tenant, connection } = await workspace();
     const pending = await call('POST', '/v1/automation-rules', tenant.headers, {

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeProviders } from '../../harness/fake-providers.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { signedInUser } from '../helpers/threads.js';
+import { seedThread, signedInUser } from '../helpers/threads.js';
 import { deliverSigned, fixture, waitFor } from '../helpers/webhooks.js';
 import { inbound } from '../threads/workflow-helpers.js';
 
@@ -213,6 +213,34 @@ describe('POST /v1/contacts/:id/erase', () => {
     expect(await db.selectFrom('contact_handles').select('contact_id').where('external_id', '=', person.phone).executeTakeFirst()).toEqual(
       fresh,
     );
+  });
+
+  it('keeps the thread for notes, but a reply to the erased person is a 409 and queues nothing', async () => {
+    const connection = await makeConnection(ctx.deps, ws, { integrationKey: 'sms', externalAccountId: '+4930555010' });
+    const thread = await seedThread(ctx.deps, { id: connection.id, workspaceId: ws });
+    const agent = await signedInUser(ctx.app, ctx.deps, ws);
+    const erase = await ctx.app.inject({ method: 'POST', url: `/v1/contacts/${thread.contact_id}/erase`, headers: tenant.headers });
+    expect(erase.statusCode).toBe(202);
+    const url = `/v1/threads/${thread.id}/messages`;
+    for (const headers of [agent.headers, tenant.headers]) {
+      const reply = await ctx.app.inject({ method: 'POST', url, headers, payload: { text: 'Are you still there?' } });
+      expect(reply.statusCode, reply.body).toBe(409);
+      expect(reply.json().error).toEqual({ code: 'conflict', message: "this thread's contact was erased: replies cannot be sent" });
+    }
+    const note = await ctx.app.inject({
+      method: 'POST',
+      url,
+      headers: agent.headers,
+      payload: { text: 'Erased on request', private: true },
+    });
+    expect(note.statusCode, note.body).toBe(201);
+    const outbound = await db
+      .selectFrom('messages')
+      .select('kind')
+      .where('thread_id', '=', thread.id)
+      .where('direction', '=', 'outbound')
+      .execute();
+    expect(outbound).toEqual([{ kind: 'note' }]);
   });
 
   it('answers 404 for another workspace’s contact or none', async () => {

@@ -128,6 +128,14 @@ describe('the survey', () => {
     expect((await resolve(late.threadId)).statusCode).toBe(200);
     expect((await outbound(late.threadId)).length).toBe(1);
 
+    // The contact was erased after the reply: nobody is left to ask.
+    const erased = await inboundThread();
+    await reply(erased.threadId);
+    const { contact_id } = await db.selectFrom('threads').select('contact_id').where('id', '=', erased.threadId).executeTakeFirstOrThrow();
+    expect((await call('POST', `/v1/contacts/${contact_id}/erase`, admin.headers)).statusCode).toBe(202);
+    expect((await resolve(erased.threadId)).statusCode).toBe(200);
+    expect((await outbound(erased.threadId)).length).toBe(1);
+
     // Reopened and resolved again without a new reply: the new conversation had none.
     const { threadId } = await surveyed();
     expect((await call('PATCH', `/v1/threads/${threadId}`, admin.headers, { status: 'open' })).statusCode).toBe(200);

@@ -208,6 +208,31 @@ describe('message', () => {
     expect(await rowsOf(ada.user.id)).toEqual([]);
   });
 
+  it('tells a deactivated user nothing: no mention, no message in the thread still theirs', async () => {
+    const { tenant, connection, ada, bo } = await setup();
+    const from = '+15550005555';
+    await apply(delivery(connection, from, ['d-1']));
+    const threadId = (
+      await ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', 'd-1').executeTakeFirstOrThrow()
+    ).thread_id;
+    expect((await patch(threadId, ada.headers, { assigneeId: bo.user.id })).statusCode).toBe(200);
+    const deactivated = await ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/users/${bo.user.id}`,
+      headers: tenant.headers,
+      payload: { active: false },
+    });
+    expect(deactivated.statusCode, deactivated.body).toBe(200);
+    const before = (await rowsOf(bo.user.id)).length;
+    await apply(delivery(connection, from, ['d-2']));
+    const note = await post(`/v1/threads/${threadId}/messages`, ada.headers, { text: 'Bo?', private: true, mentions: [bo.user.id] });
+    expect(note.statusCode, note.body).toBe(201);
+    expect(await rowsOf(bo.user.id)).toHaveLength(before);
+    expect(
+      await ctx.deps.db.selectFrom('notification_mail_queue').select('notification_id').where('user_id', '=', bo.user.id).execute(),
+    ).toEqual([]);
+  });
+
   it('writes the notifications of a whole batch, across threads and users, with one statement', async () => {
     const { tenant, connection, ada, bo } = await setup();
     await apply({

@@ -111,6 +111,8 @@ describe('/v1/sla-policies', () => {
   it('refuses targets under PT10S, months, no target and unknown teams or connections with 422, writing nothing', async () => {
     const { tenant } = await workspace();
     const other = await workspace();
+    const gone = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'sms', externalAccountId: `+4930${++seq}` });
+    expect((await call('DELETE', `/v1/connections/${gone.id}`, tenant.headers)).statusCode).toBe(200);
     for (const [payload, field] of [
       [{ name: 'a', firstResponse: 'PT9S' }, 'firstResponse'],
       [{ name: 'a', resolution: 'P1M' }, 'resolution'],
@@ -118,6 +120,7 @@ describe('/v1/sla-policies', () => {
       [{ name: 'a' }, 'at least one target'],
       [{ name: 'a', firstResponse: 'PT1H', conditions: { teamIds: [999999] } }, 'conditions.teamIds'],
       [{ name: 'a', firstResponse: 'PT1H', conditions: { connectionIds: [other.connection.id] } }, 'conditions.connectionIds'],
+      [{ name: 'a', firstResponse: 'PT1H', conditions: { connectionIds: [gone.id] } }, 'conditions.connectionIds'],
       [{ name: 'a', firstResponse: 'PT1H', conditions: { priorities: ['soon'] } }, 'priorities'],
     ] as const) {
       const res = await call('POST', '/v1/sla-policies', tenant.headers, payload);
@@ -125,6 +128,25 @@ describe('/v1/sla-policies', () => {
       expect(res.json().error.message).toContain(field);
     }
     expect((await call('GET', '/v1/sla-policies', tenant.headers)).json().data).toEqual([]);
+  });
+});
+
+describe('a policy naming what was deleted since', () => {
+  it('can still be renamed or disabled; its conditions are checked when written', async () => {
+    const { tenant, connection } = await workspace();
+    const team = (await call('POST', '/v1/teams', tenant.headers, { name: `Gone ${seq}` })).json().data;
+    const conditions = { connectionIds: [connection.id], teamIds: [team.id] };
+    const created = await call('POST', '/v1/sla-policies', tenant.headers, { name: 'Fast', firstResponse: 'PT1H', conditions });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().data.id;
+    expect((await call('DELETE', `/v1/teams/${team.id}`, tenant.headers)).statusCode).toBe(200);
+    expect((await call('DELETE', `/v1/connections/${connection.id}`, tenant.headers)).statusCode).toBe(200);
+    const off = await call('PATCH', `/v1/sla-policies/${id}`, tenant.headers, { name: 'Fast (old)', enabled: false });
+    expect(off.statusCode, off.body).toBe(200);
+    expect(off.json().data).toMatchObject({ name: 'Fast (old)', enabled: false, conditions });
+    const again = await call('PATCH', `/v1/sla-policies/${id}`, tenant.headers, { conditions });
+    expect(again.statusCode).toBe(422);
+    expect(again.json().error.message).toContain('conditions.connectionIds');
   });
 });
 
