@@ -42,28 +42,24 @@ export async function traceOf(db: Executor, contactId: number) {
     .select(['integration_key', 'external_id'])
     .where('contact_id', '=', contactId)
     .execute();
-  const messageIds =
+  const messages =
     threadIds.length === 0
       ? []
-      : await db
-          .selectFrom('messages')
-          .select('external_id')
-          .where('thread_id', 'in', threadIds)
-          .where('external_id', 'is not', null)
-          .execute();
+      : await db.selectFrom('messages').select(['id', 'external_id']).where('thread_id', 'in', threadIds).execute();
+  const providerIds = messages.flatMap((m) => (m.external_id === null ? [] : [m.external_id]));
   const visitors = await db.selectFrom('livechat_visitors').select(['id', 'handle', 'email']).where('contact_id', '=', contactId).execute();
   return {
     threadIds,
+    /** The messages of the threads, some moved there from threads a merge folded and deleted. */
+    messageIds: messages.map((m) => m.id),
     handles,
     visitorIds: visitors.map((v) => v.id),
     /** Strings a raw delivery carrying the person contains. Short ones would match strangers. */
     needles: [
       ...new Set(
-        [
-          ...handles.map((h) => h.external_id),
-          ...messageIds.map((m) => m.external_id!),
-          ...visitors.flatMap((v) => [v.handle, v.email ?? '']),
-        ].filter((s) => s.length >= MIN_NEEDLE),
+        [...handles.map((h) => h.external_id), ...providerIds, ...visitors.flatMap((v) => [v.handle, v.email ?? ''])].filter(
+          (s) => s.length >= MIN_NEEDLE,
+        ),
       ),
     ],
   };
@@ -102,7 +98,7 @@ export async function eraseTraces(
   trace: Awaited<ReturnType<typeof traceOf>>,
   attachmentIds: number[],
 ): Promise<void> {
-  const { threadIds, needles, visitorIds } = trace;
+  const { threadIds, needles, visitorIds, messageIds } = trace;
   if (attachmentIds.length > 0) await db.deleteFrom('attachments').where('id', 'in', attachmentIds).execute();
   if (threadIds.length > 0) {
     await db
@@ -139,15 +135,30 @@ export async function eraseTraces(
              OR strpos(COALESCE(payload_json::text, ''), n) > 0
              OR (raw_bytes IS NOT NULL AND position(convert_to(n, 'UTF8') IN raw_bytes) > 0))`.execute(db);
   }
-  // The events that name the contact or its threads, with their deliveries and attempts.
+  // The events that name the contact or its threads, with their deliveries and attempts. The
+  // person is also every contact merged into this one (announced by contact.merged, in turn):
+  // their own events, and those of their threads a merge folded away, whose messages are here.
   await deleteEvents(
     db,
     sql`
-      SELECT id FROM (SELECT id, type, body::jsonb -> 'data' AS data FROM webhook_events WHERE workspace_id = ${c.workspaceId}) e
-      WHERE (e.type IN ('message.created', 'message.updated', 'csat.received') AND (e.data ->> 'threadId')::bigint = ANY(${threadIds}::bigint[]))
-         OR (e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached') AND (e.data ->> 'id')::bigint = ANY(${threadIds}::bigint[]))
-         OR (e.type IN ('contact.created', 'contact.updated') AND (e.data ->> 'id')::bigint = ${c.id})
-         OR (e.type = 'contact.merged' AND ((e.data -> 'contact' ->> 'id')::bigint = ${c.id} OR (e.data ->> 'mergedContactId')::bigint = ${c.id}))`,
+      WITH RECURSIVE events AS (
+        SELECT id, type, body::jsonb -> 'data' AS data FROM webhook_events WHERE workspace_id = ${c.workspaceId}
+      ), person(id) AS (
+        SELECT ${c.id}::bigint
+        UNION
+        SELECT (e.data ->> 'mergedContactId')::bigint FROM events e JOIN person p ON (e.data -> 'contact' ->> 'id')::bigint = p.id
+        WHERE e.type = 'contact.merged'
+      )
+      SELECT e.id FROM events e
+      WHERE (e.type IN ('message.created', 'message.updated')
+              AND ((e.data ->> 'threadId')::bigint = ANY(${threadIds}::bigint[]) OR (e.data ->> 'id')::bigint = ANY(${messageIds}::bigint[])))
+         OR (e.type = 'csat.received'
+              AND ((e.data ->> 'threadId')::bigint = ANY(${threadIds}::bigint[]) OR (e.data ->> 'contactId')::bigint IN (SELECT id FROM person)))
+         OR (e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached')
+              AND ((e.data ->> 'id')::bigint = ANY(${threadIds}::bigint[]) OR (e.data ->> 'contactId')::bigint IN (SELECT id FROM person)))
+         OR (e.type IN ('contact.created', 'contact.updated') AND (e.data ->> 'id')::bigint IN (SELECT id FROM person))
+         OR (e.type = 'contact.merged'
+              AND ((e.data -> 'contact' ->> 'id')::bigint IN (SELECT id FROM person) OR (e.data ->> 'mergedContactId')::bigint IN (SELECT id FROM person)))`,
   );
   if (threadIds.length > 0) {
     // A stored answer (Idempotency-Key) is the Message a reply sent, or a new conversation's
