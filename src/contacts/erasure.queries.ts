@@ -88,9 +88,9 @@ export async function attachmentsOfErased(db: Executor, threadIds: number[], vis
 /**
  * Removes the person from the database, in the caller's transaction: the messages of their
  * threads keep their place (the conversation's shape, the reports) with no words, markup,
- * headers or files; the threads lose their preview and their CSAT comments; handles, visitors, notifications of those
- * threads, the raw deliveries and the outbound events that carried them, and the stored
- * answers of replies to them go.
+ * headers or files; the threads lose their preview, their CSAT comments and survey links;
+ * handles, visitors, notifications of those threads, the raw deliveries and the outbound events
+ * that carried them, and the stored answers of replies to them go.
  */
 export async function eraseTraces(
   db: Executor,
@@ -112,12 +112,13 @@ export async function eraseTraces(
       db,
     );
     await db.updateTable('threads').set({ last_message_preview: null }).where('id', 'in', threadIds).execute();
-    // A CSAT comment is the person's words; the rating alone stays for the reports.
+    // A CSAT comment is the person's words; the rating alone stays for the reports. The survey
+    // link was the person's, like a visitor token: it names no survey any more.
     await db
       .updateTable('conversations')
-      .set({ csat_comment: null })
+      .set({ csat_comment: null, csat_token_hash: null })
       .where('thread_id', 'in', threadIds)
-      .where('csat_comment', 'is not', null)
+      .where((eb) => eb.or([eb('csat_comment', 'is not', null), eb('csat_token_hash', 'is not', null)]))
       .execute();
     await db.deleteFrom('notifications').where('thread_id', 'in', threadIds).execute();
   }
