@@ -163,10 +163,12 @@ export async function eraseTraces(
   );
   if (threadIds.length > 0) {
     // A stored answer (Idempotency-Key) is the Message a reply sent, or a new conversation's
-    // `{thread, message}`.
+    // `{thread, message}`; the thread it names may be one a merge folded, the message now here.
     await sql`
       DELETE FROM idempotency_keys
       WHERE app_id = ${c.appId}
-        AND COALESCE(response ->> 'threadId', response -> 'message' ->> 'threadId')::bigint = ANY(${threadIds}::bigint[])`.execute(db);
+        AND (COALESCE(response ->> 'threadId', response -> 'message' ->> 'threadId')::bigint = ANY(${threadIds}::bigint[])
+          OR (response ? 'threadId' AND response ->> 'id' = ANY(${messageIds.map(String)}::text[]))
+          OR response -> 'message' ->> 'id' = ANY(${messageIds.map(String)}::text[]))`.execute(db);
   }
 }

@@ -215,7 +215,7 @@ describe('POST /v1/contacts/:id/erase', () => {
     );
   });
 
-  it('also removes what a contact merged into this one brought: its events and its folded thread’s', async () => {
+  it('also removes what a contact merged into this one brought: its events, its folded thread’s and their stored answers', async () => {
     const line = await makeConnection(ctx.deps, ws);
     const sms = await makeConnection(ctx.deps, ws, { integrationKey: 'sms', externalAccountId: '+15550009999' });
     const secret = word('Quillmarrow');
@@ -234,6 +234,15 @@ describe('POST /v1/contacts/:id/erase', () => {
       payload: { name: `Name ${secret}`, attributes: { note: secret } },
     });
     expect(patched.statusCode, patched.body).toBe(200);
+    const replyKey = word('key');
+    const answer = () =>
+      ctx.app.inject({
+        method: 'POST',
+        url: `/v1/threads/${foldedId}/messages`,
+        headers: { ...tenant.headers, 'idempotency-key': replyKey },
+        payload: { text: `answer ${secret}` },
+      });
+    expect((await answer()).statusCode).toBe(202);
     for (const other of [folded, moved]) {
       const res = await ctx.app.inject({
         method: 'POST',
@@ -262,6 +271,10 @@ describe('POST /v1/contacts/:id/erase', () => {
     const log = await ctx.app.inject({ method: 'GET', url: '/v1/events?limit=100', headers: tenant.headers });
     expect(log.statusCode).toBe(200);
     expect(log.body).not.toContain(secret);
+    // The stored answer of the reply in the folded thread is gone: asking again finds no thread.
+    const again = await answer();
+    expect(again.statusCode).toBe(404);
+    expect(again.body).not.toContain(secret);
   });
 
   it('answers 404 for another workspace’s contact or none', async () => {
