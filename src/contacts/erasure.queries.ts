@@ -19,6 +19,17 @@ export async function tombstoneContact(db: Executor, workspaceId: number, id: nu
     .executeTakeFirst();
 }
 
+/** Ends the tokens of the contact's live chat visitors now; answers their handles. */
+export async function endVisitorsOf(db: Executor, contactId: number, at: Date): Promise<string[]> {
+  const rows = await db
+    .updateTable('livechat_visitors')
+    .set({ expires_at: sql`LEAST(expires_at, ${at})` })
+    .where('contact_id', '=', contactId)
+    .returning('handle')
+    .execute();
+  return rows.map((r) => r.handle);
+}
+
 export async function findErasedContact(db: Executor, id: number) {
   return db
     .selectFrom('contacts')
