@@ -110,7 +110,8 @@ export async function lockThreadsOf(db: Executor, contactIds: number[]): Promise
  * the latest activity of them all, their unread messages stay unread on it, and they are
  * deleted. Their resolved conversations move with them, so the reports keep counting them and
  * a survey sent for one stays answerable; an open one ends with its thread (the kept thread's
- * own conversation goes on).
+ * own conversation goes on). Notifications of their messages move too; the others (assigned,
+ * SLA) were about the deleted thread and go with it.
  */
 export async function foldThreads(db: Executor, keepId: number, foldedIds: number[], at: Date): Promise<void> {
   if (foldedIds.length === 0) return;
@@ -122,6 +123,13 @@ export async function foldThreads(db: Executor, keepId: number, foldedIds: numbe
     .where('resolved_at', 'is not', null)
     .execute();
   await db.updateTable('livechat_visitors').set({ thread_id: keepId }).where('thread_id', 'in', foldedIds).execute();
+  // A notification of a message (a mention, a contact's message) follows the message.
+  await db
+    .updateTable('notifications')
+    .set({ thread_id: keepId })
+    .where('thread_id', 'in', foldedIds)
+    .where('message_id', 'is not', null)
+    .execute();
   await sql`
     UPDATE threads t SET
       last_message_preview = CASE WHEN f.last_message_at > t.last_message_at THEN COALESCE(f.last_message_preview, t.last_message_preview) ELSE t.last_message_preview END,

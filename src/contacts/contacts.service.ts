@@ -3,6 +3,7 @@ import type { Static } from 'typebox';
 import type { Executor } from '../db/database.js';
 import type { ContactsTable, ThreadsTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
+import { moveContactExports } from '../exports/exports.queries.js';
 import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
@@ -51,7 +52,7 @@ const newestFirst = (a: Selectable<ThreadsTable>, b: Selectable<ThreadsTable>) =
 
 /**
  * Merges contact `otherId` into `intoId`, in one transaction: the other's handles, live chat
- * visitors and threads become this one's, and the other is deleted (`contact.merged`, then
+ * visitors, threads and exports become this one's, and the other is deleted (`contact.merged`, then
  * `thread.updated` for each thread that stays and changed).
  *
  * One thread per (connection, contact, conversation): where both have one on the same, this
@@ -101,6 +102,7 @@ export async function mergeContacts(deps: Deps, workspaceId: number, intoId: num
       ...(into.phone === null && other.phone !== null ? { phone: other.phone } : {}),
       ...(attributesProblem(joined) === null ? { attributes: joined } : {}),
     };
+    await moveContactExports(trx, workspaceId, otherId, intoId);
     const row = await absorbContact(trx, intoId, otherId, fill, now);
     const contact = await withHandles(trx, row);
     // Every thread change publishes thread.updated: the lists see each kept thread with its

@@ -19,6 +19,17 @@ export async function tombstoneContact(db: Executor, workspaceId: number, id: nu
     .executeTakeFirst();
 }
 
+/** Ends the tokens of the contact's live chat visitors now; answers their handles. */
+export async function endVisitorsOf(db: Executor, contactId: number, at: Date): Promise<string[]> {
+  const rows = await db
+    .updateTable('livechat_visitors')
+    .set({ expires_at: sql`LEAST(expires_at, ${at})` })
+    .where('contact_id', '=', contactId)
+    .returning('handle')
+    .execute();
+  return rows.map((r) => r.handle);
+}
+
 export async function findErasedContact(db: Executor, id: number) {
   return db
     .selectFrom('contacts')
@@ -36,60 +47,33 @@ export async function findErasedContact(db: Executor, id: number) {
  */
 export async function traceOf(db: Executor, contactId: number) {
   const threads = await db.selectFrom('threads').select('id').where('contact_id', '=', contactId).execute();
-  const threadIds = [...new Set([...threads.map((t) => t.id), ...(await foldedThreadsOf(db, contactId))])];
+  const threadIds = threads.map((t) => t.id);
   const handles = await db
     .selectFrom('contact_handles')
     .select(['integration_key', 'external_id'])
     .where('contact_id', '=', contactId)
     .execute();
-  const messageIds =
+  const messages =
     threadIds.length === 0
       ? []
-      : await db
-          .selectFrom('messages')
-          .select('external_id')
-          .where('thread_id', 'in', threadIds)
-          .where('external_id', 'is not', null)
-          .execute();
+      : await db.selectFrom('messages').select(['id', 'external_id']).where('thread_id', 'in', threadIds).execute();
+  const providerIds = messages.flatMap((m) => (m.external_id === null ? [] : [m.external_id]));
   const visitors = await db.selectFrom('livechat_visitors').select(['id', 'handle', 'email']).where('contact_id', '=', contactId).execute();
   return {
     threadIds,
+    /** The messages of the threads, some moved there from threads a merge folded and deleted. */
+    messageIds: messages.map((m) => m.id),
     handles,
     visitorIds: visitors.map((v) => v.id),
     /** Strings a raw delivery carrying the person contains. Short ones would match strangers. */
     needles: [
       ...new Set(
-        [
-          ...handles.map((h) => h.external_id),
-          ...messageIds.map((m) => m.external_id!),
-          ...visitors.flatMap((v) => [v.handle, v.email ?? '']),
-        ].filter((s) => s.length >= MIN_NEEDLE),
+        [...handles.map((h) => h.external_id), ...providerIds, ...visitors.flatMap((v) => [v.handle, v.email ?? ''])].filter(
+          (s) => s.length >= MIN_NEEDLE,
+        ),
       ),
     ],
   };
-}
-
-/**
- * The threads a merge folded away that were the person's: those of the contacts merged into
- * this one (and into those, before), found through the events that named them. Gone from
- * `threads`, they are still named by what was stored about them (events, replies' answers).
- */
-async function foldedThreadsOf(db: Executor, contactId: number): Promise<number[]> {
-  const { rows } = await sql<{ id: string }>`
-    WITH RECURSIVE e AS (
-      SELECT type, body::jsonb -> 'data' AS data FROM webhook_events
-      WHERE workspace_id = (SELECT workspace_id FROM contacts WHERE id = ${contactId})
-    ),
-    person (contact_id) AS (
-      SELECT ${contactId}::bigint
-      UNION
-      SELECT (e.data ->> 'mergedContactId')::bigint FROM e JOIN person p
-        ON e.type = 'contact.merged' AND (e.data -> 'contact' ->> 'id')::bigint = p.contact_id
-    )
-    SELECT DISTINCT (e.data ->> 'id')::text AS id FROM e
-    WHERE e.type IN ('thread.created', 'thread.updated') AND (e.data ->> 'contactId')::bigint IN (SELECT contact_id FROM person)
-      AND NOT EXISTS (SELECT 1 FROM threads t WHERE t.id = (e.data ->> 'id')::bigint)`.execute(db);
-  return rows.map((r) => Number(r.id));
 }
 
 /** A handle or id shorter than this could be part of anyone's delivery (a count, a date). */
@@ -115,9 +99,9 @@ export async function attachmentsOfErased(db: Executor, threadIds: number[], vis
 /**
  * Removes the person from the database, in the caller's transaction: the messages of their
  * threads keep their place (the conversation's shape, the reports) with no words, markup,
- * headers or files; the threads lose their preview and their CSAT comments; handles, visitors, notifications of those
- * threads, the raw deliveries and the outbound events that carried them, and the stored
- * answers of replies to them go.
+ * headers or files; the threads lose their preview, their CSAT comments and survey links;
+ * handles, visitors, notifications of those threads, the raw deliveries and the outbound events
+ * that carried them, and the stored answers of replies to them go.
  */
 export async function eraseTraces(
   db: Executor,
@@ -125,7 +109,7 @@ export async function eraseTraces(
   trace: Awaited<ReturnType<typeof traceOf>>,
   attachmentIds: number[],
 ): Promise<void> {
-  const { threadIds, needles, visitorIds } = trace;
+  const { threadIds, needles, visitorIds, messageIds } = trace;
   if (attachmentIds.length > 0) await db.deleteFrom('attachments').where('id', 'in', attachmentIds).execute();
   if (threadIds.length > 0) {
     await db
@@ -139,12 +123,13 @@ export async function eraseTraces(
       db,
     );
     await db.updateTable('threads').set({ last_message_preview: null }).where('id', 'in', threadIds).execute();
-    // A CSAT comment is the person's words; the rating alone stays for the reports.
+    // A CSAT comment is the person's words; the rating alone stays for the reports. The survey
+    // link was the person's, like a visitor token: it names no survey any more.
     await db
       .updateTable('conversations')
-      .set({ csat_comment: null })
+      .set({ csat_comment: null, csat_token_hash: null })
       .where('thread_id', 'in', threadIds)
-      .where('csat_comment', 'is not', null)
+      .where((eb) => eb.or([eb('csat_comment', 'is not', null), eb('csat_token_hash', 'is not', null)]))
       .execute();
     await db.deleteFrom('notifications').where('thread_id', 'in', threadIds).execute();
   }
@@ -163,39 +148,38 @@ export async function eraseTraces(
              OR (raw_bytes IS NOT NULL AND position(convert_to(n, 'UTF8') IN raw_bytes) > 0))`.execute(db);
   }
   // The events that name the contact or its threads, with their deliveries and attempts. The
-  // contacts merged into this one (and into those, before) are the person too: their events
-  // carry its handles, and those of the threads a merge folded away carry its words under the
-  // folded thread's id, which the events of that thread name with the contact it had.
+  // person is also every contact merged into this one (announced by contact.merged, in turn):
+  // their own events, and those of their threads a merge folded away, whose messages are here.
   await deleteEvents(
     db,
     sql`
-      WITH RECURSIVE e AS (SELECT id, type, body::jsonb -> 'data' AS data FROM webhook_events WHERE workspace_id = ${c.workspaceId}),
-      person (contact_id) AS (
+      WITH RECURSIVE events AS (
+        SELECT id, type, body::jsonb -> 'data' AS data FROM webhook_events WHERE workspace_id = ${c.workspaceId}
+      ), person(id) AS (
         SELECT ${c.id}::bigint
         UNION
-        SELECT (e.data ->> 'mergedContactId')::bigint FROM e JOIN person p
-          ON e.type = 'contact.merged' AND (e.data -> 'contact' ->> 'id')::bigint = p.contact_id
-      ),
-      person_threads (id) AS (
-        SELECT unnest(${threadIds}::bigint[])
-        UNION
-        SELECT (e.data ->> 'id')::bigint FROM e
-        WHERE e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached')
-          AND (e.data ->> 'contactId')::bigint IN (SELECT contact_id FROM person)
+        SELECT (e.data ->> 'mergedContactId')::bigint FROM events e JOIN person p ON (e.data -> 'contact' ->> 'id')::bigint = p.id
+        WHERE e.type = 'contact.merged'
       )
-      SELECT e.id FROM e
-      WHERE (e.type IN ('message.created', 'message.updated', 'csat.received') AND (e.data ->> 'threadId')::bigint IN (SELECT id FROM person_threads))
-         OR (e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached') AND (e.data ->> 'id')::bigint IN (SELECT id FROM person_threads))
-         OR (e.type IN ('contact.created', 'contact.updated') AND (e.data ->> 'id')::bigint IN (SELECT contact_id FROM person))
-         OR (e.type = 'contact.merged' AND ((e.data -> 'contact' ->> 'id')::bigint IN (SELECT contact_id FROM person)
-                                            OR (e.data ->> 'mergedContactId')::bigint IN (SELECT contact_id FROM person)))`,
+      SELECT e.id FROM events e
+      WHERE (e.type IN ('message.created', 'message.updated')
+              AND ((e.data ->> 'threadId')::bigint = ANY(${threadIds}::bigint[]) OR (e.data ->> 'id')::bigint = ANY(${messageIds}::bigint[])))
+         OR (e.type = 'csat.received'
+              AND ((e.data ->> 'threadId')::bigint = ANY(${threadIds}::bigint[]) OR (e.data ->> 'contactId')::bigint IN (SELECT id FROM person)))
+         OR (e.type IN ('thread.created', 'thread.updated', 'sla.warning', 'sla.breached')
+              AND ((e.data ->> 'id')::bigint = ANY(${threadIds}::bigint[]) OR (e.data ->> 'contactId')::bigint IN (SELECT id FROM person)))
+         OR (e.type IN ('contact.created', 'contact.updated') AND (e.data ->> 'id')::bigint IN (SELECT id FROM person))
+         OR (e.type = 'contact.merged'
+              AND ((e.data -> 'contact' ->> 'id')::bigint IN (SELECT id FROM person) OR (e.data ->> 'mergedContactId')::bigint IN (SELECT id FROM person)))`,
   );
   if (threadIds.length > 0) {
     // A stored answer (Idempotency-Key) is the Message a reply sent, or a new conversation's
-    // `{thread, message}`.
+    // `{thread, message}`; the thread it names may be one a merge folded, the message now here.
     await sql`
       DELETE FROM idempotency_keys
       WHERE app_id = ${c.appId}
-        AND COALESCE(response ->> 'threadId', response -> 'message' ->> 'threadId')::bigint = ANY(${threadIds}::bigint[])`.execute(db);
+        AND (COALESCE(response ->> 'threadId', response -> 'message' ->> 'threadId')::bigint = ANY(${threadIds}::bigint[])
+          OR (response ? 'threadId' AND response ->> 'id' = ANY(${messageIds.map(String)}::text[]))
+          OR response -> 'message' ->> 'id' = ANY(${messageIds.map(String)}::text[]))`.execute(db);
   }
 }

@@ -5,9 +5,10 @@ import type { Deps } from '../deps.js';
 import { exportKeysHolding, withdrawExportsHolding } from '../exports/exports.queries.js';
 import { errors } from '../http/errors.js';
 import { defaultQueueOptions, jobsIn, type QueueDefinition } from '../jobs/queue.js';
+import { publishVisitorEvents } from '../livechat/visitor-events.js';
 import { announce } from '../messaging/announce.js';
 import { lockHandles } from './contacts.queries.js';
-import { attachmentsOfErased, eraseTraces, findErasedContact, tombstoneContact, traceOf } from './erasure.queries.js';
+import { attachmentsOfErased, endVisitorsOf, eraseTraces, findErasedContact, tombstoneContact, traceOf } from './erasure.queries.js';
 
 /** The queue that removes an erased contact's data; its jobs carry the contact's id only. */
 export const CONTACT_ERASURE_QUEUE = 'contact-erasure';
@@ -22,7 +23,7 @@ async function enqueueErasure(boss: PgBoss, trx: Executor, job: ContactErasureJo
 
 /**
  * `POST /v1/contacts/:id/erase`: the contact becomes a tombstone at once (every field of the
- * person cleared, 404 on every route) and a job removes the rest (`eraseContactData`), queued
+ * person cleared, 404 on every route, its live chat visitors' sockets closed) and a job removes the rest (`eraseContactData`), queued
  * and audited in the same transaction. Asking again for a tombstone queues the job again: a
  * second run finds what a failed one left.
  */
@@ -30,6 +31,13 @@ export async function requestErasure(deps: Deps, workspaceId: number, id: number
   await deps.db.transaction().execute(async (trx) => {
     const row = await tombstoneContact(trx, workspaceId, id, deps.now());
     if (!row) throw errors.notFound('contact');
+    // The visitors' tokens end with the contact (401 from now on); once this commits, every api
+    // process closes the sockets it holds of them, as for a blocked visitor (4003).
+    const handles = await endVisitorsOf(trx, id, deps.now());
+    await publishVisitorEvents(
+      trx,
+      handles.map((visitor) => ({ type: 'visitor.blocked' as const, visitor })),
+    );
     await recordAudit(trx, trail, 'contact.erased', { type: 'contact', id });
     await enqueueErasure(deps.boss, trx, { contactId: id });
   });

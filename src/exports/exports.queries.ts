@@ -36,6 +36,19 @@ export async function finishExport(
   return result.numUpdatedRows > 0n;
 }
 
+/**
+ * A contact merged into another: its exports are now the kept contact's, so erasing that one
+ * finds them (the person is both).
+ */
+export async function moveContactExports(db: Executor, workspaceId: number, fromContactId: number, toContactId: number) {
+  await db
+    .updateTable('exports')
+    .set({ contact_id: toContactId })
+    .where('workspace_id', '=', workspaceId)
+    .where('contact_id', '=', fromContactId)
+    .execute();
+}
+
 /** What an export that may hold an erased contact answers once withdrawn. */
 export const WITHDRAWN_BY_ERASURE = 'a contact it held was erased; ask for a new export';
 

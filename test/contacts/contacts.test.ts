@@ -3,7 +3,7 @@ import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';
-import { inbound } from '../threads/workflow-helpers.js';
+import { inbound, signedInUser } from '../threads/workflow-helpers.js';
 
 const ctx = await useTestContext({ env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
 const db = ctx.deps.db;
@@ -272,6 +272,33 @@ describe('POST /v1/contacts/:id/merge', () => {
     expect(await thread(keptId)).toMatchObject({ unreadCount: 3, agentLastSeenAt: kept.agentLastSeenAt });
     const updated = (await outboundEvents(tenant.workspace.id, 'thread.updated')).filter((t) => t.id === keptId);
     expect(updated.at(-1)).toMatchObject({ unreadCount: 3 });
+  });
+
+  it('keeps the notifications of a folded thread’s messages, pointing at the thread that stays', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const wa = await makeConnection(ctx.deps, tenant.workspace.id);
+    const ada = await signedInUser(ctx.app, ctx, tenant.workspace.id, { roles: ['agent'] });
+    const bo = await signedInUser(ctx.app, ctx, tenant.workspace.id, { roles: ['agent'] });
+    const keptId = await inbound(ctx, wa, '4915100000021', `wamid.notified-a-${wa.id}`);
+    const foldedId = await inbound(ctx, wa, '4915100000022', `wamid.notified-b-${wa.id}`);
+    const note = await call('POST', `/v1/threads/${foldedId}/messages`, ada.headers, {
+      text: 'can you look?',
+      private: true,
+      mentions: [bo.user.id],
+    });
+    expect(note.statusCode, note.body).toBe(201);
+    const mine = async () => (await call('GET', '/v1/notifications', bo.headers)).json().data;
+    expect(await mine()).toMatchObject([{ type: 'mentioned', threadId: foldedId, messageId: note.json().data.id }]);
+    const contactOf = async (id: number) => (await call('GET', `/v1/threads/${id}`, tenant.headers)).json().data.contactId;
+
+    const res = await call('POST', `/v1/contacts/${await contactOf(keptId)}/merge`, tenant.headers, {
+      contactId: await contactOf(foldedId),
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    // The note moved with the folded thread's messages; the mention of it goes along.
+    expect(await mine()).toMatchObject([{ type: 'mentioned', threadId: keptId, messageId: note.json().data.id, readAt: null }]);
+    const transcript = (await call('GET', `/v1/threads/${keptId}/messages`, bo.headers)).json().data;
+    expect(transcript.map((m: { id: number }) => m.id)).toContain(note.json().data.id);
   });
 
   it('is all or nothing: a merge that fails at its last step leaves both contacts as they were', async () => {

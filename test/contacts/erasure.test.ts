@@ -243,6 +243,68 @@ describe('POST /v1/contacts/:id/erase', () => {
     expect(outbound).toEqual([{ kind: 'note' }]);
   });
 
+  it('also removes what a contact merged into this one brought: its events, its folded thread’s and their stored answers', async () => {
+    const line = await makeConnection(ctx.deps, ws);
+    const sms = await makeConnection(ctx.deps, ws, { integrationKey: 'sms', externalAccountId: '+15550009999' });
+    const secret = word('Quillmarrow');
+    const keptId = await inbound(ctx, line, '4915100000071', `wamid.kept-${line.id}`, 'hello');
+    // Two contacts that are one person: one wrote on the same line (its thread is folded), one by
+    // SMS (its thread moves); the second was edited before the merge.
+    const foldedId = await inbound(ctx, line, '4915100000072', `wamid.folded-${line.id}`, `folded ${secret}`);
+    const movedId = await inbound(ctx, sms, '+4915100000073', `sms.moved-${sms.id}`, `moved ${secret}`);
+    const contactOf = async (id: number) =>
+      (await db.selectFrom('threads').select('contact_id').where('id', '=', id).executeTakeFirstOrThrow()).contact_id;
+    const [keep, folded, moved] = [await contactOf(keptId), await contactOf(foldedId), await contactOf(movedId)];
+    const patched = await ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/contacts/${moved}`,
+      headers: tenant.headers,
+      payload: { name: `Name ${secret}`, attributes: { note: secret } },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    const replyKey = word('key');
+    const answer = () =>
+      ctx.app.inject({
+        method: 'POST',
+        url: `/v1/threads/${foldedId}/messages`,
+        headers: { ...tenant.headers, 'idempotency-key': replyKey },
+        payload: { text: `answer ${secret}` },
+      });
+    expect((await answer()).statusCode).toBe(202);
+    for (const other of [folded, moved]) {
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: `/v1/contacts/${keep}/merge`,
+        headers: tenant.headers,
+        payload: { contactId: other },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    }
+    const naming = async () =>
+      (await db.selectFrom('webhook_events').select(['type', 'body']).where('workspace_id', '=', ws).execute())
+        .filter((e) => String(e.body).includes(secret))
+        .map((e) => e.type);
+    expect(await naming()).toEqual(expect.arrayContaining(['contact.updated', 'message.created', 'thread.created']));
+
+    const erased = await ctx.app.inject({ method: 'POST', url: `/v1/contacts/${keep}/erase`, headers: tenant.headers });
+    expect(erased.statusCode, erased.body).toBe(202);
+    await waitFor(
+      async () =>
+        (
+          await db.selectFrom('webhook_events').select('body').where('workspace_id', '=', ws).where('type', '=', 'contact.erased').execute()
+        ).find((e) => JSON.parse(e.body).data.contactId === keep),
+      'contact.erased',
+    );
+    expect(await naming()).toEqual([]);
+    const log = await ctx.app.inject({ method: 'GET', url: '/v1/events?limit=100', headers: tenant.headers });
+    expect(log.statusCode).toBe(200);
+    expect(log.body).not.toContain(secret);
+    // The stored answer of the reply in the folded thread is gone: asking again finds no thread.
+    const again = await answer();
+    expect(again.statusCode).toBe(404);
+    expect(again.body).not.toContain(secret);
+  });
+
   it('answers 404 for another workspace’s contact or none', async () => {
     const other = await makeTenant(ctx.deps);
     const c = await db

@@ -302,7 +302,7 @@ describe('merging the contact', () => {
 });
 
 describe('erasing the contact', () => {
-  it('removes the comment and the csat.received events, and keeps the rating', async () => {
+  it('removes the comment and the csat.received events, keeps the rating and ends the link', async () => {
     const { threadId, token } = await surveyed();
     expect((await rate(token, { rating: 3, comment: 'my words' })).statusCode).toBe(200);
     const { contact_id: contactId } = await db
@@ -325,5 +325,14 @@ describe('erasing the contact', () => {
     }, 'the comment to be erased');
     expect(c.csat_rating).toBe(3);
     expect(await events()).toEqual([]);
+    // The link was the person's, like a visitor token: it names no survey any more, so nothing
+    // of theirs is shown or taken again.
+    expect((await call('GET', `/csat/${token}`, {})).statusCode).toBe(404);
+    expect((await rate(token, { rating: 5, comment: 'back again' })).statusCode).toBe(404);
+    expect(await db.selectFrom('conversations').select('csat_comment').where('thread_id', '=', threadId).executeTakeFirstOrThrow()).toEqual(
+      {
+        csat_comment: null,
+      },
+    );
   });
 });

@@ -130,6 +130,30 @@ describe('exports', () => {
     expect(json(after.files, 'contacts.json').map((c: { id: number }) => c.id)).not.toContain(person.thread.contact_id);
   });
 
+  it('an export of a contact merged away is the kept contact’s: erasing that one withdraws it', async () => {
+    const kept = await seedConversation(someBytes(100));
+    const merged = await seedConversation(someBytes(100));
+    const before = await exported(`/v1/contacts/${merged.thread.contact_id}/export`);
+    const key = (await db.selectFrom('exports').select('storage_key').where('id', '=', before.id).executeTakeFirstOrThrow()).storage_key!;
+    const merge = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/contacts/${kept.thread.contact_id}/merge`,
+      headers: tenant.headers,
+      payload: { contactId: merged.thread.contact_id },
+    });
+    expect(merge.statusCode, merge.body).toBe(200);
+
+    const erased = await ctx.app.inject({ method: 'POST', url: `/v1/contacts/${kept.thread.contact_id}/erase`, headers: tenant.headers });
+    expect(erased.statusCode, erased.body).toBe(202);
+    const show = async () =>
+      (await ctx.app.inject({ method: 'GET', url: `/v1/exports/${before.id}`, headers: tenant.headers })).json().data;
+    await waitFor(async () => (await show()).status === 'failed', 'the merged contact’s export withdrawn');
+    expect(await show()).toMatchObject({ status: 'failed', url: null, error: expect.stringContaining('erased') });
+    const content = await ctx.app.inject({ method: 'GET', url: `/v1/exports/${before.id}/content`, headers: tenant.headers });
+    expect(content.statusCode).toBe(409);
+    expect(await ctx.deps.storage.get(key)).toBeUndefined();
+  });
+
   it('admins only, their own workspace only; a zip not written yet → 409; gone after 24 h with its bytes', async () => {
     const agent = await signedInUser(ctx.app, ctx.deps, ws, ['agent']);
     expect((await ctx.app.inject({ method: 'POST', url: '/v1/workspace/export', headers: agent.headers })).statusCode).toBe(403);

@@ -132,3 +132,20 @@ describe('POST /v1/threads/:id/block-visitor', () => {
     expect((await visitorSays(a.app, shop.key, visitor.token, 'still here')).statusCode).toBe(201);
   });
 });
+
+describe('POST /v1/contacts/:id/erase', () => {
+  it("closes the visitor's sockets on every api process at once, as its token ends", async () => {
+    const visitor = await startVisitor(a.app, shop.key);
+    expect((await visitorSays(a.app, shop.key, visitor.token, 'forget me')).statusCode).toBe(201);
+    const socket = await openSocket(socketUrl(bUrl, shop.key, visitor.token), SHOP);
+    const thread = await a.app.inject({ method: 'GET', url: `/v1/threads/${visitor.threadId}`, headers: tenant.headers });
+    const erased = await a.app.inject({
+      method: 'POST',
+      url: `/v1/contacts/${thread.json().data.contactId}/erase`,
+      headers: tenant.headers,
+    });
+    expect(erased.statusCode, erased.body).toBe(202);
+    expect(await socket.closed).toBe(CLOSE_VISITOR_BLOCKED);
+    expect((await visitorSays(a.app, shop.key, visitor.token, 'still there?')).statusCode).toBe(401);
+  });
+});
