@@ -85,6 +85,7 @@ function toAppError(err: FastifyError & { code?: string }, bodyLimit: number, co
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return errors.badRequest('content-length does not match the body');
     case '22021': // character_not_in_repertoire: a NUL (U+0000) in a value bound for a text column
+    case '22P05': // untranslatable_character: the same NUL in a value bound for a jsonb column (\u0000)
       return errors.badRequest('a value contains a NUL character (U+0000), which this service does not store or search for');
     case '23505': // unique_violation
       return errors.conflict('a resource with the same unique value already exists');

@@ -3,6 +3,7 @@ import type { Db, Executor } from '../db/database.js';
 import { keysetPage, offsetPage } from '../db/pages.js';
 import type { AuditLogTable } from '../db/types.js';
 import type { CursorRequest, OffsetRequest } from '../http/pagination.js';
+import { wellFormedJson } from '../text/well-formed.js';
 
 export interface NewAuditEntry {
   workspaceId: number | null;
@@ -26,7 +27,7 @@ export async function insertAuditEntry(db: Executor, e: NewAuditEntry): Promise<
       target_type: e.targetType,
       target_id: e.targetId,
       ip: e.ip,
-      changes: e.changes === null ? null : sql`${JSON.stringify(e.changes)}::jsonb`,
+      changes: e.changes === null ? null : sql`${wellFormedJson(e.changes)}::jsonb`,
     })
     .execute();
 }

@@ -7,6 +7,7 @@ import { readFrom } from '../db/replica.js';
 import type { AuditLogTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
+import { errors } from '../http/errors.js';
 import { CursorQuery, OffsetQuery, parseCursorQuery, parseOffsetQuery } from '../http/pagination.js';
 import { CursorPage, Nullable, OffsetPage, StringEnum, Timestamp } from '../http/schemas.js';
 import { type AuditFilter, listAuditLog, listAuditLogPage } from './audit.queries.js';
@@ -81,9 +82,16 @@ const filterOf = (q: Static<typeof AuditQuery> | Static<typeof OperatorAuditQuer
   actorId: q.actorId,
   actorType: q.actorType,
   action: q.action,
-  from: q.from === undefined ? undefined : new Date(q.from),
-  to: q.to === undefined ? undefined : new Date(q.to),
+  from: q.from === undefined ? undefined : instant(q.from, 'from'),
+  to: q.to === undefined ? undefined : instant(q.to, 'to'),
 });
+
+/** A bound the schema let through as a date-time that no Date holds (a leap second, `…T23:59:60Z`): a 422 naming it. */
+function instant(value: string, field: 'from' | 'to'): Date {
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime())) throw errors.validation(`${field}: "${value.slice(0, 40)}" is not an instant this service can read`);
+  return at;
+}
 
 /**
  * The audit log (docs/security.md, "Audit log"): a workspace's admins read theirs, the

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { RuleAction, RuleCondition, RuleEvent, ThreadStatus } from '../db/types.js';
+import { wellFormedJson } from '../text/well-formed.js';
 
 /** SQL of automation rules (docs/automation.md): a workspace has at most a hundred, read whole. */
 
@@ -16,7 +17,7 @@ export interface RuleWrite {
   statuses: ThreadStatus[] | null;
 }
 
-const json = (row: RuleWrite) => ({ ...row, conditions: JSON.stringify(row.conditions), actions: JSON.stringify(row.actions) });
+const json = (row: RuleWrite) => ({ ...row, conditions: wellFormedJson(row.conditions), actions: wellFormedJson(row.actions) });
 
 export async function listRules(db: Executor, workspaceId: number) {
   return db.selectFrom('automation_rules').selectAll().where('workspace_id', '=', workspaceId).orderBy('position').orderBy('id').execute();

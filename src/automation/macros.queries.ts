@@ -2,6 +2,7 @@ import type { Executor } from '../db/database.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { RuleAction } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
+import { wellFormedJson } from '../text/well-formed.js';
 
 /** SQL of macros (docs/automation.md). `viewer`: the user reading (their own unshared ones too), or null for an API key. */
 
@@ -38,7 +39,7 @@ export async function insertMacro(
     .values({
       workspace_id: row.workspaceId,
       name: row.name,
-      actions: JSON.stringify(row.actions),
+      actions: wellFormedJson(row.actions),
       shared: row.shared,
       author_id: row.authorId,
       created_at: at,
@@ -57,7 +58,7 @@ export async function updateMacro(
 ) {
   return db
     .updateTable('macros')
-    .set({ name: patch.name, actions: JSON.stringify(patch.actions), shared: patch.shared, updated_at: at })
+    .set({ name: patch.name, actions: wellFormedJson(patch.actions), shared: patch.shared, updated_at: at })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
     .returningAll()

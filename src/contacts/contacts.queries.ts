@@ -3,6 +3,7 @@ import type { Executor } from '../db/database.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { ContactsTable, ThreadsTable } from '../db/types.js';
 import type { CursorRequest } from '../http/pagination.js';
+import { wellFormedJson } from '../text/well-formed.js';
 
 /** `%`, `_` and the escape character itself match only themselves in a LIKE pattern. */
 function likeContains(q: string): string {
@@ -61,7 +62,7 @@ export async function updateContact(db: Executor, workspaceId: number, id: numbe
   const { attributes, ...fields } = patch;
   return db
     .updateTable('contacts')
-    .set({ ...fields, ...(attributes !== undefined ? { attributes: JSON.stringify(attributes) } : {}), updated_at: at })
+    .set({ ...fields, ...(attributes !== undefined ? { attributes: wellFormedJson(attributes) } : {}), updated_at: at })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
     .where('erased_at', 'is', null)
@@ -154,7 +155,7 @@ export async function absorbContact(db: Executor, intoId: number, otherId: numbe
   const { attributes, ...fields } = fill;
   return db
     .updateTable('contacts')
-    .set({ ...fields, ...(attributes !== undefined ? { attributes: JSON.stringify(attributes) } : {}), updated_at: at })
+    .set({ ...fields, ...(attributes !== undefined ? { attributes: wellFormedJson(attributes) } : {}), updated_at: at })
     .where('id', '=', intoId)
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { wellFormedJson } from '../text/well-formed.js';
 
 /**
  * Idempotency keys: the first answer to a request that carried `Idempotency-Key`, kept a day
@@ -33,7 +34,7 @@ export async function saveIdempotentResponse(
 ): Promise<void> {
   await db
     .insertInto('idempotency_keys')
-    .values({ app_id: row.space, key: row.key, request: row.request, status_code: row.statusCode, response: JSON.stringify(row.response) })
+    .values({ app_id: row.space, key: row.key, request: row.request, status_code: row.statusCode, response: wellFormedJson(row.response) })
     // A key older than its lifetime may still be there until maintenance prunes it: the new
     // answer takes its place (the caller holds the key's lock, so nothing else writes it).
     .onConflict((oc) =>

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { type Executor, PREPARED } from '../db/database.js';
 import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import type { EmailHeaders, ManagedBy } from '../db/types.js';
+import { wellFormedJson } from '../text/well-formed.js';
 import { type ThreadReader, visibleThreads } from '../threads/visibility.js';
 
 /** A thread the reader sees and a reply can go to, with what sending needs: its connection and contact handle. */
@@ -69,8 +70,8 @@ export async function insertReply(
       status: 'queued',
       author_id: row.authorId,
       automation: row.automation === true,
-      template: row.template === undefined ? null : JSON.stringify(row.template),
-      email: row.email ? JSON.stringify(row.email) : null,
+      template: row.template === undefined ? null : wellFormedJson(row.template),
+      email: row.email ? wellFormedJson(row.email) : null,
       created_at: at,
       updated_at: at,
     })

@@ -1,5 +1,6 @@
 import type { Executor } from '../db/database.js';
 import type { SlaConditionsValue } from '../db/types.js';
+import { wellFormedJson } from '../text/well-formed.js';
 
 /** SQL of SLA policies (docs/sla.md): a workspace has a handful, read whole, in position order. */
 
@@ -33,7 +34,7 @@ export async function findPolicy(db: Executor, workspaceId: number, id: number) 
 export async function insertPolicy(db: Executor, workspaceId: number, row: PolicyWrite, at: Date) {
   return db
     .insertInto('sla_policies')
-    .values({ ...row, workspace_id: workspaceId, conditions: JSON.stringify(row.conditions), created_at: at, updated_at: at })
+    .values({ ...row, workspace_id: workspaceId, conditions: wellFormedJson(row.conditions), created_at: at, updated_at: at })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -41,7 +42,7 @@ export async function insertPolicy(db: Executor, workspaceId: number, row: Polic
 export async function updatePolicy(db: Executor, workspaceId: number, id: number, row: PolicyWrite, at: Date) {
   return db
     .updateTable('sla_policies')
-    .set({ ...row, conditions: JSON.stringify(row.conditions), updated_at: at })
+    .set({ ...row, conditions: wellFormedJson(row.conditions), updated_at: at })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
     .returningAll()

@@ -26,6 +26,8 @@ async function checked(db: Executor, workspaceId: number, row: PolicyWrite, chec
   const c = { ...row.conditions };
   if (c.labels) c.labels = normaliseLabels(c.labels);
   if (c.priorities) c.priorities = [...new Set(c.priorities)];
+  if (c.connectionIds) c.connectionIds = [...new Set(c.connectionIds)];
+  if (c.teamIds) c.teamIds = [...new Set(c.teamIds)];
   if (!checkIds) return { ...row, name, conditions: c };
   const known = await knownIds(db, workspaceId, c.connectionIds ?? [], c.teamIds ?? []);
   const strangerConnection = c.connectionIds?.find((id) => !known.connections.has(id));

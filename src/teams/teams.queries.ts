@@ -1,6 +1,7 @@
 import type { Executor } from '../db/database.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { CursorRequest } from '../http/pagination.js';
+import { wellFormedJson } from '../text/well-formed.js';
 
 /** SQL of teams and their members (docs/teams.md). */
 
@@ -39,7 +40,7 @@ export async function insertTeam(
       name: row.name,
       description: row.description,
       auto_assign: row.autoAssign,
-      business_hours: row.businessHours === null ? null : JSON.stringify(row.businessHours),
+      business_hours: row.businessHours === null ? null : wellFormedJson(row.businessHours),
       created_at: row.at,
       updated_at: row.at,
     })

@@ -3,6 +3,7 @@ import { uuid7 } from '../crypto/uuid7.js';
 import type { Executor } from '../db/database.js';
 import type { OutboundEvent, OutboundEventType } from '../messaging/events.js';
 import { nameJson, numberJson, type Serialise } from '../text/json-once.js';
+import { wellFormedJson } from '../text/well-formed.js';
 import { insertDeliveries, insertEvents, type NewEvent } from './deliveries.queries.js';
 import { findSubscribedEndpoints } from './endpoints.queries.js';
 import { enqueueAttempts, jobIdsFor } from './outbound.enqueue.js';
@@ -56,7 +57,17 @@ function isoOf(at: Date): string {
  * text are written once, not once per event.
  */
 export function eventBody(id: string, event: OutboundEvent, at: Date, serialise: Serialise = JSON.stringify): string {
-  return `{"id":"${publicEventId(id)}","type":${nameJson(event.type)},"createdAt":"${isoOf(at)}","workspaceId":${numberJson(event.workspaceId)},"data":${serialise(event.data)}}`;
+  return `{"id":"${publicEventId(id)}","type":${nameJson(event.type)},"createdAt":"${isoOf(at)}","workspaceId":${numberJson(event.workspaceId)},"data":${dataJson(event.data, serialise)}}`;
+}
+
+/**
+ * `data` as `serialise` writes it, unless that holds a lone surrogate's `\udXXX` escape (a
+ * client's text before Postgres made it U+FFFD): then with U+FFFD in its place, as the rows
+ * keep it, so the stored body stays a value Postgres reads as jsonb (erasure searches them).
+ */
+function dataJson(data: object, serialise: Serialise): string {
+  const json = serialise(data);
+  return json.includes('\\ud') ? wellFormedJson(data) : json;
 }
 
 /** The enabled endpoints of some workspaces and what each subscribes to: read once, asked per event. */

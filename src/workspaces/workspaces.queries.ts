@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { offsetPage } from '../db/pages.js';
 import type { OffsetRequest } from '../http/pagination.js';
+import { wellFormedJson } from '../text/well-formed.js';
 
 export async function insertWorkspace(db: Executor, name: string, appId: string) {
   return db.insertInto('workspaces').values({ name, app_id: appId }).returningAll().executeTakeFirstOrThrow();
@@ -20,7 +21,7 @@ export async function listWorkspaces(db: Executor, page: OffsetRequest) {
 export async function updateWorkspaceSettings(db: Executor, id: number, patch: { name?: string; settings: Record<string, unknown> }) {
   return db
     .updateTable('workspaces')
-    .set({ name: patch.name, settings: sql`settings || ${JSON.stringify(patch.settings)}::jsonb` })
+    .set({ name: patch.name, settings: sql`settings || ${wellFormedJson(patch.settings)}::jsonb` })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst();

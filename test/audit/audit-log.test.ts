@@ -284,6 +284,17 @@ describe('GET /v1/audit-log', () => {
     expect(from.length + to.length).toBe(all.length);
     expect((await entries('?action=sign_in.failed')).every((e) => e.action === 'sign_in.failed')).toBe(true);
     expect((await call('GET', '/v1/audit-log?from=yesterday', asAdmin)).statusCode).toBe(422);
+    // A leap second passes the date-time format but is no Date: 422 naming the bound, never a 500.
+    for (const [url, field] of [
+      ['/v1/audit-log?from=2026-12-31T23:59:60Z', 'from'],
+      ['/v1/audit-log?to=2026-12-31T23:59:60Z', 'to'],
+    ] as const) {
+      const leap = await call('GET', url, asAdmin);
+      expect(leap.statusCode, leap.body).toBe(422);
+      expect(leap.json().error).toMatchObject({ code: 'validation_failed', message: expect.stringContaining(field) });
+    }
+    const operatorLeap = await call('GET', '/v1/operator/audit-log?to=2026-06-30T23:59:60Z', adminHeaders());
+    expect(operatorLeap.statusCode, operatorLeap.body).toBe(422);
     // The filters as written, `?actorId=&action=&from=&to=`, with nothing in them: no filter.
     expect(await entries('?actorId=&action=&from=&to=&limit=100')).toEqual(await entries('?limit=100'));
   });

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeProviders } from '../../harness/fake-providers.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
+import { makeWidget, startVisitor, visitorSays } from '../helpers/livechat.js';
 import { seedThread, signedInUser } from '../helpers/threads.js';
 import { deliverSigned, fixture, waitFor } from '../helpers/webhooks.js';
 import { inbound } from '../threads/workflow-helpers.js';
@@ -303,6 +304,43 @@ describe('POST /v1/contacts/:id/erase', () => {
     const again = await answer();
     expect(again.statusCode).toBe(404);
     expect(again.body).not.toContain(secret);
+  });
+
+  it('erases a contact in a workspace whose events hold a lone surrogate a visitor wrote', async () => {
+    // The visitor's text is stored with U+FFFD; its message.created body must be too, or the
+    // erasure's read of the workspace's event bodies as jsonb fails for every contact.
+    const own = await makeTenant(ctx.deps);
+    const admin = await signedInUser(ctx.app, ctx.deps, own.workspace.id, ['admin']);
+    const widget = await makeWidget(ctx.deps, own.workspace.id);
+    const visitor = await startVisitor(ctx.app, widget.key);
+    const said = await visitorSays(ctx.app, widget.key, visitor.token, 'half a pair: \ud83d, then more');
+    expect(said.statusCode, said.body).toBe(201);
+    const created = await db
+      .selectFrom('webhook_events')
+      .select('body')
+      .where('workspace_id', '=', own.workspace.id)
+      .where('type', '=', 'message.created')
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(created.body).data.text).toBe('half a pair: \ufffd, then more');
+    const { contact_id: contactId } = await db
+      .selectFrom('threads')
+      .select('contact_id')
+      .where('id', '=', visitor.threadId)
+      .executeTakeFirstOrThrow();
+    const erased = await ctx.app.inject({ method: 'POST', url: `/v1/contacts/${contactId}/erase`, headers: admin.headers });
+    expect(erased.statusCode, erased.body).toBe(202);
+    await waitFor(
+      () =>
+        db
+          .selectFrom('webhook_events')
+          .select('id')
+          .where('workspace_id', '=', own.workspace.id)
+          .where('type', '=', 'contact.erased')
+          .executeTakeFirst(),
+      'contact.erased',
+    );
+    const left = await db.selectFrom('webhook_events').select('type').where('workspace_id', '=', own.workspace.id).execute();
+    expect(left.map((e) => e.type)).toEqual(['contact.erased']);
   });
 
   it('answers 404 for another workspace’s contact or none', async () => {

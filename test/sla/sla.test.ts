@@ -129,6 +129,18 @@ describe('/v1/sla-policies', () => {
     }
     expect((await call('GET', '/v1/sla-policies', tenant.headers)).json().data).toEqual([]);
   });
+
+  it('keeps each priority, connection and team of the conditions once, however often it is sent', async () => {
+    const { tenant, connection } = await workspace();
+    const team = (await call('POST', '/v1/teams', tenant.headers, { name: 'Billing' })).json().data;
+    const res = await call('POST', '/v1/sla-policies', tenant.headers, {
+      name: 'Twice',
+      firstResponse: 'PT1H',
+      conditions: { priorities: ['low', 'low'], connectionIds: [connection.id, connection.id], teamIds: [team.id, team.id] },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().data.conditions).toEqual({ priorities: ['low'], connectionIds: [connection.id], teamIds: [team.id] });
+  });
 });
 
 describe('a policy naming what was deleted since', () => {
