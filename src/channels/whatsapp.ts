@@ -23,6 +23,11 @@ import { apiUrl, META_GRAPH_API, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
 
 const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 'delivered', read: 'read', failed: 'failed' };
+/**
+ * Statuses WhatsApp sends that say nothing about delivery: `deleted` (the message was deleted)
+ * and `warning` (an item of a catalog message has a problem). They change no message.
+ */
+const NO_NEWS = new Set(['deleted', 'warning']);
 
 /**
  * WhatsApp Cloud API. The body must be JSON (a non-JSON body is refused before any secret is
@@ -108,10 +113,9 @@ export const whatsappAdapter: ChannelAdapter = {
         for (let k = 0; k < statuses.length; k++) {
           const rawStatus: unknown = statuses[k];
           const s = isObject(rawStatus) ? rawStatus : requireObject(rawStatus, `entry[${i}].changes[${j}].value.statuses[${k}]`);
-          const status = lookup(
-            STATUSES,
-            presentString(s.status) ?? requireString(s.status, `entry[${i}].changes[${j}].value.statuses[${k}].status`),
-          );
+          const name = presentString(s.status) ?? requireString(s.status, `entry[${i}].changes[${j}].value.statuses[${k}].status`);
+          if (NO_NEWS.has(name)) continue;
+          const status = lookup(STATUSES, name);
           if (!status)
             throw new NormaliseError(`entry[${i}].changes[${j}].value.statuses[${k}].status "${String(s.status)}" is not a known status`);
           events.push({

@@ -190,6 +190,29 @@ describe('worker: received → processed', () => {
     expect(row.status).toBe('processed');
   });
 
+  it("takes WhatsApp's deleted and warning statuses as no news, and still applies the messages beside them", async () => {
+    await makeOutboundMessage(ctx.deps, whatsapp, 'wamid.out-deleted', 'delivered');
+    const payload = JSON.parse(whatsappText('wamid.beside-deleted', '16505550142', 'still here'));
+    payload.entry[0].changes[0].value.statuses = [
+      { id: 'wamid.out-deleted', status: 'deleted', timestamp: '1750263773', recipient_id: '16505551234' },
+      { id: 'wamid.out-deleted', status: 'warning', timestamp: '1750263774', recipient_id: '16505551234' },
+    ];
+    const row = await settled(await deliverWhatsapp(JSON.stringify(payload)));
+    expect(row).toMatchObject({ status: 'processed', last_error: null });
+    const status = await ctx.deps.db
+      .selectFrom('messages')
+      .select('status')
+      .where('external_id', '=', 'wamid.out-deleted')
+      .executeTakeFirstOrThrow();
+    expect(status.status).toBe('delivered');
+    const beside = await ctx.deps.db
+      .selectFrom('messages')
+      .select('text')
+      .where('external_id', '=', 'wamid.beside-deleted')
+      .executeTakeFirstOrThrow();
+    expect(beside.text).toBe('still here');
+  });
+
   it('applies an unsigned but correlatable SMS receipt to the message the sender knew, claiming no account', async () => {
     const sms = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'sms', externalAccountId: '+14155550100' });
     await makeOutboundMessage(ctx.deps, sms, 'SMOUTBOUND00000000000000000000001', 'sent');
