@@ -30,8 +30,10 @@ export const TELEGRAM_SECRET_HEADER = 'x-telegram-bot-api-secret-token';
  * stored with the delivery and read back here. A secret no connection has is refused.
  * A message's id is `<chat id>:<message_id>` (Telegram numbers messages per chat); the contact is
  * the chat (where replies go). A photo, document, voice note, audio, video or sticker is an
- * attachment read with `getFile`, and its caption is the text; an edit arrives as a new
- * message marked "(edited)", with its new text only (an edit cannot change the file).
+ * attachment read with `getFile`, and its caption is the text; a location, contact, poll…
+ * is named in the text (`[location]`); service messages (someone joined, a pinned message)
+ * are skipped. An edit arrives as a new message marked "(edited)", with its new text only
+ * (an edit cannot change the file).
  * Replies: `POST {apiBaseUrl}/bot<token>/sendMessage {chat_id, text}`; a file by its signed link
  * with `sendPhoto`, `sendAudio`, `sendVideo`, `sendDocument` or `sendSticker`.
  */
@@ -61,7 +63,7 @@ export const telegramAdapter: ChannelAdapter = {
     const chatId = requireString(chat.id, `${where}.chat.id`);
     const messageId = requireString(message.message_id, `${where}.message_id`);
     const from = isObject(message.from) ? message.from : undefined;
-    if (from?.is_bot === true) return [];
+    if (from?.is_bot === true || isServiceMessage(message)) return [];
     const text = messageText(message);
     const file = edited ? undefined : fileOf(message);
     return [
@@ -162,12 +164,54 @@ function fileOf(message: Record<string, unknown>): InboundAttachment | undefined
   return undefined;
 }
 
+/** Kinds of message that carry no text or file, named in the text as `[venue]`, `[location]`…; a venue also has a location. */
+const OTHER_KINDS = ['venue', 'location', 'contact', 'poll', 'dice', 'game', 'invoice', 'story', 'giveaway', 'paid_media'];
+
+/**
+ * Service messages: what happened in the chat (someone joined or left, a title, a pinned
+ * message, a group became a supergroup…), not something a person wrote.
+ */
+const SERVICE_FIELDS = [
+  'new_chat_members',
+  'left_chat_member',
+  'new_chat_title',
+  'new_chat_photo',
+  'delete_chat_photo',
+  'group_chat_created',
+  'supergroup_chat_created',
+  'channel_chat_created',
+  'message_auto_delete_timer_changed',
+  'migrate_to_chat_id',
+  'migrate_from_chat_id',
+  'pinned_message',
+  'forum_topic_created',
+  'forum_topic_edited',
+  'forum_topic_closed',
+  'forum_topic_reopened',
+  'general_forum_topic_hidden',
+  'general_forum_topic_unhidden',
+  'video_chat_scheduled',
+  'video_chat_started',
+  'video_chat_ended',
+  'video_chat_participants_invited',
+  'write_access_allowed',
+  'proximity_alert_triggered',
+  'chat_background_set',
+  'boost_added',
+];
+
+/** Whether the message is a service message (and has no text of its own). */
+function isServiceMessage(message: Record<string, unknown>): boolean {
+  return typeof message.text !== 'string' && SERVICE_FIELDS.some((field) => message[field] !== undefined);
+}
+
 /** The text, or a media message's caption (empty when none); other kinds (a location, a poll) say what they are. */
 function messageText(message: Record<string, unknown>): string {
   if (typeof message.text === 'string') return message.text;
   const caption = optionalString(message.caption);
   if (message.photo !== undefined || FILE_FIELDS.some(([field]) => isObject(message[field]))) return caption ?? '';
-  return caption ?? '[unsupported message]';
+  const kind = OTHER_KINDS.find((field) => message[field] !== undefined);
+  return caption ?? (kind ? `[${kind}]` : '[unsupported message]');
 }
 
 /** The contact's name: the person's for a private chat, the group's title otherwise. */

@@ -427,4 +427,46 @@ describe('telegram', () => {
     expect(call.parsed).toEqual({ chat_id: '1111111', text: 'We will send a new one.' });
     expect(sent.external_id).toMatch(/^1111111:\d+$/);
   });
+  it('names a location or a poll in the text, and skips service messages such as a member joining', async () => {
+    const group = { id: -4001001, title: 'Support group', type: 'group' };
+    const person = { id: 2222222, is_bot: false, first_name: 'Ada' };
+    const updates = [
+      {
+        update_id: 20001,
+        message: { message_id: 5, from: person, chat: group, date: 1441645532, location: { latitude: 52.5, longitude: 13.4 } },
+      },
+      {
+        update_id: 20002,
+        message: { message_id: 6, from: person, chat: group, date: 1441645533, poll: { id: 'p1', question: 'When?', options: [] } },
+      },
+      { update_id: 20003, message: { message_id: 7, from: person, chat: group, date: 1441645534, new_chat_members: [person] } },
+      {
+        update_id: 20004,
+        message: { message_id: 8, from: person, chat: group, date: 1441645535, pinned_message: { message_id: 5, chat: group, date: 1 } },
+      },
+    ];
+    const ids: string[] = [];
+    for (const update of updates) {
+      const before = new Set((await ctx.deps.db.selectFrom('webhook_inbox').select('id').execute()).map((r) => r.id));
+      const res = await post('telegram', JSON.stringify(update), {
+        'content-type': 'application/json',
+        'x-telegram-bot-api-secret-token': secret,
+      });
+      expect(res.json()).toEqual({ status: 'queued' });
+      ids.push((await ctx.deps.db.selectFrom('webhook_inbox').select('id').execute()).map((r) => r.id).find((id) => !before.has(id))!);
+    }
+    expect((await messageWithId('-4001001:5')).text).toBe('[location]');
+    expect((await messageWithId('-4001001:6')).text).toBe('[poll]');
+    const rows = await waitFor(async () => {
+      const found = await ctx.deps.db.selectFrom('webhook_inbox').select(['status', 'last_error']).where('id', 'in', ids).execute();
+      return found.every((r) => r.status === 'processed') && found;
+    }, 'the telegram updates processed');
+    expect(rows).toHaveLength(4);
+    const service = await ctx.deps.db
+      .selectFrom('messages')
+      .select('external_id')
+      .where('external_id', 'in', ['-4001001:7', '-4001001:8'])
+      .execute();
+    expect(service).toEqual([]);
+  });
 });
