@@ -13,7 +13,7 @@ import {
   toDate,
 } from './channel.js';
 import { kindOfType, mediaPlaceholder, withCaption } from './media-placeholder.js';
-import { sessionGatewaySend } from './whatsapp-session.js';
+import { STATUS_BROADCAST, sessionGatewaySend } from './whatsapp-session.js';
 
 /** WAHA's ack enum: -1 ERROR, 0 PENDING (no news), 1 SERVER, 2 DEVICE, 3 READ, 4 PLAYED. */
 const ACKS: Record<string, MessageStatusEvent> = { '1': 'sent', '2': 'delivered', '3': 'read', '4': 'read', '-1': 'failed' };
@@ -49,7 +49,8 @@ function messageContent(p: Record<string, unknown>, data: Record<string, unknown
 /**
  * WAHA's own webhook, `{ event, session, payload }`, as a stock WAHA server sends it with an
  * HMAC key set on the session: `message` and `message.ack` become the same events as the
- * `whatsapp_session` key's. `X-Webhook-Hmac` is hex HMAC-SHA512(webhookSecret, raw body) with
+ * `whatsapp_session` key's; contacts' status updates (`from: "status@broadcast"`) are
+ * skipped. `X-Webhook-Hmac` is hex HMAC-SHA512(webhookSecret, raw body) with
  * `X-Webhook-Hmac-Algorithm: sha512`; nothing else is accepted (no sibling headers, no
  * SHA-256). The account is `session`. Replies: WAHA's `POST /api/sendText`, as the sibling's.
  */
@@ -72,6 +73,9 @@ export const whatsappSessionWahaAdapter: ChannelAdapter = {
     const id = requireString(isObject(p.id) ? p.id._serialized : p.id, 'payload.id');
     if (event === 'message') {
       if (p.fromMe === true) return []; // sent from the phone itself
+      const from = requireString(p.from, 'payload.from');
+      // A contact's status update (a "story"), posted to all their contacts: not a conversation.
+      if (from === STATUS_BROADCAST) return [];
       const data = isObject(p._data) ? p._data : {};
       return [
         {
@@ -79,7 +83,7 @@ export const whatsappSessionWahaAdapter: ChannelAdapter = {
           externalAccountId: session,
           externalMessageId: id,
           contact: {
-            externalId: handleOf(requireString(p.from, 'payload.from')),
+            externalId: handleOf(from),
             name: optionalString(data.notifyName) ?? optionalString(data.pushName),
           },
           ...messageContent(p, data),

@@ -21,10 +21,14 @@ const SIGNATURE_HEADERS = ['x-gatewayone-signature', 'x-webhook-signature', 'x-s
 /** Gateway ack codes: 1 server, 2 device, 3 read, 4 played, -1 error. 0 (pending) is no news. */
 const ACKS: Record<string, MessageStatusEvent> = { '1': 'sent', '2': 'delivered', '3': 'read', '4': 'read', '-1': 'failed' };
 
+/** Where WhatsApp posts contacts' status updates ("stories"); gateways deliver them as `message` events. */
+export const STATUS_BROADCAST = 'status@broadcast';
+
 /**
  * A WhatsApp session gateway (one phone session per connection), e.g.
  * `{ "event": "message", "session": "acme-main", "payload": { id, from, fromMe, body, timestamp } }`
- * and `{ "event": "message.ack", "session": …, "payload": { id, ack } }`. The scheme is chosen by
+ * and `{ "event": "message.ack", "session": …, "payload": { id, ack } }`; contacts' status
+ * updates (`from: "status@broadcast"`) are skipped. The scheme is chosen by
  * which header arrived, not by configuration; every header is checked against the same
  * `webhookSecret` (16..255 characters), `sha256=` optional. Verification parses nothing, so
  * the stored payload comes from the raw-body fallback. The account is `session`.
@@ -45,6 +49,8 @@ export const whatsappSessionAdapter: ChannelAdapter = {
     if (event === 'message') {
       if (p.fromMe === true) return []; // sent from the phone itself
       const from = requireString(p.from, 'payload.from');
+      // A contact's status update, posted to all their contacts: not a conversation.
+      if (from === STATUS_BROADCAST) return [];
       const name = isObject(p._data) ? optionalString(p._data.notifyName) : optionalString(p.notifyName);
       return [
         {

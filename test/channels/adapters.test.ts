@@ -264,6 +264,17 @@ describe('whatsapp_session', () => {
       },
     ]);
   });
+
+  it("skips messages sent from the phone itself and contacts' status updates (status@broadcast)", () => {
+    const message = (payload: Record<string, unknown>) => {
+      const p = JSON.parse(body);
+      Object.assign(p.payload, payload);
+      return normalise('whatsapp_session', p);
+    };
+    expect(message({ fromMe: true })).toEqual([]);
+    expect(message({ from: 'status@broadcast', participant: '447700900123@c.us' })).toEqual([]);
+    expect(message({ from: '447700900123@c.us' })).toHaveLength(1);
+  });
 });
 
 describe('sms', () => {

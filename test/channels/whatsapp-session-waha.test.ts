@@ -160,6 +160,29 @@ describe('whatsapp_session.waha: events', () => {
     expect(ack(-1)[0]).toMatchObject({ status: 'failed', error: expect.stringContaining('ERROR') });
   });
 
+  it("skips a contact's status update (from status@broadcast): the delivery is processed, no thread is opened", async () => {
+    const body = withId('message.json', 'false_status@broadcast_STORY1_11111111111@c.us', 'status@broadcast');
+    const parsed = JSON.parse(body);
+    parsed.payload.participant = '11111111111@c.us';
+    const story = JSON.stringify(parsed);
+    expect((await post(story, wahaHeaders(story))).statusCode).toBe(200);
+    const row = await waitFor(
+      () =>
+        ctx.deps.db
+          .selectFrom('webhook_inbox')
+          .select(['status', 'last_error'])
+          .where('raw_body', '=', story)
+          .where('status', '!=', 'received')
+          .executeTakeFirst(),
+      'the status update processed',
+    );
+    expect(row).toEqual({ status: 'processed', last_error: null });
+    expect(await ctx.deps.db.selectFrom('messages').select('id').where('external_id', 'like', '%STORY1%').execute()).toEqual([]);
+    expect(await ctx.deps.db.selectFrom('contact_handles').select('contact_id').where('external_id', 'like', 'status%').execute()).toEqual(
+      [],
+    );
+  });
+
   it('message.ack moves a sent message to read', async () => {
     const sent = await makeOutboundMessage(ctx.deps, session, 'true_11111111111@c.us_CCCCCCCCCCCCCCCCCCCC');
     const body = fixture('whatsapp_session.waha', 'ack.json');
