@@ -47,10 +47,13 @@ export function socialAdapter(key: IntegrationKey & `${string}.native`): Channel
           const item = requireObject(rawItem, `entry[${i}].messaging[${j}]`);
           const at = toDate(item.timestamp);
           if (isObject(item.message)) {
-            // Echoes are our own outbound messages seen again; they add nothing.
-            if (item.message.is_echo === true) return;
+            // Echoes are our own outbound messages seen again, and an unsent (deleted) message
+            // names one already stored or never seen; they add nothing.
+            if (item.message.is_echo === true || item.message.is_deleted === true) return;
             const sender = requireObject(item.sender, `entry[${i}].messaging[${j}].sender`);
             const media = attachmentsOf(item.message.attachments);
+            // Instagram marks a message its API cannot show (e.g. some shared content) unsupported.
+            if (item.message.is_unsupported === true && media.text === '' && media.files.length === 0) media.text = '[unsupported]';
             events.push({
               type: 'message',
               externalAccountId: account,

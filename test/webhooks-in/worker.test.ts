@@ -15,6 +15,7 @@ const ctx = await useTestContext({
       whatsapp: { webhookSecret: SECRET },
       sms: { webhookSecret: SECRET },
       'social_one.native': { appSecret: SECRET },
+      'social_two.native': { appSecret: SECRET },
     }),
   },
 });
@@ -211,6 +212,30 @@ describe('worker: received → processed', () => {
       .where('external_id', '=', 'wamid.beside-deleted')
       .executeTakeFirstOrThrow();
     expect(beside.text).toBe('still here');
+  });
+
+  it('keeps an Instagram message it cannot show as [unsupported], and adds nothing for an unsent message', async () => {
+    const account = '17841400000001';
+    await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'social_two.native', externalAccountId: account });
+    const event = (message: object) => ({ sender: { id: '9000001' }, recipient: { id: account }, timestamp: 1763630100000, message });
+    const body = JSON.stringify({
+      object: 'instagram',
+      entry: [
+        {
+          id: account,
+          time: 1763630100000,
+          messaging: [event({ mid: 'ig-unsupported-1', is_unsupported: true }), event({ mid: 'ig-unsent-1', is_deleted: true })],
+        },
+      ],
+    });
+    const row = await settled(await deliver('social_two.native', body, { 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }));
+    expect(row).toMatchObject({ status: 'processed', last_error: null });
+    const messages = await ctx.deps.db
+      .selectFrom('messages')
+      .select(['external_id', 'text'])
+      .where('external_id', 'in', ['ig-unsupported-1', 'ig-unsent-1'])
+      .execute();
+    expect(messages).toEqual([{ external_id: 'ig-unsupported-1', text: '[unsupported]' }]);
   });
 
   it('applies an unsigned but correlatable SMS receipt to the message the sender knew, claiming no account', async () => {
