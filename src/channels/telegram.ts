@@ -64,6 +64,9 @@ export const telegramAdapter: ChannelAdapter = {
     const messageId = requireString(message.message_id, `${where}.message_id`);
     const from = isObject(message.from) ? message.from : undefined;
     if (from?.is_bot === true || isServiceMessage(message)) return [];
+    // An edit with neither text nor caption is a live location moving (Telegram sends one every
+    // few seconds while it is shared) or a file replaced: no words changed, nothing to show.
+    if (edited && typeof message.text !== 'string' && optionalString(message.caption) === undefined) return [];
     const text = messageText(message);
     const file = edited ? undefined : fileOf(message);
     return [

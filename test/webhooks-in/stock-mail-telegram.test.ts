@@ -427,7 +427,7 @@ describe('telegram', () => {
     expect(call.parsed).toEqual({ chat_id: '1111111', text: 'We will send a new one.' });
     expect(sent.external_id).toMatch(/^1111111:\d+$/);
   });
-  it('names a location or a poll in the text, and skips service messages such as a member joining', async () => {
+  it('names a location or a poll in the text; skips service messages and the edits that move a live location', async () => {
     const group = { id: -4001001, title: 'Support group', type: 'group' };
     const person = { id: 2222222, is_bot: false, first_name: 'Ada' };
     const updates = [
@@ -462,6 +462,29 @@ describe('telegram', () => {
       return found.every((r) => r.status === 'processed') && found;
     }, 'the telegram updates processed');
     expect(rows).toHaveLength(4);
+    // A shared live location moves by edits of its message, with no text: none becomes a message.
+    const moved = {
+      update_id: 20005,
+      edited_message: {
+        message_id: 5,
+        from: person,
+        chat: group,
+        date: 1441645532,
+        edit_date: 1441645600,
+        location: { latitude: 52.6, longitude: 13.5 },
+      },
+    };
+    const before = new Set((await ctx.deps.db.selectFrom('webhook_inbox').select('id').execute()).map((r) => r.id));
+    expect(
+      (await post('telegram', JSON.stringify(moved), { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': secret }))
+        .statusCode,
+    ).toBe(200);
+    const movedId = (await ctx.deps.db.selectFrom('webhook_inbox').select('id').execute()).map((r) => r.id).find((id) => !before.has(id))!;
+    await waitFor(async () => {
+      const row = await ctx.deps.db.selectFrom('webhook_inbox').select('status').where('id', '=', movedId).executeTakeFirstOrThrow();
+      return row.status === 'processed';
+    }, 'the live location edit processed');
+    expect(await ctx.deps.db.selectFrom('messages').select('id').where('external_id', 'like', '-4001001:5:edited:%').execute()).toEqual([]);
     const service = await ctx.deps.db
       .selectFrom('messages')
       .select('external_id')
