@@ -24,6 +24,11 @@ const ACKS: Record<string, MessageStatusEvent> = { '1': 'sent', '2': 'delivered'
 /** Where WhatsApp posts contacts' status updates ("stories"); gateways deliver them as `message` events. */
 export const STATUS_BROADCAST = 'status@broadcast';
 
+/** A message id as gateways write it: a string, or whatsapp-web.js's `{ _serialized, … }` (as replies' ids are read). */
+function messageIdOf(p: Record<string, unknown>): string {
+  return requireString(isObject(p.id) ? p.id._serialized : p.id, 'payload.id');
+}
+
 /**
  * A WhatsApp session gateway (one phone session per connection), e.g.
  * `{ "event": "message", "session": "acme-main", "payload": { id, from, fromMe, body, timestamp } }`
@@ -56,7 +61,7 @@ export const whatsappSessionAdapter: ChannelAdapter = {
         {
           type: 'message',
           externalAccountId: session,
-          externalMessageId: requireString(p.id, 'payload.id'),
+          externalMessageId: messageIdOf(p),
           contact: { externalId: from.replace(/@c\.us$/, ''), name },
           text: optionalString(p.body) ?? '',
           occurredAt: toDate(p.timestamp),
@@ -72,7 +77,7 @@ export const whatsappSessionAdapter: ChannelAdapter = {
           type: 'status',
           resolveBy: 'account',
           externalAccountId: session,
-          externalMessageId: requireString(p.id, 'payload.id'),
+          externalMessageId: messageIdOf(p),
           status: ack,
           error: ack === 'failed' ? (optionalString(p.error) ?? 'the gateway reported an error') : undefined,
         },

@@ -275,6 +275,18 @@ describe('whatsapp_session', () => {
     expect(message({ from: 'status@broadcast', participant: '447700900123@c.us' })).toEqual([]);
     expect(message({ from: '447700900123@c.us' })).toHaveLength(1);
   });
+
+  it("reads a message id written as whatsapp-web.js's object, as a reply's id is read", () => {
+    const p = JSON.parse(body);
+    p.payload.id = { fromMe: false, remote: '447700900123@c.us', id: '3EB0C767', _serialized: 'false_447700900123@c.us_3EB0C767' };
+    expect(normalise('whatsapp_session', p)[0]).toMatchObject({ externalMessageId: 'false_447700900123@c.us_3EB0C767' });
+    const ack = JSON.parse(fixture('whatsapp_session', 'ack.json'));
+    ack.payload.id = { fromMe: true, _serialized: 'true_447700900123@c.us_3EB0OUTBOUND' };
+    expect(normalise('whatsapp_session', ack)[0]).toMatchObject({
+      externalMessageId: 'true_447700900123@c.us_3EB0OUTBOUND',
+      status: 'read',
+    });
+  });
 });
 
 describe('sms', () => {
