@@ -75,8 +75,18 @@ export function socialAdapter(key: IntegrationKey & `${string}.native`): Channel
                   occurredAt: at,
                 });
             }
+          } else if (isObject(item.read) && typeof item.read.mid === 'string') {
+            // Instagram's seen receipt names the message; Messenger's `read` carries only a
+            // watermark, no message id, and is not mapped to messages.
+            events.push({
+              type: 'status',
+              resolveBy: 'account',
+              externalAccountId: account,
+              externalMessageId: item.read.mid,
+              status: 'read',
+              occurredAt: at,
+            });
           }
-          // `read` carries only a watermark, no message ids; it is not mapped to messages.
         });
       });
       return events;

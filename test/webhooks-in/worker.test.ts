@@ -238,6 +238,36 @@ describe('worker: received → processed', () => {
     expect(messages).toEqual([{ external_id: 'ig-unsupported-1', text: '[unsupported]' }]);
   });
 
+  it("moves an Instagram message to read by a seen receipt naming it; Messenger's watermark changes nothing", async () => {
+    const account = '17841400000002';
+    const instagram = await makeConnection(ctx.deps, tenant.workspace.id, {
+      integrationKey: 'social_two.native',
+      externalAccountId: account,
+    });
+    await makeOutboundMessage(ctx.deps, instagram, 'ig-out-seen-1', 'sent');
+    const body = JSON.stringify({
+      object: 'instagram',
+      entry: [
+        {
+          id: account,
+          time: 1763630100000,
+          messaging: [
+            { sender: { id: '9000002' }, recipient: { id: account }, timestamp: 1763630100000, read: { mid: 'ig-out-seen-1' } },
+            { sender: { id: '9000002' }, recipient: { id: account }, timestamp: 1763630100000, read: { watermark: 1763630100000 } },
+          ],
+        },
+      ],
+    });
+    const row = await settled(await deliver('social_two.native', body, { 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }));
+    expect(row).toMatchObject({ status: 'processed', last_error: null });
+    const seen = await ctx.deps.db
+      .selectFrom('messages')
+      .select('status')
+      .where('external_id', '=', 'ig-out-seen-1')
+      .executeTakeFirstOrThrow();
+    expect(seen.status).toBe('read');
+  });
+
   it('applies an unsigned but correlatable SMS receipt to the message the sender knew, claiming no account', async () => {
     const sms = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'sms', externalAccountId: '+14155550100' });
     await makeOutboundMessage(ctx.deps, sms, 'SMOUTBOUND00000000000000000000001', 'sent');
