@@ -9,7 +9,6 @@ import {
   type ChannelAdapter,
   firstHeader,
   isObject,
-  NormaliseError,
   optionalString,
   requireObject,
   requireString,
@@ -20,6 +19,9 @@ import {
 } from './channel.js';
 import { inboundMailEvent } from './email-inbound.js';
 import { noCredentials, outcomes } from './send-outcome.js';
+
+/** The event types of the neutral format; any other is accepted and ignored. */
+const EVENT_TYPES = new Set(['inbound', 'bounce', 'dropped', 'complaint', 'delivered', 'open']);
 
 /**
  * Inbound e-mail and delivery events from the mail provider, in the format documented in
@@ -54,6 +56,8 @@ export const emailAdapter: ChannelAdapter = {
       const where = `events[${i}]`;
       const e = requireObject(raw, where);
       const type = requireString(e.type, `${where}.type`);
+      // Other events a mail relay reports (deferred, click, unsubscribe…) carry nothing for the inbox.
+      if (!EVENT_TYPES.has(type)) return [];
       const messageId = requireString(e.messageId, `${where}.messageId`);
       const at = toDate(e.timestamp);
       switch (type) {
@@ -107,7 +111,7 @@ export const emailAdapter: ChannelAdapter = {
             },
           ];
         default:
-          throw new NormaliseError(`${where}.type "${type}" is not one of inbound, bounce, dropped, complaint, delivered, open`);
+          return [];
       }
     });
   },

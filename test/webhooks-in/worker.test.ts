@@ -16,6 +16,7 @@ const ctx = await useTestContext({
       sms: { webhookSecret: SECRET },
       'social_one.native': { appSecret: SECRET },
       'social_two.native': { appSecret: SECRET },
+      email: { webhookSecret: SECRET },
     }),
   },
 });
@@ -266,6 +267,25 @@ describe('worker: received → processed', () => {
       .where('external_id', '=', 'ig-out-seen-1')
       .executeTakeFirstOrThrow();
     expect(seen.status).toBe('read');
+  });
+
+  it("ignores a mail relay's other events (deferred, click) and applies the receipts beside them", async () => {
+    const mail = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'email', externalAccountId: 'support@worker.test' });
+    await makeOutboundMessage(ctx.deps, mail, '<out-deferred@worker.test>', 'sent');
+    const events = [
+      { type: 'deferred', messageId: '<out-deferred@worker.test>', account: 'support@worker.test', reason: '421 try again later' },
+      { type: 'click', url: 'https://example.org' },
+      { type: 'delivered', messageId: '<out-deferred@worker.test>', account: 'support@worker.test' },
+    ];
+    const body = JSON.stringify({ events });
+    const row = await settled(await deliver('email', body, { 'x-vendor-auth': SECRET }));
+    expect(row).toMatchObject({ status: 'processed', last_error: null });
+    const message = await ctx.deps.db
+      .selectFrom('messages')
+      .select('status')
+      .where('external_id', '=', '<out-deferred@worker.test>')
+      .executeTakeFirstOrThrow();
+    expect(message.status).toBe('delivered');
   });
 
   it('applies an unsigned but correlatable SMS receipt to the message the sender knew, claiming no account', async () => {
