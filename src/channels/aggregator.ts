@@ -6,7 +6,6 @@ import {
   hmacMatches,
   isObject,
   lookup,
-  NormaliseError,
   optionalString,
   requireObject,
   requireString,
@@ -62,8 +61,8 @@ export const aggregatorAdapter: ChannelAdapter = {
         }
         case 'message.status': {
           const status = lookup(STATUSES, requireString(data.status, `${where}.data.status`));
-          if (!status)
-            throw new NormaliseError(`${where}.data.status "${String(data.status)}" is not one of sent, delivered, read, failed`);
+          // queued, accepted…: nothing new for the inbox (as the `sms` key's).
+          if (!status) return [];
           const error = isObject(data.error)
             ? [optionalString(data.error.code), optionalString(data.error.message)].filter(Boolean).join(': ')
             : undefined;

@@ -17,6 +17,7 @@ const ctx = await useTestContext({
       'social_one.native': { appSecret: SECRET },
       'social_two.native': { appSecret: SECRET },
       email: { webhookSecret: SECRET },
+      aggregator: { webhookSecret: SECRET },
     }),
   },
 });
@@ -284,6 +285,28 @@ describe('worker: received → processed', () => {
       .selectFrom('messages')
       .select('status')
       .where('external_id', '=', '<out-deferred@worker.test>')
+      .executeTakeFirstOrThrow();
+    expect(message.status).toBe('delivered');
+  });
+
+  it('takes an aggregator status it does not map (queued) as no news, and applies the events beside it', async () => {
+    const aggregator = await makeConnection(ctx.deps, tenant.workspace.id, {
+      integrationKey: 'aggregator',
+      externalAccountId: 'agg-worker-1',
+    });
+    await makeOutboundMessage(ctx.deps, aggregator, 'agg-out-queued', 'sent');
+    const status = (value: string) => ({
+      event: 'message.status',
+      accountId: 'agg-worker-1',
+      data: { id: 'agg-out-queued', status: value },
+    });
+    const body = JSON.stringify({ events: [status('queued'), status('delivered')] });
+    const row = await settled(await deliver('aggregator', body, { 'x-aggregator-signature': sign(SECRET, body) }));
+    expect(row).toMatchObject({ status: 'processed', last_error: null });
+    const message = await ctx.deps.db
+      .selectFrom('messages')
+      .select('status')
+      .where('external_id', '=', 'agg-out-queued')
       .executeTakeFirstOrThrow();
     expect(message.status).toBe('delivered');
   });
