@@ -133,12 +133,13 @@ function sendMethod(file: OutboundAttachment): [string, string] {
 
 /** The Bot API's file-carrying fields, as attachment kinds (a document is a file, a voice note audio). */
 const FILE_FIELDS: [field: string, kind: AttachmentKind][] = [
+  // An animation (a GIF, sent as MP4) also comes as `document`, for old clients: it goes first.
+  ['animation', 'video'],
   ['document', 'file'],
   ['voice', 'audio'],
   ['audio', 'audio'],
   ['video', 'video'],
   ['video_note', 'video'],
-  ['animation', 'video'],
   ['sticker', 'sticker'],
 ];
 

@@ -247,6 +247,25 @@ describe('telegram', () => {
         { kind: 'audio', contentType: 'audio/ogg', source: { from: 'telegram_file', fileId: 'AwADBAADbXXXXXXXXXXXGBdhD2l6_XX' } },
       ],
     });
+    // A GIF arrives as `animation` and, for old clients, as `document` too: it is a video.
+    const gif = {
+      update_id: 10010,
+      message: {
+        message_id: 1370,
+        from: { id: 1111111, is_bot: false, first_name: 'Test' },
+        chat: { id: 1111111, first_name: 'Test', type: 'private' },
+        date: 1441645532,
+        animation: { file_id: 'CgADBAADgif', file_name: 'dance.mp4', mime_type: 'video/mp4', duration: 2, width: 320, height: 240 },
+        document: { file_id: 'CgADBAADgif', file_name: 'dance.mp4', mime_type: 'video/mp4' },
+        caption: 'dance',
+      },
+    };
+    expect(adapters.telegram.normalise(gif, { verification: 'signed', account: '7000001' })[0]).toMatchObject({
+      text: 'dance',
+      attachments: [
+        { kind: 'video', contentType: 'video/mp4', filename: 'dance.mp4', source: { from: 'telegram_file', fileId: 'CgADBAADgif' } },
+      ],
+    });
     expect(normalise('edited.json')[0]).toMatchObject({
       externalMessageId: '1111111:1365:edited:1441645600',
       text: '(edited) Edited text',
