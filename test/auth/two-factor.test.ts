@@ -268,6 +268,6 @@ describe('workspace require2fa', () => {
     await ctx.app.inject({ method: 'PATCH', url: '/v1/workspace', headers: t.headers, payload: { require2fa: true } });
     const patToken = pat.json().data.token as string;
     expect((await call('GET', '/api/user/user', patToken)).statusCode).toBe(200);
-    expect((await call('PATCH', '/v1/users/me', patToken, { name: 'x' })).json().error.code).toBe('2fa_required');
+    expect((await ctx.app.inject({ method: 'GET', url: `/v1/realtime?token=${patToken}` })).json().error.code).toBe('2fa_required');
   });
 });
