@@ -228,7 +228,7 @@ export function requireAuth(deps: Deps, options: { scope?: Scope; kinds?: Tenant
 }
 
 /**
- * preHandler: credentials are optional. Anonymous requests pass; a valid credential resolves
+ * preValidation: credentials are optional. Anonymous requests pass; a valid credential resolves
  * the caller; a credential that is present but bad is refused (401), never silently ignored.
  */
 export function optionalAuth(deps: Deps, options: ResolveOptions = {}) {
@@ -250,7 +250,7 @@ function adminKeyMatches(deps: Deps, request: FastifyRequest): boolean | 'absent
   return configured !== undefined && safeEqual(presented, configured);
 }
 
-/** preHandler: the engage admin key is required. */
+/** preValidation: the engage admin key is required. */
 export function requireAdminKey(deps: Deps) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
     const match = adminKeyMatches(deps, request);
@@ -260,7 +260,7 @@ export function requireAdminKey(deps: Deps) {
   };
 }
 
-/** preHandler: platform staff: the admin key, or a signed-in user (JWT) with role `operator`. */
+/** preValidation: platform staff: the admin key, or a signed-in user (JWT) with role `operator`. */
 export function requireOperator(deps: Deps) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
     if (headerValue(request, 'x-service-admin-api-key') !== undefined) {

@@ -40,7 +40,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
   app.get(
     '/me/2fa',
     {
-      preValidation: requireAuth(deps, { kinds: ['user', 'pat'], allowPat: true, before2fa: true }),
+      preValidation: requireAuth(deps, { kinds: ['user'], before2fa: true }),
       schema: { summary: 'Whether your two-factor sign-in is on', response: { 200: Envelope(TwoFactorStatus) } },
     },
     async (request) => envelope(request, await twoFactorStatus(deps, personOf(request).userId)),

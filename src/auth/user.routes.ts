@@ -116,7 +116,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
   app.get(
     '/user',
     {
-      preHandler: requireAuth(deps, { allowPat: true, kinds: ['user', 'pat'], before2fa: true }),
+      preValidation: requireAuth(deps, { allowPat: true, kinds: ['user', 'pat'], before2fa: true }),
       schema: { summary: 'The current user', response: { 200: Envelope(UserResource) } },
     },
     async (request) => {
@@ -131,7 +131,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     {
       // No credential header but the refresh cookie: the console's way (the handler reads it).
       // Any credential header: the contract's bearer refresh, exactly as for programs.
-      preHandler: async (request, reply) => {
+      preValidation: async (request, reply) => {
         const headers = request.headers;
         if (headers.authorization === undefined && headers['x-api-key'] === undefined && readRefreshCookie(request) !== undefined) return;
         await refreshBearer(request, reply);
@@ -192,7 +192,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
   app.post(
     '/logout',
     {
-      preHandler: bearer,
+      preValidation: bearer,
       schema: {
         summary: 'Log out',
         description:
@@ -221,7 +221,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
   app.post(
     '/generate-code',
     {
-      preHandler: [optionalAuth(deps, { allowPat: true }), refusePat],
+      preValidation: [optionalAuth(deps, { allowPat: true }), refusePat],
       schema: {
         summary: 'Generate a one-time auth code',
         description: 'An `auth_code` that lives 60 s and works once; refused for personal-access tokens.',
@@ -239,7 +239,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
   app.post(
     '/generate-token',
     {
-      preHandler: [optionalAuth(deps, { allowPat: true }), refusePat],
+      preValidation: [optionalAuth(deps, { allowPat: true }), refusePat],
       schema: {
         summary: 'Exchange an auth code for a session',
         description:

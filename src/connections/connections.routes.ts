@@ -28,7 +28,7 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.get(
     '/',
     {
-      preHandler: requireAuth(deps),
+      preValidation: requireAuth(deps),
       schema: { summary: 'List connections', querystring: CursorQuery, response: { 200: CursorPage(ConnectionResource) } },
     },
     async (request) => {
@@ -46,7 +46,7 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.get(
     '/:id',
     {
-      preHandler: requireAuth(deps),
+      preValidation: requireAuth(deps),
       schema: {
         summary: 'Get a connection',
         description: "One connection of the caller's workspace, as the list shows it; a deleted one is 404.",

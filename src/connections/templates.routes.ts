@@ -15,7 +15,7 @@ export const templatesRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
   app.get(
     '/:id/templates',
     {
-      preHandler: requireAuth(deps),
+      preValidation: requireAuth(deps),
       schema: {
         summary: "List a connection's synced templates",
         params: Params,

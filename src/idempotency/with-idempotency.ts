@@ -19,6 +19,12 @@ export interface IdempotentRequest {
 }
 
 /**
+ * Checked before a stored answer is given again: it throws (404) when the caller may not see
+ * what the answer shows, as a thread of a team it is not in (docs/teams.md).
+ */
+export type ReplayCheck<T> = (trx: Transaction<DB>, answer: T) => Promise<void>;
+
+/**
  * Runs `work` in a transaction, once per (space, key): the first request's answer is stored in
  * the same commit as its effects, and a request with the same key answers that stored answer
  * without running `work` again. A request that arrives while the first is still running waits
@@ -26,7 +32,11 @@ export interface IdempotentRequest {
  * the lock both would miss the stored answer, both would act, and the second would fail on
  * what the first changed. See docs/replies.md and docs/webhooks.md.
  */
-export async function withIdempotency<T>(db: Db, req: IdempotentRequest, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+export async function withIdempotency<T>(
+  db: Db,
+  req: IdempotentRequest & { replayable?: ReplayCheck<T> },
+  work: (trx: Transaction<DB>) => Promise<T>,
+): Promise<T> {
   return db.transaction().execute(async (trx) => {
     const { key } = req;
     if (key === undefined) return work(trx);
@@ -34,6 +44,7 @@ export async function withIdempotency<T>(db: Db, req: IdempotentRequest, work: (
     const seen = await findIdempotentResponse(trx, req.space, key);
     if (seen) {
       if (seen.request !== req.request) throw errors.conflict('this idempotency-key was used for another request');
+      await req.replayable?.(trx, seen.response as T);
       return seen.response as T;
     }
     const answer = await work(trx);

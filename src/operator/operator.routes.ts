@@ -19,7 +19,7 @@ const OperatorConnection = Type.Object({ ...ConnectionResource.properties, works
 
 /** `/v1/operator/*`: platform-wide lists in offset pages (docs/api.md, "Pagination"). */
 export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.addHook('preHandler', requireOperator(deps));
+  app.addHook('preValidation', requireOperator(deps));
 
   app.get(
     '/tenants',

@@ -17,7 +17,7 @@ import { slaReplied } from '../sla/sla.service.js';
 import { workspaceUserIds } from '../teams/teams.queries.js';
 import { insertTranscriptLines, setMentions } from '../threads/thread-workflow.queries.js';
 import { changeThreadIn, type ThreadActor } from '../threads/thread-workflow.service.js';
-import { findThreadViews } from '../threads/threads.queries.js';
+import { findThread, findThreadViews } from '../threads/threads.queries.js';
 import { usersNotSeeing } from '../threads/visibility.js';
 import { workspaceSettings } from '../workspaces/workspace-settings.js';
 import { checkEmailReplyFields, type EmailReplyFields, emailReplyHeaders } from './email-reply.js';
@@ -62,8 +62,12 @@ export interface ReplyRequest {
  */
 export async function postReply(deps: Deps, req: ReplyRequest & { auth: TenantAuth }) {
   const { request, write } = prepareReply(deps, req);
-  // An API caller's app is the `Idempotency-Key` space.
-  return withIdempotency(deps.db, { ...request, space: req.auth.appId }, write);
+  // An API caller's app is the `Idempotency-Key` space. A replay answers only a caller who
+  // sees the thread: a key must not show a restricted agent a thread of another team.
+  const replayable = async (trx: Executor) => {
+    if (!(await findThread(trx, req.auth, req.threadId))) throw errors.notFound('thread');
+  };
+  return withIdempotency(deps.db, { ...request, space: req.auth.appId, replayable }, write);
 }
 
 /**

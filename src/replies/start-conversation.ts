@@ -3,6 +3,7 @@ import { messageResources } from '../attachments/message-attachments.js';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import { findConnection } from '../connections/connections.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
+import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { withIdempotency } from '../idempotency/with-idempotency.js';
@@ -80,6 +81,10 @@ export async function startConversation(deps: Deps, req: StartRequest) {
     key: req.idempotencyKey,
     request: `conversation ${req.connectionId} ${sha256Hex(asked)}`,
     statusCode: 202,
+    // A replay shows the thread too: only to a caller who sees it.
+    replayable: async (trx: Executor, answer: { thread: { id: number } }) => {
+      if (!(await findThread(trx, req.reader, answer.thread.id))) throw errors.notFound('thread');
+    },
   };
   return withIdempotency(deps.db, request, async (trx) => {
     // Counted in this transaction: a refused request (429, or any 4xx below) writes nothing,

@@ -16,7 +16,7 @@ export const LabelResource = Type.Object(
 
 /** `GET /v1/labels`: labels exist only on threads; the list is read from the rows kept beside them. */
 export const labelsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.addHook('preHandler', requireAuth(deps));
+  app.addHook('preValidation', requireAuth(deps));
 
   app.get(
     '/labels',

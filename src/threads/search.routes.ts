@@ -29,7 +29,7 @@ export const SearchQuery = Type.Object({
  * (docs/conversations.md).
  */
 export const searchRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.addHook('preHandler', requireAuth(deps));
+  app.addHook('preValidation', requireAuth(deps));
 
   app.get(
     '/messages/search',

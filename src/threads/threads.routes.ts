@@ -22,7 +22,7 @@ const CountsQuery = Type.Object(CountFilters, { additionalProperties: false });
 
 /** Tenant lists of what the workers made: threads and their messages (cursor pages; contacts: src/contacts/). */
 export const threadsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.addHook('preHandler', requireAuth(deps));
+  app.addHook('preValidation', requireAuth(deps));
 
   app.get(
     '/threads',

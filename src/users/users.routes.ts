@@ -118,7 +118,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
   app.patch(
     '/me',
     {
-      preValidation: requireAuth(deps, { kinds: ['user', 'pat'], allowPat: true }),
+      preValidation: requireAuth(deps, { kinds: ['user'] }),
       schema: {
         summary: 'Change your own name, availability or notification e-mails',
         body: OwnUserPatch,

@@ -17,7 +17,7 @@ const WorkspaceParams = Type.Object({ id: Type.With(IntId, { description: 'the w
 
 /** Engage admin routes (docs/api.md): the platform operator provisions tenants. */
 export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.addHook('preHandler', requireAdminKey(deps));
+  app.addHook('preValidation', requireAdminKey(deps));
 
   app.post(
     '/workspaces',

@@ -1,6 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
+
+// Every route the app registers (test/helpers/route-log.ts), so a route added later is walked too.
+const { routes, fastifyWithRouteLog } = await vi.hoisted(() => import('../helpers/route-log.js'));
+vi.mock('fastify', fastifyWithRouteLog);
 
 // A clock the tests can move forward; JWTs are checked against it too (session expiry).
 let offsetMs = 0;
@@ -49,6 +53,24 @@ describe('personal-access tokens', () => {
         .statusCode,
     ).toBe(401);
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/personal-access-tokens', headers: tenant.headers })).statusCode).toBe(403);
+  });
+
+  it('are refused (401) on every /v1 route but the socket, one’s own settings and 2FA status included', async () => {
+    const { token } = (
+      await ctx.app.inject({ method: 'POST', url: '/v1/personal-access-tokens', headers: bearer(jwt), payload: { name: 'walk' } })
+    ).json().data;
+    // The socket takes one; visitors, the accounts webhook and signed links take no bearer of a user.
+    const elsewhere = /^\/v1\/(realtime$|livechat\/|accounts\/webhook$|messages\/:id\/html$)/;
+    const walked = [...new Set(routes.map((r) => `${r.method} ${r.url}`))].filter(
+      (r) => !r.startsWith('HEAD ') && / \/v1\//.test(r) && !elsewhere.test(r.split(' ')[1]!),
+    );
+    expect(walked).toEqual(expect.arrayContaining(['PATCH /v1/users/me', 'GET /v1/users/me/2fa']));
+    for (const route of walked) {
+      const [method, url] = route.split(' ') as ['GET', string];
+      const res = await ctx.app.inject({ method, url: url.replace(/:[A-Za-z_]+/g, '1'), headers: bearer(token) });
+      expect(res.statusCode, route).toBe(401);
+    }
+    expect((await ctx.app.inject({ method: 'GET', url: '/api/user/user', headers: bearer(token) })).statusCode).toBe(200);
   });
 
   it('expire: 90 days by default, 1..365 on request, refused once expired like a revoked one', async () => {

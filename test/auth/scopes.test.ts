@@ -75,6 +75,43 @@ describe('API key scopes on every tenant route', () => {
   });
 });
 
+/** Routes open to anyone: their own credential is a signature, a token in the body or a link. */
+const PUBLIC = [
+  /^\/webhooks\//,
+  /^\/api\/user\/(login|setup|generate-code|generate-token|invite\/accept|password-reset)/,
+  /^\/csat\//,
+  /^\/livechat\//,
+  /^\/v1\/livechat\//,
+  /^\/v1\/accounts\/webhook$/,
+  /^\/(healthz|readyz|metrics|openapi\.json|mcp)$/,
+  /^\/docs(\/|$)/,
+  /^\/app/,
+  /^\/auth\/sso\//,
+  /^\/v1\/messages\/:id\/html$/,
+];
+/** Dead-letter routes, whose guards still run after their schemas. */
+const GUARDED_AFTER_SCHEMA = ['/v1/admin/webhook-inbox', '/v1/operator/webhook-inbox'];
+
+describe('credentials before the request', () => {
+  it('answers 401 to a caller without credentials on every guarded route, however wrong the request', async () => {
+    const guarded = [...new Map(routes.map((r) => [`${r.method} ${r.url}`, r])).values()].filter(
+      (r) =>
+        r.method !== 'HEAD' &&
+        !PUBLIC.some((p) => p.test(r.url)) &&
+        !GUARDED_AFTER_SCHEMA.some((p) => r.url === p || r.url.startsWith(`${p}/`)),
+    );
+    expect(guarded.map((r) => `${r.method} ${r.url}`)).toContain('POST /v1/engage/workspaces');
+    for (const route of guarded) {
+      // An id that is no id, a query and a body that no route accepts: the guard answers first.
+      const url = `${route.url.replace(/:[A-Za-z_]+/g, 'not-an-id')}?limit=abc&status=bogus&undeclared=1`;
+      const body = route.method === 'GET' || route.method === 'DELETE' ? {} : { payload: { undeclared: 1 } };
+      const res = await ctx.app.inject({ method: route.method as 'POST', url, ...body });
+      expect(res.statusCode, `${route.method} ${route.url}: ${res.body}`).toBe(401);
+      expect(res.json().error.code).toBe('unauthorized');
+    }
+  });
+});
+
 describe('requireAuth picks the scope from the method', () => {
   it('a plain tenant guard lets read keys GET, and only write or admin keys do anything else', async () => {
     // A guard with no scope of its own, as every non-admin tenant route has, on a bare app.

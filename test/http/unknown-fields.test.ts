@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useTestContext } from '../helpers/app.js';
+import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { makeWidget, startVisitor } from '../helpers/livechat.js';
 
@@ -58,6 +58,7 @@ function url(path: string): string {
 /** The credential each family takes; validation must be reached, not stopped at a 401/403. */
 function headers(path: string): Record<string, string> {
   if (path.startsWith('/v1/livechat')) return visitor.headers;
+  if (path.startsWith('/v1/engage/')) return adminHeaders();
   return { authorization: `Bearer ${jwt}` };
 }
 

@@ -280,3 +280,30 @@ describe('restrictAgentsToTeams on new conversations', () => {
     expect((await call('POST', '/v1/conversations', ada.headers, payload)).statusCode).toBe(202);
   });
 });
+
+describe('restrictAgentsToTeams and a replayed Idempotency-Key', () => {
+  it("answers 404, not the stored answer, to an agent replaying a key on another team's thread", async () => {
+    const key = { 'idempotency-key': `note-${theirs.id}` };
+    const note = { text: 'the refund code is 4711', private: true };
+    const first = await call('POST', `/v1/threads/${theirs.id}/messages`, { ...ada.headers, ...key }, note);
+    expect(first.statusCode, first.body).toBe(201);
+    const replayed = await call('POST', `/v1/threads/${theirs.id}/messages`, { ...bo.headers, ...key }, note);
+    expect(replayed.statusCode, replayed.body).toBe(404);
+    expect(replayed.json().error.code).toBe('not_found');
+    expect(replayed.body).not.toContain('4711');
+    // The one who sees it still gets the first answer again.
+    const again = await call('POST', `/v1/threads/${theirs.id}/messages`, { ...ada.headers, ...key }, note);
+    expect(again.json().data.id).toBe(first.json().data.id);
+  });
+
+  it("answers 404 to an agent replaying the key of a conversation started in another team's thread", async () => {
+    const returnsLine = await makeConnection(ctx.deps, ws, { integrationKey: 'sms' });
+    await ok('PATCH', `/v1/connections/${returnsLine.id}`, tenant.headers, { teamId: returns.id });
+    const key = { 'idempotency-key': `conversation-${returnsLine.id}` };
+    const payload = { connectionId: returnsLine.id, to: '+4915112345679', text: 'your refund code is 4711' };
+    expect((await call('POST', '/v1/conversations', { ...ada.headers, ...key }, payload)).statusCode).toBe(202);
+    const replayed = await call('POST', '/v1/conversations', { ...bo.headers, ...key }, payload);
+    expect(replayed.statusCode, replayed.body).toBe(404);
+    expect(replayed.body).not.toContain('4711');
+  });
+});
