@@ -24,7 +24,7 @@ export const DEAD_LETTER_MAX_LIMIT = 500;
 
 /** `/v1/admin/webhook-inbox`: a workspace admin inspects and requeues its own deliveries. */
 export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.addHook('preHandler', requireAuth(deps, { scope: 'admin' }));
+  app.addHook('preValidation', requireAuth(deps, { scope: 'admin' }));
 
   app.get(
     '/webhook-inbox',

@@ -29,7 +29,7 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
   app.get(
     '/webhook-inbox',
     {
-      preHandler: requireOperator(deps),
+      preValidation: requireOperator(deps),
       schema: {
         summary: "List every app's deliveries",
         querystring: Type.Object({
@@ -53,7 +53,7 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
   app.get(
     '/webhook-inbox/:id',
     {
-      preHandler: requireOperator(deps),
+      preValidation: requireOperator(deps),
       schema: { summary: 'Get any delivery with its body', params: InboxRowParams, response: { 200: Envelope(InboxResource) } },
     },
     async (request) => {
@@ -66,7 +66,7 @@ export const operatorInboxRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
   app.post(
     '/webhook-inbox/:id/requeue',
     {
-      preHandler: requireOperator(deps),
+      preValidation: requireOperator(deps),
       schema: {
         summary: 'Requeue any failed or dead-lettered delivery',
         description: "Operator requeue of any app's row (unattributed rows included); answers the status it had before.",
