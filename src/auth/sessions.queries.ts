@@ -199,10 +199,19 @@ export async function revokeOtherSessions(db: Executor, userId: number, keepSess
 }
 
 /** A user's new password hash (a change, a reset, an accepted invite). */
-export async function setPasswordHash(db: Executor, userId: number, passwordHash: string, activate: boolean): Promise<void> {
-  await db
+export async function setPasswordHash(
+  db: Executor,
+  userId: number,
+  passwordHash: string,
+  activate: boolean,
+  /** Only while the user's hash is still this one (the password just checked); false when it is not. */
+  replacing?: string,
+): Promise<boolean> {
+  const result = await db
     .updateTable('users')
     .set({ password_hash: passwordHash, ...(activate ? { active: true } : {}) })
     .where('id', '=', userId)
-    .execute();
+    .$if(replacing !== undefined, (q) => q.where('password_hash', '=', replacing!))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
