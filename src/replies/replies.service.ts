@@ -97,10 +97,11 @@ function prepareReply(deps: Deps, req: ReplyRequest) {
     statusCode: req.private ? 201 : 202,
   };
   const write = async (trx: Executor) => {
-    // A reply locks its thread before reading it: replies to one thread at once then take turns,
-    // so only the first answers the conversation and assigns the thread (assignOnReply), and
-    // none deadlocks with another on the thread row it updates and its messages reference.
-    if (!req.private) await lockThread(trx, auth, req.threadId);
+    // A reply or note locks its thread before reading it: replies to one thread at once then
+    // take turns, so only the first answers the conversation and assigns the thread
+    // (assignOnReply), none deadlocks with another on the thread row it updates and its messages
+    // reference, and a thread a merge folds away meanwhile is a 404, not a message without one.
+    await lockThread(trx, auth, req.threadId);
     const thread = await findReplyThread(trx, auth, req.threadId);
     if (!thread) throw errors.notFound('thread');
     const now = deps.now();
