@@ -201,6 +201,26 @@ describe('password reset by e-mail', () => {
     expect((await post('/api/user/password-reset/confirm', { token: first, newPassword: 'another new password' })).statusCode).toBe(401);
   });
 
+  it('a sign-in with the old password at the same moment keeps no session past the reset', async () => {
+    for (let round = 0; round < 3; round++) {
+      const email = `racing-${round}@acme.test`;
+      const { password } = await makeUser(ctx.deps, tenant.workspace.id, { email });
+      const token = await resetToken(email);
+      smtp.reset();
+      const answers = await Promise.all([
+        login(email, password),
+        login(email, password),
+        post('/api/user/password-reset/confirm', { token, newPassword: 'a brand new password' }),
+      ]);
+      expect(answers[2]!.statusCode).toBe(200);
+      // Before the reset, a sign-in's session ends with it; after it, the old password is wrong.
+      for (const res of answers.slice(0, 2)) {
+        expect([200, 401]).toContain(res.statusCode);
+        if (res.statusCode === 200) expect((await me(res.json().access_token)).statusCode).toBe(401);
+      }
+    }
+  });
+
   it('a mail the SMTP server refuses still answers 202 and is logged without the token', async () => {
     await makeUser(ctx.deps, tenant.workspace.id, { email: 'bounces@acme.test' });
     smtp.refuse('bounces@acme.test', 550);
