@@ -47,7 +47,10 @@ export async function changePassword(
   await forgetSuccessfulLogin(deps, attempt);
   const passwordHash = await hashPassword(input.newPassword);
   const ended = await deps.db.transaction().execute(async (trx) => {
-    await setPasswordHash(trx, user.id, passwordHash, false);
+    // Only over the password just checked: of two changes at once from one current password,
+    // the second finds it changed and is refused, as it would be after the first.
+    if (!(await setPasswordHash(trx, user.id, passwordHash, false, user.password_hash)))
+      throw errors.forbidden('currentPassword: not your current password');
     await recordAudit(trx, personTrail(user, ip), 'user.password_changed', { type: 'user', id: user.id });
     return endOtherSessions(deps, trx, { id: user.id, workspaceId: user.workspace_id }, auth.sessionId, 'password_changed');
   });

@@ -198,11 +198,37 @@ export async function revokeOtherSessions(db: Executor, userId: number, keepSess
   return rows.map((r) => r.id);
 }
 
+/**
+ * Holds the user (FOR SHARE) while their password is still `passwordHash` and they are active:
+ * a sign-in checked against that hash starts its session only then, and a reset or change at
+ * the same moment waits for it (and ends that session too) or has already made it false.
+ */
+export async function holdPassword(db: Executor, userId: number, passwordHash: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('id', '=', userId)
+    .where('password_hash', '=', passwordHash)
+    .where('active', '=', true)
+    .forShare()
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** A user's new password hash (a change, a reset, an accepted invite). */
-export async function setPasswordHash(db: Executor, userId: number, passwordHash: string, activate: boolean): Promise<void> {
-  await db
+export async function setPasswordHash(
+  db: Executor,
+  userId: number,
+  passwordHash: string,
+  activate: boolean,
+  /** Only while the user's hash is still this one (the password just checked); false when it is not. */
+  replacing?: string,
+): Promise<boolean> {
+  const result = await db
     .updateTable('users')
     .set({ password_hash: passwordHash, ...(activate ? { active: true } : {}) })
     .where('id', '=', userId)
-    .execute();
+    .$if(replacing !== undefined, (q) => q.where('password_hash', '=', replacing!))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }

@@ -11,7 +11,7 @@ import { findUserByEmail } from '../users/users.queries.js';
 import { UserResource, userResource } from '../users/users.resources.js';
 import { optionalAuth, personOf, requireAuth, userOf } from './auth.js';
 import { clearRefreshCookie, readRefreshCookie, setRefreshCookie } from './refresh-cookie.js';
-import { consumeAuthCode, findLiveSession, findUser } from './sessions.queries.js';
+import { consumeAuthCode, findLiveSession, findUser, holdPassword } from './sessions.queries.js';
 import {
   AUTH_CODE_SECONDS,
   admitLoginAttempt,
@@ -104,6 +104,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       await refusePasswordWhereSsoOnly(deps, user, trail);
       await requireSecondFactor(deps, user, request.body.otp, trail);
       const started = await deps.db.transaction().execute(async (trx) => {
+        // The password checked is still the user's: a reset or change meanwhile refuses it,
+        // as it would a moment later, rather than leave a session that outlives the change.
+        if (!(await holdPassword(trx, user.id, user.password_hash))) throw errors.unauthorized('invalid e-mail or password');
         const done = await startSession(deps, app.jwt, user, request.body.remember ?? false, trx);
         await recordAudit(trx, trail, 'sign_in.succeeded', { type: 'user', id: user.id });
         return done;

@@ -333,10 +333,11 @@ export async function createConnection(
   if (credentials !== undefined)
     checkCredentials(fields.integrationKey, credentials, deploymentFallback(integrationSettings(deps, fields.integrationKey), managedBy));
   await requireWorkspace(deps.db, workspaceId);
-  if (fields.teamId !== undefined && fields.teamId !== null) await requireTeamOf(deps.db, workspaceId, fields.teamId);
   // A sealed value names its row (AAD), so the row must exist first: one transaction, which
-  // the audit entry shares.
+  // the audit entry shares. The team is checked and kept in it, so it cannot go before the row
+  // naming it commits.
   const row = await deps.db.transaction().execute(async (trx) => {
+    if (fields.teamId !== undefined && fields.teamId !== null) await requireTeamOf(trx, workspaceId, fields.teamId);
     const inserted = await insertConnection(trx, { workspaceId, ...fields });
     const updated =
       credentials === undefined && webhookSecrets === undefined
@@ -409,7 +410,6 @@ export async function changeConnection(
   const csat = checkCsatSetting(current.integration_key, patch.csat);
   if (patch.businessAccountId !== undefined) onlyWhatsapp(current.integration_key);
   if (patch.imapFolder !== undefined) onlyMailboxes(current.integration_key);
-  if (patch.teamId !== undefined && patch.teamId !== null) await requireTeamOf(deps.db, workspaceId, patch.teamId);
   if (
     patch.name === undefined &&
     credentialsSealed === undefined &&
@@ -425,6 +425,8 @@ export async function changeConnection(
   )
     return connectionResource(current, adminView(deps));
   const row = await deps.db.transaction().execute(async (trx) => {
+    // Checked and kept in the transaction: the team cannot go before this row naming it commits.
+    if (patch.teamId !== undefined && patch.teamId !== null) await requireTeamOf(trx, workspaceId, patch.teamId);
     const updated = await updateConnection(trx, workspaceId, id, {
       name: patch.name,
       credentialsSealed,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { isObject } from '../channels/channel.js';
 import { apiUrl, postToProvider } from '../channels/provider-http.js';
 import { TELEGRAM_API } from '../channels/telegram.js';
@@ -33,19 +34,25 @@ export async function setTelegramWebhook(deps: Deps, workspaceId: number, connec
   }
   if (!token) throw errors.validation('the connection has no bot token: set credentials.accessToken with PATCH /v1/connections/:id');
 
-  const secret = randomBytes(32).toString('base64url');
   const url = `${deps.config.publicUrl}/webhooks/telegram`;
-  const outcome = await postToProvider({
-    key: 'telegram',
-    url: apiUrl(deps.config.integrations.telegram?.apiBaseUrl ?? TELEGRAM_API, `/bot${token}/setWebhook`),
-    headers: {},
-    body: { json: { url, secret_token: secret } },
-    timeoutMs: SET_WEBHOOK_TIMEOUT_MS,
-    secrets: [token, secret],
-    idField: 'ok',
-    readId: (body) => (isObject(body) && body.ok === true ? 'ok' : undefined),
+  // One call per connection at a time (a lock until the secret is stored): two at once would
+  // each give Telegram a secret and could store them in the other order, leaving the bot
+  // sending a secret whose hash is not the one kept, every update refused.
+  return deps.db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`inbox:telegram-webhook:${connection.id}`}, 0))`.execute(trx);
+    const secret = randomBytes(32).toString('base64url');
+    const outcome = await postToProvider({
+      key: 'telegram',
+      url: apiUrl(deps.config.integrations.telegram?.apiBaseUrl ?? TELEGRAM_API, `/bot${token}/setWebhook`),
+      headers: {},
+      body: { json: { url, secret_token: secret } },
+      timeoutMs: SET_WEBHOOK_TIMEOUT_MS,
+      secrets: [token, secret],
+      idField: 'ok',
+      readId: (body) => (isObject(body) && body.ok === true ? 'ok' : undefined),
+    });
+    if (outcome.outcome !== 'sent') throw errors.providerError(`Telegram refused setWebhook: ${outcome.error}`);
+    await setTelegramSecretHash(trx, connection.id, sha256Hex(secret));
+    return { connectionId: connection.id, url };
   });
-  if (outcome.outcome !== 'sent') throw errors.providerError(`Telegram refused setWebhook: ${outcome.error}`);
-  await setTelegramSecretHash(deps.db, connection.id, sha256Hex(secret));
-  return { connectionId: connection.id, url };
 }

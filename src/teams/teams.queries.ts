@@ -14,6 +14,14 @@ export async function findTeam(db: Executor, workspaceId: number, id: number) {
   return db.selectFrom('teams').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * A workspace's team, kept until the transaction ends (KEY SHARE): a thread or connection put in
+ * it here is committed before the team's deletion starts, or sees the team gone.
+ */
+export async function keepTeam(db: Executor, workspaceId: number, id: number) {
+  return db.selectFrom('teams').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).forKeyShare().executeTakeFirst();
+}
+
 /** A workspace's team, locked until the transaction ends (its members are being replaced). */
 export async function lockTeam(db: Executor, workspaceId: number, id: number) {
   return db.selectFrom('teams').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).forUpdate().executeTakeFirst();

@@ -8,6 +8,7 @@ import {
   findTeam,
   findTeamByName,
   insertTeam,
+  keepTeam,
   lockTeam,
   memberIdsOf,
   replaceMembers,
@@ -121,9 +122,13 @@ export async function setTeamMembers(deps: Deps, workspaceId: number, id: number
   });
 }
 
-/** The team of the workspace with `id`, or a 422 naming `field` (a thread or connection names it). */
+/**
+ * The team of the workspace with `id`, or a 422 naming `field` (a thread or connection names
+ * it). Kept (keepTeam) until the caller's transaction ends, so the team cannot be deleted
+ * before the row naming it commits.
+ */
 export async function requireTeamOf(db: Executor, workspaceId: number, id: number, field = 'teamId') {
-  const row = await findTeam(db, workspaceId, id);
+  const row = await keepTeam(db, workspaceId, id);
   if (!row) throw errors.validation(`${field}: ${id} is not a team of this workspace`);
   return row;
 }

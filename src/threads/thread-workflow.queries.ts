@@ -195,8 +195,16 @@ export async function lockTeamThreads(db: Executor, workspaceId: number, teamId:
     .execute();
 }
 
-/** A thread the reader sees, locked until the transaction ends; undefined for any other. */
+/**
+ * A thread the reader sees, locked until the transaction ends; undefined for any other.
+ * Its contact is kept first (KEY SHARE), in the order a merge takes them (contacts, then their
+ * threads): a change that writes the thread twice checks its contact's key on the second
+ * write, and taking that after the thread's lock would deadlock with a merge of that contact.
+ * Waiting here, the change sees the merge's outcome (the thread moved or folded away).
+ */
 export async function lockThread(db: Executor, reader: ThreadReader, id: number) {
+  await sql`${PREPARED} SELECT 1 FROM contacts c JOIN threads t ON t.contact_id = c.id
+    WHERE t.id = ${id} AND t.workspace_id = ${reader.workspaceId} FOR KEY SHARE OF c`.execute(db);
   return db
     .selectFrom('threads')
     .selectAll()

@@ -10,7 +10,7 @@ import type { Change } from '../messaging/announcements.js';
 import { insertNotifications } from '../notifications/notifications.queries.js';
 import { recordOpenings, recordResolution } from '../reports/record.js';
 import { moveSla, type SlaEvent } from '../sla/sla.service.js';
-import { findTeam } from '../teams/teams.queries.js';
+import { findTeam, keepTeam } from '../teams/teams.queries.js';
 import { requireTeamOf } from '../teams/teams.service.js';
 import { assigneeLine, labelsLine, priorityLine, statusLine, teamLine } from './activity.js';
 import { routeWaiting } from './routing.js';
@@ -126,6 +126,10 @@ export async function changeThreadIn(deps: Deps, trx: Executor, auth: ThreadActo
 
 /** changeThreadIn that also says whether anything changed (what fires `thread.updated` rules). */
 export async function changeThreadTold(deps: Deps, trx: Executor, auth: ThreadActor, threadId: number, patch: ThreadPatch) {
+  // A team named is kept before the thread is locked, in the order a team's deletion takes
+  // them (the team, then its threads): the deletion waits for this change, or this change
+  // finds the team gone (422, after the thread's own 404).
+  const named = patch.teamId === undefined || patch.teamId === null ? undefined : await keepTeam(trx, auth.workspaceId, patch.teamId);
   const thread = await lockThread(trx, auth, threadId);
   if (!thread) throw errors.notFound('thread');
   const now = deps.now();
@@ -137,7 +141,9 @@ export async function changeThreadTold(deps: Deps, trx: Executor, auth: ThreadAc
     if (!assignee) throw errors.validation('assigneeId names no active user of this workspace');
   } else if (patch.assigneeId === null) assignee = null;
   const team =
-    patch.teamId === undefined || patch.teamId === null ? patch.teamId : await requireTeamOf(trx, auth.workspaceId, patch.teamId);
+    patch.teamId === undefined || patch.teamId === null
+      ? patch.teamId
+      : (named ?? (await requireTeamOf(trx, auth.workspaceId, patch.teamId)));
 
   const change: ThreadChange = {};
   const statusChanged = snooze.status !== thread.status || snooze.until?.getTime() !== thread.snoozed_until?.getTime();

@@ -100,15 +100,17 @@ export async function listAttempts(db: Executor, deliveryIds: number[]): Promise
 
 /**
  * A delivery made pending again with a new job (redelivery): its attempt count starts over,
- * its attempts so far are kept, and any job queued before is stale from now on.
+ * its attempts so far are kept, and any job queued before is stale from now on. False when
+ * the delivery is gone (its endpoint deleted).
  */
-export async function restartDelivery(db: Executor, delivery: { id: number; eventId: string }, jobId: string, at: Date): Promise<void> {
-  await db
+export async function restartDelivery(db: Executor, delivery: { id: number; eventId: string }, jobId: string, at: Date): Promise<boolean> {
+  const result = await db
     .updateTable('webhook_deliveries')
     .set({ status: 'pending', attempt_count: 0, job_id: jobId, next_attempt_at: at, updated_at: at })
     .where('id', '=', delivery.id)
     .where('event_id', '=', delivery.eventId)
-    .execute();
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /**

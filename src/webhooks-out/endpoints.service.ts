@@ -140,7 +140,8 @@ async function existingEndpoint(trx: Executor, workspaceId: number, id: number, 
 /** A `ping` to one endpoint, whatever its event filter (and even while it is disabled). */
 export async function sendTest(deps: Deps, workspaceId: number, id: number) {
   return deps.db.transaction().execute(async (trx) => {
-    const endpoint = await existingEndpoint(trx, workspaceId, id);
+    // Locked: a deletion at the same time goes first (404 here) or waits for the ping's commit.
+    const endpoint = await existingEndpoint(trx, workspaceId, id, true);
     const now = deps.now();
     await enforceRateLimit(trx, ENDPOINT_ACTIONS_LIMIT, workspaceId, now);
     const [delivery] = await deliverEvents(
@@ -165,9 +166,14 @@ export async function redeliver(deps: Deps, workspaceId: number, deliveryId: num
     if (!delivery) throw errors.notFound('webhook delivery');
     if (!delivery.endpoint_enabled && delivery.event_type !== 'ping')
       throw errors.conflict('the endpoint is disabled: enable it (PATCH {"enabled": true}) first');
-    await enforceRateLimit(trx, ENDPOINT_ACTIONS_LIMIT, workspaceId, deps.now());
     const jobId = randomUUID();
-    await restartDelivery(trx, { id: delivery.id, eventId: delivery.event_id }, jobId, deps.now());
+    // The update waits for a deletion of its endpoint at the same time, which takes the
+    // delivery with it: then there is nothing to restart (404). It comes before the limit's
+    // lock, as the deletion takes the delivery before its endpoint, which a test holds while it
+    // waits for that lock; a 429 rolls it back.
+    if (!(await restartDelivery(trx, { id: delivery.id, eventId: delivery.event_id }, jobId, deps.now())))
+      throw errors.notFound('webhook delivery');
+    await enforceRateLimit(trx, ENDPOINT_ACTIONS_LIMIT, workspaceId, deps.now());
     await enqueueAttempts(deps.boss, trx, [
       { deliveryId: delivery.id, eventId: delivery.event_id, endpointId: delivery.endpoint_id, jobId },
     ]);

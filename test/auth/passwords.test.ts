@@ -134,6 +134,23 @@ describe('POST /v1/users/me/password', () => {
     expect(limited.json().error.code).toBe('rate_limited');
   });
 
+  it('two changes at once from one current password: one is made, the other is refused as a serial order would', async () => {
+    const { password } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'two-changes@acme.test' });
+    const mine = await session('two-changes@acme.test', password);
+    const wanted = ['the first new password', 'the second new password'];
+    const answers = await Promise.all(
+      wanted.map((newPassword) =>
+        post('/v1/users/me/password', { currentPassword: password, newPassword }, { authorization: `Bearer ${mine}` }),
+      ),
+    );
+    expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 403]);
+    const made = wanted[answers.findIndex((r) => r.statusCode === 200)]!;
+    const refused = answers.find((r) => r.statusCode === 403)!;
+    expect(refused.json().error).toEqual({ code: 'forbidden', message: 'currentPassword: not your current password' });
+    expect((await login('two-changes@acme.test', made)).statusCode).toBe(200);
+    expect((await login('two-changes@acme.test', wanted.find((p) => p !== made)!)).statusCode).toBe(401);
+  });
+
   it('takes a signed-in session only: not an API key', async () => {
     const res = await post('/v1/users/me/password', { currentPassword: 'x', newPassword: 'a much longer password' }, tenant.headers);
     expect(res.statusCode).toBe(403);
@@ -182,6 +199,26 @@ describe('password reset by e-mail', () => {
     const second = await resetToken('twice@acme.test');
     expect((await post('/api/user/password-reset/confirm', { token: second, newPassword: 'a brand new password' })).statusCode).toBe(200);
     expect((await post('/api/user/password-reset/confirm', { token: first, newPassword: 'another new password' })).statusCode).toBe(401);
+  });
+
+  it('a sign-in with the old password at the same moment keeps no session past the reset', async () => {
+    for (let round = 0; round < 3; round++) {
+      const email = `racing-${round}@acme.test`;
+      const { password } = await makeUser(ctx.deps, tenant.workspace.id, { email });
+      const token = await resetToken(email);
+      smtp.reset();
+      const answers = await Promise.all([
+        login(email, password),
+        login(email, password),
+        post('/api/user/password-reset/confirm', { token, newPassword: 'a brand new password' }),
+      ]);
+      expect(answers[2]!.statusCode).toBe(200);
+      // Before the reset, a sign-in's session ends with it; after it, the old password is wrong.
+      for (const res of answers.slice(0, 2)) {
+        expect([200, 401]).toContain(res.statusCode);
+        if (res.statusCode === 200) expect((await me(res.json().access_token)).statusCode).toBe(401);
+      }
+    }
   });
 
   it('a mail the SMTP server refuses still answers 202 and is logged without the token', async () => {

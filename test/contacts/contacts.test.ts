@@ -329,6 +329,30 @@ describe('POST /v1/contacts/:id/merge', () => {
     expect(await snapshot()).toEqual(before);
   });
 
+  it('while the folded thread is changed, replied to and noted: each waits for the merge or goes first, never a 500', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const wa = await makeConnection(ctx.deps, tenant.workspace.id);
+    const ada = await signedInUser(ctx.app, ctx, tenant.workspace.id, { roles: ['admin'] });
+    for (let round = 0; round < 4; round++) {
+      const keptId = await inbound(ctx, wa, `49151000100${round}`, `wamid.race-a-${round}`);
+      const foldedId = await inbound(ctx, wa, `49151000200${round}`, `wamid.race-b-${round}`);
+      const contactOf = async (id: number) => (await call('GET', `/v1/threads/${id}`, tenant.headers)).json().data.contactId as number;
+      const [into, other] = [await contactOf(keptId), await contactOf(foldedId)];
+      const answers = await Promise.all([
+        call('POST', `/v1/contacts/${into}/merge`, tenant.headers, { contactId: other }),
+        call('PATCH', `/v1/threads/${foldedId}`, ada.headers, { status: 'resolved', labels: ['billing'] }),
+        call('POST', `/v1/threads/${foldedId}/messages`, ada.headers, { text: 'On it' }),
+        call('POST', `/v1/threads/${foldedId}/messages`, ada.headers, { text: 'a note', private: true }),
+      ]);
+      expect(answers[0]!.statusCode, answers[0]!.body).toBe(200);
+      // Before the merge each applies to the folded thread (and moves with it); after it, the thread is gone.
+      for (const res of answers.slice(1)) expect([200, 201, 202, 404], res.body).toContain(res.statusCode);
+      expect((await call('GET', `/v1/threads/${foldedId}`, tenant.headers)).statusCode).toBe(404);
+      const left = await db.selectFrom('messages').select('thread_id').where('thread_id', '=', foldedId).execute();
+      expect(left).toEqual([]);
+    }
+  });
+
   it('answers 404 for a contact of another workspace and 422 for itself, writing nothing', async () => {
     const tenant = await makeTenant(ctx.deps);
     const other = await makeTenant(ctx.deps);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
+import { smsFromContact } from '../helpers/inbound.js';
 import { seedThread, signedInUser } from '../helpers/threads.js';
 
 /**
@@ -73,5 +74,35 @@ describe('assignOnReply', () => {
     expect(patched.statusCode, patched.body).toBe(200);
     expect((await reply(off.thread.id, off.agent.headers)).statusCode).toBe(202);
     expect((await threadOf(off.thread.id, off.tenant.headers)).assigneeId).toBeNull();
+  });
+
+  it('gives a thread that several users answer at once to the first of them, once; its first response is that reply', async () => {
+    for (let round = 0; round < 3; round++) {
+      const { tenant, agent } = await setup();
+      const connection = await ctx.deps.db
+        .selectFrom('connections')
+        .select('external_account_id as externalAccountId')
+        .where('workspace_id', '=', tenant.workspace.id)
+        .executeTakeFirstOrThrow();
+      const threadId = await smsFromContact(ctx, connection, `+1555${round}000111`);
+      const others = [
+        await signedInUser(ctx.app, ctx.deps, tenant.workspace.id),
+        await signedInUser(ctx.app, ctx.deps, tenant.workspace.id),
+      ];
+      const answers = await Promise.all([agent, ...others].map((u, i) => reply(threadId, u.headers, { text: `On it ${i}` })));
+      for (const res of answers) expect(res.statusCode, res.body).toBe(202);
+      const replies = answers
+        .map((res) => res.json().data as { id: number; authorId: number; createdAt: string })
+        .sort((a, b) => a.id - b.id);
+      expect((await threadOf(threadId, tenant.headers)).assigneeId).toBe(replies[0]!.authorId);
+      const lines = (await transcript(threadId, tenant.headers)).filter((m) => m.kind === 'activity');
+      expect(lines).toHaveLength(1);
+      const conversation = await ctx.deps.db
+        .selectFrom('conversations')
+        .select('first_response_at')
+        .where('thread_id', '=', threadId)
+        .executeTakeFirstOrThrow();
+      expect(conversation.first_response_at?.toISOString()).toBe(replies[0]!.createdAt);
+    }
   });
 });

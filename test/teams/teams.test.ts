@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useTestContext } from '../helpers/app.js';
+import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';
 import { inbound, listenToBus, signedInUser, transcriptLines } from '../threads/workflow-helpers.js';
@@ -193,5 +193,35 @@ describe('teams on threads and connections', () => {
     expect(connections.find((c: { id: number }) => c.id === conn.id).teamId).toBeNull();
     expect((await call('GET', `/v1/teams/${team.id}`, ada.headers)).statusCode).toBe(404);
     expect((await call('DELETE', `/v1/teams/${team.id}`, ada.headers)).statusCode).toBe(404);
+  });
+
+  it('a team deleted while a thread or connection is put in it: 200 or 422, never 500; nothing keeps it', async () => {
+    for (let round = 0; round < 3; round++) {
+      const team = await newTeam();
+      const conn = await makeConnection(ctx.deps, tenant.workspace.id);
+      const threadId = await inbound(ctx, conn, `c-race-${round}`, `wamid.race-${round}`);
+      const answers = await Promise.all([
+        call('PATCH', `/v1/threads/${threadId}`, ada.headers, { teamId: team.id }),
+        call('PATCH', `/v1/connections/${conn.id}`, tenant.headers, { teamId: team.id }),
+        call('POST', `/v1/engage/workspaces/${tenant.workspace.id}/connections`, adminHeaders(), {
+          integrationKey: 'sms',
+          externalAccountId: `+1555010${round}`,
+          name: 'SMS',
+          teamId: team.id,
+        }),
+        call('DELETE', `/v1/teams/${team.id}`, ada.headers),
+      ]);
+      for (const res of answers) expect([200, 201, 422], res.body).toContain(res.statusCode);
+      expect(answers[3]!.statusCode).toBe(200);
+      const rows = await ctx.deps.db.selectFrom('threads').select('team_id').where('id', '=', threadId).execute();
+      expect(rows).toEqual([{ team_id: null }]);
+      const held = await ctx.deps.db.selectFrom('connections').select('id').where('team_id', '=', team.id).execute();
+      expect(held).toEqual([]);
+      // A thread moved in before the deletion is told it left, as any thread of the team is.
+      if (answers[0]!.statusCode === 200)
+        expect((await transcriptLines(ctx, threadId)).map((l) => l.text)).toContainEqual(
+          expect.stringMatching(/^Ada removed the conversation from the team /),
+        );
+    }
   });
 });

@@ -1,4 +1,5 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type FakeProviders, startFakeProviders } from '../../harness/fake-providers.js';
 import { type FakeSmtp, startSmtpServer } from '../../harness/smtp.js';
@@ -382,6 +383,48 @@ describe('telegram', () => {
       expect(res.json().error.message).toContain('Unauthorized');
       expect(res.body).not.toContain(BOT_TOKEN);
     } finally {
+      fake.reset();
+    }
+  });
+
+  it('two calls at once: the secret kept is the one Telegram was given last', async () => {
+    const connection = await ctx.deps.db
+      .selectFrom('connections')
+      .select('id')
+      .where('external_account_id', '=', BOT_ID)
+      .executeTakeFirstOrThrow();
+    const path = `/telegram/bot${BOT_TOKEN}/setWebhook`;
+    const calls = () => fake.requests.filter((r) => r.path === path);
+    let release!: () => void;
+    fake.behave(path, { heldUntil: new Promise<void>((resolve) => (release = resolve)) });
+    try {
+      const call = () =>
+        ctx.app.inject({ method: 'POST', url: `/v1/connections/${connection.id}/telegram/webhook`, headers: tenant.headers, payload: {} });
+      const before = calls().length;
+      const first = call();
+      await waitFor(async () => calls().length > before, 'the first setWebhook held by Telegram');
+      fake.behave(path, 'ok');
+      const second = call();
+      // The second reaches Telegram and comes back while the first is held, or waits for it.
+      const waiting = async () =>
+        Number(
+          (await sql<{ n: string }>`SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`.execute(ctx.deps.db))
+            .rows[0]!.n,
+        );
+      await waitFor(async () => calls().length > before + 1 || (await waiting()) > 0, 'the second call under way');
+      release();
+      expect((await first).statusCode).toBe(200);
+      expect((await second).statusCode).toBe(200);
+      const last = (calls().at(-1)!.parsed as { secret_token: string }).secret_token;
+      const stored = await ctx.deps.db
+        .selectFrom('telegram_webhook_secrets')
+        .select('secret_hash')
+        .where('connection_id', '=', connection.id)
+        .executeTakeFirstOrThrow();
+      expect(stored.secret_hash).toBe(createHash('sha256').update(last).digest('hex'));
+      secret = last; // the bot's secret from now on
+    } finally {
+      release();
       fake.reset();
     }
   });

@@ -167,6 +167,23 @@ describe('webhook endpoint routes', () => {
     expect((await call('GET', `/${id}`)).statusCode).toBe(404);
   });
 
+  it('deleted while it is tested and a delivery of it redelivered: 202 or 404, never 500', async () => {
+    for (let round = 0; round < 3; round++) {
+      const { id } = (await create({ url: 'https://hooks.example.com/deleted' })).json().data;
+      const ping = await call('POST', `/${id}/test`);
+      expect(ping.statusCode, ping.body).toBe(202);
+      const answers = await Promise.all([
+        call('DELETE', `/${id}`),
+        call('POST', `/${id}/test`),
+        call('POST', `/deliveries/${ping.json().data.id}/redeliver`),
+      ]);
+      expect(answers[0]!.statusCode).toBe(200);
+      for (const res of answers.slice(1)) expect([202, 404], res.body).toContain(res.statusCode);
+      const left = await ctx.deps.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id).execute();
+      expect(left).toEqual([]);
+    }
+  });
+
   it('is for workspace admins only: read and write keys get 403, no credential 401', async () => {
     const reader = await makeTenant(ctx.deps, { scopes: ['read'] });
     const writer = await makeTenant(ctx.deps, { scopes: ['read', 'write'] });
