@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AxeBuilder } from '@axe-core/playwright';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { whatsappTextBody } from '../../harness/whatsapp-delivery.js';
 import { PHONE_NUMBER_ID, useConsole } from '../helpers/console.js';
@@ -288,6 +288,77 @@ describe('admin settings', () => {
     await page.goto(`${c.base}/app/settings/webhooks`);
     await page.getByText('Settings are for workspace admins.').waitFor();
     expect(await page.getByLabel('URL').count()).toBe(0);
+    await context.close();
+  });
+
+  it('shows a refusal inside the form that caused it, in view, with the focus on it', { timeout: 90_000 }, async () => {
+    // Enough rows that the form edited last sits below the fold of the page's top.
+    for (let i = 0; i < 12; i += 1) {
+      const res = await c.ctx.app.inject({
+        method: 'POST',
+        url: '/v1/canned-responses',
+        headers: c.tenant.headers,
+        payload: { shortCode: `reply-${i}`, content: `Reply number ${i}` },
+      });
+      expect(res.statusCode).toBe(201);
+    }
+    for (const name of ['Alpha', 'Beta', 'Gamma', 'Delta', 'Epsilon', 'Zeta']) {
+      await c.ctx.app.inject({ method: 'POST', url: '/v1/teams', headers: c.tenant.headers, payload: { name } });
+    }
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    /** The refusal has the focus and lies wholly inside the window. */
+    const inView = async (form: Locator) => {
+      const alert = form.getByRole('alert');
+      const box = await alert.boundingBox();
+      const focused = await alert.evaluate((el: { ownerDocument: { activeElement: unknown } }) => el === el.ownerDocument.activeElement);
+      return focused && box !== null && box.y >= 0 && box.y + box.height <= 800;
+    };
+
+    await page.goto(`${c.base}/app/settings/canned-responses`);
+    await tabTo(page, page.getByRole('button', { name: 'Edit /reply-11' }));
+    await page.keyboard.press('Enter');
+    const canned = page.getByRole('form', { name: 'Edit /reply-11' });
+    await tabTo(page, canned.getByLabel('Short code'));
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type('reply-0');
+    await tabTo(page, canned.getByRole('button', { name: 'Save' }));
+    await page.keyboard.press('Enter');
+    await canned
+      .getByRole('alert')
+      .getByText(/already exists/)
+      .waitFor();
+    expect(await inView(canned)).toBe(true);
+
+    await page.goto(`${c.base}/app/settings/teams`);
+    await tabTo(page, page.getByRole('button', { name: 'Edit Zeta' }));
+    await page.keyboard.press('Enter');
+    const team = page.getByRole('form', { name: 'Edit Zeta' });
+    await tabTo(page, team.getByLabel(/Business hours/));
+    await page.keyboard.type('{"timezone": "Mars/Olympus", "weekly": {}, "holidays": []}');
+    await tabTo(page, team.getByRole('button', { name: 'Save' }));
+    await page.keyboard.press('Enter');
+    await team
+      .getByRole('alert')
+      .getByText(/Mars\/Olympus/)
+      .waitFor();
+    // The list read again after the attempt leaves the refusal where it is.
+    await page.waitForLoadState('networkidle');
+    expect(await inView(team)).toBe(true);
+
+    await page.goto(`${c.base}/app/settings/sla`);
+    const policy = page.getByRole('form', { name: 'New SLA policy' });
+    await typeInto(page, policy.getByLabel('Name'), 'Too fast');
+    await tabTo(page, policy.getByLabel(/First response/));
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type('PT5S');
+    await page.keyboard.press('Enter');
+    await policy
+      .getByRole('alert')
+      .getByText(/at least PT10S/)
+      .waitFor();
+    expect(await inView(policy)).toBe(true);
+    expect(await seriousViolations(page)).toEqual([]);
     await context.close();
   });
 });

@@ -5,17 +5,8 @@ import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { attempt, useLoad } from '../shared/use-load';
 import { blankRule, type RuleDraft, ruleBody, ruleDraft, STATUSES } from './automation-model';
-import { Failure } from './Failure';
-import {
-  ActionsEditor,
-  type Choices,
-  ConditionsEditor,
-  describeAction,
-  describeCondition,
-  EditAndDelete,
-  FormError,
-  useChoices,
-} from './RuleParts';
+import { Failure, FormError } from './Failure';
+import { ActionsEditor, type Choices, ConditionsEditor, describeAction, describeCondition, EditAndDelete, useChoices } from './RuleParts';
 import { useListEditor } from './use-list-editor';
 
 const EVENTS: [RuleEvent, string][] = [

@@ -3,7 +3,7 @@ import type { CannedResponse } from '../../../packages/client/src/index';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { attempt, collect, useLoad } from '../shared/use-load';
-import { Failure } from './Failure';
+import { Failure, FormError } from './Failure';
 
 /** Saved replies agents insert with `/` in the composer: create, edit, delete. */
 export function CannedResponses() {
@@ -12,10 +12,13 @@ export function CannedResponses() {
   const [shortCode, setShortCode] = useState('');
   const [content, setContent] = useState('');
   const [editing, setEditing] = useState<CannedResponse | null>(null);
+  // A refusal shows beside the form that caused it (an edited one may sit far down the list).
+  const [createError, setCreateError] = useState<string | null>(null);
+  const [editError, setEditError] = useState<string | null>(null);
 
   async function create(e: Event) {
     e.preventDefault();
-    if (await attempt(() => s.client.createCannedResponse({ shortCode, content }), setError)) {
+    if (await attempt(() => s.client.createCannedResponse({ shortCode, content }), setCreateError)) {
       setShortCode('');
       setContent('');
       await reload();
@@ -26,7 +29,7 @@ export function CannedResponses() {
     e.preventDefault();
     if (!editing) return;
     const patch = { shortCode: editing.shortCode, content: editing.content };
-    if (await attempt(() => s.client.updateCannedResponse(editing.id, patch), setError)) {
+    if (await attempt(() => s.client.updateCannedResponse(editing.id, patch), setEditError)) {
       setEditing(null);
       await reload();
     }
@@ -45,6 +48,7 @@ export function CannedResponses() {
           Content
           <textarea required value={content} maxLength={4096} rows={3} onInput={(e) => setContent(e.currentTarget.value)} />
         </label>
+        <FormError error={createError} />
         <button type="submit" class="primary">
           Add canned response
         </button>
@@ -68,11 +72,18 @@ export function CannedResponses() {
                     onInput={(e) => setEditing({ ...editing, content: e.currentTarget.value })}
                   />
                 </label>
+                <FormError error={editError} />
                 <div class="row-actions">
                   <button type="submit" class="primary">
                     Save
                   </button>
-                  <button type="button" onClick={() => setEditing(null)}>
+                  <button
+                    type="button"
+                    onClick={() => {
+                      setEditing(null);
+                      setEditError(null);
+                    }}
+                  >
                     Cancel
                   </button>
                 </div>
@@ -85,7 +96,14 @@ export function CannedResponses() {
                 <p class="muted">{c.content}</p>
               </div>
               <div class="row-actions">
-                <button type="button" onClick={() => setEditing(c)} aria-label={`Edit /${c.shortCode}`}>
+                <button
+                  type="button"
+                  onClick={() => {
+                    setEditing(c);
+                    setEditError(null);
+                  }}
+                  aria-label={`Edit /${c.shortCode}`}
+                >
                   Edit
                 </button>
                 <button

@@ -5,8 +5,8 @@ import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { collect, useLoad } from '../shared/use-load';
 import { type ActionDraft, actionDraft, actionOf, blankAction } from './automation-model';
-import { Failure } from './Failure';
-import { ActionsEditor, type Choices, describeAction, EditAndDelete, FormError, useChoices } from './RuleParts';
+import { Failure, FormError } from './Failure';
+import { ActionsEditor, type Choices, describeAction, EditAndDelete, useChoices } from './RuleParts';
 import { useListEditor } from './use-list-editor';
 
 interface MacroDraft {

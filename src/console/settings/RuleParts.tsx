@@ -68,20 +68,6 @@ export function useChoices() {
   });
 }
 
-/** The service's refusal beside the form; it takes the focus so a keyboard user hears and reaches it. */
-export function FormError({ error }: { error: string | null }) {
-  const ref = useRef<HTMLParagraphElement>(null);
-  useEffect(() => {
-    if (error) ref.current?.focus();
-  }, [error]);
-  if (!error) return null;
-  return (
-    <p class="error" role="alert" tabIndex={-1} ref={ref}>
-      {error}
-    </p>
-  );
-}
-
 const replace = <T,>(list: T[], i: number, item: T) => list.map((x, j) => (j === i ? item : x));
 
 /** The labels the workspace uses, offered while a label is typed. */

@@ -3,7 +3,7 @@ import type { Connection, ThreadPriority } from '../../../packages/client/src/in
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { attempt, collect, useLoad } from '../shared/use-load';
-import { Failure } from './Failure';
+import { Failure, FormError } from './Failure';
 
 const EXAMPLE_HOURS = {
   timezone: 'Europe/Berlin',
@@ -34,6 +34,9 @@ export function Sla() {
   const [businessHoursOnly, setBusinessHoursOnly] = useState(false);
   const error = workspace.error ?? policies.error ?? connections.error;
   const setError = policies.setError;
+  // A refusal shows beside the form that caused it: the policy form sits far below the top.
+  const [hoursError, setHoursError] = useState<string | null>(null);
+  const [policyError, setPolicyError] = useState<string | null>(null);
 
   const shownHours = hours ?? (workspace.data?.businessHours ? JSON.stringify(workspace.data.businessHours, null, 2) : '');
 
@@ -43,10 +46,10 @@ export function Sla() {
     try {
       businessHours = shownHours.trim() === '' ? null : JSON.parse(shownHours);
     } catch {
-      setError('Business hours: not valid JSON');
+      setHoursError('Business hours: not valid JSON');
       return;
     }
-    if (await attempt(() => s.client.updateWorkspace({ businessHours }), setError)) {
+    if (await attempt(() => s.client.updateWorkspace({ businessHours }), setHoursError)) {
       setHours(null);
       await workspace.reload();
     }
@@ -62,7 +65,7 @@ export function Sla() {
       businessHoursOnly,
       conditions: priority ? { priorities: [priority] } : {},
     };
-    if (await attempt(() => s.client.createSlaPolicy(body), setError)) {
+    if (await attempt(() => s.client.createSlaPolicy(body), setPolicyError)) {
       setName('');
       await policies.reload();
     }
@@ -82,6 +85,7 @@ export function Sla() {
             onInput={(e) => setHours(e.currentTarget.value)}
           />
         </label>
+        <FormError error={hoursError} />
         <button type="submit" class="primary">
           Save business hours
         </button>
@@ -90,7 +94,7 @@ export function Sla() {
       <h3>Away messages</h3>
       <ul class="settings-list" aria-label="Away messages">
         {(connections.data ?? []).map((c) => (
-          <AwayMessage key={c.id} connection={c} onSaved={connections.reload} setError={setError} />
+          <AwayMessage key={c.id} connection={c} onSaved={connections.reload} />
         ))}
       </ul>
 
@@ -126,6 +130,7 @@ export function Sla() {
           <input type="checkbox" checked={businessHoursOnly} onChange={(e) => setBusinessHoursOnly(e.currentTarget.checked)} /> Only in
           business hours
         </label>
+        <FormError error={policyError} />
         <button type="submit" class="primary">
           Add SLA policy
         </button>
@@ -169,17 +174,10 @@ export function Sla() {
   );
 }
 
-function AwayMessage({
-  connection,
-  onSaved,
-  setError,
-}: {
-  connection: Connection;
-  onSaved: () => Promise<void>;
-  setError: (e: string | null) => void;
-}) {
+function AwayMessage({ connection, onSaved }: { connection: Connection; onSaved: () => Promise<void> }) {
   const s = useStore(session)!;
   const [text, setText] = useState(connection.awayMessage ?? '');
+  const [error, setError] = useState<string | null>(null);
   async function save(e: Event) {
     e.preventDefault();
     const awayMessage = text.trim() === '' ? null : text;
@@ -192,6 +190,7 @@ function AwayMessage({
           Away message of {connection.name} (empty = off)
           <textarea rows={2} maxLength={4096} value={text} onInput={(e) => setText(e.currentTarget.value)} />
         </label>
+        <FormError error={error} />
         <button type="submit">Save away message</button>
       </form>
     </li>

@@ -3,7 +3,7 @@ import type { Connection, Team, TeamUser } from '../../../packages/client/src/in
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { attempt, collect, useLoad } from '../shared/use-load';
-import { Failure } from './Failure';
+import { Failure, FormError } from './Failure';
 
 /** What an open edit form holds: the team's fields as typed, business hours as JSON text. */
 interface Draft {
@@ -39,6 +39,9 @@ export function Teams() {
   const [autoAssign, setAutoAssign] = useState(false);
   const [editing, setEditing] = useState<{ id: number; draft: Draft } | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
+  // A refusal shows beside the form that caused it; a reload of the list does not clear it.
+  const [createError, setCreateError] = useState<string | null>(null);
+  const [editError, setEditError] = useState<string | null>(null);
   const error = teams.error ?? users.error ?? workspace.error ?? connections.error;
   const setError = teams.setError;
   const people = (users.data ?? []).filter((u) => u.active || u.invited);
@@ -47,7 +50,7 @@ export function Teams() {
   async function create(e: Event) {
     e.preventDefault();
     const body = { name, description: description.trim() === '' ? null : description, autoAssign };
-    if (await attempt(() => s.client.createTeam(body), setError)) {
+    if (await attempt(() => s.client.createTeam(body), setCreateError)) {
       setSaved(`Team ${name} added.`);
       setName('');
       setDescription('');
@@ -64,7 +67,7 @@ export function Teams() {
     try {
       businessHours = draft.hours.trim() === '' ? null : JSON.parse(draft.hours);
     } catch {
-      setError('Business hours: not valid JSON');
+      setEditError('Business hours: not valid JSON');
       return;
     }
     const patch = {
@@ -76,7 +79,7 @@ export function Teams() {
     const ok = await attempt(async () => {
       await s.client.updateTeam(team.id, patch);
       if (!sameMembers(draft.memberIds, team.memberIds)) await s.client.setTeamMembers(team.id, { userIds: draft.memberIds });
-    }, setError);
+    }, setEditError);
     if (ok) {
       setEditing(null);
       setSaved(`Team ${draft.name} saved.`);
@@ -129,6 +132,7 @@ export function Teams() {
           <input type="checkbox" checked={autoAssign} onChange={(e) => setAutoAssign(e.currentTarget.checked)} /> Assign its new
           conversations automatically
         </label>
+        <FormError error={createError} />
         <button type="submit" class="primary">
           Add team
         </button>
@@ -144,8 +148,12 @@ export function Teams() {
                 draft={editing.draft}
                 people={people}
                 onChange={(draft) => setEditing({ id: t.id, draft })}
+                error={editError}
                 onSubmit={(e) => void save(e, t)}
-                onCancel={() => setEditing(null)}
+                onCancel={() => {
+                  setEditing(null);
+                  setEditError(null);
+                }}
               />
             </li>
           ) : (
@@ -160,7 +168,14 @@ export function Teams() {
                 </p>
               </div>
               <div class="row-actions">
-                <button type="button" aria-label={`Edit ${t.name}`} onClick={() => setEditing({ id: t.id, draft: draftOf(t) })}>
+                <button
+                  type="button"
+                  aria-label={`Edit ${t.name}`}
+                  onClick={() => {
+                    setEditing({ id: t.id, draft: draftOf(t) });
+                    setEditError(null);
+                  }}
+                >
                   Edit
                 </button>
                 <button type="button" aria-label={`Delete ${t.name}`} onClick={() => void remove(t)}>
@@ -195,6 +210,7 @@ function TeamForm(props: {
   team: Team;
   draft: Draft;
   people: TeamUser[];
+  error: string | null;
   onChange: (draft: Draft) => void;
   onSubmit: (e: Event) => void;
   onCancel: () => void;
@@ -229,6 +245,7 @@ function TeamForm(props: {
         Business hours (JSON; empty = the workspace's)
         <textarea rows={5} value={draft.hours} onInput={(e) => onChange({ ...draft, hours: e.currentTarget.value })} />
       </label>
+      <FormError error={props.error} />
       <div class="row-actions">
         <button type="submit" class="primary">
           Save
