@@ -15,7 +15,7 @@ import { insertNotifications } from '../notifications/notifications.queries.js';
 import { recordReply } from '../reports/record.js';
 import { slaReplied } from '../sla/sla.service.js';
 import { workspaceUserIds } from '../teams/teams.queries.js';
-import { insertTranscriptLines, lockThread, setMentions } from '../threads/thread-workflow.queries.js';
+import { insertTranscriptLines, lockThreadRow, setMentions } from '../threads/thread-workflow.queries.js';
 import { changeThreadIn, type ThreadActor } from '../threads/thread-workflow.service.js';
 import { findThread, findThreadViews } from '../threads/threads.queries.js';
 import { usersNotSeeing } from '../threads/visibility.js';
@@ -105,7 +105,7 @@ function prepareReply(deps: Deps, req: ReplyRequest) {
     // take turns, so only the first answers the conversation and assigns the thread
     // (assignOnReply), none deadlocks with another on the thread row it updates and its messages
     // reference, and a thread a merge folds away meanwhile is a 404, not a message without one.
-    await lockThread(trx, auth, req.threadId);
+    await lockThreadRow(trx, auth.workspaceId, req.threadId);
     const thread = await findReplyThread(trx, auth, req.threadId);
     if (!thread) throw errors.notFound('thread');
     const now = deps.now();

@@ -203,8 +203,7 @@ export async function lockTeamThreads(db: Executor, workspaceId: number, teamId:
  * Waiting here, the change sees the merge's outcome (the thread moved or folded away).
  */
 export async function lockThread(db: Executor, reader: ThreadReader, id: number) {
-  await sql`${PREPARED} SELECT 1 FROM contacts c JOIN threads t ON t.contact_id = c.id
-    WHERE t.id = ${id} AND t.workspace_id = ${reader.workspaceId} FOR KEY SHARE OF c`.execute(db);
+  await keepThreadContact(db, reader.workspaceId, id);
   return db
     .selectFrom('threads')
     .selectAll()
@@ -213,6 +212,22 @@ export async function lockThread(db: Executor, reader: ThreadReader, id: number)
     .where(visibleThreads(reader))
     .forUpdate()
     .executeTakeFirst();
+}
+
+/**
+ * lockThread for a caller that reads the thread itself afterwards (a reply, read by every
+ * reply): the same locks in the same order, as two prepared statements that return nothing.
+ * Whether the reader sees the thread is the caller's read to answer; the read comes after the
+ * lock, in a statement of its own, so it sees what a change that held the lock committed.
+ */
+export async function lockThreadRow(db: Executor, workspaceId: number, id: number): Promise<void> {
+  await keepThreadContact(db, workspaceId, id);
+  await sql`${PREPARED} SELECT 1 FROM threads WHERE id = ${id} AND workspace_id = ${workspaceId} FOR UPDATE`.execute(db);
+}
+
+async function keepThreadContact(db: Executor, workspaceId: number, id: number): Promise<void> {
+  await sql`${PREPARED} SELECT 1 FROM contacts c JOIN threads t ON t.contact_id = c.id
+    WHERE t.id = ${id} AND t.workspace_id = ${workspaceId} FOR KEY SHARE OF c`.execute(db);
 }
 
 export interface ThreadChange {
