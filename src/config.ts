@@ -501,6 +501,14 @@ function isProxyAddress(entry: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
+/**
+ * What is wrong with a JSON text, without its content: V8 quotes the text around an unexpected
+ * token ("…"ppSecret":s3cr3t"…"), and here that text is a secret.
+ */
+function jsonSyntaxProblem(err: Error): string {
+  return err.message.startsWith('Unexpected token') ? 'an unexpected character' : err.message;
+}
+
 function readIntegrations(_env: Env, str: (name: string) => string | undefined, cwd: string, problems: string[]): Config['integrations'] {
   let source = 'INBOX_INTEGRATIONS';
   let text = str('INBOX_INTEGRATIONS');
@@ -523,7 +531,7 @@ function readIntegrations(_env: Env, str: (name: string) => string | undefined, 
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    problems.push(`${source}: not valid JSON (${(err as Error).message})`);
+    problems.push(`${source}: not valid JSON (${jsonSyntaxProblem(err as Error)})`);
     return {};
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {

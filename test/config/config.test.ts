@@ -167,6 +167,15 @@ describe('loadConfig', () => {
     }
   });
 
+  it('never echoes the text of unparseable INBOX_INTEGRATIONS, whose values are secrets', () => {
+    for (const text of ['{"whatsapp":{"appSecret":s3cr3t-app-value}}', '{"whatsapp":{"appSecret":"s3cr3t-app-value"}}}']) {
+      const found = problems({ INBOX_INTEGRATIONS: text });
+      expect(found).toHaveLength(1);
+      expect(found[0]).toMatch(/^INBOX_INTEGRATIONS: not valid JSON \(.+\)$/);
+      expect(found[0]).not.toMatch(/s3cr3t|app-value|appSecret/);
+    }
+  });
+
   it('reports every problem at once', () => {
     expect(problems({ PORT: 'x', LOG_LEVEL: 'loud', INBOX_LOG_WEBHOOKS: '2' })).toHaveLength(3);
   });
