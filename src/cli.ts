@@ -5,7 +5,7 @@ import { systemTrail } from './audit/audit.js';
 import { issueResetLink } from './auth/passwords.service.js';
 import { applyDotEnv, type Config, ConfigError, loadCliSettings, loadConfig } from './config.js';
 import { createConnection } from './connections/connections.service.js';
-import type { Db } from './db/database.js';
+import { type Db, isDatabaseUnavailable } from './db/database.js';
 import { AppError } from './http/errors.js';
 import { createLogger } from './logger.js';
 import { migrateAll, openDatabase, ROLES, type Role, resolveSecretKey, startService } from './main.js';
@@ -260,8 +260,33 @@ function report(err: unknown): number {
     return 64;
   } else if (err instanceof AppError) {
     process.stderr.write(`inbox: ${err.message}\n`);
+  } else if (isDatabaseStartError(err)) {
+    const where = process.env.DATABASE_URL || process.env.DATABASE_URL_FILE ? 'the database DATABASE_URL names' : 'the embedded PostgreSQL';
+    process.stderr.write(`inbox: cannot use ${where}: ${err.message || err.code}\n`);
   } else {
     process.stderr.write(`inbox: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   }
   return 1;
+}
+
+/** Codes of a database that cannot be used at all, beside those of one that is down or busy. */
+const DATABASE_START_CODES = new Set([
+  'ENOTFOUND', // the host has no address
+  'EAI_AGAIN', // the name could not be resolved now
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '28P01', // invalid_password
+  '28000', // invalid_authorization_specification (pg_hba.conf)
+  '3D000', // invalid_catalog_name: the database does not exist
+]);
+
+/**
+ * A database that cannot be reached or will not let the service in: one line saying so, as
+ * for a bad setting, never a stack trace. Neither node-postgres nor the server quotes the
+ * URL's password in these messages.
+ */
+function isDatabaseStartError(err: unknown): err is Error & { code?: string } {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  return isDatabaseUnavailable(err) || (typeof code === 'string' && DATABASE_START_CODES.has(code));
 }

@@ -119,6 +119,19 @@ describe('the service entry', () => {
     expect(proc.output()).toContain('PORT: expected a whole number from 0 to 65535, got "eighty"');
   });
 
+  it('stops with one line naming DATABASE_URL, no stack and no password, when the database cannot be reached', async () => {
+    for (const [args, url, reason] of [
+      [['serve'], 'postgres://inbox:hunter2-db-password@127.0.0.1:1/inbox', 'connect ECONNREFUSED 127.0.0.1:1'],
+      [['migrate'], 'postgres://inbox:hunter2-db-password@127.0.0.1:1/inbox', 'connect ECONNREFUSED 127.0.0.1:1'],
+      [['create-workspace', '--name', 'W'], 'postgres://inbox:hunter2-db-password@db.invalid/inbox', 'ENOTFOUND db.invalid'],
+    ] as const) {
+      const proc = run([...args], { DATABASE_URL: url });
+      expect(await proc.exited, proc.output()).toBe(1);
+      expect(proc.output()).toMatch(new RegExp(`^inbox: cannot use the database DATABASE_URL names: .*${reason}\\n$`));
+      expect(proc.output()).not.toContain('hunter2');
+    }
+  }, 60_000);
+
   it('prints usage for an unknown command and exits 64', async () => {
     const proc = run(['frobnicate'], {});
     expect(await proc.exited).toBe(64);
