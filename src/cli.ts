@@ -288,5 +288,6 @@ const DATABASE_START_CODES = new Set([
 function isDatabaseStartError(err: unknown): err is Error & { code?: string } {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
+  if (code === 'ENOENT') return /\.s\.PGSQL\.\d+$/.test(err.message); // no server on that socket directory
   return isDatabaseUnavailable(err) || (typeof code === 'string' && DATABASE_START_CODES.has(code));
 }

@@ -265,11 +265,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
 
   const production = str('NODE_ENV') === 'production';
   const databaseUrl = str('DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+  if (databaseUrl !== undefined && !isPostgresUrl(databaseUrl)) {
     problems.push('DATABASE_URL: expected a postgres:// or postgresql:// URL');
   }
   const databaseReplicaUrl = str('DATABASE_REPLICA_URL');
-  if (databaseReplicaUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseReplicaUrl)) {
+  if (databaseReplicaUrl !== undefined && !isPostgresUrl(databaseReplicaUrl)) {
     problems.push('DATABASE_REPLICA_URL: expected a postgres:// or postgresql:// URL');
   } else if (databaseReplicaUrl !== undefined && databaseUrl === undefined) {
     // The embedded PostgreSQL has no replicas: a replica URL beside it names some other database.
@@ -380,6 +380,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * A postgres:// or postgresql:// URL that node-postgres can parse (it allows an empty host,
+ * `postgres://user@/db`, for the socket directory its query names).
+ */
+function isPostgresUrl(value: string): boolean {
+  return /^postgres(ql)?:\/\//.test(value) && (URL.canParse(value) || URL.canParse(value.replace('@/', '@localhost/')));
 }
 
 /**

@@ -116,6 +116,8 @@ describe('loadConfig', () => {
     [{ PORT: 'abc' }, /^PORT: expected a whole number from 0 to 65535, got "abc"$/],
     [{ PORT: '70000' }, /^PORT: /],
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL: /],
+    [{ DATABASE_URL: 'postgres://inbox:pw@db:99999/inbox' }, /^DATABASE_URL: expected a postgres:\/\/ or postgresql:\/\/ URL$/],
+    [{ DATABASE_URL: 'postgres://inbox:pw@[::1/inbox' }, /^DATABASE_URL: /],
     [{ DATABASE_URL: 'postgres://db/inbox', DATABASE_REPLICA_URL: 'mysql://x' }, /^DATABASE_REPLICA_URL: expected a postgres/],
     [{ DATABASE_REPLICA_URL: 'postgres://replica/inbox' }, /^DATABASE_REPLICA_URL: needs DATABASE_URL/],
     [{ INBOX_REPLICA_MAX_LAG_MS: '0' }, /^INBOX_REPLICA_MAX_LAG_MS: expected a whole number from 1/],
@@ -174,6 +176,12 @@ describe('loadConfig', () => {
       expect(found[0]).toMatch(/^INBOX_INTEGRATIONS: not valid JSON \(.+\)$/);
       expect(found[0]).not.toMatch(/s3cr3t|app-value|appSecret/);
     }
+  });
+
+  it('takes a DATABASE_URL without a host, for a socket directory', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://inbox@/inbox?host=/run/postgresql' }).databaseUrl).toBe(
+      'postgres://inbox@/inbox?host=/run/postgresql',
+    );
   });
 
   it('reports every problem at once', () => {
