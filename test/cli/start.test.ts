@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -131,6 +132,24 @@ describe('the service entry', () => {
       expect(proc.output()).not.toContain('hunter2');
     }
   }, 60_000);
+
+  it('stops with one line naming PORT and HOST when the address cannot be taken, and leaves nothing running', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-start-'));
+    dirs.push(dataDir);
+    try {
+      const proc = run(['serve', '--role', 'api'], { INBOX_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' });
+      expect(await proc.exited, proc.output()).toBe(1);
+      expect(proc.output()).toBe(
+        `inbox: configuration error\n  PORT, HOST: cannot listen on 127.0.0.1:${port} (listen EADDRINUSE: address already in use 127.0.0.1:${port})\n`,
+      );
+      expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), 'PostgreSQL stopped').toBe(false);
+    } finally {
+      taken.close();
+    }
+  }, 90_000);
 
   it('prints usage for an unknown command and exits 64', async () => {
     const proc = run(['frobnicate'], {});
