@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { API_KEY_SCOPES } from './api-keys/api-keys.service.js';
 import { moveStorageToS3 } from './attachments/move-storage.js';
@@ -260,6 +261,11 @@ function report(err: unknown): number {
     return 64;
   } else if (err instanceof AppError) {
     process.stderr.write(`inbox: ${err.message}\n`);
+  } else if (isFileSystemError(err)) {
+    // The data dir (embedded PostgreSQL, generated secrets) cannot be made or written.
+    const dataDir = path.resolve(process.env.INBOX_DATA_DIR?.trim() || '.data');
+    const inDataDir = err.path === dataDir || err.path.startsWith(`${dataDir}${path.sep}`);
+    process.stderr.write(`inbox: ${inDataDir ? `INBOX_DATA_DIR: cannot use ${dataDir} (${err.message})` : err.message}\n`);
   } else if (isDatabaseStartError(err)) {
     const where = process.env.DATABASE_URL || process.env.DATABASE_URL_FILE ? 'the database DATABASE_URL names' : 'the embedded PostgreSQL';
     process.stderr.write(`inbox: cannot use ${where}: ${err.message || err.code}\n`);
@@ -290,4 +296,13 @@ function isDatabaseStartError(err: unknown): err is Error & { code?: string } {
   const code = (err as { code?: unknown }).code;
   if (code === 'ENOENT') return /\.s\.PGSQL\.\d+$/.test(err.message); // no server on that socket directory
   return isDatabaseUnavailable(err) || (typeof code === 'string' && DATABASE_START_CODES.has(code));
+}
+
+/** Errors of a file or folder the service could not make, read or write (they name its path). */
+const FILE_SYSTEM_CODES = new Set(['ENOTDIR', 'EISDIR', 'EEXIST', 'EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'ENOENT']);
+
+function isFileSystemError(err: unknown): err is NodeJS.ErrnoException & { path: string } {
+  if (!(err instanceof Error)) return false;
+  const { code, path: where, syscall } = err as NodeJS.ErrnoException;
+  return typeof where === 'string' && typeof syscall === 'string' && code !== undefined && FILE_SYSTEM_CODES.has(code);
 }

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -150,6 +150,18 @@ describe('the service entry', () => {
       taken.close();
     }
   }, 90_000);
+
+  it('stops with one line naming INBOX_DATA_DIR when the data dir cannot be made', async () => {
+    const parent = await mkdtemp(path.join(os.tmpdir(), 'inbox-start-'));
+    dirs.push(parent);
+    const file = path.join(parent, 'a-file');
+    await writeFile(file, '');
+    for (const args of [['migrate'], ['serve']]) {
+      const proc = run(args, { INBOX_DATA_DIR: path.join(file, 'data'), LOG_LEVEL: 'warn' });
+      expect(await proc.exited, proc.output()).toBe(1);
+      expect(proc.output()).toMatch(new RegExp(`^inbox: INBOX_DATA_DIR: cannot use ${file}/data \\(ENOTDIR: not a directory, mkdir .*\\)\\n$`));
+    }
+  }, 60_000);
 
   it('prints usage for an unknown command and exits 64', async () => {
     const proc = run(['frobnicate'], {});
