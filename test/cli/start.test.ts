@@ -159,7 +159,9 @@ describe('the service entry', () => {
     for (const args of [['migrate'], ['serve']]) {
       const proc = run(args, { INBOX_DATA_DIR: path.join(file, 'data'), LOG_LEVEL: 'warn' });
       expect(await proc.exited, proc.output()).toBe(1);
-      expect(proc.output()).toMatch(new RegExp(`^inbox: INBOX_DATA_DIR: cannot use ${file}/data \\(ENOTDIR: not a directory, mkdir .*\\)\\n$`));
+      expect(proc.output()).toMatch(
+        new RegExp(`^inbox: INBOX_DATA_DIR: cannot use ${file}/data \\(ENOTDIR: not a directory, mkdir .*\\)\\n$`),
+      );
     }
   }, 60_000);
 
