@@ -31,7 +31,8 @@ Commands:
   create-workspace --name NAME       create a workspace (tenant) and its app id
   create-user --workspace ID --name NAME --email EMAIL [--roles admin,operator]
                                      create a user; the password is read from INBOX_NEW_PASSWORD
-                                     or, if unset, from standard input
+                                     (or the file INBOX_NEW_PASSWORD_FILE names) or, if unset,
+                                     from standard input
   reset-password --email EMAIL       print a one-time link (valid 1 hour) where the user sets a
                                      new password, for a service without mail; using it ends
                                      every session of the user (docs/accounts.md)

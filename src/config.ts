@@ -200,7 +200,7 @@ export const POOL_DEFAULTS = { db: 10, queue: 10 } as const;
 /** The other spelling of a setting that may be given as `NAME` or `NAME_FILE`, if `name` is one. */
 function otherSpelling(name: string): string | undefined {
   const base = name.endsWith('_FILE') ? name.slice(0, -'_FILE'.length) : name;
-  if (!SECRET_VARIABLES.includes(base) && base !== 'INBOX_INTEGRATIONS') return undefined;
+  if (!SECRET_VARIABLES.includes(base) && base !== 'INBOX_INTEGRATIONS' && base !== 'INBOX_NEW_PASSWORD') return undefined;
   return base === name ? `${name}_FILE` : base;
 }
 
@@ -427,8 +427,13 @@ export interface CliSettings {
   logLevel: string;
 }
 
-export function loadCliSettings(env: Env = process.env): CliSettings {
-  return { newPassword: env.INBOX_NEW_PASSWORD || undefined, logLevel: env.LOG_LEVEL?.trim() || 'warn' };
+/** `create-user`'s password may come from a file too (`INBOX_NEW_PASSWORD_FILE`), like every secret. */
+export function loadCliSettings(env: Env = process.env, cwd = process.cwd()): CliSettings {
+  const problems: string[] = [];
+  const inline = env.INBOX_NEW_PASSWORD || undefined;
+  const fromFile = readSecretFile('INBOX_NEW_PASSWORD', inline, env.INBOX_NEW_PASSWORD_FILE, cwd, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { newPassword: inline ?? fromFile, logLevel: env.LOG_LEVEL?.trim() || 'warn' };
 }
 
 /**
