@@ -28,11 +28,15 @@ import { announceSetupLink } from './workspaces/first-run.js';
 export type Role = 'all' | 'api' | 'worker';
 export const ROLES: Role[] = ['all', 'api', 'worker'];
 
-/** Shows a database URL without its password. */
+/**
+ * Shows a database URL without its password, whether it sits in the user part or in the query
+ * (node-postgres reads `?password=` and `?sslpassword=` too).
+ */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
+    for (const name of ['password', 'sslpassword']) if (u.searchParams.has(name)) u.searchParams.set(name, '***');
     return u.toString();
   } catch {
     return '(unparseable URL)';
