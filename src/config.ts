@@ -477,7 +477,9 @@ function readPublicUrl(value: string | undefined, host: string, port: number, pr
     url.username !== '' ||
     url.password !== ''
   ) {
-    problems.push(`INBOX_PUBLIC_URL: expected an http(s) URL without credentials, query or fragment, got "${value}"`);
+    // A password given here is a mistake, not a value to print back.
+    if (url.password !== '') url.password = '***';
+    problems.push(`INBOX_PUBLIC_URL: expected an http(s) URL without credentials, query or fragment, got "${url.toString()}"`);
     return value;
   }
   return url.toString().replace(/\/+$/, '');

@@ -205,6 +205,9 @@ describe('INBOX_PUBLIC_URL (publicUrl)', () => {
     ]) {
       expect(problems({ INBOX_PUBLIC_URL: value })).toEqual([expect.stringMatching(/^INBOX_PUBLIC_URL: /)]);
     }
+    expect(problems({ INBOX_PUBLIC_URL: 'https://proxy:s3cret@inbox.example.com' })).toEqual([
+      'INBOX_PUBLIC_URL: expected an http(s) URL without credentials, query or fragment, got "https://proxy:***@inbox.example.com/"',
+    ]);
   });
   it('knows the authToken field of sms.twilio', () => {
     const config = loadConfig({ INBOX_INTEGRATIONS: JSON.stringify({ 'sms.twilio': { authToken: 't' } }) }, '/srv/inbox');
