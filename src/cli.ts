@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { API_KEY_SCOPES } from './api-keys/api-keys.service.js';
 import { moveStorageToS3 } from './attachments/move-storage.js';
@@ -5,7 +6,7 @@ import { systemTrail } from './audit/audit.js';
 import { issueResetLink } from './auth/passwords.service.js';
 import { applyDotEnv, type Config, ConfigError, loadCliSettings, loadConfig } from './config.js';
 import { createConnection } from './connections/connections.service.js';
-import type { Db } from './db/database.js';
+import { type Db, isDatabaseUnavailable } from './db/database.js';
 import { AppError } from './http/errors.js';
 import { createLogger } from './logger.js';
 import { migrateAll, openDatabase, ROLES, type Role, resolveSecretKey, startService } from './main.js';
@@ -30,7 +31,8 @@ Commands:
   create-workspace --name NAME       create a workspace (tenant) and its app id
   create-user --workspace ID --name NAME --email EMAIL [--roles admin,operator]
                                      create a user; the password is read from INBOX_NEW_PASSWORD
-                                     or, if unset, from standard input
+                                     (or the file INBOX_NEW_PASSWORD_FILE names) or, if unset,
+                                     from standard input
   reset-password --email EMAIL       print a one-time link (valid 1 hour) where the user sets a
                                      new password, for a service without mail; using it ends
                                      every session of the user (docs/accounts.md)
@@ -260,8 +262,48 @@ function report(err: unknown): number {
     return 64;
   } else if (err instanceof AppError) {
     process.stderr.write(`inbox: ${err.message}\n`);
+  } else if (isFileSystemError(err)) {
+    // The data dir (embedded PostgreSQL, generated secrets) cannot be made or written.
+    const dataDir = path.resolve(process.env.INBOX_DATA_DIR?.trim() || '.data');
+    const inDataDir = err.path === dataDir || err.path.startsWith(`${dataDir}${path.sep}`);
+    process.stderr.write(`inbox: ${inDataDir ? `INBOX_DATA_DIR: cannot use ${dataDir} (${err.message})` : err.message}\n`);
+  } else if (isDatabaseStartError(err)) {
+    const where = process.env.DATABASE_URL || process.env.DATABASE_URL_FILE ? 'the database DATABASE_URL names' : 'the embedded PostgreSQL';
+    process.stderr.write(`inbox: cannot use ${where}: ${err.message || err.code}\n`);
   } else {
     process.stderr.write(`inbox: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   }
   return 1;
+}
+
+/** Codes of a database that cannot be used at all, beside those of one that is down or busy. */
+const DATABASE_START_CODES = new Set([
+  'ENOTFOUND', // the host has no address
+  'EAI_AGAIN', // the name could not be resolved now
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '28P01', // invalid_password
+  '28000', // invalid_authorization_specification (pg_hba.conf)
+  '3D000', // invalid_catalog_name: the database does not exist
+]);
+
+/**
+ * A database that cannot be reached or will not let the service in: one line saying so, as
+ * for a bad setting, never a stack trace. Neither node-postgres nor the server quotes the
+ * URL's password in these messages.
+ */
+function isDatabaseStartError(err: unknown): err is Error & { code?: string } {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (code === 'ENOENT') return /\.s\.PGSQL\.\d+$/.test(err.message); // no server on that socket directory
+  return isDatabaseUnavailable(err) || (typeof code === 'string' && DATABASE_START_CODES.has(code));
+}
+
+/** Errors of a file or folder the service could not make, read or write (they name its path). */
+const FILE_SYSTEM_CODES = new Set(['ENOTDIR', 'EISDIR', 'EEXIST', 'EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'ENOENT']);
+
+function isFileSystemError(err: unknown): err is NodeJS.ErrnoException & { path: string } {
+  if (!(err instanceof Error)) return false;
+  const { code, path: where, syscall } = err as NodeJS.ErrnoException;
+  return typeof where === 'string' && typeof syscall === 'string' && code !== undefined && FILE_SYSTEM_CODES.has(code);
 }

@@ -200,7 +200,7 @@ export const POOL_DEFAULTS = { db: 10, queue: 10 } as const;
 /** The other spelling of a setting that may be given as `NAME` or `NAME_FILE`, if `name` is one. */
 function otherSpelling(name: string): string | undefined {
   const base = name.endsWith('_FILE') ? name.slice(0, -'_FILE'.length) : name;
-  if (!SECRET_VARIABLES.includes(base) && base !== 'INBOX_INTEGRATIONS') return undefined;
+  if (!SECRET_VARIABLES.includes(base) && base !== 'INBOX_INTEGRATIONS' && base !== 'INBOX_NEW_PASSWORD') return undefined;
   return base === name ? `${name}_FILE` : base;
 }
 
@@ -265,11 +265,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
 
   const production = str('NODE_ENV') === 'production';
   const databaseUrl = str('DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+  if (databaseUrl !== undefined && !isPostgresUrl(databaseUrl)) {
     problems.push('DATABASE_URL: expected a postgres:// or postgresql:// URL');
   }
   const databaseReplicaUrl = str('DATABASE_REPLICA_URL');
-  if (databaseReplicaUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseReplicaUrl)) {
+  if (databaseReplicaUrl !== undefined && !isPostgresUrl(databaseReplicaUrl)) {
     problems.push('DATABASE_REPLICA_URL: expected a postgres:// or postgresql:// URL');
   } else if (databaseReplicaUrl !== undefined && databaseUrl === undefined) {
     // The embedded PostgreSQL has no replicas: a replica URL beside it names some other database.
@@ -383,6 +383,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
 }
 
 /**
+ * A postgres:// or postgresql:// URL that node-postgres can parse (it allows an empty host,
+ * `postgres://user@/db`, for the socket directory its query names).
+ */
+function isPostgresUrl(value: string): boolean {
+  return /^postgres(ql)?:\/\//.test(value) && (URL.canParse(value) || URL.canParse(value.replace('@/', '@localhost/')));
+}
+
+/**
  * `<name>_FILE`: the secret read from a file. Setting both the variable and its file is refused
  * (which one wins would be a guess), and so is a file that cannot be read or is empty. The
  * problem names the variable and the path, never the content.
@@ -419,8 +427,13 @@ export interface CliSettings {
   logLevel: string;
 }
 
-export function loadCliSettings(env: Env = process.env): CliSettings {
-  return { newPassword: env.INBOX_NEW_PASSWORD || undefined, logLevel: env.LOG_LEVEL?.trim() || 'warn' };
+/** `create-user`'s password may come from a file too (`INBOX_NEW_PASSWORD_FILE`), like every secret. */
+export function loadCliSettings(env: Env = process.env, cwd = process.cwd()): CliSettings {
+  const problems: string[] = [];
+  const inline = env.INBOX_NEW_PASSWORD || undefined;
+  const fromFile = readSecretFile('INBOX_NEW_PASSWORD', inline, env.INBOX_NEW_PASSWORD_FILE, cwd, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { newPassword: inline ?? fromFile, logLevel: env.LOG_LEVEL?.trim() || 'warn' };
 }
 
 /**
@@ -464,7 +477,9 @@ function readPublicUrl(value: string | undefined, host: string, port: number, pr
     url.username !== '' ||
     url.password !== ''
   ) {
-    problems.push(`INBOX_PUBLIC_URL: expected an http(s) URL without credentials, query or fragment, got "${value}"`);
+    // A password given here is a mistake, not a value to print back.
+    if (url.password !== '') url.password = '***';
+    problems.push(`INBOX_PUBLIC_URL: expected an http(s) URL without credentials, query or fragment, got "${url.toString()}"`);
     return value;
   }
   return url.toString().replace(/\/+$/, '');
@@ -501,6 +516,14 @@ function isProxyAddress(entry: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
+/**
+ * What is wrong with a JSON text, without its content: V8 quotes the text around an unexpected
+ * token ("…"ppSecret":s3cr3t"…"), and here that text is a secret.
+ */
+function jsonSyntaxProblem(err: Error): string {
+  return err.message.startsWith('Unexpected token') ? 'an unexpected character' : err.message;
+}
+
 function readIntegrations(_env: Env, str: (name: string) => string | undefined, cwd: string, problems: string[]): Config['integrations'] {
   let source = 'INBOX_INTEGRATIONS';
   let text = str('INBOX_INTEGRATIONS');
@@ -523,7 +546,7 @@ function readIntegrations(_env: Env, str: (name: string) => string | undefined, 
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    problems.push(`${source}: not valid JSON (${(err as Error).message})`);
+    problems.push(`${source}: not valid JSON (${jsonSyntaxProblem(err as Error)})`);
     return {};
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {

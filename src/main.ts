@@ -28,11 +28,15 @@ import { announceSetupLink } from './workspaces/first-run.js';
 export type Role = 'all' | 'api' | 'worker';
 export const ROLES: Role[] = ['all', 'api', 'worker'];
 
-/** Shows a database URL without its password. */
+/**
+ * Shows a database URL without its password, whether it sits in the user part or in the query
+ * (node-postgres reads `?password=` and `?sslpassword=` too).
+ */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
+    for (const name of ['password', 'sslpassword']) if (u.searchParams.has(name)) u.searchParams.set(name, '***');
     return u.toString();
   } catch {
     return '(unparseable URL)';
@@ -315,13 +319,13 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
       const notReady = () =>
         !running ? 'the service is still starting' : child && !child.up ? 'the worker process is not running' : undefined;
       app = await buildApp(deps, { ...(inboxWriter ? { inboxWriter } : {}), notReady });
-      url = await app.listen({ port: config.port, host: config.host });
+      url = await listen(app, config.port, config.host, 'PORT');
     } else if (!supervised) {
       // A worker serves no API, but is probed and scraped like any process; a port already
       // taken stops the start before it takes any job. Role all's worker process is probed
       // and scraped through its parent instead.
       app = await buildOpsApp(deps);
-      url = await app.listen({ port: config.metricsPort, host: config.host });
+      url = await listen(app, config.metricsPort, config.host, 'INBOX_METRICS_PORT');
     }
     const parent = supervised ? serveParent(() => metricsForParent(deps.metrics.registry, role)) : undefined;
     if (role === 'worker') workers = await startWorkers(deps, parent ? { ingest: parent.ingest } : {});
@@ -365,3 +369,20 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
     },
   };
 }
+
+/**
+ * Listens on `host:port`; an address that cannot be taken (in use, not this machine's, a HOST
+ * that does not resolve, a port below 1024 without the right) stops the start as a
+ * configuration error naming the variables, not a stack.
+ */
+async function listen(app: FastifyInstance, port: number, host: string, portVariable: string): Promise<string> {
+  try {
+    return await app.listen({ port, host });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === undefined || !LISTEN_CODES.has(code)) throw err;
+    throw new ConfigError([`${portVariable}, HOST: cannot listen on ${host}:${port} (${(err as Error).message})`]);
+  }
+}
+
+const LISTEN_CODES = new Set(['EADDRINUSE', 'EADDRNOTAVAIL', 'EACCES', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME']);

@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import argon2 from 'argon2';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/db.js';
@@ -86,6 +89,29 @@ describe('CLI admin commands (an operator’s first steps on a new VM)', () => {
       expect(JSON.stringify(rows)).not.toContain('a long password');
     } finally {
       await client.end();
+    }
+  }, 60_000);
+
+  it('reads the new user’s password from INBOX_NEW_PASSWORD_FILE, as every secret may be', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'inbox-password-'));
+    try {
+      const file = path.join(dir, 'password');
+      await writeFile(file, 'a password from a file\n');
+      const ws = JSON.parse((await inbox(['create-workspace', '--name', 'From files'])).stdout);
+      const args = ['create-user', '--workspace', String(ws.id), '--name', 'Fi', '--email', 'fi@acme.test'];
+      const user = await inbox(args, '', { INBOX_NEW_PASSWORD_FILE: file });
+      expect(user.code, user.stderr).toBe(0);
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      const { rows } = await client.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE email = $1', ['fi@acme.test']);
+      await client.end();
+      expect(await argon2.verify(rows[0]!.password_hash, 'a password from a file')).toBe(true);
+
+      const unreadable = await inbox([...args.slice(0, -1), 'fo@acme.test'], '', { INBOX_NEW_PASSWORD_FILE: path.join(dir, 'missing') });
+      expect(unreadable.code).toBe(1);
+      expect(unreadable.stderr).toContain(`INBOX_NEW_PASSWORD_FILE: cannot read "${path.join(dir, 'missing')}" (ENOENT)`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   }, 60_000);
 

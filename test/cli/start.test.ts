@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -118,6 +119,51 @@ describe('the service entry', () => {
     expect(await proc.exited).toBe(1);
     expect(proc.output()).toContain('PORT: expected a whole number from 0 to 65535, got "eighty"');
   });
+
+  it('stops with one line naming DATABASE_URL, no stack and no password, when the database cannot be reached', async () => {
+    for (const [args, url, reason] of [
+      [['serve'], 'postgres://inbox:hunter2-db-password@127.0.0.1:1/inbox', 'connect ECONNREFUSED 127.0.0.1:1'],
+      [['migrate'], 'postgres://inbox:hunter2-db-password@127.0.0.1:1/inbox', 'connect ECONNREFUSED 127.0.0.1:1'],
+      [['create-workspace', '--name', 'W'], 'postgres://inbox:hunter2-db-password@db.invalid/inbox', 'ENOTFOUND db.invalid'],
+    ] as const) {
+      const proc = run([...args], { DATABASE_URL: url });
+      expect(await proc.exited, proc.output()).toBe(1);
+      expect(proc.output()).toMatch(new RegExp(`^inbox: cannot use the database DATABASE_URL names: .*${reason}\\n$`));
+      expect(proc.output()).not.toContain('hunter2');
+    }
+  }, 60_000);
+
+  it('stops with one line naming PORT and HOST when the address cannot be taken, and leaves nothing running', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-start-'));
+    dirs.push(dataDir);
+    try {
+      const proc = run(['serve', '--role', 'api'], { INBOX_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' });
+      expect(await proc.exited, proc.output()).toBe(1);
+      expect(proc.output()).toBe(
+        `inbox: configuration error\n  PORT, HOST: cannot listen on 127.0.0.1:${port} (listen EADDRINUSE: address already in use 127.0.0.1:${port})\n`,
+      );
+      expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), 'PostgreSQL stopped').toBe(false);
+    } finally {
+      taken.close();
+    }
+  }, 90_000);
+
+  it('stops with one line naming INBOX_DATA_DIR when the data dir cannot be made', async () => {
+    const parent = await mkdtemp(path.join(os.tmpdir(), 'inbox-start-'));
+    dirs.push(parent);
+    const file = path.join(parent, 'a-file');
+    await writeFile(file, '');
+    for (const args of [['migrate'], ['serve']]) {
+      const proc = run(args, { INBOX_DATA_DIR: path.join(file, 'data'), LOG_LEVEL: 'warn' });
+      expect(await proc.exited, proc.output()).toBe(1);
+      expect(proc.output()).toMatch(
+        new RegExp(`^inbox: INBOX_DATA_DIR: cannot use ${file}/data \\(ENOTDIR: not a directory, mkdir .*\\)\\n$`),
+      );
+    }
+  }, 60_000);
 
   it('prints usage for an unknown command and exits 64', async () => {
     const proc = run(['frobnicate'], {});

@@ -116,6 +116,8 @@ describe('loadConfig', () => {
     [{ PORT: 'abc' }, /^PORT: expected a whole number from 0 to 65535, got "abc"$/],
     [{ PORT: '70000' }, /^PORT: /],
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL: /],
+    [{ DATABASE_URL: 'postgres://inbox:pw@db:99999/inbox' }, /^DATABASE_URL: expected a postgres:\/\/ or postgresql:\/\/ URL$/],
+    [{ DATABASE_URL: 'postgres://inbox:pw@[::1/inbox' }, /^DATABASE_URL: /],
     [{ DATABASE_URL: 'postgres://db/inbox', DATABASE_REPLICA_URL: 'mysql://x' }, /^DATABASE_REPLICA_URL: expected a postgres/],
     [{ DATABASE_REPLICA_URL: 'postgres://replica/inbox' }, /^DATABASE_REPLICA_URL: needs DATABASE_URL/],
     [{ INBOX_REPLICA_MAX_LAG_MS: '0' }, /^INBOX_REPLICA_MAX_LAG_MS: expected a whole number from 1/],
@@ -167,6 +169,21 @@ describe('loadConfig', () => {
     }
   });
 
+  it('never echoes the text of unparseable INBOX_INTEGRATIONS, whose values are secrets', () => {
+    for (const text of ['{"whatsapp":{"appSecret":s3cr3t-app-value}}', '{"whatsapp":{"appSecret":"s3cr3t-app-value"}}}']) {
+      const found = problems({ INBOX_INTEGRATIONS: text });
+      expect(found).toHaveLength(1);
+      expect(found[0]).toMatch(/^INBOX_INTEGRATIONS: not valid JSON \(.+\)$/);
+      expect(found[0]).not.toMatch(/s3cr3t|app-value|appSecret/);
+    }
+  });
+
+  it('takes a DATABASE_URL without a host, for a socket directory', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://inbox@/inbox?host=/run/postgresql' }).databaseUrl).toBe(
+      'postgres://inbox@/inbox?host=/run/postgresql',
+    );
+  });
+
   it('reports every problem at once', () => {
     expect(problems({ PORT: 'x', LOG_LEVEL: 'loud', INBOX_LOG_WEBHOOKS: '2' })).toHaveLength(3);
   });
@@ -188,6 +205,9 @@ describe('INBOX_PUBLIC_URL (publicUrl)', () => {
     ]) {
       expect(problems({ INBOX_PUBLIC_URL: value })).toEqual([expect.stringMatching(/^INBOX_PUBLIC_URL: /)]);
     }
+    expect(problems({ INBOX_PUBLIC_URL: 'https://proxy:s3cret@inbox.example.com' })).toEqual([
+      'INBOX_PUBLIC_URL: expected an http(s) URL without credentials, query or fragment, got "https://proxy:***@inbox.example.com/"',
+    ]);
   });
   it('knows the authToken field of sms.twilio', () => {
     const config = loadConfig({ INBOX_INTEGRATIONS: JSON.stringify({ 'sms.twilio': { authToken: 't' } }) }, '/srv/inbox');

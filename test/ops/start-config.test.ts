@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { startService } from '../../harness/service.js';
 import { ConfigError, loadConfig, SECRET_VARIABLES } from '../../src/config.js';
+import { redactUrl } from '../../src/main.js';
 import { withDatabaseName } from '../helpers/names.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -197,4 +198,13 @@ describe('INBOX_MIGRATE_ON_START, INBOX_DB_POOL_MAX, INBOX_QUEUE_POOL_MAX, INBOX
       await worker.stop();
     }
   }, 90_000);
+});
+
+describe('the database URL in logs', () => {
+  it('hides its password, in the user part or the query', () => {
+    expect(redactUrl('postgres://inbox:s3cret@db:5432/inbox')).toBe('postgres://inbox:***@db:5432/inbox');
+    expect(redactUrl('postgres://inbox@db/inbox?password=s3cret&sslmode=require&sslpassword=k3y')).toBe(
+      'postgres://inbox@db/inbox?password=***&sslmode=require&sslpassword=***',
+    );
+  });
 });
