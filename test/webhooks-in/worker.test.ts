@@ -54,6 +54,12 @@ async function settled(id: string) {
   }, `delivery ${id} to be processed`);
 }
 
+/** The status of the message a provider knows by `externalId`. */
+async function statusOf(externalId: string) {
+  const row = await ctx.deps.db.selectFrom('messages').select('status').where('external_id', '=', externalId).executeTakeFirstOrThrow();
+  return row.status;
+}
+
 function whatsappText(messageId: string, from: string, text: string, phoneNumberId = '106540352242922') {
   const payload = JSON.parse(fixture('whatsapp', 'text-message.json'));
   const value = payload.entry[0].changes[0].value;
@@ -202,12 +208,7 @@ describe('worker: received → processed', () => {
     ];
     const row = await settled(await deliverWhatsapp(JSON.stringify(payload)));
     expect(row).toMatchObject({ status: 'processed', last_error: null });
-    const status = await ctx.deps.db
-      .selectFrom('messages')
-      .select('status')
-      .where('external_id', '=', 'wamid.out-deleted')
-      .executeTakeFirstOrThrow();
-    expect(status.status).toBe('delivered');
+    expect(await statusOf('wamid.out-deleted')).toBe('delivered');
     const beside = await ctx.deps.db
       .selectFrom('messages')
       .select('text')
@@ -262,12 +263,7 @@ describe('worker: received → processed', () => {
     });
     const row = await settled(await deliver('social_two.native', body, { 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` }));
     expect(row).toMatchObject({ status: 'processed', last_error: null });
-    const seen = await ctx.deps.db
-      .selectFrom('messages')
-      .select('status')
-      .where('external_id', '=', 'ig-out-seen-1')
-      .executeTakeFirstOrThrow();
-    expect(seen.status).toBe('read');
+    expect(await statusOf('ig-out-seen-1')).toBe('read');
   });
 
   it("ignores a mail relay's other events (deferred, click) and applies the receipts beside them", async () => {
@@ -281,12 +277,7 @@ describe('worker: received → processed', () => {
     const body = JSON.stringify({ events });
     const row = await settled(await deliver('email', body, { 'x-vendor-auth': SECRET }));
     expect(row).toMatchObject({ status: 'processed', last_error: null });
-    const message = await ctx.deps.db
-      .selectFrom('messages')
-      .select('status')
-      .where('external_id', '=', '<out-deferred@worker.test>')
-      .executeTakeFirstOrThrow();
-    expect(message.status).toBe('delivered');
+    expect(await statusOf('<out-deferred@worker.test>')).toBe('delivered');
   });
 
   it('takes an aggregator status it does not map (queued) as no news, and applies the events beside it', async () => {
@@ -303,12 +294,7 @@ describe('worker: received → processed', () => {
     const body = JSON.stringify({ events: [status('queued'), status('delivered')] });
     const row = await settled(await deliver('aggregator', body, { 'x-aggregator-signature': sign(SECRET, body) }));
     expect(row).toMatchObject({ status: 'processed', last_error: null });
-    const message = await ctx.deps.db
-      .selectFrom('messages')
-      .select('status')
-      .where('external_id', '=', 'agg-out-queued')
-      .executeTakeFirstOrThrow();
-    expect(message.status).toBe('delivered');
+    expect(await statusOf('agg-out-queued')).toBe('delivered');
   });
 
   it('applies an unsigned but correlatable SMS receipt to the message the sender knew, claiming no account', async () => {
@@ -319,12 +305,7 @@ describe('worker: received → processed', () => {
     const row = await settled(id);
     // how it was accepted is a column of its own; the provider's payload is left as it came
     expect(row).toMatchObject({ status: 'processed', verification: 'correlated', payload_json: null });
-    const message = await ctx.deps.db
-      .selectFrom('messages')
-      .select('status')
-      .where('external_id', '=', 'SMOUTBOUND00000000000000000000001')
-      .executeTakeFirstOrThrow();
-    expect(message.status).toBe('delivered');
+    expect(await statusOf('SMOUTBOUND00000000000000000000001')).toBe('delivered');
     // unsigned and uncorrelatable: refused
     const res = await ctx.app.inject({
       method: 'POST',
