@@ -1,7 +1,16 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
-/** Files that replace a module with vi.mock: each needs a module registry of its own. */
-const MOCKING = ['test/teams/visibility.test.ts', 'test/auth/scopes.test.ts'];
+/**
+ * Files that replace a module with vi.mock: each needs a module registry of its own (in the
+ * shared registry the module is already loaded and the mock never applies). Found by reading
+ * the files, so a new one cannot be left out.
+ */
+const TESTS = new URL('./test/', import.meta.url);
+const MOCKING = readdirSync(TESTS, { recursive: true, encoding: 'utf8' })
+  .map((f) => f.split('\\').join('/'))
+  .filter((f) => f.endsWith('.test.ts') && readFileSync(new URL(f, TESTS), 'utf8').includes('vi.mock('))
+  .map((f) => `test/${f}`);
 
 export default defineConfig({
   test: {

@@ -58,7 +58,7 @@ function url(path: string): string {
 /** The credential each family takes; validation must be reached, not stopped at a 401/403. */
 function headers(path: string): Record<string, string> {
   if (path.startsWith('/v1/livechat')) return visitor.headers;
-  if (path.startsWith('/v1/engage/')) return adminHeaders();
+  if (path.startsWith('/v1/engage/') || path.startsWith('/v1/operator/')) return adminHeaders();
   return { authorization: `Bearer ${jwt}` };
 }
 
