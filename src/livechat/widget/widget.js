@@ -70,7 +70,8 @@
   .close { border: 0; background: transparent; color: #fff; width: 36px; height: 36px; border-radius: 8px; cursor: pointer; font-size: 22px; line-height: 1; }
   .status { margin: 0; padding: 6px 16px; font-size: 13px; background: #fff4d6; color: #5c4400; }
   .status:empty { display: none; }
-  .log { flex: 1; overflow-y: auto; margin: 0; padding: 16px; list-style: none; display: flex; flex-direction: column; gap: 8px; background: #f5f6f8; }
+  .log { flex: 1; overflow-y: auto; padding: 16px; background: #f5f6f8; }
+  .items { min-height: 100%; margin: 0; padding: 0; list-style: none; display: flex; flex-direction: column; gap: 8px; }
   .hint { margin: auto 0; text-align: center; color: #4a505c; }
   .msg { max-width: 80%; padding: 8px 12px; border-radius: 14px; white-space: pre-wrap; overflow-wrap: anywhere; }
   .theirs { align-self: flex-start; background: #fff; border: 1px solid #dcdfe5; border-bottom-left-radius: 4px; }
@@ -122,7 +123,7 @@ ${
     ${pageMode ? '<h1 id="title"></h1>' : '<h2 id="title"></h2><button class="close" type="button" aria-label="Close chat">×</button>'}
   </header>
   <p class="status" role="status"></p>
-  <ol class="log" role="log" aria-live="polite" aria-label="Conversation" tabindex="0"></ol>
+  <div class="log" role="log" aria-live="polite" aria-label="Conversation" tabindex="0"><ol class="items"></ol></div>
   <form novalidate>
     <div class="intro">
       <div><label for="name">Your name (optional)</label><input id="name" name="name" autocomplete="name" maxlength="200"></div>
@@ -139,7 +140,8 @@ ${
   const $ = (selector) => root.querySelector(selector);
   const panel = $('.panel');
   const launcher = $('.launcher');
-  const log = $('.log');
+  const log = $('.log'); // scrolls
+  const items = $('.items'); // the messages, a list inside the live region
   const statusLine = $('.status');
   const errorLine = $('.error');
   const form = $('form');
@@ -159,7 +161,7 @@ ${
   const hint = document.createElement('li');
   hint.className = 'hint';
   hint.textContent = 'Ask us anything. We reply right here.';
-  log.append(hint);
+  items.append(hint);
 
   /** The settings from the console: heading, accent, greeting, and which fields to require first. */
   function applyConfig(config) {
@@ -210,7 +212,7 @@ ${
           Number(li.dataset.at) > Date.parse(message.createdAt) ||
           (Number(li.dataset.at) === Date.parse(message.createdAt) && Number(li.dataset.id) > message.id),
       );
-      log.insertBefore(item, after || null);
+      items.insertBefore(item, after || null);
       shown.set(message.id, item);
       hint.remove();
       if (nearBottom || message.direction === 'inbound') log.scrollTop = log.scrollHeight;
