@@ -90,7 +90,8 @@
   .send { align-self: end; height: 42px; padding: 0 16px; border: 0; border-radius: 8px; background: var(--accent); color: #fff; font: inherit; font-weight: 600; cursor: pointer; }
   .send:disabled { opacity: .6; cursor: progress; }
   .attach { align-self: end; display: grid; place-items: center; width: 42px; height: 42px; margin: 0; border: 1px solid #8a909c;
-    border-radius: 8px; cursor: pointer; font-size: 20px; }
+    border-radius: 8px; cursor: pointer; color: #33373f; }
+  .attach svg { width: 22px; height: 22px; }
   .attach input { position: absolute; width: 1px; height: 1px; opacity: 0; }
   .attach:focus-within { outline: 3px solid #f0a500; outline-offset: 2px; }
   .chosen { grid-column: 1 / -1; margin: 0; font-size: 13px; color: #33373f; }
@@ -129,7 +130,7 @@ ${
       <div><label for="name">Your name (optional)</label><input id="name" name="name" autocomplete="name" maxlength="200"></div>
       <div><label for="email">E-mail (optional)</label><input id="email" name="email" type="email" autocomplete="email" maxlength="320"></div>
     </div>
-    <label class="attach" title="Attach a file"><span aria-hidden="true">📎</span><input id="file" name="file" type="file" aria-label="Attach a file"></label>
+    <label class="attach" title="Attach a file"><svg viewBox="0 0 24 24" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><path d="M21 11.5l-8.6 8.6a5.5 5.5 0 0 1-7.8-7.8l8.6-8.6a3.7 3.7 0 0 1 5.2 5.2l-8.6 8.6a1.8 1.8 0 0 1-2.6-2.6l8-8"/></svg><input id="file" name="file" type="file" aria-label="Attach a file"></label>
     <div><label for="text">Message</label><textarea id="text" name="text" rows="1" maxlength="4096" placeholder="Write a message…" enterkeyhint="send"></textarea></div>
     <button class="send" type="submit">Send</button>
     <p class="chosen" aria-live="polite"></p>
