@@ -228,6 +228,24 @@ describe('the live chat widget in Chromium', () => {
     await context.close();
   });
 
+  it('a light accent colour gets dark text: axe finds no contrast failure', { timeout: 60_000 }, async () => {
+    const light = await makeWidget(ctx.deps, tenant.workspace.id, { name: 'Sunny desk' });
+    const patched = await ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/connections/${light.connection.id}`,
+      headers: tenant.headers,
+      payload: { colour: '#ffd400' },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(`http://localhost:${sitePort}/?key=${light.key}`);
+    await page.getByRole('button', { name: /Open chat/ }).click();
+    await write(page, 'Is it sunny?');
+    expect(await seriousViolations(page)).toEqual([]);
+    await context.close();
+  });
+
   it('on an origin the widget does not allow, the browser gets nothing through', { timeout: 60_000 }, async () => {
     const embedded = await makeWidget(ctx.deps, tenant.workspace.id, { allowedOrigins: ['https://shop.example'] });
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });

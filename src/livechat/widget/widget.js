@@ -58,16 +58,16 @@
   * { box-sizing: border-box; }
   .launcher, .panel { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #16181d; }
   .launcher { position: fixed; right: 20px; bottom: 20px; z-index: 2147483000; width: 56px; height: 56px; border-radius: 50%;
-    border: 0; background: var(--accent); color: #fff; box-shadow: 0 4px 16px rgba(0,0,0,.25); cursor: pointer; display: grid; place-items: center; }
+    border: 0; background: var(--accent); color: var(--on-accent); box-shadow: 0 4px 16px rgba(0,0,0,.25); cursor: pointer; display: grid; place-items: center; }
   .launcher svg { width: 28px; height: 28px; }
   .launcher[aria-expanded="true"] .when-closed, .launcher[aria-expanded="false"] .when-open { display: none; }
   .panel { position: fixed; right: 20px; bottom: 88px; z-index: 2147483000; width: 360px; height: min(560px, calc(100vh - 110px));
     display: flex; flex-direction: column; background: #fff; border-radius: 14px; box-shadow: 0 12px 40px rgba(0,0,0,.28); overflow: hidden; }
   .panel[hidden] { display: none; }
   .page { position: static; width: 100%; max-width: 720px; height: 100vh; height: 100dvh; margin: 0 auto; border-radius: 0; box-shadow: none; }
-  header { display: flex; align-items: center; gap: 8px; padding: 14px 16px; background: var(--accent); color: #fff; }
+  header { display: flex; align-items: center; gap: 8px; padding: 14px 16px; background: var(--accent); color: var(--on-accent); }
   h1, h2 { flex: 1; margin: 0; font-size: 17px; font-weight: 600; }
-  .close { border: 0; background: transparent; color: #fff; width: 36px; height: 36px; border-radius: 8px; cursor: pointer; font-size: 22px; line-height: 1; }
+  .close { border: 0; background: transparent; color: inherit; width: 36px; height: 36px; border-radius: 8px; cursor: pointer; font-size: 22px; line-height: 1; }
   .status { margin: 0; padding: 6px 16px; font-size: 13px; background: #fff4d6; color: #5c4400; }
   .status:empty { display: none; }
   .log { flex: 1; overflow-y: auto; padding: 16px; background: #f5f6f8; }
@@ -75,7 +75,7 @@
   .hint { margin: auto 0; text-align: center; color: #4a505c; }
   .msg { max-width: 80%; padding: 8px 12px; border-radius: 14px; white-space: pre-wrap; overflow-wrap: anywhere; }
   .theirs { align-self: flex-start; background: #fff; border: 1px solid #dcdfe5; border-bottom-left-radius: 4px; }
-  .mine { align-self: flex-end; background: var(--accent); color: #fff; border-bottom-right-radius: 4px; }
+  .mine { align-self: flex-end; background: var(--accent); color: var(--on-accent); border-bottom-right-radius: 4px; }
   .who { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
   time { display: block; margin-top: 2px; font-size: 11px; opacity: .75; }
   .files { display: flex; flex-direction: column; gap: 4px; margin-top: 4px; }
@@ -87,7 +87,7 @@
   label { display: block; font-size: 12px; font-weight: 600; color: #33373f; margin-bottom: 2px; }
   input, textarea { width: 100%; font: inherit; color: inherit; padding: 8px 10px; border: 1px solid #8a909c; border-radius: 8px; background: #fff; }
   textarea { resize: none; min-height: 42px; max-height: 120px; }
-  .send { align-self: end; height: 42px; padding: 0 16px; border: 0; border-radius: 8px; background: var(--accent); color: #fff; font: inherit; font-weight: 600; cursor: pointer; }
+  .send { align-self: end; height: 42px; padding: 0 16px; border: 0; border-radius: 8px; background: var(--accent); color: var(--on-accent); font: inherit; font-weight: 600; cursor: pointer; }
   .send:disabled { opacity: .6; cursor: progress; }
   .attach { align-self: end; display: grid; place-items: center; width: 42px; height: 42px; margin: 0; border: 1px solid #8a909c;
     border-radius: 8px; cursor: pointer; color: #33373f; }
@@ -101,7 +101,7 @@
   .csat .choices { display: flex; gap: 6px; }
   .csat button { min-width: 40px; height: 40px; border: 1px solid #8a909c; border-radius: 8px; background: #fff; color: #16181d;
     font: inherit; font-weight: 600; cursor: pointer; }
-  .csat button[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: #fff; }
+  .csat button[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: var(--on-accent); }
   .csat .said { margin: 6px 0 0; }
   .error { grid-column: 1 / -1; margin: 0; color: #a8071a; font-size: 13px; }
   .error:empty { display: none; }
@@ -137,7 +137,7 @@ ${
     <p class="error" role="alert"></p>
   </form>
 </section>`;
-  host.style.setProperty('--accent', accent);
+  setAccent(accent);
   const $ = (selector) => root.querySelector(selector);
   const panel = $('.panel');
   const launcher = $('.launcher');
@@ -152,6 +152,26 @@ ${
   const fileInput = $('#file');
   const chosen = $('.chosen');
   $('#title').textContent = title;
+
+  /** The accent, and the text colour that reads on it: white, or near-black on a light accent. */
+  function setAccent(colour) {
+    host.style.setProperty('--accent', colour);
+    host.style.setProperty('--on-accent', readableOn(colour));
+  }
+
+  /** White or #16181d, whichever contrasts more with a `#rgb`/`#rrggbb` colour (WCAG luminance). */
+  function readableOn(colour) {
+    const hex = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(colour.trim());
+    if (!hex) return '#fff';
+    const digits = hex[1].length === 3 ? [...hex[1]].map((d) => d + d).join('') : hex[1];
+    const [r, g, b] = [0, 2, 4].map((i) => {
+      const c = Number.parseInt(digits.slice(i, i + 2), 16) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    const light = 0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05;
+    // #16181d's luminance is 0.0091.
+    return 1.05 / light >= light / 0.0591 ? '#fff' : '#16181d';
+  }
 
   function escapeHtml(s) {
     return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -171,7 +191,7 @@ ${
       $('#title').textContent = title;
       launcher?.setAttribute('aria-label', `${panel.hidden ? 'Open' : 'Close'} chat: ${title}`);
     }
-    if (config.colour) host.style.setProperty('--accent', config.colour);
+    if (config.colour) setAccent(config.colour);
     if (config.greeting) hint.textContent = config.greeting;
     if (config.preChatForm) preChat = config.preChatForm;
     for (const [field, label] of [
