@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { useTestContext } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
+import { seriousViolations } from '../helpers/keyboard.js';
 import { makeWidget, openSocket } from '../helpers/livechat.js';
 import { waitFor } from '../helpers/webhooks.js';
 
@@ -117,6 +118,8 @@ describe('the live chat widget in Chromium', () => {
     const reply = await agentReplies(thread.id, 'Hi Maya! Yes, XL is in stock in green.');
     await page.getByRole('log').getByText('Hi Maya! Yes, XL is in stock in green.').waitFor();
     await waitFor(async () => (await statusOf(reply.id)) === 'delivered', 'the reply to be delivered');
+    // The conversation is a list inside a live region: axe finds nothing serious.
+    expect(await seriousViolations(page)).toEqual([]);
 
     // The token is kept: a reload shows the same conversation, not a new one.
     await page.reload();
@@ -217,10 +220,29 @@ describe('the live chat widget in Chromium', () => {
     const thread = await threadShowing('Hello from the shop page');
     await agentReplies(thread.id, 'Hello! How can we help?');
     await dialog.getByRole('log').getByText('Hello! How can we help?').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'livechat-embedded.png') });
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
     await expect.poll(() => focused(page)).toBe('launcher');
+    await context.close();
+  });
+
+  it('a light accent colour gets dark text: axe finds no contrast failure', { timeout: 60_000 }, async () => {
+    const light = await makeWidget(ctx.deps, tenant.workspace.id, { name: 'Sunny desk' });
+    const patched = await ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/connections/${light.connection.id}`,
+      headers: tenant.headers,
+      payload: { colour: '#ffd400' },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(`http://localhost:${sitePort}/?key=${light.key}`);
+    await page.getByRole('button', { name: /Open chat/ }).click();
+    await write(page, 'Is it sunny?');
+    expect(await seriousViolations(page)).toEqual([]);
     await context.close();
   });
 

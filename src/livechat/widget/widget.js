@@ -58,23 +58,24 @@
   * { box-sizing: border-box; }
   .launcher, .panel { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #16181d; }
   .launcher { position: fixed; right: 20px; bottom: 20px; z-index: 2147483000; width: 56px; height: 56px; border-radius: 50%;
-    border: 0; background: var(--accent); color: #fff; box-shadow: 0 4px 16px rgba(0,0,0,.25); cursor: pointer; display: grid; place-items: center; }
+    border: 0; background: var(--accent); color: var(--on-accent); box-shadow: 0 4px 16px rgba(0,0,0,.25); cursor: pointer; display: grid; place-items: center; }
   .launcher svg { width: 28px; height: 28px; }
   .launcher[aria-expanded="true"] .when-closed, .launcher[aria-expanded="false"] .when-open { display: none; }
   .panel { position: fixed; right: 20px; bottom: 88px; z-index: 2147483000; width: 360px; height: min(560px, calc(100vh - 110px));
     display: flex; flex-direction: column; background: #fff; border-radius: 14px; box-shadow: 0 12px 40px rgba(0,0,0,.28); overflow: hidden; }
   .panel[hidden] { display: none; }
   .page { position: static; width: 100%; max-width: 720px; height: 100vh; height: 100dvh; margin: 0 auto; border-radius: 0; box-shadow: none; }
-  header { display: flex; align-items: center; gap: 8px; padding: 14px 16px; background: var(--accent); color: #fff; }
+  header { display: flex; align-items: center; gap: 8px; padding: 14px 16px; background: var(--accent); color: var(--on-accent); }
   h1, h2 { flex: 1; margin: 0; font-size: 17px; font-weight: 600; }
-  .close { border: 0; background: transparent; color: #fff; width: 36px; height: 36px; border-radius: 8px; cursor: pointer; font-size: 22px; line-height: 1; }
+  .close { border: 0; background: transparent; color: inherit; width: 36px; height: 36px; border-radius: 8px; cursor: pointer; font-size: 22px; line-height: 1; }
   .status { margin: 0; padding: 6px 16px; font-size: 13px; background: #fff4d6; color: #5c4400; }
   .status:empty { display: none; }
-  .log { flex: 1; overflow-y: auto; margin: 0; padding: 16px; list-style: none; display: flex; flex-direction: column; gap: 8px; background: #f5f6f8; }
+  .log { flex: 1; overflow-y: auto; padding: 16px; background: #f5f6f8; }
+  .items { min-height: 100%; margin: 0; padding: 0; list-style: none; display: flex; flex-direction: column; gap: 8px; }
   .hint { margin: auto 0; text-align: center; color: #4a505c; }
   .msg { max-width: 80%; padding: 8px 12px; border-radius: 14px; white-space: pre-wrap; overflow-wrap: anywhere; }
   .theirs { align-self: flex-start; background: #fff; border: 1px solid #dcdfe5; border-bottom-left-radius: 4px; }
-  .mine { align-self: flex-end; background: var(--accent); color: #fff; border-bottom-right-radius: 4px; }
+  .mine { align-self: flex-end; background: var(--accent); color: var(--on-accent); border-bottom-right-radius: 4px; }
   .who { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
   time { display: block; margin-top: 2px; font-size: 11px; opacity: .75; }
   .files { display: flex; flex-direction: column; gap: 4px; margin-top: 4px; }
@@ -86,10 +87,11 @@
   label { display: block; font-size: 12px; font-weight: 600; color: #33373f; margin-bottom: 2px; }
   input, textarea { width: 100%; font: inherit; color: inherit; padding: 8px 10px; border: 1px solid #8a909c; border-radius: 8px; background: #fff; }
   textarea { resize: none; min-height: 42px; max-height: 120px; }
-  .send { align-self: end; height: 42px; padding: 0 16px; border: 0; border-radius: 8px; background: var(--accent); color: #fff; font: inherit; font-weight: 600; cursor: pointer; }
+  .send { align-self: end; height: 42px; padding: 0 16px; border: 0; border-radius: 8px; background: var(--accent); color: var(--on-accent); font: inherit; font-weight: 600; cursor: pointer; }
   .send:disabled { opacity: .6; cursor: progress; }
   .attach { align-self: end; display: grid; place-items: center; width: 42px; height: 42px; margin: 0; border: 1px solid #8a909c;
-    border-radius: 8px; cursor: pointer; font-size: 20px; }
+    border-radius: 8px; cursor: pointer; color: #33373f; }
+  .attach svg { width: 22px; height: 22px; }
   .attach input { position: absolute; width: 1px; height: 1px; opacity: 0; }
   .attach:focus-within { outline: 3px solid #f0a500; outline-offset: 2px; }
   .chosen { grid-column: 1 / -1; margin: 0; font-size: 13px; color: #33373f; }
@@ -99,7 +101,7 @@
   .csat .choices { display: flex; gap: 6px; }
   .csat button { min-width: 40px; height: 40px; border: 1px solid #8a909c; border-radius: 8px; background: #fff; color: #16181d;
     font: inherit; font-weight: 600; cursor: pointer; }
-  .csat button[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: #fff; }
+  .csat button[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: var(--on-accent); }
   .csat .said { margin: 6px 0 0; }
   .error { grid-column: 1 / -1; margin: 0; color: #a8071a; font-size: 13px; }
   .error:empty { display: none; }
@@ -122,24 +124,25 @@ ${
     ${pageMode ? '<h1 id="title"></h1>' : '<h2 id="title"></h2><button class="close" type="button" aria-label="Close chat">×</button>'}
   </header>
   <p class="status" role="status"></p>
-  <ol class="log" role="log" aria-live="polite" aria-label="Conversation" tabindex="0"></ol>
+  <div class="log" role="log" aria-live="polite" aria-label="Conversation" tabindex="0"><ol class="items"></ol></div>
   <form novalidate>
     <div class="intro">
       <div><label for="name">Your name (optional)</label><input id="name" name="name" autocomplete="name" maxlength="200"></div>
       <div><label for="email">E-mail (optional)</label><input id="email" name="email" type="email" autocomplete="email" maxlength="320"></div>
     </div>
-    <label class="attach" title="Attach a file"><span aria-hidden="true">📎</span><input id="file" name="file" type="file" aria-label="Attach a file"></label>
+    <label class="attach" title="Attach a file"><svg viewBox="0 0 24 24" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><path d="M21 11.5l-8.6 8.6a5.5 5.5 0 0 1-7.8-7.8l8.6-8.6a3.7 3.7 0 0 1 5.2 5.2l-8.6 8.6a1.8 1.8 0 0 1-2.6-2.6l8-8"/></svg><input id="file" name="file" type="file" aria-label="Attach a file"></label>
     <div><label for="text">Message</label><textarea id="text" name="text" rows="1" maxlength="4096" placeholder="Write a message…" enterkeyhint="send"></textarea></div>
     <button class="send" type="submit">Send</button>
     <p class="chosen" aria-live="polite"></p>
     <p class="error" role="alert"></p>
   </form>
 </section>`;
-  host.style.setProperty('--accent', accent);
+  setAccent(accent);
   const $ = (selector) => root.querySelector(selector);
   const panel = $('.panel');
   const launcher = $('.launcher');
-  const log = $('.log');
+  const log = $('.log'); // scrolls
+  const items = $('.items'); // the messages, a list inside the live region
   const statusLine = $('.status');
   const errorLine = $('.error');
   const form = $('form');
@@ -150,6 +153,26 @@ ${
   const chosen = $('.chosen');
   $('#title').textContent = title;
 
+  /** The accent, and the text colour that reads on it: white, or near-black on a light accent. */
+  function setAccent(colour) {
+    host.style.setProperty('--accent', colour);
+    host.style.setProperty('--on-accent', readableOn(colour));
+  }
+
+  /** White or #16181d, whichever contrasts more with a `#rgb`/`#rrggbb` colour (WCAG luminance). */
+  function readableOn(colour) {
+    const hex = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(colour.trim());
+    if (!hex) return '#fff';
+    const digits = hex[1].length === 3 ? [...hex[1]].map((d) => d + d).join('') : hex[1];
+    const [r, g, b] = [0, 2, 4].map((i) => {
+      const c = Number.parseInt(digits.slice(i, i + 2), 16) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    const light = 0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05;
+    // #16181d's luminance is 0.0091.
+    return 1.05 / light >= light / 0.0591 ? '#fff' : '#16181d';
+  }
+
   function escapeHtml(s) {
     return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
   }
@@ -159,7 +182,7 @@ ${
   const hint = document.createElement('li');
   hint.className = 'hint';
   hint.textContent = 'Ask us anything. We reply right here.';
-  log.append(hint);
+  items.append(hint);
 
   /** The settings from the console: heading, accent, greeting, and which fields to require first. */
   function applyConfig(config) {
@@ -168,7 +191,7 @@ ${
       $('#title').textContent = title;
       launcher?.setAttribute('aria-label', `${panel.hidden ? 'Open' : 'Close'} chat: ${title}`);
     }
-    if (config.colour) host.style.setProperty('--accent', config.colour);
+    if (config.colour) setAccent(config.colour);
     if (config.greeting) hint.textContent = config.greeting;
     if (config.preChatForm) preChat = config.preChatForm;
     for (const [field, label] of [
@@ -210,7 +233,7 @@ ${
           Number(li.dataset.at) > Date.parse(message.createdAt) ||
           (Number(li.dataset.at) === Date.parse(message.createdAt) && Number(li.dataset.id) > message.id),
       );
-      log.insertBefore(item, after || null);
+      items.insertBefore(item, after || null);
       shown.set(message.id, item);
       hint.remove();
       if (nearBottom || message.direction === 'inbound') log.scrollTop = log.scrollHeight;
