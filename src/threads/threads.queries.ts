@@ -90,7 +90,7 @@ export async function listThreads(db: Executor, reader: ThreadReader, filters: T
  * with FILTER, so the three views' numbers agree with each other at one moment.
  */
 export async function countThreads(db: Executor, reader: ThreadReader, filters: Omit<ThreadFilters, 'assignee'>, me: number | null) {
-  const { statuses, connectionId, contactId, label, team } = filters;
+  const { statuses, connectionId, contactId, label, team, priorities, slaStatus, sort } = filters;
   const row = await db
     .selectFrom('threads')
     .where('threads.workspace_id', '=', reader.workspaceId)
@@ -101,6 +101,9 @@ export async function countThreads(db: Executor, reader: ThreadReader, filters: 
     .$if(team === 'none', (q) => q.where('threads.team_id', 'is', null))
     .$if(typeof team === 'number', (q) => q.where('threads.team_id', '=', team as number))
     .$if(label !== undefined, (q) => q.where(sql<boolean>`threads.labels @> ARRAY[${label}]::text[]`))
+    .$if(priorities !== undefined, (q) => q.where('threads.priority', 'in', priorities!))
+    .$if(slaStatus !== undefined, (q) => q.where('threads.sla_status', '=', slaStatus!))
+    .$if(sort === 'sla', (q) => q.where('threads.sla_due_at', 'is not', null))
     .select([
       sql<string>`count(*)`.as('all'),
       sql<string>`count(*) FILTER (WHERE threads.assignee_id IS NULL)`.as('unassigned'),

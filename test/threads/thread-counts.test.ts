@@ -56,6 +56,30 @@ describe('GET /v1/threads/counts', () => {
     }
   });
 
+  it('counts under priority, slaStatus and sort=sla as the list narrows by them', async () => {
+    const urgent = await seedThread(ctx.deps, line, { status: 'open', assigneeId: ada.user.id });
+    const due = await seedThread(ctx.deps, chat, { status: 'open' });
+    await db.updateTable('threads').set({ priority: 'urgent' }).where('id', '=', urgent.id).execute();
+    await db
+      .updateTable('threads')
+      .set({ sla_status: 'warning', sla_due_at: new Date(Date.now() + 3_600_000) })
+      .where('id', '=', due.id)
+      .execute();
+    try {
+      expect(await counts('status=open&priority=urgent', ada.headers)).toEqual({ mine: 1, unassigned: 0, all: 1 });
+      expect(await counts('status=open&slaStatus=warning', ada.headers)).toEqual({ mine: 0, unassigned: 1, all: 1 });
+      expect(await counts('sort=sla', ada.headers)).toEqual({ mine: 0, unassigned: 1, all: 1 });
+      for (const query of ['priority=urgent,high', 'slaStatus=warning', 'sort=sla', 'status=open&priority=normal']) {
+        const c = await counts(query, ada.headers);
+        expect(c.all, query).toBe(await listed(query, ada.headers));
+        expect(c.mine, query).toBe(await listed(`${query}&assigneeId=me`, ada.headers));
+        expect(c.unassigned, query).toBe(await listed(`${query}&assigneeId=none`, ada.headers));
+      }
+    } finally {
+      await db.deleteFrom('threads').where('id', 'in', [urgent.id, due.id]).execute();
+    }
+  });
+
   it('answers mine: null to an API key, which is nobody', async () => {
     expect(await counts('status=open', keyHeaders)).toEqual({ mine: null, unassigned: 2, all: 5 });
   });
