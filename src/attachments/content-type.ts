@@ -1,4 +1,5 @@
 import { fileTypeFromBuffer } from 'file-type';
+import { truncate } from '../text/truncate.js';
 
 /** How many leading bytes the type is read from (file-type's own detection size). */
 export const SNIFF_BYTES = 4100;
@@ -30,5 +31,5 @@ export function cleanFilename(name: string | undefined): string | null {
   if (!name) return null;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
   const base = (name.split(/[\\/]/).pop() ?? '').replace(/[\u0000-\u001f\u007f]/g, '').trim();
-  return base === '' || base === '.' || base === '..' ? null : base.slice(0, 255);
+  return base === '' || base === '.' || base === '..' ? null : truncate(base, 255);
 }

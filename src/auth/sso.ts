@@ -7,6 +7,7 @@ import { open, openingKeys, SecretBoxError } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { describeRefusal, guardedLookup, ipLiteral, RefusedAddressError, refusedRange, systemResolve } from '../net/address-guard.js';
+import { truncate } from '../text/truncate.js';
 import { findUserByEmail } from '../users/users.queries.js';
 import { createUser } from '../users/users.service.js';
 import type { SsoSettingValue } from '../workspaces/sso-setting.js';
@@ -143,7 +144,7 @@ async function personOf(config: oidc.Configuration, tokens: oidc.TokenEndpointRe
   const person: Person = {
     email: typeof source.email === 'string' ? source.email.trim().toLowerCase() : '',
     emailVerified: source.email_verified === true,
-    name: typeof source.name === 'string' && source.name.trim() ? source.name.trim().slice(0, 200) : undefined,
+    name: typeof source.name === 'string' && source.name.trim() ? truncate(source.name.trim(), 200) : undefined,
   };
   return person;
 }

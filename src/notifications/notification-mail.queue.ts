@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import type { QueueDefinition } from '../jobs/queue.js';
 import { MailSendError, type SystemMail, type SystemMailer, systemMailer } from '../mail/system-mailer.js';
 import { PRODUCT_NAME, renderListMail } from '../mail/templates.js';
+import { truncate } from '../text/truncate.js';
 import {
   enqueueNotificationMail,
   mailedTypeSql,
@@ -55,7 +56,7 @@ function lineOf(n: Waiting, publicUrl: string) {
       return { title: `${n.actor_name ?? 'Routing'} assigned you ${conversation}`, url };
     case 'mentioned': {
       const text = n.text ?? '';
-      const detail = text.length > QUOTE_LENGTH ? `${text.slice(0, QUOTE_LENGTH - 1)}…` : text;
+      const detail = truncate(text, QUOTE_LENGTH) === text ? text : `${truncate(text, QUOTE_LENGTH - 1)}…`;
       return { title: `${n.actor_name ?? 'Someone'} mentioned you in ${conversation}`, ...(detail ? { detail } : {}), url };
     }
     case 'sla_warning':

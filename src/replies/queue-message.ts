@@ -3,6 +3,7 @@ import { linkAttachments } from '../attachments/reply-attachments.queries.js';
 import type { Executor } from '../db/database.js';
 import type { EmailHeaders } from '../db/types.js';
 import { PREVIEW_LENGTH } from '../messaging/announcements.js';
+import { truncate } from '../text/truncate.js';
 import { insertReply } from './replies.queries.js';
 import { lockUnusedAttachments, replyPreview } from './reply-attachments.js';
 import { enqueueSend } from './send-message.enqueue.js';
@@ -40,10 +41,13 @@ export async function queueMessage(boss: PgBoss, trx: Executor, message: Outboun
       threadId: message.threadId,
       connectionId: message.connectionId,
       text: message.text,
-      preview: replyPreview(
-        message.text,
-        files.map((f) => f.kind),
-      ).slice(0, PREVIEW_LENGTH),
+      preview: truncate(
+        replyPreview(
+          message.text,
+          files.map((f) => f.kind),
+        ),
+        PREVIEW_LENGTH,
+      ),
       authorId: message.authorId,
       automation: message.automation,
       template: message.template,

@@ -149,6 +149,8 @@ describe('POST /v1/attachments', () => {
     expect(cleanFilename('a\u0000b\r\n.txt')).toBe('ab.txt');
     expect(cleanFilename('..')).toBeNull();
     expect(cleanFilename('x'.repeat(300))).toHaveLength(255);
+    // 255 characters, not UTF-16 units: an emoji at the cut stays whole (no half pair, no U+FFFD).
+    expect(cleanFilename(`${'a'.repeat(254)}😀b`)).toBe(`${'a'.repeat(254)}😀`);
   });
 
   it('refuses a file over INBOX_MAX_ATTACHMENT_BYTES with 413 and keeps nothing', async () => {

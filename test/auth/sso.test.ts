@@ -349,3 +349,14 @@ describe('enforce', () => {
     expect(failed.map((e) => e.changes?.reason?.new)).toContain('sso_required');
   });
 });
+
+describe('a name from the identity provider', () => {
+  it('is kept to 200 characters without splitting an emoji in two', async () => {
+    // The emoji's two UTF-16 halves sit at units 199 and 200: a cut at 200 units would keep one half.
+    idp.accounts.set('long-name', { email: 'long-name@acme.test', email_verified: true, name: `${'n'.repeat(199)}😀 and more` });
+    const res = await ssoFlow('long-name');
+    expect(res.statusCode, res.body).toBe(302);
+    const user = await me(await exchange(String(res.headers.location)));
+    expect(user.name).toBe(`${'n'.repeat(199)}😀`);
+  });
+});

@@ -254,3 +254,16 @@ describe('without a system mailer', () => {
     }
   });
 });
+
+describe("a mention's quote", () => {
+  it('is cut at 200 characters without splitting an emoji in two', async () => {
+    const { ada, bo, thread } = await setup();
+    const mentioned = await thread();
+    // The emoji's two UTF-16 halves sit at units 198 and 199: a cut at 199 units would keep one half.
+    await mention(mentioned.id, ada.headers, bo.user.id, `${'b'.repeat(198)}😀 and the rest of a long note`);
+    await work();
+    const { mail } = mailsTo(bo.user.email)[0]!;
+    expect(mail.text).toContain(`${'b'.repeat(198)}😀…`);
+    expect(mail.text).not.toContain('\uFFFD');
+  });
+});

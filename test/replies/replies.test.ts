@@ -424,3 +424,14 @@ describe('POST /v1/threads/:id/messages', () => {
     for (const line of logLines) expect(JSON.stringify(line)).not.toContain(TOKEN);
   });
 });
+
+describe("a reply's preview", () => {
+  it('is cut at 140 characters without splitting an emoji in two', async () => {
+    const threadId = await inboundThread('16505550099');
+    // The emoji's two UTF-16 halves sit at units 139 and 140: a cut there would leave one half.
+    const res = await reply(threadId, `${'a'.repeat(139)}😀 and more`);
+    expect(res.statusCode, res.body).toBe(202);
+    const thread = (await ctx.app.inject({ method: 'GET', url: `/v1/threads/${threadId}`, headers: tenant.headers })).json().data;
+    expect(thread.lastMessagePreview).toBe(`${'a'.repeat(139)}😀`);
+  });
+});
