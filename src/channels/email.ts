@@ -4,6 +4,7 @@ import { safeEqual } from '../crypto/hmac.js';
 import type { MailAddress, NormalisedEvent } from '../messaging/events.js';
 import { checkedAddress, RefusedAddressError, type ResolveHost, systemResolve } from '../net/address-guard.js';
 import { parseSmtpUrl, safeDecode, smtpTransport } from '../net/smtp.js';
+import { truncate } from '../text/truncate.js';
 import {
   arrayOf,
   type ChannelAdapter,
@@ -253,7 +254,7 @@ export function firstLineSubject(text: string, files: number): string {
       ?.trim() ?? '';
   if (line === '') return files === 1 ? 'A file for you' : 'Files for you';
   if (line.length <= 78) return line;
-  const cut = line.slice(0, 77);
+  const cut = truncate(line, 77);
   const space = cut.lastIndexOf(' ');
   return `${(space > 40 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }

@@ -3,6 +3,7 @@ import type { Attachment } from '../attachments/attachments.resources.js';
 import type { MessagesTable } from '../db/types.js';
 import { type NotificationRow, notificationResource } from '../notifications/notifications.resources.js';
 import type { RealtimeEvent } from '../realtime/publish.js';
+import { truncate } from '../text/truncate.js';
 import { type ThreadView, threadResource } from '../threads/threads.resources.js';
 import { messageResource } from './messaging.resources.js';
 
@@ -137,7 +138,7 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
       kind: m.kind,
       private: m.private,
       status: m.status,
-      preview: m.text.slice(0, PREVIEW_LENGTH),
+      preview: truncate(m.text, PREVIEW_LENGTH),
       attachments: realtimeAttachments(m, attachments),
     }),
     endpoints: (c, { attachments }) => messageResource(c.message, attachmentsOf(c.message, attachments)),

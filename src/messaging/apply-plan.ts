@@ -1,4 +1,5 @@
 import type { PendingAttachmentInput } from '../attachments/fetch-media.queries.js';
+import { truncate } from '../text/truncate.js';
 import { PREVIEW_LENGTH } from './announcements.js';
 import type { NormalisedEvent } from './events.js';
 import {
@@ -214,7 +215,7 @@ export function threadInputs(plan: ApplyPlan, contactIds: ContactIds, choices: T
       contactId: contactOf(contactIds, connection, event.contact.externalId),
       conversationKey: (event.type === 'message' && choices.keys.get(event)) || '',
       lastMessageAt: at(event, now),
-      preview: event.type === 'message' ? event.text.slice(0, PREVIEW_LENGTH) : null,
+      preview: event.type === 'message' ? truncate(event.text, PREVIEW_LENGTH) : null,
       unread: event.type === 'message' ? 1 : 0,
       lastInboundAt: event.type === 'message' ? at(event, now) : null,
       teamId: connection.team_id,
@@ -255,7 +256,7 @@ export function messageInputs(plan: ApplyPlan, threadIds: number[], now: Date): 
 export function threadTouches(plan: ApplyPlan, joined: Joined, now: Date) {
   return plan.messages.flatMap(({ event }) => {
     const threadId = joined.get(event);
-    return threadId === undefined ? [] : [{ threadId, lastMessageAt: at(event, now), preview: event.text.slice(0, PREVIEW_LENGTH) }];
+    return threadId === undefined ? [] : [{ threadId, lastMessageAt: at(event, now), preview: truncate(event.text, PREVIEW_LENGTH) }];
   });
 }
 

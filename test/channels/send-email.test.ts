@@ -69,6 +69,8 @@ describe('email send (SMTP)', () => {
     const subject = firstLineSubject(long, 0);
     expect(subject).toBe('Your order 4471 left our warehouse this morning and should reach you by…');
     expect(subject.length).toBeLessThanOrEqual(78);
+    // One long word with an emoji across the cut: the emoji stays whole.
+    expect(firstLineSubject(`${'a'.repeat(76)}😀${'b'.repeat(20)}`, 0)).toBe(`${'a'.repeat(76)}😀…`);
     expect(firstLineSubject('', 1)).toBe('A file for you');
     expect(firstLineSubject('   ', 2)).toBe('Files for you');
   });

@@ -143,6 +143,24 @@ describe('worker: received → processed', () => {
     expect(thread.last_message_preview).toBe('second');
   });
 
+  it("cuts a thread's preview at 140 characters without splitting an emoji in two", async () => {
+    // The emoji's two UTF-16 halves sit at units 139 and 140: a cut there would leave one half.
+    const first = await settled(await deliverWhatsapp(whatsappText('wamid.emoji-1', '447700900077', `${'a'.repeat(139)}😀 new`)));
+    const again = await settled(await deliverWhatsapp(whatsappText('wamid.emoji-2', '447700900077', `${'b'.repeat(139)}😀 again`)));
+    expect([first.status, again.status]).toEqual(['processed', 'processed']);
+    const message = await ctx.deps.db
+      .selectFrom('messages')
+      .select('thread_id')
+      .where('external_id', '=', 'wamid.emoji-1')
+      .executeTakeFirstOrThrow();
+    const thread = await ctx.deps.db
+      .selectFrom('threads')
+      .select('last_message_preview')
+      .where('id', '=', message.thread_id)
+      .executeTakeFirstOrThrow();
+    expect(thread.last_message_preview).toBe(`${'b'.repeat(139)}😀`);
+  });
+
   it('reconciles receipts: read implies delivered, a status never moves backwards, failed keeps the error', async () => {
     await makeOutboundMessage(ctx.deps, whatsapp, 'wamid.out-a', 'sent');
     await makeOutboundMessage(ctx.deps, whatsapp, 'wamid.out-b', 'sent');
