@@ -4,7 +4,7 @@ import { API_KEY_SCOPES } from './api-keys/api-keys.service.js';
 import { moveStorageToS3 } from './attachments/move-storage.js';
 import { systemTrail } from './audit/audit.js';
 import { issueResetLink } from './auth/passwords.service.js';
-import { applyDotEnv, type Config, ConfigError, loadCliSettings, loadConfig } from './config.js';
+import { applyDotEnv, type Config, ConfigError, dataDirOf, loadCliSettings, loadConfig } from './config.js';
 import { createConnection } from './connections/connections.service.js';
 import { type Db, isDatabaseUnavailable } from './db/database.js';
 import { AppError } from './http/errors.js';
@@ -264,7 +264,7 @@ function report(err: unknown): number {
     process.stderr.write(`inbox: ${err.message}\n`);
   } else if (isFileSystemError(err)) {
     // The data dir (embedded PostgreSQL, generated secrets) cannot be made or written.
-    const dataDir = path.resolve(process.env.INBOX_DATA_DIR?.trim() || '.data');
+    const dataDir = dataDirOf();
     const inDataDir = err.path === dataDir || err.path.startsWith(`${dataDir}${path.sep}`);
     process.stderr.write(`inbox: ${inDataDir ? `INBOX_DATA_DIR: cannot use ${dataDir} (${err.message})` : err.message}\n`);
   } else if (isDatabaseStartError(err)) {

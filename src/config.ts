@@ -234,6 +234,11 @@ export function applyDotEnv(cwd = process.cwd(), env: Env = process.env): void {
  * Reads the whole configuration from `env` once. Every problem is collected and thrown
  * together as a ConfigError, one line per variable, so a bad deployment fails at start.
  */
+/** Where the embedded PostgreSQL and generated secrets live: `INBOX_DATA_DIR`, `.data` by default. */
+export function dataDirOf(env: Env = process.env, cwd = process.cwd()): string {
+  return path.resolve(cwd, env.INBOX_DATA_DIR?.trim() || '.data');
+}
+
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
   const problems: string[] = [];
   const fromFiles = new Map<string, string | undefined>();
@@ -322,7 +327,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     databaseUrl,
     databaseReplicaUrl,
     replicaMaxLagMs: int('INBOX_REPLICA_MAX_LAG_MS', 2000, 1, 3_600_000),
-    dataDir: path.resolve(cwd, str('INBOX_DATA_DIR') ?? '.data'),
+    dataDir: dataDirOf(env, cwd),
     port,
     host,
     publicUrl,

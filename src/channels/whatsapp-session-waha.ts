@@ -13,7 +13,7 @@ import {
   toDate,
 } from './channel.js';
 import { kindOfType, mediaPlaceholder, withCaption } from './media-placeholder.js';
-import { STATUS_BROADCAST, sessionGatewaySend } from './whatsapp-session.js';
+import { messageIdOf, STATUS_BROADCAST, sessionGatewaySend } from './whatsapp-session.js';
 
 /** WAHA's ack enum: -1 ERROR, 0 PENDING (no news), 1 SERVER, 2 DEVICE, 3 READ, 4 PLAYED. */
 const ACKS: Record<string, MessageStatusEvent> = { '1': 'sent', '2': 'delivered', '3': 'read', '4': 'read', '-1': 'failed' };
@@ -70,7 +70,7 @@ export const whatsappSessionWahaAdapter: ChannelAdapter = {
     const session = requireString(body.session, 'session');
     if (event !== 'message' && event !== 'message.ack') return []; // session.status and the like
     const p = requireObject(body.payload, 'payload.payload');
-    const id = requireString(isObject(p.id) ? p.id._serialized : p.id, 'payload.id');
+    const id = messageIdOf(p);
     if (event === 'message') {
       if (p.fromMe === true) return []; // sent from the phone itself
       const from = requireString(p.from, 'payload.from');

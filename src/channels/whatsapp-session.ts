@@ -25,7 +25,7 @@ const ACKS: Record<string, MessageStatusEvent> = { '1': 'sent', '2': 'delivered'
 export const STATUS_BROADCAST = 'status@broadcast';
 
 /** A message id as gateways write it: a string, or whatsapp-web.js's `{ _serialized, … }` (as replies' ids are read). */
-function messageIdOf(p: Record<string, unknown>): string {
+export function messageIdOf(p: Record<string, unknown>): string {
   return requireString(isObject(p.id) ? p.id._serialized : p.id, 'payload.id');
 }
 
