@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { type Executor, PREPARED } from '../db/database.js';
 import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import { BY_CREATED, keysetPage, type SortKey } from '../db/pages.js';
@@ -57,13 +57,31 @@ function readableThreads(db: Executor, reader: ThreadReader) {
 }
 
 /**
+ * The filters a list and its counts share (each applies status and assignee its own way), so
+ * a view's number is always its list's length.
+ */
+function narrowedBy(filters: Omit<ThreadFilters, 'assignee' | 'statuses'>): RawBuilder<boolean> {
+  const { connectionId, contactId, label, team, priorities, slaStatus, sort } = filters;
+  const conditions: RawBuilder<unknown>[] = [];
+  if (connectionId !== undefined) conditions.push(sql`threads.connection_id = ${connectionId}`);
+  if (contactId !== undefined) conditions.push(sql`threads.contact_id = ${contactId}`);
+  if (team === 'none') conditions.push(sql`threads.team_id IS NULL`);
+  else if (team !== undefined) conditions.push(sql`threads.team_id = ${team}`);
+  if (label !== undefined) conditions.push(sql`threads.labels @> ARRAY[${label}]::text[]`);
+  if (priorities !== undefined) conditions.push(sql`threads.priority IN (${sql.join(priorities)})`);
+  if (slaStatus !== undefined) conditions.push(sql`threads.sla_status = ${slaStatus}`);
+  if (sort === 'sla') conditions.push(sql`threads.sla_due_at IS NOT NULL`);
+  return conditions.length === 0 ? sql<boolean>`TRUE` : sql<boolean>`(${sql.join(conditions, sql` AND `)})`;
+}
+
+/**
  * The threads the reader sees, most recently active first, one cursor page, narrowed by
  * `filters`. One status is an equality (not a list) so that threads_filter_idx returns rows
  * already in page order.
  */
 export async function listThreads(db: Executor, reader: ThreadReader, filters: ThreadFilters, page: CursorRequest) {
   const { workspaceId } = reader;
-  const { statuses, assignee, connectionId, contactId, label, team, priorities, slaStatus, sort } = filters;
+  const { statuses, assignee, label } = filters;
   // Outside a transaction a thread may lose the label between the two reads: the page still
   // tests threads.labels, so it never shows a thread without it.
   const rareIds = label === undefined ? undefined : await rareLabelThreadIds(db, workspaceId, label);
@@ -72,16 +90,9 @@ export async function listThreads(db: Executor, reader: ThreadReader, filters: T
     .$if((statuses?.length ?? 0) > 1, (q) => q.where('threads.status', 'in', statuses!))
     .$if(assignee === 'none', (q) => q.where('threads.assignee_id', 'is', null))
     .$if(typeof assignee === 'number', (q) => q.where('threads.assignee_id', '=', assignee as number))
-    .$if(connectionId !== undefined, (q) => q.where('threads.connection_id', '=', connectionId!))
-    .$if(contactId !== undefined, (q) => q.where('threads.contact_id', '=', contactId!))
-    .$if(team === 'none', (q) => q.where('threads.team_id', 'is', null))
-    .$if(typeof team === 'number', (q) => q.where('threads.team_id', '=', team as number))
-    .$if(label !== undefined, (q) => q.where(sql<boolean>`threads.labels @> ARRAY[${label}]::text[]`))
-    .$if(rareIds !== undefined, (q) => q.where(sql<boolean>`threads.id = ANY(${rareIds}::bigint[])`))
-    .$if(priorities !== undefined, (q) => q.where('threads.priority', 'in', priorities!))
-    .$if(slaStatus !== undefined, (q) => q.where('threads.sla_status', '=', slaStatus!))
-    .$if(sort === 'sla', (q) => q.where('threads.sla_due_at', 'is not', null));
-  return keysetPage(q, sort === 'sla' ? BY_SLA_DUE : BY_LAST_MESSAGE, page);
+    .where(narrowedBy(filters))
+    .$if(rareIds !== undefined, (q) => q.where(sql<boolean>`threads.id = ANY(${rareIds}::bigint[])`));
+  return keysetPage(q, filters.sort === 'sla' ? BY_SLA_DUE : BY_LAST_MESSAGE, page);
 }
 
 /**
@@ -90,20 +101,13 @@ export async function listThreads(db: Executor, reader: ThreadReader, filters: T
  * with FILTER, so the three views' numbers agree with each other at one moment.
  */
 export async function countThreads(db: Executor, reader: ThreadReader, filters: Omit<ThreadFilters, 'assignee'>, me: number | null) {
-  const { statuses, connectionId, contactId, label, team, priorities, slaStatus, sort } = filters;
+  const { statuses } = filters;
   const row = await db
     .selectFrom('threads')
     .where('threads.workspace_id', '=', reader.workspaceId)
     .where(visibleThreads(reader))
     .$if(statuses !== undefined && statuses.length > 0, (q) => q.where('threads.status', 'in', statuses!))
-    .$if(connectionId !== undefined, (q) => q.where('threads.connection_id', '=', connectionId!))
-    .$if(contactId !== undefined, (q) => q.where('threads.contact_id', '=', contactId!))
-    .$if(team === 'none', (q) => q.where('threads.team_id', 'is', null))
-    .$if(typeof team === 'number', (q) => q.where('threads.team_id', '=', team as number))
-    .$if(label !== undefined, (q) => q.where(sql<boolean>`threads.labels @> ARRAY[${label}]::text[]`))
-    .$if(priorities !== undefined, (q) => q.where('threads.priority', 'in', priorities!))
-    .$if(slaStatus !== undefined, (q) => q.where('threads.sla_status', '=', slaStatus!))
-    .$if(sort === 'sla', (q) => q.where('threads.sla_due_at', 'is not', null))
+    .where(narrowedBy(filters))
     .select([
       sql<string>`count(*)`.as('all'),
       sql<string>`count(*) FILTER (WHERE threads.assignee_id IS NULL)`.as('unassigned'),
