@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import { isObject } from '../channels/channel.js';
 import { apiUrl, postToProvider } from '../channels/provider-http.js';
 import { TELEGRAM_API } from '../channels/telegram.js';
 import { sha256Hex } from '../crypto/hmac.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
+import { lockKey } from '../db/advisory-locks.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials } from './connection-credentials.js';
@@ -39,7 +39,7 @@ export async function setTelegramWebhook(deps: Deps, workspaceId: number, connec
   // each give Telegram a secret and could store them in the other order, leaving the bot
   // sending a secret whose hash is not the one kept, every update refused.
   return deps.db.transaction().execute(async (trx) => {
-    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`inbox:telegram-webhook:${connection.id}`}, 0))`.execute(trx);
+    await lockKey(trx, `inbox:telegram-webhook:${connection.id}`);
     const secret = randomBytes(32).toString('base64url');
     const outcome = await postToProvider({
       key: 'telegram',

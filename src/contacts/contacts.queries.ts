@@ -1,4 +1,5 @@
 import { type Selectable, sql } from 'kysely';
+import { handleLockKey, lockKeys } from '../db/advisory-locks.js';
 import type { Executor } from '../db/database.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { ContactsTable, ThreadsTable } from '../db/types.js';
@@ -83,9 +84,10 @@ export async function lockHandles(db: Executor, workspaceId: number, contactId: 
     .select(['integration_key', 'external_id'])
     .where('contact_id', '=', contactId)
     .execute();
-  const keys = [...new Set(handles.map((h) => `${workspaceId}|${h.integration_key}|${h.external_id}`))].sort();
-  if (keys.length === 0) return;
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) AS k ORDER BY k`.execute(db);
+  await lockKeys(
+    db,
+    handles.map((h) => handleLockKey(workspaceId, h.integration_key, h.external_id)),
+  );
 }
 
 /** Locks the workspace's contacts among `ids`, in id order; returns those that exist. */

@@ -1,5 +1,6 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { uuid7Floor } from '../crypto/uuid7.js';
+import { lockKey } from './advisory-locks.js';
 import { arrayLiteral } from './array-literal.js';
 
 /**
@@ -60,7 +61,7 @@ type AnyDb = Kysely<any>;
 async function ddlStep<T>(db: AnyDb, table: PartitionedTable, fn: (trx: AnyDb) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
     await sql`SET LOCAL lock_timeout = ${sql.lit(DDL_LOCK_TIMEOUT)}`.execute(trx);
-    await sql`SELECT pg_advisory_xact_lock(hashtext(${`partitions:${table}`}))`.execute(trx);
+    await lockKey(trx, `partitions:${table}`);
     return fn(trx);
   });
 }

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { lockKey } from '../db/advisory-locks.js';
 import type { Executor } from '../db/database.js';
 import { wellFormedJson } from '../text/well-formed.js';
 
@@ -10,7 +11,7 @@ import { wellFormedJson } from '../text/well-formed.js';
 
 /** Serialises requests with the same key in one space until the caller's transaction ends. */
 export async function lockIdempotencyKey(db: Executor, space: string, key: string): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`idem:${space}:${key}`}, 0))`.execute(db);
+  await lockKey(db, `idem:${space}:${key}`);
 }
 
 /** How long a key answers its first answer again (docs/replies.md); maintenance prunes it after. */

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { tryLockKey } from '../db/advisory-locks.js';
 import type { Deps } from '../deps.js';
 import { BOSS_SCHEMA } from './boss.js';
 
@@ -65,9 +66,7 @@ export class PlannerStats {
       const changed = Number(t.changed);
       if (changed < this.options.minChanges || changed < this.options.minShare * t.tuples) return false;
       // Several workers may notice the same backlog; one analysis is enough.
-      const { rows: lock } = await sql<{ ok: boolean }>`
-        SELECT pg_try_advisory_xact_lock(hashtextextended(${`inbox:analyze:${t.schema}.${t.table}`}, 0)) AS ok`.execute(trx);
-      if (!lock[0]!.ok) return false;
+      if (!(await tryLockKey(trx, `inbox:analyze:${t.schema}.${t.table}`))) return false;
       await sql`ANALYZE ${sql.id(t.schema, t.table)}`.execute(trx);
       this.deps.log.info({ queue, table: `${t.schema}.${t.table}`, changed, tuples: t.tuples }, 'analyzed a job table during a backlog');
       return true;

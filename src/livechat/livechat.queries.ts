@@ -1,4 +1,5 @@
 import { type Selectable, sql } from 'kysely';
+import { lockKey } from '../db/advisory-locks.js';
 import type { Executor } from '../db/database.js';
 import { MESSAGE_COLUMNS, messageColumnsSql } from '../db/message-columns.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
@@ -47,7 +48,7 @@ export type Visitor = NonNullable<Awaited<ReturnType<typeof findVisitor>>>;
  * since `since`, with the oldest of them.
  */
 export async function countRecentConversations(db: Executor, ip: string, since: Date) {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`livechat-address:${ip}`}, 0))`.execute(db);
+  await lockKey(db, `livechat-address:${ip}`);
   const { rows } = await sql<{ n: number; oldest: Date | null }>`
     SELECT count(*)::int AS n, min(created_at) AS oldest FROM livechat_visitors WHERE ip = ${ip} AND created_at > ${since}`.execute(db);
   return rows[0]!;

@@ -1,4 +1,5 @@
 import { type Selectable, sql } from 'kysely';
+import { handleLockKey, lockKeys } from '../db/advisory-locks.js';
 import { arrayLiteral } from '../db/array-literal.js';
 import { type Executor, PREPARED } from '../db/database.js';
 import { messageColumnsSql } from '../db/message-columns.js';
@@ -77,14 +78,11 @@ export async function upsertContacts(
   const created: (HandleInput & { id: number })[] = [];
   if (handles.length === 0) return { ids: result, created };
   const keyOf = (h: { workspaceId: number; integrationKey: string; externalId: string }) =>
-    `${h.workspaceId}|${h.integrationKey}|${h.externalId}`;
+    handleLockKey(h.workspaceId, h.integrationKey, h.externalId);
   // Each handle's key is written once: a key built again for every lookup was the function's
   // largest cost (a new string, hashed anew by each Map it is looked up in).
   const handleKeys = handles.map(keyOf);
-  const keys = [...new Set(handleKeys)].sort();
-  await sql`${PREPARED} SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${arrayLiteral(keys)}::text[]) AS k ORDER BY k`.execute(
-    db,
-  );
+  await lockKeys(db, [...new Set(handleKeys)]);
 
   const { rows: existing } = await sql<{
     workspace_id: number;

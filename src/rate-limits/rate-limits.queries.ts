@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import { sql } from 'kysely';
+import { lockKey } from '../db/advisory-locks.js';
 import type { Executor } from '../db/database.js';
 import type { DB } from '../db/types.js';
 
@@ -19,7 +20,7 @@ export async function takeHit(
   at: Date,
   cost = 1,
 ): Promise<{ admitted: true; id: number } | { admitted: false; freesAt: Date | null }> {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`inbox:rate:${bucket}`}, 0))`.execute(trx);
+  await lockKey(trx, `inbox:rate:${bucket}`);
   await sql`DELETE FROM rate_limit_hits WHERE bucket = ${bucket} AND created_at <= ${since}`.execute(trx);
   const { rows } = await sql<{ used: number }>`
     SELECT coalesce(sum(cost), 0)::float8 AS used FROM rate_limit_hits WHERE bucket = ${bucket}`.execute(trx);

@@ -1,4 +1,5 @@
 import { type Selectable, sql } from 'kysely';
+import { lockKeys } from '../db/advisory-locks.js';
 import { type Executor, PREPARED } from '../db/database.js';
 import { MESSAGE_COLUMNS, messageColumnsSql } from '../db/message-columns.js';
 import type { MessagesTable, ThreadPriority, ThreadStatus } from '../db/types.js';
@@ -25,14 +26,11 @@ export async function reopenThreads(db: Executor, ids: number[], at: Date) {
  * open threads before the other commits, both pick the same agent and pass their cap.
  * Taken after the thread rows a transaction changes, never before: whoever holds it waits
  * for no thread (the queue is read with SKIP LOCKED) and no user row (routing writes none).
- * PREPARED, as the pool and the assignment that follow it: routing's statements run in every
- * batch with a new thread, and planning was a third of their time.
  */
 export async function lockAssignment(db: Executor, workspaceIds: number[]) {
-  const keys = [...new Set(workspaceIds)].sort((a, b) => a - b).map((w) => `auto-assign:${w}`);
-  if (keys.length === 0) return;
-  await sql`${PREPARED} SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) WITH ORDINALITY AS k(k, n) ORDER BY n`.execute(
+  await lockKeys(
     db,
+    [...new Set(workspaceIds)].map((w) => `auto-assign:${w}`),
   );
 }
 

@@ -1,4 +1,5 @@
 import { type Selectable, sql } from 'kysely';
+import { lockKey } from '../db/advisory-locks.js';
 import { type Executor, PREPARED } from '../db/database.js';
 import { BY_CREATED, keysetPage } from '../db/pages.js';
 import type { EndpointScheme, WebhookEndpointsTable } from '../db/types.js';
@@ -164,7 +165,7 @@ export async function disableEndpoints(
  * advisory lock to the end of the transaction, so two at once cannot both take the last place.
  */
 export async function countEndpointsLocked(db: Executor, workspaceId: number): Promise<number> {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`inbox:endpoints:${workspaceId}`}, 0))`.execute(db);
+  await lockKey(db, `inbox:endpoints:${workspaceId}`);
   const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = ${workspaceId}`.execute(
     db,
   );

@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import { accountLink, consumeAccountToken, issueAccountToken, retireAccountTokens } from '../auth/account-tokens.js';
 import { checkNewPassword, INVALID_LINK } from '../auth/passwords.service.js';
 import { findUser } from '../auth/sessions.queries.js';
+import { lockKey } from '../db/advisory-locks.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
@@ -45,7 +45,7 @@ export async function completeSetup(
 ) {
   checkNewPassword('password', input.password, input.email);
   return deps.db.transaction().execute(async (trx) => {
-    await sql`SELECT pg_advisory_xact_lock(hashtextextended('inbox:first-run', 0))`.execute(trx);
+    await lockKey(trx, 'inbox:first-run');
     if (await anyWorkspace(trx)) throw errors.conflict(SETUP_DONE);
     if (!(await consumeAccountToken(trx, 'setup', input.token, deps.now()))) throw errors.unauthorized(INVALID_LINK);
     await retireAccountTokens(trx, 'setup', null, deps.now());
