@@ -29,11 +29,13 @@ export async function findWidget(db: Executor, widgetKey: string) {
 
 export type Widget = NonNullable<Awaited<ReturnType<typeof findWidget>>>;
 
+const VISITOR_COLUMNS = ['id', 'workspace_id', 'connection_id', 'contact_id', 'thread_id', 'handle', 'expires_at'] as const;
+
 /** The visitor holding the token of this hash on this widget, while the token lasts. */
 export async function findVisitor(db: Executor, connectionId: number, tokenHash: string, now: Date) {
   return db
     .selectFrom('livechat_visitors')
-    .select(['id', 'workspace_id', 'connection_id', 'contact_id', 'thread_id', 'handle', 'expires_at'])
+    .select(VISITOR_COLUMNS)
     .where('token_hash', '=', tokenHash)
     .where('connection_id', '=', connectionId)
     .where('expires_at', '>', now)
@@ -41,6 +43,11 @@ export async function findVisitor(db: Executor, connectionId: number, tokenHash:
 }
 
 export type Visitor = NonNullable<Awaited<ReturnType<typeof findVisitor>>>;
+
+/** A visitor by its id, as it is now (its contact may have changed by a merge since its token was read). */
+export async function findVisitorById(db: Executor, id: number): Promise<Visitor | undefined> {
+  return db.selectFrom('livechat_visitors').select(VISITOR_COLUMNS).where('id', '=', id).executeTakeFirst();
+}
 
 /**
  * Serialises the visitors started from one address until the transaction ends (an advisory

@@ -37,11 +37,30 @@ export async function publishVisitorEvents(db: Executor, events: (VisitorEvent |
 }
 
 /**
+ * Publishes a reply's event to every visitor of its thread: the one the sender names and any
+ * other whose token now leads to the same contact on the same widget (two visitors become one
+ * contact when an agent merges them, and each keeps its token and its sockets).
+ */
+export async function publishToThreadVisitors(db: Executor, type: VisitorEvent['type'], messageId: number, visitor: string): Promise<void> {
+  await sql`
+    SELECT pg_notify(${VISITOR_CHANNEL}, json_build_object('type', ${type}::text, 'visitor', h.handle, 'messageId', ${messageId}::bigint)::text)
+    FROM (
+      SELECT ${visitor}::text AS handle
+      UNION
+      SELECT v.handle FROM messages m
+      JOIN threads t ON t.id = m.thread_id
+      JOIN livechat_visitors v ON v.contact_id = t.contact_id AND v.connection_id = t.connection_id
+      WHERE m.id = ${messageId}
+    ) AS h`.execute(db);
+}
+
+/**
  * Live chat's bus for senders: the reply is announced at once, before its outcome commits, so
- * whichever api process holds the visitor's socket takes it now. That process reads the message
- * and marks it `delivered` (from `queued` or `sent`, whichever it finds); the sender's `sent` is
- * then written only if it is still `queued`, so the two orders end the same.
+ * whichever api process holds a socket of one of the thread's visitors takes it now. That
+ * process reads the message and marks it `delivered` (from `queued` or `sent`, whichever it
+ * finds); the sender's `sent` is then written only if it is still `queued`, so the two orders
+ * end the same.
  */
 export function visitorBus(db: Executor): VisitorBus {
-  return { offer: ({ visitor, messageId }) => publishVisitorEvents(db, [{ type: 'message.created', visitor, messageId }]) };
+  return { offer: ({ visitor, messageId }) => publishToThreadVisitors(db, 'message.created', messageId, visitor) };
 }

@@ -3,8 +3,8 @@ import { PgListener } from '../db/listener.js';
 import type { Deps } from '../deps.js';
 import { announce } from '../messaging/announce.js';
 import { HEARTBEAT_MS } from '../realtime/hub.js';
-import { findVisitorMessage, markDelivered, type Visitor } from './livechat.queries.js';
-import { publishVisitorEvents, VISITOR_CHANNEL, type VisitorBlocked, type VisitorEvent } from './visitor-events.js';
+import { findVisitorById, findVisitorMessage, markDelivered, type Visitor } from './livechat.queries.js';
+import { publishToThreadVisitors, VISITOR_CHANNEL, type VisitorBlocked, type VisitorEvent } from './visitor-events.js';
 import { visitorMessages } from './visitor-message.js';
 
 /** Sockets one visitor may hold on one api process (tabs); the next is closed with 4008. */
@@ -118,7 +118,11 @@ export class VisitorHub {
   private async deliver(event: VisitorEvent): Promise<void> {
     const held = [...(this.byVisitor.get(event.visitor) ?? [])];
     if (held.length === 0) return;
-    const message = await findVisitorMessage(this.deps.db, held[0]!.visitor, event.messageId);
+    // The visitor's contact as it is now, not as it was when the socket opened: a merge may
+    // have made it another contact's since.
+    const visitor = await findVisitorById(this.deps.db, held[0]!.visitor.id);
+    if (!visitor) return;
+    const message = await findVisitorMessage(this.deps.db, visitor, event.messageId);
     if (!message) return;
     const [view] = await visitorMessages(this.deps, [message]);
     const frame = JSON.stringify({ type: event.type, data: view });
@@ -130,7 +134,7 @@ export class VisitorHub {
       const row = await markDelivered(trx, message.id, this.deps.now());
       if (!row) return;
       await announce(this.deps, trx, [{ type: 'message.updated', message: row }], this.deps.now());
-      await publishVisitorEvents(trx, [{ type: 'message.updated', visitor: event.visitor, messageId: row.id }]);
+      await publishToThreadVisitors(trx, 'message.updated', row.id, event.visitor);
     });
   }
 

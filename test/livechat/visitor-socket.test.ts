@@ -147,6 +147,28 @@ describe('GET /v1/livechat/:widgetKey/socket', () => {
     for (const tab of tabs) tab.ws.close();
   });
 
+  it('after two visitors’ contacts are merged, a reply reaches the sockets of both, opened before the merge', async () => {
+    const kept = await startVisitor(a.app, widget.key, { name: 'Noor' });
+    const folded = await startVisitor(a.app, widget.key, { name: 'Noor (phone)' });
+    const sockets = [await visitorSocket(kept.token, aUrl), await visitorSocket(folded.token, bUrl)];
+    const contactOf = async (threadId: number) =>
+      (await a.deps.db.selectFrom('threads').select('contact_id').where('id', '=', threadId).executeTakeFirstOrThrow()).contact_id;
+    const merged = await a.app.inject({
+      method: 'POST',
+      url: `/v1/contacts/${await contactOf(kept.threadId)}/merge`,
+      headers: tenant.headers,
+      payload: { contactId: await contactOf(folded.threadId) },
+    });
+    expect(merged.statusCode, merged.body).toBe(200);
+
+    const reply = await agentReplies(kept.threadId, 'One conversation now');
+    for (const s of sockets) {
+      expect((await frameOf(s, 'message.created', reply.id)).data.text).toBe('One conversation now');
+      expect((await frameOf(s, 'message.updated', reply.id)).data.status).toBe('delivered');
+    }
+    for (const s of sockets) s.ws.close();
+  });
+
   it('refuses the upgrade: unknown widget 404 whatever the token, missing or bad token 401, a refused origin 403', async () => {
     const visitor = await startVisitor(a.app, widget.key);
     const other = await makeWidget(a.deps, tenant.workspace.id);
