@@ -361,4 +361,61 @@ describe('admin settings', () => {
     expect(await seriousViolations(page)).toEqual([]);
     await context.close();
   });
+
+  it('an inline form takes the focus, Escape cancels it, and the focus goes back to the button that opened it', {
+    timeout: 90_000,
+  }, async () => {
+    await c.ctx.app.inject({ method: 'POST', url: '/v1/teams', headers: c.tenant.headers, payload: { name: 'Returns' } });
+    await c.ctx.app.inject({
+      method: 'POST',
+      url: '/v1/canned-responses',
+      headers: c.tenant.headers,
+      payload: { shortCode: 'thanks', content: 'Thank you!' },
+    });
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    const focused = (target: Locator) =>
+      target.evaluate((el: { ownerDocument: { activeElement: unknown } }) => el === el.ownerDocument.activeElement);
+    /** Opens the form with Enter on `opener`: its first field has the focus; Escape closes it and gives the focus back. */
+    const escapeFrom = async (opener: Locator, form: Locator, first: Locator) => {
+      await tabTo(page, opener);
+      await page.keyboard.press('Enter');
+      await form.waitFor();
+      await expect.poll(() => focused(first)).toBe(true);
+      await page.keyboard.press('Escape');
+      await form.waitFor({ state: 'detached' });
+      await expect.poll(() => focused(opener)).toBe(true);
+    };
+
+    await page.goto(`${c.base}/app/settings/teams`);
+    const editTeam = page.getByRole('button', { name: 'Edit Returns' });
+    const teamForm = page.getByRole('form', { name: 'Edit Returns' });
+    await escapeFrom(editTeam, teamForm, teamForm.getByLabel('Team name'));
+    // A save closes it too, and the focus is on the row's Edit button again, renamed.
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(teamForm.getByLabel('Team name'))).toBe(true);
+    await page.keyboard.press('End');
+    await page.keyboard.type(' and exchanges');
+    await tabTo(page, teamForm.getByRole('button', { name: 'Save' }));
+    await page.keyboard.press('Enter');
+    const renamed = page.getByRole('button', { name: 'Edit Returns and exchanges' });
+    await renamed.waitFor();
+    await expect.poll(() => focused(renamed)).toBe(true);
+
+    await page.goto(`${c.base}/app/settings/canned-responses`);
+    const cannedForm = page.getByRole('form', { name: 'Edit /thanks' });
+    await escapeFrom(page.getByRole('button', { name: 'Edit /thanks' }), cannedForm, cannedForm.getByLabel('Short code'));
+    expect(await page.getByRole('list', { name: 'Canned responses' }).getByText('/thanks').count()).toBe(1);
+
+    await page.goto(`${c.base}/app/settings/macros`);
+    const macroForm = page.getByRole('form', { name: 'New macro' });
+    await escapeFrom(page.getByRole('button', { name: 'New macro' }), macroForm, macroForm.getByLabel('Macro name'));
+
+    await page.goto(`${c.base}/app/settings/connections`);
+    const connectionForm = page.getByRole('form', { name: 'Edit Acme WhatsApp' });
+    await escapeFrom(page.getByRole('button', { name: 'Edit Acme WhatsApp' }), connectionForm, connectionForm.getByLabel('Name'));
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
 });

@@ -3,6 +3,7 @@ import type { AutomationRule, AutomationRuleCreate, RuleEvent, ThreadStatus } fr
 import { fullTime } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
+import { useInlineForm } from '../shared/use-inline-form';
 import { attempt, useLoad } from '../shared/use-load';
 import { blankRule, type RuleDraft, ruleBody, ruleDraft, STATUSES } from './automation-model';
 import { Failure, FormError } from './Failure';
@@ -87,7 +88,7 @@ export function Automation() {
         />
       ) : (
         <p>
-          <button type="button" class="primary" disabled={!choices.data} onClick={() => editor.open(null, blankRule())}>
+          <button type="button" id="rule-new" class="primary" disabled={!choices.data} onClick={() => editor.open(null, blankRule())}>
             New rule
           </button>
         </p>
@@ -152,6 +153,7 @@ export function Automation() {
                 ↓
               </button>
               <EditAndDelete
+                id={`rule-${r.id}`}
                 name={r.name}
                 canEdit={Boolean(choices.data)}
                 confirming={editor.confirming === r.id}
@@ -179,12 +181,19 @@ function RuleForm(props: {
 }) {
   const { draft: d, choices, onChange } = props;
   const nameRef = useRef<HTMLInputElement>(null);
+  const inline = useInlineForm(props.onCancel);
   // The form opens where the rule starts: its name.
   useEffect(() => nameRef.current?.focus(), []);
   const toggleStatus = (status: ThreadStatus, on: boolean) =>
     onChange({ ...d, statuses: on ? [...d.statuses, status] : d.statuses.filter((x) => x !== status) });
   return (
-    <form class="settings-form rule-form" aria-labelledby="rule-form-title" onSubmit={props.onSubmit}>
+    <form
+      class="settings-form rule-form"
+      aria-labelledby="rule-form-title"
+      onSubmit={props.onSubmit}
+      ref={inline.ref}
+      onKeyDown={inline.onKeyDown}
+    >
       <h3 id="rule-form-title">{props.title}</h3>
       <FormError error={props.error} />
       <label>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import type { CannedResponse } from '../../../packages/client/src/index';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
+import { useInlineForm } from '../shared/use-inline-form';
 import { attempt, collect, useLoad } from '../shared/use-load';
 import { Failure, FormError } from './Failure';
 
@@ -58,36 +59,17 @@ export function CannedResponses() {
         {(data ?? []).map((c) =>
           editing?.id === c.id ? (
             <li key={c.id}>
-              <form class="settings-form" onSubmit={save} aria-label={`Edit /${c.shortCode}`}>
-                <label>
-                  Short code
-                  <input required value={editing.shortCode} onInput={(e) => setEditing({ ...editing, shortCode: e.currentTarget.value })} />
-                </label>
-                <label>
-                  Content
-                  <textarea
-                    required
-                    value={editing.content}
-                    rows={3}
-                    onInput={(e) => setEditing({ ...editing, content: e.currentTarget.value })}
-                  />
-                </label>
-                <FormError error={editError} />
-                <div class="row-actions">
-                  <button type="submit" class="primary">
-                    Save
-                  </button>
-                  <button
-                    type="button"
-                    onClick={() => {
-                      setEditing(null);
-                      setEditError(null);
-                    }}
-                  >
-                    Cancel
-                  </button>
-                </div>
-              </form>
+              <EditCanned
+                shortCode={c.shortCode}
+                draft={editing}
+                error={editError}
+                onChange={setEditing}
+                onSubmit={save}
+                onCancel={() => {
+                  setEditing(null);
+                  setEditError(null);
+                }}
+              />
             </li>
           ) : (
             <li key={c.id}>
@@ -98,6 +80,7 @@ export function CannedResponses() {
               <div class="row-actions">
                 <button
                   type="button"
+                  id={`canned-${c.id}-edit`}
                   onClick={() => {
                     setEditing(c);
                     setEditError(null);
@@ -119,5 +102,46 @@ export function CannedResponses() {
         )}
       </ul>
     </>
+  );
+}
+
+/** A canned response's edit, in place of its row. */
+function EditCanned(props: {
+  /** The short code as saved: the form's name while the draft changes. */
+  shortCode: string;
+  draft: CannedResponse;
+  error: string | null;
+  onChange(draft: CannedResponse): void;
+  onSubmit(e: Event): void;
+  onCancel(): void;
+}) {
+  const { draft, onChange } = props;
+  const inline = useInlineForm(props.onCancel);
+  return (
+    <form
+      class="settings-form"
+      onSubmit={props.onSubmit}
+      aria-label={`Edit /${props.shortCode}`}
+      ref={inline.ref}
+      onKeyDown={inline.onKeyDown}
+    >
+      <label>
+        Short code
+        <input required value={draft.shortCode} onInput={(e) => onChange({ ...draft, shortCode: e.currentTarget.value })} />
+      </label>
+      <label>
+        Content
+        <textarea required value={draft.content} rows={3} onInput={(e) => onChange({ ...draft, content: e.currentTarget.value })} />
+      </label>
+      <FormError error={props.error} />
+      <div class="row-actions">
+        <button type="submit" class="primary">
+          Save
+        </button>
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
   );
 }

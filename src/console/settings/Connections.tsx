@@ -9,6 +9,7 @@ import type {
 import { channelName } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
+import { useInlineForm } from '../shared/use-inline-form';
 import { attempt, collect, useLoad } from '../shared/use-load';
 import { Failure } from './Failure';
 
@@ -119,6 +120,7 @@ function EditConnection({ c, onDone }: { c: Connection; onDone(changed: boolean)
   const [creds, setCreds] = useState<Partial<Record<keyof ConnectionCredentials, string>>>({});
   const [clear, setClear] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const inline = useInlineForm(() => onDone(false));
 
   async function save(e: Event) {
     e.preventDefault();
@@ -134,7 +136,7 @@ function EditConnection({ c, onDone }: { c: Connection; onDone(changed: boolean)
   }
 
   return (
-    <form class="settings-form" onSubmit={save} aria-label={`Edit ${c.name}`}>
+    <form class="settings-form" onSubmit={save} aria-label={`Edit ${c.name}`} ref={inline.ref} onKeyDown={inline.onKeyDown}>
       <Failure error={error} />
       <label>
         Name
@@ -189,6 +191,7 @@ function LivechatSettings({ c, onDone }: { c: Connection; onDone(changed: boolea
   const [greeting, setGreeting] = useState(c.greeting ?? '');
   const [preChat, setPreChat] = useState(c.preChatForm ?? { name: false, email: false });
   const [error, setError] = useState<string | null>(null);
+  const inline = useInlineForm(() => onDone(false));
 
   async function save(e: Event) {
     e.preventDefault();
@@ -206,7 +209,7 @@ function LivechatSettings({ c, onDone }: { c: Connection; onDone(changed: boolea
   }
 
   return (
-    <form class="settings-form" onSubmit={save} aria-labelledby={`livechat-${c.id}`}>
+    <form class="settings-form" onSubmit={save} aria-labelledby={`livechat-${c.id}`} ref={inline.ref} onKeyDown={inline.onKeyDown}>
       <h3 id={`livechat-${c.id}`}>Live chat settings: {c.name}</h3>
       <Failure error={error} />
       <label>
@@ -401,14 +404,19 @@ export function Connections() {
                   <Health c={c} />
                 </div>
                 <div class="row-actions">
-                  <button type="button" onClick={() => setEditing(c.id)} aria-label={`Edit ${c.name}`}>
+                  <button type="button" id={`connection-${c.id}-edit`} onClick={() => setEditing(c.id)} aria-label={`Edit ${c.name}`}>
                     Edit
                   </button>
                   <button type="button" onClick={() => setMade(c.id)} aria-label={`Set up ${c.name}`}>
                     Set up
                   </button>
                   {c.integrationKey === 'livechat' && (
-                    <button type="button" onClick={() => setLivechatOf(c.id)} aria-label={`Live chat settings of ${c.name}`}>
+                    <button
+                      type="button"
+                      id={`connection-${c.id}-livechat`}
+                      onClick={() => setLivechatOf(c.id)}
+                      aria-label={`Live chat settings of ${c.name}`}
+                    >
                       Live chat settings
                     </button>
                   )}

@@ -3,6 +3,7 @@ import type { Macro, MacroCreate } from '../../../packages/client/src/index';
 import { byName } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
+import { useInlineForm } from '../shared/use-inline-form';
 import { collect, useLoad } from '../shared/use-load';
 import { type ActionDraft, actionDraft, actionOf, blankAction } from './automation-model';
 import { Failure, FormError } from './Failure';
@@ -60,7 +61,7 @@ export function Macros() {
         />
       ) : (
         <p>
-          <button type="button" class="primary" disabled={!choices.data} onClick={() => editor.open(null, blankMacro())}>
+          <button type="button" id="macro-new" class="primary" disabled={!choices.data} onClick={() => editor.open(null, blankMacro())}>
             New macro
           </button>
         </p>
@@ -78,6 +79,7 @@ export function Macros() {
             </div>
             <div class="row-actions">
               <EditAndDelete
+                id={`macro-${m.id}`}
                 name={m.name}
                 canEdit={Boolean(choices.data)}
                 confirming={editor.confirming === m.id}
@@ -105,9 +107,16 @@ function MacroForm(props: {
 }) {
   const { draft: d, onChange } = props;
   const nameRef = useRef<HTMLInputElement>(null);
+  const inline = useInlineForm(props.onCancel);
   useEffect(() => nameRef.current?.focus(), []);
   return (
-    <form class="settings-form rule-form" aria-labelledby="macro-form-title" onSubmit={props.onSubmit}>
+    <form
+      class="settings-form rule-form"
+      aria-labelledby="macro-form-title"
+      onSubmit={props.onSubmit}
+      ref={inline.ref}
+      onKeyDown={inline.onKeyDown}
+    >
       <h3 id="macro-form-title">{props.title}</h3>
       <FormError error={props.error} />
       <label>

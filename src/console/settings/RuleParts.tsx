@@ -432,6 +432,8 @@ export function ConfirmDelete({ name, onYes, onNo }: { name: string; onYes(): vo
 
 /** A settings row's Edit and Delete buttons; Delete asks first, in place of the two. */
 export function EditAndDelete(props: {
+  /** The row's id (`macro-7`): the Edit button is `<id>-edit`, where the form gives the focus back. */
+  id: string;
   name: string;
   /** False while the form's choices load. */
   canEdit: boolean;
@@ -443,7 +445,7 @@ export function EditAndDelete(props: {
 }) {
   return (
     <>
-      <button type="button" aria-label={`Edit ${props.name}`} disabled={!props.canEdit} onClick={props.onEdit}>
+      <button type="button" id={`${props.id}-edit`} aria-label={`Edit ${props.name}`} disabled={!props.canEdit} onClick={props.onEdit}>
         Edit
       </button>
       {props.confirming ? (

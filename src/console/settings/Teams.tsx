@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Connection, Team, TeamUser } from '../../../packages/client/src/index';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
+import { useInlineForm } from '../shared/use-inline-form';
 import { attempt, collect, useLoad } from '../shared/use-load';
 import { Failure, FormError } from './Failure';
 
@@ -170,6 +171,7 @@ export function Teams() {
               <div class="row-actions">
                 <button
                   type="button"
+                  id={`team-${t.id}-edit`}
                   aria-label={`Edit ${t.name}`}
                   onClick={() => {
                     setEditing({ id: t.id, draft: draftOf(t) });
@@ -216,10 +218,11 @@ function TeamForm(props: {
   onCancel: () => void;
 }) {
   const { team, draft, people, onChange } = props;
+  const inline = useInlineForm(props.onCancel);
   const toggle = (id: number, on: boolean) =>
     onChange({ ...draft, memberIds: on ? [...draft.memberIds, id] : draft.memberIds.filter((m) => m !== id) });
   return (
-    <form class="settings-form" onSubmit={props.onSubmit} aria-label={`Edit ${team.name}`}>
+    <form class="settings-form" onSubmit={props.onSubmit} aria-label={`Edit ${team.name}`} ref={inline.ref} onKeyDown={inline.onKeyDown}>
       <label>
         Team name
         <input required maxLength={60} value={draft.name} onInput={(e) => onChange({ ...draft, name: e.currentTarget.value })} />
