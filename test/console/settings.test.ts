@@ -418,4 +418,29 @@ describe('admin settings', () => {
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });
+
+  it('a refused change stays on the page after the list is read again', { timeout: 60_000 }, async () => {
+    const made = await c.ctx.app.inject({
+      method: 'POST',
+      url: '/v1/macros',
+      headers: c.tenant.headers,
+      payload: { name: 'Old greeting', actions: [{ type: 'note', text: 'Hello' }] },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.goto(`${c.base}/app/settings/macros`);
+    await tabTo(page, page.getByRole('button', { name: 'Delete Old greeting' }));
+    // Someone else deletes it meanwhile: this page's delete is refused (404).
+    const gone = await c.ctx.app.inject({ method: 'DELETE', url: `/v1/macros/${made.json().data.id}`, headers: c.tenant.headers });
+    expect(gone.statusCode).toBe(200);
+    await page.keyboard.press('Enter');
+    await tabTo(page, page.getByRole('button', { name: 'Yes, delete' }));
+    await page.keyboard.press('Enter');
+    // The page reads the list again after the attempt: the row goes, the refusal stays.
+    await page.getByText('No macros yet.').waitFor();
+    await page.waitForLoadState('networkidle');
+    await expect(page.getByRole('alert').textContent()).resolves.toMatch(/not found/i);
+    await context.close();
+  });
 });

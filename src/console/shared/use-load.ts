@@ -11,6 +11,10 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
 /** A screen's data: loaded on mount, when `deps` change and on `reload()`, with the error a person can read. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   const [data, setData] = useState<T | null>(null);
+  // A read's own failure, which the next read that works clears; and a change's refusal
+  // (`setError`, as `attempt` reports it), which a read does not: a page reads its list again
+  // after every change, refused or not, and the refusal must stay until the next change.
+  const [loadError, setLoadError] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   // The newest closure: after a token refresh it holds the session's new client.
   const latest = useRef(load);
@@ -21,15 +25,17 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
         .current()
         .then((value) => {
           setData(value);
-          setError(null);
+          setLoadError(null);
         })
-        .catch((err: unknown) => setError(errorText(err))),
+        .catch((err: unknown) => setLoadError(errorText(err))),
     deps,
   );
+  // Another subject (new `deps`): a refusal about the last one no longer applies.
   useEffect(() => {
+    setError(null);
     void reload();
   }, [reload]);
-  return { data, error, reload, setError };
+  return { data, error: error ?? loadError, reload, setError };
 }
 
 /** Runs a change, reporting its error; answers whether it succeeded. */
