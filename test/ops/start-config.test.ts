@@ -198,6 +198,34 @@ describe('INBOX_MIGRATE_ON_START, INBOX_DB_POOL_MAX, INBOX_QUEUE_POOL_MAX, INBOX
       await worker.stop();
     }
   }, 90_000);
+
+  it('three `inbox migrate` at once on an empty database all exit 0 and leave one schema', async () => {
+    const adminUrl = inject('pgAdminUrl');
+    const name = `inbox_t_migrate3_${process.pid}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    cleanups.push(async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    });
+    const url = withDatabaseName(adminUrl, name);
+    // Each of them prepares the partitions after the migrations: the late unique indexes were
+    // built by all three at once and two runs failed ("already exists", "does not exist").
+    const runs = await Promise.all([1, 2, 3].map(() => inbox(['migrate'], { DATABASE_URL: url })));
+    for (const run of runs) expect(run.code, run.output).toBe(0);
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    const { rows } = await c.query<{ name: string; valid: boolean }>(
+      `SELECT c.relname AS name, x.indisvalid AS valid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid
+       WHERE c.relname IN ('webhook_deliveries_id_key', 'webhook_attempts_id_key') ORDER BY 1`,
+    );
+    await c.end();
+    expect(rows).toEqual([
+      { name: 'webhook_attempts_id_key', valid: true },
+      { name: 'webhook_deliveries_id_key', valid: true },
+    ]);
+  }, 90_000);
 });
 
 describe('the database URL in logs', () => {
