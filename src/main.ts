@@ -140,6 +140,10 @@ export async function openDatabase(config: Config, log: Logger, options: { migra
       onLog: (line) => log.debug({ postgres: line.trim() }, 'postgres'),
     });
     if (embedded.attached) log.info('embedded PostgreSQL is already running for this data dir; using it');
+    if (embedded.adopted)
+      log.info(
+        'embedded PostgreSQL was left running by a process that stopped without stopping it; using it, and stopping it with this one',
+      );
     url = embedded.url;
   }
   const database = createDatabase(url, { max: config.dbPoolMax });
