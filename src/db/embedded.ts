@@ -129,7 +129,7 @@ async function writeOwner(dir: string): Promise<void> {
   await writeFile(ownerFile(dir), String(process.pid), { mode: 0o600 });
 }
 
-/** The process named as the cluster's owner is alive (and is not this one). */
+/** The process named as the cluster's owner is alive (this one included: it stops its own). */
 async function ownerAlive(dir: string): Promise<boolean> {
   let pid: number;
   try {
@@ -137,7 +137,8 @@ async function ownerAlive(dir: string): Promise<boolean> {
   } catch {
     return false;
   }
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
     return true;
