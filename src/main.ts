@@ -10,7 +10,7 @@ import { type Config, ConfigError, loadConfig, SECRET_KEY_FORMAT } from './confi
 import { parseSecretKey, SECRET_KEY_BYTES } from './crypto/secret-box.js';
 import { createDatabase, type Database } from './db/database.js';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded.js';
-import { migrateToLatest, pendingMigrations } from './db/migrate.js';
+import { migrateToLatest, pendingMigrations, unknownMigrations } from './db/migrate.js';
 import { ReadReplica } from './db/replica.js';
 import type { Deps } from './deps.js';
 import { startBoss } from './jobs/boss.js';
@@ -140,6 +140,10 @@ export async function openDatabase(config: Config, log: Logger, options: { migra
       onLog: (line) => log.debug({ postgres: line.trim() }, 'postgres'),
     });
     if (embedded.attached) log.info('embedded PostgreSQL is already running for this data dir; using it');
+    if (embedded.adopted)
+      log.info(
+        'embedded PostgreSQL was left running by a process that stopped without stopping it; using it, and stopping it with this one',
+      );
     url = embedded.url;
   }
   const database = createDatabase(url, { max: config.dbPoolMax });
@@ -151,7 +155,18 @@ export async function openDatabase(config: Config, log: Logger, options: { migra
   // statement and query timeouts that bound requests.
   const migrator = createDatabase(url, { max: 1, statementTimeoutMillis: 0, queryTimeoutMillis: 0, applicationName: 'inbox-migrate' });
   try {
-    if (options.migrate ?? config.migrateOnStart) {
+    const newer = await unknownMigrations(migrator.db);
+    if (newer.length > 0) {
+      // A newer version migrated this database: this one may serve it (docs/operations.md,
+      // "Upgrades and migrations") but cannot migrate it, nor serve it if it lacks its own.
+      const pending = await pendingMigrations(migrator.db);
+      if (pending.length > 0) {
+        throw new ConfigError([
+          `DATABASE_URL: the database has migrations this version does not know (${newer[0]}…) and lacks ${pending.length} of its own (${pending[0]}…): run the version that migrated it`,
+        ]);
+      }
+      log.warn({ migrations: newer }, 'the database was migrated by a newer version of inbox: nothing to migrate, serving it as it is');
+    } else if (options.migrate ?? config.migrateOnStart) {
       const applied = await migrateToLatest(migrator.db);
       if (applied.length > 0) log.info({ migrations: applied }, 'database migrated');
     } else {

@@ -12,6 +12,8 @@ export interface EmbeddedDatabase {
   url: string;
   /** True when another process of this data dir already runs the cluster; stop() leaves it. */
   attached: boolean;
+  /** True when the cluster was left running by a process that died: this one now stops it. */
+  adopted?: boolean;
   stop(): Promise<void>;
 }
 
@@ -73,12 +75,20 @@ const serviceUrl = (password: string, port: number) => `postgres://postgres:${en
 /**
  * When the cluster is already running (the service is up and an operator runs a CLI
  * command beside it), connect to it instead of failing on Postgres's data-dir lock.
- * postmaster.pid's fourth line is the port.
+ * postmaster.pid's first line is the postmaster's pid, its fourth the port.
+ *
+ * The process that started the cluster is named in `<dir>/postgres-owner`. While it lives,
+ * the cluster is its to stop. When it died without stopping it (`kill -9` of `npm start`: the
+ * postmaster runs in a session of its own and outlives it), the cluster is adopted: this
+ * process becomes its owner and stops it as if it had started it, so one clean stop leaves
+ * nothing running.
  */
-async function attachToRunning(clusterDir: string, password: string): Promise<EmbeddedDatabase | undefined> {
+async function attachToRunning(dir: string, clusterDir: string, password: string): Promise<EmbeddedDatabase | undefined> {
   let port: number;
+  let postmasterPid: number;
   try {
     const lines = (await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n');
+    postmasterPid = Number(lines[0]);
     port = Number(lines[3]);
     if (!Number.isInteger(port) || port <= 0) return undefined;
   } catch {
@@ -93,7 +103,57 @@ async function attachToRunning(clusterDir: string, password: string): Promise<Em
   } finally {
     await client.end().catch(() => {});
   }
-  return { url: serviceUrl(password, port), attached: true, stop: async () => {} };
+  const url = serviceUrl(password, port);
+  if ((await ownerAlive(dir)) || !Number.isInteger(postmasterPid) || postmasterPid <= 0) {
+    return { url, attached: true, stop: async () => {} };
+  }
+  await writeOwner(dir);
+  const onExit = () => signalPostmaster(postmasterPid);
+  process.once('exit', onExit);
+  return {
+    url,
+    attached: false,
+    adopted: true,
+    stop: async () => {
+      process.removeListener('exit', onExit);
+      signalPostmaster(postmasterPid);
+      // Stopped once its pid file is gone (Postgres removes it last), as pg.stop() waits.
+      while (existsSync(path.join(clusterDir, 'postmaster.pid'))) await new Promise((r) => setTimeout(r, 100));
+    },
+  };
+}
+
+const ownerFile = (dir: string) => path.join(dir, 'postgres-owner');
+
+async function writeOwner(dir: string): Promise<void> {
+  await writeFile(ownerFile(dir), String(process.pid), { mode: 0o600 });
+}
+
+/** The process named as the cluster's owner is alive (this one included: it stops its own). */
+async function ownerAlive(dir: string): Promise<boolean> {
+  let pid: number;
+  try {
+    pid = Number((await readFile(ownerFile(dir), 'utf8')).trim());
+  } catch {
+    return false;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
+  }
+}
+
+/** SIGINT is the postmaster's fast shutdown; a postmaster already gone is fine. */
+function signalPostmaster(pid: number): void {
+  try {
+    process.kill(pid, 'SIGINT');
+  } catch {
+    // already stopped
+  }
 }
 
 /** A free TCP port on loopback, chosen by the kernel. */
@@ -171,7 +231,7 @@ export async function startEmbeddedPostgres(
   } else {
     password = (await readFile(credentialsFile, 'utf8')).trim();
   }
-  const running = fresh ? undefined : await attachToRunning(clusterDir, password);
+  const running = fresh ? undefined : await attachToRunning(dir, clusterDir, password);
   if (running) return running;
   // A fixed port lets a fault driver stop the cluster under a running service and bring it
   // back where the service's DATABASE_URL points.
@@ -192,6 +252,7 @@ export async function startEmbeddedPostgres(
   });
   if (fresh) await pg.initialise();
   await outsideTheTerminalsGroup(() => pg.start());
+  await writeOwner(dir);
   // Last resort when the process ends without stop() (a crash): ask the postmaster to shut
   // down rather than leave it running. `exit` listeners must be synchronous; kill() is.
   const child = (pg as unknown as { process?: ChildProcess }).process;

@@ -1,4 +1,4 @@
-import { type Kysely, Migrator } from 'kysely';
+import { type Kysely, Migrator, sql } from 'kysely';
 import { migrations } from '../../migrations/index.js';
 import { PARTITIONED_TABLES, preparePartitions } from './partitions.js';
 
@@ -14,6 +14,22 @@ const LEGACY_ROWS_CONVERTED_AT_MIGRATION = 1_000_000;
 export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+/**
+ * The migrations the database has applied that this version does not know: a database that a
+ * newer version migrated (a rollback, or an old process restarted during a rolling upgrade).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: read before the schema may exist
+export async function unknownMigrations(db: Kysely<any>): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    SELECT name FROM kysely_migration ORDER BY name`
+    .execute(db)
+    .catch((err: { code?: string }) => {
+      if (err.code === '42P01') return { rows: [] }; // no migration has run yet
+      throw err;
+    });
+  return rows.map((r) => r.name).filter((name) => !(name in migrations));
 }
 
 /** Applies every pending migration. Safe to run from several processes at once (Kysely locks). */

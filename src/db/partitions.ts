@@ -127,6 +127,43 @@ export async function preparePartitions(
   now: Date,
   options: { daysAhead?: number; legacyMaxRows?: number } = {},
 ): Promise<Prepared> {
+  return withPrepareLock(db, table, (conn) => prepareLocked(conn, table, now, options));
+}
+
+/** How often a process waiting for another's preparation of a table asks for its turn again. */
+const PREPARE_LOCK_POLL_MS = 200;
+
+/**
+ * Runs `fn` on one connection that holds the table's preparation lock (a session advisory
+ * lock), so two processes (two `inbox migrate` at once, a `serve` migrating while the
+ * maintenance job runs) prepare a table one after the other: the late index's steps are not
+ * each idempotent (two builds at once met "already exists" and "does not exist" and the
+ * migration failed). The lock is asked for with a try in a loop, never a blocking wait: a
+ * statement blocked on it would hold a snapshot that the holder's CREATE INDEX CONCURRENTLY
+ * waits for. The lock ends with its session if the process dies.
+ */
+async function withPrepareLock<T>(db: AnyDb, table: PartitionedTable, fn: (conn: AnyDb) => Promise<T>): Promise<T> {
+  const key = `inbox:partitions:prepare:${table}`;
+  return db.connection().execute(async (conn) => {
+    for (;;) {
+      const { rows } = await sql<{ ok: boolean }>`SELECT pg_try_advisory_lock(hashtextextended(${key}, 0)) AS ok`.execute(conn);
+      if (rows[0]?.ok) break;
+      await new Promise((resolve) => setTimeout(resolve, PREPARE_LOCK_POLL_MS));
+    }
+    try {
+      return await fn(conn);
+    } finally {
+      await sql`SELECT pg_advisory_unlock(hashtextextended(${key}, 0))`.execute(conn);
+    }
+  });
+}
+
+async function prepareLocked(
+  db: AnyDb,
+  table: PartitionedTable,
+  now: Date,
+  options: { daysAhead?: number; legacyMaxRows?: number },
+): Promise<Prepared> {
   let partitions = await listPartitions(db, table);
   let convertedLegacy = false;
   const legacy = partitions.find((p) => p.isDefault && p.name === `${table}_legacy`);

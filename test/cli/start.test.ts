@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -112,6 +112,31 @@ describe('the service entry', () => {
     ).toEqual([]);
     expect(lines.filter((l) => l.includes('"msg":"inbox stopped"'))).toHaveLength(2); // the service and its worker process
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), 'PostgreSQL stopped with the service').toBe(false);
+  }, 120_000);
+
+  it('after a kill -9, the next start takes over the PostgreSQL left running and stops it when it stops', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-start-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+    const env = { INBOX_DATA_DIR: dataDir, PORT: String(port), INBOX_ADMIN_API_KEY: ADMIN };
+    const base = `http://127.0.0.1:${port}`;
+    const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+
+    const first = run(['serve'], env);
+    await waitReady(base, first);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    // The postmaster runs in a session of its own: it outlives the killed service.
+    const postmaster = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+    expect(() => process.kill(postmaster, 0)).not.toThrow();
+
+    const second = run(['serve'], env);
+    await waitReady(base, second);
+    expect(second.output()).toContain('embedded PostgreSQL was left running by a process that stopped without stopping it');
+    second.child.kill('SIGTERM');
+    expect(await second.exited, second.output()).toBe(0);
+    // It was left running for good before: every later start attached to it and none stopped it.
+    expect(existsSync(pidFile), 'PostgreSQL stopped with the service').toBe(false);
   }, 120_000);
 
   it('refuses to start on bad configuration with one line naming the variable', async () => {

@@ -198,6 +198,74 @@ describe('INBOX_MIGRATE_ON_START, INBOX_DB_POOL_MAX, INBOX_QUEUE_POOL_MAX, INBOX
       await worker.stop();
     }
   }, 90_000);
+
+  it('a database a newer version migrated: this version serves it without migrating, or refuses in one line when it lacks its own', async () => {
+    const adminUrl = inject('pgAdminUrl');
+    const name = `inbox_t_newer_${process.pid}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    cleanups.push(async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    });
+    const url = withDatabaseName(adminUrl, name);
+    const env = { DATABASE_URL: url };
+    expect((await inbox(['migrate'], env)).code).toBe(0);
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(`INSERT INTO kysely_migration (name, timestamp) VALUES ('9999_from_a_newer_version', now()::text)`);
+
+    // A rollback, or an old process restarted during a rolling upgrade (INBOX_MIGRATE_ON_START
+    // true, the default): it stopped with Kysely's "corrupted migrations" and a stack.
+    const migrated = await inbox(['migrate'], env);
+    expect(migrated.code, migrated.output).toBe(0);
+    const created = await inbox(['create-workspace', '--name', 'Old binary'], { ...env, LOG_LEVEL: 'info' });
+    expect(created.code, created.output).toBe(0);
+    expect(created.output).toContain('the database was migrated by a newer version of inbox');
+
+    const { rows } = await c.query<{ name: string }>(`SELECT name FROM kysely_migration WHERE name < '9999' ORDER BY name DESC LIMIT 1`);
+    await c.query('DELETE FROM kysely_migration WHERE name = $1', [rows[0]!.name]);
+    await c.end();
+    const refused = await inbox(['migrate'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.output).not.toContain('    at '); // no stack
+    expect(refused.output.trim().split('\n')).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `DATABASE_URL: the database has migrations this version does not know \\(9999_from_a_newer_version…\\) and lacks 1 of its own \\(${rows[0]!.name}…\\)`,
+        ),
+      ),
+    );
+  }, 90_000);
+
+  it('three `inbox migrate` at once on an empty database all exit 0 and leave one schema', async () => {
+    const adminUrl = inject('pgAdminUrl');
+    const name = `inbox_t_migrate3_${process.pid}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    cleanups.push(async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    });
+    const url = withDatabaseName(adminUrl, name);
+    // Each of them prepares the partitions after the migrations: the late unique indexes were
+    // built by all three at once and two runs failed ("already exists", "does not exist").
+    const runs = await Promise.all([1, 2, 3].map(() => inbox(['migrate'], { DATABASE_URL: url })));
+    for (const run of runs) expect(run.code, run.output).toBe(0);
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    const { rows } = await c.query<{ name: string; valid: boolean }>(
+      `SELECT c.relname AS name, x.indisvalid AS valid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid
+       WHERE c.relname IN ('webhook_deliveries_id_key', 'webhook_attempts_id_key') ORDER BY 1`,
+    );
+    await c.end();
+    expect(rows).toEqual([
+      { name: 'webhook_attempts_id_key', valid: true },
+      { name: 'webhook_deliveries_id_key', valid: true },
+    ]);
+  }, 90_000);
 });
 
 describe('the database URL in logs', () => {
