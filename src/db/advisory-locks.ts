@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
+import type pg from 'pg';
 import { arrayLiteral } from './array-literal.js';
 import { type Executor, PREPARED } from './database.js';
 
@@ -29,6 +30,27 @@ export function lockKey(db: Executor, key: string): Promise<void> {
 export async function tryLockKey(db: Executor, key: string): Promise<boolean> {
   const { rows } = await sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${key}, 0)) AS ok`.execute(db);
   return rows[0]!.ok;
+}
+
+/**
+ * Session-level locks, held until unlocked or until their connection ends (with its process):
+ * for a holder that outlives transactions (a mailbox's reader, a partition's preparation that
+ * builds an index CONCURRENTLY). `db` is one connection, a Kysely one or a pg client, never a
+ * pool: the unlock must run where the lock was taken.
+ */
+export async function tryLockKeyForSession(db: Executor | pg.ClientBase, key: string): Promise<boolean> {
+  const rows = await onConnection<{ ok: boolean }>(db, 'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', key);
+  return rows[0]?.ok === true;
+}
+
+/** Ends a session-level lock this connection holds (see tryLockKeyForSession). */
+export async function unlockKeyForSession(db: Executor | pg.ClientBase, key: string): Promise<void> {
+  await onConnection(db, 'SELECT pg_advisory_unlock(hashtextextended($1, 0))', key);
+}
+
+async function onConnection<R>(db: Executor | pg.ClientBase, text: string, key: string): Promise<R[]> {
+  if ('executeQuery' in db) return (await db.executeQuery<R>(CompiledQuery.raw(text, [key]))).rows;
+  return (await db.query(text, [key])).rows as R[];
 }
 
 /** The lock key of one contact handle: the worker and a merge or erasure take the same. */

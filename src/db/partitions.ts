@@ -1,6 +1,6 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { uuid7Floor } from '../crypto/uuid7.js';
-import { lockKey } from './advisory-locks.js';
+import { lockKey, tryLockKeyForSession, unlockKeyForSession } from './advisory-locks.js';
 import { arrayLiteral } from './array-literal.js';
 
 /**
@@ -145,15 +145,11 @@ const PREPARE_LOCK_POLL_MS = 200;
 async function withPrepareLock<T>(db: AnyDb, table: PartitionedTable, fn: (conn: AnyDb) => Promise<T>): Promise<T> {
   const key = `inbox:partitions:prepare:${table}`;
   return db.connection().execute(async (conn) => {
-    for (;;) {
-      const { rows } = await sql<{ ok: boolean }>`SELECT pg_try_advisory_lock(hashtextextended(${key}, 0)) AS ok`.execute(conn);
-      if (rows[0]?.ok) break;
-      await new Promise((resolve) => setTimeout(resolve, PREPARE_LOCK_POLL_MS));
-    }
+    while (!(await tryLockKeyForSession(conn, key))) await new Promise((resolve) => setTimeout(resolve, PREPARE_LOCK_POLL_MS));
     try {
       return await fn(conn);
     } finally {
-      await sql`SELECT pg_advisory_unlock(hashtextextended(${key}, 0))`.execute(conn);
+      await unlockKeyForSession(conn, key);
     }
   });
 }

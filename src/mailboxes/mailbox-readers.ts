@@ -4,6 +4,7 @@ import { imapMaxMessageBytes, readImapMail } from '../channels/email-imap.js';
 import { CREDENTIALS_DO_NOT_OPEN, connectionCredentials, NO_CREDENTIALS } from '../connections/connection-credentials.js';
 import { recordAccountHealth } from '../connections/connection-health.queries.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
+import { tryLockKeyForSession, unlockKeyForSession } from '../db/advisory-locks.js';
 import type { Deps } from '../deps.js';
 import { openImap } from '../net/imap.js';
 import { type FetchedMail, findMailboxState, listMailboxes, type MailboxRow, storeMails } from './mailboxes.queries.js';
@@ -82,15 +83,12 @@ export class MailboxReaders {
         // Deleted, or its credentials or folder changed: let go (and take it again below).
         this.readers.delete(id);
         await reader.stop();
-        await this.lockClient?.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockName(id)]);
+        if (this.lockClient) await unlockKeyForSession(this.lockClient, lockName(id));
       }
       for (const box of boxes) {
         if (this.stopped || this.readers.has(box.id)) continue;
         const client = await this.locks();
-        const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [
-          lockName(box.id),
-        ]);
-        if (!rows[0]?.ok) continue;
+        if (!(await tryLockKeyForSession(client, lockName(box.id)))) continue;
         const reader = new MailboxReader(this.deps, box, this.options);
         this.readers.set(box.id, reader);
         reader.start();
