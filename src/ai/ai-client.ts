@@ -109,14 +109,15 @@ async function readCapped(body: AsyncIterable<Buffer>, each?: (chunk: string) =>
 }
 
 async function readJson(body: AsyncIterable<Buffer>): Promise<string> {
-  let parsed: { choices?: { message?: { content?: unknown } }[] };
+  // `null` is JSON too: an answer of it is malformed, not an unreachable endpoint.
+  let parsed: { choices?: { message?: { content?: unknown } }[] } | null;
   try {
     parsed = JSON.parse(await readCapped(body));
   } catch (err) {
     if (err instanceof AiCallError) throw err;
     throw new AiCallError('error', 'an answer that is not JSON');
   }
-  const content = parsed.choices?.[0]?.message?.content;
+  const content = parsed?.choices?.[0]?.message?.content;
   if (typeof content !== 'string') throw new AiCallError('error', 'an answer without choices[0].message.content');
   return content;
 }
@@ -130,13 +131,13 @@ async function readStream(body: AsyncIterable<Buffer>, onDelta: ((text: string) 
     if (!l.startsWith('data:')) return;
     const data = l.slice(5).trim();
     if (data === '[DONE]' || data === '') return;
-    let chunk: { choices?: { delta?: { content?: unknown } }[] };
+    let chunk: { choices?: { delta?: { content?: unknown } }[] } | null;
     try {
       chunk = JSON.parse(data);
     } catch {
       throw new AiCallError('error', 'a stream event that is not JSON');
     }
-    const delta = chunk.choices?.[0]?.delta?.content;
+    const delta = chunk?.choices?.[0]?.delta?.content;
     if (typeof delta === 'string' && delta !== '') {
       text += delta;
       onDelta?.(delta);

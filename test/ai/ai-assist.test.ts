@@ -261,6 +261,22 @@ describe('limits and failures', () => {
     expect(await aiCount('http_500')).toBe(before + 1);
   });
 
+  it('calls an answer of JSON null, or a stream event of null, malformed rather than unreachable', async () => {
+    const client = new AiClient({ allowPrivate: true, resolve: async () => [] });
+    const endpoint = { baseUrl: model.baseUrl, model: 'm', apiKey: undefined };
+    model.behave({ status: 200, body: 'null' });
+    await expect(client.complete(endpoint, [], { maxTokens: 5 })).rejects.toMatchObject({
+      outcome: 'error',
+      message: 'an answer without choices[0].message.content',
+    });
+    model.behave({ status: 200, body: 'data: null\n\ndata: [DONE]\n\n', contentType: 'text/event-stream' });
+    await expect(client.complete(endpoint, [], { maxTokens: 5, onDelta: () => {} })).rejects.toMatchObject({
+      outcome: 'error',
+      message: 'an empty answer',
+    });
+    await client.close();
+  });
+
   it('gives up on a model that does not answer within the timeout', async () => {
     model.behave('hang');
     const client = new AiClient({ allowPrivate: true, resolve: async () => [], timeoutMs: 300 });

@@ -6,7 +6,7 @@ export interface ModelCall {
   body: { model: string; messages: { role: string; content: string }[]; stream?: boolean; max_tokens?: number };
 }
 
-export type ModelBehaviour = { answer: string; stream?: boolean } | { status: number; body: string } | 'hang';
+export type ModelBehaviour = { answer: string; stream?: boolean } | { status: number; body: string; contentType?: string } | 'hang';
 
 /**
  * An OpenAI-compatible server on loopback (`POST /v1/chat/completions`), as Ollama, vLLM or
@@ -28,7 +28,7 @@ export async function startFakeModel() {
       const b = behaviour;
       if (b === 'hang') return;
       if ('status' in b) {
-        res.writeHead(b.status, { 'content-type': 'application/json' }).end(b.body);
+        res.writeHead(b.status, { 'content-type': b.contentType ?? 'application/json' }).end(b.body);
         return;
       }
       if (!b.stream) {
