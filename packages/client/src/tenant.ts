@@ -27,6 +27,7 @@ import type {
   CsatResponse,
   CsatResponseQuery,
   Deleted,
+  EventLogQuery,
   HtmlLink,
   InboxStatus,
   InviteAccept,
@@ -95,6 +96,7 @@ import type {
   WorkspaceSettings,
   WorkspaceSettingsPatch,
 } from './types.js';
+import type { WebhookEvent } from './webhooks.js';
 
 export interface CursorPage<T> {
   data: T[];
@@ -384,6 +386,19 @@ export function tenantClient(initial: ClientOptions) {
     webhookDeliveries: (endpointId: number, query: ListQuery & { status?: WebhookDelivery['status'] } = {}) =>
       client.all<WebhookDelivery>(`/v1/webhook-endpoints/${id(endpointId)}/deliveries`, { ...query }),
     redeliver: (deliveryId: number) => send<WebhookDelivery>('POST', `/v1/webhook-endpoints/deliveries/${id(deliveryId)}/redeliver`),
+
+    /**
+     * One page of the workspace's event log (admins), oldest first: every event its outbound
+     * webhooks carry, with the same ids and bodies. Pass `meta.nextCursor` back as `after`; an
+     * empty page has none and means nothing new yet: keep the cursor and ask again later.
+     * `types`: event types, as a list or a comma list; none: every type.
+     */
+    events: (query: EventLogQuery = {}) =>
+      client.page<WebhookEvent>('/v1/events', {
+        after: query.after,
+        types: typeof query.types === 'string' ? query.types : query.types?.join(','),
+        limit: query.limit,
+      }),
 
     // ---- dead letters (the app's own provider deliveries) ----
     /** One list, not paged: `status` defaults to `dead_letter`, `limit` to 100. */

@@ -503,6 +503,13 @@ export interface AuditEntry {
   changes: Record<string, unknown> | null;
 }
 /** The audit log's filters; they combine. `from`/`to` are ISO 8601 times (`to` excluded). */
+/** `GET /v1/events`: where to start (`meta.nextCursor` of the last page read) and which types. */
+export interface EventLogQuery {
+  after?: string;
+  types?: string | readonly string[];
+  limit?: number;
+}
+
 export interface AuditLogQuery {
   /** A user's id; with `actorType: 'api_key'`, an API key's. */
   actorId?: number;
