@@ -3,10 +3,10 @@ import type { AutomationRule, AutomationRuleCreate, RuleEvent, ThreadStatus } fr
 import { fullTime } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
-import { useInlineForm } from '../shared/use-inline-form';
 import { attempt, useLoad } from '../shared/use-load';
 import { blankRule, type RuleDraft, ruleBody, ruleDraft, STATUSES } from './automation-model';
 import { Failure, FormError } from './Failure';
+import { InlineForm } from './InlineForm';
 import { ActionsEditor, type Choices, ConditionsEditor, describeAction, describeCondition, EditAndDelete, useChoices } from './RuleParts';
 import { useListEditor } from './use-list-editor';
 
@@ -181,18 +181,17 @@ function RuleForm(props: {
 }) {
   const { draft: d, choices, onChange } = props;
   const nameRef = useRef<HTMLInputElement>(null);
-  const inline = useInlineForm(props.onCancel);
   // The form opens where the rule starts: its name.
   useEffect(() => nameRef.current?.focus(), []);
   const toggleStatus = (status: ThreadStatus, on: boolean) =>
     onChange({ ...d, statuses: on ? [...d.statuses, status] : d.statuses.filter((x) => x !== status) });
   return (
-    <form
+    <InlineForm
       class="settings-form rule-form"
-      aria-labelledby="rule-form-title"
+      labelledBy="rule-form-title"
+      save="Save rule"
       onSubmit={props.onSubmit}
-      ref={inline.ref}
-      onKeyDown={inline.onKeyDown}
+      onCancel={props.onCancel}
     >
       <h3 id="rule-form-title">{props.title}</h3>
       <FormError error={props.error} />
@@ -247,14 +246,6 @@ function RuleForm(props: {
       <label class="check">
         <input type="checkbox" checked={d.enabled} onChange={(e) => onChange({ ...d, enabled: e.currentTarget.checked })} /> Enabled
       </label>
-      <div class="row-actions">
-        <button type="submit" class="primary">
-          Save rule
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    </InlineForm>
   );
 }

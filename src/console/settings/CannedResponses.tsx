@@ -2,9 +2,9 @@ import { useState } from 'preact/hooks';
 import type { CannedResponse } from '../../../packages/client/src/index';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
-import { useInlineForm } from '../shared/use-inline-form';
 import { attempt, collect, useLoad } from '../shared/use-load';
 import { Failure, FormError } from './Failure';
+import { InlineForm } from './InlineForm';
 
 /** Saved replies agents insert with `/` in the composer: create, edit, delete. */
 export function CannedResponses() {
@@ -116,15 +116,8 @@ function EditCanned(props: {
   onCancel(): void;
 }) {
   const { draft, onChange } = props;
-  const inline = useInlineForm(props.onCancel);
   return (
-    <form
-      class="settings-form"
-      onSubmit={props.onSubmit}
-      aria-label={`Edit /${props.shortCode}`}
-      ref={inline.ref}
-      onKeyDown={inline.onKeyDown}
-    >
+    <InlineForm label={`Edit /${props.shortCode}`} onSubmit={props.onSubmit} onCancel={props.onCancel}>
       <label>
         Short code
         <input required value={draft.shortCode} onInput={(e) => onChange({ ...draft, shortCode: e.currentTarget.value })} />
@@ -134,14 +127,6 @@ function EditCanned(props: {
         <textarea required value={draft.content} rows={3} onInput={(e) => onChange({ ...draft, content: e.currentTarget.value })} />
       </label>
       <FormError error={props.error} />
-      <div class="row-actions">
-        <button type="submit" class="primary">
-          Save
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    </InlineForm>
   );
 }

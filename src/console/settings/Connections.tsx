@@ -9,9 +9,9 @@ import type {
 import { channelName } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
-import { useInlineForm } from '../shared/use-inline-form';
 import { attempt, collect, useLoad } from '../shared/use-load';
 import { Failure } from './Failure';
+import { InlineForm } from './InlineForm';
 
 /** Integrations a workspace admin connects, with the credential fields each takes (docs/connections.md). */
 const INTEGRATIONS: [key: string, fields: (keyof ConnectionCredentials)[]][] = [
@@ -120,7 +120,6 @@ function EditConnection({ c, onDone }: { c: Connection; onDone(changed: boolean)
   const [creds, setCreds] = useState<Partial<Record<keyof ConnectionCredentials, string>>>({});
   const [clear, setClear] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const inline = useInlineForm(() => onDone(false));
 
   async function save(e: Event) {
     e.preventDefault();
@@ -136,7 +135,7 @@ function EditConnection({ c, onDone }: { c: Connection; onDone(changed: boolean)
   }
 
   return (
-    <form class="settings-form" onSubmit={save} aria-label={`Edit ${c.name}`} ref={inline.ref} onKeyDown={inline.onKeyDown}>
+    <InlineForm label={`Edit ${c.name}`} onSubmit={save} onCancel={() => onDone(false)}>
       <Failure error={error} />
       <label>
         Name
@@ -164,15 +163,7 @@ function EditConnection({ c, onDone }: { c: Connection; onDone(changed: boolean)
           )}
         </>
       )}
-      <div class="row-actions">
-        <button type="submit" class="primary">
-          Save
-        </button>
-        <button type="button" onClick={() => onDone(false)}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    </InlineForm>
   );
 }
 
@@ -191,7 +182,6 @@ function LivechatSettings({ c, onDone }: { c: Connection; onDone(changed: boolea
   const [greeting, setGreeting] = useState(c.greeting ?? '');
   const [preChat, setPreChat] = useState(c.preChatForm ?? { name: false, email: false });
   const [error, setError] = useState<string | null>(null);
-  const inline = useInlineForm(() => onDone(false));
 
   async function save(e: Event) {
     e.preventDefault();
@@ -209,7 +199,7 @@ function LivechatSettings({ c, onDone }: { c: Connection; onDone(changed: boolea
   }
 
   return (
-    <form class="settings-form" onSubmit={save} aria-labelledby={`livechat-${c.id}`} ref={inline.ref} onKeyDown={inline.onKeyDown}>
+    <InlineForm labelledBy={`livechat-${c.id}`} onSubmit={save} onCancel={() => onDone(false)}>
       <h3 id={`livechat-${c.id}`}>Live chat settings: {c.name}</h3>
       <Failure error={error} />
       <label>
@@ -246,15 +236,7 @@ function LivechatSettings({ c, onDone }: { c: Connection; onDone(changed: boolea
         </label>
       </fieldset>
       <Copyable label="Embed snippet" value={embedSnippet(c)} />
-      <div class="row-actions">
-        <button type="submit" class="primary">
-          Save
-        </button>
-        <button type="button" onClick={() => onDone(false)}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    </InlineForm>
   );
 }
 

@@ -3,10 +3,10 @@ import type { Macro, MacroCreate } from '../../../packages/client/src/index';
 import { byName } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
-import { useInlineForm } from '../shared/use-inline-form';
 import { collect, useLoad } from '../shared/use-load';
 import { type ActionDraft, actionDraft, actionOf, blankAction } from './automation-model';
 import { Failure, FormError } from './Failure';
+import { InlineForm } from './InlineForm';
 import { ActionsEditor, type Choices, describeAction, EditAndDelete, useChoices } from './RuleParts';
 import { useListEditor } from './use-list-editor';
 
@@ -107,15 +107,14 @@ function MacroForm(props: {
 }) {
   const { draft: d, onChange } = props;
   const nameRef = useRef<HTMLInputElement>(null);
-  const inline = useInlineForm(props.onCancel);
   useEffect(() => nameRef.current?.focus(), []);
   return (
-    <form
+    <InlineForm
       class="settings-form rule-form"
-      aria-labelledby="macro-form-title"
+      labelledBy="macro-form-title"
+      save="Save macro"
       onSubmit={props.onSubmit}
-      ref={inline.ref}
-      onKeyDown={inline.onKeyDown}
+      onCancel={props.onCancel}
     >
       <h3 id="macro-form-title">{props.title}</h3>
       <FormError error={props.error} />
@@ -129,14 +128,6 @@ function MacroForm(props: {
       </label>
       <h4>Actions</h4>
       <ActionsEditor actions={d.actions} choices={props.choices} onChange={(actions) => onChange({ ...d, actions })} />
-      <div class="row-actions">
-        <button type="submit" class="primary">
-          Save macro
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    </InlineForm>
   );
 }

@@ -2,9 +2,9 @@ import { useState } from 'preact/hooks';
 import type { Connection, Team, TeamUser } from '../../../packages/client/src/index';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
-import { useInlineForm } from '../shared/use-inline-form';
 import { attempt, collect, useLoad } from '../shared/use-load';
 import { Failure, FormError } from './Failure';
+import { InlineForm } from './InlineForm';
 
 /** What an open edit form holds: the team's fields as typed, business hours as JSON text. */
 interface Draft {
@@ -218,11 +218,10 @@ function TeamForm(props: {
   onCancel: () => void;
 }) {
   const { team, draft, people, onChange } = props;
-  const inline = useInlineForm(props.onCancel);
   const toggle = (id: number, on: boolean) =>
     onChange({ ...draft, memberIds: on ? [...draft.memberIds, id] : draft.memberIds.filter((m) => m !== id) });
   return (
-    <form class="settings-form" onSubmit={props.onSubmit} aria-label={`Edit ${team.name}`} ref={inline.ref} onKeyDown={inline.onKeyDown}>
+    <InlineForm label={`Edit ${team.name}`} onSubmit={props.onSubmit} onCancel={props.onCancel}>
       <label>
         Team name
         <input required maxLength={60} value={draft.name} onInput={(e) => onChange({ ...draft, name: e.currentTarget.value })} />
@@ -249,15 +248,7 @@ function TeamForm(props: {
         <textarea rows={5} value={draft.hours} onInput={(e) => onChange({ ...draft, hours: e.currentTarget.value })} />
       </label>
       <FormError error={props.error} />
-      <div class="row-actions">
-        <button type="submit" class="primary">
-          Save
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    </InlineForm>
   );
 }
 

@@ -1,4 +1,44 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
+
+/**
+ * A settings form shown in place of a row or a button (an edit, a new rule): its fields, then
+ * Save and Cancel. It takes the focus where it opens, Escape cancels it, and the focus goes
+ * back to the button that opened it when it closes (useInlineForm, below).
+ */
+export function InlineForm(props: {
+  /** The form's accessible name, or the id of the heading inside it that gives it. */
+  label?: string;
+  labelledBy?: string;
+  class?: string;
+  /** The submit button's text: "Save" unless given. */
+  save?: string;
+  onSubmit(e: Event): void;
+  onCancel(): void;
+  children: ComponentChildren;
+}) {
+  const inline = useInlineForm(props.onCancel);
+  return (
+    <form
+      class={props.class ?? 'settings-form'}
+      aria-label={props.label}
+      aria-labelledby={props.labelledBy}
+      onSubmit={props.onSubmit}
+      ref={inline.ref}
+      onKeyDown={inline.onKeyDown}
+    >
+      {props.children}
+      <div class="row-actions">
+        <button type="submit" class="primary">
+          {props.save ?? 'Save'}
+        </button>
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
 
 /** The button focused last, by its id: the one that opened a form, which the form's row replaces. */
 let lastFocusedId: string | null = null;
@@ -19,7 +59,7 @@ const focusLost = () => document.activeElement === null || document.activeElemen
  * so the opener is found again by its id: give each opening button a stable id (`team-7-edit`).
  * Neither move happens when the focus is somewhere on purpose (a field the form focuses itself).
  */
-export function useInlineForm(onCancel: () => void) {
+function useInlineForm(onCancel: () => void) {
   const form = useRef<HTMLFormElement>(null);
   useEffect(() => {
     const opener = lastFocusedId;
