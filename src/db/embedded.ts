@@ -117,11 +117,16 @@ async function attachToRunning(dir: string, clusterDir: string, password: string
     stop: async () => {
       process.removeListener('exit', onExit);
       signalPostmaster(postmasterPid);
-      // Stopped once its pid file is gone (Postgres removes it last), as pg.stop() waits.
-      while (existsSync(path.join(clusterDir, 'postmaster.pid'))) await new Promise((r) => setTimeout(r, 100));
+      // Stopped once its pid file is gone (Postgres removes it last), as pg.stop() waits; a
+      // postmaster that does not stop within ADOPTED_STOP_MS is left to the next start.
+      const until = Date.now() + ADOPTED_STOP_MS;
+      while (existsSync(path.join(clusterDir, 'postmaster.pid')) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
     },
   };
 }
+
+/** How long stopping an adopted cluster waits for its postmaster to end. */
+const ADOPTED_STOP_MS = 30_000;
 
 const ownerFile = (dir: string) => path.join(dir, 'postgres-owner');
 
