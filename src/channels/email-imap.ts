@@ -4,7 +4,7 @@ import type { MailAddress } from '../messaging/events.js';
 import { type ImapLogin, openImap, sentFolder } from '../net/imap.js';
 import { type ChannelAdapter, isObject, NormaliseError, optionalString, requireObject, requireString, signed, toDate } from './channel.js';
 import { sendMail } from './email.js';
-import { inboundMailEvent } from './email-inbound.js';
+import { automaticMail, inboundMailEvent } from './email-inbound.js';
 import { noCredentials } from './send-outcome.js';
 
 const MB = 1024 * 1024;
@@ -42,6 +42,8 @@ export interface ImapMailPayload {
     references?: string;
     date?: string;
     attachments: { filename?: string; contentType?: string }[];
+    /** A machine sent it, by its headers (automaticMail): no away message answers it. */
+    automatic?: true;
   };
 }
 
@@ -100,8 +102,19 @@ export async function readImapMail(account: string, raw: Buffer, tooLargeAbove?:
         ...(a.filename ? { filename: a.filename } : {}),
         ...(a.contentType ? { contentType: a.contentType } : {}),
       })),
+      ...(automaticMail((name) => rawHeader(parsed, name)) ? { automatic: true as const } : {}),
     },
   };
+}
+
+/** A header's value as written (the parser turns some into objects): its first line's, unfolded. */
+function rawHeader(parsed: ParsedMail, name: string): string | undefined {
+  const line = parsed.headerLines.find((h) => h.key === name)?.line;
+  if (line === undefined) return undefined;
+  return line
+    .slice(line.indexOf(':') + 1)
+    .replace(/\r?\n[ \t]+/g, ' ')
+    .trim();
 }
 
 /**
@@ -157,6 +170,7 @@ export const imapAdapter: ChannelAdapter = {
         references: optionalString(mail.references),
         attachments: mail.attachments,
         occurredAt: toDate(mail.date),
+        automatic: mail.automatic === true,
       }),
     ];
   },

@@ -38,7 +38,28 @@ export interface InboundMail {
   /** The mail's files, in the delivery's order: the `index`-th is read again from the stored delivery. */
   attachments?: { filename?: string; contentType?: string }[];
   occurredAt?: Date;
+  /** Sent by a machine, by its headers (see automaticMail); a bounce's sender is also seen here. */
+  automatic?: boolean;
 }
+
+/**
+ * Whether a mail was sent by a machine, not a person (RFC 3834 and what mail servers write):
+ * an auto-reply (`Auto-Submitted` other than `no`, `X-Autoreply`, `X-Autorespond`,
+ * `Precedence: auto_reply`), a list's or a bulk sender's mail (`List-Id`, `Precedence: bulk`,
+ * `list` or `junk`) or a delivery report (`multipart/report`). The service answers none of
+ * them with an away message: two auto-responders would answer each other.
+ */
+export function automaticMail(header: (name: string) => string | undefined): boolean {
+  const autoSubmitted = header('auto-submitted')?.trim().toLowerCase();
+  if (autoSubmitted !== undefined && autoSubmitted !== '' && !autoSubmitted.startsWith('no')) return true;
+  if (header('x-autoreply') !== undefined || header('x-autorespond') !== undefined || header('list-id') !== undefined) return true;
+  const precedence = header('precedence')?.trim().toLowerCase();
+  if (precedence === 'bulk' || precedence === 'list' || precedence === 'junk' || precedence === 'auto_reply') return true;
+  return /^\s*multipart\/report\b/i.test(header('content-type') ?? '');
+}
+
+/** A mail server's own address (bounces, delivery reports): `mailer-daemon@…`, `postmaster@…`. */
+const SYSTEM_SENDER = /^(mailer-daemon|postmaster)@/i;
 
 export function inboundMailEvent(mail: InboundMail): Extract<NormalisedEvent, { type: 'message' }> {
   const html = mail.html ? sanitizeMailHtml(mail.html) : undefined;
@@ -49,6 +70,7 @@ export function inboundMailEvent(mail: InboundMail): Extract<NormalisedEvent, { 
   const subject = mail.subject?.trim();
   const messageId = mail.messageId.trim();
   const from = { email: mail.from.email.trim().toLowerCase(), ...(mail.from.name ? { name: mail.from.name } : {}) };
+  const automatic = mail.automatic === true || SYSTEM_SENDER.test(from.email);
   return {
     type: 'message',
     externalAccountId: mail.to.trim().toLowerCase(),
@@ -64,6 +86,7 @@ export function inboundMailEvent(mail: InboundMail): Extract<NormalisedEvent, { 
       cc: mail.cc ?? [],
       subject: subject || null,
       references: messageIds(mail.references).slice(-MAX_REFERENCES),
+      ...(automatic ? { automatic: true as const } : {}),
     },
     ...(html ? { html } : {}),
     ...(quoted ? { quotedText: quoted } : {}),

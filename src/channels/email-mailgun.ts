@@ -12,7 +12,7 @@ import {
   toDate,
 } from './channel.js';
 import { emailAdapter } from './email.js';
-import { inboundMailEvent } from './email-inbound.js';
+import { automaticMail, inboundMailEvent } from './email-inbound.js';
 import { type ParsedForm, parseFormBody } from './form-data.js';
 
 /** How old (or how far ahead) a signed timestamp may be: Mailgun's documented 5 minutes. */
@@ -75,6 +75,7 @@ export const mailgunAdapter: ChannelAdapter = {
           .filter(isObject)
           .map((f) => ({ filename: optionalString(f.filename), contentType: optionalString(f.contentType) })),
         occurredAt: toDate(field('Date')),
+        automatic: automaticMail((name) => headers.get(name)),
       }),
     ];
   },

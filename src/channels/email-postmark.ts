@@ -2,7 +2,7 @@ import { safeEqual } from '../crypto/hmac.js';
 import type { MailAddress } from '../messaging/events.js';
 import { arrayOf, type ChannelAdapter, header, isObject, optionalString, requireObject, requireString, signed, toDate } from './channel.js';
 import { emailAdapter } from './email.js';
-import { inboundMailEvent } from './email-inbound.js';
+import { automaticMail, inboundMailEvent } from './email-inbound.js';
 
 /** The user name of the webhook URL's basic auth (docs/webhooks.md, "Connect a Postmark inbound stream"). */
 export const POSTMARK_USER = 'postmark';
@@ -50,6 +50,7 @@ export const postmarkAdapter: ChannelAdapter = {
           return { filename: optionalString(att.Name), contentType: optionalString(att.ContentType) };
         }),
         occurredAt: toDate(mail.Date),
+        automatic: automaticMail((name) => headers.get(name)),
       }),
     ];
   },

@@ -374,6 +374,8 @@ export interface EmailHeaders {
   subject: string | null;
   /** The ids the mail names in References, as written (kept for a reply's own References). */
   references?: string[];
+  /** Inbound only: a machine sent it (an auto-reply, a list, a bounce): no away message answers it. */
+  automatic?: true;
 }
 
 export interface MessagesTable {

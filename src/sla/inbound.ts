@@ -30,6 +30,8 @@ export interface InboundSlaWork {
   reopened: Set<number>;
   /** Threads a new inbound message was inserted into. */
   withNewMessage: Set<number>;
+  /** Of those, the threads with a new message a person wrote (not an auto-reply, a list or a bounce). */
+  answerable: Set<number>;
   /** The ids of those messages. */
   newMessageIds: number[];
   /** Connections of workspaces with an enabled SLA policy. */
@@ -65,7 +67,7 @@ export async function workInboundSla(deps: { boss: PgBoss }, trx: Executor, work
   const candidates = work.threads.filter(
     (t) =>
       work.awayMessages.has(t.connection_id) &&
-      work.withNewMessage.has(t.id) &&
+      work.answerable.has(t.id) &&
       (t.away_replied_at === null || now.getTime() - t.away_replied_at.getTime() >= AWAY_REPLY_INTERVAL_MS) &&
       // Where the channel cannot send, nothing is tried (and nothing said).
       !RECEIVE_ONLY.has(integration(t)) &&

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { VerifyContext } from '../../src/channels/channel.js';
+import { readImapMail } from '../../src/channels/email-imap.js';
 import { visibleReply } from '../../src/channels/email-inbound.js';
 import { parseFormBody } from '../../src/channels/form-data.js';
 import { adapters } from '../../src/channels/index.js';
@@ -178,6 +179,68 @@ describe('email.mailgun', () => {
     expect(parseFormBody(text.slice(0, text.length - 40))).toBeUndefined();
     expect(parseFormBody('--xyz\r\nno header end\r\n--xyz--\r\n')).toBeUndefined();
     expect(parseFormBody('--\r\n')).toBeUndefined();
+  });
+});
+
+describe('mail a machine sent (RFC 3834): marked automatic, so no away message answers it', () => {
+  const postmark = (headers: { Name: string; Value: string }[], from = 'ada@example.com') => {
+    const payload = JSON.parse(fixture('email.postmark', 'inbound.json'));
+    payload.Headers = headers;
+    payload.FromFull = { Email: from, Name: '' };
+    const [event] = adapters['email.postmark'].normalise(payload, { verification: 'signed' });
+    return event?.type === 'message' ? event.email?.automatic : 'not a message';
+  };
+
+  it('reads the headers Postmark forwards', () => {
+    for (const [name, value] of [
+      ['Auto-Submitted', 'auto-replied'],
+      ['Auto-Submitted', 'auto-generated'],
+      ['X-Autoreply', 'yes'],
+      ['X-Autorespond', 'Out of office'],
+      ['Precedence', 'bulk'],
+      ['Precedence', 'List'],
+      ['Precedence', 'auto_reply'],
+      ['List-Id', '<news.example.com>'],
+      ['Content-Type', 'multipart/report; report-type=delivery-status; boundary="b"'],
+    ]) {
+      expect(postmark([{ Name: name!, Value: value! }]), `${name}: ${value}`).toBe(true);
+    }
+    // A person's mail: none of them, or `Auto-Submitted: no`, `Precedence: first-class`.
+    expect(postmark([])).toBeUndefined();
+    expect(postmark([{ Name: 'Auto-Submitted', Value: 'no' }])).toBeUndefined();
+    expect(postmark([{ Name: 'Precedence', Value: 'first-class' }])).toBeUndefined();
+    // A mail server's own sender is a bounce, whatever its headers.
+    expect(postmark([], 'MAILER-DAEMON@mx.example.com')).toBe(true);
+    expect(postmark([], 'postmaster@example.com')).toBe(true);
+  });
+
+  it("reads Mailgun's message-headers", () => {
+    const form = parseFormBody(fixture('email.mailgun', 'inbound.form')) as { fields: Record<string, string> };
+    const headers = JSON.parse(form.fields['message-headers']!) as [string, string][];
+    const automatic = (extra: [string, string][]) => {
+      const [event] = adapters['email.mailgun'].normalise(
+        { ...form, fields: { ...form.fields, 'message-headers': JSON.stringify([...headers, ...extra]) } },
+        { verification: 'signed' },
+      );
+      return event?.type === 'message' ? event.email?.automatic : 'not a message';
+    };
+    expect(automatic([['Auto-Submitted', 'auto-replied']])).toBe(true);
+    expect(automatic([])).toBeUndefined();
+  });
+
+  it("reads a mailbox mail's own headers, folded ones too", async () => {
+    const raw = (headers: string) =>
+      Buffer.from(
+        `From: Ada <ada@example.com>\r\nTo: help@acme.test\r\nSubject: Away\r\nMessage-ID: <a@example.com>\r\n${headers}\r\nI am out of the office.\r\n`,
+      );
+    const read = async (headers: string) => {
+      const payload = await readImapMail('help@acme.test', raw(headers));
+      const [event] = adapters['email.imap'].normalise(payload, { verification: 'signed', account: 'help@acme.test' });
+      return [payload.mail?.automatic, event?.type === 'message' ? event.email?.automatic : 'not a message'];
+    };
+    expect(await read('Auto-Submitted:\r\n auto-replied\r\n')).toEqual([true, true]);
+    expect(await read('Precedence: junk\r\n')).toEqual([true, true]);
+    expect(await read('Auto-Submitted: no\r\n')).toEqual([undefined, undefined]);
   });
 });
 

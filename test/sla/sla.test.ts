@@ -1,11 +1,14 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { adapters } from '../../src/channels/index.js';
+import { applyDeliveries } from '../../src/messaging/apply-events.js';
 import { SLA_CLOCK_QUEUE, type SlaClockJob } from '../../src/sla/sla-clock.enqueue.js';
 import { tellSlaMoment } from '../../src/sla/sla-clock.queue.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { BERLIN_9_TO_5, smsFromContact } from '../helpers/inbound.js';
 import { makeWidget, startVisitor, visitorSays } from '../helpers/livechat.js';
+import { fixture } from '../helpers/webhooks.js';
 
 // The clock is the service's injected one: tests move it instead of waiting. (So callers are
 // API keys: a JWT signed at the test's clock would be judged by the real one.)
@@ -617,6 +620,45 @@ describe('away replies', () => {
       .execute();
     expect(inHours).toEqual([]);
   });
+  it('never answers mail a machine sent (an auto-reply, a bounce): two auto-responders would answer each other', async () => {
+    now = new Date('2026-03-07T12:00:00Z'); // Saturday
+    const tenant = await makeTenant(ctx.deps);
+    await call('PATCH', '/v1/workspace', tenant.headers, { businessHours: BERLIN_9_TO_5 });
+    const mailbox = await makeConnection(ctx.deps, tenant.workspace.id, {
+      integrationKey: 'email.postmark',
+      externalAccountId: 'help@acme.test',
+    });
+    expect((await call('PATCH', `/v1/connections/${mailbox.id}`, tenant.headers, { awayMessage: 'Back on Monday.' })).statusCode).toBe(200);
+    /** A mail as Postmark posts it, applied as the worker applies its delivery; answers the outbound texts of its thread. */
+    const mailFrom = async (from: string, headers: { Name: string; Value: string }[]) => {
+      const payload = JSON.parse(fixture('email.postmark', 'inbound.json'));
+      Object.assign(payload, { OriginalRecipient: 'help@acme.test', FromFull: { Email: from, Name: '' }, Headers: headers });
+      payload.MessageID = `${from}-${++seq}`;
+      const events = adapters['email.postmark'].normalise(payload, { verification: 'signed' });
+      await db
+        .transaction()
+        .execute((trx) => applyDeliveries(ctx.deps, trx, [{ deliveryId: `mail-${seq}`, integrationKey: 'email.postmark', events }], now));
+      const row = await db
+        .selectFrom('messages')
+        .select('thread_id')
+        .where('external_id', '=', payload.MessageID)
+        .executeTakeFirstOrThrow();
+      const out = await db
+        .selectFrom('messages')
+        .select('text')
+        .where('thread_id', '=', row.thread_id)
+        .where('direction', '=', 'outbound')
+        .where('kind', '=', 'message')
+        .execute();
+      return out.map((m) => m.text);
+    };
+    expect(await mailFrom('ooo@example.com', [{ Name: 'Auto-Submitted', Value: 'auto-replied' }])).toEqual([]);
+    expect(await mailFrom('news@example.com', [{ Name: 'Precedence', Value: 'bulk' }])).toEqual([]);
+    expect(await mailFrom('MAILER-DAEMON@mx.example.com', [])).toEqual([]);
+    // A person's mail, at the same hour, is answered.
+    expect(await mailFrom('ada@example.com', [{ Name: 'Auto-Submitted', Value: 'no' }])).toEqual(['Back on Monday.']);
+  });
+
   it("answers a live chat visitor's first words outside business hours: the conversation started empty", async () => {
     now = new Date('2026-03-07T12:00:00Z'); // Saturday
     const tenant = await makeTenant(ctx.deps);
