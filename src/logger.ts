@@ -64,24 +64,29 @@ export const REDACT_PATHS = [
  * and a signed attachment link's `signature` and `expires` (together they are the link).
  */
 const SECRET_QUERY_PARAMS = new Set(['token', 'visitortoken', 'hub.verify_token', 'signature', 'expires']);
+const SSO_CALLBACK_SECRETS = new Set([...SECRET_QUERY_PARAMS, 'code', 'state']);
 
 /**
- * A request URL as it may be logged. `/webhooks/*` loses its whole query: the `hub.*` challenge
+ * A request URL as it may be logged. A CSAT survey's token (`/csat/<token>`) and the SSO
+ * callback's `code` and `state` are replaced. `/webhooks/*` loses its whole query: the `hub.*` challenge
  * carries the verify token (for whatsapp, the signing secret itself), and no provider query
  * is worth a leaked secret. Elsewhere the values of credential parameters are replaced.
  */
 export function loggableUrl(url: string): string {
   const q = url.indexOf('?');
-  if (q === -1) return url;
-  const path = url.slice(0, q);
+  // A survey link's token is its path: whoever holds it may rate the conversation.
+  const path = (q === -1 ? url : url.slice(0, q)).replace(/^(\/+csat\/+)[^/]+/i, '$1[redacted]');
+  if (q === -1) return path;
   if (/^\/+webhooks(\/|$)/i.test(safeDecode(path))) return path;
+  // The identity provider's answer: the code (with the state) finishes that sign-in.
+  const secrets = /^\/+auth\/+sso\/+callback\/*$/i.test(safeDecode(path)) ? SSO_CALLBACK_SECRETS : SECRET_QUERY_PARAMS;
   const params = url
     .slice(q + 1)
     .split('&')
     .map((pair) => {
       const eq = pair.indexOf('=');
       const name = safeDecode(eq === -1 ? pair : pair.slice(0, eq)).toLowerCase();
-      return SECRET_QUERY_PARAMS.has(name) ? `${pair.slice(0, eq === -1 ? pair.length : eq)}=[redacted]` : pair;
+      return secrets.has(name) ? `${pair.slice(0, eq === -1 ? pair.length : eq)}=[redacted]` : pair;
     });
   return `${path}?${params.join('&')}`;
 }

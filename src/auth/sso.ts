@@ -7,6 +7,7 @@ import { open, openingKeys, SecretBoxError } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { describeRefusal, guardedLookup, ipLiteral, RefusedAddressError, refusedRange, systemResolve } from '../net/address-guard.js';
+import { isSingleMailbox } from '../text/mailbox.js';
 import { truncate } from '../text/truncate.js';
 import { findUserByEmail } from '../users/users.queries.js';
 import { createUser } from '../users/users.service.js';
@@ -196,6 +197,9 @@ export async function finishSsoLogin(
       'e-mail not verified',
       errors.forbidden('the identity provider did not vouch for an e-mail address (email_verified)'),
     );
+  // A list or a line break would end in an allowed domain and become the user's mail address.
+  if (!isSingleMailbox(person.email))
+    return refuse(anonymous, 'e-mail not one address', errors.forbidden('the identity provider’s e-mail claim is not one e-mail address'));
   const domain = person.email.slice(person.email.lastIndexOf('@') + 1);
   if (!sso.allowedDomains.includes(domain))
     return refuse(

@@ -1,6 +1,8 @@
 import EmailReplyParser from 'email-reply-parser';
 import type { IntegrationKey } from '../config.js';
 import type { InboundAttachment, MailAddress, NormalisedEvent } from '../messaging/events.js';
+import { isSingleMailbox } from '../text/mailbox.js';
+import { NormaliseError } from './channel.js';
 import { htmlToText, sanitizeMailHtml } from './email-html.js';
 import { kindOfType } from './media-placeholder.js';
 
@@ -70,6 +72,9 @@ export function inboundMailEvent(mail: InboundMail): Extract<NormalisedEvent, { 
   const subject = mail.subject?.trim();
   const messageId = mail.messageId.trim();
   const from = { email: mail.from.email.trim().toLowerCase(), ...(mail.from.name ? { name: mail.from.name } : {}) };
+  // The sender's address is the contact's handle and so the To of every reply: a list or a
+  // line break in it would send the agents' answers to whoever it names.
+  if (!isSingleMailbox(from.email)) throw new NormaliseError('from.email is not one e-mail address');
   const automatic = mail.automatic === true || SYSTEM_SENDER.test(from.email);
   return {
     type: 'message',

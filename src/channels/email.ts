@@ -4,6 +4,7 @@ import { safeEqual } from '../crypto/hmac.js';
 import type { MailAddress, NormalisedEvent } from '../messaging/events.js';
 import { checkedAddress, RefusedAddressError, type ResolveHost, systemResolve } from '../net/address-guard.js';
 import { parseSmtpUrl, safeDecode, smtpTransport } from '../net/smtp.js';
+import { isSingleMailbox } from '../text/mailbox.js';
 import { truncate } from '../text/truncate.js';
 import {
   arrayOf,
@@ -163,6 +164,8 @@ export async function sendMail(
   const { failed, retry } = outcomes([smtpUrl, password, safeDecode(password), extra.auth?.pass]);
   const parsed = parseSmtpUrl(smtpUrl);
   if (!parsed) return failed('email: smtpUrl must be an smtp:// or smtps:// URL');
+  // A handle stored before inbound mail was held to one mailbox: never read as a list.
+  if (!isSingleMailbox(target.to.toLowerCase())) return failed('email: the recipient is not one e-mail address');
   const smtp = extra.auth ? { ...parsed, auth: extra.auth } : parsed;
 
   // The host passes the outbound address guard, and the connection goes to the very address

@@ -4,6 +4,7 @@ import { replySubject } from '../channels/email.js';
 import type { Executor } from '../db/database.js';
 import type { EmailHeaders, MailAddress } from '../db/types.js';
 import { errors } from '../http/errors.js';
+import { isSingleMailbox } from '../text/mailbox.js';
 
 /** What a reply on an e-mail thread may say about its own headers (docs/email.md, "Replies"). */
 export interface EmailReplyFields {
@@ -56,7 +57,9 @@ export async function emailReplyHeaders(db: Executor, threadId: number, fields: 
   const account = row.account.toLowerCase();
   const contact = row.contact?.toLowerCase() ?? null;
   const answered = last?.email?.messageId ?? last?.external_id ?? null;
-  const kept = (last?.email?.cc ?? []).filter((a) => a.email !== account && a.email !== contact);
+  // A sender's Cc entry that is no single mailbox (a list, a line break) would be read as more,
+  // unseen, recipients: only plain mailboxes are kept.
+  const kept = (last?.email?.cc ?? []).filter((a) => a.email !== account && a.email !== contact && isSingleMailbox(a.email));
   const subject = fields.subject?.trim() || (replySubject(last?.email?.subject ?? undefined) ?? null);
   const domain = account.includes('@') ? account.slice(account.lastIndexOf('@') + 1) : 'inbox.invalid';
   return {

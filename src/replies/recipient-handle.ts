@@ -1,5 +1,6 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { errors } from '../http/errors.js';
+import { isSingleMailbox } from '../text/mailbox.js';
 
 /**
  * The handle a new conversation's `to` becomes on a channel (docs/replies.md, "Starting a
@@ -68,7 +69,6 @@ function chatId(to: string): string {
  */
 function emailAddress(to: string): string {
   const address = to.toLowerCase();
-  if (address.length > 254 || !/^[^\s@<>(),;:"[\]\\]{1,64}@([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(address))
-    throw errors.validation(`"to" (${JSON.stringify(to.slice(0, 64))}) is not an e-mail address`);
+  if (!isSingleMailbox(address)) throw errors.validation(`"to" (${JSON.stringify(to.slice(0, 64))}) is not an e-mail address`);
   return address;
 }

@@ -287,6 +287,18 @@ describe('signing in with the identity provider', () => {
     expect(reasons).toEqual(expect.arrayContaining(['domain elsewhere.test not allowed', 'e-mail not verified']));
   });
 
+  it('refuses an e-mail claim that is not one mailbox, even ending in an allowed domain', async () => {
+    idp.accounts.set('listed', { email: 'eve@evil.test, mal@acme.test', email_verified: true });
+    idp.accounts.set('broken', { email: 'eve@evil.test\r\nbcc: mal@acme.test', email_verified: true });
+    for (const account of ['listed', 'broken']) {
+      const res = await ssoFlow(account);
+      expect(res.statusCode, res.body).toBe(403);
+      expect(res.json().error.message).toContain('not one e-mail address');
+    }
+    const made = await ctx.deps.db.selectFrom('users').select('email').where('email', 'like', '%evil.test%').execute();
+    expect(made).toEqual([]);
+  });
+
   it('refuses a deactivated user', async () => {
     const { user } = await makeUser(ctx.deps, workspaceId, { email: 'dora@acme.test' });
     await ctx.deps.db.updateTable('users').set({ active: false }).where('id', '=', user.id).execute();

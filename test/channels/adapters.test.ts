@@ -387,6 +387,14 @@ describe('email', () => {
       },
     ]);
   });
+  it("refuses a sender address that is a list or carries a line break: it would be every reply's To", () => {
+    const inbound = JSON.parse(body);
+    for (const email of ['dana@example.org, eve@evil.test', 'dana@example.org\r\nBcc: eve@evil.test', '"Dana" <dana@example.org>']) {
+      const payload = { events: [{ ...inbound.events[0], from: { email } }] };
+      expect(() => normalise('email', payload), email).toThrow(NormaliseError);
+      expect(() => normalise('email', payload), email).toThrow('from.email is not one e-mail address');
+    }
+  });
 });
 
 describe('livechat and ai', () => {

@@ -75,6 +75,13 @@ describe('email send (SMTP)', () => {
     expect(firstLineSubject('   ', 2)).toBe('Files for you');
   });
 
+  it('never reads the recipient as a list: a comma, semicolon or line break in it → failed, nothing sent', async () => {
+    for (const to of ['dana@example.org, eve@evil.test', 'dana@example.org\r\nBcc: eve@evil.test', 'x <dana@example.org>; eve@evil.test']) {
+      expect(await sendMail({ ...target, to }), to).toEqual({ outcome: 'failed', error: 'email: the recipient is not one e-mail address' });
+    }
+    expect(smtp.mails).toHaveLength(0);
+  });
+
   it('550 → failed with the server text; 451 → retry', async () => {
     smtp.refuse('gone@example.org', 550);
     expect(await sendMail({ ...target, to: 'gone@example.org' })).toEqual({

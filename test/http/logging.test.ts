@@ -66,6 +66,19 @@ describe('request logs', () => {
     const logged = logLines.map((l) => (l.req as { url?: string } | undefined)?.url);
     expect(logged).toContain('/v1/attachments/4242/content?expires=[redacted]&signature=[redacted]');
   });
+
+  it("redact a CSAT survey's token in its path and the SSO callback's code and state", async () => {
+    const survey = 'csat-token-in-the-path-xyz';
+    await ctx.app.inject({ method: 'GET', url: `/csat/${survey}` });
+    await ctx.app.inject({ method: 'POST', url: `/csat/${survey}?x=1`, payload: { rating: 5 } });
+    await ctx.app.inject({ method: 'GET', url: '/auth/sso/callback?code=sso-code-abc&state=sso-state-def&iss=https%3A%2F%2Fidp' });
+    const text = written(logLines);
+    for (const secret of [survey, 'sso-code-abc', 'sso-state-def']) expect(text).not.toContain(secret);
+    const logged = logLines.map((l) => (l.req as { url?: string } | undefined)?.url);
+    expect(logged).toContain('/csat/[redacted]');
+    expect(logged).toContain('/csat/[redacted]?x=1');
+    expect(logged).toContain('/auth/sso/callback?code=[redacted]&state=[redacted]&iss=https%3A%2F%2Fidp');
+  });
 });
 
 describe('one line per request', () => {

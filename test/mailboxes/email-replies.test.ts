@@ -88,6 +88,20 @@ describe('replies on e-mail threads', () => {
     expect(answer.thread_id).toBe(first.thread_id);
   });
 
+  it('keeps only the inbound Cc entries that are one mailbox: a list or line break adds no hidden recipient', async () => {
+    const first = await inbound({
+      messageId: '<h1@hid.test>',
+      from: { email: 'hal@hid.test' },
+      subject: 'Hidden',
+      cc: [{ email: 'ivy@hid.test' }, { email: 'joe@hid.test\r\nBcc: eve@evil.test' }, 'kim@hid.test, eve@evil.test'],
+    });
+    const res = await reply(first.thread_id, { text: 'Noted.' });
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.json().data.email.cc).toEqual([{ email: 'ivy@hid.test' }]);
+    await sent(res.json().data.id);
+    expect(smtp.mails.at(-1)!.to.sort()).toEqual(['hal@hid.test', 'ivy@hid.test']);
+  });
+
   it('takes cc, bcc and subject; Bcc reaches its address and never shows in the headers', async () => {
     const first = await inbound({
       messageId: '<c1@cy.test>',
