@@ -22,6 +22,20 @@ const tempDir = () => {
   return d;
 };
 
+/** A new empty database on the suite's server, dropped after the file: its URL. */
+async function emptyDatabase(label: string): Promise<string> {
+  const adminUrl = inject('pgAdminUrl');
+  const name = `inbox_t_${label}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  cleanups.push(async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  });
+  return withDatabaseName(adminUrl, name);
+}
+
 function problems(env: Record<string, string>, cwd: string): string[] {
   try {
     loadConfig(env, cwd);
@@ -145,16 +159,7 @@ describe('INBOX_MIGRATE_ON_START, INBOX_DB_POOL_MAX, INBOX_QUEUE_POOL_MAX, INBOX
   }
 
   it('false: a start on an unmigrated database stops naming `inbox migrate`; after it, the schema and the queue are ready', async () => {
-    const adminUrl = inject('pgAdminUrl');
-    const name = `inbox_t_empty_${process.pid}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    cleanups.push(async () => {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    });
-    const url = withDatabaseName(adminUrl, name);
+    const url = await emptyDatabase('empty');
     const env = { DATABASE_URL: url, INBOX_MIGRATE_ON_START: 'false' };
     const tables = async () => {
       const c = new pg.Client({ connectionString: url });
@@ -200,16 +205,7 @@ describe('INBOX_MIGRATE_ON_START, INBOX_DB_POOL_MAX, INBOX_QUEUE_POOL_MAX, INBOX
   }, 90_000);
 
   it('a database a newer version migrated: this version serves it without migrating, or refuses in one line when it lacks its own', async () => {
-    const adminUrl = inject('pgAdminUrl');
-    const name = `inbox_t_newer_${process.pid}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    cleanups.push(async () => {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    });
-    const url = withDatabaseName(adminUrl, name);
+    const url = await emptyDatabase('newer');
     const env = { DATABASE_URL: url };
     expect((await inbox(['migrate'], env)).code).toBe(0);
     const c = new pg.Client({ connectionString: url });
@@ -240,16 +236,7 @@ describe('INBOX_MIGRATE_ON_START, INBOX_DB_POOL_MAX, INBOX_QUEUE_POOL_MAX, INBOX
   }, 90_000);
 
   it('three `inbox migrate` at once on an empty database all exit 0 and leave one schema', async () => {
-    const adminUrl = inject('pgAdminUrl');
-    const name = `inbox_t_migrate3_${process.pid}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    cleanups.push(async () => {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    });
-    const url = withDatabaseName(adminUrl, name);
+    const url = await emptyDatabase('migrate3');
     // Each of them prepares the partitions after the migrations: the late unique indexes were
     // built by all three at once and two runs failed ("already exists", "does not exist").
     const runs = await Promise.all([1, 2, 3].map(() => inbox(['migrate'], { DATABASE_URL: url })));
