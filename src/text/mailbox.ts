@@ -8,4 +8,9 @@ export function isSingleMailbox(address: string): boolean {
   return address.length <= 254 && MAILBOX.test(address);
 }
 
-const MAILBOX = /^[^\s@<>(),;:"[\]\\]{1,64}@([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+/**
+ * Labels of letters, digits and inner hyphens in any script, and a top-level domain of letters
+ * or punycode (`xn--p1ai`): an internationalised domain is a mailbox too, and refusing its mail
+ * would lose it.
+ */
+const MAILBOX = /^[^\s@<>(),;:"[\]\\]{1,64}@([\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.)+(?:\p{L}{2,63}|xn--[a-z0-9-]{1,59})$/u;

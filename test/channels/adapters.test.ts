@@ -394,6 +394,11 @@ describe('email', () => {
       expect(() => normalise('email', payload), email).toThrow(NormaliseError);
       expect(() => normalise('email', payload), email).toThrow('from.email is not one e-mail address');
     }
+    // One mailbox of an internationalised domain, in Unicode or in punycode, arrives.
+    for (const email of ['ivan@пример.рф', 'ivan@xn--e1afmkfd.xn--p1ai']) {
+      const [event] = normalise('email', { events: [{ ...inbound.events[0], from: { email } }] });
+      expect(event?.type === 'message' && event.contact.externalId, email).toBe(email);
+    }
   });
 });
 
