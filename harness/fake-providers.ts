@@ -74,8 +74,8 @@ export type Behaviour =
   | 'server-error'
   /** Never answers (until the server closes). */
   | 'hang'
-  /** Answers as `then` (default 'ok') once `heldUntil` settles: a send the test keeps in flight. */
-  | { heldUntil: Promise<unknown>; then?: Behaviour }
+  /** Answers as `answer` (default 'ok') once `heldUntil` settles: a send the test keeps in flight. */
+  | { heldUntil: Promise<unknown>; answer?: Behaviour }
   /** Exactly this answer. */
   | { status: number; body?: unknown; headers?: Record<string, string> };
 
@@ -130,7 +130,7 @@ export async function startFakeProviders(
       options.onRequest?.(recorded);
       const respond = (behaviour: Behaviour) => {
         if (typeof behaviour === 'object' && 'heldUntil' in behaviour) {
-          void behaviour.heldUntil.then(() => respond(behaviour.then ?? 'ok'));
+          void behaviour.heldUntil.then(() => respond(behaviour.answer ?? 'ok'));
           return;
         }
         const answered = answer(recorded, behaviour, uploads);

@@ -57,6 +57,7 @@ import * as m0067 from './0067_outbound_partitions.js';
 import * as m0068 from './0068_messages_unchecked_keys.js';
 import * as m0069 from './0069_search_index_without_nulls.js';
 import * as m0070 from './0070_message_automation.js';
+import * as m0071 from './0071_early_receipts.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -121,4 +122,5 @@ export const migrations: Record<string, Migration> = {
   '0068_messages_unchecked_keys': m0068,
   '0069_search_index_without_nulls': m0069,
   '0070_message_automation': m0070,
+  '0071_early_receipts': m0071,
 };

@@ -516,6 +516,18 @@ export interface WorkspaceAiTable {
   updated_at: Timestamp;
 }
 
+/** A receipt that arrived before its send was recorded (messaging/early-receipts.ts). */
+export interface EarlyReceiptsTable {
+  id: Generated<number>;
+  integration_key: string;
+  external_message_id: string;
+  /** The provider account the receipt's delivery named; null: any of the integration's. */
+  account: string | null;
+  status: 'sent' | 'delivered' | 'read' | 'failed';
+  error: string | null;
+  received_at: Date;
+}
+
 export interface WebhookEventsTable {
   id: string;
   workspace_id: number;
@@ -742,6 +754,7 @@ export interface DB {
   login_attempts: LoginAttemptsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;
+  early_receipts: EarlyReceiptsTable;
   workspace_ai: WorkspaceAiTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;

@@ -14,6 +14,8 @@ export const RETENTION = {
   idempotencyKeys: IDEMPOTENCY_KEY_LIFETIME,
   /** A live chat visitor's row (its token's hash, the address it started from) once the token ended. */
   livechatVisitorsAfterExpiry: '1 day',
+  /** A receipt kept for a send not yet recorded (messaging/early-receipts.ts): sends settle within seconds. */
+  earlyReceipts: '1 hour',
 } as const;
 
 export interface Pruned {
@@ -23,6 +25,7 @@ export interface Pruned {
   personalAccessTokens: number;
   idempotencyKeys: number;
   livechatVisitors: number;
+  earlyReceipts: number;
 }
 
 /** Deletes what no request can use any more; returns how many rows of each went. */
@@ -47,6 +50,10 @@ export async function pruneExpired(db: Executor, now: Date): Promise<Pruned> {
     // The visitor's contact, thread and messages stay: they are the workspace's conversation.
     livechatVisitors: await count(
       sql`DELETE FROM livechat_visitors WHERE expires_at < ${now}::timestamptz - ${RETENTION.livechatVisitorsAfterExpiry}::interval`,
+    ),
+    // Receipts for messages never sent through the service (another tool on the same account).
+    earlyReceipts: await count(
+      sql`DELETE FROM early_receipts WHERE received_at < ${now}::timestamptz - ${RETENTION.earlyReceipts}::interval`,
     ),
   };
 }

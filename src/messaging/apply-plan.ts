@@ -1,6 +1,7 @@
 import type { PendingAttachmentInput } from '../attachments/fetch-media.queries.js';
 import { truncate } from '../text/truncate.js';
 import { PREVIEW_LENGTH } from './announcements.js';
+import { type Receipt, strongest } from './early-receipts.js';
 import type { NormalisedEvent } from './events.js';
 import {
   type ConnectionRef,
@@ -71,6 +72,10 @@ export interface ApplyPlan {
   references: { connectionId: number; externalId: string }[];
   /** Receipts, one per message: of several in one batch, the one that moves it furthest. */
   statuses: StatusInput[];
+  /** Each of `statuses` as its delivery named it: kept if it moves no message (./early-receipts.ts). */
+  receiptOf: Map<StatusInput, Receipt>;
+  /** Receipts naming no message their integration has sent (yet), one per message and account. */
+  unsent: Receipt[];
   /** Connections whose new and reopened threads are assigned automatically. */
   autoAssign: Set<number>;
   /** Connections of workspaces with an enabled SLA policy: their threads' clocks move. */
@@ -94,6 +99,8 @@ export function planBatch(deliveries: DeliveryEvents[], resolved: Resolved): App
   const inbound: PlannedMessage[] = [];
   const opened: ApplyPlan['opened'] = [];
   const statuses = new Map<string, StatusInput>();
+  const receiptOf = new Map<StatusInput, Receipt>();
+  const unsent = new Map<string, Receipt>();
   for (const d of deliveries) {
     for (const e of d.events) {
       if (e.type === 'message') {
@@ -108,12 +115,26 @@ export function planBatch(deliveries: DeliveryEvents[], resolved: Resolved): App
         e.resolveBy === 'sent_message'
           ? sentMessages.get(byKey(d.integrationKey, e.externalMessageId))?.connectionId
           : connections.get(byKey(d.integrationKey, e.externalAccountId))?.id;
-      if (connectionId === undefined) continue; // a receipt for no known message: nothing to update
+      const receipt: Receipt = {
+        integrationKey: d.integrationKey,
+        account: e.resolveBy === 'account' ? e.externalAccountId : (d.account ?? null),
+        externalId: e.externalMessageId,
+        status: e.status,
+        error: e.error ?? null,
+      };
+      if (connectionId === undefined) {
+        // A receipt for no known message: its send may not be recorded yet.
+        const key = `${receipt.integrationKey}|${receipt.externalId}|${receipt.account ?? ''}`;
+        unsent.set(key, strongest(unsent.get(key), receipt));
+        continue;
+      }
       const key = `${connectionId}|${e.externalMessageId}`;
-      statuses.set(
-        key,
-        strongest(statuses.get(key), { connectionId, externalId: e.externalMessageId, status: e.status, error: e.error ?? null }),
-      );
+      const before = statuses.get(key);
+      const input = strongest(before, { connectionId, externalId: e.externalMessageId, status: e.status, error: e.error ?? null });
+      if (input !== before) {
+        statuses.set(key, input);
+        receiptOf.set(input, receipt);
+      }
     }
   }
   const unique = new Map<string, PlannedMessage>();
@@ -133,6 +154,8 @@ export function planBatch(deliveries: DeliveryEvents[], resolved: Resolved): App
       (event.references ?? []).map((externalId) => ({ connectionId: connection.id, externalId })),
     ),
     statuses: [...statuses.values()],
+    receiptOf,
+    unsent: [...unsent.values()],
     autoAssign: new Set(all.filter(({ connection }) => connection.auto_assign).map(({ connection }) => connection.id)),
     sla: new Set(all.filter(({ connection }) => connection.sla).map(({ connection }) => connection.id)),
     awayMessages: new Map(
@@ -292,17 +315,4 @@ export function unreadCorrections(threadIds: number[], inserted: { thread_id: nu
   for (const id of threadIds) skipped.set(id, (skipped.get(id) ?? 0) + 1);
   for (const m of inserted) skipped.set(m.thread_id, skipped.get(m.thread_id)! - 1);
   return [...skipped].filter(([, n]) => n > 0).map(([threadId, n]) => ({ threadId, n }));
-}
-
-const STATUS_RANK = { sent: 1, delivered: 2, read: 3 } as const;
-
-/** Of two receipts for one message in one batch, the one that moves it furthest. */
-function strongest(a: StatusInput | undefined, b: StatusInput): StatusInput {
-  if (!a) return b;
-  if (a.status === 'failed' || b.status === 'failed') {
-    const other = a.status === 'failed' ? b : a;
-    // `failed` only counts before delivery; a delivered or read receipt outranks it.
-    return other.status === 'delivered' || other.status === 'read' ? other : a.status === 'failed' ? a : b;
-  }
-  return STATUS_RANK[b.status] > STATUS_RANK[a.status] ? b : a;
 }

@@ -15,6 +15,7 @@ import {
   type UpsertedThreads,
   unreadCorrections,
 } from './apply-plan.js';
+import { keepEarlyReceipts } from './early-receipts.js';
 import {
   applyStatuses,
   findThreadsOfMessages,
@@ -114,5 +115,12 @@ export async function writePlan(db: Executor, plan: ApplyPlan, now: Date): Promi
     );
   }
   written.statuses = await applyStatuses(db, plan.statuses, now);
+  // A receipt that moved nothing may name a send not recorded yet: kept for it, or applied if
+  // the send was recorded since (./early-receipts.ts).
+  if (written.statuses.length < plan.statuses.length || plan.unsent.length > 0) {
+    const moved = new Set(written.statuses.map((m) => `${m.connection_id}|${m.external_id}`));
+    const idle = plan.statuses.filter((s) => !moved.has(`${s.connectionId}|${s.externalId}`)).map((s) => plan.receiptOf.get(s)!);
+    written.statuses.push(...(await keepEarlyReceipts(db, [...idle, ...plan.unsent], now)));
+  }
   return written;
 }

@@ -14,6 +14,7 @@ import type { EmailHeaders } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { defaultQueueOptions, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
+import { takeEarlyReceipts } from '../messaging/early-receipts.js';
 import { inSpan, tracing } from '../tracing/tracing.js';
 import { MissingBytesError, outboundAttachments } from './outbound-attachments.js';
 import { findSendContexts, type SendResult } from './replies.queries.js';
@@ -216,11 +217,30 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
         now,
       );
       for (const r of retries) if (released.has(r.job.messageId)) await enqueueSend(deps.boss, trx, r.job, r.at);
+      // Receipts the providers sent while this batch waited for its slowest send.
+      const latest = new Map(changed.map((m) => [m.id, m]));
+      const received = await takeEarlyReceipts(
+        trx,
+        changed.flatMap((m) => {
+          if (m.status !== 'sent' || m.external_id === null) return [];
+          const ctx = contexts.get(m.id)!;
+          return [
+            {
+              connectionId: m.connection_id,
+              integrationKey: ctx.integration_key,
+              account: ctx.external_account_id,
+              externalId: m.external_id,
+            },
+          ];
+        }),
+        now,
+      );
+      for (const m of received) latest.set(m.id, m);
       // The batch read its messages' attachments above; those without any are not read again.
       await announce(
         deps,
         trx,
-        changed.map((message) => ({ type: 'message.updated' as const, message })),
+        [...latest.values()].map((message) => ({ type: 'message.updated' as const, message })),
         now,
         { bare: new Set(unique.flatMap((j) => (stored.has(j.messageId) ? [] : [j.messageId]))) },
       );

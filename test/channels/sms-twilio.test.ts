@@ -300,6 +300,42 @@ describe('sms.twilio: replies', () => {
     }, 'the reply to be delivered');
   });
 
+  it("a status callback that beats the send's answer is applied when the send is recorded", async () => {
+    const form = withSid('inbound.form', 'SMearly0001', { From: '+15017120004' });
+    expect((await post(form, { 'x-twilio-signature': signatureFor(form) })).statusCode).toBe(200);
+    const { thread_id } = await messageBy('SMearly0001');
+    // Twilio has queued the reply and calls back before its answer reaches the service.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const sid = 'SM0f1e2d3c4b5a69788796a5b4c3d2e1f0';
+    fake.behave(`/twilio/2010-04-01/Accounts/${ACCOUNT_SID}/Messages.json`, {
+      heldUntil: held,
+      answer: { status: 201, body: { sid, account_sid: ACCOUNT_SID, to: '+15017120004', from: NUMBER, status: 'queued' } },
+    });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${thread_id}/messages`,
+      headers: { ...tenant.headers, 'content-type': 'application/json' },
+      payload: { text: 'Thanks, on its way.' },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    await waitFor(async () => fake.requests.length === 1, 'the send to reach Twilio');
+    const receipt = withSid('status-delivered.form', sid, { To: '+15017120004', From: NUMBER });
+    expect((await post(receipt, { 'x-twilio-signature': signatureFor(receipt) })).statusCode).toBe(200);
+    await waitFor(
+      async () => (await ctx.deps.db.selectFrom('webhook_inbox').select('id').where('status', '=', 'received').execute()).length === 0,
+      'the callback to be processed',
+    );
+    release();
+    const delivered = await waitFor(async () => {
+      const m = await ctx.deps.db.selectFrom('messages').selectAll().where('id', '=', res.json().data.id).executeTakeFirstOrThrow();
+      return m.status === 'delivered' ? m : undefined;
+    }, 'the reply to be delivered');
+    expect(delivered.external_id).toBe(sid);
+  });
+
   it("a connection's own credentials win over the integration's", async () => {
     const own = { accountSid: 'ACsubaccount000000000000000000000', accessToken: 'subaccount-auth-token' };
     const patched = await ctx.app.inject({

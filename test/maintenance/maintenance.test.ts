@@ -7,7 +7,7 @@ import { makeTenant, makeUser } from '../helpers/factories.js';
 const ctx = await useTestContext();
 
 describe('maintenance', () => {
-  it('prunes expired auth codes, old login attempts, long-ended sessions and tokens and old idempotency keys, and nothing live', async () => {
+  it('prunes expired auth codes, old login attempts, long-ended sessions and tokens, old idempotency keys and receipts, and nothing live', async () => {
     const tenant = await makeTenant(ctx.deps);
     const { user } = await makeUser(ctx.deps, tenant.workspace.id);
     const now = new Date('2026-11-22T12:00:00Z');
@@ -30,6 +30,9 @@ describe('maintenance', () => {
     await sql`INSERT INTO idempotency_keys (app_id, key, request, status_code, response, created_at) VALUES
       (${tenant.workspace.appId}, 'old', 'r', 200, '{}', ${now}::timestamptz - interval '2 days'),
       (${tenant.workspace.appId}, 'new', 'r', 200, '{}', ${now}::timestamptz)`.execute(ctx.deps.db);
+    await sql`INSERT INTO early_receipts (integration_key, external_message_id, status, received_at) VALUES
+      ('whatsapp', 'wamid.old', 'read', ${now}::timestamptz - interval '61 minutes'),
+      ('whatsapp', 'wamid.new', 'read', ${now}::timestamptz - interval '59 minutes')`.execute(ctx.deps.db);
 
     expect(await pruneExpired(ctx.deps.db, now)).toEqual({
       authCodes: 1,
@@ -38,6 +41,7 @@ describe('maintenance', () => {
       personalAccessTokens: 2,
       idempotencyKeys: 1,
       livechatVisitors: 0,
+      earlyReceipts: 1,
     });
     expect(await pruneExpired(ctx.deps.db, now)).toEqual({
       authCodes: 0,
@@ -46,11 +50,21 @@ describe('maintenance', () => {
       personalAccessTokens: 0,
       idempotencyKeys: 0,
       livechatVisitors: 0,
+      earlyReceipts: 0,
     });
     const left = await sql<{ t: string; n: number }>`
       SELECT 'codes' AS t, count(*)::int AS n FROM auth_codes UNION ALL SELECT 'attempts', count(*)::int FROM login_attempts
       UNION ALL SELECT 'sessions', count(*)::int FROM sessions UNION ALL SELECT 'keys', count(*)::int FROM idempotency_keys
-      UNION ALL SELECT 'tokens', count(*)::int FROM personal_access_tokens`.execute(ctx.deps.db);
-    expect(Object.fromEntries(left.rows.map((r) => [r.t, r.n]))).toEqual({ codes: 1, attempts: 1, sessions: 2, keys: 1, tokens: 2 });
+      UNION ALL SELECT 'tokens', count(*)::int FROM personal_access_tokens UNION ALL SELECT 'receipts', count(*)::int FROM early_receipts`.execute(
+      ctx.deps.db,
+    );
+    expect(Object.fromEntries(left.rows.map((r) => [r.t, r.n]))).toEqual({
+      codes: 1,
+      attempts: 1,
+      sessions: 2,
+      keys: 1,
+      tokens: 2,
+      receipts: 1,
+    });
   });
 });

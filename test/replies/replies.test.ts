@@ -72,11 +72,34 @@ const settled = (id: number) =>
     return m.status !== 'queued' ? m : undefined;
   }, `message ${id} to leave queued`);
 
-function statusWebhook(externalId: string, status: string) {
+function statusWebhook(externalId: string, status: string, phoneNumberId = '106540352242922') {
   const payload = JSON.parse(fixture('whatsapp', 'statuses.json'));
+  payload.entry[0].changes[0].value.metadata.phone_number_id = phoneNumberId;
   payload.entry[0].changes[0].value.statuses = [{ id: externalId, status, timestamp: '1750263773', recipient_id: '16505551234' }];
   return deliverSigned(ctx, 'whatsapp', payload);
 }
+
+/** Makes the provider hold its answer (`messages[0].id` = `wamid`) until the returned function is called. */
+function holdSend(wamid: string, to: string) {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  fake.behave(SEND_PATH, {
+    heldUntil: held,
+    answer: { status: 200, body: { messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to }], messages: [{ id: wamid }] } },
+  });
+  return release;
+}
+
+const receiptsProcessed = () =>
+  waitFor(
+    async () =>
+      Number(
+        (await sql<{ n: string }>`SELECT count(*) AS n FROM webhook_inbox WHERE status = 'received'`.execute(ctx.deps.db)).rows[0]!.n,
+      ) === 0,
+    'the receipts to be processed',
+  );
 
 describe('POST /v1/threads/:id/messages', () => {
   it('answers 202 with the queued message, sends it through the provider, and the receipts move it to read', async () => {
@@ -113,6 +136,51 @@ describe('POST /v1/threads/:id/messages', () => {
     // The thread shows the reply as its latest message.
     const thread = (await ctx.app.inject({ method: 'GET', url: `/v1/threads/${threadId}`, headers: tenant.headers })).json().data;
     expect(thread.lastMessagePreview).toBe('Yes, we are open until 6 pm.');
+  });
+
+  it('a receipt that arrives while its send is being recorded moves the reply once the send is', async () => {
+    const threadId = await inboundThread('16505550010');
+    // The provider takes the reply at once and reports it read before its answer reaches the
+    // service: the send stays in flight (as behind a slower send of its batch) until released.
+    const wamid = 'wamid.HBgLMTY1MDU1NTAwMTAVAgARGBI3RTlBRDc0QkI2RkE3QUVCMEIA';
+    const release = holdSend(wamid, '16505550010');
+    const res = await reply(threadId, 'It is on its way.');
+    expect(res.statusCode, res.body).toBe(202);
+    const id = res.json().data.id as number;
+    await waitFor(async () => fake.requests.length === 1, 'the send to reach the provider');
+    for (const status of ['delivered', 'read']) expect((await statusWebhook(wamid, status)).statusCode).toBe(200);
+    await receiptsProcessed();
+    expect((await messageRow(id)).status).toBe('queued');
+    release();
+    const moved = await waitFor(async () => {
+      const m = await messageRow(id);
+      return m.status === 'read' ? m : undefined;
+    }, 'the reply to be read');
+    expect(moved.external_id).toBe(wamid);
+    // One change, announced once, as it stands: read.
+    const { rows } = await sql<{ body: string }>`
+      SELECT body FROM webhook_events WHERE type = 'message.updated' AND body::jsonb #>> '{data,id}' = ${String(id)}`.execute(ctx.deps.db);
+    expect(rows.map((r) => JSON.parse(r.body).data.status)).toEqual(['read']);
+    // Nothing is left waiting for it.
+    expect(Number((await sql<{ n: string }>`SELECT count(*) AS n FROM early_receipts`.execute(ctx.deps.db)).rows[0]!.n)).toBe(0);
+  });
+
+  it("an early receipt from another account's number never moves the reply", async () => {
+    await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'whatsapp', externalAccountId: '106540352242999' });
+    const threadId = await inboundThread('16505550011');
+    const wamid = 'wamid.HBgLMTY1MDU1NTAwMTEVAgARGBI5QTFCMkMzRDRFNUY2QTdCOEMA';
+    const release = holdSend(wamid, '16505550011');
+    const res = await reply(threadId, 'Noted.');
+    const id = res.json().data.id as number;
+    await waitFor(async () => fake.requests.length === 1, 'the send to reach the provider');
+    expect((await statusWebhook(wamid, 'read', '106540352242999')).statusCode).toBe(200);
+    await receiptsProcessed();
+    release();
+    expect((await settled(id)).status).toBe('sent');
+    // Nor once the send is recorded: the receipt names a message that account never sent.
+    expect((await statusWebhook(wamid, 'read', '106540352242999')).statusCode).toBe(200);
+    await receiptsProcessed();
+    expect((await messageRow(id)).status).toBe('sent');
   });
 
   it("a permanent provider error ends failed with the provider's text", async () => {
