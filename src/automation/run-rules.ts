@@ -26,6 +26,11 @@ export interface Firing {
   threadId: number;
   /** The contact's message that fired it (`message.created`, `thread.created`): what `text` reads. */
   text: string | null;
+  /**
+   * That message is automatic mail (an auto-reply, a list's mail, a bounce: docs/email.md): a
+   * rule's `reply` is not sent to it, or two auto-responders would answer each other for ever.
+   */
+  automatic?: boolean;
 }
 
 type Rule = Awaited<ReturnType<typeof enabledRules>>[number];
@@ -61,10 +66,12 @@ function reasonOf(deps: Deps, err: unknown, rule: Rule, index: number, action: R
  * Each action in its own savepoint: one that fails leaves nothing behind and the transaction
  * usable, so the others still apply. Answers what failed, or null.
  */
-async function perform(deps: Deps, trx: Executor, rule: Rule, threadId: number, now: Date): Promise<string | null> {
+async function perform(deps: Deps, trx: Executor, rule: Rule, firing: Firing, now: Date): Promise<string | null> {
   const actor: AutomationActor = { kind: 'automation', workspaceId: rule.workspace_id, name: `Automation “${rule.name}”` };
   const failures: string[] = [];
+  const { threadId } = firing;
   for (const [i, action] of (rule.actions as RuleAction[]).entries()) {
+    if (action.type === 'reply' && firing.automatic) continue;
     await sql`SAVEPOINT automation_action`.execute(trx);
     try {
       await applyAction(deps, trx, actor, threadId, action, now);
@@ -124,7 +131,7 @@ export async function runRules(
       if (!row) break;
       const inside = readsHours(rule) ? await insideHours(trx, hours, row, now) : true;
       if (!matches(factsOf(row, firing.text, inside), rule.match, rule.conditions as RuleCondition[])) continue;
-      const error = await perform(deps, trx, rule, firing.threadId, now);
+      const error = await perform(deps, trx, rule, firing, now);
       const run = runs.get(rule.id) ?? { id: rule.id, runs: 0, error: null };
       run.runs += 1;
       run.error = error;
@@ -150,9 +157,22 @@ export function inboundFirings(changes: readonly Change[]): Firing[] {
   for (const c of changes) {
     if (c.type !== 'thread.created') continue;
     const first = fromContact.find((m) => m.thread_id === c.thread.id);
-    firings.push({ event: 'thread.created', workspaceId: c.thread.workspace_id, threadId: c.thread.id, text: first?.text ?? null });
+    firings.push({
+      event: 'thread.created',
+      workspaceId: c.thread.workspace_id,
+      threadId: c.thread.id,
+      text: first?.text ?? null,
+      automatic: first?.email?.automatic === true,
+    });
   }
-  for (const m of fromContact) firings.push({ event: 'message.created', workspaceId: m.workspace_id, threadId: m.thread_id, text: m.text });
+  for (const m of fromContact)
+    firings.push({
+      event: 'message.created',
+      workspaceId: m.workspace_id,
+      threadId: m.thread_id,
+      text: m.text,
+      automatic: m.email?.automatic === true,
+    });
   return firings;
 }
 

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { adapters } from '../../src/channels/index.js';
+import { applyDeliveries } from '../../src/messaging/apply-events.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { smsFromContact } from '../helpers/inbound.js';
+import { fixture } from '../helpers/webhooks.js';
 
 const ctx = await useTestContext({ env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
 const db = ctx.deps.db;
@@ -294,6 +297,48 @@ describe('rules at work', () => {
     // A patch that changes nothing fires nothing.
     await call('PATCH', `/v1/threads/${threadId}`, tenant.headers, { status: 'open' });
     expect((await rule(tenant.headers, pending.json().data.id)).runs).toBe(1);
+  });
+
+  it("never reply to mail a machine sent (an auto-reply, a bounce), and still apply the rule's other actions", async () => {
+    const tenant = await makeTenant(ctx.deps);
+    await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'email.postmark', externalAccountId: 'help@rules.test' });
+    const ack = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'Acknowledge',
+      event: 'message.created',
+      actions: [
+        { type: 'reply', text: 'Thanks, we have your mail.' },
+        { type: 'add_labels', labels: ['acknowledged'] },
+      ],
+    });
+    expect(ack.statusCode, ack.body).toBe(201);
+    /** A mail as Postmark posts it, applied as the worker applies its delivery; answers its thread's replies. */
+    const mailFrom = async (from: string, headers: { Name: string; Value: string }[]) => {
+      const payload = JSON.parse(fixture('email.postmark', 'inbound.json'));
+      Object.assign(payload, { OriginalRecipient: 'help@rules.test', FromFull: { Email: from, Name: '' }, Headers: headers });
+      payload.MessageID = `${from}-${++seq}@rules.test`;
+      const events = adapters['email.postmark'].normalise(payload, { verification: 'signed' });
+      await db
+        .transaction()
+        .execute((trx) =>
+          applyDeliveries(ctx.deps, trx, [{ deliveryId: `mail-${seq}`, integrationKey: 'email.postmark', events }], new Date()),
+        );
+      const { thread_id } = await db
+        .selectFrom('messages')
+        .select('thread_id')
+        .where('external_id', '=', payload.MessageID)
+        .executeTakeFirstOrThrow();
+      return {
+        labels: (await thread(tenant.headers, thread_id)).labels,
+        replies: (await transcript(thread_id, 'message')).filter((m) => m.direction === 'outbound').map((m) => m.text),
+      };
+    };
+    expect(await mailFrom('ooo@example.com', [{ Name: 'Auto-Submitted', Value: 'auto-replied' }])).toEqual({
+      labels: ['acknowledged'],
+      replies: [],
+    });
+    expect(await mailFrom('MAILER-DAEMON@mx.example.com', [])).toEqual({ labels: ['acknowledged'], replies: [] });
+    expect(await mailFrom('ada@example.com', [])).toEqual({ labels: ['acknowledged'], replies: ['Thanks, we have your mail.'] });
+    expect(await rule(tenant.headers, ack.json().data.id)).toMatchObject({ runs: 3, lastError: null });
   });
 
   it('label a conversation opened outside business hours, read in the workspace’s hours', async () => {
