@@ -177,6 +177,31 @@ export function goneIdleQuery(db: Executor, workspaceId: number, after: { at: Da
     .limit(limit);
 }
 
+/**
+ * Of these threads (gone idle, with their last message time), those whose stretch the
+ * service started on its own after a silence that was already `idleMinutes` long: the last
+ * message is automation's (a rule's reply, an away message, a survey) and no contact or person
+ * wrote in the `idleMinutes` before it. That silence already fired (docs/automation.md), so a
+ * rule's own reply never fires it again; an away reply or a rule's answer to a contact's
+ * message moments before does not hide the contact's message.
+ */
+export async function startedByAutomation(
+  db: Executor,
+  threads: { id: number; last_message_at: Date }[],
+  idleMinutes: number,
+): Promise<Set<number>> {
+  if (threads.length === 0) return new Set();
+  const { rows } = await sql<{ id: number }>`
+    SELECT v.id FROM unnest(${threads.map((t) => t.id)}::bigint[], ${threads.map((t) => t.last_message_at)}::timestamptz[]) AS v(id, at)
+    WHERE EXISTS (SELECT 1 FROM messages m WHERE m.thread_id = v.id AND m.created_at = v.at AND m.automation)
+      AND NOT EXISTS (
+        SELECT 1 FROM messages m
+        WHERE m.thread_id = v.id AND m.kind <> 'activity' AND NOT m.automation
+          AND m.created_at > v.at - make_interval(mins => ${idleMinutes}) AND m.created_at <= v.at
+      )`.execute(db);
+  return new Set(rows.map((r) => Number(r.id)));
+}
+
 export async function moveIdleCutoff(db: Executor, id: number, at: Date, threadId: number) {
   await db.updateTable('automation_rules').set({ idle_cutoff_at: at, idle_cutoff_id: threadId }).where('id', '=', id).execute();
 }

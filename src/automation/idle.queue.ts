@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js';
 import type { QueueDefinition } from '../jobs/queue.js';
-import { idleRules, lockIdleRule, moveIdleCutoff, threadsGoneIdle } from './automation-rules.queries.js';
+import { idleRules, lockIdleRule, moveIdleCutoff, startedByAutomation, threadsGoneIdle } from './automation-rules.queries.js';
 import { runRules } from './run-rules.js';
 
 export const AUTOMATION_IDLE_QUEUE = 'automation-idle';
@@ -19,7 +19,8 @@ const DONE = Number.MAX_SAFE_INTEGER;
  * last message fell after the cutoff and at least `idleMinutes` ago, fires the rule for those in
  * one of its `statuses`, and moves the cutoff past them. So a thread fires once per idle stretch:
  * a new message moves its last message time ahead of the cutoff, and it fires again only once
- * that one is `idleMinutes` old. Answers how many threads fired.
+ * that one is `idleMinutes` old; a stretch that only the service's own message started (the
+ * rule's reply) does not fire. Answers how many threads fired.
  */
 export async function checkIdleThreads(deps: Deps): Promise<number> {
   let fired = 0;
@@ -33,7 +34,10 @@ export async function checkIdleThreads(deps: Deps): Promise<number> {
         const after = { at: rule.idle_cutoff_at ?? until, id: rule.idle_cutoff_id ?? DONE };
         const threads = await threadsGoneIdle(trx, rule.workspace_id, after, until, IDLE_BATCH);
         const statuses = new Set<string>(rule.statuses ?? []);
-        const idle = threads.filter((t) => statuses.has(t.status));
+        // A stretch the service's own message started (this rule's reply) is no new silence.
+        const inStatus = threads.filter((t) => statuses.has(t.status));
+        const automated = await startedByAutomation(trx, inStatus, rule.idle_minutes);
+        const idle = inStatus.filter((t) => !automated.has(t.id));
         await runRules(
           deps,
           trx,

@@ -8,7 +8,7 @@ import type { Deps } from '../deps.js';
 import { clientAddressKey } from '../http/client-address.js';
 import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
-import { applyDeliveries, applyDeliveriesUnannounced } from '../messaging/apply-events.js';
+import { applyDeliveriesUnannounced } from '../messaging/apply-events.js';
 import type { NormalisedEvent } from '../messaging/events.js';
 import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { settleHit } from '../rate-limits/rate-limits.queries.js';
@@ -45,13 +45,26 @@ export function hashVisitorToken(token: string): string {
 
 /**
  * Applies a visitor's events through messaging, exactly as the webhook worker applies a
- * provider's (contact, thread, message, and their announcements to agents and endpoints), in
- * the caller's transaction. There is no inbox row: no provider retries.
+ * provider's (contact, thread, message), in the caller's transaction, without telling anyone
+ * yet: the caller completes what was applied, then calls the answer's `tell` to announce it to
+ * agents and endpoints and run the automation rules it fired, which so see it complete. There
+ * is no inbox row: no provider retries.
  */
-async function applyVisitorEvents(deps: Deps, trx: Executor, events: NormalisedEvent[], now: Date): Promise<void> {
-  const resolutions = await applyDeliveries(deps, trx, [{ deliveryId: 'livechat', integrationKey: 'livechat', events }], now);
+async function applyVisitorEvents(deps: Deps, trx: Executor, events: NormalisedEvent[], now: Date) {
+  const { resolutions, changes, bare } = await applyDeliveriesUnannounced(
+    deps,
+    trx,
+    [{ deliveryId: 'livechat', integrationKey: 'livechat', events }],
+    now,
+  );
   // The connection went away since the request began: nothing was applied.
   if (resolutions.get('livechat')?.error) throw errors.notFound('widget');
+  return {
+    tell: async () => {
+      await announce(deps, trx, changes, now, { bare });
+      await runInboundRules(deps, trx, changes, now);
+    },
+  };
 }
 
 /**
@@ -80,7 +93,7 @@ export async function startConversation(deps: Deps, widget: Widget, input: { nam
       );
     }
     const name = input.name ?? input.email;
-    await applyVisitorEvents(
+    const applied = await applyVisitorEvents(
       deps,
       trx,
       [{ type: 'conversation', externalAccountId: widget.external_account_id, contact: { externalId: handle, ...(name ? { name } : {}) } }],
@@ -101,6 +114,8 @@ export async function startConversation(deps: Deps, widget: Widget, input: { nam
       createdAt: now,
       expiresAt: new Date(now.getTime() + VISITOR_TOKEN_DAYS * 24 * 3600 * 1000),
     });
+    // Told once the conversation is complete: a `thread.created` rule reads the pre-chat e-mail.
+    await applied.tell();
     return opened.thread_id;
   });
   return { visitorToken: token, threadId };

@@ -3,6 +3,7 @@ import type { QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { SNOOZE_ENDED } from './activity.js';
+import { routeWaiting } from './routing.js';
 import { SNOOZE_QUEUE, type SnoozeJob } from './snooze.enqueue.js';
 import { insertTranscriptLines, wakeSnoozed } from './thread-workflow.queries.js';
 import { findThreadViews } from './threads.queries.js';
@@ -11,8 +12,8 @@ import { findThreadViews } from './threads.queries.js';
 export const SNOOZE_SWEEP_CRON = '* * * * *';
 
 /**
- * Opens the threads whose snooze has ended, writes "the snooze ended" into each transcript
- * and announces `thread.updated`, in one transaction. A job whose thread was snoozed again
+ * Opens the threads whose snooze has ended, writes "the snooze ended" into each transcript,
+ * announces `thread.updated` and routes those that wait for an assignee, in one transaction. A job whose thread was snoozed again
  * until later, or opened by hand or by a new message, changes nothing.
  */
 export async function wakeThreads(deps: Deps, ids: number[] | null): Promise<number> {
@@ -41,6 +42,10 @@ export async function wakeThreads(deps: Deps, ids: number[] | null): Promise<num
       ...views.map((thread) => ({ type: 'thread.updated' as const, thread })),
     ];
     await announce(deps, trx, changes, now);
+    // A thread back to `open` without an assignee may wait in a routing team's queue: route
+    // it now, as a reopened thread is (docs/teams.md). After the threads' own locks, as every
+    // routing transaction takes them.
+    for (const workspaceId of new Set(woken.map((t) => t.workspace_id))) await routeWaiting(deps, trx, workspaceId, now);
     return woken.length;
   });
 }

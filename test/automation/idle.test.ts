@@ -71,6 +71,62 @@ describe('thread.idle', () => {
     expect(rule).toMatchObject({ runs: 3, lastError: null });
   });
 
+  it('does not fire again for the stretch its own reply started: the loop ends', async () => {
+    now = at(0);
+    const tenant = await makeTenant(ctx.deps);
+    const connection = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'sms', externalAccountId: '+15550101' });
+    const created = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'Nudge',
+      event: 'thread.idle',
+      idleMinutes: 30,
+      statuses: ['open'],
+      actions: [{ type: 'reply', text: 'Are you still there?' }],
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const thread = await seedThread(
+      ctx.deps,
+      { id: connection.id, workspaceId: tenant.workspace.id },
+      { status: 'open', lastMessageAt: at(1) },
+    );
+    now = at(31);
+    expect(await checkIdleThreads(ctx.deps)).toBe(1);
+    // The reply is the thread's last message now; 30 minutes after it, nobody has written
+    // since the rule did: it does not ask the silent contact again, and again.
+    for (const minutes of [62, 95, 130]) {
+      now = at(minutes);
+      expect(await checkIdleThreads(ctx.deps)).toBe(0);
+    }
+    const replies = await db
+      .selectFrom('messages')
+      .select(['text', 'automation'])
+      .where('thread_id', '=', thread.id)
+      .where('direction', '=', 'outbound')
+      .where('kind', '=', 'message')
+      .execute();
+    expect(replies).toEqual([{ text: 'Are you still there?', automation: true }]);
+    // The contact writes and the service answers at once (an away reply): the contact's
+    // silence after it is new, and fires once more, 30 minutes after the answer.
+    const written = (text: string, direction: 'inbound' | 'outbound', automation: boolean, when: Date) => ({
+      workspace_id: tenant.workspace.id,
+      thread_id: thread.id,
+      connection_id: connection.id,
+      direction,
+      text,
+      status: direction === 'inbound' ? ('received' as const) : ('queued' as const),
+      automation,
+      created_at: when,
+      updated_at: when,
+    });
+    const answered = new Date(at(131).getTime() + 2000);
+    await db
+      .insertInto('messages')
+      .values([written('hello?', 'inbound', false, at(131)), written('We are away.', 'outbound', true, answered)])
+      .execute();
+    await db.updateTable('threads').set({ last_message_at: answered }).where('id', '=', thread.id).execute();
+    now = at(162);
+    expect(await checkIdleThreads(ctx.deps)).toBe(1);
+  });
+
   it('reads only the threads that went idle since the last check, by the workspace index', async () => {
     // The table is small here: the planner is told seq scans cost too much, as they would
     // with many threads, and must find the range in threads_workspace_idx.

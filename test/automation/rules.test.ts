@@ -4,6 +4,7 @@ import { applyDeliveries } from '../../src/messaging/apply-events.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { smsFromContact } from '../helpers/inbound.js';
+import { makeWidget, startVisitor } from '../helpers/livechat.js';
 import { fixture } from '../helpers/webhooks.js';
 
 const ctx = await useTestContext({ env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
@@ -363,5 +364,24 @@ describe('rules at work', () => {
     await call('PATCH', '/v1/workspace', tenant.headers, { businessHours: null });
     const next = await contactWrites(connection, '+15550000005', 'hello?');
     expect((await thread(tenant.headers, next)).labels).toEqual([]);
+  });
+
+  it('see the e-mail a live chat visitor gave in the pre-chat form when the conversation opens', async () => {
+    const { tenant } = await workspace();
+    const widget = await makeWidget(ctx.deps, tenant.workspace.id);
+    const created = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'Big customer',
+      event: 'thread.created',
+      conditions: [{ field: 'contact.email', op: 'contains', value: '@bigco.example' }],
+      actions: [{ type: 'add_labels', labels: ['enterprise'] }],
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const visitor = await startVisitor(ctx.app, widget.key!, { name: 'Jo', email: 'jo@bigco.example' });
+    expect((await thread(tenant.headers, visitor.threadId)).labels).toEqual(['enterprise']);
+    expect((await transcript(visitor.threadId, 'activity')).map((l) => l.text)).toEqual([
+      'Automation “Big customer” added the label enterprise',
+    ]);
+    const other = await startVisitor(ctx.app, widget.key!, { email: 'al@small.example' });
+    expect((await thread(tenant.headers, other.threadId)).labels).toEqual([]);
   });
 });

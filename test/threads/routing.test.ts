@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { applyDeliveries } from '../../src/messaging/apply-events.js';
-import { autoAssignedLine } from '../../src/threads/activity.js';
+import { autoAssignedLine, SNOOZE_ENDED } from '../../src/threads/activity.js';
+import { wakeThreads } from '../../src/threads/snooze.queue.js';
 import { lockAssignment } from '../../src/threads/thread-workflow.queries.js';
 import { startTestContext, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
@@ -180,6 +181,27 @@ describe('routing', () => {
     expect(await assigneeOf(w3)).toBeNull();
     await call('PATCH', `/v1/users/${ada.user.id}`, tenant.headers, { maxOpenThreads: 3 });
     expect(await assigneeOf(w3)).toBe(ada.user.id);
+  });
+  it('routes an unassigned thread whose snooze ends when someone may take it', async () => {
+    const { tenant, users, newThread } = await routingTeam(['Ada']);
+    const ada = users.Ada!;
+    await setMe(ada.headers, { availability: 'offline' });
+    const t = await newThread();
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    await call('PATCH', `/v1/threads/${t}`, tenant.headers, { status: 'snoozed', snoozedUntil: until });
+    // Ada comes back while it sleeps: a snoozed thread is not in the queue.
+    await setMe(ada.headers, { availability: 'online' });
+    expect(await assigneeOf(t)).toBeNull();
+    // The snooze ends (its time moved into the past, then its job runs): open again and
+    // without an assignee, it is routed in the same transaction.
+    await ctx.deps.db
+      .updateTable('threads')
+      .set({ snoozed_until: new Date(Date.now() - 1000) })
+      .where('id', '=', t)
+      .execute();
+    expect(await wakeThreads(ctx.deps, [t])).toBe(1);
+    expect(await assigneeOf(t)).toBe(ada.user.id);
+    expect((await transcriptLines(ctx, t)).map((l) => l.text).slice(-2)).toEqual([SNOOZE_ENDED, autoAssignedLine('Ada')]);
   });
 });
 
