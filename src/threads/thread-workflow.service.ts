@@ -75,6 +75,9 @@ export function normaliseLabels(labels: string[]): string[] {
   return out;
 }
 
+/** The first instant toISOString writes with more than four digits of year. */
+const LAST_INSTANT = Date.parse('+010000-01-01T00:00:00Z');
+
 /** Where a snooze is asked for, the time it ends: in the future, and only with status snoozed. */
 function snoozeOf(thread: Selectable<ThreadsTable>, patch: ThreadPatch, now: Date): { status: ThreadStatus; until: Date | null } {
   const status = patch.status ?? thread.status;
@@ -91,6 +94,9 @@ function snoozeOf(thread: Selectable<ThreadsTable>, patch: ThreadPatch, now: Dat
   }
   const until = new Date(patch.snoozedUntil);
   if (!(until.getTime() > now.getTime())) throw errors.validation('snoozedUntil must be in the future');
+  // An offset may carry a date-time of the year 9999 past the end of that year; neither an ISO
+  // answer in four digits nor the job that ends the snooze can hold it.
+  if (until.getTime() >= LAST_INSTANT) throw errors.validation('snoozedUntil must be before 10000-01-01T00:00:00Z');
   return { status, until };
 }
 
