@@ -174,12 +174,15 @@ export async function changeThreadTold(deps: Deps, trx: Executor, auth: ThreadAc
       team_id: change.teamId !== undefined ? change.teamId : thread.team_id,
       labels: change.labels ?? thread.labels,
     };
-    await moveSla(deps, trx, thread.workspace_id, [{ thread: after, event: slaEvent }], now);
+    const moved = await moveSla(deps, trx, thread.workspace_id, [{ thread: after, event: slaEvent }], now);
     // Reports (docs/reports.md): resolving ends the conversation, leaving `resolved` opens the next.
     if (slaEvent === 'resolved') {
       // A person's resolution asks the contact how it went (CSAT); a key's or a rule's does not.
       if (auth.kind === 'user' || auth.kind === 'pat') await sendSurvey(deps, trx, thread, now);
-      await recordResolution(trx, { ...after, assignee_id: change.assigneeId !== undefined ? change.assigneeId : thread.assignee_id }, now);
+      // With the clock as resolving left it: a breach its job had not told yet counts.
+      const sla = moved.get(thread.id)?.sla ?? thread.sla;
+      const assigneeId = change.assigneeId !== undefined ? change.assigneeId : thread.assignee_id;
+      await recordResolution(trx, { ...after, sla, assignee_id: assigneeId }, now);
     } else if (slaEvent === 'opened')
       await recordOpenings(
         trx,
