@@ -200,8 +200,25 @@ export function changePolicy(
   return { ...state, policyId: policy.id, targetMs: policy.targetMs, businessHoursOnly: policy.businessHoursOnly, clocks };
 }
 
+/**
+ * The breaches of `targets` due by `at` that their jobs have not recorded yet (a worker late or
+ * away): a target met at or after its due time was breached all the same. Recorded as the job
+ * would have (so its job, when it comes, tells nothing more), at the due time.
+ */
+function overdue(state: SlaState, targets: readonly SlaTarget[], at: Date): SlaState {
+  let out = state;
+  for (const target of targets) {
+    const c = out.clocks[target];
+    if (!running(c) || Date.parse(c.dueAt) > at.getTime()) continue;
+    const fired = fire(out, target, 'breached', c.dueAt, new Date(c.dueAt));
+    if (fired) out = fired.state;
+  }
+  return out;
+}
+
 /** A reply of a user or an API key: it meets first and next response. */
-export function replied(state: SlaState, at: Date): SlaState {
+export function replied(before: SlaState, at: Date): SlaState {
+  const state = overdue(before, ['firstResponse', 'nextResponse'], at);
   const clocks = { ...state.clocks };
   for (const target of ['firstResponse', 'nextResponse'] as const) {
     const c = clocks[target];
@@ -218,7 +235,8 @@ export function contactWrote(state: SlaState, hours: BusinessHoursValue | null, 
 }
 
 /** Resolving meets the resolution target and stops every clock. */
-export function resolved(state: SlaState, at: Date): SlaState {
+export function resolved(before: SlaState, at: Date): SlaState {
+  const state = overdue(before, SLA_TARGETS, at);
   const clocks = { ...state.clocks };
   for (const target of SLA_TARGETS) {
     const c = clocks[target];

@@ -75,6 +75,9 @@ export function normaliseLabels(labels: string[]): string[] {
   return out;
 }
 
+/** The first instant toISOString writes with more than four digits of year. */
+const LAST_INSTANT = Date.parse('+010000-01-01T00:00:00Z');
+
 /** Where a snooze is asked for, the time it ends: in the future, and only with status snoozed. */
 function snoozeOf(thread: Selectable<ThreadsTable>, patch: ThreadPatch, now: Date): { status: ThreadStatus; until: Date | null } {
   const status = patch.status ?? thread.status;
@@ -91,6 +94,9 @@ function snoozeOf(thread: Selectable<ThreadsTable>, patch: ThreadPatch, now: Dat
   }
   const until = new Date(patch.snoozedUntil);
   if (!(until.getTime() > now.getTime())) throw errors.validation('snoozedUntil must be in the future');
+  // An offset may carry a date-time of the year 9999 past the end of that year; neither an ISO
+  // answer in four digits nor the job that ends the snooze can hold it.
+  if (until.getTime() >= LAST_INSTANT) throw errors.validation('snoozedUntil must be before 10000-01-01T00:00:00Z');
   return { status, until };
 }
 
@@ -168,12 +174,15 @@ export async function changeThreadTold(deps: Deps, trx: Executor, auth: ThreadAc
       team_id: change.teamId !== undefined ? change.teamId : thread.team_id,
       labels: change.labels ?? thread.labels,
     };
-    await moveSla(deps, trx, thread.workspace_id, [{ thread: after, event: slaEvent }], now);
+    const moved = await moveSla(deps, trx, thread.workspace_id, [{ thread: after, event: slaEvent }], now);
     // Reports (docs/reports.md): resolving ends the conversation, leaving `resolved` opens the next.
     if (slaEvent === 'resolved') {
       // A person's resolution asks the contact how it went (CSAT); a key's or a rule's does not.
       if (auth.kind === 'user' || auth.kind === 'pat') await sendSurvey(deps, trx, thread, now);
-      await recordResolution(trx, { ...after, assignee_id: change.assigneeId !== undefined ? change.assigneeId : thread.assignee_id }, now);
+      // With the clock as resolving left it: a breach its job had not told yet counts.
+      const sla = moved.get(thread.id)?.sla ?? thread.sla;
+      const assigneeId = change.assigneeId !== undefined ? change.assigneeId : thread.assignee_id;
+      await recordResolution(trx, { ...after, sla, assignee_id: assigneeId }, now);
     } else if (slaEvent === 'opened')
       await recordOpenings(
         trx,

@@ -363,6 +363,42 @@ describe('SLA clocks', () => {
     expect((await thread(tenant.headers, id)).sla.firstResponseDueAt).toBe('2026-03-12T10:00:00.000Z');
   });
 
+  it('counts a breach whose job had not run yet when a late reply or the resolution came', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'All', firstResponse: 'PT1H', resolution: 'PT2H' });
+    const id = await contactWrites(connection, '+1555000014');
+    const jobs = await clockJobs(id);
+    // The worker was away past both due times: the reply and the resolution come first.
+    now = new Date('2026-03-10T11:00:00Z');
+    await reply(tenant.headers, id);
+    let t = await thread(tenant.headers, id);
+    expect(t.sla.status).toBe('breached');
+    expect(t.sla.breaches).toEqual([
+      { target: 'firstResponse', dueAt: '2026-03-10T11:00:00.000Z', breachedAt: '2026-03-10T11:00:00.000Z' },
+    ]);
+    now = new Date('2026-03-10T12:00:01Z');
+    const resolved = await call('PATCH', `/v1/threads/${id}`, tenant.headers, { status: 'resolved' });
+    expect(resolved.statusCode, resolved.body).toBe(200);
+    t = await thread(tenant.headers, id);
+    expect(t.sla.breaches.map((b: { target: string }) => b.target)).toEqual(['firstResponse', 'resolution']);
+    // The jobs, when they come, find their moments counted and tell nothing more.
+    for (const job of jobs) expect(await tellSlaMoment(ctx.deps, job.data)).toBe(false);
+    expect((await thread(tenant.headers, id)).sla.breaches).toHaveLength(2);
+    const [row] = await db.selectFrom('conversations').select('sla_breaches').where('thread_id', '=', id).execute();
+    expect(row!.sla_breaches).toBe(2);
+  });
+
+  it('is met by a reply just before the due time', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    await call('POST', '/v1/sla-policies', tenant.headers, { name: 'All', firstResponse: 'PT1H' });
+    const id = await contactWrites(connection, '+1555000015');
+    now = new Date('2026-03-10T10:59:59.999Z');
+    await reply(tenant.headers, id);
+    expect((await thread(tenant.headers, id)).sla).toMatchObject({ status: 'ok', breaches: [] });
+  });
+
   it('is met by a message the business starts in the thread the contact waits in (POST /v1/conversations)', async () => {
     now = new Date('2026-03-10T10:00:00Z');
     const { tenant, connection } = await workspace();

@@ -155,6 +155,13 @@ describe('PATCH /v1/threads/:id', () => {
     expect((await threadRow(notYet)).status).toBe('snoozed');
   });
 
+  it('snoozes until the last second of the year 9999', async () => {
+    const id = await newThread();
+    const res = await patch(id, { status: 'snoozed', snoozedUntil: '9999-12-31T23:59:59+00:00' });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toMatchObject({ status: 'snoozed', snoozedUntil: '9999-12-31T23:59:59.000Z' });
+  });
+
   it('leaving snoozed clears snoozedUntil; snoozing again moves it', async () => {
     const id = await newThread();
     await patch(id, { status: 'snoozed', snoozedUntil: new Date(Date.now() + 60_000).toISOString() });
@@ -173,6 +180,8 @@ describe('PATCH /v1/threads/:id', () => {
       ['snoozedUntil without snoozed', { status: 'resolved', snoozedUntil: new Date(Date.now() + 60_000).toISOString() }],
       ['snoozedUntil on an open thread', { snoozedUntil: new Date(Date.now() + 60_000).toISOString() }],
       ['snoozedUntil that is no time', { status: 'snoozed', snoozedUntil: 'tomorrow' }],
+      // The last day of 9999 read with its offset is a day of the year 10000.
+      ['snoozedUntil past the year 9999', { status: 'snoozed', snoozedUntil: '9999-12-31T23:59:59-14:00' }],
       ['an unknown assignee', { assigneeId: 2_000_000_000 }],
       ["another workspace's user", { assigneeId: stranger.user.id }],
       ['a label with a space', { labels: ['not ok'] }],
