@@ -97,6 +97,11 @@ export interface SendTarget {
    * subject, the mail answered); they win over `replyTo`. Absent on replies queued before.
    */
   email?: EmailHeaders;
+  /**
+   * The service wrote it on its own (an away message, a rule's reply, a survey): e-mail marks
+   * it `Auto-Submitted` (RFC 3834) so the contact's own auto-responder does not answer it.
+   */
+  automatic?: boolean;
   /** The provider's timestamp of the contact's last inbound message (Meta's messaging_type). */
   lastInboundAt?: Date | null;
   /**

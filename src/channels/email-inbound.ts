@@ -75,10 +75,13 @@ export function inboundMailEvent(mail: InboundMail): Extract<NormalisedEvent, { 
   // The sender's address is the contact's handle and so the To of every reply: a list or a
   // line break in it would send the agents' answers to whoever it names.
   if (!isSingleMailbox(from.email)) throw new NormaliseError('from.email is not one e-mail address');
-  const automatic = mail.automatic === true || SYSTEM_SENDER.test(from.email);
+  const account = mail.to.trim().toLowerCase();
+  // A mail from the mailbox's own address is the service's mail come back (a loop): answering
+  // it would write to itself.
+  const automatic = mail.automatic === true || SYSTEM_SENDER.test(from.email) || from.email === account;
   return {
     type: 'message',
-    externalAccountId: mail.to.trim().toLowerCase(),
+    externalAccountId: account,
     externalMessageId: messageId,
     contact: { externalId: from.email, ...(mail.from.name ? { name: mail.from.name } : {}) },
     text: visible,
@@ -87,7 +90,7 @@ export function inboundMailEvent(mail: InboundMail): Extract<NormalisedEvent, { 
       messageId,
       inReplyTo: messageIds(mail.inReplyTo)[0] ?? null,
       from,
-      to: mail.toList?.length ? mail.toList : [{ email: mail.to.trim().toLowerCase() }],
+      to: mail.toList?.length ? mail.toList : [{ email: account }],
       cc: mail.cc ?? [],
       subject: subject || null,
       references: messageIds(mail.references).slice(-MAX_REFERENCES),

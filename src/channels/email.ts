@@ -205,6 +205,7 @@ export async function sendMail(
       ...(attachments.length > 0 ? { attachments } : {}),
       ...(inReplyTo ? { inReplyTo } : {}),
       ...(references && references.length > 0 ? { references } : {}),
+      ...(target.automatic ? { headers: automaticHeaders(inReplyTo !== undefined) } : {}),
       disableFileAccess: true,
       disableUrlAccess: true,
     };
@@ -270,6 +271,16 @@ export function textAsHtml(text: string): string {
     .filter((p) => p.trim() !== '')
     .map((p) => `<p>${p.replace(/\r?\n/g, '<br>')}</p>`);
   return `<!doctype html><html><body>${paragraphs.join('')}</body></html>`;
+}
+
+/**
+ * The headers of a mail the service writes on its own (RFC 3834): `auto-replied` when it
+ * answers a mail (an away message, a rule's reply), else `auto-generated` (a survey); and
+ * Exchange's `X-Auto-Response-Suppress`. A contact's out-of-office reply then stays quiet:
+ * two auto-responders would otherwise answer each other, as ours ignores theirs.
+ */
+export function automaticHeaders(answersMail: boolean): Record<string, string> {
+  return { 'Auto-Submitted': answersMail ? 'auto-replied' : 'auto-generated', 'X-Auto-Response-Suppress': 'All' };
 }
 
 /** `Re: <subject>`, without a second `Re:` when the subject already has one; none when unknown. */

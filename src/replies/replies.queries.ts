@@ -119,10 +119,12 @@ export async function findSendContexts(db: Executor, ids: number[]) {
     email: EmailHeaders | null;
     last_inbound_at: Date | null;
     template: unknown;
+    /** The service wrote it on its own (an away message, a rule, a survey): mailed as automatic. */
+    automation: boolean;
     /** Whether any file is linked to it: most replies have none, and their attachments are not read. */
     has_attachments: boolean;
   }>`${PREPARED}
-    SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, m.template, m.email, c.integration_key, c.external_account_id, c.managed_by,
+    SELECT m.id, m.workspace_id, m.thread_id, m.connection_id, m.text, m.template, m.email, m.automation, c.integration_key, c.external_account_id, c.managed_by,
            c.deleted_at IS NOT NULL AS connection_deleted,
            h.external_id AS to, li.external_id AS last_inbound_external_id, li.text AS last_inbound_text,
            li.email AS last_inbound_email, t.last_inbound_at,

@@ -91,6 +91,7 @@ async function sendOne(
           messageId: ctx.id,
           replyTo,
           ...(ctx.email ? { email: ctx.email } : {}),
+          ...(ctx.automation ? { automatic: true } : {}),
           lastInboundAt: ctx.last_inbound_at,
           ...(attachments.length > 0 ? { attachments } : {}),
         };

@@ -151,4 +151,43 @@ describe('replies on e-mail threads', () => {
         .execute(),
     ).toEqual([]);
   });
+
+  it('marks an away message Auto-Submitted, and sends none to mail from the mailbox itself', async () => {
+    const away = await makeTenant(ctx.deps);
+    // Closed today whatever the date the test runs on: yesterday, today and tomorrow are holidays.
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    const hours = { timezone: 'UTC', weekly: { mon: [['09:00', '17:00']] }, holidays: [day(-1), day(0), day(1)] };
+    const patch = (url: string, payload: object) => ctx.app.inject({ method: 'PATCH', url, headers: away.headers, payload });
+    expect((await patch('/v1/workspace', { businessHours: hours })).statusCode).toBe(200);
+    const connection = await makeConnection(ctx.deps, away.workspace.id, {
+      integrationKey: 'email',
+      externalAccountId: 'away@away.test',
+      credentials: { smtpUrl: smtp.url },
+    });
+    expect((await patch(`/v1/connections/${connection.id}`, { awayMessage: 'Back on Monday.' })).statusCode).toBe(200);
+    const mailTo = (messageId: string, from: string) =>
+      inbound({ to: 'away@away.test', messageId, from: { email: from }, subject: 'Weekend' });
+
+    const own = await mailTo('<loop1@away.test>', 'Away@Away.test');
+    const ada = await mailTo('<w1@ada.test>', 'ada@ada.test');
+    // The answer to the contact's mail says it was written by a machine (RFC 3834), so her
+    // out-of-office reply does not answer it back.
+    const mail = await waitFor(
+      async () => smtp.mails.find((m) => m.to.includes('ada@ada.test') && m.mail.subject === 'Re: Weekend'),
+      'away',
+    );
+    expect(mail.mail.text?.trim()).toBe('Back on Monday.');
+    expect(mail.mail.headers.get('auto-submitted')).toBe('auto-replied');
+    expect(mail.mail.inReplyTo).toBe('<w1@ada.test>');
+    // The mailbox's own mail come back is no one to answer.
+    const outbound = await db
+      .selectFrom('messages')
+      .select(['thread_id', 'automation'])
+      .where('thread_id', 'in', [own.thread_id, ada.thread_id])
+      .where('direction', '=', 'outbound')
+      .where('kind', '=', 'message')
+      .execute();
+    expect(outbound).toEqual([{ thread_id: ada.thread_id, automation: true }]);
+    expect(smtp.mails.filter((m) => m.to.includes('away@away.test'))).toEqual([]);
+  });
 });
