@@ -18,6 +18,7 @@ const GLOBAL_TABLES: Record<string, string> = {
   login_attempts: 'throttles sign-in by e-mail and IP before any workspace is known',
   rate_limit_hits: 'operator-level throttling buckets (per IP, per key), not owned by a workspace',
   webhook_tokens: "providers' one-time replay tokens, checked before a delivery is resolved to a workspace",
+  early_receipts: 'receipts naming no message yet, so no workspace either; matched by integration and provider id, kept an hour',
 };
 
 /**
