@@ -13,8 +13,9 @@ export const SNOOZE_SWEEP_CRON = '* * * * *';
 
 /**
  * Opens the threads whose snooze has ended, writes "the snooze ended" into each transcript,
- * announces `thread.updated` and routes those that wait for an assignee, in one transaction. A job whose thread was snoozed again
- * until later, or opened by hand or by a new message, changes nothing.
+ * announces `thread.updated` and routes those that wait for an assignee, in one transaction.
+ * A job whose thread was snoozed again until later, or opened by hand or by a new message,
+ * changes nothing.
  */
 export async function wakeThreads(deps: Deps, ids: number[] | null): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
