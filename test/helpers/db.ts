@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { inject } from 'vitest';
+import type { Executor } from '../../src/db/database.js';
 import { TEMPLATE_DB, withDatabaseName } from './names.js';
 
 export interface TestDatabase {
@@ -34,4 +36,14 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       }
     },
   };
+}
+
+/**
+ * The UTC day (its midnight, in ms) the template was migrated on: the partitions made when
+ * migrating count their days from it, and a suite that crosses midnight must too.
+ */
+export async function migratedDay(db: Executor): Promise<number> {
+  const { rows } = await sql<{ at: string }>`SELECT max("timestamp") AS at FROM kysely_migration`.execute(db);
+  const DAY = 24 * 3600 * 1000;
+  return Math.floor(Date.parse(rows[0]!.at) / DAY) * DAY;
 }

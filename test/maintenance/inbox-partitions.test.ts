@@ -6,6 +6,7 @@ import type { InboxStatus } from '../../src/db/types.js';
 import { maintenanceQueue } from '../../src/maintenance/maintenance.queue.js';
 import { lockPendingRows, markFailed, markProcessed } from '../../src/webhooks-in/inbox.queries.js';
 import { useTestContext } from '../helpers/app.js';
+import { migratedDay } from '../helpers/db.js';
 
 const DAY = 24 * 3600 * 1000;
 const dayName = (ms: number) => `webhook_inbox_p${new Date(ms).toISOString().slice(0, 10).replaceAll('-', '')}`;
@@ -47,7 +48,7 @@ describe('webhook_inbox partitions', () => {
     expect(rows).toEqual([{ strategy: 'r' }]);
     const made = await names();
     expect(made).toContain('webhook_inbox_default');
-    const today = Math.floor(Date.now() / DAY) * DAY;
+    const today = await migratedDay(db);
     for (let d = 2; d <= PARTITION_DAYS_AHEAD; d++) expect(made).toContain(dayName(today + d * DAY));
   });
 

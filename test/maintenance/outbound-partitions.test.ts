@@ -6,16 +6,18 @@ import { pruneOutboundEvents } from '../../src/maintenance/inbox-retention.js';
 import { findDispatchContexts, recordAttempts } from '../../src/webhooks-out/deliveries.queries.js';
 import { deliverEvents } from '../../src/webhooks-out/outbox.js';
 import { useTestContext } from '../helpers/app.js';
+import { migratedDay } from '../helpers/db.js';
 import { makeTenant } from '../helpers/factories.js';
 
 const DAY = 24 * 3600 * 1000;
 const TABLES = ['webhook_events', 'webhook_deliveries', 'webhook_attempts'] as const;
 const dayName = (table: string, ms: number) => `${table}_p${new Date(ms).toISOString().slice(0, 10).replaceAll('-', '')}`;
-const today = Math.floor(Date.now() / DAY) * DAY;
 // The service's clock, moved by the retention test; the database was migrated at the real time.
 let clock = new Date();
 const ctx = await useTestContext({ now: () => clock });
 const db = ctx.deps.db;
+// The days ahead count from the day the template was migrated, which a run may have left.
+const today = await migratedDay(db);
 const tenant = await makeTenant(ctx.deps);
 
 async function endpoint(): Promise<number> {
