@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { replySubject } from '../channels/email.js';
+import { isBytesKey } from '../channels/email-imap.js';
 import type { Executor } from '../db/database.js';
 import type { EmailHeaders, MailAddress } from '../db/types.js';
 import { errors } from '../http/errors.js';
@@ -56,7 +57,7 @@ export async function emailReplyHeaders(db: Executor, threadId: number, fields: 
   const last = row.external_id === null && row.email === null ? undefined : row;
   const account = row.account.toLowerCase();
   const contact = row.contact?.toLowerCase() ?? null;
-  const answered = last?.email?.messageId ?? last?.external_id ?? null;
+  const { answered, references } = answeredMail(last?.email ?? null, last?.external_id ?? null);
   // A sender's Cc entry that is no single mailbox (a list, a line break) would be read as more,
   // unseen, recipients: only plain mailboxes are kept.
   const kept = (last?.email?.cc ?? []).filter((a) => a.email !== account && a.email !== contact && isSingleMailbox(a.email));
@@ -70,7 +71,23 @@ export async function emailReplyHeaders(db: Executor, threadId: number, fields: 
     cc: fields.cc ? addresses(fields.cc) : kept,
     ...(fields.bcc && fields.bcc.length > 0 ? { bcc: addresses(fields.bcc) } : {}),
     subject,
-    references: answered ? [...(last?.email?.references ?? []), answered].slice(-20) : [],
+    references,
+  };
+}
+
+/**
+ * The mail a reply answers, as its In-Reply-To, and the References that follow from it: the
+ * last inbound mail's Message-ID. A mail that had none (kept under a key made from its bytes,
+ * which no mail server knows) is answered as the mail it answered itself, so the reply still
+ * threads in the customer's client; with neither, the reply names nothing.
+ */
+export function answeredMail(email: EmailHeaders | null, externalId: string | null): { answered: string | null; references: string[] } {
+  const own = email ? email.messageId : externalId;
+  const answered = own && !isBytesKey(own) ? own : (email?.inReplyTo ?? null);
+  const earlier = email?.references ?? [];
+  return {
+    answered,
+    references: answered ? [...earlier.filter((id) => id !== answered), answered].slice(-20) : earlier.slice(-20),
   };
 }
 

@@ -216,6 +216,45 @@ describe('email.imap mailboxes', () => {
     expect(copy.flags).toContain('\\Seen');
   });
 
+  it('answers a mail without a Message-ID as the mail it answered, never by the key made from its bytes', async () => {
+    const server = await imapServer([
+      mail({ from: 'fe@fe.test', subject: 'Still broken', text: 'No id here.', inReplyTo: '<ours-1@mailbox.test>' }),
+      mail({ from: 'gi@gi.test', subject: 'Hi', text: 'No ids at all.' }),
+    ]);
+    const id = await connectMailbox(server, 'keys@mailbox.test');
+    const reader = startReaders({ pollMs: 3_600_000 });
+    const rows = await waitFor(async () => {
+      const r = await messagesOf(id);
+      return r.length === 2 && r;
+    }, 'both mails');
+    const replyTo = async (inbound: (typeof rows)[number]) => {
+      expect(inbound.external_id).toMatch(/^sha256:[0-9a-f]{64}$/);
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: `/v1/threads/${inbound.thread_id}/messages`,
+        headers: tenant.headers,
+        payload: { text: 'On it.' },
+      });
+      expect(res.statusCode, res.body).toBe(202);
+      const sent = await waitFor(
+        () => db.selectFrom('messages').selectAll().where('id', '=', res.json().data.id).where('status', '=', 'sent').executeTakeFirst(),
+        'the reply sent',
+      );
+      return { queued: res.json().data, mail: smtp.mails.find((m) => m.mail.messageId === sent.external_id)! };
+    };
+    const fe = await replyTo(rows.find((r) => r.text.startsWith('No id here'))!);
+    expect(fe.queued.email.inReplyTo).toBe('<ours-1@mailbox.test>');
+    expect(fe.mail.mail.inReplyTo).toBe('<ours-1@mailbox.test>');
+    expect(fe.mail.mail.references).toBe('<ours-1@mailbox.test>');
+    const gi = await replyTo(rows.find((r) => r.text.startsWith('No ids'))!);
+    expect(gi.queued.email.inReplyTo).toBeNull();
+    expect(gi.mail.mail.inReplyTo).toBeUndefined();
+    expect(gi.mail.mail.references).toBeUndefined();
+    for (const m of [fe, gi]) expect(m.mail.mail.headerLines.map((h) => h.line).join('\n')).not.toContain('sha256');
+    // Its mailbox holds a connection of the pool while it reads: the later tests need it.
+    await reader.stop();
+  });
+
   it('stores a mail it cannot read and fails it with the reason; the next mail still arrives', async () => {
     const server = await imapServer([mail({ id: '<nofrom@x.test>', text: 'Who sent me?' })]);
     const id = await connectMailbox(server, 'broken@mailbox.test');
@@ -248,6 +287,7 @@ describe('email.imap mailboxes', () => {
     startReaders({ pollMs: 3_600_000 });
     const lastError = await waitFor(async () => {
       const res = await ctx.app.inject({ method: 'GET', url: '/v1/connections', headers: tenant.headers });
+      if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
       return (res.json().data as { id: number; lastError: string | null }[]).find((c) => c.id === id)?.lastError;
     }, 'the connection says why');
     expect(lastError).toContain('set them again with PATCH /v1/connections/:id');
