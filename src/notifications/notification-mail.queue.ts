@@ -53,7 +53,8 @@ function lineOf(n: Waiting, publicUrl: string) {
   const url = n.thread_id === null ? `${publicUrl}/app/` : `${publicUrl}/app/c/${n.thread_id}`;
   switch (n.type) {
     case 'assigned':
-      return { title: `${n.actor_name ?? 'Routing'} assigned you ${conversation}`, url };
+      // No actor: routing, an API key or a rule assigned it; the mail does not guess which.
+      return { title: n.actor_name ? `${n.actor_name} assigned you ${conversation}` : `You were assigned ${conversation}`, url };
     case 'mentioned': {
       const text = n.text ?? '';
       const detail = truncate(text, QUOTE_LENGTH) === text ? text : `${truncate(text, QUOTE_LENGTH - 1)}…`;

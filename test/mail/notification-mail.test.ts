@@ -147,6 +147,17 @@ describe('notification e-mail', () => {
     expect(second.text).not.toContain(threadLink(first.id));
   });
 
+  it('credits routing only when routing assigned: an API key’s assignment names no one', async () => {
+    const { tenant, bo, thread } = await setup();
+    const t = await thread();
+    await assign(t.id, tenant.headers, bo.user.id);
+    await work();
+    const mails = mailsTo(bo.user.email);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]!.mail.subject).toMatch(/^You were assigned the conversation with /);
+    expect(mails[0]!.mail.text).not.toContain('Routing');
+  });
+
   it('mails nothing while the user has a socket open', async () => {
     const { ada, bo, thread } = await setup();
     const socket = await openSocket(`${wsBase}/v1/realtime?token=${bo.headers.authorization!.replace('Bearer ', '')}`);
