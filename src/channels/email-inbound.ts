@@ -147,6 +147,14 @@ export function messageIds(value: string | undefined): string[] {
 }
 
 /**
+ * Whether an id is a Message-ID a mail server wrote (`<local@domain>`, brackets optional), not
+ * a key of the service's own (`sha256:…` for a mail without one) nor a provider's record id.
+ */
+export function isMessageId(id: string): boolean {
+  return /^<?[^<>\s@]+@[^<>\s@]+>?$/.test(id.trim());
+}
+
+/**
  * In-Reply-To, then References from the nearest (last) to the first, each once, each in both
  * of its written forms (see messageIdForms) so a lookup finds it however it was stored.
  */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { replySubject } from '../channels/email.js';
+import { isMessageId } from '../channels/email-inbound.js';
 import type { Executor } from '../db/database.js';
 import type { EmailHeaders, MailAddress } from '../db/types.js';
 import { errors } from '../http/errors.js';
@@ -56,7 +57,11 @@ export async function emailReplyHeaders(db: Executor, threadId: number, fields: 
   const last = row.external_id === null && row.email === null ? undefined : row;
   const account = row.account.toLowerCase();
   const contact = row.contact?.toLowerCase() ?? null;
-  const answered = last?.email?.messageId ?? last?.external_id ?? null;
+  // A mail read without a Message-ID is stored under a key of ours (`sha256:…`): never named
+  // in a header. The reply then answers the nearest message of the thread that has a real id.
+  const own = last?.email?.messageId ?? last?.external_id ?? null;
+  const answered = own !== null && isMessageId(own) ? own : await nearestMessageId(db, threadId);
+  const chain = (last?.email?.references ?? []).filter(isMessageId);
   // A sender's Cc entry that is no single mailbox (a list, a line break) would be read as more,
   // unseen, recipients: only plain mailboxes are kept.
   const kept = (last?.email?.cc ?? []).filter((a) => a.email !== account && a.email !== contact && isSingleMailbox(a.email));
@@ -70,8 +75,18 @@ export async function emailReplyHeaders(db: Executor, threadId: number, fields: 
     cc: fields.cc ? addresses(fields.cc) : kept,
     ...(fields.bcc && fields.bcc.length > 0 ? { bcc: addresses(fields.bcc) } : {}),
     subject,
-    references: answered ? [...(last?.email?.references ?? []), answered].slice(-20) : [],
+    references: answered ? [...chain.filter((id) => id !== answered), answered].slice(-20) : [],
   };
+}
+
+/** The Message-ID of the thread's latest mail (either way) that has one; null when none has. */
+async function nearestMessageId(db: Executor, threadId: number): Promise<string | null> {
+  const { rows } = await sql<{ mid: string | null }>`
+    SELECT COALESCE(email->>'messageId', external_id) AS mid FROM messages
+    WHERE thread_id = ${threadId} AND kind = 'message' AND COALESCE(email->>'messageId', external_id) IS NOT NULL
+    ORDER BY created_at DESC, id DESC
+    LIMIT 50`.execute(db);
+  return rows.map((r) => r.mid!).find(isMessageId) ?? null;
 }
 
 function addresses(list: string[]): MailAddress[] {

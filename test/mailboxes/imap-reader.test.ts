@@ -216,6 +216,48 @@ describe('email.imap mailboxes', () => {
     expect(copy.flags).toContain('\\Seen');
   });
 
+  it("never names its own key of a mail without a Message-ID in a reply: the thread's real ids, or none", async () => {
+    const server = await imapServer([
+      mail({ from: 'fa@fa.test', subject: 'No id here', text: 'Lone mail.' }),
+      mail({ id: '<f1@fa.test>', from: 'gu@fa.test', subject: 'Order', text: 'First.' }),
+    ]);
+    const id = await connectMailbox(server, 'keys@mailbox.test');
+    startReaders({ pollMs: 3_600_000 });
+    await waitFor(async () => (await messagesOf(id)).length === 2, 'the two mails');
+    await server.append(mail({ from: 'gu@fa.test', subject: 'Re: Order', text: 'Second, no id.', inReplyTo: '<f1@fa.test>' }));
+    const rows = await waitFor(async () => {
+      const r = await messagesOf(id);
+      return r.length === 3 && r;
+    }, 'the mail without an id');
+    const [loneMail, firstMail, second] = ['Lone mail.', 'First.', 'Second, no id.'].map((text) => rows.find((r) => r.text === text)!);
+    expect(loneMail!.external_id).toMatch(/^sha256:/);
+    expect(second!.external_id).toMatch(/^sha256:/);
+    expect(second!.thread_id).toBe(firstMail!.thread_id);
+    const answer = async (threadId: number) => {
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: `/v1/threads/${threadId}/messages`,
+        headers: tenant.headers,
+        payload: { text: 'Answered.' },
+      });
+      expect(res.statusCode, res.body).toBe(202);
+      const sent = await waitFor(
+        () => db.selectFrom('messages').selectAll().where('id', '=', res.json().data.id).where('status', '=', 'sent').executeTakeFirst(),
+        'the reply sent',
+      );
+      return { queued: res.json().data.email, received: smtp.mails.find((m) => m.mail.messageId === sent.external_id)! };
+    };
+    const lone = await answer(loneMail!.thread_id);
+    expect(lone.queued.inReplyTo).toBeNull();
+    expect(lone.received.mail.inReplyTo).toBeUndefined();
+    expect(lone.received.mail.references).toBeUndefined();
+    const threaded = await answer(firstMail!.thread_id);
+    expect(threaded.queued.inReplyTo).toBe('<f1@fa.test>');
+    expect(threaded.received.mail.inReplyTo).toBe('<f1@fa.test>');
+    expect(threaded.received.mail.references).toBe('<f1@fa.test>');
+    expect(threaded.received.mail.headerLines.map((h) => h.line).join('\n')).not.toContain('sha256:');
+  });
+
   it('stores a mail it cannot read and fails it with the reason; the next mail still arrives', async () => {
     const server = await imapServer([mail({ id: '<nofrom@x.test>', text: 'Who sent me?' })]);
     const id = await connectMailbox(server, 'broken@mailbox.test');
