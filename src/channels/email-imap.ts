@@ -47,18 +47,10 @@ export interface ImapMailPayload {
   };
 }
 
-/** What begins the key of a mail without a Message-ID: no mail server knows it. */
-const BYTES_KEY = 'sha256:';
-
 /** The Message-ID header as written, or a hash of the bytes: the same mail always gets the same key. */
 export function messageKeyOf(messageId: string | undefined, raw: Buffer): string {
   const id = messageId?.trim();
-  return id ? id : `${BYTES_KEY}${createHash('sha256').update(raw).digest('hex')}`;
-}
-
-/** A key messageKeyOf made from a mail's bytes, not a Message-ID: never named in a header. */
-export function isBytesKey(key: string): boolean {
-  return key.startsWith(BYTES_KEY);
+  return id ? id : `sha256:${createHash('sha256').update(raw).digest('hex')}`;
 }
 
 function addresses(value: AddressObject | AddressObject[] | undefined): MailAddress[] {

@@ -1,6 +1,7 @@
 import EmailReplyParser from 'email-reply-parser';
 import type { IntegrationKey } from '../config.js';
 import type { InboundAttachment, MailAddress, NormalisedEvent } from '../messaging/events.js';
+import { decodeEncodedWords } from '../text/encoded-words.js';
 import { isSingleMailbox } from '../text/mailbox.js';
 import { NormaliseError } from './channel.js';
 import { htmlToText, sanitizeMailHtml } from './email-html.js';
@@ -69,9 +70,11 @@ export function inboundMailEvent(mail: InboundMail): Extract<NormalisedEvent, { 
   const { visible, quoted } = splitReply(body);
   const attachments = (mail.attachments ?? []).map(deliveryAttachment);
   const references = threadReferences(mail.inReplyTo, mail.references);
-  const subject = mail.subject?.trim();
+  // Providers that hand over headers as written leave RFC 2047 encoded words in them.
+  const subject = mail.subject === undefined ? undefined : decodeEncodedWords(mail.subject).trim();
   const messageId = mail.messageId.trim();
-  const from = { email: mail.from.email.trim().toLowerCase(), ...(mail.from.name ? { name: mail.from.name } : {}) };
+  const fromName = mail.from.name ? decodeEncodedWords(mail.from.name).trim() : undefined;
+  const from = { email: mail.from.email.trim().toLowerCase(), ...(fromName ? { name: fromName } : {}) };
   // The sender's address is the contact's handle and so the To of every reply: a list or a
   // line break in it would send the agents' answers to whoever it names.
   if (!isSingleMailbox(from.email)) throw new NormaliseError('from.email is not one e-mail address');
@@ -83,15 +86,15 @@ export function inboundMailEvent(mail: InboundMail): Extract<NormalisedEvent, { 
     type: 'message',
     externalAccountId: account,
     externalMessageId: messageId,
-    contact: { externalId: from.email, ...(mail.from.name ? { name: mail.from.name } : {}) },
+    contact: { externalId: from.email, ...(fromName ? { name: fromName } : {}) },
     text: visible,
     occurredAt: mail.occurredAt,
     email: {
       messageId,
       inReplyTo: messageIds(mail.inReplyTo)[0] ?? null,
       from,
-      to: mail.toList?.length ? mail.toList : [{ email: account }],
-      cc: mail.cc ?? [],
+      to: mail.toList?.length ? mail.toList.map(decodedName) : [{ email: account }],
+      cc: (mail.cc ?? []).map(decodedName),
       subject: subject || null,
       references: messageIds(mail.references).slice(-MAX_REFERENCES),
       ...(automatic ? { automatic: true as const } : {}),
@@ -101,6 +104,12 @@ export function inboundMailEvent(mail: InboundMail): Extract<NormalisedEvent, { 
     ...(references.length > 0 ? { references } : {}),
     ...(attachments.length > 0 ? { attachments } : {}),
   };
+}
+
+/** An address with its display name's encoded words decoded. */
+function decodedName(a: MailAddress): MailAddress {
+  const name = a.name ? decodeEncodedWords(a.name).trim() : undefined;
+  return { email: a.email, ...(name ? { name } : {}) };
 }
 
 /** A file inside the delivery (docs/attachments.md): read again from the stored body by its index. */
@@ -144,6 +153,14 @@ export function messageIds(value: string | undefined): string[] {
   const bracketed = value.match(/<[^<>\s]+>/g);
   if (bracketed) return bracketed;
   return value.split(/[\s,]+/).filter((s) => s !== '');
+}
+
+/**
+ * Whether an id is a Message-ID a mail server wrote (`<local@domain>`, brackets optional), not
+ * a key of the service's own (`sha256:…` for a mail without one) nor a provider's record id.
+ */
+export function isMessageId(id: string): boolean {
+  return /^<?[^<>\s@]+@[^<>\s@]+>?$/.test(id.trim());
 }
 
 /**

@@ -19,7 +19,7 @@ import {
   signed,
   toDate,
 } from './channel.js';
-import { inboundMailEvent } from './email-inbound.js';
+import { inboundMailEvent, isMessageId } from './email-inbound.js';
 import { noCredentials, outcomes } from './send-outcome.js';
 
 /** The event types of the neutral format; any other is accepted and ignored. */
@@ -189,8 +189,13 @@ export async function sendMail(
   }
   const transport = await smtpTransport(address, smtp, timeoutMs);
   const own = target.email;
-  const inReplyTo = own ? (own.inReplyTo ?? undefined) : target.replyTo?.messageId;
-  const references = own ? own.references : [...(target.replyTo?.references ?? []), ...(inReplyTo ? [inReplyTo] : [])];
+  // Only ids a mail server wrote go out: a key of ours (`sha256:…`, a mail read without a
+  // Message-ID) in a reply queued before its headers were checked is left out.
+  const named = own ? (own.inReplyTo ?? undefined) : target.replyTo?.messageId;
+  const inReplyTo = named !== undefined && isMessageId(named) ? named : undefined;
+  const references = (own ? (own.references ?? []) : [...(target.replyTo?.references ?? []), ...(inReplyTo ? [inReplyTo] : [])]).filter(
+    isMessageId,
+  );
   try {
     const message = {
       from: target.accountId,

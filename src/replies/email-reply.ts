@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { replySubject } from '../channels/email.js';
-import { isBytesKey } from '../channels/email-imap.js';
+import { isMessageId } from '../channels/email-inbound.js';
 import type { Executor } from '../db/database.js';
 import type { EmailHeaders, MailAddress } from '../db/types.js';
 import { errors } from '../http/errors.js';
@@ -57,7 +57,14 @@ export async function emailReplyHeaders(db: Executor, threadId: number, fields: 
   const last = row.external_id === null && row.email === null ? undefined : row;
   const account = row.account.toLowerCase();
   const contact = row.contact?.toLowerCase() ?? null;
-  const { answered, references } = answeredMail(last?.email ?? null, last?.external_id ?? null);
+  // A mail read without a Message-ID is stored under a key of ours (`sha256:…`): never named
+  // in a header. The reply then answers the mail that mail answered, else the nearest message
+  // of the thread that has a real id.
+  const own = last?.email?.messageId ?? last?.external_id ?? null;
+  const itsOwn = last?.email?.inReplyTo ?? null;
+  const answered =
+    own !== null && isMessageId(own) ? own : itsOwn !== null && isMessageId(itsOwn) ? itsOwn : await nearestMessageId(db, threadId);
+  const chain = (last?.email?.references ?? []).filter(isMessageId);
   // A sender's Cc entry that is no single mailbox (a list, a line break) would be read as more,
   // unseen, recipients: only plain mailboxes are kept.
   const kept = (last?.email?.cc ?? []).filter((a) => a.email !== account && a.email !== contact && isSingleMailbox(a.email));
@@ -71,24 +78,18 @@ export async function emailReplyHeaders(db: Executor, threadId: number, fields: 
     cc: fields.cc ? addresses(fields.cc) : kept,
     ...(fields.bcc && fields.bcc.length > 0 ? { bcc: addresses(fields.bcc) } : {}),
     subject,
-    references,
+    references: answered ? [...chain.filter((id) => id !== answered), answered].slice(-20) : [],
   };
 }
 
-/**
- * The mail a reply answers, as its In-Reply-To, and the References that follow from it: the
- * last inbound mail's Message-ID. A mail that had none (kept under a key made from its bytes,
- * which no mail server knows) is answered as the mail it answered itself, so the reply still
- * threads in the customer's client; with neither, the reply names nothing.
- */
-export function answeredMail(email: EmailHeaders | null, externalId: string | null): { answered: string | null; references: string[] } {
-  const own = email ? email.messageId : externalId;
-  const answered = own && !isBytesKey(own) ? own : (email?.inReplyTo ?? null);
-  const earlier = email?.references ?? [];
-  return {
-    answered,
-    references: answered ? [...earlier.filter((id) => id !== answered), answered].slice(-20) : earlier.slice(-20),
-  };
+/** The Message-ID of the thread's latest mail (either way) that has one; null when none has. */
+async function nearestMessageId(db: Executor, threadId: number): Promise<string | null> {
+  const { rows } = await sql<{ mid: string | null }>`
+    SELECT COALESCE(email->>'messageId', external_id) AS mid FROM messages
+    WHERE thread_id = ${threadId} AND kind = 'message' AND COALESCE(email->>'messageId', external_id) IS NOT NULL
+    ORDER BY created_at DESC, id DESC
+    LIMIT 50`.execute(db);
+  return rows.map((r) => r.mid!).find(isMessageId) ?? null;
 }
 
 function addresses(list: string[]): MailAddress[] {

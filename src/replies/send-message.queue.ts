@@ -16,7 +16,6 @@ import { defaultQueueOptions, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
 import { takeEarlyReceipts } from '../messaging/early-receipts.js';
 import { inSpan, tracing } from '../tracing/tracing.js';
-import { answeredMail } from './email-reply.js';
 import { MissingBytesError, outboundAttachments } from './outbound-attachments.js';
 import { findSendContexts, type SendResult } from './replies.queries.js';
 import { claimSends, holdClaims, SEND_CLAIM_MARGIN_MS, settleClaims } from './send-claim.js';
@@ -47,13 +46,10 @@ function replyToOf(ctx: {
   last_inbound_email: EmailHeaders | null;
 }) {
   const email = ctx.last_inbound_email;
-  // The channel names `messageId` after the References it is given.
-  const { answered } = answeredMail(email, ctx.last_inbound_external_id);
-  const references = (email?.references ?? []).filter((id) => id !== answered);
-  if (email) return { subject: email.subject ?? undefined, messageId: answered ?? undefined, references };
+  if (email) return { subject: email.subject ?? undefined, messageId: email.messageId, references: email.references ?? [] };
   const text = ctx.last_inbound_text;
   const cut = text ? text.indexOf('\n\n') : -1;
-  return { subject: cut > 0 ? text!.slice(0, cut) : undefined, messageId: answered ?? undefined };
+  return { subject: cut > 0 ? text!.slice(0, cut) : undefined, messageId: ctx.last_inbound_external_id ?? undefined };
 }
 
 type SendContext = Awaited<ReturnType<typeof findSendContexts>>[number];

@@ -216,41 +216,56 @@ describe('email.imap mailboxes', () => {
     expect(copy.flags).toContain('\\Seen');
   });
 
-  it('answers a mail without a Message-ID as the mail it answered, never by the key made from its bytes', async () => {
+  it("never names its own key of a mail without a Message-ID in a reply: the thread's real ids, or none", async () => {
     const server = await imapServer([
-      mail({ from: 'fe@fe.test', subject: 'Still broken', text: 'No id here.', inReplyTo: '<ours-1@mailbox.test>' }),
-      mail({ from: 'gi@gi.test', subject: 'Hi', text: 'No ids at all.' }),
+      mail({ from: 'fa@fa.test', subject: 'No id here', text: 'Lone mail.' }),
+      mail({ id: '<f1@fa.test>', from: 'gu@fa.test', subject: 'Order', text: 'First.' }),
     ]);
     const id = await connectMailbox(server, 'keys@mailbox.test');
     const reader = startReaders({ pollMs: 3_600_000 });
+    await waitFor(async () => (await messagesOf(id)).length === 2, 'the two mails');
+    await server.append(mail({ from: 'gu@fa.test', subject: 'Re: Order', text: 'Second, no id.', inReplyTo: '<f1@fa.test>' }));
     const rows = await waitFor(async () => {
       const r = await messagesOf(id);
-      return r.length === 2 && r;
-    }, 'both mails');
-    const replyTo = async (inbound: (typeof rows)[number]) => {
-      expect(inbound.external_id).toMatch(/^sha256:[0-9a-f]{64}$/);
+      return r.length === 3 && r;
+    }, 'the mail without an id');
+    const [loneMail, firstMail, second] = ['Lone mail.', 'First.', 'Second, no id.'].map((text) => rows.find((r) => r.text === text)!);
+    expect(loneMail!.external_id).toMatch(/^sha256:/);
+    expect(second!.external_id).toMatch(/^sha256:/);
+    expect(second!.thread_id).toBe(firstMail!.thread_id);
+    const answer = async (threadId: number) => {
       const res = await ctx.app.inject({
         method: 'POST',
-        url: `/v1/threads/${inbound.thread_id}/messages`,
+        url: `/v1/threads/${threadId}/messages`,
         headers: tenant.headers,
-        payload: { text: 'On it.' },
+        payload: { text: 'Answered.' },
       });
       expect(res.statusCode, res.body).toBe(202);
       const sent = await waitFor(
         () => db.selectFrom('messages').selectAll().where('id', '=', res.json().data.id).where('status', '=', 'sent').executeTakeFirst(),
         'the reply sent',
       );
-      return { queued: res.json().data, mail: smtp.mails.find((m) => m.mail.messageId === sent.external_id)! };
+      return { queued: res.json().data.email, received: smtp.mails.find((m) => m.mail.messageId === sent.external_id)! };
     };
-    const fe = await replyTo(rows.find((r) => r.text.startsWith('No id here'))!);
-    expect(fe.queued.email.inReplyTo).toBe('<ours-1@mailbox.test>');
-    expect(fe.mail.mail.inReplyTo).toBe('<ours-1@mailbox.test>');
-    expect(fe.mail.mail.references).toBe('<ours-1@mailbox.test>');
-    const gi = await replyTo(rows.find((r) => r.text.startsWith('No ids'))!);
-    expect(gi.queued.email.inReplyTo).toBeNull();
-    expect(gi.mail.mail.inReplyTo).toBeUndefined();
-    expect(gi.mail.mail.references).toBeUndefined();
-    for (const m of [fe, gi]) expect(m.mail.mail.headerLines.map((h) => h.line).join('\n')).not.toContain('sha256');
+    const lone = await answer(loneMail!.thread_id);
+    expect(lone.queued.inReplyTo).toBeNull();
+    expect(lone.received.mail.inReplyTo).toBeUndefined();
+    expect(lone.received.mail.references).toBeUndefined();
+    const threaded = await answer(firstMail!.thread_id);
+    expect(threaded.queued.inReplyTo).toBe('<f1@fa.test>');
+    expect(threaded.received.mail.inReplyTo).toBe('<f1@fa.test>');
+    expect(threaded.received.mail.references).toBe('<f1@fa.test>');
+    expect(threaded.received.mail.headerLines.map((h) => h.line).join('\n')).not.toContain('sha256:');
+
+    // A mail without an id that answers a mail of ours the thread does not hold: answered as
+    // that mail, so the reply threads in the customer's client.
+    await server.append(mail({ from: 'ha@ha.test', subject: 'Still broken', text: 'No id, a reply.', inReplyTo: '<ours-1@mailbox.test>' }));
+    const reply = await waitFor(async () => (await messagesOf(id)).find((r) => r.text === 'No id, a reply.'), 'the reply without an id');
+    expect(reply.external_id).toMatch(/^sha256:/);
+    const named = await answer(reply.thread_id);
+    expect(named.queued.inReplyTo).toBe('<ours-1@mailbox.test>');
+    expect(named.received.mail.inReplyTo).toBe('<ours-1@mailbox.test>');
+    expect(named.received.mail.references).toBe('<ours-1@mailbox.test>');
     // Its mailbox holds a connection of the pool while it reads: the later tests need it.
     await reader.stop();
   });
@@ -287,7 +302,6 @@ describe('email.imap mailboxes', () => {
     startReaders({ pollMs: 3_600_000 });
     const lastError = await waitFor(async () => {
       const res = await ctx.app.inject({ method: 'GET', url: '/v1/connections', headers: tenant.headers });
-      if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
       return (res.json().data as { id: number; lastError: string | null }[]).find((c) => c.id === id)?.lastError;
     }, 'the connection says why');
     expect(lastError).toContain('set them again with PATCH /v1/connections/:id');

@@ -313,6 +313,56 @@ describe('email.mailgun', () => {
   });
 });
 
+describe('RFC 2047 encoded words from Mailgun and Postmark', () => {
+  const contactOf = async (threadId: number) =>
+    ctx.deps.db
+      .selectFrom('threads')
+      .innerJoin('contacts', 'contacts.id', 'threads.contact_id')
+      .select('contacts.name')
+      .where('threads.id', '=', threadId)
+      .executeTakeFirstOrThrow();
+
+  it("decodes Mailgun's message-headers: Subject, the sender's name and Cc names", async () => {
+    await makeConnection(ctx.deps, ws, { integrationKey: 'email.mailgun', externalAccountId: 'encoded@acme.test' });
+    const headers = [
+      ['Message-Id', '<encoded-1@example.com>'],
+      ['From', '=?UTF-8?B?w4lsb2RpZQ==?= =?UTF-8?B?IETDvHBvbnQ=?= <elodie@example.com>'],
+      ['Subject', '=?ISO-8859-1?Q?Caf=E9_cr=E8me?= order'],
+      ['Cc', '=?UTF-8?Q?Bj=C3=B6rn?= <bjorn@example.com>'],
+    ];
+    const params = new URLSearchParams(
+      mailgunForm(mailgunFields(), { recipient: 'encoded@acme.test', 'message-headers': JSON.stringify(headers) }),
+    );
+    for (const name of ['from', 'subject', 'Message-Id', 'In-Reply-To', 'References']) params.delete(name);
+    const res = await post('email.mailgun', params.toString(), { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(res.json()).toEqual({ status: 'queued' });
+    const m = await messageWithId('<encoded-1@example.com>');
+    expect(m.email).toMatchObject({
+      subject: 'Café crème order',
+      from: { email: 'elodie@example.com', name: 'Élodie Düpont' },
+      cc: [{ email: 'bjorn@example.com', name: 'Björn' }],
+    });
+    expect((await contactOf(m.thread_id)).name).toBe('Élodie Düpont');
+  });
+
+  it("decodes Postmark's Subject and names written as encoded words", async () => {
+    await makeConnection(ctx.deps, ws, { integrationKey: 'email.postmark', externalAccountId: 'encoded-pm@acme.test' });
+    const mail = JSON.parse(fixture('email.postmark', 'inbound.json'));
+    mail.OriginalRecipient = 'encoded-pm@acme.test';
+    mail.Headers = [{ Name: 'Message-ID', Value: '<encoded-pm@example.com>' }];
+    mail.Subject = '=?UTF-8?B?w4l0w6kgMjAyNg==?=';
+    mail.FromFull = { Email: 'kim@example.com', Name: '=?UTF-8?Q?Kim_J=C3=B8rgensen?=' };
+    const res = await post('email.postmark', JSON.stringify(mail), {
+      'content-type': 'application/json',
+      authorization: basic('postmark', POSTMARK_SECRET),
+    });
+    expect(res.json()).toEqual({ status: 'queued' });
+    const m = await messageWithId('<encoded-pm@example.com>');
+    expect(m.email).toMatchObject({ subject: 'Été 2026', from: { email: 'kim@example.com', name: 'Kim Jørgensen' } });
+    expect((await contactOf(m.thread_id)).name).toBe('Kim Jørgensen');
+  });
+});
+
 describe('telegram', () => {
   const BOT_ID = '7000001';
   const BOT_TOKEN = `${BOT_ID}:AAH-test-bot-token-0123456789`;
