@@ -133,7 +133,8 @@ export async function timeseries(db: Executor, range: Range & { timezone: string
     starts.push(s);
     if (starts.length > MAX_BUCKETS)
       throw errors.validation(`interval: at most ${MAX_BUCKETS} buckets; choose a longer interval or a shorter range`);
-    s = interval === 'hour' ? nextLocalHour(s) : s.plus({ [interval]: 1 });
+    // A day or week after one that began late (a zone that skips midnight) still starts at midnight.
+    s = interval === 'hour' ? nextLocalHour(s) : s.plus({ [interval]: 1 }).startOf(interval);
   }
   const values = await timeseriesRows(
     db,

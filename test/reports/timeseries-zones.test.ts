@@ -121,4 +121,25 @@ describe('GET /v1/reports/timeseries?interval=hour in zones with part-hour offse
     expect(kathmandu).toHaveLength(24);
     expect(filled(kathmandu)).toEqual({ '2026-03-10T09:00:00+05:45': 1, '2026-03-10T10:00:00+05:45': 1 });
   });
+
+  it('starts the days after Santiago skips midnight at midnight again', async () => {
+    const headers = await workspaceOpenedAt([
+      // 2026-09-06: 00:00 (-04:00) = 04:00Z becomes 01:00 (-03:00); the day starts at 01:00.
+      '2026-09-06T04:30:00Z', // 01:30-03:00 on the 6th
+      '2026-09-07T03:30:00Z', // 00:30-03:00 on the 7th
+      '2026-09-08T02:59:00Z', // 23:59-03:00 on the 7th
+    ]);
+    const res = await ctx.app.inject({
+      method: 'GET',
+      url: '/v1/reports/timeseries?metric=conversations&interval=day&from=2026-09-05&to=2026-09-08&timezone=America/Santiago',
+      headers,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toEqual([
+      { start: '2026-09-05T00:00:00-04:00', value: 0 },
+      { start: '2026-09-06T01:00:00-03:00', value: 1 },
+      { start: '2026-09-07T00:00:00-03:00', value: 2 },
+      { start: '2026-09-08T00:00:00-03:00', value: 0 },
+    ]);
+  });
 });
