@@ -41,7 +41,8 @@ export function readInstant(value: string, field: 'from' | 'to', timezone: strin
   if (DATE_ONLY.test(value)) {
     const day = DateTime.fromISO(value, { zone: timezone });
     if (!day.isValid) throw errors.validation(`${field}: "${value}" is not a date`);
-    return (field === 'to' ? day.plus({ days: 1 }) : day).toJSDate();
+    // The next midnight, also after a day that began late (a zone that skips midnight).
+    return (field === 'to' ? day.plus({ days: 1 }).startOf('day') : day).toJSDate();
   }
   const at = DateTime.fromISO(value, { setZone: true });
   if (!at.isValid || !/([zZ]|[+-]\d{2}:?\d{2})$/.test(value))

@@ -141,5 +141,13 @@ describe('GET /v1/reports/timeseries?interval=hour in zones with part-hour offse
       { start: '2026-09-07T00:00:00-03:00', value: 2 },
       { start: '2026-09-08T00:00:00-03:00', value: 0 },
     ]);
+    // A `to` date ends at the next midnight, not an hour into the next day.
+    const sixth = await ctx.app.inject({
+      method: 'GET',
+      url: '/v1/reports/summary?from=2026-09-06&to=2026-09-06&timezone=America/Santiago',
+      headers,
+    });
+    expect(sixth.statusCode, sixth.body).toBe(200);
+    expect(sixth.json().data).toMatchObject({ to: '2026-09-07T03:00:00.000Z', groups: [{ conversations: 1 }] });
   });
 });
