@@ -119,17 +119,22 @@ const METRIC_SQL: Record<Metric, { at: string; value: RawBuilder<unknown> }> = {
   csatAverage: { at: 'csat_at', value: sql`avg(c.csat_rating)::float8` },
 };
 
-/** The non-empty buckets of a metric: start (the bucket's local start, as an instant) → value. */
-export async function timeseriesRows(db: Executor, r: Range, metric: Metric, interval: Interval, timezone: string) {
+/**
+ * The non-empty buckets of a metric: index into `starts` → value. A bucket holds what happened
+ * from its start to the next one (the last one to `r.to`): the starts come from the caller, so
+ * the rows land in exactly the buckets it lists, whatever the zone's offsets do (a 30-minute DST
+ * change, a repeated hour).
+ */
+export async function timeseriesRows(db: Executor, r: Range, metric: Metric, starts: Date[]) {
   const m = METRIC_SQL[metric];
   const at = sql`c.${sql.ref(m.at)}`;
   const join = metric === 'messagesIn' ? sql`LEFT JOIN threads t ON c.resolved_at IS NULL AND t.id = c.thread_id` : sql``;
-  const { rows } = await sql<{ start: Date; value: number | null }>`
-    SELECT date_trunc(${interval}, ${at}, ${timezone}) AS start, ${m.value} AS value
+  const { rows } = await sql<{ bucket: number; value: number | null }>`
+    SELECT width_bucket(${at}, ${starts}::timestamptz[]) AS bucket, ${m.value} AS value
     FROM conversations c ${join}
     WHERE c.workspace_id = ${r.workspaceId} AND ${at} >= ${r.from} AND ${at} < ${r.to}
     GROUP BY 1`.execute(db);
-  return new Map(rows.map((row) => [row.start.getTime(), row.value]));
+  return new Map(rows.map((row) => [Number(row.bucket) - 1, row.value]));
 }
 
 export interface CsvRow {

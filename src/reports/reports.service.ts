@@ -41,7 +41,8 @@ export function readInstant(value: string, field: 'from' | 'to', timezone: strin
   if (DATE_ONLY.test(value)) {
     const day = DateTime.fromISO(value, { zone: timezone });
     if (!day.isValid) throw errors.validation(`${field}: "${value}" is not a date`);
-    return (field === 'to' ? day.plus({ days: 1 }) : day).toJSDate();
+    // The next midnight, also after a day that began late (a zone that skips midnight).
+    return (field === 'to' ? day.plus({ days: 1 }).startOf('day') : day).toJSDate();
   }
   const at = DateTime.fromISO(value, { setZone: true });
   if (!at.isValid || !/([zZ]|[+-]\d{2}:?\d{2})$/.test(value))
@@ -124,22 +125,43 @@ const COUNTS: Metric[] = ['conversations', 'resolved', 'messagesIn'];
  * `GET /v1/reports/timeseries`: every bucket from the one holding `from` to the one before `to`,
  * each starting at a local hour, midnight or Monday midnight in the zone (so a day is 23 or 25
  * hours across a DST change); an empty bucket is 0 for counts, null for medians and averages.
+ * Each bucket holds what happened from its start to the next one.
  */
 export async function timeseries(db: Executor, range: Range & { timezone: string }, metric: Metric, interval: Interval) {
   const starts: DateTime[] = [];
   const end = range.to.getTime();
-  for (
-    let s = DateTime.fromJSDate(range.from, { zone: range.timezone }).startOf(interval);
-    s.toMillis() < end;
-    s = s.plus({ [interval]: 1 })
-  ) {
+  for (let s: DateTime = DateTime.fromJSDate(range.from, { zone: range.timezone }).startOf(interval); s.toMillis() < end; ) {
     starts.push(s);
     if (starts.length > MAX_BUCKETS)
       throw errors.validation(`interval: at most ${MAX_BUCKETS} buckets; choose a longer interval or a shorter range`);
+    // A day or week after one that began late (a zone that skips midnight) still starts at midnight.
+    s = interval === 'hour' ? nextLocalHour(s) : s.plus({ [interval]: 1 }).startOf(interval);
   }
-  const values = await timeseriesRows(db, range, metric, interval, range.timezone);
+  const values = await timeseriesRows(
+    db,
+    range,
+    metric,
+    starts.map((s) => s.toJSDate()),
+  );
   const empty = COUNTS.includes(metric) ? 0 : null;
-  return starts.map((s) => ({ start: s.toISO({ suppressMilliseconds: true })!, value: values.get(s.toMillis()) ?? empty }));
+  return starts.map((s, i) => ({ start: s.toISO({ suppressMilliseconds: true })!, value: values.get(i) ?? empty }));
+}
+
+const QUARTER_HOUR = 15 * 60_000;
+
+/**
+ * The start of the next local hour after `s`: the next instant whose wall clock reads a whole
+ * hour, or at which the wall clock enters another hour (a DST change that skips to 02:30). An
+ * hour repeated in autumn starts twice; a half hour repeated (Lord Howe's 01:30–02:00) stays in
+ * its hour. Offsets and their changes fall on quarter hours, so that is the step looked at.
+ */
+function nextLocalHour(s: DateTime): DateTime {
+  const hourOn = s.plus({ hours: 1 });
+  if (s.minute === 0 && hourOn.offset === s.offset) return hourOn;
+  for (let t = s.toMillis() + QUARTER_HOUR; ; t += QUARTER_HOUR) {
+    const at = DateTime.fromMillis(t, { zone: s.zone });
+    if (at.minute === 0 || at.hour !== s.hour || at.day !== s.day) return at;
+  }
 }
 
 export const CSV_COLUMNS = [

@@ -50,10 +50,11 @@ function openStretches(hours: BusinessHours, day: DateTime): [number, number][] 
 /**
  * The instant at which `ms` of business time has passed since `from`: with null hours,
  * `from + ms`. With `ms` > 0 the answer always lies inside hours (or at the end of an open
- * stretch). Throws when the schedule has no open time within three years (every weekday
- * closed by holidays): validated hours always have some.
+ * stretch). Null when that much open time is not found within three years (holidays closing
+ * every open day that long, or a target longer than the open time of three years): a search
+ * that stops, not an error.
  */
-export function addBusinessTime(hours: BusinessHours | null, from: Date, ms: number): Date {
+export function addBusinessTime(hours: BusinessHours | null, from: Date, ms: number): Date | null {
   if (!hours || ms <= 0) return new Date(from.getTime() + Math.max(0, ms));
   const start = from.getTime();
   let left = ms;
@@ -66,7 +67,7 @@ export function addBusinessTime(hours: BusinessHours | null, from: Date, ms: num
       left -= b - s;
     }
   }
-  throw new Error(`business hours in ${hours.timezone} have no open time within ${HORIZON_DAYS} days`);
+  return null;
 }
 
 /** Business time between two instants, in milliseconds (0 when `to` is not after `from`). */

@@ -106,7 +106,11 @@ export type Sla = Static<typeof SlaResource>;
 const running = (c: TargetClock | undefined): c is TargetClock => c !== undefined && c.metAt === null;
 const key = (target: SlaTarget, kind: SlaEventKind, dueAt: string) => `${target}:${kind}:${dueAt}`;
 
-/** A clock of `target` under `targets` from `startedAt`; undefined when the policy sets none. */
+/**
+ * A clock of `target` under `targets` from `startedAt`; undefined when the policy sets none, or
+ * when the hours do not hold that much open time within three years (docs/sla.md): no due time
+ * rather than a failed change.
+ */
 function clock(
   hours: BusinessHours | null,
   targets: Pick<PolicyTargets, 'businessHoursOnly' | 'targetMs'>,
@@ -116,12 +120,10 @@ function clock(
   const ms = targets.targetMs[target];
   if (ms === undefined) return undefined;
   const h = targets.businessHoursOnly ? hours : null;
-  return {
-    startedAt: startedAt.toISOString(),
-    warnAt: addBusinessTime(h, startedAt, Math.round(ms * WARNING_SHARE)).toISOString(),
-    dueAt: addBusinessTime(h, startedAt, ms).toISOString(),
-    metAt: null,
-  };
+  const warnAt = addBusinessTime(h, startedAt, Math.round(ms * WARNING_SHARE));
+  const dueAt = addBusinessTime(h, startedAt, ms);
+  if (!warnAt || !dueAt) return undefined;
+  return { startedAt: startedAt.toISOString(), warnAt: warnAt.toISOString(), dueAt: dueAt.toISOString(), metAt: null };
 }
 
 /** A new opening (a thread created or reopened) under `policy`. */

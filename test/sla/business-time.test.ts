@@ -57,15 +57,15 @@ describe('business time', () => {
         const hours = checkBusinessHours(raw);
         const expected = reference(hours, from, minutes, SEARCH);
         fc.pre(expected !== undefined);
-        const due = addBusinessTime(hours, from, minutes * MINUTE);
+        const due = addBusinessTime(hours, from, minutes * MINUTE)!;
         expect(due.toISOString()).toBe(expected!.toISOString());
         expect(insideBusinessHours(hours, new Date(due.getTime() - 1))).toBe(true);
         expect(businessTimeBetween(hours, from, due)).toBe(minutes * MINUTE);
         // Later starts and longer targets are never due earlier.
-        expect(addBusinessTime(hours, new Date(from.getTime() + later * MINUTE), minutes * MINUTE).getTime()).toBeGreaterThanOrEqual(
+        expect(addBusinessTime(hours, new Date(from.getTime() + later * MINUTE), minutes * MINUTE)!.getTime()).toBeGreaterThanOrEqual(
           due.getTime(),
         );
-        expect(addBusinessTime(hours, from, (minutes + later) * MINUTE).getTime()).toBeGreaterThanOrEqual(due.getTime());
+        expect(addBusinessTime(hours, from, (minutes + later) * MINUTE)!.getTime()).toBeGreaterThanOrEqual(due.getTime());
       }),
       { seed: 36, numRuns: 150 },
     );
@@ -73,21 +73,21 @@ describe('business time', () => {
 
   it('is wall time without hours', () => {
     const from = new Date('2026-03-07T10:00:00Z');
-    expect(addBusinessTime(null, from, 3_600_000).toISOString()).toBe('2026-03-07T11:00:00.000Z');
+    expect(addBusinessTime(null, from, 3_600_000)!.toISOString()).toBe('2026-03-07T11:00:00.000Z');
     expect(insideBusinessHours(null, from)).toBe(true);
   });
 
   it('takes a Friday 16:30 opening with an hour to Monday 09:30', () => {
     const hours = checkBusinessHours({ ...NINE_TO_FIVE, weekly: weekdays([['09:00', '17:00']]) });
     // Friday 2026-03-06 16:30 in Berlin (UTC+1).
-    const due = addBusinessTime(hours, new Date('2026-03-06T15:30:00Z'), 3_600_000);
+    const due = addBusinessTime(hours, new Date('2026-03-06T15:30:00Z'), 3_600_000)!;
     expect(due.toISOString()).toBe('2026-03-09T08:30:00.000Z');
   });
 
   it('crosses a daylight-saving change in local time', () => {
     const hours = checkBusinessHours({ ...NINE_TO_FIVE, weekly: weekdays([['09:00', '17:00']]) });
     // Friday 2026-03-27 16:30 CET; Berlin moves to CEST on Sunday the 29th: Monday 09:30 is 07:30Z.
-    expect(addBusinessTime(hours, new Date('2026-03-27T15:30:00Z'), 3_600_000).toISOString()).toBe('2026-03-30T07:30:00.000Z');
+    expect(addBusinessTime(hours, new Date('2026-03-27T15:30:00Z'), 3_600_000)!.toISOString()).toBe('2026-03-30T07:30:00.000Z');
     // A night shift through the change: the skipped hour is no business time.
     const night = checkBusinessHours({
       timezone: 'Europe/Berlin',
@@ -95,13 +95,13 @@ describe('business time', () => {
       weekly: { mon: [], tue: [], wed: [], thu: [], fri: [], sat: [['22:00', '24:00']], sun: [['00:00', '06:00']] },
     });
     // Saturday 23:00 CET + 4 h: 23:00–24:00, 00:00–02:00 CET, then 03:00–04:00 CEST (02:00–03:00 does not exist).
-    expect(addBusinessTime(night, new Date('2026-03-28T22:00:00Z'), 4 * 3_600_000).toISOString()).toBe('2026-03-29T02:00:00.000Z');
+    expect(addBusinessTime(night, new Date('2026-03-28T22:00:00Z'), 4 * 3_600_000)!.toISOString()).toBe('2026-03-29T02:00:00.000Z');
   });
 
   it('skips holidays', () => {
     const hours = checkBusinessHours({ ...NINE_TO_FIVE, holidays: ['2026-12-25', '2026-12-28'], weekly: weekdays([['09:00', '17:00']]) });
     // Thursday 24 December 16:30 CET + 1 h: the 25th is a holiday, the 26th/27th a weekend, the 28th a holiday.
-    expect(addBusinessTime(hours, new Date('2026-12-24T15:30:00Z'), 3_600_000).toISOString()).toBe('2026-12-29T08:30:00.000Z');
+    expect(addBusinessTime(hours, new Date('2026-12-24T15:30:00Z'), 3_600_000)!.toISOString()).toBe('2026-12-29T08:30:00.000Z');
     expect(insideBusinessHours(hours, new Date('2026-12-25T10:00:00Z'))).toBe(false);
   });
 });
