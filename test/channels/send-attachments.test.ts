@@ -133,6 +133,21 @@ describe('replies with a file, channel by channel', () => {
     expect(fake.requests[1]!.parsed).toMatchObject({ type: 'image', image: { id: answerOf(0).id, caption: 'Thumbs up' } });
   });
 
+  it.each([
+    ['image/gif', 'wave.gif', 'image'],
+    ['image/svg+xml', 'logo.svg', 'image'],
+    ['audio/wav', 'memo.wav', 'audio'],
+    ['video/quicktime', 'clip.mov', 'video'],
+  ] as const)('WhatsApp Cloud sends %s, a type it does not play, as a document with its filename', async (contentType, filename, kind) => {
+    const { thread } = await threadOn('whatsapp', `49151000002${accounts}`);
+    await replySent(thread.id, { text: 'Here it is', attachmentIds: [await upload(someBytes(), contentType, filename, kind)] });
+    expect(fake.requests.map((r) => r.path.split('/').pop())).toEqual(['media', 'messages']);
+    expect(fake.requests[1]!.parsed).toMatchObject({
+      type: 'document',
+      document: { id: answerOf(0).id, caption: 'Here it is', filename },
+    });
+  });
+
   it.each(['social_one.native', 'social_two.native'])(
     '%s sends the text, then the file by its signed link, which Meta fetches',
     async (key) => {
