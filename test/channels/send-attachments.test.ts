@@ -209,16 +209,24 @@ describe('replies with a file, channel by channel', () => {
     expect(sent.external_id).toBe(answerOf(0).sid);
   });
 
-  it('Telegram sends a document by its signed link with the caption', async () => {
-    const { thread } = await threadOn('telegram', '777000111');
+  it.each([
+    ['application/zip', 'logs.zip'],
+    ['application/vnd.openxmlformats-officedocument.wordprocessingml.document', 'quote.docx'],
+  ])('Telegram uploads a document (%s) with its filename and the caption', async (contentType, filename) => {
+    const chat = `7770001${String(accounts).padStart(2, '0')}`;
+    const { thread } = await threadOn('telegram', chat);
     const bytes = someBytes(5_000);
-    const id = await upload(bytes, 'application/zip', 'logs.zip', 'file');
+    const id = await upload(bytes, contentType, filename, 'file');
     const sent = await replySent(thread.id, { text: 'The logs', attachmentIds: [id] });
     expect(fake.requests).toHaveLength(1);
     expect(fake.requests[0]!.path).toMatch(/\/sendDocument$/);
-    expect(fake.requests[0]!.parsed).toMatchObject({ chat_id: '777000111', caption: 'The logs' });
-    expect(fake.requests[0]!.fetched!.bytes.equals(bytes)).toBe(true);
-    expect(sent.external_id).toBe(`777000111:${(answerOf(0).result as { message_id: number }).message_id}`);
+    // By URL, Telegram takes only GIF, PDF and ZIP documents and names them after the link.
+    const form = fake.requests[0]!.parsed as MultipartBody;
+    expect(form.fields).toEqual({ chat_id: chat, caption: 'The logs' });
+    expect(form.files).toHaveLength(1);
+    expect(form.files[0]).toMatchObject({ field: 'document', filename, contentType });
+    expect(form.files[0]!.bytes.equals(bytes)).toBe(true);
+    expect(sent.external_id).toBe(`${chat}:${(answerOf(0).result as { message_id: number }).message_id}`);
   });
 
   it('Telegram sends a WebP sticker by sendSticker after its text by sendMessage (a sticker takes no caption)', async () => {
