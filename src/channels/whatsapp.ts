@@ -207,16 +207,24 @@ const MEDIA_TYPES: Record<'image' | 'audio' | 'video', ReadonlySet<string>> = {
   video: new Set(['video/mp4', 'video/3gpp']),
 };
 
+/** The most the Cloud API takes as an image (5 MB) or audio and video (16 MB); a document takes 100 MB. */
+const MEDIA_MAX_BYTES: Record<'image' | 'audio' | 'video', number> = {
+  image: 5 * 1024 * 1024,
+  audio: 16 * 1024 * 1024,
+  video: 16 * 1024 * 1024,
+};
+
 /**
  * The Cloud API's message type for a file: a sticker must be WebP (any other goes as an
- * image), an image, audio or video of a type WhatsApp does not play goes as a document.
+ * image), an image, audio or video of a type WhatsApp does not play, or larger than it takes
+ * for that type, goes as a document.
  */
 function mediaType(file: OutboundAttachment): 'image' | 'audio' | 'video' | 'document' | 'sticker' {
   const kind = file.kind === 'sticker' && file.contentType === 'image/webp' ? 'sticker' : file.kind === 'sticker' ? 'image' : file.kind;
   if (kind === 'sticker') return kind;
   if (kind === 'file') return 'document';
   const type = file.contentType.split(';')[0]!.trim().toLowerCase();
-  return MEDIA_TYPES[kind].has(type) ? kind : 'document';
+  return MEDIA_TYPES[kind].has(type) && file.size <= MEDIA_MAX_BYTES[kind] ? kind : 'document';
 }
 
 /**

@@ -133,6 +133,13 @@ describe('replies with a file, channel by channel', () => {
     expect(fake.requests[1]!.parsed).toMatchObject({ type: 'image', image: { id: answerOf(0).id, caption: 'Thumbs up' } });
   });
 
+  it('WhatsApp Cloud sends a JPEG over its 5 MB image limit as a document', async () => {
+    const { thread } = await threadOn('whatsapp', '4915100000301');
+    const big = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff]), someBytes(5 * 1024 * 1024)]);
+    await replySent(thread.id, { text: 'Full size', attachmentIds: [await upload(big, 'image/jpeg', 'scan.jpg', 'image')] });
+    expect(fake.requests[1]!.parsed).toMatchObject({ type: 'document', document: { caption: 'Full size', filename: 'scan.jpg' } });
+  });
+
   it.each([
     ['image/gif', 'wave.gif', 'image'],
     ['image/svg+xml', 'logo.svg', 'image'],
