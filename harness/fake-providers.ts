@@ -276,6 +276,11 @@ function mediaProblem(req: RecordedRequest, uploads: Map<string, UploadedMedia>)
     return undefined;
   }
   if (req.fetched && req.fetched.status !== 200) return `could not fetch the media at its URL (HTTP ${req.fetched.status})`;
+  // The Bot API: "In sendDocument, sending by URL will currently only work for GIF, PDF and ZIP files."
+  if (req.provider === 'telegram' && req.path.endsWith('/sendDocument') && req.fetched) {
+    const type = req.fetched.contentType?.split(';')[0];
+    if (!['image/gif', 'application/pdf', 'application/zip'].includes(type ?? '')) return 'Bad Request: wrong type of the web page content';
+  }
   if (req.provider === 'whatsapp_session' && req.path.endsWith('/sendFile')) {
     const file = ((req.parsed ?? {}) as Record<string, unknown>).file as Record<string, unknown> | undefined;
     if (!file || typeof file.mimetype !== 'string' || typeof file.filename !== 'string') return 'file must be {mimetype, filename, url}';
@@ -434,7 +439,7 @@ function templateSendProblem(parsed: unknown): string | undefined {
 
 /** Success bodies as the providers document them. */
 function success(provider: Provider, parsed: unknown, path: string): [number, unknown] {
-  const p = (parsed ?? {}) as Record<string, unknown>;
+  let p = (parsed ?? {}) as Record<string, unknown>;
   switch (provider) {
     case 'whatsapp':
       return [
@@ -481,6 +486,9 @@ function success(provider: Provider, parsed: unknown, path: string): [number, un
     }
     case 'telegram': {
       if (path.endsWith('/setWebhook')) return [200, { ok: true, result: true, description: 'Webhook was set' }];
+      // An upload (multipart) carries chat_id and caption as fields beside the file.
+      const fields = (p as Partial<MultipartBody>).fields;
+      if (fields) p = { ...p, ...fields };
       const bot = Number(path.split('/')[2]?.replace(/^bot/, '').split(':')[0]);
       return [
         200,

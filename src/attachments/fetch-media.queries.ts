@@ -3,6 +3,7 @@ import type { Executor } from '../db/database.js';
 import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import type { AttachmentKind, MessagesTable } from '../db/types.js';
 import type { MediaSource } from '../messaging/events.js';
+import { cleanFilename } from './content-type.js';
 import type { StoredDelivery } from './delivery-files.js';
 
 /** What a fetch-media job keeps in `attachments.source`: the MediaSource, and for a file inside a delivery, which delivery. */
@@ -17,14 +18,17 @@ export interface PendingAttachmentInput {
   source: StoredSource;
 }
 
-/** Inserts inbound attachments `pending`, one statement for the batch; answers their ids in order. */
+/**
+ * Inserts inbound attachments `pending`, one statement for the batch; answers their ids in order.
+ * A sender's filename is cleaned as an upload's is (the last segment, no control characters).
+ */
 export async function insertPendingAttachments(db: Executor, rows: PendingAttachmentInput[], at: Date): Promise<number[]> {
   if (rows.length === 0) return [];
   const { rows: inserted } = await sql<{ id: string | number }>`
     INSERT INTO attachments (workspace_id, message_id, kind, content_type, filename, status, source, created_at, updated_at)
     SELECT w, m, k, coalesce(ct, 'application/octet-stream'), f, 'pending', s, ${at}::timestamptz, ${at}::timestamptz
     FROM unnest(${rows.map((r) => r.workspaceId)}::int[], ${rows.map((r) => r.messageId)}::bigint[], ${rows.map((r) => r.kind)}::text[],
-                ${rows.map((r) => r.contentType ?? null)}::text[], ${rows.map((r) => r.filename ?? null)}::text[],
+                ${rows.map((r) => r.contentType ?? null)}::text[], ${rows.map((r) => cleanFilename(r.filename))}::text[],
                 ${rows.map((r) => JSON.stringify(r.source))}::jsonb[])
       WITH ORDINALITY AS v(w, m, k, ct, f, s, n)
     ORDER BY n

@@ -41,10 +41,12 @@ export function fillVariables(text: string, values: VariableValues): string {
   let out = '';
   let at = 0;
   for (;;) {
-    const open = text.indexOf('{{', at);
-    if (open < 0) break;
-    const close = text.indexOf('}}', open + 2);
+    const first = text.indexOf('{{', at);
+    if (first < 0) break;
+    const close = text.indexOf('}}', first + 2);
     if (close < 0) break;
+    // The opening nearest the closing: a stray `{{` before a variable does not swallow it.
+    const open = text.lastIndexOf('{{', close - 2);
     const name = text.slice(open + 2, close).trim();
     const value = name.length <= 120 ? variable(name, values) : undefined;
     out += text.slice(at, open) + (value ?? text.slice(open, close + 2));

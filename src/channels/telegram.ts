@@ -11,7 +11,7 @@ import {
   signed,
   toDate,
 } from './channel.js';
-import { inTurn } from './media-send.js';
+import { inTurn, readAll } from './media-send.js';
 import { apiUrl, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
 
@@ -85,12 +85,12 @@ export const telegramAdapter: ChannelAdapter = {
   async send(target, credentials, { timeoutMs }) {
     if (!credentials.accessToken) return noCredentials('telegram', { accessToken: credentials.accessToken });
     const token = credentials.accessToken;
-    const call = (method: string, json: Record<string, unknown>) =>
+    const call = (method: string, body: Record<string, unknown> | FormData) =>
       postToProvider({
         key: 'telegram',
         url: apiUrl(credentials.apiBaseUrl ?? TELEGRAM_API, `/bot${token}/${method}`),
         headers: {},
-        body: { json: { chat_id: target.to, ...json } },
+        body: body instanceof FormData ? { multipart: body } : { json: { chat_id: target.to, ...body } },
         timeoutMs,
         secrets: [token],
         idField: 'result.message_id',
@@ -104,14 +104,22 @@ export const telegramAdapter: ChannelAdapter = {
       });
     const file = target.attachments?.[0];
     if (!file) return call('sendMessage', { text: target.text });
-    // Telegram fetches the file from its signed link; a sticker takes no caption, so its text
-    // goes first as a message of its own (docs/attachments.md, "Outbound").
+    // Telegram fetches a photo, audio, video or sticker from its signed link; a sticker takes no
+    // caption, so its text goes first as a message of its own (docs/attachments.md, "Outbound").
+    // A document is uploaded instead: by URL Telegram takes only GIF, PDF and ZIP documents, and
+    // names the file after the link's last segment (`content`), not the file's name.
     const [method, field] = sendMethod(file);
     const captioned = method !== 'sendSticker';
-    return inTurn([
-      ...(!captioned && target.text !== '' ? [() => call('sendMessage', { text: target.text })] : []),
-      () => call(method, { [field]: file.url, ...(captioned && target.text !== '' ? { caption: target.text } : {}) }),
-    ]);
+    const caption = captioned && target.text !== '' ? { caption: target.text } : {};
+    const send = async () => {
+      if (method !== 'sendDocument') return call(method, { [field]: file.url, ...caption });
+      const form = new FormData();
+      form.set('chat_id', target.to);
+      if (caption.caption !== undefined) form.set('caption', caption.caption);
+      form.set(field, new Blob([await readAll(await file.open())], { type: file.contentType }), file.filename);
+      return call(method, form);
+    };
+    return inTurn([...(!captioned && target.text !== '' ? [() => call('sendMessage', { text: target.text })] : []), send]);
   },
 };
 

@@ -196,10 +196,35 @@ function mediaOf(m: Record<string, unknown>): { attachments?: InboundAttachment[
   };
 }
 
-/** The Cloud API's message type for a file; a sticker must be WebP, any other goes as an image. */
+/**
+ * The types the Cloud API takes as an image, audio or video message (Meta's "supported media
+ * types"); any other file of those kinds (a GIF, an SVG, a WAV, a QuickTime video) would be
+ * refused there, so it goes as a document, which takes any type.
+ */
+const MEDIA_TYPES: Record<'image' | 'audio' | 'video', ReadonlySet<string>> = {
+  image: new Set(['image/jpeg', 'image/png']),
+  audio: new Set(['audio/aac', 'audio/amr', 'audio/mpeg', 'audio/mp4', 'audio/ogg']),
+  video: new Set(['video/mp4', 'video/3gpp']),
+};
+
+/** The most the Cloud API takes as an image (5 MB) or audio and video (16 MB); a document takes 100 MB. */
+const MEDIA_MAX_BYTES: Record<'image' | 'audio' | 'video', number> = {
+  image: 5 * 1024 * 1024,
+  audio: 16 * 1024 * 1024,
+  video: 16 * 1024 * 1024,
+};
+
+/**
+ * The Cloud API's message type for a file: a sticker must be WebP (any other goes as an
+ * image), an image, audio or video of a type WhatsApp does not play, or larger than it takes
+ * for that type, goes as a document.
+ */
 function mediaType(file: OutboundAttachment): 'image' | 'audio' | 'video' | 'document' | 'sticker' {
-  if (file.kind === 'sticker') return file.contentType === 'image/webp' ? 'sticker' : 'image';
-  return file.kind === 'file' ? 'document' : file.kind;
+  const kind = file.kind === 'sticker' && file.contentType === 'image/webp' ? 'sticker' : file.kind === 'sticker' ? 'image' : file.kind;
+  if (kind === 'sticker') return kind;
+  if (kind === 'file') return 'document';
+  const type = file.contentType.split(';')[0]!.trim().toLowerCase();
+  return MEDIA_TYPES[kind].has(type) && file.size <= MEDIA_MAX_BYTES[kind] ? kind : 'document';
 }
 
 /**

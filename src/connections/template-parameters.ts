@@ -20,3 +20,24 @@ export function countParameters(text: string | undefined): number {
 export function fillParameters(text: string, parameters: readonly string[]): string {
   return text.replace(PLACEHOLDER, (whole, n: string) => parameters[Number(n) - 1] ?? whole);
 }
+
+/**
+ * A part of a template that needs a parameter other than text, which a reply has no way to
+ * give (only `header` and `body` text lists): a media or location header, or a URL button
+ * with a placeholder. Meta refuses a send that leaves one out, so such a template is refused
+ * before anything is queued. Answers how to name it (`an IMAGE header`), else undefined.
+ */
+export function unfillableComponent(components: unknown): string | undefined {
+  if (!Array.isArray(components)) return undefined;
+  for (const c of components) {
+    if (!isObject(c) || typeof c.type !== 'string') continue;
+    const type = c.type.toUpperCase();
+    const format = typeof c.format === 'string' ? c.format.toUpperCase() : 'TEXT';
+    if (type === 'HEADER' && format !== 'TEXT') return `a${/^[AEIOU]/.test(format) ? 'n' : ''} ${format} header`;
+    if (type === 'BUTTONS' && Array.isArray(c.buttons)) {
+      const dynamic = c.buttons.find((b) => isObject(b) && typeof b.url === 'string' && countParameters(b.url) > 0);
+      if (dynamic) return 'a URL button with a placeholder';
+    }
+  }
+  return undefined;
+}

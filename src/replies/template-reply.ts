@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { componentText, countParameters, fillParameters } from '../connections/template-parameters.js';
+import { componentText, countParameters, fillParameters, unfillableComponent } from '../connections/template-parameters.js';
 import { findTemplate } from '../connections/templates.queries.js';
 import type { Executor } from '../db/database.js';
 import { errors } from '../http/errors.js';
@@ -49,6 +49,8 @@ export async function prepareTemplateReply(
   if (!template)
     throw errors.validation(`${named} is not among the connection's synced templates; POST /v1/connections/:id/templates/sync`);
   if (template.status !== 'APPROVED') throw errors.validation(`${named} is ${template.status}, not APPROVED`);
+  const unfillable = unfillableComponent(template.components);
+  if (unfillable) throw errors.validation(`${named} has ${unfillable}, which a reply cannot fill; send another template`);
   const header = reply.parameters?.header ?? [];
   const headerCount = countParameters(componentText(template.components, 'HEADER'));
   if (header.length !== headerCount) throw errors.validation(`${named} takes ${headerCount} header parameters; ${header.length} given`);

@@ -99,11 +99,11 @@ const post = async (key: string, body: string | Buffer, headers: Record<string, 
 };
 
 /** A WhatsApp Cloud fixture with its message id and media id replaced, posted signed. */
-async function postWhatsApp(name: string, mediaId: string): Promise<string> {
+async function postWhatsApp(name: string, mediaId: string, media: Record<string, unknown> = {}): Promise<string> {
   const body = JSON.parse(fixture('whatsapp', name));
   const m = body.entry[0].changes[0].value.messages[0];
   m.id = `wamid.${id()}`;
-  m[m.type].id = mediaId;
+  m[m.type] = { ...m[m.type], ...media, id: mediaId };
   const res = await deliverSigned(ctx, 'whatsapp', body);
   expect(res.statusCode, res.body).toBe(200);
   return m.id;
@@ -224,6 +224,18 @@ describe('per channel, end to end: a signed delivery, then the job stores the by
     const file = fake.media.whatsapp(png({ contentType: 'application/pdf' }), { token: WA_TOKEN });
     const [a] = await settled(await postWhatsApp('document-message.json', file.mediaId!));
     expect(a).toMatchObject({ status: 'stored', kind: 'file', filename: 'invoice-march.pdf', content_type: 'image/png' });
+  });
+
+  it("whatsapp document: the sender's filename is kept as an upload's is, the last segment, no control characters, 255 at most", async () => {
+    for (const [sent, kept] of [
+      ['..\\..\\reports/2026/März\u0007 report.pdf', 'März report.pdf'],
+      [`${'a'.repeat(300)}.pdf`, 'a'.repeat(255)],
+      ['../', null],
+    ] as const) {
+      const file = fake.media.whatsapp(png({ contentType: 'application/pdf' }), { token: WA_TOKEN });
+      const [a] = await settled(await postWhatsApp('document-message.json', file.mediaId!, { filename: sent }));
+      expect(a).toMatchObject({ status: 'stored', kind: 'file', filename: kept });
+    }
   });
 
   it('whatsapp voice note, video and sticker: bytes that show no type keep the declared one, without its parameters', async () => {

@@ -38,6 +38,8 @@ describe('canned-response variables', () => {
         values,
       ),
     ).toBe('Hi {{agent.name}} (), Ada of Acme: gold  1 {{nope}} {{unclosed');
+    // A stray `{{` (or a third brace) before a variable leaves the variable filled in.
+    expect(fillVariables('Use {{ braces, {{contact.attributes.plan}} and {{{agent.name}}}', values)).toBe('Use {{ braces, gold and {Ada}');
   });
 });
 

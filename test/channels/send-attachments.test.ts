@@ -133,6 +133,28 @@ describe('replies with a file, channel by channel', () => {
     expect(fake.requests[1]!.parsed).toMatchObject({ type: 'image', image: { id: answerOf(0).id, caption: 'Thumbs up' } });
   });
 
+  it('WhatsApp Cloud sends a JPEG over its 5 MB image limit as a document', async () => {
+    const { thread } = await threadOn('whatsapp', '4915100000301');
+    const big = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff]), someBytes(5 * 1024 * 1024)]);
+    await replySent(thread.id, { text: 'Full size', attachmentIds: [await upload(big, 'image/jpeg', 'scan.jpg', 'image')] });
+    expect(fake.requests[1]!.parsed).toMatchObject({ type: 'document', document: { caption: 'Full size', filename: 'scan.jpg' } });
+  });
+
+  it.each([
+    ['image/gif', 'wave.gif', 'image'],
+    ['image/svg+xml', 'logo.svg', 'image'],
+    ['audio/wav', 'memo.wav', 'audio'],
+    ['video/quicktime', 'clip.mov', 'video'],
+  ] as const)('WhatsApp Cloud sends %s, a type it does not play, as a document with its filename', async (contentType, filename, kind) => {
+    const { thread } = await threadOn('whatsapp', `49151000002${accounts}`);
+    await replySent(thread.id, { text: 'Here it is', attachmentIds: [await upload(someBytes(), contentType, filename, kind)] });
+    expect(fake.requests.map((r) => r.path.split('/').pop())).toEqual(['media', 'messages']);
+    expect(fake.requests[1]!.parsed).toMatchObject({
+      type: 'document',
+      document: { id: answerOf(0).id, caption: 'Here it is', filename },
+    });
+  });
+
   it.each(['social_one.native', 'social_two.native'])(
     '%s sends the text, then the file by its signed link, which Meta fetches',
     async (key) => {
@@ -194,16 +216,24 @@ describe('replies with a file, channel by channel', () => {
     expect(sent.external_id).toBe(answerOf(0).sid);
   });
 
-  it('Telegram sends a document by its signed link with the caption', async () => {
-    const { thread } = await threadOn('telegram', '777000111');
+  it.each([
+    ['application/zip', 'logs.zip'],
+    ['application/vnd.openxmlformats-officedocument.wordprocessingml.document', 'quote.docx'],
+  ])('Telegram uploads a document (%s) with its filename and the caption', async (contentType, filename) => {
+    const chat = `7770001${String(accounts).padStart(2, '0')}`;
+    const { thread } = await threadOn('telegram', chat);
     const bytes = someBytes(5_000);
-    const id = await upload(bytes, 'application/zip', 'logs.zip', 'file');
+    const id = await upload(bytes, contentType, filename, 'file');
     const sent = await replySent(thread.id, { text: 'The logs', attachmentIds: [id] });
     expect(fake.requests).toHaveLength(1);
     expect(fake.requests[0]!.path).toMatch(/\/sendDocument$/);
-    expect(fake.requests[0]!.parsed).toMatchObject({ chat_id: '777000111', caption: 'The logs' });
-    expect(fake.requests[0]!.fetched!.bytes.equals(bytes)).toBe(true);
-    expect(sent.external_id).toBe(`777000111:${(answerOf(0).result as { message_id: number }).message_id}`);
+    // By URL, Telegram takes only GIF, PDF and ZIP documents and names them after the link.
+    const form = fake.requests[0]!.parsed as MultipartBody;
+    expect(form.fields).toEqual({ chat_id: chat, caption: 'The logs' });
+    expect(form.files).toHaveLength(1);
+    expect(form.files[0]).toMatchObject({ field: 'document', filename, contentType });
+    expect(form.files[0]!.bytes.equals(bytes)).toBe(true);
+    expect(sent.external_id).toBe(`${chat}:${(answerOf(0).result as { message_id: number }).message_id}`);
   });
 
   it('Telegram sends a WebP sticker by sendSticker after its text by sendMessage (a sticker takes no caption)', async () => {

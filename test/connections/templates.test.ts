@@ -352,6 +352,37 @@ describe('template replies', async () => {
     expect(await outboundCount()).toBe(before);
   });
 
+  it('refuses a template with a media header or a URL button placeholder, which a reply cannot fill', async () => {
+    const body = { type: 'BODY', text: 'Your order has shipped.' };
+    await ctx.deps.db
+      .insertInto('whatsapp_templates')
+      .values(
+        [
+          ['shipped_photo', [{ type: 'HEADER', format: 'IMAGE', example: { header_handle: ['https://x.test/a.jpg'] } }, body]],
+          ['shipped_track', [body, { type: 'BUTTONS', buttons: [{ type: 'URL', text: 'Track', url: 'https://x.test/t/{{1}}' }] }]],
+        ].map(([name, components]) => ({
+          connection_id: whatsapp.id,
+          name: name as string,
+          language: 'en_US',
+          category: 'UTILITY',
+          status: 'APPROVED',
+          components: JSON.stringify(components),
+          parameter_count: 0,
+        })),
+      )
+      .execute();
+    const before = await outboundCount();
+    for (const [name, what] of [
+      ['shipped_photo', 'an IMAGE header'],
+      ['shipped_track', 'a URL button with a placeholder'],
+    ]) {
+      const res = await reply(threadId, { template: { name, language: 'en_US' } });
+      expect(res.statusCode, res.body).toBe(422);
+      expect(res.json().error.message).toBe(`template "${name}" (en_US) has ${what}, which a reply cannot fill; send another template`);
+    }
+    expect(await outboundCount()).toBe(before);
+  });
+
   it('refuses a template on a connection without businessAccountId', async () => {
     const thread = await ctx.deps.db
       .insertInto('threads')
