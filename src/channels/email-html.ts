@@ -56,14 +56,17 @@ export function cleanContentId(raw: unknown): string | undefined {
   return /^[A-Za-z0-9!#$%*+\-/=?^_`{|}~.@]{1,250}$/.test(id) ? id : undefined;
 }
 
-/** The Content-ID a `cid:` URL names (RFC 2392: percent-encoded), when it is a clean one. */
+/**
+ * The Content-ID a `cid:` URL names (RFC 2392: percent-encoded), when it is a clean one; a
+ * `%` that encodes nothing is read as written, as mail writers that do not encode write it.
+ */
 function cidOf(src: string): string | undefined {
   const m = /^\s*cid:(\S+?)\s*$/i.exec(src);
   if (!m) return undefined;
   try {
     return cleanContentId(decodeURIComponent(m[1]!));
   } catch {
-    return undefined;
+    return cleanContentId(m[1]);
   }
 }
 
