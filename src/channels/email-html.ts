@@ -5,7 +5,9 @@ import sanitizeHtml from 'sanitize-html';
  * an allowlist of tags and attributes, no script, no form, no frame, styles limited to a list
  * of properties whose values cannot load anything. Remote images never load by themselves (a
  * pixel would tell the sender when and where the mail was read): their address moves to
- * `data-remote-src` and the console puts it back when the agent asks for images. Links open
+ * `data-remote-src` and the console puts it back when the agent asks for images. An image of
+ * the mail's own parts (`cid:`) keeps the part's Content-ID in `data-cid`, which the frame
+ * links to that attachment of the same message (threads/email-frame.routes.ts). Links open
  * apart with `rel="noopener noreferrer"`, so the page they open cannot reach back.
  */
 export function sanitizeMailHtml(html: string): string | undefined {
@@ -38,6 +40,34 @@ export function htmlToText(html: string): string {
       .replace(/\n{3,}/g, '\n\n')
       .trim()
   );
+}
+
+/**
+ * A part's Content-ID as the service keeps it (`attachments.source.cid`): without its angle
+ * brackets, and only when it is made of the characters a Message-ID-like id uses (no quote,
+ * `&`, `<`, `>` or space), so it is written into an attribute and matched as it is. Else none.
+ */
+export function cleanContentId(raw: unknown): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  const id = raw
+    .trim()
+    .replace(/^<(.*)>$/, '$1')
+    .trim();
+  return /^[A-Za-z0-9!#$%*+\-/=?^_`{|}~.@]{1,250}$/.test(id) ? id : undefined;
+}
+
+/**
+ * The Content-ID a `cid:` URL names (RFC 2392: percent-encoded), when it is a clean one; a
+ * `%` that encodes nothing is read as written, as mail writers that do not encode write it.
+ */
+function cidOf(src: string): string | undefined {
+  const m = /^\s*cid:(\S+?)\s*$/i.exec(src);
+  if (!m) return undefined;
+  try {
+    return cleanContentId(decodeURIComponent(m[1]!));
+  } catch {
+    return cleanContentId(m[1]);
+  }
 }
 
 /** A style value that names no resource and runs nothing: no url(), expression(), or escapes. */
@@ -107,7 +137,7 @@ const OPTIONS: sanitizeHtml.IOptions = {
   allowedAttributes: {
     '*': ['style', 'dir', 'lang', 'title', 'align', 'valign', 'width', 'height', 'bgcolor', 'color'],
     a: ['href', 'name', 'target', 'rel'],
-    img: ['src', 'alt', 'data-remote-src'],
+    img: ['src', 'alt', 'data-remote-src', 'data-cid'],
     td: ['colspan', 'rowspan'],
     th: ['colspan', 'rowspan'],
     table: ['border', 'cellpadding', 'cellspacing'],
@@ -121,9 +151,13 @@ const OPTIONS: sanitizeHtml.IOptions = {
   transformTags: {
     a: (tagName, attribs) => ({ tagName, attribs: { ...attribs, target: '_blank', rel: 'noopener noreferrer' } }),
     img: (tagName, attribs) => {
-      const { src, 'data-remote-src': _ignored, ...rest } = attribs;
+      // Both markers are the sanitizer's alone: one written in the mail is dropped.
+      const { src, 'data-remote-src': _remote, 'data-cid': _cid, ...rest } = attribs;
       if (src && /^\s*(https?:)?\/\//i.test(src)) return { tagName, attribs: { ...rest, 'data-remote-src': src } };
-      // A data: image is inline already; cid: names a part of the mail, shown among its files.
+      // cid: names a part of this mail: the frame links it to that attachment of the message.
+      const cid = src ? cidOf(src) : undefined;
+      if (cid) return { tagName, attribs: { ...rest, 'data-cid': cid } };
+      // A data: image is inline already.
       return { tagName, attribs: src && /^\s*data:image\//i.test(src) ? { ...rest, src } : rest };
     },
   },

@@ -41,7 +41,7 @@ export interface ImapMailPayload {
     inReplyTo?: string;
     references?: string;
     date?: string;
-    attachments: { filename?: string; contentType?: string }[];
+    attachments: { filename?: string; contentType?: string; contentId?: string }[];
     /** A machine sent it, by its headers (automaticMail): no away message answers it. */
     automatic?: true;
   };
@@ -101,6 +101,7 @@ export async function readImapMail(account: string, raw: Buffer, tooLargeAbove?:
       attachments: parsed.attachments.map((a) => ({
         ...(a.filename ? { filename: a.filename } : {}),
         ...(a.contentType ? { contentType: a.contentType } : {}),
+        ...(a.cid ? { contentId: a.cid } : {}),
       })),
       ...(automaticMail((name) => rawHeader(parsed, name)) ? { automatic: true as const } : {}),
     },

@@ -4,7 +4,7 @@ import type { InboundAttachment, MailAddress, NormalisedEvent } from '../messagi
 import { decodeEncodedWords } from '../text/encoded-words.js';
 import { isSingleMailbox } from '../text/mailbox.js';
 import { NormaliseError } from './channel.js';
-import { htmlToText, sanitizeMailHtml } from './email-html.js';
+import { cleanContentId, htmlToText, sanitizeMailHtml } from './email-html.js';
 import { kindOfType } from './media-placeholder.js';
 
 /** The integrations whose messages are e-mail: threaded per conversation, answered with a subject. */
@@ -39,7 +39,7 @@ export interface InboundMail {
   inReplyTo?: string;
   references?: string;
   /** The mail's files, in the delivery's order: the `index`-th is read again from the stored delivery. */
-  attachments?: { filename?: string; contentType?: string }[];
+  attachments?: { filename?: string; contentType?: string; contentId?: string }[];
   occurredAt?: Date;
   /** Sent by a machine, by its headers (see automaticMail); a bounce's sender is also seen here. */
   automatic?: boolean;
@@ -113,12 +113,13 @@ function decodedName(a: MailAddress): MailAddress {
 }
 
 /** A file inside the delivery (docs/attachments.md): read again from the stored body by its index. */
-function deliveryAttachment(a: { filename?: string; contentType?: string }, index: number): InboundAttachment {
+function deliveryAttachment(a: { filename?: string; contentType?: string; contentId?: string }, index: number): InboundAttachment {
+  const cid = cleanContentId(a.contentId);
   return {
     kind: kindOfType(a.contentType),
     ...(a.contentType ? { contentType: a.contentType } : {}),
     ...(a.filename ? { filename: a.filename } : {}),
-    source: { from: 'delivery', index },
+    source: { from: 'delivery', index, ...(cid ? { cid } : {}) },
   };
 }
 

@@ -59,6 +59,7 @@ export const mailgunAdapter: ChannelAdapter = {
     const field = (name: string) => optionalString(fields[name]) ?? headers.get(name.toLowerCase());
     const from = parseAddress(field('from')) ?? { email: requireString(fields.sender, 'sender') };
     const recipient = requireString(fields.recipient, 'recipient').split(',')[0]!;
+    const contentIds = contentIdsByField(fields['content-id-map']);
     return [
       inboundMailEvent({
         to: recipient,
@@ -71,9 +72,11 @@ export const mailgunAdapter: ChannelAdapter = {
         html: optionalString(fields['body-html']),
         inReplyTo: field('In-Reply-To'),
         references: field('References'),
-        attachments: (Array.isArray(form.files) ? (form.files as unknown[]) : [])
-          .filter(isObject)
-          .map((f) => ({ filename: optionalString(f.filename), contentType: optionalString(f.contentType) })),
+        attachments: (Array.isArray(form.files) ? (form.files as unknown[]) : []).filter(isObject).map((f) => ({
+          filename: optionalString(f.filename),
+          contentType: optionalString(f.contentType),
+          contentId: typeof f.field === 'string' ? contentIds.get(f.field) : undefined,
+        })),
         occurredAt: toDate(field('Date')),
         automatic: automaticMail((name) => headers.get(name)),
       }),
@@ -81,6 +84,24 @@ export const mailgunAdapter: ChannelAdapter = {
   },
   send: emailAdapter.send,
 };
+
+/**
+ * `content-id-map`: a JSON object from an inline part's Content-ID to the form field that
+ * carries it (`{"<logo@x>": "attachment-1"}`); by field. Anything else names no part.
+ */
+function contentIdsByField(json: string | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!json) return out;
+  let map: unknown;
+  try {
+    map = JSON.parse(json);
+  } catch {
+    return out;
+  }
+  if (!isObject(map)) return out;
+  for (const [cid, field] of Object.entries(map)) if (typeof field === 'string' && !out.has(field)) out.set(field, cid);
+  return out;
+}
 
 /** `message-headers`: a JSON list of `[name, value]` pairs; by lower-cased name (the first of each). */
 function messageHeaders(json: string | undefined): Map<string, string> {

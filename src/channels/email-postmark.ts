@@ -47,7 +47,11 @@ export const postmarkAdapter: ChannelAdapter = {
         references: headers.get('references'),
         attachments: arrayOf(mail.Attachments, 'Attachments').map((a, i) => {
           const att = requireObject(a, `Attachments[${i}]`);
-          return { filename: optionalString(att.Name), contentType: optionalString(att.ContentType) };
+          return {
+            filename: optionalString(att.Name),
+            contentType: optionalString(att.ContentType),
+            contentId: optionalString(att.ContentID),
+          };
         }),
         occurredAt: toDate(mail.Date),
         automatic: automaticMail((name) => headers.get(name)),

@@ -80,7 +80,11 @@ export const emailAdapter: ChannelAdapter = {
               attachments: arrayOf(e.attachments, `${where}.attachments`).map((raw, k) => {
                 const a = requireObject(raw, `${where}.attachments[${k}]`);
                 requireString(a.content, `${where}.attachments[${k}].content`);
-                return { filename: optionalString(a.filename), contentType: optionalString(a.contentType) };
+                return {
+                  filename: optionalString(a.filename),
+                  contentType: optionalString(a.contentType),
+                  contentId: optionalString(a.contentId),
+                };
               }),
               occurredAt: at,
             }),

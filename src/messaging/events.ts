@@ -68,13 +68,14 @@ export interface InboundAttachment {
  * with `GET {apiBaseUrl}/{mediaId}` (Bearer) → `{ url }`, then `GET url` (Bearer). `url`: a
  * download with the connection's credentials as `auth` says (Meta's CDN needs none, WAHA takes
  * `X-Api-Key`, Twilio basic auth). `delivery`: the `index`-th file inside the delivery itself
- * (an e-mail's MIME attachments), read again from the stored raw body. `telegram_file`: a Bot
+ * (an e-mail's MIME attachments), read again from the stored raw body; `cid`, the part's
+ * Content-ID, which the mail's HTML names as `cid:` (an inline image). `telegram_file`: a Bot
  * API `file_id`, read with `getFile` → `file_path`, then `GET {apiBaseUrl}/file/bot<token>/<path>`.
  */
 export type MediaSource =
   | { from: 'whatsapp_media'; mediaId: string }
   | { from: 'url'; url: string; auth: 'none' | 'bearer' | 'basic' | 'api_key' }
-  | { from: 'delivery'; index: number }
+  | { from: 'delivery'; index: number; cid?: string }
   | { from: 'telegram_file'; fileId: string };
 
 /**

@@ -52,7 +52,7 @@ export const MessageResource = Type.Object(
       Nullable(
         Type.String({
           description:
-            "e-mail only: the HTML part, sanitized (an allowlist; no script; remote images as `data-remote-src`, shown only on the agent's click; links rel=noopener)",
+            "e-mail only: the HTML part, sanitized (an allowlist; no script; remote images as `data-remote-src`, shown only on the agent's click; the mail's own `cid:` images as `data-cid`, shown by the frame; links rel=noopener)",
         }),
       ),
     ),

@@ -1,6 +1,8 @@
 import { hkdfSync } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { sql } from 'kysely';
 import { Type } from 'typebox';
+import { linkKey, signedLink } from '../attachments/signed-links.js';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import { hmacSha256, safeEqual } from '../crypto/hmac.js';
 import type { Deps } from '../deps.js';
@@ -18,14 +20,15 @@ const signature = (key: Buffer, id: number, expires: number) => hmacSha256(key, 
 
 /**
  * The policy of a mail's frame (docs/email.md, "What an agent sees"): a sandbox without
- * scripts or same-origin, nothing loaded but inline styles and inline images, and remote
- * images (`images=1`) only after the agent asked for them; framed by the console only.
+ * scripts or same-origin, nothing loaded but inline styles, inline images and the mail's own
+ * parts (`attachments`: the service's attachment path, which the `cid:` images link to), and
+ * remote images (`images=1`) only after the agent asked for them; framed by the console only.
  */
-export function frameCsp(images: boolean): string {
+export function frameCsp(images: boolean, attachments: string): string {
   return [
     'sandbox allow-popups allow-popups-to-escape-sandbox',
     "default-src 'none'",
-    `img-src data:${images ? ' https: http:' : ''}`,
+    `img-src data: ${attachments}${images ? ' https: http:' : ''}`,
     "style-src 'unsafe-inline'",
     'font-src data:',
     "base-uri 'none'",
@@ -45,6 +48,8 @@ const FRAME_STYLE =
  */
 export const emailFrameRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const key = frameKey(deps.secretKey);
+  // A CSP source: `;` and `,` would end it (a URL path may hold them), so they are percent-encoded.
+  const attachmentsSource = `${deps.config.publicUrl}/v1/attachments/`.replaceAll(';', '%3B').replaceAll(',', '%2C');
   const params = Type.Object({ id: Type.With(BigId, { description: 'the message id' }) });
 
   app.post(
@@ -102,12 +107,12 @@ export const emailFrameRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         throw errors.unauthorized('this link is wrong or has expired');
       const row = await deps.db.selectFrom('messages').select('html').where('id', '=', id).executeTakeFirst();
       if (!row?.html) throw errors.notFound('message');
-      const page = `<!doctype html><html><head><meta charset="utf-8"><base target="_blank"><style>${FRAME_STYLE}</style></head><body>${
-        images ? row.html.replace(/\sdata-remote-src=/g, ' src=') : row.html
-      }</body></html>`;
+      let html = row.html.includes(' data-cid="') ? await linkInlineParts(deps, id, row.html) : row.html;
+      if (images) html = html.replace(/\sdata-remote-src=/g, ' src=');
+      const page = `<!doctype html><html><head><meta charset="utf-8"><base target="_blank"><style>${FRAME_STYLE}</style></head><body>${html}</body></html>`;
       return reply
         .header('content-type', 'text/html; charset=utf-8')
-        .header('content-security-policy', frameCsp(images === '1'))
+        .header('content-security-policy', frameCsp(images === '1', attachmentsSource))
         .header('x-content-type-options', 'nosniff')
         .header('referrer-policy', 'no-referrer')
         .header('cache-control', 'private, no-store')
@@ -115,3 +120,27 @@ export const emailFrameRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     },
   );
 };
+
+/**
+ * The mail's `cid:` images (kept by the sanitizer as `data-cid`) linked to the parts of **this
+ * message** with that Content-ID, by signed links (the frame sends no credential); a cid no
+ * part of this message carries shows nothing. Only `<img>` tags are read: text cannot hold one.
+ */
+async function linkInlineParts(deps: Deps, messageId: number, html: string): Promise<string> {
+  const parts = await deps.db
+    .selectFrom('attachments')
+    .select(['id', sql<string>`source->>'cid'`.as('cid')])
+    .where('message_id', '=', messageId)
+    .where(sql<boolean>`source->>'cid' IS NOT NULL`)
+    .orderBy('id')
+    .execute();
+  const byCid = new Map<string, number>();
+  for (const p of parts) if (!byCid.has(p.cid)) byCid.set(p.cid, Number(p.id));
+  const link = { publicUrl: deps.config.publicUrl, key: linkKey(deps.secretKey), now: deps.now() };
+  return html.replace(/<img\b[^>]*>/g, (tag) =>
+    tag.replace(/\sdata-cid="([^"]*)"/, (_m, cid: string) => {
+      const part = byCid.get(cid);
+      return part === undefined ? '' : ` src="${signedLink(link, part).replaceAll('&', '&amp;')}"`;
+    }),
+  );
+}

@@ -69,4 +69,58 @@ describe('an e-mail in the console', () => {
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });
+
+  it("shows a cid: image from the mail's own part, by its signed link, under the frame's policy", { timeout: 60_000 }, async () => {
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+    const res = await fetch(`${c.base}/webhooks/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-vendor-auth': MAIL_SECRET },
+      body: JSON.stringify({
+        type: 'inbound',
+        messageId: '<logo@cy.test>',
+        from: { email: 'cy@cy.test', name: 'Cy Customer' },
+        to: 'help@console.test',
+        subject: 'Our logo',
+        text: 'Our logo.',
+        html: '<p>Our logo:</p><img src="cid:logo@cy.test" alt="Acme logo">',
+        attachments: [{ filename: 'logo.png', contentType: 'image/png', contentId: '<logo@cy.test>', content: png.toString('base64') }],
+      }),
+    });
+    expect(res.status, await res.text()).toBe(200);
+    const m = await waitFor(
+      () => c.ctx.deps.db.selectFrom('messages').select(['id', 'thread_id']).where('external_id', '=', '<logo@cy.test>').executeTakeFirst(),
+      'the mail',
+    );
+    await waitFor(
+      () =>
+        c.ctx.deps.db
+          .selectFrom('attachments')
+          .select('id')
+          .where('message_id', '=', m.id)
+          .where('status', '=', 'stored')
+          .executeTakeFirst(),
+      'the part stored',
+    );
+    const { context, page } = await c.newPage();
+    // Links are signed for INBOX_PUBLIC_URL (127.0.0.1:3000): the frame's policy is checked
+    // against that address, and the requests are answered by the port the test listens on.
+    const publicUrl = 'http://127.0.0.1:3000';
+    await page.route('**/v1/messages/*/html-link', async (route) => {
+      const answer = await route.fetch();
+      await route.fulfill({ response: answer, body: (await answer.text()).replaceAll(publicUrl, c.base) });
+    });
+    await page.route(`${publicUrl}/v1/attachments/**`, async (route) =>
+      route.fulfill({ response: await route.fetch({ url: route.request().url().replace(publicUrl, c.base) }) }),
+    );
+    const image = page.waitForResponse((r) => r.url().startsWith(`${publicUrl}/v1/attachments/`));
+    await c.signIn(page);
+    await page.locator(`[data-thread-id="${m.thread_id}"]`).click();
+    await page.frameLocator('iframe.email-html').getByText('Our logo:').waitFor();
+    const answer = await image;
+    expect(answer.status()).toBe(200);
+    expect(answer.headers()['content-type']).toBe('image/png');
+    expect(await page.frameLocator('iframe.email-html').getByRole('img', { name: 'Acme logo' }).count()).toBe(1);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
 });

@@ -16,6 +16,17 @@ describe('an inbound mail HTML part', () => {
     expect(sanitizeMailHtml('<img src="javascript:alert(1)">')).toBe('<img />');
   });
 
+  it('keeps a cid: image as a data-cid marker (percent-decoded), never one written in the mail, nor an id with quotes', () => {
+    expect(sanitizeMailHtml('<img src="cid:logo%40acme.test" alt="l">')).toBe('<img alt="l" data-cid="logo@acme.test" />');
+    expect(sanitizeMailHtml('<img data-cid="logo@acme.test" src="data:image/png;base64,iVBORw0KGgo=">')).toBe(
+      '<img src="data:image/png;base64,iVBORw0KGgo=" />',
+    );
+    expect(sanitizeMailHtml('<p data-cid="x">a</p>')).toBe('<p>a</p>');
+    expect(sanitizeMailHtml('<img src="cid:a%22%20onerror=%22x" alt="q">')).toBe('<img alt="q" />');
+    // A % that encodes nothing is read as written.
+    expect(sanitizeMailHtml('<img src="cid:50%off@x.test" alt="p">')).toBe('<img alt="p" data-cid="50%off@x.test" />');
+  });
+
   it('keeps no HTML that shows nothing, nor more than the limit', () => {
     expect(sanitizeMailHtml('<script>alert(1)</script><style>p{}</style>')).toBeUndefined();
     expect(sanitizeMailHtml(`<p>${'x'.repeat(MAX_MAIL_HTML)}</p>`)).toBeUndefined();

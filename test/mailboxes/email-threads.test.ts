@@ -153,11 +153,14 @@ describe('threads per e-mail conversation', () => {
     const csp = page.headers['content-security-policy'] as string;
     expect(csp).toMatch(/^sandbox allow-popups allow-popups-to-escape-sandbox;/);
     expect(csp).toContain("default-src 'none'");
-    expect(csp).toContain('img-src data:;');
+    // Inline data: images, and the mail's own parts (cid: images) by their signed links.
+    expect(csp).toContain(`img-src data: ${ctx.deps.config.publicUrl}/v1/attachments/;`);
     expect(page.body).toContain('data-remote-src="https://track.test/pixel.gif"');
     // Images only when asked for: the policy and the page both change.
     const withImages = await ctx.app.inject({ method: 'GET', url: `${url.pathname}${url.search}&images=1` });
-    expect(withImages.headers['content-security-policy']).toContain('img-src data: https: http:;');
+    expect(withImages.headers['content-security-policy']).toContain(
+      `img-src data: ${ctx.deps.config.publicUrl}/v1/attachments/ https: http:;`,
+    );
     expect(withImages.body).toContain(' src="https://track.test/pixel.gif"');
     // A signature for another message, or none at all, opens nothing.
     const other = await stored('<a1@ada.test>');
