@@ -156,7 +156,7 @@ describe('replies with a file, channel by channel', () => {
   });
 
   it.each(['social_one.native', 'social_two.native'])(
-    '%s sends the text, then the file by its signed link, which Meta fetches',
+    '%s sends the text, then the file by its signed link ending in its name, which Meta fetches',
     async (key) => {
       const { thread } = await threadOn(key, `67741388159${accounts}`);
       const bytes = someBytes(50_000);
@@ -168,7 +168,8 @@ describe('replies with a file, channel by channel', () => {
         .attachment;
       expect(attachment).toMatchObject({ type: 'video', payload: { is_reusable: false } });
       expect(attachment.payload.url).toMatch(
-        new RegExp(`^${links.url}/v1/attachments/${id}/content\\?expires=\\d+&signature=[0-9a-f]{64}$`),
+        // Meta names the file after the link's last segment: the file's name, not `content`.
+        new RegExp(`^${links.url}/v1/attachments/${id}/content/clip\\.mp4\\?expires=\\d+&signature=[0-9a-f]{64}$`),
       );
       expect(fake.requests[1]!.fetched).toMatchObject({ status: 200, contentType: 'video/mp4' });
       expect(fake.requests[1]!.fetched!.bytes.equals(bytes)).toBe(true);
@@ -197,7 +198,7 @@ describe('replies with a file, channel by channel', () => {
     expect(body.file).toEqual({
       mimetype: 'application/pdf',
       filename: 'terms.pdf',
-      url: expect.stringContaining(`/v1/attachments/${id}/content?`),
+      url: expect.stringContaining(`/v1/attachments/${id}/content/terms.pdf?`),
     });
     expect(request.fetched!.bytes.equals(bytes)).toBe(true);
     expect(sent.external_id).toBe((answerOf(0).id as { _serialized: string })._serialized);
@@ -211,7 +212,7 @@ describe('replies with a file, channel by channel', () => {
     expect(fake.requests).toHaveLength(1);
     const form = fake.requests[0]!.parsed as Record<string, string>;
     expect(form).toMatchObject({ To: '+4915100000199', Body: 'Receipt attached' });
-    expect(form.MediaUrl).toContain(`/v1/attachments/${id}/content?expires=`);
+    expect(form.MediaUrl).toContain(`/v1/attachments/${id}/content/receipt.jpg?expires=`);
     expect(fake.requests[0]!.fetched!.bytes.equals(bytes)).toBe(true);
     expect(sent.external_id).toBe(answerOf(0).sid);
   });
@@ -243,6 +244,7 @@ describe('replies with a file, channel by channel', () => {
     expect(fake.requests.map((r) => r.path.split('/').pop())).toEqual(['sendMessage', 'sendSticker']);
     expect(fake.requests[0]!.parsed).toMatchObject({ chat_id: '777000112', text: 'Done!' });
     expect(fake.requests[1]!.parsed).not.toHaveProperty('caption');
+    expect((fake.requests[1]!.parsed as { sticker: string }).sticker).toMatch(/\/v1\/attachments\/\d+\/content\/done\.webp\?expires=/);
     expect(fake.requests[1]!.fetched!.bytes.equals(bytes)).toBe(true);
     expect(sent.external_id).toBe(`777000112:${(answerOf(1).result as { message_id: number }).message_id}`);
   });
