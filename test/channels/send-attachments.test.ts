@@ -237,6 +237,23 @@ describe('replies with a file, channel by channel', () => {
     expect(sent.external_id).toBe(`${chat}:${(answerOf(0).result as { message_id: number }).message_id}`);
   });
 
+  it.each([
+    ['a photo over 5 MB', 'image/jpeg', 'scan.jpg', 'image', 6, 'sendPhoto', 'photo'],
+    ['a photo over the 10 MB sendPhoto takes', 'image/png', 'poster.png', 'image', 11, 'sendDocument', 'document'],
+    ['a video over 20 MB', 'video/mp4', 'walkthrough.mp4', 'video', 21, 'sendVideo', 'video'],
+  ] as const)('Telegram uploads %s, which it would not fetch by URL', async (_what, contentType, filename, kind, mb, method, field) => {
+    const chat = `7770002${String(accounts).padStart(2, '0')}`;
+    const { thread } = await threadOn('telegram', chat);
+    const bytes = someBytes(mb * 1024 * 1024 + 1);
+    await replySent(thread.id, { text: 'Full size', attachmentIds: [await upload(bytes, contentType, filename, kind)] });
+    expect(fake.requests.map((r) => r.path.split('/').pop())).toEqual([method]);
+    const form = fake.requests[0]!.parsed as MultipartBody;
+    expect(form.fields).toEqual({ chat_id: chat, caption: 'Full size' });
+    expect(form.files).toHaveLength(1);
+    expect(form.files[0]).toMatchObject({ field, filename, contentType });
+    expect(form.files[0]!.bytes.equals(bytes)).toBe(true);
+  });
+
   it('Telegram sends a WebP sticker by sendSticker after its text by sendMessage (a sticker takes no caption)', async () => {
     const { thread } = await threadOn('telegram', '777000112');
     const bytes = someBytes(1_000);
