@@ -252,7 +252,8 @@ function parseMultipart(bytes: Buffer, contentType: string): Promise<MultipartBo
 
 /**
  * What the provider refuses about a file: a WhatsApp upload without its fields, a send naming
- * a media id never uploaded, or a file its URL did not serve. Undefined when nothing.
+ * a media id never uploaded, a file its URL did not serve, or one larger than Telegram takes
+ * that way. Undefined when nothing.
  */
 function mediaProblem(req: RecordedRequest, uploads: Map<string, UploadedMedia>): string | undefined {
   if (req.provider === 'whatsapp' && MEDIA_PATH.test(req.path)) {
@@ -280,6 +281,16 @@ function mediaProblem(req: RecordedRequest, uploads: Map<string, UploadedMedia>)
   if (req.provider === 'telegram' && req.path.endsWith('/sendDocument') && req.fetched) {
     const type = req.fetched.contentType?.split(';')[0];
     if (!['image/gif', 'application/pdf', 'application/zip'].includes(type ?? '')) return 'Bad Request: wrong type of the web page content';
+  }
+  // The Bot API fetches photos up to 5 MB and other files up to 20 MB by URL; it takes photos up
+  // to 10 MB as an upload (core.telegram.org/bots/api#sending-files).
+  if (req.provider === 'telegram' && req.fetched) {
+    const limit = req.path.endsWith('/sendPhoto') ? 5 * 1024 * 1024 : 20 * 1024 * 1024;
+    if (req.fetched.bytes.length > limit) return 'Bad Request: failed to get HTTP URL content';
+  }
+  if (req.provider === 'telegram' && req.path.endsWith('/sendPhoto')) {
+    const photo = (req.parsed as Partial<MultipartBody> | undefined)?.files?.[0];
+    if (photo && photo.bytes.length > 10 * 1024 * 1024) return 'Bad Request: PHOTO_INVALID_DIMENSIONS';
   }
   if (req.provider === 'whatsapp_session' && req.path.endsWith('/sendFile')) {
     const file = ((req.parsed ?? {}) as Record<string, unknown>).file as Record<string, unknown> | undefined;

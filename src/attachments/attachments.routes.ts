@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Static, Type } from 'typebox';
 import { requireAuth, tenantOf } from '../auth/auth.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
@@ -17,6 +17,10 @@ import { linkIsValid, linkKey } from './signed-links.js';
 import { storeUpload } from './upload.service.js';
 
 const AttachmentParams = Type.Object({ id: Type.With(BigId, { description: 'the attachment id' }) });
+const NamedParams = Type.Object({
+  id: Type.With(BigId, { description: 'the attachment id' }),
+  name: Type.String({ maxLength: 1024, description: "the file's name, ignored: only the id says which file" }),
+});
 const ContentQuery = Type.Object({
   expires: Type.Optional(Type.String({ maxLength: 20, description: 'signed links only: when the link ends, unix seconds' })),
   signature: Type.Optional(Type.String({ maxLength: 128, description: 'signed links only: the hex HMAC of the id and expires' })),
@@ -76,47 +80,63 @@ export const attachmentsRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     },
   );
 
+  const contentSchema = {
+    summary: "Download an attachment's bytes",
+    description:
+      'Streamed with `x-content-type-options: nosniff` and `content-security-policy: sandbox`. Raster images (PNG, JPEG, GIF, ' +
+      'WebP), audio and video keep their type and show inline; PDF, plain text, CSV, ZIP and Office documents keep their type ' +
+      'as a download (`content-disposition: attachment`); anything else (HTML, SVG, XML, scripts, unknown) is an ' +
+      '`application/octet-stream` download. A signed link (`?expires=&signature=`, ' +
+      '15 minutes) needs no credential; a wrong or expired one → 401. Not stored yet (`pending`) or `failed` → 409.',
+    querystring: ContentQuery,
+    response: {
+      200: { description: 'the bytes', content: { '*/*': { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) } } },
+    },
+  };
+  // A signed link is its own credential; without one, a tenant's is required.
+  const linkOrTenant = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!hasLinkParams(request)) await tenant(request, reply);
+  };
+  const content = async (request: FastifyRequest, reply: FastifyReply, id: number, query: Static<typeof ContentQuery>) => {
+    let row: AttachmentView | undefined;
+    if (hasLinkParams(request)) {
+      const { expires, signature } = query;
+      const at = /^\d{1,15}$/.test(expires ?? '') ? Number(expires) : Number.NaN;
+      if (!linkIsValid(linkKey(deps.secretKey), id, at, signature ?? '', deps.now()))
+        throw errors.unauthorized('this link is wrong or has expired');
+      row = await findAttachmentById(deps.db, id);
+    } else {
+      row = await findAttachment(deps.db, tenantOf(request), id);
+    }
+    if (!row) throw errors.notFound('attachment');
+    if (row.status !== 'stored' || !row.storage_key) throw errors.attachmentNotStored(row.status);
+    const body = await deps.storage.get(row.storage_key);
+    if (!body) throw errors.notFound('attachment content');
+    reply.headers(contentHeaders(row));
+    return reply.send(body);
+  };
+
   app.get(
     '/attachments/:id/content',
+    { preValidation: linkOrTenant, schema: { ...contentSchema, params: AttachmentParams } },
+    (request, reply) => content(request, reply, request.params.id, request.query),
+  );
+
+  // The same bytes under a name: the signed links given to providers that fetch media by URL end
+  // in the file's name, which they name the file after (docs/attachments.md, "Signed links"). The
+  // name is never read: the id (and the signature) alone say what is served, with the same headers.
+  app.get(
+    '/attachments/:id/content/:name',
     {
-      // A signed link is its own credential; without one, a tenant's is required.
-      preValidation: async (request, reply) => {
-        if (!hasLinkParams(request)) await tenant(request, reply);
-      },
+      preValidation: linkOrTenant,
       schema: {
-        summary: "Download an attachment's bytes",
-        description:
-          'Streamed with `x-content-type-options: nosniff` and `content-security-policy: sandbox`. Raster images (PNG, JPEG, GIF, ' +
-          'WebP), audio and video keep their type and show inline; PDF, plain text, CSV, ZIP and Office documents keep their type ' +
-          'as a download (`content-disposition: attachment`); anything else (HTML, SVG, XML, scripts, unknown) is an ' +
-          '`application/octet-stream` download. A signed link (`?expires=&signature=`, ' +
-          '15 minutes) needs no credential; a wrong or expired one → 401. Not stored yet (`pending`) or `failed` → 409.',
-        params: AttachmentParams,
-        querystring: ContentQuery,
-        response: {
-          200: { description: 'the bytes', content: { '*/*': { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) } } },
-        },
+        ...contentSchema,
+        summary: "Download an attachment's bytes, the link ending in its name",
+        description: `${contentSchema.description} The last segment, the file's name, is ignored.`,
+        params: NamedParams,
       },
     },
-    async (request, reply) => {
-      const { id } = request.params;
-      let row: AttachmentView | undefined;
-      if (hasLinkParams(request)) {
-        const { expires, signature } = request.query;
-        const at = /^\d{1,15}$/.test(expires ?? '') ? Number(expires) : Number.NaN;
-        if (!linkIsValid(linkKey(deps.secretKey), id, at, signature ?? '', deps.now()))
-          throw errors.unauthorized('this link is wrong or has expired');
-        row = await findAttachmentById(deps.db, id);
-      } else {
-        row = await findAttachment(deps.db, tenantOf(request), id);
-      }
-      if (!row) throw errors.notFound('attachment');
-      if (row.status !== 'stored' || !row.storage_key) throw errors.attachmentNotStored(row.status);
-      const body = await deps.storage.get(row.storage_key);
-      if (!body) throw errors.notFound('attachment content');
-      reply.headers(contentHeaders(row));
-      return reply.send(body);
-    },
+    (request, reply) => content(request, reply, request.params.id, request.query),
   );
 };
 

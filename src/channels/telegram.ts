@@ -106,13 +106,15 @@ export const telegramAdapter: ChannelAdapter = {
     if (!file) return call('sendMessage', { text: target.text });
     // Telegram fetches a photo, audio, video or sticker from its signed link; a sticker takes no
     // caption, so its text goes first as a message of its own (docs/attachments.md, "Outbound").
-    // A document is uploaded instead: by URL Telegram takes only GIF, PDF and ZIP documents, and
-    // names the file after the link's last segment (`content`), not the file's name.
+    // A document is uploaded instead: by URL Telegram takes only GIF, PDF and ZIP documents. So
+    // is a file larger than Telegram fetches by URL (photos 5 MB, other files 20 MB), and a photo
+    // larger than it takes as an upload (10 MB) goes as a document.
     const [method, field] = sendMethod(file);
     const captioned = method !== 'sendSticker';
     const caption = captioned && target.text !== '' ? { caption: target.text } : {};
     const send = async () => {
-      if (method !== 'sendDocument') return call(method, { [field]: file.url, ...caption });
+      const byUrl = method !== 'sendDocument' && file.size <= (method === 'sendPhoto' ? PHOTO_BY_URL : FILE_BY_URL);
+      if (byUrl) return call(method, { [field]: file.url, ...caption });
       const form = new FormData();
       form.set('chat_id', target.to);
       if (caption.caption !== undefined) form.set('caption', caption.caption);
@@ -123,8 +125,18 @@ export const telegramAdapter: ChannelAdapter = {
   },
 };
 
-/** The Bot API method and its file field for a kind; a sticker must be WebP, else it goes as a photo. */
+/** The largest files the Bot API fetches by URL (core.telegram.org/bots/api#sending-files). */
+const PHOTO_BY_URL = 5 * 1024 * 1024;
+const FILE_BY_URL = 20 * 1024 * 1024;
+/** The largest photo `sendPhoto` takes as an upload; a larger one goes as a document. */
+const PHOTO_UPLOAD = 10 * 1024 * 1024;
+
+/**
+ * The Bot API method and its file field for a kind; a sticker must be WebP, else it goes as a
+ * photo, and a photo over what `sendPhoto` takes goes as a document.
+ */
 function sendMethod(file: OutboundAttachment): [string, string] {
+  if ((file.kind === 'image' || file.kind === 'sticker') && file.size > PHOTO_UPLOAD) return ['sendDocument', 'document'];
   switch (file.kind) {
     case 'image':
       return ['sendPhoto', 'photo'];

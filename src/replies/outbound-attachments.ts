@@ -10,9 +10,9 @@ export class MissingBytesError extends Error {
 }
 
 /**
- * A reply's stored attachments as a channel's `send` takes them: signed links made now (each
- * attempt signs afresh, so a retry's links are valid for another 15 minutes) and the bytes
- * opened from the storage only when a channel reads them.
+ * A reply's stored attachments as a channel's `send` takes them: signed links ending in the
+ * file's name, made now (each attempt signs afresh, so a retry's links are valid for another
+ * 15 minutes), and the bytes opened from the storage only when a channel reads them.
  */
 export function outboundAttachments(deps: Deps, rows: readonly AttachmentView[]): OutboundAttachment[] {
   const link = { publicUrl: deps.config.publicUrl, key: linkKey(deps.secretKey), now: deps.now() };
@@ -22,7 +22,8 @@ export function outboundAttachments(deps: Deps, rows: readonly AttachmentView[])
     contentType: row.content_type,
     filename: row.filename ?? `attachment-${row.id}`,
     size: row.size ?? 0,
-    url: signedLink(link, row.id),
+    // Named after the file: a provider that fetches by URL names the file after its last segment.
+    url: signedLink(link, row.id, { name: row.filename }),
     async open(): Promise<Readable> {
       const stream = row.storage_key === null ? undefined : await deps.storage.get(row.storage_key);
       if (!stream) throw new MissingBytesError(`attachment ${row.id}: its bytes are not in the storage`);

@@ -241,6 +241,39 @@ describe('GET /v1/attachments/:id and its content', () => {
     expect(noSignature.json().error.code).toBe('unauthorized');
   });
 
+  it("serves a signed link ending in the file's name: the same bytes and headers, the name never read", async () => {
+    const { id } = (await upload(tenant.headers, { filename: 'Quarterly report.png', bytes: PNG_1X1 })).json().data;
+    const other = (await upload(tenant.headers, { filename: 'secret.png', bytes: Buffer.concat([PNG_1X1, Buffer.from('x')]) })).json().data;
+    const key = linkKey(ctx.deps.secretKey);
+    const link = signedLink({ publicUrl: PUBLIC_URL, key, now: new Date() }, id, { name: 'Quarterly report.png' });
+    const url = new URL(link);
+    expect(url.pathname).toBe(`/v1/attachments/${id}/content/Quarterly%20report.png`);
+    const plain = await ctx.app.inject({ method: 'GET', url: `/v1/attachments/${id}/content`, headers: tenant.headers });
+    const named = await ctx.app.inject({ method: 'GET', url: link.slice(PUBLIC_URL.length) });
+    expect(named.statusCode, named.body).toBe(200);
+    expect(named.rawPayload.equals(PNG_1X1)).toBe(true);
+    for (const header of ['content-type', 'content-disposition', 'content-security-policy', 'x-content-type-options', 'content-length'])
+      expect(named.headers[header], header).toBe(plain.headers[header]);
+
+    // The name is not what is served: another file's name on this link still serves this file.
+    const renamed = await ctx.app.inject({ method: 'GET', url: `${url.pathname.replace(/[^/]+$/, 'secret.png')}${url.search}` });
+    expect(renamed.statusCode).toBe(200);
+    expect(renamed.rawPayload.equals(PNG_1X1)).toBe(true);
+    // This link's signature on another id, a tampered signature, or no signature: 401.
+    const otherId = `/v1/attachments/${other.id}/content/secret.png${url.search}`;
+    expect((await ctx.app.inject({ method: 'GET', url: otherId })).statusCode).toBe(401);
+    const tampered = `${url.pathname}${url.search.replace(/signature=(.)/, (_m, c: string) => `signature=${c === '0' ? '1' : '0'}`)}`;
+    expect((await ctx.app.inject({ method: 'GET', url: tampered })).statusCode).toBe(401);
+    expect((await ctx.app.inject({ method: 'GET', url: url.pathname })).statusCode).toBe(401);
+    // With a credential instead, the named path answers as the plain one: another workspace's → 404.
+    expect((await ctx.app.inject({ method: 'GET', url: url.pathname, headers: tenant.headers })).statusCode).toBe(200);
+    expect((await ctx.app.inject({ method: 'GET', url: url.pathname, headers: reader.headers })).statusCode).toBe(404);
+    // A long name still makes a link the router matches.
+    const long = signedLink({ publicUrl: PUBLIC_URL, key, now: new Date() }, id, { name: `${'ä'.repeat(200)}.png` });
+    expect(new URL(long).pathname.endsWith('.png')).toBe(true);
+    expect((await ctx.app.inject({ method: 'GET', url: long.slice(PUBLIC_URL.length) })).statusCode).toBe(200);
+  });
+
   it('answers 409 while an attachment is pending or failed', async () => {
     const connection = await makeConnection(ctx.deps, tenant.workspace.id);
     const thread = await seedThread(ctx.deps, { id: connection.id, workspaceId: tenant.workspace.id });

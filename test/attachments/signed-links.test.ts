@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { linkIsValid, linkKey, SIGNED_LINK_SECONDS, signedLink } from '../../src/attachments/signed-links.js';
+import { linkIsValid, linkKey, linkName, SIGNED_LINK_SECONDS, signedLink } from '../../src/attachments/signed-links.js';
 
 const key = linkKey(Buffer.alloc(32, 7));
 const now = new Date('2026-11-24T10:00:00Z');
@@ -27,5 +27,20 @@ describe('signed attachment links', () => {
     expect(linkIsValid(key, 42, expires + 1, signature, now)).toBe(false);
     expect(linkIsValid(linkKey(Buffer.alloc(32, 8)), 42, expires, signature, now)).toBe(false);
     expect(linkIsValid(key, 42, Number.NaN, signature, now)).toBe(false);
+  });
+
+  it("end in the file's name, cleaned and escaped as one path segment, when asked", () => {
+    const link = signedLink({ publicUrl: 'https://inbox.example.com', key, now }, 42, { name: 'Angebot 2026/#1?.pdf' });
+    const { path, expires, signature } = parts(link);
+    expect(path).toBe('/v1/attachments/42/content/%231%3F.pdf');
+    expect(linkIsValid(key, 42, expires, signature, now)).toBe(true);
+    expect(linkName('Grüße & Co.pdf', 7)).toBe('Gr%C3%BC%C3%9Fe%20%26%20Co.pdf');
+    expect(linkName('..', 7)).toBe('attachment-7');
+    expect(linkName(null, 7)).toBe('attachment-7');
+    expect(linkName('a\u0000b.txt', 7)).toBe('ab.txt');
+    const long = linkName(`${'x'.repeat(200)}.docx`, 7);
+    expect(long.length).toBeLessThanOrEqual(100);
+    expect(long.endsWith('.docx')).toBe(true);
+    expect(linkName('😀'.repeat(40), 7)).toMatch(/^(%F0%9F%98%80)+$/);
   });
 });

@@ -156,7 +156,7 @@ describe('replies with a file, channel by channel', () => {
   });
 
   it.each(['social_one.native', 'social_two.native'])(
-    '%s sends the text, then the file by its signed link, which Meta fetches',
+    '%s sends the text, then the file by its signed link ending in its name, which Meta fetches',
     async (key) => {
       const { thread } = await threadOn(key, `67741388159${accounts}`);
       const bytes = someBytes(50_000);
@@ -168,7 +168,8 @@ describe('replies with a file, channel by channel', () => {
         .attachment;
       expect(attachment).toMatchObject({ type: 'video', payload: { is_reusable: false } });
       expect(attachment.payload.url).toMatch(
-        new RegExp(`^${links.url}/v1/attachments/${id}/content\\?expires=\\d+&signature=[0-9a-f]{64}$`),
+        // Meta names the file after the link's last segment: the file's name, not `content`.
+        new RegExp(`^${links.url}/v1/attachments/${id}/content/clip\\.mp4\\?expires=\\d+&signature=[0-9a-f]{64}$`),
       );
       expect(fake.requests[1]!.fetched).toMatchObject({ status: 200, contentType: 'video/mp4' });
       expect(fake.requests[1]!.fetched!.bytes.equals(bytes)).toBe(true);
@@ -197,7 +198,7 @@ describe('replies with a file, channel by channel', () => {
     expect(body.file).toEqual({
       mimetype: 'application/pdf',
       filename: 'terms.pdf',
-      url: expect.stringContaining(`/v1/attachments/${id}/content?`),
+      url: expect.stringContaining(`/v1/attachments/${id}/content/terms.pdf?`),
     });
     expect(request.fetched!.bytes.equals(bytes)).toBe(true);
     expect(sent.external_id).toBe((answerOf(0).id as { _serialized: string })._serialized);
@@ -211,7 +212,7 @@ describe('replies with a file, channel by channel', () => {
     expect(fake.requests).toHaveLength(1);
     const form = fake.requests[0]!.parsed as Record<string, string>;
     expect(form).toMatchObject({ To: '+4915100000199', Body: 'Receipt attached' });
-    expect(form.MediaUrl).toContain(`/v1/attachments/${id}/content?expires=`);
+    expect(form.MediaUrl).toContain(`/v1/attachments/${id}/content/receipt.jpg?expires=`);
     expect(fake.requests[0]!.fetched!.bytes.equals(bytes)).toBe(true);
     expect(sent.external_id).toBe(answerOf(0).sid);
   });
@@ -236,6 +237,23 @@ describe('replies with a file, channel by channel', () => {
     expect(sent.external_id).toBe(`${chat}:${(answerOf(0).result as { message_id: number }).message_id}`);
   });
 
+  it.each([
+    ['a photo over 5 MB', 'image/jpeg', 'scan.jpg', 'image', 6, 'sendPhoto', 'photo'],
+    ['a photo over the 10 MB sendPhoto takes', 'image/png', 'poster.png', 'image', 11, 'sendDocument', 'document'],
+    ['a video over 20 MB', 'video/mp4', 'walkthrough.mp4', 'video', 21, 'sendVideo', 'video'],
+  ] as const)('Telegram uploads %s, which it would not fetch by URL', async (_what, contentType, filename, kind, mb, method, field) => {
+    const chat = `7770002${String(accounts).padStart(2, '0')}`;
+    const { thread } = await threadOn('telegram', chat);
+    const bytes = someBytes(mb * 1024 * 1024 + 1);
+    await replySent(thread.id, { text: 'Full size', attachmentIds: [await upload(bytes, contentType, filename, kind)] });
+    expect(fake.requests.map((r) => r.path.split('/').pop())).toEqual([method]);
+    const form = fake.requests[0]!.parsed as MultipartBody;
+    expect(form.fields).toEqual({ chat_id: chat, caption: 'Full size' });
+    expect(form.files).toHaveLength(1);
+    expect(form.files[0]).toMatchObject({ field, filename, contentType });
+    expect(form.files[0]!.bytes.equals(bytes)).toBe(true);
+  });
+
   it('Telegram sends a WebP sticker by sendSticker after its text by sendMessage (a sticker takes no caption)', async () => {
     const { thread } = await threadOn('telegram', '777000112');
     const bytes = someBytes(1_000);
@@ -243,6 +261,7 @@ describe('replies with a file, channel by channel', () => {
     expect(fake.requests.map((r) => r.path.split('/').pop())).toEqual(['sendMessage', 'sendSticker']);
     expect(fake.requests[0]!.parsed).toMatchObject({ chat_id: '777000112', text: 'Done!' });
     expect(fake.requests[1]!.parsed).not.toHaveProperty('caption');
+    expect((fake.requests[1]!.parsed as { sticker: string }).sticker).toMatch(/\/v1\/attachments\/\d+\/content\/done\.webp\?expires=/);
     expect(fake.requests[1]!.fetched!.bytes.equals(bytes)).toBe(true);
     expect(sent.external_id).toBe(`777000112:${(answerOf(1).result as { message_id: number }).message_id}`);
   });

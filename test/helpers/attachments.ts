@@ -48,7 +48,7 @@ export interface LinkServer {
 }
 
 /**
- * Serves `GET /v1/attachments/:id/content?expires=&signature=` the way the service's content
+ * Serves `GET /v1/attachments/:id/content[/<name>]?expires=&signature=` the way the service's content
  * route serves a signed link: the signature checked under the link key, the bytes streamed
  * from the storage; anything else 401/404. Tests make it INBOX_PUBLIC_URL, so the fake
  * providers fetch replies' files through a real signed link. `deps` is read per request (the
@@ -63,7 +63,8 @@ export async function startLinkServer(deps: () => Deps): Promise<LinkServer> {
       res.writeHead(status).end();
     };
     void (async () => {
-      const id = Number(/^\/v1\/attachments\/(\d+)\/content$/.exec(url.pathname)?.[1]);
+      // The name a provider's link ends in (`…/content/<name>`) is ignored, as the route does.
+      const id = Number(/^\/v1\/attachments\/(\d+)\/content(?:\/[^/]+)?$/.exec(url.pathname)?.[1]);
       const d = deps();
       const expires = Number(url.searchParams.get('expires'));
       const signature = url.searchParams.get('signature') ?? '';
