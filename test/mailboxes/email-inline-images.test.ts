@@ -4,6 +4,7 @@ import { startImapServer } from '../../harness/imap.js';
 import { MailboxReaders } from '../../src/mailboxes/mailbox-readers.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
+import { connectImapMailbox } from '../helpers/mailboxes.js';
 import { fixture, waitFor } from '../helpers/webhooks.js';
 
 // An HTML mail whose images are parts of the mail itself (multipart/related, `<img
@@ -148,18 +149,7 @@ describe('inline cid: images in e-mail', () => {
     const server = await startImapServer();
     const readers = new MailboxReaders(ctx.deps, { scanMs: 100, pollMs: 3_600_000 });
     try {
-      const res = await ctx.app.inject({
-        method: 'POST',
-        url: '/v1/connections',
-        headers: tenant.headers,
-        payload: {
-          integrationKey: 'email.imap',
-          externalAccountId: server.user,
-          name: 'Inline mailbox',
-          credentials: { imapUrl: server.url, smtpUrl: 'smtp://127.0.0.1:1', username: server.user, password: server.pass },
-        },
-      });
-      expect(res.statusCode, res.body).toBe(201);
+      await connectImapMailbox(ctx.app, tenant.headers, server, { name: 'Inline mailbox' });
       readers.start();
       const messageId = `<${id()}@example.net>`;
       await server.append(

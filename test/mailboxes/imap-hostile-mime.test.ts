@@ -5,6 +5,7 @@ import { type FakeImap, startImapServer } from '../../harness/imap.js';
 import { MailboxReaders } from '../../src/mailboxes/mailbox-readers.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
+import { connectImapMailbox } from '../helpers/mailboxes.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 // Mails as senders really write them, and as attackers do. Every one must end as a stored row
@@ -135,19 +136,7 @@ let connectionId: number;
 
 beforeAll(async () => {
   server = await startImapServer({ initial: mails });
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: '/v1/connections',
-    headers: tenant.headers,
-    payload: {
-      integrationKey: 'email.imap',
-      externalAccountId: server.user,
-      name: 'Hostile mailbox',
-      credentials: { imapUrl: server.url, smtpUrl: 'smtp://127.0.0.1:1', username: server.user, password: server.pass },
-    },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  connectionId = res.json().data.id;
+  connectionId = (await connectImapMailbox(ctx.app, tenant.headers, server, { name: 'Hostile mailbox' })).id;
   readers = new MailboxReaders(ctx.deps, { scanMs: 100, pollMs: 3_600_000 });
   readers.start();
 }, 60_000);

@@ -6,6 +6,7 @@ import { type FakeSmtp, startSmtpServer } from '../../harness/smtp.js';
 import { MailboxReaders } from '../../src/mailboxes/mailbox-readers.js';
 import { SECRET_KEY_HEX, useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
+import { connectImapMailbox } from '../helpers/mailboxes.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 /** An RFC 822 mail as a mail server would hold it. */
@@ -53,22 +54,11 @@ function startReaders(options: ConstructorParameters<typeof MailboxReaders>[1] =
   return r;
 }
 
-/** An `email.imap` connection on `server`, made as a workspace admin makes one. */
+/** An `email.imap` connection on `server` sending through the test's SMTP server. */
 async function connectMailbox(server: FakeImap, account: string): Promise<number> {
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: '/v1/connections',
-    headers: tenant.headers,
-    payload: {
-      integrationKey: 'email.imap',
-      externalAccountId: account,
-      name: 'Support mailbox',
-      credentials: { imapUrl: server.url, smtpUrl: smtp.url.replace(/\/\/[^@]*@/, '//'), username: server.user, password: server.pass },
-    },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  expect(res.json().data).toMatchObject({ integrationKey: 'email.imap', imapFolder: 'INBOX', webhookUrl: null, hasCredentials: true });
-  return res.json().data.id;
+  const data = await connectImapMailbox(ctx.app, tenant.headers, server, { account, smtpUrl: smtp.url.replace(/\/\/[^@]*@/, '//') });
+  expect(data).toMatchObject({ integrationKey: 'email.imap', imapFolder: 'INBOX', webhookUrl: null, hasCredentials: true });
+  return data.id;
 }
 
 const messagesOf = (connectionId: number) =>
