@@ -14,7 +14,7 @@ import type { ResolveHost } from '../../src/net/address-guard.js';
 import { REALTIME_CHANNEL } from '../../src/realtime/publish.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeOutboundMessage, makeTenant } from '../helpers/factories.js';
-import { deliverSigned, fixture, waitFor } from '../helpers/webhooks.js';
+import { deliverSigned, fixture, postDelivery, waitFor } from '../helpers/webhooks.js';
 
 const WA_SECRET = 'whatsapp-app-secret-0123456789';
 const WA_TOKEN = 'whatsapp-access-token-0123456789';
@@ -88,15 +88,8 @@ beforeEach(() => fake.reset());
 
 const id = () => randomBytes(6).toString('hex');
 
-const post = async (key: string, body: string | Buffer, headers: Record<string, string>, contentType = 'application/json') => {
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: `/webhooks/${key}`,
-    headers: { 'content-type': contentType, ...headers },
-    payload: body,
-  });
-  expect(res.statusCode, res.body).toBe(200);
-};
+const post = (key: string, body: string | Buffer, headers: Record<string, string>, contentType?: string) =>
+  postDelivery(ctx, key, body, headers, contentType);
 
 /** A WhatsApp Cloud fixture with its message id and media id replaced, posted signed. */
 async function postWhatsApp(name: string, mediaId: string, media: Record<string, unknown> = {}): Promise<string> {

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { expect } from 'vitest';
 import type { IntegrationConfig } from '../../src/config.js';
 import type { TestContext } from './app.js';
 
@@ -40,6 +41,23 @@ export async function deliverSigned(ctx: Pick<TestContext, 'app' | 'deps'>, key:
     headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(secret, body)}` },
     payload: body,
   });
+}
+
+/** Posts a delivery, signed as its provider signs (`headers`), to `/webhooks/<key>` and expects 200. */
+export async function postDelivery(
+  ctx: Pick<TestContext, 'app'>,
+  key: string,
+  body: string | Buffer,
+  headers: Record<string, string>,
+  contentType = 'application/json',
+): Promise<void> {
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: `/webhooks/${key}`,
+    headers: { 'content-type': contentType, ...headers },
+    payload: body,
+  });
+  expect(res.statusCode, res.body).toBe(200);
 }
 
 /** Polls `check` until it returns a truthy value or the deadline passes; never a guessed sleep. */

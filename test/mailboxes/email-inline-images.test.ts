@@ -5,7 +5,7 @@ import { MailboxReaders } from '../../src/mailboxes/mailbox-readers.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { connectImapMailbox } from '../helpers/mailboxes.js';
-import { fixture, waitFor } from '../helpers/webhooks.js';
+import { fixture, postDelivery, waitFor } from '../helpers/webhooks.js';
 
 // An HTML mail whose images are parts of the mail itself (multipart/related, `<img
 // src="cid:…">`): the agent sees them in the console's frame, linked to this message's own
@@ -39,15 +39,8 @@ await makeConnection(ctx.deps, ws, { integrationKey: 'email.mailgun', externalAc
 const id = () => randomBytes(6).toString('hex');
 const HTML = '<p>Our logo:</p><img src="cid:logo@acme.test" alt="logo">';
 
-const post = async (key: string, body: string | Buffer, headers: Record<string, string>, contentType = 'application/json') => {
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: `/webhooks/${key}`,
-    headers: { 'content-type': contentType, ...headers },
-    payload: body,
-  });
-  expect(res.statusCode, res.body).toBe(200);
-};
+const post = (key: string, body: string | Buffer, headers: Record<string, string>, contentType?: string) =>
+  postDelivery(ctx, key, body, headers, contentType);
 
 const message = (externalId: string) =>
   waitFor(() => db.selectFrom('messages').select(['id', 'html']).where('external_id', '=', externalId).executeTakeFirst(), externalId);
