@@ -13,7 +13,27 @@ const LEGACY_ROWS_CONVERTED_AT_MIGRATION = 1_000_000;
 // biome-ignore lint/suspicious/noExplicitAny: read before the schema may exist
 export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-  return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+  return (await listing(() => migrator.getMigrations())).filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+/** How often a migrator's listing of the tables is asked again after a table vanished under it. */
+const LISTING_ATTEMPTS = 5;
+
+/**
+ * Runs `fn`, asking again when it fails on a table that vanished (42P01) before anything was
+ * written. Kysely's migrator lists every table of the schema, without a lock, before it takes
+ * its own: another process's partition step creating and dropping a table at that moment
+ * (`…_legacy_aside`) failed the listing, and one of three `inbox migrate` at once exited 1.
+ */
+async function listing<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if ((err as { code?: string }).code !== '42P01' || attempt >= LISTING_ATTEMPTS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+    }
+  }
 }
 
 /**
@@ -39,7 +59,12 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
     db,
     provider: { getMigrations: async () => migrations },
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await listing(async () => {
+    const run = await migrator.migrateToLatest();
+    // No results: it failed before running any migration, where the listing happens.
+    if (run.error !== undefined && run.results === undefined) throw run.error;
+    return run;
+  });
   if (error) throw error instanceof Error ? error : new Error(String(error));
   for (const table of PARTITIONED_TABLES) {
     await preparePartitions(db, table, new Date(), { legacyMaxRows: LEGACY_ROWS_CONVERTED_AT_MIGRATION });
