@@ -21,6 +21,14 @@ export function rawBodyOf(body: Buffer | string): RawBody {
  * before its signature is checked.
  */
 export function acceptRawBodies(app: FastifyInstance): void {
+  // A content type Fastify cannot read (empty, `json`, `undefined`, `application/json,
+  // text/plain`) would be refused with 415 before any parser, so before the signature:
+  // without it the body arrives as bytes like any other and its signature decides.
+  app.addHook('onRequest', (request, _reply, done) => {
+    const type = request.headers['content-type'];
+    if (type !== undefined && !MEDIA_TYPE.test(type)) delete request.headers['content-type'];
+    done();
+  });
   app.removeAllContentTypeParsers();
   const asBytes = (_request: FastifyRequest, body: Buffer, done: (err: null, body: Buffer) => void) => done(null, body);
   // The same parser by name for the types providers post most: Fastify remembers a named
@@ -31,6 +39,9 @@ export function acceptRawBodies(app: FastifyInstance): void {
 }
 
 const COMMON_TYPES = ['application/json', 'application/x-www-form-urlencoded'];
+
+/** `type/subtype` made of RFC 9110 tokens, then parameters or nothing: what Fastify reads as a media type. */
+const MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*(?:;|$)/;
 
 /** The raw body of a request on a route that `acceptRawBodies`; empty when none was sent. */
 export function rawBodyFrom(request: FastifyRequest): RawBody {

@@ -103,6 +103,32 @@ describe('POST /v1/accounts/webhook with a secret', () => {
     expect((await me(t)).statusCode).toBe(200);
   });
 
+  it('judges a body whose content type cannot be read (empty, `json`) by its signature alone, never 415', async () => {
+    const { user, login } = await signedIn('odd-type@acme.test');
+    const t = (await login()).access_token;
+    const body = JSON.stringify({ type: 'session.revoked', data: { userId: user.id } });
+    for (const type of ['', 'json']) {
+      const wrong = await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/accounts/webhook',
+        headers: { 'content-type': type, 'x-webhook-signature': hmac(body, 'wrong') },
+        payload: body,
+      });
+      expect(wrong.statusCode, JSON.stringify(type)).toBe(401);
+      expect(wrong.json().error.code).toBe('unauthorized');
+    }
+    expect((await me(t)).statusCode).toBe(200);
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/accounts/webhook',
+      headers: { 'content-type': 'json', 'x-webhook-signature': hmac(body) },
+      payload: body,
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ acted: true });
+    expect((await me(t)).statusCode).toBe(401);
+  });
+
   it('parses and drops other event types', async () => {
     const body = JSON.stringify({ type: 'user.updated', data: { userId: 1 } });
     const res = await post(body, hmac(body));

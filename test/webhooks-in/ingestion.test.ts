@@ -195,6 +195,21 @@ describe('POST /webhooks/:integrationKey', () => {
     }
   });
 
+  it('judges a body whose content type cannot be read (empty, `json`, a list) by its signature alone, never 415', async () => {
+    const body = fixture('whatsapp', 'text-message.json');
+    for (const type of ['', ' ', 'json', 'undefined', 'application/json, text/plain']) {
+      const before = await rowsAndJobs();
+      const res = await post('whatsapp', body, { 'content-type': type, 'x-hub-signature-256': `sha256=${sign(SECRET, body)}` });
+      expect(res.statusCode, JSON.stringify(type)).toBe(200);
+      const after = await rowsAndJobs();
+      expect(after.rows.at(-1)).toMatchObject({ integration_key: 'whatsapp', raw_body: body, status: 'received' });
+      expect(after.rows).toHaveLength(before.rows.length + 1);
+      const wrong = await post('whatsapp', body, { 'content-type': type, 'x-hub-signature-256': `sha256=${sign('wrong', body)}` });
+      expect(wrong.statusCode, JSON.stringify(type)).toBe(401);
+      expect(wrong.json().error.code).toBe('invalid_api_key');
+    }
+  });
+
   it('POST /webhooks/email is the email integration', async () => {
     const body = fixture('email', 'inbound.json');
     expect((await post('email', body, { 'x-vendor-auth': 'mail-shared-secret' })).statusCode).toBe(200);
