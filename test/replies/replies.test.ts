@@ -218,6 +218,25 @@ describe('POST /v1/threads/:id/messages', () => {
     expect(fake.requests.filter((r) => r.path === SEND_PATH)).toHaveLength(2);
   });
 
+  it('a 429 asking to wait longer than a date can hold waits a day, sending nothing in between', async () => {
+    const threadId = await inboundThread('16505550012');
+    fake.behave(SEND_PATH, { rateLimited: '99999999999999' });
+    const { id } = (await reply(threadId, 'slow down')).json().data;
+    const retry = await waitFor(async () => {
+      const { rows } = await sql<{ start_after: Date; created_on: Date }>`
+        SELECT start_after, created_on FROM pgboss.job WHERE name = ${SEND_QUEUE} AND (data->>'messageId')::bigint = ${id} AND (data->>'attempt')::int = 2`.execute(
+        ctx.deps.db,
+      );
+      return rows[0];
+    }, 'the retry job');
+    expect((retry.start_after.getTime() - retry.created_on.getTime()) / 1000).toBeCloseTo(24 * 60 * 60, -1);
+    // The attempt is settled (its claim released): no other execution takes it over and sends again.
+    const row = await messageRow(id);
+    expect(row.status).toBe('queued');
+    expect(row.send_claim_token).toBeNull();
+    expect(fake.requests.filter((r) => r.path === SEND_PATH)).toHaveLength(1);
+  });
+
   it('gives up after the last retry with failed', async () => {
     const threadId = await inboundThread('16505550004');
     fake.behave(SEND_PATH, 'server-error');
