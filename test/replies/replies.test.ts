@@ -195,6 +195,15 @@ describe('POST /v1/threads/:id/messages', () => {
     expect(fake.requests).toHaveLength(1);
   });
 
+  it("a provider's error text with a NUL or a lone surrogate in it ends failed, sent once", async () => {
+    const threadId = await inboundThread('16505550013');
+    fake.behave(SEND_PATH, { status: 400, body: { error: { message: 'bad \u0000 request \ud800', code: 100 } } });
+    const failed = await settled((await reply(threadId, 'hello')).json().data.id);
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toBe('bad \ufffd request \ufffd');
+    expect(fake.requests.filter((r) => r.path === SEND_PATH)).toHaveLength(1);
+  });
+
   it('a 500 schedules the next attempt 60 s later, and the second attempt sends it once', async () => {
     const threadId = await inboundThread('16505550003');
     fake.behave(SEND_PATH, 'server-error');
