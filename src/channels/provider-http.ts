@@ -32,8 +32,8 @@ export interface ProviderRequest {
 /**
  * POSTs one message to a provider and classifies the answer (docs/replies.md): 2xx with an
  * id → sent; 408, 429, 5xx, a network error or the deadline → retry (429/503 with their
- * `retry-after`); any other answer → failed with the provider's own error message, or
- * `HTTP <status>` when the body has none. Redirects are not followed: a provider API never
+ * `retry-after`, else Telegram's `parameters.retry_after`); any other answer → failed with the
+ * provider's own error message, or `HTTP <status>` when the body has none. Redirects are not followed: a provider API never
  * redirects a send, and following one would hand the token to wherever it points.
  */
 export async function postToProvider(req: ProviderRequest): Promise<SendOutcome> {
@@ -79,7 +79,10 @@ export async function postToProvider(req: ProviderRequest): Promise<SendOutcome>
   }
   const message = providerMessage(body);
   if (status === 408 || status === 429 || status >= 500) {
-    return retry(message ? `HTTP ${status}: ${message}` : `HTTP ${status}`, retryAfterSeconds(headers.get('retry-after')));
+    return retry(
+      message ? `HTTP ${status}: ${message}` : `HTTP ${status}`,
+      retryAfterSeconds(headers.get('retry-after')) ?? bodyRetryAfter(body),
+    );
   }
   if (status >= 300 && status < 400) return failed(`${req.key} answered HTTP ${status}, a redirect (not followed): check apiBaseUrl`);
   return failed(message ?? `HTTP ${status}`);
@@ -92,6 +95,15 @@ export function retryAfterSeconds(value: string | null, now = Date.now()): numbe
   if (/^\d+$/.test(v)) return Number(v);
   const at = Date.parse(v);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/**
+ * The wait a provider names in its error body rather than a header: Telegram's flood control
+ * answers 429 with `parameters.retry_after` (seconds) and no `retry-after` header.
+ */
+function bodyRetryAfter(body: unknown): number | undefined {
+  const wait = isObject(body) && isObject(body.parameters) ? body.parameters.retry_after : undefined;
+  return typeof wait === 'number' && Number.isSafeInteger(wait) && wait >= 0 ? wait : undefined;
 }
 
 /**
