@@ -1,4 +1,4 @@
-import { isObject, type SendOutcome } from './channel.js';
+import { isObject, type SendOutcome, storableText } from './channel.js';
 import { outcomes } from './send-outcome.js';
 
 /** Meta's Graph API (WhatsApp Cloud API, Messenger, Instagram messaging), pinned to a version. */
@@ -74,8 +74,11 @@ export async function postToProvider(req: ProviderRequest): Promise<SendOutcome>
   const body = parseJsonOrUndefined(text);
   if (status >= 200 && status < 300) {
     const id = req.readId(body);
-    // Never a made-up id: receipts reconcile on it, and a send without one cannot be traced.
-    return id ? { outcome: 'sent', externalId: id } : failed(`${req.key} answered HTTP ${status} without a message id (${req.idField})`);
+    // Never a made-up id: receipts reconcile on it, and a send without one cannot be traced. A
+    // NUL in it, which Postgres cannot store, is U+FFFD as in the receipts that name it.
+    return id
+      ? { outcome: 'sent', externalId: storableText(id) }
+      : failed(`${req.key} answered HTTP ${status} without a message id (${req.idField})`);
   }
   const message = providerMessage(body);
   if (status === 408 || status === 429 || status >= 500) {

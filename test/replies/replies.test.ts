@@ -204,6 +204,14 @@ describe('POST /v1/threads/:id/messages', () => {
     expect(fake.requests.filter((r) => r.path === SEND_PATH)).toHaveLength(1);
   });
 
+  it("a provider's message id with a NUL in it is kept as a receipt names it (U+FFFD), sent once", async () => {
+    const threadId = await inboundThread('16505550014');
+    fake.behave(SEND_PATH, { status: 200, body: { messaging_product: 'whatsapp', messages: [{ id: 'wamid.a\u0000b' }] } });
+    const sent = await settled((await reply(threadId, 'hello')).json().data.id);
+    expect(sent).toMatchObject({ status: 'sent', external_id: 'wamid.a\ufffdb' });
+    expect(fake.requests.filter((r) => r.path === SEND_PATH)).toHaveLength(1);
+  });
+
   it('a 500 schedules the next attempt 60 s later, and the second attempt sends it once', async () => {
     const threadId = await inboundThread('16505550003');
     fake.behave(SEND_PATH, 'server-error');
