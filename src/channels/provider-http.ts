@@ -27,6 +27,21 @@ export interface ProviderRequest {
   idField: string;
   /** The provider's message id from a 2xx body, or undefined when it has none. */
   readId(body: unknown): string | undefined;
+  /** A 4xx body that says "too many, try later" (Meta's rate limits come as 400s): retried as a 429 is. */
+  throttled?(body: unknown): boolean;
+}
+
+/**
+ * Meta's rate-limit error codes (Graph API and WhatsApp Cloud API error references), answered
+ * with HTTP 400 rather than 429: 4, 17, 32 and 613 (app, user, page and call-count limits),
+ * 80001, 80002, 80006 and 80007 (Pages, Instagram, Messenger and WhatsApp business-use-case
+ * limits), 130429 (Cloud API throughput) and 131056 (too many messages to one person in a short
+ * time). Each says to wait and try again; a failed reply would need an agent to resend it.
+ */
+const META_RATE_LIMIT_CODES = new Set([4, 17, 32, 613, 80001, 80002, 80006, 80007, 130429, 131056]);
+
+export function metaThrottled(body: unknown): boolean {
+  return isObject(body) && isObject(body.error) && typeof body.error.code === 'number' && META_RATE_LIMIT_CODES.has(body.error.code);
 }
 
 /**
@@ -81,7 +96,7 @@ export async function postToProvider(req: ProviderRequest): Promise<SendOutcome>
       : failed(`${req.key} answered HTTP ${status} without a message id (${req.idField})`);
   }
   const message = providerMessage(body);
-  if (status === 408 || status === 429 || status >= 500) {
+  if (status === 408 || status === 429 || status >= 500 || (status >= 400 && req.throttled?.(body) === true)) {
     return retry(
       message ? `HTTP ${status}: ${message}` : `HTTP ${status}`,
       retryAfterSeconds(headers.get('retry-after')) ?? bodyRetryAfter(body),

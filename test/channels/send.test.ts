@@ -209,6 +209,32 @@ describe('the shared HTTP sender (through whatsapp)', () => {
     expect(fake.requests.map((r) => r.path)).toEqual([path]);
   });
 
+  it("Meta's rate limits, answered as 400s (131056: too many to one person), are retried; its other 400s fail", async () => {
+    for (const meta of [cases[0]!, cases[1]!]) {
+      fake.behave(meta.path, {
+        status: 400,
+        body: {
+          error: { message: '(#131056) (Business Account, Consumer Account) pair rate limit hit', type: 'OAuthException', code: 131056 },
+        },
+      });
+      expect(await send(meta)).toEqual({
+        outcome: 'retry',
+        error: 'HTTP 400: (#131056) (Business Account, Consumer Account) pair rate limit hit',
+      });
+      fake.behave(meta.path, {
+        status: 400,
+        body: { error: { message: '(#613) Calls to this api have exceeded the rate limit.', code: 613 } },
+      });
+      expect((await send(meta)).outcome).toBe('retry');
+      fake.behave(meta.path, { status: 400, body: { error: { message: '(#100) Invalid parameter', code: 100 } } });
+      expect(await send(meta)).toEqual({ outcome: 'failed', error: '(#100) Invalid parameter' });
+    }
+    // Another provider's own code 4 is no Meta rate limit.
+    const sms = cases.find((x) => x.key === 'sms')!;
+    fake.behave(sms.path, { status: 400, body: { error: { message: 'no', code: 4 } } });
+    expect((await send(sms)).outcome).toBe('failed');
+  });
+
   it('408 and 503 → retry; other 4xx → failed, with HTTP <status> when the body says nothing', async () => {
     fake.behave(c.path, { status: 408, body: 'Request Timeout' });
     expect(await send(c)).toEqual({ outcome: 'retry', error: 'HTTP 408' });
