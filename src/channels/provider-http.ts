@@ -1,4 +1,4 @@
-import { isObject, type SendOutcome } from './channel.js';
+import { isObject, type SendOutcome, storableText } from './channel.js';
 import { outcomes } from './send-outcome.js';
 
 /** Meta's Graph API (WhatsApp Cloud API, Messenger, Instagram messaging), pinned to a version. */
@@ -27,13 +27,28 @@ export interface ProviderRequest {
   idField: string;
   /** The provider's message id from a 2xx body, or undefined when it has none. */
   readId(body: unknown): string | undefined;
+  /** A 4xx body that says "too many, try later" (Meta's rate limits come as 400s): retried as a 429 is. */
+  throttled?(body: unknown): boolean;
+}
+
+/**
+ * Meta's rate-limit error codes (Graph API and WhatsApp Cloud API error references), answered
+ * with HTTP 400 rather than 429: 4, 17, 32 and 613 (app, user, page and call-count limits),
+ * 80001, 80002, 80006 and 80007 (Pages, Instagram, Messenger and WhatsApp business-use-case
+ * limits), 130429 (Cloud API throughput) and 131056 (too many messages to one person in a short
+ * time). Each says to wait and try again; a failed reply would need an agent to resend it.
+ */
+const META_RATE_LIMIT_CODES = new Set([4, 17, 32, 613, 80001, 80002, 80006, 80007, 130429, 131056]);
+
+export function metaThrottled(body: unknown): boolean {
+  return isObject(body) && isObject(body.error) && typeof body.error.code === 'number' && META_RATE_LIMIT_CODES.has(body.error.code);
 }
 
 /**
  * POSTs one message to a provider and classifies the answer (docs/replies.md): 2xx with an
  * id → sent; 408, 429, 5xx, a network error or the deadline → retry (429/503 with their
- * `retry-after`); any other answer → failed with the provider's own error message, or
- * `HTTP <status>` when the body has none. Redirects are not followed: a provider API never
+ * `retry-after`, else Telegram's `parameters.retry_after`); any other answer → failed with the
+ * provider's own error message, or `HTTP <status>` when the body has none. Redirects are not followed: a provider API never
  * redirects a send, and following one would hand the token to wherever it points.
  */
 export async function postToProvider(req: ProviderRequest): Promise<SendOutcome> {
@@ -74,12 +89,18 @@ export async function postToProvider(req: ProviderRequest): Promise<SendOutcome>
   const body = parseJsonOrUndefined(text);
   if (status >= 200 && status < 300) {
     const id = req.readId(body);
-    // Never a made-up id: receipts reconcile on it, and a send without one cannot be traced.
-    return id ? { outcome: 'sent', externalId: id } : failed(`${req.key} answered HTTP ${status} without a message id (${req.idField})`);
+    // Never a made-up id: receipts reconcile on it, and a send without one cannot be traced. A
+    // NUL in it, which Postgres cannot store, is U+FFFD as in the receipts that name it.
+    return id
+      ? { outcome: 'sent', externalId: storableText(id) }
+      : failed(`${req.key} answered HTTP ${status} without a message id (${req.idField})`);
   }
   const message = providerMessage(body);
-  if (status === 408 || status === 429 || status >= 500) {
-    return retry(message ? `HTTP ${status}: ${message}` : `HTTP ${status}`, retryAfterSeconds(headers.get('retry-after')));
+  if (status === 408 || status === 429 || status >= 500 || (status >= 400 && req.throttled?.(body) === true)) {
+    return retry(
+      message ? `HTTP ${status}: ${message}` : `HTTP ${status}`,
+      retryAfterSeconds(headers.get('retry-after')) ?? bodyRetryAfter(body),
+    );
   }
   if (status >= 300 && status < 400) return failed(`${req.key} answered HTTP ${status}, a redirect (not followed): check apiBaseUrl`);
   return failed(message ?? `HTTP ${status}`);
@@ -92,6 +113,15 @@ export function retryAfterSeconds(value: string | null, now = Date.now()): numbe
   if (/^\d+$/.test(v)) return Number(v);
   const at = Date.parse(v);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/**
+ * The wait a provider names in its error body rather than a header: Telegram's flood control
+ * answers 429 with `parameters.retry_after` (seconds) and no `retry-after` header.
+ */
+function bodyRetryAfter(body: unknown): number | undefined {
+  const wait = isObject(body) && isObject(body.parameters) ? body.parameters.retry_after : undefined;
+  return typeof wait === 'number' && Number.isSafeInteger(wait) && wait >= 0 ? wait : undefined;
 }
 
 /**

@@ -15,7 +15,7 @@ import {
   toDate,
 } from './channel.js';
 import { inTurn } from './media-send.js';
-import { apiUrl, META_GRAPH_API, postToProvider } from './provider-http.js';
+import { apiUrl, META_GRAPH_API, metaThrottled, postToProvider } from './provider-http.js';
 import { metaMessagingType } from './reply-window.js';
 import { noCredentials } from './send-outcome.js';
 
@@ -106,6 +106,7 @@ export function socialAdapter(key: IntegrationKey & `${string}.native`): Channel
           timeoutMs,
           secrets: [token],
           idField: 'message_id',
+          throttled: metaThrottled,
           readId: (body) => (isObject(body) ? optionalString(body.message_id) : undefined),
         });
       const file = target.attachments?.[0];

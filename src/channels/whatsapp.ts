@@ -19,7 +19,7 @@ import {
   toDate,
 } from './channel.js';
 import { inTurn, readAll } from './media-send.js';
-import { apiUrl, META_GRAPH_API, postToProvider } from './provider-http.js';
+import { apiUrl, META_GRAPH_API, metaThrottled, postToProvider } from './provider-http.js';
 import { noCredentials } from './send-outcome.js';
 
 const STATUSES: Record<string, MessageStatusEvent> = { sent: 'sent', delivered: 'delivered', read: 'read', failed: 'failed' };
@@ -145,6 +145,7 @@ export const whatsappAdapter: ChannelAdapter = {
         timeoutMs,
         secrets: [token],
         idField: 'messages[0].id',
+        throttled: metaThrottled,
         readId: (body) =>
           isObject(body) && Array.isArray(body.messages) && isObject(body.messages[0]) ? optionalString(body.messages[0].id) : undefined,
       });
@@ -252,6 +253,7 @@ async function uploadMedia(
     timeoutMs,
     secrets: [token],
     idField: 'id',
+    throttled: metaThrottled,
     readId: (body) => (isObject(body) ? optionalString(body.id) : undefined),
   });
 }

@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { storableText } from '../channels/channel.js';
 import { describeRefusal, guardedLookup, ipLiteral, type ResolveHost, refusedRange } from '../net/address-guard.js';
 import { truncate } from '../text/truncate.js';
 
@@ -99,7 +100,8 @@ async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): void }): P
   } finally {
     body.destroy();
   }
-  const text = Buffer.concat(chunks).toString('utf8').replace(/\s+/g, ' ').trim();
+  // A NUL, which Postgres text cannot hold, would fail the commit of every outcome recorded with it.
+  const text = storableText(Buffer.concat(chunks).toString('utf8').replace(/\s+/g, ' ').trim());
   return text.length > ANSWER_EXCERPT_CHARS ? `${truncate(text, ANSWER_EXCERPT_CHARS - 1)}…` : text;
 }
 
@@ -116,5 +118,5 @@ function describeError(err: unknown, timeoutMs: number): string {
   if (e.code === 'ERR_REFUSED_ADDRESS') return e.message ?? 'refused address';
   const code = e.code ?? e.cause?.code;
   const message = e.message ?? e.cause?.message ?? String(err);
-  return truncate(code && !message.includes(code) ? `${code}: ${message}` : message, 500);
+  return storableText(truncate(code && !message.includes(code) ? `${code}: ${message}` : message, 500));
 }

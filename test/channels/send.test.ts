@@ -7,6 +7,7 @@ import { closedPort } from '../helpers/sockets.js';
 
 const TOKEN = 'EAAGm0PX4ZCpsBAsecret-token-1f2e3d4c5b6a';
 const SID = 'AC0123456789abcdef0123456789abcdef';
+const TELEGRAM_TOKEN = '7512345678:AAH-telegram-bot-token';
 const OPTIONS = { timeoutMs: 5_000 };
 
 let fake: FakeProviders;
@@ -191,6 +192,47 @@ describe('the shared HTTP sender (through whatsapp)', () => {
     expect(outcome.outcome).toBe('retry');
     expect(outcome.outcome === 'retry' && outcome.retryAfterSeconds).toBeGreaterThanOrEqual(118);
     expect(outcome.outcome === 'retry' && outcome.retryAfterSeconds).toBeLessThanOrEqual(120);
+  });
+
+  it("honours the wait Telegram's flood control names in its body (parameters.retry_after, no header)", async () => {
+    const path = `/telegram/bot${TELEGRAM_TOKEN}/sendMessage`;
+    fake.behave(path, {
+      status: 429,
+      body: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 3000', parameters: { retry_after: 3000 } },
+    });
+    const outcome = await adapters.telegram.send!(
+      { accountId: '7512345678', to: '123456789', text: 'hello', messageId: 1 },
+      { apiBaseUrl: fake.baseUrls.telegram, accessToken: TELEGRAM_TOKEN },
+      OPTIONS,
+    );
+    expect(outcome).toEqual({ outcome: 'retry', error: 'HTTP 429: Too Many Requests: retry after 3000', retryAfterSeconds: 3000 });
+    expect(fake.requests.map((r) => r.path)).toEqual([path]);
+  });
+
+  it("Meta's rate limits, answered as 400s (131056: too many to one person), are retried; its other 400s fail", async () => {
+    for (const meta of [cases[0]!, cases[1]!]) {
+      fake.behave(meta.path, {
+        status: 400,
+        body: {
+          error: { message: '(#131056) (Business Account, Consumer Account) pair rate limit hit', type: 'OAuthException', code: 131056 },
+        },
+      });
+      expect(await send(meta)).toEqual({
+        outcome: 'retry',
+        error: 'HTTP 400: (#131056) (Business Account, Consumer Account) pair rate limit hit',
+      });
+      fake.behave(meta.path, {
+        status: 400,
+        body: { error: { message: '(#613) Calls to this api have exceeded the rate limit.', code: 613 } },
+      });
+      expect((await send(meta)).outcome).toBe('retry');
+      fake.behave(meta.path, { status: 400, body: { error: { message: '(#100) Invalid parameter', code: 100 } } });
+      expect(await send(meta)).toEqual({ outcome: 'failed', error: '(#100) Invalid parameter' });
+    }
+    // Another provider's own code 4 is no Meta rate limit.
+    const sms = cases.find((x) => x.key === 'sms')!;
+    fake.behave(sms.path, { status: 400, body: { error: { message: 'no', code: 4 } } });
+    expect((await send(sms)).outcome).toBe('failed');
   });
 
   it('408 and 503 → retry; other 4xx → failed, with HTTP <status> when the body says nothing', async () => {

@@ -195,6 +195,23 @@ describe('POST /v1/threads/:id/messages', () => {
     expect(fake.requests).toHaveLength(1);
   });
 
+  it("a provider's error text with a NUL or a lone surrogate in it ends failed, sent once", async () => {
+    const threadId = await inboundThread('16505550013');
+    fake.behave(SEND_PATH, { status: 400, body: { error: { message: 'bad \u0000 request \ud800', code: 100 } } });
+    const failed = await settled((await reply(threadId, 'hello')).json().data.id);
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toBe('bad \ufffd request \ufffd');
+    expect(fake.requests.filter((r) => r.path === SEND_PATH)).toHaveLength(1);
+  });
+
+  it("a provider's message id with a NUL in it is kept as a receipt names it (U+FFFD), sent once", async () => {
+    const threadId = await inboundThread('16505550014');
+    fake.behave(SEND_PATH, { status: 200, body: { messaging_product: 'whatsapp', messages: [{ id: 'wamid.a\u0000b' }] } });
+    const sent = await settled((await reply(threadId, 'hello')).json().data.id);
+    expect(sent).toMatchObject({ status: 'sent', external_id: 'wamid.a\ufffdb' });
+    expect(fake.requests.filter((r) => r.path === SEND_PATH)).toHaveLength(1);
+  });
+
   it('a 500 schedules the next attempt 60 s later, and the second attempt sends it once', async () => {
     const threadId = await inboundThread('16505550003');
     fake.behave(SEND_PATH, 'server-error');
@@ -216,6 +233,25 @@ describe('POST /v1/threads/:id/messages', () => {
     // A duplicate of the job finds the message sent and sends nothing.
     await sendQueue.worker!.handle(ctx.deps, [{ id: 'dup', data: retry.data }]);
     expect(fake.requests.filter((r) => r.path === SEND_PATH)).toHaveLength(2);
+  });
+
+  it('a 429 asking to wait longer than a date can hold waits a day, sending nothing in between', async () => {
+    const threadId = await inboundThread('16505550012');
+    fake.behave(SEND_PATH, { rateLimited: '99999999999999' });
+    const { id } = (await reply(threadId, 'slow down')).json().data;
+    const retry = await waitFor(async () => {
+      const { rows } = await sql<{ start_after: Date; created_on: Date }>`
+        SELECT start_after, created_on FROM pgboss.job WHERE name = ${SEND_QUEUE} AND (data->>'messageId')::bigint = ${id} AND (data->>'attempt')::int = 2`.execute(
+        ctx.deps.db,
+      );
+      return rows[0];
+    }, 'the retry job');
+    expect((retry.start_after.getTime() - retry.created_on.getTime()) / 1000).toBeCloseTo(24 * 60 * 60, -1);
+    // The attempt is settled (its claim released): no other execution takes it over and sends again.
+    const row = await messageRow(id);
+    expect(row.status).toBe('queued');
+    expect(row.send_claim_token).toBeNull();
+    expect(fake.requests.filter((r) => r.path === SEND_PATH)).toHaveLength(1);
   });
 
   it('gives up after the last retry with failed', async () => {

@@ -17,4 +17,9 @@ describe('reply retry schedule (docs/replies.md)', () => {
     expect(delayOf(1, 5)).toBe(60);
     expect(delayOf(4, 30)).toBeNull();
   });
+
+  it('honours a retry-after of at most a day, however long the provider asks for', () => {
+    expect(delayOf(1, 86_400)).toBe(86_400);
+    expect(delayOf(2, 99_999_999_999_999)).toBe(86_400);
+  });
 });

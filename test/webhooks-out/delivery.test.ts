@@ -363,6 +363,20 @@ describe('outbound webhooks', () => {
     expect(at(elsewhere)).toHaveLength(0);
   });
 
+  it("records a failing answer with a NUL in it, and every other endpoint's outcomes after it", async () => {
+    const bad = await workspace();
+    const good = await workspace();
+    receiver.behave((r) => (r.path === bad.path ? { status: 500, body: 'broken \u0000 answer' } : { status: 200 }));
+    await ping(bad);
+    const [d] = await waitFor(
+      async () => ((await deliveries(bad))[0]?.attempts.length === 1 ? deliveries(bad) : undefined),
+      'the failed attempt to be recorded',
+    );
+    expect(d!.attempts[0]).toMatchObject({ statusCode: 500, error: 'HTTP 500: broken \ufffd answer' });
+    await ping(good);
+    await waitFor(async () => (await deliveries(good))[0]?.status === 'succeeded', "the other endpoint's ping to be recorded");
+  });
+
   it('disables an endpoint with no success for 5 days when it fails again, with the reason', async () => {
     const w = await workspace();
     receiver.behave((r) => (r.path === w.path ? { status: 500 } : { status: 200 }));
