@@ -7,7 +7,7 @@ import type { Executor } from '../db/database.js';
 import type { UsersTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
-import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
+import { enforceRateLimit, forgetRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { settleHit } from '../rate-limits/rate-limits.queries.js';
 import { findWorkspaceUser } from '../users/users.queries.js';
 import { OPERATOR_UNCHANGED } from '../users/users.service.js';
@@ -129,6 +129,7 @@ export async function disableTwoFactor(deps: Deps, userId: number, password: str
   await forgetSuccessfulLogin(deps, attempt);
   await deps.db.transaction().execute(async (trx) => {
     await clearTwoFactor(trx, user.id);
+    await forgetRateLimit(trx, OTP_LIMIT, user.id);
     await recordAudit(trx, trail, 'two_factor.disabled', { type: 'user', id: user.id });
   });
 }
@@ -140,6 +141,9 @@ export async function resetTwoFactor(deps: Deps, workspaceId: number, targetId: 
     if (!user) throw errors.notFound('user');
     if (user.roles.includes('operator')) throw errors.validation(OPERATOR_UNCHANGED);
     await clearTwoFactor(trx, user.id);
+    // The wrong codes of the lost authenticator guarded a secret that is gone: setting up the
+    // new one starts afresh, rather than meeting their 429 for up to 15 minutes.
+    await forgetRateLimit(trx, OTP_LIMIT, user.id);
     await recordAudit(trx, trail, 'user.two_factor_reset', { type: 'user', id: user.id });
   });
 }

@@ -195,6 +195,20 @@ describe('POST /v1/users/:id/2fa/reset', () => {
     expect(reset.json().data).toEqual({ enabled: false, recoveryCodesLeft: 0 });
     await signIn(agent.user.email, agent.password);
   });
+
+  it('gives a user whose phone was lost, and who was locked out by wrong codes, a fresh start at setting it up again', async () => {
+    const admin = await makeUser(ctx.deps, tenant.workspace.id, { roles: ['admin'] });
+    const adminToken = await signIn(admin.user.email, admin.password);
+    const { user, password } = await makeUser(ctx.deps, tenant.workspace.id);
+    await enable(await signIn(user.email, password));
+    for (let i = 0; i < 5; i++) expect((await login({ email: user.email, password, otp: '000000' })).statusCode).toBe(401);
+    expect((await login({ email: user.email, password, otp: '000000' })).statusCode).toBe(429);
+
+    expect((await call('POST', `/v1/users/${user.id}/2fa/reset`, adminToken)).statusCode).toBe(200);
+    const token = await signIn(user.email, password);
+    const { recoveryCodes } = await enable(token);
+    expect(recoveryCodes).toHaveLength(10);
+  });
 });
 
 describe('workspace require2fa', () => {
