@@ -14,6 +14,22 @@ const invited =
     'invited',
   );
 
+/**
+ * The user of `workspaceId` with this e-mail who was invited and has not signed up (inactive,
+ * an invite never used, expired or not), locked for the new invite; undefined for anyone else.
+ */
+export async function findPendingInvitee(db: Executor, workspaceId: number, email: string) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'name', 'email', 'roles'])
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .where('workspace_id', '=', workspaceId)
+    .where('active', '=', false)
+    .where(sql<boolean>`EXISTS (SELECT 1 FROM account_tokens t WHERE t.user_id = users.id AND t.kind = 'invite' AND t.used_at IS NULL)`)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
 /** A workspace's users, newest first, one cursor page; with `connected` at `at`. */
 export async function listUsers(db: Executor, workspaceId: number, page: CursorRequest, at: Date) {
   return keysetPage(
