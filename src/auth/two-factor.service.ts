@@ -13,7 +13,7 @@ import { findWorkspaceUser } from '../users/users.queries.js';
 import { OPERATOR_UNCHANGED } from '../users/users.service.js';
 import { findUser } from './sessions.queries.js';
 import { admitLoginAttempt, forgetSuccessfulLogin, verifyPassword } from './sessions.service.js';
-import { acceptTotp, newTotpSecret, totpUrl } from './totp.js';
+import { acceptTotp, newTotpSecret, totpUrl, typedTotpCode } from './totp.js';
 import {
   advanceTotpStep,
   clearTwoFactor,
@@ -110,7 +110,7 @@ export async function enableTwoFactor(deps: Deps, userId: number, code: string, 
     );
   const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
   const ok = await underOtpLimit(deps, user.id, trail, async (trx) => {
-    const step = acceptTotp(secret, code.trim(), deps.now(), null);
+    const step = acceptTotp(secret, typedTotpCode(code), deps.now(), null);
     if (step === null) return false;
     if (!(await enableTotp(trx, user.id, step, deps.now()))) throw errors.conflict('two-factor sign-in is already on');
     await replaceRecoveryCodes(trx, user.id, recoveryCodes.map(recoveryHash));
@@ -156,7 +156,7 @@ export async function resetTwoFactor(deps: Deps, workspaceId: number, targetId: 
 export async function requireSecondFactor(deps: Deps, user: User, otp: string | undefined, trail: Trail): Promise<void> {
   if (!twoFactorOn(user)) return;
   if (otp === undefined) throw errors.otpRequired();
-  const code = otp.trim();
+  const code = typedTotpCode(otp);
   const totp = /^\d{6}$/.test(code);
   // Only a code of the app needs the sealed secret: when it does not open, recovery codes still sign in.
   const secret = totp ? openSecret(deps, user) : undefined;

@@ -112,6 +112,22 @@ describe('signing in with two-factor sign-in on', () => {
     await signIn(user.email, password, totpCode(secret, epoch()));
   });
 
+  it('takes a code typed as the app shows it, in two groups ("123 456"), to turn it on and to sign in', async () => {
+    const { user, password } = await makeUser(ctx.deps, tenant.workspace.id);
+    const token = await signIn(user.email, password);
+    const { secret } = (await call('POST', '/v1/users/me/2fa/setup', token)).json().data as { secret: string };
+    const grouped = (code: string) => `${code.slice(0, 3)} ${code.slice(3)}`;
+    const on = await call('POST', '/v1/users/me/2fa/enable', token, { code: grouped(totpCode(secret, epoch())) });
+    expect(on.statusCode, on.body).toBe(200);
+    nextStep();
+    const code = totpCode(secret, epoch());
+    const res = await login({ email: user.email, password, otp: ` ${grouped(code)} ` });
+    expect(res.statusCode, res.body).toBe(200);
+    // Still a code that works once, in whatever spacing.
+    expect((await login({ email: user.email, password, otp: code })).statusCode).toBe(401);
+    expect((await login({ email: user.email, password, otp: '12 34 5' })).statusCode).toBe(401);
+  });
+
   it('takes each recovery code once, in any case and spacing', async () => {
     const { user, password } = await makeUser(ctx.deps, tenant.workspace.id);
     const token = await signIn(user.email, password);
