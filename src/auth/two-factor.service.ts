@@ -134,8 +134,20 @@ export async function disableTwoFactor(deps: Deps, userId: number, password: str
   });
 }
 
-/** `POST /v1/users/:id/2fa/reset`: a workspace admin turns a user's two-factor sign-in off (a lost phone). */
-export async function resetTwoFactor(deps: Deps, workspaceId: number, targetId: number, trail: Trail): Promise<void> {
+/**
+ * `POST /v1/users/:id/2fa/reset`: a workspace admin turns a user's two-factor sign-in off (a
+ * lost phone). Not their own: that is `disable`, which asks for the password, so a session
+ * left open cannot turn it off through this route either.
+ */
+export async function resetTwoFactor(
+  deps: Deps,
+  workspaceId: number,
+  callerUserId: number | null,
+  targetId: number,
+  trail: Trail,
+): Promise<void> {
+  if (targetId === callerUserId)
+    throw errors.validation('to turn your own two-factor sign-in off, use POST /v1/users/me/2fa/disable with your password');
   await deps.db.transaction().execute(async (trx) => {
     const user = await findWorkspaceUser(trx, workspaceId, targetId);
     if (!user) throw errors.notFound('user');

@@ -212,6 +212,20 @@ describe('POST /v1/users/:id/2fa/reset', () => {
     await signIn(agent.user.email, agent.password);
   });
 
+  it("is not an admin's way around the password for their own: 422, and it stays on", async () => {
+    const admin = await makeUser(ctx.deps, tenant.workspace.id, { roles: ['admin'] });
+    const token = await signIn(admin.user.email, admin.password);
+    await enable(token);
+    const own = await call('POST', `/v1/users/${admin.user.id}/2fa/reset`, token);
+    expect(own.statusCode, own.body).toBe(422);
+    expect(own.json().error.message).toContain('/v1/users/me/2fa/disable');
+    expect((await call('GET', '/v1/users/me/2fa', token)).json().data.enabled).toBe(true);
+    expect((await login({ email: admin.user.email, password: admin.password })).json().error.code).toBe('otp_required');
+    // Another admin (or an admin key) still can.
+    const reset = await ctx.app.inject({ method: 'POST', url: `/v1/users/${admin.user.id}/2fa/reset`, headers: tenant.headers });
+    expect(reset.statusCode, reset.body).toBe(200);
+  });
+
   it('gives a user whose phone was lost, and who was locked out by wrong codes, a fresh start at setting it up again', async () => {
     const admin = await makeUser(ctx.deps, tenant.workspace.id, { roles: ['admin'] });
     const adminToken = await signIn(admin.user.email, admin.password);
