@@ -7,11 +7,15 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { MailSendError, requireSystemMailer } from '../mail/system-mailer.js';
 import { renderActionMail } from '../mail/templates.js';
+import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { findWorkspace } from '../workspaces/workspaces.queries.js';
 import { announceUsers } from './user-events.js';
 import { findPendingInvitee, updateUser } from './users.queries.js';
 import { type TeamUser, teamUserResource } from './users.resources.js';
 import { createUser, hashPassword, refuseOperatorRole } from './users.service.js';
+
+/** New invites to one person not signed up yet, per hour (the first one not counted). */
+export const INVITE_AGAIN_LIMIT: RateLimit = { name: 'invite-again', what: 'invites to this person', limit: 5, windowMs: 3600 * 1000 };
 
 /**
  * Adds a user who chooses their own password (docs/accounts.md, "Invites"): the user is
@@ -36,6 +40,8 @@ export async function inviteUser(
     if (pending) {
       // Invited before and not signed up (the link lost or expired): a new link replaces the
       // old ones, with the name and roles asked now. Anyone else with the e-mail is a 409.
+      // Counted per person, as reset mails are per address: a mailbox is not to be flooded.
+      await enforceRateLimit(trx, INVITE_AGAIN_LIMIT, pending.id, now);
       row = await updateUser(trx, pending.id, { name: input.name, roles: [...new Set(input.roles)] });
       await retireAccountTokens(trx, 'invite', row.id, now);
       await recordAudit(trx, trail, 'user.invited', { type: 'user', id: row.id }, changesOf(pending, { ...input, email: pending.email }));

@@ -183,6 +183,22 @@ describe('POST /v1/users without a password: an invite', () => {
     expect((await post('/api/user/invite/accept', { token: deactivated, password: 'let me in anyway' })).statusCode).toBe(401);
   });
 
+  it('sends one person at most 5 new invites an hour (429 then), so no mailbox is flooded', async () => {
+    await invite('patient@acme.test');
+    const again = () => post('/v1/users', { name: 'New Agent', email: 'patient@acme.test', roles: ['agent'] }, asAdmin);
+    for (let i = 0; i < 5; i++) expect((await again()).statusCode).toBe(201);
+    await mailer.settled();
+    smtp.reset();
+    const sixth = await again();
+    expect(sixth.statusCode, sixth.body).toBe(429);
+    expect(sixth.json().error.code).toBe('rate_limited');
+    expect(Number(sixth.headers['retry-after'])).toBeGreaterThan(0);
+    await mailer.settled();
+    expect(smtp.mails).toHaveLength(0);
+    clock = new Date(clock.getTime() + 3600 * 1000 + 1000);
+    expect((await again()).statusCode).toBe(201);
+  });
+
   it('a bad password (short, or the e-mail) leaves the link unspent', async () => {
     const token = await invite('picky@acme.test');
     expect((await post('/api/user/invite/accept', { token, password: 'short one' })).statusCode).toBe(422);
