@@ -112,7 +112,7 @@ export const accountLinksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
       },
     },
     async (request, reply) => {
-      const done = await completeSetup(deps, request.body);
+      const done = await completeSetup(deps, request.body, request.ip);
       reply.code(201);
       return envelope(request, { workspace: done.workspace, user: userResource(done.user) });
     },

@@ -22,6 +22,15 @@ export function totpCode(secret: string, epochSeconds: number, digits: 6 | 8 = 6
 }
 
 /**
+ * A code as a person typed it: authenticator apps show it in two groups ("123 456"), so spaces
+ * (and a dash) between the digits do not count. Anything else is left for the check to refuse.
+ */
+export function typedTotpCode(typed: string): string {
+  const digits = typed.replace(/[\s-]/g, '');
+  return /^\d{6}$/.test(digits) ? digits : typed.trim();
+}
+
+/**
  * The time step a code belongs to, when it is the code of the step of `now` or of the step on
  * either side (a phone's clock a little off, a code typed as it turned), and newer than
  * `afterStep` (the step of the last code accepted, so one code never works twice); else null.

@@ -107,7 +107,8 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (request) => {
-      await resetTwoFactor(deps, tenantOf(request).workspaceId, request.params.id, trailOf(request));
+      const auth = tenantOf(request);
+      await resetTwoFactor(deps, auth.workspaceId, auth.kind === 'api_key' ? null : auth.userId, request.params.id, trailOf(request));
       return envelope(request, TWO_FACTOR_OFF);
     },
   );

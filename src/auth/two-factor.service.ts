@@ -7,13 +7,13 @@ import type { Executor } from '../db/database.js';
 import type { UsersTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
-import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
+import { enforceRateLimit, forgetRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { settleHit } from '../rate-limits/rate-limits.queries.js';
 import { findWorkspaceUser } from '../users/users.queries.js';
 import { OPERATOR_UNCHANGED } from '../users/users.service.js';
 import { findUser } from './sessions.queries.js';
 import { admitLoginAttempt, forgetSuccessfulLogin, verifyPassword } from './sessions.service.js';
-import { acceptTotp, newTotpSecret, totpUrl } from './totp.js';
+import { acceptTotp, newTotpSecret, totpUrl, typedTotpCode } from './totp.js';
 import {
   advanceTotpStep,
   clearTwoFactor,
@@ -110,7 +110,7 @@ export async function enableTwoFactor(deps: Deps, userId: number, code: string, 
     );
   const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
   const ok = await underOtpLimit(deps, user.id, trail, async (trx) => {
-    const step = acceptTotp(secret, code.trim(), deps.now(), null);
+    const step = acceptTotp(secret, typedTotpCode(code), deps.now(), null);
     if (step === null) return false;
     if (!(await enableTotp(trx, user.id, step, deps.now()))) throw errors.conflict('two-factor sign-in is already on');
     await replaceRecoveryCodes(trx, user.id, recoveryCodes.map(recoveryHash));
@@ -129,17 +129,33 @@ export async function disableTwoFactor(deps: Deps, userId: number, password: str
   await forgetSuccessfulLogin(deps, attempt);
   await deps.db.transaction().execute(async (trx) => {
     await clearTwoFactor(trx, user.id);
+    await forgetRateLimit(trx, OTP_LIMIT, user.id);
     await recordAudit(trx, trail, 'two_factor.disabled', { type: 'user', id: user.id });
   });
 }
 
-/** `POST /v1/users/:id/2fa/reset`: a workspace admin turns a user's two-factor sign-in off (a lost phone). */
-export async function resetTwoFactor(deps: Deps, workspaceId: number, targetId: number, trail: Trail): Promise<void> {
+/**
+ * `POST /v1/users/:id/2fa/reset`: a workspace admin turns a user's two-factor sign-in off (a
+ * lost phone). Not their own: that is `disable`, which asks for the password, so a session
+ * left open cannot turn it off through this route either.
+ */
+export async function resetTwoFactor(
+  deps: Deps,
+  workspaceId: number,
+  callerUserId: number | null,
+  targetId: number,
+  trail: Trail,
+): Promise<void> {
+  if (targetId === callerUserId)
+    throw errors.validation('to turn your own two-factor sign-in off, use POST /v1/users/me/2fa/disable with your password');
   await deps.db.transaction().execute(async (trx) => {
     const user = await findWorkspaceUser(trx, workspaceId, targetId);
     if (!user) throw errors.notFound('user');
     if (user.roles.includes('operator')) throw errors.validation(OPERATOR_UNCHANGED);
     await clearTwoFactor(trx, user.id);
+    // The wrong codes of the lost authenticator guarded a secret that is gone: setting up the
+    // new one starts afresh, rather than meeting their 429 for up to 15 minutes.
+    await forgetRateLimit(trx, OTP_LIMIT, user.id);
     await recordAudit(trx, trail, 'user.two_factor_reset', { type: 'user', id: user.id });
   });
 }
@@ -152,7 +168,7 @@ export async function resetTwoFactor(deps: Deps, workspaceId: number, targetId: 
 export async function requireSecondFactor(deps: Deps, user: User, otp: string | undefined, trail: Trail): Promise<void> {
   if (!twoFactorOn(user)) return;
   if (otp === undefined) throw errors.otpRequired();
-  const code = otp.trim();
+  const code = typedTotpCode(otp);
   const totp = /^\d{6}$/.test(code);
   // Only a code of the app needs the sealed secret: when it does not open, recovery codes still sign in.
   const secret = totp ? openSecret(deps, user) : undefined;

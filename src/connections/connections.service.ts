@@ -248,13 +248,16 @@ function accountOf(input: { integrationKey: string; externalAccountId?: string; 
   }
   if (input.allowedOrigins !== undefined) throw errors.validation('allowedOrigins applies to livechat connections only');
   if (input.externalAccountId === undefined) throw errors.validation('body must have property "externalAccountId"');
-  if (input.integrationKey === 'email.imap' && !/^[^\s@]+@[^\s@]+$/.test(input.externalAccountId))
+  // Deliveries name their account exactly ("106540352242922", never " 106540352242922 "): an id
+  // pasted with a space around it would be a connection no delivery ever finds, so it is trimmed.
+  const account = input.externalAccountId.trim();
+  if (account === '') throw errors.validation('externalAccountId must not be blank');
+  if (input.integrationKey === 'email.imap' && !/^[^\s@]+@[^\s@]+$/.test(account))
     throw errors.validation("an email.imap externalAccountId is the mailbox's address, like support@example.com");
   // Inbound mail names its receiving address in lower case (channels/email-inbound.ts), so every
   // mail connection keeps its address so: `Support@Acme.test` receives mail sent to it.
-  if (isEmailIntegration(input.integrationKey))
-    return { externalAccountId: input.externalAccountId.trim().toLowerCase(), allowedOrigins: [] };
-  return { externalAccountId: input.externalAccountId, allowedOrigins: [] };
+  if (isEmailIntegration(input.integrationKey)) return { externalAccountId: account.toLowerCase(), allowedOrigins: [] };
+  return { externalAccountId: account, allowedOrigins: [] };
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { Transaction } from 'kysely';
+import type { Executor } from '../db/database.js';
 import type { DB } from '../db/types.js';
 import { errors } from '../http/errors.js';
-import { takeHit } from './rate-limits.queries.js';
+import { clearHits, takeHit } from './rate-limits.queries.js';
 
 export interface RateLimit {
   /** Names the limit in its buckets, e.g. `webhook-actions`. */
@@ -25,4 +26,9 @@ export async function enforceRateLimit(trx: Transaction<DB>, rule: RateLimit, su
   if (hit.admitted) return hit.id;
   const retryAfter = Math.max(1, Math.ceil(((hit.freesAt?.getTime() ?? now.getTime()) + rule.windowMs - now.getTime()) / 1000));
   throw errors.rateLimited(retryAfter, `too many ${rule.what}: at most ${rule.limit} in ${rule.windowMs / 1000} s; try again later`);
+}
+
+/** Starts `subject` afresh under `rule`: its hits so far are forgotten (e.g. what they guarded is gone). */
+export async function forgetRateLimit(db: Executor, rule: RateLimit, subject: string | number): Promise<void> {
+  await clearHits(db, `${rule.name}:${subject}`);
 }

@@ -49,3 +49,8 @@ export async function settleHit(db: Executor, id: number, cost: number): Promise
     .where('id', '=', id)
     .execute();
 }
+
+/** Drops every hit of `bucket`: what was counted no longer counts. */
+export async function clearHits(db: Executor, bucket: string): Promise<void> {
+  await db.deleteFrom('rate_limit_hits').where('bucket', '=', bucket).execute();
+}

@@ -7,15 +7,20 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { MailSendError, requireSystemMailer } from '../mail/system-mailer.js';
 import { renderActionMail } from '../mail/templates.js';
+import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { findWorkspace } from '../workspaces/workspaces.queries.js';
 import { announceUsers } from './user-events.js';
-import { updateUser } from './users.queries.js';
+import { findPendingInvitee, updateUser } from './users.queries.js';
 import { type TeamUser, teamUserResource } from './users.resources.js';
 import { createUser, hashPassword, refuseOperatorRole } from './users.service.js';
 
+/** New invites to one person not signed up yet, per hour (the first one not counted). */
+export const INVITE_AGAIN_LIMIT: RateLimit = { name: 'invite-again', what: 'invites to this person', limit: 5, windowMs: 3600 * 1000 };
+
 /**
  * Adds a user who chooses their own password (docs/accounts.md, "Invites"): the user is
- * created inactive, with a random password nobody knows, and mailed a link valid 7 days. The
+ * created inactive, with a random password nobody knows, and mailed a link valid 7 days (or,
+ * invited before and not signed up yet, mailed a new link that replaces the old ones). The
  * mail is sent before the transaction commits, so a mail that cannot go leaves no user behind
  * (502 `provider_error` with the server's words) and the admin can simply try again.
  */
@@ -30,9 +35,21 @@ export async function inviteUser(
   const mailer = requireSystemMailer(deps);
   const now = deps.now();
   return deps.db.transaction().execute(async (trx) => {
-    const created = await createUser(trx, workspaceId, { ...input, password: randomBytes(32).toString('base64url') });
-    const row = await updateUser(trx, created.id, { active: false });
-    await recordAudit(trx, trail, 'user.invited', { type: 'user', id: row.id }, changesOf(null, input));
+    const pending = await findPendingInvitee(trx, workspaceId, input.email);
+    let row: Awaited<ReturnType<typeof updateUser>>;
+    if (pending) {
+      // Invited before and not signed up (the link lost or expired): a new link replaces the
+      // old ones, with the name and roles asked now. Anyone else with the e-mail is a 409.
+      // Counted per person, as reset mails are per address: a mailbox is not to be flooded.
+      await enforceRateLimit(trx, INVITE_AGAIN_LIMIT, pending.id, now);
+      row = await updateUser(trx, pending.id, { name: input.name, roles: [...new Set(input.roles)] });
+      await retireAccountTokens(trx, 'invite', row.id, now);
+      await recordAudit(trx, trail, 'user.invited', { type: 'user', id: row.id }, changesOf(pending, { ...input, email: pending.email }));
+    } else {
+      const created = await createUser(trx, workspaceId, { ...input, password: randomBytes(32).toString('base64url') });
+      row = await updateUser(trx, created.id, { active: false });
+      await recordAudit(trx, trail, 'user.invited', { type: 'user', id: row.id }, changesOf(null, input));
+    }
     const workspace = await findWorkspace(trx, workspaceId);
     const inviter = inviterUserId === null ? undefined : await findUser(trx, inviterUserId);
     const { token } = await issueAccountToken(trx, { kind: 'invite', userId: row.id, now, lifetimeSeconds: INVITE_TOKEN_SECONDS });

@@ -8,11 +8,26 @@ import type { CursorRequest } from '../http/pagination.js';
 export const hasOpenSocket = (userId: RawBuilder<number>, at: Date) =>
   sql<boolean>`EXISTS (SELECT 1 FROM user_sockets s WHERE s.user_id = ${userId} AND s.expires_at > ${at})`;
 const connectedAt = (at: Date) => hasOpenSocket(sql.ref('users.id'), at).as('connected');
-/** `invited`: inactive with an invite not used yet; a deactivated user's invites are retired. */
-const invited =
-  sql<boolean>`(NOT users.active AND EXISTS (SELECT 1 FROM account_tokens t WHERE t.user_id = users.id AND t.kind = 'invite' AND t.used_at IS NULL))`.as(
-    'invited',
-  );
+/** The user has an invite not used yet (expired or not); a deactivated user's invites are retired. */
+const hasOpenInvite = sql<boolean>`EXISTS (SELECT 1 FROM account_tokens t WHERE t.user_id = users.id AND t.kind = 'invite' AND t.used_at IS NULL)`;
+/** `invited`: inactive with an invite not used yet. */
+const invited = sql<boolean>`(NOT users.active AND ${hasOpenInvite})`.as('invited');
+
+/**
+ * The user of `workspaceId` with this e-mail who was invited and has not signed up (inactive,
+ * an invite never used, expired or not), locked for the new invite; undefined for anyone else.
+ */
+export async function findPendingInvitee(db: Executor, workspaceId: number, email: string) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'name', 'email', 'roles'])
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .where('workspace_id', '=', workspaceId)
+    .where('active', '=', false)
+    .where(hasOpenInvite)
+    .forUpdate()
+    .executeTakeFirst();
+}
 
 /** A workspace's users, newest first, one cursor page; with `connected` at `at`. */
 export async function listUsers(db: Executor, workspaceId: number, page: CursorRequest, at: Date) {

@@ -124,8 +124,12 @@ export async function changeTeamUser(
       user.active && patch.active === false ? 'user.deactivated' : !user.active && patch.active ? 'user.reactivated' : 'user.updated';
     await recordAudit(trx, trail, action, { type: 'user', id }, changes);
     if (user.active && patch.active === false) await endSessions(deps, trx, { id, workspaceId }, undefined, 'deactivated');
-    // An invite not yet accepted would otherwise let a deactivated person in (docs/accounts.md).
-    if (patch.active === false) await retireAccountTokens(trx, 'invite', id, deps.now());
+    // An invite not yet accepted, or a reset link mailed before, would otherwise let a
+    // deactivated person in (docs/accounts.md), at once or once they are reactivated.
+    if (patch.active === false) {
+      await retireAccountTokens(trx, 'invite', id, deps.now());
+      await retireAccountTokens(trx, 'password_reset', id, deps.now());
+    }
     return changed(deps, trx, user, patch.maxOpenThreads !== undefined || roles !== undefined || patch.active === true);
   });
 }

@@ -1,3 +1,4 @@
+import { personTrail } from '../audit/audit.js';
 import { accountLink, consumeAccountToken, issueAccountToken, retireAccountTokens } from '../auth/account-tokens.js';
 import { checkNewPassword, INVALID_LINK } from '../auth/passwords.service.js';
 import { findUser } from '../auth/sessions.queries.js';
@@ -6,6 +7,7 @@ import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { createUser } from '../users/users.service.js';
+import { auditUserCreated, auditWorkspaceCreated } from './provision.js';
 import { createWorkspace } from './workspaces.service.js';
 
 export const SETUP_DONE = 'the service is set up already: a workspace exists, so sign in instead';
@@ -42,6 +44,7 @@ export async function announceSetupLink(deps: Pick<Deps, 'db' | 'config' | 'log'
 export async function completeSetup(
   deps: Deps,
   input: { token: string; workspaceName: string; name: string; email: string; password: string },
+  ip: string,
 ) {
   checkNewPassword('password', input.password, input.email);
   return deps.db.transaction().execute(async (trx) => {
@@ -51,6 +54,10 @@ export async function completeSetup(
     await retireAccountTokens(trx, 'setup', null, deps.now());
     const workspace = await createWorkspace(trx, input.workspaceName);
     const user = await createUser(trx, workspace.id, { name: input.name, email: input.email, password: input.password, roles: ['admin'] });
+    // The workspace's audit log starts here, with the person who set it up as the actor.
+    const trail = personTrail({ id: user.id, workspace_id: workspace.id }, ip);
+    await auditWorkspaceCreated(trx, trail, workspace);
+    await auditUserCreated(trx, trail, user);
     return { workspace, user: (await findUser(trx, user.id))! };
   });
 }

@@ -1,6 +1,6 @@
 import { issueApiKey } from '../api-keys/api-keys.service.js';
 import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
-import type { Db } from '../db/database.js';
+import type { Db, Executor } from '../db/database.js';
 import { createUser } from '../users/users.service.js';
 import { createWorkspace } from './workspaces.service.js';
 
@@ -13,7 +13,7 @@ import { createWorkspace } from './workspaces.service.js';
 export async function provisionWorkspace(db: Db, trail: (workspaceId: number) => Trail, name: string) {
   return db.transaction().execute(async (trx) => {
     const created = await createWorkspace(trx, name);
-    await recordAudit(trx, trail(created.id), 'workspace.created', { type: 'workspace', id: created.id }, changesOf(null, { name }));
+    await auditWorkspaceCreated(trx, trail(created.id), created);
     return created;
   });
 }
@@ -26,10 +26,20 @@ export async function provisionUser(
 ) {
   return db.transaction().execute(async (trx) => {
     const created = await createUser(trx, workspaceId, input);
-    const shown = changesOf(null, { name: created.name, email: created.email, roles: created.roles, password: true }, ['password']);
-    await recordAudit(trx, trail, 'user.created', { type: 'user', id: created.id }, shown);
+    await auditUserCreated(trx, trail, created);
     return created;
   });
+}
+
+/** The audit entry of a new workspace (provisioned here, or made by the first-run setup). */
+export async function auditWorkspaceCreated(db: Executor, trail: Trail, workspace: { id: number; name: string }) {
+  await recordAudit(db, trail, 'workspace.created', { type: 'workspace', id: workspace.id }, changesOf(null, { name: workspace.name }));
+}
+
+/** The audit entry of a user made with a password, which it shows only as "[set]". */
+export async function auditUserCreated(db: Executor, trail: Trail, user: { id: number; name: string; email: string; roles: string[] }) {
+  const shown = changesOf(null, { name: user.name, email: user.email, roles: user.roles, password: true }, ['password']);
+  await recordAudit(db, trail, 'user.created', { type: 'user', id: user.id }, shown);
 }
 
 export async function provisionApiKey(db: Db, trail: Trail, workspaceId: number, name: string, scopes: string[]) {

@@ -201,6 +201,18 @@ describe('password reset by e-mail', () => {
     expect((await post('/api/user/password-reset/confirm', { token: first, newPassword: 'another new password' })).statusCode).toBe(401);
   });
 
+  it('a link mailed before the user was deactivated does not work after they are reactivated', async () => {
+    const { user, password } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'left@acme.test' });
+    const token = await resetToken('left@acme.test');
+    const patch = (active: boolean) =>
+      ctx.app.inject({ method: 'PATCH', url: `/v1/users/${user.id}`, headers: tenant.headers, payload: { active } });
+    expect((await patch(false)).statusCode).toBe(200);
+    expect((await patch(true)).statusCode).toBe(200);
+    const res = await post('/api/user/password-reset/confirm', { token, newPassword: 'a brand new password' });
+    expect(res.statusCode, res.body).toBe(401);
+    await session('left@acme.test', password);
+  });
+
   it('a sign-in with the old password at the same moment keeps no session past the reset', async () => {
     for (let round = 0; round < 3; round++) {
       const email = `racing-${round}@acme.test`;

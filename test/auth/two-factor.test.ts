@@ -112,6 +112,22 @@ describe('signing in with two-factor sign-in on', () => {
     await signIn(user.email, password, totpCode(secret, epoch()));
   });
 
+  it('takes a code typed as the app shows it, in two groups ("123 456"), to turn it on and to sign in', async () => {
+    const { user, password } = await makeUser(ctx.deps, tenant.workspace.id);
+    const token = await signIn(user.email, password);
+    const { secret } = (await call('POST', '/v1/users/me/2fa/setup', token)).json().data as { secret: string };
+    const grouped = (code: string) => `${code.slice(0, 3)} ${code.slice(3)}`;
+    const on = await call('POST', '/v1/users/me/2fa/enable', token, { code: grouped(totpCode(secret, epoch())) });
+    expect(on.statusCode, on.body).toBe(200);
+    nextStep();
+    const code = totpCode(secret, epoch());
+    const res = await login({ email: user.email, password, otp: ` ${grouped(code)} ` });
+    expect(res.statusCode, res.body).toBe(200);
+    // Still a code that works once, in whatever spacing.
+    expect((await login({ email: user.email, password, otp: code })).statusCode).toBe(401);
+    expect((await login({ email: user.email, password, otp: '12 34 5' })).statusCode).toBe(401);
+  });
+
   it('takes each recovery code once, in any case and spacing', async () => {
     const { user, password } = await makeUser(ctx.deps, tenant.workspace.id);
     const token = await signIn(user.email, password);
@@ -194,6 +210,34 @@ describe('POST /v1/users/:id/2fa/reset', () => {
     expect(reset.statusCode, reset.body).toBe(200);
     expect(reset.json().data).toEqual({ enabled: false, recoveryCodesLeft: 0 });
     await signIn(agent.user.email, agent.password);
+  });
+
+  it("is not an admin's way around the password for their own: 422, and it stays on", async () => {
+    const admin = await makeUser(ctx.deps, tenant.workspace.id, { roles: ['admin'] });
+    const token = await signIn(admin.user.email, admin.password);
+    await enable(token);
+    const own = await call('POST', `/v1/users/${admin.user.id}/2fa/reset`, token);
+    expect(own.statusCode, own.body).toBe(422);
+    expect(own.json().error.message).toContain('/v1/users/me/2fa/disable');
+    expect((await call('GET', '/v1/users/me/2fa', token)).json().data.enabled).toBe(true);
+    expect((await login({ email: admin.user.email, password: admin.password })).json().error.code).toBe('otp_required');
+    // Another admin (or an admin key) still can.
+    const reset = await ctx.app.inject({ method: 'POST', url: `/v1/users/${admin.user.id}/2fa/reset`, headers: tenant.headers });
+    expect(reset.statusCode, reset.body).toBe(200);
+  });
+
+  it('gives a user whose phone was lost, and who was locked out by wrong codes, a fresh start at setting it up again', async () => {
+    const admin = await makeUser(ctx.deps, tenant.workspace.id, { roles: ['admin'] });
+    const adminToken = await signIn(admin.user.email, admin.password);
+    const { user, password } = await makeUser(ctx.deps, tenant.workspace.id);
+    await enable(await signIn(user.email, password));
+    for (let i = 0; i < 5; i++) expect((await login({ email: user.email, password, otp: '000000' })).statusCode).toBe(401);
+    expect((await login({ email: user.email, password, otp: '000000' })).statusCode).toBe(429);
+
+    expect((await call('POST', `/v1/users/${user.id}/2fa/reset`, adminToken)).statusCode).toBe(200);
+    const token = await signIn(user.email, password);
+    const { recoveryCodes } = await enable(token);
+    expect(recoveryCodes).toHaveLength(10);
   });
 });
 

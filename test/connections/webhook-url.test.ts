@@ -288,6 +288,31 @@ describe('A connection webhook URL', () => {
     expect((await postSigned(pathOf(bare), whatsappText(bare.externalAccountId), OPERATOR_WA_SECRET)).statusCode).toBe(401);
   });
 
+  it('takes an account id pasted with spaces around it as the id, so its deliveries find it; a blank one is 422', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const secret = `own-wa-secret-${unique()}`;
+    const id = digits();
+    const c = await workspaceConnection(tenant.headers, {
+      integrationKey: 'whatsapp',
+      externalAccountId: ` ${id}\n`,
+      webhookSecrets: { webhookSecret: secret },
+    });
+    expect(c.externalAccountId).toBe(id);
+    const payload = whatsappText(id, 'pasted with a space');
+    expect((await postSigned(pathOf(c), payload, secret)).statusCode).toBe(200);
+    expect((await messageWithId(payload.entry[0].changes[0].value.messages[0].id)).connection_id).toBe(c.id);
+
+    const again = await create(tenant.headers, { integrationKey: 'whatsapp', externalAccountId: id });
+    expect(again.statusCode, again.body).toBe(409);
+    const before = await connectionRows();
+    for (const integrationKey of ['whatsapp', 'email.mailgun']) {
+      const blank = await create(tenant.headers, { integrationKey, externalAccountId: '   ' });
+      expect(blank.statusCode, blank.body).toBe(422);
+      expect(blank.json().error.message).toContain('externalAccountId');
+    }
+    expect(await connectionRows()).toBe(before);
+  });
+
   it("falls back on the integration's settings for a connection the operator made", async () => {
     const tenant = await makeTenant(ctx.deps);
     const c = (await makeConnection(ctx.deps, tenant.workspace.id, {

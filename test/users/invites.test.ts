@@ -134,6 +134,71 @@ describe('POST /v1/users without a password: an invite', () => {
     expect((await post('/api/user/invite/accept', { token, password: 'slow but sure pw' })).statusCode).toBe(401);
   });
 
+  it('inviting the same e-mail again sends a new link to the person not signed up yet (an expired invite is no dead end)', async () => {
+    // The admin's session would have ended in those 7 days: the workspace's admin key invites again.
+    const first = await invite('on.leave@acme.test');
+    clock = new Date(clock.getTime() + 7 * 24 * 3600 * 1000 + 1);
+    expect((await post('/api/user/invite/accept', { token: first, password: 'back from leave' })).statusCode).toBe(401);
+    const before = await userRows();
+    await mailer.settled();
+    smtp.reset();
+
+    const again = await post('/v1/users', { name: 'On Leave', email: 'On.Leave@acme.test', roles: ['admin'] }, tenant.headers);
+    expect(again.statusCode, again.body).toBe(201);
+    expect(again.json().data).toMatchObject({
+      email: 'on.leave@acme.test',
+      name: 'On Leave',
+      roles: ['admin'],
+      active: false,
+      invited: true,
+    });
+    expect(await userRows()).toBe(before);
+    const mail = smtp.mails.find((m) => m.to.includes('on.leave@acme.test'));
+    const second = INVITE_LINK.exec(mail?.mail.text ?? '')![1]!;
+    expect(second).not.toBe(first);
+    expect((await post('/api/user/invite/accept', { token: first, password: 'back from leave' })).statusCode).toBe(401);
+    expect((await post('/api/user/invite/accept', { token: second, password: 'back from leave' })).statusCode).toBe(200);
+    const signedIn = await login('on.leave@acme.test', 'back from leave');
+    expect(signedIn.json().data).toMatchObject({ id: again.json().data.id, roles: ['admin'] });
+
+    const audit = await ctx.app.inject({ method: 'GET', url: '/v1/audit-log?action=user.invited', headers: tenant.headers });
+    const entries = (audit.json().data as { target: { id: number }; changes: object }[]).filter(
+      (e) => e.target.id === again.json().data.id,
+    );
+    expect(entries.map((e) => e.changes)).toEqual([
+      { name: { old: 'New Agent', new: 'On Leave' }, roles: { old: ['agent'], new: ['admin'] } },
+      { name: { old: null, new: 'New Agent' }, email: { old: null, new: 'on.leave@acme.test' }, roles: { old: null, new: ['agent'] } },
+    ]);
+
+    // Anyone else with the address is still a 409: a member (active or deactivated), another workspace's invitee.
+    const other = await makeTenant(ctx.deps);
+    expect((await post('/v1/users', { name: 'Elsewhere', email: 'elsewhere@acme.test', roles: [] }, other.headers)).statusCode).toBe(201);
+    const deactivated = await invite('former@acme.test', tenant.headers);
+    const former = await ctx.deps.db.selectFrom('users').select('id').where('email', '=', 'former@acme.test').executeTakeFirstOrThrow();
+    await ctx.app.inject({ method: 'PATCH', url: `/v1/users/${former.id}`, payload: { active: false }, headers: tenant.headers });
+    for (const email of ['on.leave@acme.test', 'former@acme.test', 'elsewhere@acme.test', 'boss@acme.test']) {
+      const res = await post('/v1/users', { name: 'Dup', email, roles: [] }, tenant.headers);
+      expect(res.statusCode, email).toBe(409);
+    }
+    expect((await post('/api/user/invite/accept', { token: deactivated, password: 'let me in anyway' })).statusCode).toBe(401);
+  });
+
+  it('sends one person at most 5 new invites an hour (429 then), so no mailbox is flooded', async () => {
+    await invite('patient@acme.test');
+    const again = () => post('/v1/users', { name: 'New Agent', email: 'patient@acme.test', roles: ['agent'] }, asAdmin);
+    for (let i = 0; i < 5; i++) expect((await again()).statusCode).toBe(201);
+    await mailer.settled();
+    smtp.reset();
+    const sixth = await again();
+    expect(sixth.statusCode, sixth.body).toBe(429);
+    expect(sixth.json().error.code).toBe('rate_limited');
+    expect(Number(sixth.headers['retry-after'])).toBeGreaterThan(0);
+    await mailer.settled();
+    expect(smtp.mails).toHaveLength(0);
+    clock = new Date(clock.getTime() + 3600 * 1000 + 1000);
+    expect((await again()).statusCode).toBe(201);
+  });
+
   it('a bad password (short, or the e-mail) leaves the link unspent', async () => {
     const token = await invite('picky@acme.test');
     expect((await post('/api/user/invite/accept', { token, password: 'short one' })).statusCode).toBe(422);

@@ -49,6 +49,35 @@ describe('first run', () => {
       payload: { email: 'ada@acme.test', password: 'the first password' },
     });
     expect(login.statusCode).toBe(200);
+    // The audit log starts with the setup: the workspace and its admin, made by that person.
+    const audit = await ctx.app.inject({
+      method: 'GET',
+      url: '/v1/audit-log',
+      headers: { authorization: `Bearer ${login.json().access_token}` },
+    });
+    const entries = (audit.json().data as { action: string; actor: object; target: object; changes: unknown }[]).reverse();
+    const founder = { type: 'user', id: user.id, name: 'Ada Founder' };
+    expect(entries.slice(0, 3)).toEqual([
+      expect.objectContaining({
+        action: 'workspace.created',
+        actor: founder,
+        target: { type: 'workspace', id: workspace.id },
+        changes: { name: { old: null, new: 'Acme Support' } },
+      }),
+      expect.objectContaining({
+        action: 'user.created',
+        actor: founder,
+        target: { type: 'user', id: user.id },
+        changes: {
+          name: { old: null, new: 'Ada Founder' },
+          email: { old: null, new: 'ada@acme.test' },
+          roles: { old: null, new: ['admin'] },
+          password: { old: null, new: '[set]' },
+        },
+      }),
+      expect.objectContaining({ action: 'sign_in.succeeded' }),
+    ]);
+    expect(audit.body).not.toContain('the first password');
 
     // Never again: not with the same link, not with the other one, and no new link is logged.
     for (const t of [token, SETUP_LINK.exec(other ?? '')![1]!]) {
