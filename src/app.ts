@@ -169,6 +169,15 @@ function httpServer(deps: Deps) {
     if (text.length === 0) done(null, undefined);
     else void jsonParser(request, text, done);
   });
+  // Fastify parses text/plain into a string by default, which a JSON route then refused as
+  // "body must be object" (422) while every other content type it does not take was a 415.
+  // No route here takes text: the signed routes and the CSAT form bring parsers of their own.
+  // An empty text/plain body (a client's default on a bodiless POST) is no body, as for JSON.
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) done(null, undefined);
+    else done(errors.unsupportedMediaType(request.headers['content-type']), undefined);
+  });
   // Before any route: every body refuses fields it does not declare (422 naming the field).
   app.addHook('onRoute', refuseUndeclaredFields);
   app.decorateRequest('auth', null);

@@ -115,6 +115,30 @@ describe('error envelope', () => {
     expect(bare.json().error.message).toBe('a body without a content type is not accepted here; send application/json');
   });
 
+  it('answers JSON sent as text/plain with 415 like any other type, and takes an empty one as no body', async () => {
+    const { headers } = await makeTenant(ctx.deps);
+    for (const contentType of ['text/plain', 'text/plain; charset=utf-8']) {
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/api-keys',
+        headers: { ...headers, 'content-type': contentType },
+        payload: JSON.stringify({ name: 'k' }),
+      });
+      expect(res.statusCode, res.body).toBe(415);
+      expect(res.json().error).toEqual({
+        code: 'unsupported_media_type',
+        message: `content type "${contentType}" is not accepted here; send application/json`,
+      });
+    }
+    expect(await ctx.deps.db.selectFrom('api_keys').select('id').where('name', '=', 'k').execute()).toEqual([]);
+    const requeue = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/admin/webhook-inbox/01900000-0000-7000-8000-000000000000/requeue',
+      headers: { ...headers, 'content-type': 'text/plain' },
+    });
+    expect(requeue.statusCode).toBe(404);
+  });
+
   it('answers wrong types and missing fields with 422 validation_failed naming the field', async () => {
     const { headers } = await makeTenant(ctx.deps);
     const wrongType = await ctx.app.inject({ method: 'POST', url: '/v1/api-keys', headers, payload: { name: 5 } });
