@@ -29,6 +29,7 @@ import { noteRequestWrites } from './db/replica.js';
 import type { Deps } from './deps.js';
 import { exportsRoutes } from './exports/exports.routes.js';
 import { healthRoutes } from './health/health.routes.js';
+import { clientErrorHandler } from './http/client-errors.js';
 import { consoleRoutes } from './http/console.routes.js';
 import { errorBody } from './http/envelope.js';
 import { AppError, errors } from './http/errors.js';
@@ -144,6 +145,8 @@ function httpServer(deps: Deps) {
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // What the HTTP parser refuses before any route, in the one error envelope too.
+    clientErrorHandler,
     // What the router refuses before any route (a path that does not decode, a parameter over
     // its length) is answered in the one error envelope too, not Fastify's own body.
     frameworkErrors: (err, request, reply: FastifyReply) => {
