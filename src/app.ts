@@ -29,6 +29,7 @@ import { noteRequestWrites } from './db/replica.js';
 import type { Deps } from './deps.js';
 import { exportsRoutes } from './exports/exports.routes.js';
 import { healthRoutes } from './health/health.routes.js';
+import { clientErrorHandler } from './http/client-errors.js';
 import { consoleRoutes } from './http/console.routes.js';
 import { errorBody } from './http/envelope.js';
 import { AppError, errors } from './http/errors.js';
@@ -144,6 +145,8 @@ function httpServer(deps: Deps) {
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // What the HTTP parser refuses before any route, in the one error envelope too.
+    clientErrorHandler,
     // What the router refuses before any route (a path that does not decode, a parameter over
     // its length) is answered in the one error envelope too, not Fastify's own body.
     frameworkErrors: (err, request, reply: FastifyReply) => {
@@ -168,6 +171,15 @@ function httpServer(deps: Deps) {
     const text = body.toString();
     if (text.length === 0) done(null, undefined);
     else void jsonParser(request, text, done);
+  });
+  // Fastify parses text/plain into a string by default, which a JSON route then refused as
+  // "body must be object" (422) while every other content type it does not take was a 415.
+  // No route here takes text: the signed routes and the CSAT form bring parsers of their own.
+  // An empty text/plain body (a client's default on a bodiless POST) is no body, as for JSON.
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) done(null, undefined);
+    else done(errors.unsupportedMediaType(request.headers['content-type']), undefined);
   });
   // Before any route: every body refuses fields it does not declare (422 naming the field).
   app.addHook('onRoute', refuseUndeclaredFields);

@@ -45,6 +45,9 @@ export const errors = {
     new AppError('ai_disabled', 409, 'AI assist is off for this workspace: an admin sets ai.enabled in PATCH /v1/workspace'),
   /** A CSAT survey past the time it takes a rating (docs/reports.md, "CSAT"). */
   surveyClosed: (closedAt: Date) => new AppError('gone', 410, `this survey closed at ${closedAt.toISOString()}: 7 days after it was sent`),
+  /** A plain HTTP request to a websocket route (`/v1/realtime`, a visitor socket): it only upgrades. */
+  upgradeRequired: () =>
+    new AppError('upgrade_required', 426, 'this route is a websocket: connect with Upgrade: websocket', { upgrade: 'websocket' }),
   payloadTooLarge: (limit: number) => new AppError('payload_too_large', 413, `request body exceeds ${limit} bytes`),
   /** An upload over INBOX_MAX_ATTACHMENT_BYTES: the read stopped there and nothing was kept. */
   attachmentTooLarge: (limit: number) =>

@@ -227,16 +227,23 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
   );
 
-  app.get(
-    '/:widgetKey/socket',
-    {
-      websocket: true,
-      onRequest: requireSocketOrigin,
-      preValidation: requireVisitor({ query: true }),
-      schema: { summary: 'Visitor socket', params: WidgetParams, querystring: Type.Object({ visitorToken: Type.Optional(Type.String()) }) },
+  app.route({
+    method: 'GET',
+    url: '/:widgetKey/socket',
+    onRequest: requireSocketOrigin,
+    preValidation: requireVisitor({ query: true }),
+    schema: {
+      hide: true,
+      summary: 'Visitor socket',
+      params: WidgetParams,
+      querystring: Type.Object({ visitorToken: Type.Optional(Type.String()) }),
     },
-    (socket, request) => {
+    // A plain GET (no upgrade) gets 426 in the error envelope, not the plugin's bare 404.
+    handler: async () => {
+      throw errors.upgradeRequired();
+    },
+    wsHandler: (socket, request) => {
       if (limits.admit(socket, request.ip)) hub.add({ socket, visitor: visitorOf(request) });
     },
-  );
+  });
 };

@@ -15,20 +15,23 @@ export const realtimeRoutes: FastifyPluginAsync<{ deps: Deps; presence?: Partial
   app.addHook('onReady', () => hub.start());
   app.addHook('onClose', () => hub.close());
 
-  app.get(
-    '/realtime',
-    {
-      websocket: true,
-      preValidation: async (request) => {
-        const query = request.query as { token?: string };
-        const token = bearerToken(request) ?? (typeof query.token === 'string' && query.token !== '' ? query.token : undefined);
-        if (!token) throw errors.unauthorized('a bearer token or ?token= is required');
-        const auth = await resolveToken(deps, request, token);
-        if (!auth) throw errors.unauthorized('invalid or expired token');
-        request.auth = auth;
-      },
+  app.route({
+    method: 'GET',
+    url: '/realtime',
+    // A plain GET (no upgrade) gets 426 in the error envelope, not the plugin's bare 404.
+    handler: async () => {
+      throw errors.upgradeRequired();
     },
-    (socket, request) => {
+    schema: { hide: true },
+    preValidation: async (request) => {
+      const query = request.query as { token?: string };
+      const token = bearerToken(request) ?? (typeof query.token === 'string' && query.token !== '' ? query.token : undefined);
+      if (!token) throw errors.unauthorized('a bearer token or ?token= is required');
+      const auth = await resolveToken(deps, request, token);
+      if (!auth) throw errors.unauthorized('invalid or expired token');
+      request.auth = auth;
+    },
+    wsHandler: (socket, request) => {
       const auth = personOf(request);
       const held = hub.add({
         socket,
@@ -41,5 +44,5 @@ export const realtimeRoutes: FastifyPluginAsync<{ deps: Deps; presence?: Partial
       if (!held) return; // over the per-user cap: already closed with 4008
       socket.send(JSON.stringify({ type: 'ready', data: { userId: auth.userId, workspaceId: auth.workspaceId } }));
     },
-  );
+  });
 };

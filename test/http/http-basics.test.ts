@@ -1,3 +1,4 @@
+import { type AddressInfo, connect } from 'node:net';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
@@ -113,6 +114,57 @@ describe('error envelope', () => {
     });
     expect(bare.statusCode).toBe(415);
     expect(bare.json().error.message).toBe('a body without a content type is not accepted here; send application/json');
+  });
+
+  it('answers JSON sent as text/plain with 415 like any other type, and takes an empty one as no body', async () => {
+    const { headers } = await makeTenant(ctx.deps);
+    for (const contentType of ['text/plain', 'text/plain; charset=utf-8']) {
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/api-keys',
+        headers: { ...headers, 'content-type': contentType },
+        payload: JSON.stringify({ name: 'k' }),
+      });
+      expect(res.statusCode, res.body).toBe(415);
+      expect(res.json().error).toEqual({
+        code: 'unsupported_media_type',
+        message: `content type "${contentType}" is not accepted here; send application/json`,
+      });
+    }
+    expect(await ctx.deps.db.selectFrom('api_keys').select('id').where('name', '=', 'k').execute()).toEqual([]);
+    const requeue = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/admin/webhook-inbox/01900000-0000-7000-8000-000000000000/requeue',
+      headers: { ...headers, 'content-type': 'text/plain' },
+    });
+    expect(requeue.statusCode).toBe(404);
+  });
+
+  it('answers what the HTTP parser refuses (malformed, oversized headers) in the error envelope', async () => {
+    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = ctx.app.server.address() as AddressInfo;
+    // Written on a raw socket: no client library sends these.
+    const send = (text: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(text));
+        let answer = '';
+        socket.on('data', (chunk) => (answer += chunk.toString()));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    for (const [request, status] of [
+      ['GET /v1/threads HTTP/1.1\r\nHost: x\r\nNot a header\r\n\r\n', 400],
+      ['POST /v1/api-keys HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400],
+      [`GET /v1/threads HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+    ] as const) {
+      const answer = await send(request);
+      const [head, body] = answer.split('\r\n\r\n') as [string, string];
+      expect(head.split('\r\n')[0]).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+      expect(head).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/i);
+      const parsed = JSON.parse(body);
+      expect(parsed).toEqual({ error: { code: 'bad_request', message: expect.any(String) }, meta: { requestId: expect.any(String) } });
+      expect(head).toContain(`x-request-id: ${parsed.meta.requestId}`);
+    }
   });
 
   it('answers wrong types and missing fields with 422 validation_failed naming the field', async () => {

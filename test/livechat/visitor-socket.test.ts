@@ -185,6 +185,21 @@ describe('GET /v1/livechat/:widgetKey/socket', () => {
     expect(await upgradeStatus(socketUrl(widget.key), { ...SHOP, authorization: `Bearer ${visitor.token}` })).toBe(101);
   });
 
+  it('answers a plain GET with a valid token 426 upgrade_required in the error envelope', async () => {
+    const visitor = await startVisitor(a.app, widget.key);
+    const res = await b.app.inject({
+      method: 'GET',
+      url: `/v1/livechat/${widget.key}/socket?visitorToken=${encodeURIComponent(visitor.token)}`,
+      headers: SHOP,
+    });
+    expect(res.statusCode).toBe(426);
+    expect(res.headers.upgrade).toBe('websocket');
+    expect(res.json()).toEqual({
+      error: { code: 'upgrade_required', message: 'this route is a websocket: connect with Upgrade: websocket' },
+      meta: { requestId: expect.any(String) },
+    });
+  });
+
   it('closes visitors’ sockets with 1012 after its listener reconnects, so widgets read what they missed', async () => {
     const visitor = await startVisitor(a.app, widget.key);
     const socket = await visitorSocket(visitor.token);

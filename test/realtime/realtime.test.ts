@@ -133,4 +133,16 @@ describe('GET /v1/realtime across api processes', () => {
       expect(status, url).toBe(401);
     }
   });
+
+  it('answers a plain GET with a valid token 426 upgrade_required in the error envelope', async () => {
+    const { token } = await signIn(tenant.workspace.id, 'plain.rt@acme.test');
+    const res = await b.app.inject({ method: 'GET', url: '/v1/realtime', headers: { authorization: `Bearer ${token}` } });
+    expect(res.statusCode).toBe(426);
+    expect(res.headers.upgrade).toBe('websocket');
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.json()).toEqual({
+      error: { code: 'upgrade_required', message: 'this route is a websocket: connect with Upgrade: websocket' },
+      meta: { requestId: expect.any(String) },
+    });
+  });
 });
