@@ -2,6 +2,7 @@ import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { PHONE, useConsole } from '../helpers/console.js';
+import { makeUser } from '../helpers/factories.js';
 
 const c = await useConsole();
 
@@ -56,6 +57,41 @@ describe('the agent console at 390 px, its reply window and its session', () => 
     await page.getByLabel('Private note').check();
     expect(await page.getByRole('textbox', { name: 'Reply' }).isDisabled()).toBe(false);
     await serious(page, 'the closed reply window');
+    await context.close();
+  });
+
+  it("a session ended mid-reply keeps the agent's draft; the next agent at the tab never sees it; sign out forgets it", {
+    timeout: 90_000,
+  }, async () => {
+    await c.deliverWhatsapp({ from: '4915100000012', name: 'Greta Draft', text: 'Is my order on its way?' });
+    const bo = await makeUser(c.ctx.deps, c.tenant.workspace.id, {
+      name: 'Bo Agent',
+      email: `bo-${Date.now()}@acme.test`,
+      roles: ['agent'],
+    });
+    const { context, page } = await c.newPage();
+    const login = page.waitForResponse((r) => r.url().endsWith('/api/user/login'));
+    await c.signIn(page);
+    const token = ((await (await login).json()) as { access_token: string }).access_token;
+    const reply = page.getByRole('textbox', { name: 'Reply' });
+    const conversation = page.getByRole('link', { name: /Greta Draft/ });
+    await conversation.click();
+    await reply.fill('Half an answer about the order');
+    // The session ends while the agent writes; signing in again finds the words where they were.
+    const res = await fetch(`${c.base}/api/user/logout`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBeLessThan(300);
+    await page.getByText('Your session has ended').waitFor();
+    await c.signIn(page);
+    await conversation.click();
+    await expect.poll(() => reply.inputValue()).toBe('Half an answer about the order');
+    // Signing out forgets them: a colleague signing in at this tab starts from an empty box.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
+    await c.signIn(page, { email: bo.user.email, password: bo.password });
+    await conversation.click();
+    await page.getByRole('heading', { name: 'Greta Draft' }).waitFor();
+    expect(await reply.inputValue()).toBe('');
     await context.close();
   });
 
