@@ -20,7 +20,8 @@ function mergeMessages(current: readonly Message[], fresh: readonly Message[]): 
 /**
  * One thread and its transcript: the newest page first, older pages on `loadOlder()`, kept
  * live by the realtime socket and read again after a reconnect. The thread counts as read
- * when it opens and when an inbound message arrives while the tab is visible.
+ * when it opens, when an inbound message arrives while the tab is visible, and when a
+ * reconnect brings messages that came during the gap.
  */
 export function useThread(threadId: number) {
   const s = useStore(session)!;
@@ -69,7 +70,8 @@ export function useThread(threadId: number) {
     if (current() && answers.current === before) setThread(t);
   }
 
-  async function loadNewest(first: boolean) {
+  /** Reads the thread and its newest page; answers the thread as read (undefined when the read failed). */
+  async function loadNewest(first: boolean): Promise<Thread | undefined> {
     const askedAt = performance.now();
     const before = answers.current;
     try {
@@ -83,8 +85,10 @@ export function useThread(threadId: number) {
       setMessages((current) => (first ? inOrder(fresh) : mergeMessages(current, fresh)));
       if (first) setOlder(page.meta.nextCursor);
       setError(null);
+      return t;
     } catch (err) {
       setError(errorText(err));
+      return undefined;
     }
   }
 
@@ -94,7 +98,9 @@ export function useThread(threadId: number) {
     setOlder(undefined);
     updates.current.clear();
     void loadNewest(true).then(markRead);
-    const stopResync = resync.subscribe(() => void loadNewest(false));
+    // Back after a gap of the socket: what the contact wrote meanwhile is on screen now, so it
+    // is read, as a message that arrives while the thread is open is.
+    const stopResync = resync.subscribe(() => void loadNewest(false).then((t) => t && t.unreadCount > 0 && markRead()));
     let timer: ReturnType<typeof setTimeout> | undefined;
     let threadTimer: ReturnType<typeof setTimeout> | undefined;
     // A read that answers after the tab moved to another thread is not shown.
