@@ -95,6 +95,35 @@ describe('the agent console at 390 px, its reply window and its session', () => 
     await context.close();
   });
 
+  it("a reply sent just after another tab replaced the session's token goes out once, with no error to the agent", {
+    timeout: 60_000,
+  }, async () => {
+    await c.deliverWhatsapp({ from: '4915100000013', name: 'Tomas Token', text: 'Are you still there?' });
+    const { context, page } = await c.newPage();
+    const login = page.waitForResponse((r) => r.url().endsWith('/api/user/login'));
+    await c.signIn(page);
+    const token = ((await (await login).json()) as { access_token: string }).access_token;
+    await page.getByRole('link', { name: /Tomas Token/ }).click();
+    const reply = page.getByRole('textbox', { name: 'Reply' });
+    await reply.fill('Yes, still here');
+    // Another tab of this browser refreshes the session: this tab's token stops working, the
+    // refresh cookie moves to the new one.
+    const status = await page.evaluate(
+      (t) => fetch('/api/user/refresh', { method: 'POST', headers: { authorization: `Bearer ${t}` } }).then((r) => r.status),
+      token,
+    );
+    expect(status).toBe(200);
+    await reply.press('Enter');
+    await expect.poll(() => reply.inputValue()).toBe('');
+    const sent = await c.ctx.deps.db.selectFrom('messages').selectAll().where('text', '=', 'Yes, still here').execute();
+    expect(sent).toHaveLength(1);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await expect
+      .poll(() => c.fake.requests.filter((r) => r.path.endsWith('/messages') && r.body.includes('Yes, still here')).length)
+      .toBe(1);
+    await context.close();
+  });
+
   it('a session ended elsewhere returns to sign-in; sign out ends it here', { timeout: 60_000 }, async () => {
     const { context, page } = await c.newPage();
     // The token lives in the page's memory only: it is read from the login answer.
