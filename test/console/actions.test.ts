@@ -402,6 +402,40 @@ describe('actions on a conversation', () => {
     await context.close();
   });
 
+  it('takes the agent from an open conversation a merge folded away to the one it went into, with their draft', {
+    timeout: 60_000,
+  }, async () => {
+    const kept = await newConversation('One person, first number');
+    const folded = await newConversation('One person, second number');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, folded);
+    await socketOpen();
+    const reply = page.getByRole('textbox', { name: 'Reply' });
+    await reply.fill('Half an answer for this person');
+    const merged = await c.ctx.app.inject({
+      method: 'POST',
+      url: `/v1/contacts/${(await threadRow(kept)).contact_id}/merge`,
+      headers: c.tenant.headers,
+      payload: { contactId: Number((await threadRow(folded)).contact_id) },
+    });
+    expect(merged.statusCode, merged.body).toBe(200);
+    await page.waitForURL(`**/app/c/${kept}`);
+    await page.getByRole('list', { name: 'Messages' }).getByText('One person, second number').waitFor();
+    await expect.poll(() => reply.inputValue()).toBe('Half an answer for this person');
+    await reply.press('Enter');
+    await expect.poll(() => reply.inputValue()).toBe('');
+    const sent = await c.ctx.deps.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('text', '=', 'Half an answer for this person')
+      .executeTakeFirstOrThrow();
+    expect(Number(sent.thread_id)).toBe(kept);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   it('edits the contact: name and attributes, and links their other conversations', { timeout: 60_000 }, async () => {
     const id = await newConversation('I moved house');
     const thread = await threadRow(id);

@@ -2,9 +2,11 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Message, Thread, ThreadPatch } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { onRealtime, resync } from '../shared/realtime';
+import { navigate } from '../shared/router';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { wantContacts } from './contacts';
+import { draftOf, saveDraft } from './drafts';
 
 const PAGE = 30;
 
@@ -120,6 +122,8 @@ export function useThread(threadId: number) {
       } else if (event.type === 'contact.updated') {
         const c = event.data;
         setThread((t) => (t && t.contactId === c.id ? { ...t, contactName: c.name } : t));
+      } else if (event.type === 'contact.merged' && threadRef.current?.contactId === event.data.mergedContactId) {
+        void followMerge(threadRef.current, event.data.contact.id, () => shown);
       } else if (event.type === 'contact.erased' && threadRef.current?.contactId === event.data.contactId) {
         // The contact's messages lost their words and files: the transcript is read anew.
         void loadNewest(true);
@@ -139,6 +143,26 @@ export function useThread(threadId: number) {
       clearTimeout(threadTimer);
     };
   }, [threadId, s.client]);
+
+  /**
+   * The open thread's contact was merged into `into`: the thread became theirs (read again), or
+   * was folded into their thread on the same connection and deleted. Then the agent is taken to
+   * that thread, with what they were writing, instead of staying in a conversation that is gone.
+   */
+  async function followMerge(gone: Thread, into: number, current: () => boolean) {
+    const page = await s.client
+      .page<Thread>('/v1/threads', { contactId: into, connectionId: gone.connectionId, limit: 25 })
+      .catch(() => null);
+    if (!page || !current()) return;
+    // Still there, now the other contact's: its thread.updated has it read again.
+    if (page.data.some((t) => t.id === gone.id)) return;
+    const kept = page.data[0];
+    if (!kept) return;
+    const draft = draftOf(gone.id);
+    if (draft.text && !draftOf(kept.id).text) saveDraft(kept.id, { ...draft, idempotencyKey: undefined });
+    saveDraft(gone.id, { text: '', note: false });
+    navigate(`/c/${kept.id}`, { replace: true });
+  }
 
   /**
    * The event names only each file's id and status: a file that changed (stored, failed) is
