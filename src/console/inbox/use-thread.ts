@@ -3,7 +3,7 @@ import type { Message, Thread, ThreadPatch } from '../../../packages/client/src/
 import { errorText } from '../shared/api';
 import { onRealtime, resync } from '../shared/realtime';
 import { navigate } from '../shared/router';
-import { session } from '../shared/session';
+import { renewing, session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { wantContacts } from './contacts';
 import { draftOf, saveDraft } from './drafts';
@@ -207,7 +207,7 @@ export function useThread(threadId: number) {
   async function update(patch: ThreadPatch): Promise<boolean> {
     setBusy(true);
     try {
-      showAnswer(await s.client.updateThread(threadId, patch));
+      showAnswer(await renewing(() => s.client.updateThread(threadId, patch)));
       return true;
     } catch (err) {
       setError(errorText(err));

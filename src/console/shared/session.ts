@@ -182,6 +182,20 @@ export function verifySession(): Promise<boolean> {
   });
 }
 
+/**
+ * A call of the signed-in agent that the service refused with 401 because the token ended
+ * under it (another tab's refresh, a laptop that slept past the expiry) is made once more when
+ * the session lives on under a new token; a 401 changed nothing on the service.
+ */
+export async function renewing<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if ((err as { status?: number }).status === 401 && (await verifySession())) return call();
+    throw err;
+  }
+}
+
 let timer: ReturnType<typeof setTimeout> | undefined;
 /**
  * Timers longer than ~24.8 days overflow, so a 30-day token is checked daily until its time
