@@ -191,6 +191,47 @@ describe('actions on a conversation', () => {
     await context.close();
   });
 
+  it('wakes a snoozed or pending conversation with Reopen, without resolving it on the way', { timeout: 60_000 }, async () => {
+    const id = await newConversation('Snoozed by mistake');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, id);
+    await page.getByRole('button', { name: 'Snooze…' }).click();
+    await page.getByRole('button', { name: '1 hour' }).click();
+    await page.getByText(/^Snoozed until/).waitFor();
+    // Snoozed: both ways out are offered (at a phone's width too); Reopen from the keyboard opens it now.
+    await page.getByRole('button', { name: 'Resolve' }).waitFor();
+    await page.setViewportSize(PHONE);
+    expect(await page.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth')).toBe(false);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByRole('button', { name: 'Reopen' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(async () => (await threadRow(id)).status).toBe('open');
+    expect((await threadRow(id)).snoozed_until).toBeNull();
+    await page.getByRole('button', { name: 'Reopen' }).waitFor({ state: 'detached' });
+    // Never resolved on the way: no resolution line in the transcript.
+    const lines = await c.ctx.deps.db
+      .selectFrom('messages')
+      .select('text')
+      .where('thread_id', '=', id)
+      .where('kind', '=', 'activity')
+      .execute();
+    expect(lines.map((l) => l.text).filter((t) => /resolved/.test(t!))).toEqual([]);
+
+    // Pending (set through the API, by a rule or an integration) reopens the same way.
+    const pending = await c.ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/threads/${id}`,
+      headers: c.tenant.headers,
+      payload: { status: 'pending' },
+    });
+    expect(pending.statusCode, pending.body).toBe(200);
+    await page.getByRole('button', { name: 'Reopen' }).click();
+    await expect.poll(async () => (await threadRow(id)).status).toBe('open');
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   it('at a phone width nothing scrolls sideways, with the contact panel and snooze menu open', { timeout: 60_000 }, async () => {
     const id = await newConversation('Small screen question');
     const { context, page } = await c.newPage({ viewport: PHONE });
@@ -357,6 +398,40 @@ describe('actions on a conversation', () => {
     expect(merged.statusCode, merged.body).toBe(200);
     await list.locator(`[data-thread-id="${folded}"]`).waitFor({ state: 'detached' });
     await list.locator(`[data-thread-id="${kept}"]`).waitFor();
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('takes the agent from an open conversation a merge folded away to the one it went into, with their draft', {
+    timeout: 60_000,
+  }, async () => {
+    const kept = await newConversation('One person, first number');
+    const folded = await newConversation('One person, second number');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, folded);
+    await socketOpen();
+    const reply = page.getByRole('textbox', { name: 'Reply' });
+    await reply.fill('Half an answer for this person');
+    const merged = await c.ctx.app.inject({
+      method: 'POST',
+      url: `/v1/contacts/${(await threadRow(kept)).contact_id}/merge`,
+      headers: c.tenant.headers,
+      payload: { contactId: Number((await threadRow(folded)).contact_id) },
+    });
+    expect(merged.statusCode, merged.body).toBe(200);
+    await page.waitForURL(`**/app/c/${kept}`);
+    await page.getByRole('list', { name: 'Messages' }).getByText('One person, second number').waitFor();
+    await expect.poll(() => reply.inputValue()).toBe('Half an answer for this person');
+    await reply.press('Enter');
+    await expect.poll(() => reply.inputValue()).toBe('');
+    const sent = await c.ctx.deps.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('text', '=', 'Half an answer for this person')
+      .executeTakeFirstOrThrow();
+    expect(Number(sent.thread_id)).toBe(kept);
+    expect(await page.getByRole('alert').count()).toBe(0);
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });

@@ -219,6 +219,90 @@ describe('the agent console in Chromium', () => {
     await context.close();
   });
 
+  it('back from a lost connection, what came meanwhile in the open conversation is read, and a colleague added meanwhile can be assigned', {
+    timeout: 90_000,
+  }, async () => {
+    await c.deliverWhatsapp({ from: '4915100000014', name: 'Lena Gap', text: 'Before the gap' });
+    const { context, page } = await c.newPage();
+    let down = false;
+    const live: WebSocketRoute[] = [];
+    await page.routeWebSocket(/\/v1\/realtime/, (ws) => {
+      if (down) {
+        void ws.close({ code: 4000, reason: 'test: network down' });
+        return;
+      }
+      ws.connectToServer();
+      live.push(ws);
+    });
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Lena Gap/ }).click();
+    await page.getByRole('heading', { name: 'Lena Gap' }).waitFor();
+    const threadId = (await messageRow('Before the gap')).thread_id;
+    const unread = async () =>
+      (await db.selectFrom('threads').select('unread_count').where('id', '=', threadId).executeTakeFirstOrThrow()).unread_count;
+    await expect.poll(unread).toBe(0);
+    await waitFor(async () => live.length > 0, 'the socket');
+
+    down = true;
+    for (const ws of live.splice(0)) await ws.close({ code: 4000, reason: 'test: network down' });
+    await page.getByText('Connection lost').waitFor();
+    await c.deliverWhatsapp({ from: '4915100000014', name: 'Lena Gap', text: 'Written while you were away' });
+    await messageRow('Written while you were away');
+    await expect.poll(unread).toBe(1);
+    await makeUser(c.ctx.deps, c.tenant.workspace.id, { name: 'Cy Newcomer', roles: ['agent'] });
+
+    down = false;
+    await page.getByText('Connection lost').waitFor({ state: 'hidden' });
+    await page.getByRole('list', { name: 'Messages' }).getByText('Written while you were away').waitFor();
+    // The agent is reading it: nothing of it is unread, here or for colleagues.
+    await expect.poll(unread).toBe(0);
+    await page.locator(`[data-thread-id="${threadId}"] .badge`).waitFor({ state: 'detached' });
+    // The team is read again: the colleague who joined during the gap is offered.
+    const assignee = page.getByRole('region', { name: 'Conversation' }).getByLabel('Assignee');
+    await expect.poll(() => assignee.locator('option').allTextContents()).toContain('Cy Newcomer');
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('what the agent types or switches on while a reply is on its way stays in the box, for the next message', {
+    timeout: 90_000,
+  }, async () => {
+    await c.deliverWhatsapp({ from: '4915100000015', name: 'Omar Quick', text: 'Is the shop open on Sunday?' });
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Omar Quick/ }).click();
+    await page.getByRole('heading', { name: 'Omar Quick' }).waitFor();
+    // The reply's request is held until the agent has gone on writing.
+    let release: (() => void) | undefined;
+    await page.route(/\/v1\/threads\/\d+\/messages$/, async (route) => {
+      if (route.request().method() !== 'POST' || release) return route.continue();
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await route.continue();
+    });
+    const reply = page.getByRole('textbox', { name: 'Reply' });
+    await reply.fill('No, we are closed on Sundays.');
+    await reply.press('Enter');
+    await waitFor(async () => release, 'the reply to be under way');
+    // The agent goes on at once: a note for the team, typed after the sent words.
+    await page.getByLabel('Private note').check();
+    await reply.press('End');
+    await reply.pressSequentially(' Check the holiday hours');
+    release!();
+    const sent = await sentRow('No, we are closed on Sundays.');
+    await expect.poll(() => reply.inputValue()).toBe('Check the holiday hours');
+    expect(await page.getByLabel('Private note').isChecked()).toBe(true);
+    await reply.press('Enter');
+    const note = await messageRow('Check the holiday hours');
+    expect(note).toMatchObject({ kind: 'note', private: true, thread_id: sent.thread_id });
+    await expect.poll(() => reply.inputValue()).toBe('');
+    // Only the reply went to the provider.
+    expect(sends().map((r) => JSON.parse(r.body).text.body)).toEqual(['No, we are closed on Sundays.']);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   it('a wrong password shows the error and keeps the e-mail; too many show when to try again', { timeout: 60_000 }, async () => {
     const { user } = await makeUser(c.ctx.deps, c.tenant.workspace.id, { email: 'bo.limit@acme.test', roles: ['agent'] });
     const { context, page } = await c.newPage();

@@ -6,7 +6,7 @@ import { useStore } from '../shared/store';
 import { team, wantTeam } from '../shared/team';
 import { AttachButton, FileChips } from './AttachFiles';
 import { aiEnabled, aiErrorText, REWRITES, streamSuggestion, wantAi } from './ai';
-import { draftOf, saveDraft } from './drafts';
+import { type Draft, draftOf, saveDraft } from './drafts';
 import { EmailFields, mailFields } from './EmailFields';
 import { isEmailThread } from './EmailMessage';
 import { attachFiles, chosenFiles, clearFiles, filesOf, filesPerMessage } from './files';
@@ -191,6 +191,7 @@ export function Composer({ thread }: { thread: Thread }) {
           )
         : [];
     const pending = { ...draft, idempotencyKey: key };
+    const threadId = thread.id;
     update(pending);
     const outcome = await sendReply(
       {
@@ -203,13 +204,41 @@ export function Composer({ thread }: { thread: Thread }) {
       key,
     );
     if (outcome === 'sent') {
-      setRestore(null);
-      setSources(null);
-      update({ text: '', note: pending.note });
-      clearFiles(thread.id);
+      // What was sent leaves the box; what the agent typed or switched on while it went (the
+      // next words, the note toggle) stays, for the next message.
+      settle(threadId, (now) => {
+        const next: Draft = {
+          text: now.text.startsWith(pending.text) ? now.text.slice(pending.text.length).trimStart() : now.text,
+          note: now.note,
+        };
+        // A mail's Cc and Bcc went with it; ones changed meanwhile are the next mail's.
+        if (now.cc !== pending.cc) next.cc = now.cc;
+        if (now.bcc !== pending.bcc) next.bcc = now.bcc;
+        return next;
+      });
+      if (latest.current.threadId === threadId) {
+        setRestore(null);
+        setSources(null);
+      }
+      clearFiles(threadId);
     } else if (outcome === 'refused') {
-      update({ ...pending, idempotencyKey: undefined });
+      // Nothing was sent: the text stays as it is now, and its next try is a new message.
+      settle(threadId, (now) => ({ ...now, idempotencyKey: undefined }));
     }
+  }
+
+  /**
+   * Changes the draft of `threadId` as it is now, after a send's await: the one on screen if
+   * the agent is still in that conversation, else the one kept for it (never the box of the
+   * conversation they moved to).
+   */
+  function settle(threadId: number, change: (now: Draft) => Draft) {
+    if (latest.current.threadId === threadId) {
+      const next = change(latest.current.draft);
+      latest.current = { ...latest.current, draft: next };
+      setDraft(next);
+      saveDraft(threadId, next);
+    } else saveDraft(threadId, change(draftOf(threadId)));
   }
 
   function onKeyDown(e: KeyboardEvent) {

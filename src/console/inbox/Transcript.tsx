@@ -241,11 +241,13 @@ export function Transcript({ threadId }: { threadId: number }) {
                 Assign to me
               </button>
             )}
-            {thread.status === 'resolved' ? (
+            {/* A snoozed or pending conversation may be opened again now, without resolving it first. */}
+            {thread.status !== 'open' && (
               <button type="button" onClick={() => void reopen()} disabled={busy} data-action="reopen">
                 Reopen
               </button>
-            ) : (
+            )}
+            {thread.status !== 'resolved' && (
               <button type="button" class="primary" onClick={() => void resolve()} disabled={busy} data-action="resolve">
                 Resolve
               </button>

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { CannedResponse, ReplyRequest, Thread, WhatsappTemplate } from '../../../packages/client/src/index';
 import { fillVariables } from '../../canned-responses/variables';
 import { errorText, InboxClientError, unanswered } from '../shared/api';
-import { type Session, session } from '../shared/session';
+import { renewing, type Session, session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { useLoad } from '../shared/use-load';
 
@@ -39,7 +39,10 @@ export function useReply(thread: Thread) {
     try {
       for (let attempt = 0; ; attempt++) {
         try {
-          await s.client.reply(thread.id, body, { idempotencyKey: key });
+          // A token that ended while the agent wrote (a refresh in another tab, a laptop that
+          // slept past it) is renewed and the reply goes again, with the same key; a session
+          // that really ended returns the console to sign-in, and the draft waits.
+          await renewing(() => s.client.reply(thread.id, body, { idempotencyKey: key }));
           return 'sent';
         } catch (err) {
           // The request may have reached the service: only the same key may try again.

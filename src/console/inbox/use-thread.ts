@@ -2,9 +2,11 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Message, Thread, ThreadPatch } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { onRealtime, resync } from '../shared/realtime';
-import { session } from '../shared/session';
+import { navigate } from '../shared/router';
+import { renewing, session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { wantContacts } from './contacts';
+import { draftOf, saveDraft } from './drafts';
 
 const PAGE = 30;
 
@@ -20,7 +22,8 @@ function mergeMessages(current: readonly Message[], fresh: readonly Message[]): 
 /**
  * One thread and its transcript: the newest page first, older pages on `loadOlder()`, kept
  * live by the realtime socket and read again after a reconnect. The thread counts as read
- * when it opens and when an inbound message arrives while the tab is visible.
+ * when it opens, when an inbound message arrives while the tab is visible, and when a
+ * reconnect brings messages that came during the gap.
  */
 export function useThread(threadId: number) {
   const s = useStore(session)!;
@@ -69,7 +72,8 @@ export function useThread(threadId: number) {
     if (current() && answers.current === before) setThread(t);
   }
 
-  async function loadNewest(first: boolean) {
+  /** Reads the thread and its newest page; answers the thread as read (undefined when the read failed). */
+  async function loadNewest(first: boolean): Promise<Thread | undefined> {
     const askedAt = performance.now();
     const before = answers.current;
     try {
@@ -83,8 +87,10 @@ export function useThread(threadId: number) {
       setMessages((current) => (first ? inOrder(fresh) : mergeMessages(current, fresh)));
       if (first) setOlder(page.meta.nextCursor);
       setError(null);
+      return t;
     } catch (err) {
       setError(errorText(err));
+      return undefined;
     }
   }
 
@@ -94,7 +100,9 @@ export function useThread(threadId: number) {
     setOlder(undefined);
     updates.current.clear();
     void loadNewest(true).then(markRead);
-    const stopResync = resync.subscribe(() => void loadNewest(false));
+    // Back after a gap of the socket: what the contact wrote meanwhile is on screen now, so it
+    // is read, as a message that arrives while the thread is open is.
+    const stopResync = resync.subscribe(() => void loadNewest(false).then((t) => t && t.unreadCount > 0 && markRead()));
     let timer: ReturnType<typeof setTimeout> | undefined;
     let threadTimer: ReturnType<typeof setTimeout> | undefined;
     // A read that answers after the tab moved to another thread is not shown.
@@ -114,6 +122,8 @@ export function useThread(threadId: number) {
       } else if (event.type === 'contact.updated') {
         const c = event.data;
         setThread((t) => (t && t.contactId === c.id ? { ...t, contactName: c.name } : t));
+      } else if (event.type === 'contact.merged' && threadRef.current?.contactId === event.data.mergedContactId) {
+        void followMerge(threadRef.current, event.data.contact.id, () => shown);
       } else if (event.type === 'contact.erased' && threadRef.current?.contactId === event.data.contactId) {
         // The contact's messages lost their words and files: the transcript is read anew.
         void loadNewest(true);
@@ -133,6 +143,26 @@ export function useThread(threadId: number) {
       clearTimeout(threadTimer);
     };
   }, [threadId, s.client]);
+
+  /**
+   * The open thread's contact was merged into `into`: the thread became theirs (read again), or
+   * was folded into their thread on the same connection and deleted. Then the agent is taken to
+   * that thread, with what they were writing, instead of staying in a conversation that is gone.
+   */
+  async function followMerge(gone: Thread, into: number, current: () => boolean) {
+    const page = await s.client
+      .page<Thread>('/v1/threads', { contactId: into, connectionId: gone.connectionId, limit: 25 })
+      .catch(() => null);
+    if (!page || !current()) return;
+    // Still there, now the other contact's: its thread.updated has it read again.
+    if (page.data.some((t) => t.id === gone.id)) return;
+    const kept = page.data[0];
+    if (!kept) return;
+    const draft = draftOf(gone.id);
+    if (draft.text && !draftOf(kept.id).text) saveDraft(kept.id, { ...draft, idempotencyKey: undefined });
+    saveDraft(gone.id, { text: '', note: false });
+    navigate(`/c/${kept.id}`, { replace: true });
+  }
 
   /**
    * The event names only each file's id and status: a file that changed (stored, failed) is
@@ -177,7 +207,7 @@ export function useThread(threadId: number) {
   async function update(patch: ThreadPatch): Promise<boolean> {
     setBusy(true);
     try {
-      showAnswer(await s.client.updateThread(threadId, patch));
+      showAnswer(await renewing(() => s.client.updateThread(threadId, patch)));
       return true;
     } catch (err) {
       setError(errorText(err));

@@ -90,10 +90,21 @@ export async function signInWithCode(code: string): Promise<void> {
   session.set(fromAnswer(answer, false));
 }
 
+const signOutListeners = new Set<(userId: number) => void>();
+/**
+ * Called with the user's id when they sign out here by choice (Sign out), not when a session
+ * ends by itself: what they leave in the tab (their drafts) goes with them.
+ */
+export function onSignOut(listener: (userId: number) => void): () => void {
+  signOutListeners.add(listener);
+  return () => signOutListeners.delete(listener);
+}
+
 /** Ends the session on the service too (which clears the cookie); the local session ends whatever the service says. */
 export async function signOut(): Promise<void> {
   const current = session.get();
   session.set(null);
+  if (current) for (const listener of [...signOutListeners]) listener(current.user.id);
   if (current)
     await makeClient(() => current.token)
       .logout()
@@ -169,6 +180,20 @@ export function verifySession(): Promise<boolean> {
       return true;
     }
   });
+}
+
+/**
+ * A call of the signed-in agent that the service refused with 401 because the token ended
+ * under it (another tab's refresh, a laptop that slept past the expiry) is made once more when
+ * the session lives on under a new token; a 401 changed nothing on the service.
+ */
+export async function renewing<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if ((err as { status?: number }).status === 401 && (await verifySession())) return call();
+    throw err;
+  }
 }
 
 let timer: ReturnType<typeof setTimeout> | undefined;

@@ -1,12 +1,13 @@
 import type { TeamUser } from '../../../packages/client/src/index';
-import { onRealtime } from './realtime';
+import { onRealtime, resync } from './realtime';
 import { session } from './session';
 import { createStore } from './store';
 
 /**
  * The workspace's users, read once per session (`GET /v1/users`, open to agents): the assignee
  * picker offers them, the actions name the assignee, the `@` picker and the status menu read
- * them. `user.updated` keeps each up to date; `reloadTeam` after a settings change.
+ * them. `user.updated` keeps each up to date; `reloadTeam` after a settings change, and after
+ * a gap of the socket (a colleague added, renamed or gone offline meanwhile sent no event here).
  */
 export const team = createStore<readonly TeamUser[] | null>(null);
 let loading: Promise<void> | null = null;
@@ -35,6 +36,10 @@ export const assignable = (u: TeamUser) => u.active && (u.roles.length === 0 || 
 
 session.subscribe((s) => {
   if (!s) team.set(null);
+});
+
+resync.subscribe(() => {
+  if (team.get() !== null) void reloadTeam();
 });
 
 onRealtime((event) => {
