@@ -7,6 +7,9 @@ import { moveContactExports } from '../exports/exports.queries.js';
 import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
+import { moveSla } from '../sla/sla.service.js';
+import { updateThread } from '../threads/thread-workflow.queries.js';
+import { MAX_LABELS } from '../threads/thread-workflow.service.js';
 import { findThreadViews } from '../threads/threads.queries.js';
 import { attributesProblem, checkAttributes } from './contact-attributes.js';
 import {
@@ -56,11 +59,11 @@ const newestFirst = (a: Selectable<ThreadsTable>, b: Selectable<ThreadsTable>) =
  * `thread.updated` for each thread that stays and changed).
  *
  * One thread per (connection, contact, conversation): where both have one on the same, this
- * contact's thread stays (its status and assignee with it) and the other's messages move into
- * it; the emptied thread is deleted. A connection only the other contact used keeps its thread,
- * now this contact's. Fields this contact lacks (name, e-mail, phone) are taken from the other;
- * attributes are joined, this contact's values winning, unless the join would pass the limits
- * (then this contact's stay as they are).
+ * contact's thread stays (its status and assignee with it) and the other's messages and labels
+ * (up to the limit) move into it; the emptied thread is deleted. A connection only the other
+ * contact used keeps its thread, now this contact's. Fields this contact lacks (name, e-mail,
+ * phone) are taken from the other; attributes are joined, this contact's values winning, unless
+ * the join would pass the limits (then this contact's stay as they are).
  */
 export async function mergeContacts(deps: Deps, workspaceId: number, intoId: number, otherId: number) {
   if (intoId === otherId) throw errors.validation('a contact cannot be merged into itself');
@@ -86,12 +89,20 @@ export async function mergeContacts(deps: Deps, workspaceId: number, intoId: num
       const theirs = threads.filter((t) => conversationOf(t) === conversation && t.contact_id === otherId).sort(newestFirst);
       const keep = mine[0] ?? theirs[0]!;
       if (keep.contact_id !== intoId) await reassignThread(trx, keep.id, intoId, now);
+      const folded = theirs.filter((t) => t.id !== keep.id);
       await foldThreads(
         trx,
         keep.id,
-        theirs.filter((t) => t.id !== keep.id).map((t) => t.id),
+        folded.map((t) => t.id),
         now,
       );
+      // The folded threads' labels stay with their messages: the kept thread's first, then
+      // theirs, up to the limit. New labels may bring another SLA policy, as a PATCH's would.
+      const labels = [...new Set([...keep.labels, ...folded.flatMap((t) => t.labels)])].slice(0, MAX_LABELS);
+      if (labels.length > keep.labels.length) {
+        await updateThread(trx, keep.id, { labels }, now);
+        await moveSla(deps, trx, workspaceId, [{ thread: { ...keep, labels }, event: 'matched' }], now);
+      }
       changed.push(keep.id);
     }
 

@@ -46,6 +46,9 @@ async function patchOk(headers: Record<string, string>, id: number, payload: obj
   expect(res.statusCode, res.body).toBe(200);
 }
 
+const merge = (headers: Record<string, string>, intoId: number, otherId: number) =>
+  ctx.app.inject({ method: 'POST', url: `/v1/contacts/${intoId}/merge`, headers, payload: { contactId: otherId } });
+
 async function filtered(headers: Record<string, string>, query: string) {
   const res = await ctx.app.inject({ method: 'GET', url: `/v1/threads?${query}`, headers });
   expect(res.statusCode, res.body).toBe(200);
@@ -109,27 +112,64 @@ describe('label counts follow the threads', () => {
     expect((await filtered(t.headers, 'label=billing&status=open')).data.map((r) => r.id)).toEqual([id]);
   });
 
-  it('drops the labels of a thread deleted when a contact merge folds it', async () => {
+  it('moves the labels of a thread a contact merge folds to the thread it folds into', async () => {
     const t = await tenantWithLine();
     const kept = await seedThread(ctx.deps, t.line, { status: 'open', labels: ['vip'] });
-    const folded = await seedThread(ctx.deps, t.line, { status: 'open', labels: ['vip', 'duplicate'] });
+    const folded = await seedThread(ctx.deps, t.line, { status: 'open', labels: ['duplicate', 'vip'] });
     expect(await labels(t.headers)).toEqual([
       { name: 'duplicate', openThreads: 1 },
       { name: 'vip', openThreads: 2 },
     ]);
 
-    const res = await ctx.app.inject({
-      method: 'POST',
-      url: `/v1/contacts/${kept.contact_id}/merge`,
-      headers: t.headers,
-      payload: { contactId: folded.contact_id },
-    });
+    const res = await merge(t.headers, kept.contact_id, folded.contact_id);
     expect(res.statusCode, res.body).toBe(200);
     expect(await db.selectFrom('threads').select('id').where('id', '=', folded.id).executeTakeFirst()).toBeUndefined();
-    expect(await labels(t.headers)).toEqual([{ name: 'vip', openThreads: 1 }]);
-    expect((await filtered(t.headers, 'label=duplicate')).data).toEqual([]);
+    const after = await db.selectFrom('threads').select('labels').where('id', '=', kept.id).executeTakeFirstOrThrow();
+    expect(after.labels).toEqual(['vip', 'duplicate']);
+    expect(await labels(t.headers)).toEqual([
+      { name: 'duplicate', openThreads: 1 },
+      { name: 'vip', openThreads: 1 },
+    ]);
+    expect((await filtered(t.headers, 'label=duplicate')).data.map((r) => r.id)).toEqual([kept.id]);
     const left = await sql<{ n: number }>`SELECT count(*)::int AS n FROM thread_labels WHERE thread_id = ${folded.id}`.execute(db);
     expect(left.rows[0]!.n).toBe(0);
+  });
+
+  it('keeps at most the label limit on a merged thread, the kept thread’s own first', async () => {
+    const t = await tenantWithLine();
+    const own = Array.from({ length: 15 }, (_, i) => `own-${i}`);
+    const theirs = Array.from({ length: 10 }, (_, i) => `theirs-${i}`);
+    const kept = await seedThread(ctx.deps, t.line, { status: 'open', labels: own });
+    const folded = await seedThread(ctx.deps, t.line, { status: 'open', labels: theirs });
+    expect((await merge(t.headers, kept.contact_id, folded.contact_id)).statusCode).toBe(200);
+    const after = await db.selectFrom('threads').select('labels').where('id', '=', kept.id).executeTakeFirstOrThrow();
+    expect(after.labels).toEqual([...own, ...theirs.slice(0, 5)]);
+    expect(await labels(t.headers)).toEqual(await countedFromThreads(t.ws));
+  });
+
+  it('starts the SLA clock of a policy the labels a merge brings match', async () => {
+    const t = await tenantWithLine();
+    const policy = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/sla-policies',
+      headers: t.headers,
+      payload: { name: 'VIP', resolution: 'PT4H', conditions: { labels: ['vip'] } },
+    });
+    expect(policy.statusCode, policy.body).toBe(201);
+    const kept = await inbound(ctx, t.connection, 'merge-kept', 'wamid.merge-kept');
+    const folded = await inbound(ctx, t.connection, 'merge-folded', 'wamid.merge-folded');
+    await patchOk(t.headers, folded, { labels: ['vip'] });
+    const thread = async (id: number) =>
+      (await ctx.app.inject({ method: 'GET', url: `/v1/threads/${id}`, headers: t.headers })).json().data;
+    expect((await thread(kept)).sla).toBeNull();
+
+    const ids = await db.selectFrom('threads').select(['id', 'contact_id']).where('id', 'in', [kept, folded]).execute();
+    const contactOf = (id: number) => ids.find((r) => r.id === id)!.contact_id;
+    expect((await merge(t.headers, contactOf(kept), contactOf(folded))).statusCode).toBe(200);
+    const merged = await thread(kept);
+    expect(merged.labels).toEqual(['vip']);
+    expect(merged.sla).toMatchObject({ policyId: policy.json().data.id, status: 'ok' });
+    expect(merged.sla.resolutionDueAt).not.toBeNull();
   });
 
   it('stays equal to the threads under concurrent changes to the same and different threads', async () => {
