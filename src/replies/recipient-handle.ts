@@ -50,11 +50,26 @@ export function recipientHandle(integrationKey: string, to: string): string {
 function phone(to: string, { plusOptional }: { plusOptional: boolean }): string {
   const digitsOnly = /^\d+$/.test(to);
   const parsed = to.startsWith('+') || (plusOptional && digitsOnly) ? parsePhoneNumberFromString(digitsOnly ? `+${to}` : to) : undefined;
+  if (plusOptional && parsed && !parsed.isPossible()) {
+    const mexican = mexicanWhatsappId(`+${parsed.countryCallingCode}${parsed.nationalNumber}`);
+    if (mexican) return mexican;
+  }
   if (!parsed?.isPossible())
     throw errors.validation(
       `"to" (${JSON.stringify(to.slice(0, 64))}) is not a phone number: give it in E.164, + and the country code (+14155550100)`,
     );
   return parsed.number;
+}
+
+/**
+ * WhatsApp ids (Meta's `wa_id`, WAHA's chat ids) keep Mexico's mobiles as 52 1 + ten digits,
+ * the form the numbering plan dropped in 2019 and libphonenumber no longer takes: such an id
+ * (its ten digits a possible Mexican number) is kept as it is, since the person's messages
+ * come from it.
+ */
+function mexicanWhatsappId(e164: string): string | undefined {
+  const m = /^\+521(\d{10})$/.exec(e164);
+  return m && parsePhoneNumberFromString(`+52${m[1]}`)?.isPossible() ? e164 : undefined;
 }
 
 /** A WAHA chat id: `<number>@c.us` (or `@s.whatsapp.net`) or a phone number → the digits; a group's `…@g.us` as it is. */

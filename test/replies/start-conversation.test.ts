@@ -316,6 +316,25 @@ describe('POST /v1/conversations on every channel that can speak first', () => {
     expect((await settled(again.json().data.message.id)).status).toBe('sent');
   });
 
+  it("WhatsApp Cloud: Mexico's wa_id with the 1 after 52 (521…) is a WhatsApp id to write to", async () => {
+    // WhatsApp still knows Mexican mobiles as 521 + ten digits, a form the numbering plan
+    // dropped in 2019: the ids its own webhooks carry must be ones a conversation can start to.
+    await syncTemplates();
+    const template = { name: 'order_update', language: 'en_US', parameters: { header: ['#9'], body: ['Luis', '#9'] } };
+    const res = await start({ connectionId: whatsapp.id, to: '5215512345678', template });
+    expect(res.statusCode, res.body).toBe(202);
+    const { thread, message } = res.json().data;
+    expect(await handlesOf(thread.contactId)).toEqual([{ integration_key: 'whatsapp', external_id: '5215512345678' }]);
+    expect((await settled(message.id)).status).toBe('sent');
+    expect(fake.requests.find((r) => r.path.endsWith('/messages'))?.parsed).toMatchObject({ to: '5215512345678' });
+    expect((await inbound.whatsapp!('5215512345678', 'wamid.mexico-in-1')).thread_id).toBe(thread.id);
+    // Written with a +, spaces and dashes: the same contact and thread.
+    const again = await start({ connectionId: whatsapp.id, to: '+52 1 55-1234-5678', text: 'Gracias' });
+    expect(again.statusCode, again.body).toBe(202);
+    expect(again.json().data.thread.id).toBe(thread.id);
+    expect((await settled(again.json().data.message.id)).status).toBe('sent');
+  });
+
   it('WhatsApp Cloud: free text once the contact wrote (window open) goes to their thread', async () => {
     const wrote = await inbound.whatsapp!('14155550145', 'wamid.start-2');
     const res = await start({ connectionId: whatsapp.id, to: '14155550145', text: 'Thanks for writing!' });
