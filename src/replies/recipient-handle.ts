@@ -22,6 +22,26 @@ const HANDLES: Record<string, (to: string) => string> = {
   'email.imap': emailAddress,
 };
 
+/** Keys whose handles are WhatsApp ids (digits, no `+`). */
+const WHATSAPP_IDS = new Set(['whatsapp', 'whatsapp_session', 'whatsapp_session.waha']);
+
+/**
+ * The other forms WhatsApp may know the same number by: Brazil's mobiles with and without the
+ * ninth digit (55 11 91234-5678 / 55 11 1234-5678) and Mexico's with and without the 1 after 52.
+ * Meta's `wa_id` can be either; a contact who wrote from one is found when the business writes
+ * to the other. Empty for other channels and numbers.
+ */
+export function handleVariants(integrationKey: string, handle: string): string[] {
+  if (!WHATSAPP_IDS.has(integrationKey)) return [];
+  const variants = [
+    [/^55(\d{2})9(\d{8})$/, '55$1$2'],
+    [/^55(\d{2})(\d{8})$/, '55$19$2'],
+    [/^521(\d{10})$/, '52$1'],
+    [/^52(\d{10})$/, '521$1'],
+  ] as const;
+  return variants.flatMap(([form, other]) => (form.test(handle) ? [handle.replace(form, other)] : []));
+}
+
 /** Why a channel absent from HANDLES cannot speak first. */
 const CANNOT_START: Record<string, string> = {
   'social_one.native': 'Messenger only lets a page answer people who wrote to it first',

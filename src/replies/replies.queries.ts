@@ -176,3 +176,18 @@ export async function addRecipientHandles(
     JOIN contacts c ON c.id = t.contact_id AND c.erased_at IS NULL
     ON CONFLICT DO NOTHING`.execute(db);
 }
+
+/** The first of `candidates` that is a handle of the workspace on `integrationKey`, if any. */
+export async function firstKnownHandle(
+  db: Executor,
+  workspaceId: number,
+  integrationKey: string,
+  candidates: readonly string[],
+): Promise<string | undefined> {
+  const { rows } = await sql<{ external_id: string }>`
+    SELECT h.external_id FROM contact_handles h
+    JOIN unnest(${arrayLiteral(candidates)}::text[]) WITH ORDINALITY AS k(external_id, n) ON k.external_id = h.external_id
+    WHERE h.workspace_id = ${workspaceId} AND h.integration_key = ${integrationKey}
+    ORDER BY k.n LIMIT 1`.execute(db);
+  return rows[0]?.external_id;
+}

@@ -335,6 +335,19 @@ describe('POST /v1/conversations on every channel that can speak first', () => {
     expect((await settled(again.json().data.message.id)).status).toBe('sent');
   });
 
+  it('WhatsApp Cloud: writing with the ninth digit to a Brazilian who wrote without it joins their thread', async () => {
+    // WhatsApp knows some Brazilian mobiles without the ninth digit (their messages come from
+    // 55 11 1234-5678); the business writes the number as people say it, with the 9.
+    const wrote = await inbound.whatsapp!('551187654321', 'wamid.brazil-in-2');
+    const contacts = await count('contacts');
+    const res = await start({ connectionId: whatsapp.id, to: '+55 11 98765-4321', text: 'Olá!' });
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.json().data.thread.id).toBe(wrote.thread_id);
+    expect(await count('contacts')).toBe(contacts);
+    expect((await settled(res.json().data.message.id)).status).toBe('sent');
+    expect(fake.requests.find((r) => r.path.endsWith('/messages'))?.parsed).toMatchObject({ to: '551187654321' });
+  });
+
   it('WhatsApp Cloud: free text once the contact wrote (window open) goes to their thread', async () => {
     const wrote = await inbound.whatsapp!('14155550145', 'wamid.start-2');
     const res = await start({ connectionId: whatsapp.id, to: '14155550145', text: 'Thanks for writing!' });
