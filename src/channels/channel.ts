@@ -148,7 +148,7 @@ export type SendOutcome =
       /**
        * The id the provider says it knows the recipient by, when its answer names one (WhatsApp
        * Cloud's `contacts[0].wa_id`, which may differ from the number written to: Brazil's
-       * mobiles without the ninth digit). The contact's messages come from it.
+       * mobiles without the ninth digit); only when it differs. The contact's messages come from it.
        */
       recipientId?: string;
     }

@@ -150,8 +150,14 @@ export const whatsappAdapter: ChannelAdapter = {
         throttled: metaThrottled,
         readId: (body) =>
           isObject(body) && Array.isArray(body.messages) && isObject(body.messages[0]) ? optionalString(body.messages[0].id) : undefined,
-        readRecipient: (body) =>
-          isObject(body) && Array.isArray(body.contacts) && isObject(body.contacts[0]) ? optionalString(body.contacts[0].wa_id) : undefined,
+        // Only an id other than the one written to is news (SendOutcome's recipientId).
+        readRecipient: (body) => {
+          const waId =
+            isObject(body) && Array.isArray(body.contacts) && isObject(body.contacts[0])
+              ? optionalString(body.contacts[0].wa_id)
+              : undefined;
+          return waId === target.to ? undefined : waId;
+        },
       });
     const file = target.attachments?.[0];
     if (!file)
