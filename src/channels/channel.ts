@@ -142,7 +142,16 @@ export interface SendCredentials {
  * a credential.
  */
 export type SendOutcome =
-  | { outcome: 'sent'; externalId: string }
+  | {
+      outcome: 'sent';
+      externalId: string;
+      /**
+       * The id the provider says it knows the recipient by, when its answer names one (WhatsApp
+       * Cloud's `contacts[0].wa_id`, which may differ from the number written to: Brazil's
+       * mobiles without the ninth digit); only when it differs. The contact's messages come from it.
+       */
+      recipientId?: string;
+    }
   | { outcome: 'failed'; error: string }
   | { outcome: 'retry'; error: string; retryAfterSeconds?: number };
 

@@ -27,6 +27,8 @@ export interface ProviderRequest {
   idField: string;
   /** The provider's message id from a 2xx body, or undefined when it has none. */
   readId(body: unknown): string | undefined;
+  /** The provider's id of the recipient from a 2xx body, when it names one (SendOutcome's `recipientId`). */
+  readRecipient?(body: unknown): string | undefined;
   /** A 4xx body that says "too many, try later" (Meta's rate limits come as 400s): retried as a 429 is. */
   throttled?(body: unknown): boolean;
 }
@@ -91,8 +93,9 @@ export async function postToProvider(req: ProviderRequest): Promise<SendOutcome>
     const id = req.readId(body);
     // Never a made-up id: receipts reconcile on it, and a send without one cannot be traced. A
     // NUL in it, which Postgres cannot store, is U+FFFD as in the receipts that name it.
+    const recipient = req.readRecipient?.(body);
     return id
-      ? { outcome: 'sent', externalId: storableText(id) }
+      ? { outcome: 'sent', externalId: storableText(id), ...(recipient ? { recipientId: storableText(recipient) } : {}) }
       : failed(`${req.key} answered HTTP ${status} without a message id (${req.idField})`);
   }
   const message = providerMessage(body);

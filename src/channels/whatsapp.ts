@@ -36,7 +36,9 @@ const NO_NEWS = new Set(['deleted', 'warning']);
  * The challenge compares `hub.verify_token` with `webhookSecret`. The account is
  * `entry[].changes[].value.metadata.phone_number_id`.
  * Replies: `POST {apiBaseUrl}/{phone_number_id}/messages` with the access token as Bearer; the
- * id is `messages[0].id` (the `wamid` that later `statuses` name). A template reply sends its
+ * id is `messages[0].id` (the `wamid` that later `statuses` name), and `contacts[0].wa_id` the id
+ * WhatsApp knows the recipient by, which the contact's messages come from (it may differ from
+ * the number written to: Brazil's ninth digit, Mexico's `521`). A template reply sends its
  * stored `template` object as is (docs/replies.md, "Templates"). A file is uploaded to
  * `/{phone_number_id}/media` and sent by its media id, the text as its caption
  * (docs/attachments.md, "Outbound").
@@ -148,6 +150,14 @@ export const whatsappAdapter: ChannelAdapter = {
         throttled: metaThrottled,
         readId: (body) =>
           isObject(body) && Array.isArray(body.messages) && isObject(body.messages[0]) ? optionalString(body.messages[0].id) : undefined,
+        // Only an id other than the one written to is news (SendOutcome's recipientId).
+        readRecipient: (body) => {
+          const waId =
+            isObject(body) && Array.isArray(body.contacts) && isObject(body.contacts[0])
+              ? optionalString(body.contacts[0].wa_id)
+              : undefined;
+          return waId === target.to ? undefined : waId;
+        },
       });
     const file = target.attachments?.[0];
     if (!file)

@@ -22,6 +22,26 @@ const HANDLES: Record<string, (to: string) => string> = {
   'email.imap': emailAddress,
 };
 
+/** Keys whose handles are WhatsApp ids (digits, no `+`). */
+const WHATSAPP_IDS = new Set(['whatsapp', 'whatsapp_session', 'whatsapp_session.waha']);
+
+/**
+ * The other forms WhatsApp may know the same number by: Brazil's mobiles with and without the
+ * ninth digit (55 11 91234-5678 / 55 11 1234-5678) and Mexico's with and without the 1 after 52.
+ * Meta's `wa_id` can be either; a contact who wrote from one is found when the business writes
+ * to the other. Empty for other channels and numbers.
+ */
+export function handleVariants(integrationKey: string, handle: string): string[] {
+  if (!WHATSAPP_IDS.has(integrationKey)) return [];
+  const variants = [
+    [/^55(\d{2})9(\d{8})$/, '55$1$2'],
+    [/^55(\d{2})(\d{8})$/, '55$19$2'],
+    [/^521(\d{10})$/, '52$1'],
+    [/^52(\d{10})$/, '521$1'],
+  ] as const;
+  return variants.flatMap(([form, other]) => (form.test(handle) ? [handle.replace(form, other)] : []));
+}
+
 /** Why a channel absent from HANDLES cannot speak first. */
 const CANNOT_START: Record<string, string> = {
   'social_one.native': 'Messenger only lets a page answer people who wrote to it first',
@@ -50,11 +70,26 @@ export function recipientHandle(integrationKey: string, to: string): string {
 function phone(to: string, { plusOptional }: { plusOptional: boolean }): string {
   const digitsOnly = /^\d+$/.test(to);
   const parsed = to.startsWith('+') || (plusOptional && digitsOnly) ? parsePhoneNumberFromString(digitsOnly ? `+${to}` : to) : undefined;
+  if (plusOptional && parsed && !parsed.isPossible()) {
+    const mexican = mexicanWhatsappId(`+${parsed.countryCallingCode}${parsed.nationalNumber}`);
+    if (mexican) return mexican;
+  }
   if (!parsed?.isPossible())
     throw errors.validation(
       `"to" (${JSON.stringify(to.slice(0, 64))}) is not a phone number: give it in E.164, + and the country code (+14155550100)`,
     );
   return parsed.number;
+}
+
+/**
+ * WhatsApp ids (Meta's `wa_id`, WAHA's chat ids) keep Mexico's mobiles as 52 1 + ten digits,
+ * the form the numbering plan dropped in 2019 and libphonenumber no longer takes: such an id
+ * (its ten digits a possible Mexican number) is kept as it is, since the person's messages
+ * come from it.
+ */
+function mexicanWhatsappId(e164: string): string | undefined {
+  const m = /^\+521(\d{10})$/.exec(e164);
+  return m && parsePhoneNumberFromString(`+52${m[1]}`)?.isPossible() ? e164 : undefined;
 }
 
 /** A WAHA chat id: `<number>@c.us` (or `@s.whatsapp.net`) or a phone number → the digits; a group's `…@g.us` as it is. */

@@ -1,4 +1,6 @@
 import { sql } from 'kysely';
+import { handleLockKey, lockKeys } from '../db/advisory-locks.js';
+import { arrayLiteral } from '../db/array-literal.js';
 import { type Executor, PREPARED } from '../db/database.js';
 import { MESSAGE_COLUMNS } from '../db/message-columns.js';
 import type { EmailHeaders, ManagedBy } from '../db/types.js';
@@ -148,3 +150,44 @@ export async function findSendContexts(db: Executor, ids: number[]) {
 }
 
 export type SendResult = { id: number; status: 'sent'; externalId: string } | { id: number; status: 'failed'; error: string };
+
+/**
+ * Handles a provider named for the recipients of replies it took (SendOutcome's `recipientId`):
+ * each becomes a handle of its thread's contact, so the person's messages, which come from that
+ * id, join the contact and thread the business wrote to (docs/replies.md, "Starting a
+ * conversation"). Locked as upsertContacts locks a handle; one already held by a contact (the
+ * same, or another that wrote first: merge them) is left as it is.
+ */
+export async function addRecipientHandles(
+  db: Executor,
+  handles: readonly { workspaceId: number; threadId: number; integrationKey: string; externalId: string }[],
+): Promise<void> {
+  if (handles.length === 0) return;
+  await lockKeys(
+    db,
+    handles.map((h) => handleLockKey(h.workspaceId, h.integrationKey, h.externalId)),
+  );
+  await sql`
+    INSERT INTO contact_handles (contact_id, workspace_id, integration_key, external_id)
+    SELECT t.contact_id, t.workspace_id, k.integration_key, k.external_id
+    FROM unnest(${arrayLiteral(handles.map((h) => h.threadId))}::bigint[], ${arrayLiteral(handles.map((h) => h.integrationKey))}::text[], ${arrayLiteral(handles.map((h) => h.externalId))}::text[])
+      AS k(thread_id, integration_key, external_id)
+    JOIN threads t ON t.id = k.thread_id
+    JOIN contacts c ON c.id = t.contact_id AND c.erased_at IS NULL
+    ON CONFLICT DO NOTHING`.execute(db);
+}
+
+/** The first of `candidates` that is a handle of the workspace on `integrationKey`, if any. */
+export async function firstKnownHandle(
+  db: Executor,
+  workspaceId: number,
+  integrationKey: string,
+  candidates: readonly string[],
+): Promise<string | undefined> {
+  const { rows } = await sql<{ external_id: string }>`
+    SELECT h.external_id FROM contact_handles h
+    JOIN unnest(${arrayLiteral(candidates)}::text[]) WITH ORDINALITY AS k(external_id, n) ON k.external_id = h.external_id
+    WHERE h.workspace_id = ${workspaceId} AND h.integration_key = ${integrationKey}
+    ORDER BY k.n LIMIT 1`.execute(db);
+  return rows[0]?.external_id;
+}

@@ -17,7 +17,7 @@ import { announce } from '../messaging/announce.js';
 import { takeEarlyReceipts } from '../messaging/early-receipts.js';
 import { inSpan, tracing } from '../tracing/tracing.js';
 import { MissingBytesError, outboundAttachments } from './outbound-attachments.js';
-import { findSendContexts, type SendResult } from './replies.queries.js';
+import { addRecipientHandles, findSendContexts, type SendResult } from './replies.queries.js';
 import { claimSends, holdClaims, SEND_CLAIM_MARGIN_MS, settleClaims } from './send-claim.js';
 import { enqueueSend, SEND_QUEUE, type SendJob } from './send-message.enqueue.js';
 import { nextSendAttempt, SEND_RETRY_DELAYS_SECONDS } from './send-policy.js';
@@ -188,9 +188,19 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
       const now = deps.now();
       const results: SendResult[] = [];
       const retries: { job: SendJob; at: Date }[] = [];
+      const learned: Parameters<typeof addRecipientHandles>[1][number][] = [];
       for (const { job, outcome } of outcomes) {
         if (outcome.outcome === 'sent') {
           results.push({ id: job.messageId, status: 'sent', externalId: outcome.externalId });
+          // The provider knows the recipient by another id (WhatsApp's wa_id): their answers come from it.
+          const ctx = contexts.get(job.messageId)!;
+          if (outcome.recipientId && outcome.recipientId !== ctx.to)
+            learned.push({
+              workspaceId: ctx.workspace_id,
+              threadId: ctx.thread_id,
+              integrationKey: ctx.integration_key,
+              externalId: outcome.recipientId,
+            });
           continue;
         }
         const at = outcome.outcome === 'retry' ? nextSendAttempt(job.attempt, now, outcome.retryAfterSeconds) : null;
@@ -210,6 +220,7 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
         r.status === 'failed' ? [{ connectionId: contexts.get(r.id)!.connection_id, error: r.error }] : [],
       );
       await recordSendErrors(trx, failures, now);
+      await addRecipientHandles(trx, learned);
       const { changed, released } = await settleClaims(
         trx,
         claim.token,

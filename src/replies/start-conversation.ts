@@ -19,7 +19,8 @@ import { findThread, findThreadViews } from '../threads/threads.queries.js';
 import { threadResource } from '../threads/threads.resources.js';
 import type { ThreadReader } from '../threads/visibility.js';
 import { queueMessage } from './queue-message.js';
-import { recipientHandle } from './recipient-handle.js';
+import { handleVariants, recipientHandle } from './recipient-handle.js';
+import { firstKnownHandle } from './replies.queries.js';
 import { checkChannelTakes, checkContent } from './reply-attachments.js';
 import { prepareTemplateReply, type TemplateReply } from './template-reply.js';
 
@@ -92,7 +93,14 @@ export async function startConversation(deps: Deps, req: StartRequest) {
     await enforceRateLimit(trx, newConversationsLimit(deps.config.maxNewConversationsPerMinute), req.workspaceId, deps.now());
     const connection = await findConnection(trx, req.workspaceId, req.connectionId);
     if (!connection) throw errors.notFound('connection');
-    const handle = recipientHandle(connection.integration_key, req.to);
+    const written = recipientHandle(connection.integration_key, req.to);
+    // A contact who wrote from another form of the number (WhatsApp's ninth digit in Brazil, the
+    // 1 of Mexico) is the person written to: their contact and thread, and their own id.
+    const variants = handleVariants(connection.integration_key, written);
+    const handle =
+      variants.length === 0
+        ? written
+        : ((await firstKnownHandle(trx, req.workspaceId, connection.integration_key, [written, ...variants])) ?? written);
     checkChannelTakes(connection.integration_key, attachmentIds.length);
     const now = deps.now();
     const contacts = await upsertContacts(

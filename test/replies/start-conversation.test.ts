@@ -82,6 +82,24 @@ const events = (type: string) =>
     .execute()
     .then((rows) => rows.map((r) => JSON.parse(r.body as unknown as string).data));
 
+/** Gives the WhatsApp connection its WABA and reads its templates from the fake Graph API. */
+async function syncTemplates() {
+  const patched = await ctx.app.inject({
+    method: 'PATCH',
+    url: `/v1/connections/${whatsapp.id}`,
+    headers: json,
+    payload: { businessAccountId: WABA },
+  });
+  expect(patched.statusCode, patched.body).toBe(200);
+  await ctx.app.inject({ method: 'POST', url: `/v1/connections/${whatsapp.id}/templates/sync`, headers: tenant.headers });
+  await waitFor(
+    async () =>
+      (await ctx.deps.db.selectFrom('whatsapp_templates').select('name').where('connection_id', '=', whatsapp.id).execute()).length === 3,
+    'the templates',
+  );
+  fake.reset();
+}
+
 /** Posts a provider delivery (unsigned) and waits for the inbound message it carries. */
 async function deliver(key: string, body: string, contentType: string, externalId: string) {
   const res = await ctx.app.inject({ method: 'POST', url: `/webhooks/${key}`, headers: { 'content-type': contentType }, payload: body });
@@ -243,23 +261,7 @@ describe('POST /v1/conversations on every channel that can speak first', () => {
   });
 
   it('WhatsApp Cloud: a template to someone who never wrote, then their answer joins the thread', async () => {
-    expect(
-      (
-        await ctx.app.inject({
-          method: 'PATCH',
-          url: `/v1/connections/${whatsapp.id}`,
-          headers: json,
-          payload: { businessAccountId: WABA },
-        })
-      ).statusCode,
-    ).toBe(200);
-    await ctx.app.inject({ method: 'POST', url: `/v1/connections/${whatsapp.id}/templates/sync`, headers: tenant.headers });
-    await waitFor(
-      async () =>
-        (await ctx.deps.db.selectFrom('whatsapp_templates').select('name').where('connection_id', '=', whatsapp.id).execute()).length === 3,
-      'the templates',
-    );
-    fake.reset();
+    await syncTemplates();
     const res = await start({
       connectionId: whatsapp.id,
       to: '+1 415 555 0144',
@@ -273,6 +275,77 @@ describe('POST /v1/conversations on every channel that can speak first', () => {
     expect((await settled(message.id)).status).toBe('sent');
     expect(fake.requests.find((r) => r.provider === 'whatsapp')?.parsed).toMatchObject({ to: '14155550144', type: 'template' });
     expect((await inbound.whatsapp!('14155550144', 'wamid.start-1')).thread_id).toBe(thread.id);
+  });
+
+  it('WhatsApp Cloud: the answer comes from the wa_id WhatsApp named in the send answer (Brazil, no ninth digit)', async () => {
+    // Meta: the send answer's contacts[0].wa_id is the id WhatsApp uses for the number written
+    // to, and the contact's messages come from it (Brazil's mobiles without the ninth digit).
+    await syncTemplates();
+    fake.behave(`/graph/v23.0/${whatsapp.externalAccountId}/messages`, {
+      status: 200,
+      body: {
+        messaging_product: 'whatsapp',
+        contacts: [{ input: '5511912345678', wa_id: '551112345678' }],
+        messages: [{ id: 'wamid.brazil-out-1' }],
+      },
+    });
+    const res = await start({
+      connectionId: whatsapp.id,
+      to: '+55 11 91234-5678',
+      template: { name: 'order_update', language: 'en_US', parameters: { header: ['#8'], body: ['Ana', '#8'] } },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const { thread, message } = res.json().data;
+    expect((await settled(message.id)).status).toBe('sent');
+    expect(fake.requests.find((r) => r.path.endsWith('/messages'))?.parsed).toMatchObject({ to: '5511912345678' });
+    fake.reset();
+    const contacts = await count('contacts');
+    expect((await inbound.whatsapp!('551112345678', 'wamid.brazil-in-1')).thread_id).toBe(thread.id);
+    expect(await count('contacts')).toBe(contacts);
+    const handles = await handlesOf(thread.contactId);
+    expect(handles).toEqual(
+      expect.arrayContaining([
+        { integration_key: 'whatsapp', external_id: '5511912345678' },
+        { integration_key: 'whatsapp', external_id: '551112345678' },
+      ]),
+    );
+    // Written to again as the business first wrote it: the same contact and thread.
+    const again = await start({ connectionId: whatsapp.id, to: '+5511912345678', text: 'Obrigado!' });
+    expect(again.statusCode, again.body).toBe(202);
+    expect(again.json().data.thread.id).toBe(thread.id);
+    expect((await settled(again.json().data.message.id)).status).toBe('sent');
+  });
+
+  it("WhatsApp Cloud: Mexico's wa_id with the 1 after 52 (521…) is a WhatsApp id to write to", async () => {
+    // WhatsApp still knows Mexican mobiles as 521 + ten digits, a form the numbering plan
+    // dropped in 2019: the ids its own webhooks carry must be ones a conversation can start to.
+    await syncTemplates();
+    const template = { name: 'order_update', language: 'en_US', parameters: { header: ['#9'], body: ['Luis', '#9'] } };
+    const res = await start({ connectionId: whatsapp.id, to: '5215512345678', template });
+    expect(res.statusCode, res.body).toBe(202);
+    const { thread, message } = res.json().data;
+    expect(await handlesOf(thread.contactId)).toEqual([{ integration_key: 'whatsapp', external_id: '5215512345678' }]);
+    expect((await settled(message.id)).status).toBe('sent');
+    expect(fake.requests.find((r) => r.path.endsWith('/messages'))?.parsed).toMatchObject({ to: '5215512345678' });
+    expect((await inbound.whatsapp!('5215512345678', 'wamid.mexico-in-1')).thread_id).toBe(thread.id);
+    // Written with a +, spaces and dashes: the same contact and thread.
+    const again = await start({ connectionId: whatsapp.id, to: '+52 1 55-1234-5678', text: 'Gracias' });
+    expect(again.statusCode, again.body).toBe(202);
+    expect(again.json().data.thread.id).toBe(thread.id);
+    expect((await settled(again.json().data.message.id)).status).toBe('sent');
+  });
+
+  it('WhatsApp Cloud: writing with the ninth digit to a Brazilian who wrote without it joins their thread', async () => {
+    // WhatsApp knows some Brazilian mobiles without the ninth digit (their messages come from
+    // 55 11 1234-5678); the business writes the number as people say it, with the 9.
+    const wrote = await inbound.whatsapp!('551187654321', 'wamid.brazil-in-2');
+    const contacts = await count('contacts');
+    const res = await start({ connectionId: whatsapp.id, to: '+55 11 98765-4321', text: 'Olá!' });
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.json().data.thread.id).toBe(wrote.thread_id);
+    expect(await count('contacts')).toBe(contacts);
+    expect((await settled(res.json().data.message.id)).status).toBe('sent');
+    expect(fake.requests.find((r) => r.path.endsWith('/messages'))?.parsed).toMatchObject({ to: '551187654321' });
   });
 
   it('WhatsApp Cloud: free text once the contact wrote (window open) goes to their thread', async () => {
