@@ -5,6 +5,7 @@ import { hmacSha256Hex, safeEqual, sha256SignatureDigest } from '../crypto/hmac.
 import { parseJson, type RawBody } from '../http/raw-body.js';
 import type { AttachmentKind, EmailHeaders, NormalisedEvent } from '../messaging/events.js';
 import type { ResolveHost } from '../net/address-guard.js';
+import { wellFormed } from '../text/well-formed.js';
 
 /**
  * How a delivery was accepted. Stored with the row (webhook_inbox.verification) and handed
@@ -216,6 +217,19 @@ export class NormaliseError extends Error {
 /** The text a body is stored (and so parsed) as: NUL, which Postgres text cannot hold, as U+FFFD. */
 export function storableText(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+/**
+ * `value` (parsed JSON) with every string and key as it can be stored in a jsonb column: NUL,
+ * which Postgres refuses in jsonb as in text, and a lone surrogate, which JSON escapes as
+ * `\udXXX` and jsonb refuses too, as U+FFFD. For a provider's answer kept whole (a template's
+ * components): one such character would otherwise fail the write of every row beside it.
+ */
+export function storableJson(value: unknown): unknown {
+  if (typeof value === 'string') return storableText(wellFormed(value));
+  if (Array.isArray(value)) return value.map(storableJson);
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [storableText(wellFormed(k)), storableJson(v)]));
+  return value;
 }
 
 /**

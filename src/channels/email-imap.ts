@@ -2,7 +2,18 @@ import { createHash } from 'node:crypto';
 import type { AddressObject, ParsedMail } from 'mailparser';
 import type { MailAddress } from '../messaging/events.js';
 import { type ImapLogin, openImap, sentFolder } from '../net/imap.js';
-import { type ChannelAdapter, isObject, NormaliseError, optionalString, requireObject, requireString, signed, toDate } from './channel.js';
+import { wellFormed } from '../text/well-formed.js';
+import {
+  type ChannelAdapter,
+  isObject,
+  NormaliseError,
+  optionalString,
+  requireObject,
+  requireString,
+  signed,
+  storableText,
+  toDate,
+} from './channel.js';
 import { sendMail } from './email.js';
 import { automaticMail, inboundMailEvent } from './email-inbound.js';
 import { noCredentials } from './send-outcome.js';
@@ -47,9 +58,18 @@ export interface ImapMailPayload {
   };
 }
 
-/** The Message-ID header as written, or a hash of the bytes: the same mail always gets the same key. */
+/** The longest Message-ID kept as the key: a header line's limit (RFC 5322 §2.1.1), well inside an index entry's. */
+const MESSAGE_KEY_MAX = 998;
+
+/**
+ * The Message-ID header as written (a NUL or a lone surrogate as U+FFFD), a hash of it when
+ * longer than MESSAGE_KEY_MAX, or a hash of the bytes: the same mail always gets the same key.
+ * A key PostgreSQL cannot store or index would fail the commit of its whole batch of mails,
+ * and the mailbox would be read again and again without moving on.
+ */
 export function messageKeyOf(messageId: string | undefined, raw: Buffer): string {
-  const id = messageId?.trim();
+  const id = messageId === undefined ? '' : storableText(wellFormed(messageId.trim()));
+  if (id.length > MESSAGE_KEY_MAX) return `sha256:${createHash('sha256').update(id).digest('hex')}`;
   return id ? id : `sha256:${createHash('sha256').update(raw).digest('hex')}`;
 }
 

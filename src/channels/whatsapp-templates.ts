@@ -1,4 +1,4 @@
-import { isObject } from './channel.js';
+import { isObject, storableJson } from './channel.js';
 import { apiUrl, providerMessage, readCapped } from './provider-http.js';
 import { outcomes } from './send-outcome.js';
 
@@ -70,11 +70,14 @@ export async function fetchWhatsappTemplates(opts: {
 function parseTemplate(item: unknown, where: string): ProviderTemplate {
   if (!isObject(item) || typeof item.name !== 'string' || typeof item.language !== 'string')
     throw new Error(`${where}: a template without a name or language`);
+  // Stored as Meta gave them, but storable: one NUL or lone surrogate in one template would
+  // fail the write of the connection's whole list, and the sync would stay `running`.
+  const text = (v: unknown) => (typeof v === 'string' ? (storableJson(v) as string) : '');
   return {
-    name: item.name,
-    language: item.language,
-    category: typeof item.category === 'string' ? item.category : '',
-    status: typeof item.status === 'string' ? item.status : '',
-    components: Array.isArray(item.components) ? item.components : [],
+    name: text(item.name),
+    language: text(item.language),
+    category: text(item.category),
+    status: text(item.status),
+    components: Array.isArray(item.components) ? (storableJson(item.components) as unknown[]) : [],
   };
 }

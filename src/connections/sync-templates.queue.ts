@@ -1,10 +1,12 @@
 import type { PgBoss } from 'pg-boss';
+import { storableText } from '../channels/channel.js';
 import { META_GRAPH_API } from '../channels/provider-http.js';
 import { fetchWhatsappTemplates } from '../channels/whatsapp-templates.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
-import type { Executor } from '../db/database.js';
+import { type Executor, isValueRefused } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { defaultQueueOptions, jobsIn, type QueueDefinition } from '../jobs/queue.js';
+import { wellFormed } from '../text/well-formed.js';
 import {
   CREDENTIALS_DO_NOT_OPEN,
   connectionCredentials,
@@ -78,10 +80,19 @@ export async function syncTemplates(deps: Deps, job: SyncTemplatesJob): Promise<
   }
   // The connection's row is updated first: its lock makes two syncs that finish together
   // replace the list one after the other instead of colliding on the same keys.
-  await deps.db.transaction().execute(async (trx) => {
-    await setTemplatesSync(trx, job.connectionId, 'succeeded', deps.now(), null);
-    await replaceTemplates(trx, job.connectionId, rows);
-  });
+  try {
+    await deps.db.transaction().execute(async (trx) => {
+      await setTemplatesSync(trx, job.connectionId, 'succeeded', deps.now(), null);
+      await replaceTemplates(trx, job.connectionId, rows);
+    });
+  } catch (err) {
+    // A value PostgreSQL refuses (a name too long to index) would refuse every retry the same
+    // way and leave the sync `running`: it fails, with the reason, and the previous list stays.
+    if (!isValueRefused(err)) throw err;
+    const error = `the provider's list could not be stored: ${storableText(wellFormed((err as Error).message))}`;
+    deps.log.warn({ connectionId: job.connectionId, error }, 'template sync failed; the previous list is kept');
+    await setTemplatesSync(deps.db, job.connectionId, 'failed', deps.now(), error);
+  }
 }
 
 /**

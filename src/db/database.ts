@@ -68,6 +68,18 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 /**
+ * Errors that mean "PostgreSQL refused a value of this write", whatever the moment: a data
+ * exception (SQLSTATE class 22: a NUL, a date or number out of range, a too long value), an
+ * integrity constraint (23: a unique key already taken) or a program limit (54: an index entry
+ * too large). Writing the same row again fails the same way; a batch that holds it records its
+ * rows one by one so the refusal stays that row's own.
+ */
+export function isValueRefused(err: unknown): boolean {
+  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && /^(22|23|54)/.test(code);
+}
+
+/**
  * node-postgres's own errors (no code) for a connection that could not be made in time or was
  * cut: a server shutting down closes sockets mid-handshake ("terminated unexpectedly"), and a
  * client whose connection died refuses the next statement. Seen as 500s while PostgreSQL

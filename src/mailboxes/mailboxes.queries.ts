@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { storableText } from '../channels/channel.js';
+import { storableJson, storableText } from '../channels/channel.js';
 import type { ImapMailPayload } from '../channels/email-imap.js';
 import { type Executor, withClientTransaction } from '../db/database.js';
 import { deliveriesJobStatement } from '../webhooks-in/inbox.enqueue.js';
@@ -90,8 +90,8 @@ export async function storeMails(
         rawBytes: text.includes('\uFFFD') ? m.raw : null,
         verification: 'signed',
         verifiedAccount: mailbox.account,
-        // jsonb holds no NUL.
-        payloadJson: JSON.stringify(m.payload).replaceAll('\\u0000', '\\ufffd'),
+        // jsonb holds no NUL and no lone surrogate (a subject in UTF-16 can decode to one).
+        payloadJson: JSON.stringify(storableJson(m.payload)),
       });
     });
     if (rows.length > 0) {

@@ -149,7 +149,13 @@ export async function findSendContexts(db: Executor, ids: number[]) {
   return rows;
 }
 
-export type SendResult = { id: number; status: 'sent'; externalId: string } | { id: number; status: 'failed'; error: string };
+/**
+ * A send's outcome to record. `sent` has no `externalId` (and an `error` saying why) when the
+ * provider's id could not be stored: the reply went out and is never sent again.
+ */
+export type SendResult =
+  | { id: number; status: 'sent'; externalId: string | null; error?: string }
+  | { id: number; status: 'failed'; error: string };
 
 /**
  * Handles a provider named for the recipients of replies it took (SendOutcome's `recipientId`):

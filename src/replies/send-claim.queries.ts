@@ -53,7 +53,7 @@ export async function recordClaimedOutcomes(db: Executor, token: string, results
     SET status = v.status, external_id = COALESCE(v.external_id, m.external_id), error = v.error, updated_at = ${at},
         send_claim_token = NULL, send_claimed_at = NULL
     FROM unnest(${results.map((r) => r.id)}::bigint[], ${results.map((r) => r.status)}::text[],
-                ${results.map((r) => (r.status === 'sent' ? r.externalId : null))}::text[], ${results.map((r) => (r.status === 'failed' ? r.error : null))}::text[])
+                ${results.map((r) => (r.status === 'sent' ? r.externalId : null))}::text[], ${results.map((r) => r.error ?? null)}::text[])
       AS v(id, status, external_id, error)
     WHERE m.id = v.id AND m.status = 'queued' AND m.send_claim_token = ${token}
     RETURNING ${messageColumnsSql('m')}`.execute(db);

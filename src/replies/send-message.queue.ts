@@ -1,5 +1,5 @@
 import { attachmentsOf } from '../attachments/attachments.queries.js';
-import type { ChannelAdapter, OutboundAttachment, SendOutcome } from '../channels/channel.js';
+import { type ChannelAdapter, type OutboundAttachment, type SendOutcome, storableText } from '../channels/channel.js';
 import { sendersWith } from '../channels/index.js';
 import {
   CREDENTIALS_DO_NOT_OPEN,
@@ -10,11 +10,14 @@ import {
 } from '../connections/connection-credentials.js';
 import { recordSendErrors } from '../connections/connection-health.queries.js';
 import { SecretBoxError } from '../crypto/secret-box.js';
+import { isValueRefused } from '../db/database.js';
 import type { EmailHeaders } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { defaultQueueOptions, type QueueDefinition } from '../jobs/queue.js';
 import { announce } from '../messaging/announce.js';
 import { takeEarlyReceipts } from '../messaging/early-receipts.js';
+import { truncate } from '../text/truncate.js';
+import { wellFormed } from '../text/well-formed.js';
 import { inSpan, tracing } from '../tracing/tracing.js';
 import { MissingBytesError, outboundAttachments } from './outbound-attachments.js';
 import { addRecipientHandles, findSendContexts, type SendResult } from './replies.queries.js';
@@ -118,6 +121,145 @@ async function sendOne(
   return outcome;
 }
 
+/** A send's outcome; `unstored` says why the provider's answer itself could not be recorded. */
+interface BatchOutcome {
+  job: SendJob;
+  outcome: SendOutcome;
+  unstored?: string;
+}
+
+/**
+ * Records a batch's outcomes in one transaction (see sendBatch). When PostgreSQL refuses a
+ * value of it (isValueRefused: a provider's id another message already has, one too long for
+ * its index, anything no boundary cleaned), the outcomes are recorded one by one and the one
+ * refused alone is recorded without the provider's values: sent without its id, or failed with
+ * the reason. The batch's other replies are recorded once and none is sent again. A database
+ * that is away still fails the batch, for pg-boss to retry.
+ */
+async function recordSends(
+  deps: Deps,
+  token: string,
+  contexts: Map<number, SendContext>,
+  stored: ReadonlyMap<number, unknown>,
+  outcomes: BatchOutcome[],
+): Promise<void> {
+  try {
+    await recordBatch(deps, token, contexts, stored, outcomes);
+    return;
+  } catch (err) {
+    if (!isValueRefused(err)) throw err;
+    if (outcomes.length > 1) deps.log.warn({ err }, "a send batch's outcomes were refused together; recording them one by one");
+  }
+  for (const o of outcomes) {
+    try {
+      await recordBatch(deps, token, contexts, stored, [o]);
+    } catch (err) {
+      if (!isValueRefused(err)) throw err;
+      const reason = truncate(storableText(wellFormed((err as Error).message)), 300);
+      deps.log.warn(
+        { err, messageId: o.job.messageId },
+        "a reply send's outcome could not be stored; recorded without the provider's answer",
+      );
+      const unstored =
+        o.outcome.outcome === 'sent'
+          ? `sent, but the provider's message id could not be stored (${reason}): receipts will not update this message`
+          : `the provider's answer could not be stored (${reason}): not sent again`;
+      await recordBatch(deps, token, contexts, stored, [{ ...o, unstored }]);
+    }
+  }
+}
+
+/** Records `batch`'s outcomes in one transaction: messages, retries, connection health, receipts, events. */
+async function recordBatch(
+  deps: Deps,
+  token: string,
+  contexts: Map<number, SendContext>,
+  stored: ReadonlyMap<number, unknown>,
+  batch: BatchOutcome[],
+): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    const now = deps.now();
+    const results: SendResult[] = [];
+    const retries: { job: SendJob; at: Date }[] = [];
+    const learned: Parameters<typeof addRecipientHandles>[1][number][] = [];
+    for (const { job, outcome, unstored } of batch) {
+      if (unstored !== undefined) {
+        // The provider's answer could not be stored: a sent reply stays sent (without the
+        // id), anything else fails with the reason; neither is ever sent again.
+        results.push(
+          outcome.outcome === 'sent'
+            ? { id: job.messageId, status: 'sent', externalId: null, error: unstored }
+            : { id: job.messageId, status: 'failed', error: unstored },
+        );
+        continue;
+      }
+      if (outcome.outcome === 'sent') {
+        results.push({ id: job.messageId, status: 'sent', externalId: outcome.externalId });
+        // The provider knows the recipient by another id (WhatsApp's wa_id): their answers come from it.
+        const ctx = contexts.get(job.messageId)!;
+        if (outcome.recipientId && outcome.recipientId !== ctx.to)
+          learned.push({
+            workspaceId: ctx.workspace_id,
+            threadId: ctx.thread_id,
+            integrationKey: ctx.integration_key,
+            externalId: outcome.recipientId,
+          });
+        continue;
+      }
+      const at = outcome.outcome === 'retry' ? nextSendAttempt(job.attempt, now, outcome.retryAfterSeconds) : null;
+      // A timeout may hide a send the provider took: the next attempt can deliver it again.
+      if (outcome.outcome === 'retry')
+        deps.log.info({ messageId: job.messageId, attempt: job.attempt, error: outcome.error }, 'reply send to be retried');
+      if (at) retries.push({ job: { ...job, attempt: job.attempt + 1 }, at });
+      else {
+        const error =
+          outcome.outcome === 'retry' ? `gave up after ${SEND_RETRY_DELAYS_SECONDS.length + 1} attempts: ${outcome.error}` : outcome.error;
+        results.push({ id: job.messageId, status: 'failed', error });
+      }
+    }
+    const failures = results.flatMap((r) =>
+      r.status === 'failed' ? [{ connectionId: contexts.get(r.id)!.connection_id, error: r.error }] : [],
+    );
+    await recordSendErrors(trx, failures, now);
+    await addRecipientHandles(trx, learned);
+    const { changed, released } = await settleClaims(
+      trx,
+      token,
+      results,
+      retries.map((r) => r.job.messageId),
+      now,
+    );
+    for (const r of retries) if (released.has(r.job.messageId)) await enqueueSend(deps.boss, trx, r.job, r.at);
+    // Receipts the providers sent while this batch waited for its slowest send.
+    const latest = new Map(changed.map((m) => [m.id, m]));
+    const received = await takeEarlyReceipts(
+      trx,
+      changed.flatMap((m) => {
+        if (m.status !== 'sent' || m.external_id === null) return [];
+        const ctx = contexts.get(m.id)!;
+        return [
+          {
+            connectionId: m.connection_id,
+            integrationKey: ctx.integration_key,
+            account: ctx.external_account_id,
+            externalId: m.external_id,
+          },
+        ];
+      }),
+      now,
+    );
+    for (const m of received) latest.set(m.id, m);
+    // The batch read its messages' attachments above; those without any are not read again.
+    await announce(
+      deps,
+      trx,
+      [...latest.values()].map((message) => ({ type: 'message.updated' as const, message })),
+      now,
+      { bare: new Set(batch.flatMap(({ job }) => (stored.has(job.messageId) ? [] : [job.messageId]))) },
+    );
+  });
+}
+
 /**
  * Sends a batch of replies at once (a provider that hangs holds its batch's commit until the
  * 10 s timeout; the worker's other batches go on), then records every outcome in one
@@ -125,7 +267,8 @@ async function sendOne(
  * error, or the next attempt scheduled. One commit per batch instead of one per reply keeps
  * the database out of the way of a busy sender (each commit that notifies the realtime bus
  * waits for the one before it). Only sends this execution claimed are made, and an outcome
- * is written only where its claim still stands (see send-claim.ts). A process that dies after
+ * is written only where its claim still stands (see send-claim.ts). A value PostgreSQL refuses
+ * fails only its own reply's record, never the batch's (recordSends). A process that dies after
  * a provider answered and before that commit sends the reply again once its claim is stale:
  * the one window in which a reply can go out twice.
  */
@@ -184,79 +327,7 @@ export async function sendBatch(deps: Deps, jobs: SendJob[], timing: ClaimTiming
       }),
     );
 
-    await deps.db.transaction().execute(async (trx) => {
-      const now = deps.now();
-      const results: SendResult[] = [];
-      const retries: { job: SendJob; at: Date }[] = [];
-      const learned: Parameters<typeof addRecipientHandles>[1][number][] = [];
-      for (const { job, outcome } of outcomes) {
-        if (outcome.outcome === 'sent') {
-          results.push({ id: job.messageId, status: 'sent', externalId: outcome.externalId });
-          // The provider knows the recipient by another id (WhatsApp's wa_id): their answers come from it.
-          const ctx = contexts.get(job.messageId)!;
-          if (outcome.recipientId && outcome.recipientId !== ctx.to)
-            learned.push({
-              workspaceId: ctx.workspace_id,
-              threadId: ctx.thread_id,
-              integrationKey: ctx.integration_key,
-              externalId: outcome.recipientId,
-            });
-          continue;
-        }
-        const at = outcome.outcome === 'retry' ? nextSendAttempt(job.attempt, now, outcome.retryAfterSeconds) : null;
-        // A timeout may hide a send the provider took: the next attempt can deliver it again.
-        if (outcome.outcome === 'retry')
-          deps.log.info({ messageId: job.messageId, attempt: job.attempt, error: outcome.error }, 'reply send to be retried');
-        if (at) retries.push({ job: { ...job, attempt: job.attempt + 1 }, at });
-        else {
-          const error =
-            outcome.outcome === 'retry'
-              ? `gave up after ${SEND_RETRY_DELAYS_SECONDS.length + 1} attempts: ${outcome.error}`
-              : outcome.error;
-          results.push({ id: job.messageId, status: 'failed', error });
-        }
-      }
-      const failures = results.flatMap((r) =>
-        r.status === 'failed' ? [{ connectionId: contexts.get(r.id)!.connection_id, error: r.error }] : [],
-      );
-      await recordSendErrors(trx, failures, now);
-      await addRecipientHandles(trx, learned);
-      const { changed, released } = await settleClaims(
-        trx,
-        claim.token,
-        results,
-        retries.map((r) => r.job.messageId),
-        now,
-      );
-      for (const r of retries) if (released.has(r.job.messageId)) await enqueueSend(deps.boss, trx, r.job, r.at);
-      // Receipts the providers sent while this batch waited for its slowest send.
-      const latest = new Map(changed.map((m) => [m.id, m]));
-      const received = await takeEarlyReceipts(
-        trx,
-        changed.flatMap((m) => {
-          if (m.status !== 'sent' || m.external_id === null) return [];
-          const ctx = contexts.get(m.id)!;
-          return [
-            {
-              connectionId: m.connection_id,
-              integrationKey: ctx.integration_key,
-              account: ctx.external_account_id,
-              externalId: m.external_id,
-            },
-          ];
-        }),
-        now,
-      );
-      for (const m of received) latest.set(m.id, m);
-      // The batch read its messages' attachments above; those without any are not read again.
-      await announce(
-        deps,
-        trx,
-        [...latest.values()].map((message) => ({ type: 'message.updated' as const, message })),
-        now,
-        { bare: new Set(unique.flatMap((j) => (stored.has(j.messageId) ? [] : [j.messageId]))) },
-      );
-    });
+    await recordSends(deps, claim.token, contexts, stored, outcomes);
   } finally {
     release();
   }

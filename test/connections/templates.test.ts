@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { FAKE_TEMPLATES, startFakeProviders } from '../../harness/fake-providers.js';
 import { CREDENTIALS_DO_NOT_OPEN } from '../../src/connections/connection-credentials.js';
@@ -153,6 +154,44 @@ describe('template sync', () => {
     const broken = await sync(whatsapp.id);
     expect(broken.templatesSync.error).toContain('HTTP 500');
     expect(broken.templatesSync.error).not.toContain(TOKEN);
+    expect(await listed(whatsapp.id)).toEqual(before);
+  });
+
+  it('stores a template whose name or text holds a NUL or a lone surrogate as U+FFFD, beside the others', async () => {
+    await patch(whatsapp.id, { businessAccountId: WABA });
+    const body = (text: string) => [{ type: 'BODY', text }];
+    fake.behave(TEMPLATES_PATH, {
+      status: 200,
+      body: {
+        data: [
+          { name: 'odd\u0000name', language: 'en_US', category: 'UTILITY', status: 'APPROVED', components: body('a\u0000b \ud800 {{1}}') },
+          { name: 'plain', language: 'en_US', category: 'UTILITY', status: 'APPROVED', components: body('hello {{1}}') },
+        ],
+      },
+    });
+    const done = await sync(whatsapp.id);
+    expect(done.templatesSync).toMatchObject({ status: 'succeeded', error: null });
+    const list = await listed(whatsapp.id);
+    expect(list.map((t: { name: string }) => t.name).sort()).toEqual(['odd\ufffdname', 'plain']);
+    expect(list.find((t: { name: string }) => t.name === 'odd\ufffdname')).toMatchObject({
+      components: body('a\ufffdb \ufffd {{1}}'),
+      parameterCount: 1,
+    });
+  });
+
+  it('fails with the reason, keeping the list, when a template name is too long to index', async () => {
+    await patch(whatsapp.id, { businessAccountId: WABA });
+    await sync(whatsapp.id);
+    const before = await listed(whatsapp.id);
+    // Random, so PostgreSQL cannot compress it under the index's 2704-byte limit.
+    const name = randomBytes(2400).toString('base64url');
+    fake.behave(TEMPLATES_PATH, {
+      status: 200,
+      body: { data: [{ name, language: 'en_US', category: 'UTILITY', status: 'APPROVED', components: [] }] },
+    });
+    const refused = await sync(whatsapp.id);
+    expect(refused.templatesSync.status).toBe('failed');
+    expect(refused.templatesSync.error).toContain("the provider's list could not be stored: index row size");
     expect(await listed(whatsapp.id)).toEqual(before);
   });
 

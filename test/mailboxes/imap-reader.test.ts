@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type FakeImap, startImapServer } from '../../harness/imap.js';
@@ -280,6 +281,27 @@ describe('email.imap mailboxes', () => {
     await server.append(mail({ id: '<after@x.test>', from: 'ed@x.test', text: 'Me.' }));
     await waitFor(async () => (await messagesOf(id)).length === 1, 'the next mail');
   });
+  it('reads a mail whose Message-ID or subject cannot be stored as written beside the others, each once', async () => {
+    // A Message-ID too long to index, one with a NUL, and a subject decoding to a lone surrogate.
+    const long = `<${randomBytes(2400).toString('base64url')}@x.test>`;
+    const server = await imapServer([
+      mail({ id: long, from: 'ann@x.test', text: 'Long id.' }),
+      mail({ id: '<nul\u0000@x.test>', from: 'bob@x.test', text: 'NUL id.' }),
+      mail({ id: '<odd@x.test>', from: 'cy@x.test', subject: '=?UTF-16BE?B?2AA=?=', text: 'Odd subject.' }),
+      mail({ id: '<fine@x.test>', from: 'di@x.test', text: 'Fine.' }),
+    ]);
+    const id = await connectMailbox(server, 'poisoned@mailbox.test');
+    startReaders({ pollMs: 3_600_000 });
+    const texts = await waitFor(async () => {
+      const rows = await messagesOf(id);
+      return rows.length === 4 ? rows.map((r) => r.text).sort() : undefined;
+    }, 'the four mails');
+    expect(texts).toEqual(['Fine.', 'Long id.', 'NUL id.', 'Odd subject.']);
+    const keys = await db.selectFrom('imap_messages').select('message_key').where('connection_id', '=', id).execute();
+    expect(keys.map((k) => k.message_key)).toContain('<nul\ufffd@x.test>');
+    expect(keys.every((k) => k.message_key.length < 1000)).toBe(true);
+  });
+
   it('says on the connection to set credentials that do not open again, and reads nothing', async () => {
     const server = await imapServer([mail({ id: '<sealed@x.test>', from: 'ed@x.test', text: 'Hi' })]);
     const id = await connectMailbox(server, 'sealed@mailbox.test');

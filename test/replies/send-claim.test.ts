@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeProviders } from '../../harness/fake-providers.js';
@@ -18,12 +19,18 @@ const connection = await makeConnection(ctx.deps, tenant.workspace.id, {
   credentials: { accessToken: 'EAAG-claim-token' },
 });
 const SEND_PATH = '/graph/v23.0/106540352242999/messages';
+const other = await makeConnection(ctx.deps, tenant.workspace.id, {
+  integrationKey: 'whatsapp',
+  externalAccountId: '106540352243000',
+  credentials: { accessToken: 'EAAG-claim-token-2' },
+});
+const OTHER_PATH = '/graph/v23.0/106540352243000/messages';
 
 beforeEach(() => fake.reset());
 
 let numbers = 0;
 /** A WhatsApp thread with a contact to answer, and an agent's reply to it, `queued`. */
-async function queuedReply(): Promise<number> {
+async function queuedReply(on: { id: number } = connection): Promise<number> {
   const wa = `1650555${String(1000 + numbers++)}`;
   const { db } = ctx.deps;
   const contact = await db
@@ -40,7 +47,7 @@ async function queuedReply(): Promise<number> {
     // The contact wrote just now: the reply window is open.
     .values({
       workspace_id: tenant.workspace.id,
-      connection_id: connection.id,
+      connection_id: on.id,
       contact_id: contact.id,
       last_message_preview: 'hi',
       last_inbound_at: new Date(),
@@ -180,5 +187,49 @@ describe('a reply is claimed before it is sent', () => {
     await handle({ messageId: id, attempt: 2 }, 'second');
     expect(sends()).toHaveLength(2);
     expect((await messageRow(id)).status).toBe('sent');
+  });
+});
+
+describe('one reply whose outcome cannot be stored never stalls its batch', () => {
+  it("a provider's id another message already has: that reply ends sent without it, the others are recorded, none is sent again", async () => {
+    const answer = (id: string) => ({ status: 200, body: { messaging_product: 'whatsapp', messages: [{ id }] } });
+    fake.behave(SEND_PATH, answer('wamid.taken'));
+    const earlier = await queuedReply();
+    await handle({ messageId: earlier, attempt: 1 }, 'earlier');
+    expect(await messageRow(earlier)).toMatchObject({ status: 'sent', external_id: 'wamid.taken' });
+
+    // The provider answers the same id again (unique per connection), beside two good sends.
+    const poisoned = await queuedReply();
+    const good = [await queuedReply(other), await queuedReply(other)];
+    const batch = [poisoned, ...good].map((messageId, i) => ({ id: `b${i}`, data: { messageId, attempt: 1 } }));
+    await sendQueue.worker!.handle(ctx.deps, batch);
+    for (const id of good) {
+      const row = await messageRow(id);
+      expect(row).toMatchObject({ status: 'sent', error: null, send_claim_token: null });
+      expect(row.external_id).toMatch(/^wamid\./);
+    }
+    expect(await messageRow(poisoned)).toMatchObject({
+      status: 'sent',
+      external_id: null,
+      send_claim_token: null,
+      error: expect.stringContaining("sent, but the provider's message id could not be stored"),
+    });
+    expect(sends()).toHaveLength(2);
+    expect(fake.requests.filter((r) => r.path === OTHER_PATH)).toHaveLength(2);
+
+    // pg-boss running the batch again (as after a failed commit) sends nothing.
+    await sendQueue.worker!.handle(ctx.deps, batch);
+    expect(sends()).toHaveLength(2);
+    expect(fake.requests.filter((r) => r.path === OTHER_PATH)).toHaveLength(2);
+  });
+
+  it("a provider's id too long for its index: sent once without it", async () => {
+    const id = await queuedReply();
+    // Random, so PostgreSQL cannot compress it under the index's 2704-byte limit.
+    const long = `wamid.${randomBytes(2400).toString('base64url')}`;
+    fake.behave(SEND_PATH, { status: 200, body: { messaging_product: 'whatsapp', messages: [{ id: long }] } });
+    await handle({ messageId: id, attempt: 1 });
+    expect(await messageRow(id)).toMatchObject({ status: 'sent', external_id: null, error: expect.stringContaining('index row size') });
+    expect(sends()).toHaveLength(1);
   });
 });
