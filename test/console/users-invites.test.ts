@@ -76,6 +76,18 @@ describe('Users: invites', () => {
       .getByText(/^ivy@acme\.test has been invited 5 times in the last hour\. Try again in \d+ minutes?\.$/)
       .waitFor();
     expect(await mailsTo('ivy@acme.test')).toBe(6);
+    // Her e-mail typed into "Invite a teammate" is the same invite again: the same words, and
+    // what was typed stays for later.
+    await page.getByLabel('Name').focus();
+    await page.keyboard.type('Ivy Invited');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('ivy@acme.test');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => page.getByRole('alert').textContent())
+      .toMatch(/^ivy@acme\.test has been invited 5 times in the last hour\. Try again in \d+ minutes?\.$/);
+    expect(await page.getByLabel('E-mail').inputValue()).toBe('ivy@acme.test');
+    expect(await page.getByLabel('Name').inputValue()).toBe('Ivy Invited');
     await page.screenshot({ path: path.join(OUT, 'settings-users-invite-limit.png') });
     expect(c.errorsOf(page).filter((e) => !e.includes('429'))).toEqual([]);
     await context.close();

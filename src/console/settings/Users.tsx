@@ -19,6 +19,12 @@ const isOperator = (u: TeamUser) => u.roles.includes('operator');
 /** An invited user whose link no longer works: only a new invite lets them in. */
 const inviteExpired = (u: TeamUser) => u.invited && u.inviteExpiresAt !== null && Date.parse(u.inviteExpiresAt) <= Date.now();
 
+/** Why `POST /v1/users` refused, in words: a 429 is the limit of new invites to one person. */
+function refusal(err: unknown, email: string): string {
+  const wait = retryAfterOf(err);
+  return wait !== null ? `${email} has been invited 5 times in the last hour. Try again in ${duration(wait)}.` : errorText(err);
+}
+
 /** The team: invite by e-mail (or create with a first password), change a role, deactivate or reactivate. */
 export function Users() {
   const s = useStore(session)!;
@@ -39,8 +45,7 @@ export function Users() {
       setError(null);
       setAdded(`A new invite is on its way to ${u.email}; it works for 7 days.`);
     } catch (err) {
-      const wait = retryAfterOf(err);
-      setError(wait !== null ? `${u.email} has been invited 5 times in the last hour. Try again in ${duration(wait)}.` : errorText(err));
+      setError(refusal(err, u.email));
     }
     await after();
   }
@@ -50,11 +55,18 @@ export function Users() {
     const roles = ROLE_SETS.find(([r]) => r === form.role)?.[1] ?? ['agent'];
     // Without a first password the service mails an invite and the person chooses their own.
     const body = { name: form.name, email: form.email, roles, ...(form.password ? { password: form.password } : {}) };
-    if (await attempt(() => s.client.createUser(body), setError)) {
-      setAdded(form.password ? `${form.email} can sign in now.` : `An invite is on its way to ${form.email}; it works for 7 days.`);
-      setForm({ name: '', email: '', password: '', role: 'agent' });
-      await after();
+    setAdded(null);
+    try {
+      await s.client.createUser(body);
+    } catch (err) {
+      // The e-mail of someone invited and not signed up invites them again: the same hourly limit.
+      setError(refusal(err, form.email));
+      return;
     }
+    setError(null);
+    setAdded(form.password ? `${form.email} can sign in now.` : `An invite is on its way to ${form.email}; it works for 7 days.`);
+    setForm({ name: '', email: '', password: '', role: 'agent' });
+    await after();
   }
 
   return (
