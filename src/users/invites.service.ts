@@ -52,7 +52,12 @@ export async function inviteUser(
     }
     const workspace = await findWorkspace(trx, workspaceId);
     const inviter = inviterUserId === null ? undefined : await findUser(trx, inviterUserId);
-    const { token } = await issueAccountToken(trx, { kind: 'invite', userId: row.id, now, lifetimeSeconds: INVITE_TOKEN_SECONDS });
+    const { token, expiresAt } = await issueAccountToken(trx, {
+      kind: 'invite',
+      userId: row.id,
+      now,
+      lifetimeSeconds: INVITE_TOKEN_SECONDS,
+    });
     const workspaceName = workspace?.name ?? 'Inbox';
     const mail = renderActionMail({
       to: row.email,
@@ -72,7 +77,7 @@ export async function inviteUser(
         throw errors.providerError(`the invite could not be sent, so the user was not added: ${err.message}`);
       throw err;
     }
-    return teamUserResource({ ...row, connected: false, invited: true }); // invited: no socket yet
+    return teamUserResource({ ...row, connected: false, invited: true, invite_expires_at: expiresAt }); // invited: no socket yet
   });
 }
 

@@ -12,6 +12,9 @@ const connectedAt = (at: Date) => hasOpenSocket(sql.ref('users.id'), at).as('con
 const hasOpenInvite = sql<boolean>`EXISTS (SELECT 1 FROM account_tokens t WHERE t.user_id = users.id AND t.kind = 'invite' AND t.used_at IS NULL)`;
 /** `invited`: inactive with an invite not used yet. */
 const invited = sql<boolean>`(NOT users.active AND ${hasOpenInvite})`.as('invited');
+/** `inviteExpiresAt`: when the newest open invite of an invited user stops working (null for anyone else). */
+const inviteExpiresAt = sql<Date | null>`(SELECT max(t.expires_at) FROM account_tokens t
+  WHERE NOT users.active AND t.user_id = users.id AND t.kind = 'invite' AND t.used_at IS NULL)`.as('invite_expires_at');
 
 /**
  * The user of `workspaceId` with this e-mail who was invited and has not signed up (inactive,
@@ -35,7 +38,7 @@ export async function listUsers(db: Executor, workspaceId: number, page: CursorR
     db
       .selectFrom('users')
       .selectAll()
-      .select([connectedAt(at), invited])
+      .select([connectedAt(at), invited, inviteExpiresAt])
       .where('workspace_id', '=', workspaceId),
     BY_CREATED,
     page,
@@ -48,7 +51,7 @@ export async function findUserViews(db: Executor, ids: number[], at: Date) {
   return db
     .selectFrom('users')
     .selectAll()
-    .select([connectedAt(at), invited])
+    .select([connectedAt(at), invited, inviteExpiresAt])
     .where('id', 'in', ids)
     .orderBy('id')
     .execute();

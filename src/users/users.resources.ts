@@ -39,6 +39,10 @@ export const TeamUserResource = Type.Object(
     roles: Type.Array(StringEnum(USER_ROLES)),
     active: Type.Boolean({ description: 'false: deactivated, cannot sign in' }),
     invited: Type.Boolean({ description: 'invited by e-mail and not signed up yet: inactive until they choose a password' }),
+    inviteExpiresAt: Type.Union([Timestamp, Type.Null()], {
+      description:
+        'an invited user’s link stops working then (7 days after it was mailed; inviting again mails a new one); null for anyone else',
+    }),
     availability: StringEnum(USER_AVAILABILITY, {
       description:
         'the user’s status; routing gives threads only to `online` users; set `offline` 2 minutes after their last socket closes',
@@ -66,7 +70,10 @@ export type TeamUser = Static<typeof TeamUserResource>;
  * The User; `self` (the caller is this user) adds their own notification settings, which
  * nobody else sees (not the team list, not `user.updated`).
  */
-export function teamUserResource(row: Selectable<UsersTable> & { connected: boolean; invited: boolean }, self = false): TeamUser {
+export function teamUserResource(
+  row: Selectable<UsersTable> & { connected: boolean; invited: boolean; invite_expires_at: Date | null },
+  self = false,
+): TeamUser {
   return {
     id: row.id,
     name: row.name,
@@ -74,6 +81,7 @@ export function teamUserResource(row: Selectable<UsersTable> & { connected: bool
     roles: row.roles.filter((r): r is (typeof USER_ROLES)[number] => (USER_ROLES as readonly string[]).includes(r)),
     active: row.active,
     invited: row.invited,
+    inviteExpiresAt: row.invited && row.invite_expires_at ? new Date(row.invite_expires_at).toISOString() : null,
     availability: row.availability,
     maxOpenThreads: row.max_open_threads,
     connected: row.connected,

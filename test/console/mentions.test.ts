@@ -13,6 +13,7 @@ const user = (id: number, name: string, active = true): TeamUser => ({
   maxOpenThreads: null,
   connected: false,
   invited: false,
+  inviteExpiresAt: null,
   createdAt: '2026-01-01T00:00:00.000Z',
 });
 const cy = user(1, 'Cy');

@@ -183,6 +183,27 @@ describe('POST /v1/users without a password: an invite', () => {
     expect((await post('/api/user/invite/accept', { token: deactivated, password: 'let me in anyway' })).statusCode).toBe(401);
   });
 
+  it('shows when an invited user’s link stops working (inviteExpiresAt), a new invite moving it, null once signed up', async () => {
+    const week = 7 * 24 * 3600 * 1000;
+    const first = await invite('pending@acme.test');
+    const listed = async () => {
+      const res = await ctx.app.inject({ method: 'GET', url: '/v1/users?limit=100', headers: tenant.headers });
+      return (res.json().data as TeamUser[]).find((u) => u.email === 'pending@acme.test')!;
+    };
+    expect((await listed()).inviteExpiresAt).toBe(new Date(clock.getTime() + week).toISOString());
+    clock = new Date(clock.getTime() + week + 1);
+    // Expired, still invited: the date says so.
+    expect(await listed()).toMatchObject({ invited: true, inviteExpiresAt: new Date(clock.getTime() - 1).toISOString() });
+    const again = await post('/v1/users', { name: 'Pending', email: 'pending@acme.test', roles: ['agent'] }, tenant.headers);
+    expect(again.json().data.inviteExpiresAt).toBe(new Date(clock.getTime() + week).toISOString());
+    expect((await listed()).inviteExpiresAt).toBe(new Date(clock.getTime() + week).toISOString());
+    expect((await post('/api/user/invite/accept', { token: first, password: 'too late for this' })).statusCode).toBe(401);
+    await mailer.settled();
+    const second = INVITE_LINK.exec(smtp.mails.filter((m) => m.to.includes('pending@acme.test')).at(-1)?.mail.text ?? '')![1]!;
+    expect((await post('/api/user/invite/accept', { token: second, password: 'in time this time' })).statusCode).toBe(200);
+    expect(await listed()).toMatchObject({ active: true, invited: false, inviteExpiresAt: null });
+  });
+
   it('sends one person at most 5 new invites an hour (429 then), so no mailbox is flooded', async () => {
     await invite('patient@acme.test');
     const again = () => post('/v1/users', { name: 'New Agent', email: 'patient@acme.test', roles: ['agent'] }, asAdmin);

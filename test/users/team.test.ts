@@ -54,6 +54,7 @@ describe('GET /v1/users', () => {
         availability: 'online',
         maxOpenThreads: null,
         invited: false,
+        inviteExpiresAt: null,
         connected: false,
         // Only the agent's own row shows their notification settings.
         ...(headers === agent.headers ? { notify: { email: { assigned: true, mentioned: true, sla: true } } } : {}),
@@ -97,6 +98,7 @@ describe('POST /v1/users', () => {
       availability: 'online',
       maxOpenThreads: null,
       invited: false,
+      inviteExpiresAt: null,
       connected: false,
       createdAt: expect.any(String),
     });

@@ -556,6 +556,8 @@ export interface TeamUser {
   active: boolean;
   /** Invited by e-mail and not signed up yet (inactive until they choose a password). */
   invited: boolean;
+  /** When an invited user's link stops working (inviting again mails a new one); null for anyone else. */
+  inviteExpiresAt: string | null;
   /** The user's status; routing gives threads only to `online` users. */
   availability: UserAvailability;
   /** Open assigned threads routing stops at; null = no cap. */

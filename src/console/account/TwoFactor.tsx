@@ -128,8 +128,9 @@ export function TwoFactor() {
             <input
               inputMode="numeric"
               autocomplete="one-time-code"
-              pattern="[0-9]{6}"
-              maxLength={6}
+              pattern="\s*[0-9]{3}[ \-]?[0-9]{3}\s*"
+              title="The 6 digits your app shows (a space between the two groups is fine)"
+              maxLength={20}
               required
               value={code}
               onInput={(e) => setCode(e.currentTarget.value)}

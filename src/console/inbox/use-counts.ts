@@ -10,7 +10,7 @@ export const COUNTS_DEBOUNCE_MS = 500;
 
 /**
  * The number of threads of each tab under the list's other filters (`GET /v1/threads/counts`),
- * read again when the filters change, after a gap of the socket, and shortly after thread
+ * read again when the filters or the sort change, after a gap of the socket, and shortly after thread
  * events: an assignment, a new thread or a resolve elsewhere moves the numbers live.
  */
 export function useCounts(f: ListFilter): ThreadCounts | null {
@@ -22,16 +22,24 @@ export function useCounts(f: ListFilter): ThreadCounts | null {
 
   const read = () => {
     const mine = ++asked.current;
-    const { status, connectionId, label, contactId } = latest.current;
+    const { status, connectionId, label, contactId, sort } = latest.current;
+    // `sort=sla` also narrows the list (only threads with a clock running), so the counts
+    // ask for it too: a tab never counts threads its list leaves out.
     s.client
-      .threadCounts({ status, connectionId: connectionId ?? undefined, label: label ?? undefined, contactId: contactId ?? undefined })
+      .threadCounts({
+        status,
+        connectionId: connectionId ?? undefined,
+        label: label ?? undefined,
+        contactId: contactId ?? undefined,
+        sort: sort === 'sla' ? 'sla' : undefined,
+      })
       .then((c) => {
         if (mine === asked.current) setCounts(c);
       })
       .catch(() => undefined);
   };
 
-  useEffect(read, [f.status, f.connectionId, f.label, f.contactId, s.client]);
+  useEffect(read, [f.status, f.connectionId, f.label, f.contactId, f.sort, s.client]);
 
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;

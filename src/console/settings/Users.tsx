@@ -1,5 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { TeamUser, TeamUserRole } from '../../../packages/client/src/index';
+import { errorText, retryAfterOf } from '../shared/api';
+import { duration } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { reloadTeam } from '../shared/team';
@@ -14,6 +16,14 @@ const ROLE_SETS: [string, TeamUserRole[]][] = [
 const roleOf = (u: TeamUser) => (u.roles.includes('admin') ? 'admin' : 'agent');
 /** Only the platform's operator changes platform staff: the service refuses a workspace admin. */
 const isOperator = (u: TeamUser) => u.roles.includes('operator');
+/** An invited user whose link no longer works: only a new invite lets them in. */
+const inviteExpired = (u: TeamUser) => u.invited && u.inviteExpiresAt !== null && Date.parse(u.inviteExpiresAt) <= Date.now();
+
+/** Why `POST /v1/users` refused, in words: a 429 is the limit of new invites to one person. */
+function refusal(err: unknown, email: string): string {
+  const wait = retryAfterOf(err);
+  return wait !== null ? `${email} has been invited 5 times in the last hour. Try again in ${duration(wait)}.` : errorText(err);
+}
 
 /** The team: invite by e-mail (or create with a first password), change a role, deactivate or reactivate. */
 export function Users() {
@@ -27,16 +37,36 @@ export function Users() {
     await reloadTeam();
   };
 
+  /** Mails a new link to someone invited and not signed up (the old ones stop working). */
+  async function inviteAgain(u: TeamUser) {
+    setAdded(null);
+    try {
+      await s.client.createUser({ name: u.name, email: u.email, roles: u.roles });
+      setError(null);
+      setAdded(`A new invite is on its way to ${u.email}; it works for 7 days.`);
+    } catch (err) {
+      setError(refusal(err, u.email));
+    }
+    await after();
+  }
+
   async function create(e: Event) {
     e.preventDefault();
     const roles = ROLE_SETS.find(([r]) => r === form.role)?.[1] ?? ['agent'];
     // Without a first password the service mails an invite and the person chooses their own.
     const body = { name: form.name, email: form.email, roles, ...(form.password ? { password: form.password } : {}) };
-    if (await attempt(() => s.client.createUser(body), setError)) {
-      setAdded(form.password ? `${form.email} can sign in now.` : `An invite is on its way to ${form.email}; it works for 7 days.`);
-      setForm({ name: '', email: '', password: '', role: 'agent' });
-      await after();
+    setAdded(null);
+    try {
+      await s.client.createUser(body);
+    } catch (err) {
+      // The e-mail of someone invited and not signed up invites them again: the same hourly limit.
+      setError(refusal(err, form.email));
+      return;
     }
+    setError(null);
+    setAdded(form.password ? `${form.email} can sign in now.` : `An invite is on its way to ${form.email}; it works for 7 days.`);
+    setForm({ name: '', email: '', password: '', role: 'agent' });
+    await after();
   }
 
   return (
@@ -75,8 +105,8 @@ export function Users() {
         <button type="submit" class="primary">
           Add user
         </button>
-        {added && <p role="status">{added}</p>}
       </form>
+      <p role="status">{added}</p>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region takes focus so a keyboard can scroll it (axe: scrollable-region-focusable) */}
       <section class="table-scroll" aria-label="Users table" tabIndex={0}>
         <table class="settings-table">
@@ -92,7 +122,7 @@ export function Users() {
           <tbody>
             {(data ?? []).map((u) => (
               <tr key={u.id}>
-                <td>{u.name}</td>
+                <td id={`user-${u.id}-name`}>{u.name}</td>
                 <td>{u.email}</td>
                 <td>
                   <select
@@ -112,8 +142,15 @@ export function Users() {
                   </select>
                 </td>
                 <td>
-                  {u.active ? 'Active' : u.invited ? 'Invited' : 'Deactivated'}
-                  {isOperator(u) && ' (platform staff)'}{' '}
+                  <span>
+                    {u.active ? 'Active' : inviteExpired(u) ? 'Invite expired' : u.invited ? 'Invited' : 'Deactivated'}
+                    {isOperator(u) && ' (platform staff)'}
+                  </span>{' '}
+                  {u.invited && (
+                    <button type="button" aria-describedby={`user-${u.id}-name`} onClick={() => void inviteAgain(u)}>
+                      Invite again
+                    </button>
+                  )}
                   {u.id !== s.user.id && !isOperator(u) && !u.invited && (
                     <button
                       type="button"
