@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type FakeImap, startImapServer } from '../../harness/imap.js';
 import { type FakeSmtp, startSmtpServer } from '../../harness/smtp.js';
 import { MailboxReaders } from '../../src/mailboxes/mailbox-readers.js';
@@ -35,6 +35,12 @@ const smtp: FakeSmtp = await startSmtpServer({ auth: smtpAuth });
 const servers: FakeImap[] = [];
 const readers: MailboxReaders[] = [];
 const children: ChildProcess[] = [];
+// A test's readers stop with it: each holds database clients for every mailbox it reads, and
+// those left running by earlier tests would take the pool the next test's requests need.
+afterEach(async () => {
+  for (const r of readers.splice(0)) await r.stop();
+});
+
 afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');
   for (const r of readers) await r.stop();
@@ -312,10 +318,14 @@ describe('email.imap mailboxes', () => {
       .where('id', '=', id)
       .execute();
     startReaders({ pollMs: 3_600_000 });
-    const lastError = await waitFor(async () => {
-      const res = await ctx.app.inject({ method: 'GET', url: '/v1/connections', headers: tenant.headers });
-      return (res.json().data as { id: number; lastError: string | null }[]).find((c) => c.id === id)?.lastError;
-    }, 'the connection says why');
+    // Waited for in the table, then read once through the API, as an admin would see it.
+    await waitFor(
+      async () => (await db.selectFrom('connections').select('last_error').where('id', '=', id).executeTakeFirstOrThrow()).last_error,
+      'the connection says why',
+    );
+    const res = await ctx.app.inject({ method: 'GET', url: '/v1/connections', headers: tenant.headers });
+    expect(res.statusCode, res.body).toBe(200);
+    const lastError = (res.json().data as { id: number; lastError: string | null }[]).find((c) => c.id === id)?.lastError;
     expect(lastError).toContain('set them again with PATCH /v1/connections/:id');
     expect(await messagesOf(id)).toHaveLength(0);
   });
