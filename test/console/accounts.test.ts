@@ -4,12 +4,10 @@ import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startSmtpServer } from '../../harness/smtp.js';
-import { systemMailer } from '../../src/mail/system-mailer.js';
 import { announceSetupLink } from '../../src/workspaces/first-run.js';
 import { useTestContext } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
-import { useConsole } from '../helpers/console.js';
+import { useConsoleWithMail } from '../helpers/console.js';
 import { makeUser } from '../helpers/factories.js';
 
 /*
@@ -18,16 +16,11 @@ import { makeUser } from '../helpers/factories.js';
  */
 const OUT = process.env.CONSOLE_SCREENSHOT_DIR ?? path.join(tmpdir(), 'console-screenshots');
 mkdirSync(OUT, { recursive: true });
-const smtp = await startSmtpServer();
-afterAll(() => smtp.close());
-const c = await useConsole({
-  env: { INBOX_SMTP_URL: smtp.url, INBOX_MAIL_FROM: 'Acme Inbox <inbox@acme.test>', INBOX_ALLOW_PRIVATE_SMTP: 'true' },
-});
+const { c, smtp, mailsTo } = await useConsoleWithMail();
 // The links point at INBOX_PUBLIC_URL; this console listens on a port of its own.
 const local = (link: string) => `${c.base}${new URL(link).pathname}${new URL(link).hash}`;
 const linkIn = async (to: string, page: 'reset' | 'invite') => {
-  await systemMailer(c.ctx.deps)!.settled();
-  const mail = smtp.mails.find((m) => m.to.includes(to));
+  const [mail] = await mailsTo(to);
   return local(new RegExp(`https?://\\S+/app/${page}#token=[\\w-]+`).exec(mail?.mail.text ?? '')![0]);
 };
 

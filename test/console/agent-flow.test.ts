@@ -11,6 +11,34 @@ import { waitFor } from '../helpers/webhooks.js';
  * the built console in Chromium, the real service with its workers, the fake WhatsApp API.
  */
 const c = await useConsole();
+
+/**
+ * The page's realtime socket through a line the test can cut: `cut` waits for the socket,
+ * closes it and refuses every new one (the console shows "Connection lost" and retries);
+ * `restore` lets the next retry through.
+ */
+async function realtimeLine(page: Page) {
+  let down = false;
+  const live: WebSocketRoute[] = [];
+  await page.routeWebSocket(/\/v1\/realtime/, (ws) => {
+    if (down) {
+      void ws.close({ code: 4000, reason: 'test: network down' });
+      return;
+    }
+    ws.connectToServer();
+    live.push(ws);
+  });
+  return {
+    async cut() {
+      await waitFor(async () => live.length > 0, 'the socket');
+      down = true;
+      for (const ws of live.splice(0)) await ws.close({ code: 4000, reason: 'test: network down' });
+    },
+    restore() {
+      down = false;
+    },
+  };
+}
 const db = c.ctx.deps.db;
 const SEND_PATH = `/graph/v23.0/${PHONE_NUMBER_ID}/messages`;
 const sends = () => c.fake.requests.filter((r) => r.path === SEND_PATH);
@@ -183,24 +211,12 @@ describe('the agent console in Chromium', () => {
     await c.deliverWhatsapp({ from: '4915100000004', name: 'Jonas Weber', text: 'Do you ship to Austria?' });
     await c.deliverWhatsapp({ from: '4915100000005', name: 'Mia Klein', text: 'Invoice please' });
     const { context, page } = await c.newPage();
-    let down = false;
-    const live: WebSocketRoute[] = [];
-    await page.routeWebSocket(/\/v1\/realtime/, (ws) => {
-      if (down) {
-        void ws.close({ code: 4000, reason: 'test: network down' });
-        return;
-      }
-      ws.connectToServer();
-      live.push(ws);
-    });
+    const network = await realtimeLine(page);
     await c.signIn(page);
     await page.getByRole('link', { name: /Jonas Weber/ }).click();
     const reply = page.getByRole('textbox', { name: 'Reply' });
     await reply.fill('Yes, we ship to Austria within 3 days');
-    await waitFor(async () => live.length > 0, 'the socket');
-
-    down = true;
-    for (const ws of live.splice(0)) await ws.close({ code: 4000, reason: 'test: network down' });
+    await network.cut();
     await page.getByText('Connection lost').waitFor();
     await serious(page, 'the connection banner');
     // The draft survives switching away and back.
@@ -212,7 +228,7 @@ describe('the agent console in Chromium', () => {
     // Something happens while the socket is away; once back, the list re-reads it.
     await c.deliverWhatsapp({ from: '4915100000006', name: 'Paul Frank', text: 'Arrived while you were offline' });
     await messageRow('Arrived while you were offline');
-    down = false;
+    network.restore();
     await page.getByText('Connection lost').waitFor({ state: 'hidden' });
     await page.getByRole('list', { name: 'Conversation list' }).getByText('Arrived while you were offline').waitFor();
     expect(await reply.inputValue()).toBe('Yes, we ship to Austria within 3 days');
@@ -224,16 +240,7 @@ describe('the agent console in Chromium', () => {
   }, async () => {
     await c.deliverWhatsapp({ from: '4915100000014', name: 'Lena Gap', text: 'Before the gap' });
     const { context, page } = await c.newPage();
-    let down = false;
-    const live: WebSocketRoute[] = [];
-    await page.routeWebSocket(/\/v1\/realtime/, (ws) => {
-      if (down) {
-        void ws.close({ code: 4000, reason: 'test: network down' });
-        return;
-      }
-      ws.connectToServer();
-      live.push(ws);
-    });
+    const network = await realtimeLine(page);
     await c.signIn(page);
     await page.getByRole('link', { name: /Lena Gap/ }).click();
     await page.getByRole('heading', { name: 'Lena Gap' }).waitFor();
@@ -241,17 +248,14 @@ describe('the agent console in Chromium', () => {
     const unread = async () =>
       (await db.selectFrom('threads').select('unread_count').where('id', '=', threadId).executeTakeFirstOrThrow()).unread_count;
     await expect.poll(unread).toBe(0);
-    await waitFor(async () => live.length > 0, 'the socket');
-
-    down = true;
-    for (const ws of live.splice(0)) await ws.close({ code: 4000, reason: 'test: network down' });
+    await network.cut();
     await page.getByText('Connection lost').waitFor();
     await c.deliverWhatsapp({ from: '4915100000014', name: 'Lena Gap', text: 'Written while you were away' });
     await messageRow('Written while you were away');
     await expect.poll(unread).toBe(1);
     await makeUser(c.ctx.deps, c.tenant.workspace.id, { name: 'Cy Newcomer', roles: ['agent'] });
 
-    down = false;
+    network.restore();
     await page.getByText('Connection lost').waitFor({ state: 'hidden' });
     await page.getByRole('list', { name: 'Messages' }).getByText('Written while you were away').waitFor();
     // The agent is reading it: nothing of it is unread, here or for colleagues.

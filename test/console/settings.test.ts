@@ -307,7 +307,7 @@ describe('admin settings', () => {
     }
     const { context, page } = await c.newPage();
     await c.signIn(page);
-    /** The refusal has the focus and lies wholly inside the window. */
+    /** The refusal has the focus and lies wholly inside the window (polled: both follow its render). */
     const inView = async (form: Locator) => {
       const alert = form.getByRole('alert');
       const box = await alert.boundingBox();
@@ -328,7 +328,7 @@ describe('admin settings', () => {
       .getByRole('alert')
       .getByText(/already exists/)
       .waitFor();
-    expect(await inView(canned)).toBe(true);
+    await expect.poll(() => inView(canned)).toBe(true);
 
     await page.goto(`${c.base}/app/settings/teams`);
     await tabTo(page, page.getByRole('button', { name: 'Edit Zeta' }));
@@ -344,7 +344,7 @@ describe('admin settings', () => {
       .waitFor();
     // The list read again after the attempt leaves the refusal where it is.
     await page.waitForLoadState('networkidle');
-    expect(await inView(team)).toBe(true);
+    await expect.poll(() => inView(team)).toBe(true);
 
     await page.goto(`${c.base}/app/settings/sla`);
     const policy = page.getByRole('form', { name: 'New SLA policy' });
@@ -357,7 +357,7 @@ describe('admin settings', () => {
       .getByRole('alert')
       .getByText(/at least PT10S/)
       .waitFor();
-    expect(await inView(policy)).toBe(true);
+    await expect.poll(() => inView(policy)).toBe(true);
     expect(await seriousViolations(page)).toEqual([]);
     await context.close();
   });

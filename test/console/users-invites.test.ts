@@ -2,10 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startSmtpServer } from '../../harness/smtp.js';
-import { systemMailer } from '../../src/mail/system-mailer.js';
-import { useConsole } from '../helpers/console.js';
+import { describe, expect, it } from 'vitest';
+import { useConsoleWithMail } from '../helpers/console.js';
 
 /*
  * Settings → Users and the invites (docs/console-settings.md): an invite whose link expired
@@ -14,15 +12,9 @@ import { useConsole } from '../helpers/console.js';
  */
 const OUT = process.env.CONSOLE_SCREENSHOT_DIR ?? path.join(tmpdir(), 'console-screenshots');
 mkdirSync(OUT, { recursive: true });
-const smtp = await startSmtpServer();
-afterAll(() => smtp.close());
-const c = await useConsole({
-  env: { INBOX_SMTP_URL: smtp.url, INBOX_MAIL_FROM: 'Acme Inbox <inbox@acme.test>', INBOX_ALLOW_PRIVATE_SMTP: 'true' },
-});
-const mailsTo = async (to: string) => {
-  await systemMailer(c.ctx.deps)!.settled();
-  return smtp.mails.filter((m) => m.to.includes(to)).length;
-};
+const mail = await useConsoleWithMail();
+const { c } = mail;
+const mailsTo = async (to: string) => (await mail.mailsTo(to)).length;
 
 describe('Users: invites', () => {
   it('shows an expired invite and sends it again from its row, until the hourly limit', { timeout: 90_000 }, async () => {

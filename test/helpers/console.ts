@@ -1,7 +1,9 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, expect } from 'vitest';
 import { type FakeProviders, startFakeProviders } from '../../harness/fake-providers.js';
+import { startSmtpServer } from '../../harness/smtp.js';
 import { whatsappStatusBody, whatsappTextBody } from '../../harness/whatsapp-delivery.js';
+import { systemMailer } from '../../src/mail/system-mailer.js';
 import { type TestContext, useTestContext } from './app.js';
 import { launchBrowser } from './browser.js';
 import { makeConnection, makeTenant, makeUser } from './factories.js';
@@ -120,4 +122,21 @@ export async function useConsole(
       await post('/webhooks/whatsapp', body, signed(body));
     },
   };
+}
+
+/**
+ * A console whose service sends its own mail (invites, resets) to a real SMTP server on
+ * loopback; `mailsTo` answers the mails an address got, once every queued one has gone out.
+ */
+export async function useConsoleWithMail() {
+  const smtp = await startSmtpServer();
+  afterAll(() => smtp.close());
+  const c = await useConsole({
+    env: { INBOX_SMTP_URL: smtp.url, INBOX_MAIL_FROM: 'Acme Inbox <inbox@acme.test>', INBOX_ALLOW_PRIVATE_SMTP: 'true' },
+  });
+  const mailsTo = async (to: string) => {
+    await systemMailer(c.ctx.deps)!.settled();
+    return smtp.mails.filter((m) => m.to.includes(to));
+  };
+  return { c, smtp, mailsTo };
 }
