@@ -27,15 +27,17 @@ const WHATSAPP_IDS = new Set(['whatsapp', 'whatsapp_session', 'whatsapp_session.
 
 /**
  * The other forms WhatsApp may know the same number by: Brazil's mobiles with and without the
- * ninth digit (55 11 91234-5678 / 55 11 1234-5678) and Mexico's with and without the 1 after 52.
+ * ninth digit (55 11 98765-4321 / 55 11 8765-4321) and Mexico's with and without the 1 after 52.
  * Meta's `wa_id` can be either; a contact who wrote from one is found when the business writes
- * to the other. Empty for other channels and numbers.
+ * to the other. Brazil's eight digits are a mobile's only when they begin with 6 to 9: a
+ * landline (2 to 5) with a 9 before it would be someone else's mobile. Empty for other
+ * channels and numbers.
  */
 export function handleVariants(integrationKey: string, handle: string): string[] {
   if (!WHATSAPP_IDS.has(integrationKey)) return [];
   const variants = [
-    [/^55(\d{2})9(\d{8})$/, '55$1$2'],
-    [/^55(\d{2})(\d{8})$/, '55$19$2'],
+    [/^55(\d{2})9([6-9]\d{7})$/, '55$1$2'],
+    [/^55(\d{2})([6-9]\d{7})$/, '55$19$2'],
     [/^521(\d{10})$/, '52$1'],
     [/^52(\d{10})$/, '521$1'],
   ] as const;

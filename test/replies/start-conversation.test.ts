@@ -348,6 +348,22 @@ describe('POST /v1/conversations on every channel that can speak first', () => {
     expect(fake.requests.find((r) => r.path.endsWith('/messages'))?.parsed).toMatchObject({ to: '551187654321' });
   });
 
+  it('WhatsApp Cloud: a Brazilian landline written to is never taken for the mobile with a 9 before it', async () => {
+    // 55 11 3456-7890 is a landline; 55 11 93456-7890 is somebody's mobile, not the same person.
+    await syncTemplates();
+    const mobile = await inbound.whatsapp!('5511934567890', 'wamid.brazil-mobile-1');
+    const res = await start({
+      connectionId: whatsapp.id,
+      to: '+55 11 3456-7890',
+      template: { name: 'order_update', language: 'en_US', parameters: { header: ['#7'], body: ['Bia', '#7'] } },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.json().data.thread.id).not.toBe(mobile.thread_id);
+    expect((await settled(res.json().data.message.id)).status).toBe('sent');
+    expect(fake.requests.find((r) => r.path.endsWith('/messages'))?.parsed).toMatchObject({ to: '551134567890' });
+    expect(await handlesOf(res.json().data.thread.contactId)).toEqual([{ integration_key: 'whatsapp', external_id: '551134567890' }]);
+  });
+
   it('WhatsApp Cloud: free text once the contact wrote (window open) goes to their thread', async () => {
     const wrote = await inbound.whatsapp!('14155550145', 'wamid.start-2');
     const res = await start({ connectionId: whatsapp.id, to: '14155550145', text: 'Thanks for writing!' });
