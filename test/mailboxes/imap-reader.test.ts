@@ -308,6 +308,39 @@ describe('email.imap mailboxes', () => {
     expect(keys.every((k) => k.message_key.length < 1000)).toBe(true);
   });
 
+  it('says on the connection and in its check why a mailbox cannot be read: a refused login, a folder it has not', async () => {
+    const server = await imapServer([mail({ id: '<nofolder@x.test>', from: 'ed@x.test', text: 'Hi' })]);
+    const wrongPassword = await connectMailbox(server, 'wrongpw@mailbox.test');
+    const noFolder = await connectMailbox(server, 'nofolder@mailbox.test');
+    const patch = async (id: number, payload: object) => {
+      const res = await ctx.app.inject({ method: 'PATCH', url: `/v1/connections/${id}`, headers: tenant.headers, payload });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    await patch(wrongPassword, {
+      credentials: { imapUrl: server.url, smtpUrl: smtp.url.replace(/\/\/[^@]*@/, '//'), username: server.user, password: 'not-it' },
+    });
+    await patch(noFolder, { imapFolder: 'Archive/2025' });
+    startReaders({ pollMs: 3_600_000 });
+    const lastError = (id: number) =>
+      waitFor(
+        async () => (await db.selectFrom('connections').select('last_error').where('id', '=', id).executeTakeFirstOrThrow()).last_error,
+        `connection ${id} says why`,
+      );
+    expect(await lastError(wrongPassword)).toBe('email.imap: the IMAP server 127.0.0.1 refused the login');
+    const folderError = 'the IMAP server has no folder "Archive/2025" this login can open: set imapFolder to one it has';
+    expect(await lastError(noFolder)).toBe(`email.imap: ${folderError}`);
+    // The check says the same before anyone waits for the reader.
+    const check = async (id: number) => {
+      const res = await ctx.app.inject({ method: 'POST', url: `/v1/connections/${id}/check`, headers: tenant.headers, payload: {} });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().data;
+    };
+    expect(await check(wrongPassword)).toEqual({ ok: false, message: 'email.imap: the IMAP server 127.0.0.1 refused the login' });
+    expect(await check(noFolder)).toEqual({ ok: false, message: `email.imap: ${folderError}` });
+    expect(await messagesOf(wrongPassword)).toHaveLength(0);
+    expect(await messagesOf(noFolder)).toHaveLength(0);
+  });
+
   it('says on the connection to set credentials that do not open again, and reads nothing', async () => {
     const server = await imapServer([mail({ id: '<sealed@x.test>', from: 'ed@x.test', text: 'Hi' })]);
     const id = await connectMailbox(server, 'sealed@mailbox.test');
