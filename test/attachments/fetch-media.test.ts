@@ -321,6 +321,41 @@ describe('per channel, end to end: a signed delivery, then the job stores the by
   });
 });
 
+describe('files of one message fetched side by side', () => {
+  it('the last message.updated shows every file settled, however the downloads interleave', async () => {
+    // Four files: one batch of the fetch-media queue, downloaded and settled at once.
+    const ids = Array.from({ length: 3 }, () => `<${id()}@example.org>`);
+    const mail = (messageId: string) => ({
+      type: 'inbound',
+      messageId,
+      from: { email: 'eve@example.org' },
+      to: 'support@acme.test',
+      subject: 'Four files',
+      text: 'See attached.',
+      attachments: [0, 1, 2, 3].map((i) => ({
+        filename: `part-${i}.txt`,
+        contentType: 'text/plain',
+        content: Buffer.from(`part ${i} `.repeat(50 + i)).toString('base64'),
+      })),
+    });
+    await post('email', JSON.stringify({ events: ids.map(mail) }), { 'x-vendor-auth': EMAIL_SECRET });
+    for (const externalId of ids) {
+      const { id: messageId } = await message(externalId);
+      await settled(externalId);
+      // The event log keeps every message.updated as endpoints received it, oldest first.
+      const last = await waitFor(async () => {
+        const res = await ctx.app.inject({ method: 'GET', url: '/v1/events?types=message.updated&limit=100', headers: tenant.headers });
+        expect(res.statusCode, res.body).toBe(200);
+        const mine = (res.json().data as { data: { id: number; attachments: { status: string }[] } }[]).filter(
+          (e) => e.data.id === messageId,
+        );
+        return mine.length === 4 && mine.at(-1)!.data;
+      }, `the four message.updated of ${externalId}`);
+      expect(last.attachments.map((a) => a.status)).toEqual(['stored', 'stored', 'stored', 'stored']);
+    }
+  });
+});
+
 describe('files the channel names by id, and files inside a form body', () => {
   it("telegram: getFile with the bot's token, then the file", async () => {
     const file = fake.media.telegram({ bytes: PDF, contentType: 'application/pdf' }, { token: BOT_TOKEN });
