@@ -107,6 +107,17 @@ export async function settleAttachment(
   return db.selectFrom('messages').select(MESSAGE_COLUMNS).where('id', '=', settled.message_id).executeTakeFirst();
 }
 
+/** Whether attachment `id` is stored with its bytes under `key`. */
+export async function storedUnder(db: Executor, id: number, key: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('attachments')
+    .select('storage_key')
+    .where('id', '=', id)
+    .where('status', '=', 'stored')
+    .executeTakeFirst();
+  return row?.storage_key === key;
+}
+
 /** Counts a failed attempt that will be retried (the reason is logged; `error` is for a final failure). */
 export async function countAttempt(db: Executor, attachmentId: number, attempts: number, at: Date): Promise<void> {
   await db
