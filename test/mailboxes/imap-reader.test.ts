@@ -213,6 +213,36 @@ describe('email.imap mailboxes', () => {
     expect(copy.flags).toContain('\\Seen');
   });
 
+  it('fails a reply whose contact the SMTP server refused while its Bcc took it, and keeps the copy sent', async () => {
+    const server = await imapServer([mail({ id: '<gone1@gone.test>', from: 'gone@gone.test', subject: 'Bye', text: 'Close it.' })]);
+    const id = await connectMailbox(server, 'closing@mailbox.test');
+    startReaders({ pollMs: 3_600_000 });
+    const [inbound] = await waitFor(async () => {
+      const rows = await messagesOf(id);
+      return rows.length === 1 && rows;
+    }, 'the mail');
+    smtp.refuse('gone@gone.test', 550);
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${inbound!.thread_id}/messages`,
+      headers: tenant.headers,
+      payload: { text: 'Closed.', bcc: ['audit@gone.test'] },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const row = await waitFor(
+      () => db.selectFrom('messages').selectAll().where('id', '=', res.json().data.id).where('status', '!=', 'queued').executeTakeFirst(),
+      'the reply settled',
+    );
+    expect(row).toMatchObject({
+      status: 'failed',
+      error: 'email: the SMTP server refused the recipient gone@gone.test: 550 5.1.1 Mailbox unavailable; the mail went only to its Cc/Bcc',
+    });
+    expect(smtp.mails.find((m) => m.mail.subject === 'Re: Bye')?.to).toEqual(['audit@gone.test']);
+    // It went to the Bcc: the Sent folder keeps what was sent.
+    const copy = await waitFor(async () => server.messages('Sent')[0], 'the copy in Sent');
+    expect(copy.raw).toContain('Subject: Re: Bye');
+  });
+
   it("never names its own key of a mail without a Message-ID in a reply: the thread's real ids, or none", async () => {
     const server = await imapServer([
       mail({ from: 'fa@fa.test', subject: 'No id here', text: 'Lone mail.' }),
