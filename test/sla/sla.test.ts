@@ -389,6 +389,31 @@ describe('SLA clocks', () => {
     expect(row!.sla_breaches).toBe(2);
   });
 
+  it('keeps the clocks and breaches of a pending or snoozed thread the contact writes into: no new opening', async () => {
+    let n = 0;
+    for (const patch of [{ status: 'pending' }, { status: 'snoozed', snoozedUntil: '2026-03-11T10:00:00Z' }]) {
+      now = new Date('2026-03-10T10:00:00Z');
+      const { tenant, connection } = await workspace();
+      await call('POST', '/v1/sla-policies', tenant.headers, { name: 'All', firstResponse: 'PT10M', resolution: 'P1D' });
+      const id = await contactWrites(connection, `+155500002${++n}`);
+      const breach = (await clockJobs(id)).find((j) => j.data.target === 'firstResponse' && j.data.kind === 'breached')!;
+      now = new Date(breach.data.at);
+      expect(await tellSlaMoment(ctx.deps, breach.data)).toBe(true);
+      const before = (await thread(tenant.headers, id)).sla;
+      expect(before).toMatchObject({ status: 'breached', firstResponseDueAt: '2026-03-10T10:10:00.000Z' });
+
+      now = new Date('2026-03-10T11:00:00Z');
+      expect((await call('PATCH', `/v1/threads/${id}`, tenant.headers, patch)).statusCode).toBe(200);
+      now = new Date('2026-03-10T12:00:00Z');
+      await contactWrites(connection, `+155500002${n}`, 'hello?');
+      const after = await thread(tenant.headers, id);
+      expect(after.status, patch.status).toBe('open');
+      // Still the first opening (the reports see one conversation): its clocks and breach stay.
+      expect(after.sla, patch.status).toEqual(before);
+      expect(await db.selectFrom('conversations').select('id').where('thread_id', '=', id).execute()).toHaveLength(1);
+    }
+  });
+
   it('is met by a reply just before the due time', async () => {
     now = new Date('2026-03-10T10:00:00Z');
     const { tenant, connection } = await workspace();
