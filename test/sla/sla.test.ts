@@ -446,6 +446,38 @@ describe('SLA clocks', () => {
     });
   });
 
+  it('runs the clocks of a thread the business starts: nobody waits yet, the next response runs from the answer', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    const policy = (
+      await call('POST', '/v1/sla-policies', tenant.headers, {
+        name: 'All',
+        firstResponse: 'PT1H',
+        nextResponse: 'PT30M',
+        resolution: 'P1D',
+      })
+    ).json().data;
+    const started = await call('POST', '/v1/conversations', tenant.headers, {
+      connectionId: connection.id,
+      to: '+14155550123',
+      text: 'Your order shipped',
+    });
+    expect(started.statusCode, started.body).toBe(202);
+    const id = started.json().data.thread.id;
+    expect(started.json().data.thread.sla).toEqual({
+      policyId: policy.id,
+      firstResponseDueAt: null,
+      nextResponseDueAt: null,
+      resolutionDueAt: '2026-03-11T10:00:00.000Z',
+      status: 'ok',
+      breaches: [],
+    });
+    now = new Date('2026-03-10T11:00:00Z');
+    await contactWrites(connection, '+14155550123', 'thanks, and the invoice?');
+    expect((await thread(tenant.headers, id)).sla).toMatchObject({ nextResponseDueAt: '2026-03-10T11:30:00.000Z', status: 'ok' });
+    expect((await call('GET', '/v1/threads?sort=sla', tenant.headers)).json().data.map((t: { id: number }) => t.id)).toEqual([id]);
+  });
+
   it("is not met by an automation rule's reply: only a user's or an API key's", async () => {
     now = new Date('2026-03-10T10:00:00Z');
     const { tenant, connection } = await workspace();
