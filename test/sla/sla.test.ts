@@ -594,6 +594,41 @@ describe('SLA clocks', () => {
     expect(await clockJobs(done)).toEqual([]);
   });
 
+  it("keeps a resolved thread's clock and breaches when it is labelled or given a priority at wrap-up", async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    const standard = (
+      await call('POST', '/v1/sla-policies', tenant.headers, {
+        name: 'Standard',
+        position: 2,
+        firstResponse: 'PT10M',
+        conditions: { priorities: ['low', 'normal'] },
+      })
+    ).json().data;
+    await call('POST', '/v1/sla-policies', tenant.headers, {
+      name: 'VIP',
+      position: 1,
+      firstResponse: 'PT5M',
+      conditions: { labels: ['vip'] },
+    });
+    const id = await contactWrites(connection, '+1555000031');
+    const breach = (await clockJobs(id)).find((j) => j.data.kind === 'breached')!;
+    now = new Date(breach.data.at);
+    expect(await tellSlaMoment(ctx.deps, breach.data)).toBe(true);
+    now = new Date('2026-03-10T10:20:00Z');
+    const resolved = (await call('PATCH', `/v1/threads/${id}`, tenant.headers, { status: 'resolved' })).json().data.sla;
+    expect(resolved).toMatchObject({ policyId: standard.id, status: 'breached', breaches: [{ target: 'firstResponse' }] });
+    // Another policy would match, then none would: the record of the opening stays as it was.
+    for (const patch of [{ labels: ['vip'] }, { labels: [], priority: 'urgent' }]) {
+      const res = await call('PATCH', `/v1/threads/${id}`, tenant.headers, patch);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().data.sla, JSON.stringify(patch)).toEqual(resolved);
+    }
+    const ids = async (query: string) =>
+      (await call('GET', `/v1/threads?${query}`, tenant.headers)).json().data.map((x: { id: number }) => x.id);
+    expect(await ids('slaStatus=breached')).toEqual([id]);
+  });
+
   it('counts a reply given before another policy came to time the first response', async () => {
     now = new Date('2026-03-10T10:00:00Z');
     const { tenant, connection } = await workspace();
