@@ -88,9 +88,14 @@ export async function csatResponses(
   q: { from?: string; to?: string; timezone?: string; rating?: string },
   page: CursorRequest,
 ) {
-  const timezone = q.from !== undefined || q.to !== undefined ? await reportZone(deps.db, auth.workspaceId, q.timezone) : 'UTC';
+  // A zone is read (and checked) when given or when a bound needs it, as the reports read it.
+  const timezone =
+    q.from !== undefined || q.to !== undefined || q.timezone !== undefined
+      ? await reportZone(deps.db, auth.workspaceId, q.timezone)
+      : 'UTC';
   const from = q.from === undefined ? undefined : readInstant(q.from, 'from', timezone);
   const to = q.to === undefined ? undefined : readInstant(q.to, 'to', timezone);
+  if (from && to && !(to.getTime() > from.getTime())) throw errors.validation('to: must be after from');
   let ratings: number[] | undefined;
   if (q.rating !== undefined) {
     ratings = q.rating.split(',').map((r) => Number(r.trim()));

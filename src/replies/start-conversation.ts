@@ -12,7 +12,7 @@ import type { Change } from '../messaging/announcements.js';
 import { threadKey, upsertContacts, upsertThreads } from '../messaging/messaging.queries.js';
 import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { recordOpenings, recordReplyTo } from '../reports/record.js';
-import { slaReplied } from '../sla/sla.service.js';
+import { moveSla, slaReplied } from '../sla/sla.service.js';
 import { autoAssignedLine } from '../threads/activity.js';
 import { routeThreadNow } from '../threads/routing.js';
 import { findThread, findThreadViews } from '../threads/threads.queries.js';
@@ -158,9 +158,12 @@ export async function startConversation(deps: Deps, req: StartRequest) {
       },
       now,
     );
-    // Into a thread the contact is waiting in, the business's message is an answer of a user or
-    // an API key: it meets the first and next response targets as a reply does (docs/sla.md).
-    await slaReplied(deps, trx, thread, now);
+    // A thread made here opens like one the contact starts: the first matching SLA policy
+    // applies from now. Into it, as into a thread the contact is waiting in, the business's
+    // message is an answer of a user or an API key: it meets the first and next response
+    // targets as a reply does, so the contact's next message starts the next response (docs/sla.md).
+    const opened = thread.created ? await moveSla(deps, trx, req.workspaceId, [{ thread, event: 'opened' }], now) : undefined;
+    await slaReplied(deps, trx, { id: thread.id, sla: opened?.get(thread.id)?.sla ?? thread.sla }, now);
     // A thread made here opens its first conversation (docs/reports.md), as the contact's first
     // message would; into an open one, the message is its first response if none came yet.
     if (thread.created)

@@ -56,9 +56,13 @@ const byWorkspace = <T extends { workspace_id: number }>(rows: T[]) => {
  */
 export async function workInboundSla(deps: { boss: PgBoss }, trx: Executor, work: InboundSlaWork, now: Date): Promise<MessageRow[]> {
   const opened = (t: InboundSlaThread) => t.created || work.reopened.has(t.id);
+  // A new opening of the clocks is a new thread or one the message took out of `resolved`, as
+  // for the reports; a pending or snoozed thread made open again keeps its clocks (they ran
+  // meanwhile) and the message is the contact's like any other.
+  const newOpening = (t: InboundSlaThread) => t.created || (work.reopened.has(t.id) && t.status === 'resolved');
   const clocked = work.threads.filter((t) => work.sla.has(t.connection_id) && (opened(t) || work.withNewMessage.has(t.id)));
   for (const [workspaceId, threads] of byWorkspace(clocked)) {
-    const items = threads.map((thread) => ({ thread, event: (opened(thread) ? 'opened' : 'contact') as SlaEvent }));
+    const items = threads.map((thread) => ({ thread, event: (newOpening(thread) ? 'opened' : 'contact') as SlaEvent }));
     const changed = await moveSla(deps, trx, workspaceId, items, now);
     for (const t of threads) if (changed.has(t.id)) Object.assign(t, changed.get(t.id));
   }

@@ -95,6 +95,10 @@ export async function moveSla(
       const policy = matchPolicy(policies, thread);
       after = policy ? openSla(policy, h, now) : null;
     } else if (event === 'matched') {
+      // A resolved thread's clock is the record of its last opening (its breaches stay shown,
+      // `?slaStatus=` finds it): a label or priority given at wrap-up changes nothing until
+      // the thread is reopened.
+      if (thread.status === 'resolved') continue;
       const policy = matchPolicy(policies, thread);
       if (!policy) after = null;
       else if (!before) after = await clockFromOpening(trx, thread, policy, h, now);

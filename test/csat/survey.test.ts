@@ -265,6 +265,16 @@ describe('GET /v1/csat-responses and the reports', () => {
 
     expect((await list('rating=6')).statusCode).toBe(422);
     expect((await list('from=yesterday')).statusCode).toBe(422);
+    // A range that ends before it starts, or a zone that is none, is refused as by the reports.
+    for (const [query, field] of [
+      ['from=2026-03-05&to=2026-03-04', 'to'],
+      [`from=${after}&to=${before}`, 'to'],
+      ['timezone=Mars/Olympus', 'timezone'],
+    ] as const) {
+      const refused = await list(query);
+      expect(refused.statusCode, query).toBe(422);
+      expect(refused.json().error.message, query).toMatch(new RegExp(`^${field}:`));
+    }
     expect((await list('', agent.headers)).statusCode).toBe(403);
     expect((await list('', other.headers)).json().data).toEqual([]);
 

@@ -389,6 +389,31 @@ describe('SLA clocks', () => {
     expect(row!.sla_breaches).toBe(2);
   });
 
+  it('keeps the clocks and breaches of a pending or snoozed thread the contact writes into: no new opening', async () => {
+    let n = 0;
+    for (const patch of [{ status: 'pending' }, { status: 'snoozed', snoozedUntil: '2026-03-11T10:00:00Z' }]) {
+      now = new Date('2026-03-10T10:00:00Z');
+      const { tenant, connection } = await workspace();
+      await call('POST', '/v1/sla-policies', tenant.headers, { name: 'All', firstResponse: 'PT10M', resolution: 'P1D' });
+      const id = await contactWrites(connection, `+155500002${++n}`);
+      const breach = (await clockJobs(id)).find((j) => j.data.target === 'firstResponse' && j.data.kind === 'breached')!;
+      now = new Date(breach.data.at);
+      expect(await tellSlaMoment(ctx.deps, breach.data)).toBe(true);
+      const before = (await thread(tenant.headers, id)).sla;
+      expect(before).toMatchObject({ status: 'breached', firstResponseDueAt: '2026-03-10T10:10:00.000Z' });
+
+      now = new Date('2026-03-10T11:00:00Z');
+      expect((await call('PATCH', `/v1/threads/${id}`, tenant.headers, patch)).statusCode).toBe(200);
+      now = new Date('2026-03-10T12:00:00Z');
+      await contactWrites(connection, `+155500002${n}`, 'hello?');
+      const after = await thread(tenant.headers, id);
+      expect(after.status, patch.status).toBe('open');
+      // Still the first opening (the reports see one conversation): its clocks and breach stay.
+      expect(after.sla, patch.status).toEqual(before);
+      expect(await db.selectFrom('conversations').select('id').where('thread_id', '=', id).execute()).toHaveLength(1);
+    }
+  });
+
   it('is met by a reply just before the due time', async () => {
     now = new Date('2026-03-10T10:00:00Z');
     const { tenant, connection } = await workspace();
@@ -419,6 +444,38 @@ describe('SLA clocks', () => {
       firstResponseDueAt: null,
       nextResponseDueAt: '2026-03-10T11:30:00.000Z',
     });
+  });
+
+  it('runs the clocks of a thread the business starts: nobody waits yet, the next response runs from the answer', async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    const policy = (
+      await call('POST', '/v1/sla-policies', tenant.headers, {
+        name: 'All',
+        firstResponse: 'PT1H',
+        nextResponse: 'PT30M',
+        resolution: 'P1D',
+      })
+    ).json().data;
+    const started = await call('POST', '/v1/conversations', tenant.headers, {
+      connectionId: connection.id,
+      to: '+14155550123',
+      text: 'Your order shipped',
+    });
+    expect(started.statusCode, started.body).toBe(202);
+    const id = started.json().data.thread.id;
+    expect(started.json().data.thread.sla).toEqual({
+      policyId: policy.id,
+      firstResponseDueAt: null,
+      nextResponseDueAt: null,
+      resolutionDueAt: '2026-03-11T10:00:00.000Z',
+      status: 'ok',
+      breaches: [],
+    });
+    now = new Date('2026-03-10T11:00:00Z');
+    await contactWrites(connection, '+14155550123', 'thanks, and the invoice?');
+    expect((await thread(tenant.headers, id)).sla).toMatchObject({ nextResponseDueAt: '2026-03-10T11:30:00.000Z', status: 'ok' });
+    expect((await call('GET', '/v1/threads?sort=sla', tenant.headers)).json().data.map((t: { id: number }) => t.id)).toEqual([id]);
   });
 
   it("is not met by an automation rule's reply: only a user's or an API key's", async () => {
@@ -535,6 +592,41 @@ describe('SLA clocks', () => {
     ]);
     expect((await label(done)).json().data.sla).toBeNull();
     expect(await clockJobs(done)).toEqual([]);
+  });
+
+  it("keeps a resolved thread's clock and breaches when it is labelled or given a priority at wrap-up", async () => {
+    now = new Date('2026-03-10T10:00:00Z');
+    const { tenant, connection } = await workspace();
+    const standard = (
+      await call('POST', '/v1/sla-policies', tenant.headers, {
+        name: 'Standard',
+        position: 2,
+        firstResponse: 'PT10M',
+        conditions: { priorities: ['low', 'normal'] },
+      })
+    ).json().data;
+    await call('POST', '/v1/sla-policies', tenant.headers, {
+      name: 'VIP',
+      position: 1,
+      firstResponse: 'PT5M',
+      conditions: { labels: ['vip'] },
+    });
+    const id = await contactWrites(connection, '+1555000031');
+    const breach = (await clockJobs(id)).find((j) => j.data.kind === 'breached')!;
+    now = new Date(breach.data.at);
+    expect(await tellSlaMoment(ctx.deps, breach.data)).toBe(true);
+    now = new Date('2026-03-10T10:20:00Z');
+    const resolved = (await call('PATCH', `/v1/threads/${id}`, tenant.headers, { status: 'resolved' })).json().data.sla;
+    expect(resolved).toMatchObject({ policyId: standard.id, status: 'breached', breaches: [{ target: 'firstResponse' }] });
+    // Another policy would match, then none would: the record of the opening stays as it was.
+    for (const patch of [{ labels: ['vip'] }, { labels: [], priority: 'urgent' }]) {
+      const res = await call('PATCH', `/v1/threads/${id}`, tenant.headers, patch);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().data.sla, JSON.stringify(patch)).toEqual(resolved);
+    }
+    const ids = async (query: string) =>
+      (await call('GET', `/v1/threads?${query}`, tenant.headers)).json().data.map((x: { id: number }) => x.id);
+    expect(await ids('slaStatus=breached')).toEqual([id]);
   });
 
   it('counts a reply given before another policy came to time the first response', async () => {
