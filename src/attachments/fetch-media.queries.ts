@@ -67,6 +67,12 @@ export async function findDeliveryBody(db: Executor, deliveryId: string): Promis
  * Settles a pending attachment (`stored` with its bytes, or `failed` with the reason) and
  * answers its message, to be announced; undefined when it was no longer pending (another
  * attempt settled it first), so nothing is announced twice.
+ *
+ * The message's row is locked first: the files of one message are fetched side by side, and
+ * two settles that each read the message's attachments before the other committed would each
+ * announce the other's file as still `pending`, so no `message.updated` would ever show them
+ * all settled. Locked, the later settle waits and reads the earlier one's outcome. (Message
+ * before attachment, the order a message's deletion takes them in.)
  */
 export async function settleAttachment(
   db: Executor,
@@ -76,6 +82,8 @@ export async function settleAttachment(
     | { status: 'failed'; error: string; attempts: number },
   at: Date,
 ): Promise<Selectable<MessagesTable> | undefined> {
+  await sql`SELECT m.id FROM messages m JOIN attachments a ON a.message_id = m.id WHERE a.id = ${attachmentId}
+    FOR NO KEY UPDATE OF m`.execute(db);
   const settled = await db
     .updateTable('attachments')
     .set(
@@ -97,6 +105,17 @@ export async function settleAttachment(
     .executeTakeFirst();
   if (!settled?.message_id) return undefined;
   return db.selectFrom('messages').select(MESSAGE_COLUMNS).where('id', '=', settled.message_id).executeTakeFirst();
+}
+
+/** Whether attachment `id` is stored with its bytes under `key`. */
+export async function storedUnder(db: Executor, id: number, key: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('attachments')
+    .select('storage_key')
+    .where('id', '=', id)
+    .where('status', '=', 'stored')
+    .executeTakeFirst();
+  return row?.storage_key === key;
 }
 
 /** Counts a failed attempt that will be retried (the reason is logged; `error` is for a final failure). */

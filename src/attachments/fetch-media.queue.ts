@@ -7,7 +7,7 @@ import { announce } from '../messaging/announce.js';
 import { systemResolve } from '../net/address-guard.js';
 import { contentTypeOf, OCTET_STREAM, SNIFF_BYTES } from './content-type.js';
 import { enqueueFetchMedia, FETCH_MEDIA_QUEUE, type FetchMediaJob } from './fetch-media.enqueue.js';
-import { countAttempt, findDeliveryBody, findFetchable, type StoredSource, settleAttachment } from './fetch-media.queries.js';
+import { countAttempt, findDeliveryBody, findFetchable, type StoredSource, settleAttachment, storedUnder } from './fetch-media.queries.js';
 import { MediaClient, MediaFetchError } from './media-download.js';
 import { openMedia } from './media-sources.js';
 import { StorageUnavailableError, TooLargeError } from './storage.js';
@@ -62,11 +62,16 @@ export async function fetchMedia(deps: Deps, client: MediaClient, job: FetchMedi
   const attempts = job.attempt;
   if ('size' in outcome) {
     const { size, contentType } = outcome;
-    await deps.db.transaction().execute(async (trx) => {
+    const settled = await deps.db.transaction().execute(async (trx) => {
       const now = deps.now();
       const message = await settleAttachment(trx, row.id, { status: 'stored', size, contentType, storageKey: key, attempts }, now);
       if (message) await announce(deps, trx, [{ type: 'message.updated', message }], now);
+      return message !== undefined;
     });
+    // The row went while the file was downloaded (an erasure, a conversation deleted): nothing
+    // will ever name or remove these bytes, so they go now. Another attempt that stored the
+    // same key first keeps them.
+    if (!settled && !(await storedUnder(deps.db, row.id, key))) await deps.storage.delete(key).catch(() => {});
     return;
   }
   const delay = outcome.retry ? MEDIA_RETRY_DELAYS_SECONDS[attempts - 1] : undefined;

@@ -219,6 +219,8 @@ export async function sendMail(
     const signal = AbortSignal.timeout(timeoutMs);
     if (!extra.keep) {
       const info = await transport.sendMail({ ...message, signal });
+      const refused = refusedRecipient(info, target.to);
+      if (refused) return failed(refused);
       return info.messageId ? { outcome: 'sent', externalId: info.messageId } : failed('email: the SMTP transport gave no Message-ID');
     }
     // Built once, so the copy kept is the very mail sent (Bcc is in the envelope, not the bytes).
@@ -226,10 +228,12 @@ export async function sendMail(
     const composed = new MailComposer(message).compile();
     const raw = await composed.build();
     const envelope = composed.getEnvelope();
-    await transport.sendMail({ envelope, raw, signal });
+    const info = await transport.sendMail({ envelope, raw, signal });
     const messageId = composed.messageId();
+    // Sent to the Cc or Bcc it was: the copy is kept even when the contact was refused.
     await extra.keep(raw);
-    return { outcome: 'sent', externalId: messageId };
+    const refused = refusedRecipient(info, target.to);
+    return refused ? failed(refused) : { outcome: 'sent', externalId: messageId };
   } catch (err) {
     const e = err as NodemailerError;
     if (e.code === 'EABORT') return retry(`email: no answer within ${timeoutMs} ms`);
@@ -248,6 +252,22 @@ export async function sendMail(
     // A send that failed before reading them leaves nothing open.
     for (const a of attachments) a.content.destroy();
   }
+}
+
+/**
+ * Why the contact's address was refused while a Cc or Bcc was taken, else undefined. The SMTP
+ * server then sends the mail to the others only (nodemailer fails a send only when every
+ * recipient is refused), so the reply never reached the one it answers: it fails, and is not
+ * tried again, which would send the others a second copy.
+ */
+function refusedRecipient(info: { rejected?: unknown[]; rejectedErrors?: NodemailerError[] }, to: string): string | undefined {
+  const address = to.toLowerCase();
+  const refused = (info.rejected ?? []).some(
+    (r) => (typeof r === 'string' ? r : (r as { address?: string }).address)?.toLowerCase() === address,
+  );
+  if (!refused) return undefined;
+  const why = info.rejectedErrors?.find((e) => e.recipient?.toLowerCase() === address)?.response;
+  return `email: the SMTP server refused the recipient ${to}${why ? `: ${why}` : ''}; the mail went only to its Cc/Bcc`;
 }
 
 /**

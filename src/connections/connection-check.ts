@@ -8,7 +8,7 @@ import { SecretBoxError } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { checkedAddress, RefusedAddressError, systemResolve } from '../net/address-guard.js';
-import { ImapOpenError, openImap } from '../net/imap.js';
+import { ImapOpenError, openFolder, openImap } from '../net/imap.js';
 import { parseSmtpUrl, SMTP_UNREACHABLE, safeDecode, smtpNotReached, smtpTransport } from '../net/smtp.js';
 import {
   CREDENTIALS_DO_NOT_OPEN,
@@ -89,7 +89,7 @@ export async function checkConnection(deps: Deps, workspaceId: number, id: numbe
     case 'email.mailgun':
       return smtpLogin(deps, credentials.smtpUrl);
     case 'email.imap':
-      return mailboxLogin(deps, credentials);
+      return mailboxLogin(deps, credentials, connection.imap_folder ?? 'INBOX');
     default:
       return { ok: false, message: `${key} connections cannot be checked from here` };
   }
@@ -160,7 +160,7 @@ async function readProvider(
 }
 
 /** A mailbox's IMAP login (and its folder), then its SMTP login with the same username and password. */
-async function mailboxLogin(deps: Deps, credentials: SendCredentials): Promise<CheckResult> {
+async function mailboxLogin(deps: Deps, credentials: SendCredentials, folder: string): Promise<CheckResult> {
   const { imapUrl, smtpUrl, username, password } = credentials;
   if (!imapUrl || !smtpUrl || !username || !password)
     return { ok: false, message: `${NO_CREDENTIALS}: set credentials.imapUrl, smtpUrl, username and password` };
@@ -173,6 +173,13 @@ async function mailboxLogin(deps: Deps, credentials: SendCredentials): Promise<C
   } catch (err) {
     if (err instanceof ImapOpenError) return { ok: false, message: `email.imap: ${err.message}` };
     throw err;
+  }
+  try {
+    await openFolder(client, folder);
+  } catch (err) {
+    client.close();
+    if (err instanceof ImapOpenError) return { ok: false, message: `email.imap: ${err.message}` };
+    return { ok: false, message: 'email.imap: the IMAP server closed the connection while opening the folder' };
   }
   await client.logout().catch(() => client.close());
   const smtp = await smtpLogin(deps, smtpUrl, { user: username, pass: password });

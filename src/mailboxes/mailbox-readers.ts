@@ -6,7 +6,7 @@ import { recordAccountHealth } from '../connections/connection-health.queries.js
 import { SecretBoxError } from '../crypto/secret-box.js';
 import { tryLockKeyForSession, unlockKeyForSession } from '../db/advisory-locks.js';
 import type { Deps } from '../deps.js';
-import { openImap } from '../net/imap.js';
+import { openFolder, openImap } from '../net/imap.js';
 import { type FetchedMail, findMailboxState, listMailboxes, type MailboxRow, storeMails } from './mailboxes.queries.js';
 
 export interface MailboxReaderOptions {
@@ -236,7 +236,7 @@ class MailboxReader {
     });
     try {
       if (this.stopped) return;
-      await client.mailboxOpen(this.mailbox.folder);
+      await openFolder(client, this.mailbox.folder);
       while (!this.stopped && !closed) {
         this.announced = false;
         await this.sync(client);

@@ -96,6 +96,22 @@ export async function openImap(
 }
 
 /**
+ * Opens the connection's folder (`imapFolder`). A folder the server answers with NO or BAD
+ * (none of that name, or none this login may open) is told in words, naming the folder, not
+ * as imapflow's bare "Command failed"; any other failure (the connection lost) is thrown as is.
+ */
+export async function openFolder(client: ImapFlow, folder: string): Promise<void> {
+  try {
+    await client.mailboxOpen(folder);
+  } catch (err) {
+    const status = (err as { responseStatus?: string }).responseStatus;
+    if (status === 'NO' || status === 'BAD')
+      throw new ImapOpenError(`the IMAP server has no folder "${folder}" this login can open: set imapFolder to one it has`, false);
+    throw err;
+  }
+}
+
+/**
  * The folder a mailbox keeps sent mail in: the one marked `\Sent` (RFC 6154), else one
  * named "Sent"; undefined when it has none.
  */

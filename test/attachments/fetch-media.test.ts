@@ -1,4 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import pg from 'pg';
 import twilio from 'twilio';
@@ -7,7 +9,7 @@ import type { MediaFile } from '../../harness/fake-media.js';
 import { startFakeProviders } from '../../harness/fake-providers.js';
 import { FETCH_MEDIA_QUEUE } from '../../src/attachments/fetch-media.enqueue.js';
 import { insertPendingAttachments, type StoredSource } from '../../src/attachments/fetch-media.queries.js';
-import { fetchMedia, MEDIA_RETRY_DELAYS_SECONDS } from '../../src/attachments/fetch-media.queue.js';
+import { attachmentStorageKey, fetchMedia, MEDIA_RETRY_DELAYS_SECONDS } from '../../src/attachments/fetch-media.queue.js';
 import { MediaClient } from '../../src/attachments/media-download.js';
 import { CREDENTIALS_DO_NOT_OPEN } from '../../src/connections/connection-credentials.js';
 import type { ResolveHost } from '../../src/net/address-guard.js';
@@ -321,6 +323,41 @@ describe('per channel, end to end: a signed delivery, then the job stores the by
   });
 });
 
+describe('files of one message fetched side by side', () => {
+  it('the last message.updated shows every file settled, however the downloads interleave', async () => {
+    // Four files: one batch of the fetch-media queue, downloaded and settled at once.
+    const ids = Array.from({ length: 3 }, () => `<${id()}@example.org>`);
+    const mail = (messageId: string) => ({
+      type: 'inbound',
+      messageId,
+      from: { email: 'eve@example.org' },
+      to: 'support@acme.test',
+      subject: 'Four files',
+      text: 'See attached.',
+      attachments: [0, 1, 2, 3].map((i) => ({
+        filename: `part-${i}.txt`,
+        contentType: 'text/plain',
+        content: Buffer.from(`part ${i} `.repeat(50 + i)).toString('base64'),
+      })),
+    });
+    await post('email', JSON.stringify({ events: ids.map(mail) }), { 'x-vendor-auth': EMAIL_SECRET });
+    for (const externalId of ids) {
+      const { id: messageId } = await message(externalId);
+      await settled(externalId);
+      // The event log keeps every message.updated as endpoints received it, oldest first.
+      const last = await waitFor(async () => {
+        const res = await ctx.app.inject({ method: 'GET', url: '/v1/events?types=message.updated&limit=100', headers: tenant.headers });
+        expect(res.statusCode, res.body).toBe(200);
+        const mine = (res.json().data as { data: { id: number; attachments: { status: string }[] } }[]).filter(
+          (e) => e.data.id === messageId,
+        );
+        return mine.length === 4 && mine.at(-1)!.data;
+      }, `the four message.updated of ${externalId}`);
+      expect(last.attachments.map((a) => a.status)).toEqual(['stored', 'stored', 'stored', 'stored']);
+    }
+  });
+});
+
 describe('files the channel names by id, and files inside a form body', () => {
   it("telegram: getFile with the bot's token, then the file", async () => {
     const file = fake.media.telegram({ bytes: PDF, contentType: 'application/pdf' }, { token: BOT_TOKEN });
@@ -435,6 +472,25 @@ describe('limits and faults', () => {
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatch(/^gave up after 4 attempts: 127\.0\.0\.1:\d+ answered HTTP 404$/);
     expect(await message(externalId)).toMatchObject({ id: m.id, text: '' });
+  });
+
+  it('keeps no bytes of a file whose row went while it was downloaded (an erasure, a deleted conversation)', async () => {
+    let attachmentId = 0;
+    // The row goes, as an erasure takes it, while the provider is answering.
+    const server = createServer((_req, res) => {
+      void ctx.deps.db
+        .deleteFrom('attachments')
+        .where('id', '=', attachmentId)
+        .execute()
+        .then(() => res.writeHead(200, { 'content-type': 'image/png' }).end(PNG));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const { port } = server.address() as AddressInfo;
+    attachmentId = await pendingAttachment({ from: 'url', url: `http://127.0.0.1:${port}/photo.png`, auth: 'none' });
+    await fetchMedia(ctx.deps, client(), { attachmentId, attempt: 1 });
+    expect(await ctx.deps.db.selectFrom('attachments').select('id').where('id', '=', attachmentId).execute()).toEqual([]);
+    expect(await ctx.deps.storage.get(attachmentStorageKey(attachmentId))).toBeUndefined();
   });
 
   it("fails at once, clearly and without retries, when the connection's sealed credentials do not open", async () => {

@@ -121,6 +121,28 @@ describe('replies on e-mail threads', () => {
     expect(res.json().data.email).toMatchObject({ cc: [], bcc: [{ email: 'audit@acme.test' }], subject: 'Your refund' });
   });
 
+  it('fails a reply whose contact the SMTP server refuses, though its Cc took the mail', async () => {
+    const first = await inbound({
+      messageId: '<g1@gone.test>',
+      from: { email: 'gone@gone.test' },
+      subject: 'Closing my account',
+      cc: [{ email: 'still@gone.test' }],
+    });
+    smtp.refuse('gone@gone.test', 550);
+    const res = await reply(first.thread_id, { text: 'Done.' });
+    expect(res.statusCode, res.body).toBe(202);
+    const row = await waitFor(
+      () => db.selectFrom('messages').selectAll().where('id', '=', res.json().data.id).where('status', '!=', 'queued').executeTakeFirst(),
+      'the reply settled',
+    );
+    // The server took the Cc and refused the contact: the mail went to the Cc alone.
+    expect(smtp.mails.at(-1)!.to).toEqual(['still@gone.test']);
+    expect(row.status).toBe('failed');
+    expect(row.error).toBe(
+      'email: the SMTP server refused the recipient gone@gone.test: 550 5.1.1 Mailbox unavailable; the mail went only to its Cc/Bcc',
+    );
+  });
+
   it('refuses cc/bcc/subject off e-mail threads, on notes, and addresses that are none', async () => {
     const first = await inbound({ messageId: '<r1@ed.test>', from: { email: 'ed@ed.test' }, subject: 'Hi' });
     const bad = await reply(first.thread_id, { text: 'x', cc: ['not an address'] });

@@ -213,6 +213,36 @@ describe('email.imap mailboxes', () => {
     expect(copy.flags).toContain('\\Seen');
   });
 
+  it('fails a reply whose contact the SMTP server refused while its Bcc took it, and keeps the copy sent', async () => {
+    const server = await imapServer([mail({ id: '<gone1@gone.test>', from: 'gone@gone.test', subject: 'Bye', text: 'Close it.' })]);
+    const id = await connectMailbox(server, 'closing@mailbox.test');
+    startReaders({ pollMs: 3_600_000 });
+    const [inbound] = await waitFor(async () => {
+      const rows = await messagesOf(id);
+      return rows.length === 1 && rows;
+    }, 'the mail');
+    smtp.refuse('gone@gone.test', 550);
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${inbound!.thread_id}/messages`,
+      headers: tenant.headers,
+      payload: { text: 'Closed.', bcc: ['audit@gone.test'] },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const row = await waitFor(
+      () => db.selectFrom('messages').selectAll().where('id', '=', res.json().data.id).where('status', '!=', 'queued').executeTakeFirst(),
+      'the reply settled',
+    );
+    expect(row).toMatchObject({
+      status: 'failed',
+      error: 'email: the SMTP server refused the recipient gone@gone.test: 550 5.1.1 Mailbox unavailable; the mail went only to its Cc/Bcc',
+    });
+    expect(smtp.mails.find((m) => m.mail.subject === 'Re: Bye')?.to).toEqual(['audit@gone.test']);
+    // It went to the Bcc: the Sent folder keeps what was sent.
+    const copy = await waitFor(async () => server.messages('Sent')[0], 'the copy in Sent');
+    expect(copy.raw).toContain('Subject: Re: Bye');
+  });
+
   it("never names its own key of a mail without a Message-ID in a reply: the thread's real ids, or none", async () => {
     const server = await imapServer([
       mail({ from: 'fa@fa.test', subject: 'No id here', text: 'Lone mail.' }),
@@ -306,6 +336,39 @@ describe('email.imap mailboxes', () => {
     const keys = await db.selectFrom('imap_messages').select('message_key').where('connection_id', '=', id).execute();
     expect(keys.map((k) => k.message_key)).toContain('<nul\ufffd@x.test>');
     expect(keys.every((k) => k.message_key.length < 1000)).toBe(true);
+  });
+
+  it('says on the connection and in its check why a mailbox cannot be read: a refused login, a folder it has not', async () => {
+    const server = await imapServer([mail({ id: '<nofolder@x.test>', from: 'ed@x.test', text: 'Hi' })]);
+    const wrongPassword = await connectMailbox(server, 'wrongpw@mailbox.test');
+    const noFolder = await connectMailbox(server, 'nofolder@mailbox.test');
+    const patch = async (id: number, payload: object) => {
+      const res = await ctx.app.inject({ method: 'PATCH', url: `/v1/connections/${id}`, headers: tenant.headers, payload });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    await patch(wrongPassword, {
+      credentials: { imapUrl: server.url, smtpUrl: smtp.url.replace(/\/\/[^@]*@/, '//'), username: server.user, password: 'not-it' },
+    });
+    await patch(noFolder, { imapFolder: 'Archive/2025' });
+    startReaders({ pollMs: 3_600_000 });
+    const lastError = (id: number) =>
+      waitFor(
+        async () => (await db.selectFrom('connections').select('last_error').where('id', '=', id).executeTakeFirstOrThrow()).last_error,
+        `connection ${id} says why`,
+      );
+    expect(await lastError(wrongPassword)).toBe('email.imap: the IMAP server 127.0.0.1 refused the login');
+    const folderError = 'the IMAP server has no folder "Archive/2025" this login can open: set imapFolder to one it has';
+    expect(await lastError(noFolder)).toBe(`email.imap: ${folderError}`);
+    // The check says the same before anyone waits for the reader.
+    const check = async (id: number) => {
+      const res = await ctx.app.inject({ method: 'POST', url: `/v1/connections/${id}/check`, headers: tenant.headers, payload: {} });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().data;
+    };
+    expect(await check(wrongPassword)).toEqual({ ok: false, message: 'email.imap: the IMAP server 127.0.0.1 refused the login' });
+    expect(await check(noFolder)).toEqual({ ok: false, message: `email.imap: ${folderError}` });
+    expect(await messagesOf(wrongPassword)).toHaveLength(0);
+    expect(await messagesOf(noFolder)).toHaveLength(0);
   });
 
   it('says on the connection to set credentials that do not open again, and reads nothing', async () => {
