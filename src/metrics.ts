@@ -328,6 +328,11 @@ export function createMetrics() {
       help: 'Outbound webhook events deleted past INBOX_RETENTION_DAYS, each with its deliveries and attempts',
       registers: [registry],
     }),
+    outboundPartitionsDropped: new Counter({
+      name: 'inbox_outbound_webhook_partitions_dropped_total',
+      help: 'Days of outbound webhook events dropped whole past INBOX_RETENTION_DAYS with their deliveries and attempts (their rows are not counted in inbox_outbound_webhook_events_deleted_total)',
+      registers: [registry],
+    }),
     endpointsDisabled: new Counter({
       name: 'inbox_outbound_webhook_endpoints_disabled_total',
       help: 'Outbound webhook endpoints disabled by the service, by reason (gone: a 410; failing: 5 days without success)',

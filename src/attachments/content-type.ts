@@ -14,13 +14,40 @@ export function cleanContentType(declared: string | undefined): string | undefin
 }
 
 /**
+ * Containers whose first bytes say only "a container": an Office document of before 2007 is
+ * a Compound File (`application/x-cfb` to file-type), and a document whose ZIP lists its
+ * telling entry past the bytes read is `application/zip`. The sender's declared type is kept
+ * when it names a document of that container: a customer's `.xls` stays a spreadsheet.
+ */
+const CONTAINER_DOCUMENTS = new Map<string, ReadonlySet<string>>([
+  [
+    'application/x-cfb',
+    new Set(['application/msword', 'application/vnd.ms-excel', 'application/vnd.ms-powerpoint', 'application/vnd.ms-outlook']),
+  ],
+  [
+    'application/zip',
+    new Set([
+      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+      'application/vnd.oasis.opendocument.text',
+      'application/vnd.oasis.opendocument.spreadsheet',
+      'application/vnd.oasis.opendocument.presentation',
+    ]),
+  ],
+]);
+
+/**
  * The type of a file from its first bytes (`file-type`); the sender's declared type only
- * when the bytes do not say (text formats such as SVG, HTML, CSV have no signature), then
+ * when the bytes do not say (text formats such as SVG, HTML, CSV have no signature) or say
+ * only the container it names a document of (CONTAINER_DOCUMENTS), then
  * application/octet-stream. A PNG declared `application/pdf` is stored as the PNG it is.
  */
 export async function contentTypeOf(head: Uint8Array, declared: string | undefined): Promise<string> {
   const detected = head.byteLength > 0 ? await fileTypeFromBuffer(head) : undefined;
-  return detected?.mime ?? cleanContentType(declared) ?? OCTET_STREAM;
+  const named = cleanContentType(declared);
+  if (detected && named && CONTAINER_DOCUMENTS.get(detected.mime)?.has(named)) return named;
+  return detected?.mime ?? named ?? OCTET_STREAM;
 }
 
 /**

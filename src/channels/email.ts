@@ -3,7 +3,7 @@ import type { NodemailerError } from 'nodemailer';
 import { safeEqual } from '../crypto/hmac.js';
 import type { MailAddress, NormalisedEvent } from '../messaging/events.js';
 import { checkedAddress, RefusedAddressError, type ResolveHost, systemResolve } from '../net/address-guard.js';
-import { parseSmtpUrl, safeDecode, smtpTransport } from '../net/smtp.js';
+import { parseSmtpUrl, SMTP_UNREACHABLE, safeDecode, smtpNotReached, smtpTransport } from '../net/smtp.js';
 import { isSingleMailbox } from '../text/mailbox.js';
 import { truncate } from '../text/truncate.js';
 import {
@@ -139,9 +139,6 @@ function addressList(value: unknown, where: string): MailAddress[] {
 
 /** Failures without an SMTP reply that another attempt would meet again. */
 const PERMANENT_CODES = new Set(['ECONFIG', 'EENVELOPE', 'EMESSAGE', 'EAUTH', 'ENOAUTH', 'EMAXRECIPIENTS', 'EREQUIRETLS']);
-/** Failures before an SMTP server greeted us: whatever answered is not shown (see below). */
-const CONNECTION_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EPROTOCOL', 'EDNS', 'ETLS']);
-export const SMTP_UNREACHABLE = 'could not reach the SMTP server';
 
 /**
  * What a connection that logs in apart from its URL (`email.imap`) adds to a send: the SMTP
@@ -240,9 +237,8 @@ export async function sendMail(
   } catch (err) {
     const e = err as NodemailerError;
     if (e.code === 'EABORT') return retry(`email: no answer within ${timeoutMs} ms`);
-    // Until a server has greeted us as SMTP, whatever answered is not shown: its banner would
-    // tell a tenant what listens at that host and port.
-    if (e.command === 'CONN' || CONNECTION_CODES.has(e.code ?? '')) return retry(`email: ${SMTP_UNREACHABLE}`);
+    // Until a server has greeted us as SMTP, whatever answered is not shown.
+    if (smtpNotReached(e)) return retry(`email: ${SMTP_UNREACHABLE}`);
     const text = `email: ${e.message}`;
     if (e.responseCode !== undefined) {
       // 5xx is a permanent refusal, 4xx a transient one (RFC 5321); nodemailer also counts 503

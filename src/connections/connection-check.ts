@@ -9,7 +9,7 @@ import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { checkedAddress, RefusedAddressError, systemResolve } from '../net/address-guard.js';
 import { ImapOpenError, openFolder, openImap } from '../net/imap.js';
-import { parseSmtpUrl, safeDecode, smtpTransport } from '../net/smtp.js';
+import { parseSmtpUrl, SMTP_UNREACHABLE, safeDecode, smtpNotReached, smtpTransport } from '../net/smtp.js';
 import {
   CREDENTIALS_DO_NOT_OPEN,
   connectionCredentials,
@@ -216,6 +216,7 @@ async function smtpLogin(deps: Deps, smtpUrl: string | undefined, auth?: { user:
     await transport.verify();
     return { ok: true, message: `the SMTP server ${smtp.host} accepted the login` };
   } catch (err) {
+    if (smtpNotReached(err)) return { ok: false, message: `email: ${SMTP_UNREACHABLE}` };
     return { ok: false, message: clean(`email: ${(err as Error).message}`) };
   } finally {
     transport.close();

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
-import { dropExpiredPartitions, preparePartitions, rowRetentionPartitions } from '../db/partitions.js';
+import { dropExpiredPartitions, listPartitions, preparePartitions, rowRetentionPartitions } from '../db/partitions.js';
 import { deleteInboxBatch, deleteOutboundEventsBatch, inboxRowsToKeep, outboundRowsToKeep } from './maintenance.queries.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -40,7 +40,8 @@ export interface InboxPruned {
  * do: they are work still to do. The inbox is partitioned by day: this makes the days ahead,
  * drops each day that lies wholly before `retentionDays` (moving the rows it must keep into
  * the DEFAULT partition), then deletes expired rows in batches from the partitions that are not
- * days, each batch its own statement (pass the pool, not a transaction).
+ * days (dead letters from the days too when their window is the shorter), each batch its own
+ * statement (pass the pool, not a transaction).
  */
 export async function pruneInbox(
   db: Db,
@@ -55,12 +56,21 @@ export async function pruneInbox(
   let processed = 0;
   let deadLetter = 0;
   let more = false;
-  for (const partition of await rowRetentionPartitions(db, 'webhook_inbox')) {
+  const byRow = await rowRetentionPartitions(db, 'webhook_inbox');
+  for (const partition of byRow) {
     const p = await drain((n) => deleteInboxBatch(db, partition, 'processed', processedBefore, n), limits);
-    const d = await drain((n) => deleteInboxBatch(db, partition, 'dead_letter', deadLetterBefore, n), limits);
     processed += p.deleted;
+    more ||= p.more;
+  }
+  // A day goes whole only after INBOX_RETENTION_DAYS: a shorter dead-letter window reaches into
+  // the days still kept too (each day's partial index on dead letters finds them). A longer one
+  // never does: a row dies after it was made, so the kept days hold no old dead letter.
+  const deadLetterPartitions =
+    config.deadLetterRetentionDays < config.retentionDays ? (await listPartitions(db, 'webhook_inbox')).map((p) => p.name) : byRow;
+  for (const partition of deadLetterPartitions) {
+    const d = await drain((n) => deleteInboxBatch(db, partition, 'dead_letter', deadLetterBefore, n), limits);
     deadLetter += d.deleted;
-    more ||= p.more || d.more;
+    more ||= d.more;
   }
   return {
     processed,

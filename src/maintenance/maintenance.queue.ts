@@ -47,6 +47,8 @@ export const maintenanceQueue: QueueDefinition = {
       );
       const outbound = await pruneOutboundEvents(deps.db, now, deps.config);
       deps.metrics.outboundEventsDeleted.inc(outbound.deleted);
+      // A day is its events' partition with its deliveries' and attempts': counted once.
+      deps.metrics.outboundPartitionsDropped.inc(outbound.partitionsDropped.filter((p) => p.startsWith('webhook_events_')).length);
       deps.log.info(
         {
           outboundEventsDeleted: outbound.deleted,

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import type { NodemailerError } from 'nodemailer';
 
 /** What a connection's `smtpUrl` may say: where to connect and as whom, nothing else. */
 export interface SmtpTarget {
@@ -53,6 +54,21 @@ export async function smtpTransport(address: string, smtp: SmtpTarget, timeoutMs
     logger: false,
     debug: false,
   });
+}
+
+/** What a failure to reach an SMTP server says, whatever answered in its place. */
+export const SMTP_UNREACHABLE = 'could not reach the SMTP server';
+/** Failures before an SMTP server greeted us. */
+const CONNECTION_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EPROTOCOL', 'EDNS', 'ETLS']);
+
+/**
+ * Whether nodemailer failed before an SMTP server greeted it. Its words are then not shown
+ * (sends and connection checks alike say SMTP_UNREACHABLE): they would be the banner of
+ * whatever listens at that host and port, telling a tenant what runs there.
+ */
+export function smtpNotReached(err: unknown): boolean {
+  const e = err as Partial<NodemailerError>;
+  return e.command === 'CONN' || CONNECTION_CODES.has(e.code ?? '');
 }
 
 /** A URL part decoded, or left as it is when it is not valid percent-encoding. */

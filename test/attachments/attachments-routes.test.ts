@@ -73,6 +73,47 @@ describe('POST /v1/attachments', () => {
     expect(bare.json().data).toMatchObject({ kind: 'file', contentType: 'application/octet-stream' });
   });
 
+  it('keeps an Office type declared for the container its bytes are, and only an Office type', async () => {
+    // A .doc/.xls/.ppt is a Compound File; a .docx whose [Content_Types].xml comes late (as
+    // LibreOffice writes it) reads as a plain ZIP in the bytes the type is read from.
+    const compoundFile = Buffer.concat([Buffer.from('d0cf11e0a1b11ae1', 'hex'), Buffer.alloc(1024)]);
+    const zipEntry = (name: string, data: string) => {
+      const header = Buffer.alloc(30);
+      header.writeUInt32LE(0x04034b50, 0);
+      header.writeUInt16LE(20, 4);
+      header.writeUInt32LE(data.length, 18);
+      header.writeUInt32LE(data.length, 22);
+      header.writeUInt16LE(name.length, 26);
+      return Buffer.concat([header, Buffer.from(name), Buffer.from(data)]);
+    };
+    const lateZip = Buffer.concat([zipEntry('_rels/.rels', '<Relationships/>'), zipEntry('word/document.xml', '<w:document/>')]);
+    const docx = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+    // [declared, bytes, stored and served type]
+    const cases: [string, Buffer, string][] = [
+      ['application/msword', compoundFile, 'application/msword'],
+      ['application/vnd.ms-excel', compoundFile, 'application/vnd.ms-excel'],
+      ['application/vnd.ms-powerpoint', compoundFile, 'application/vnd.ms-powerpoint'],
+      [docx, lateZip, docx],
+      // A type the container cannot be stays what the bytes say.
+      ['text/html', compoundFile, 'application/x-cfb'],
+      ['application/msword', lateZip, 'application/zip'],
+      ['application/octet-stream', compoundFile, 'application/x-cfb'],
+    ];
+    for (const [declared, bytes, stored] of cases) {
+      const res = await upload(writer.headers, { filename: 'f', contentType: declared, bytes });
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json().data.contentType, declared).toBe(stored);
+      const content = await ctx.app.inject({
+        method: 'GET',
+        url: `/v1/attachments/${res.json().data.id}/content`,
+        headers: writer.headers,
+      });
+      const served = stored === 'application/x-cfb' ? 'application/octet-stream' : stored;
+      expect(content.headers['content-type'], declared).toBe(served);
+      expect(content.headers['content-disposition'], declared).toMatch(/^attachment;/);
+    }
+  });
+
   it('serves an HTML file as an octet-stream download, its name encoded as RFC 6266 says; the resource keeps its type', async () => {
     const res = await upload(tenant.headers, { filename: 'Café menu.html', contentType: 'text/html', bytes: '<script>alert(1)</script>' });
     const { id, contentType } = res.json().data;

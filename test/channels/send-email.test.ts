@@ -2,9 +2,9 @@ import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeSmtp, startSmtpServer } from '../../harness/smtp.js';
 import type { SendCredentials, SendOutcome, SendTarget } from '../../src/channels/channel.js';
-import { firstLineSubject, SMTP_UNREACHABLE } from '../../src/channels/email.js';
+import { firstLineSubject } from '../../src/channels/email.js';
 import { adapters } from '../../src/channels/index.js';
-import { parseSmtpUrl } from '../../src/net/smtp.js';
+import { parseSmtpUrl, SMTP_UNREACHABLE } from '../../src/net/smtp.js';
 import { closedPort, silentServer } from '../helpers/sockets.js';
 
 // The test's SMTP servers listen on loopback: these sends allow private addresses.

@@ -1,8 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeProviders } from '../../harness/fake-providers.js';
 import { startSmtpServer } from '../../harness/smtp.js';
 import { issueApiKey } from '../../src/api-keys/api-keys.service.js';
+import { SMTP_UNREACHABLE } from '../../src/net/smtp.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 import { fixture, sign, waitFor } from '../helpers/webhooks.js';
@@ -236,6 +238,33 @@ describe('POST /v1/connections/:id/check', () => {
     expect((await check({ 'x-api-key': reader.key }, wa.id)).statusCode).toBe(403);
     const stranger = await makeTenant(ctx.deps);
     expect((await check(stranger.headers, wa.id)).statusCode).toBe(404);
+  });
+  it('reports an SMTP server it could not reach as such, without the words of whatever answered', async () => {
+    // Something on the smtpUrl's port that is not SMTP: its banner would say what listens there.
+    const banner = 'SSH-2.0-OpenSSH_9.6 build-box-internal';
+    const server = createServer((s) => s.end(`${banner}\r\n`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const tenant = await makeTenant(ctx.deps);
+      const port = (server.address() as AddressInfo).port;
+      const mail = await connect(tenant.headers, {
+        integrationKey: 'email.postmark',
+        externalAccountId: `support-${unique()}@example.test`,
+        credentials: { smtpUrl: `smtp://mailer:pw@127.0.0.1:${port}` },
+      });
+      const res = await check(tenant.headers, mail.id);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().data).toEqual({ ok: false, message: `email: ${SMTP_UNREACHABLE}` });
+      // Nothing listening at all reads the same.
+      const closed = await connect(tenant.headers, {
+        integrationKey: 'email.postmark',
+        externalAccountId: `support-${unique()}@example.test`,
+        credentials: { smtpUrl: 'smtp://mailer:pw@127.0.0.1:1' },
+      });
+      expect((await check(tenant.headers, closed.id)).json().data).toEqual({ ok: false, message: `email: ${SMTP_UNREACHABLE}` });
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
 

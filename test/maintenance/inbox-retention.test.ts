@@ -86,6 +86,22 @@ describe('inbox retention', () => {
     expect(await left(dead)).toBe(0);
   });
 
+  it('deletes a dead letter past a window shorter than INBOX_RETENTION_DAYS from the days still kept whole', async () => {
+    // A day beyond the migration's (NOW lies before it, in the legacy range): pruning makes it.
+    const today = new Date(Math.floor(Date.now() / DAY) * DAY + 20 * DAY + 3600_000);
+    await pruneInbox(ctx.deps.db, today, ctx.deps.config);
+    const ago = (NOW.getTime() - today.getTime()) / DAY;
+    const dead = await rows(1, 'dead_letter', { created: ago });
+    const processed = await rows(1, 'processed', { created: ago, processed: ago });
+    const { rows: where } = await sql<{ partition: string }>`
+      SELECT tableoid::regclass::text AS partition FROM webhook_inbox WHERE id = ${dead[0]}::uuid`.execute(ctx.deps.db);
+    expect(where[0]!.partition).toMatch(/^webhook_inbox_p\d{8}$/); // a day: it goes whole, not row by row
+    const later = new Date(today.getTime() + 2 * DAY);
+    expect(await pruneInbox(ctx.deps.db, later, { retentionDays: 30, deadLetterRetentionDays: 1 })).toMatchObject({ deadLetter: 1 });
+    expect(await left(dead)).toBe(0);
+    expect(await left(processed)).toBe(1);
+  });
+
   it('deletes in batches until a batch is short, and stops at the per-run bound', async () => {
     const many = await rows(2500, 'processed', { created: 50, processed: 45 });
     expect(await pruneInbox(ctx.deps.db, NOW, ctx.deps.config, { batchSize: 1000, maxBatches: 10 })).toMatchObject({

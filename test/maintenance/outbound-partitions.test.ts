@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Executor } from '../../src/db/database.js';
 import { listPartitions, PARTITION_DAYS_AHEAD } from '../../src/db/partitions.js';
 import { pruneOutboundEvents } from '../../src/maintenance/inbox-retention.js';
+import { maintenanceQueue } from '../../src/maintenance/maintenance.queue.js';
 import { findDispatchContexts, recordAttempts } from '../../src/webhooks-out/deliveries.queries.js';
 import { deliverEvents } from '../../src/webhooks-out/outbox.js';
 import { useTestContext } from '../helpers/app.js';
@@ -244,5 +245,22 @@ describe('outbound webhook partitions', () => {
     expect(await partitionsOf('webhook_deliveries', 'id', [pending!.id])).toEqual({});
     expect(await partitionsOf('webhook_attempts', 'delivery_id', [pending!.id])).toEqual({});
     expect(await partitionsOf('webhook_events', 'id', [pending!.event_id])).toEqual({});
+  });
+
+  it('counts the days the maintenance job drops in inbox_outbound_webhook_partitions_dropped_total', async () => {
+    const dropped = async () => (await ctx.deps.metrics.outboundPartitionsDropped.get()).values[0]?.value ?? 0;
+    const day = new Date(today + 60 * DAY + 3600_000);
+    clock = day;
+    await maintenanceQueue.worker!.handle(ctx.deps, []);
+    const [sent] = (await send([await endpoint()], day))!;
+    await db.updateTable('webhook_deliveries').set({ status: 'succeeded' }).where('id', '=', sent!.id).execute();
+    const before = await dropped();
+    clock = new Date(day.getTime() + 31 * DAY);
+    await maintenanceQueue.worker!.handle(ctx.deps, []);
+    expect(await names('webhook_events')).not.toContain(dayName('webhook_events', day.getTime()));
+    // Each day gone counts once, whichever of its three tables' partitions went with it.
+    expect(await dropped()).toBeGreaterThan(before);
+    const text = (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(text).toMatch(new RegExp(`inbox_outbound_webhook_partitions_dropped_total ${await dropped()}\n`));
   });
 });
