@@ -113,6 +113,24 @@ describe('/v1/automation-rules', () => {
       [{ ...base, conditions: [{ field: 'status', op: 'eq', value: 'closed' }] }, 422, /not one of open/],
       [{ ...base, conditions: [{ field: 'text', op: 'is_set', value: 'x' }] }, 422, /takes no value/],
       [{ ...base, conditions: Array.from({ length: 21 }, () => ({ field: 'text', op: 'is_set' })) }, 422, /conditions/],
+      // A value of another kind than the field's would never match: refused, not kept as a rule that does nothing.
+      [
+        { ...base, conditions: [{ field: 'insideBusinessHours', op: 'eq', value: 'false' }] },
+        422,
+        /conditions\[0\]\.value: .*true or false/,
+      ],
+      [
+        { ...base, conditions: [{ field: 'connectionId', op: 'in', value: [1, '2'] }] },
+        422,
+        /conditions\[0\]\.value: connectionId is an id/,
+      ],
+      [{ ...base, conditions: [{ field: 'contact.email', op: 'eq', value: 5 }] }, 422, /conditions\[0\]\.value: contact\.email is text/],
+      [{ ...base, conditions: [{ field: 'text', op: 'gt', value: 5 }] }, 422, /conditions\[0\]\.op: gt never holds for text/],
+      [
+        { ...base, conditions: [{ field: 'teamId', op: 'contains', value: '1' }] },
+        422,
+        /conditions\[0\]\.op: contains never holds for teamId/,
+      ],
       [{ ...base, actions: Array.from({ length: 11 }, () => ({ type: 'route' })) }, 422, /actions/],
       [{ ...base, actions: [{ type: 'assign_user', userId: stranger.id }] }, 422, /actions\[0\]\.userId/],
       [{ ...base, actions: [{ type: 'assign_team', teamId: 999999 }] }, 422, /actions\[0\]\.teamId/],
