@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { contactEmailOf } from '../../src/canned-responses/variables.js';
 import { adapters } from '../../src/channels/index.js';
 import { applyDeliveries } from '../../src/messaging/apply-events.js';
 import { useTestContext } from '../helpers/app.js';
@@ -358,6 +359,52 @@ describe('rules at work', () => {
     expect(await mailFrom('MAILER-DAEMON@mx.example.com', [])).toEqual({ labels: ['acknowledged'], replies: [] });
     expect(await mailFrom('ada@example.com', [])).toEqual({ labels: ['acknowledged'], replies: ['Thanks, we have your mail.'] });
     expect(await rule(tenant.headers, ack.json().data.id)).toMatchObject({ runs: 3, lastError: null });
+  });
+
+  it('read contact.email as the address a contact mails from, in conditions and variables', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'email.postmark', externalAccountId: 'help@corp-rules.test' });
+    const corp = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'Big Corp',
+      event: 'message.created',
+      conditions: [{ field: 'contact.email', op: 'contains', value: '@bigcorp.test' }],
+      actions: [
+        { type: 'add_labels', labels: ['corp'] },
+        { type: 'note', text: 'Key account: {{contact.email}}' },
+      ],
+    });
+    expect(corp.statusCode, corp.body).toBe(201);
+    const payload = JSON.parse(fixture('email.postmark', 'inbound.json'));
+    Object.assign(payload, {
+      OriginalRecipient: 'help@corp-rules.test',
+      FromFull: { Email: 'Ada@BigCorp.test', Name: 'Ada' },
+      Headers: [],
+    });
+    payload.MessageID = `corp-${++seq}@rules.test`;
+    const events = adapters['email.postmark'].normalise(payload, { verification: 'signed' });
+    await db
+      .transaction()
+      .execute((trx) =>
+        applyDeliveries(ctx.deps, trx, [{ deliveryId: `corp-${seq}`, integrationKey: 'email.postmark', events }], new Date()),
+      );
+    const { thread_id } = await db
+      .selectFrom('messages')
+      .select('thread_id')
+      .where('external_id', '=', payload.MessageID)
+      .executeTakeFirstOrThrow();
+    // The contact has no e-mail of its own, only the address it wrote from (its handle).
+    const shown = await thread(tenant.headers, thread_id);
+    expect((await call('GET', `/v1/contacts/${shown.contactId}`, tenant.headers)).json().data.email).toBeNull();
+    expect(shown.labels).toEqual(['corp']);
+    expect((await transcript(thread_id, 'note')).map((n) => n.text)).toEqual(['Key account: ada@bigcorp.test']);
+    // The console fills {{contact.email}} the same way.
+    expect(contactEmailOf({ email: null, handles: [{ integrationKey: 'email.postmark', externalId: 'ada@bigcorp.test' }] })).toBe(
+      'ada@bigcorp.test',
+    );
+    expect(contactEmailOf({ email: 'set@x.test', handles: [{ integrationKey: 'email', externalId: 'ada@bigcorp.test' }] })).toBe(
+      'set@x.test',
+    );
+    expect(contactEmailOf({ email: null, handles: [{ integrationKey: 'sms', externalId: '+4930123' }] })).toBeNull();
   });
 
   it('label a conversation opened outside business hours, read in the workspace’s hours', async () => {
