@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { storableText } from '../channels/channel.js';
 import { describeRefusal, guardedLookup, ipLiteral, type ResolveHost, refusedRange } from '../net/address-guard.js';
 import type { AiEndpoint } from './ai-settings.js';
 
@@ -83,7 +84,8 @@ export class AiClient {
       const type = String(res.headers['content-type'] ?? '');
       const text = type.includes('text/event-stream') ? await readStream(res.body, options.onDelta) : await readJson(res.body);
       if (text.trim() === '') throw new AiCallError('error', 'an empty answer');
-      return text.trim();
+      // A NUL, which no text column holds, as U+FFFD: a model's odd character is no 400 of the caller's.
+      return storableText(text.trim());
     } catch (err) {
       throw asCallError(err, timeoutMs);
     }
@@ -140,7 +142,7 @@ async function readStream(body: AsyncIterable<Buffer>, onDelta: ((text: string) 
     const delta = chunk?.choices?.[0]?.delta?.content;
     if (typeof delta === 'string' && delta !== '') {
       text += delta;
-      onDelta?.(delta);
+      onDelta?.(storableText(delta));
     }
   };
   await readCapped(body, (chunk) => {

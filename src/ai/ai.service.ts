@@ -6,6 +6,7 @@ import { AppError, errors } from '../http/errors.js';
 import type { RateLimit } from '../rate-limits/rate-limit.js';
 import { enforceRateLimit } from '../rate-limits/rate-limit.js';
 import { postReply } from '../replies/replies.service.js';
+import { truncate } from '../text/truncate.js';
 import { anyWordQuery, repliesOfSimilarResolvedThreads } from '../threads/search.queries.js';
 import { findThread, listMessages } from '../threads/threads.queries.js';
 import { AiCallError, type AiClient, type ChatMessage } from './ai-client.js';
@@ -19,6 +20,8 @@ const MESSAGE_CHARS = 2_000;
 const CANNED_RESPONSES = 20;
 const SIMILAR_THREADS = 5;
 const REPLIES_PER_THREAD = 2;
+/** A summary note holds at most what `POST /v1/threads/:id/messages` takes: a model that ignores `max_tokens` is cut. */
+const NOTE_CHARS = 4_096;
 
 export type AiDeps = Pick<Deps, 'db' | 'secretKey' | 'metrics' | 'now'> & {
   config: { previousSecretKey?: Buffer | undefined };
@@ -170,7 +173,8 @@ export async function summarizeThread(deps: AiDeps & Deps, auth: TenantAuth, thr
     },
     { maxTokens: 400 },
   );
-  return postReply(deps, { auth, threadId, text, private: true, ai: true, idempotencyKey: undefined });
+  const note = truncate(text, NOTE_CHARS) === text ? text : `${truncate(text, NOTE_CHARS - 1)}…`;
+  return postReply(deps, { auth, threadId, text: note, private: true, ai: true, idempotencyKey: undefined });
 }
 
 export const REWRITE_INSTRUCTIONS: Record<string, string> = {

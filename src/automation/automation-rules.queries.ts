@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { EMAIL_INTEGRATION_KEYS } from '../channels/email-inbound.js';
 import type { Executor } from '../db/database.js';
 import type { RuleAction, RuleCondition, RuleEvent, ThreadStatus } from '../db/types.js';
 import { wellFormedJson } from '../text/well-formed.js';
@@ -89,6 +90,15 @@ export async function recordRuns(db: Executor, runs: { id: number; runs: number;
 }
 
 /** What conditions read of these threads: the thread, its channel and its contact. */
+/**
+ * The contact's e-mail as rules and variables read it: the one set on the contact, else the
+ * address it mailed from (an e-mail handle). A contact who writes by e-mail has no `email` of
+ * its own until someone sets one, yet `contact.email` is plainly that address.
+ */
+const contactEmail = sql<string | null>`COALESCE(contacts.email, (
+  SELECT min(h.external_id) FROM contact_handles h
+  WHERE h.contact_id = contacts.id AND h.integration_key IN (${sql.join(EMAIL_INTEGRATION_KEYS)})))`;
+
 export async function threadFacts(db: Executor, threadIds: number[]) {
   if (threadIds.length === 0) return [];
   return db
@@ -106,7 +116,7 @@ export async function threadFacts(db: Executor, threadIds: number[]) {
       'threads.team_id',
       'threads.assignee_id',
       'contacts.name as contact_name',
-      'contacts.email as contact_email',
+      contactEmail.as('contact_email'),
       'contacts.attributes as contact_attributes',
     ])
     .where('threads.id', 'in', threadIds)
@@ -122,7 +132,7 @@ export async function variableSources(db: Executor, threadId: number, agentId: n
     .leftJoin('users', (join) => join.on(sql<boolean>`users.id = COALESCE(${agentId}::int, threads.assignee_id)`))
     .select([
       'contacts.name as contact_name',
-      'contacts.email as contact_email',
+      contactEmail.as('contact_email'),
       'contacts.attributes as contact_attributes',
       'workspaces.name as workspace_name',
       'users.name as agent_name',

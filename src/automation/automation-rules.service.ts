@@ -11,7 +11,27 @@ import { checkActions } from './rule-actions.js';
 
 const MINUTE = 60_000;
 
-/** A condition as stored, or a 422 naming it: a field rules read, a value its op takes. */
+/**
+ * What each field but a contact attribute holds: a value of another kind never equals it (a
+ * `connectionId` of `"12"`, an `insideBusinessHours` of `"false"`), so such a rule would match
+ * nothing, silently; it is refused instead.
+ */
+const FIELD_KINDS: Partial<Record<string, 'string' | 'number' | 'boolean'>> = {
+  text: 'string',
+  integrationKey: 'string',
+  status: 'string',
+  priority: 'string',
+  labels: 'string',
+  'contact.name': 'string',
+  'contact.email': 'string',
+  connectionId: 'number',
+  teamId: 'number',
+  assigneeId: 'number',
+  insideBusinessHours: 'boolean',
+};
+const KIND_WORDS = { string: 'text', number: 'an id (a number)', boolean: 'true or false' } as const;
+
+/** A condition as stored, or a 422 naming it: a field rules read, a value of its kind its op takes. */
 function checkCondition(c: RuleCondition, at: string): RuleCondition {
   if (!isConditionField(c.field)) throw errors.validation(`${at}.field: "${c.field.slice(0, 120)}" is not a field rules read`);
   const list = Array.isArray(c.value);
@@ -30,6 +50,16 @@ function checkCondition(c: RuleCondition, at: string): RuleCondition {
     throw errors.validation(`${at}.value: ${c.op} takes text`);
   if ((c.op === 'gt' || c.op === 'lt') && typeof c.value !== 'number' && c.field !== 'priority')
     throw errors.validation(`${at}.value: ${c.op} takes a number`);
+  const kind = FIELD_KINDS[c.field];
+  if (kind !== undefined) {
+    const textOp = c.op === 'contains' || c.op === 'not_contains' || c.op === 'starts_with';
+    const orderOp = c.op === 'gt' || c.op === 'lt';
+    if ((textOp && kind !== 'string') || (orderOp && kind !== 'number' && c.field !== 'priority'))
+      throw errors.validation(`${at}.op: ${c.op} never holds for ${c.field}, which is ${KIND_WORDS[kind]}`);
+    const wrong = values.find((v) => typeof v !== kind);
+    if (wrong !== undefined)
+      throw errors.validation(`${at}.value: ${c.field} is ${KIND_WORDS[kind]}, not ${JSON.stringify(wrong).slice(0, 50)}`);
+  }
   const allowed = c.field === 'status' ? THREAD_STATUSES : c.field === 'priority' ? THREAD_PRIORITIES : null;
   if (allowed && (c.op === 'eq' || c.op === 'neq' || c.op === 'in' || c.op === 'not_in' || c.op === 'gt' || c.op === 'lt')) {
     const bad = values.find((v) => !(allowed as readonly unknown[]).includes(v));
@@ -43,16 +73,22 @@ function checkCondition(c: RuleCondition, at: string): RuleCondition {
  * its actions name are checked when the actions are written (`checkNamed`): a rule whose team
  * was deleted since can still be renamed or disabled, and its run records the failing action.
  */
-async function checked(deps: Pick<Deps, 'db'>, workspaceId: number, row: RuleWrite, checkNamed = true): Promise<RuleWrite> {
+async function checked(
+  deps: Pick<Deps, 'db'>,
+  workspaceId: number,
+  row: RuleWrite,
+  written: { actions: boolean; conditions: boolean } = { actions: true, conditions: true },
+): Promise<RuleWrite> {
   const name = row.name.trim();
   if (name.length === 0) throw errors.validation('name: must not be blank');
-  const conditions = row.conditions.map((c, i) => checkCondition(c, `conditions[${i}]`));
+  // Conditions stored before a check existed (a value of the wrong kind) still let the rule be renamed or disabled.
+  const conditions = written.conditions ? row.conditions.map((c, i) => checkCondition(c, `conditions[${i}]`)) : row.conditions;
   if (row.event === 'thread.idle') {
     if (row.idle_minutes === null) throw errors.validation('idleMinutes: a thread.idle rule needs it (at least 5)');
     if (row.statuses === null) throw errors.validation('statuses: a thread.idle rule needs the statuses an idle thread may have');
   } else if (row.idle_minutes !== null || row.statuses !== null)
     throw errors.validation('idleMinutes, statuses: only a thread.idle rule takes them');
-  const actions = checkNamed ? await checkActions(deps.db, workspaceId, row.actions) : row.actions;
+  const actions = written.actions ? await checkActions(deps.db, workspaceId, row.actions) : row.actions;
   const statuses = row.statuses === null ? null : ([...new Set(row.statuses)] as ThreadStatus[]);
   return { ...row, name, conditions, actions, statuses };
 }
@@ -138,7 +174,7 @@ export async function changeAutomationRule(
         idle_minutes: patch.idleMinutes !== undefined ? patch.idleMinutes : event === 'thread.idle' ? current.idle_minutes : null,
         statuses: patch.statuses !== undefined ? patch.statuses : event === 'thread.idle' ? current.statuses : null,
       },
-      patch.actions !== undefined,
+      { actions: patch.actions !== undefined, conditions: patch.conditions !== undefined },
     );
     const now = deps.now();
     const restart =

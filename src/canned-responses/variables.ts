@@ -36,6 +36,19 @@ function variable(name: string, values: VariableValues): string | undefined {
   }
 }
 
+/**
+ * A contact's e-mail as variables and rules read it: the one set on it, else the address it
+ * mailed from (an e-mail handle, the smallest of them), as src/automation/automation-rules.queries.ts reads it.
+ */
+export function contactEmailOf(contact: { email: string | null; handles: { integrationKey: string; externalId: string }[] }) {
+  if (contact.email) return contact.email;
+  const mailed = contact.handles
+    .filter((h) => h.integrationKey === 'email' || h.integrationKey.startsWith('email.'))
+    .map((h) => h.externalId)
+    .sort();
+  return mailed[0] ?? null;
+}
+
 /** `text` with its variables filled in: one pass, left to right, so a value is never read as a variable. */
 export function fillVariables(text: string, values: VariableValues): string {
   let out = '';

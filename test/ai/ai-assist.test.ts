@@ -277,6 +277,24 @@ describe('limits and failures', () => {
     await client.close();
   });
 
+  it('keeps a model’s NUL or overlong summary from failing the call: U+FFFD, and a note no longer than the API takes', async () => {
+    const { tenant, line } = await workspace();
+    const thread = await seedThread(ctx.deps, line);
+    await seedMessage(ctx.deps, thread, 'Where is my order?');
+    const completion = (content: string) => JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content } }] });
+    model.behave({ status: 200, body: completion('Order\u0000late') });
+    const summary = await call('POST', `/v1/threads/${thread.id}/ai/summarize`, tenant.headers, {});
+    expect(summary.statusCode, summary.body).toBe(201);
+    expect(summary.json().data.text).toBe('Order\uFFFDlate');
+    const rewritten = await call('POST', '/v1/ai/rewrite', tenant.headers, { text: 'hi', instruction: 'fix' });
+    expect(rewritten.json().data.text).toBe('Order\uFFFDlate');
+    // A model that ignores max_tokens: the note is cut to what POST …/messages takes (4096).
+    model.behave({ status: 200, body: completion('y'.repeat(50_000)) });
+    const long = await call('POST', `/v1/threads/${thread.id}/ai/summarize`, tenant.headers, {});
+    expect(long.statusCode, long.body).toBe(201);
+    expect(long.json().data.text).toBe(`${'y'.repeat(4095)}…`);
+  });
+
   it('gives up on a model that does not answer within the timeout', async () => {
     model.behave('hang');
     const client = new AiClient({ allowPrivate: true, resolve: async () => [], timeoutMs: 300 });

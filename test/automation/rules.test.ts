@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { contactEmailOf } from '../../src/canned-responses/variables.js';
 import { adapters } from '../../src/channels/index.js';
 import { applyDeliveries } from '../../src/messaging/apply-events.js';
 import { useTestContext } from '../helpers/app.js';
@@ -113,6 +114,24 @@ describe('/v1/automation-rules', () => {
       [{ ...base, conditions: [{ field: 'status', op: 'eq', value: 'closed' }] }, 422, /not one of open/],
       [{ ...base, conditions: [{ field: 'text', op: 'is_set', value: 'x' }] }, 422, /takes no value/],
       [{ ...base, conditions: Array.from({ length: 21 }, () => ({ field: 'text', op: 'is_set' })) }, 422, /conditions/],
+      // A value of another kind than the field's would never match: refused, not kept as a rule that does nothing.
+      [
+        { ...base, conditions: [{ field: 'insideBusinessHours', op: 'eq', value: 'false' }] },
+        422,
+        /conditions\[0\]\.value: .*true or false/,
+      ],
+      [
+        { ...base, conditions: [{ field: 'connectionId', op: 'in', value: [1, '2'] }] },
+        422,
+        /conditions\[0\]\.value: connectionId is an id/,
+      ],
+      [{ ...base, conditions: [{ field: 'contact.email', op: 'eq', value: 5 }] }, 422, /conditions\[0\]\.value: contact\.email is text/],
+      [{ ...base, conditions: [{ field: 'text', op: 'gt', value: 5 }] }, 422, /conditions\[0\]\.op: gt never holds for text/],
+      [
+        { ...base, conditions: [{ field: 'teamId', op: 'contains', value: '1' }] },
+        422,
+        /conditions\[0\]\.op: contains never holds for teamId/,
+      ],
       [{ ...base, actions: Array.from({ length: 11 }, () => ({ type: 'route' })) }, 422, /actions/],
       [{ ...base, actions: [{ type: 'assign_user', userId: stranger.id }] }, 422, /actions\[0\]\.userId/],
       [{ ...base, actions: [{ type: 'assign_team', teamId: 999999 }] }, 422, /actions\[0\]\.teamId/],
@@ -340,6 +359,52 @@ describe('rules at work', () => {
     expect(await mailFrom('MAILER-DAEMON@mx.example.com', [])).toEqual({ labels: ['acknowledged'], replies: [] });
     expect(await mailFrom('ada@example.com', [])).toEqual({ labels: ['acknowledged'], replies: ['Thanks, we have your mail.'] });
     expect(await rule(tenant.headers, ack.json().data.id)).toMatchObject({ runs: 3, lastError: null });
+  });
+
+  it('read contact.email as the address a contact mails from, in conditions and variables', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'email.postmark', externalAccountId: 'help@corp-rules.test' });
+    const corp = await call('POST', '/v1/automation-rules', tenant.headers, {
+      name: 'Big Corp',
+      event: 'message.created',
+      conditions: [{ field: 'contact.email', op: 'contains', value: '@bigcorp.test' }],
+      actions: [
+        { type: 'add_labels', labels: ['corp'] },
+        { type: 'note', text: 'Key account: {{contact.email}}' },
+      ],
+    });
+    expect(corp.statusCode, corp.body).toBe(201);
+    const payload = JSON.parse(fixture('email.postmark', 'inbound.json'));
+    Object.assign(payload, {
+      OriginalRecipient: 'help@corp-rules.test',
+      FromFull: { Email: 'Ada@BigCorp.test', Name: 'Ada' },
+      Headers: [],
+    });
+    payload.MessageID = `corp-${++seq}@rules.test`;
+    const events = adapters['email.postmark'].normalise(payload, { verification: 'signed' });
+    await db
+      .transaction()
+      .execute((trx) =>
+        applyDeliveries(ctx.deps, trx, [{ deliveryId: `corp-${seq}`, integrationKey: 'email.postmark', events }], new Date()),
+      );
+    const { thread_id } = await db
+      .selectFrom('messages')
+      .select('thread_id')
+      .where('external_id', '=', payload.MessageID)
+      .executeTakeFirstOrThrow();
+    // The contact has no e-mail of its own, only the address it wrote from (its handle).
+    const shown = await thread(tenant.headers, thread_id);
+    expect((await call('GET', `/v1/contacts/${shown.contactId}`, tenant.headers)).json().data.email).toBeNull();
+    expect(shown.labels).toEqual(['corp']);
+    expect((await transcript(thread_id, 'note')).map((n) => n.text)).toEqual(['Key account: ada@bigcorp.test']);
+    // The console fills {{contact.email}} the same way.
+    expect(contactEmailOf({ email: null, handles: [{ integrationKey: 'email.postmark', externalId: 'ada@bigcorp.test' }] })).toBe(
+      'ada@bigcorp.test',
+    );
+    expect(contactEmailOf({ email: 'set@x.test', handles: [{ integrationKey: 'email', externalId: 'ada@bigcorp.test' }] })).toBe(
+      'set@x.test',
+    );
+    expect(contactEmailOf({ email: null, handles: [{ integrationKey: 'sms', externalId: '+4930123' }] })).toBeNull();
   });
 
   it('label a conversation opened outside business hours, read in the workspace’s hours', async () => {

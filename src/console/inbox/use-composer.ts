@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { CannedResponse, ReplyRequest, Thread, WhatsappTemplate } from '../../../packages/client/src/index';
-import { fillVariables } from '../../canned-responses/variables';
+import { contactEmailOf, fillVariables } from '../../canned-responses/variables';
 import { errorText, InboxClientError, unanswered } from '../shared/api';
 import { renewing, type Session, session } from '../shared/session';
 import { useStore } from '../shared/store';
@@ -78,7 +78,7 @@ export async function fillCanned(s: Session, thread: Thread, text: string): Prom
   if (!text.includes('{{')) return text;
   const [contact, workspace] = await Promise.all([s.client.contact(thread.contactId), s.client.workspace()]);
   return fillVariables(text, {
-    contact: { name: contact.name, email: contact.email, attributes: contact.attributes },
+    contact: { name: contact.name, email: contactEmailOf(contact), attributes: contact.attributes },
     agent: { name: s.user.name },
     workspace: { name: workspace.name },
   });
