@@ -64,9 +64,19 @@ export async function addTeamUser(
       { type: 'user', id: user.id },
       changesOf(null, { ...shown, password: true }, ['password']),
     );
+    await routeToNewUser(deps, trx, workspaceId);
     return user;
   });
   return teamUserResource((await findUserViews(deps.db, [created.id], deps.now()))[0]!);
+}
+
+/**
+ * A user who has just become one who takes threads (made with a password, an invite accepted,
+ * a first single sign-on) is `online` by default: the waiting threads they may take are
+ * routed in the caller's transaction, as when a user is reactivated (docs/teams.md, "The queue").
+ */
+export async function routeToNewUser(deps: Deps, trx: Executor, workspaceId: number) {
+  await routeWaiting(deps, trx, workspaceId, deps.now());
 }
 
 export interface UserPatch {

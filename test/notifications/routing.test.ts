@@ -90,4 +90,16 @@ describe('assigned by routing outside an inbound batch', () => {
     expect((await notificationsOf(ada!.user.id)).filter((n) => n.thread_id === second)).toMatchObject([{ actor_id: null }]);
     expect((await notificationsOf(ada!.user.id)).map((n) => n.thread_id)).toEqual([first, waiting, second]);
   });
+
+  it('routes the waiting threads to a user added with a password, who is online from the start', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const connection = await makeConnection(ctx.deps, tenant.workspace.id);
+    await call('PATCH', `/v1/connections/${connection.id}`, tenant.headers, { autoAssign: true });
+    const waiting = await inbound(ctx, connection, `c-new-${tenant.workspace.id}`, `m-new-${tenant.workspace.id}`);
+    expect(await assigneeOf(waiting)).toBeNull();
+    const email = `cy-${tenant.workspace.id}@example.test`;
+    const cy = await call('POST', '/v1/users', tenant.headers, { name: 'Cy', email, password: 'a-long-password-1', roles: ['agent'] });
+    expect(await assigneeOf(waiting)).toBe(cy.id);
+    await expectRoutedTo(cy, waiting);
+  });
 });
