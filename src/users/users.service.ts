@@ -170,7 +170,9 @@ export async function changeOwnUser(deps: Deps, workspaceId: number, id: number,
       ...(email.sla !== undefined ? { notify_email_sla: email.sla } : {}),
     };
     if (Object.keys(set).length > 0) await updateUser(trx, id, set);
-    return changed(deps, trx, user, patch.availability === 'online' && user.availability !== 'online', true);
+    // Saying `online` again routes too: threads may wait that no change has routed to this
+    // online user yet (one the CLI made, a capacity a merged-away thread freed).
+    return changed(deps, trx, user, patch.availability === 'online', true);
   });
 }
 
