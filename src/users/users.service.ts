@@ -171,7 +171,7 @@ export async function changeOwnUser(deps: Deps, workspaceId: number, id: number,
     };
     if (Object.keys(set).length > 0) await updateUser(trx, id, set);
     // Saying `online` again routes too: threads may wait that no change has routed to this
-    // online user yet (one the CLI made, a capacity a merged-away thread freed).
+    // online user yet (one the CLI made, say).
     return changed(deps, trx, user, patch.availability === 'online', true);
   });
 }

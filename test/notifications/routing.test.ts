@@ -128,4 +128,21 @@ describe('assigned by routing outside an inbound batch', () => {
     expect(await assigneeOf(second)).toBe(eve.user.id);
     await expectRoutedTo(eve.user, second);
   });
+
+  it('routes the waiting thread to the assignee a contact merge frees, folding their open thread away', async () => {
+    const { tenant, users, newThread } = await routingTeam(['Ada', 'Bo']);
+    const [ada, bo] = users;
+    for (const u of users) await call('PATCH', `/v1/users/${u.user.id}`, tenant.headers, { maxOpenThreads: 1 });
+    const kept = await newThread();
+    const folded = await newThread();
+    const waiting = await newThread();
+    expect([await assigneeOf(kept), await assigneeOf(folded), await assigneeOf(waiting)]).toEqual([ada!.user.id, bo!.user.id, null]);
+    const contactOf = async (id: number) =>
+      (await ctx.deps.db.selectFrom('threads').select('contact_id').where('id', '=', id).executeTakeFirstOrThrow()).contact_id;
+    // The same person wrote from two handles: merged, Bo's thread folds into Ada's and is gone.
+    await call('POST', `/v1/contacts/${await contactOf(kept)}/merge`, tenant.headers, { contactId: await contactOf(folded) });
+    expect(await ctx.deps.db.selectFrom('threads').select('id').where('id', '=', folded).executeTakeFirst()).toBeUndefined();
+    expect(await assigneeOf(waiting)).toBe(bo!.user.id);
+    await expectRoutedTo(bo!.user, waiting);
+  });
 });
