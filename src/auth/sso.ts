@@ -10,7 +10,7 @@ import { describeRefusal, guardedLookup, ipLiteral, RefusedAddressError, refused
 import { isSingleMailbox } from '../text/mailbox.js';
 import { truncate } from '../text/truncate.js';
 import { findUserByEmail } from '../users/users.queries.js';
-import { createUser } from '../users/users.service.js';
+import { createUser, routeToNewUser } from '../users/users.service.js';
 import type { SsoSettingValue } from '../workspaces/sso-setting.js';
 import { ssoSecretAad } from '../workspaces/sso-setting.js';
 import { workspaceSettings } from '../workspaces/workspace-settings.js';
@@ -227,6 +227,7 @@ export async function finishSsoLogin(
         roles: sso.defaultRoles,
       });
       userId = created.id;
+      await routeToNewUser(deps, trx, workspaceId);
       await recordAudit(
         trx,
         { ...systemTrail(workspaceId), ip },

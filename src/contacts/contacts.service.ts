@@ -8,6 +8,7 @@ import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
 import type { Change } from '../messaging/announcements.js';
 import { moveSla } from '../sla/sla.service.js';
+import { routeWaiting } from '../threads/routing.js';
 import { updateThread } from '../threads/thread-workflow.queries.js';
 import { MAX_LABELS } from '../threads/thread-workflow.service.js';
 import { findThreadViews } from '../threads/threads.queries.js';
@@ -84,12 +85,14 @@ export async function mergeContacts(deps: Deps, workspaceId: number, intoId: num
     const conversations = new Set(threads.filter((t) => t.contact_id === otherId).map(conversationOf));
     // The threads that stay and change: their contact, or the messages folded into them.
     const changed: number[] = [];
+    let freed = false;
     for (const conversation of conversations) {
       const mine = threads.filter((t) => conversationOf(t) === conversation && t.contact_id === intoId).sort(newestFirst);
       const theirs = threads.filter((t) => conversationOf(t) === conversation && t.contact_id === otherId).sort(newestFirst);
       const keep = mine[0] ?? theirs[0]!;
       if (keep.contact_id !== intoId) await reassignThread(trx, keep.id, intoId, now);
       const folded = theirs.filter((t) => t.id !== keep.id);
+      freed ||= folded.some((t) => t.status === 'open' && t.assignee_id !== null);
       await foldThreads(
         trx,
         keep.id,
@@ -124,6 +127,9 @@ export async function mergeContacts(deps: Deps, workspaceId: number, intoId: num
       ...views.map((thread): Change => ({ type: 'thread.updated', thread })),
     ];
     await announce(deps, trx, changes, deps.now());
+    // A folded thread that was open and someone's leaves them room: the queue is looked at,
+    // as when a thread of theirs is resolved (docs/teams.md, "The queue").
+    if (freed) await routeWaiting(deps, trx, workspaceId, now);
     return contact;
   });
 }

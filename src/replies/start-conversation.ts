@@ -1,5 +1,6 @@
 import { contentUrl } from '../attachments/attachments.resources.js';
 import { messageResources } from '../attachments/message-attachments.js';
+import type { TenantAuth } from '../auth/auth.js';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import { findConnection } from '../connections/connections.queries.js';
 import { sha256Hex } from '../crypto/hmac.js';
@@ -15,9 +16,10 @@ import { recordOpenings, recordReplyTo } from '../reports/record.js';
 import { moveSla, slaReplied } from '../sla/sla.service.js';
 import { autoAssignedLine } from '../threads/activity.js';
 import { routeThreadNow } from '../threads/routing.js';
+import { changeThreadIn } from '../threads/thread-workflow.service.js';
 import { findThread, findThreadViews } from '../threads/threads.queries.js';
 import { threadResource } from '../threads/threads.resources.js';
-import type { ThreadReader } from '../threads/visibility.js';
+import { workspaceSettings } from '../workspaces/workspace-settings.js';
 import { queueMessage } from './queue-message.js';
 import { handleVariants, recipientHandle } from './recipient-handle.js';
 import { firstKnownHandle } from './replies.queries.js';
@@ -41,7 +43,7 @@ export interface StartRequest {
   /** The user writing; null for an API key. */
   authorId: number | null;
   /** The caller: the conversation's thread must be one it sees (a team's connection it is not in: 404). */
-  reader: ThreadReader;
+  reader: TenantAuth;
   idempotencyKey: string | undefined;
 }
 
@@ -181,8 +183,15 @@ export async function startConversation(deps: Deps, req: StartRequest) {
     // its activity line, the assignee's notification and thread.updated come with it. Otherwise
     // the thread's last message moved, and thread.updated says so, as for an inbound message.
     const updated: Change = { type: 'thread.updated', thread: view! };
-    const routes = thread.created && thread.assignee_id === null && (connection.auto_assign || thread.team_routes);
-    if (!routes) await announce(deps, trx, [...changes, updated], now, { bare });
+    // The person who writes on a thread nobody has takes it (assignOnReply), as a reply's
+    // author does: by a PATCH's own path (activity line, `thread.updated`), instead of routing.
+    const takes = req.authorId !== null && thread.assignee_id === null && (await workspaceSettings(trx, req.workspaceId)).assignOnReply;
+    const routes = !takes && thread.created && thread.assignee_id === null && (connection.auto_assign || thread.team_routes);
+    if (takes) {
+      await announce(deps, trx, changes, now, { bare });
+      await changeThreadIn(deps, trx, req.reader, thread.id, { assigneeId: req.authorId });
+      [view] = await findThreadViews(trx, [thread.id]);
+    } else if (!routes) await announce(deps, trx, [...changes, updated], now, { bare });
     else {
       await announce(deps, trx, changes, now, { bare });
       if (await routeThreadNow(deps, trx, thread, autoAssignedLine, now)) [view] = await findThreadViews(trx, [thread.id]);

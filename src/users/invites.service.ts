@@ -12,7 +12,7 @@ import { findWorkspace } from '../workspaces/workspaces.queries.js';
 import { announceUsers } from './user-events.js';
 import { findPendingInvitee, updateUser } from './users.queries.js';
 import { type TeamUser, teamUserResource } from './users.resources.js';
-import { createUser, hashPassword, refuseOperatorRole } from './users.service.js';
+import { createUser, hashPassword, refuseOperatorRole, routeToNewUser } from './users.service.js';
 
 /** New invites to one person not signed up yet, per hour (the first one not counted). */
 export const INVITE_AGAIN_LIMIT: RateLimit = { name: 'invite-again', what: 'invites to this person', limit: 5, windowMs: 3600 * 1000 };
@@ -97,6 +97,7 @@ export async function acceptInvite(deps: Deps, input: { token: string; password:
     await retireAccountTokens(trx, 'invite', user.id, now);
     // Active from now on: the team's lists (assignees, mentions) learn it like any change of a user.
     await announceUsers(trx, [user.id], now);
+    await routeToNewUser(deps, trx, user.workspace_id);
     return (await findUser(trx, user.id))!;
   });
 }

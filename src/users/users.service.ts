@@ -64,9 +64,19 @@ export async function addTeamUser(
       { type: 'user', id: user.id },
       changesOf(null, { ...shown, password: true }, ['password']),
     );
+    await routeToNewUser(deps, trx, workspaceId);
     return user;
   });
   return teamUserResource((await findUserViews(deps.db, [created.id], deps.now()))[0]!);
+}
+
+/**
+ * A user who has just become one who takes threads (made with a password, an invite accepted,
+ * a first single sign-on) is `online` by default: the waiting threads they may take are
+ * routed in the caller's transaction, as when a user is reactivated (docs/teams.md, "The queue").
+ */
+export async function routeToNewUser(deps: Deps, trx: Executor, workspaceId: number) {
+  await routeWaiting(deps, trx, workspaceId, deps.now());
 }
 
 export interface UserPatch {
@@ -160,7 +170,9 @@ export async function changeOwnUser(deps: Deps, workspaceId: number, id: number,
       ...(email.sla !== undefined ? { notify_email_sla: email.sla } : {}),
     };
     if (Object.keys(set).length > 0) await updateUser(trx, id, set);
-    return changed(deps, trx, user, patch.availability === 'online' && user.availability !== 'online', true);
+    // Saying `online` again routes too: threads may wait that no change has routed to this
+    // online user yet (one the CLI made, say).
+    return changed(deps, trx, user, patch.availability === 'online', true);
   });
 }
 

@@ -9,6 +9,7 @@ import { envelope } from '../http/envelope.js';
 import { IntId } from '../http/ids.js';
 import { Envelope, StringEnum } from '../http/schemas.js';
 import { USER_ROLES, UserResource } from '../users/users.resources.js';
+import { routeToNewUser } from '../users/users.service.js';
 import { provisionApiKey, provisionUser, provisionWorkspace } from './provision.js';
 import { requireWorkspace, WorkspaceResource } from './workspaces.service.js';
 
@@ -46,7 +47,10 @@ export const engageRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
     },
     async (request, reply) => {
       const input = { ...request.body, roles: request.body.roles ?? [] };
-      const user = await provisionUser(deps.db, trailOf(request, request.params.id), request.params.id, input);
+      const workspaceId = request.params.id;
+      const user = await provisionUser(deps.db, trailOf(request, workspaceId), workspaceId, input, (trx) =>
+        routeToNewUser(deps, trx, workspaceId),
+      );
       reply.code(201);
       return envelope(request, user);
     },

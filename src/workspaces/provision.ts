@@ -18,15 +18,21 @@ export async function provisionWorkspace(db: Db, trail: (workspaceId: number) =>
   });
 }
 
+/**
+ * A user made by the operator. `joined` runs in the same transaction once they exist: the
+ * engage route routes the waiting threads to them there (the CLI, without a queue, cannot).
+ */
 export async function provisionUser(
   db: Db,
   trail: Trail,
   workspaceId: number,
   input: { name: string; email: string; password: string; roles: string[] },
+  joined?: (trx: Executor) => Promise<void>,
 ) {
   return db.transaction().execute(async (trx) => {
     const created = await createUser(trx, workspaceId, input);
     await auditUserCreated(trx, trail, created);
+    await joined?.(trx);
     return created;
   });
 }

@@ -4,9 +4,10 @@ import { SSO_SECRET_DOES_NOT_OPEN } from '../../src/auth/sso.js';
 import { totpCode } from '../../src/auth/totp.js';
 import { checkSsoSetting } from '../../src/workspaces/sso-setting.js';
 import { useTestContext } from '../helpers/app.js';
-import { makeTenant, makeUser } from '../helpers/factories.js';
+import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { signInAtIdp, startTestIdp } from '../helpers/oidc.js';
 import { waitFor } from '../helpers/webhooks.js';
+import { inbound } from '../threads/workflow-helpers.js';
 
 const PUBLIC_URL = 'http://inbox.test';
 const ctx = await useTestContext({ env: { INBOX_PUBLIC_URL: PUBLIC_URL, INBOX_ALLOW_PRIVATE_SSO: 'true' } });
@@ -297,6 +298,27 @@ describe('signing in with the identity provider', () => {
     }
     const made = await ctx.deps.db.selectFrom('users').select('email').where('email', 'like', '%evil.test%').execute();
     expect(made).toEqual([]);
+  });
+
+  it('routes the waiting threads to a user it creates, who is online from the start', async () => {
+    // Everyone else of the workspace is away: the thread waits for the newcomer.
+    await ctx.deps.db.updateTable('users').set({ availability: 'busy' }).where('workspace_id', '=', workspaceId).execute();
+    const connection = await makeConnection(ctx.deps, workspaceId);
+    const routing = await ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/connections/${connection.id}`,
+      headers: tenant.headers,
+      payload: { autoAssign: true },
+    });
+    expect(routing.statusCode, routing.body).toBe(200);
+    const waiting = await inbound(ctx, connection, 'sso-waiting', 'sso-waiting-1');
+    const assigneeOf = async () =>
+      (await ctx.deps.db.selectFrom('threads').select('assignee_id').where('id', '=', waiting).executeTakeFirstOrThrow()).assignee_id;
+    expect(await assigneeOf()).toBeNull();
+    idp.accounts.set('grace', { email: 'grace@acme.test', email_verified: true, name: 'Grace' });
+    expect((await ssoFlow('grace')).statusCode).toBe(302);
+    const grace = await ctx.deps.db.selectFrom('users').select('id').where('email', '=', 'grace@acme.test').executeTakeFirstOrThrow();
+    expect(await assigneeOf()).toBe(grace.id);
   });
 
   it('refuses a deactivated user', async () => {

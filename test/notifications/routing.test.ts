@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { autoAssignedLine } from '../../src/threads/activity.js';
-import { useTestContext } from '../helpers/app.js';
+import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';
 import { inbound, listenToBus, signedInUser, transcriptLines } from '../threads/workflow-helpers.js';
@@ -89,5 +89,60 @@ describe('assigned by routing outside an inbound batch', () => {
     await expectRoutedTo(bo!.user, later);
     expect((await notificationsOf(ada!.user.id)).filter((n) => n.thread_id === second)).toMatchObject([{ actor_id: null }]);
     expect((await notificationsOf(ada!.user.id)).map((n) => n.thread_id)).toEqual([first, waiting, second]);
+  });
+
+  it('routes the waiting threads to a user added with a password, who is online from the start', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const connection = await makeConnection(ctx.deps, tenant.workspace.id);
+    await call('PATCH', `/v1/connections/${connection.id}`, tenant.headers, { autoAssign: true });
+    const waiting = await inbound(ctx, connection, `c-new-${tenant.workspace.id}`, `m-new-${tenant.workspace.id}`);
+    expect(await assigneeOf(waiting)).toBeNull();
+    const email = `cy-${tenant.workspace.id}@example.test`;
+    const cy = await call('POST', '/v1/users', tenant.headers, { name: 'Cy', email, password: 'a-long-password-1', roles: ['agent'] });
+    expect(await assigneeOf(waiting)).toBe(cy.id);
+    await expectRoutedTo(cy, waiting);
+  });
+
+  it('routes the waiting threads to a user the operator adds, and to one who says online again', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const connection = await makeConnection(ctx.deps, tenant.workspace.id);
+    await call('PATCH', `/v1/connections/${connection.id}`, tenant.headers, { autoAssign: true });
+    const first = await inbound(ctx, connection, `c-op-${tenant.workspace.id}`, `m-op-${tenant.workspace.id}`);
+    expect(await assigneeOf(first)).toBeNull();
+    const added = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/engage/workspaces/${tenant.workspace.id}/users`,
+      headers: adminHeaders(),
+      payload: { name: 'Dee', email: `dee-${tenant.workspace.id}@example.test`, password: 'a-long-password-1', roles: ['agent'] },
+    });
+    expect(added.statusCode, added.body).toBe(201);
+    expect(await assigneeOf(first)).toBe(added.json().data.id);
+
+    // A user made outside any route (as the CLI makes them) is online, but nothing routed to
+    // them; saying `online` again does.
+    await call('PATCH', `/v1/users/${added.json().data.id}`, tenant.headers, { maxOpenThreads: 1 });
+    const second = await inbound(ctx, connection, `c-op2-${tenant.workspace.id}`, `m-op2-${tenant.workspace.id}`);
+    const eve = await signedInUser(ctx.app, ctx, tenant.workspace.id, { name: 'Eve', roles: ['agent'] });
+    expect(await assigneeOf(second)).toBeNull();
+    expect((await call('PATCH', '/v1/users/me', eve.headers, { availability: 'online' })).availability).toBe('online');
+    expect(await assigneeOf(second)).toBe(eve.user.id);
+    await expectRoutedTo(eve.user, second);
+  });
+
+  it('routes the waiting thread to the assignee a contact merge frees, folding their open thread away', async () => {
+    const { tenant, users, newThread } = await routingTeam(['Ada', 'Bo']);
+    const [ada, bo] = users;
+    for (const u of users) await call('PATCH', `/v1/users/${u.user.id}`, tenant.headers, { maxOpenThreads: 1 });
+    const kept = await newThread();
+    const folded = await newThread();
+    const waiting = await newThread();
+    expect([await assigneeOf(kept), await assigneeOf(folded), await assigneeOf(waiting)]).toEqual([ada!.user.id, bo!.user.id, null]);
+    const contactOf = async (id: number) =>
+      (await ctx.deps.db.selectFrom('threads').select('contact_id').where('id', '=', id).executeTakeFirstOrThrow()).contact_id;
+    // The same person wrote from two handles: merged, Bo's thread folds into Ada's and is gone.
+    await call('POST', `/v1/contacts/${await contactOf(kept)}/merge`, tenant.headers, { contactId: await contactOf(folded) });
+    expect(await ctx.deps.db.selectFrom('threads').select('id').where('id', '=', folded).executeTakeFirst()).toBeUndefined();
+    expect(await assigneeOf(waiting)).toBe(bo!.user.id);
+    await expectRoutedTo(bo!.user, waiting);
   });
 });

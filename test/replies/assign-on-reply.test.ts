@@ -105,4 +105,39 @@ describe('assignOnReply', () => {
       expect(conversation.first_response_at?.toISOString()).toBe(replies[0]!.createdAt);
     }
   });
+
+  it('gives the thread a user writes in through POST /v1/conversations to them, new or waiting, before routing', async () => {
+    const { tenant, agent } = await setup();
+    const busy = await signedInUser(ctx.app, ctx.deps, tenant.workspace.id);
+    const connection = await makeConnection(ctx.deps, tenant.workspace.id, {
+      integrationKey: 'sms',
+      externalAccountId: `+1666${Date.now() % 1e7}`,
+    });
+    const routing = await ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/connections/${connection.id}`,
+      headers: tenant.headers,
+      payload: { autoAssign: true },
+    });
+    expect(routing.statusCode, routing.body).toBe(200);
+    const start = (headers: Record<string, string>, to: string) =>
+      ctx.app.inject({ method: 'POST', url: '/v1/conversations', headers, payload: { connectionId: connection.id, to, text: 'Hello' } });
+
+    // A new thread: the writer takes it, by their own activity line (routing's has no author).
+    const fresh = await start(agent.headers, '+14155550161');
+    expect(fresh.statusCode, fresh.body).toBe(202);
+    expect(fresh.json().data.thread.assigneeId).toBe(agent.user.id);
+    const lines = await transcript(fresh.json().data.thread.id, tenant.headers);
+    expect(lines.filter((m) => m.kind === 'activity').map((m) => m.authorId)).toEqual([agent.user.id]);
+
+    // A thread left waiting (everyone busy when an API key started it) goes to who writes next.
+    for (const u of [agent, busy]) {
+      const away = await ctx.app.inject({ method: 'PATCH', url: '/v1/users/me', headers: u.headers, payload: { availability: 'busy' } });
+      expect(away.statusCode, away.body).toBe(200);
+    }
+    const waiting = await start(tenant.headers, '+14155550162');
+    expect(waiting.json().data.thread.assigneeId).toBeNull();
+    const again = await start(busy.headers, '+14155550162');
+    expect(again.json().data.thread).toMatchObject({ id: waiting.json().data.thread.id, assigneeId: busy.user.id });
+  });
 });

@@ -4,9 +4,9 @@ import { startSmtpServer } from '../../harness/smtp.js';
 import { systemMailer } from '../../src/mail/system-mailer.js';
 import type { TeamUser } from '../../src/users/users.resources.js';
 import { useTestContext } from '../helpers/app.js';
-import { makeTenant, makeUser } from '../helpers/factories.js';
+import { makeConnection, makeTenant, makeUser } from '../helpers/factories.js';
 import { waitFor } from '../helpers/webhooks.js';
-import { listenToBus } from '../threads/workflow-helpers.js';
+import { inbound, listenToBus } from '../threads/workflow-helpers.js';
 
 const smtp = await startSmtpServer();
 afterAll(() => smtp.close());
@@ -92,6 +92,30 @@ describe('POST /v1/users without a password: an invite', () => {
     const event = await waitFor(async () => bus.find((e) => e.type === 'user.updated' && e.data.id === id), 'user.updated');
     expect(event.workspaceId).toBe(tenant.workspace.id);
     expect(event.data).toMatchObject({ id, email: 'hopper@acme.test', active: true, invited: false, availability: 'online' });
+  });
+
+  it('routes the waiting threads of their team to the user who accepted, in that commit', async () => {
+    const token = await invite('lovelace@acme.test');
+    const invitee = (await ctx.deps.db.selectFrom('users').select('id').where('email', '=', 'lovelace@acme.test').executeTakeFirstOrThrow())
+      .id;
+    const team = await post('/v1/teams', { name: 'Night shift', autoAssign: true }, asAdmin);
+    const teamId = team.json().data.id as number;
+    const members = await ctx.app.inject({
+      method: 'PUT',
+      url: `/v1/teams/${teamId}/members`,
+      headers: asAdmin,
+      payload: { userIds: [invitee] },
+    });
+    expect(members.statusCode, members.body).toBe(200);
+    const connection = await makeConnection(ctx.deps, tenant.workspace.id);
+    const moved = await ctx.app.inject({ method: 'PATCH', url: `/v1/connections/${connection.id}`, headers: asAdmin, payload: { teamId } });
+    expect(moved.statusCode, moved.body).toBe(200);
+    const waiting = await inbound(ctx, connection, 'night-owl', 'night-owl-1');
+    const assigneeOf = async () =>
+      (await ctx.deps.db.selectFrom('threads').select('assignee_id').where('id', '=', waiting).executeTakeFirstOrThrow()).assignee_id;
+    expect(await assigneeOf()).toBeNull();
+    expect((await post('/api/user/invite/accept', { token, password: 'lovelace chose this' })).statusCode).toBe(200);
+    expect(await assigneeOf()).toBe(invitee);
   });
 
   it('an invited user cannot sign in before accepting', async () => {
