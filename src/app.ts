@@ -244,9 +244,9 @@ function httpServer(deps: Deps) {
  * What a `--role worker` process serves on INBOX_METRICS_PORT: /healthz, /readyz and /metrics
  * only, so workers are probed and scraped like the api without serving any of its routes.
  */
-export async function buildOpsApp(deps: Deps): Promise<FastifyInstance> {
+export async function buildOpsApp(deps: Deps, options: Pick<AppOptions, 'notReady'> = {}): Promise<FastifyInstance> {
   const app = httpServer(deps);
-  await app.register(healthRoutes, { deps });
+  await app.register(healthRoutes, { deps, ...(options.notReady ? { notReady: options.notReady } : {}) });
   return app;
 }
 

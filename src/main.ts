@@ -328,18 +328,19 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
       workerStarted.catch(() => {}); // awaited below; this keeps a failure meanwhile from going unhandled
       deps.metrics.include(() => child.metrics());
     }
+    const child = worker;
+    // Ready once it has said it runs (below): a probe that sees 200 finds the start logged, and
+    // a worker's finds its queues worked.
+    const notReady = () =>
+      !running ? 'the service is still starting' : child && !child.up ? 'the worker process is not running' : undefined;
     if (role !== 'worker') {
-      const child = worker;
-      // Ready once it has said it runs (below): a probe that sees 200 finds the start logged.
-      const notReady = () =>
-        !running ? 'the service is still starting' : child && !child.up ? 'the worker process is not running' : undefined;
       app = await buildApp(deps, { ...(inboxWriter ? { inboxWriter } : {}), notReady });
       url = await listen(app, config.port, config.host, 'PORT');
     } else if (!supervised) {
       // A worker serves no API, but is probed and scraped like any process; a port already
       // taken stops the start before it takes any job. Role all's worker process is probed
       // and scraped through its parent instead.
-      app = await buildOpsApp(deps);
+      app = await buildOpsApp(deps, { notReady });
       url = await listen(app, config.metricsPort, config.host, 'INBOX_METRICS_PORT');
     }
     const parent = supervised ? serveParent(() => metricsForParent(deps.metrics.registry, role)) : undefined;
