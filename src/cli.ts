@@ -8,7 +8,7 @@ import { applyDotEnv, type Config, ConfigError, dataDirOf, loadCliSettings, load
 import { createConnection } from './connections/connections.service.js';
 import { type Db, isDatabaseUnavailable } from './db/database.js';
 import { AppError } from './http/errors.js';
-import { createLogger } from './logger.js';
+import { createCommandLogger } from './logger.js';
 import { migrateAll, openDatabase, ROLES, type Role, resolveSecretKey, startService } from './main.js';
 import { rotateSecretKey } from './operator/rotate-secret-key.js';
 import { installProcessGuards } from './process-guards.js';
@@ -111,7 +111,7 @@ async function serve(role: Role): Promise<void> {
 /** Runs one admin command against the migrated database and prints its JSON result. */
 async function withDatabase(run: (db: Db, config: Config) => Promise<unknown>) {
   const config = loadConfig();
-  const log = createLogger(loadCliSettings().logLevel);
+  const log = createCommandLogger(loadCliSettings().logLevel);
   const opened = await openDatabase(config, log);
   try {
     const result = await run(opened.database.db, config);
@@ -163,7 +163,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     case 'migrate': {
       const config = loadConfig();
-      await migrateAll(config, createLogger(loadCliSettings().logLevel));
+      await migrateAll(config, createCommandLogger(loadCliSettings().logLevel));
       process.stdout.write(`${JSON.stringify({ migrated: true }, null, 2)}\n`);
       return;
     }
