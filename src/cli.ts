@@ -86,6 +86,15 @@ async function readPassword(): Promise<string> {
 }
 
 async function serve(role: Role): Promise<void> {
+  // Taken before the start: a signal while it runs (Ctrl-C, a pod ended while it starts) would
+  // otherwise end the process at once, leaving the embedded PostgreSQL it started running and
+  // role all's worker process to notice on its own. It stops as soon as the start is done.
+  let signalled: string | undefined;
+  let onSignal = (signal: string) => {
+    signalled ??= signal;
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
   const service = await startService({ role });
   installProcessGuards(service.deps.log);
   const shutdown = (signal: string) => {
@@ -98,8 +107,8 @@ async function serve(role: Role): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  onSignal = shutdown;
+  if (signalled !== undefined) shutdown(signalled);
   // Role all's worker process stops with its parent, however the parent ended (even SIGKILL
   // closes the IPC channel), finishing the jobs it holds first.
   if (isSupervisedWorker()) {
