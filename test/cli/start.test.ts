@@ -157,6 +157,24 @@ describe('the service entry', () => {
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), 'PostgreSQL stopped with the service').toBe(false);
   }, 120_000);
 
+  it('with PORT=0 listens on a free port, and the links it hands out name that port', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-start-'));
+    dirs.push(dataDir);
+    const proc = run(['serve'], { INBOX_DATA_DIR: dataDir, PORT: '0', INBOX_ADMIN_API_KEY: ADMIN });
+    const until = Date.now() + 60_000;
+    let base: string | undefined;
+    while (base === undefined) {
+      if (proc.child.exitCode !== null || Date.now() > until) throw new Error(`no start line:\n${proc.output()}`);
+      base = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(proc.output())?.[1];
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(base).not.toMatch(/:0$/);
+    expect(proc.output()).toMatch(new RegExp(`open ${base}/app/setup#token=[\\w-]{43} to create`));
+    await waitReady(base, proc);
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited, proc.output()).toBe(0);
+  }, 120_000);
+
   it('refuses to start on bad configuration with one line naming the variable', async () => {
     const proc = run(['serve'], { PORT: 'eighty' });
     expect(await proc.exited).toBe(1);
