@@ -145,6 +145,10 @@ function httpServer(deps: Deps) {
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // Fastify's own 503 for a request that arrives while the server closes (on a keep-alive
+    // connection still open, or pipelined) is a body of its own, without a request id: the
+    // onRequest hook below answers it in the envelope instead.
+    return503OnClosing: false,
     // What the HTTP parser refuses before any route, in the one error envelope too.
     clientErrorHandler,
     // What the router refuses before any route (a path that does not decode, a parameter over
@@ -185,11 +189,21 @@ function httpServer(deps: Deps) {
   app.addHook('onRoute', refuseUndeclaredFields);
   app.decorateRequest('auth', null);
 
+  // Once the server closes (SIGTERM), a request that still arrives — on a connection busy when
+  // the close began, which Fastify marks `connection: close` — is refused before any work: 503
+  // with retry-after, so the client (a provider, a load balancer) sends it to a process that
+  // stays. The ones already in flight finish.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+
   // Callback-style hooks: they run on every request, webhook ingestion included, and
   // Fastify runs these without the promise an async hook costs.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    done(missingBoundary(request.headers['content-type']));
+    done(closing ? errors.shuttingDown() : missingBoundary(request.headers['content-type']));
   });
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -230,9 +244,9 @@ function httpServer(deps: Deps) {
  * What a `--role worker` process serves on INBOX_METRICS_PORT: /healthz, /readyz and /metrics
  * only, so workers are probed and scraped like the api without serving any of its routes.
  */
-export async function buildOpsApp(deps: Deps): Promise<FastifyInstance> {
+export async function buildOpsApp(deps: Deps, options: Pick<AppOptions, 'notReady'> = {}): Promise<FastifyInstance> {
   const app = httpServer(deps);
-  await app.register(healthRoutes, { deps });
+  await app.register(healthRoutes, { deps, ...(options.notReady ? { notReady: options.notReady } : {}) });
   return app;
 }
 

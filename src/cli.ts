@@ -8,7 +8,7 @@ import { applyDotEnv, type Config, ConfigError, dataDirOf, loadCliSettings, load
 import { createConnection } from './connections/connections.service.js';
 import { type Db, isDatabaseUnavailable } from './db/database.js';
 import { AppError } from './http/errors.js';
-import { createLogger } from './logger.js';
+import { createCommandLogger } from './logger.js';
 import { migrateAll, openDatabase, ROLES, type Role, resolveSecretKey, startService } from './main.js';
 import { rotateSecretKey } from './operator/rotate-secret-key.js';
 import { installProcessGuards } from './process-guards.js';
@@ -86,6 +86,15 @@ async function readPassword(): Promise<string> {
 }
 
 async function serve(role: Role): Promise<void> {
+  // Taken before the start: a signal while it runs (Ctrl-C, a pod ended while it starts) would
+  // otherwise end the process at once, leaving the embedded PostgreSQL it started running and
+  // role all's worker process to notice on its own. It stops as soon as the start is done.
+  let signalled: string | undefined;
+  let onSignal = (signal: string) => {
+    signalled ??= signal;
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
   const service = await startService({ role });
   installProcessGuards(service.deps.log);
   const shutdown = (signal: string) => {
@@ -98,8 +107,8 @@ async function serve(role: Role): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  onSignal = shutdown;
+  if (signalled !== undefined) shutdown(signalled);
   // Role all's worker process stops with its parent, however the parent ended (even SIGKILL
   // closes the IPC channel), finishing the jobs it holds first.
   if (isSupervisedWorker()) {
@@ -111,7 +120,7 @@ async function serve(role: Role): Promise<void> {
 /** Runs one admin command against the migrated database and prints its JSON result. */
 async function withDatabase(run: (db: Db, config: Config) => Promise<unknown>) {
   const config = loadConfig();
-  const log = createLogger(loadCliSettings().logLevel);
+  const log = createCommandLogger(loadCliSettings().logLevel);
   const opened = await openDatabase(config, log);
   try {
     const result = await run(opened.database.db, config);
@@ -163,7 +172,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     case 'migrate': {
       const config = loadConfig();
-      await migrateAll(config, createLogger(loadCliSettings().logLevel));
+      await migrateAll(config, createCommandLogger(loadCliSettings().logLevel));
       process.stdout.write(`${JSON.stringify({ migrated: true }, null, 2)}\n`);
       return;
     }

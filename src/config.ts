@@ -462,12 +462,17 @@ function readSystemMail(smtpUrl: string | undefined, from: string | undefined, p
   return smtpUrl === undefined || from === undefined ? undefined : { smtpUrl, from };
 }
 
+/** `http://HOST:PORT`, INBOX_PUBLIC_URL's default. */
+export function listenUrl(host: string, port: number): string {
+  return `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+}
+
 /**
  * INBOX_PUBLIC_URL: an http(s) URL with no query or fragment; a path is kept (a service
  * behind a proxy under a prefix). Unset: the address the service listens on.
  */
 function readPublicUrl(value: string | undefined, host: string, port: number, problems: string[]): string {
-  if (value === undefined) return `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+  if (value === undefined) return listenUrl(host, port);
   let url: URL;
   try {
     url = new URL(value);

@@ -108,6 +108,15 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, serializers: { req: serializeRequest } }, destination);
 }
 
+/**
+ * The logger of a one-shot CLI command (`inbox migrate`, `create-api-key`…), whose stdout is its
+ * JSON answer for scripts (`KEY=$(inbox create-api-key … | json key)`): its lines go to stderr,
+ * written at once, since the command ends with process.exit.
+ */
+export function createCommandLogger(level: string): Logger {
+  return createLogger(level, pino.destination({ dest: 2, sync: true }));
+}
+
 type LogFn = Logger['info'];
 
 /**

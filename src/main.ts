@@ -6,10 +6,10 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { buildApp, buildOpsApp } from './app.js';
 import { createStorage } from './attachments/storage-factory.js';
-import { type Config, ConfigError, loadConfig, SECRET_KEY_FORMAT } from './config.js';
+import { type Config, ConfigError, listenUrl, loadConfig, SECRET_KEY_FORMAT } from './config.js';
 import { parseSecretKey, SECRET_KEY_BYTES } from './crypto/secret-box.js';
 import { createDatabase, type Database } from './db/database.js';
-import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded.js';
+import { type EmbeddedDatabase, freePort, startEmbeddedPostgres } from './db/embedded.js';
 import { migrateToLatest, pendingMigrations, unknownMigrations } from './db/migrate.js';
 import { ReadReplica } from './db/replica.js';
 import type { Deps } from './deps.js';
@@ -300,7 +300,14 @@ function workerEnv(env: NodeJS.ProcessEnv, databaseUrl: string): NodeJS.ProcessE
 export async function startService(options: { role?: Role; env?: NodeJS.ProcessEnv } = {}): Promise<RunningService> {
   const role = options.role ?? 'all';
   const env = options.env ?? process.env;
-  const config = loadConfig(env);
+  let config = loadConfig(env);
+  if (role !== 'worker' && config.port === 0 && config.publicUrl === listenUrl(config.host, 0)) {
+    // PORT=0 (any free port) and no INBOX_PUBLIC_URL: the links the service hands out (the
+    // setup link, signed file links, surveys), here and in role all's worker process, name the
+    // port it will listen on, chosen now, not port 0.
+    const port = await freePort(config.host).catch(() => 0);
+    config = { ...config, port, publicUrl: listenUrl(config.host, port) };
+  }
   const supervised = role === 'worker' && isSupervisedWorker(env);
   // Every line names its role: role `all` and its worker process write to one stdout.
   const log = createLogger(config.logLevel).child({ role });
@@ -322,24 +329,30 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
     const inboxWriter = role === 'all' ? new InboxWriter(deps) : undefined;
     if (role === 'all') {
       // Started first, so it boots while the api does.
-      const child = new WorkerProcess({ entry: process.argv[1]!, env: workerEnv(env, infra.databaseUrl), log, ingest: inboxWriter });
+      const child = new WorkerProcess({
+        entry: process.argv[1]!,
+        env: { ...workerEnv(env, infra.databaseUrl), PORT: String(config.port) },
+        log,
+        ingest: inboxWriter,
+      });
       worker = child;
       workerStarted = child.start();
       workerStarted.catch(() => {}); // awaited below; this keeps a failure meanwhile from going unhandled
       deps.metrics.include(() => child.metrics());
     }
+    const child = worker;
+    // Ready once it has said it runs (below): a probe that sees 200 finds the start logged, and
+    // a worker's finds its queues worked.
+    const notReady = () =>
+      !running ? 'the service is still starting' : child && !child.up ? 'the worker process is not running' : undefined;
     if (role !== 'worker') {
-      const child = worker;
-      // Ready once it has said it runs (below): a probe that sees 200 finds the start logged.
-      const notReady = () =>
-        !running ? 'the service is still starting' : child && !child.up ? 'the worker process is not running' : undefined;
       app = await buildApp(deps, { ...(inboxWriter ? { inboxWriter } : {}), notReady });
       url = await listen(app, config.port, config.host, 'PORT');
     } else if (!supervised) {
       // A worker serves no API, but is probed and scraped like any process; a port already
       // taken stops the start before it takes any job. Role all's worker process is probed
       // and scraped through its parent instead.
-      app = await buildOpsApp(deps);
+      app = await buildOpsApp(deps, { notReady });
       url = await listen(app, config.metricsPort, config.host, 'INBOX_METRICS_PORT');
     }
     const parent = supervised ? serveParent(() => metricsForParent(deps.metrics.registry, role)) : undefined;

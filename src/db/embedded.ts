@@ -162,12 +162,12 @@ function signalPostmaster(pid: number): void {
 }
 
 /** A free TCP port on loopback, chosen by the kernel. */
-export async function freePort(): Promise<number> {
+export async function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
     server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, host, () => {
       const { port } = server.address() as net.AddressInfo;
       server.close(() => resolve(port));
     });

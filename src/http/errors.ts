@@ -100,4 +100,9 @@ export const errors = {
    */
   ingestFull: () =>
     new AppError('unavailable', 503, 'too many deliveries are waiting to be stored; retry shortly', { 'retry-after': '1' }, true),
+  /**
+   * The process is stopping (SIGTERM): a request that reaches it on a connection still open is
+   * sent elsewhere, chosen like ingestFull. Nothing of it was done.
+   */
+  shuttingDown: () => new AppError('unavailable', 503, 'the service is shutting down; retry shortly', { 'retry-after': '1' }, true),
 };

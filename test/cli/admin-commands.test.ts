@@ -4,8 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import argon2 from 'argon2';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../helpers/db.js';
+import { withDatabaseName } from '../helpers/names.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const database = await createTestDatabase();
@@ -114,6 +115,27 @@ describe('CLI admin commands (an operator’s first steps on a new VM)', () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('prints only its JSON on stdout, its log lines going to stderr, at any LOG_LEVEL', async () => {
+    // `KEY=$(npx inbox create-api-key … | json key)` (README) must work with LOG_LEVEL=debug in .env.
+    const ws = await inbox(['create-workspace', '--name', 'Logged'], '', { LOG_LEVEL: 'debug' });
+    expect(ws.code, ws.stderr).toBe(0);
+    expect(JSON.parse(ws.stdout)).toMatchObject({ name: 'Logged' });
+    // An empty database: migrating it logs what it applied.
+    const admin = new pg.Client({ connectionString: inject('pgAdminUrl') });
+    await admin.connect();
+    const name = `inbox_t_cli_log_${process.pid}`;
+    await admin.query(`CREATE DATABASE ${name}`);
+    try {
+      const migrate = await inbox(['migrate'], '', { LOG_LEVEL: 'info', DATABASE_URL: withDatabaseName(inject('pgAdminUrl'), name) });
+      expect(migrate.code, migrate.stderr).toBe(0);
+      expect(JSON.parse(migrate.stdout)).toEqual({ migrated: true });
+      expect(migrate.stderr).toMatch(/^\{"level":30,.*"msg":"database migrated"/m);
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  }, 90_000);
 
   it('explains what is wrong and exits non-zero', async () => {
     const missing = await inbox(['create-workspace']);

@@ -139,6 +139,42 @@ describe('the service entry', () => {
     expect(existsSync(pidFile), 'PostgreSQL stopped with the service').toBe(false);
   }, 120_000);
 
+  it('a SIGTERM while it starts stops it once started, PostgreSQL and worker process included', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-start-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+    const proc = run(['serve'], { INBOX_DATA_DIR: dataDir, PORT: String(port), INBOX_ADMIN_API_KEY: ADMIN });
+    // The embedded PostgreSQL is up and the schema migrated; the api and its worker are not yet.
+    const until = Date.now() + 60_000;
+    while (!proc.output().includes('"msg":"database migrated"')) {
+      if (proc.child.exitCode !== null || Date.now() > until) throw new Error(`no migration logged:\n${proc.output()}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited, proc.output()).toBe(0);
+    expect(proc.output()).toContain('"signal":"SIGTERM","msg":"shutting down"');
+    expect(proc.output().match(/"msg":"inbox stopped"/g)).toHaveLength(2); // the service and its worker process
+    expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), 'PostgreSQL stopped with the service').toBe(false);
+  }, 120_000);
+
+  it('with PORT=0 listens on a free port, and the links it hands out name that port', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-start-'));
+    dirs.push(dataDir);
+    const proc = run(['serve'], { INBOX_DATA_DIR: dataDir, PORT: '0', INBOX_ADMIN_API_KEY: ADMIN });
+    const until = Date.now() + 60_000;
+    let base: string | undefined;
+    while (base === undefined) {
+      if (proc.child.exitCode !== null || Date.now() > until) throw new Error(`no start line:\n${proc.output()}`);
+      base = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(proc.output())?.[1];
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(base).not.toMatch(/:0$/);
+    expect(proc.output()).toMatch(new RegExp(`open ${base}/app/setup#token=[\\w-]{43} to create`));
+    await waitReady(base, proc);
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited, proc.output()).toBe(0);
+  }, 120_000);
+
   it('refuses to start on bad configuration with one line naming the variable', async () => {
     const proc = run(['serve'], { PORT: 'eighty' });
     expect(await proc.exited).toBe(1);

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { type AddressInfo, connect } from 'node:net';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ import { queues } from '../../src/jobs/registry.js';
 import { maintenanceQueue } from '../../src/maintenance/maintenance.queue.js';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
+import { waitFor } from '../helpers/webhooks.js';
 
 // The service's clock runs with the real one; the metrics test moves it past a scrape's cache.
 let clockOffsetMs = 0;
@@ -283,5 +285,53 @@ describe('ids beyond a column’s range', () => {
         expect([404, 422], `${call.method} ${call.url} → ${res.statusCode} ${res.body}`).toContain(res.statusCode);
       }
     }
+  });
+});
+
+describe('shutting down', () => {
+  it('finishes the request in flight and refuses the next one on its connection in the envelope, writing nothing', async () => {
+    const tenant = await makeTenant(ctx.deps, { scopes: ['admin'] });
+    const app = await buildApp(ctx.deps);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const socket = connect((app.server.address() as AddressInfo).port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    await once(socket, 'connect');
+    const head = (body: string) =>
+      [
+        'POST /v1/api-keys HTTP/1.1',
+        'host: inbox.test',
+        'content-type: application/json',
+        `content-length: ${body.length}`,
+        ...Object.entries(tenant.headers).map(([k, v]) => `${k}: ${v}`),
+        '',
+        '',
+      ].join('\r\n');
+    const first = JSON.stringify({ name: 'in flight' });
+    const second = JSON.stringify({ name: 'after the close' });
+    // The first request's headers and half its body arrive: it is in flight when the close begins.
+    const arrived = once(app.server, 'request');
+    socket.write(head(first) + first.slice(0, 5));
+    await arrived;
+    const closed = app.close();
+    await waitFor(async () => !app.server.listening, 'the server to stop listening');
+    // The rest of the first body, and a second request pipelined behind it.
+    socket.write(first.slice(5) + head(second) + second);
+    await once(socket, 'close');
+    await closed;
+
+    const responses = received.split(/(?=HTTP\/1\.1 )/);
+    expect(responses.map((r) => r.split('\r\n')[0])).toEqual(['HTTP/1.1 201 Created', 'HTTP/1.1 503 Service Unavailable']);
+    const refused = responses[1]!;
+    const requestId = /x-request-id: (\S+)/.exec(refused)?.[1];
+    expect(refused).toMatch(/\r\nretry-after: 1\r\n/);
+    expect(JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: { code: 'unavailable', message: 'the service is shutting down; retry shortly' },
+      meta: { requestId },
+    });
+    const keys = await ctx.app.inject({ method: 'GET', url: '/v1/api-keys', headers: tenant.headers });
+    const names = keys.json().data.map((k: { name: string }) => k.name);
+    expect(names).toContain('in flight');
+    expect(names).not.toContain('after the close');
   });
 });

@@ -78,6 +78,23 @@ describe('--role worker', () => {
     expect(held['inbox-webhooks-out']).toBe(1);
     await worker.stop();
   }, 90_000);
+
+  it('answers /readyz 200 only once it works its queues, as its start line says', async () => {
+    const worker = await startService({ role: 'worker', databaseUrl: testDb.url, entry: 'source', log: 'tail', waitForStart: false });
+    services.push(worker);
+    // Its port opens before the queues' consumers start: the first 200 must find them started.
+    await waitFor(
+      () =>
+        fetch(`${worker.url}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      'the worker to be ready',
+      60_000,
+    );
+    expect(worker.output()).toContain('"msg":"inbox is running"');
+    await worker.stop();
+  }, 90_000);
 });
 
 describe('the connection budget', () => {
