@@ -110,6 +110,42 @@ describe('businessAccountId', () => {
   });
 });
 
+describe('a connection that comes to name another WABA', () => {
+  it('forgets the templates of the one before, and a sync still reading it stores nothing', async () => {
+    const line = await makeConnection(ctx.deps, tenant.workspace.id, {
+      externalAccountId: '106540352240001',
+      credentials: { accessToken: TOKEN },
+    });
+    await patch(line.id, { businessAccountId: WABA });
+    await sync(line.id);
+    expect(await listed(line.id)).toHaveLength(3);
+    // The same id again is no change.
+    expect((await patch(line.id, { businessAccountId: WABA })).json().data.templatesSync.status).toBe('succeeded');
+    expect(await listed(line.id)).toHaveLength(3);
+    const moved = await patch(line.id, { businessAccountId: '987654321' });
+    expect(moved.statusCode).toBe(200);
+    expect(moved.json().data.templatesSync).toBeNull();
+    expect(await listed(line.id)).toEqual([]);
+
+    // A sync of the first WABA, still reading when the connection moves on, keeps nothing of it.
+    await patch(line.id, { businessAccountId: WABA });
+    let release!: () => void;
+    fake.behave(TEMPLATES_PATH, { heldUntil: new Promise<void>((r) => (release = r)) });
+    const earlier = new Set((await ctx.deps.boss.findJobs(SYNC_TEMPLATES_QUEUE, { key: String(line.id) })).map((j) => j.id));
+    const asked = fake.requests.filter((r) => r.path === TEMPLATES_PATH).length;
+    expect((await startSync(line.id)).statusCode).toBe(202);
+    await waitFor(async () => fake.requests.filter((r) => r.path === TEMPLATES_PATH).length > asked, 'the sync to ask the provider');
+    expect((await patch(line.id, { businessAccountId: null })).json().data.templatesSync).toBeNull();
+    release();
+    await waitFor(async () => {
+      const jobs = (await ctx.deps.boss.findJobs(SYNC_TEMPLATES_QUEUE, { key: String(line.id) })).filter((j) => !earlier.has(j.id));
+      return jobs.length === 1 && jobs[0]!.state === 'completed';
+    }, 'the sync job to complete');
+    expect(await listed(line.id)).toEqual([]);
+    expect((await connection(line.id)).templatesSync).toBeNull();
+  });
+});
+
 describe('template sync', () => {
   it('reads every page into the service with the connection token and lists them as Meta gave them', async () => {
     await patch(whatsapp.id, { businessAccountId: WABA });
