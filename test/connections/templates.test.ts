@@ -427,7 +427,7 @@ describe('template replies', async () => {
     expect(await outboundCount()).toBe(before);
   });
 
-  it('refuses a template with a media header or a URL button placeholder, which a reply cannot fill', async () => {
+  it('refuses a template with a media header, a URL button placeholder, a coupon code or a carousel, which a reply cannot fill', async () => {
     const body = { type: 'BODY', text: 'Your order has shipped.' };
     await ctx.deps.db
       .insertInto('whatsapp_templates')
@@ -435,6 +435,20 @@ describe('template replies', async () => {
         [
           ['shipped_photo', [{ type: 'HEADER', format: 'IMAGE', example: { header_handle: ['https://x.test/a.jpg'] } }, body]],
           ['shipped_track', [body, { type: 'BUTTONS', buttons: [{ type: 'URL', text: 'Track', url: 'https://x.test/t/{{1}}' }] }]],
+          [
+            'fall_coupon',
+            [
+              body,
+              {
+                type: 'BUTTONS',
+                buttons: [
+                  { type: 'QUICK_REPLY', text: 'Stop' },
+                  { type: 'COPY_CODE', example: '25OFF' },
+                ],
+              },
+            ],
+          ],
+          ['new_arrivals', [body, { type: 'CAROUSEL', cards: [{ components: [{ type: 'HEADER', format: 'IMAGE' }] }] }]],
         ].map(([name, components]) => ({
           connection_id: whatsapp.id,
           name: name as string,
@@ -450,6 +464,8 @@ describe('template replies', async () => {
     for (const [name, what] of [
       ['shipped_photo', 'an IMAGE header'],
       ['shipped_track', 'a URL button with a placeholder'],
+      ['fall_coupon', 'a COPY_CODE button'],
+      ['new_arrivals', 'a CAROUSEL'],
     ]) {
       const res = await reply(threadId, { template: { name, language: 'en_US' } });
       expect(res.statusCode, res.body).toBe(422);
