@@ -21,6 +21,7 @@ import {
   LivechatTitle,
   PreChatFormSchema,
 } from './livechat-settings.js';
+import { forgetTemplates } from './templates.queries.js';
 import {
   checkWebhookSecrets,
   META_KEYS,
@@ -445,6 +446,9 @@ export async function changeConnection(
       ...csat,
     });
     if (updated && patch.autoAssign === true && !current.auto_assign) await routeWaiting(deps, trx, workspaceId, deps.now());
+    // Templates live in the WABA they were read from: another one (or none) has not got them.
+    const wabaChanged = patch.businessAccountId !== undefined && patch.businessAccountId !== current.business_account_id;
+    if (updated && wabaChanged) await forgetTemplates(trx, id);
     if (updated) {
       const before = {
         ...connectionResource(current, adminView(deps)),
@@ -453,7 +457,9 @@ export async function changeConnection(
       };
       await recordAudit(trx, trail, 'connection.updated', { type: 'connection', id }, changesOf(before, patch, SECRET_FIELDS));
     }
-    return updated;
+    return updated && wabaChanged
+      ? { ...updated, templates_sync_status: null, templates_sync_at: null, templates_sync_error: null }
+      : updated;
   });
   if (!row) throw errors.notFound('connection'); // deleted meanwhile
   return connectionResource(row, adminView(deps));

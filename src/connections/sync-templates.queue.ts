@@ -16,7 +16,7 @@ import {
 } from './connection-credentials.js';
 import { findConnection } from './connections.queries.js';
 import { componentText, countParameters } from './template-parameters.js';
-import { replaceTemplates, setTemplatesSync, type TemplateRow } from './templates.queries.js';
+import { replaceTemplates, setTemplatesSync, setTemplatesSynced, type TemplateRow } from './templates.queries.js';
 
 export const SYNC_TEMPLATES_QUEUE = 'sync-templates';
 /** A provider that has not answered a page in this long fails the sync. */
@@ -79,11 +79,11 @@ export async function syncTemplates(deps: Deps, job: SyncTemplatesJob): Promise<
     return;
   }
   // The connection's row is updated first: its lock makes two syncs that finish together
-  // replace the list one after the other instead of colliding on the same keys.
+  // replace the list one after the other instead of colliding on the same keys. A list read
+  // from a WABA the connection stopped naming meanwhile (a PATCH of businessAccountId) is dropped.
   try {
     await deps.db.transaction().execute(async (trx) => {
-      await setTemplatesSync(trx, job.connectionId, 'succeeded', deps.now(), null);
-      await replaceTemplates(trx, job.connectionId, rows);
+      if (await setTemplatesSynced(trx, job.connectionId, source.wabaId, deps.now())) await replaceTemplates(trx, job.connectionId, rows);
     });
   } catch (err) {
     // A value PostgreSQL refuses (a name too long to index) would refuse every retry the same

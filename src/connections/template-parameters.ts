@@ -23,8 +23,8 @@ export function fillParameters(text: string, parameters: readonly string[]): str
 
 /**
  * A part of a template that needs a parameter other than text, which a reply has no way to
- * give (only `header` and `body` text lists): a media or location header, or a URL button
- * with a placeholder. Meta refuses a send that leaves one out, so such a template is refused
+ * give (only `header` and `body` text lists): a media or location header, a URL button
+ * with a placeholder, a coupon code's COPY_CODE button, or a carousel's cards. Meta refuses a send that leaves one out, so such a template is refused
  * before anything is queued. Answers how to name it (`an IMAGE header`), else undefined.
  */
 export function unfillableComponent(components: unknown): string | undefined {
@@ -34,9 +34,14 @@ export function unfillableComponent(components: unknown): string | undefined {
     const type = c.type.toUpperCase();
     const format = typeof c.format === 'string' ? c.format.toUpperCase() : 'TEXT';
     if (type === 'HEADER' && format !== 'TEXT') return `a${/^[AEIOU]/.test(format) ? 'n' : ''} ${format} header`;
+    // A carousel's cards each need their header's media at send time.
+    if (type === 'CAROUSEL') return 'a CAROUSEL';
     if (type === 'BUTTONS' && Array.isArray(c.buttons)) {
       const dynamic = c.buttons.find((b) => isObject(b) && typeof b.url === 'string' && countParameters(b.url) > 0);
       if (dynamic) return 'a URL button with a placeholder';
+      // A coupon code template's code is given only at send time (Meta's `coupon_code`).
+      if (c.buttons.some((b) => isObject(b) && typeof b.type === 'string' && b.type.toUpperCase() === 'COPY_CODE'))
+        return 'a COPY_CODE button';
     }
   }
   return undefined;

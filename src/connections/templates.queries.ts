@@ -64,6 +64,34 @@ export async function setTemplatesSync(db: Executor, connectionId: number, statu
     .execute();
 }
 
+/**
+ * Records a sync's success on its connection, only while the connection still names `wabaId`:
+ * a list read from an account the connection no longer names is not stored (answers false).
+ * The row's lock makes two syncs that finish together replace the list one after the other.
+ */
+export async function setTemplatesSynced(db: Executor, connectionId: number, wabaId: string, at: Date): Promise<boolean> {
+  const updated = await db
+    .updateTable('connections')
+    .set({ templates_sync_status: 'succeeded', templates_sync_at: at, templates_sync_error: null })
+    .where('id', '=', connectionId)
+    .where('business_account_id', '=', wabaId)
+    .executeTakeFirst();
+  return updated.numUpdatedRows > 0n;
+}
+
+/**
+ * Forgets a connection's list and its sync state, when the connection stops naming the
+ * account (WABA) they were read from: they are not that connection's templates any more.
+ */
+export async function forgetTemplates(db: Executor, connectionId: number) {
+  await db.deleteFrom('whatsapp_templates').where('connection_id', '=', connectionId).execute();
+  await db
+    .updateTable('connections')
+    .set({ templates_sync_status: null, templates_sync_at: null, templates_sync_error: null })
+    .where('id', '=', connectionId)
+    .execute();
+}
+
 /** Whether any connection of the workspace has this template synced (a rule or macro names one). */
 export async function workspaceHasTemplate(db: Executor, workspaceId: number, name: string, language: string): Promise<boolean> {
   const row = await db

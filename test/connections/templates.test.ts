@@ -110,6 +110,42 @@ describe('businessAccountId', () => {
   });
 });
 
+describe('a connection that comes to name another WABA', () => {
+  it('forgets the templates of the one before, and a sync still reading it stores nothing', async () => {
+    const line = await makeConnection(ctx.deps, tenant.workspace.id, {
+      externalAccountId: '106540352240001',
+      credentials: { accessToken: TOKEN },
+    });
+    await patch(line.id, { businessAccountId: WABA });
+    await sync(line.id);
+    expect(await listed(line.id)).toHaveLength(3);
+    // The same id again is no change.
+    expect((await patch(line.id, { businessAccountId: WABA })).json().data.templatesSync.status).toBe('succeeded');
+    expect(await listed(line.id)).toHaveLength(3);
+    const moved = await patch(line.id, { businessAccountId: '987654321' });
+    expect(moved.statusCode).toBe(200);
+    expect(moved.json().data.templatesSync).toBeNull();
+    expect(await listed(line.id)).toEqual([]);
+
+    // A sync of the first WABA, still reading when the connection moves on, keeps nothing of it.
+    await patch(line.id, { businessAccountId: WABA });
+    let release!: () => void;
+    fake.behave(TEMPLATES_PATH, { heldUntil: new Promise<void>((r) => (release = r)) });
+    const earlier = new Set((await ctx.deps.boss.findJobs(SYNC_TEMPLATES_QUEUE, { key: String(line.id) })).map((j) => j.id));
+    const asked = fake.requests.filter((r) => r.path === TEMPLATES_PATH).length;
+    expect((await startSync(line.id)).statusCode).toBe(202);
+    await waitFor(async () => fake.requests.filter((r) => r.path === TEMPLATES_PATH).length > asked, 'the sync to ask the provider');
+    expect((await patch(line.id, { businessAccountId: null })).json().data.templatesSync).toBeNull();
+    release();
+    await waitFor(async () => {
+      const jobs = (await ctx.deps.boss.findJobs(SYNC_TEMPLATES_QUEUE, { key: String(line.id) })).filter((j) => !earlier.has(j.id));
+      return jobs.length === 1 && jobs[0]!.state === 'completed';
+    }, 'the sync job to complete');
+    expect(await listed(line.id)).toEqual([]);
+    expect((await connection(line.id)).templatesSync).toBeNull();
+  });
+});
+
 describe('template sync', () => {
   it('reads every page into the service with the connection token and lists them as Meta gave them', async () => {
     await patch(whatsapp.id, { businessAccountId: WABA });
@@ -391,7 +427,7 @@ describe('template replies', async () => {
     expect(await outboundCount()).toBe(before);
   });
 
-  it('refuses a template with a media header or a URL button placeholder, which a reply cannot fill', async () => {
+  it('refuses a template with a media header, a URL button placeholder, a coupon code or a carousel, which a reply cannot fill', async () => {
     const body = { type: 'BODY', text: 'Your order has shipped.' };
     await ctx.deps.db
       .insertInto('whatsapp_templates')
@@ -399,6 +435,20 @@ describe('template replies', async () => {
         [
           ['shipped_photo', [{ type: 'HEADER', format: 'IMAGE', example: { header_handle: ['https://x.test/a.jpg'] } }, body]],
           ['shipped_track', [body, { type: 'BUTTONS', buttons: [{ type: 'URL', text: 'Track', url: 'https://x.test/t/{{1}}' }] }]],
+          [
+            'fall_coupon',
+            [
+              body,
+              {
+                type: 'BUTTONS',
+                buttons: [
+                  { type: 'QUICK_REPLY', text: 'Stop' },
+                  { type: 'COPY_CODE', example: '25OFF' },
+                ],
+              },
+            ],
+          ],
+          ['new_arrivals', [body, { type: 'CAROUSEL', cards: [{ components: [{ type: 'HEADER', format: 'IMAGE' }] }] }]],
         ].map(([name, components]) => ({
           connection_id: whatsapp.id,
           name: name as string,
@@ -414,6 +464,8 @@ describe('template replies', async () => {
     for (const [name, what] of [
       ['shipped_photo', 'an IMAGE header'],
       ['shipped_track', 'a URL button with a placeholder'],
+      ['fall_coupon', 'a COPY_CODE button'],
+      ['new_arrivals', 'a CAROUSEL'],
     ]) {
       const res = await reply(threadId, { template: { name, language: 'en_US' } });
       expect(res.statusCode, res.body).toBe(422);
