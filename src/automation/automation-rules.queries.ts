@@ -97,7 +97,8 @@ export async function recordRuns(db: Executor, runs: { id: number; runs: number;
  */
 const contactEmail = sql<string | null>`COALESCE(contacts.email, (
   SELECT min(h.external_id) FROM contact_handles h
-  WHERE h.contact_id = contacts.id AND h.integration_key IN (${sql.join(EMAIL_INTEGRATION_KEYS)})))`;
+  WHERE h.workspace_id = contacts.workspace_id AND h.contact_id = contacts.id
+    AND h.integration_key IN (${sql.join(EMAIL_INTEGRATION_KEYS)})))`;
 
 export async function threadFacts(db: Executor, threadIds: number[]) {
   if (threadIds.length === 0) return [];
