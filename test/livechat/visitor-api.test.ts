@@ -392,6 +392,24 @@ describe('CORS', () => {
     expect(res.headers['access-control-allow-headers']).toMatch(/content-type/);
   });
 
+  it('answers the preflight of GET …/config too, which a page sends before reading the settings with a header of its own', async () => {
+    const res = await ctx.app.inject({
+      method: 'OPTIONS',
+      url: url('/config', shop.key),
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-request-id' },
+    });
+    expect(res.statusCode, res.body).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('https://shop.example');
+    expect(res.headers['access-control-allow-methods']).toMatch(/GET/);
+    const refused = await ctx.app.inject({
+      method: 'OPTIONS',
+      url: url('/config', shop.key),
+      headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'GET' },
+    });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
   it('refuses another origin with 403 and no CORS headers, preflight included; writes nothing', async () => {
     const before = await ctx.deps.db
       .selectFrom('livechat_visitors')
