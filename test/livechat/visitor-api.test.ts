@@ -277,6 +277,20 @@ describe('widget key and visitor token', () => {
     expect(res.statusCode).toBe(404);
   });
 
+  it('serves a widget whose key is as long as a key may be (128 characters); a longer unknown key is 404', async () => {
+    const long = await makeWidget(ctx.deps, tenant.workspace.id, { key: `wk_${'k'.repeat(125)}` });
+    expect(long.key).toHaveLength(128);
+    expect((await ctx.app.inject({ method: 'GET', url: url('/config', long.key) })).statusCode).toBe(200);
+    const v = await startVisitor(ctx.app, long.key);
+    expect((await visitorSays(ctx.app, long.key, v.token, 'hello')).statusCode).toBe(201);
+    expect((await ctx.app.inject({ method: 'GET', url: url('/messages', long.key), headers: v.headers })).statusCode).toBe(200);
+    const page = await ctx.app.inject({ method: 'GET', url: `/livechat/${long.key}` });
+    expect(page.statusCode).toBe(200);
+    const unknown = await ctx.app.inject({ method: 'GET', url: url('/config', `wk_${'u'.repeat(150)}`) });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error.code).toBe('not_found');
+  });
+
   it('a missing, bad or other widget’s token is 401', async () => {
     const otherWidget = await makeWidget(ctx.deps, tenant.workspace.id);
     const theirs = await startVisitor(ctx.app, otherWidget.key);
