@@ -144,7 +144,9 @@ function httpServer(deps: Deps) {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: true },
+    // Fastify's default caps a path parameter at 100 characters (414): a widget key may have 128
+    // (WIDGET_KEY), and a longer unknown one is still 404 by its route, as any unknown key.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     // Fastify's own 503 for a request that arrives while the server closes (on a keep-alive
     // connection still open, or pipelined) is a body of its own, without a request id: the
     // onRequest hook below answers it in the envelope instead.

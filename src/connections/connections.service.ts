@@ -6,6 +6,8 @@ import type { ManagedBy, PreChatForm } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
 import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
+import { endWidgetVisitorTokens } from '../livechat/block-visitor.queries.js';
+import { publishVisitorEvents } from '../livechat/visitor-events.js';
 import { requireTeamOf } from '../teams/teams.service.js';
 import { routeWaiting } from '../threads/routing.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
@@ -367,6 +369,13 @@ const SECRET_FIELDS = ['credentials', 'webhookSecrets'] as const;
 export async function deleteConnection(deps: Pick<Deps, 'db' | 'now'>, workspaceId: number, id: number, trail: Trail): Promise<boolean> {
   return deps.db.transaction().execute(async (trx) => {
     if (!(await markConnectionDeleted(trx, workspaceId, id, deps.now()))) return false;
+    // A widget's visitors: their tokens end with it and, once this commits, every api process
+    // closes their sockets (4003, as for a blocked visitor), so no widget waits on a dead chat.
+    const handles = await endWidgetVisitorTokens(trx, id, deps.now());
+    await publishVisitorEvents(
+      trx,
+      handles.map((visitor) => ({ type: 'visitor.blocked' as const, visitor })),
+    );
     await recordAudit(trx, trail, 'connection.deleted', { type: 'connection', id });
     return true;
   });

@@ -28,3 +28,18 @@ export async function endVisitorTokens(db: Executor, visitor: { connectionId: nu
     .execute();
   return rows.map((r) => r.handle);
 }
+
+/**
+ * Ends now the tokens of every visitor of a widget (its connection was deleted); returns the
+ * handles whose token ended, so their sockets can be closed.
+ */
+export async function endWidgetVisitorTokens(db: Executor, connectionId: number, at: Date) {
+  const rows = await db
+    .updateTable('livechat_visitors')
+    .set({ expires_at: at })
+    .where('connection_id', '=', connectionId)
+    .where('expires_at', '>', at)
+    .returning('handle')
+    .execute();
+  return rows.map((r) => r.handle);
+}

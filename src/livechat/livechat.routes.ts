@@ -105,7 +105,7 @@ export const livechatRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       request.visitor = visitor;
     };
 
-  for (const path of ['/:widgetKey/conversations', '/:widgetKey/messages', '/:widgetKey/attachments']) {
+  for (const path of ['/:widgetKey/config', '/:widgetKey/conversations', '/:widgetKey/messages', '/:widgetKey/attachments']) {
     app.options(
       path,
       {

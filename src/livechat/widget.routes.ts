@@ -84,7 +84,7 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       schema: {
         summary: 'A hosted live chat page for a widget',
         description: 'A page hosting the widget of this key, filling the page.',
-        params: Type.Object({ widgetKey: Type.String({ minLength: 1, maxLength: 128, description: 'the widget key (wk_…)' }) }),
+        params: Type.Object({ widgetKey: Type.String({ minLength: 1, maxLength: 256, description: 'the widget key (wk_…)' }) }),
         response: { 200: { content: { 'text/html': { schema: Type.String() } } } },
       },
     },

@@ -45,7 +45,7 @@ describe('error envelope', () => {
   it('answers a path the router refuses (bad escape, overlong parameter) in the error envelope', async () => {
     for (const [url, status] of [
       ['/v1/threads/%E0%A4%A', 400],
-      [`/csat/${'a'.repeat(120)}`, 414],
+      [`/csat/${'a'.repeat(300)}`, 414],
     ] as const) {
       const res = await ctx.app.inject({ method: 'GET', url });
       expect(res.statusCode, url).toBe(status);

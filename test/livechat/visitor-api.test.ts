@@ -277,6 +277,20 @@ describe('widget key and visitor token', () => {
     expect(res.statusCode).toBe(404);
   });
 
+  it('serves a widget whose key is as long as a key may be (128 characters); a longer unknown key is 404', async () => {
+    const long = await makeWidget(ctx.deps, tenant.workspace.id, { key: `wk_${'k'.repeat(125)}` });
+    expect(long.key).toHaveLength(128);
+    expect((await ctx.app.inject({ method: 'GET', url: url('/config', long.key) })).statusCode).toBe(200);
+    const v = await startVisitor(ctx.app, long.key);
+    expect((await visitorSays(ctx.app, long.key, v.token, 'hello')).statusCode).toBe(201);
+    expect((await ctx.app.inject({ method: 'GET', url: url('/messages', long.key), headers: v.headers })).statusCode).toBe(200);
+    const page = await ctx.app.inject({ method: 'GET', url: `/livechat/${long.key}` });
+    expect(page.statusCode).toBe(200);
+    const unknown = await ctx.app.inject({ method: 'GET', url: url('/config', `wk_${'u'.repeat(150)}`) });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error.code).toBe('not_found');
+  });
+
   it('a missing, bad or other widget’s token is 401', async () => {
     const otherWidget = await makeWidget(ctx.deps, tenant.workspace.id);
     const theirs = await startVisitor(ctx.app, otherWidget.key);
@@ -390,6 +404,24 @@ describe('CORS', () => {
     expect(res.headers['access-control-allow-methods']).toMatch(/POST/);
     expect(res.headers['access-control-allow-headers']).toMatch(/authorization/);
     expect(res.headers['access-control-allow-headers']).toMatch(/content-type/);
+  });
+
+  it('answers the preflight of GET …/config too, which a page sends before reading the settings with a header of its own', async () => {
+    const res = await ctx.app.inject({
+      method: 'OPTIONS',
+      url: url('/config', shop.key),
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-request-id' },
+    });
+    expect(res.statusCode, res.body).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('https://shop.example');
+    expect(res.headers['access-control-allow-methods']).toMatch(/GET/);
+    const refused = await ctx.app.inject({
+      method: 'OPTIONS',
+      url: url('/config', shop.key),
+      headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'GET' },
+    });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.headers['access-control-allow-origin']).toBeUndefined();
   });
 
   it('refuses another origin with 403 and no CORS headers, preflight included; writes nothing', async () => {

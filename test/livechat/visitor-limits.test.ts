@@ -149,3 +149,29 @@ describe('POST /v1/contacts/:id/erase', () => {
     expect((await visitorSays(a.app, shop.key, visitor.token, 'still there?')).statusCode).toBe(401);
   });
 });
+
+describe('DELETE /v1/connections/:id of a widget', () => {
+  it("closes its visitors' sockets on every api process (4003), so no widget waits on a deleted chat", async () => {
+    const doomed = await makeWidget(a.deps, tenant.workspace.id, { allowedOrigins: ['https://shop.example'] });
+    const visitor = await startVisitor(a.app, doomed.key);
+    expect((await visitorSays(a.app, doomed.key, visitor.token, 'anyone there?')).statusCode).toBe(201);
+    const socket = await openSocket(socketUrl(bUrl, doomed.key, visitor.token), SHOP);
+    // A visitor of another widget keeps its socket.
+    const bystander = await startVisitor(a.app, shop.key);
+    const kept = await openSocket(socketUrl(bUrl, shop.key, bystander.token), SHOP);
+    const res = await a.app.inject({ method: 'DELETE', url: `/v1/connections/${doomed.connection.id}`, headers: tenant.headers });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(await socket.closed).toBe(CLOSE_VISITOR_BLOCKED);
+    expect((await visitorSays(a.app, doomed.key, visitor.token, 'hello?')).statusCode).toBe(404);
+    expect(await upgradeStatus(socketUrl(bUrl, doomed.key, visitor.token), SHOP)).toBe(404);
+    const reply = await a.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${bystander.threadId}/messages`,
+      headers: tenant.headers,
+      payload: { text: 'still here' },
+    });
+    expect(reply.statusCode, reply.body).toBe(202);
+    expect(kept.ws.readyState).toBe(kept.ws.OPEN);
+    kept.ws.close();
+  });
+});

@@ -59,7 +59,7 @@ describe('GET /livechat/:widgetKey', () => {
   });
 
   it('answers 404 for a key that is no widget', async () => {
-    for (const key of ['wk_nothing_here_0000', 'bad%20key', '106540352242922']) {
+    for (const key of ['wk_nothing_here_0000', 'bad%20key', '106540352242922', `wk_${'x'.repeat(200)}`]) {
       const res = await ctx.app.inject({ method: 'GET', url: `/livechat/${key}` });
       expect(res.statusCode, key).toBe(404);
       expect(res.json().error.code).toBe('not_found');

@@ -352,7 +352,8 @@ ${
   async function refresh() {
     if (!session) return false;
     const res = await call('GET', '/messages?limit=100');
-    if (res.status === 401) {
+    // 401: the token ended; 404: the widget was deleted. Either way this conversation is over.
+    if (res.status === 401 || res.status === 404) {
       forget();
       return false;
     }
