@@ -84,7 +84,7 @@ export const accountLinksRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
         response: { 200: Envelope(UserResource) },
       },
     },
-    async (request) => envelope(request, userResource(await acceptInvite(deps, request.body))),
+    async (request) => envelope(request, userResource(await acceptInvite(deps, request.body, request.ip))),
   );
 
   app.get(

@@ -99,7 +99,7 @@ export async function attachmentsOfErased(db: Executor, threadIds: number[], vis
 /**
  * Removes the person from the database, in the caller's transaction: the messages of their
  * threads keep their place (the conversation's shape, the reports) with no words, markup,
- * headers or files; the threads lose their preview, their CSAT comments and survey links;
+ * headers, send errors or files; the threads lose their preview, their CSAT comments and survey links;
  * handles, visitors, notifications of those threads, the raw deliveries and the outbound events
  * that carried them, and the stored answers of replies to them go.
  */
@@ -114,7 +114,9 @@ export async function eraseTraces(
   if (threadIds.length > 0) {
     await db
       .updateTable('messages')
-      .set({ text: '', html: null, quoted_text: null, email: null, template: null })
+      // A failed send's error is the provider's or mail server's words, which name the person
+      // they could not reach ("undeliverable to +1555…", "550 <jane@…>: no such user").
+      .set({ text: '', html: null, quoted_text: null, email: null, template: null, error: null })
       .where('thread_id', 'in', threadIds)
       .execute();
     // The trigger clears a vector only when the text changes; an empty text already erased
@@ -137,6 +139,11 @@ export async function eraseTraces(
   await db.deleteFrom('contact_handles').where('contact_id', '=', c.id).execute();
 
   if (needles.length > 0) {
+    // A connection's last send error (its health) may be a failed reply to the person, naming them.
+    await sql`
+      UPDATE connections SET last_error = NULL
+      WHERE workspace_id = ${c.workspaceId} AND last_error IS NOT NULL
+        AND EXISTS (SELECT 1 FROM unnest(${needles}::text[]) AS n WHERE strpos(last_error, n) > 0)`.execute(db);
     // Deliveries of this workspace's app, and those shared by several apps (app_id null).
     await sql`
       DELETE FROM webhook_inbox

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
+import { changesOf, personTrail, recordAudit, type Trail } from '../audit/audit.js';
 import { accountLink, consumeAccountToken, INVITE_TOKEN_SECONDS, issueAccountToken, retireAccountTokens } from '../auth/account-tokens.js';
 import { checkNewPassword, INVALID_LINK } from '../auth/passwords.service.js';
 import { findUser, setPasswordHash } from '../auth/sessions.queries.js';
@@ -82,10 +82,11 @@ export async function inviteUser(
 }
 
 /**
- * Sets the invited person's password and activates them, once, announcing `user.updated`. A
- * bad password leaves the link unspent; a spent, expired or unknown link is refused alike.
+ * Sets the invited person's password and activates them, once, announcing `user.updated` and
+ * auditing `user.invite_accepted` as theirs. A bad password leaves the link unspent; a spent,
+ * expired or unknown link is refused alike.
  */
-export async function acceptInvite(deps: Deps, input: { token: string; password: string }) {
+export async function acceptInvite(deps: Deps, input: { token: string; password: string }, ip: string) {
   const now = deps.now();
   const passwordHash = await hashPassword(input.password);
   return deps.db.transaction().execute(async (trx) => {
@@ -95,6 +96,8 @@ export async function acceptInvite(deps: Deps, input: { token: string; password:
     checkNewPassword('password', input.password, user.email);
     await setPasswordHash(trx, user.id, passwordHash, true);
     await retireAccountTokens(trx, 'invite', user.id, now);
+    // The person joins by their own hand: audited as theirs, like a reset link used (never the password).
+    await recordAudit(trx, personTrail(user, ip), 'user.invite_accepted', { type: 'user', id: user.id }, changesOf(user, { active: true }));
     // Active from now on: the team's lists (assignees, mentions) learn it like any change of a user.
     await announceUsers(trx, [user.id], now);
     await routeToNewUser(deps, trx, user.workspace_id);

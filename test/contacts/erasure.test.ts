@@ -51,12 +51,12 @@ const person = {
 };
 
 /** A WhatsApp Cloud delivery from the person, as Meta posts it, signed; answers its message id. */
-async function deliver(message: Record<string, unknown>) {
+async function deliver(message: Record<string, unknown>, from = person.phone) {
   const body = JSON.parse(fixture('whatsapp', 'text-message.json'));
   const value = body.entry[0].changes[0].value;
-  value.contacts = [{ profile: { name: person.name }, wa_id: person.phone }];
+  value.contacts = [{ profile: { name: person.name }, wa_id: from }];
   const id = `wamid.${randomBytes(12).toString('hex')}`;
-  value.messages = [{ from: person.phone, id, timestamp: String(Math.floor(Date.now() / 1000)), ...message }];
+  value.messages = [{ from, id, timestamp: String(Math.floor(Date.now() / 1000)), ...message }];
   const res = await deliverSigned(ctx, 'whatsapp', body);
   expect(res.statusCode, res.body).toBe(200);
   return id;
@@ -214,6 +214,43 @@ describe('POST /v1/contacts/:id/erase', () => {
     expect(await db.selectFrom('contact_handles').select('contact_id').where('external_id', '=', person.phone).executeTakeFirst()).toEqual(
       fresh,
     );
+  });
+
+  it('clears what a provider said of the person when a reply to them failed (its error names their number)', async () => {
+    const phone = `1998${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+    const admin = await signedInUser(ctx.app, ctx.deps, ws, ['admin']);
+    const firstId = await deliver({ type: 'text', text: { body: 'is anyone there' } }, phone);
+    const first = await waitFor(() => db.selectFrom('messages').selectAll().where('external_id', '=', firstId).executeTakeFirst(), 'text');
+    // Meta names the number it could not reach, as providers and mail servers do.
+    fake.behave('/graph/v23.0/106540352242922/messages', {
+      status: 400,
+      body: { error: { message: `(#131026) Message undeliverable to ${phone}`, type: 'OAuthException', code: 131026 } },
+    });
+    const reply = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${first.thread_id}/messages`,
+      headers: admin.headers,
+      payload: { text: 'We are here' },
+    });
+    expect(reply.statusCode, reply.body).toBe(202);
+    const failed = await waitFor(
+      () => db.selectFrom('messages').selectAll().where('id', '=', reply.json().data.id).where('status', '=', 'failed').executeTakeFirst(),
+      'the reply failed',
+    );
+    expect(failed.error).toContain(phone);
+    fake.reset();
+
+    const { contact_id } = await db.selectFrom('threads').select('contact_id').where('id', '=', first.thread_id).executeTakeFirstOrThrow();
+    const erase = await ctx.app.inject({ method: 'POST', url: `/v1/contacts/${contact_id}/erase`, headers: admin.headers });
+    expect(erase.statusCode, erase.body).toBe(202);
+    await waitFor(
+      () => db.selectFrom('messages').select('text').where('id', '=', first.id).where('text', '=', '').executeTakeFirst(),
+      'the job done',
+    );
+    const listed = await ctx.app.inject({ method: 'GET', url: `/v1/threads/${first.thread_id}/messages`, headers: admin.headers });
+    expect(listed.statusCode).toBe(200);
+    expect(listed.body).not.toContain(phone);
+    expect(await findEverywhere([phone])).toEqual([]);
   });
 
   it('keeps the thread for notes, but a reply to the erased person is a 409 and queues nothing', async () => {

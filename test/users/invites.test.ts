@@ -142,6 +142,28 @@ describe('POST /v1/users without a password: an invite', () => {
     });
   });
 
+  it('is in the audit log as user.invite_accepted when the person accepts, by them, from their address, without the password', async () => {
+    const token = await invite('joined@acme.test');
+    const accepted = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/user/invite/accept',
+      payload: { token, password: 'joined chose this' },
+      remoteAddress: '198.51.100.23',
+    });
+    expect(accepted.statusCode, accepted.body).toBe(200);
+    const id = accepted.json().data.id as number;
+    const res = await ctx.app.inject({ method: 'GET', url: '/v1/audit-log?action=user.invite_accepted', headers: asAdmin });
+    expect(res.statusCode, res.body).toBe(200);
+    const entry = res.json().data.find((e: { target: { id: number } }) => e.target.id === id);
+    expect(entry).toMatchObject({
+      actor: { type: 'user', id, name: 'New Agent' },
+      target: { type: 'user', id },
+      ip: '198.51.100.23',
+      changes: { active: { old: false, new: true } },
+    });
+    expect(JSON.stringify(entry)).not.toContain('joined chose this');
+  });
+
   it('deactivating an invited user ends their invite', async () => {
     const token = await invite('changed.mind@acme.test');
     const row = await ctx.deps.db.selectFrom('users').select('id').where('email', '=', 'changed.mind@acme.test').executeTakeFirstOrThrow();

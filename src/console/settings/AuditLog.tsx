@@ -5,36 +5,8 @@ import { fullTime } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { team, wantTeam } from '../shared/team';
+import { AUDIT_ACTIONS } from './audit-actions';
 import { Failure } from './Failure';
-
-/** What the filters' action list offers; the service takes any action name. */
-const ACTIONS = [
-  'sign_in.succeeded',
-  'sign_in.failed',
-  'sign_in.2fa_failed',
-  'two_factor.enabled',
-  'two_factor.disabled',
-  'user.created',
-  'user.invited',
-  'user.updated',
-  'user.deactivated',
-  'user.reactivated',
-  'user.two_factor_reset',
-  'api_key.created',
-  'api_key.rotated',
-  'api_key.revoked',
-  'personal_access_token.created',
-  'personal_access_token.deleted',
-  'workspace.settings_changed',
-  'team.created',
-  'team.updated',
-  'team.members_changed',
-  'team.deleted',
-  'webhook_endpoint.created',
-  'webhook_endpoint.updated',
-  'webhook_endpoint.secret_rotated',
-  'webhook_endpoint.deleted',
-];
 
 const shown = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v));
 
@@ -113,7 +85,7 @@ export function AuditLog() {
           Action
           <select value={action} onChange={(e) => setAction(e.currentTarget.value)}>
             <option value="">Any action</option>
-            {ACTIONS.map((a) => (
+            {AUDIT_ACTIONS.map((a) => (
               <option key={a} value={a}>
                 {a}
               </option>
