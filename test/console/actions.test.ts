@@ -524,4 +524,18 @@ describe('actions on a conversation', () => {
     await row.waitFor();
     await context.close();
   });
+  it('gives the focus back to "Save contact" once the save is done', { timeout: 60_000 }, async () => {
+    const id = await newConversation('Keyboard contact save');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, id);
+    await page.getByText('Contact details').click();
+    const save = page.getByRole('button', { name: 'Save contact' });
+    await save.waitFor();
+    // Disabled while the request is on its way, the button lost the focus to the page's body.
+    await save.press('Enter');
+    await page.getByRole('status').getByText('Saved').waitFor();
+    await expect.poll(() => page.evaluate<string>('document.activeElement?.textContent?.trim() ?? ""')).toBe('Save contact');
+    await context.close();
+  });
 });
