@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorText, InboxClientError, retryAfterOf } from './shared/api';
 import { duration } from './shared/format';
 import { onLinkClick } from './shared/router';
@@ -38,6 +38,17 @@ export function SignIn() {
       .finally(() => setBusy(false));
   }, []);
 
+  // A step's form replaces the one whose field or button had the focus: its first field takes it,
+  // so a keyboard (or a screen reader) goes on from there, not from the top of the page.
+  const firstRender = useRef(true);
+  useEffect(() => {
+    if (firstRender.current) {
+      firstRender.current = false;
+      return;
+    }
+    document.getElementById(ssoStep ? 'signin-workspace' : otpStep ? 'signin-otp' : 'signin-email')?.focus();
+  }, [otpStep, ssoStep]);
+
   function startSso(event: Event) {
     event.preventDefault();
     const id = workspace.trim();
@@ -62,6 +73,8 @@ export function SignIn() {
       else setError(errorText(err));
       if (otpStep) setOtp('');
       else setPassword('');
+      // The field to type again has the focus (the button pressed was disabled while waiting).
+      document.getElementById(otpStep ? 'signin-otp' : 'signin-password')?.focus();
     } finally {
       setBusy(false);
     }

@@ -504,6 +504,22 @@ describe('actions on a conversation', () => {
     await context.close();
   });
 
+  it('gives the focus back to "Save contact" once the save is done', { timeout: 60_000 }, async () => {
+    const id = await newConversation('Keyboard contact save');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, id);
+    await page.getByText('Contact details').click();
+    const save = page.getByRole('button', { name: 'Save contact' });
+    await save.waitFor();
+    // Disabled while the request is on its way, the button lost the focus to the page's body.
+    await save.press('Enter');
+    await page.getByRole('status').getByText('Saved').waitFor();
+    await expect.poll(() => page.evaluate<string>('document.activeElement?.textContent?.trim() ?? ""')).toBe('Save contact');
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   // Last: the erased contact's conversation stays in the list, and reading its contact
   // (a tombstone) answers 404, which the other tests would count as a console error.
   it("takes an erased contact's words off the open conversation and the list, without a reload", { timeout: 60_000 }, async () => {

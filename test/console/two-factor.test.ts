@@ -146,4 +146,51 @@ describe('two-factor sign-in in the console', () => {
     await page.screenshot({ path: path.join(OUT, 'two-factor-account-390.png'), fullPage: true });
     await context.close();
   });
+  it('moves the focus into each step of the sign-in form, so the keyboard goes on where it was', { timeout: 60_000 }, async () => {
+    const { user, password } = await makeUser(c.ctx.deps, c.tenant.workspace.id, { name: 'Kit Keys', email: 'kit@acme.test' });
+    const login = await c.ctx.app.inject({ method: 'POST', url: '/api/user/login', payload: { email: user.email, password } });
+    const token = login.json().access_token as string;
+    const auth = { authorization: `Bearer ${token}` };
+    const setup = await c.ctx.app.inject({ method: 'POST', url: '/v1/users/me/2fa/setup', headers: auth });
+    const { secret } = setup.json().data as { secret: string };
+    const on = await c.ctx.app.inject({
+      method: 'POST',
+      url: '/v1/users/me/2fa/enable',
+      headers: auth,
+      payload: { code: totpCode(secret, Math.floor(Date.now() / 1000)) },
+    });
+    expect(on.statusCode, on.body).toBe(200);
+
+    const { page, context } = await c.newPage();
+    await page.goto(`${c.base}/app/`);
+    const focused = () => page.evaluate<string>('document.activeElement?.id || document.activeElement?.tagName');
+    await page.getByLabel('E-mail').focus();
+    await page.keyboard.type(user.email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(password);
+    await page.keyboard.press('Enter');
+    await page.getByLabel('Code from your authenticator app').waitFor();
+    await expect.poll(focused).toBe('signin-otp');
+    await page.keyboard.type('000000');
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').getByText('That code is not right.').waitFor();
+    await expect.poll(focused).toBe('signin-otp');
+    // Back to the password form, and to single sign-on and back: each step's first field.
+    // A wrong code sent with the Verify button: the focus comes back to the emptied field.
+    await page.keyboard.type('111111');
+    await page.getByRole('button', { name: 'Verify' }).press('Enter');
+    await page.getByRole('alert').getByText('That code is not right.').waitFor();
+    await expect.poll(() => page.getByLabel('Code from your authenticator app').inputValue()).toBe('');
+    await expect.poll(focused).toBe('signin-otp');
+    await page.getByRole('button', { name: 'Back' }).press('Enter');
+    await page.getByLabel('Password').waitFor();
+    await expect.poll(focused).toBe('signin-email');
+    await page.getByRole('button', { name: 'Single sign-on (SSO)' }).press('Enter');
+    await page.getByLabel('Workspace number').waitFor();
+    await expect.poll(focused).toBe('signin-workspace');
+    await page.getByRole('button', { name: 'Back' }).press('Enter');
+    await page.getByLabel('Password').waitFor();
+    await expect.poll(focused).toBe('signin-email');
+    await context.close();
+  });
 });

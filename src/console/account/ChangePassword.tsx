@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { errorText, InboxClientError, retryAfterOf } from '../shared/api';
+import { holdFocus } from '../shared/focus';
 import { duration } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
@@ -21,6 +22,7 @@ export function ChangePassword() {
     e.preventDefault();
     setDone(null);
     if (password !== again) return setError('The two new passwords differ.');
+    const giveFocusBack = holdFocus();
     setBusy(true);
     setError(null);
     try {
@@ -40,6 +42,7 @@ export function ChangePassword() {
       else setError(errorText(err));
     } finally {
       setBusy(false);
+      giveFocusBack();
     }
   }
 

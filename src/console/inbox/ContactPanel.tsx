@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Contact, Thread } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
+import { holdFocus } from '../shared/focus';
 import { channelName, shortTime } from '../shared/format';
 import { onLinkClick } from '../shared/router';
 import { session } from '../shared/session';
@@ -77,6 +78,7 @@ export function ContactPanel({ thread }: { thread: Thread }) {
       }
       attributes[key] = typedValue(row);
     }
+    const giveFocusBack = holdFocus();
     setBusy(true);
     try {
       show(await s.client.updateContact(thread.contactId, { name: name.trim() === '' ? null : name.trim(), attributes }));
@@ -87,6 +89,7 @@ export function ContactPanel({ thread }: { thread: Thread }) {
       setSaved(false);
     } finally {
       setBusy(false);
+      giveFocusBack();
     }
   }
 

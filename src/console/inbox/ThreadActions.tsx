@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Thread, ThreadPatch } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
+import { holdFocus } from '../shared/focus';
 import { fullTime } from '../shared/format';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
@@ -36,8 +37,7 @@ export function ThreadActions({ thread, onChange }: { thread: Thread; onChange(t
   }, [thread.id]);
 
   async function change(patch: ThreadPatch): Promise<boolean> {
-    // A control disabled while the change is on its way loses the focus: it gets it back.
-    const had = document.activeElement;
+    const giveFocusBack = holdFocus();
     setBusy(true);
     try {
       onChange(await s.client.updateThread(thread.id, patch));
@@ -48,9 +48,7 @@ export function ThreadActions({ thread, onChange }: { thread: Thread; onChange(t
       return false;
     } finally {
       setBusy(false);
-      requestAnimationFrame(() => {
-        if (had instanceof HTMLElement && had.isConnected && document.activeElement === document.body) had.focus();
-      });
+      giveFocusBack();
     }
   }
 
