@@ -1,4 +1,4 @@
-import { cleanContentType, OCTET_STREAM } from './content-type.js';
+import { cleanContentType, OCTET_STREAM, ZIPPED_DOCUMENTS } from './content-type.js';
 
 /** Raster images: shown inline. SVG is not one of them (an SVG is a document that can carry script). */
 const RASTER_IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
@@ -15,14 +15,7 @@ const INERT_DOWNLOADS = new Map<string, string>([
   ['application/msword', 'application/msword'],
   ['application/vnd.ms-excel', 'application/vnd.ms-excel'],
   ['application/vnd.ms-powerpoint', 'application/vnd.ms-powerpoint'],
-  ...[
-    'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-    'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-    'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-    'application/vnd.oasis.opendocument.text',
-    'application/vnd.oasis.opendocument.spreadsheet',
-    'application/vnd.oasis.opendocument.presentation',
-  ].map((t): [string, string] => [t, t]),
+  ...ZIPPED_DOCUMENTS.map((t): [string, string] => [t, t]),
 ]);
 
 /**

@@ -13,6 +13,16 @@ export function cleanContentType(declared: string | undefined): string | undefin
   return type && MIME.test(type) ? type : undefined;
 }
 
+/** Office and OpenDocument files: ZIP containers, whose telling entry may lie past the bytes read. */
+export const ZIPPED_DOCUMENTS = [
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  'application/vnd.oasis.opendocument.text',
+  'application/vnd.oasis.opendocument.spreadsheet',
+  'application/vnd.oasis.opendocument.presentation',
+] as const;
+
 /**
  * Containers whose first bytes say only "a container": an Office document of before 2007 is
  * a Compound File (`application/x-cfb` to file-type), and a document whose ZIP lists its
@@ -24,17 +34,7 @@ const CONTAINER_DOCUMENTS = new Map<string, ReadonlySet<string>>([
     'application/x-cfb',
     new Set(['application/msword', 'application/vnd.ms-excel', 'application/vnd.ms-powerpoint', 'application/vnd.ms-outlook']),
   ],
-  [
-    'application/zip',
-    new Set([
-      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-      'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-      'application/vnd.oasis.opendocument.text',
-      'application/vnd.oasis.opendocument.spreadsheet',
-      'application/vnd.oasis.opendocument.presentation',
-    ]),
-  ],
+  ['application/zip', new Set(ZIPPED_DOCUMENTS)],
 ]);
 
 /**
