@@ -24,8 +24,9 @@ export function fillParameters(text: string, parameters: readonly string[]): str
 /**
  * A part of a template that needs a parameter other than text, which a reply has no way to
  * give (only `header` and `body` text lists): a media or location header, a URL button
- * with a placeholder, a coupon code's COPY_CODE button, or a carousel's cards. Meta refuses a send that leaves one out, so such a template is refused
- * before anything is queued. Answers how to name it (`an IMAGE header`), else undefined.
+ * with a placeholder, a coupon code's COPY_CODE button, or a carousel's cards. Meta refuses a
+ * send that leaves one out, so such a template is refused before anything is queued. Answers
+ * how to name it (`an IMAGE header`), else undefined.
  */
 export function unfillableComponent(components: unknown): string | undefined {
   if (!Array.isArray(components)) return undefined;
