@@ -6,7 +6,7 @@ import { processDeliveries } from '../../src/webhooks-in/process-deliveries.js';
 import { createWorkspace } from '../../src/workspaces/workspaces.service.js';
 import { ADMIN_KEY, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
-import { deliverSigned, fixture } from '../helpers/webhooks.js';
+import { deliverSigned, fixture, waitFor } from '../helpers/webhooks.js';
 
 const SECRET = 'client-secret';
 const ctx = await useTestContext({ env: { INBOX_INTEGRATIONS: JSON.stringify({ whatsapp: { webhookSecret: SECRET } }) } });
@@ -87,10 +87,15 @@ describe('tenant client (cursor pages)', () => {
 
   it('reads the event log a page at a time from a kept cursor, and filters by a list of types', async () => {
     const client = tenantClient({ baseUrl, apiKey: tenant.apiKey });
-    const everything = (await ctx.app.inject({ method: 'GET', url: '/v1/events?limit=100', headers: tenant.headers })).json().data as {
-      id: string;
-      type: string;
-    }[];
+    // The log shows an event once no older transaction runs anywhere in the cluster (another
+    // test file's included): wait until it shows all twelve messages, then compare pages with it.
+    const everything = await waitFor(async () => {
+      const data = (await ctx.app.inject({ method: 'GET', url: '/v1/events?limit=100', headers: tenant.headers })).json().data as {
+        id: string;
+        type: string;
+      }[];
+      return data.filter((e) => e.type === 'message.created').length === 12 && data;
+    }, 'the twelve message.created in the event log');
     expect(everything.length).toBeGreaterThan(12);
     const read: string[] = [];
     let after: string | undefined;
