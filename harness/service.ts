@@ -205,11 +205,13 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const url = `http://127.0.0.1:${port}`;
   // Above info the start line is not written: an HTTP role is then ready when /readyz answers.
   const quiet = !['trace', 'debug', 'info'].includes(options.env?.LOG_LEVEL ?? 'info');
+  // This role's own start line: role all's worker process writes its own to the same pipe.
+  const started = new RegExp(`"role":"${options.role}"[^\\n]*"msg":"inbox is running"`);
   const deadline = Date.now() + 60_000;
   while (options.waitForStart !== false) {
     if (child.exitCode !== null) throw new Error(`inbox serve --role ${options.role} exited early:\n${output.slice(-4000)}`);
     if (Date.now() > deadline) throw new Error(`inbox serve --role ${options.role} not ready in 60 s:\n${output.slice(-4000)}`);
-    if (output.includes('inbox is running') || (quiet && options.role !== 'worker')) {
+    if (started.test(output) || (quiet && options.role !== 'worker')) {
       if (options.role === 'worker') break;
       if (
         await fetch(`${url}/readyz`).then(

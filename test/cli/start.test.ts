@@ -40,9 +40,11 @@ async function waitReady(base: string, proc: Run, deadlineMs = 60_000): Promise<
   while (Date.now() < until) {
     if (proc.child.exitCode !== null) throw new Error(`service exited early:\n${proc.output()}`);
     try {
-      // Ready means both: the HTTP side answers and the process has finished starting its workers.
+      // Ready means both: the HTTP side answers and the service has said it runs. Its worker
+      // process says so too, on the same pipe, and may say it first; and a 200 may reach this
+      // process before the pipe's data does, though the line was written before the 200.
       const res = await fetch(`${base}/readyz`);
-      if (res.status === 200 && proc.output().includes('inbox is running')) return;
+      if (res.status === 200 && /"role":"all"[^\n]*"msg":"inbox is running"/.test(proc.output())) return;
     } catch {
       // not listening yet
     }

@@ -92,8 +92,8 @@ class Service {
     const until = Date.now() + 90_000;
     while (Date.now() < until) {
       if (child.exitCode !== null) throw new Error(`the service exited with status ${child.exitCode} while starting`);
-      // Ready: HTTP answers and the process has started its workers.
-      if (this.log.slice(from).includes('inbox is running')) {
+      // Ready: HTTP answers and the service has said it runs (its own line, not its worker process's).
+      if (/"role":"all"[^\n]*"msg":"inbox is running"/.test(this.log.slice(from))) {
         const res = await fetch(`${this.base}/readyz`).catch(() => undefined);
         if (res?.status === 200) return;
       }
