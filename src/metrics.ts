@@ -335,7 +335,7 @@ export function createMetrics() {
     }),
     endpointsDisabled: new Counter({
       name: 'inbox_outbound_webhook_endpoints_disabled_total',
-      help: 'Outbound webhook endpoints disabled by the service, by reason (gone: a 410; failing: 5 days without success)',
+      help: 'Outbound webhook endpoints disabled by the service, by reason (gone: a 410; failing: 5 days without success; secret: its signing secret does not open)',
       labelNames: ['reason'] as const,
       registers: [registry],
     }),

@@ -52,8 +52,11 @@ export interface EndpointPatch {
 }
 
 /**
- * Changes an endpoint. Enabling it clears why it was disabled and its failure streak, so the
- * 5-day rule counts afresh; disabling it by hand leaves no reason.
+ * Changes an endpoint. Enabling a disabled one clears why it was disabled and its failure
+ * streak, so the 5-day rule counts afresh; disabling an enabled one by hand leaves no reason.
+ * Only a change of state resets them: `enabled: true` said again to an enabled endpoint (a
+ * client that sends its whole configuration) must not keep a failing receiver from ever being
+ * disabled, nor `enabled: false` said to one the service disabled erase why.
  */
 export async function updateEndpoint(
   db: Executor,
@@ -67,7 +70,14 @@ export async function updateEndpoint(
   if (patch.description !== undefined) q = q.set({ description: patch.description });
   if (patch.events !== undefined) q = q.set({ events: patch.events });
   if (patch.scheme !== undefined) q = q.set({ signature_scheme: patch.scheme });
-  if (patch.enabled !== undefined) q = q.set({ enabled: patch.enabled, disabled_reason: null, failing_since: null });
+  if (patch.enabled !== undefined) {
+    const same = sql<boolean>`enabled = ${patch.enabled}`;
+    q = q.set({
+      enabled: patch.enabled,
+      disabled_reason: sql<string | null>`CASE WHEN ${same} THEN disabled_reason END`,
+      failing_since: sql<Date | null>`CASE WHEN ${same} THEN failing_since END`,
+    });
+  }
   return q.returningAll().executeTakeFirst();
 }
 

@@ -16,11 +16,18 @@ export function generateSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString('base64');
 }
 
-/** A secret a customer brings (e.g. moving from another sender): `whsec_` + base64 of 24–64 bytes. */
+/**
+ * A secret a customer brings (e.g. moving from another sender): `whsec_` + base64 of 24–64
+ * bytes, in its one canonical form (padded, no stray bits). Node decodes a malformed tail
+ * silently, but WebCrypto's `atob` (the typed client's verifyWebhook) and strict decoders
+ * (Python's and Go's Standard Webhooks libraries) refuse it: a receiver could then never
+ * verify a `standard` delivery signed with it.
+ */
 export function isValidSecret(secret: string): boolean {
   if (!SECRET_PATTERN.test(secret)) return false;
-  const bytes = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64').length;
-  return bytes >= 24 && bytes <= 64;
+  const encoded = secret.slice(SECRET_PREFIX.length);
+  const bytes = Buffer.from(encoded, 'base64');
+  return bytes.length >= 24 && bytes.length <= 64 && bytes.toString('base64') === encoded;
 }
 
 export interface SignedRequest {

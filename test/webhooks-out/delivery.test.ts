@@ -405,6 +405,29 @@ describe('outbound webhooks', () => {
     expect(row).toMatchObject({ enabled: true, failing_since: null });
   });
 
+  it('keeps the 5-day streak when `enabled: true` is said again, and the reason when `enabled: false` is; only enabling resets them', async () => {
+    const w = await workspace();
+    const endpointUrl = `/v1/webhook-endpoints/${w.endpoint.id}`;
+    const patch = (payload: object) => ctx.app.inject({ method: 'PATCH', url: endpointUrl, headers: w.tenant.headers, payload });
+    const shown = async () => (await ctx.app.inject({ method: 'GET', url: endpointUrl, headers: w.tenant.headers })).json().data;
+    receiver.behave((r) => (r.path === w.path ? { status: 500 } : { status: 200 }));
+    await ctx.deps.db
+      .updateTable('webhook_endpoints')
+      .set({ failing_since: new Date(Date.now() - 5 * 24 * 3600 * 1000 - 60_000) })
+      .where('id', '=', w.endpoint.id)
+      .execute();
+    // A client that sends its whole configuration, `enabled: true` included, to an enabled endpoint.
+    expect((await patch({ enabled: true, description: 'CRM', events: ['*'] })).statusCode).toBe(200);
+    await ping(w);
+    await waitFor(async () => (await deliveries(w))[0]?.attempts.length === 1, 'the attempt');
+    expect(await shown()).toMatchObject({ enabled: false, disabledReason: 'no successful delivery for 5 days' });
+
+    expect((await patch({ enabled: false, description: 'CRM' })).json().data.disabledReason).toBe('no successful delivery for 5 days');
+    expect((await patch({ enabled: true })).json().data).toMatchObject({ enabled: true, disabledReason: null });
+    const row = await ctx.deps.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', w.endpoint.id).executeTakeFirstOrThrow();
+    expect(row.failing_since).toBeNull();
+  });
+
   it('signs with both secrets during the grace period after a rotation: service keeps one signature per header', async () => {
     for (const scheme of ['service', 'standard'] as const) {
       const w = await workspace({ signatureScheme: scheme });

@@ -1,4 +1,6 @@
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { verifyWebhook } from '../../packages/client/src/webhooks.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
 
@@ -98,6 +100,26 @@ describe('webhook endpoint routes', () => {
     });
     expect(res.statusCode).toBe(201);
     expect(res.json().data).toMatchObject({ secret, events: ['message.created', 'thread.created'], signatureScheme: 'standard' });
+  });
+
+  it('refuses a brought secret that is not canonical base64, which strict decoders (and the typed client) cannot read', async () => {
+    for (const tail of ['A'.repeat(33), `${'A'.repeat(32)}=`, 'A'.repeat(34), `${'A'.repeat(42)}B=`, 'A'.repeat(86)]) {
+      const res = await create({ url: 'https://hooks.example.com/', secret: `whsec_${tail}`, signatureScheme: 'standard' });
+      expect(res.statusCode, tail).toBe(422);
+      expect(res.json().error.message).toMatch(/^secret: /);
+    }
+    // Canonical forms are kept: 24 bytes without padding (as other senders issue), 64 with.
+    for (const bytes of [24, 25, 64]) {
+      const secret = `whsec_${Buffer.alloc(bytes, bytes).toString('base64')}`;
+      const res = await create({ url: 'https://hooks.example.com/', secret, signatureScheme: 'standard' });
+      expect(res.statusCode, secret).toBe(201);
+      // A receiver holding it verifies a delivery signed with its bytes.
+      const body = '{"type":"ping"}';
+      const ts = Math.floor(Date.now() / 1000);
+      const signature = createHmac('sha256', Buffer.alloc(bytes, bytes)).update(`7.${ts}.${body}`).digest('base64');
+      const headers = { 'webhook-id': '7', 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${signature}` };
+      await expect(verifyWebhook({ body, headers, secret })).resolves.toMatchObject({ scheme: 'standard' });
+    }
   });
 
   it('patches url, events, scheme and enabled; enabling clears the reason the service disabled it', async () => {

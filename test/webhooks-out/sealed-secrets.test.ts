@@ -55,6 +55,8 @@ describe('an endpoint signing secret that does not open', () => {
     expect(attempts).toEqual([{ status_code: null, error: `not sent: ${SECRET_REASON}` }]);
     const shown = (await ctx.app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${broken}`, headers: tenant.headers })).json().data;
     expect(shown).toMatchObject({ enabled: false, disabledReason: SECRET_REASON });
+    const metrics = (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/inbox_outbound_webhook_endpoints_disabled_total\{reason="secret"\} [1-9]/);
 
     // The way back: a new secret, enabled again, and the next delivery is signed and sent.
     expect(

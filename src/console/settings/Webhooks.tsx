@@ -5,21 +5,7 @@ import { useStore } from '../shared/store';
 import { attempt, collect, useLoad } from '../shared/use-load';
 import { Deliveries } from './Deliveries';
 import { Failure } from './Failure';
-
-const EVENTS: WebhookEventFilter[] = [
-  '*',
-  'message.created',
-  'message.updated',
-  'thread.created',
-  'thread.updated',
-  'contact.created',
-  'contact.updated',
-  'contact.merged',
-  'sla.warning',
-  'sla.breached',
-  'csat.received',
-  'webhook_inbox.dead_lettered',
-];
+import { WEBHOOK_EVENTS } from './webhook-events';
 
 /**
  * Outbound webhook endpoints: create (the signing secret is shown once, then never again),
@@ -67,7 +53,7 @@ export function Webhooks() {
         </label>
         <fieldset>
           <legend>Events</legend>
-          {EVENTS.map((ev) => (
+          {WEBHOOK_EVENTS.map((ev) => (
             <label key={ev} class="check">
               <input
                 type="checkbox"
