@@ -8,6 +8,7 @@ import type { AuditLogTable } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
+import { BigId } from '../http/ids.js';
 import { CursorQuery, OffsetQuery, parseCursorQuery, parseOffsetQuery } from '../http/pagination.js';
 import { CursorPage, Nullable, OffsetPage, StringEnum, Timestamp } from '../http/schemas.js';
 import { type AuditFilter, listAuditLog, listAuditLogPage } from './audit.queries.js';
@@ -39,7 +40,7 @@ export type AuditEntry = Static<typeof AuditEntryResource>;
 
 /** The filters both audit lists take. */
 const AuditFilters = {
-  actorId: Type.Optional(Type.Integer({ minimum: 1, description: 'entries of this user (or, with `actorType: api_key`, this API key)' })),
+  actorId: Type.Optional(Type.With(BigId, { description: 'entries of this user (or, with `actorType: api_key`, this API key)' })),
   actorType: Type.Optional(
     StringEnum(['user', 'api_key', 'operator', 'system'] as const, {
       description: 'entries of this kind of actor (`actorId` alone: a user)',

@@ -9,7 +9,7 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/envelope.js';
 import { errors } from '../http/errors.js';
 import { BigId } from '../http/ids.js';
-import { Envelope } from '../http/schemas.js';
+import { Envelope, Timestamp } from '../http/schemas.js';
 import { visibleThreads } from './visibility.js';
 
 /** How long a frame link works: long enough to open the thread, short enough to leak little. */
@@ -61,7 +61,7 @@ export const emailFrameRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         description:
           'For a frame: the sanitized HTML served with its own `content-security-policy` (a sandbox, no script, remote images only with `images=1`), without a credential for 5 minutes. A message without HTML, or one the caller does not see → 404.',
         params,
-        response: { 200: Envelope(Type.Object({ url: Type.String(), expiresAt: Type.String() })) },
+        response: { 200: Envelope(Type.Object({ url: Type.String(), expiresAt: Timestamp })) },
       },
     },
     async (request) => {

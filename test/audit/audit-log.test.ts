@@ -298,6 +298,19 @@ describe('GET /v1/audit-log', () => {
     // The filters as written, `?actorId=&action=&from=&to=`, with nothing in them: no filter.
     expect(await entries('?actorId=&action=&from=&to=&limit=100')).toEqual(await entries('?limit=100'));
   });
+
+  it('refuses an actorId no id can be (beyond 2^53, 1e309) with a 422 on both lists, never a 500', async () => {
+    for (const value of ['99999999999999999999', '1e309', '9007199254740993'])
+      for (const [url, headers] of [
+        [`/v1/audit-log?actorId=${value}`, asAdmin],
+        [`/v1/operator/audit-log?actorId=${value}`, adminHeaders()],
+      ] as const) {
+        const res = await call('GET', url, headers);
+        expect(res.statusCode, `${url}: ${res.body}`).toBe(422);
+        expect(res.json().error).toMatchObject({ code: 'validation_failed', message: expect.stringContaining('actorId') });
+      }
+    expect(await entries('?actorId=2147483648')).toEqual([]);
+  });
 });
 
 describe('GET /v1/operator/audit-log', () => {

@@ -162,6 +162,37 @@ describe('OpenAPI document', () => {
     expect(wrong).toEqual([]);
   });
 
+  it('declares every timestamp a response carries (a field named …At) as an ISO 8601 date-time string', async () => {
+    const doc = (await document()) as unknown as {
+      paths: Record<string, Record<string, Operation>>;
+      components: { schemas: Record<string, Schema> };
+    };
+    type Schema = { $ref?: string; type?: unknown; format?: string; properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[] };
+    const resolve = (s: Schema): Schema => (s.$ref ? resolve(doc.components.schemas[s.$ref.split('/').pop()!]!) : s);
+    const notDateTime: string[] = [];
+    const seen = new Set<Schema>();
+    const walk = (raw: Schema, at: string) => {
+      const s = resolve(raw);
+      if (seen.has(s)) return;
+      seen.add(s);
+      for (const [name, child] of Object.entries(s.properties ?? {})) {
+        const field = resolve(child);
+        const variants = (field.anyOf ?? [field]).map(resolve).filter((v) => v.type !== 'null');
+        if (/At$/.test(name) && !variants.every((v) => v.type === 'string' && v.format === 'date-time')) notDateTime.push(`${at}.${name}`);
+        walk(child, `${at}.${name}`);
+      }
+      if (s.items) walk(s.items, `${at}[]`);
+      for (const v of s.anyOf ?? []) walk(v, at);
+    };
+    for (const [route, ops] of Object.entries(doc.paths))
+      for (const [method, op] of Object.entries(ops))
+        for (const [status, response] of Object.entries(op.responses ?? {})) {
+          const schema = response.content?.['application/json']?.schema as Schema | undefined;
+          if (schema) walk(schema, `${method.toUpperCase()} ${route} ${status}`);
+        }
+    expect(notDateTime).toEqual([]);
+  });
+
   it('names its resources in components.schemas and refers to them', async () => {
     const doc = (await document()) as unknown as { components: { schemas: Record<string, unknown> }; 'x-unnamed'?: string[] };
     expect(doc['x-unnamed']).toBeUndefined();
