@@ -58,6 +58,7 @@ import * as m0068 from './0068_messages_unchecked_keys.js';
 import * as m0069 from './0069_search_index_without_nulls.js';
 import * as m0070 from './0070_message_automation.js';
 import * as m0071 from './0071_early_receipts.js';
+import * as m0072 from './0072_connection_accounts_as_delivered.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -123,4 +124,5 @@ export const migrations: Record<string, Migration> = {
   '0069_search_index_without_nulls': m0069,
   '0070_message_automation': m0070,
   '0071_early_receipts': m0071,
+  '0072_connection_accounts_as_delivered': m0072,
 };

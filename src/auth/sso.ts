@@ -210,6 +210,15 @@ export async function finishSsoLogin(
   const found = await findUserByEmail(deps.db, person.email);
   if (found && found.workspace_id !== workspaceId)
     return refuse(anonymous, 'user of another workspace', errors.forbidden('this e-mail address is a user of another workspace'));
+  // The workspace admin chooses the issuer and the allowed domains, so the provider may claim
+  // any address of them: a platform operator signed in that way would hand a workspace admin
+  // every tenant. Operators sign in with their password (docs/security.md).
+  if (found?.roles.includes('operator'))
+    return refuse(
+      personTrail(found, ip),
+      'platform operator',
+      errors.forbidden('a platform operator signs in with their password, never through a workspace’s single sign-on'),
+    );
   if (found && !found.active)
     return refuse(
       personTrail(found, ip),
@@ -249,9 +258,12 @@ export async function finishSsoLogin(
  * `sso.enforce`: a password login of the workspace's users is refused (401 `sso_required`,
  * audited as a failed sign-in) once the password proved right, so the answer tells nothing
  * to someone guessing. Admins with two-factor sign-in keep the password: the way back in
- * when the identity provider is down or misconfigured.
+ * when the identity provider is down or misconfigured. So do platform operators, whom no
+ * workspace setting locks out.
  */
 export async function refusePasswordWhereSsoOnly(deps: Deps, user: Parameters<typeof twoFactorOn>[0], trail: Trail): Promise<void> {
+  // A platform operator is not the workspace's to lock out (nor to sign in: see finishSsoLogin).
+  if (user.roles.includes('operator')) return;
   const { sso } = await workspaceSettings(deps.db, user.workspace_id);
   if (!sso?.enforce || (user.roles.includes('admin') && twoFactorOn(user))) return;
   await recordAudit(deps.db, trail, 'sign_in.failed', { type: 'user', id: user.id }, { reason: { old: null, new: 'sso_required' } });

@@ -119,9 +119,16 @@ function batchHealth(
   };
   for (const { row, events } of readable) {
     if (resolutions.get(row.id)?.error) continue;
-    // A delivery bound to one account touched no other (apply-events drops the rest).
-    if (events.account !== undefined) entry(row.integration_key, events.account).delivered = true;
-    else
+    // A delivery bound to one account touched no other (apply-events drops the rest). Events it
+    // dropped for naming another account are said on the connection: an account id typed wrong
+    // (the display number for the phone-number id) would otherwise lose every message while the
+    // connection showed fresh deliveries and no error.
+    if (events.account !== undefined) {
+      const h = entry(row.integration_key, events.account);
+      const others = foreignAccounts(events, events.account);
+      if (others.length < events.events.length || others.length === 0) h.delivered = true;
+      if (others.length > 0) h.error = droppedForOtherAccounts(row.integration_key, others, events.account);
+    } else
       for (const e of events.events)
         if ('externalAccountId' in e && e.externalAccountId !== '') entry(row.integration_key, e.externalAccountId).delivered = true;
   }
@@ -133,6 +140,18 @@ function batchHealth(
     }
   }
   return [...health.values()];
+}
+
+/** The accounts a bound delivery's events name other than its own (receipts found by their message aside). */
+function foreignAccounts(events: DeliveryEvents, account: string): string[] {
+  return events.events.flatMap((e) =>
+    (e.type === 'status' && e.resolveBy === 'sent_message') || e.externalAccountId === account ? [] : [e.externalAccountId],
+  );
+}
+
+function droppedForOtherAccounts(integrationKey: string, others: string[], account: string): string {
+  const names = [...new Set(others)].map((a) => `"${a}"`).join(', ');
+  return `events for ${integrationKey} account ${names} arrived on this connection's URL and were dropped: this connection's account is "${account}"`;
 }
 
 /** When a row another attempt holds is looked at again. */

@@ -26,7 +26,8 @@ const fields = {
   }),
   defaultRoles: Type.Array(StringEnum(SSO_ROLES), { maxItems: 2, description: 'the roles of a user created at first sign-in' }),
   enforce: Type.Boolean({
-    description: 'password sign-in of the workspace’s users is refused (401 `sso_required`), except admins with two-factor sign-in',
+    description:
+      'password sign-in of the workspace’s users is refused (401 `sso_required`), except admins with two-factor sign-in and platform operators',
   }),
 };
 

@@ -338,6 +338,21 @@ describe('signing in with the identity provider', () => {
     expect(res.statusCode, res.body).toBe(403);
     expect(res.json().error.message).toContain('another workspace');
   });
+
+  it('refuses a platform operator: the workspace admin’s identity provider must not vouch for one', async () => {
+    // The admin chooses the issuer and the allowed domains, so the provider can claim any
+    // address; signing an operator in that way would give a workspace admin every tenant.
+    const { user } = await makeUser(ctx.deps, workspaceId, { email: 'opal@acme.test', roles: ['operator'] });
+    idp.accounts.set('opal', { email: 'opal@acme.test', email_verified: true });
+    const before = await sql<{ n: number }>`SELECT count(*)::int AS n FROM auth_codes WHERE user_id = ${user.id}`.execute(ctx.deps.db);
+    const res = await ssoFlow('opal');
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.json().error.message).toContain('platform operator');
+    const after = await sql<{ n: number }>`SELECT count(*)::int AS n FROM auth_codes WHERE user_id = ${user.id}`.execute(ctx.deps.db);
+    expect(after.rows[0]!.n).toBe(before.rows[0]!.n);
+    const failed = (await auditActions()).filter((e) => e.action === 'sign_in.sso_failed');
+    expect(failed.at(-1)?.changes?.reason?.new).toBe('platform operator');
+  });
 });
 
 describe('enforce', () => {
@@ -381,6 +396,17 @@ describe('enforce', () => {
     expect((await login(agent.user.email, agent.password)).statusCode).toBe(200);
     const failed = (await auditActions()).filter((e) => e.action === 'sign_in.failed' && e.target_id === String(agent.user.id));
     expect(failed.map((e) => e.changes?.reason?.new)).toContain('sso_required');
+  });
+
+  it('leaves a platform operator their password: a workspace setting never locks them out', async () => {
+    const op = await makeUser(ctx.deps, workspaceId, { email: 'otis@acme.test', roles: ['operator'] });
+    expect((await patchWorkspace({ sso: { ...ssoSetting(), enforce: true } })).statusCode).toBe(200);
+    try {
+      const res = await login(op.user.email, op.password);
+      expect(res.statusCode, res.body).toBe(200);
+    } finally {
+      expect((await patchWorkspace({ sso: { ...ssoSetting(), enforce: false } })).statusCode).toBe(200);
+    }
   });
 });
 

@@ -357,6 +357,34 @@ describe('A connection webhook URL', () => {
     expect(injected).toBeUndefined();
   });
 
+  it('says on the connection, as its lastError, that events naming another account were dropped', async () => {
+    // The usual slip: the display phone number typed where WhatsApp names the phone-number id.
+    const tenant = await makeTenant(ctx.deps);
+    const secret = `wa-${unique()}`;
+    const c = await workspaceConnection(tenant.headers, {
+      integrationKey: 'whatsapp',
+      externalAccountId: '15550783881',
+      webhookSecrets: { webhookSecret: secret },
+    });
+    const phoneNumberId = digits();
+    const res = await postSigned(pathOf(c), whatsappText(phoneNumberId, 'lost'), secret);
+    expect(res.statusCode, res.body).toBe(200);
+    expect((await processedRow(await newestRowId())).status).toBe('processed');
+    const health = async () =>
+      (await ctx.app.inject({ method: 'GET', url: `/v1/connections/${c.id}`, headers: tenant.headers })).json().data;
+    expect(await health()).toMatchObject({
+      lastDeliveryAt: null,
+      lastErrorAt: expect.any(String),
+      lastError: `events for whatsapp account "${phoneNumberId}" arrived on this connection's URL and were dropped: this connection's account is "15550783881"`,
+    });
+    // A delivery of its own is a delivery, whatever else it carried.
+    const mixed = whatsappText('15550783881', 'mine');
+    mixed.entry.push(whatsappText(phoneNumberId).entry[0]);
+    expect((await postSigned(pathOf(c), mixed, secret)).statusCode).toBe(200);
+    await messageWithId(mixed.entry[0].changes[0].value.messages[0].id);
+    await waitFor(async () => (await health()).lastDeliveryAt, 'the connection to show the delivery');
+  });
+
   it("verifies Twilio's signature over the connection's own URL with its own auth token, and drops receipts of another number", async () => {
     const tenant = await makeTenant(ctx.deps);
     const authToken = `own-twilio-token-${unique()}`;

@@ -929,7 +929,7 @@ export interface SsoSetting {
   allowedDomains: string[];
   /** The roles of a user created at first sign-in. */
   defaultRoles: ('admin' | 'agent')[];
-  /** Password sign-in is refused (401 `sso_required`), except admins with two-factor sign-in. */
+  /** Password sign-in is refused (401 `sso_required`), except admins with two-factor sign-in and platform operators. */
   enforce: boolean;
 }
 
