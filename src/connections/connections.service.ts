@@ -239,6 +239,11 @@ export type ConnectionDeps = Pick<Deps, 'db' | 'config' | 'secretKey'>;
 const integrationSettings = (deps: Pick<Deps, 'config'>, integrationKey: string): IntegrationConfig =>
   deps.config.integrations[integrationKey as IntegrationKey] ?? {};
 
+/** Keys whose account id is the sender's phone number, in E.164. */
+const PHONE_ACCOUNT_KEYS: readonly string[] = ['sms', 'sms.twilio'];
+/** A number in E.164 with the spaces, dashes, dots or brackets people write it with. */
+const FORMATTED_E164 = /^\+[\s().-]*\d[\d\s().-]*$/;
+
 /**
  * The account id and origins a new connection gets. A livechat connection's account id is its
  * public widget key, random unless one is given; only livechat connections have origins.
@@ -256,6 +261,10 @@ function accountOf(input: { integrationKey: string; externalAccountId?: string; 
   // pasted with a space around it would be a connection no delivery ever finds, so it is trimmed.
   const account = input.externalAccountId.trim();
   if (account === '') throw errors.validation('externalAccountId must not be blank');
+  // Twilio names the number in E.164 (`To=+15557122661`), and takes it so as the From of a
+  // reply: one typed as consoles show it, `+1 (555) 712-2661`, is kept without the spacing.
+  if (PHONE_ACCOUNT_KEYS.includes(input.integrationKey) && FORMATTED_E164.test(account))
+    return { externalAccountId: `+${account.replace(/\D/g, '')}`, allowedOrigins: [] };
   if (!isEmailIntegration(input.integrationKey)) return { externalAccountId: account, allowedOrigins: [] };
   // Inbound mail names its receiving address in lower case (channels/email-inbound.ts), so every
   // mail connection keeps its address so: `Support@Acme.test` receives mail sent to it. Only a
