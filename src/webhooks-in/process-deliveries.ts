@@ -119,9 +119,15 @@ function batchHealth(
   };
   for (const { row, events } of readable) {
     if (resolutions.get(row.id)?.error) continue;
-    // A delivery bound to one account touched no other (apply-events drops the rest).
-    if (events.account !== undefined) entry(row.integration_key, events.account).delivered = true;
-    else
+    // A delivery bound to one account touched no other (apply-events drops the rest). When it
+    // had events and every one named another account, nothing was applied: the connection's
+    // account id is likely mistyped, which its admin learns here rather than from silence.
+    if (events.account !== undefined) {
+      const h = entry(row.integration_key, events.account);
+      const other = events.events.length > 0 ? onlyOtherAccount(events.events, events.account) : undefined;
+      if (other === undefined) h.delivered = true;
+      else h.error = `a delivery on this connection's URL named another account (${other}), so it was dropped: is its account id right?`;
+    } else
       for (const e of events.events)
         if ('externalAccountId' in e && e.externalAccountId !== '') entry(row.integration_key, e.externalAccountId).delivered = true;
   }
@@ -133,6 +139,16 @@ function batchHealth(
     }
   }
   return [...health.values()];
+}
+
+/** The account every event names when none is `account`'s own (receipts of sent messages are); else undefined. */
+function onlyOtherAccount(events: DeliveryEvents['events'], account: string): string | undefined {
+  let other: string | undefined;
+  for (const e of events) {
+    if ((e.type === 'status' && e.resolveBy === 'sent_message') || e.externalAccountId === account) return undefined;
+    other ??= e.externalAccountId;
+  }
+  return other;
 }
 
 /** When a row another attempt holds is looked at again. */
