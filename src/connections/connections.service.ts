@@ -9,6 +9,7 @@ import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { endWidgetVisitorTokens } from '../livechat/block-visitor.queries.js';
 import { publishVisitorEvents } from '../livechat/visitor-events.js';
 import { requireTeamOf } from '../teams/teams.service.js';
+import { isSingleMailbox } from '../text/mailbox.js';
 import { routeWaiting } from '../threads/routing.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { AllowedOrigins, checkAllowedOrigins, newWidgetKey, WIDGET_KEY } from './allowed-origins.js';
@@ -238,6 +239,11 @@ export type ConnectionDeps = Pick<Deps, 'db' | 'config' | 'secretKey'>;
 const integrationSettings = (deps: Pick<Deps, 'config'>, integrationKey: string): IntegrationConfig =>
   deps.config.integrations[integrationKey as IntegrationKey] ?? {};
 
+/** Keys whose account id is the sender's phone number, in E.164. */
+const PHONE_ACCOUNT_KEYS: readonly string[] = ['sms', 'sms.twilio'];
+/** A number in E.164 with the spaces, dashes, dots or brackets people write it with. */
+const FORMATTED_E164 = /^\+[\s().-]*\d[\d\s().-]*$/;
+
 /**
  * The account id and origins a new connection gets. A livechat connection's account id is its
  * public widget key, random unless one is given; only livechat connections have origins.
@@ -255,12 +261,21 @@ function accountOf(input: { integrationKey: string; externalAccountId?: string; 
   // pasted with a space around it would be a connection no delivery ever finds, so it is trimmed.
   const account = input.externalAccountId.trim();
   if (account === '') throw errors.validation('externalAccountId must not be blank');
-  if (input.integrationKey === 'email.imap' && !/^[^\s@]+@[^\s@]+$/.test(account))
-    throw errors.validation("an email.imap externalAccountId is the mailbox's address, like support@example.com");
+  // Twilio names the number in E.164 (`To=+15557122661`), and takes it so as the From of a
+  // reply: one typed as consoles show it, `+1 (555) 712-2661`, is kept without the spacing.
+  if (PHONE_ACCOUNT_KEYS.includes(input.integrationKey) && FORMATTED_E164.test(account))
+    return { externalAccountId: `+${account.replace(/\D/g, '')}`, allowedOrigins: [] };
+  if (!isEmailIntegration(input.integrationKey)) return { externalAccountId: account, allowedOrigins: [] };
   // Inbound mail names its receiving address in lower case (channels/email-inbound.ts), so every
-  // mail connection keeps its address so: `Support@Acme.test` receives mail sent to it.
-  if (isEmailIntegration(input.integrationKey)) return { externalAccountId: account.toLowerCase(), allowedOrigins: [] };
-  return { externalAccountId: account, allowedOrigins: [] };
+  // mail connection keeps its address so: `Support@Acme.test` receives mail sent to it. Only a
+  // plain address is one mail arrives at: `Support <support@acme.test>` or a list would be a
+  // connection whose URL takes deliveries and drops every mail, and the From of its replies.
+  const address = account.toLowerCase();
+  if (!isSingleMailbox(address))
+    throw errors.validation(
+      `an ${input.integrationKey} externalAccountId is the address mail arrives at, one mailbox like support@example.com (no name, no list)`,
+    );
+  return { externalAccountId: address, allowedOrigins: [] };
 }
 
 /**

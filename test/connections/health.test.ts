@@ -128,6 +128,29 @@ describe('Connection health', () => {
     expect(requeued.json().data).toEqual({ id, status: 'failed' });
   });
 
+  it('says so when every delivery on its URL names another account (a mistyped account id), never "delivered"', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const secret = `wa-${unique()}`;
+    // The display number typed where Meta's phone number id belongs: Meta names the id.
+    const c = await connect(tenant.headers, {
+      integrationKey: 'whatsapp',
+      externalAccountId: '15550783881',
+      webhookSecrets: { webhookSecret: secret },
+    });
+    const phoneNumberId = digits();
+    const { res, externalId } = await deliverText({ ...c, externalAccountId: phoneNumberId }, secret);
+    expect(res.statusCode).toBe(200);
+    const now = await waitFor(async () => {
+      const seen = await listed(tenant.headers, c.id);
+      return seen?.lastError ? seen : undefined;
+    }, 'lastError');
+    expect(now.lastError).toBe(
+      `events for whatsapp account "${phoneNumberId}" arrived on this connection's URL and were dropped: this connection's account is "15550783881"`,
+    );
+    expect(now.lastDeliveryAt).toBeNull();
+    expect(await ctx.deps.db.selectFrom('messages').select('id').where('external_id', '=', externalId).executeTakeFirst()).toBeUndefined();
+  });
+
   it('records a send that failed: a workspace connection without credentials fails at once', async () => {
     const tenant = await makeTenant(ctx.deps);
     const secret = `wa-${unique()}`;

@@ -435,6 +435,47 @@ describe('A connection webhook URL', () => {
     expect(after.status).toBe('sent');
   });
 
+  it('keeps a Twilio number typed with spaces, dashes or brackets in E.164, so its deliveries find it', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const authToken = `own-twilio-token-${unique()}`;
+    const local = digits().slice(0, 7);
+    const c = await workspaceConnection(tenant.headers, {
+      integrationKey: 'sms.twilio',
+      externalAccountId: `+1 (555) ${local.slice(0, 3)}-${local.slice(3)}`,
+      webhookSecrets: { authToken },
+    });
+    const number = `+1555${local}`;
+    expect(c.externalAccountId).toBe(number);
+    const neutral = await workspaceConnection(tenant.headers, {
+      integrationKey: 'sms',
+      externalAccountId: `+44 7700.${digits().slice(0, 6)}`,
+    });
+    expect(neutral.externalAccountId).toMatch(/^\+447700[0-9]{6}$/);
+    // The same number written another way is the same account.
+    const again = await create(tenant.headers, {
+      integrationKey: 'sms.twilio',
+      externalAccountId: ` ${number.slice(0, 5)} ${number.slice(5)}`,
+    });
+    expect(again.statusCode, again.body).toBe(409);
+
+    const form = new URLSearchParams(fixture('sms.twilio', 'inbound.form'));
+    form.set('To', number);
+    form.set('MessageSid', `SM${unique()}${unique()}`);
+    form.set('Body', 'to a number typed with spaces');
+    const body = form.toString();
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: pathOf(c),
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': getExpectedTwilioSignature(authToken, c.webhookUrl!, Object.fromEntries(form)),
+      },
+      payload: body,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect((await messageWithId(form.get('MessageSid')!)).connection_id).toBe(c.id);
+  });
+
   it("verifies WAHA's X-Webhook-Hmac with the connection's own secret", async () => {
     const tenant = await makeTenant(ctx.deps);
     const secret = `own-waha-secret-${unique()}`;

@@ -101,4 +101,44 @@ describe('Add a channel', () => {
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });
+
+  it('replaces the Meta app secret from Edit, so deliveries signed with the new one arrive again', { timeout: 120_000 }, async () => {
+    // Connected with an app secret that Meta then reset: every delivery on its URL is refused.
+    const phoneId = `1066${Date.now()}`;
+    const made = await c.ctx.app.inject({
+      method: 'POST',
+      url: '/v1/connections',
+      headers: { ...c.tenant.headers, 'content-type': 'application/json' },
+      payload: { integrationKey: 'whatsapp', externalAccountId: phoneId, name: 'Reset WhatsApp', webhookSecrets: { webhookSecret: 'old' } },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const hook = `${c.base}${new URL(made.json().data.webhookUrl).pathname}`;
+    const newSecret = 'meta-app-secret-after-a-reset';
+    const deliver = (text: string) => {
+      const body = whatsappTextBody({ phoneNumberId: phoneId, from: '4917600000078', name: 'Ben', id: `wamid.${Date.now()}`, text });
+      return fetch(hook, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${sign(newSecret, body)}` },
+        body,
+      });
+    };
+    expect((await deliver('refused')).status).toBe(401);
+
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await page.goto(`${c.base}/app/settings/connections`);
+    await tabTo(page, page.getByRole('button', { name: 'Edit Reset WhatsApp' }));
+    await page.keyboard.press('Enter');
+    const form = page.getByRole('form', { name: 'Edit Reset WhatsApp' });
+    await form.getByText('Webhook secret: set (never shown)').waitFor();
+    await typeInto(page, form.getByLabel('Replace Meta app secret'), newSecret);
+    await tabTo(page, form.getByRole('button', { name: 'Save' }));
+    await page.keyboard.press('Enter');
+    await form.waitFor({ state: 'detached' });
+    expect(await page.content()).not.toContain(newSecret);
+    expect((await deliver('arrives again')).status).toBe(200);
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
 });

@@ -78,6 +78,47 @@ function typed(values: Partial<Record<keyof ConnectionCredentials, string>>): Co
   return entries.length === 0 ? undefined : (Object.fromEntries(entries) as ConnectionCredentials);
 }
 
+/** Only the webhook secrets that were typed; none typed keeps the stored ones. */
+function typedSecrets(values: Partial<Record<keyof WebhookSecrets, string>>): WebhookSecrets | undefined {
+  const entries = Object.entries(values).filter(([, v]) => v && v.trim() !== '');
+  return entries.length === 0 ? undefined : (Object.fromEntries(entries) as WebhookSecrets);
+}
+
+/**
+ * The secrets a provider signs its deliveries with, write-only like credentials: when the
+ * provider's is changed (Meta's app secret reset, a new Twilio auth token), it is typed here
+ * again, or every delivery on the connection's URL is refused.
+ */
+function SecretFields({
+  integrationKey,
+  values,
+  onInput,
+  replace,
+}: {
+  integrationKey: string;
+  values: Partial<Record<keyof WebhookSecrets, string>>;
+  onInput(v: Partial<Record<keyof WebhookSecrets, string>>): void;
+  replace: boolean;
+}) {
+  return (
+    <>
+      {(SECRET_FIELDS[integrationKey] ?? []).map(([f, label]) => (
+        <label key={f}>
+          {replace ? `Replace ${label}` : label}
+          <input
+            type="password"
+            autocomplete="off"
+            spellcheck={false}
+            value={values[f] ?? ''}
+            placeholder={replace ? 'leave empty to keep' : ''}
+            onInput={(e) => onInput({ ...values, [f]: e.currentTarget.value })}
+          />
+        </label>
+      ))}
+    </>
+  );
+}
+
 /**
  * Write-only inputs: a stored credential is never shown (the API never returns it); typing
  * into these replaces the whole set.
@@ -119,11 +160,14 @@ function EditConnection({ c, onDone }: { c: Connection; onDone(changed: boolean)
   const [folder, setFolder] = useState(c.imapFolder ?? '');
   const [creds, setCreds] = useState<Partial<Record<keyof ConnectionCredentials, string>>>({});
   const [clear, setClear] = useState(false);
+  const [secrets, setSecrets] = useState<Partial<Record<keyof WebhookSecrets, string>>>({});
   const [error, setError] = useState<string | null>(null);
 
   async function save(e: Event) {
     e.preventDefault();
     const patch: ConnectionPatch = {};
+    const webhookSecrets = typedSecrets(secrets);
+    if (webhookSecrets) patch.webhookSecrets = webhookSecrets;
     if (name !== c.name) patch.name = name;
     if (autoAssign !== c.autoAssign) patch.autoAssign = autoAssign;
     if (c.integrationKey === 'email.imap' && folder.trim() !== (c.imapFolder ?? '')) patch.imapFolder = folder.trim() || null;
@@ -161,6 +205,12 @@ function EditConnection({ c, onDone }: { c: Connection; onDone(changed: boolean)
               Remove the stored credentials
             </label>
           )}
+        </>
+      )}
+      {(SECRET_FIELDS[c.integrationKey] ?? []).length > 0 && (
+        <>
+          <p class="muted">Webhook secret: {c.hasWebhookSecrets ? 'set (never shown)' : 'none: deliveries on its URL are refused'}</p>
+          <SecretFields integrationKey={c.integrationKey} values={secrets} onInput={setSecrets} replace />
         </>
       )}
     </InlineForm>
@@ -254,8 +304,7 @@ export function Connections() {
   async function create(e: Event) {
     e.preventDefault();
     const credentials = typed(creds);
-    const secretEntries = Object.entries(secrets).filter(([, v]) => v && v.trim() !== '');
-    const webhookSecrets = secretEntries.length > 0 ? (Object.fromEntries(secretEntries) as WebhookSecrets) : undefined;
+    const webhookSecrets = typedSecrets(secrets);
     const body = {
       integrationKey: form.integrationKey,
       name: form.name,
@@ -327,17 +376,7 @@ export function Connections() {
             />
           </label>
         )}
-        {(SECRET_FIELDS[form.integrationKey] ?? []).map(([f, label]) => (
-          <label key={f}>
-            {label}
-            <input
-              type="password"
-              autocomplete="off"
-              value={secrets[f] ?? ''}
-              onInput={(e) => setSecrets({ ...secrets, [f]: e.currentTarget.value })}
-            />
-          </label>
-        ))}
+        <SecretFields integrationKey={form.integrationKey} values={secrets} onInput={setSecrets} replace={false} />
         <label class="check">
           <input type="checkbox" checked={form.autoAssign} onChange={(e) => setForm({ ...form, autoAssign: e.currentTarget.checked })} />
           Assign new conversations automatically
