@@ -26,6 +26,9 @@ export interface OutboundMessage {
   email?: EmailHeaders;
 }
 
+/** The thread's preview once a message to the contact with this text and these files is queued. */
+export const threadPreviewOf = (text: string, kinds: readonly string[]) => truncate(replyPreview(text, kinds), PREVIEW_LENGTH);
+
 /**
  * Writes a message to the contact `queued`, puts the named uploads on it and queues its send,
  * all in the caller's transaction: a reply and a new conversation's first message alike. The
@@ -41,12 +44,9 @@ export async function queueMessage(boss: PgBoss, trx: Executor, message: Outboun
       threadId: message.threadId,
       connectionId: message.connectionId,
       text: message.text,
-      preview: truncate(
-        replyPreview(
-          message.text,
-          files.map((f) => f.kind),
-        ),
-        PREVIEW_LENGTH,
+      preview: threadPreviewOf(
+        message.text,
+        files.map((f) => f.kind),
       ),
       authorId: message.authorId,
       automation: message.automation,
