@@ -2,10 +2,9 @@ import type { PgBoss } from 'pg-boss';
 import { linkAttachments } from '../attachments/reply-attachments.queries.js';
 import type { Executor } from '../db/database.js';
 import type { EmailHeaders } from '../db/types.js';
-import { PREVIEW_LENGTH } from '../messaging/announcements.js';
-import { truncate } from '../text/truncate.js';
+import { threadPreview } from '../messaging/announcements.js';
 import { insertReply } from './replies.queries.js';
-import { lockUnusedAttachments, replyPreview } from './reply-attachments.js';
+import { lockUnusedAttachments } from './reply-attachments.js';
 import { enqueueSend } from './send-message.enqueue.js';
 
 export interface OutboundMessage {
@@ -26,9 +25,6 @@ export interface OutboundMessage {
   email?: EmailHeaders;
 }
 
-/** The thread's preview once a message to the contact with this text and these files is queued. */
-export const threadPreviewOf = (text: string, kinds: readonly string[]) => truncate(replyPreview(text, kinds), PREVIEW_LENGTH);
-
 /**
  * Writes a message to the contact `queued`, puts the named uploads on it and queues its send,
  * all in the caller's transaction: a reply and a new conversation's first message alike. The
@@ -44,7 +40,7 @@ export async function queueMessage(boss: PgBoss, trx: Executor, message: Outboun
       threadId: message.threadId,
       connectionId: message.connectionId,
       text: message.text,
-      preview: threadPreviewOf(
+      preview: threadPreview(
         message.text,
         files.map((f) => f.kind),
       ),

@@ -1,8 +1,8 @@
 import type { PgBoss } from 'pg-boss';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import type { Executor } from '../db/database.js';
-import type { MessageRow } from '../messaging/announcements.js';
-import { queueMessage, threadPreviewOf } from '../replies/queue-message.js';
+import { type MessageRow, threadPreview } from '../messaging/announcements.js';
+import { queueMessage } from '../replies/queue-message.js';
 import { RECEIVE_ONLY } from '../replies/send-policy.js';
 import { AWAY_REPLY_SENT } from '../threads/activity.js';
 import { insertTranscriptLines } from '../threads/thread-workflow.queries.js';
@@ -114,7 +114,7 @@ export async function workInboundSla(deps: { boss: PgBoss }, trx: Executor, work
       Object.assign(t, {
         away_replied_at: now,
         last_message_at: now,
-        last_message_preview: threadPreviewOf(message.text, []),
+        last_message_preview: threadPreview(message.text, []),
         conversation_messages_out: t.conversation_messages_out + 1,
       });
     }
