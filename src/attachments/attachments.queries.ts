@@ -102,20 +102,19 @@ export async function insertUpload(
 }
 
 /**
- * Puts a visitor's own unused uploads on `messageId`; answers the ids it took. Locked rows
+ * Puts a visitor's own unused uploads on `messageId`; answers those it took (id and kind). Locked rows
  * (`FOR UPDATE` through the UPDATE itself) cannot be taken twice by two parallel messages.
  */
 export async function attachVisitorUploads(db: Executor, visitorId: number, ids: readonly number[], messageId: number, now: Date) {
   if (ids.length === 0) return [];
-  const rows = await db
+  return db
     .updateTable('attachments')
     .set({ message_id: messageId, updated_at: now })
     .where('id', 'in', [...ids])
     .where('uploaded_by_visitor', '=', visitorId)
     .where('message_id', 'is', null)
-    .returning('id')
+    .returning(['id', 'kind'])
     .execute();
-  return rows.map((r) => r.id);
 }
 
 /**

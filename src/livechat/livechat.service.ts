@@ -8,10 +8,12 @@ import type { Deps } from '../deps.js';
 import { clientAddressKey } from '../http/client-address.js';
 import { errors } from '../http/errors.js';
 import { announce } from '../messaging/announce.js';
+import { threadPreview } from '../messaging/announcements.js';
 import { applyDeliveriesUnannounced } from '../messaging/apply-events.js';
 import type { NormalisedEvent } from '../messaging/events.js';
 import { enforceRateLimit, type RateLimit } from '../rate-limits/rate-limit.js';
 import { settleHit } from '../rate-limits/rate-limits.queries.js';
+import { setThreadPreview } from '../threads/threads.queries.js';
 import {
   countRecentConversations,
   countRecentVisitorMessages,
@@ -223,8 +225,19 @@ export async function postVisitorMessage(
     if (!message) throw new Error('the message just written is not there');
     const taken = await attachVisitorUploads(trx, visitor.id, attachmentIds, message.id, now);
     if (taken.length < attachmentIds.length) {
-      const missing = attachmentIds.find((id) => !taken.includes(id));
+      const missing = attachmentIds.find((id) => !taken.some((t) => t.id === id));
       throw errors.validation(`attachmentIds: ${missing} is not an unused upload of this visitor`);
+    }
+    // Files alone: the thread's preview names them ("[image]"), as a provider's photo does; the
+    // batch wrote it from the empty text, before the files were on the message.
+    if (event.text === '' && taken.length > 0) {
+      const preview = threadPreview(
+        '',
+        taken.map((t) => t.kind),
+      );
+      await setThreadPreview(trx, message.thread_id, preview);
+      for (const c of changes)
+        if (c.type === 'thread.updated' && c.thread.id === message.thread_id) c.thread.last_message_preview = preview;
     }
     await announce(deps, trx, changes, now);
     await runInboundRules(deps, trx, changes, now);

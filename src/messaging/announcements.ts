@@ -18,6 +18,14 @@ import { messageResource } from './messaging.resources.js';
 /** The longest message text an event or a thread's preview carries. */
 export const PREVIEW_LENGTH = 140;
 
+/**
+ * A thread's preview of a message, a contact's or a reply: its text, or `[image]`, `[audio]`,
+ * `[file]`… when it has none (a photo, a voice note), cut to PREVIEW_LENGTH.
+ */
+export function threadPreview(text: string, kinds: readonly string[]): string {
+  return truncate(text !== '' ? text : kinds.map((k) => `[${k}]`).join(' '), PREVIEW_LENGTH);
+}
+
 export type MessageRow = Selectable<MessagesTable>;
 export interface NewContact {
   id: number;

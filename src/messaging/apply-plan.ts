@@ -1,6 +1,5 @@
 import type { PendingAttachmentInput } from '../attachments/fetch-media.queries.js';
-import { truncate } from '../text/truncate.js';
-import { PREVIEW_LENGTH } from './announcements.js';
+import { threadPreview } from './announcements.js';
 import { type Receipt, strongest } from './early-receipts.js';
 import type { NormalisedEvent } from './events.js';
 import {
@@ -166,6 +165,8 @@ export function planBatch(deliveries: DeliveryEvents[], resolved: Resolved): App
 }
 
 const at = (e: { occurredAt?: Date }, now: Date) => e.occurredAt ?? now;
+/** The thread's preview of a contact's message: a photo or a voice note alone shows `[image]`, `[audio]`… */
+const previewOf = (e: InboundEvent) => threadPreview(e.text, e.attachments?.map((a) => a.kind) ?? []);
 const contactOf = (ids: ContactIds, c: ConnectionRef, externalId: string) =>
   ids.get(`${c.workspace_id}|${c.integration_key}|${externalId}`)!;
 const ownThreadOf = (threads: UpsertedThreads, ids: ContactIds, c: ConnectionRef, externalId: string) =>
@@ -238,7 +239,7 @@ export function threadInputs(plan: ApplyPlan, contactIds: ContactIds, choices: T
       contactId: contactOf(contactIds, connection, event.contact.externalId),
       conversationKey: (event.type === 'message' && choices.keys.get(event)) || '',
       lastMessageAt: at(event, now),
-      preview: event.type === 'message' ? truncate(event.text, PREVIEW_LENGTH) : null,
+      preview: event.type === 'message' ? previewOf(event) : null,
       unread: event.type === 'message' ? 1 : 0,
       lastInboundAt: event.type === 'message' ? at(event, now) : null,
       teamId: connection.team_id,
@@ -279,7 +280,7 @@ export function messageInputs(plan: ApplyPlan, threadIds: number[], now: Date): 
 export function threadTouches(plan: ApplyPlan, joined: Joined, now: Date) {
   return plan.messages.flatMap(({ event }) => {
     const threadId = joined.get(event);
-    return threadId === undefined ? [] : [{ threadId, lastMessageAt: at(event, now), preview: truncate(event.text, PREVIEW_LENGTH) }];
+    return threadId === undefined ? [] : [{ threadId, lastMessageAt: at(event, now), preview: previewOf(event) }];
   });
 }
 

@@ -2,10 +2,9 @@ import type { PgBoss } from 'pg-boss';
 import { linkAttachments } from '../attachments/reply-attachments.queries.js';
 import type { Executor } from '../db/database.js';
 import type { EmailHeaders } from '../db/types.js';
-import { PREVIEW_LENGTH } from '../messaging/announcements.js';
-import { truncate } from '../text/truncate.js';
+import { threadPreview } from '../messaging/announcements.js';
 import { insertReply } from './replies.queries.js';
-import { lockUnusedAttachments, replyPreview } from './reply-attachments.js';
+import { lockUnusedAttachments } from './reply-attachments.js';
 import { enqueueSend } from './send-message.enqueue.js';
 
 export interface OutboundMessage {
@@ -41,12 +40,9 @@ export async function queueMessage(boss: PgBoss, trx: Executor, message: Outboun
       threadId: message.threadId,
       connectionId: message.connectionId,
       text: message.text,
-      preview: truncate(
-        replyPreview(
-          message.text,
-          files.map((f) => f.kind),
-        ),
-        PREVIEW_LENGTH,
+      preview: threadPreview(
+        message.text,
+        files.map((f) => f.kind),
       ),
       authorId: message.authorId,
       automation: message.automation,

@@ -55,8 +55,3 @@ export async function lockUnusedAttachments(trx: Executor, workspaceId: number, 
     return row;
   });
 }
-
-/** What a thread's preview shows for a reply: its text, or `[image]`, `[file]`… when it has none. */
-export function replyPreview(text: string, kinds: readonly string[]): string {
-  return text !== '' ? text : kinds.map((k) => `[${k}]`).join(' ');
-}

@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import { replyWindowEndsAt } from '../channels/reply-window.js';
 import type { Executor } from '../db/database.js';
-import type { MessageRow } from '../messaging/announcements.js';
+import { type MessageRow, threadPreview } from '../messaging/announcements.js';
 import { queueMessage } from '../replies/queue-message.js';
 import { RECEIVE_ONLY } from '../replies/send-policy.js';
 import { AWAY_REPLY_SENT } from '../threads/activity.js';
@@ -22,6 +22,9 @@ export interface InboundSlaThread extends SlaThread {
   last_inbound_at: Date | null;
   sla_due_at: Date | null;
   sla_status: string | null;
+  last_message_at: Date;
+  last_message_preview: string | null;
+  conversation_messages_out: number;
 }
 
 export interface InboundSlaWork {
@@ -106,7 +109,14 @@ export async function workInboundSla(deps: { boss: PgBoss }, trx: Executor, work
         now,
       );
       written.push(message);
-      t.away_replied_at = now;
+      // The reply is now the thread's last message (queueMessage wrote it so): the batch's
+      // thread.updated shows the thread as stored, not as the contact's message left it.
+      Object.assign(t, {
+        away_replied_at: now,
+        last_message_at: now,
+        last_message_preview: threadPreview(message.text, []),
+        conversation_messages_out: t.conversation_messages_out + 1,
+      });
     }
     const lines = await insertTranscriptLines(
       trx,

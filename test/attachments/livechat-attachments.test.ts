@@ -55,6 +55,24 @@ describe('live chat attachments', () => {
     ]);
   });
 
+  it("names a visitor's files sent without text in the thread's preview, stored and announced alike", async () => {
+    const visitor = await startVisitor(ctx.app, widget.key);
+    await send(visitor.headers, { text: 'Here is the receipt' });
+    const ids = [(await upload(visitor.headers)).json().data.id, (await upload(visitor.headers)).json().data.id];
+    const since = new Date();
+    expect((await send(visitor.headers, { attachmentIds: ids })).statusCode).toBe(201);
+    const thread = (await ctx.app.inject({ method: 'GET', url: `/v1/threads/${visitor.threadId}`, headers: tenant.headers })).json().data;
+    expect(thread.lastMessagePreview).toBe('[image] [image]');
+    // The event log holds what endpoints and sockets were told: the same Thread.
+    const told = await ctx.deps.db
+      .selectFrom('webhook_events')
+      .select('body')
+      .where('type', '=', 'thread.updated')
+      .where('created_at', '>=', since)
+      .execute();
+    expect(told.map((r) => JSON.parse(r.body).data).filter((t: { id: number }) => t.id === visitor.threadId)).toEqual([thread]);
+  });
+
   it("refuses another visitor's upload, a used one and an unknown id with 422, writing nothing", async () => {
     const ada = await startVisitor(ctx.app, widget.key);
     const bo = await startVisitor(ctx.app, widget.key);

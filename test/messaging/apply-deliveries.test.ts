@@ -334,3 +334,52 @@ describe('reading attachments to announce', () => {
     expect(readsAttachments()).toBe(1);
   });
 });
+
+describe("a thread's preview of a contact's message", () => {
+  it('names the files of a message without text ([image], [audio]…), on the thread and in thread.updated', async () => {
+    const conn = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'aggregator' });
+    const source = { from: 'url' as const, url: 'https://files.example/a', auth: 'none' as const };
+    const sends = (id: string, text: string, kinds: ('image' | 'audio')[]) => ({
+      deliveryId: id,
+      integrationKey: 'aggregator',
+      events: [
+        {
+          type: 'message' as const,
+          externalAccountId: conn.externalAccountId,
+          externalMessageId: id,
+          contact: { externalId: 'contact-preview' },
+          text,
+          attachments: kinds.map((kind) => ({ kind, source })),
+        },
+      ],
+    });
+    const bus = new pg.Client({ connectionString: ctx.database.url });
+    await bus.connect();
+    const told: { type: string; data: { lastMessagePreview?: string } }[] = [];
+    bus.on('notification', (n) => told.push(JSON.parse(n.payload!)));
+    await bus.query(`LISTEN ${REALTIME_CHANNEL}`);
+    try {
+      const previews: string[] = [];
+      for (const [id, text, kinds] of [
+        ['voice-1', '', ['audio']],
+        ['photos-1', '', ['image', 'image']],
+        ['caption-1', 'This one', ['image']],
+      ] as const) {
+        await apply([sends(id, text, [...kinds])]);
+        const row = await ctx.deps.db
+          .selectFrom('messages')
+          .innerJoin('threads', 'threads.id', 'messages.thread_id')
+          .select('threads.last_message_preview')
+          .where('messages.external_id', '=', id)
+          .executeTakeFirstOrThrow();
+        previews.push(row.last_message_preview!);
+      }
+      // A voice note or a photo alone reads as what it is, as an agent's reply with files does.
+      expect(previews).toEqual(['[audio]', '[image] [image]', 'This one']);
+      await waitFor(async () => told.filter((e) => e.type === 'thread.updated').length >= 3, 'three thread.updated');
+      expect(told.filter((e) => e.type === 'thread.updated').map((e) => e.data.lastMessagePreview)).toEqual(previews);
+    } finally {
+      await bus.end();
+    }
+  });
+});

@@ -748,6 +748,19 @@ describe('away replies', () => {
       .execute();
     expect(inHours).toEqual([]);
   });
+  it('announces the thread with the away reply as its last message, as the thread is stored', async () => {
+    now = new Date('2026-03-07T12:00:00Z'); // Saturday
+    const { tenant, connection } = await workspace();
+    await call('PATCH', '/v1/workspace', tenant.headers, { businessHours: BERLIN_9_TO_5 });
+    await call('PATCH', `/v1/connections/${connection.id}`, tenant.headers, { awayMessage: 'Back on Monday.' });
+    const id = await contactWrites(connection, '+1555000020', 'Is anyone there?');
+    const stored = await thread(tenant.headers, id);
+    expect(stored.lastMessagePreview).toBe('Back on Monday.');
+    // The socket and the endpoints are told the same Thread: the list shows the reply at once.
+    const told = (await outboundEvents(tenant.workspace.id, 'thread.updated')).filter((t: { id: number }) => t.id === id);
+    expect(told.at(-1)).toEqual(stored);
+  });
+
   it('never answers mail a machine sent (an auto-reply, a bounce): two auto-responders would answer each other', async () => {
     now = new Date('2026-03-07T12:00:00Z'); // Saturday
     const tenant = await makeTenant(ctx.deps);
