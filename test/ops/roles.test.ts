@@ -82,17 +82,20 @@ describe('--role worker', () => {
   it('answers /readyz 200 only once it works its queues, as its start line says', async () => {
     const worker = await startService({ role: 'worker', databaseUrl: testDb.url, entry: 'source', log: 'tail', waitForStart: false });
     services.push(worker);
-    // Its port opens before the queues' consumers start: the first 200 must find them started.
-    await waitFor(
+    // Its port opens before the queues' consumers start: the first 200 must find them started,
+    // and the start line that says so written. The line may reach this process after the 200
+    // (another pipe), so its own time is compared with the moment the 200 came.
+    const readyAt = await waitFor(
       () =>
         fetch(`${worker.url}/readyz`).then(
-          (r) => r.ok,
-          () => false,
+          (r) => (r.ok ? Date.now() : undefined),
+          () => undefined,
         ),
       'the worker to be ready',
       60_000,
     );
-    expect(worker.output()).toContain('"msg":"inbox is running"');
+    const started = await waitFor(async () => /^\{.*"msg":"inbox is running"\}$/m.exec(worker.output())?.[0], 'the worker’s start line');
+    expect(JSON.parse(started).time).toBeLessThanOrEqual(readyAt);
     await worker.stop();
   }, 90_000);
 });
