@@ -220,4 +220,35 @@ describe('the open conversation', () => {
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });
+
+  it('tells a screen reader what arrives live: the contact’s words, a note, a reply that failed, never the agent’s own', {
+    timeout: 60_000,
+  }, async () => {
+    c.fake.behave(SEND_PATH, 'bad-request');
+    const { id, from } = await conversation('Lena Busch', ['Hello there']);
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, id);
+    const news = page.getByRole('log', { name: 'New in this conversation' });
+    expect(await news.textContent()).toBe('');
+
+    await c.deliverWhatsapp({ from, name: 'Lena Busch', text: 'Are you still there?' });
+    await news.getByText('Lena Busch: Are you still there?').waitFor();
+    const note = await c.ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${id}/messages`,
+      headers: c.tenant.headers,
+      payload: { text: 'Checked the stock', private: true },
+    });
+    expect(note.statusCode).toBe(201);
+    await news.getByText('Note from API: Checked the stock').waitFor();
+
+    const reply = page.getByRole('textbox', { name: 'Reply' });
+    await reply.fill('Yes, one moment');
+    await reply.press('Enter');
+    await news.getByText(/^A reply failed: .+\. Yes, one moment$/).waitFor();
+    expect(await news.getByText(/replied/).count()).toBe(0);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
 });
