@@ -251,4 +251,24 @@ describe('the open conversation', () => {
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });
+
+  it('wraps a long contact name in the header instead of running under its buttons', { timeout: 60_000 }, async () => {
+    const name = `Maximilian ${'Long'.repeat(20)}`;
+    const { id } = await conversation(name, ['A long name']);
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, id);
+    const heading = page.getByRole('heading', { name });
+    await heading.waitFor();
+    expect(await heading.evaluate((h) => h.scrollWidth <= h.clientWidth)).toBe(true);
+    const headingBox = (await heading.boundingBox())!;
+    const buttons = (await page.locator('.transcript-head .actions').boundingBox())!;
+    const overlaps =
+      headingBox.x < buttons.x + buttons.width &&
+      buttons.x < headingBox.x + headingBox.width &&
+      headingBox.y < buttons.y + buttons.height &&
+      buttons.y < headingBox.y + headingBox.height;
+    expect(overlaps).toBe(false);
+    await context.close();
+  });
 });
