@@ -112,11 +112,14 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
             </select>
           </label>
           <label>
-            <span class="sr-only">Label</span>
+            <span class="sr-only">Sort</span>
             <select aria-label="Sort" value={f.sort} onChange={(e) => set({ sort: e.currentTarget.value as ListFilter['sort'] })}>
               <option value="recent">Most recent</option>
               <option value="sla">SLA due first</option>
             </select>
+          </label>
+          <label>
+            <span class="sr-only">Label</span>
             <select aria-label="Label" value={f.label ?? ''} onChange={(e) => set({ label: e.currentTarget.value || null })}>
               <option value="">All labels</option>
               {labels.map((l) => (
