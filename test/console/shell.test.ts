@@ -57,4 +57,38 @@ describe('the agent console shell', () => {
       await context.close();
     }
   });
+
+  it('the views are one tab stop: Tab enters at the chosen one, arrows, Home and End choose another', { timeout: 60_000 }, async () => {
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    const tab = (name: string) => page.getByRole('tab', { name: new RegExp(`^${name}`) });
+    const chosen = async () => {
+      for (const name of ['Mine', 'Unassigned', 'All']) if ((await tab(name).getAttribute('aria-selected')) === 'true') return name;
+      return null;
+    };
+    const focused = () =>
+      page.evaluate<string | undefined>(
+        "document.activeElement?.getAttribute('role') === 'tab' ? document.activeElement.textContent : undefined",
+      );
+    await page.getByRole('searchbox', { name: 'Search messages and contacts' }).focus();
+    await page.keyboard.press('Tab');
+    expect(await focused()).toMatch(/^All/);
+    await page.keyboard.press('ArrowLeft');
+    await expect.poll(chosen).toBe('Unassigned');
+    expect(await focused()).toMatch(/^Unassigned/);
+    await page.keyboard.press('Home');
+    await expect.poll(chosen).toBe('Mine');
+    expect(await focused()).toMatch(/^Mine/);
+    await page.keyboard.press('ArrowLeft');
+    await expect.poll(chosen).toBe('All');
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(chosen).toBe('Mine');
+    await page.keyboard.press('End');
+    await expect.poll(chosen).toBe('All');
+    // One stop: the next Tab leaves the tab list for the filters.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string | null>("document.activeElement?.getAttribute('aria-label')")).toBe('Status');
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
 });
