@@ -221,7 +221,7 @@ describe('the open conversation', () => {
     await context.close();
   });
 
-  it('tells a screen reader what arrives live: the contact’s words, a note, a reply that failed, never the agent’s own', {
+  it('tells a screen reader what arrives live: the contact’s words, a note, a reply that failed, never the agent’s own, each written once', {
     timeout: 60_000,
   }, async () => {
     c.fake.behave(SEND_PATH, 'bad-request');
@@ -233,7 +233,7 @@ describe('the open conversation', () => {
     expect(await news.textContent()).toBe('');
 
     await c.deliverWhatsapp({ from, name: 'Lena Busch', text: 'Are you still there?' });
-    await news.getByText('Lena Busch: Are you still there?').waitFor();
+    await news.getByText('New message from Lena Busch: Are you still there?').waitFor();
     const note = await c.ctx.app.inject({
       method: 'POST',
       url: `/v1/threads/${id}/messages`,
@@ -241,12 +241,14 @@ describe('the open conversation', () => {
       payload: { text: 'Checked the stock', private: true },
     });
     expect(note.statusCode).toBe(201);
-    await news.getByText('Note from API: Checked the stock').waitFor();
+    await news.getByText('New note from API.').waitFor();
+    // The note's words are on the page once: in the transcript.
+    await page.getByText('Checked the stock').waitFor();
 
     const reply = page.getByRole('textbox', { name: 'Reply' });
     await reply.fill('Yes, one moment');
     await reply.press('Enter');
-    await news.getByText(/^A reply failed: .+\. Yes, one moment$/).waitFor();
+    await news.getByText('A reply was not delivered; the reason is shown with it.').waitFor();
     expect(await news.getByText(/replied/).count()).toBe(0);
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();

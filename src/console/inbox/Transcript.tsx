@@ -106,27 +106,29 @@ function Collision({ threadId }: { threadId: number }) {
 }
 
 /**
- * What came live in the open conversation, in words, for a screen reader (a `log` region,
- * out of sight): the contact's messages, colleagues' replies and notes, activity, and a reply
- * that failed with the provider's reason. The agent's own messages are not repeated to them.
+ * What came live in the open conversation, in words, for a screen reader (a `log` region, out
+ * of sight): the contact's messages, colleagues' replies and notes, and a reply that failed.
+ * The agent's own messages are not repeated to them, nor activity, which the toolbar's state
+ * line says already. A note's words and a failure's reason are left to the transcript, so
+ * each stays written once on the page.
  */
 function LiveNews({ news, contact }: { news: News[]; contact: string }) {
   const users = useStore(team);
   const words = ({ message: m, failed }: News) => {
     const who = m.authorId !== null ? userName(users, m.authorId) : m.automation ? 'Automation' : 'API';
     const files = m.attachments.length === 0 ? '' : ` (${m.attachments.length === 1 ? '1 file' : `${m.attachments.length} files`})`;
-    const text = `${m.text}${files}`.trim();
-    if (failed) return `A reply failed${m.error ? `: ${m.error}` : ''}. ${text}`;
-    if (m.kind === 'activity') return m.text;
-    if (m.kind === 'note') return `Note from ${who}: ${text}`;
-    if (m.direction === 'inbound') return `${contact || 'The contact'}: ${text}`;
-    return `${who} replied: ${text}`;
+    if (failed) return 'A reply was not delivered; the reason is shown with it.';
+    if (m.kind === 'note') return `New note from ${who}.`;
+    if (m.direction === 'inbound') return `New message from ${contact || 'the contact'}: ${m.text}${files}`;
+    return `${who} replied: ${m.text}${files}`;
   };
   return (
     <div class="sr-only" role="log" aria-label="New in this conversation">
-      {news.map((n) => (
-        <p key={n.key}>{words(n)}</p>
-      ))}
+      {news
+        .filter((n) => n.failed || n.message.kind !== 'activity')
+        .map((n) => (
+          <p key={n.key}>{words(n)}</p>
+        ))}
     </div>
   );
 }

@@ -99,10 +99,12 @@ export function useThread(threadId: number) {
       if (answers.current === before) setThread(t);
       if (t.contactName === null) wantContacts([t.contactId]);
       const fresh = withUpdates(page.data, askedAt);
+      // A reply that failed before this read brought it (its event came first) is told here.
       tell(
-        inOrder(fresh.filter((m) => liveIds.current.delete(m.id)))
-          .filter((m) => m.authorId !== s.user.id)
-          .map((m) => ({ key: `m${m.id}`, message: m, failed: false })),
+        inOrder(fresh.filter((m) => liveIds.current.delete(m.id))).flatMap((m) => [
+          ...(m.authorId !== s.user.id ? [{ key: `m${m.id}`, message: m, failed: false }] : []),
+          ...(m.status === 'failed' ? [{ key: `f${m.id}`, message: m, failed: true }] : []),
+        ]),
       );
       setMessages((current) => (first ? inOrder(fresh) : mergeMessages(current, fresh)));
       if (first) setOlder(page.meta.nextCursor);
