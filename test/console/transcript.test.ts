@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { PHONE_NUMBER_ID, useConsole } from '../helpers/console.js';
+import { PHONE, PHONE_NUMBER_ID, useConsole } from '../helpers/console.js';
 import { deliverWhatsappImage, picturePng } from '../helpers/pictures.js';
 import { waitFor } from '../helpers/webhooks.js';
 
@@ -272,5 +272,20 @@ describe('the open conversation', () => {
       buttons.y < headingBox.y + headingBox.height;
     expect(overlaps).toBe(false);
     await context.close();
+    // On a phone the buttons go below the name rather than squeezing it a letter wide (with
+    // "Assign to me" gone, Macros and Resolve would just fit beside it).
+    const mine = await c.ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/threads/${id}`,
+      headers: c.tenant.headers,
+      payload: { assigneeId: c.agent.id },
+    });
+    expect(mine.statusCode).toBe(200);
+    const phone = await c.newPage({ viewport: PHONE });
+    await c.signIn(phone.page);
+    await open(phone.page, id);
+    const box = (await phone.page.getByRole('heading', { name }).boundingBox())!;
+    expect(box.width).toBeGreaterThan(150);
+    await phone.context.close();
   });
 });
