@@ -246,6 +246,34 @@ describe('actions on a conversation', () => {
     await context.close();
   });
 
+  it('keeps a 50-character label inside the list row and the conversation, on a desktop and a phone', { timeout: 60_000 }, async () => {
+    const id = await newConversation('A label as long as they come');
+    const long = 'x'.repeat(50);
+    const res = await c.ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/threads/${id}`,
+      headers: c.tenant.headers,
+      payload: { labels: [long] },
+    });
+    expect(res.statusCode).toBe(200);
+    /** How far each element matching `selector` reaches past the right edge of its `within` ancestor, in pixels. */
+    const past = (page: Page, selector: string, within: string) =>
+      page.evaluate<number[]>(`[...document.querySelectorAll('${selector}')].filter((el) => el.offsetParent).map((el) =>
+        Math.round(el.getBoundingClientRect().right - el.closest('${within}').getBoundingClientRect().right))`);
+    for (const viewport of [{ width: 1280, height: 800 }, PHONE]) {
+      const { context, page } = await c.newPage({ viewport });
+      await c.signIn(page);
+      await page.locator(`[data-thread-id="${id}"]`).getByText(long).waitFor();
+      for (const reach of await past(page, '.thread .label', '.thread'))
+        expect(reach, `the list at ${viewport.width} px`).toBeLessThanOrEqual(0);
+      await open(page, id);
+      await page.getByRole('list', { name: 'Labels' }).getByText(long).waitFor();
+      for (const reach of await past(page, '.labels .label', '.thread-actions'))
+        expect(reach, `the conversation at ${viewport.width} px`).toBeLessThanOrEqual(0);
+      await context.close();
+    }
+  });
+
   it('adds and removes labels', { timeout: 60_000 }, async () => {
     const id = await newConversation('Refund please');
     const { context, page } = await c.newPage();

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { PHONE_NUMBER_ID, useConsole } from '../helpers/console.js';
+import { PHONE, PHONE_NUMBER_ID, useConsole } from '../helpers/console.js';
 import { deliverWhatsappImage, picturePng } from '../helpers/pictures.js';
 import { waitFor } from '../helpers/webhooks.js';
 
@@ -219,5 +219,73 @@ describe('the open conversation', () => {
     expect((await db.selectFrom('threads').select('status').where('id', '=', second.id).executeTakeFirstOrThrow()).status).toBe('resolved');
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
+  });
+
+  it('tells a screen reader what arrives live: the contact’s words, a note, a reply that failed, never the agent’s own, each written once', {
+    timeout: 60_000,
+  }, async () => {
+    c.fake.behave(SEND_PATH, 'bad-request');
+    const { id, from } = await conversation('Lena Busch', ['Hello there']);
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, id);
+    const news = page.getByRole('log', { name: 'New in this conversation' });
+    expect(await news.textContent()).toBe('');
+
+    await c.deliverWhatsapp({ from, name: 'Lena Busch', text: 'Are you still there?' });
+    await news.getByText('New message from Lena Busch: Are you still there?').waitFor();
+    const note = await c.ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${id}/messages`,
+      headers: c.tenant.headers,
+      payload: { text: 'Checked the stock', private: true },
+    });
+    expect(note.statusCode).toBe(201);
+    await news.getByText('New note from API.').waitFor();
+    // The note's words are on the page once: in the transcript.
+    await page.getByText('Checked the stock').waitFor();
+
+    const reply = page.getByRole('textbox', { name: 'Reply' });
+    await reply.fill('Yes, one moment');
+    await reply.press('Enter');
+    await news.getByText('A reply was not delivered; the reason is shown with it.').waitFor();
+    expect(await news.getByText(/replied/).count()).toBe(0);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('wraps a long contact name in the header instead of running under its buttons', { timeout: 60_000 }, async () => {
+    const name = `Maximilian ${'Long'.repeat(20)}`;
+    const { id } = await conversation(name, ['A long name']);
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    await open(page, id);
+    const heading = page.getByRole('heading', { name });
+    await heading.waitFor();
+    expect(await heading.evaluate((h) => h.scrollWidth <= h.clientWidth)).toBe(true);
+    const headingBox = (await heading.boundingBox())!;
+    const buttons = (await page.locator('.transcript-head .actions').boundingBox())!;
+    const overlaps =
+      headingBox.x < buttons.x + buttons.width &&
+      buttons.x < headingBox.x + headingBox.width &&
+      headingBox.y < buttons.y + buttons.height &&
+      buttons.y < headingBox.y + headingBox.height;
+    expect(overlaps).toBe(false);
+    await context.close();
+    // On a phone the buttons go below the name rather than squeezing it a letter wide (with
+    // "Assign to me" gone, Macros and Resolve would just fit beside it).
+    const mine = await c.ctx.app.inject({
+      method: 'PATCH',
+      url: `/v1/threads/${id}`,
+      headers: c.tenant.headers,
+      payload: { assigneeId: c.agent.id },
+    });
+    expect(mine.statusCode).toBe(200);
+    const phone = await c.newPage({ viewport: PHONE });
+    await c.signIn(phone.page);
+    await open(phone.page, id);
+    const box = (await phone.page.getByRole('heading', { name }).boundingBox())!;
+    expect(box.width).toBeGreaterThan(150);
+    await phone.context.close();
   });
 });

@@ -18,6 +18,24 @@ const TABS: [View, string][] = [
   ['unassigned', 'Unassigned'],
   ['all', 'All'],
 ];
+
+const STEP: Record<string, (at: number) => number> = {
+  ArrowRight: (at) => (at + 1) % TABS.length,
+  ArrowLeft: (at) => (at - 1 + TABS.length) % TABS.length,
+  Home: () => 0,
+  End: () => TABS.length - 1,
+};
+
+/** Arrows, Home and End in the views' tab list: the next view is chosen and takes the focus. */
+function tabKey(e: KeyboardEvent, current: View, choose: (view: View) => void) {
+  const step = STEP[e.key];
+  if (!step) return;
+  e.preventDefault();
+  const view = TABS[step(TABS.findIndex(([v]) => v === current))]![0];
+  choose(view);
+  document.getElementById(`view-${view}`)?.focus();
+}
+
 const STATUSES = ['open', 'pending', 'snoozed', 'resolved'] as const;
 
 /** The conversation list: its threads from `useThreads`, the next page as the end scrolls into view. */
@@ -70,13 +88,16 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
           value={query}
           onInput={(e) => setQuery(e.currentTarget.value)}
         />
-        <div role="tablist" aria-label="Views" class="tabs">
+        {/* A tab list as ARIA has it: Tab enters at the chosen view, arrows (Home, End) choose another. */}
+        <div role="tablist" aria-label="Views" class="tabs" onKeyDown={(e) => tabKey(e, f.view, (view) => set({ view }))}>
           {TABS.map(([view, name]) => (
             <button
               type="button"
               role="tab"
               key={view}
+              id={`view-${view}`}
               aria-selected={f.view === view}
+              tabIndex={f.view === view ? 0 : -1}
               class={f.view === view ? 'tab active' : 'tab'}
               onClick={() => set({ view })}
             >
@@ -112,11 +133,14 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
             </select>
           </label>
           <label>
-            <span class="sr-only">Label</span>
+            <span class="sr-only">Sort</span>
             <select aria-label="Sort" value={f.sort} onChange={(e) => set({ sort: e.currentTarget.value as ListFilter['sort'] })}>
               <option value="recent">Most recent</option>
               <option value="sla">SLA due first</option>
             </select>
+          </label>
+          <label>
+            <span class="sr-only">Label</span>
             <select aria-label="Label" value={f.label ?? ''} onChange={(e) => set({ label: e.currentTarget.value || null })}>
               <option value="">All labels</option>
               {labels.map((l) => (

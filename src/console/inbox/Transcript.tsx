@@ -17,7 +17,7 @@ import { MacroMenu } from './MacroMenu';
 import { splitMentions } from './mentions';
 import { ThreadActions } from './ThreadActions';
 import { visibleThreads } from './threads';
-import { useThread } from './use-thread';
+import { type News, useThread } from './use-thread';
 import { joinNames, useViewing, viewers } from './viewing';
 
 const STATE: Record<string, [mark: string, word: string]> = {
@@ -105,6 +105,34 @@ function Collision({ threadId }: { threadId: number }) {
   );
 }
 
+/**
+ * What came live in the open conversation, in words, for a screen reader (a `log` region, out
+ * of sight): the contact's messages, colleagues' replies and notes, and a reply that failed.
+ * The agent's own messages are not repeated to them, nor activity, which the toolbar's state
+ * line says already. A note's words and a failure's reason are left to the transcript, so
+ * each stays written once on the page.
+ */
+function LiveNews({ news, contact }: { news: News[]; contact: string }) {
+  const users = useStore(team);
+  const words = ({ message: m, failed }: News) => {
+    const who = m.authorId !== null ? userName(users, m.authorId) : m.automation ? 'Automation' : 'API';
+    const files = m.attachments.length === 0 ? '' : ` (${m.attachments.length === 1 ? '1 file' : `${m.attachments.length} files`})`;
+    if (failed) return 'A reply was not delivered; the reason is shown with it.';
+    if (m.kind === 'note') return `New note from ${who}.`;
+    if (m.direction === 'inbound') return `New message from ${contact || 'the contact'}: ${m.text}${files}`;
+    return `${who} replied: ${m.text}${files}`;
+  };
+  return (
+    <div class="sr-only" role="log" aria-label="New in this conversation">
+      {news
+        .filter((n) => n.failed || n.message.kind !== 'activity')
+        .map((n) => (
+          <p key={n.key}>{words(n)}</p>
+        ))}
+    </div>
+  );
+}
+
 /** Focuses the header's Resolve or Reopen button once it is drawn (a disabled button lost the focus). */
 const focusAction = (action: 'resolve' | 'reopen') =>
   requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-action="${action}"]`)?.focus());
@@ -121,7 +149,7 @@ function after(threadId: number): number | null {
 export function Transcript({ threadId }: { threadId: number }) {
   const s = useStore(session)!;
   const names = useStore(contacts);
-  const { thread, showAnswer, messages, older, error, setError, busy, loadOlder, update, added } = useThread(threadId);
+  const { thread, showAnswer, messages, older, error, setError, busy, loadOlder, update, added, news } = useThread(threadId);
   const ai = useStore(aiEnabled) === true;
   const [summarizing, setSummarizing] = useState(false);
   const scroller = useRef<HTMLElement>(null);
@@ -256,6 +284,7 @@ export function Transcript({ threadId }: { threadId: number }) {
         )}
       </header>
       <Collision threadId={threadId} />
+      <LiveNews news={news} contact={name} />
       {thread && <ThreadActions thread={thread} onChange={showAnswer} />}
       {thread && <ContactPanel thread={thread} />}
       {error && (

@@ -10,6 +10,13 @@ import { draftOf, saveDraft } from './drafts';
 
 const PAGE = 30;
 
+/** A message that came live, or a reply that just failed: what the transcript announces. */
+export interface News {
+  key: string;
+  message: Message;
+  failed: boolean;
+}
+
 /** Oldest first for reading; the service pages newest first. */
 const inOrder = (list: Iterable<Message>) => [...list].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id - b.id);
 
@@ -36,6 +43,14 @@ export function useThread(threadId: number) {
   const [busy, setBusy] = useState(false);
   const messagesRef = useRef<Message[]>([]);
   messagesRef.current = messages;
+  /**
+   * What came live while the thread is open (a new message, a reply that failed), for the
+   * transcript's live region: a screen reader hears it without moving there. The last few only.
+   */
+  const [news, setNews] = useState<News[]>([]);
+  const tell = (items: News[]) => items.length > 0 && setNews((list) => [...list, ...items].slice(-5));
+  /** Ids of `message.created` events not yet read into the transcript. */
+  const liveIds = useRef(new Set<number>());
 
   const markRead = () => {
     if (document.visibilityState === 'visible') void s.client.markThreadRead(threadId).catch(() => undefined);
@@ -84,6 +99,13 @@ export function useThread(threadId: number) {
       if (answers.current === before) setThread(t);
       if (t.contactName === null) wantContacts([t.contactId]);
       const fresh = withUpdates(page.data, askedAt);
+      // A reply that failed before this read brought it (its event came first) is told here.
+      tell(
+        inOrder(fresh.filter((m) => liveIds.current.delete(m.id))).flatMap((m) => [
+          ...(m.authorId !== s.user.id ? [{ key: `m${m.id}`, message: m, failed: false }] : []),
+          ...(m.status === 'failed' ? [{ key: `f${m.id}`, message: m, failed: true }] : []),
+        ]),
+      );
       setMessages((current) => (first ? inOrder(fresh) : mergeMessages(current, fresh)));
       if (first) setOlder(page.meta.nextCursor);
       setError(null);
@@ -98,6 +120,8 @@ export function useThread(threadId: number) {
     setThread(null);
     setMessages([]);
     setOlder(undefined);
+    setNews([]);
+    liveIds.current.clear();
     updates.current.clear();
     void loadNewest(true).then(markRead);
     // Back after a gap of the socket: what the contact wrote meanwhile is on screen now, so it
@@ -109,6 +133,7 @@ export function useThread(threadId: number) {
     let shown = true;
     const stopEvents = onRealtime((event) => {
       if (event.type === 'message.created' && event.data.threadId === threadId) {
+        liveIds.current.add(event.data.id);
         // Coalesced: a burst of messages costs one read.
         timer ??= setTimeout(() => {
           timer = undefined;
@@ -117,6 +142,10 @@ export function useThread(threadId: number) {
       } else if (event.type === 'message.updated' && event.data.threadId === threadId) {
         const { id, status, error } = event.data;
         updates.current.set(id, { status: status as Message['status'], error, at: performance.now() });
+        const shown = messagesRef.current.find((m) => m.id === id);
+        if (status === 'failed' && shown && shown.status !== 'failed') {
+          tell([{ key: `f${id}`, message: { ...shown, status: 'failed', error }, failed: true }]);
+        }
         setMessages((list) => list.map((m) => (m.id === id ? { ...m, status: status as Message['status'], error } : m)));
         void refreshAttachments(id, event.data.attachments ?? []);
       } else if (event.type === 'contact.updated') {
@@ -222,5 +251,5 @@ export function useThread(threadId: number) {
     if (m.threadId === threadId) setMessages((current) => mergeMessages(current, [m]));
   };
 
-  return { thread, showAnswer, messages, older, error, setError, busy, loadOlder, update, added };
+  return { thread, showAnswer, messages, older, error, setError, busy, loadOlder, update, added, news };
 }
