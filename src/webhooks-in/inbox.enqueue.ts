@@ -16,6 +16,13 @@ export interface DeliveriesJob {
    * job gathers the deliveries of many requests (a group commit), each of its own trace.
    */
   traces?: Record<string, string>;
+  /**
+   * For a job written to start later (a scheduled retry, a recheck): when it was due, in epoch
+   * ms. A `failed` row whose next retry is later than this was failed again since the job was
+   * written (a requeue and a new failure), and has a job of its own at that time: this one is
+   * stale and leaves the row alone (isStaleRetry in process-deliveries.ts).
+   */
+  due?: number;
 }
 
 /** The ids a job stands for, whichever shape it was written in. */
@@ -96,6 +103,7 @@ function jobsFor(items: { id: string; startAfter?: Date; traceparent?: string | 
     for (let i = 0; i < ids.length; i += JOB_DELIVERIES) {
       const data: DeliveriesJob = { ids: ids.slice(i, i + JOB_DELIVERIES) };
       if (traces) data.traces = tracesOf(data.ids, traces);
+      if (at !== undefined) data.due = at;
       jobs.push(at === undefined ? { id: uuid7(), data } : { id: uuid7(), data, startAfter: new Date(at) });
     }
   }

@@ -38,6 +38,7 @@ export const webhookQueue: QueueDefinition<DeliveriesJob> = {
     async handle(deps, jobs, { ingest, searchIndex } = {}) {
       const ids = [...new Set(jobs.flatMap((j) => idsOf(j.data)))];
       const traces = tracesOf(jobs);
+      const due = retryDueOf(jobs);
       let yielded = 0;
       for (let i = 0; i < ids.length; i += PROCESS_BATCH) {
         const batch = ids.slice(i, i + PROCESS_BATCH);
@@ -52,9 +53,9 @@ export const webhookQueue: QueueDefinition<DeliveriesJob> = {
                 'process deliveries',
                 batch.map((id) => traces.get(id)),
                 { 'inbox.deliveries': batch.length },
-                () => processDeliveries(deps, batch),
+                () => processDeliveries(deps, batch, due),
               )
-            : await processDeliveries(deps, batch);
+            : await processDeliveries(deps, batch, due);
         } finally {
           searchIndex?.end();
         }
@@ -73,6 +74,26 @@ function tracesOf(jobs: { data: DeliveriesJob }[]): Map<string, string> | undefi
     for (const [id, t] of Object.entries(job.data.traces)) traces.set(id, t);
   }
   return traces;
+}
+
+/**
+ * When the scheduled jobs of a fetch were due, by delivery id; undefined when none was
+ * scheduled (every ingestion job), so the hot path builds nothing. A delivery that an
+ * immediate job (ingestion, requeue) also asks for has no entry: it is processed as it is.
+ */
+function retryDueOf(jobs: { data: DeliveriesJob }[]): Map<string, number> | undefined {
+  if (!jobs.some((j) => j.data.due !== undefined)) return undefined;
+  const due = new Map<string, number>();
+  const immediate = new Set<string>();
+  for (const job of jobs) {
+    const at = job.data.due;
+    for (const id of idsOf(job.data)) {
+      if (at === undefined) immediate.add(id);
+      else due.set(id, Math.max(due.get(id) ?? at, at));
+    }
+  }
+  for (const id of immediate) due.delete(id);
+  return due;
 }
 
 /** When the oldest of these deliveries was received, read from their time-ordered ids. */

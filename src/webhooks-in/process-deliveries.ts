@@ -197,19 +197,19 @@ async function scheduleRetries(deps: Deps, trx: Executor, failed: FailedUpdate[]
  * at all. When the batch as a whole hits an unexpected error, each row is retried alone so
  * one bad delivery cannot hold the others back.
  */
-export async function processDeliveries(deps: Deps, ids: string[]): Promise<BatchOutcome> {
+export async function processDeliveries(deps: Deps, ids: string[], due?: ReadonlyMap<string, number>): Promise<BatchOutcome> {
   try {
-    return await processTogether(deps, ids);
+    return await processTogether(deps, ids, due);
   } catch (err) {
-    if (ids.length === 1) return failAlone(deps, ids[0]!, err);
+    if (ids.length === 1) return failAlone(deps, ids[0]!, err, due);
     deps.log.warn({ err, batch: ids.length }, 'batch failed; processing its deliveries one by one');
     const total: BatchOutcome = { processed: 0, receivedAt: [], failed: 0, deadLettered: 0, skipped: 0 };
     for (const id of ids) {
       let outcome: BatchOutcome;
       try {
-        outcome = await processTogether(deps, [id]);
+        outcome = await processTogether(deps, [id], due);
       } catch (inner) {
-        outcome = await failAlone(deps, id, inner);
+        outcome = await failAlone(deps, id, inner, due);
       }
       total.processed += outcome.processed;
       total.receivedAt.push(...outcome.receivedAt);
@@ -221,12 +221,25 @@ export async function processDeliveries(deps: Deps, ids: string[]): Promise<Batc
   }
 }
 
-async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome> {
+/**
+ * A scheduled job for a `failed` row that has been requeued and failed again since the job
+ * was written: the row's next retry is later, and the failure that set it scheduled a job for
+ * it. Processing it here too would run two retry schedules side by side, each failure
+ * scheduling its own next attempt, and dead-letter the row in a fraction of the schedule.
+ */
+function isStaleRetry(row: InboxRow, due: ReadonlyMap<string, number> | undefined): boolean {
+  const at = due?.get(row.id);
+  return at !== undefined && row.status === 'failed' && row.next_retry_at !== null && row.next_retry_at.getTime() > at;
+}
+
+async function processTogether(deps: Deps, ids: string[], due: ReadonlyMap<string, number> | undefined): Promise<BatchOutcome> {
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.now();
     const wanted = [...new Set(ids)];
-    const rows = await lockPendingRows(trx, wanted);
-    if (rows.length < wanted.length) await recheckLocked(deps, trx, wanted, rows);
+    const locked = await lockPendingRows(trx, wanted);
+    // Rows this attempt could not lock are looked at again later; stale ones need no recheck.
+    if (locked.length < wanted.length) await recheckLocked(deps, trx, wanted, locked);
+    const rows = due ? locked.filter((r) => !isStaleRetry(r, due)) : locked;
     const unreadable: FailedUpdate[] = [];
     const readable: { row: InboxRow; events: DeliveryEvents }[] = [];
     for (const row of rows) {
@@ -267,15 +280,13 @@ async function processTogether(deps: Deps, ids: string[]): Promise<BatchOutcome>
 }
 
 /** Records an unexpected error against one row, in a transaction of its own. */
-async function failAlone(deps: Deps, id: string, err: unknown): Promise<BatchOutcome> {
+async function failAlone(deps: Deps, id: string, err: unknown, due: ReadonlyMap<string, number> | undefined): Promise<BatchOutcome> {
   deps.log.error({ err, deliveryId: id }, 'delivery processing failed');
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.now();
     const [row] = await lockPendingRows(trx, [id]);
-    if (!row) {
-      await recheckLocked(deps, trx, [id], []);
-      return { processed: 0, receivedAt: [], failed: 0, deadLettered: 0, skipped: 1 };
-    }
+    if (!row) await recheckLocked(deps, trx, [id], []);
+    if (!row || isStaleRetry(row, due)) return { processed: 0, receivedAt: [], failed: 0, deadLettered: 0, skipped: 1 };
     const f = failure(row, row.app_id, `processing error: ${(err as Error).message ?? String(err)}`, now);
     const dead = await markFailed(trx, [f], now);
     await scheduleRetries(deps, trx, [f]);

@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { MAX_ATTEMPTS } from '../../src/jobs/retry-policy.js';
-import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
+import { type DeliveriesJob, WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
+import { webhookQueue } from '../../src/webhooks-in/inbox.queue.js';
 import { processDeliveries } from '../../src/webhooks-in/process-deliveries.js';
-import { useTestContext } from '../helpers/app.js';
+import { adminHeaders, useTestContext } from '../helpers/app.js';
 import { makeConnection, makeTenant } from '../helpers/factories.js';
 import { deliverSigned, fixture } from '../helpers/webhooks.js';
 
@@ -101,6 +102,42 @@ describe('retry policy (docs/webhooks.md, "States, retries and dead letters")', 
     // a dead-lettered row re-entering the queue is skipped: no more retries
     expect(await processDeliveries(ctx.deps, [id])).toMatchObject({ skipped: 1, processed: 0, failed: 0 });
     expect((await row(id)).attempt_count).toBe(MAX_ATTEMPTS);
+  });
+
+  it('keeps one retry schedule after a failed row is requeued and fails again: the older job leaves it alone', async () => {
+    const id = await deliver(textFor('555000009', 'wamid.retry-9'));
+    const jobs = async () =>
+      (
+        await sql<{ id: string; data: DeliveriesJob; start_after: Date }>`
+          SELECT id, data, start_after FROM pgboss.job WHERE name = ${WEBHOOK_QUEUE} AND data->'ids' ? ${id} ORDER BY start_after`.execute(
+          ctx.deps.db,
+        )
+      ).rows;
+    await processDeliveries(ctx.deps, [id]);
+    const firstRetry = (await row(id)).next_retry_at!;
+    // The operator requeues it at once; it fails again 30 s later (the account is still unknown).
+    const requeue = await ctx.app.inject({ method: 'POST', url: `/v1/operator/webhook-inbox/${id}/requeue`, headers: adminHeaders() });
+    expect(requeue.json().data).toEqual({ id, status: 'failed' });
+    clock = new Date(clock.getTime() + 30_000);
+    await processDeliveries(ctx.deps, [id]);
+    const again = await row(id);
+    expect(again).toMatchObject({ status: 'failed', attempt_count: 1 });
+    expect(again.next_retry_at!.getTime()).toBe(clock.getTime() + 60_000);
+
+    // The retry scheduled before the requeue comes due first: the row is not retried early.
+    const stale = (await jobs()).find((j) => j.start_after.getTime() === firstRetry.getTime())!;
+    expect(stale).toBeDefined();
+    clock = new Date(firstRetry.getTime());
+    await webhookQueue.worker!.handle(ctx.deps, [{ id: stale.id, data: stale.data }]);
+    expect(await row(id)).toEqual(again);
+
+    // Its own retry runs on time, and counts as the second attempt.
+    const current = (await jobs()).find((j) => j.start_after.getTime() === again.next_retry_at!.getTime())!;
+    clock = new Date(again.next_retry_at!.getTime());
+    await webhookQueue.worker!.handle(ctx.deps, [{ id: current.id, data: current.data }]);
+    const second = await row(id);
+    expect(second).toMatchObject({ status: 'failed', attempt_count: 2 });
+    expect(second.next_retry_at!.getTime()).toBe(clock.getTime() + 300_000);
   });
 
   it('completes on a later attempt once the cause is fixed', async () => {
