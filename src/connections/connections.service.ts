@@ -9,7 +9,6 @@ import { Nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { endWidgetVisitorTokens } from '../livechat/block-visitor.queries.js';
 import { publishVisitorEvents } from '../livechat/visitor-events.js';
 import { requireTeamOf } from '../teams/teams.service.js';
-import { isSingleMailbox } from '../text/mailbox.js';
 import { routeWaiting } from '../threads/routing.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { AllowedOrigins, checkAllowedOrigins, newWidgetKey, WIDGET_KEY } from './allowed-origins.js';
@@ -265,17 +264,12 @@ function accountOf(input: { integrationKey: string; externalAccountId?: string; 
   // reply: one typed as consoles show it, `+1 (555) 712-2661`, is kept without the spacing.
   if (PHONE_ACCOUNT_KEYS.includes(input.integrationKey) && FORMATTED_E164.test(account))
     return { externalAccountId: `+${account.replace(/\D/g, '')}`, allowedOrigins: [] };
-  if (!isEmailIntegration(input.integrationKey)) return { externalAccountId: account, allowedOrigins: [] };
+  if (input.integrationKey === 'email.imap' && !/^[^\s@]+@[^\s@]+$/.test(account))
+    throw errors.validation("an email.imap externalAccountId is the mailbox's address, like support@example.com");
   // Inbound mail names its receiving address in lower case (channels/email-inbound.ts), so every
-  // mail connection keeps its address so: `Support@Acme.test` receives mail sent to it. Only a
-  // plain address is one mail arrives at: `Support <support@acme.test>` or a list would be a
-  // connection whose URL takes deliveries and drops every mail, and the From of its replies.
-  const address = account.toLowerCase();
-  if (!isSingleMailbox(address))
-    throw errors.validation(
-      `an ${input.integrationKey} externalAccountId is the address mail arrives at, one mailbox like support@example.com (no name, no list)`,
-    );
-  return { externalAccountId: address, allowedOrigins: [] };
+  // mail connection keeps its address so: `Support@Acme.test` receives mail sent to it.
+  if (isEmailIntegration(input.integrationKey)) return { externalAccountId: account.toLowerCase(), allowedOrigins: [] };
+  return { externalAccountId: account, allowedOrigins: [] };
 }
 
 /**
