@@ -3,6 +3,8 @@
 // skip a build (tens of seconds) that would produce the same files.
 //   node bin/build-state.js build           build (tsc, then the console) and stamp dist/
 //   node bin/build-state.js build-if-stale  the same, only when a source is newer than the stamp
+//   … --without-console                     either, without the console, for a caller that builds
+//                                           it itself (the test run: test/helpers/console-build.ts)
 // The stamp is dist/.build-stamp, whose mtime is the moment the last good build *started*:
 // a file saved while a build runs is newer than the stamp and so builds again next time.
 import { spawnSync } from 'node:child_process';
@@ -58,14 +60,14 @@ function run(command, args) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-export function build() {
+export function build({ withConsole = true } = {}) {
   // Whole seconds: some file systems keep mtimes at that precision, and a source saved in the
   // same second as the stamp must still count as newer than it.
   const startedAt = Math.floor(Date.now() / 1000) - 1;
   const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
   const vite = path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
   run(process.execPath, [tsc, '-p', 'tsconfig.build.json']);
-  run(process.execPath, [vite, 'build', '--config', 'vite.console.config.ts', '--logLevel', 'warn']);
+  if (withConsole) run(process.execPath, [vite, 'build', '--config', 'vite.console.config.ts', '--logLevel', 'warn']);
   const stamp = stampOf(ROOT);
   mkdirSync(path.dirname(stamp), { recursive: true });
   writeFileSync(stamp, "dist/ was built from the sources as they were at this file's mtime\n");
@@ -73,14 +75,16 @@ export function build() {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const command = process.argv[2];
-  if (command === 'build') build();
-  else if (command === 'build-if-stale') {
+  const [command, ...options] = process.argv.slice(2);
+  const withConsole = !options.includes('--without-console');
+  const known = options.every((o) => o === '--without-console');
+  if (known && command === 'build') build({ withConsole });
+  else if (known && command === 'build-if-stale') {
     if (!hasSources() || isBuildFresh()) process.exit(0);
     process.stderr.write('inbox: building dist/ (the sources changed since the last build)\n');
-    build();
+    build({ withConsole });
   } else {
-    process.stderr.write('usage: node bin/build-state.js build | build-if-stale\n');
+    process.stderr.write('usage: node bin/build-state.js build | build-if-stale [--without-console]\n');
     process.exit(64);
   }
 }

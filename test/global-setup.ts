@@ -8,6 +8,7 @@ import { createLogger } from '../src/logger.js';
 import { ensureConsoleBuilt } from './helpers/console-build.js';
 import { TEMPLATE_DB, withDatabaseName } from './helpers/names.js';
 import { acquireTestPostgres } from './helpers/postgres.js';
+import { ensureServerBuilt } from './helpers/server-build.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -18,7 +19,8 @@ declare module 'vitest' {
 /**
  * Once per run: get a Postgres, build a template database with every migration and the
  * pg-boss schema and queues, then let each test file clone it (CREATE DATABASE … TEMPLATE).
- * The agent console is built alongside when its sources changed.
+ * The agent console and the service's dist/ are built alongside when their sources changed:
+ * the processes tests start through bin/inbox.js then run compiled code, not tsx.
  */
 export default async function setup(project: TestProject) {
   // The browser tests of the agent console (test/console/) need its build.
@@ -26,6 +28,7 @@ export default async function setup(project: TestProject) {
     () => undefined,
     (err: unknown) => err,
   );
+  const serverBuild = ensureServerBuilt();
   const postgres = await acquireTestPostgres();
   const admin = new pg.Client({ connectionString: postgres.adminUrl });
   await admin.connect();
@@ -43,8 +46,9 @@ export default async function setup(project: TestProject) {
 
   const buildFailed = await consoleBuild;
   if (buildFailed) throw buildFailed;
+  const dist = await serverBuild;
   project.provide('pgAdminUrl', postgres.adminUrl);
-  process.stderr.write(`[test postgres] ${postgres.source}, template ${TEMPLATE_DB} ready\n`);
+  process.stderr.write(`[test postgres] ${postgres.source}, template ${TEMPLATE_DB} ready; dist/ ${dist}\n`);
   return async () => {
     await postgres.stop();
   };
