@@ -122,16 +122,16 @@ export async function findThread(db: Executor, reader: ThreadReader, id: number)
   return readableThreads(db, reader).where('threads.id', '=', id).executeTakeFirst();
 }
 
-/**
- * Threads as the API shows them, by id, for what announces them (any workspace): every reply
- * and workflow change reads one, so the statement is prepared (one array parameter, its
- * columns named).
- */
 /** A thread's preview, when its last message turns out to be other than it was written (a visitor's files put on it). */
 export async function setThreadPreview(db: Executor, id: number, preview: string) {
   await db.updateTable('threads').set({ last_message_preview: preview }).where('id', '=', id).execute();
 }
 
+/**
+ * Threads as the API shows them, by id, for what announces them (any workspace): every reply
+ * and workflow change reads one, so the statement is prepared (one array parameter, its
+ * columns named).
+ */
 export async function findThreadViews(db: Executor, ids: number[]): Promise<ThreadView[]> {
   if (ids.length === 0) return [];
   return threadViews(db).where('threads.id', '=', sql<number>`ANY(${ids}::bigint[])`).modifyEnd(PREPARED).execute();
