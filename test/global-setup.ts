@@ -16,13 +16,37 @@ declare module 'vitest' {
   }
 }
 
+interface Prepared {
+  adminUrl: string;
+  stop(): Promise<void>;
+}
+
+const shared = globalThis as { inboxTestPostgres?: { prepared: Promise<Prepared>; users: number } };
+
 /**
  * Once per run: get a Postgres, build a template database with every migration and the
  * pg-boss schema and queues, then let each test file clone it (CREATE DATABASE … TEMPLATE).
  * The agent console and the service's dist/ are built alongside when their sources changed:
  * the processes tests start through bin/inbox.js then run compiled code, not tsx.
+ *
+ * Vitest calls a global setup once per project (its modules may be loaded once each), so the
+ * Postgres and its template are kept on globalThis and stopped by the last project's teardown.
  */
 export default async function setup(project: TestProject) {
+  shared.inboxTestPostgres ??= { prepared: prepare(), users: 0 };
+  const run = shared.inboxTestPostgres;
+  run.users += 1;
+  const { adminUrl, stop } = await run.prepared;
+  project.provide('pgAdminUrl', adminUrl);
+  return async () => {
+    run.users -= 1;
+    if (run.users > 0) return;
+    delete shared.inboxTestPostgres;
+    await stop();
+  };
+}
+
+async function prepare(): Promise<Prepared> {
   // The browser tests of the agent console (test/console/) need its build.
   const consoleBuild = ensureConsoleBuilt().then(
     () => undefined,
@@ -47,9 +71,6 @@ export default async function setup(project: TestProject) {
   const buildFailed = await consoleBuild;
   if (buildFailed) throw buildFailed;
   const dist = await serverBuild;
-  project.provide('pgAdminUrl', postgres.adminUrl);
   process.stderr.write(`[test postgres] ${postgres.source}, template ${TEMPLATE_DB} ready; dist/ ${dist}\n`);
-  return async () => {
-    await postgres.stop();
-  };
+  return { adminUrl: postgres.adminUrl, stop: () => postgres.stop() };
 }
