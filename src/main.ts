@@ -4,7 +4,6 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { buildApp, buildOpsApp } from './app.js';
 import { createStorage } from './attachments/storage-factory.js';
 import { type Config, ConfigError, listenUrl, loadConfig, SECRET_KEY_FORMAT } from './config.js';
 import { parseSecretKey, SECRET_KEY_BYTES } from './crypto/secret-box.js';
@@ -13,6 +12,7 @@ import { type EmbeddedDatabase, freePort, startEmbeddedPostgres } from './db/emb
 import { migrateToLatest, pendingMigrations, unknownMigrations } from './db/migrate.js';
 import { ReadReplica } from './db/replica.js';
 import type { Deps } from './deps.js';
+import { buildOpsApp } from './http/server.js';
 import { startBoss } from './jobs/boss.js';
 import { createQueues, type RunningWorkers, startWorkers } from './jobs/registry.js';
 import { visitorBus } from './livechat/visitor-events.js';
@@ -346,6 +346,8 @@ export async function startService(options: { role?: Role; env?: NodeJS.ProcessE
     const notReady = () =>
       !running ? 'the service is still starting' : child && !child.up ? 'the worker process is not running' : undefined;
     if (role !== 'worker') {
+      // Imported here: a worker process never loads the api's routes (about 18 MB of its RSS).
+      const { buildApp } = await import('./app.js');
       app = await buildApp(deps, { ...(inboxWriter ? { inboxWriter } : {}), notReady });
       url = await listen(app, config.port, config.host, 'PORT');
     } else if (!supervised) {

@@ -17,6 +17,21 @@ describe('packages loaded with their first use', () => {
   });
 });
 
+/**
+ * A `--role worker` process serves only /healthz, /readyz and /metrics (src/http/server.ts):
+ * the api's routes and the plugins they need are imported by main.ts only for a role that
+ * serves them (about 35 MB of a worker's RSS at rest).
+ */
+describe("the api's routes", () => {
+  const API_ONLY = ['@fastify/jwt', '@fastify/websocket', '@fastify/swagger', '@fastify/swagger-ui', '@fastify/static', 'openid-client'];
+
+  it('are not among what the CLI (serve included) imports, and come with src/app.ts', async () => {
+    expect(cli.filter((s) => API_ONLY.includes(s))).toEqual([]);
+    const app = await packagesResolvedBy(['--input-type=module', '-e', `await import('./src/app.ts');`]);
+    expect(API_ONLY.filter((p) => !app.includes(p))).toEqual([]);
+  }, 60_000);
+});
+
 /** The AWS SDK is about 25 MB: a service storing attachments in PostgreSQL (the default) never loads it. */
 describe('the AWS SDK', () => {
   const build = (env: string) => [

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildApp, HTTP_TIMEOUTS } from '../../src/app.js';
+import { buildApp } from '../../src/app.js';
 import { createDatabase } from '../../src/db/database.js';
+import { HTTP_TIMEOUTS } from '../../src/http/server.js';
 import { WEBHOOK_QUEUE } from '../../src/webhooks-in/inbox.enqueue.js';
 import { InboxWriter } from '../../src/webhooks-in/inbox-writer.js';
 import { useTestContext } from '../helpers/app.js';
