@@ -124,18 +124,28 @@ export async function findStillPending(db: Executor, ids: string[]): Promise<str
   return rows.map((r) => r.id);
 }
 
+export interface ProcessedUpdate {
+  id: string;
+  appId: string | null;
+  /** What the delivery dropped (events naming another account), kept as its `lastError`; else cleared. */
+  note?: string | null;
+}
+
 /**
  * `appId` is the row's attribution as of this attempt and replaces whatever was stored: a row
  * once attributed to one app (under an older rule, or before another account in its body was
  * connected) must lose that attribution when it turns out to span several apps.
  */
-export async function markProcessed(db: Executor, rows: { id: string; appId: string | null }[], at: Date): Promise<void> {
+export async function markProcessed(db: Executor, rows: ProcessedUpdate[], at: Date): Promise<void> {
   if (rows.length === 0) return;
   await sql`
     UPDATE webhook_inbox AS w
     SET status = 'processed', processed_at = ${at}, attempt_count = w.attempt_count + 1,
-        last_error = NULL, next_retry_at = NULL, app_id = v.app_id, updated_at = ${at}
-    FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.appId)}::text[]) AS v(id, app_id)
+        last_error = v.last_error, next_retry_at = NULL, app_id = v.app_id, updated_at = ${at}
+    FROM unnest(
+      ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.appId)}::text[],
+      ${rows.map((r) => (r.note ? truncate(r.note, LAST_ERROR_MAX_LENGTH) : null))}::text[]
+    ) AS v(id, app_id, last_error)
     WHERE w.id = v.id AND ${partitionKeyIn(
       'w.id',
       rows.map((r) => r.id),

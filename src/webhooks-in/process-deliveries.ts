@@ -18,6 +18,7 @@ import {
   lockPendingRows,
   markFailed,
   markProcessed,
+  type ProcessedUpdate,
 } from './inbox.queries.js';
 import { inboxSummary } from './inbox.resources.js';
 
@@ -149,6 +150,17 @@ function foreignAccounts(events: DeliveryEvents, account: string): string[] {
   );
 }
 
+/**
+ * A bound delivery's note of the events it dropped for naming another account, kept as its
+ * `lastError` while it is `processed`: its own events were applied, and a retry would drop the
+ * same ones again, so it is no failure; but the row is not all applied, and says so.
+ */
+function droppedNote(events: DeliveryEvents): string | null {
+  if (events.account === undefined) return null;
+  const others = foreignAccounts(events, events.account);
+  return others.length > 0 ? droppedForOtherAccounts(events.integrationKey, others, events.account) : null;
+}
+
 function droppedForOtherAccounts(integrationKey: string, others: string[], account: string): string {
   const names = [...new Set(others)].map((a) => `"${a}"`).join(', ');
   return `events for ${integrationKey} account ${names} arrived on this connection's URL and were dropped: this connection's account is "${account}"`;
@@ -254,13 +266,13 @@ async function processTogether(deps: Deps, ids: string[], due: ReadonlyMap<strin
       readable.map((r) => r.events),
       now,
     );
-    const processed: { id: string; appId: string | null }[] = [];
+    const processed: ProcessedUpdate[] = [];
     const receivedAt: Date[] = [];
-    for (const { row } of readable) {
+    for (const { row, events } of readable) {
       const resolution = resolutions.get(row.id)!;
       if (resolution.error) failed.push(failure(row, resolution.appId, resolution.error, now));
       else {
-        processed.push({ id: row.id, appId: resolution.appId });
+        processed.push({ id: row.id, appId: resolution.appId, note: droppedNote(events) });
         receivedAt.push(row.created_at);
       }
     }

@@ -385,6 +385,38 @@ describe('A connection webhook URL', () => {
     await waitFor(async () => (await health()).lastDeliveryAt, 'the connection to show the delivery');
   });
 
+  it('notes on the delivery, as its lastError, the events it dropped for naming another account, and keeps it processed', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    const secret = `wa-${unique()}`;
+    const c = await workspaceConnection(tenant.headers, {
+      integrationKey: 'whatsapp',
+      externalAccountId: digits(),
+      webhookSecrets: { webhookSecret: secret },
+    });
+    const row = async (id: string) =>
+      (await ctx.app.inject({ method: 'GET', url: `/v1/admin/webhook-inbox/${id}`, headers: tenant.headers })).json().data;
+    // Its own events are applied; the row is done (a retry would drop the same events again).
+    const phoneNumberId = digits();
+    const mixed = whatsappText(c.externalAccountId, 'mine');
+    mixed.entry.push(whatsappText(phoneNumberId, 'not mine').entry[0]);
+    expect((await postSigned(pathOf(c), mixed, secret)).statusCode).toBe(200);
+    const id = await newestRowId();
+    await processedRow(id);
+    await messageWithId(mixed.entry[0].changes[0].value.messages[0].id);
+    expect(await row(id)).toMatchObject({
+      status: 'processed',
+      processedAt: expect.any(String),
+      nextRetryAt: null,
+      lastError: `events for whatsapp account "${phoneNumberId}" arrived on this connection's URL and were dropped: this connection's account is "${c.externalAccountId}"`,
+    });
+    // A delivery all its own carries no note.
+    const own = whatsappText(c.externalAccountId, 'all mine');
+    expect((await postSigned(pathOf(c), own, secret)).statusCode).toBe(200);
+    const ownId = await newestRowId();
+    await processedRow(ownId);
+    expect(await row(ownId)).toMatchObject({ status: 'processed', lastError: null });
+  });
+
   it("verifies Twilio's signature over the connection's own URL with its own auth token, and drops receipts of another number", async () => {
     const tenant = await makeTenant(ctx.deps);
     const authToken = `own-twilio-token-${unique()}`;
