@@ -59,6 +59,7 @@ import * as m0069 from './0069_search_index_without_nulls.js';
 import * as m0070 from './0070_message_automation.js';
 import * as m0071 from './0071_early_receipts.js';
 import * as m0072 from './0072_connection_accounts_as_delivered.js';
+import * as m0073 from './0073_auth_codes_by_session.js';
 
 /**
  * Every migration, in order. A static list (not a folder scan) so the same code runs under
@@ -125,4 +126,5 @@ export const migrations: Record<string, Migration> = {
   '0070_message_automation': m0070,
   '0071_early_receipts': m0071,
   '0072_connection_accounts_as_delivered': m0072,
+  '0073_auth_codes_by_session': m0073,
 };

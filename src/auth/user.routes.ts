@@ -234,7 +234,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     async (request) => {
       const auth = request.auth;
       if (auth?.kind !== 'user') throw errors.unauthorized('a signed-in user is required to generate a code');
-      const code = await issueAuthCode(deps.db, auth.userId, false, deps.now());
+      const code = await issueAuthCode(deps.db, { userId: auth.userId, sessionId: auth.sessionId }, false, deps.now());
       return envelope(request, { auth_code: code, expires_in: AUTH_CODE_SECONDS });
     },
   );
