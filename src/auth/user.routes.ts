@@ -227,7 +227,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       preValidation: [optionalAuth(deps, { allowPat: true }), refusePat],
       schema: {
         summary: 'Generate a one-time auth code',
-        description: 'An `auth_code` that lives 60 s and works once; refused for personal-access tokens.',
+        description:
+          'An `auth_code` that lives 60 s, works once and dies with the session that asked for it (its logout, revocation or refresh); ' +
+          'refused for personal-access tokens.',
         response: { 200: Envelope(AuthCode) },
       },
     },
