@@ -59,6 +59,7 @@ import * as m0069 from './0069_search_index_without_nulls.js';
 import * as m0070 from './0070_message_automation.js';
 import * as m0071 from './0071_early_receipts.js';
 import * as m0072 from './0072_connection_accounts_as_delivered.js';
+import * as m0073 from './0073_auth_codes_by_session.js';
 import * as m0074 from './0074_sms_numbers_in_e164.js';
 
 /**
@@ -126,5 +127,6 @@ export const migrations: Record<string, Migration> = {
   '0070_message_automation': m0070,
   '0071_early_receipts': m0071,
   '0072_connection_accounts_as_delivered': m0072,
+  '0073_auth_codes_by_session': m0073,
   '0074_sms_numbers_in_e164': m0074,
 };

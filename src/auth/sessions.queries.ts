@@ -49,14 +49,27 @@ export async function revokeSessions(db: Executor, filter: { userId: number; ses
   return rows.map((r) => r.id);
 }
 
-export async function insertAuthCode(db: Executor, row: { codeHash: string; userId: number; remember: boolean; expiresAt: Date }) {
+export async function insertAuthCode(
+  db: Executor,
+  row: { codeHash: string; userId: number; sessionId: string | null; remember: boolean; expiresAt: Date },
+) {
   await db
     .insertInto('auth_codes')
-    .values({ code_hash: row.codeHash, user_id: row.userId, remember: row.remember, expires_at: row.expiresAt })
+    .values({
+      code_hash: row.codeHash,
+      user_id: row.userId,
+      session_id: row.sessionId,
+      remember: row.remember,
+      expires_at: row.expiresAt,
+    })
     .execute();
 }
 
-/** Spends an auth code: only once, only before it expires. */
+/**
+ * Spends an auth code: only once, only before it expires, and only while the session it was
+ * minted in (if any) is live. So every way a session ends (logout, revocation, a refresh
+ * replacing it, deactivation, its expiry) ends its codes too, with no step of its own.
+ */
 export async function consumeAuthCode(db: Executor, codeHash: string, now: Date) {
   return db
     .updateTable('auth_codes')
@@ -64,6 +77,19 @@ export async function consumeAuthCode(db: Executor, codeHash: string, now: Date)
     .where('code_hash', '=', codeHash)
     .where('used_at', 'is', null)
     .where('expires_at', '>', now)
+    .where((eb) =>
+      eb.or([
+        eb('auth_codes.session_id', 'is', null),
+        eb.exists(
+          eb
+            .selectFrom('sessions')
+            .select(sql`1`.as('live'))
+            .whereRef('sessions.id', '=', 'auth_codes.session_id')
+            .where('sessions.revoked_at', 'is', null)
+            .where('sessions.expires_at', '>', now),
+        ),
+      ]),
+    )
     .returning(['user_id', 'remember'])
     .executeTakeFirst();
 }

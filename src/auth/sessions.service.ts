@@ -35,10 +35,19 @@ export const LOGIN_LIMIT_PER_IP = 50;
 
 type User = Selectable<UsersTable>;
 
-/** Creates a one-time auth code for a user; only its SHA-256 is stored. */
-export async function issueAuthCode(db: Executor, userId: number, remember: boolean, now: Date): Promise<string> {
+/**
+ * Creates a one-time auth code for a user; only its SHA-256 is stored. A code minted in a
+ * session (`sessionId`) dies with it: once that session ends, the code starts no other one.
+ */
+export async function issueAuthCode(
+  db: Executor,
+  owner: { userId: number; sessionId: string | null },
+  remember: boolean,
+  now: Date,
+): Promise<string> {
   const code = randomBytes(24).toString('base64url');
-  await insertAuthCode(db, { codeHash: sha256Hex(code), userId, remember, expiresAt: new Date(now.getTime() + AUTH_CODE_SECONDS * 1000) });
+  const expiresAt = new Date(now.getTime() + AUTH_CODE_SECONDS * 1000);
+  await insertAuthCode(db, { codeHash: sha256Hex(code), ...owner, remember, expiresAt });
   return code;
 }
 
@@ -82,7 +91,7 @@ export async function startSession(deps: Deps, jwt: JWT, user: User, remember: b
   const session: SessionInfo = { id: randomUUID(), userId: user.id, remember, expiresAt: new Date(now.getTime() + seconds * 1000) };
   const insert = async (db: Executor) => {
     await insertSession(db, session);
-    return issueAuthCode(db, user.id, remember, now);
+    return issueAuthCode(db, { userId: user.id, sessionId: session.id }, remember, now);
   };
   const authCode = trx ? await insert(trx) : await deps.db.transaction().execute(insert);
   return { answer: loginAnswer(jwt, user, session, authCode, now), session };
@@ -109,7 +118,7 @@ export async function refreshSession(deps: Deps, jwt: JWT, user: User, sessionId
  */
 export async function resumeSession(deps: Deps, jwt: JWT, user: User, session: SessionInfo) {
   const now = deps.now();
-  const authCode = await issueAuthCode(deps.db, user.id, session.remember, now);
+  const authCode = await issueAuthCode(deps.db, { userId: user.id, sessionId: session.id }, session.remember, now);
   return loginAnswer(jwt, user, session, authCode, now);
 }
 

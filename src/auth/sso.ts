@@ -250,7 +250,8 @@ export async function finishSsoLogin(
       );
     }
     await recordAudit(trx, personTrail({ id: userId, workspace_id: workspaceId }, ip), 'sign_in.sso', { type: 'user', id: userId });
-    return issueAuthCode(trx, userId, false, deps.now());
+    // No session yet: the code is what starts one, so only a user-wide revocation spends it.
+    return issueAuthCode(trx, { userId, sessionId: null }, false, deps.now());
   });
 }
 

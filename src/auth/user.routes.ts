@@ -227,14 +227,16 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
       preValidation: [optionalAuth(deps, { allowPat: true }), refusePat],
       schema: {
         summary: 'Generate a one-time auth code',
-        description: 'An `auth_code` that lives 60 s and works once; refused for personal-access tokens.',
+        description:
+          'An `auth_code` that lives 60 s, works once and dies with the session that asked for it (its logout, revocation or refresh); ' +
+          'refused for personal-access tokens.',
         response: { 200: Envelope(AuthCode) },
       },
     },
     async (request) => {
       const auth = request.auth;
       if (auth?.kind !== 'user') throw errors.unauthorized('a signed-in user is required to generate a code');
-      const code = await issueAuthCode(deps.db, auth.userId, false, deps.now());
+      const code = await issueAuthCode(deps.db, { userId: auth.userId, sessionId: auth.sessionId }, false, deps.now());
       return envelope(request, { auth_code: code, expires_in: AUTH_CODE_SECONDS });
     },
   );

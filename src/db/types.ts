@@ -441,6 +441,8 @@ export interface AccountTokensTable {
 export interface AuthCodesTable {
   code_hash: string;
   user_id: number;
+  /** The session it was minted in, whose end spends it; null for one minted outside any (single sign-on's). */
+  session_id: string | null;
   remember: boolean;
   created_at: Generated<Date>;
   expires_at: Timestamp;

@@ -82,6 +82,18 @@ describe('POST /v1/accounts/webhook with a secret', () => {
     expect((await me(b)).statusCode).toBe(200);
   });
 
+  it('session.revoked with a sessionId spends that session’s auth codes only', async () => {
+    const { user, login } = await signedIn('revoke-one-code@acme.test');
+    const a = await login();
+    const b = await login();
+    const jti = JSON.parse(Buffer.from(a.access_token.split('.')[1]!, 'base64url').toString()).jti;
+    const body = JSON.stringify({ type: 'session.revoked', data: { userId: user.id, sessionId: jti } });
+    expect((await post(body, hmac(body))).statusCode).toBe(200);
+    const exchange = (code: string) => ctx.app.inject({ method: 'POST', url: '/api/user/generate-token', payload: { auth_code: code } });
+    expect((await exchange(a.auth_code)).statusCode).toBe(401);
+    expect((await exchange(b.auth_code)).statusCode).toBe(200);
+  });
+
   it('refuses a missing, wrong, uppercase or malformed digest with 401 and acts on nothing', async () => {
     const { user, login } = await signedIn('kept@acme.test');
     const t = (await login()).access_token;

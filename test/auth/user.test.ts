@@ -187,6 +187,53 @@ describe('auth codes', () => {
   });
 });
 
+describe('auth codes die with the session they were minted in', () => {
+  const exchange = (code: string) => ctx.app.inject({ method: 'POST', url: '/api/user/generate-token', payload: { auth_code: code } });
+  const generate = async (t: string) => {
+    const res = await ctx.app.inject({ method: 'POST', url: '/api/user/generate-code', headers: { authorization: `Bearer ${t}` } });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json().data.auth_code as string;
+  };
+  const post = (url: string, t: string) => ctx.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${t}` } });
+  const spentAnswer = { code: 'unauthorized', message: 'invalid, used or expired auth code' };
+
+  it('logout spends the login answer’s code and generate-code’s; another session’s codes stay good', async () => {
+    const ended = await token();
+    const endedCode = await generate(ended.access_token);
+    const kept = await token();
+    const keptCode = await generate(kept.access_token);
+    expect((await post('/api/user/logout', ended.access_token)).statusCode).toBe(204);
+    for (const code of [ended.auth_code, endedCode]) {
+      const res = await exchange(code);
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error).toEqual(spentAnswer);
+    }
+    for (const code of [kept.auth_code, keptCode]) expect((await exchange(code)).statusCode).toBe(200);
+  });
+
+  it('a refresh ends the old session’s codes; the new session’s code and a traded code’s session work', async () => {
+    const old = await token();
+    const oldCode = await generate(old.access_token);
+    const res = await post('/api/user/refresh', old.access_token);
+    expect(res.statusCode).toBe(200);
+    expect((await exchange(old.auth_code)).statusCode).toBe(401);
+    expect((await exchange(oldCode)).statusCode).toBe(401);
+    const traded = await exchange(res.json().auth_code);
+    expect(traded.statusCode).toBe(200);
+    // The traded code started a session of its own, whose code dies with it in turn.
+    const tradedCode = traded.json().auth_code as string;
+    expect((await post('/api/user/logout', traded.json().access_token)).statusCode).toBe(204);
+    expect((await exchange(tradedCode)).statusCode).toBe(401);
+  });
+
+  it('an expired session’s code is refused even within its 60 s', async () => {
+    const { access_token, auth_code } = await token();
+    const jti = JSON.parse(Buffer.from(access_token.split('.')[1]!, 'base64url').toString()).jti as string;
+    await sql`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE id = ${jti}`.execute(ctx.deps.db);
+    expect((await exchange(auth_code)).statusCode).toBe(401);
+  });
+});
+
 describe('login rate limit', () => {
   it('after 5 failures for an e-mail in 15 minutes answers 429 with retry-after, even for the right password', async () => {
     const { password: pw } = await makeUser(ctx.deps, tenant.workspace.id, { email: 'limited@acme.test' });

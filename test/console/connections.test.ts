@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { whatsappTextBody } from '../../harness/whatsapp-delivery.js';
-import { useConsole } from '../helpers/console.js';
+import { connectionCredentials } from '../../src/connections/connection-credentials.js';
+import { PHONE, useConsole } from '../helpers/console.js';
 import { seriousViolations, tabTo, typeInto } from '../helpers/keyboard.js';
 import { sign, waitFor } from '../helpers/webhooks.js';
 
@@ -138,6 +139,108 @@ describe('Add a channel', () => {
     expect(await page.content()).not.toContain(newSecret);
     expect((await deliver('arrives again')).status).toBe(200);
     expect(await seriousViolations(page)).toEqual([]);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('Edit of a connection whose credentials have several fields', () => {
+  it('keeps them when none is typed, and asks for the whole set when one is', { timeout: 120_000 }, async () => {
+    const stored = {
+      imapUrl: 'imaps://imap.example.com:993',
+      smtpUrl: 'smtps://smtp.example.com:465',
+      username: 'help@example.com',
+      password: 'the-stored-password',
+    };
+    const made = await c.ctx.app.inject({
+      method: 'POST',
+      url: '/v1/connections',
+      headers: { ...c.tenant.headers, 'content-type': 'application/json' },
+      payload: {
+        integrationKey: 'email.imap',
+        externalAccountId: `help-${Date.now()}@example.com`,
+        name: 'Help mailbox',
+        credentials: stored,
+      },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const id = made.json().data.id as number;
+    const credentials = () => connectionCredentials(c.ctx.deps, id);
+
+    const { context, page } = await c.newPage();
+    const patches: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'PATCH') patches.push(r.postData() ?? '');
+    });
+    await c.signIn(page);
+    await page.goto(`${c.base}/app/settings/connections`);
+    const edit = async () => {
+      await tabTo(page, page.getByRole('button', { name: 'Edit Help mailbox' }));
+      await page.keyboard.press('Enter');
+      return page.getByRole('form', { name: 'Edit Help mailbox' });
+    };
+
+    // Only the name changed: the credentials are not sent and stay as they were.
+    let form = await edit();
+    await form.getByText('They are replaced as a whole').waitFor();
+    await tabTo(page, form.getByLabel('Name', { exact: true }));
+    await page.keyboard.press('End');
+    await page.keyboard.type(' desk');
+    await tabTo(page, form.getByRole('button', { name: 'Save' }));
+    await page.keyboard.press('Enter');
+    await form.waitFor({ state: 'detached' });
+    expect(patches.map((p) => JSON.parse(p))).toEqual([{ name: 'Help mailbox desk' }]);
+    expect(await credentials()).toEqual(stored);
+
+    // Only the password typed: Save names the three others, focuses the first, and sends nothing.
+    await page.getByRole('button', { name: 'Edit Help mailbox desk' }).waitFor();
+    await tabTo(page, page.getByRole('button', { name: 'Edit Help mailbox desk' }));
+    await page.keyboard.press('Enter');
+    form = page.getByRole('form', { name: 'Edit Help mailbox desk' });
+    await typeInto(page, form.getByLabel('Replace password'), 'a-new-password');
+    await tabTo(page, form.getByRole('button', { name: 'Save' }));
+    await page.keyboard.press('Enter');
+    const alert = form.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toBe('Type every credential or none: IMAP URL, SMTP URL, User name are empty. Nothing was saved.');
+    const imapField = form.getByLabel('Replace IMAP URL');
+    expect(await imapField.evaluate((el: { ownerDocument: { activeElement: unknown } }) => el === el.ownerDocument.activeElement)).toBe(
+      true,
+    );
+    expect(await imapField.getAttribute('aria-invalid')).toBe('true');
+    expect(await form.getByLabel('Replace password').getAttribute('aria-invalid')).toBeNull();
+    expect(patches).toHaveLength(1);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: path.join(OUT, 'connections-edit-credentials.png'), fullPage: true });
+    const phone = await c.newPage({ viewport: PHONE });
+    await c.signIn(phone.page);
+    await phone.page.goto(`${c.base}/app/settings/connections`);
+    await phone.page.getByRole('button', { name: 'Edit Help mailbox desk' }).click();
+    const phoneForm = phone.page.getByRole('form', { name: 'Edit Help mailbox desk' });
+    await phoneForm.getByLabel('Replace password').fill('a-new-password');
+    await phoneForm.getByRole('button', { name: 'Save' }).click();
+    await phoneForm.getByRole('alert').waitFor();
+    await phone.page.screenshot({ path: path.join(OUT, 'connections-edit-credentials-390.png'), fullPage: true });
+    await phone.context.close();
+
+    // The rest typed (the focus is already on the first missing one): the whole set is sent.
+    await page.keyboard.type('imaps://mail.example.com:993');
+    await typeInto(page, form.getByLabel('Replace SMTP URL'), 'smtps://mail.example.com:465');
+    expect(await alert.textContent()).toBe('Type every credential or none: User name is empty. Nothing was saved.');
+    await typeInto(page, form.getByLabel('Replace user name'), 'help@example.com');
+    expect(await form.getByRole('alert').count()).toBe(0);
+    await tabTo(page, form.getByRole('button', { name: 'Save' }));
+    await page.keyboard.press('Enter');
+    await form.waitFor({ state: 'detached' });
+    const replaced = {
+      imapUrl: 'imaps://mail.example.com:993',
+      smtpUrl: 'smtps://mail.example.com:465',
+      username: 'help@example.com',
+      password: 'a-new-password',
+    };
+    expect(JSON.parse(patches[1]!)).toEqual({ credentials: replaced });
+    expect(await credentials()).toEqual(replaced);
+    expect(await page.content()).not.toContain('a-new-password');
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });

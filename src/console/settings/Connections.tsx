@@ -34,6 +34,8 @@ const FIELD_NAMES: Record<keyof ConnectionCredentials, string> = {
   username: 'User name',
   password: 'Password',
 };
+/** A field's name inside a sentence: "access token", but "IMAP URL" and "account SID" keep their capitals. */
+const inSentence = (name: string) => (/^[A-Z][a-z]/.test(name) ? name[0]!.toLowerCase() + name.slice(1) : name);
 /** Fields that are no secret (a mailbox's servers and login name): shown as typed. */
 const PLAIN_FIELDS: (keyof ConnectionCredentials)[] = ['imapUrl', 'username'];
 /** What each field looks like, where the form can say it. */
@@ -120,31 +122,52 @@ function SecretFields({
 }
 
 /**
+ * The fields of a partly typed set that are still empty. The API replaces a connection's
+ * credentials whole (docs/connections.md, "Setting them"), so one typed field alone would
+ * drop the others; none typed keeps the stored set.
+ */
+function missingCredentials(integrationKey: string, values: Partial<Record<keyof ConnectionCredentials, string>>) {
+  const fields = fieldsOf(integrationKey);
+  const filled = fields.filter((f) => values[f]?.trim());
+  return filled.length === 0 ? [] : fields.filter((f) => !filled.includes(f));
+}
+
+/**
  * Write-only inputs: a stored credential is never shown (the API never returns it); typing
- * into these replaces the whole set.
+ * into these replaces the whole set. `idPrefix` gives each input an id (to focus it), and
+ * `invalid` marks the ones described by the message `describedBy` names.
  */
 function CredentialFields({
   integrationKey,
   values,
   onInput,
   replace,
+  idPrefix,
+  invalid = [],
+  describedBy,
 }: {
   integrationKey: string;
   values: Partial<Record<keyof ConnectionCredentials, string>>;
   onInput(v: Partial<Record<keyof ConnectionCredentials, string>>): void;
   replace: boolean;
+  idPrefix?: string;
+  invalid?: (keyof ConnectionCredentials)[];
+  describedBy?: string;
 }) {
   return (
     <>
       {fieldsOf(integrationKey).map((f) => (
         <label key={f}>
-          {replace ? `Replace ${FIELD_NAMES[f].toLowerCase()}` : FIELD_NAMES[f]}
+          {replace ? `Replace ${inSentence(FIELD_NAMES[f])}` : FIELD_NAMES[f]}
           <input
+            id={idPrefix && `${idPrefix}-${f}`}
             type={PLAIN_FIELDS.includes(f) ? 'text' : 'password'}
             autocomplete="off"
             spellcheck={false}
             value={values[f] ?? ''}
-            placeholder={replace ? 'leave empty to keep' : (PLACEHOLDERS[integrationKey]?.[f] ?? '')}
+            placeholder={replace ? 'leave all empty to keep' : (PLACEHOLDERS[integrationKey]?.[f] ?? '')}
+            aria-invalid={invalid.includes(f) ? 'true' : undefined}
+            aria-describedby={invalid.includes(f) ? describedBy : undefined}
             onInput={(e) => onInput({ ...values, [f]: e.currentTarget.value })}
           />
         </label>
@@ -162,9 +185,24 @@ function EditConnection({ c, onDone }: { c: Connection; onDone(changed: boolean)
   const [clear, setClear] = useState(false);
   const [secrets, setSecrets] = useState<Partial<Record<keyof WebhookSecrets, string>>>({});
   const [error, setError] = useState<string | null>(null);
+  // Set by a Save refused for a partly typed set; the fields it names follow what is typed.
+  const [checked, setChecked] = useState(false);
+  const fieldsId = `connection-${c.id}-credentials`;
+  // A set the save would replace must be typed whole. Only an operator's connection with none
+  // stored may be given part of one: the deployment supplies the rest (docs/connections.md).
+  const wholeSet = c.hasCredentials || c.managedBy === 'workspace';
+  const missing = checked && wholeSet && !clear ? missingCredentials(c.integrationKey, creds) : [];
 
   async function save(e: Event) {
     e.preventDefault();
+    const unfilled = wholeSet && !clear ? missingCredentials(c.integrationKey, creds) : [];
+    if (unfilled.length > 0) {
+      setChecked(true);
+      document.getElementById(`${fieldsId}-${unfilled[0]}`)?.focus();
+      // The message sits above the field; on a phone the focus alone scrolls it under the header.
+      requestAnimationFrame(() => document.getElementById(`${fieldsId}-missing`)?.scrollIntoView({ block: 'center' }));
+      return;
+    }
     const patch: ConnectionPatch = {};
     const webhookSecrets = typedSecrets(secrets);
     if (webhookSecrets) patch.webhookSecrets = webhookSecrets;
@@ -198,7 +236,24 @@ function EditConnection({ c, onDone }: { c: Connection; onDone(changed: boolean)
       {fieldsOf(c.integrationKey).length > 0 && (
         <>
           <p class="muted">Credentials: {c.hasCredentials ? 'set (never shown)' : 'none'}</p>
-          <CredentialFields integrationKey={c.integrationKey} values={creds} onInput={setCreds} replace />
+          {fieldsOf(c.integrationKey).length > 1 && (
+            <p class="muted">They are replaced as a whole: type every field to replace them, or leave them all empty to keep them.</p>
+          )}
+          {missing.length > 0 && (
+            <p class="error" role="alert" id={`${fieldsId}-missing`}>
+              Type every credential or none: {missing.map((f) => FIELD_NAMES[f]).join(', ')} {missing.length === 1 ? 'is' : 'are'} empty.
+              Nothing was saved.
+            </p>
+          )}
+          <CredentialFields
+            integrationKey={c.integrationKey}
+            values={creds}
+            onInput={setCreds}
+            replace
+            idPrefix={fieldsId}
+            invalid={missing}
+            describedBy={`${fieldsId}-missing`}
+          />
           {c.hasCredentials && (
             <label class="check">
               <input type="checkbox" checked={clear} onChange={(e) => setClear(e.currentTarget.checked)} />
