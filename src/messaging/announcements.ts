@@ -146,7 +146,8 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
       kind: m.kind,
       private: m.private,
       status: m.status,
-      preview: truncate(m.text, PREVIEW_LENGTH),
+      // What the thread's list shows for it: a message of files alone names their kinds.
+      preview: threadPreview(m.text, m.text === '' ? attachmentsOf(m, attachments).map((a) => a.kind) : []),
       attachments: realtimeAttachments(m, attachments),
     }),
     endpoints: (c, { attachments }) => messageResource(c.message, attachmentsOf(c.message, attachments)),
