@@ -5,6 +5,7 @@ import { type NotificationRow, notificationResource } from '../notifications/not
 import type { RealtimeEvent } from '../realtime/publish.js';
 import { truncate } from '../text/truncate.js';
 import { type ThreadView, threadResource } from '../threads/threads.resources.js';
+import type { ThreadPlace } from '../threads/visibility.js';
 import { messageResource } from './messaging.resources.js';
 
 /**
@@ -44,7 +45,12 @@ export type Change =
    * A thread changed: a message in it, a conversation opened, its status, assignee, labels or
    * read marker. Carries the thread as it is after the change.
    */
-  | { type: 'thread.updated'; thread: ThreadView }
+  | {
+      type: 'thread.updated';
+      thread: ThreadView;
+      /** Where the thread was, when the change moved it (its team or assignee): see RealtimeEvent. */
+      formerly?: ThreadPlace;
+    }
   /** A thread's SLA target passed 80 % of its time, or its due time (docs/sla.md): the thread as it is. */
   | { type: 'sla.warning'; thread: ThreadView }
   | { type: 'sla.breached'; thread: ThreadView }
@@ -116,6 +122,8 @@ type Shape<C extends Change> = {
   targetUserId?(change: C): number;
   /** `data` of the realtime event; absent: agents are not told. */
   realtime?(change: C, ctx: ShapeContext): Record<string, unknown>;
+  /** Where the thread was before the change moved it, for the hub only. */
+  formerly?(change: C): ThreadPlace | undefined;
 } & (C['type'] extends EndpointChangeType
   ? { /** `data` of the outbound event. */ endpoints(change: C, ctx: ShapeContext): object }
   : { endpoints?: never });
@@ -124,6 +132,7 @@ interface AnyShape {
   workspaceId(change: Change): number;
   targetUserId?(change: Change): number;
   realtime?(change: Change, ctx: ShapeContext): Record<string, unknown>;
+  formerly?(change: Change): ThreadPlace | undefined;
   endpoints?(change: Change, ctx: ShapeContext): object;
 }
 
@@ -146,7 +155,8 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
       kind: m.kind,
       private: m.private,
       status: m.status,
-      preview: truncate(m.text, PREVIEW_LENGTH),
+      // What the thread's list shows for it: a message of files alone names their kinds.
+      preview: threadPreview(m.text, m.text === '' ? attachmentsOf(m, attachments).map((a) => a.kind) : []),
       attachments: realtimeAttachments(m, attachments),
     }),
     endpoints: (c, { attachments }) => messageResource(c.message, attachmentsOf(c.message, attachments)),
@@ -169,6 +179,7 @@ const CHANGE_EVENTS: { [T in Change['type']]: Shape<Extract<Change, { type: T }>
   'thread.updated': {
     workspaceId: (c) => c.thread.workspace_id,
     realtime: (c, ctx) => ctx.thread(c.thread),
+    formerly: (c) => c.formerly,
     endpoints: (c, ctx) => ctx.thread(c.thread),
   },
   'sla.warning': {
@@ -251,6 +262,8 @@ export function announcements(
     if (shape.realtime) {
       const event: RealtimeEvent = { type: change.type, workspaceId, data: shape.realtime(change, ctx) };
       if (shape.targetUserId) event.targetUserId = shape.targetUserId(change);
+      const formerly = shape.formerly?.(change);
+      if (formerly) event.formerly = formerly;
       realtime.push(event);
     }
     if (shape.endpoints) outbound.push({ type: change.type as EndpointChangeType, workspaceId, data: shape.endpoints(change, ctx) });

@@ -4,7 +4,7 @@ import { findLiveCredentials } from '../auth/sessions.queries.js';
 import { PgListener } from '../db/listener.js';
 import { noteWorkspaceChange } from '../db/replica.js';
 import type { Deps } from '../deps.js';
-import { type ThreadsSeen, threadsSeenBy } from '../threads/visibility.js';
+import { placeKey, type Sights, type ThreadPlace, threadsSeenBy } from '../threads/visibility.js';
 import { beatSockets, forgetSockets, OFFLINE_AFTER_MS, type PresenceTimings, recordSocket, type SocketRow } from '../users/presence.js';
 import { REALTIME_CHANNEL, type RealtimeEvent } from './publish.js';
 
@@ -227,32 +227,34 @@ export class RealtimeHub {
     }
   }
 
-  /** Per workspace, which of the batch's threads each user holding a socket here sees. */
-  private async threadsSeen(batch: RealtimeEvent[]): Promise<Map<number, ThreadsSeen>> {
-    const threadIds = new Map<number, Set<number>>();
+  /** Per workspace, which of the batch's threads (and former places) each user holding a socket here sees. */
+  private async threadsSeen(batch: RealtimeEvent[]): Promise<Map<number, Sights>> {
+    const asked = new Map<number, { ids: Set<number>; places: Map<string, ThreadPlace> }>();
     for (const event of batch) {
       const threadId = threadIdOf(event);
       if (threadId === undefined || !this.clients.has(event.workspaceId)) continue;
-      const ids = threadIds.get(event.workspaceId) ?? new Set();
-      threadIds.set(event.workspaceId, ids.add(threadId));
+      const ask = asked.get(event.workspaceId) ?? { ids: new Set(), places: new Map() };
+      asked.set(event.workspaceId, ask);
+      ask.ids.add(threadId);
+      if (event.formerly) ask.places.set(placeKey(event.formerly), event.formerly);
     }
-    const seen = new Map<number, ThreadsSeen>();
+    const seen = new Map<number, Sights>();
     await Promise.all(
-      [...threadIds].map(async ([workspaceId, ids]) => {
+      [...asked].map(async ([workspaceId, { ids, places }]) => {
         const userIds = [...new Set([...(this.clients.get(workspaceId) ?? [])].map((c) => c.userId))];
         try {
-          seen.set(workspaceId, await threadsSeenBy(this.deps.db, workspaceId, userIds, [...ids]));
+          seen.set(workspaceId, await threadsSeenBy(this.deps.db, workspaceId, userIds, [...ids], [...places.values()]));
         } catch (err) {
           // Unknown is unseen: these threads' events are not sent; clients refetch on their next event.
           this.deps.log.warn({ err }, 'realtime could not tell who sees the threads of its events');
-          seen.set(workspaceId, new Map());
+          seen.set(workspaceId, { threads: new Map(), places: new Map() });
         }
       }),
     );
     return seen;
   }
 
-  private send(event: RealtimeEvent, seen: Map<number, ThreadsSeen>): void {
+  private send(event: RealtimeEvent, seen: Map<number, Sights>): void {
     const revocation = event.type === 'session.revoked' || event.type === 'token.revoked';
     // A revocation too large for NOTIFY arrives without its ids: ask the database instead.
     if (revocation && event.truncated) void this.closeEnded();
@@ -266,12 +268,22 @@ export class RealtimeHub {
       ...(event.truncated ? { truncated: true } : {}),
     });
     const threadId = threadIdOf(event);
-    const byUser = seen.get(event.workspaceId);
+    const sights = seen.get(event.workspaceId);
+    const formerly = event.formerly && placeKey(event.formerly);
+    let left: string | undefined;
     for (const client of [...set]) {
       if (event.targetUserId !== undefined && client.userId !== event.targetUserId) continue;
       if (threadId !== undefined) {
-        const threads = byUser?.get(client.userId);
-        if (threads !== 'all' && !threads?.has(threadId)) continue;
+        const threads = sights?.threads.get(client.userId);
+        if (threads !== 'all' && !threads?.has(threadId)) {
+          // Moved out of their sight (another team, another assignee): they saw it, so they
+          // hear that it changed, by its id alone, and a read of it answers 404 (docs/teams.md).
+          if (formerly && sights?.places.get(client.userId)?.has(formerly)) {
+            left ??= JSON.stringify({ type: event.type, data: { id: threadId }, truncated: true });
+            client.socket.send(left);
+          }
+          continue;
+        }
       }
       client.socket.send(message);
       if (revocation && endsCredential(event, client)) client.socket.close(CLOSE_CREDENTIAL_ENDED, 'session ended');

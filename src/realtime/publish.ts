@@ -3,6 +3,7 @@ import { type Executor, PREPARED } from '../db/database.js';
 import { packedParams, unpacked, withPackedTexts } from '../db/packed-texts.js';
 import { nameJson, numberJson, type Serialise } from '../text/json-once.js';
 import { truncate } from '../text/truncate.js';
+import type { ThreadPlace } from '../threads/visibility.js';
 
 /** The one Postgres channel every api process LISTENs on for tenant events. */
 export const REALTIME_CHANNEL = 'inbox_realtime';
@@ -16,6 +17,11 @@ export interface RealtimeEvent {
   data: Record<string, unknown>;
   /** Set when the event was cut down to fit a NOTIFY: `data` then holds only ids. */
   truncated?: true;
+  /**
+   * A `thread.updated` of a change that moved the thread (its team or assignee): where it was.
+   * The hub tells a user who saw it there and does not now that it left; sockets never get it.
+   */
+  formerly?: ThreadPlace;
 }
 
 /**
@@ -51,13 +57,14 @@ function idsOnly(data: Record<string, unknown>): Record<string, unknown> {
 
 /**
  * An event's JSON with `data` as `serialise` writes it, the keys in the order JSON.stringify
- * writes an event made as `{ type, workspaceId, data }` (and then its target).
+ * writes an event made as `{ type, workspaceId, data }` (and then its target, the rest).
  */
 function eventJson(event: RealtimeEvent, serialise: Serialise): string {
   const target = event.targetUserId === undefined ? '' : `,"targetUserId":${JSON.stringify(event.targetUserId)}`;
   const truncated = event.truncated ? ',"truncated":true' : '';
+  const formerly = event.formerly === undefined ? '' : `,"formerly":${JSON.stringify(event.formerly)}`;
   // The type's JSON is written once per process.
-  return `{"type":${nameJson(event.type)},"workspaceId":${numberJson(event.workspaceId)},"data":${serialise(event.data)}${target}${truncated}}`;
+  return `{"type":${nameJson(event.type)},"workspaceId":${numberJson(event.workspaceId)},"data":${serialise(event.data)}${target}${truncated}${formerly}}`;
 }
 
 /**
@@ -80,6 +87,7 @@ export function notifyPayload(event: RealtimeEvent, serialise?: Serialise): stri
     truncated: true,
   };
   if (event.targetUserId !== undefined) minimal.targetUserId = event.targetUserId;
+  if (event.formerly !== undefined) minimal.formerly = event.formerly;
   return JSON.stringify(minimal);
 }
 

@@ -236,7 +236,12 @@ export async function changeThreadTold(deps: Deps, trx: Executor, auth: ThreadAc
   const view = await viewOf(trx, thread.id);
   const changes: Change[] = [
     ...activity.map((message) => ({ type: 'message.created' as const, message })),
-    { type: 'thread.updated', thread: view },
+    {
+      type: 'thread.updated',
+      thread: view,
+      // Someone who saw it where it was may not see it now: the hub tells them it left.
+      ...(assigneeChanged || teamChanged ? { formerly: { teamId: thread.team_id, assigneeId: thread.assignee_id } } : {}),
+    },
     ...notifications.map((notification) => ({ type: 'notification.created' as const, notification })),
   ];
   await announce(deps, trx, changes, now);

@@ -82,19 +82,47 @@ export function restrictsReader(reader: ThreadReader): RawBuilder<boolean> {
 /** For each user: every thread of the workspace (`'all'`), or which of `threadIds` they see. */
 export type ThreadsSeen = Map<number, 'all' | Set<number>>;
 
+/** Where a thread was (its team and assignee), which decides who sees it. */
+export interface ThreadPlace {
+  teamId: number | null;
+  assigneeId: number | null;
+}
+/** A place as a key of `Sights.places`. */
+export const placeKey = (p: ThreadPlace) => `${p.teamId}|${p.assigneeId}`;
+
+export interface Sights {
+  threads: ThreadsSeen;
+  /** For each user not seeing every thread: which of the `places` asked they would see a thread in (placeKey). */
+  places: Map<number, Set<string>>;
+}
+
 /**
  * Which of `threadIds` each of `userIds` sees, as they are now (roles, teams, the setting), in
  * one statement: the realtime hub asks it once per batch of events. A user of another workspace
- * or no longer there is absent from the answer and so sees nothing.
+ * or no longer there is absent from the answer and so sees nothing. `places`: where threads
+ * were before a move, asked by the same rule (with today's teams), so the hub can tell who saw
+ * a thread there and does not any more.
  */
-export async function threadsSeenBy(db: Executor, workspaceId: number, userIds: number[], threadIds: number[]): Promise<ThreadsSeen> {
-  const { rows } = await sql<{ id: number; sees_all: boolean; thread_ids: (number | string)[] }>`
+export async function threadsSeenBy(
+  db: Executor,
+  workspaceId: number,
+  userIds: number[],
+  threadIds: number[],
+  places: readonly ThreadPlace[] = [],
+): Promise<Sights> {
+  const { rows } = await sql<{ id: number; sees_all: boolean; thread_ids: (number | string)[]; places: number[] }>`
     SELECT u.id, ('admin' = ANY(u.roles) OR NOT ${restricted(workspaceId)}) AS sees_all,
       ARRAY(SELECT t.id FROM threads t
-            WHERE t.id = ANY(${threadIds}::bigint[]) AND t.workspace_id = ${workspaceId} AND ${seenByUser('t', sql.ref('u.id'), workspaceId)}) AS thread_ids
+            WHERE t.id = ANY(${threadIds}::bigint[]) AND t.workspace_id = ${workspaceId} AND ${seenByUser('t', sql.ref('u.id'), workspaceId)}) AS thread_ids,
+      ARRAY(SELECT p.n::int FROM unnest(${places.map((p) => p.teamId)}::int[], ${places.map((p) => p.assigneeId)}::int[])
+              WITH ORDINALITY AS p(team_id, assignee_id, n)
+            WHERE ${seenByUser('p', sql.ref('u.id'), workspaceId)}) AS places
     FROM users u
     WHERE u.id = ANY(${userIds}::int[]) AND u.workspace_id = ${workspaceId}`.execute(db);
-  return new Map(rows.map((r) => [r.id, r.sees_all ? 'all' : new Set(r.thread_ids.map(Number))]));
+  return {
+    threads: new Map(rows.map((r) => [r.id, r.sees_all ? 'all' : new Set(r.thread_ids.map(Number))])),
+    places: new Map(rows.filter((r) => !r.sees_all).map((r) => [r.id, new Set(r.places.map((n) => placeKey(places[n - 1]!)))])),
+  };
 }
 
 /**

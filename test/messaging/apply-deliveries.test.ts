@@ -336,7 +336,7 @@ describe('reading attachments to announce', () => {
 });
 
 describe("a thread's preview of a contact's message", () => {
-  it('names the files of a message without text ([image], [audio]…), on the thread and in thread.updated', async () => {
+  it('names the files of a message without text ([image], [audio]…), on the thread, in thread.updated and message.created', async () => {
     const conn = await makeConnection(ctx.deps, tenant.workspace.id, { integrationKey: 'aggregator' });
     const source = { from: 'url' as const, url: 'https://files.example/a', auth: 'none' as const };
     const sends = (id: string, text: string, kinds: ('image' | 'audio')[]) => ({
@@ -355,7 +355,7 @@ describe("a thread's preview of a contact's message", () => {
     });
     const bus = new pg.Client({ connectionString: ctx.database.url });
     await bus.connect();
-    const told: { type: string; data: { lastMessagePreview?: string } }[] = [];
+    const told: { type: string; data: { lastMessagePreview?: string; preview?: string } }[] = [];
     bus.on('notification', (n) => told.push(JSON.parse(n.payload!)));
     await bus.query(`LISTEN ${REALTIME_CHANNEL}`);
     try {
@@ -378,6 +378,9 @@ describe("a thread's preview of a contact's message", () => {
       expect(previews).toEqual(['[audio]', '[image] [image]', 'This one']);
       await waitFor(async () => told.filter((e) => e.type === 'thread.updated').length >= 3, 'three thread.updated');
       expect(told.filter((e) => e.type === 'thread.updated').map((e) => e.data.lastMessagePreview)).toEqual(previews);
+      // The socket's message.created says the same as the thread's preview, not "".
+      await waitFor(async () => told.filter((e) => e.type === 'message.created').length >= 3, 'three message.created');
+      expect(told.filter((e) => e.type === 'message.created').map((e) => e.data.preview)).toEqual(previews);
     } finally {
       await bus.end();
     }

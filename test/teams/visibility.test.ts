@@ -233,6 +233,55 @@ describe('restrictAgentsToTeams on the realtime socket', () => {
   });
 });
 
+describe('restrictAgentsToTeams: a thread that moves out of sight on the socket', () => {
+  async function connect(headers: Record<string, string>) {
+    const socket = new WebSocket(`${url}/v1/realtime`, { headers });
+    sockets.push(socket);
+    const events: { type: string; data: Record<string, unknown>; truncated?: boolean }[] = [];
+    socket.on('message', (m) => events.push(JSON.parse(String(m))));
+    await waitFor(async () => events.some((e) => e.type === 'ready'), 'the socket to be ready');
+    return events;
+  }
+  const about = (events: Awaited<ReturnType<typeof connect>>, threadId: number) =>
+    events.filter((e) => e.data.threadId === threadId || (e.type.startsWith('thread.') && e.data.id === threadId));
+
+  it('tells an agent who saw it that it changed, by its id alone, and no one who never saw it', async () => {
+    const cy = await signedInUser(ctx.app, ctx, ws, { name: 'Cy', roles: ['agent'] });
+    const moved = await thread(billing.id);
+    const unassigned = await thread(returns.id, bo.user.id);
+    const agent = await connect(bo.headers);
+    const outsider = await connect(cy.headers);
+    const admin = await connect(ada.headers);
+
+    // Moved to a team Bo is not in: Bo hears only that it changed, not where it went nor its activity.
+    await ok('PATCH', `/v1/threads/${moved.id}`, ada.headers, { teamId: returns.id });
+    await waitFor(async () => about(agent, moved.id).length > 0, "the agent's frame about the moved thread");
+    expect(about(agent, moved.id)).toEqual([{ type: 'thread.updated', data: { id: moved.id }, truncated: true }]);
+    expect((await call('GET', `/v1/threads/${moved.id}`, bo.headers)).statusCode).toBe(404);
+
+    // Another team's thread Bo saw as its assignee, given to no one: the same.
+    await ok('PATCH', `/v1/threads/${unassigned.id}`, ada.headers, { assigneeId: null });
+    await waitFor(async () => about(agent, unassigned.id).length > 0, "the agent's frame about the unassigned thread");
+    expect(about(agent, unassigned.id)).toEqual([{ type: 'thread.updated', data: { id: unassigned.id }, truncated: true }]);
+
+    // The admin hears the whole change; Cy (no team) never saw either thread and hears nothing.
+    await waitFor(async () => about(admin, unassigned.id).some((e) => e.type === 'thread.updated'), "the admin's copy");
+    expect(about(admin, moved.id).find((e) => e.type === 'thread.updated')?.data).toMatchObject({ id: moved.id, teamId: returns.id });
+    expect(about(outsider, moved.id)).toEqual([]);
+    expect(about(outsider, unassigned.id)).toEqual([]);
+
+    // Once out of sight, its next changes reach Bo no more; moved back, the whole thread again.
+    await ok('PATCH', `/v1/threads/${moved.id}`, ada.headers, { labels: ['vip', 'later'] });
+    await ok('PATCH', `/v1/threads/${moved.id}`, ada.headers, { teamId: billing.id });
+    await waitFor(async () => about(agent, moved.id).length > 2, 'the frames of the thread moved back');
+    expect(about(agent, moved.id).map((e) => [e.type, e.data.teamId ?? e.data.threadId])).toEqual([
+      ['thread.updated', undefined],
+      ['message.created', moved.id],
+      ['thread.updated', billing.id],
+    ]);
+  });
+});
+
 describe('restrictAgentsToTeams and SLA events on the socket', () => {
   it("never sends an agent the sla.warning or sla.breached of another team's thread", async () => {
     const connect = async (headers: Record<string, string>) => {

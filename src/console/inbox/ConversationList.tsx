@@ -58,7 +58,11 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
   useEffect(
     () =>
       onRealtime((event) => {
-        if (event.type === 'thread.updated' && event.data.labels.some((l) => !known.current.some((k) => k.name === l))) {
+        if (
+          event.type === 'thread.updated' &&
+          !event.truncated &&
+          event.data.labels.some((l) => !known.current.some((k) => k.name === l))
+        ) {
           void labelList.reload();
         }
       }),
@@ -185,7 +189,10 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
                     href={`/app/c/${t.id}`}
                     class={t.id === selectedId ? 'thread selected' : 'thread'}
                     aria-current={t.id === selectedId ? 'page' : undefined}
-                    onClick={(e) => onLinkClick(e, `/c/${t.id}`)}
+                    onClick={(e) => {
+                      onLinkClick(e, `/c/${t.id}`);
+                      if (e.defaultPrevented) focusOpened(t.id);
+                    }}
                     data-thread-id={t.id}
                   >
                     <span class="thread-top">
@@ -219,7 +226,7 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
                 </li>
               );
             })}
-            {!loading && threads.length === 0 && <li class="empty">No conversations here.</li>}
+            {!loading && !error && threads.length === 0 && <li class="empty">No conversations here.</li>}
             {cursor && (
               <li ref={sentinel} class="more">
                 Loading more…
@@ -232,8 +239,30 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
   );
 }
 
-/** Opens a conversation with the focus on its row, so j and k go on from there. */
+/** Opens a conversation with the focus on its row, so j and k go on from there (see focusOpened). */
 export function openThread(id: number) {
   navigate(`/c/${id}`);
+  focusOpened(id);
+}
+
+/**
+ * Where the focus goes once conversation `id` is open: its row where the list shows beside it,
+ * else the conversation's title, on a phone-width screen where the list hides while a
+ * conversation is open, so the focus is never left on a row nobody can see.
+ */
+function focusOpened(id: number) {
+  requestAnimationFrame(() => {
+    const row = document.querySelector<HTMLElement>(`[data-thread-id="${id}"]`);
+    if (row && row.getClientRects().length > 0) row.focus();
+    else document.getElementById(CONVERSATION_TITLE)?.focus();
+  });
+}
+
+/** The id of the open conversation's title (Transcript), which takes the focus where the list hides. */
+export const CONVERSATION_TITLE = 'conversation-title';
+
+/** Back to the list from a conversation (a phone's "← Conversations"): the focus on the row left. */
+export function backToList(id: number) {
+  navigate('/');
   requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-thread-id="${id}"]`)?.focus());
 }

@@ -1,7 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Message } from '../../../packages/client/src/index';
 import { channelName, fullTime, shortTime } from '../shared/format';
-import { navigate } from '../shared/router';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
 import { team, userName, wantTeam } from '../shared/team';
@@ -10,7 +9,7 @@ import { Attachments } from './Attachments';
 import { aiEnabled, aiErrorText, wantAi } from './ai';
 import { Composer } from './Composer';
 import { ContactPanel } from './ContactPanel';
-import { openThread } from './ConversationList';
+import { backToList, CONVERSATION_TITLE, openThread } from './ConversationList';
 import { contactName, contacts } from './contacts';
 import { EmailMessage } from './EmailMessage';
 import { MacroMenu } from './MacroMenu';
@@ -244,11 +243,14 @@ export function Transcript({ threadId }: { threadId: number }) {
   return (
     <section class="transcript-pane" aria-label="Conversation">
       <header class="transcript-head">
-        <button type="button" class="back" onClick={() => navigate('/')}>
+        <button type="button" class="back" onClick={() => backToList(threadId)}>
           ← Conversations
         </button>
         <div class="who">
-          <h2>{name || 'Conversation'}</h2>
+          {/* Takes the focus when a conversation opens where the list hides (a phone). */}
+          <h2 id={CONVERSATION_TITLE} tabIndex={-1}>
+            {name || 'Conversation'}
+          </h2>
           {thread && (
             <p class="sub">
               {channelName(thread.integrationKey)} · {thread.status}

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Message, Thread, ThreadPatch } from '../../../packages/client/src/index';
-import { errorText } from '../shared/api';
+import { errorText, InboxClientError } from '../shared/api';
 import { onRealtime, resync } from '../shared/realtime';
 import { navigate } from '../shared/router';
 import { renewing, session } from '../shared/session';
@@ -9,6 +9,10 @@ import { wantContacts } from './contacts';
 import { draftOf, saveDraft } from './drafts';
 
 const PAGE = 30;
+
+/** What an open conversation says once it has moved out of the agent's sight (docs/teams.md). */
+export const OUT_OF_REACH =
+  'This conversation is out of your reach now: it moved to a team you are not in, or to someone else. Choose another conversation.';
 
 /** A message that came live, or a reply that just failed: what the transcript announces. */
 export interface News {
@@ -160,7 +164,13 @@ export function useThread(threadId: number) {
         // Coalesced like messages: a burst of changes costs one read.
         threadTimer ??= setTimeout(() => {
           threadTimer = undefined;
-          void readThread(() => shown).catch(() => undefined);
+          void readThread(() => shown).catch((err: unknown) => {
+            // Moved out of this agent's sight (the socket named it by its id alone): said so,
+            // and nothing left to act on a thread they may no longer see.
+            if (!shown || !(err instanceof InboxClientError && err.status === 404)) return;
+            setThread(null);
+            setError(OUT_OF_REACH);
+          });
         }, 50);
       }
     });

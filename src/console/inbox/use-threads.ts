@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Thread } from '../../../packages/client/src/index';
-import { errorText } from '../shared/api';
+import { errorText, InboxClientError } from '../shared/api';
 import { onRealtime, resync } from '../shared/realtime';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
@@ -36,30 +36,69 @@ export function useThreads(f: ListFilter) {
    * thread whose event came after the page was asked for is replaced by that event's thread
    * (and left out if the event took it out of the list), instead of undoing the change.
    */
-  const changed = useRef(new Map<number, { at: number; thread: Thread }>());
+  const changed = useRef(new Map<number, { at: number; thread: Thread | null }>());
   const withEvents = (page: readonly Thread[], askedAt: number, f: ListFilter): Thread[] => {
     const out: Thread[] = [];
     for (const t of page) {
       const c = changed.current.get(t.id);
       if (!c || c.at < askedAt) out.push(t);
-      else if (matches(c.thread, f, me)) out.push(c.thread);
+      else if (c.thread && matches(c.thread, f, me)) out.push(c.thread);
     }
     return out;
   };
+  /** A thread as its event (or a read an event asked for) left it; null: gone from this agent's sight. */
+  const apply = (id: number, t: Thread | null) => {
+    const now = performance.now();
+    changed.current.set(id, { at: now, thread: t });
+    // A read takes seconds at most: older entries have nothing left to correct.
+    if (changed.current.size > 200) for (const [key, c] of changed.current) if (now - c.at > 60_000) changed.current.delete(key);
+    const current = filter.get();
+    visibleThreads.update((list) =>
+      t ? mergeThreads(list, [t], (x) => x.id !== id || matches(t, current, me), orderOf(current)) : list.filter((x) => x.id !== id),
+    );
+    if (t) wantContacts(unnamed([t]));
+  };
+  /**
+   * An event that names the thread by its id alone (docs/auth.md): it is read again, and a 404
+   * (it moved to a team this agent is not in, or to someone else) takes its row away.
+   */
+  const reread = (id: number) =>
+    s.client.thread(id).then(
+      (t) => apply(id, t),
+      (err: unknown) => {
+        if (err instanceof InboxClientError && err.status === 404) apply(id, null);
+      },
+    );
+
+  /** The filter the rows on screen were read for (a query string), null before any was read. */
+  const shownFor = useRef<string | null>(null);
 
   async function loadFirst(f: ListFilter) {
     const mine = ++generation.current;
+    const query = queryOf(f);
     setLoading(true);
     try {
       const askedAt = performance.now();
-      const page = await s.client.page<Thread>('/v1/threads', { ...queryOf(f), limit: PAGE });
+      const page = await s.client.page<Thread>('/v1/threads', { ...query, limit: PAGE });
       if (mine !== generation.current) return;
       visibleThreads.set(withEvents(page.data, askedAt, f));
+      shownFor.current = JSON.stringify(query);
       setCursor(page.meta.nextCursor);
       setError(null);
       wantContacts(unnamed(page.data));
     } catch (err) {
-      if (mine === generation.current) setError(errorText(err));
+      if (mine !== generation.current) return;
+      // Rows read for another filter do not belong under this one: they go. A re-read of the
+      // same filter (after a gap of the socket) keeps them, said to be as last read.
+      const same = shownFor.current === JSON.stringify(query);
+      if (!same) {
+        visibleThreads.set([]);
+        shownFor.current = null;
+        setCursor(undefined);
+      }
+      setError(
+        `${same ? 'Could not refresh the conversations; this is the list as last read.' : 'Could not load the conversations.'} ${errorText(err)}`,
+      );
     } finally {
       if (mine === generation.current) setLoading(false);
     }
@@ -68,6 +107,8 @@ export function useThreads(f: ListFilter) {
   // Re-read the first page and merge it into what is loaded (new threads, new previews).
   const refresh = useRef<{ timer?: ReturnType<typeof setTimeout>; run: () => void }>({ run: () => undefined });
   refresh.current.run = () => {
+    // The rows went with a failed read: the whole first page is read again, not merged in.
+    if (shownFor.current !== JSON.stringify(queryOf(f))) return void loadFirst(f);
     const mine = generation.current;
     const askedAt = performance.now();
     s.client
@@ -102,14 +143,8 @@ export function useThreads(f: ListFilter) {
       onRealtime((event) => {
         // An SLA event carries the thread as its clock left it: the row's badge turns amber or red.
         if (event.type === 'thread.updated' || event.type === 'sla.warning' || event.type === 'sla.breached') {
-          const t = event.data;
-          const now = performance.now();
-          changed.current.set(t.id, { at: now, thread: t });
-          // A read takes seconds at most: older entries have nothing left to correct.
-          if (changed.current.size > 200) for (const [id, c] of changed.current) if (now - c.at > 60_000) changed.current.delete(id);
-          const current = filter.get();
-          visibleThreads.update((list) => mergeThreads(list, [t], (x) => x.id !== t.id || matches(t, current, me), orderOf(current)));
-          wantContacts(unnamed([t]));
+          if (event.truncated) void reread(event.data.id);
+          else apply(event.data.id, event.data);
         } else if (event.type === 'contact.updated') {
           // A renamed contact is renamed on every row of theirs (a thread carries the name).
           const c = event.data;

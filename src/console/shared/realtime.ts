@@ -14,9 +14,15 @@ export type RealtimeEvent =
       type: 'message.updated';
       data: { id: number; threadId: number; status: string; error: string | null; attachments?: { id: number; status: string }[] };
     }
-  | { type: 'thread.updated'; data: Thread }
+  | { type: 'thread.updated'; data: Thread; truncated?: undefined }
   /** A target of the thread is near (80 %) or past its due time: `data` is the thread with its new `sla.status`. */
-  | { type: 'sla.warning' | 'sla.breached'; data: Thread }
+  | { type: 'sla.warning' | 'sla.breached'; data: Thread; truncated?: undefined }
+  /**
+   * The thread changed, and `data` holds only its id: it was too large to send whole, or it
+   * has just moved out of this agent's sight (another team, another assignee; docs/teams.md).
+   * Read it again: a 404 says the latter.
+   */
+  | { type: 'thread.updated' | 'sla.warning' | 'sla.breached'; data: { id: number }; truncated: true }
   | { type: 'notification.created'; data: Notification }
   | { type: 'contact.updated'; data: Contact }
   /** The other contact's threads became `contact`'s; one on a connection where `contact` had a thread was folded into it (deleted). */
