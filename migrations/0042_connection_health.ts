@@ -8,6 +8,9 @@ import { type Kysely, sql } from 'kysely';
 // A deleted connection keeps its threads (they are the workspace's history), read-only: the row
 // stays, marked, and leaves the account free to be connected again, so the account's
 // uniqueness holds among live connections only.
+// A connection that already had deliveries starts from its last inbound message (its threads'
+// last_inbound_at, one pass over threads): left empty, every channel in use read "Last
+// delivery: never" after the upgrade until its next delivery.
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
@@ -18,6 +21,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       ADD COLUMN deleted_at timestamptz(3);
     ALTER TABLE connections DROP CONSTRAINT connections_integration_key_external_account_id_key;
     CREATE UNIQUE INDEX connections_account_live_key ON connections (integration_key, external_account_id) WHERE deleted_at IS NULL;
+    UPDATE connections c SET last_delivery_at = t.at
+      FROM (SELECT connection_id, max(last_inbound_at) AS at FROM threads GROUP BY connection_id) t
+      WHERE t.connection_id = c.id AND t.at IS NOT NULL;
   `.execute(db);
 }
 

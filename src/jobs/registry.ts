@@ -79,7 +79,8 @@ export async function startWorkers(
       if (jobs.length >= full && full > 1) stats.refreshSoon(q.name);
       return handle(deps, jobs as { id: string; data: object }[], handed);
     });
-    if (q.schedule) await deps.boss.schedule(q.name, q.schedule);
+    // With `{}` as its jobs' data: without, pg-boss sends them null, which no handler expects.
+    if (q.schedule) await deps.boss.schedule(q.name, q.schedule, {});
     started.push(q.name);
   }
   // Outbound webhooks are sent job by job rather than in work() batches (see Dispatcher).

@@ -62,7 +62,9 @@ export const snoozeQueue: QueueDefinition<SnoozeJob> = {
   worker: {
     options: { batchSize: 50, pollingIntervalSeconds: 1 },
     async handle(deps, jobs) {
-      const ids = jobs.map((j) => j.data.threadId).filter((id): id is number => typeof id === 'number');
+      // A sweep's job carries its schedule's data: `{}` (jobs/registry.ts), but null in one
+      // queued by a schedule made without data (0.2.0's, and this version's before the fix).
+      const ids = jobs.map((j) => (j.data as SnoozeJob | null)?.threadId).filter((id): id is number => typeof id === 'number');
       if (ids.length > 0) await wakeThreads(deps, ids);
       if (ids.length < jobs.length) await wakeThreads(deps, null);
     },
