@@ -175,8 +175,11 @@ export const notificationMailQueue: QueueDefinition<NotificationMailJob> = {
       // Queued before the mailer was taken away: they wait for it to come back.
       const mailer = systemMailer(deps);
       if (!mailer) return;
-      const users = new Set(jobs.map((j) => j.data.userId).filter((id): id is number => typeof id === 'number'));
-      if (jobs.some((j) => j.data.userId === undefined)) for (const id of await usersDue(deps.db, deps.now())) users.add(id);
+      // A sweep's job carries its schedule's data: `{}` (jobs/registry.ts), but null in one
+      // queued by a schedule made without data (this version's before the fix).
+      const userIds = jobs.map((j) => (j.data as NotificationMailJob | null)?.userId);
+      const users = new Set(userIds.filter((id): id is number => typeof id === 'number'));
+      if (userIds.includes(undefined)) for (const id of await usersDue(deps.db, deps.now())) users.add(id);
       for (const id of users) await mailUser(deps, mailer, id);
     },
   },
