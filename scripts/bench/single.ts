@@ -124,48 +124,57 @@ export async function measureSingle(options: BenchOptions, databaseUrl: string, 
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
-    const inflight: Promise<void>[] = [];
-    const started = performance.now();
+    // The sampler stops however the phase ends: left running past a failure, its next read
+    // hit the closed pool and its rejection hid the failure's own error.
+    let lagBefore: Promise<unknown> = Promise.resolve();
     let measuredFrom = 0;
     let backlogFrom = 0;
-    let lagBefore: Promise<unknown> = Promise.resolve();
-    let share = cpuShare();
-    for (let n = 0; n < total; n++) {
-      const due = started + (n * 1000) / target;
-      const wait = due - performance.now();
-      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      if (n === warm) {
-        // The measured window starts: the service's event-loop delay histogram restarts with this scrape.
-        since = new Date();
-        measuredFrom = performance.now();
-        backlogFrom = backlog.length;
-        lagBefore = eventLoopLag(all.url);
-        share = cpuShare();
+    let backlogEnd = 0;
+    let lag: Awaited<ReturnType<typeof eventLoopLag>>;
+    let sustainedGeneratorCpu = 0;
+    let elapsed = 0;
+    try {
+      const inflight: Promise<void>[] = [];
+      const started = performance.now();
+      let share = cpuShare();
+      for (let n = 0; n < total; n++) {
+        const due = started + (n * 1000) / target;
+        const wait = due - performance.now();
+        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        if (n === warm) {
+          // The measured window starts: the service's event-loop delay histogram restarts with this scrape.
+          since = new Date();
+          measuredFrom = performance.now();
+          backlogFrom = backlog.length;
+          lagBefore = eventLoopLag(all.url);
+          share = cpuShare();
+        }
+        const counted = n >= warm;
+        const { body, headers } = bodies[n]!;
+        const sent = performance.now();
+        inflight.push(
+          pool.request({ method: 'POST', path: '/webhooks/whatsapp', body, headers }).then(
+            async (res) => {
+              await res.body.dump();
+              if (!counted) return;
+              if (res.statusCode === 200) acks.push(performance.now() - sent);
+              else failed++;
+            },
+            () => void (counted && failed++),
+          ),
+        );
       }
-      const counted = n >= warm;
-      const { body, headers } = bodies[n]!;
-      const sent = performance.now();
-      inflight.push(
-        pool.request({ method: 'POST', path: '/webhooks/whatsapp', body, headers }).then(
-          async (res) => {
-            await res.body.dump();
-            if (!counted) return;
-            if (res.statusCode === 200) acks.push(performance.now() - sent);
-            else failed++;
-          },
-          () => void (counted && failed++),
-        ),
-      );
+      await Promise.all(inflight);
+      sustainedGeneratorCpu = share();
+      elapsed = (performance.now() - measuredFrom) / 1000;
+      lag = await lagBefore.then(() => eventLoopLag(all.url));
+      backlogEnd = backlog.at(-1) ?? 0;
+      await pool.close();
+      await waitFor('the sustained deliveries to be processed', async () => (await pendingDeliveries(db)) === 0, 300_000);
+    } finally {
+      sampling = false;
+      await sampler.catch(() => {});
     }
-    await Promise.all(inflight);
-    const sustainedGeneratorCpu = share();
-    const elapsed = (performance.now() - measuredFrom) / 1000;
-    const lag = await lagBefore.then(() => eventLoopLag(all.url));
-    const backlogEnd = backlog.at(-1) ?? 0;
-    await pool.close();
-    await waitFor('the sustained deliveries to be processed', async () => (await pendingDeliveries(db)) === 0, 300_000);
-    sampling = false;
-    await sampler;
     const measuredBacklog = backlog.slice(backlogFrom);
     const lat = await processedLatency(db, since);
     const walAfter = await walTotals(db);
