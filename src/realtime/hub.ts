@@ -16,6 +16,8 @@ export const MAX_SOCKETS_PER_USER = 20;
 export const CLOSE_CREDENTIAL_ENDED = 4001;
 /** Close code: the user already holds MAX_SOCKETS_PER_USER sockets on this process. */
 export const CLOSE_TOO_MANY_SOCKETS = 4008;
+/** Close code (1012, "service restart"): this process may have missed events; reconnect and read again. */
+export const CLOSE_CATCH_UP = 1012;
 /** setTimeout's ceiling (about 24.8 days); a longer-lived credential re-arms its timer. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** An event's workspace in its NOTIFY payload (`notifyPayload` writes `workspaceId` as a number). */
@@ -68,8 +70,12 @@ export class RealtimeHub {
     this.listener = new PgListener(deps, REALTIME_CHANNEL, 'inbox-realtime', {
       notification: (payload) => this.dispatch(payload),
       // Events published while the listener was down are lost; a revocation among them must
-      // not leave its sockets open.
-      connected: () => this.closeEnded(),
+      // not leave its sockets open, and every other socket is closed with 1012 so that its
+      // client reconnects and reads what it missed (docs/auth.md, close codes).
+      connected: async (first) => {
+        await this.closeEnded();
+        if (!first) this.closeAll(CLOSE_CATCH_UP, 'events may have been missed: reconnect and read again');
+      },
     });
   }
 
@@ -290,10 +296,15 @@ export class RealtimeHub {
     }
   }
 
+  /** Closes every socket this process holds with `code`; each one's close handler forgets it. */
+  private closeAll(code: number, reason: string): void {
+    for (const set of this.clients.values()) for (const c of set) c.socket.close(code, reason);
+  }
+
   async close(): Promise<void> {
     clearInterval(this.heartbeatTimer);
     this.closing = true;
-    for (const set of this.clients.values()) for (const c of set) c.socket.close(1001, 'server shutting down');
+    this.closeAll(1001, 'server shutting down');
     await forgetSockets(this.deps, this.processId, null, this.timings).catch((err) =>
       this.deps.log.warn({ err }, 'realtime could not forget its sockets in the database'),
     );

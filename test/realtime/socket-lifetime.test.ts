@@ -2,7 +2,13 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { DB } from '../../src/db/types.js';
-import { CLOSE_CREDENTIAL_ENDED, CLOSE_TOO_MANY_SOCKETS, MAX_SOCKETS_PER_USER, RealtimeHub } from '../../src/realtime/hub.js';
+import {
+  CLOSE_CATCH_UP,
+  CLOSE_CREDENTIAL_ENDED,
+  CLOSE_TOO_MANY_SOCKETS,
+  MAX_SOCKETS_PER_USER,
+  RealtimeHub,
+} from '../../src/realtime/hub.js';
 import { startTestContext, useTestContext } from '../helpers/app.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 import { makeWidget, openSocket, startVisitor } from '../helpers/livechat.js';
@@ -217,6 +223,23 @@ describe('sockets whose revocation was never heard', () => {
       WHERE application_name = 'inbox-realtime' AND datname = current_database()`.execute(ctx.deps.db);
     expect(rows[0]!.n).toBeGreaterThan(0);
     expect(await p.closed).toBe(CLOSE_CREDENTIAL_ENDED);
+    await hub.close();
+    p.done();
+  });
+
+  it('after the listener reconnects, closes a live socket with 1012 so its client reads what it missed', async () => {
+    const hub = new RealtimeHub(ctx.deps);
+    await hub.start();
+    const { user, sessionId } = await signIn();
+    const p = await socketPair();
+    hub.add({ socket: p.serverSide, workspaceId: tenant.workspace.id, userId: user.id, sessionId, patId: null, expiresAt: null });
+    // The listener's backend is killed, as when the database restarts: whatever was
+    // announced before it listens again never reaches this socket.
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+      WHERE application_name = 'inbox-realtime' AND datname = current_database()`.execute(ctx.deps.db);
+    expect(rows[0]!.n).toBeGreaterThan(0);
+    expect(await p.closed).toBe(CLOSE_CATCH_UP);
     await hub.close();
     p.done();
   });
