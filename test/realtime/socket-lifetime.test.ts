@@ -65,6 +65,14 @@ function open(token: string): Socket {
 
 const revokeInDb = (sessionId: string) => sql`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId}`.execute(ctx.deps.db);
 
+/** Kills the realtime listener's backend, as a database restart does; it reconnects. */
+async function killListener() {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+    WHERE application_name = 'inbox-realtime' AND datname = current_database()`.execute(ctx.deps.db);
+  expect(rows[0]!.n).toBeGreaterThan(0);
+}
+
 describe('a socket lives no longer than its credential', () => {
   it('closes a JWT socket at the token’s exp with 4001', async () => {
     const { jwt } = await signIn();
@@ -218,10 +226,7 @@ describe('sockets whose revocation was never heard', () => {
     // The revocation is never announced to this hub: written without a NOTIFY, then the
     // listener's backend is killed, as when the database restarts.
     await revokeInDb(sessionId);
-    const { rows } = await sql<{ n: number }>`
-      SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-      WHERE application_name = 'inbox-realtime' AND datname = current_database()`.execute(ctx.deps.db);
-    expect(rows[0]!.n).toBeGreaterThan(0);
+    await killListener();
     expect(await p.closed).toBe(CLOSE_CREDENTIAL_ENDED);
     await hub.close();
     p.done();
@@ -235,10 +240,7 @@ describe('sockets whose revocation was never heard', () => {
     hub.add({ socket: p.serverSide, workspaceId: tenant.workspace.id, userId: user.id, sessionId, patId: null, expiresAt: null });
     // The listener's backend is killed, as when the database restarts: whatever was
     // announced before it listens again never reaches this socket.
-    const { rows } = await sql<{ n: number }>`
-      SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-      WHERE application_name = 'inbox-realtime' AND datname = current_database()`.execute(ctx.deps.db);
-    expect(rows[0]!.n).toBeGreaterThan(0);
+    await killListener();
     expect(await p.closed).toBe(CLOSE_CATCH_UP);
     await hub.close();
     p.done();
