@@ -105,6 +105,7 @@ function deadLetterEvents(rows: DeadLettered[]): OutboundEvent[] {
 function batchHealth(
   readable: { row: InboxRow; events: DeliveryEvents }[],
   resolutions: Map<string, { error?: string }>,
+  bound: ReadonlyMap<string, BoundOutcome>,
   rows: InboxRow[],
   failed: FailedUpdate[],
 ): AccountHealth[] {
@@ -124,11 +125,11 @@ function batchHealth(
     // dropped for naming another account are said on the connection: an account id typed wrong
     // (the display number for the phone-number id) would otherwise lose every message while the
     // connection showed fresh deliveries and no error.
-    if (events.account !== undefined) {
+    const outcome = bound.get(row.id);
+    if (events.account !== undefined && outcome) {
       const h = entry(row.integration_key, events.account);
-      const others = foreignAccounts(events, events.account);
-      if (others.length < events.events.length || others.length === 0) h.delivered = true;
-      if (others.length > 0) h.error = droppedForOtherAccounts(row.integration_key, others, events.account);
+      if (outcome.applied) h.delivered = true;
+      if (outcome.note) h.error = outcome.note;
     } else
       for (const e of events.events)
         if ('externalAccountId' in e && e.externalAccountId !== '') entry(row.integration_key, e.externalAccountId).delivered = true;
@@ -151,14 +152,21 @@ function foreignAccounts(events: DeliveryEvents, account: string): string[] {
 }
 
 /**
- * A bound delivery's note of the events it dropped for naming another account, kept as its
- * `lastError` while it is `processed`: its own events were applied, and a retry would drop the
- * same ones again, so it is no failure; but the row is not all applied, and says so.
+ * What a delivery bound to one account (a connection's own URL) did with events naming another:
+ * `note` says which it dropped (null: none), kept as the row's `lastError` while it is
+ * `processed` (its own events were applied and a retry would drop the same ones again, so it
+ * is no failure) and as the connection's; `applied`: some event was its own, or it had none.
  */
-function droppedNote(events: DeliveryEvents): string | null {
-  if (events.account === undefined) return null;
+interface BoundOutcome {
+  note: string | null;
+  applied: boolean;
+}
+
+function boundOutcome(events: DeliveryEvents): BoundOutcome | undefined {
+  if (events.account === undefined) return undefined;
   const others = foreignAccounts(events, events.account);
-  return others.length > 0 ? droppedForOtherAccounts(events.integrationKey, others, events.account) : null;
+  if (others.length === 0) return { note: null, applied: true };
+  return { note: droppedForOtherAccounts(events.integrationKey, others, events.account), applied: others.length < events.events.length };
 }
 
 function droppedForOtherAccounts(integrationKey: string, others: string[], account: string): string {
@@ -268,16 +276,19 @@ async function processTogether(deps: Deps, ids: string[], due: ReadonlyMap<strin
     );
     const processed: ProcessedUpdate[] = [];
     const receivedAt: Date[] = [];
+    const bound = new Map<string, BoundOutcome>();
     for (const { row, events } of readable) {
       const resolution = resolutions.get(row.id)!;
       if (resolution.error) failed.push(failure(row, resolution.appId, resolution.error, now));
       else {
-        processed.push({ id: row.id, appId: resolution.appId, note: droppedNote(events) });
+        const outcome = boundOutcome(events);
+        if (outcome) bound.set(row.id, outcome);
+        processed.push({ id: row.id, appId: resolution.appId, note: outcome?.note ?? null });
         receivedAt.push(row.created_at);
       }
     }
     await markProcessed(trx, processed, now);
-    await recordAccountHealth(trx, batchHealth(readable, resolutions, rows, failed), now);
+    await recordAccountHealth(trx, batchHealth(readable, resolutions, bound, rows, failed), now);
     const dead = await markFailed(trx, failed, now);
     await scheduleRetries(deps, trx, failed);
     await writeOutbox(deps.boss, trx, deadLetterEvents(dead), now);
