@@ -1,4 +1,5 @@
 import { type Selectable, sql } from 'kysely';
+import { uuid7Floor } from '../crypto/uuid7.js';
 import { arrayLiteral } from '../db/array-literal.js';
 import { type Executor, PREPARED } from '../db/database.js';
 import { packedParams, unpacked, withPackedTexts } from '../db/packed-texts.js';
@@ -113,40 +114,84 @@ export async function restartDelivery(db: Executor, delivery: { id: number; even
   return result.numUpdatedRows > 0n;
 }
 
+/** What an attempt needs: the delivery, its event's body, the endpoint and its secrets. */
+export interface DispatchContext {
+  id: number;
+  event_id: string;
+  status: OutboundDeliveryStatus;
+  job_id: string | null;
+  attempt_count: number;
+  next_attempt_at: Date | null;
+  event_type: string;
+  body: string;
+  endpoint_id: number;
+  url: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  signature_scheme: 'service' | 'standard';
+  failing_since: Date | null;
+  secret_sealed: Buffer;
+  previous_secret_sealed: Buffer | null;
+  previous_secret_expires_at: Date | null;
+}
+
+/** DispatchContext's columns, of deliveries `d` joined to their events `ev` and endpoints `ep`. */
+const CONTEXT_COLUMNS = sql`d.id, d.event_id, d.status, d.job_id, d.attempt_count, d.next_attempt_at, ev.type AS event_type, ev.body,
+  ep.id AS endpoint_id, ep.url, ep.enabled, ep.disabled_reason, ep.signature_scheme, ep.failing_since,
+  ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_expires_at`;
+
 /**
- * What an attempt needs, for the deliveries of a fetched batch: the body, the endpoint and its
- * secrets. With their events' ids (jobs queued since the tables were partitioned carry them)
- * only the days of those events are read; without, every day's index on the delivery id.
+ * The contexts of a fetched job's deliveries. With their events' ids (jobs queued since the
+ * tables were partitioned carry them) only the days of those events are read; without, every
+ * day's index on the delivery id.
  */
-export async function findDispatchContexts(db: Executor, deliveryIds: number[], eventIds?: string[]) {
+export async function findDispatchContexts(db: Executor, deliveryIds: number[], eventIds?: string[]): Promise<DispatchContext[]> {
   if (deliveryIds.length === 0) return [];
   const days =
     eventIds && eventIds.length > 0 ? sql`AND ${partitionKeyIn('d.event_id', eventIds)} AND ${partitionKeyIn('ev.id', eventIds)}` : sql``;
-  const { rows } = await sql<{
-    id: number;
-    event_id: string;
-    status: OutboundDeliveryStatus;
-    job_id: string | null;
-    attempt_count: number;
-    event_type: string;
-    body: string;
-    endpoint_id: number;
-    url: string;
-    enabled: boolean;
-    disabled_reason: string | null;
-    signature_scheme: 'service' | 'standard';
-    failing_since: Date | null;
-    secret_sealed: Buffer;
-    previous_secret_sealed: Buffer | null;
-    previous_secret_expires_at: Date | null;
-  }>`
-    SELECT d.id, d.event_id, d.status, d.job_id, d.attempt_count, ev.type AS event_type, ev.body,
-           ep.id AS endpoint_id, ep.url, ep.enabled, ep.disabled_reason, ep.signature_scheme, ep.failing_since,
-           ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_expires_at
+  const { rows } = await sql<DispatchContext>`
+    SELECT ${CONTEXT_COLUMNS}
     FROM webhook_deliveries d
     JOIN webhook_events ev ON ev.id = d.event_id
     JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
     WHERE d.id = ANY(${deliveryIds}::bigint[]) ${days}`.execute(db);
+  return rows;
+}
+
+/**
+ * Moves to job `jobId` up to `limit` of its endpoint's pending deliveries that are due and were
+ * made at or after `since`, oldest first, never one of `own` (the job's own): the work of jobs
+ * queued behind it, which a job that found its endpoint slow takes in (dispatcher.ts). Answers
+ * their contexts, oldest first, each with the job it named before, whose attempt finds it stale
+ * from now on. The endpoint's index is read from `since` on, and an event made before `since`
+ * has an id below uuid7Floor(since) (the outbox makes both from one clock reading), so only
+ * the days from `since` on are opened.
+ */
+export async function absorbDeliveries(
+  db: Executor,
+  take: { endpointId: number; jobId: string; own: number[]; since: Date; limit: number },
+  now: Date,
+): Promise<(DispatchContext & { previous_job_id: string | null })[]> {
+  const floor = uuid7Floor(take.since.getTime());
+  const { rows } = await sql<DispatchContext & { previous_job_id: string | null }>`
+    WITH moved AS (
+      UPDATE webhook_deliveries AS d SET job_id = ${take.jobId}
+      FROM (
+        SELECT id, event_id, job_id FROM webhook_deliveries
+        WHERE endpoint_id = ${take.endpointId} AND created_at >= ${take.since} AND event_id >= ${floor}::uuid
+          AND status = 'pending' AND next_attempt_at <= ${now} AND id <> ALL(${take.own}::bigint[])
+        ORDER BY created_at, id
+        LIMIT ${take.limit}
+        FOR UPDATE SKIP LOCKED
+      ) AS t
+      WHERE d.id = t.id AND d.event_id = t.event_id AND d.event_id >= ${floor}::uuid
+      RETURNING d.*, t.job_id AS previous_job_id
+    )
+    SELECT ${CONTEXT_COLUMNS}, d.previous_job_id
+    FROM moved d
+    JOIN webhook_events ev ON ev.id = d.event_id AND ev.id >= ${floor}::uuid
+    JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
+    ORDER BY d.created_at, d.id`.execute(db);
   return rows;
 }
 

@@ -7,10 +7,10 @@ import { HEARTBEAT_SECONDS, jobsIn } from '../jobs/queue.js';
 import { systemResolve } from '../net/address-guard.js';
 import { packageVersion } from '../version.js';
 import { WebhookSender } from './attempt.js';
-import { findDispatchContexts, recordAttempts } from './deliveries.queries.js';
+import { absorbDeliveries, findDispatchContexts, recordAttempts } from './deliveries.queries.js';
 import { signingSecrets } from './endpoint-secrets.js';
 import { clearFailureStreaks, disableEndpoints, endpointIdsOf, endpointWorkspaces, startFailureStreaks } from './endpoints.queries.js';
-import { type AttemptJob, enqueueAttempts, OUTBOUND_CHANNEL, OUTBOUND_QUEUE } from './outbound.enqueue.js';
+import { type AttemptJob, enqueueAttempts, JOB_DELIVERIES, OUTBOUND_CHANNEL, OUTBOUND_QUEUE, takeOverJobs } from './outbound.enqueue.js';
 import { type Context, FAILING_REASON, GONE_REASON, type Held, type Result, SECRET_REASON, settle } from './settle.js';
 import { webhookHeaders } from './signing.js';
 
@@ -21,6 +21,11 @@ export const ENDPOINT_IN_FLIGHT = 10;
 export const PROCESS_JOBS = 20;
 /** One workspace's share of those: the other half stays free for every other workspace. */
 export const WORKSPACE_JOBS = PROCESS_JOBS / 2;
+/**
+ * A job that starts this long after its deliveries were due, or still has attempts out this
+ * long after it started, takes in its endpoint's deliveries queued behind it (runJob).
+ */
+export const ABSORB_AFTER_MS = 1_000;
 /** When nothing wakes it, the dispatcher looks for due retries this often. */
 const POLL_MS = 1_000;
 /** Held jobs' heartbeats are sent at half the queue's heartbeatSeconds. */
@@ -165,7 +170,7 @@ export class Dispatcher {
   }
 
   private async runJob(job: Fetched, workspaceId: number | undefined): Promise<void> {
-    const ids = job.data.deliveryIds ?? [];
+    const ids = [...(job.data.deliveryIds ?? [])];
     const held: Held = { job, workspaceId, total: Math.max(ids.length, 1), committed: 0 };
     this.held.add(held);
     if (workspaceId !== undefined) this.workspaceJobs.set(workspaceId, (this.workspaceJobs.get(workspaceId) ?? 0) + 1);
@@ -181,43 +186,144 @@ export class Dispatcher {
     }
     if (ids.length === 0) return this.record({ kind: 'stale', held });
     for (const c of contexts.values()) this.streaking.set(c.endpoint_id, c.failing_since !== null);
+    let recorded = 0;
+    const out = (r: Result) => {
+      recorded++;
+      this.record(r);
+    };
     let secrets: string[] | null | undefined;
     let next = 0;
-    // Ten lanes pull the job's deliveries in order: ten in flight to this endpoint at most.
+    let lanes = 0;
+    let lanesEnded: (() => void) | undefined;
+    const tasks = new Set<Promise<void>>();
+    const track = (task: Promise<void>) => {
+      tasks.add(task);
+      const done = () => tasks.delete(task);
+      task.then(done, done);
+    };
+    // Lanes pull the job's deliveries in order, ten at most: ten in flight to this endpoint.
     const lane = async () => {
-      while (next < ids.length) {
-        const ctx = contexts.get(ids[next++]!);
-        const at = this.deps.now();
-        if (ctx?.status !== 'pending' || ctx.job_id !== job.id) {
-          this.record({ kind: 'stale', held });
-          continue;
+      lanes++;
+      try {
+        while (next < ids.length) {
+          const ctx = contexts.get(ids[next++]!);
+          const at = this.deps.now();
+          if (ctx?.status !== 'pending' || ctx.job_id !== job.id) {
+            out({ kind: 'stale', held });
+            continue;
+          }
+          if (!ctx.enabled && ctx.event_type !== 'ping') {
+            out({ kind: 'disabled', held, ctx, at });
+            continue;
+          }
+          secrets ??= this.openSecrets(ctx, at);
+          if (secrets === null) {
+            out({ kind: 'unsealable', held, ctx, at });
+            continue;
+          }
+          const headers = webhookHeaders(
+            {
+              scheme: ctx.signature_scheme,
+              secrets,
+              deliveryId: ctx.id,
+              eventType: ctx.event_type,
+              timestamp: Math.floor(at.getTime() / 1000),
+              body: ctx.body,
+            },
+            this.userAgent,
+          );
+          const attempt = await this.sender.post(ctx.url, headers, ctx.body);
+          this.deps.metrics.outboundAttemptDuration.observe(attempt.durationMs / 1000);
+          out({ kind: 'attempted', held, ctx, at, attempt });
         }
-        if (!ctx.enabled && ctx.event_type !== 'ping') {
-          this.record({ kind: 'disabled', held, ctx, at });
-          continue;
-        }
-        secrets ??= this.openSecrets(ctx, at);
-        if (secrets === null) {
-          this.record({ kind: 'unsealable', held, ctx, at });
-          continue;
-        }
-        const headers = webhookHeaders(
-          {
-            scheme: ctx.signature_scheme,
-            secrets,
-            deliveryId: ctx.id,
-            eventType: ctx.event_type,
-            timestamp: Math.floor(at.getTime() / 1000),
-            body: ctx.body,
-          },
-          this.userAgent,
-        );
-        const attempt = await this.sender.post(ctx.url, headers, ctx.body);
-        this.deps.metrics.outboundAttemptDuration.observe(attempt.durationMs / 1000);
-        this.record({ kind: 'attempted', held, ctx, at, attempt });
+      } finally {
+        if (--lanes === 0) lanesEnded?.();
       }
     };
-    await Promise.all(Array.from({ length: Math.min(ENDPOINT_IN_FLIGHT, ids.length) }, lane));
+    const spawnLanes = () => {
+      for (let n = Math.min(ENDPOINT_IN_FLIGHT - lanes, ids.length - next); n > 0; n--) track(lane());
+    };
+
+    // A job holds one commit's deliveries of its endpoint (often one), and its endpoint's other
+    // jobs wait behind it. A slow receiver would so get one or two at a time: a job that started
+    // late, or still has attempts out after ABSORB_AFTER_MS, takes in the deliveries queued
+    // behind it, up to JOB_DELIVERIES, and goes on doing so each ABSORB_AFTER_MS while its
+    // attempts are out. A job of a fast receiver ends before and never reads for more.
+    const endpointId = Number(job.groupId);
+    const live = [...contexts.values()].filter((c) => c.status === 'pending' && c.job_id === job.id && c.next_attempt_at);
+    const since = live.length > 0 ? new Date(Math.min(...live.map((c) => c.next_attempt_at!.getTime()))) : undefined;
+    // Each delivery's event id, as the job's data carries them (jobs from before the tables
+    // were partitioned carry none, and keep none).
+    const eventIds = job.data.eventIds ? [...job.data.eventIds] : undefined;
+    let abandoned = false;
+    const absorb = async () => {
+      // The job completes only after this outcome of its own, recorded when absorbing ends.
+      held.total++;
+      try {
+        while (!this.stopping && ids.length < JOB_DELIVERIES) {
+          const more = await this.deps.db.transaction().execute(async (trx) => {
+            const rows = await absorbDeliveries(
+              trx,
+              { endpointId, jobId: job.id, own: ids, since: since!, limit: JOB_DELIVERIES - ids.length },
+              this.deps.now(),
+            );
+            if (rows.length === 0) return rows;
+            const owned: AttemptJob = { deliveryIds: [...ids, ...rows.map((r) => r.id)] };
+            if (eventIds) owned.eventIds = [...eventIds, ...rows.map((r) => r.event_id)];
+            await takeOverJobs(
+              this.deps.boss,
+              trx,
+              job.id,
+              owned,
+              rows.flatMap((r) => (r.previous_job_id ? [r.previous_job_id] : [])),
+            );
+            return rows;
+          });
+          for (const r of more) {
+            contexts.set(r.id, r);
+            ids.push(r.id);
+            eventIds?.push(r.event_id);
+          }
+          held.total += more.length;
+          spawnLanes();
+          if (more.length === 0 && lanes === 0) break;
+          if (lanes === 0) continue;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, ABSORB_AFTER_MS);
+            lanesEnded = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          lanesEnded = undefined;
+        }
+        out({ kind: 'stale', held });
+      } catch (err) {
+        // Whether the deliveries moved is unknown (a commit whose answer was lost): the job is
+        // given up once its lanes end, expires and comes back with what its data names.
+        abandoned = true;
+        this.deps.log.warn({ err, endpointId, jobId: job.id }, 'outbound webhooks: taking in queued deliveries failed');
+      }
+    };
+    let timer: NodeJS.Timeout | undefined;
+    if (since && ids.length < JOB_DELIVERIES && !Number.isNaN(endpointId)) {
+      if (this.deps.now().getTime() - since.getTime() >= ABSORB_AFTER_MS) track(absorb());
+      else
+        timer = setTimeout(() => {
+          // Only while an outcome is still to come: a job whose last one is recorded may be completing.
+          if (recorded < held.total) track(absorb());
+        }, ABSORB_AFTER_MS);
+    }
+    spawnLanes();
+    while (tasks.size > 0) await Promise.all(tasks);
+    clearTimeout(timer);
+    if (abandoned) {
+      // Its last outcome is never recorded, so no commit completes it; without heartbeats it
+      // expires and comes back.
+      this.activeJobs--;
+      this.release(held);
+      this.poke();
+    }
   }
 
   /** The endpoint's signing secrets, or null when they do not open (logged once per job). */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
@@ -17,7 +16,7 @@ import {
   replaceSecret,
 } from './endpoints.queries.js';
 import { deliveryResource, endpointResource } from './endpoints.resources.js';
-import { enqueueAttempts } from './outbound.enqueue.js';
+import { enqueueAttempts, newJobId } from './outbound.enqueue.js';
 import { deliverEvents } from './outbox.js';
 import { generateSecret, isValidSecret } from './signing.js';
 
@@ -166,7 +165,7 @@ export async function redeliver(deps: Deps, workspaceId: number, deliveryId: num
     if (!delivery) throw errors.notFound('webhook delivery');
     if (!delivery.endpoint_enabled && delivery.event_type !== 'ping')
       throw errors.conflict('the endpoint is disabled: enable it (PATCH {"enabled": true}) first');
-    const jobId = randomUUID();
+    const jobId = newJobId();
     // The update waits for a deletion of its endpoint at the same time, which takes the
     // delivery with it: then there is nothing to restart (404). It comes before the limit's
     // lock, as the deletion takes the delivery before its endpoint, which a test holds while it

@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { Job } from 'pg-boss';
 import { afterFailedAttempt } from '../jobs/retry-policy.js';
 import type { AttemptResult } from './attempt.js';
 import type { AttemptRecord, DeliverySettlement, findDispatchContexts } from './deliveries.queries.js';
-import { type AttemptJob, JOB_DELIVERIES } from './outbound.enqueue.js';
+import { type AttemptJob, JOB_DELIVERIES, newJobId as makeJobId } from './outbound.enqueue.js';
 
 /** An endpoint with no successful attempt for this long is disabled (docs/outbound-webhooks.md). */
 export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 3600 * 1000;
@@ -62,7 +61,7 @@ export function settle(
   batch: Result[],
   streaking: ReadonlyMap<number, boolean>,
   now: Date,
-  newJobId: () => string = randomUUID,
+  newJobId: () => string = makeJobId,
 ): Settlement {
   const counts = new Map<Held, number>();
   for (const r of batch) counts.set(r.held, (counts.get(r.held) ?? 0) + 1);

@@ -11,17 +11,19 @@ export interface Received {
 }
 
 export type ReceiverBehaviour = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+/** How a receiver answers each request: the same way every time, or as a function says (later, when it returns a promise). */
+export type ReceiverBehaviours = ReceiverBehaviour | ((r: Received) => ReceiverBehaviour | Promise<ReceiverBehaviour>);
 
 /**
  * A customer's webhook receiver on loopback: records every request with its raw body and
- * answers as told (200 by default, any status, or never). `stop()` then `start()` takes it down
+ * answers as told (200 by default, any status, never, or when a promise says). `stop()` then `start()` takes it down
  * and brings it back on the same port.
  */
 export interface Receiver {
   url: string;
   port: number;
   received: Received[];
-  behave(b: ReceiverBehaviour | ((r: Received) => ReceiverBehaviour)): void;
+  behave(b: ReceiverBehaviours): void;
   stop(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
@@ -30,7 +32,7 @@ export interface Receiver {
 export async function startReceiver(options: { host?: string; port?: number } = {}): Promise<Receiver> {
   const host = options.host ?? '127.0.0.1';
   const received: Received[] = [];
-  let behaviour: ReceiverBehaviour | ((r: Received) => ReceiverBehaviour) = { status: 200 };
+  let behaviour: ReceiverBehaviours = { status: 200 };
   let server: Server | undefined;
   const hanging = new Set<import('node:http').ServerResponse>();
 
@@ -49,13 +51,22 @@ export async function startReceiver(options: { host?: string; port?: number } = 
           }
           const r: Received = { path: req.url ?? '/', headers: req.headers, raw, json, at: Date.now() };
           received.push(r);
+          const answer = (b: ReceiverBehaviour) => {
+            if (b === 'hang') {
+              hanging.add(res);
+              return;
+            }
+            res.writeHead(b.status, { 'content-type': 'text/plain', ...b.headers });
+            res.end(b.body ?? '');
+          };
           const b = typeof behaviour === 'function' ? behaviour(r) : behaviour;
-          if (b === 'hang') {
-            hanging.add(res);
-            return;
-          }
-          res.writeHead(b.status, { 'content-type': 'text/plain', ...b.headers });
-          res.end(b.body ?? '');
+          if (!(b instanceof Promise)) return answer(b);
+          // Held until the promise settles; a stop meanwhile drops it like a hanging one.
+          hanging.add(res);
+          void b.then((later) => {
+            if (!hanging.delete(res)) return;
+            answer(later);
+          });
         });
       });
       s.keepAliveTimeout = 1000;

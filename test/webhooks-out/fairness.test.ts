@@ -1,6 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ENDPOINT_IN_FLIGHT, WORKSPACE_JOBS } from '../../src/webhooks-out/dispatcher.js';
+import { uuid7 } from '../../src/crypto/uuid7.js';
+import { absorbDeliveries, insertDeliveries, insertEvents } from '../../src/webhooks-out/deliveries.queries.js';
+import { ABSORB_AFTER_MS, ENDPOINT_IN_FLIGHT, WORKSPACE_JOBS } from '../../src/webhooks-out/dispatcher.js';
+import { OUTBOUND_QUEUE } from '../../src/webhooks-out/outbound.enqueue.js';
 import { deliverEvents } from '../../src/webhooks-out/outbox.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
@@ -11,7 +14,8 @@ const slow = await startReceiver();
 const fast = await startReceiver();
 afterAll(() => Promise.all([slow.close(), fast.close()]));
 slow.behave('hang');
-const ctx = await useTestContext({ workers: true, env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
+const logLines: Record<string, unknown>[] = [];
+const ctx = await useTestContext({ workers: true, logLines, env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
 const tenant = await makeTenant(ctx.deps);
 
 async function endpoint(url: string) {
@@ -152,4 +156,211 @@ describe('one workspace whose receivers all hang', () => {
       await Promise.all([hang.close(), quick.close()]);
     }
   }, 60_000);
+});
+
+describe('a slow receiver whose events come one commit at a time', () => {
+  const ping = (workspaceId: number, n: number) => ({ type: 'ping' as const, workspaceId, data: { n } });
+  const jobsOf = async (endpointId: number) =>
+    (
+      await sql<{ id: string; state: string; retry_count: number; data: { deliveryIds: number[]; eventIds: string[] } }>`
+        SELECT id, state, retry_count, data FROM pgboss.job WHERE name = ${OUTBOUND_QUEUE} AND group_id = ${String(endpointId)}`.execute(
+        ctx.deps.db,
+      )
+    ).rows;
+
+  it('still gets ten in flight: the job ahead takes in the deliveries queued behind it, each goes out once, and no job is left to find them gone', async () => {
+    const held = await startReceiver();
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    held.behave(() => answered.then(() => ({ status: 204 })));
+    try {
+      const tenant = await makeTenant(ctx.deps);
+      const id = (
+        await ctx.app.inject({
+          method: 'POST',
+          url: '/v1/webhook-endpoints',
+          headers: tenant.headers,
+          payload: { url: `${held.url}/held` },
+        })
+      ).json().data.id as number;
+      // Forty changes, each its own commit and so its own job of one delivery.
+      for (let n = 0; n < 40; n++)
+        await ctx.deps.db
+          .transaction()
+          .execute((trx) => deliverEvents(ctx.deps.boss, trx, [{ event: ping(tenant.workspace.id, n), endpointIds: [id] }], new Date()));
+
+      // Every delivery ends up with the one job being worked (the others' jobs deleted), and its
+      // lanes send ten, well before the first attempt would time out (10 s): one job at a time
+      // each holding one delivery would have sent one.
+      const owners = await waitFor(
+        async () => {
+          const rows = await ctx.deps.db.selectFrom('webhook_deliveries').select('job_id').where('endpoint_id', '=', id).execute();
+          const jobs = new Set(rows.map((r) => r.job_id));
+          return rows.length === 40 && jobs.size === 1 && held.received.length === ENDPOINT_IN_FLIGHT && jobs;
+        },
+        'the first job to take in the other 39 and send ten',
+        ABSORB_AFTER_MS + 7_000,
+      );
+      // The one job left names them all: were its process to die, it would come back with all forty.
+      const [active] = await jobsOf(id);
+      expect(active).toMatchObject({ id: [...owners][0], state: 'active' });
+      const all = await ctx.deps.db.selectFrom('webhook_deliveries').select(['id', 'event_id']).where('endpoint_id', '=', id).execute();
+      expect(new Set(active!.data.deliveryIds)).toEqual(new Set(all.map((d) => d.id)));
+      expect(new Set(active!.data.eventIds)).toEqual(new Set(all.map((d) => d.event_id)));
+      expect(await jobsOf(id)).toHaveLength(1);
+      expect(held.received).toHaveLength(ENDPOINT_IN_FLIGHT);
+      expect((await statusCounts(id)).pending).toBe(40);
+
+      answer();
+      await waitFor(async () => (await statusCounts(id)).succeeded === 40, 'every delivery', 30_000);
+      const deliveryIds = held.received.map((r) => r.headers['x-service-delivery']);
+      expect(deliveryIds).toHaveLength(40);
+      expect(new Set(deliveryIds).size).toBe(40);
+      expect(new Set(held.received.map((r) => r.json.data.n))).toEqual(new Set(Array.from({ length: 40 }, (_, n) => n)));
+      await waitFor(async () => (await jobsOf(id)).every((j) => j.state === 'completed'), 'the job to complete');
+      expect(await jobsOf(id)).toHaveLength(1);
+    } finally {
+      await held.close();
+    }
+  }, 60_000);
+
+  it('a job that starts late takes in what is queued behind it at once, even for a receiver that answers at once', async () => {
+    const quick = await startReceiver();
+    try {
+      const tenant = await makeTenant(ctx.deps);
+      const id = (
+        await ctx.app.inject({
+          method: 'POST',
+          url: '/v1/webhook-endpoints',
+          headers: tenant.headers,
+          payload: { url: `${quick.url}/quick` },
+        })
+      ).json().data.id as number;
+      // Thirty jobs of one delivery each, committed together and due for five seconds already.
+      const due = new Date(Date.now() - 5 * ABSORB_AFTER_MS);
+      await ctx.deps.db.transaction().execute(async (trx) => {
+        for (let n = 0; n < 30; n++)
+          await deliverEvents(ctx.deps.boss, trx, [{ event: ping(tenant.workspace.id, n), endpointIds: [id] }], due);
+      });
+      await waitFor(async () => (await statusCounts(id)).succeeded === 30, 'every delivery');
+      expect(quick.received).toHaveLength(30);
+      // The first job fetched sent them all; the other 29 were deleted, never fetched.
+      await waitFor(async () => (await jobsOf(id)).every((j) => j.state === 'completed'), 'the job to complete');
+      expect(await jobsOf(id)).toHaveLength(1);
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it('a job whose taking in fails is given up: it expires and comes back, and every delivery still goes out once', async () => {
+    const held = await startReceiver();
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    held.behave(() => answered.then(() => ({ status: 204 })));
+    try {
+      const tenant = await makeTenant(ctx.deps);
+      const id = (
+        await ctx.app.inject({
+          method: 'POST',
+          url: '/v1/webhook-endpoints',
+          headers: tenant.headers,
+          payload: { url: `${held.url}/refused` },
+        })
+      ).json().data.id as number;
+      // The database refuses to move this endpoint's deliveries from one job to another.
+      await sql`
+        CREATE FUNCTION refuse_taking_in() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.status = OLD.status AND NEW.job_id IS DISTINCT FROM OLD.job_id THEN RAISE EXCEPTION 'refused'; END IF;
+          RETURN NEW;
+        END $$`.execute(ctx.deps.db);
+      await sql`
+        CREATE TRIGGER refuse_taking_in BEFORE UPDATE ON webhook_deliveries FOR EACH ROW
+        WHEN (NEW.endpoint_id = ${sql.lit(id)}) EXECUTE FUNCTION refuse_taking_in()`.execute(ctx.deps.db);
+      for (let n = 0; n < 5; n++)
+        await ctx.deps.db
+          .transaction()
+          .execute((trx) => deliverEvents(ctx.deps.boss, trx, [{ event: ping(tenant.workspace.id, n), endpointIds: [id] }], new Date()));
+      await waitFor(
+        async () => logLines.some((l) => l.msg === 'outbound webhooks: taking in queued deliveries failed' && l.endpointId === id),
+        'the job to try taking in',
+      );
+      await sql`DROP TRIGGER refuse_taking_in ON webhook_deliveries`.execute(ctx.deps.db);
+      expect(held.received).toHaveLength(1);
+
+      // Its one attempt is answered and recorded, but the job is not completed: it expires
+      // (heartbeats stopped) and comes back to find its delivery settled; the other four,
+      // untouched, then go out.
+      answer();
+      // (Tests run pg-boss without its supervisor, which a worker process runs every 5 s.)
+      await waitFor(
+        async () => {
+          await ctx.deps.boss.supervise(OUTBOUND_QUEUE);
+          return (await statusCounts(id)).succeeded === 5;
+        },
+        'every delivery',
+        60_000,
+      );
+      expect(held.received.map((r) => r.json.data.n).sort()).toEqual([0, 1, 2, 3, 4]);
+      await waitFor(async () => (await jobsOf(id)).every((j) => j.state === 'completed'), 'every job to complete');
+      // The one given up came back once; those behind it, late by then, may have taken each other in.
+      expect((await jobsOf(id)).filter((j) => j.retry_count > 0)).toHaveLength(1);
+    } finally {
+      await sql`DROP TRIGGER IF EXISTS refuse_taking_in ON webhook_deliveries`.execute(ctx.deps.db);
+      await held.close();
+    }
+  }, 90_000);
+
+  it('takes in the oldest due deliveries behind the job, up to its limit, each with the job it named before', async () => {
+    const tenant = await makeTenant(ctx.deps);
+    // Deliveries written straight, with no job queued to run them: only the calls below move them.
+    const endpointId = (
+      await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/webhook-endpoints',
+        headers: tenant.headers,
+        payload: { url: 'http://127.0.0.1:9/none' },
+      })
+    ).json().data.id as number;
+    const since = new Date(Date.now() - 60_000);
+    const rows = await ctx.deps.db.transaction().execute(async (trx) => {
+      await insertEvents(
+        trx,
+        Array.from({ length: 6 }, (_, n) => ({
+          id: uuid7(since.getTime() + n),
+          workspaceId: tenant.workspace.id,
+          type: 'ping',
+          body: '{}',
+        })),
+        since,
+      );
+      const events = await trx
+        .selectFrom('webhook_events')
+        .select('id')
+        .where('workspace_id', '=', tenant.workspace.id)
+        .orderBy('id')
+        .execute();
+      return insertDeliveries(
+        trx,
+        events.map((e, n) => ({ endpointId, eventId: e.id, jobId: `00000000-0000-4000-8000-00000000000${n}` })),
+        since,
+      );
+    });
+    const [own, ...behind] = rows.sort((a, b) => a.id - b.id);
+    const take = { endpointId, jobId: own!.job_id, own: [own!.id], since, limit: 3 };
+    const first = await absorbDeliveries(ctx.deps.db, take, new Date());
+    // The oldest three behind it, each with the job it named before, and what an attempt needs.
+    expect(first.map((r) => [r.id, r.previous_job_id, r.job_id, r.event_type])).toEqual(
+      behind.slice(0, 3).map((d) => [d.id, d.job_id, own!.job_id, 'ping']),
+    );
+    // What the job owns already is not taken again; a delivery not yet due (a retry's later
+    // attempt) is not taken at all.
+    await sql`UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 hour' WHERE id = ${behind[3]!.id}`.execute(ctx.deps.db);
+    const rest = await absorbDeliveries(ctx.deps.db, { ...take, own: [own!.id, ...first.map((r) => r.id)], limit: 10 }, new Date());
+    expect(rest.map((r) => [r.id, r.previous_job_id])).toEqual([[behind[4]!.id, behind[4]!.job_id]]);
+  });
 });

@@ -22,6 +22,7 @@ function ctx(endpointId: number, fields: Partial<Context> = {}): Context {
     status: 'pending',
     job_id: 'job',
     attempt_count: 0,
+    next_attempt_at: null,
     event_type: 'message.created',
     body: '{}',
     endpoint_id: endpointId,
