@@ -31,6 +31,7 @@ import {
 } from './common.js';
 import { cpuByKindSince, postgresCpuByKind, postgresCpuMs, processCpuMs } from './cpu.js';
 import type { BenchOptions } from './options.js';
+import { measureOutbound, outboundLine } from './outbound.js';
 
 /**
  * BENCH_SETUP_SQL: SQL run on this build's databases once its migrations have run, to measure
@@ -274,9 +275,9 @@ const perDelivery = (kinds: Record<string, number>, deliveries: number) =>
   );
 
 /** A figure of the comparison: how it is read off one run, and which way is better. */
-interface Figure {
+interface Figure<T = RunFigures> {
   name: string;
-  of: (r: RunFigures) => number;
+  of: (r: T) => number;
   better: 'higher' | 'lower';
   /** Read off the drain: left out with --ingest-only. */
   drain?: true;
@@ -314,10 +315,27 @@ export const FIGURES: Figure[] = [
   { name: 'peak RSS, worker (MB)', of: (r) => r.workerRssMb, better: 'lower', drain: true },
 ];
 
-export interface CompareResult {
+/** What one build did in one round of `--compare --outbound-only` (outbound.ts's phase). */
+export type OutboundFigures = Awaited<ReturnType<typeof measureOutbound>>['result'] & { rssMb: number };
+
+export const OUTBOUND_FIGURES: Figure<OutboundFigures>[] = [
+  { name: 'outbound, 1 endpoint (deliveries/s)', of: (r) => r.oneEndpoint.deliveriesPerSec, better: 'higher' },
+  { name: '  service CPU µs per delivery', of: (r) => r.oneEndpoint.serviceUsPerDelivery, better: 'lower' },
+  { name: '  Postgres CPU µs per delivery', of: (r) => r.oneEndpoint.postgresUsPerDelivery, better: 'lower' },
+  { name: 'outbound, 4 endpoints (deliveries/s)', of: (r) => r.fourEndpoints.deliveriesPerSec, better: 'higher' },
+  { name: '  service CPU µs per delivery', of: (r) => r.fourEndpoints.serviceUsPerDelivery, better: 'lower' },
+  { name: '  Postgres CPU µs per delivery', of: (r) => r.fourEndpoints.postgresUsPerDelivery, better: 'lower' },
+  { name: 'event → receiver at 200/s, p50 (ms)', of: (r) => r.latency.p50Ms, better: 'lower' },
+  { name: 'event → receiver at 200/s, p99 (ms)', of: (r) => r.latency.p99Ms, better: 'lower' },
+  { name: 'slow receiver, one event per commit (deliveries/s)', of: (r) => r.slowReceiver.deliveriesPerSec, better: 'higher' },
+  { name: '  most in flight at once', of: (r) => r.slowReceiver.peakInFlight, better: 'higher' },
+  { name: 'peak RSS (MB)', of: (r) => r.rssMb, better: 'lower' },
+];
+
+export interface CompareResult<T = RunFigures> {
   this: string;
   ref: string;
-  rounds: { this: RunFigures; ref: RunFigures }[];
+  rounds: { this: T; ref: T }[];
   figures: { name: string; label: string; better: 'higher' | 'lower'; this: number[]; ref: number[]; ratios: number[]; verdict: string }[];
 }
 
@@ -330,7 +348,47 @@ function verdict(ratios: number[], better: 'higher' | 'lower'): string {
   return 'within spread';
 }
 
-export async function measureCompare(options: BenchOptions & { compare: string }): Promise<CompareResult> {
+/** Each figure's values in every round, this ÷ ref per round, and the verdict. */
+function summarise<T>(rounds: { this: T; ref: T }[], figures: Figure<T>[]): CompareResult['figures'] {
+  return figures.map((fig) => {
+    const ratios = rounds.map((r) => Number((fig.of(r.this) / fig.of(r.ref)).toFixed(3)));
+    return {
+      name: fig.name.trim(),
+      label: fig.name,
+      better: fig.better,
+      this: rounds.map((r) => fig.of(r.this)),
+      ref: rounds.map((r) => fig.of(r.ref)),
+      ratios,
+      verdict: verdict(ratios, fig.better),
+    };
+  });
+}
+
+/** One build's round of outbound webhooks: outbound.ts's phase on the build's own service. */
+async function measureOutboundRun(
+  options: BenchOptions,
+  build: Build,
+  databaseUrl: string,
+  postmasterPid: number,
+): Promise<OutboundFigures> {
+  const database = createDatabase(databaseUrl, { max: 2 });
+  try {
+    const workspace = await database.db.selectFrom('workspaces').select('id').orderBy('id').executeTakeFirstOrThrow();
+    const o = await measureOutbound(options, databaseUrl, database.db, workspace.id, { root: build.root, postmasterPid });
+    return { ...o.result, rssMb: Math.round(o.rssMb) };
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * `--compare <ref>`: the ingest burst and the drain, or with `--outbound-only` the outbound
+ * webhook phase (the driver writes the events with this checkout's outbox; each build's own
+ * service sends them).
+ */
+export async function measureCompare(
+  options: BenchOptions & { compare: string },
+): Promise<CompareResult<RunFigures> | CompareResult<OutboundFigures>> {
   const ref = await prepareRef(options.compare);
   const builds: Build[] = [{ key: 'this', label: thisLabel(), root: ROOT }, ref.build];
   const dir = await mkdtemp(path.join(os.tmpdir(), 'inbox-bench-compare-'));
@@ -367,14 +425,24 @@ export async function measureCompare(options: BenchOptions & { compare: string }
     say(`compare: warming the ceiling up, ${WARMUP_SECONDS} s`);
     await ceiling.measure(options.connections, WARMUP_SECONDS);
     const rounds: CompareResult['rounds'] = [];
+    const outboundRounds: CompareResult<OutboundFigures>['rounds'] = [];
     for (let round = 1; round <= options.rounds; round++) {
       // Which build goes first alternates, so neither always follows the other's drain.
       const order = round % 2 === 1 ? builds : [...builds].reverse();
       const figures: Partial<Record<Build['key'], RunFigures>> = {};
+      const outbound: Partial<Record<Build['key'], OutboundFigures>> = {};
       for (const build of order) {
         const name = `round_${round}_${build.key}`;
         await admin.query(`CREATE DATABASE ${name} TEMPLATE template_${build.key}`);
         await admin.query('CHECKPOINT');
+        if (options.outboundOnly) {
+          say(`compare round ${round}/${options.rounds}, ${build.label}: outbound webhooks on one role-all process`);
+          const o = await measureOutboundRun(options, build, withDatabase(postgres.url, name), postmasterPid);
+          say(`  ${outboundLine(o)}`);
+          outbound[build.key] = o;
+          await admin.query(`DROP DATABASE ${name}`);
+          continue;
+        }
         say(
           `compare round ${round}/${options.rounds}, ${build.label}: ceiling, ingest on --role api (${options.connections} connections, ${options.seconds} s each), then --role worker drains`,
         );
@@ -385,24 +453,18 @@ export async function measureCompare(options: BenchOptions & { compare: string }
         figures[build.key] = f;
         await admin.query(`DROP DATABASE ${name}`);
       }
-      rounds.push({ this: figures.this!, ref: figures.ref! });
+      if (options.outboundOnly) outboundRounds.push({ this: outbound.this!, ref: outbound.ref! });
+      else rounds.push({ this: figures.this!, ref: figures.ref! });
     }
+    const labels = { this: builds[0]!.label, ref: builds[1]!.label };
+    if (options.outboundOnly) return { ...labels, rounds: outboundRounds, figures: summarise(outboundRounds, OUTBOUND_FIGURES) };
     return {
-      this: builds[0]!.label,
-      ref: builds[1]!.label,
+      ...labels,
       rounds,
-      figures: FIGURES.filter((fig) => !(options.ingestOnly && fig.drain)).map((fig) => {
-        const ratios = rounds.map((r) => Number((fig.of(r.this) / fig.of(r.ref)).toFixed(3)));
-        return {
-          name: fig.name.trim(),
-          label: fig.name,
-          better: fig.better,
-          this: rounds.map((r) => fig.of(r.this)),
-          ref: rounds.map((r) => fig.of(r.ref)),
-          ratios,
-          verdict: verdict(ratios, fig.better),
-        };
-      }),
+      figures: summarise(
+        rounds,
+        FIGURES.filter((fig) => !(options.ingestOnly && fig.drain)),
+      ),
     };
   } finally {
     await ceiling.stop();
@@ -414,7 +476,7 @@ export async function measureCompare(options: BenchOptions & { compare: string }
 }
 
 /** The comparison as a table: each build's median [min–max], the median ratio this/ref [min–max of the rounds' ratios]. */
-export function compareTable(c: CompareResult): string[] {
+export function compareTable(c: CompareResult<unknown>): string[] {
   const span = (xs: number[]) => `${median(xs)} [${Math.min(...xs)}–${Math.max(...xs)}]`;
   const rows = [
     ['figure (median [min–max] of rounds)', 'this', 'ref', 'this/ref [spread]', 'better', 'verdict'],

@@ -71,7 +71,7 @@ export function readBenchOptions(argv?: string[]): BenchOptions {
         type: 'boolean',
         help: 'stop after the ceiling/ingest rounds (with --compare: no drain, the acknowledging figures only)',
       },
-      'outbound-only': { type: 'boolean', help: 'run only the outbound webhook phase' },
+      'outbound-only': { type: 'boolean', help: 'run only the outbound webhook phase (with --compare, against the ref)' },
       'send-only': { type: 'boolean', help: 'run only the reply phase (text, then template replies) on seeded threads' },
       single: { type: 'boolean', help: 'one role-all process: a burst beside the ceiling, then --sustained' },
       sustained: { type: 'string', default: '2000', help: "deliveries/s of --single's open-loop phase" },

@@ -2,7 +2,9 @@
 // backlog is written in one transaction (what a burst of changes leaves) and timed from the
 // first arrival to the last, to one endpoint and then to four; then single events are written
 // at a steady 200/s, each in its own transaction as a change would write it, and timed from
-// their createdAt to their arrival.
+// their createdAt to their arrival. Last, a slow receiver (each answer after SLOW_MS) is sent
+// SLOW_EVENTS events, each its own commit as one change at a time writes them, and timed from
+// the first arrival to the last, with the most it had in flight at once.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { systemTrail } from '../../src/audit/audit.js';
@@ -13,10 +15,25 @@ import { createLogger } from '../../src/logger.js';
 import { createEndpoint } from '../../src/webhooks-out/endpoints.service.js';
 import { deliverEvents } from '../../src/webhooks-out/outbox.js';
 import { serve, waitFor } from './common.js';
+import { postgresCpuMs, processCpuMs } from './cpu.js';
 import type { BenchOptions } from './options.js';
 
-export async function measureOutbound(options: BenchOptions, databaseUrl: string, db: Db, workspaceId: number) {
+const SLOW_MS = 250;
+const SLOW_EVENTS = 100;
+
+/**
+ * `root`: the checkout whose service runs (this one by default; --compare passes the ref's).
+ * `postmasterPid`: with it, PostgreSQL's CPU over each backlog is read too.
+ */
+export async function measureOutbound(
+  options: BenchOptions,
+  databaseUrl: string,
+  db: Db,
+  workspaceId: number,
+  at: { root?: string; postmasterPid?: number } = {},
+) {
   const arrivals: { at: number; createdAt: number; path: string }[] = [];
+  const slow = { inFlight: 0, peak: 0 };
   const receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req
@@ -27,7 +44,12 @@ export async function measureOutbound(options: BenchOptions, databaseUrl: string
           createdAt: Date.parse(JSON.parse(Buffer.concat(chunks).toString()).createdAt),
           path: req.url ?? '',
         });
-        res.writeHead(204).end();
+        if (req.url !== '/slow') return res.writeHead(204).end();
+        slow.peak = Math.max(slow.peak, ++slow.inFlight);
+        setTimeout(() => {
+          slow.inFlight--;
+          res.writeHead(204).end();
+        }, SLOW_MS);
       });
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
@@ -35,6 +57,7 @@ export async function measureOutbound(options: BenchOptions, databaseUrl: string
   const config = loadConfig({ INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' });
   const secretKey = randomBytes(32);
   const server = await serve(options, 'all', databaseUrl, {
+    ...(at.root ? { root: at.root } : {}),
     env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true', INBOX_SECRET_KEY: secretKey.toString('hex') },
   });
   const boss = await startBoss(databaseUrl, createLogger('warn'), { max: 2, supervise: false });
@@ -51,6 +74,14 @@ export async function measureOutbound(options: BenchOptions, databaseUrl: string
     );
     endpointIds.push(e.id);
   }
+  const slowEndpoint = (
+    await createEndpoint(
+      { db, config, secretKey, now: () => new Date() } as Parameters<typeof createEndpoint>[0],
+      workspaceId,
+      { url: `${receiverUrl}/slow`, events: ['message.created'] },
+      systemTrail(workspaceId),
+    )
+  ).id;
   const event = (n: number) => ({
     type: 'ping' as const,
     workspaceId,
@@ -66,9 +97,20 @@ export async function measureOutbound(options: BenchOptions, databaseUrl: string
         new Date(),
       ),
     );
+    const serviceCpu = processCpuMs(server.child.pid);
+    const pgCpu = at.postmasterPid ? postgresCpuMs(at.postmasterPid) : 0;
     await waitFor('the outbound backlog to arrive', async () => arrivals.length >= options.outbound, 600_000);
     const seconds = Math.max((arrivals.at(-1)!.at - arrivals[0]!.at) / 1000, 0.001);
-    return { delivered: arrivals.length, seconds: Number(seconds.toFixed(2)), deliveriesPerSec: Math.round(arrivals.length / seconds) };
+    const perDelivery = (ms: number) => Math.round((ms * 1000) / arrivals.length);
+    return {
+      delivered: arrivals.length,
+      seconds: Number(seconds.toFixed(2)),
+      deliveriesPerSec: Math.round(arrivals.length / seconds),
+      /** The service's CPU from the backlog's commit to its last arrival, per delivery. */
+      serviceUsPerDelivery: perDelivery(processCpuMs(server.child.pid) - serviceCpu),
+      /** PostgreSQL's over the same window (0 without a postmaster pid). */
+      postgresUsPerDelivery: at.postmasterPid ? perDelivery(postgresCpuMs(at.postmasterPid) - pgCpu) : 0,
+    };
   };
   try {
     const oneEndpoint = await backlog(endpointIds.slice(0, 1));
@@ -86,8 +128,21 @@ export async function measureOutbound(options: BenchOptions, databaseUrl: string
     await waitFor('the paced events to arrive', async () => arrivals.length >= paced, 120_000);
     const latencies = arrivals.map((a) => a.at - a.createdAt).sort((a, b) => a - b);
     const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
+
+    arrivals.length = 0;
+    for (let n = 0; n < SLOW_EVENTS; n++)
+      await db.transaction().execute((trx) => deliverEvents(boss, trx, [{ event: event(n), endpointIds: [slowEndpoint] }], new Date()));
+    await waitFor('the slow receiver’s events to arrive', async () => arrivals.length >= SLOW_EVENTS, 600_000);
+    const slowSeconds = Math.max((arrivals.at(-1)!.at - arrivals[0]!.at) / 1000, 0.001);
+    const slowReceiver = {
+      answerMs: SLOW_MS,
+      delivered: arrivals.length,
+      seconds: Number(slowSeconds.toFixed(2)),
+      deliveriesPerSec: Number((arrivals.length / slowSeconds).toFixed(1)),
+      peakInFlight: slow.peak,
+    };
     return {
-      result: { oneEndpoint, fourEndpoints, latency: { events: latencies.length, p50Ms: pct(0.5), p99Ms: pct(0.99) } },
+      result: { oneEndpoint, fourEndpoints, latency: { events: latencies.length, p50Ms: pct(0.5), p99Ms: pct(0.99) }, slowReceiver },
       rssMb: server.peakRssMb(),
     };
   } finally {
@@ -95,4 +150,16 @@ export async function measureOutbound(options: BenchOptions, databaseUrl: string
     await server.stop();
     await new Promise((r) => receiver.close(r));
   }
+}
+
+/** The slow receiver's figures as one line. */
+export function slowLine(r: { answerMs: number; delivered: number; seconds: number; deliveriesPerSec: number; peakInFlight: number }) {
+  return `a receiver answering in ${r.answerMs} ms, one event per commit: ${r.deliveriesPerSec} deliveries/s (${r.delivered} in ${r.seconds} s), at most ${r.peakInFlight} in flight`;
+}
+
+/** A run's figures as one line. */
+export function outboundLine(o: Awaited<ReturnType<typeof measureOutbound>>['result'] & { rssMb: number }) {
+  const cpu = (b: { serviceUsPerDelivery: number; postgresUsPerDelivery: number }) =>
+    `service ${b.serviceUsPerDelivery} µs${b.postgresUsPerDelivery ? ` + Postgres ${b.postgresUsPerDelivery} µs` : ''} per delivery`;
+  return `1 endpoint ${o.oneEndpoint.deliveriesPerSec}/s (${cpu(o.oneEndpoint)}), 4 endpoints ${o.fourEndpoints.deliveriesPerSec}/s (${cpu(o.fourEndpoints)}), event → receiver at 200/s p50 ${o.latency.p50Ms} ms p99 ${o.latency.p99Ms} ms, ${slowLine(o.slowReceiver)}, RSS ${o.rssMb} MB`;
 }

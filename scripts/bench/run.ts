@@ -7,7 +7,8 @@
 //   3. process.ts: --workers worker processes drain everything phase 2 stored;
 //   4. latency.ts: role all under a steady --rate deliveries/s, median received → processed;
 //   5. send.ts:    reply POSTs, then --sends queued replies sent through a loopback fake provider;
-//   6. outbound.ts: --outbound webhook deliveries to one endpoint, then four, then 200 events/s;
+//   6. outbound.ts: --outbound webhook deliveries to one endpoint, then four, then 200 events/s,
+//      then a slow receiver fed one event per commit;
 //   or single.ts (--single): one role-all process as `npm start` runs it, burst and sustained;
 //   or conversations.ts (--conversations): thread filters and message search on a large inbox;
 //   or reports.ts (--reports): report summary and timeseries over a year of conversations;
@@ -41,7 +42,7 @@ import { measureConversations } from './conversations.js';
 import { measureIngest } from './ingest.js';
 import { measureLatency } from './latency.js';
 import { readBenchOptions } from './options.js';
-import { measureOutbound } from './outbound.js';
+import { measureOutbound, outboundLine, slowLine } from './outbound.js';
 import { measureProcess } from './process.js';
 import { measureReports } from './reports.js';
 import { measureRetention, retentionLines } from './retention.js';
@@ -308,9 +309,7 @@ async function main() {
     if (options.outboundOnly) {
       const outbound = await measureOutbound(options, databaseUrl, db, workspace.id);
       const o = outbound.result;
-      say(
-        `outbound webhooks: 1 endpoint ${o.oneEndpoint.deliveriesPerSec}/s, 4 endpoints ${o.fourEndpoints.deliveriesPerSec}/s, event → receiver at 200/s p50 ${o.latency.p50Ms} ms p99 ${o.latency.p99Ms} ms, RSS ${Math.round(outbound.rssMb)} MB`,
-      );
+      say(`outbound webhooks: ${outboundLine({ ...o, rssMb: Math.round(outbound.rssMb) })}`);
       if (options.json) out(JSON.stringify({ outbound: o, rssMb: Math.round(outbound.rssMb) }));
       return;
     }
@@ -412,6 +411,7 @@ async function main() {
         `${o.fourEndpoints.deliveriesPerSec} deliveries/s (${o.fourEndpoints.delivered} in ${o.fourEndpoints.seconds} s)`,
       ],
       ['event → receiver at 200/s', `p50 ${o.latency.p50Ms} ms, p99 ${o.latency.p99Ms} ms (${o.latency.events} events)`],
+      ['outbound webhooks, a slow receiver', slowLine(o.slowReceiver)],
       [
         'peak server RSS',
         `${result.rssMb} MB (api ${Math.round(ingest.rssMb)}, worker ${Math.round(processed.rssMb)}, all ${Math.round(latency.rssMb)}, send ${Math.round(sendRss)}, outbound ${Math.round(outbound.rssMb)})`,
