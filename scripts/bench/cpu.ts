@@ -3,6 +3,7 @@
 // exited meanwhile, which the kernel adds to the postmaster's children's time when it reaps them).
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { childrenOf } from '../../harness/service.js';
 
 /** Milliseconds per clock tick of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
@@ -21,6 +22,19 @@ function statFields(pid: number): string[] | undefined {
 export function processCpuMs(pid: number | undefined): number {
   const f = pid === undefined ? undefined : statFields(pid);
   return f ? (Number(f[11]) + Number(f[12])) * TICK_MS : 0;
+}
+
+/**
+ * CPU milliseconds a service has used so far with its child processes: `--role all` runs its
+ * worker in a child (the children alive now, and those reaped, which the kernel adds to the
+ * parent's children's time).
+ */
+export function serviceCpuMs(pid: number | undefined): number {
+  const f = pid === undefined ? undefined : statFields(pid);
+  if (!f) return 0;
+  let ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  for (const child of childrenOf(pid)) ticks += processCpuMs(child) / TICK_MS;
+  return ticks * TICK_MS;
 }
 
 /** CPU milliseconds PostgreSQL has used so far: the postmaster, every child alive now, and every child reaped. */

@@ -15,7 +15,7 @@ import { createLogger } from '../../src/logger.js';
 import { createEndpoint } from '../../src/webhooks-out/endpoints.service.js';
 import { deliverEvents } from '../../src/webhooks-out/outbox.js';
 import { serve, waitFor } from './common.js';
-import { postgresCpuMs, processCpuMs } from './cpu.js';
+import { postgresCpuMs, serviceCpuMs } from './cpu.js';
 import type { BenchOptions } from './options.js';
 
 const SLOW_MS = 250;
@@ -97,7 +97,7 @@ export async function measureOutbound(
         new Date(),
       ),
     );
-    const serviceCpu = processCpuMs(server.child.pid);
+    const serviceCpu = serviceCpuMs(server.child.pid);
     const pgCpu = at.postmasterPid ? postgresCpuMs(at.postmasterPid) : 0;
     await waitFor('the outbound backlog to arrive', async () => arrivals.length >= options.outbound, 600_000);
     const seconds = Math.max((arrivals.at(-1)!.at - arrivals[0]!.at) / 1000, 0.001);
@@ -106,8 +106,8 @@ export async function measureOutbound(
       delivered: arrivals.length,
       seconds: Number(seconds.toFixed(2)),
       deliveriesPerSec: Math.round(arrivals.length / seconds),
-      /** The service's CPU from the backlog's commit to its last arrival, per delivery. */
-      serviceUsPerDelivery: perDelivery(processCpuMs(server.child.pid) - serviceCpu),
+      /** The service's CPU (its worker child's with it) from the backlog's commit to its last arrival, per delivery. */
+      serviceUsPerDelivery: perDelivery(serviceCpuMs(server.child.pid) - serviceCpu),
       /** PostgreSQL's over the same window (0 without a postmaster pid). */
       postgresUsPerDelivery: at.postmasterPid ? perDelivery(postgresCpuMs(at.postmasterPid) - pgCpu) : 0,
     };
