@@ -2,10 +2,9 @@ import type { Selectable } from 'kysely';
 import type { Attachment } from '../attachments/attachments.resources.js';
 import type { MessagesTable } from '../db/types.js';
 import { type NotificationRow, notificationResource } from '../notifications/notifications.resources.js';
-import type { RealtimeEvent } from '../realtime/publish.js';
+import type { RealtimeEvent, ThreadPlace } from '../realtime/publish.js';
 import { truncate } from '../text/truncate.js';
 import { type ThreadView, threadResource } from '../threads/threads.resources.js';
-import type { ThreadPlace } from '../threads/visibility.js';
 import { messageResource } from './messaging.resources.js';
 
 /**

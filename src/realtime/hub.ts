@@ -4,9 +4,9 @@ import { findLiveCredentials } from '../auth/sessions.queries.js';
 import { PgListener } from '../db/listener.js';
 import { noteWorkspaceChange } from '../db/replica.js';
 import type { Deps } from '../deps.js';
-import { placeKey, type Sights, type ThreadPlace, threadsSeenBy } from '../threads/visibility.js';
+import { placeKey, type Sights, threadsSeenBy } from '../threads/visibility.js';
 import { beatSockets, forgetSockets, OFFLINE_AFTER_MS, type PresenceTimings, recordSocket, type SocketRow } from '../users/presence.js';
-import { REALTIME_CHANNEL, type RealtimeEvent } from './publish.js';
+import { REALTIME_CHANNEL, type RealtimeEvent, SIGHT_CHANGED, type ThreadPlace } from './publish.js';
 
 /** How often sockets are pinged; one that has not answered the previous ping is dropped. */
 export const HEARTBEAT_MS = 30_000;
@@ -261,6 +261,10 @@ export class RealtimeHub {
   }
 
   private send(event: RealtimeEvent, seen: Map<number, Sights>): void {
+    if (event.type === SIGHT_CHANGED) {
+      this.closeSightChanged(event);
+      return;
+    }
     const revocation = event.type === 'session.revoked' || event.type === 'token.revoked';
     // A revocation too large for NOTIFY arrives without its ids: ask the database instead.
     if (revocation && event.truncated) void this.closeEnded();
@@ -294,6 +298,17 @@ export class RealtimeHub {
       client.socket.send(message);
       if (revocation && endsCredential(event, client)) client.socket.close(CLOSE_CREDENTIAL_ENDED, 'session ended');
     }
+  }
+
+  /**
+   * The users whose sight changed (`data.userIds`; everyone of the workspace when absent) get
+   * their sockets closed with 1012: a list they hold may name threads they no longer see, or
+   * miss ones they now see, and one re-read after reconnecting is all it takes.
+   */
+  private closeSightChanged(event: RealtimeEvent): void {
+    const ids = Array.isArray(event.data.userIds) ? new Set(event.data.userIds as unknown[]) : undefined;
+    for (const client of [...(this.clients.get(event.workspaceId) ?? [])])
+      if (!ids || ids.has(client.userId)) client.socket.close(CLOSE_CATCH_UP, 'the threads you may see changed: reconnect and read again');
   }
 
   /** Closes every socket this process holds with `code`; each one's close handler forgets it. */

@@ -3,10 +3,15 @@ import { type Executor, PREPARED } from '../db/database.js';
 import { packedParams, unpacked, withPackedTexts } from '../db/packed-texts.js';
 import { nameJson, numberJson, type Serialise } from '../text/json-once.js';
 import { truncate } from '../text/truncate.js';
-import type { ThreadPlace } from '../threads/visibility.js';
 
 /** The one Postgres channel every api process LISTENs on for tenant events. */
 export const REALTIME_CHANNEL = 'inbox_realtime';
+
+/** Where a thread was (its team and assignee), which decides who sees it (threads/visibility.ts). */
+export interface ThreadPlace {
+  teamId: number | null;
+  assigneeId: number | null;
+}
 
 export interface RealtimeEvent {
   /** e.g. `message.created`, `message.updated`, `thread.updated`, `session.revoked`. */
@@ -99,6 +104,23 @@ export function notifyPayload(event: RealtimeEvent, serialise?: Serialise): stri
  */
 export async function publishEvent(db: Executor, event: RealtimeEvent): Promise<void> {
   await sql`SELECT pg_notify(${REALTIME_CHANNEL}, ${notifyPayload(event)})`.execute(db);
+}
+
+/**
+ * Not sent to any socket: what these users may see changed wholesale (a team joined or left,
+ * `restrictAgentsToTeams` switched, the admin role given or taken; docs/teams.md). Every hub
+ * closes their sockets with 1012, and clients reconnect and read their lists again.
+ */
+export const SIGHT_CHANGED = 'sight.changed';
+
+/**
+ * Publishes SIGHT_CHANGED for `users` of the workspace (all of them with 'everyone'), at the
+ * commit of `db`'s transaction. A list too long for a NOTIFY arrives without its ids, and the
+ * hubs then close every socket of the workspace.
+ */
+export async function publishSightChanged(db: Executor, workspaceId: number, users: number[] | 'everyone'): Promise<void> {
+  if (users !== 'everyone' && users.length === 0) return;
+  await publishEvent(db, { type: SIGHT_CHANGED, workspaceId, data: users === 'everyone' ? {} : { userIds: users } });
 }
 
 /**

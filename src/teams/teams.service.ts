@@ -2,8 +2,10 @@ import { changesOf, recordAudit, type Trail } from '../audit/audit.js';
 import type { Executor } from '../db/database.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
+import { publishSightChanged } from '../realtime/publish.js';
 import { type BusinessHoursInput, checkBusinessHours } from '../sla/business-hours.js';
 import { routeWaiting } from '../threads/routing.js';
+import { restrictsAgents } from '../threads/visibility.js';
 import {
   findTeam,
   findTeamByName,
@@ -108,6 +110,9 @@ export async function setTeamMembers(deps: Deps, workspaceId: number, id: number
     if (unknown.length > 0) throw errors.validation(`userIds: ${unknown.slice(0, 10).join(', ')} not users of this workspace`);
     const before = (await memberIdsOf(trx, [team.id])).get(team.id) ?? [];
     await replaceMembers(trx, team.id, wanted);
+    // Who joined or left sees other threads now: their clients re-read (docs/teams.md).
+    const moved = [...before.filter((u) => !wanted.includes(u)), ...wanted.filter((u) => !before.includes(u))];
+    if (moved.length > 0 && (await restrictsAgents(trx, workspaceId))) await publishSightChanged(trx, workspaceId, moved);
     await recordAudit(
       trx,
       trail,

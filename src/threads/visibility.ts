@@ -1,5 +1,6 @@
 import { type Expression, type RawBuilder, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import type { ThreadPlace } from '../realtime/publish.js';
 import { WORKSPACE_SETTINGS } from '../workspaces/workspace-settings.js';
 
 /**
@@ -37,6 +38,12 @@ function restrictable(reader: ThreadReader): Person | undefined {
 /** The workspace's `restrictAgentsToTeams`, its default when never set. */
 function restricted(workspaceId: number) {
   return sql<boolean>`COALESCE((SELECT (w.settings->>${SETTING})::boolean FROM workspaces w WHERE w.id = ${workspaceId}), ${WORKSPACE_SETTINGS[SETTING].fallback})`;
+}
+
+/** Whether the workspace restricts agents to their teams' threads (its setting, or the default). */
+export async function restrictsAgents(db: Executor, workspaceId: number): Promise<boolean> {
+  const { rows } = await sql<{ on: boolean }>`SELECT ${restricted(workspaceId)} AS on`.execute(db);
+  return rows[0]?.on === true;
 }
 
 /** The rule itself, for a user who is not an admin: `thread` is the alias of a threads row. */
@@ -82,11 +89,6 @@ export function restrictsReader(reader: ThreadReader): RawBuilder<boolean> {
 /** For each user: every thread of the workspace (`'all'`), or which of `threadIds` they see. */
 export type ThreadsSeen = Map<number, 'all' | Set<number>>;
 
-/** Where a thread was (its team and assignee), which decides who sees it. */
-export interface ThreadPlace {
-  teamId: number | null;
-  assigneeId: number | null;
-}
 /** A place as a key of `Sights.places`. */
 export const placeKey = (p: ThreadPlace) => `${p.teamId}|${p.assigneeId}`;
 

@@ -6,7 +6,9 @@ import type { Executor } from '../db/database.js';
 import type { UserAvailability } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { errors } from '../http/errors.js';
+import { publishSightChanged } from '../realtime/publish.js';
 import { routeWaiting } from '../threads/routing.js';
+import { restrictsAgents } from '../threads/visibility.js';
 import { requireWorkspace } from '../workspaces/workspaces.service.js';
 import { announceUsers } from './user-events.js';
 import { findUserByEmail, findUserViews, findWorkspaceUser, insertUser, lockActiveAdmins, updateUser } from './users.queries.js';
@@ -133,6 +135,10 @@ export async function changeTeamUser(
     const action =
       user.active && patch.active === false ? 'user.deactivated' : !user.active && patch.active ? 'user.reactivated' : 'user.updated';
     await recordAudit(trx, trail, action, { type: 'user', id }, changes);
+    // The admin role given or taken changes which threads they see: their clients re-read.
+    const admin = (roles ?? user.roles).includes('admin');
+    if (admin !== user.roles.includes('admin') && (await restrictsAgents(trx, workspaceId)))
+      await publishSightChanged(trx, workspaceId, [id]);
     if (user.active && patch.active === false) await endSessions(deps, trx, { id, workspaceId }, undefined, 'deactivated');
     // An invite not yet accepted, or a reset link mailed before, would otherwise let a
     // deactivated person in (docs/accounts.md), at once or once they are reactivated.

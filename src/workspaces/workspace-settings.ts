@@ -13,6 +13,7 @@ import type { Db, Executor } from '../db/database.js';
 import type { WorkspacesTable } from '../db/types.js';
 import { errors } from '../http/errors.js';
 import { Timestamp } from '../http/schemas.js';
+import { publishSightChanged } from '../realtime/publish.js';
 import { BusinessHoursInputSetting, BusinessHoursSetting, checkBusinessHours } from '../sla/business-hours.js';
 import { checkSsoSetting, SsoSetting, SsoSettingPatch, ssoSecretAad } from './sso-setting.js';
 import { findWorkspace, setSsoClientSecret, updateWorkspaceSettings } from './workspaces.queries.js';
@@ -170,6 +171,8 @@ export async function changeWorkspaceSettings(
       aiNow = changed.setting;
     } else aiNow = await aiSettings(trx, workspaceId);
     await recordAudit(trx, trail, 'workspace.settings_changed', { type: 'workspace', id: workspaceId }, changes);
+    // Switched, it changes which threads every agent sees: every client re-reads (docs/teams.md).
+    if ('restrictAgentsToTeams' in changes) await publishSightChanged(trx, workspaceId, 'everyone');
     return apiResource(row, aiNow);
   });
 }

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
@@ -315,6 +317,17 @@ describe('working as a team in the console', () => {
       await page.goto(`${c.base}/app/c/${ours}`);
       await page.getByRole('heading', { name: 'Nora Nord' }).waitFor();
       await page.getByRole('list', { name: 'Messages' }).getByText('A question for the north').waitFor();
+
+      // Taken off North while the page is open: without a reload, the list drops its
+      // conversation and the open one says it is out of reach; put on South, its appears.
+      await admin('PUT', `/v1/teams/${north.id}/members`, { userIds: [] });
+      await page.getByRole('alert').filter({ hasText: 'out of your reach' }).waitFor();
+      await waitFor(async () => (await list.getByRole('link', { name: /Nora Nord/ }).count()) === 0, 'North’s row to leave the list');
+      expect(await page.getByText('Connection lost').count()).toBe(0);
+      await page.screenshot({ path: path.join(process.env.CONSOLE_SCREENSHOT_DIR ?? tmpdir(), 'team-left.png') });
+      await admin('PUT', `/v1/teams/${south.id}/members`, { userIds: [bo.id] });
+      await list.getByRole('link', { name: /Sven Sud/ }).waitFor();
+      await admin('PUT', `/v1/teams/${south.id}/members`, { userIds: [] });
       await context.close();
 
       // The same conversation is there for an admin, who sees every team's.

@@ -225,11 +225,95 @@ describe('restrictAgentsToTeams on the realtime socket', () => {
     // The label change's activity line and thread, then the note (a note changes no thread field).
     expect(about(admin, theirs.id)).toEqual(['message.created', 'thread.updated', 'message.created']);
 
-    // Who sees what is asked per batch of events: joining the team applies from the next one.
+    // Joining the team closes the agent's socket (1012: read again, below); on the next one
+    // the team's events arrive, as who sees what is asked per batch of events.
     await ok('PUT', `/v1/teams/${returns.id}/members`, tenant.headers, { userIds: [bo.user.id] });
+    const again = await connect(bo.headers);
     await ok('PATCH', `/v1/threads/${theirs.id}`, ada.headers, { labels: ['vip'] });
-    await waitFor(async () => about(agent, theirs.id).includes('thread.updated'), 'the thread.updated of a team just joined');
+    await waitFor(async () => about(again, theirs.id).includes('thread.updated'), 'the thread.updated of a team just joined');
     await ok('PUT', `/v1/teams/${returns.id}/members`, tenant.headers, { userIds: [] });
+  });
+});
+
+describe('restrictAgentsToTeams: what a user may see changes wholesale', () => {
+  /** A socket: the events it got, and the code it was closed with once it is. */
+  async function connect(headers: Record<string, string>) {
+    const socket = new WebSocket(`${url}/v1/realtime`, { headers });
+    sockets.push(socket);
+    const state: { events: { type: string; data: { id?: number } }[]; closed?: number } = { events: [] };
+    socket.on('message', (m) => state.events.push(JSON.parse(String(m))));
+    socket.on('close', (code) => {
+      state.closed = code;
+    });
+    await waitFor(async () => state.events.some((e) => e.type === 'ready'), 'the socket to be ready');
+    return state;
+  }
+  type Socket = Awaited<ReturnType<typeof connect>>;
+  const closed = (...sockets: Socket[]) => waitFor(async () => sockets.every((s) => s.closed === 1012), 'the sockets to close with 1012');
+  /**
+   * Events reach a hub's sockets in the order they were published: once a change made after
+   * the others has reached `sockets`, what came before would have closed them.
+   */
+  async function stillOpen(...sockets: Socket[]) {
+    const labels = ['vip', `mark-${sockets.length}-${Date.now()}`];
+    await ok('PATCH', `/v1/threads/${noTeam.id}`, ada.headers, { labels });
+    await waitFor(
+      async () =>
+        sockets.every((s) =>
+          s.events.some(
+            (e) => e.type === 'thread.updated' && e.data.id === noTeam.id && (e.data as { labels?: string[] }).labels?.includes(labels[1]!),
+          ),
+        ),
+      'a later change to reach the sockets',
+    );
+    for (const s of sockets) expect(s.closed).toBeUndefined();
+  }
+
+  it('closes with 1012 (reconnect and read again) the sockets of who joined or left a team, or had the admin role given or taken, and every socket when the setting switches', async () => {
+    const cy = await signedInUser(ctx.app, ctx, ws, { name: 'Cy', roles: ['agent'] });
+    const dee = await signedInUser(ctx.app, ctx, ws, { name: 'Dee', roles: ['agent'] });
+
+    // Cy joins Returns: Cy's socket closes; Bo's and Dee's stay open.
+    let cySocket = await connect(cy.headers);
+    let boSocket = await connect(bo.headers);
+    let deeSocket = await connect(dee.headers);
+    await ok('PUT', `/v1/teams/${returns.id}/members`, tenant.headers, { userIds: [cy.user.id] });
+    await closed(cySocket);
+    await stillOpen(boSocket, deeSocket);
+
+    // Billing's members become Cy alone: Bo left and Cy joined, Dee neither.
+    cySocket = await connect(cy.headers);
+    await ok('PUT', `/v1/teams/${billing.id}/members`, tenant.headers, { userIds: [cy.user.id] });
+    await closed(boSocket, cySocket);
+    await stillOpen(deeSocket);
+    expect(await listIds(bo.headers)).toEqual([noTeam.id, assigned.id].sort((a, b) => a - b));
+    await ok('PUT', `/v1/teams/${billing.id}/members`, tenant.headers, { userIds: [bo.user.id] });
+    await ok('PUT', `/v1/teams/${returns.id}/members`, tenant.headers, { userIds: [] });
+
+    // Dee made an admin, then an agent again: Dee's socket closes each time, Bo's never; a
+    // rename closes nothing.
+    boSocket = await connect(bo.headers);
+    await ok('PATCH', `/v1/users/${dee.user.id}`, tenant.headers, { roles: ['agent', 'admin'] });
+    await closed(deeSocket);
+    deeSocket = await connect(dee.headers);
+    await ok('PATCH', `/v1/users/${dee.user.id}`, tenant.headers, { roles: ['agent'] });
+    await closed(deeSocket);
+    deeSocket = await connect(dee.headers);
+    await ok('PATCH', `/v1/users/${dee.user.id}`, tenant.headers, { name: 'Dee D.' });
+    await stillOpen(boSocket, deeSocket);
+
+    // The setting switched off: every socket of the workspace closes, an admin's too.
+    const adminSocket = await connect(ada.headers);
+    await setRestricted(false);
+    await closed(boSocket, deeSocket, adminSocket);
+
+    // With the setting off, joining or leaving a team changes no one's sight: nothing closes.
+    boSocket = await connect(bo.headers);
+    await ok('PUT', `/v1/teams/${returns.id}/members`, tenant.headers, { userIds: [bo.user.id] });
+    await ok('PUT', `/v1/teams/${returns.id}/members`, tenant.headers, { userIds: [] });
+    await stillOpen(boSocket);
+    await setRestricted(true);
+    await closed(boSocket);
   });
 });
 

@@ -12,7 +12,7 @@ const PAGE = 30;
 
 /** What an open conversation says once it has moved out of the agent's sight (docs/teams.md). */
 export const OUT_OF_REACH =
-  'This conversation is out of your reach now: it moved to a team you are not in, or to someone else. Choose another conversation.';
+  'This conversation is out of your reach now: it is in a team you are not in, or with someone else. Choose another conversation.';
 
 /** A message that came live, or a reply that just failed: what the transcript announces. */
 export interface News {

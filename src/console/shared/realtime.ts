@@ -91,6 +91,12 @@ function open(): void {
       });
       return;
     }
+    if (close.code === 1012 && attempt === 0) {
+      // The service asks for a re-read (what this user may see changed, or it may have missed
+      // events): back at once, not after a "lost" banner. A failed try falls to the backoff.
+      open();
+      return;
+    }
     later();
   };
 }
