@@ -18,9 +18,20 @@ const logLines: Record<string, unknown>[] = [];
 const ctx = await useTestContext({ workers: true, logLines, env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
 const tenant = await makeTenant(ctx.deps);
 
-async function endpoint(url: string) {
-  const res = await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: tenant.headers, payload: { url } });
+async function endpoint(url: string, of: { headers: Record<string, string> } = tenant) {
+  const res = await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: of.headers, payload: { url } });
   return res.json().data.id as number;
+}
+
+/** A receiver that holds every request until `answer()`, then answers 204. */
+async function heldReceiver() {
+  const receiver = await startReceiver();
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => {
+    answer = resolve;
+  });
+  receiver.behave(() => answered.then(() => ({ status: 204 })));
+  return { receiver, answer };
 }
 
 const statusCounts = async (endpointId: number) =>
@@ -169,22 +180,10 @@ describe('a slow receiver whose events come one commit at a time', () => {
     ).rows;
 
   it('still gets ten in flight: the job ahead takes in the deliveries queued behind it, each goes out once, and no job is left to find them gone', async () => {
-    const held = await startReceiver();
-    let answer!: () => void;
-    const answered = new Promise<void>((resolve) => {
-      answer = resolve;
-    });
-    held.behave(() => answered.then(() => ({ status: 204 })));
+    const { receiver: held, answer } = await heldReceiver();
     try {
       const tenant = await makeTenant(ctx.deps);
-      const id = (
-        await ctx.app.inject({
-          method: 'POST',
-          url: '/v1/webhook-endpoints',
-          headers: tenant.headers,
-          payload: { url: `${held.url}/held` },
-        })
-      ).json().data.id as number;
+      const id = await endpoint(`${held.url}/held`, tenant);
       // Forty changes, each its own commit and so its own job of one delivery.
       for (let n = 0; n < 40; n++)
         await ctx.deps.db
@@ -230,14 +229,7 @@ describe('a slow receiver whose events come one commit at a time', () => {
     const quick = await startReceiver();
     try {
       const tenant = await makeTenant(ctx.deps);
-      const id = (
-        await ctx.app.inject({
-          method: 'POST',
-          url: '/v1/webhook-endpoints',
-          headers: tenant.headers,
-          payload: { url: `${quick.url}/quick` },
-        })
-      ).json().data.id as number;
+      const id = await endpoint(`${quick.url}/quick`, tenant);
       // Thirty jobs of one delivery each, committed together and due for five seconds already.
       const due = new Date(Date.now() - 5 * ABSORB_AFTER_MS);
       await ctx.deps.db.transaction().execute(async (trx) => {
@@ -255,22 +247,10 @@ describe('a slow receiver whose events come one commit at a time', () => {
   });
 
   it('a job whose taking in fails is given up: it expires and comes back, and every delivery still goes out once', async () => {
-    const held = await startReceiver();
-    let answer!: () => void;
-    const answered = new Promise<void>((resolve) => {
-      answer = resolve;
-    });
-    held.behave(() => answered.then(() => ({ status: 204 })));
+    const { receiver: held, answer } = await heldReceiver();
     try {
       const tenant = await makeTenant(ctx.deps);
-      const id = (
-        await ctx.app.inject({
-          method: 'POST',
-          url: '/v1/webhook-endpoints',
-          headers: tenant.headers,
-          payload: { url: `${held.url}/refused` },
-        })
-      ).json().data.id as number;
+      const id = await endpoint(`${held.url}/refused`, tenant);
       // The database refuses to move this endpoint's deliveries from one job to another.
       await sql`
         CREATE FUNCTION refuse_taking_in() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -318,14 +298,7 @@ describe('a slow receiver whose events come one commit at a time', () => {
   it('takes in the oldest due deliveries behind the job, up to its limit, each with the job it named before', async () => {
     const tenant = await makeTenant(ctx.deps);
     // Deliveries written straight, with no job queued to run them: only the calls below move them.
-    const endpointId = (
-      await ctx.app.inject({
-        method: 'POST',
-        url: '/v1/webhook-endpoints',
-        headers: tenant.headers,
-        payload: { url: 'http://127.0.0.1:9/none' },
-      })
-    ).json().data.id as number;
+    const endpointId = await endpoint('http://127.0.0.1:9/none', tenant);
     const since = new Date(Date.now() - 60_000);
     const rows = await ctx.deps.db.transaction().execute(async (trx) => {
       await insertEvents(
