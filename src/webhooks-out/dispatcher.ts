@@ -6,7 +6,7 @@ import type { Deps } from '../deps.js';
 import { HEARTBEAT_SECONDS, jobsIn } from '../jobs/queue.js';
 import { systemResolve } from '../net/address-guard.js';
 import { packageVersion } from '../version.js';
-import { WebhookSender } from './attempt.js';
+import { ATTEMPT_TIMEOUT_MS, WebhookSender } from './attempt.js';
 import { absorbDeliveries, findDispatchContexts, recordAttempts } from './deliveries.queries.js';
 import { signingSecrets } from './endpoint-secrets.js';
 import { clearFailureStreaks, disableEndpoints, endpointIdsOf, endpointWorkspaces, startFailureStreaks } from './endpoints.queries.js';
@@ -26,6 +26,14 @@ export const WORKSPACE_JOBS = PROCESS_JOBS / 2;
  * long after it started, takes in its endpoint's deliveries queued behind it (runJob).
  */
 export const ABSORB_AFTER_MS = 1_000;
+/**
+ * What a job may still take once it stops taking in: its at most JOB_DELIVERIES, ten at a time,
+ * each within the attempt's timeout, and the ten out when it stopped. A job takes in only until
+ * its queue's expiry less this (a minute of 2 minutes): pg-boss expires a job that has been
+ * active that long however alive its heartbeats, and hands it out again while it is still being
+ * worked, so its deliveries would go out twice and twenty at a time.
+ */
+export const ABSORB_RESERVE_MS = (JOB_DELIVERIES / ENDPOINT_IN_FLIGHT + 1) * ATTEMPT_TIMEOUT_MS;
 /** When nothing wakes it, the dispatcher looks for due retries this often. */
 const POLL_MS = 1_000;
 /** Held jobs' heartbeats are sent at half the queue's heartbeatSeconds. */
@@ -170,6 +178,8 @@ export class Dispatcher {
   }
 
   private async runJob(job: Fetched, workspaceId: number | undefined): Promise<void> {
+    // Taking in ends in time for the job to end before its queue's expiry (ABSORB_RESERVE_MS).
+    const absorbUntil = this.deps.now().getTime() + job.expireInSeconds * 1000 - ABSORB_RESERVE_MS;
     const ids = [...(job.data.deliveryIds ?? [])];
     const held: Held = { job, workspaceId, total: Math.max(ids.length, 1), committed: 0 };
     this.held.add(held);
@@ -248,7 +258,7 @@ export class Dispatcher {
     // jobs wait behind it. A slow receiver would so get one or two at a time: a job that started
     // late, or still has attempts out after ABSORB_AFTER_MS, takes in the deliveries queued
     // behind it, up to JOB_DELIVERIES, and goes on doing so each ABSORB_AFTER_MS while its
-    // attempts are out. A job of a fast receiver ends before and never reads for more.
+    // attempts are out, until absorbUntil. A job of a fast receiver ends before and never reads for more.
     const endpointId = Number(job.groupId);
     const live = [...contexts.values()].filter((c) => c.status === 'pending' && c.job_id === job.id && c.next_attempt_at);
     const since = live.length > 0 ? new Date(Math.min(...live.map((c) => c.next_attempt_at!.getTime()))) : undefined;
@@ -260,7 +270,7 @@ export class Dispatcher {
       // The job completes only after this outcome of its own, recorded when absorbing ends.
       held.total++;
       try {
-        while (!this.stopping && ids.length < JOB_DELIVERIES) {
+        while (!this.stopping && ids.length < JOB_DELIVERIES && this.deps.now().getTime() < absorbUntil) {
           const more = await this.deps.db.transaction().execute(async (trx) => {
             const rows = await absorbDeliveries(
               trx,

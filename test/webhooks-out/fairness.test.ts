@@ -337,3 +337,80 @@ describe('a slow receiver whose events come one commit at a time', () => {
     expect(rest.map((r) => [r.id, r.previous_job_id])).toEqual([[behind[4]!.id, behind[4]!.job_id]]);
   });
 });
+
+describe('a job that has run most of its queue’s expiry', () => {
+  it('stops taking in, so that it ends before pg-boss expires it and hands it out again while it is still worked', async () => {
+    // A clock the test moves on: the job's run is measured by it.
+    let skew = 0;
+    const clocked = await useTestContext({
+      workers: true,
+      now: () => new Date(Date.now() + skew),
+      env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' },
+    });
+    const at = () => clocked.deps.now();
+    const held = await startReceiver();
+    let thirdSent!: () => void;
+    const third = new Promise<void>((resolve) => {
+      thirdSent = resolve;
+    });
+    // The first two are answered only once the third has gone out.
+    held.behave((r) => {
+      if (r.json.data.n !== 2) return third.then(() => ({ status: 204 }));
+      thirdSent();
+      return { status: 204 };
+    });
+    try {
+      const tenant = await makeTenant(clocked.deps);
+      const id = (
+        await clocked.app.inject({
+          method: 'POST',
+          url: '/v1/webhook-endpoints',
+          headers: tenant.headers,
+          payload: { url: `${held.url}/long` },
+        })
+      ).json().data.id as number;
+      const ping = (n: number) =>
+        clocked.deps.db
+          .transaction()
+          .execute((trx) =>
+            deliverEvents(
+              clocked.deps.boss,
+              trx,
+              [{ event: { type: 'ping', workspaceId: tenant.workspace.id, data: { n } }, endpointIds: [id] }],
+              at(),
+            ),
+          );
+      const deliveries = () =>
+        clocked.deps.db
+          .selectFrom('webhook_deliveries')
+          .select(['id', 'job_id', 'status'])
+          .where('endpoint_id', '=', id)
+          .orderBy('id')
+          .execute();
+
+      await ping(0);
+      await waitFor(async () => held.received.length === 1, 'the first delivery to go out');
+      const [first] = await deliveries();
+      // While its attempt is out, the job takes in the next one.
+      await ping(1);
+      await waitFor(
+        async () => held.received.length === 2 && (await deliveries()).every((d) => d.job_id === first!.job_id),
+        'the second to be taken in',
+      );
+
+      // The job has now run as long as its queue's expiry: what comes next is left to its own job.
+      const [{ expire_seconds }] = (
+        await sql<{ expire_seconds: number }>`SELECT expire_seconds FROM pgboss.job WHERE id = ${first!.job_id}`.execute(clocked.deps.db)
+      ).rows as [{ expire_seconds: number }];
+      skew += expire_seconds * 1000;
+      await ping(2);
+      const own = (await deliveries())[2]!.job_id!;
+      await waitFor(async () => (await deliveries())[2]!.status === 'succeeded', 'the third delivery', 30_000);
+      const jobs = (await sql<{ state: string }>`SELECT state FROM pgboss.job WHERE id = ${own}`.execute(clocked.deps.db)).rows;
+      expect(jobs).toEqual([{ state: 'completed' }]);
+      expect(held.received.filter((r) => r.json.data.n === 2)).toHaveLength(1);
+    } finally {
+      await held.close();
+    }
+  }, 60_000);
+});
