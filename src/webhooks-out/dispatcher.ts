@@ -105,7 +105,10 @@ export class Dispatcher {
     this.heartbeat.unref();
   }
 
-  /** Stops fetching, lets attempts in flight finish (each within its timeout) and records them. */
+  /**
+   * Stops fetching, lets attempts in flight finish (each within its timeout) and records them.
+   * A job's deliveries not yet sent are not started: the job, not completed, comes back.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     this.poke();
@@ -215,7 +218,8 @@ export class Dispatcher {
     const lane = async () => {
       lanes++;
       try {
-        while (next < ids.length) {
+        // A stopping process sends nothing more: what the job has not sent waits for its next run.
+        while (next < ids.length && !this.stopping) {
           const ctx = contexts.get(ids[next++]!);
           const at = this.deps.now();
           if (ctx?.status !== 'pending' || ctx.job_id !== job.id) {
@@ -327,9 +331,9 @@ export class Dispatcher {
     spawnLanes();
     while (tasks.size > 0) await Promise.all(tasks);
     clearTimeout(timer);
-    if (abandoned) {
-      // Its last outcome is never recorded, so no commit completes it; without heartbeats it
-      // expires and comes back.
+    if (abandoned || next < ids.length) {
+      // Its last outcome is never recorded (or, stopping, it left deliveries unsent), so no
+      // commit completes it; without heartbeats it expires and comes back.
       this.activeJobs--;
       this.release(held);
       this.poke();

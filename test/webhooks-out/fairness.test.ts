@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { uuid7 } from '../../src/crypto/uuid7.js';
 import { absorbDeliveries, insertDeliveries, insertEvents } from '../../src/webhooks-out/deliveries.queries.js';
-import { ABSORB_AFTER_MS, ENDPOINT_IN_FLIGHT, WORKSPACE_JOBS } from '../../src/webhooks-out/dispatcher.js';
+import { ABSORB_AFTER_MS, Dispatcher, ENDPOINT_IN_FLIGHT, WORKSPACE_JOBS } from '../../src/webhooks-out/dispatcher.js';
 import { OUTBOUND_QUEUE } from '../../src/webhooks-out/outbound.enqueue.js';
 import { deliverEvents } from '../../src/webhooks-out/outbox.js';
 import { useTestContext } from '../helpers/app.js';
@@ -18,8 +18,8 @@ const logLines: Record<string, unknown>[] = [];
 const ctx = await useTestContext({ workers: true, logLines, env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
 const tenant = await makeTenant(ctx.deps);
 
-async function endpoint(url: string, of: { headers: Record<string, string> } = tenant) {
-  const res = await ctx.app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: of.headers, payload: { url } });
+async function endpoint(url: string, of: { headers: Record<string, string> } = tenant, app = ctx.app) {
+  const res = await app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: of.headers, payload: { url } });
   return res.json().data.id as number;
 }
 
@@ -34,13 +34,13 @@ async function heldReceiver() {
   return { receiver, answer };
 }
 
-const statusCounts = async (endpointId: number) =>
+const statusCounts = async (endpointId: number, db = ctx.deps.db) =>
   Object.fromEntries(
     (
       await sql<{
         status: string;
         n: number;
-      }>`SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = ${endpointId} GROUP BY status`.execute(ctx.deps.db)
+      }>`SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = ${endpointId} GROUP BY status`.execute(db)
     ).rows.map((r) => [r.status, r.n]),
   ) as Record<string, number>;
 
@@ -361,14 +361,7 @@ describe('a job that has run most of its queue’s expiry', () => {
     });
     try {
       const tenant = await makeTenant(clocked.deps);
-      const id = (
-        await clocked.app.inject({
-          method: 'POST',
-          url: '/v1/webhook-endpoints',
-          headers: tenant.headers,
-          payload: { url: `${held.url}/long` },
-        })
-      ).json().data.id as number;
+      const id = await endpoint(`${held.url}/long`, tenant, clocked.app);
       const ping = (n: number) =>
         clocked.deps.db
           .transaction()
@@ -413,4 +406,57 @@ describe('a job that has run most of its queue’s expiry', () => {
       await held.close();
     }
   }, 60_000);
+});
+
+describe('a worker stopping while a job holds more than it has in flight', () => {
+  it('sends nothing more once it stops: its attempts out finish, and the job comes back for the rest', async () => {
+    // No workers: the test runs the one dispatcher itself.
+    const quiet = await useTestContext({ env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
+    const { receiver: held, answer } = await heldReceiver();
+    const first = new Dispatcher(quiet.deps);
+    first.start();
+    let second: Dispatcher | undefined;
+    try {
+      const tenant = await makeTenant(quiet.deps);
+      const id = await endpoint(`${held.url}/stopping`, tenant, quiet.app);
+      // One commit of twenty: one job, ten in flight and ten waiting behind them.
+      await quiet.deps.db.transaction().execute((trx) =>
+        deliverEvents(
+          quiet.deps.boss,
+          trx,
+          Array.from({ length: 20 }, (_, n) => ({
+            event: { type: 'ping' as const, workspaceId: tenant.workspace.id, data: { n } },
+            endpointIds: [id],
+          })),
+          new Date(),
+        ),
+      );
+      await waitFor(async () => held.received.length === ENDPOINT_IN_FLIGHT, 'ten in flight');
+      const stopped = first.stop();
+      answer();
+      await stopped;
+      // The ten out were answered and recorded; the other ten were never started.
+      expect(held.received).toHaveLength(ENDPOINT_IN_FLIGHT);
+      expect(await statusCounts(id, quiet.deps.db)).toEqual({ succeeded: 10, pending: 10 });
+
+      // Not completed, the job expires once its heartbeats have stopped and comes back for the ten.
+      second = new Dispatcher(quiet.deps);
+      second.start();
+      await waitFor(
+        async () => {
+          await quiet.deps.boss.supervise(OUTBOUND_QUEUE);
+          return (await statusCounts(id, quiet.deps.db)).succeeded === 20;
+        },
+        'the other ten',
+        60_000,
+      );
+      const ns = held.received.map((r) => r.json.data.n);
+      expect(new Set(ns)).toEqual(new Set(Array.from({ length: 20 }, (_, n) => n)));
+      expect(ns).toHaveLength(20);
+    } finally {
+      await first.stop();
+      await second?.stop();
+      await held.close();
+    }
+  }, 90_000);
 });
