@@ -120,8 +120,19 @@ export const SIGHT_CHANGED = 'sight.changed';
  */
 export async function publishSightChanged(db: Executor, workspaceId: number, users: number[] | 'everyone'): Promise<void> {
   if (users !== 'everyone' && users.length === 0) return;
-  await publishEvent(db, { type: SIGHT_CHANGED, workspaceId, data: users === 'everyone' ? {} : { userIds: users } });
+  await publishEvent(db, {
+    type: SIGHT_CHANGED,
+    workspaceId,
+    // Addressed to no user (ids start at 1): a hub of a version before SIGHT_CHANGED, still
+    // running during a rolling upgrade, sends a targeted event only to its target, so it drops
+    // this one instead of sending every socket of the workspace a frame it is not meant to see.
+    targetUserId: SIGHT_CHANGED_TARGET,
+    data: users === 'everyone' ? {} : { userIds: users },
+  });
 }
+
+/** The targetUserId of SIGHT_CHANGED: no user's id (publishSightChanged). */
+export const SIGHT_CHANGED_TARGET = 0;
 
 /**
  * Publishes many events with one statement (the worker's batches); same commit rule. The

@@ -1,7 +1,15 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EVENT_STRING_MAX_CHARS, publishEvent, publishEvents, REALTIME_CHANNEL, type RealtimeEvent } from '../../src/realtime/publish.js';
+import {
+  EVENT_STRING_MAX_CHARS,
+  publishEvent,
+  publishEvents,
+  publishSightChanged,
+  REALTIME_CHANNEL,
+  type RealtimeEvent,
+  SIGHT_CHANGED,
+} from '../../src/realtime/publish.js';
 import { useTestContext } from '../helpers/app.js';
 import { waitFor } from '../helpers/webhooks.js';
 
@@ -52,5 +60,25 @@ describe('NOTIFY payloads stay under Postgres’s 8000-byte cap', () => {
       data: { id: 9003, threadId: 8 },
       truncated: true,
     });
+  });
+});
+
+describe('sight.changed during a rolling upgrade', () => {
+  // A hub of a version before sight.changed sends any event to every socket of its workspace,
+  // or, when it names a targetUserId, to that user's sockets only (SPEC §4.5). The new version
+  // publishes it while such hubs still run: it must be addressed to no user, or they forward it.
+  it('is addressed to no user, so a hub that does not know it sends it to no socket', async () => {
+    await publishSightChanged(ctx.deps.db, 77, [1, 2, 3]);
+    await publishSightChanged(ctx.deps.db, 78, 'everyone');
+    for (const workspaceId of [77, 78]) {
+      const event = await waitFor(
+        async () => heard.find((e) => e.type === SIGHT_CHANGED && e.workspaceId === workspaceId),
+        'sight.changed',
+      );
+      expect(event.targetUserId).toBeTypeOf('number');
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM users WHERE id = ${event.targetUserId}`.execute(ctx.deps.db);
+      expect(rows[0]!.n).toBe(0);
+      expect(event.targetUserId).toBeLessThan(1);
+    }
   });
 });
