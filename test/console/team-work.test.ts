@@ -314,9 +314,19 @@ describe('working as a team in the console', () => {
       expect(await page.content()).not.toContain('A question for the south');
       expect(await list.getByRole('link', { name: /Sven Sud/ }).count()).toBe(0);
 
+      // The page's new socket is ready before the change below: one that is still opening
+      // when the change is made would only read the lists as they were (no gap to catch up).
+      const ready = new Promise<void>((resolve) =>
+        page.on('websocket', (socket) =>
+          socket.on('framereceived', (frame) => {
+            if (String(frame.payload).includes('"type":"ready"')) resolve();
+          }),
+        ),
+      );
       await page.goto(`${c.base}/app/c/${ours}`);
       await page.getByRole('heading', { name: 'Nora Nord' }).waitFor();
       await page.getByRole('list', { name: 'Messages' }).getByText('A question for the north').waitFor();
+      await ready;
 
       // Taken off North while the page is open: without a reload, the list drops its
       // conversation and the open one says it is out of reach; put on South, its appears.

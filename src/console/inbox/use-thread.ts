@@ -115,7 +115,12 @@ export function useThread(threadId: number) {
       setError(null);
       return t;
     } catch (err) {
-      setError(errorText(err));
+      // Read again (the socket was back, or asked for a re-read) and gone from this agent's
+      // sight: said as a move out of it is, with nothing left to act on.
+      if (!first && err instanceof InboxClientError && err.status === 404) {
+        setThread(null);
+        setError(OUT_OF_REACH);
+      } else setError(errorText(err));
       return undefined;
     }
   }
