@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HEARTBEAT_SECONDS } from '../../src/jobs/queue.js';
-import { Dispatcher } from '../../src/webhooks-out/dispatcher.js';
+import { Dispatcher, ENDPOINT_IN_FLIGHT } from '../../src/webhooks-out/dispatcher.js';
 import { OUTBOUND_QUEUE } from '../../src/webhooks-out/outbound.enqueue.js';
 import { deliverEvents } from '../../src/webhooks-out/outbox.js';
 import { useTestContext } from '../helpers/app.js';
@@ -11,7 +11,8 @@ import { waitFor } from '../helpers/webhooks.js';
 
 // No workers: each test runs its dispatchers itself, and plays the supervisor (which a worker
 // process runs every 5 s) by calling it while it waits.
-const ctx = await useTestContext({ env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
+const logLines: Record<string, unknown>[] = [];
+const ctx = await useTestContext({ logLines, env: { INBOX_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
 const receiver = await startReceiver();
 afterAll(() => receiver.close());
 
@@ -46,6 +47,13 @@ const jobsOf = async (endpointId: number) =>
       SELECT id, state, retry_count, started_on, heartbeat_on FROM pgboss.job
       WHERE name = ${OUTBOUND_QUEUE} AND group_id = ${String(endpointId)} ORDER BY id`.execute(ctx.deps.db)
   ).rows;
+
+const succeeded = async (endpointId: number) =>
+  (
+    await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND status = 'succeeded'`.execute(ctx.deps.db)
+  ).rows[0]!.n;
 
 const received = (path: string) => receiver.received.filter((r) => r.path === path).map((r) => ({ n: r.json.data.n as number, at: r.at }));
 
@@ -145,4 +153,43 @@ describe('a worker that dies holding an outbound job', () => {
       await other.stop();
     }
   }, 60_000);
+
+  it('a live job whose claim was taken away starts no more attempts: only those it had out went', async () => {
+    const { workspaceId, id } = await endpoint('/lost');
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    receiver.behave(() => released.then(() => ({ status: 204 })));
+    const dispatcher = new Dispatcher(ctx.deps);
+    dispatcher.start();
+    try {
+      await pings(workspaceId, id, 0, 30);
+      await waitFor(async () => received('/lost').length === ENDPOINT_IN_FLIGHT, 'ten in flight');
+      // Its heartbeat lapses as if this process had lost the database, and the supervisor takes
+      // the job away: failed for good here, so that no worker fetches it and whatever goes out
+      // is this process's.
+      const [job] = await jobsOf(id);
+      await sql`UPDATE pgboss.job SET heartbeat_on = now() - interval '1 minute', retry_limit = 0
+        WHERE name = ${OUTBOUND_QUEUE} AND id = ${job!.id}`.execute(ctx.deps.db);
+      await waitFor(async () => {
+        await supervise();
+        return (await jobsOf(id))[0]!.state === 'failed';
+      }, 'the supervisor to take the job away');
+      await waitFor(
+        async () => logLines.some((l) => l.jobId === job!.id && String(l.msg).includes('starts no more attempts')),
+        'its next heartbeat to find it gone',
+        HEARTBEAT_SECONDS * 1000,
+      );
+
+      // The ten out are answered and recorded; none of the other twenty is started.
+      release();
+      await waitFor(async () => (await succeeded(id)) >= ENDPOINT_IN_FLIGHT, 'the ten out to be recorded');
+      await dispatcher.stop();
+      expect(received('/lost')).toHaveLength(ENDPOINT_IN_FLIGHT);
+    } finally {
+      release();
+      await dispatcher.stop();
+    }
+  });
 });
