@@ -1,4 +1,4 @@
-// `npm run faults [-- --parts kill,postgres,scale,outbound,hostile,soak,hardening] [--seconds 24] [--connections 200]
+// `npm run faults [-- --parts kill,postgres,scale,outbound,outbound-kill,hostile,soak,hardening] [--seconds 24] [--connections 200]
 //                   [--soak-minutes 2] [--fuzz-scale 10] [--resume-bound 30]`
 //
 // The fault suite: real service processes (the compiled CLI), a real PostgreSQL of its own,
@@ -13,6 +13,7 @@ import { hardeningPart } from './hardening.js';
 import { hostilePart } from './hostile.js';
 import { killPart } from './kill.js';
 import { outboundPart } from './outbound.js';
+import { outboundKillPart } from './outbound-kill.js';
 import type { FaultPart, SuiteOptions } from './part.js';
 import { outagePart } from './postgres-outage.js';
 import { rollingPart } from './rolling.js';
@@ -20,7 +21,17 @@ import { scaleOutPart } from './scale-out.js';
 import { soakPart } from './soak.js';
 
 /** Every part, in the order they run. */
-const PARTS: FaultPart[] = [killPart, outagePart, scaleOutPart, outboundPart, hostilePart, soakPart, hardeningPart, rollingPart];
+const PARTS: FaultPart[] = [
+  killPart,
+  outagePart,
+  scaleOutPart,
+  outboundPart,
+  outboundKillPart,
+  hostilePart,
+  soakPart,
+  hardeningPart,
+  rollingPart,
+];
 
 const values = parseOptions(
   'npm run faults --',

@@ -38,6 +38,14 @@ export const ABSORB_RESERVE_MS = (JOB_DELIVERIES / ENDPOINT_IN_FLIGHT + 1) * ATT
 const POLL_MS = 1_000;
 /** Held jobs' heartbeats are sent at half the queue's heartbeatSeconds. */
 const HEARTBEAT_MS = (HEARTBEAT_SECONDS * 1000) / 2;
+/**
+ * A job starts attempts only while a heartbeat sent this recently confirmed it: the one due
+ * HEARTBEAT_MS after the last may take 3 s to answer, and 2 s are left before the lapse. The
+ * supervisor hands a job whose heartbeat is HEARTBEAT_SECONDS old to the next worker at once, and
+ * a process alive but unable to refresh it (its database away, its event loop stalled) would
+ * otherwise go on sending the same deliveries beside that worker.
+ */
+const CLAIM_MS = (HEARTBEAT_SECONDS - 2) * 1000;
 
 type Fetched = Job<AttemptJob>;
 
@@ -96,11 +104,31 @@ export class Dispatcher {
     this.loopDone = this.loop();
     // A job whose heartbeat stops (its process died) goes back to the queue within seconds.
     this.heartbeat = setInterval(() => {
-      const jobs = [...this.held].map((h) => ({ id: h.job.id, retryCount: h.job.retryCount }));
-      if (jobs.length > 0)
-        this.deps.boss
-          .touch(OUTBOUND_QUEUE, jobs)
-          .catch((err: unknown) => this.deps.log.warn({ err }, 'outbound webhooks: heartbeat failed'));
+      const held = [...this.held];
+      if (held.length === 0) return;
+      const sentAt = performance.now();
+      this.deps.boss
+        .touch(
+          OUTBOUND_QUEUE,
+          held.map((h) => ({ id: h.job.id, retryCount: h.job.retryCount })),
+        )
+        .then((touched) => {
+          // The ids it refreshed (typed CommandResponse leaves them out; pg-boss's own workers read
+          // them the same way). Without them nothing is known, and nothing is changed.
+          const settled = (touched as { settled?: string[] }).settled;
+          if (!settled) return;
+          // Fenced to the attempt fetched: a job not refreshed was handed out again (or has just
+          // completed), and is no longer this process's to send.
+          const refreshed = new Set(settled);
+          for (const h of held) {
+            if (refreshed.has(h.job.id)) h.confirmedAt = Math.max(h.confirmedAt, sentAt);
+            else if (h.confirmedAt !== -Infinity && this.held.has(h)) {
+              h.confirmedAt = -Infinity;
+              this.deps.log.warn({ jobId: h.job.id }, 'outbound webhooks: a job was taken away; it starts no more attempts here');
+            }
+          }
+        })
+        .catch((err: unknown) => this.deps.log.warn({ err }, 'outbound webhooks: heartbeat failed'));
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
   }
@@ -130,6 +158,8 @@ export class Dispatcher {
       this.woken = false;
       const free = PROCESS_JOBS - this.activeJobs;
       if (free > 0) {
+        // The claim's heartbeat_on is set by the fetch, so no earlier than this.
+        const fetchedAt = performance.now();
         let jobs: Fetched[] = [];
         let owners = new Map<number, number>();
         try {
@@ -158,7 +188,7 @@ export class Dispatcher {
         if (jobs.length > 0) {
           this.activeJobs += jobs.length;
           for (const job of jobs) {
-            const run = this.runJob(job, owners.get(Number(job.groupId)))
+            const run = this.runJob(job, owners.get(Number(job.groupId)), fetchedAt)
               // Nothing a job meets may end the process: it is logged, and the job, still
               // active, expires and comes back.
               .catch((err: unknown) => this.deps.log.error({ err, jobId: job.id }, 'outbound webhooks: a job failed unexpectedly'))
@@ -180,11 +210,11 @@ export class Dispatcher {
     }
   }
 
-  private async runJob(job: Fetched, workspaceId: number | undefined): Promise<void> {
+  private async runJob(job: Fetched, workspaceId: number | undefined, fetchedAt: number): Promise<void> {
     // Taking in ends in time for the job to end before its queue's expiry (ABSORB_RESERVE_MS).
     const absorbUntil = this.deps.now().getTime() + job.expireInSeconds * 1000 - ABSORB_RESERVE_MS;
     const ids = [...(job.data.deliveryIds ?? [])];
-    const held: Held = { job, workspaceId, total: Math.max(ids.length, 1), committed: 0 };
+    const held: Held = { job, workspaceId, total: Math.max(ids.length, 1), committed: 0, confirmedAt: fetchedAt };
     this.held.add(held);
     if (workspaceId !== undefined) this.workspaceJobs.set(workspaceId, (this.workspaceJobs.get(workspaceId) ?? 0) + 1);
     let contexts: Map<number, Context>;
@@ -218,8 +248,9 @@ export class Dispatcher {
     const lane = async () => {
       lanes++;
       try {
-        // A stopping process sends nothing more: what the job has not sent waits for its next run.
-        while (next < ids.length && !this.stopping) {
+        // A stopping process sends nothing more, nor does a job whose claim is not confirmed: what
+        // the job has not sent waits for its next run.
+        while (next < ids.length && !this.stopping && this.claimed(held)) {
           const ctx = contexts.get(ids[next++]!);
           const at = this.deps.now();
           if (ctx?.status !== 'pending' || ctx.job_id !== job.id) {
@@ -274,7 +305,7 @@ export class Dispatcher {
       // The job completes only after this outcome of its own, recorded when absorbing ends.
       held.total++;
       try {
-        while (!this.stopping && ids.length < JOB_DELIVERIES && this.deps.now().getTime() < absorbUntil) {
+        while (!this.stopping && this.claimed(held) && ids.length < JOB_DELIVERIES && this.deps.now().getTime() < absorbUntil) {
           const more = await this.deps.db.transaction().execute(async (trx) => {
             const rows = await absorbDeliveries(
               trx,
@@ -338,6 +369,11 @@ export class Dispatcher {
       this.release(held);
       this.poke();
     }
+  }
+
+  /** Whether a heartbeat confirmed the job is this process's recently enough to start an attempt (CLAIM_MS). */
+  private claimed(held: Held): boolean {
+    return performance.now() - held.confirmedAt < CLAIM_MS;
   }
 
   /** The endpoint's signing secrets, or null when they do not open (logged once per job). */

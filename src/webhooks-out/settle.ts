@@ -20,6 +20,11 @@ export interface Held {
   workspaceId: number | undefined;
   total: number;
   committed: number;
+  /**
+   * When a heartbeat last confirmed the job is still this process's, by performance.now(): its
+   * fetch, then each touch that refreshed it; -Infinity once one found it gone (dispatcher.ts).
+   */
+  confirmedAt: number;
 }
 
 export type Result =

@@ -12,7 +12,7 @@ const NOW = new Date('2030-01-02T03:04:05Z');
 let nextDelivery = 1;
 
 function held(total: number, committed = 0): Held {
-  return { job: { id: `job-${total}-${committed}`, retryCount: 0 } as Job<AttemptJob>, workspaceId: 1, total, committed };
+  return { job: { id: `job-${total}-${committed}`, retryCount: 0 } as Job<AttemptJob>, workspaceId: 1, total, committed, confirmedAt: 0 };
 }
 
 function ctx(endpointId: number, fields: Partial<Context> = {}): Context {
