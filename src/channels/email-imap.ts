@@ -15,6 +15,7 @@ import {
   toDate,
 } from './channel.js';
 import { sendMail } from './email.js';
+import { deliveryFailure } from './email-bounce.js';
 import { automaticMail, inboundMailEvent } from './email-inbound.js';
 import { noCredentials } from './send-outcome.js';
 
@@ -55,6 +56,8 @@ export interface ImapMailPayload {
     attachments: { filename?: string; contentType?: string; contentId?: string }[];
     /** A machine sent it, by its headers (automaticMail): no away message answers it. */
     automatic?: true;
+    /** A delivery report: the mail it returns and why (./email-bounce.ts). */
+    bounce?: { messageId: string; error: string };
   };
 }
 
@@ -105,6 +108,7 @@ export async function readImapMail(account: string, raw: Buffer, tooLargeAbove?:
     return { account, messageKey, error: `the mail is larger than ${tooLargeAbove / MB} MB: it is kept in the mailbox only` };
   const from = addresses(parsed.from)[0] ?? null;
   const references = Array.isArray(parsed.references) ? parsed.references.join(' ') : parsed.references;
+  const bounce = deliveryFailure(parsed);
   return {
     account,
     messageKey,
@@ -124,6 +128,7 @@ export async function readImapMail(account: string, raw: Buffer, tooLargeAbove?:
         ...(a.cid ? { contentId: a.cid } : {}),
       })),
       ...(automaticMail((name) => rawHeader(parsed, name)) ? { automatic: true as const } : {}),
+      ...(bounce ? { bounce } : {}),
     },
   };
 }
@@ -192,6 +197,7 @@ export const imapAdapter: ChannelAdapter = {
         attachments: mail.attachments,
         occurredAt: toDate(mail.date),
         automatic: mail.automatic === true,
+        ...(isObject(mail.bounce) ? { bounceOf: { externalMessageId: mail.bounce.messageId, error: mail.bounce.error } } : {}),
       }),
     ];
   },
