@@ -176,4 +176,59 @@ describe('mail about our own mail, read back from the mailbox', () => {
     expect(other?.email).toMatchObject({ automatic: true, from: { email: 'mailer-daemon@mx.mailbox.test' } });
     expect(await threadsOf(id)).toHaveLength(2);
   });
+
+  it("leaves a resolved or pending conversation as it is on an auto-reply; the contact's own answer reopens it", async () => {
+    const { server, id } = await readMailbox(
+      [
+        mail({ id: '<a1@away.test>', from: 'Away <away@away.test>', subject: 'Invoice', text: 'Wrong amount.' }),
+        mail({ id: '<p1@away.test>', from: 'Pat <pat@away.test>', subject: 'Login', text: 'Cannot log in.' }),
+      ],
+      'away@mailbox.test',
+    );
+    await processed(id, 2);
+    const [first, second] = await messagesOf(id);
+    const replies = [await answer(first!.thread_id, 'Corrected.'), await answer(second!.thread_id, 'Try again?')];
+    const status = async (threadId: number, value: string) => {
+      const res = await ctx.app.inject({
+        method: 'PATCH',
+        url: `/v1/threads/${threadId}`,
+        headers: tenant.headers,
+        payload: { status: value },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    await status(first!.thread_id, 'resolved');
+    await status(second!.thread_id, 'pending');
+    const outOfOffice = (from: string, inReplyTo: string, n: number) =>
+      mail({
+        id: `<ooo${n}@away.test>`,
+        from,
+        subject: 'Automatic reply: Re: Invoice',
+        text: 'I am out of the office until Monday.',
+        inReplyTo,
+        headers: ['Auto-Submitted: auto-replied', 'X-Auto-Response-Suppress: All'],
+      });
+    await server.append(outOfOffice('Away <away@away.test>', replies[0]!.external_id!, 1));
+    await server.append(outOfOffice('Pat <pat@away.test>', replies[1]!.external_id!, 2));
+    await processed(id, 4);
+    const after = await messagesOf(id);
+    expect(after.filter((m) => m.kind === 'message' && m.text.startsWith('I am out')).map((m) => m.thread_id)).toEqual([
+      first!.thread_id,
+      second!.thread_id,
+    ]);
+    expect(after.some((m) => m.kind === 'activity' && m.text.includes('reopened'))).toBe(false);
+    expect((await threadsOf(id)).map((t) => t.status)).toEqual(['resolved', 'pending']);
+
+    await server.append(
+      mail({
+        id: '<a2@away.test>',
+        from: 'Away <away@away.test>',
+        subject: 'Re: Invoice',
+        text: 'Still wrong.',
+        inReplyTo: replies[0]!.external_id!,
+      }),
+    );
+    await processed(id, 5);
+    expect((await threadsOf(id)).map((t) => t.status)).toEqual(['open', 'pending']);
+  });
 });
