@@ -231,4 +231,39 @@ describe('mail about our own mail, read back from the mailbox', () => {
     await processed(id, 5);
     expect((await threadsOf(id)).map((t) => t.status)).toEqual(['open', 'pending']);
   });
+
+  it("answers the contact's last mail, not an auto-reply that came after it: its subject, its id, its Cc", async () => {
+    const { server, id } = await readMailbox(
+      [
+        mail({
+          id: '<c1@team.test>',
+          from: 'Cy <cy@team.test>',
+          subject: 'Contract',
+          text: 'Please send the contract.',
+          headers: ['Cc: Boss <boss@team.test>'],
+        }),
+      ],
+      'contracts@mailbox.test',
+    );
+    await processed(id, 1);
+    const [question] = await messagesOf(id);
+    const first = await answer(question!.thread_id, 'Attached tomorrow.');
+    await server.append(
+      mail({
+        id: '<c2@team.test>',
+        from: 'Cy <cy@team.test>',
+        subject: 'Automatic reply: Re: Contract',
+        text: 'I am on leave.',
+        inReplyTo: first.external_id!,
+        headers: ['Auto-Submitted: auto-replied'],
+      }),
+    );
+    await processed(id, 2);
+    const second = await answer(question!.thread_id, 'Here it is.');
+    expect(second.email).toMatchObject({ inReplyTo: '<c1@team.test>', subject: 'Re: Contract', cc: [{ email: 'boss@team.test' }] });
+    const received = await waitFor(async () => smtp.mails.find((m) => m.mail.messageId === second.external_id), 'the second reply');
+    expect(received.mail.subject).toBe('Re: Contract');
+    expect(received.mail.inReplyTo).toBe('<c1@team.test>');
+    expect(received.to.sort()).toEqual(['boss@team.test', 'cy@team.test']);
+  });
 });
