@@ -109,11 +109,14 @@ export const emailFrameRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       const at = /^\d{1,15}$/.test(expires) ? Number(expires) : Number.NaN;
       if (!Number.isSafeInteger(at) || at * 1000 <= deps.now().getTime() || !safeEqual(given, signature(key, id, at)))
         throw errors.unauthorized('this link is wrong or has expired');
-      const row = await deps.db.selectFrom('messages').select('html').where('id', '=', id).executeTakeFirst();
+      const row = await deps.db.selectFrom('messages').select(['html', 'quoted_text']).where('id', '=', id).executeTakeFirst();
       if (!row?.html) throw errors.notFound('message');
       let html = row.html.includes(' data-cid="') ? await linkInlineParts(deps, id, row.html) : row.html;
       if (images) html = html.replace(/\sdata-remote-src=/g, ' src=');
-      const page = `<!doctype html><html><head><meta charset="utf-8"><base target="_blank"><style>${FRAME_STYLE}${quoted ? '' : FOLD_QUOTED}</style></head><body>${html}</body></html>`;
+      // Folded only where the plain part's reply parser also found history: a forward (Gmail,
+      // Apple Mail and Outlook mark it as they mark a reply) is what the sender sent, and shows.
+      const fold = !quoted && row.quoted_text !== null;
+      const page = `<!doctype html><html><head><meta charset="utf-8"><base target="_blank"><style>${FRAME_STYLE}${fold ? FOLD_QUOTED : ''}</style></head><body>${html}</body></html>`;
       return reply
         .header('content-type', 'text/html; charset=utf-8')
         .header('content-security-policy', frameCsp(images === '1', attachmentsSource))

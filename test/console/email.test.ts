@@ -112,6 +112,34 @@ describe('an e-mail in the console', () => {
     await page.screenshot({ path: '/tmp/email-quoted.png' });
     await page.getByRole('button', { name: 'Hide quoted text' }).press('Enter');
     await frame.getByText('Try it again.').waitFor({ state: 'hidden' });
+
+    // A forward Gmail marks as it marks a reply, but the plain part has no quotation: it shows whole.
+    const forward = await fetch(`${c.base}/webhooks/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-vendor-auth': MAIL_SECRET },
+      body: JSON.stringify({
+        type: 'inbound',
+        messageId: '<fwd@cy.test>',
+        from: { email: 'cy@cy.test', name: 'Cy Customer' },
+        to: 'help@console.test',
+        subject: 'Fwd: Order cancelled',
+        text: 'See below.\n\n---------- Forwarded message ---------\nFrom: Shop <shop@shop.test>\n\nOrder 123 was cancelled.',
+        html:
+          '<div dir="ltr">See below.<br><div class="gmail_quote"><div class="gmail_attr">---------- Forwarded message ---------<br>' +
+          'From: Shop</div><br>Order 123 was cancelled.</div></div>',
+      }),
+    });
+    expect(forward.status, await forward.text()).toBe(200);
+    const f = await waitFor(
+      () => c.ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', '<fwd@cy.test>').executeTakeFirst(),
+      'the forward',
+    );
+    await page.locator(`[data-thread-id="${f.thread_id}"]`).click();
+    await page
+      .frameLocator('iframe[title="E-mail: Fwd: Order cancelled"]')
+      .getByText('Order 123 was cancelled.')
+      .waitFor({ state: 'visible' });
+    expect(await page.getByRole('button', { name: 'Show quoted text' }).count()).toBe(0);
     expect(await serious(page)).toEqual([]);
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();

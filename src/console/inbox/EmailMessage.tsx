@@ -34,9 +34,10 @@ export function EmailMessage({ m }: { m: Message & { email: NonNullable<Message[
     };
   }, [m.id, m.html]);
   const hasRemote = m.html ? m.html.includes('data-remote-src=') : false;
-  // The frame folds the quoted history the sanitizer marked in the HTML: the button unfolds it
-  // there (the plain part's quotedText would say it twice).
-  const foldsQuoted = link !== null && !!m.html?.includes(' data-quoted=');
+  // The frame folds the quoted history the sanitizer marked in the HTML, where the plain part
+  // had some too (a forward is not folded): the button unfolds it there (quotedText would say
+  // it twice).
+  const foldsQuoted = link !== null && !!m.quotedText && !!m.html?.includes(' data-quoted=');
   const frameSrc = link && `${link}${images ? '&images=1' : ''}${foldsQuoted && quoted ? '&quoted=1' : ''}`;
   return (
     <div class="email">
@@ -93,7 +94,7 @@ export function EmailMessage({ m }: { m: Message & { email: NonNullable<Message[
       ) : (
         m.text && <p class="text">{m.text}</p>
       )}
-      {(m.quotedText || foldsQuoted) && (
+      {m.quotedText && (
         <>
           <button type="button" class="link" aria-expanded={quoted} onClick={() => setQuoted(!quoted)}>
             {quoted ? 'Hide quoted text' : 'Show quoted text'}
