@@ -12,7 +12,7 @@ type Event = NormalisedEvent;
  * our own mail"): an agent's reply that comes back (the mailbox Cc'd or Bcc'd on it, a folder
  * that holds sent mail too) is no message of a contact and is dropped; a bounce naming a
  * reply of ours fails that reply with the bounce's reason instead of opening a thread. Which
- * mails those are is known only by the replies the connection has sent, so this asks the
+ * mails those are is known only by the replies the connection has sent (or queued), so this asks the
  * database, and only for mails from the mailbox's own address or bounces (rare): a batch of
  * other mail costs no statement.
  */
@@ -33,6 +33,7 @@ export async function withoutOwnMail(db: Executor, deliveries: DeliveryEvents[],
       AS k(connection_id, external_id) ON m.connection_id = k.connection_id AND m.external_id = k.external_id
     WHERE m.direction = 'outbound'`.execute(db);
   const sent = new Set(rows.map((r) => `${r.connection_id}|${r.external_id}`));
+  for (const r of await unrecordedReplies(db, deliveries, connectionOf)) sent.add(`${r.connection_id}|${r.external_id}`);
   const ours = (connectionId: number, id: string) => messageIdForms(id).find((form) => sent.has(`${connectionId}|${form}`));
   return deliveries.map((d) => {
     const events = d.events.flatMap((e): Event[] => {
@@ -66,4 +67,35 @@ function ownAddress(e: MessageEvent): boolean {
 
 function ownMailIds(e: MessageEvent): string[] {
   return [...(ownAddress(e) ? [e.externalMessageId] : []), ...(e.bounceOf ? [e.bounceOf.externalMessageId] : [])];
+}
+
+/**
+ * The Message-IDs of replies not recorded as sent yet (their send records the id once the
+ * mailbox's Sent copy is kept, and a copy Bcc'd to the mailbox can be read before that): an
+ * own-address mail's own id, among the replies queued in the thread of the mail it answers
+ * (its In-Reply-To and References, each a message of the connection, by index).
+ */
+async function unrecordedReplies(
+  db: Executor,
+  deliveries: DeliveryEvents[],
+  connectionOf: (d: DeliveryEvents, e: Event) => number | undefined,
+): Promise<{ connection_id: number; external_id: string }[]> {
+  const refs: { connectionId: number; externalId: string }[] = [];
+  const ids = new Set<string>();
+  for (const d of deliveries)
+    for (const e of d.events) {
+      const connectionId = connectionOf(d, e);
+      if (connectionId === undefined || e.type !== 'message' || !ownAddress(e) || !e.references?.length) continue;
+      for (const form of messageIdForms(e.externalMessageId)) ids.add(form);
+      for (const ref of e.references) refs.push({ connectionId, externalId: ref });
+    }
+  if (refs.length === 0) return [];
+  const { rows } = await sql<{ connection_id: number; external_id: string }>`
+    SELECT DISTINCT r.connection_id, o.email->>'messageId' AS external_id
+    FROM unnest(${arrayLiteral(refs.map((a) => a.connectionId))}::bigint[], ${arrayLiteral(refs.map((a) => a.externalId))}::text[])
+      AS k(connection_id, external_id)
+    JOIN messages r ON r.connection_id = k.connection_id AND r.external_id = k.external_id
+    JOIN messages o ON o.thread_id = r.thread_id AND o.direction = 'outbound' AND o.external_id IS NULL
+    WHERE o.email->>'messageId' = ANY(${arrayLiteral([...ids])}::text[])`.execute(db);
+  return rows;
 }

@@ -149,6 +149,48 @@ describe('mail about our own mail, read back from the mailbox', () => {
     expect(own).toBeUndefined();
   });
 
+  it('drops the copy of a reply read back before its send is recorded', async () => {
+    const { server, id } = await readMailbox(
+      [mail({ id: '<g1@grey.test>', from: 'gr@grey.test', subject: 'Slow', text: 'Are you there?' })],
+      'early@mailbox.test',
+    );
+    await processed(id, 1);
+    const [question] = await messagesOf(id);
+    // Greylisted: the reply stays queued, its Message-ID decided and no send recorded yet.
+    smtp.refuse('gr@grey.test', 451);
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/v1/threads/${question!.thread_id}/messages`,
+      headers: tenant.headers,
+      payload: { text: 'Yes, here.' },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const queued = res.json().data;
+    await waitFor(async () => {
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job
+        WHERE (data->>'messageId')::bigint = ${queued.id} AND (data->>'attempt')::int = 2`.execute(db);
+      return rows[0]!.n === 1;
+    }, 'the second attempt scheduled');
+    // The copy the mailbox was Bcc'd on arrives first.
+    await server.append(
+      mail({
+        id: queued.email.messageId,
+        from: 'early@mailbox.test',
+        subject: 'Re: Slow',
+        text: 'Yes, here.',
+        inReplyTo: '<g1@grey.test>',
+        headers: ['References: <g1@grey.test>'],
+      }),
+    );
+    await processed(id, 2);
+    const messages = await messagesOf(id);
+    expect(messages.map((m) => [m.direction, m.text])).toEqual([
+      ['inbound', 'Are you there?'],
+      ['outbound', 'Yes, here.'],
+    ]);
+    expect(await threadsOf(id)).toHaveLength(1);
+  });
+
   it('fails the reply a bounce returns, with its reason, and opens no thread; a bounce of other mail is a message', async () => {
     const { server, id } = await readMailbox(
       [mail({ id: '<o1@gone.test>', from: 'gone@gone.test', subject: 'Order', text: 'Where is it?' })],
