@@ -6,24 +6,25 @@ import { messageIds } from './email-inbound.js';
  * The mail a delivery report (RFC 3464: `multipart/report; report-type=delivery-status`) says
  * could not be delivered, and why: the Message-ID of the returned mail (its headers, as
  * `message/rfc822` or `text/rfc822-headers`, else the report's In-Reply-To) and the first
- * failed recipient's `Diagnostic-Code` or `Status`. Undefined for any other mail, and for a
+ * failed recipient's address and `Diagnostic-Code` or `Status`. Undefined for any other mail, and for a
  * report that delivered or only delayed (`Action: delayed`, `delivered`, `relayed`).
  */
-export function deliveryFailure(parsed: ParsedMail): { messageId: string; error: string } | undefined {
+export function deliveryFailure(parsed: ParsedMail): { messageId: string; error: string; recipient?: string } | undefined {
   const type = parsed.headers.get('content-type') as { value?: string; params?: Record<string, string> } | undefined;
   if (type?.value?.toLowerCase() !== 'multipart/report') return undefined;
   if (type.params?.['report-type']?.toLowerCase() !== 'delivery-status') return undefined;
   // The parser gives the report's `message/delivery-status` part as text, after the human part.
-  const status = failedRecipient(parsed.text ?? '');
-  if (!status) return undefined;
+  const failed = failedRecipient(parsed.text ?? '');
+  if (!failed) return undefined;
   const returned = parsed.attachments.find((a) => /^(message\/rfc822|text\/rfc822-headers)$/i.test(a.contentType));
   const messageId = (returned && returnedMessageId(returned.content.toString('utf8'))) ?? messageIds(parsed.inReplyTo)[0] ?? undefined;
   if (!messageId) return undefined;
-  return { messageId, error: truncate(`bounced: ${status}`, 500) };
+  const why = failed.recipient ? `${failed.recipient}: ${failed.why}` : failed.why;
+  return { messageId, error: truncate(`bounced: ${why}`, 500), ...(failed.recipient ? { recipient: failed.recipient } : {}) };
 }
 
 /** The recipient fields of the first `Action: failed` group: its diagnostic, else its status. */
-function failedRecipient(text: string): string | undefined {
+function failedRecipient(text: string): { recipient?: string; why: string } | undefined {
   const groups = text
     .replace(/\r\n?/g, '\n')
     .replace(/\n[ \t]+/g, ' ')
@@ -33,7 +34,7 @@ function failedRecipient(text: string): string | undefined {
     if (field('Action')?.toLowerCase() !== 'failed') continue;
     const recipient = field('Final-Recipient')?.replace(/^rfc822;\s*/i, '');
     const why = field('Diagnostic-Code')?.replace(/^smtp;\s*/i, '') ?? field('Status') ?? 'no reason given';
-    return recipient ? `${recipient}: ${why}` : why;
+    return recipient ? { recipient, why } : { why };
   }
   return undefined;
 }

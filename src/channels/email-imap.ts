@@ -57,7 +57,7 @@ export interface ImapMailPayload {
     /** A machine sent it, by its headers (automaticMail): no away message answers it. */
     automatic?: true;
     /** A delivery report: the mail it returns and why (./email-bounce.ts). */
-    bounce?: { messageId: string; error: string };
+    bounce?: { messageId: string; error: string; recipient?: string };
   };
 }
 
@@ -197,7 +197,15 @@ export const imapAdapter: ChannelAdapter = {
         attachments: mail.attachments,
         occurredAt: toDate(mail.date),
         automatic: mail.automatic === true,
-        ...(isObject(mail.bounce) ? { bounceOf: { externalMessageId: mail.bounce.messageId, error: mail.bounce.error } } : {}),
+        ...(isObject(mail.bounce)
+          ? {
+              bounceOf: {
+                externalMessageId: mail.bounce.messageId,
+                error: mail.bounce.error,
+                ...(typeof mail.bounce.recipient === 'string' ? { recipient: mail.bounce.recipient } : {}),
+              },
+            }
+          : {}),
       }),
     ];
   },

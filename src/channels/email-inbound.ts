@@ -44,7 +44,7 @@ export interface InboundMail {
   /** Sent by a machine, by its headers (see automaticMail); a bounce's sender is also seen here. */
   automatic?: boolean;
   /** A delivery report's returned mail and reason (NormalisedEvent's `bounceOf`). */
-  bounceOf?: { externalMessageId: string; error: string };
+  bounceOf?: { externalMessageId: string; error: string; recipient?: string };
 }
 
 /**

@@ -41,10 +41,11 @@ export type NormalisedEvent =
       quotedText?: string;
       /**
        * A delivery report that an e-mail could not be delivered: the Message-ID of the mail it
-       * returns and why. When that mail is a reply of the connection, the reply fails with
-       * `error` and no message is written (./own-mail.ts); else the report is a message.
+       * returns, why, and to whom. When that mail is a reply of the connection to that
+       * recipient, the reply fails with `error` and no message is written (./own-mail.ts); else
+       * the report is a message.
        */
-      bounceOf?: { externalMessageId: string; error: string };
+      bounceOf?: { externalMessageId: string; error: string; recipient?: string };
     }
   | {
       /**

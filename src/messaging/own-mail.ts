@@ -11,7 +11,8 @@ type Event = NormalisedEvent;
  * Mail about the service's own mail, read back from a mailbox (docs/email.md, "Mail about
  * our own mail"): an agent's reply that comes back (the mailbox Cc'd or Bcc'd on it, a folder
  * that holds sent mail too) is no message of a contact and is dropped; a bounce naming a
- * reply of ours fails that reply with the bounce's reason instead of opening a thread. Which
+ * reply of ours, for its contact, fails that reply with the bounce's reason instead of
+ * opening a thread. Which
  * mails those are is known only by the replies the connection has sent (or queued), so this asks the
  * database, and only for mails from the mailbox's own address or bounces (rare): a batch of
  * other mail costs no statement.
@@ -27,13 +28,14 @@ export async function withoutOwnMail(db: Executor, deliveries: DeliveryEvents[],
       for (const id of ownMailIds(e)) for (const form of messageIdForms(id)) asked.push({ connectionId, externalId: form });
     }
   if (asked.length === 0) return deliveries;
-  const { rows } = await sql<{ connection_id: number; external_id: string }>`
-    SELECT m.connection_id, m.external_id FROM messages m
+  const { rows } = await sql<{ connection_id: number; external_id: string; to_email: string | null }>`
+    SELECT m.connection_id, m.external_id, m.email->'to'->0->>'email' AS to_email FROM messages m
     JOIN unnest(${arrayLiteral(asked.map((a) => a.connectionId))}::bigint[], ${arrayLiteral(asked.map((a) => a.externalId))}::text[])
       AS k(connection_id, external_id) ON m.connection_id = k.connection_id AND m.external_id = k.external_id
     WHERE m.direction = 'outbound'`.execute(db);
-  const sent = new Set(rows.map((r) => `${r.connection_id}|${r.external_id}`));
-  for (const r of await unrecordedReplies(db, deliveries, connectionOf)) sent.add(`${r.connection_id}|${r.external_id}`);
+  // Each reply's id → the contact it was sent to.
+  const sent = new Map(rows.map((r) => [`${r.connection_id}|${r.external_id}`, r.to_email]));
+  for (const r of await unrecordedReplies(db, deliveries, connectionOf)) sent.set(`${r.connection_id}|${r.external_id}`, null);
   const ours = (connectionId: number, id: string) => messageIdForms(id).find((form) => sent.has(`${connectionId}|${form}`));
   return deliveries.map((d) => {
     const events = d.events.flatMap((e): Event[] => {
@@ -42,6 +44,10 @@ export async function withoutOwnMail(db: Executor, deliveries: DeliveryEvents[],
       if (ownAddress(e) && ours(connectionId, e.externalMessageId)) return [];
       const failed = e.bounceOf && ours(connectionId, e.bounceOf.externalMessageId);
       if (!failed || !e.bounceOf) return [e];
+      // A Cc or Bcc that bounced: the reply reached its contact, and the report is shown.
+      const contact = sent.get(`${connectionId}|${failed}`);
+      const recipient = e.bounceOf.recipient?.toLowerCase();
+      if (recipient && contact && recipient !== contact.toLowerCase()) return [e];
       return [
         {
           type: 'status',

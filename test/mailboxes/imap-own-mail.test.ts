@@ -108,8 +108,13 @@ async function processed(connectionId: number, count: number): Promise<void> {
   }, `${count} mails processed`);
 }
 
-async function answer(threadId: number, text: string) {
-  const res = await ctx.app.inject({ method: 'POST', url: `/v1/threads/${threadId}/messages`, headers: tenant.headers, payload: { text } });
+async function answer(threadId: number, text: string, cc?: string[]) {
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: `/v1/threads/${threadId}/messages`,
+    headers: tenant.headers,
+    payload: { text, ...(cc ? { cc } : {}) },
+  });
   expect(res.statusCode, res.body).toBe(202);
   return waitFor(
     () => db.selectFrom('messages').selectAll().where('id', '=', res.json().data.id).where('status', '=', 'sent').executeTakeFirst(),
@@ -217,6 +222,19 @@ describe('mail about our own mail, read back from the mailbox', () => {
     const other = messages.find((m) => m.external_id === '<b2@mx.mailbox.test>');
     expect(other?.email).toMatchObject({ automatic: true, from: { email: 'mailer-daemon@mx.mailbox.test' } });
     expect(await threadsOf(id)).toHaveLength(2);
+
+    // A Cc that bounced: the reply reached its contact and stays sent; the report is shown.
+    const withCc = await answer(question!.thread_id, 'Copying our courier.', ['courier@gone.test']);
+    const copies = await waitFor(async () => server.messages('Sent').length === 2 && server.messages('Sent'), 'the second copy');
+    const returnedCc = copies[1]!.raw.split('\r\n\r\n')[0]!;
+    await server.append(
+      bounce({ id: '<b3@mx.mailbox.test>', to: 'bounces@mailbox.test', recipient: 'courier@gone.test', returned: returnedCc }),
+    );
+    await processed(id, 4);
+    expect(await db.selectFrom('messages').select('status').where('id', '=', withCc.id).executeTakeFirstOrThrow()).toEqual({
+      status: 'sent',
+    });
+    expect((await messagesOf(id)).some((m) => m.external_id === '<b3@mx.mailbox.test>')).toBe(true);
   });
 
   it("leaves a resolved or pending conversation as it is on an auto-reply; the contact's own answer reopens it", async () => {
