@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ImapFlow } from 'imapflow';
 import type { AddressObject, ParsedMail } from 'mailparser';
 import type { MailAddress } from '../messaging/events.js';
 import { type ImapLogin, openImap, sentFolder } from '../net/imap.js';
@@ -221,13 +222,40 @@ export const imapAdapter: ChannelAdapter = {
   },
 };
 
-/** Appends a sent mail, marked read, to the mailbox's Sent folder when it has one. */
+/**
+ * Appends a sent mail, marked read, to the mailbox's Sent folder when it has one, within
+ * `timeoutMs` in all: the mail is sent already, and its send is recorded only after this, so
+ * a server that stalls (a login or an APPEND left unanswered: imapflow waits minutes on a
+ * quiet socket) would hold the reply `queued` and the sends behind it. Past the deadline the
+ * connection is closed and the copy given up.
+ */
 async function appendToSent(login: ImapLogin, raw: Buffer, options: Parameters<typeof openImap>[1]): Promise<void> {
-  const client = await openImap(login, options);
+  let client: ImapFlow | undefined;
+  let late = false;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      late = true;
+      client?.close();
+      resolve();
+    }, options.timeoutMs);
+  });
+  const copy = (async () => {
+    const opened = await openImap(login, options);
+    client = opened;
+    if (late) return opened.close();
+    try {
+      const folder = await sentFolder(opened);
+      if (folder) await opened.append(folder, raw, ['\\Seen']);
+    } finally {
+      if (!late) await opened.logout().catch(() => opened.close());
+    }
+  })();
   try {
-    const folder = await sentFolder(client);
-    if (folder) await client.append(folder, raw, ['\\Seen']);
+    await Promise.race([copy, deadline]);
   } finally {
-    await client.logout().catch(() => client.close());
+    clearTimeout(timer);
+    // Given up: what the closed connection still rejects is of no interest.
+    copy.catch(() => {});
   }
 }
