@@ -135,7 +135,7 @@ const OPTIONS: sanitizeHtml.IOptions = {
   // Everything outside the list goes with its content where the content is code or a page.
   nonTextTags: ['style', 'script', 'textarea', 'option', 'noscript', 'head', 'title', 'iframe', 'object', 'embed', 'svg', 'math'],
   allowedAttributes: {
-    '*': ['style', 'dir', 'lang', 'title', 'align', 'valign', 'width', 'height', 'bgcolor', 'color'],
+    '*': ['style', 'dir', 'lang', 'title', 'align', 'valign', 'width', 'height', 'bgcolor', 'color', 'data-quoted'],
     a: ['href', 'name', 'target', 'rel'],
     img: ['src', 'alt', 'data-remote-src', 'data-cid'],
     td: ['colspan', 'rowspan'],
@@ -149,6 +149,12 @@ const OPTIONS: sanitizeHtml.IOptions = {
   allowedSchemesByTag: { img: ['http', 'https', 'cid', 'data'] },
   allowProtocolRelative: false,
   transformTags: {
+    // Runs after the tag's own transform below, on every tag.
+    '*': (tagName, attribs) => {
+      const { 'data-quoted': _forged, ...rest } = attribs;
+      const quoted = quotedHistory(tagName, attribs);
+      return { tagName, attribs: quoted ? { ...rest, 'data-quoted': quoted } : rest };
+    },
     a: (tagName, attribs) => ({ tagName, attribs: { ...attribs, target: '_blank', rel: 'noopener noreferrer' } }),
     img: (tagName, attribs) => {
       // Both markers are the sanitizer's alone: one written in the mail is dropped.
@@ -162,3 +168,22 @@ const OPTIONS: sanitizeHtml.IOptions = {
     },
   },
 };
+
+/**
+ * Whether an element is the quoted history a mail client wrote below the reply, by the marks
+ * the common clients leave (docs/email.md, "The console"): `block` for an element that holds
+ * it (Gmail's and ProtonMail's quote, Apple Mail's and Thunderbird's `<blockquote
+ * type="cite">`, Thunderbird's "… wrote:" line, Yahoo's), `from` for the element where it
+ * starts and everything after it (Outlook's reply header and the marker before it). The frame
+ * hides both until the agent asks for the quoted text. The mark is the sanitizer's alone: one
+ * written in the mail is dropped.
+ */
+function quotedHistory(tagName: string, attribs: Record<string, string>): 'block' | 'from' | undefined {
+  const classes = (attribs.class ?? '').split(/\s+/);
+  if (classes.some((c) => QUOTE_CLASSES.has(c))) return 'block';
+  if (tagName === 'blockquote' && attribs.type?.toLowerCase() === 'cite') return 'block';
+  if (attribs.id === 'divRplyFwdMsg' || attribs.id === 'appendonsend') return 'from';
+  return undefined;
+}
+
+const QUOTE_CLASSES = new Set(['gmail_quote', 'gmail_quote_container', 'protonmail_quote', 'moz-cite-prefix', 'yahoo_quoted']);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ImapFlow } from 'imapflow';
 import type { AddressObject, ParsedMail } from 'mailparser';
 import type { MailAddress } from '../messaging/events.js';
 import { type ImapLogin, openImap, sentFolder } from '../net/imap.js';
@@ -15,6 +16,7 @@ import {
   toDate,
 } from './channel.js';
 import { sendMail } from './email.js';
+import { deliveryFailure } from './email-bounce.js';
 import { automaticMail, inboundMailEvent } from './email-inbound.js';
 import { noCredentials } from './send-outcome.js';
 
@@ -55,6 +57,8 @@ export interface ImapMailPayload {
     attachments: { filename?: string; contentType?: string; contentId?: string }[];
     /** A machine sent it, by its headers (automaticMail): no away message answers it. */
     automatic?: true;
+    /** A delivery report: the mail it returns and why (./email-bounce.ts). */
+    bounce?: { messageId: string; error: string; recipient?: string };
   };
 }
 
@@ -105,6 +109,7 @@ export async function readImapMail(account: string, raw: Buffer, tooLargeAbove?:
     return { account, messageKey, error: `the mail is larger than ${tooLargeAbove / MB} MB: it is kept in the mailbox only` };
   const from = addresses(parsed.from)[0] ?? null;
   const references = Array.isArray(parsed.references) ? parsed.references.join(' ') : parsed.references;
+  const bounce = deliveryFailure(parsed);
   return {
     account,
     messageKey,
@@ -124,6 +129,7 @@ export async function readImapMail(account: string, raw: Buffer, tooLargeAbove?:
         ...(a.cid ? { contentId: a.cid } : {}),
       })),
       ...(automaticMail((name) => rawHeader(parsed, name)) ? { automatic: true as const } : {}),
+      ...(bounce ? { bounce } : {}),
     },
   };
 }
@@ -192,6 +198,15 @@ export const imapAdapter: ChannelAdapter = {
         attachments: mail.attachments,
         occurredAt: toDate(mail.date),
         automatic: mail.automatic === true,
+        ...(isObject(mail.bounce)
+          ? {
+              bounceOf: {
+                externalMessageId: mail.bounce.messageId,
+                error: mail.bounce.error,
+                ...(typeof mail.bounce.recipient === 'string' ? { recipient: mail.bounce.recipient } : {}),
+              },
+            }
+          : {}),
       }),
     ];
   },
@@ -207,13 +222,40 @@ export const imapAdapter: ChannelAdapter = {
   },
 };
 
-/** Appends a sent mail, marked read, to the mailbox's Sent folder when it has one. */
+/**
+ * Appends a sent mail, marked read, to the mailbox's Sent folder when it has one, within
+ * `timeoutMs` in all: the mail is sent already, and its send is recorded only after this, so
+ * a server that stalls (a login or an APPEND left unanswered: imapflow waits minutes on a
+ * quiet socket) would hold the reply `queued` and the sends behind it. Past the deadline the
+ * connection is closed and the copy given up.
+ */
 async function appendToSent(login: ImapLogin, raw: Buffer, options: Parameters<typeof openImap>[1]): Promise<void> {
-  const client = await openImap(login, options);
+  let client: ImapFlow | undefined;
+  let late = false;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      late = true;
+      client?.close();
+      resolve();
+    }, options.timeoutMs);
+  });
+  const copy = (async () => {
+    const opened = await openImap(login, options);
+    client = opened;
+    if (late) return opened.close();
+    try {
+      const folder = await sentFolder(opened);
+      if (folder) await opened.append(folder, raw, ['\\Seen']);
+    } finally {
+      if (!late) await opened.logout().catch(() => opened.close());
+    }
+  })();
   try {
-    const folder = await sentFolder(client);
-    if (folder) await client.append(folder, raw, ['\\Seen']);
+    await Promise.race([copy, deadline]);
   } finally {
-    await client.logout().catch(() => client.close());
+    clearTimeout(timer);
+    // Given up: what the closed connection still rejects is of no interest.
+    copy.catch(() => {});
   }
 }

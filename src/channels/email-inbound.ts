@@ -43,6 +43,8 @@ export interface InboundMail {
   occurredAt?: Date;
   /** Sent by a machine, by its headers (see automaticMail); a bounce's sender is also seen here. */
   automatic?: boolean;
+  /** A delivery report's returned mail and reason (NormalisedEvent's `bounceOf`). */
+  bounceOf?: { externalMessageId: string; error: string; recipient?: string };
 }
 
 /**
@@ -103,6 +105,7 @@ export function inboundMailEvent(mail: InboundMail): Extract<NormalisedEvent, { 
     ...(quoted ? { quotedText: quoted } : {}),
     ...(references.length > 0 ? { references } : {}),
     ...(attachments.length > 0 ? { attachments } : {}),
+    ...(mail.bounceOf ? { bounceOf: mail.bounceOf } : {}),
   };
 }
 

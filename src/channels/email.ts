@@ -308,8 +308,24 @@ export function automaticHeaders(answersMail: boolean): Record<string, string> {
   return { 'Auto-Submitted': answersMail ? 'auto-replied' : 'auto-generated', 'X-Auto-Response-Suppress': 'All' };
 }
 
-/** `Re: <subject>`, without a second `Re:` when the subject already has one; none when unknown. */
+/**
+ * The prefixes mail clients write on a reply (RFC 5322 §3.6.5's `Re:`, and what Outlook writes
+ * in German, Scandinavian languages, Dutch, Polish, Italian, Portuguese, Turkish, Greek and
+ * Chinese), with a count some add (`Re[2]:`, `Re(2):`). A forward's `Fwd:` is no reply and stays.
+ */
+const REPLY_PREFIXES = /^(?:\s*(?:re|aw|sv|antw|odp|rif|res|ynt|απ|回复|答复|回覆)\s*(?:\[\d+\]|\(\d+\))?\s*[:：])+\s*/iu;
+
+/**
+ * `Re: <subject>`: one `Re:` in place of every reply prefix the subject starts with, so the
+ * subject stays the same however many times a German (`AW:`) or Swedish (`SV:`) client and
+ * the service answer each other; none when unknown.
+ */
 export function replySubject(subject: string | undefined): string | undefined {
   if (subject === undefined || subject.trim() === '') return undefined;
-  return /^\s*re\s*:/i.test(subject) ? subject.trim() : `Re: ${subject.trim()}`;
+  const trimmed = subject.trim();
+  const bare = trimmed.replace(REPLY_PREFIXES, '');
+  // One `Re:` alone is kept as written (`RE:` too): the customer's client shows it so.
+  const single = /^re\s*:\s*/i.exec(trimmed);
+  if (single && trimmed.slice(single[0].length) === bare) return trimmed;
+  return bare === '' ? 'Re:' : `Re: ${bare}`;
 }

@@ -8,6 +8,7 @@ import { byKey, type DeliveryEvents, planBatch, type Resolved } from './apply-pl
 import { writePlan } from './apply-upsert.js';
 import { batchChanges } from './apply-views.js';
 import { findConnectionsByAccount, findOutboundByExternalId } from './messaging.queries.js';
+import { withoutOwnMail } from './own-mail.js';
 
 export type { DeliveryEvents } from './apply-plan.js';
 
@@ -133,7 +134,11 @@ export async function applyDeliveries(
  */
 export async function applyDeliveriesUnannounced(deps: Announcer, trx: Executor, deliveries: DeliveryEvents[], now: Date) {
   const { resolutions, resolved, deliveries: bound } = await resolveConnections(trx, deliveries);
-  const applicable = bound.filter((d) => !resolutions.get(d.deliveryId)!.error);
+  const applicable = await withoutOwnMail(
+    trx,
+    bound.filter((d) => !resolutions.get(d.deliveryId)!.error),
+    resolved,
+  );
   const plan = planBatch(applicable, resolved);
   const written = await writePlan(trx, plan, now);
   // SLA clocks and away replies (docs/sla.md): nothing at all unless a connection asks for them.

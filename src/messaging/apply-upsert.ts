@@ -96,6 +96,7 @@ export async function writePlan(db: Executor, plan: ApplyPlan, now: Date): Promi
       {
         threads: [...threads.values(), ...written.touched],
         withNewMessage: new Set(inserted.map((m) => m.thread_id)),
+        byPerson: new Set(inserted.filter((m) => !m.email?.automatic).map((m) => m.thread_id)),
         newMessages: inserted,
         autoAssign: plan.autoAssign,
       },

@@ -39,6 +39,13 @@ export type NormalisedEvent =
       html?: string;
       /** The quoted history and signature cut from an e-mail's `text`. */
       quotedText?: string;
+      /**
+       * A delivery report that an e-mail could not be delivered: the Message-ID of the mail it
+       * returns, why, and to whom. When that mail is a reply of the connection to that
+       * recipient, the reply fails with `error` and no message is written (./own-mail.ts); else
+       * the report is a message.
+       */
+      bounceOf?: { externalMessageId: string; error: string; recipient?: string };
     }
   | {
       /**

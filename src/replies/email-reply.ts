@@ -37,6 +37,9 @@ export function checkEmailReplyFields(fields: EmailReplyFields, onEmailThread: b
  * unless one is given, and its Cc kept unless `cc` is given (the mailbox and the contact, who
  * are From and To, are left out of it). Without an inbound mail (a conversation the business
  * starts) the subject is the sender's to choose (see the e-mail channel's firstLineSubject).
+ * The mail answered is the last one a person wrote: an out-of-office reply after it has its
+ * own subject ("Automatic reply: …") and no Cc, so answering it would drop the Cc and rename
+ * the conversation. A thread with only a machine's mail answers that.
  */
 export async function emailReplyHeaders(db: Executor, threadId: number, fields: EmailReplyFields): Promise<EmailHeaders> {
   const { rows } = await sql<{ account: string; contact: string | null; email: EmailHeaders | null; external_id: string | null }>`
@@ -49,7 +52,7 @@ export async function emailReplyHeaders(db: Executor, threadId: number, fields: 
     LEFT JOIN LATERAL (
       SELECT email, external_id FROM messages
       WHERE thread_id = t.id AND direction = 'inbound'
-      ORDER BY created_at DESC, id DESC
+      ORDER BY (email->'automatic') IS NOT NULL, created_at DESC, id DESC
       LIMIT 1
     ) li ON true
     WHERE t.id = ${threadId}`.execute(db);

@@ -39,6 +39,8 @@ export function frameCsp(images: boolean, attachments: string): string {
 
 const FRAME_STYLE =
   'body{font:14px/1.45 system-ui,sans-serif;margin:8px;color:#1d2230;overflow-wrap:anywhere}img{max-width:100%;height:auto}';
+/** The quoted history the sanitizer marked (channels/email-html.ts), folded until the agent asks for it. */
+const FOLD_QUOTED = '[data-quoted=block],[data-quoted=from],[data-quoted=from]~*{display:none}';
 
 /**
  * An e-mail's sanitized HTML as a page of its own, for the console's frame: its own CSP rather
@@ -87,12 +89,14 @@ export const emailFrameRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       schema: {
         summary: "An e-mail message's HTML, for a frame",
-        description: 'By a link from `POST /v1/messages/:id/html-link`; `images=1` lets remote images load. Wrong or expired → 401.',
+        description:
+          'By a link from `POST /v1/messages/:id/html-link`; `images=1` lets remote images load, `quoted=1` shows the quoted history the page otherwise folds. Wrong or expired → 401.',
         params,
         querystring: Type.Object({
           expires: Type.String({ description: 'unix seconds, from the link' }),
           signature: Type.String({ description: 'from the link' }),
           images: Type.Optional(Type.Literal('1', { description: '1: remote images load' })),
+          quoted: Type.Optional(Type.Literal('1', { description: '1: the quoted history shows (else it is folded)' })),
         }),
         response: {
           200: { description: 'the page', content: { 'text/html': { schema: Type.String() } } },
@@ -101,15 +105,18 @@ export const emailFrameRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     },
     async (request, reply) => {
       const { id } = request.params;
-      const { expires, signature: given, images } = request.query;
+      const { expires, signature: given, images, quoted } = request.query;
       const at = /^\d{1,15}$/.test(expires) ? Number(expires) : Number.NaN;
       if (!Number.isSafeInteger(at) || at * 1000 <= deps.now().getTime() || !safeEqual(given, signature(key, id, at)))
         throw errors.unauthorized('this link is wrong or has expired');
-      const row = await deps.db.selectFrom('messages').select('html').where('id', '=', id).executeTakeFirst();
+      const row = await deps.db.selectFrom('messages').select(['html', 'quoted_text']).where('id', '=', id).executeTakeFirst();
       if (!row?.html) throw errors.notFound('message');
       let html = row.html.includes(' data-cid="') ? await linkInlineParts(deps, id, row.html) : row.html;
       if (images) html = html.replace(/\sdata-remote-src=/g, ' src=');
-      const page = `<!doctype html><html><head><meta charset="utf-8"><base target="_blank"><style>${FRAME_STYLE}</style></head><body>${html}</body></html>`;
+      // Folded only where the plain part's reply parser also found history: a forward (Gmail,
+      // Apple Mail and Outlook mark it as they mark a reply) is what the sender sent, and shows.
+      const fold = !quoted && row.quoted_text !== null;
+      const page = `<!doctype html><html><head><meta charset="utf-8"><base target="_blank"><style>${FRAME_STYLE}${fold ? FOLD_QUOTED : ''}</style></head><body>${html}</body></html>`;
       return reply
         .header('content-type', 'text/html; charset=utf-8')
         .header('content-security-policy', frameCsp(images === '1', attachmentsSource))

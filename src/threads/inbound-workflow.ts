@@ -24,6 +24,12 @@ export interface InboundWork {
   threads: InboundThread[];
   /** Threads a new inbound message was inserted into (a provider's retry is not new). */
   withNewMessage: Set<number>;
+  /**
+   * Of those, the threads whose new message a person wrote: an auto-reply, a list's mail or a
+   * bounce (`email.automatic`) is shown but reopens nothing, or an out-of-office answer to the
+   * agent's last reply would reopen every conversation it closed.
+   */
+  byPerson: Set<number>;
   /** The new inbound messages themselves, in the order they were inserted. */
   newMessages: { id: number; thread_id: number }[];
   /** Connections whose new and reopened threads are routed (besides those of routing teams). */
@@ -44,7 +50,7 @@ export interface InboundWorkDone {
 /**
  * What a batch of inbound deliveries does to the conversations it touched, inside the batch's
  * transaction and set-based (a statement per step, however many threads): a new message on a
- * resolved, pending or snoozed thread opens it again; a thread with no assignee that is new,
+ * resolved, pending or snoozed thread opens it again (unless a machine wrote it); a thread with no assignee that is new,
  * reopened or waiting (open, and a new message came), on a connection or in a team with
  * `autoAssign`, is routed (./routing.ts). Says what it did, for the batch's announcements.
  * Steps with nothing to do cost no statement, so the common batch (open threads, no
@@ -61,7 +67,7 @@ export async function workInboundThreads(db: Executor, work: InboundWork, at: Da
 
   const reopened = await reopenThreads(
     db,
-    work.threads.filter((t) => t.status !== 'open' && !t.created && work.withNewMessage.has(t.id)).map((t) => t.id),
+    work.threads.filter((t) => t.status !== 'open' && !t.created && work.byPerson.has(t.id)).map((t) => t.id),
     at,
   );
   const reopenedIds = new Set(reopened.map((t) => t.id));

@@ -70,6 +70,81 @@ describe('an e-mail in the console', () => {
     await context.close();
   });
 
+  it("folds a mail client's quoted history inside the frame, and unfolds it there on request", { timeout: 60_000 }, async () => {
+    const res = await fetch(`${c.base}/webhooks/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-vendor-auth': MAIL_SECRET },
+      body: JSON.stringify({
+        type: 'inbound',
+        messageId: '<again@cy.test>',
+        from: { email: 'cy@cy.test', name: 'Cy Customer' },
+        to: 'help@console.test',
+        subject: 'Re: Broken order',
+        text: 'Still broken.\n\nOn Mon, Acme wrote:\n> Try it again.',
+        // As Gmail writes a reply: the history in a div of class gmail_quote.
+        html:
+          '<div dir="ltr">Still broken.</div><br><div class="gmail_quote"><div class="gmail_attr">On Mon, Acme wrote:</div>' +
+          '<blockquote class="gmail_quote">Try it again.</blockquote></div>',
+      }),
+    });
+    expect(res.status, await res.text()).toBe(200);
+    const m = await waitFor(
+      () => c.ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', '<again@cy.test>').executeTakeFirst(),
+      'the mail',
+    );
+    const { context, page } = await c.newPage();
+    await page.route('**/v1/messages/*/html-link', async (route) => {
+      const answer = await route.fetch();
+      await route.fulfill({ response: answer, body: (await answer.text()).replaceAll('http://127.0.0.1:3000', c.base) });
+    });
+    await c.signIn(page);
+    await page.locator(`[data-thread-id="${m.thread_id}"]`).click();
+    const frame = page.frameLocator('iframe.email-html');
+    await frame.getByText('Still broken.').waitFor();
+    expect(await frame.getByText('Try it again.').isVisible()).toBe(false);
+    const show = page.getByRole('button', { name: 'Show quoted text' });
+    await show.focus();
+    await show.press('Enter');
+    await frame.getByText('Try it again.').waitFor({ state: 'visible' });
+    await frame.getByText('On Mon, Acme wrote:').waitFor({ state: 'visible' });
+    // Said once, in the frame: the plain part's quotation is not shown beside it.
+    expect(await page.locator('.email-quoted').count()).toBe(0);
+    await page.screenshot({ path: '/tmp/email-quoted.png' });
+    await page.getByRole('button', { name: 'Hide quoted text' }).press('Enter');
+    await frame.getByText('Try it again.').waitFor({ state: 'hidden' });
+
+    // A forward Gmail marks as it marks a reply, but the plain part has no quotation: it shows whole.
+    const forward = await fetch(`${c.base}/webhooks/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-vendor-auth': MAIL_SECRET },
+      body: JSON.stringify({
+        type: 'inbound',
+        messageId: '<fwd@cy.test>',
+        from: { email: 'cy@cy.test', name: 'Cy Customer' },
+        to: 'help@console.test',
+        subject: 'Fwd: Order cancelled',
+        text: 'See below.\n\n---------- Forwarded message ---------\nFrom: Shop <shop@shop.test>\n\nOrder 123 was cancelled.',
+        html:
+          '<div dir="ltr">See below.<br><div class="gmail_quote"><div class="gmail_attr">---------- Forwarded message ---------<br>' +
+          'From: Shop</div><br>Order 123 was cancelled.</div></div>',
+      }),
+    });
+    expect(forward.status, await forward.text()).toBe(200);
+    const f = await waitFor(
+      () => c.ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', '<fwd@cy.test>').executeTakeFirst(),
+      'the forward',
+    );
+    await page.locator(`[data-thread-id="${f.thread_id}"]`).click();
+    await page
+      .frameLocator('iframe[title="E-mail: Fwd: Order cancelled"]')
+      .getByText('Order 123 was cancelled.')
+      .waitFor({ state: 'visible' });
+    expect(await page.getByRole('button', { name: 'Show quoted text' }).count()).toBe(0);
+    expect(await serious(page)).toEqual([]);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   it("shows a cid: image from the mail's own part, by its signed link, under the frame's policy", { timeout: 60_000 }, async () => {
     const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
     const res = await fetch(`${c.base}/webhooks/email`, {

@@ -27,6 +27,26 @@ describe('an inbound mail HTML part', () => {
     expect(sanitizeMailHtml('<img src="cid:50%off@x.test" alt="p">')).toBe('<img alt="p" data-cid="50%off@x.test" />');
   });
 
+  it('marks the quoted history of Gmail, Apple Mail, Thunderbird and Outlook, never a mark the mail wrote', () => {
+    const gmail =
+      '<div dir="ltr">Still broken.</div><br><div class="gmail_quote"><div dir="ltr" class="gmail_attr">On Mon, Acme wrote:<br></div>' +
+      '<blockquote class="gmail_quote" style="margin:0px 0px 0px 0.8ex">Your order shipped.</blockquote></div>';
+    expect(sanitizeMailHtml(gmail)).toBe(
+      '<div dir="ltr">Still broken.</div><br /><div data-quoted="block"><div dir="ltr">On Mon, Acme wrote:<br /></div>' +
+        '<blockquote style="margin:0px 0px 0px 0.8ex" data-quoted="block">Your order shipped.</blockquote></div>',
+    );
+    expect(sanitizeMailHtml('<p>Yes.</p><div class="moz-cite-prefix">On Mon:</div><blockquote type="cite">Old</blockquote>')).toBe(
+      '<p>Yes.</p><div data-quoted="block">On Mon:</div><blockquote data-quoted="block">Old</blockquote>',
+    );
+    expect(sanitizeMailHtml('<p>Ok.</p><div id="appendonsend"></div><hr><div id="divRplyFwdMsg">From: Acme</div><div>Old</div>')).toBe(
+      '<p>Ok.</p><div data-quoted="from"></div><hr /><div data-quoted="from">From: Acme</div><div>Old</div>',
+    );
+    // A quotation the writer made (no client's mark) is the reply itself; a forged mark goes.
+    expect(sanitizeMailHtml('<blockquote>As you said</blockquote><p data-quoted="block">Hidden?</p>')).toBe(
+      '<blockquote>As you said</blockquote><p>Hidden?</p>',
+    );
+  });
+
   it('keeps no HTML that shows nothing, nor more than the limit', () => {
     expect(sanitizeMailHtml('<script>alert(1)</script><style>p{}</style>')).toBeUndefined();
     expect(sanitizeMailHtml(`<p>${'x'.repeat(MAX_MAIL_HTML)}</p>`)).toBeUndefined();

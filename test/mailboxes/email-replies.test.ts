@@ -88,6 +88,23 @@ describe('replies on e-mail threads', () => {
     expect(answer.thread_id).toBe(first.thread_id);
   });
 
+  it("answers a subject that another language's client marked as a reply with one Re:, never a growing chain", async () => {
+    const subjects = [
+      ['AW: Lieferung', 'Re: Lieferung'],
+      ['SV: Re: Faktura', 'Re: Faktura'],
+      ['Antw: AW: RE: Bestelling', 'Re: Bestelling'],
+      ['RE[2]: Quote', 'Re: Quote'],
+      ['Fwd: Invoice', 'Re: Fwd: Invoice'],
+      ['Rechnung: Awaiting payment', 'Re: Rechnung: Awaiting payment'],
+    ];
+    for (const [i, [subject, expected]] of subjects.entries()) {
+      const mail = await inbound({ messageId: `<s${i}@subj.test>`, from: { email: `s${i}@subj.test` }, subject });
+      const res = await reply(mail.thread_id, { text: 'Noted.' });
+      expect(res.statusCode, res.body).toBe(202);
+      expect(res.json().data.email.subject, subject).toBe(expected);
+    }
+  });
+
   it('keeps only the inbound Cc entries that are one mailbox: a list or line break adds no hidden recipient', async () => {
     const first = await inbound({
       messageId: '<h1@hid.test>',

@@ -11,7 +11,7 @@ const addressText = (list: MailAddress[]) => list.map((a) => (a.name ? `${a.name
 /**
  * An e-mail as its reader sees it: from, to, cc and subject; the HTML in a sandboxed frame
  * (remote images only after "Show images"), else the text; the quoted history behind
- * "Show quoted text".
+ * "Show quoted text" (folded in the frame when the HTML marks it, else the plain part's).
  */
 export function EmailMessage({ m }: { m: Message & { email: NonNullable<Message['email']> } }) {
   const [quoted, setQuoted] = useState(false);
@@ -34,6 +34,11 @@ export function EmailMessage({ m }: { m: Message & { email: NonNullable<Message[
     };
   }, [m.id, m.html]);
   const hasRemote = m.html ? m.html.includes('data-remote-src=') : false;
+  // The frame folds the quoted history the sanitizer marked in the HTML, where the plain part
+  // had some too (a forward is not folded): the button unfolds it there (quotedText would say
+  // it twice).
+  const foldsQuoted = link !== null && !!m.quotedText && !!m.html?.includes(' data-quoted=');
+  const frameSrc = link && `${link}${images ? '&images=1' : ''}${foldsQuoted && quoted ? '&quoted=1' : ''}`;
   return (
     <div class="email">
       <dl class="email-headers">
@@ -71,7 +76,7 @@ export function EmailMessage({ m }: { m: Message & { email: NonNullable<Message[
             title={`E-mail: ${email.subject ?? 'no subject'}`}
             sandbox="allow-popups allow-popups-to-escape-sandbox"
             referrerpolicy="no-referrer"
-            src={images ? `${link}&images=1` : link}
+            src={frameSrc ?? undefined}
             // Without allow-same-origin the frame's height cannot be read: the agent grows it.
             style={{ height: `${height}px` }}
           />
@@ -94,7 +99,7 @@ export function EmailMessage({ m }: { m: Message & { email: NonNullable<Message[
           <button type="button" class="link" aria-expanded={quoted} onClick={() => setQuoted(!quoted)}>
             {quoted ? 'Hide quoted text' : 'Show quoted text'}
           </button>
-          {quoted && <pre class="email-quoted">{m.quotedText}</pre>}
+          {quoted && !foldsQuoted && <pre class="email-quoted">{m.quotedText}</pre>}
         </>
       )}
     </div>
