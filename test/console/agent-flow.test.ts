@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page, WebSocketRoute } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -15,20 +17,42 @@ const c = await useConsole();
 /**
  * The page's realtime socket through a line the test can cut: `cut` waits for the socket,
  * closes it and refuses every new one (the console shows "Connection lost" and retries);
- * `restore` lets the next retry through.
+ * `restore` lets the next retry through. `hold` keeps each new socket connecting (it reaches
+ * the service only on the returned release), as a slow network would.
  */
 async function realtimeLine(page: Page) {
   let down = false;
+  let gate: Promise<void> | null = null;
+  let waiting = 0;
   const live: WebSocketRoute[] = [];
-  await page.routeWebSocket(/\/v1\/realtime/, (ws) => {
+  await page.routeWebSocket(/\/v1\/realtime/, async (ws) => {
     if (down) {
       void ws.close({ code: 4000, reason: 'test: network down' });
       return;
+    }
+    if (gate !== null) {
+      waiting += 1;
+      await gate;
+      waiting -= 1;
     }
     ws.connectToServer();
     live.push(ws);
   });
   return {
+    hold() {
+      let release!: () => void;
+      gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return {
+        /** Resolves once the page's socket is waiting at the line. */
+        waiting: () => waitFor(async () => waiting > 0, 'the socket to wait'),
+        release() {
+          gate = null;
+          release();
+        },
+      };
+    },
     async cut() {
       await waitFor(async () => live.length > 0, 'the socket');
       down = true;
@@ -264,6 +288,64 @@ describe('the agent console in Chromium', () => {
     // The team is read again: the colleague who joined during the gap is offered.
     const assignee = page.getByRole('region', { name: 'Conversation' }).getByLabel('Assignee');
     await expect.poll(() => assignee.locator('option').allTextContents()).toContain('Cy Newcomer');
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('what arrives while the page loads and its socket is still connecting is shown once the socket is ready', {
+    timeout: 90_000,
+  }, async () => {
+    await c.deliverWhatsapp({ from: '4915100000016', name: 'Rosa Early', text: 'First words' });
+    await c.deliverWhatsapp({ from: '4915100000017', name: 'Kai Early', text: 'A question about returns' });
+    const rosa = (await messageRow('First words')).thread_id;
+    const kai = (await messageRow('A question about returns')).thread_id;
+    const { context, page } = await c.newPage();
+    const network = await realtimeLine(page);
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Rosa Early/ }).click();
+    await page.getByRole('heading', { name: 'Rosa Early' }).waitFor();
+    const list = page.getByRole('list', { name: 'Conversation list' });
+    const kaiRow = page.locator(`[data-thread-id="${kai}"]`);
+    await kaiRow.waitFor();
+    const allCount = () => page.getByRole('tab', { name: /^All/ }).locator('.tab-count').textContent();
+    const before = Number(await waitFor(async () => (await allCount())?.trim() || undefined, 'the tab counts'));
+
+    // The page loads again: the list, the counts and the conversation are read while the
+    // socket is still on its way to the service.
+    const line = network.hold();
+    await page.reload();
+    await page.getByRole('list', { name: 'Messages' }).getByText('First words').waitFor();
+    await kaiRow.getByText('A question about returns').waitFor();
+    await expect.poll(allCount).toBe(` ${before}`);
+    await line.waiting();
+
+    // Written after those reads and before the service holds the socket: no event brings them.
+    await c.deliverWhatsapp({ from: '4915100000016', name: 'Rosa Early', text: 'Are you there?' });
+    await c.deliverWhatsapp({ from: '4915100000017', name: 'Kai Early', text: 'Still waiting on returns' });
+    await c.deliverWhatsapp({ from: '4915100000018', name: 'Nora Early', text: 'A brand new question' });
+    for (const text of ['Are you there?', 'Still waiting on returns', 'A brand new question']) await messageRow(text);
+    // While the socket comes up, the "connection lost" banner never shows and the list never empties.
+    await page.evaluate(`
+      window.seen = { banner: false, empty: false };
+      new MutationObserver(() => {
+        if (document.body.textContent.includes('Connection lost')) window.seen.banner = true;
+        if (document.querySelectorAll('[data-thread-id]').length === 0) window.seen.empty = true;
+      }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+    `);
+    line.release();
+
+    await page.getByRole('list', { name: 'Messages' }).getByText('Are you there?').waitFor();
+    await kaiRow.getByText('Still waiting on returns').waitFor();
+    await expect.poll(() => kaiRow.locator('.badge').textContent()).toContain('2');
+    await list
+      .getByRole('link', { name: /Nora Early/ })
+      .getByText('A brand new question')
+      .waitFor();
+    await expect.poll(allCount).toBe(` ${before + 1}`);
+    // The open conversation is being read: its new message is not left unread.
+    await page.locator(`[data-thread-id="${rosa}"] .badge`).waitFor({ state: 'detached' });
+    expect(await page.evaluate('window.seen')).toEqual({ banner: false, empty: false });
+    await page.screenshot({ path: path.join(tmpdir(), 'inbox-ready-reread.png') });
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });
