@@ -104,6 +104,14 @@ describe('working as a team in the console', () => {
     await expect.poll(() => items.nth(1).textContent()).toMatch(/Bo Builder mentioned you.*Jonas Weber/);
     await expect.poll(() => items.nth(2).textContent()).toMatch(/Bo Builder assigned you.*Maya Schulz/);
     await serious(page, 'the bell open');
+    // Bo renames the contact: the bell names her conversations so at once.
+    const maya = await db.selectFrom('threads').select('contact_id').where('id', '=', first).executeTakeFirstOrThrow();
+    await boApi('PATCH', `/v1/contacts/${maya.contact_id}`, { name: 'Maya Berg' });
+    await expect.poll(() => items.nth(0).textContent()).toMatch(/New message.*Maya Berg/);
+    await expect.poll(() => items.nth(2).textContent()).toMatch(/Bo Builder assigned you.*Maya Berg/);
+    // Without a name, her WhatsApp number names her, as it does when first read.
+    await boApi('PATCH', `/v1/contacts/${maya.contact_id}`, { name: null });
+    await expect.poll(() => items.nth(0).textContent()).toMatch(/New message.*4915100000201/);
 
     // Enter on the mention opens Jonas's conversation and marks it read, here and on the service.
     await items.nth(1).getByRole('link').focus();
