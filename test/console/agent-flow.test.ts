@@ -350,6 +350,35 @@ describe('the agent console in Chromium', () => {
     await context.close();
   });
 
+  it('the focused row keeps the focus when a new message moves it to the top of the list', { timeout: 60_000 }, async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const people = [
+      { from: '4915100000019', name: 'Ole Moved', text: 'An older question', timestamp: now - 180 },
+      { from: '4915100000020', name: 'Pia Above', text: 'A newer question', timestamp: now - 120 },
+      { from: '4915100000021', name: 'Quirin Above', text: 'The newest question', timestamp: now - 60 },
+    ];
+    for (const who of people) await c.deliverWhatsapp(who);
+    const ole = (await messageRow('An older question')).thread_id;
+    await messageRow('The newest question');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    const row = page.locator(`[data-thread-id="${ole}"]`);
+    const rowIds = () => page.locator('[data-thread-id]').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-thread-id'))));
+    // Opened from the keyboard, the conversation leaves the focus on its row.
+    await row.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Ole Moved' }).waitFor();
+    const focused = () => page.evaluate<string | null>("document.activeElement?.getAttribute('data-thread-id') ?? null");
+    await expect.poll(focused).toBe(String(ole));
+    const below = (await rowIds()).indexOf(ole);
+    await c.deliverWhatsapp({ from: '4915100000019', name: 'Ole Moved', text: 'Moving up', timestamp: now });
+    await row.getByText('Moving up').waitFor();
+    await expect.poll(async () => (await rowIds()).indexOf(ole)).toBeLessThan(below);
+    expect(await focused()).toBe(String(ole));
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   it('what the agent types or switches on while a reply is on its way stays in the box, for the next message', {
     timeout: 90_000,
   }, async () => {
