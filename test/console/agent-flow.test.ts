@@ -6,6 +6,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createCannedResponse } from '../../src/canned-responses/canned-responses.service.js';
 import { PHONE_NUMBER_ID, useConsole } from '../helpers/console.js';
 import { makeUser } from '../helpers/factories.js';
+import { seedMessage } from '../helpers/threads.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 /*
@@ -375,6 +376,50 @@ describe('the agent console in Chromium', () => {
     await row.getByText('Moving up').waitFor();
     await expect.poll(async () => (await rowIds()).indexOf(ole)).toBeLessThan(below);
     expect(await focused()).toBe(String(ole));
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('back from a lost connection, more messages than a page in the open conversation are all shown, in order', {
+    timeout: 90_000,
+  }, async () => {
+    await c.deliverWhatsapp({ from: '4915100000022', name: 'Tilo Many', text: 'Before the flood' });
+    const { context, page } = await c.newPage();
+    const network = await realtimeLine(page);
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Tilo Many/ }).click();
+    const transcript = page.getByRole('list', { name: 'Messages' });
+    await transcript.getByText('Before the flood').waitFor();
+    await network.cut();
+    await page.getByText('Connection lost').waitFor();
+    // More than one page (30) of the transcript arrives while the socket is away.
+    const texts = Array.from({ length: 36 }, (_, i) => `Line ${String(i + 1).padStart(2, '0')} of the flood`);
+    const now = Math.floor(Date.now() / 1000);
+    for (const [i, text] of texts.entries())
+      await c.deliverWhatsapp({ from: '4915100000022', name: 'Tilo Many', text, timestamp: now + i });
+    await messageRow(texts.at(-1)!);
+    network.restore();
+    await page.getByText('Connection lost').waitFor({ state: 'hidden' });
+    await transcript.getByText(texts.at(-1)!).waitFor();
+    const shown = await transcript.locator('.msg-inbound').allTextContents();
+    expect(shown.map((t) => /^(Before the flood|Line \d+ of the flood)/.exec(t)?.[1])).toEqual(['Before the flood', ...texts]);
+
+    // Past five pages the transcript starts over from the newest, with no hole in it: what it
+    // shows ends with the newest and runs on without a gap (the older ones a scroll away).
+    await network.cut();
+    await page.getByText('Connection lost').waitFor();
+    const thread = await db
+      .selectFrom('threads')
+      .selectAll()
+      .where('id', '=', (await messageRow('Before the flood')).thread_id)
+      .executeTakeFirstOrThrow();
+    const waves = Array.from({ length: 160 }, (_, i) => `Wave ${String(i + 1).padStart(3, '0')}`);
+    for (const [i, text] of waves.entries()) await seedMessage(c.ctx.deps, thread, text, { createdAt: new Date((now + 60 + i) * 1000) });
+    network.restore();
+    await page.getByText('Connection lost').waitFor({ state: 'hidden' });
+    await transcript.getByText(waves.at(-1)!).waitFor();
+    const after = await transcript.locator('.msg-inbound').allTextContents();
+    expect(after.map((t) => /^(Before the flood|Line \d{2}|Wave \d{3})/.exec(t)?.[1])).toEqual(waves.slice(-150));
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Message, Thread, ThreadPatch } from '../../../packages/client/src/index';
+import type { CursorPage, Message, Thread, ThreadPatch } from '../../../packages/client/src/index';
 import { errorText, InboxClientError } from '../shared/api';
 import { onRealtime, resync } from '../shared/realtime';
 import { navigate } from '../shared/router';
@@ -9,6 +9,8 @@ import { wantContacts } from './contacts';
 import { draftOf, saveDraft } from './drafts';
 
 const PAGE = 30;
+/** Pages read on after a gap to reach the messages shown; past them the transcript starts over from the newest. */
+const CATCH_UP_PAGES = 5;
 
 /** What an open conversation says once it has moved out of the agent's sight (docs/teams.md). */
 export const OUT_OF_REACH =
@@ -91,15 +93,34 @@ export function useThread(threadId: number) {
     if (current() && answers.current === before) setThread(t);
   }
 
+  /**
+   * After a gap of the socket more may have come than one page holds: pages are read on until
+   * they reach the messages shown, so the transcript has no hole in it; past CATCH_UP_PAGES it
+   * starts over from the newest (the older ones a scroll away, as when it opened).
+   */
+  async function catchUp(page: CursorPage<Message>) {
+    const shown = new Set(messagesRef.current.map((m) => m.id));
+    const reached = (list: readonly Message[]) => shown.size === 0 || list.some((m) => shown.has(m.id));
+    let data = page.data;
+    let cursor = page.meta.nextCursor;
+    for (let n = 1; cursor && !reached(data) && n < CATCH_UP_PAGES; n++) {
+      const more = await s.client.page<Message>(`/v1/threads/${threadId}/messages`, { limit: PAGE, cursor });
+      data = [...data, ...more.data];
+      cursor = more.meta.nextCursor;
+    }
+    return { data, cursor, startOver: cursor !== undefined && !reached(data) };
+  }
+
   /** Reads the thread and its newest page; answers the thread as read (undefined when the read failed). */
   async function loadNewest(first: boolean): Promise<Thread | undefined> {
     const askedAt = performance.now();
     const before = answers.current;
     try {
-      const [t, page] = await Promise.all([
+      const [t, newest] = await Promise.all([
         s.client.thread(threadId),
         s.client.page<Message>(`/v1/threads/${threadId}/messages`, { limit: PAGE }),
       ]);
+      const page = first ? { data: newest.data, cursor: newest.meta.nextCursor, startOver: true } : await catchUp(newest);
       if (answers.current === before) setThread(t);
       if (t.contactName === null) wantContacts([t.contactId]);
       const fresh = withUpdates(page.data, askedAt);
@@ -110,8 +131,8 @@ export function useThread(threadId: number) {
           ...(m.status === 'failed' ? [{ key: `f${m.id}`, message: m, failed: true }] : []),
         ]),
       );
-      setMessages((current) => (first ? inOrder(fresh) : mergeMessages(current, fresh)));
-      if (first) setOlder(page.meta.nextCursor);
+      setMessages((current) => (page.startOver ? inOrder(fresh) : mergeMessages(current, fresh)));
+      if (page.startOver) setOlder(page.cursor);
       setError(null);
       return t;
     } catch (err) {
