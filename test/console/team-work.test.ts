@@ -341,6 +341,8 @@ describe('working as a team in the console', () => {
       await admin('PUT', `/v1/teams/${north.id}/members`, { userIds: [] });
       await page.getByRole('alert').filter({ hasText: 'out of your reach' }).waitFor();
       await waitFor(async () => (await list.getByRole('link', { name: /Nora Nord/ }).count()) === 0, 'North’s row to leave the list');
+      // Nothing of it stays on screen: its transcript goes with it.
+      await expect.poll(() => page.getByRole('list', { name: 'Messages' }).getByText('A question for the north').count()).toBe(0);
       expect(await page.getByText('Connection lost').count()).toBe(0);
       await page.screenshot({ path: path.join(process.env.CONSOLE_SCREENSHOT_DIR ?? tmpdir(), 'team-left.png') });
       await admin('PUT', `/v1/teams/${south.id}/members`, { userIds: [bo.id] });

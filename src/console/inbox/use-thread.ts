@@ -111,6 +111,18 @@ export function useThread(threadId: number) {
     return { data, cursor, startOver: cursor !== undefined && !reached(data) };
   }
 
+  /**
+   * Gone from this agent's sight (another team's now, or someone else's): it says so, and shows
+   * nothing of it any more, as its address would not (docs/teams.md).
+   */
+  function outOfReach() {
+    setThread(null);
+    setMessages([]);
+    setOlder(undefined);
+    setNews([]);
+    setError(OUT_OF_REACH);
+  }
+
   /** Reads the thread and its newest page; answers the thread as read (undefined when the read failed). */
   async function loadNewest(first: boolean): Promise<Thread | undefined> {
     const askedAt = performance.now();
@@ -138,10 +150,8 @@ export function useThread(threadId: number) {
     } catch (err) {
       // Read again (the socket was back, or asked for a re-read) and gone from this agent's
       // sight: said as a move out of it is, with nothing left to act on.
-      if (!first && err instanceof InboxClientError && err.status === 404) {
-        setThread(null);
-        setError(OUT_OF_REACH);
-      } else setError(errorText(err));
+      if (!first && err instanceof InboxClientError && err.status === 404) outOfReach();
+      else setError(errorText(err));
       return undefined;
     }
   }
@@ -193,9 +203,7 @@ export function useThread(threadId: number) {
           void readThread(() => shown).catch((err: unknown) => {
             // Moved out of this agent's sight (the socket named it by its id alone): said so,
             // and nothing left to act on a thread they may no longer see.
-            if (!shown || !(err instanceof InboxClientError && err.status === 404)) return;
-            setThread(null);
-            setError(OUT_OF_REACH);
+            if (shown && err instanceof InboxClientError && err.status === 404) outOfReach();
           });
         }, 50);
       }
