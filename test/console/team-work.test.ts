@@ -219,8 +219,10 @@ describe('working as a team in the console', () => {
     const thread = await threadOf('4915100000203', 'Lena Vogel', 'Can I change the size of my jacket?');
     const a = await c.newPage();
     const b = await c.newPage();
-    // Ada's page runs on a clock the test moves, so forgetting Bo waits for no wall time.
+    // Ada's page runs on a clock the test moves, so forgetting Bo waits for no wall time; Bo's
+    // is held still while he sends, so that his pause in typing (3 s) cannot end it meanwhile.
     await a.page.clock.install();
+    await b.page.clock.install();
     await c.signIn(a.page);
     await c.signIn(b.page, bo);
     const aBell = a.page.locator('button.bell');
@@ -254,6 +256,7 @@ describe('working as a team in the console', () => {
     // Enter sends only once the box holds the whole note and the picker is gone.
     await expect.poll(() => box.inputValue()).toBe('@Ada Lovelace the customer wants XL, can you check stock?');
     await expect.poll(() => picker.count()).toBe(0);
+    await b.page.clock.pauseAt(await b.page.evaluate<number>('Date.now()'));
     await b.page.keyboard.press('Enter');
     const note = await waitFor(
       () =>
@@ -271,6 +274,9 @@ describe('working as a team in the console', () => {
     await expect.poll(() => aBell.getAttribute('aria-label')).toBe('Notifications, 1 unread');
     await expect.poll(() => a.page.title()).toBe('(1) Inbox');
     await a.page.locator('.msg-note mark.mention', { hasText: '@Ada Lovelace' }).waitFor();
+    // The note went and Bo's box is empty: he is no longer typing, said at once.
+    await expect.poll(() => banner.textContent()).toBe('Bo Builder is viewing');
+    await b.page.clock.resume();
     await serious(a.page, 'the collision banner');
 
     // Bo assigns the thread to Ada from the header: her Mine count moves live.
