@@ -75,14 +75,39 @@ describe('working as a team in the console', () => {
 
     const { context, page } = await c.newPage();
     await page.addInitScript(SPY);
+    // The bell's first reads (at sign-in, and again on the socket's first `ready`) are answered
+    // by the service at once but reach the page only after the assignment below was heard live:
+    // answers that predate an event, and may come in any order, must not take it back.
+    let read = 0;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(/\/v1\/notifications\?/, async (route) => {
+      if (route.request().method() !== 'GET' || read >= 4) return route.continue();
+      read += 1;
+      const response = await route.fetch();
+      await held;
+      await route.fulfill({ response });
+    });
+    const heard = new Promise<void>((resolve) =>
+      page.on('websocket', (socket) =>
+        socket.on('framereceived', (frame) => {
+          if (String(frame.payload).includes('"type":"notification.created"')) resolve();
+        }),
+      ),
+    );
     await c.signIn(page);
     const bell = page.locator('button.bell');
-    await expect.poll(() => bell.getAttribute('aria-label')).toBe('Notifications');
+    await waitFor(async () => read === 4, 'both reads of the bell');
     expect(await page.title()).toBe('Inbox');
 
     // Bo assigns a thread to Ada and mentions her in a note of another: both reach her bell live.
     await boApi('PATCH', `/v1/threads/${first}`, { assigneeId: ada.id });
+    await heard;
+    release();
     await expect.poll(() => page.title()).toBe('(1) Inbox');
+    await page.unroute(/\/v1\/notifications\?/);
     await boApi('POST', `/v1/threads/${second}/messages`, { text: '@Ada Lovelace can you take this?', private: true, mentions: [ada.id] });
     // The contact writes again in Ada's thread: a `message` notification.
     await c.deliverWhatsapp({ from: '4915100000201', name: 'Maya Schulz', text: 'Any news?' });
