@@ -50,6 +50,14 @@ export function useThread(threadId: number) {
   const messagesRef = useRef<Message[]>([]);
   messagesRef.current = messages;
   /**
+   * The thread on screen now. Each render's functions know the thread they were made for: an
+   * answer that comes after the agent moved to another conversation is dropped, never shown in
+   * that one's transcript or header.
+   */
+  const openId = useRef(threadId);
+  openId.current = threadId;
+  const stillOpen = () => openId.current === threadId;
+  /**
    * What came live while the thread is open (a new message, a reply that failed), for the
    * transcript's live region: a screen reader hears it without moving there. The last few only.
    */
@@ -133,6 +141,7 @@ export function useThread(threadId: number) {
         s.client.page<Message>(`/v1/threads/${threadId}/messages`, { limit: PAGE }),
       ]);
       const page = first ? { data: newest.data, cursor: newest.meta.nextCursor, startOver: true } : await catchUp(newest);
+      if (!stillOpen()) return undefined;
       if (answers.current === before) setThread(t);
       if (t.contactName === null) wantContacts([t.contactId]);
       const fresh = withUpdates(page.data, askedAt);
@@ -148,6 +157,7 @@ export function useThread(threadId: number) {
       setError(null);
       return t;
     } catch (err) {
+      if (!stillOpen()) return undefined;
       // Read again (the socket was back, or asked for a re-read) and gone from this agent's
       // sight: said as a move out of it is, with nothing left to act on.
       if (!first && err instanceof InboxClientError && err.status === 404) outOfReach();
@@ -267,11 +277,12 @@ export function useThread(threadId: number) {
     if (!older) return false;
     try {
       const page = await s.client.page<Message>(`/v1/threads/${threadId}/messages`, { limit: PAGE, cursor: older });
+      if (!stillOpen()) return false;
       setMessages((current) => mergeMessages(current, page.data));
       setOlder(page.meta.nextCursor);
       return true;
     } catch (err) {
-      setError(errorText(err));
+      if (stillOpen()) setError(errorText(err));
       return false;
     }
   }
@@ -280,10 +291,11 @@ export function useThread(threadId: number) {
   async function update(patch: ThreadPatch): Promise<boolean> {
     setBusy(true);
     try {
-      showAnswer(await renewing(() => s.client.updateThread(threadId, patch)));
+      const t = await renewing(() => s.client.updateThread(threadId, patch));
+      if (stillOpen()) showAnswer(t);
       return true;
     } catch (err) {
-      setError(errorText(err));
+      if (stillOpen()) setError(errorText(err));
       return false;
     } finally {
       setBusy(false);
