@@ -351,6 +351,53 @@ describe('the agent console in Chromium', () => {
     await context.close();
   });
 
+  it("the conversation's first read, answering after the one the socket's ready asked for, takes no message back", {
+    timeout: 60_000,
+  }, async () => {
+    await c.deliverWhatsapp({ from: '4915100000023', name: 'Uwe Slow', text: 'Uwe asks first' });
+    const uwe = (await messageRow('Uwe asks first')).thread_id;
+    const { context, page } = await c.newPage();
+    const network = await realtimeLine(page);
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Uwe Slow/ }).click();
+    await page.getByRole('heading', { name: 'Uwe Slow' }).waitFor();
+    // The page loads again: the transcript's first read is answered at once but reaches the
+    // page late, after the socket's `ready` had it read again.
+    let asked = 0;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const messagesRead = new RegExp(`/v1/threads/${uwe}/messages\\?`);
+    await page.route(messagesRead, async (route) => {
+      if (asked > 0 || route.request().method() !== 'GET') return route.continue();
+      asked += 1;
+      const response = await route.fetch();
+      await held;
+      await route.fulfill({ response });
+    });
+    const line = network.hold();
+    await page.reload();
+    await waitFor(async () => asked === 1 || undefined, 'the first read');
+    await line.waiting();
+    await c.deliverWhatsapp({ from: '4915100000023', name: 'Uwe Slow', text: 'Uwe asks again' });
+    await messageRow('Uwe asks again');
+    line.release();
+    const transcript = page.getByRole('list', { name: 'Messages' });
+    await transcript.getByText('Uwe asks again').waitFor();
+    release();
+    await waitFor(async () => {
+      const done = await page.evaluate<number>(
+        `performance.getEntriesByType('resource').filter((e) => e.name.includes('/v1/threads/${uwe}/messages')).length`,
+      );
+      return done >= 2 || undefined;
+    }, 'the first read to arrive');
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+    expect(await transcript.getByText('Uwe asks again').count()).toBe(1);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   it('the focused row keeps the focus when a new message moves it to the top of the list', { timeout: 60_000 }, async () => {
     const now = Math.floor(Date.now() / 1000);
     const people = [

@@ -131,10 +131,18 @@ export function useThread(threadId: number) {
     setError(OUT_OF_REACH);
   }
 
+  /**
+   * Reads of the newest page, numbered as asked. The opening read may answer after a later one
+   * (the socket's first `ready` asks for one as the page loads): its older page then merges into
+   * what the later one showed, and its thread gives way, instead of taking a message back.
+   */
+  const reads = useRef({ asked: 0, answered: 0 });
+
   /** Reads the thread and its newest page; answers the thread as read (undefined when the read failed). */
   async function loadNewest(first: boolean): Promise<Thread | undefined> {
     const askedAt = performance.now();
     const before = answers.current;
+    const mine = ++reads.current.asked;
     try {
       const [t, newest] = await Promise.all([
         s.client.thread(threadId),
@@ -142,7 +150,9 @@ export function useThread(threadId: number) {
       ]);
       const page = first ? { data: newest.data, cursor: newest.meta.nextCursor, startOver: true } : await catchUp(newest);
       if (!stillOpen()) return undefined;
-      if (answers.current === before) setThread(t);
+      const overtaken = reads.current.answered > mine;
+      reads.current.answered = Math.max(reads.current.answered, mine);
+      if (answers.current === before && !overtaken) setThread(t);
       if (t.contactName === null) wantContacts([t.contactId]);
       const fresh = withUpdates(page.data, askedAt);
       // A reply that failed before this read brought it (its event came first) is told here.
@@ -152,7 +162,7 @@ export function useThread(threadId: number) {
           ...(m.status === 'failed' ? [{ key: `f${m.id}`, message: m, failed: true }] : []),
         ]),
       );
-      setMessages((current) => (page.startOver ? inOrder(fresh) : mergeMessages(current, fresh)));
+      setMessages((current) => (page.startOver && !overtaken ? inOrder(fresh) : mergeMessages(current, fresh)));
       if (page.startOver) setOlder(page.cursor);
       setError(null);
       return t;
