@@ -488,8 +488,23 @@ describe('actions on a conversation', () => {
     const { context, page } = await c.newPage();
     await c.signIn(page);
     const other = await c.newPage();
+    const boReady = new Promise<void>((resolve) =>
+      other.page.on('websocket', (socket) =>
+        socket.on('framereceived', (frame) => {
+          if (String(frame.payload).includes('"type":"ready"')) resolve();
+        }),
+      ),
+    );
     await c.signIn(other.page, { email: bo.user.email, password: bo.password });
     await other.page.locator(`[data-thread-id="${id}"]`).waitFor();
+    // A colleague has the same contact open and starts adding an attribute, unsaved.
+    await open(other.page, id);
+    await other.page.getByText('Contact details').click();
+    const otherPanel = other.page.getByRole('form', { name: 'Contact' });
+    await otherPanel.getByRole('button', { name: 'Add attribute' }).click();
+    await otherPanel.getByLabel('Attribute 1 name').fill('city');
+    await otherPanel.getByLabel('city value').fill('Graz');
+    await boReady;
     await open(page, id);
 
     await page.getByText('Contact details').click();
@@ -505,26 +520,39 @@ describe('actions on a conversation', () => {
     await expect.poll(() => page.locator('.transcript-head h2').textContent()).toBe('Maya Schulz');
     await expect.poll(() => page.locator(`[data-thread-id="${id}"] .thread-name`).textContent()).toBe('Maya Schulz');
     await expect.poll(() => other.page.locator(`[data-thread-id="${id}"] .thread-name`).textContent()).toBe('Maya Schulz');
+    // The colleague's panel takes the change where they typed nothing and keeps what they did:
+    // their save then adds their attribute instead of undoing the new name and the plan.
+    await expect.poll(() => otherPanel.getByLabel('Name', { exact: true }).inputValue()).toBe('Maya Schulz');
+    await expect.poll(() => otherPanel.getByLabel('plan value').inputValue()).toBe('gold');
+    expect(await otherPanel.getByLabel('city value').inputValue()).toBe('Graz');
+    await otherPanel.getByRole('button', { name: 'Save contact' }).click();
+    await otherPanel.getByText('Saved').waitFor();
+    await expect
+      .poll(
+        async () =>
+          (await c.ctx.deps.db.selectFrom('contacts').selectAll().where('id', '=', contact.id).executeTakeFirstOrThrow()).attributes,
+      )
+      .toEqual({ city: 'Graz', plan: 'gold' });
     await other.context.close();
     await page.getByRole('button', { name: 'Snooze…' }).click();
     const axe = await new AxeBuilder({ page }).analyze();
     expect(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
     const saved = await c.ctx.deps.db.selectFrom('contacts').selectAll().where('id', '=', contact.id).executeTakeFirstOrThrow();
     expect(saved.name).toBe('Maya Schulz');
-    expect(saved.attributes).toEqual({ plan: 'gold' });
+    expect(saved.attributes).toEqual({ city: 'Graz', plan: 'gold' });
+    // The colleague's attribute shows here too.
+    await expect.poll(() => panel.getByLabel('city value').inputValue()).toBe('Graz');
 
     // A refused change shows the service's reason and keeps what was typed.
     await panel.getByRole('button', { name: 'Add attribute' }).click();
-    await panel.getByLabel('Attribute 2 name').fill('notes');
+    await panel.getByLabel('Attribute 3 name').fill('notes');
     await panel.getByLabel('notes value').fill('x'.repeat(5000));
     await panel.getByRole('button', { name: 'Save contact' }).click();
     await page.getByRole('group').getByRole('alert').waitFor();
     expect(await panel.getByLabel('notes value').inputValue()).toHaveLength(5000);
     expect(
       (await c.ctx.deps.db.selectFrom('contacts').selectAll().where('id', '=', contact.id).executeTakeFirstOrThrow()).attributes,
-    ).toEqual({
-      plan: 'gold',
-    });
+    ).toEqual({ city: 'Graz', plan: 'gold' });
 
     await page.getByRole('link', { name: /WhatsApp · resolved/ }).click();
     await page.waitForURL(`**/app/c/${second.id}`);

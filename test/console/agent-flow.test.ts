@@ -1,9 +1,12 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page, WebSocketRoute } from 'playwright-core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createCannedResponse } from '../../src/canned-responses/canned-responses.service.js';
 import { PHONE_NUMBER_ID, useConsole } from '../helpers/console.js';
 import { makeUser } from '../helpers/factories.js';
+import { seedMessage } from '../helpers/threads.js';
 import { waitFor } from '../helpers/webhooks.js';
 
 /*
@@ -15,20 +18,42 @@ const c = await useConsole();
 /**
  * The page's realtime socket through a line the test can cut: `cut` waits for the socket,
  * closes it and refuses every new one (the console shows "Connection lost" and retries);
- * `restore` lets the next retry through.
+ * `restore` lets the next retry through. `hold` keeps each new socket connecting (it reaches
+ * the service only on the returned release), as a slow network would.
  */
 async function realtimeLine(page: Page) {
   let down = false;
+  let gate: Promise<void> | null = null;
+  let waiting = 0;
   const live: WebSocketRoute[] = [];
-  await page.routeWebSocket(/\/v1\/realtime/, (ws) => {
+  await page.routeWebSocket(/\/v1\/realtime/, async (ws) => {
     if (down) {
       void ws.close({ code: 4000, reason: 'test: network down' });
       return;
+    }
+    if (gate !== null) {
+      waiting += 1;
+      await gate;
+      waiting -= 1;
     }
     ws.connectToServer();
     live.push(ws);
   });
   return {
+    hold() {
+      let release!: () => void;
+      gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return {
+        /** Resolves once the page's socket is waiting at the line. */
+        waiting: () => waitFor(async () => waiting > 0, 'the socket to wait'),
+        release() {
+          gate = null;
+          release();
+        },
+      };
+    },
     async cut() {
       await waitFor(async () => live.length > 0, 'the socket');
       down = true;
@@ -264,6 +289,184 @@ describe('the agent console in Chromium', () => {
     // The team is read again: the colleague who joined during the gap is offered.
     const assignee = page.getByRole('region', { name: 'Conversation' }).getByLabel('Assignee');
     await expect.poll(() => assignee.locator('option').allTextContents()).toContain('Cy Newcomer');
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('what arrives while the page loads and its socket is still connecting is shown once the socket is ready', {
+    timeout: 90_000,
+  }, async () => {
+    await c.deliverWhatsapp({ from: '4915100000016', name: 'Rosa Early', text: 'First words' });
+    await c.deliverWhatsapp({ from: '4915100000017', name: 'Kai Early', text: 'A question about returns' });
+    const rosa = (await messageRow('First words')).thread_id;
+    const kai = (await messageRow('A question about returns')).thread_id;
+    const { context, page } = await c.newPage();
+    const network = await realtimeLine(page);
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Rosa Early/ }).click();
+    await page.getByRole('heading', { name: 'Rosa Early' }).waitFor();
+    const list = page.getByRole('list', { name: 'Conversation list' });
+    const kaiRow = page.locator(`[data-thread-id="${kai}"]`);
+    await kaiRow.waitFor();
+    const allCount = () => page.getByRole('tab', { name: /^All/ }).locator('.tab-count').textContent();
+    const before = Number(await waitFor(async () => (await allCount())?.trim() || undefined, 'the tab counts'));
+
+    // The page loads again: the list, the counts and the conversation are read while the
+    // socket is still on its way to the service.
+    const line = network.hold();
+    await page.reload();
+    await page.getByRole('list', { name: 'Messages' }).getByText('First words').waitFor();
+    await kaiRow.getByText('A question about returns').waitFor();
+    await expect.poll(allCount).toBe(` ${before}`);
+    await line.waiting();
+
+    // Written after those reads and before the service holds the socket: no event brings them.
+    await c.deliverWhatsapp({ from: '4915100000016', name: 'Rosa Early', text: 'Are you there?' });
+    await c.deliverWhatsapp({ from: '4915100000017', name: 'Kai Early', text: 'Still waiting on returns' });
+    await c.deliverWhatsapp({ from: '4915100000018', name: 'Nora Early', text: 'A brand new question' });
+    for (const text of ['Are you there?', 'Still waiting on returns', 'A brand new question']) await messageRow(text);
+    // While the socket comes up, the "connection lost" banner never shows and the list never empties.
+    await page.evaluate(`
+      window.seen = { banner: false, empty: false };
+      new MutationObserver(() => {
+        if (document.body.textContent.includes('Connection lost')) window.seen.banner = true;
+        if (document.querySelectorAll('[data-thread-id]').length === 0) window.seen.empty = true;
+      }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+    `);
+    line.release();
+
+    await page.getByRole('list', { name: 'Messages' }).getByText('Are you there?').waitFor();
+    await kaiRow.getByText('Still waiting on returns').waitFor();
+    await expect.poll(() => kaiRow.locator('.badge').textContent()).toContain('2');
+    await list
+      .getByRole('link', { name: /Nora Early/ })
+      .getByText('A brand new question')
+      .waitFor();
+    await expect.poll(allCount).toBe(` ${before + 1}`);
+    // The open conversation is being read: its new message is not left unread.
+    await page.locator(`[data-thread-id="${rosa}"] .badge`).waitFor({ state: 'detached' });
+    expect(await page.evaluate('window.seen')).toEqual({ banner: false, empty: false });
+    await page.screenshot({ path: path.join(tmpdir(), 'inbox-ready-reread.png') });
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it("the conversation's first read, answering after the one the socket's ready asked for, takes no message back", {
+    timeout: 60_000,
+  }, async () => {
+    await c.deliverWhatsapp({ from: '4915100000023', name: 'Uwe Slow', text: 'Uwe asks first' });
+    const uwe = (await messageRow('Uwe asks first')).thread_id;
+    const { context, page } = await c.newPage();
+    const network = await realtimeLine(page);
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Uwe Slow/ }).click();
+    await page.getByRole('heading', { name: 'Uwe Slow' }).waitFor();
+    // The page loads again: the transcript's first read is answered at once but reaches the
+    // page late, after the socket's `ready` had it read again.
+    let asked = 0;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const messagesRead = new RegExp(`/v1/threads/${uwe}/messages\\?`);
+    await page.route(messagesRead, async (route) => {
+      if (asked > 0 || route.request().method() !== 'GET') return route.continue();
+      asked += 1;
+      const response = await route.fetch();
+      await held;
+      await route.fulfill({ response });
+    });
+    const line = network.hold();
+    await page.reload();
+    await waitFor(async () => asked === 1 || undefined, 'the first read');
+    await line.waiting();
+    await c.deliverWhatsapp({ from: '4915100000023', name: 'Uwe Slow', text: 'Uwe asks again' });
+    await messageRow('Uwe asks again');
+    line.release();
+    const transcript = page.getByRole('list', { name: 'Messages' });
+    await transcript.getByText('Uwe asks again').waitFor();
+    release();
+    await waitFor(async () => {
+      const done = await page.evaluate<number>(
+        `performance.getEntriesByType('resource').filter((e) => e.name.includes('/v1/threads/${uwe}/messages')).length`,
+      );
+      return done >= 2 || undefined;
+    }, 'the first read to arrive');
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+    expect(await transcript.getByText('Uwe asks again').count()).toBe(1);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('the focused row keeps the focus when a new message moves it to the top of the list', { timeout: 60_000 }, async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const people = [
+      { from: '4915100000019', name: 'Ole Moved', text: 'An older question', timestamp: now - 180 },
+      { from: '4915100000020', name: 'Pia Above', text: 'A newer question', timestamp: now - 120 },
+      { from: '4915100000021', name: 'Quirin Above', text: 'The newest question', timestamp: now - 60 },
+    ];
+    for (const who of people) await c.deliverWhatsapp(who);
+    const ole = (await messageRow('An older question')).thread_id;
+    await messageRow('The newest question');
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    const row = page.locator(`[data-thread-id="${ole}"]`);
+    const rowIds = () => page.locator('[data-thread-id]').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-thread-id'))));
+    // Opened from the keyboard, the conversation leaves the focus on its row.
+    await row.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Ole Moved' }).waitFor();
+    const focused = () => page.evaluate<string | null>("document.activeElement?.getAttribute('data-thread-id') ?? null");
+    await expect.poll(focused).toBe(String(ole));
+    const below = (await rowIds()).indexOf(ole);
+    await c.deliverWhatsapp({ from: '4915100000019', name: 'Ole Moved', text: 'Moving up', timestamp: now });
+    await row.getByText('Moving up').waitFor();
+    await expect.poll(async () => (await rowIds()).indexOf(ole)).toBeLessThan(below);
+    expect(await focused()).toBe(String(ole));
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('back from a lost connection, more messages than a page in the open conversation are all shown, in order', {
+    timeout: 90_000,
+  }, async () => {
+    await c.deliverWhatsapp({ from: '4915100000022', name: 'Tilo Many', text: 'Before the flood' });
+    const { context, page } = await c.newPage();
+    const network = await realtimeLine(page);
+    await c.signIn(page);
+    await page.getByRole('link', { name: /Tilo Many/ }).click();
+    const transcript = page.getByRole('list', { name: 'Messages' });
+    await transcript.getByText('Before the flood').waitFor();
+    await network.cut();
+    await page.getByText('Connection lost').waitFor();
+    // More than one page (30) of the transcript arrives while the socket is away.
+    const texts = Array.from({ length: 36 }, (_, i) => `Line ${String(i + 1).padStart(2, '0')} of the flood`);
+    const now = Math.floor(Date.now() / 1000);
+    for (const [i, text] of texts.entries())
+      await c.deliverWhatsapp({ from: '4915100000022', name: 'Tilo Many', text, timestamp: now + i });
+    await messageRow(texts.at(-1)!);
+    network.restore();
+    await page.getByText('Connection lost').waitFor({ state: 'hidden' });
+    await transcript.getByText(texts.at(-1)!).waitFor();
+    const shown = await transcript.locator('.msg-inbound').allTextContents();
+    expect(shown.map((t) => /^(Before the flood|Line \d+ of the flood)/.exec(t)?.[1])).toEqual(['Before the flood', ...texts]);
+
+    // Past five pages the transcript starts over from the newest, with no hole in it: what it
+    // shows ends with the newest and runs on without a gap (the older ones a scroll away).
+    await network.cut();
+    await page.getByText('Connection lost').waitFor();
+    const thread = await db
+      .selectFrom('threads')
+      .selectAll()
+      .where('id', '=', (await messageRow('Before the flood')).thread_id)
+      .executeTakeFirstOrThrow();
+    const waves = Array.from({ length: 160 }, (_, i) => `Wave ${String(i + 1).padStart(3, '0')}`);
+    for (const [i, text] of waves.entries()) await seedMessage(c.ctx.deps, thread, text, { createdAt: new Date((now + 60 + i) * 1000) });
+    network.restore();
+    await page.getByText('Connection lost').waitFor({ state: 'hidden' });
+    await transcript.getByText(waves.at(-1)!).waitFor();
+    const after = await transcript.locator('.msg-inbound').allTextContents();
+    expect(after.map((t) => /^(Before the flood|Line \d{2}|Wave \d{3})/.exec(t)?.[1])).toEqual(waves.slice(-150));
     expect(c.errorsOf(page)).toEqual([]);
     await context.close();
   });

@@ -75,14 +75,39 @@ describe('working as a team in the console', () => {
 
     const { context, page } = await c.newPage();
     await page.addInitScript(SPY);
+    // The bell's first reads (at sign-in, and again on the socket's first `ready`) are answered
+    // by the service at once but reach the page only after the assignment below was heard live:
+    // answers that predate an event, and may come in any order, must not take it back.
+    let read = 0;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(/\/v1\/notifications\?/, async (route) => {
+      if (route.request().method() !== 'GET' || read >= 4) return route.continue();
+      read += 1;
+      const response = await route.fetch();
+      await held;
+      await route.fulfill({ response });
+    });
+    const heard = new Promise<void>((resolve) =>
+      page.on('websocket', (socket) =>
+        socket.on('framereceived', (frame) => {
+          if (String(frame.payload).includes('"type":"notification.created"')) resolve();
+        }),
+      ),
+    );
     await c.signIn(page);
     const bell = page.locator('button.bell');
-    await expect.poll(() => bell.getAttribute('aria-label')).toBe('Notifications');
+    await waitFor(async () => read === 4, 'both reads of the bell');
     expect(await page.title()).toBe('Inbox');
 
     // Bo assigns a thread to Ada and mentions her in a note of another: both reach her bell live.
     await boApi('PATCH', `/v1/threads/${first}`, { assigneeId: ada.id });
+    await heard;
+    release();
     await expect.poll(() => page.title()).toBe('(1) Inbox');
+    await page.unroute(/\/v1\/notifications\?/);
     await boApi('POST', `/v1/threads/${second}/messages`, { text: '@Ada Lovelace can you take this?', private: true, mentions: [ada.id] });
     // The contact writes again in Ada's thread: a `message` notification.
     await c.deliverWhatsapp({ from: '4915100000201', name: 'Maya Schulz', text: 'Any news?' });
@@ -104,6 +129,14 @@ describe('working as a team in the console', () => {
     await expect.poll(() => items.nth(1).textContent()).toMatch(/Bo Builder mentioned you.*Jonas Weber/);
     await expect.poll(() => items.nth(2).textContent()).toMatch(/Bo Builder assigned you.*Maya Schulz/);
     await serious(page, 'the bell open');
+    // Bo renames the contact: the bell names her conversations so at once.
+    const maya = await db.selectFrom('threads').select('contact_id').where('id', '=', first).executeTakeFirstOrThrow();
+    await boApi('PATCH', `/v1/contacts/${maya.contact_id}`, { name: 'Maya Berg' });
+    await expect.poll(() => items.nth(0).textContent()).toMatch(/New message.*Maya Berg/);
+    await expect.poll(() => items.nth(2).textContent()).toMatch(/Bo Builder assigned you.*Maya Berg/);
+    // Without a name, her WhatsApp number names her, as it does when first read.
+    await boApi('PATCH', `/v1/contacts/${maya.contact_id}`, { name: null });
+    await expect.poll(() => items.nth(0).textContent()).toMatch(/New message.*4915100000201/);
 
     // Enter on the mention opens Jonas's conversation and marks it read, here and on the service.
     await items.nth(1).getByRole('link').focus();
@@ -211,8 +244,10 @@ describe('working as a team in the console', () => {
     const thread = await threadOf('4915100000203', 'Lena Vogel', 'Can I change the size of my jacket?');
     const a = await c.newPage();
     const b = await c.newPage();
-    // Ada's page runs on a clock the test moves, so forgetting Bo waits for no wall time.
+    // Ada's page runs on a clock the test moves, so forgetting Bo waits for no wall time; Bo's
+    // is held still while he sends, so that his pause in typing (3 s) cannot end it meanwhile.
     await a.page.clock.install();
+    await b.page.clock.install();
     await c.signIn(a.page);
     await c.signIn(b.page, bo);
     const aBell = a.page.locator('button.bell');
@@ -246,6 +281,8 @@ describe('working as a team in the console', () => {
     // Enter sends only once the box holds the whole note and the picker is gone.
     await expect.poll(() => box.inputValue()).toBe('@Ada Lovelace the customer wants XL, can you check stock?');
     await expect.poll(() => picker.count()).toBe(0);
+    // A moment ahead of his clock (pausing at a time it has passed is refused), well before his pause ends.
+    await b.page.clock.pauseAt(await b.page.evaluate<number>('Date.now() + 250'));
     await b.page.keyboard.press('Enter');
     const note = await waitFor(
       () =>
@@ -263,6 +300,9 @@ describe('working as a team in the console', () => {
     await expect.poll(() => aBell.getAttribute('aria-label')).toBe('Notifications, 1 unread');
     await expect.poll(() => a.page.title()).toBe('(1) Inbox');
     await a.page.locator('.msg-note mark.mention', { hasText: '@Ada Lovelace' }).waitFor();
+    // The note went and Bo's box is empty: he is no longer typing, said at once.
+    await expect.poll(() => banner.textContent()).toBe('Bo Builder is viewing');
+    await b.page.clock.resume();
     await serious(a.page, 'the collision banner');
 
     // Bo assigns the thread to Ada from the header: her Mine count moves live.
@@ -333,6 +373,8 @@ describe('working as a team in the console', () => {
       await admin('PUT', `/v1/teams/${north.id}/members`, { userIds: [] });
       await page.getByRole('alert').filter({ hasText: 'out of your reach' }).waitFor();
       await waitFor(async () => (await list.getByRole('link', { name: /Nora Nord/ }).count()) === 0, 'North’s row to leave the list');
+      // Nothing of it stays on screen: its transcript goes with it.
+      await expect.poll(() => page.getByRole('list', { name: 'Messages' }).getByText('A question for the north').count()).toBe(0);
       expect(await page.getByText('Connection lost').count()).toBe(0);
       await page.screenshot({ path: path.join(process.env.CONSOLE_SCREENSHOT_DIR ?? tmpdir(), 'team-left.png') });
       await admin('PUT', `/v1/teams/${south.id}/members`, { userIds: [bo.id] });

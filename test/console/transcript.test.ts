@@ -254,6 +254,47 @@ describe('the open conversation', () => {
     await context.close();
   });
 
+  it("never shows a conversation left behind: a late answer for it does not land in the next one's transcript", {
+    timeout: 60_000,
+  }, async () => {
+    const anna = await conversation('Anna Alt', ['A question of Anna']);
+    const bert = await conversation('Bert Neu', ['A question of Bert']);
+    const { context, page } = await c.newPage();
+    await c.signIn(page);
+    // Anna's conversation is read on a slow line: the service answers, the page hears it later.
+    let asked = 0;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(new RegExp(`/v1/threads/${anna.id}(/messages)?(\\?.*)?$`), async (route) => {
+      asked += 1;
+      const response = await route.fetch();
+      await held;
+      await route.fulfill({ response });
+    });
+    await page.locator(`[data-thread-id="${anna.id}"]`).click();
+    await waitFor(async () => asked === 2, "Anna's reads");
+    // The agent moves on to Bert before Anna's conversation came.
+    await open(page, bert.id);
+    const transcript = page.getByRole('list', { name: 'Messages' });
+    await transcript.getByText('A question of Bert').waitFor();
+    release();
+    await waitFor(async () => {
+      const done = await page.evaluate<number>(
+        `performance.getEntriesByType('resource').filter((e) => e.name.includes('/v1/threads/${anna.id}')).length`,
+      );
+      return done >= 2 || undefined;
+    }, "Anna's answers to arrive");
+    // Whatever Anna's answers did, it is done once the page has drawn twice more.
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+    expect(await transcript.locator('.msg').allTextContents()).toEqual([expect.stringContaining('A question of Bert')]);
+    expect(await page.locator('.transcript-head h2').textContent()).toBe('Bert Neu');
+    expect(await page.getByRole('button', { name: 'Assign to me' }).count()).toBe(1);
+    expect(c.errorsOf(page)).toEqual([]);
+    await context.close();
+  });
+
   it('wraps a long contact name in the header instead of running under its buttons', { timeout: 60_000 }, async () => {
     const name = `Maximilian ${'Long'.repeat(20)}`;
     const { id } = await conversation(name, ['A long name']);

@@ -13,7 +13,7 @@ import { attachFiles, chosenFiles, clearFiles, filesOf, filesPerMessage } from '
 import { choicesFor, insertMention, mentionAt, mentionedIn } from './mentions';
 import { TemplatePicker } from './TemplatePicker';
 import { fillCanned, useCannedResponses, useReply } from './use-composer';
-import { typed } from './viewing';
+import { stoppedTyping, typed } from './viewing';
 
 /**
  * The reply box: Enter sends, Shift+Enter breaks a line; `/` at the start lists canned
@@ -219,6 +219,7 @@ export function Composer({ thread }: { thread: Thread }) {
       if (latest.current.threadId === threadId) {
         setRestore(null);
         setSources(null);
+        if (!latest.current.draft.text) stoppedTyping(threadId);
       }
       clearFiles(threadId);
     } else if (outcome === 'refused') {

@@ -1,8 +1,9 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Contact, Thread } from '../../../packages/client/src/index';
 import { errorText } from '../shared/api';
 import { holdFocus } from '../shared/focus';
 import { channelName, shortTime } from '../shared/format';
+import { onRealtime } from '../shared/realtime';
 import { onLinkClick } from '../shared/router';
 import { session } from '../shared/session';
 import { useStore } from '../shared/store';
@@ -27,6 +28,24 @@ function typedValue(row: Row): Value {
 }
 
 /**
+ * A colleague's change (`next`) to the contact shown as `base`, under the agent's unsaved
+ * rows: an attribute the agent left as it was takes its new value (or goes, if they removed
+ * it), one they added or edited stays as typed, and one the colleague added joins the end.
+ * The save sends the attributes whole, so it then keeps the colleague's change.
+ */
+function rebase(base: Contact, next: Contact, rows: Row[]): Row[] {
+  const before = new Map(rowsOf(base).map((r) => [r.key, r.value]));
+  const after = new Map(rowsOf(next).map((r) => [r.key, r]));
+  const out = rows.flatMap((r) => {
+    if (before.get(r.key) !== r.value) return [r];
+    const now = after.get(r.key);
+    return now ? [now] : [];
+  });
+  for (const [key, r] of after) if (!before.has(key) && !out.some((o) => o.key === key)) out.push(r);
+  return out;
+}
+
+/**
  * The contact of the open conversation: name, handles and attributes (edited here, saved with
  * `PATCH /v1/contacts/:id`, which replaces the attributes whole), and their other conversations.
  */
@@ -41,8 +60,11 @@ export function ContactPanel({ thread }: { thread: Thread }) {
   const [busy, setBusy] = useState(false);
   // Read when first opened: most conversations are answered without looking at the contact.
   const [open, setOpen] = useState(false);
+  /** The contact as last read or heard: what the agent's edits are measured against. */
+  const shown = useRef<Contact | null>(null);
 
   const show = (c: Contact) => {
+    shown.current = c;
     setContact(c);
     setName(c.name ?? '');
     setRows(rowsOf(c));
@@ -65,6 +87,21 @@ export function ContactPanel({ thread }: { thread: Thread }) {
       live = false;
     };
   }, [thread.contactId, thread.id, open]);
+
+  // A colleague's change shows here live, under what the agent is typing (see rebase).
+  useEffect(
+    () =>
+      onRealtime((event) => {
+        const base = shown.current;
+        if (event.type !== 'contact.updated' || !base || event.data.id !== base.id) return;
+        const next = event.data;
+        shown.current = next;
+        setContact(next);
+        setName((typed) => (typed === (base.name ?? '') ? (next.name ?? '') : typed));
+        setRows((list) => rebase(base, next, list));
+      }),
+    [],
+  );
 
   async function save(e: Event) {
     e.preventDefault();

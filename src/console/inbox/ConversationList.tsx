@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Connection, Thread } from '../../../packages/client/src/index';
 import { channelName, shortTime, slaBadge } from '../shared/format';
 import { onRealtime } from '../shared/realtime';
@@ -78,6 +78,15 @@ export function ConversationList({ selectedId }: { selectedId: number | null }) 
   }, [timed]);
   const sentinel = useRef<HTMLLIElement>(null);
   useOnVisible(sentinel, loadMore, [cursor, f]);
+  // A new message moves its row up: Preact moves the row's element, and the browser takes the
+  // focus off an element moved in the page. The row the agent was on gets it back before the
+  // next paint, so the keyboard goes on from there.
+  const focusedRow = document.activeElement instanceof HTMLElement ? document.activeElement.dataset.threadId : undefined;
+  useLayoutEffect(() => {
+    if (focusedRow && document.activeElement === document.body) {
+      document.querySelector<HTMLElement>(`[data-thread-id="${focusedRow}"]`)?.focus();
+    }
+  });
 
   const set = (patch: Partial<ListFilter>) => filter.set({ ...f, ...patch });
 

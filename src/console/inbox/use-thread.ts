@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Message, Thread, ThreadPatch } from '../../../packages/client/src/index';
+import type { CursorPage, Message, Thread, ThreadPatch } from '../../../packages/client/src/index';
 import { errorText, InboxClientError } from '../shared/api';
 import { onRealtime, resync } from '../shared/realtime';
 import { navigate } from '../shared/router';
@@ -9,6 +9,8 @@ import { wantContacts } from './contacts';
 import { draftOf, saveDraft } from './drafts';
 
 const PAGE = 30;
+/** Pages read on after a gap to reach the messages shown; past them the transcript starts over from the newest. */
+const CATCH_UP_PAGES = 5;
 
 /** What an open conversation says once it has moved out of the agent's sight (docs/teams.md). */
 export const OUT_OF_REACH =
@@ -47,6 +49,14 @@ export function useThread(threadId: number) {
   const [busy, setBusy] = useState(false);
   const messagesRef = useRef<Message[]>([]);
   messagesRef.current = messages;
+  /**
+   * The thread on screen now. Each render's functions know the thread they were made for: an
+   * answer that comes after the agent moved to another conversation is dropped, never shown in
+   * that one's transcript or header.
+   */
+  const openId = useRef(threadId);
+  openId.current = threadId;
+  const stillOpen = () => openId.current === threadId;
   /**
    * What came live while the thread is open (a new message, a reply that failed), for the
    * transcript's live region: a screen reader hears it without moving there. The last few only.
@@ -91,16 +101,58 @@ export function useThread(threadId: number) {
     if (current() && answers.current === before) setThread(t);
   }
 
+  /**
+   * After a gap of the socket more may have come than one page holds: pages are read on until
+   * they reach the messages shown, so the transcript has no hole in it; past CATCH_UP_PAGES it
+   * starts over from the newest (the older ones a scroll away, as when it opened).
+   */
+  async function catchUp(page: CursorPage<Message>) {
+    const shown = new Set(messagesRef.current.map((m) => m.id));
+    const reached = (list: readonly Message[]) => shown.size === 0 || list.some((m) => shown.has(m.id));
+    let data = page.data;
+    let cursor = page.meta.nextCursor;
+    for (let n = 1; cursor && !reached(data) && n < CATCH_UP_PAGES; n++) {
+      const more = await s.client.page<Message>(`/v1/threads/${threadId}/messages`, { limit: PAGE, cursor });
+      data = [...data, ...more.data];
+      cursor = more.meta.nextCursor;
+    }
+    return { data, cursor, startOver: cursor !== undefined && !reached(data) };
+  }
+
+  /**
+   * Gone from this agent's sight (another team's now, or someone else's): it says so, and shows
+   * nothing of it any more, as its address would not (docs/teams.md).
+   */
+  function outOfReach() {
+    setThread(null);
+    setMessages([]);
+    setOlder(undefined);
+    setNews([]);
+    setError(OUT_OF_REACH);
+  }
+
+  /**
+   * Reads of the newest page, numbered as asked. The opening read may answer after a later one
+   * (the socket's first `ready` asks for one as the page loads): its older page then merges into
+   * what the later one showed, and its thread gives way, instead of taking a message back.
+   */
+  const reads = useRef({ asked: 0, answered: 0 });
+
   /** Reads the thread and its newest page; answers the thread as read (undefined when the read failed). */
   async function loadNewest(first: boolean): Promise<Thread | undefined> {
     const askedAt = performance.now();
     const before = answers.current;
+    const mine = ++reads.current.asked;
     try {
-      const [t, page] = await Promise.all([
+      const [t, newest] = await Promise.all([
         s.client.thread(threadId),
         s.client.page<Message>(`/v1/threads/${threadId}/messages`, { limit: PAGE }),
       ]);
-      if (answers.current === before) setThread(t);
+      const page = first ? { data: newest.data, cursor: newest.meta.nextCursor, startOver: true } : await catchUp(newest);
+      if (!stillOpen()) return undefined;
+      const overtaken = reads.current.answered > mine;
+      reads.current.answered = Math.max(reads.current.answered, mine);
+      if (answers.current === before && !overtaken) setThread(t);
       if (t.contactName === null) wantContacts([t.contactId]);
       const fresh = withUpdates(page.data, askedAt);
       // A reply that failed before this read brought it (its event came first) is told here.
@@ -110,17 +162,16 @@ export function useThread(threadId: number) {
           ...(m.status === 'failed' ? [{ key: `f${m.id}`, message: m, failed: true }] : []),
         ]),
       );
-      setMessages((current) => (first ? inOrder(fresh) : mergeMessages(current, fresh)));
-      if (first) setOlder(page.meta.nextCursor);
+      setMessages((current) => (page.startOver && !overtaken ? inOrder(fresh) : mergeMessages(current, fresh)));
+      if (page.startOver) setOlder(page.cursor);
       setError(null);
       return t;
     } catch (err) {
+      if (!stillOpen()) return undefined;
       // Read again (the socket was back, or asked for a re-read) and gone from this agent's
       // sight: said as a move out of it is, with nothing left to act on.
-      if (!first && err instanceof InboxClientError && err.status === 404) {
-        setThread(null);
-        setError(OUT_OF_REACH);
-      } else setError(errorText(err));
+      if (!first && err instanceof InboxClientError && err.status === 404) outOfReach();
+      else setError(errorText(err));
       return undefined;
     }
   }
@@ -172,9 +223,7 @@ export function useThread(threadId: number) {
           void readThread(() => shown).catch((err: unknown) => {
             // Moved out of this agent's sight (the socket named it by its id alone): said so,
             // and nothing left to act on a thread they may no longer see.
-            if (!shown || !(err instanceof InboxClientError && err.status === 404)) return;
-            setThread(null);
-            setError(OUT_OF_REACH);
+            if (shown && err instanceof InboxClientError && err.status === 404) outOfReach();
           });
         }, 50);
       }
@@ -238,11 +287,12 @@ export function useThread(threadId: number) {
     if (!older) return false;
     try {
       const page = await s.client.page<Message>(`/v1/threads/${threadId}/messages`, { limit: PAGE, cursor: older });
+      if (!stillOpen()) return false;
       setMessages((current) => mergeMessages(current, page.data));
       setOlder(page.meta.nextCursor);
       return true;
     } catch (err) {
-      setError(errorText(err));
+      if (stillOpen()) setError(errorText(err));
       return false;
     }
   }
@@ -251,10 +301,11 @@ export function useThread(threadId: number) {
   async function update(patch: ThreadPatch): Promise<boolean> {
     setBusy(true);
     try {
-      showAnswer(await renewing(() => s.client.updateThread(threadId, patch)));
+      const t = await renewing(() => s.client.updateThread(threadId, patch));
+      if (stillOpen()) showAnswer(t);
       return true;
     } catch (err) {
-      setError(errorText(err));
+      if (stillOpen()) setError(errorText(err));
       return false;
     } finally {
       setBusy(false);

@@ -61,11 +61,14 @@ session.subscribe((s) => {
 let lastTypedAt = 0;
 let typingSentAt = 0;
 let current: number | null = null;
+/** Whether the last announcement said typing: the others show "typing…" until the next. */
+let saidTyping = false;
 
 function announce(threadId: number, typing: boolean): void {
   const client = session.get()?.client;
   if (!client || document.visibilityState === 'hidden') return;
   if (typing) typingSentAt = Date.now();
+  saidTyping = typing;
   // A missed announcement costs nothing: the next comes in 10 s.
   void client.viewing(threadId, typing ? { typing: true } : {}).catch(() => undefined);
 }
@@ -85,6 +88,18 @@ export function typed(threadId: number): void {
   pause = setTimeout(() => {
     if (current === threadId) announce(threadId, false);
   }, TYPING_EVERY_MS);
+}
+
+/**
+ * The composer calls this when a message went and left the box empty: the typing is over, so
+ * the others stop reading "typing…" now, not at the pause 3 s later while the message is there.
+ */
+export function stoppedTyping(threadId: number): void {
+  if (threadId !== current || !saidTyping) return;
+  clearTimeout(pause);
+  lastTypedAt = 0;
+  typingSentAt = 0;
+  announce(threadId, false);
 }
 
 /** While the thread is on screen: announced now, every 10 s, and when the tab comes back into view. */

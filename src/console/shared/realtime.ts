@@ -4,8 +4,9 @@ import { createStore } from './store';
 
 /**
  * The tab's one `/v1/realtime` socket (docs/auth.md, "The realtime socket"). It reconnects
- * with backoff while signed in; after any gap it bumps `resync`, and the list and the open
- * transcript re-read what they show, since events sent while it was away are not replayed.
+ * with backoff while signed in; on its first `ready` and after any gap it bumps `resync`, and
+ * the list and the open transcript re-read what they show, since events sent while it was
+ * not yet there or away are not replayed.
  */
 export type RealtimeEvent =
   | { type: 'ready'; data: { userId: number; workspaceId: number } }
@@ -36,7 +37,13 @@ export type RealtimeEvent =
 export type ConnectionState = 'connecting' | 'open' | 'lost';
 
 export const connection = createStore<ConnectionState>('connecting');
-/** Bumped when the socket is back after a gap: re-read whatever is on screen. */
+/**
+ * Bumped on the socket's first `ready` after the page loaded or the agent signed in, and on
+ * its `ready` after a gap: re-read whatever is on screen. The screens read as they open,
+ * beside the socket on its way; what was committed after a read and before the service held
+ * the socket came on no socket. A screen that opens later reads after `ready`, so only those
+ * already open (subscribed) read again.
+ */
 export const resync = createStore(0);
 
 const listeners = new Set<(event: RealtimeEvent) => void>();
@@ -51,7 +58,8 @@ let socket: WebSocket | null = null;
 let token: string | null = null;
 let attempt = 0;
 let retry: ReturnType<typeof setTimeout> | undefined;
-let hadGap = false;
+/** Whether events may have gone past unseen since the screens read: before the first `ready`, and after a gap. */
+let missed = true;
 
 function open(): void {
   const current = session.get();
@@ -73,15 +81,15 @@ function open(): void {
     if (event.type === 'ready') {
       attempt = 0;
       connection.set('open');
-      if (hadGap) resync.update((n) => n + 1);
-      hadGap = false;
+      if (missed) resync.update((n) => n + 1);
+      missed = false;
     }
     for (const listener of [...listeners]) listener(event);
   };
   ws.onclose = (close) => {
     if (ws !== socket) return;
     socket = null;
-    hadGap = true;
+    missed = true;
     if (!session.get()) return;
     if (close.code === 4001) {
       // The token ended: a refresh (its replacement is ready) or the session itself.
@@ -113,6 +121,7 @@ function close(): void {
   clearTimeout(retry);
   const ws = socket;
   socket = null;
+  missed = true;
   ws?.close(1000);
   connection.set('connecting');
 }

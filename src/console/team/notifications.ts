@@ -25,14 +25,30 @@ export const bell = createStore<Bell>({ recent: [], unreadIds: new Set(), more: 
 
 export const unreadLabel = (b: Bell) => (b.more ? `${b.unreadIds.size}+` : String(b.unreadIds.size));
 
+/**
+ * Reads answer out of order (the one at sign-in may come after the one the socket's `ready`
+ * asked for), and a read may set out before a `notification.created` it then answers
+ * without: only the latest read's answer shows, with what was heard since it was asked.
+ */
+let asked = 0;
+let heard: InboxNotification[] = [];
+
 async function load(): Promise<void> {
   const client = session.get()?.client;
   if (!client) return;
+  const mine = ++asked;
+  heard = [];
   const [recent, unread] = await Promise.all([
     client.page<InboxNotification>('/v1/notifications', { limit: RECENT }),
     client.page<InboxNotification>('/v1/notifications', { limit: UNREAD_PAGE, unread: 'true' }),
   ]);
-  bell.set({ recent: recent.data, unreadIds: new Set(unread.data.map((n) => n.id)), more: Boolean(unread.meta.nextCursor) });
+  if (mine !== asked) return;
+  const late = heard.filter((n) => !recent.data.some((r) => r.id === n.id));
+  bell.set({
+    recent: [...late, ...recent.data].slice(0, RECENT),
+    unreadIds: new Set([...unread.data, ...late.filter((n) => !n.readAt)].map((n) => n.id)),
+    more: Boolean(unread.meta.nextCursor),
+  });
   wantThreadNames(recent.data.map((n) => n.threadId));
 }
 
@@ -69,6 +85,8 @@ let started = false;
 session.subscribe((s) => {
   if (!s) {
     started = false;
+    asked += 1;
+    heard = [];
     bell.set({ recent: [], unreadIds: new Set(), more: false });
   } else if (!started) {
     started = true;
@@ -80,6 +98,8 @@ resync.subscribe(reload);
 onRealtime((event) => {
   if (event.type !== 'notification.created') return;
   const n = event.data;
+  // Only a read's worth is kept: a read answers the newest RECENT anyway.
+  heard = [...heard, n].slice(-RECENT);
   if (bell.get().recent.some((r) => r.id === n.id)) return;
   bell.update((b) => ({
     ...b,

@@ -1,5 +1,6 @@
 import type { Thread } from '../../../packages/client/src/index';
 import { contactName, contacts, wantContacts } from '../inbox/contacts';
+import { onRealtime } from '../shared/realtime';
 import { session } from '../shared/session';
 import { createStore } from '../shared/store';
 
@@ -36,4 +37,15 @@ session.subscribe((s) => {
     asked.clear();
     namedThreads.set(new Map());
   }
+});
+
+/** A contact renamed (a thread carries its contact's name) renames the notifications about them. */
+onRealtime((event) => {
+  if (event.type !== 'contact.updated') return;
+  const c = event.data;
+  const known = namedThreads.get();
+  if (![...known.values()].some((t) => t.contactId === c.id && t.contactName !== c.name)) return;
+  namedThreads.set(new Map([...known].map(([id, t]) => [id, t.contactId === c.id ? { ...t, contactName: c.name } : t])));
+  // A name taken away: the contact's address or handle names them, as on first read.
+  if (c.name === null) wantContacts([c.id]);
 });
