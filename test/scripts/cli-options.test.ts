@@ -43,7 +43,7 @@ const DRIVERS = {
   faults: {
     script: 'scripts/faults/run.ts',
     options: {
-      parts: 'kill,postgres,scale,outbound,hostile,soak,hardening',
+      parts: 'kill,postgres,scale,outbound,outbound-kill,hostile,soak,hardening',
       seconds: '24',
       connections: '200',
       'soak-minutes': '2',
