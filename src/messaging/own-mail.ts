@@ -12,10 +12,9 @@ type Event = NormalisedEvent;
  * our own mail"): an agent's reply that comes back (the mailbox Cc'd or Bcc'd on it, a folder
  * that holds sent mail too) is no message of a contact and is dropped; a bounce naming a
  * reply of ours, for its contact, fails that reply with the bounce's reason instead of
- * opening a thread. Which
- * mails those are is known only by the replies the connection has sent (or queued), so this asks the
- * database, and only for mails from the mailbox's own address or bounces (rare): a batch of
- * other mail costs no statement.
+ * opening a thread. Which mails those are is known only by the replies the connection has
+ * sent (or queued), so this asks the database, and only for mails from the mailbox's own
+ * address or bounces (rare): a batch of other mail costs no statement.
  */
 export async function withoutOwnMail(db: Executor, deliveries: DeliveryEvents[], resolved: Resolved): Promise<DeliveryEvents[]> {
   const asked: { connectionId: number; externalId: string }[] = [];

@@ -52,10 +52,10 @@ export interface InboundWorkDone {
  * transaction and set-based (a statement per step, however many threads): a new message a
  * person wrote on a resolved, pending or snoozed thread opens it again; a thread with no
  * assignee that is new, reopened or waiting (open, and a new message came), on a connection
- * or in a team with `autoAssign`, is routed (./routing.ts). Says what it did, for the batch's announcements.
- * Steps with nothing to do cost no statement, so the common batch (open threads, no
- * routing) runs exactly as before: the team's `autoAssign` comes with the upserted rows, and
- * the routing lock is taken only when something is routed.
+ * or in a team with `autoAssign`, is routed (./routing.ts). Says what it did, for the
+ * batch's announcements. Steps with nothing to do cost no statement, so the common batch
+ * (open threads, no routing) runs exactly as before: the team's `autoAssign` comes with the
+ * upserted rows, and the routing lock is taken only when something is routed.
  * The users concerned are notified (docs/teams.md, "Mentions and notifications"): the agent
  * routing gave a thread to (`assigned`), and the assignee of a thread a contact wrote in
  * (`message`; a thread routed in this batch has its `assigned` instead), in one statement.

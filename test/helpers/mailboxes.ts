@@ -26,3 +26,34 @@ export async function connectImapMailbox(
   expect(res.statusCode, res.body).toBe(201);
   return res.json().data;
 }
+
+/**
+ * An RFC 822 plain-text mail as a mail server would hold it. `references` is written only when
+ * given: a client that answers with In-Reply-To alone is a case of its own.
+ */
+export function rawMail(m: {
+  text: string;
+  id?: string;
+  from?: string;
+  to?: string;
+  subject?: string;
+  inReplyTo?: string;
+  references?: string;
+  headers?: string[];
+}): string {
+  return [
+    ...(m.from === undefined ? [] : [`From: ${m.from}`]),
+    `To: ${m.to ?? 'Support <support@mailbox.test>'}`,
+    `Subject: ${m.subject ?? 'Hello'}`,
+    ...(m.id ? [`Message-ID: ${m.id}`] : []),
+    ...(m.inReplyTo ? [`In-Reply-To: ${m.inReplyTo}`] : []),
+    ...(m.references ? [`References: ${m.references}`] : []),
+    ...(m.headers ?? []),
+    'Date: Thu, 26 Nov 2026 10:00:00 +0000',
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    m.text,
+    '',
+  ].join('\r\n');
+}

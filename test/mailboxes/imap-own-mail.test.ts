@@ -5,26 +5,11 @@ import { type FakeSmtp, startSmtpServer } from '../../harness/smtp.js';
 import { MailboxReaders } from '../../src/mailboxes/mailbox-readers.js';
 import { useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
-import { connectImapMailbox } from '../helpers/mailboxes.js';
+import { connectImapMailbox, rawMail } from '../helpers/mailboxes.js';
 import { waitFor } from '../helpers/webhooks.js';
 
-/** An RFC 822 mail as a mail server would hold it. */
-function mail(m: { id: string; from: string; subject: string; text: string; inReplyTo?: string; headers?: string[] }): string {
-  return [
-    `From: ${m.from}`,
-    'To: Support <support@mailbox.test>',
-    `Subject: ${m.subject}`,
-    `Message-ID: ${m.id}`,
-    ...(m.inReplyTo ? [`In-Reply-To: ${m.inReplyTo}`] : []),
-    ...(m.headers ?? []),
-    'Date: Thu, 26 Nov 2026 10:00:00 +0000',
-    'MIME-Version: 1.0',
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    m.text,
-    '',
-  ].join('\r\n');
-}
+/** An RFC 822 mail as a mail server would hold it: In-Reply-To alone, as some clients answer. */
+const mail = (m: { id: string; from: string; subject: string; text: string; inReplyTo?: string; headers?: string[] }) => rawMail(m);
 
 /** A delivery report as Postfix writes one, returning `returned` (its headers, or the whole mail). */
 function bounce(m: { id: string; to: string; recipient: string; returned: string; whole?: boolean }): string {

@@ -7,25 +7,12 @@ import { type FakeSmtp, startSmtpServer } from '../../harness/smtp.js';
 import { MailboxReaders } from '../../src/mailboxes/mailbox-readers.js';
 import { SECRET_KEY_HEX, useTestContext } from '../helpers/app.js';
 import { makeTenant } from '../helpers/factories.js';
-import { connectImapMailbox } from '../helpers/mailboxes.js';
+import { connectImapMailbox, rawMail } from '../helpers/mailboxes.js';
 import { waitFor } from '../helpers/webhooks.js';
 
-/** An RFC 822 mail as a mail server would hold it. */
-function mail(m: { id?: string; from?: string; subject?: string; text: string; inReplyTo?: string; to?: string }): string {
-  return [
-    ...(m.from === undefined ? [] : [`From: ${m.from}`]),
-    `To: ${m.to ?? 'Support <support@mailbox.test>'}`,
-    `Subject: ${m.subject ?? 'Hello'}`,
-    ...(m.id ? [`Message-ID: ${m.id}`] : []),
-    ...(m.inReplyTo ? [`In-Reply-To: ${m.inReplyTo}`, `References: ${m.inReplyTo}`] : []),
-    'Date: Thu, 26 Nov 2026 10:00:00 +0000',
-    'MIME-Version: 1.0',
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    m.text,
-    '',
-  ].join('\r\n');
-}
+/** An RFC 822 mail as a mail server would hold it; a reply names its parent in References too. */
+const mail = (m: { id?: string; from?: string; subject?: string; text: string; inReplyTo?: string; to?: string }) =>
+  rawMail({ ...m, ...(m.inReplyTo ? { references: m.inReplyTo } : {}) });
 
 const ctx = await useTestContext({ workers: true, env: { INBOX_ALLOW_PRIVATE_SMTP: 'true' } });
 const db = ctx.deps.db;
