@@ -22,28 +22,30 @@ async function serious(page: Page) {
   return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
 }
 
+/** An inbound mail from Cy through the provider webhook, and its message once stored. */
+async function mailFromCy(mail: { messageId: string; subject: string; text: string; html: string; attachments?: object[] }) {
+  const res = await fetch(`${c.base}/webhooks/email`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-vendor-auth': MAIL_SECRET },
+    body: JSON.stringify({ type: 'inbound', from: { email: 'cy@cy.test', name: 'Cy Customer' }, to: 'help@console.test', ...mail }),
+  });
+  expect(res.status, await res.text()).toBe(200);
+  return waitFor(
+    () => c.ctx.deps.db.selectFrom('messages').select(['id', 'thread_id']).where('external_id', '=', mail.messageId).executeTakeFirst(),
+    mail.messageId,
+  );
+}
+
 describe('an e-mail in the console', () => {
   it('shows the HTML in a sandboxed frame and the quoted text on request, with no serious axe finding', {
     timeout: 60_000,
   }, async () => {
-    const res = await fetch(`${c.base}/webhooks/email`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-vendor-auth': MAIL_SECRET },
-      body: JSON.stringify({
-        type: 'inbound',
-        messageId: '<broken@cy.test>',
-        from: { email: 'cy@cy.test', name: 'Cy Customer' },
-        to: 'help@console.test',
-        subject: 'Broken order',
-        text: 'It arrived broken.\n\nOn Mon, Acme wrote:\n> Your order shipped.\n> Acme',
-        html: '<p>It arrived <b>broken</b>.</p><script>alert(1)</script>',
-      }),
+    const m = await mailFromCy({
+      messageId: '<broken@cy.test>',
+      subject: 'Broken order',
+      text: 'It arrived broken.\n\nOn Mon, Acme wrote:\n> Your order shipped.\n> Acme',
+      html: '<p>It arrived <b>broken</b>.</p><script>alert(1)</script>',
     });
-    expect(res.status, await res.text()).toBe(200);
-    const m = await waitFor(
-      () => c.ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', '<broken@cy.test>').executeTakeFirst(),
-      'the mail',
-    );
     const { context, page } = await c.newPage();
     // The service signs the frame's link for INBOX_PUBLIC_URL: here, the port the test listens on.
     await page.route('**/v1/messages/*/html-link', async (route) => {
@@ -71,27 +73,15 @@ describe('an e-mail in the console', () => {
   });
 
   it("folds a mail client's quoted history inside the frame, and unfolds it there on request", { timeout: 60_000 }, async () => {
-    const res = await fetch(`${c.base}/webhooks/email`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-vendor-auth': MAIL_SECRET },
-      body: JSON.stringify({
-        type: 'inbound',
-        messageId: '<again@cy.test>',
-        from: { email: 'cy@cy.test', name: 'Cy Customer' },
-        to: 'help@console.test',
-        subject: 'Re: Broken order',
-        text: 'Still broken.\n\nOn Mon, Acme wrote:\n> Try it again.',
-        // As Gmail writes a reply: the history in a div of class gmail_quote.
-        html:
-          '<div dir="ltr">Still broken.</div><br><div class="gmail_quote"><div class="gmail_attr">On Mon, Acme wrote:</div>' +
-          '<blockquote class="gmail_quote">Try it again.</blockquote></div>',
-      }),
+    const m = await mailFromCy({
+      messageId: '<again@cy.test>',
+      subject: 'Re: Broken order',
+      text: 'Still broken.\n\nOn Mon, Acme wrote:\n> Try it again.',
+      // As Gmail writes a reply: the history in a div of class gmail_quote.
+      html:
+        '<div dir="ltr">Still broken.</div><br><div class="gmail_quote"><div class="gmail_attr">On Mon, Acme wrote:</div>' +
+        '<blockquote class="gmail_quote">Try it again.</blockquote></div>',
     });
-    expect(res.status, await res.text()).toBe(200);
-    const m = await waitFor(
-      () => c.ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', '<again@cy.test>').executeTakeFirst(),
-      'the mail',
-    );
     const { context, page } = await c.newPage();
     await page.route('**/v1/messages/*/html-link', async (route) => {
       const answer = await route.fetch();
@@ -114,26 +104,14 @@ describe('an e-mail in the console', () => {
     await frame.getByText('Try it again.').waitFor({ state: 'hidden' });
 
     // A forward Gmail marks as it marks a reply, but the plain part has no quotation: it shows whole.
-    const forward = await fetch(`${c.base}/webhooks/email`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-vendor-auth': MAIL_SECRET },
-      body: JSON.stringify({
-        type: 'inbound',
-        messageId: '<fwd@cy.test>',
-        from: { email: 'cy@cy.test', name: 'Cy Customer' },
-        to: 'help@console.test',
-        subject: 'Fwd: Order cancelled',
-        text: 'See below.\n\n---------- Forwarded message ---------\nFrom: Shop <shop@shop.test>\n\nOrder 123 was cancelled.',
-        html:
-          '<div dir="ltr">See below.<br><div class="gmail_quote"><div class="gmail_attr">---------- Forwarded message ---------<br>' +
-          'From: Shop</div><br>Order 123 was cancelled.</div></div>',
-      }),
+    const f = await mailFromCy({
+      messageId: '<fwd@cy.test>',
+      subject: 'Fwd: Order cancelled',
+      text: 'See below.\n\n---------- Forwarded message ---------\nFrom: Shop <shop@shop.test>\n\nOrder 123 was cancelled.',
+      html:
+        '<div dir="ltr">See below.<br><div class="gmail_quote"><div class="gmail_attr">---------- Forwarded message ---------<br>' +
+        'From: Shop</div><br>Order 123 was cancelled.</div></div>',
     });
-    expect(forward.status, await forward.text()).toBe(200);
-    const f = await waitFor(
-      () => c.ctx.deps.db.selectFrom('messages').select('thread_id').where('external_id', '=', '<fwd@cy.test>').executeTakeFirst(),
-      'the forward',
-    );
     await page.locator(`[data-thread-id="${f.thread_id}"]`).click();
     await page
       .frameLocator('iframe[title="E-mail: Fwd: Order cancelled"]')
@@ -147,25 +125,13 @@ describe('an e-mail in the console', () => {
 
   it("shows a cid: image from the mail's own part, by its signed link, under the frame's policy", { timeout: 60_000 }, async () => {
     const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
-    const res = await fetch(`${c.base}/webhooks/email`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-vendor-auth': MAIL_SECRET },
-      body: JSON.stringify({
-        type: 'inbound',
-        messageId: '<logo@cy.test>',
-        from: { email: 'cy@cy.test', name: 'Cy Customer' },
-        to: 'help@console.test',
-        subject: 'Our logo',
-        text: 'Our logo.',
-        html: '<p>Our logo:</p><img src="cid:logo@cy.test" alt="Acme logo">',
-        attachments: [{ filename: 'logo.png', contentType: 'image/png', contentId: '<logo@cy.test>', content: png.toString('base64') }],
-      }),
+    const m = await mailFromCy({
+      messageId: '<logo@cy.test>',
+      subject: 'Our logo',
+      text: 'Our logo.',
+      html: '<p>Our logo:</p><img src="cid:logo@cy.test" alt="Acme logo">',
+      attachments: [{ filename: 'logo.png', contentType: 'image/png', contentId: '<logo@cy.test>', content: png.toString('base64') }],
     });
-    expect(res.status, await res.text()).toBe(200);
-    const m = await waitFor(
-      () => c.ctx.deps.db.selectFrom('messages').select(['id', 'thread_id']).where('external_id', '=', '<logo@cy.test>').executeTakeFirst(),
-      'the mail',
-    );
     await waitFor(
       () =>
         c.ctx.deps.db
